@@ -1,0 +1,120 @@
+import { describe, it } from 'vitest'
+import {
+  analysisConversationAnalyzedV1,
+  analysisEventDefinitions,
+  analysisEventSchema,
+  analysisFailedV1,
+  analysisMessagesAnalyzedV1,
+} from './analysis-events.ts'
+import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
+
+function messagesAnalyzedWith(result: Record<string, unknown>) {
+  const base = { messageId: 'm-1', sentiment: { score: 0, label: 'neutral' }, topics: [] }
+  return rawEventWithPayload(analysisMessagesAnalyzedV1, { results: [{ ...base, ...result }] })
+}
+
+function conversationAnalyzedWith(payload: Record<string, unknown>) {
+  return rawEventWithPayload(analysisConversationAnalyzedV1, payload)
+}
+
+describe('analysis events', () => {
+  it.each(analysisEventDefinitions.map((definition) => [definition.type, definition] as const))(
+    '%s accepts its example',
+    (_, definition) => {
+      expectAccepted(definition.schema, rawEvent(definition))
+      expectAccepted(analysisEventSchema, rawEvent(definition))
+    },
+  )
+
+  describe('sentiment', () => {
+    it.each([-1, -0.25, 0, 1])('accepts score %d', (score) => {
+      expectAccepted(
+        analysisMessagesAnalyzedV1.schema,
+        messagesAnalyzedWith({ sentiment: { score, label: 'neutral' } }),
+      )
+      expectAccepted(
+        analysisConversationAnalyzedV1.schema,
+        conversationAnalyzedWith({ sentiment: { score, label: 'neutral' } }),
+      )
+    })
+
+    it.each([-1.01, 1.5, Number.NaN, '0.5'])('rejects score %s', (score) => {
+      expectRejectedAt(
+        analysisMessagesAnalyzedV1.schema,
+        messagesAnalyzedWith({ sentiment: { score, label: 'positive' } }),
+        'payload.results.0.sentiment.score',
+      )
+      expectRejectedAt(
+        analysisConversationAnalyzedV1.schema,
+        conversationAnalyzedWith({ sentiment: { score, label: 'positive' } }),
+        'payload.sentiment.score',
+      )
+    })
+
+    it.each(['mixed', 'Positive', ''])('rejects label %j', (label) => {
+      expectRejectedAt(
+        analysisMessagesAnalyzedV1.schema,
+        messagesAnalyzedWith({ sentiment: { score: 0, label } }),
+        'payload.results.0.sentiment.label',
+      )
+    })
+  })
+
+  describe('analysis.messages-analyzed', () => {
+    const schema = analysisMessagesAnalyzedV1.schema
+
+    it('names the analyzer', () => {
+      expectRejectedAt(
+        schema,
+        rawEventWithPayload(analysisMessagesAnalyzedV1, { analyzer: undefined }),
+        'payload.analyzer',
+      )
+      expectRejectedAt(
+        schema,
+        rawEventWithPayload(analysisMessagesAnalyzedV1, { analyzer: { name: 'llm' } }),
+        'payload.analyzer.version',
+      )
+    })
+
+    it('holds at least one result, each for a message id, with topics as non-empty strings', () => {
+      expectRejectedAt(
+        schema,
+        rawEventWithPayload(analysisMessagesAnalyzedV1, { results: [] }),
+        'payload.results',
+      )
+      expectRejectedAt(schema, messagesAnalyzedWith({ messageId: '' }), 'payload.results.0.messageId')
+      expectRejectedAt(schema, messagesAnalyzedWith({ topics: [''] }), 'payload.results.0.topics.0')
+      expectRejectedAt(schema, messagesAnalyzedWith({ topics: 'pricing' }), 'payload.results.0.topics')
+      expectRejectedAt(schema, messagesAnalyzedWith({ sentiment: undefined }), 'payload.results.0.sentiment')
+    })
+  })
+
+  it('analysis.conversation-analyzed requires analyzer, sentiment and topics', () => {
+    for (const field of ['analyzer', 'sentiment', 'topics']) {
+      expectRejectedAt(
+        analysisConversationAnalyzedV1.schema,
+        conversationAnalyzedWith({ [field]: undefined }),
+        `payload.${field}`,
+      )
+    }
+  })
+
+  describe('analysis.failed', () => {
+    const schema = analysisFailedV1.schema
+    const failedWith = (payload: Record<string, unknown>) => rawEventWithPayload(analysisFailedV1, payload)
+
+    it('accepts a failure that covers no particular message', () => {
+      expectAccepted(schema, failedWith({ messageIds: [] }))
+    })
+
+    it.each([
+      ['attempt 0', { attempt: 0 }, 'payload.attempt'],
+      ['a fractional attempt', { attempt: 1.5 }, 'payload.attempt'],
+      ['an empty reason', { reason: '' }, 'payload.reason'],
+      ['a missing retryable flag', { retryable: undefined }, 'payload.retryable'],
+      ['a non-string message id', { messageIds: [1] }, 'payload.messageIds.0'],
+    ])('rejects %s', (_, payload, path) => {
+      expectRejectedAt(schema, failedWith(payload), path)
+    })
+  })
+})

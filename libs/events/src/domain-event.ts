@@ -1,0 +1,74 @@
+import { z } from 'zod'
+import { analysisEventDefinitions, analysisEventSchema } from './analysis-events.ts'
+import { chatbotEventDefinitions, chatbotEventSchema } from './chatbot-events.ts'
+import { conversationEventDefinitions, conversationEventSchema } from './conversation-events.ts'
+import type { EventMetadata } from './envelope.ts'
+import type { DeepReadonly } from './primitives.ts'
+
+/** Every published (type, version), oldest version first within a type. */
+export const eventDefinitions = [
+  ...chatbotEventDefinitions,
+  ...conversationEventDefinitions,
+  ...analysisEventDefinitions,
+] as const
+
+/** Any recorded event at its latest version. */
+export const domainEventSchema = z.discriminatedUnion('type', [
+  chatbotEventSchema,
+  conversationEventSchema,
+  analysisEventSchema,
+])
+
+export type ChatbotEvent = DeepReadonly<z.output<typeof chatbotEventSchema>>
+export type ConversationEvent = DeepReadonly<z.output<typeof conversationEventSchema>>
+export type AnalysisEvent = DeepReadonly<z.output<typeof analysisEventSchema>>
+export type DomainEvent = ChatbotEvent | ConversationEvent | AnalysisEvent
+
+export type EventType = DomainEvent['type']
+export type ChatbotEventType = ChatbotEvent['type']
+export type ConversationEventType = ConversationEvent['type']
+export type AnalysisEventType = AnalysisEvent['type']
+
+/** An event as read from the journal or a topic: the full envelope, at the latest version of its type. */
+export type RecordedEvent<Type extends EventType = EventType> = Extract<DomainEvent, { type: Type }>
+
+export type EventPayload<Type extends EventType> = RecordedEvent<Type>['payload']
+
+type NewEventByType = {
+  readonly [Type in EventType]: {
+    readonly type: Type
+    readonly version: RecordedEvent<Type>['version']
+    readonly payload: EventPayload<Type>
+    readonly metadata?: DeepReadonly<EventMetadata>
+  }
+}
+
+/**
+ * What a command handler decides; the journal adds the rest of the envelope (id, occurredAt, org,
+ * chatbot and stream ids, streamVersion, position) when it appends the event.
+ */
+export type NewEvent<Type extends EventType = EventType> = NewEventByType[Type]
+
+function latestDefinitions() {
+  const latest = new Map<string, (typeof eventDefinitions)[number]>()
+  for (const definition of eventDefinitions) {
+    const seen = latest.get(definition.type)
+    if (!seen || seen.version < definition.version) latest.set(definition.type, definition)
+  }
+  return latest
+}
+
+const latest = latestDefinitions()
+
+export const latestEventVersions = Object.fromEntries(
+  [...latest.values()].map((definition) => [definition.type, definition.version]),
+) as { readonly [Type in EventType]: RecordedEvent<Type>['version'] }
+
+type StreamTypes = {
+  readonly [Definition in (typeof eventDefinitions)[number] as Definition['type']]: Definition['streamType']
+}
+
+/** The stream type, and so the topic, of each event type. */
+export const eventStreamTypes = Object.fromEntries(
+  [...latest.values()].map((definition) => [definition.type, definition.streamType]),
+) as StreamTypes

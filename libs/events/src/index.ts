@@ -1,0 +1,76 @@
+export {
+  analysisConversationAnalyzedV1,
+  analysisEventDefinitions,
+  analysisEventSchema,
+  analysisFailedV1,
+  analysisMessagesAnalyzedV1,
+} from './analysis-events.ts'
+export {
+  capturedMessageSchema,
+  customFieldsSchema,
+  endUserOrganizationSchema,
+  endUserSchema,
+  endUserSessionSchema,
+  messageRoles,
+} from './capture-schemas.ts'
+export {
+  chatbotCreatedV1,
+  chatbotDeletedV1,
+  chatbotEventDefinitions,
+  chatbotEventSchema,
+  chatbotKeyRotatedV1,
+  chatbotRenamedV1,
+  chatbotSettingsChangedV1,
+} from './chatbot-events.ts'
+export {
+  conversationEventDefinitions,
+  conversationEventSchema,
+  conversationMessagesCapturedV1,
+  conversationMetadataUpdatedV1,
+  conversationStartedV1,
+} from './conversation-events.ts'
+export {
+  type AnalysisEvent,
+  type AnalysisEventType,
+  type ChatbotEvent,
+  type ChatbotEventType,
+  type ConversationEvent,
+  type ConversationEventType,
+  type DomainEvent,
+  domainEventSchema,
+  type EventPayload,
+  type EventType,
+  eventDefinitions,
+  eventStreamTypes,
+  latestEventVersions,
+  type NewEvent,
+  type RecordedEvent,
+} from './domain-event.ts'
+export {
+  defineEvent,
+  type EventDefinition,
+  type EventEnvelope,
+  type EventMetadata,
+  eventEnvelopeSchema,
+  eventMetadataSchema,
+  recordedEventSchema,
+} from './envelope.ts'
+export { InvalidEventError } from './invalid-event-error.ts'
+export {
+  generateJsonSchemas,
+  jsonSchemaFileName,
+  jsonSchemaIdBase,
+  jsonSchemaIndexFileName,
+} from './json-schemas.ts'
+export { newEvent } from './new-event.ts'
+export { type ParseEventResult, parseRecordedEvent, safeParseRecordedEvent } from './parse-event.ts'
+export {
+  type DeepReadonly,
+  type JsonValue,
+  journalPositionSchema,
+  jsonValueSchema,
+  utcTimestampSchema,
+} from './primitives.ts'
+export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'
+export { upcast } from './upcasters.ts'
+export { createUpcaster, defineUpcaster, type Upcaster } from './upcasting.ts'
