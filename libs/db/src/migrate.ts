@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runner } from 'node-pg-migrate'
+
+/**
+ * The repository's `migrations/` directory (numbered SQL files with `-- Up Migration` / `-- Down Migration`),
+ * found by walking up from this file so that it resolves both from the sources and from a `dist/` bundle.
+ */
+export function migrationsDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const candidate = path.join(dir, 'migrations')
+    if (existsSync(path.join(candidate, '0001_event-journal.sql'))) return candidate
+    const parent = path.dirname(dir)
+    if (parent === dir) throw new Error(`migrations/ not found above ${fileURLToPath(import.meta.url)}`)
+    dir = parent
+  }
+}
+
+/**
+ * Applies every pending migration. Safe to call from several processes at once: node-pg-migrate takes an
+ * advisory lock and the others wait for it, then find nothing left to do.
+ */
+export async function migrate(
+  databaseUrl: string,
+  opts: { log?: (line: string) => void; dir?: string } = {},
+) {
+  const applied = await runner({
+    databaseUrl,
+    dir: opts.dir ?? migrationsDir(),
+    direction: 'up',
+    migrationsTable: 'pgmigrations',
+    singleTransaction: true,
+    advisoryLockMode: 'wait',
+    log: opts.log ?? (() => {}),
+  })
+  return applied.map((m) => m.name)
+}

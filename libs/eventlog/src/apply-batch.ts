@@ -1,0 +1,103 @@
+import { withTransaction } from '@cas/db'
+import type { Pool, PoolClient } from 'pg'
+import type { JournalRecord } from './records.ts'
+
+/** Applies deduplicated records inside the transaction that also records the checkpoint. */
+export type BatchHandler = (records: readonly JournalRecord[], client: PoolClient) => Promise<void>
+
+export interface SourcedRecord {
+  readonly record: JournalRecord
+  /** Kafka offset, or journal position for the journal backend. */
+  readonly offset: string
+}
+
+export interface BatchOutcome {
+  readonly applied: number
+  /** Already applied: at or below the checkpoint, or a stream version this group has seen. */
+  readonly duplicates: number
+}
+
+/**
+ * Applies one batch from one (topic, partition) and records its checkpoint in the same transaction.
+ *
+ * The checkpoint row is locked first. Two consumers that both believe they own a partition (a rebalance
+ * in progress, a zombie that lost its session) therefore apply one after the other, and the second finds
+ * the checkpoint moved and skips what the first applied. Then events whose stream version this group has
+ * already applied are dropped: the relay may have published them twice.
+ */
+export async function applyBatch(
+  pool: Pool,
+  groupId: string,
+  source: { readonly topic: string; readonly partition: number },
+  batch: readonly SourcedRecord[],
+  handler: BatchHandler,
+  /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
+  upTo?: string,
+): Promise<BatchOutcome> {
+  if (batch.length === 0 && upTo === undefined) return { applied: 0, duplicates: 0 }
+  return withTransaction(pool, async (client) => {
+    await client.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, -1)
+       ON CONFLICT DO NOTHING`,
+      [groupId, source.topic, source.partition],
+    )
+    const { rows } = await client.query<{ last_offset: string }>(
+      `SELECT last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2 AND partition = $3
+       FOR UPDATE`,
+      [groupId, source.topic, source.partition],
+    )
+    const checkpoint = BigInt(rows[0]!.last_offset)
+    const fresh = batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => b.record)
+    const records = await dropSeenStreamVersions(client, groupId, fresh)
+    if (records.length > 0) {
+      await handler(records, client)
+      await recordStreamVersions(client, groupId, records)
+    }
+    const lastInBatch = batch.length > 0 ? BigInt(batch[batch.length - 1]!.offset) : -1n
+    const last = upTo !== undefined && BigInt(upTo) > lastInBatch ? BigInt(upTo) : lastInBatch
+    if (last > checkpoint) {
+      await client.query(
+        `UPDATE consumer_checkpoints SET last_offset = $4, updated_at = now()
+          WHERE group_id = $1 AND topic = $2 AND partition = $3`,
+        [groupId, source.topic, source.partition, last.toString()],
+      )
+    }
+    return { applied: records.length, duplicates: batch.length - records.length }
+  })
+}
+
+async function dropSeenStreamVersions(
+  client: PoolClient,
+  groupId: string,
+  records: readonly JournalRecord[],
+) {
+  if (records.length === 0) return []
+  const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>(
+    `SELECT v.stream_type, v.stream_id, v.version
+       FROM consumer_stream_versions v
+       JOIN unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
+         ON v.stream_type = s.stream_type AND v.stream_id = s.stream_id
+      WHERE v.group_id = $1`,
+    [groupId, records.map((r) => r.streamType), records.map((r) => r.streamId)],
+  )
+  const seen = new Map(rows.map((r) => [`${r.stream_type}/${r.stream_id}`, r.version]))
+  return records.filter((r) => {
+    const key = `${r.streamType}/${r.streamId}`
+    if ((seen.get(key) ?? 0) >= r.streamVersion) return false
+    seen.set(key, r.streamVersion)
+    return true
+  })
+}
+
+async function recordStreamVersions(client: PoolClient, groupId: string, records: readonly JournalRecord[]) {
+  const latest = new Map<string, JournalRecord>()
+  for (const r of records) latest.set(`${r.streamType}/${r.streamId}`, r)
+  const rows = [...latest.values()]
+  await client.query(
+    `INSERT INTO consumer_stream_versions (group_id, stream_type, stream_id, version)
+     SELECT $1, * FROM unnest($2::text[], $3::uuid[], $4::int[])
+     ON CONFLICT (group_id, stream_type, stream_id)
+     DO UPDATE SET version = GREATEST(consumer_stream_versions.version, EXCLUDED.version)`,
+    [groupId, rows.map((r) => r.streamType), rows.map((r) => r.streamId), rows.map((r) => r.streamVersion)],
+  )
+}

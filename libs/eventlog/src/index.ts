@@ -1,0 +1,32 @@
+export { applyBatch, type BatchHandler, type BatchOutcome, type SourcedRecord } from './apply-batch.ts'
+export type { ConsumerOptions, ConsumerStats, EventConsumer } from './consumer.ts'
+export { createEventConsumer, type EventLogBackend } from './event-log.ts'
+export {
+  type AppendRequest,
+  type AppendResult,
+  appendToStream,
+  type EventToAppend,
+  type ExpectedVersion,
+  type JournalDeps,
+  StreamVersionConflictError,
+  streamVersion,
+} from './journal.ts'
+export { createJournalConsumer, JOURNAL_TOPIC, type JournalConsumerOptions } from './journal-consumer.ts'
+export {
+  type JournalPage,
+  journalHighWatermark,
+  type ReadJournalOptions,
+  readJournal,
+} from './journal-reader.ts'
+export {
+  createKafka,
+  createRelayProducer,
+  decodeRecord,
+  encodeRecord,
+  ensureTopics,
+  type KafkaSettings,
+} from './kafka.ts'
+export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
+export type { JournalRecord, StreamType } from './records.ts'
+export { Relay, type RelayOptions, type RelayStats } from './relay.ts'
+export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -1,0 +1,165 @@
+import type { PoolClient } from 'pg'
+import { applyBatch } from './apply-batch.ts'
+import type { ConsumerOptions, EventConsumer } from './consumer.ts'
+import { newConsumerStats } from './consumer.ts'
+import { readJournal } from './journal-reader.ts'
+import { backoffMs, Waiter } from './sleep.ts'
+
+export interface JournalConsumerOptions extends ConsumerOptions {
+  /**
+   * Virtual partitions: streams are hashed onto this many partitions, each with its own checkpoint, so
+   * that several consumers of one group can split the work (default 1). Keep it fixed for a group.
+   */
+  readonly partitions?: number
+  /** How long to wait before looking again when there was nothing new (default 20 ms). */
+  readonly pollIntervalMs?: number
+  /** How often membership is re-examined to rebalance partitions (default 500 ms). */
+  readonly rebalanceIntervalMs?: number
+}
+
+export const JOURNAL_TOPIC = '$journal'
+// Second advisory-lock key marking group membership; partition locks use 0..partitions-1.
+const MEMBER_KEY = 65_535
+
+/**
+ * The embedded backend: reads the Postgres journal directly, with the same checkpoint-in-transaction and
+ * dedup as the Kafka backend (apply-batch.ts).
+ *
+ * Group membership and partition ownership are Postgres session advisory locks on one connection held
+ * for the consumer's life: each member holds a shared "member" lock, and exclusive locks on the
+ * partitions it owns. Each member aims for ceil(partitions / members) partitions, releasing surplus and
+ * taking free ones; a member that dies loses its connection and with it its locks, and the others pick
+ * its partitions up. Ownership is only a work split: correctness comes from the locked checkpoint.
+ */
+export function createJournalConsumer(opts: JournalConsumerOptions): EventConsumer {
+  const stats = newConsumerStats()
+  const partitionCount = opts.partitions ?? 1
+  const groupKey = groupLockKey(opts.groupId)
+  const waiter = new Waiter()
+  const log = opts.log ?? (() => {})
+  const owned = new Set<number>()
+  let lockClient: PoolClient | undefined
+  let running = false
+  let loop: Promise<void> | undefined
+  let lastRebalance = 0
+
+  const connect = async () => {
+    const client = await opts.pool.connect()
+    client.on('error', () => {
+      // The locks went with the connection: own nothing until reconnected.
+      if (lockClient === client) {
+        lockClient = undefined
+        owned.clear()
+      }
+    })
+    await client.query('SELECT pg_advisory_lock_shared($1, $2)', [groupKey, MEMBER_KEY])
+    lockClient = client
+  }
+
+  const rebalance = async () => {
+    if (!lockClient) await connect()
+    const client = lockClient!
+    const { rows } = await client.query<{ members: number }>(
+      `SELECT count(*)::int AS members FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock' AND objsubid = 2
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND classid = $1::bigint::oid AND objid = $2::bigint::oid`,
+      [groupKey, MEMBER_KEY],
+    )
+    const target = Math.ceil(partitionCount / Math.max(1, rows[0]?.members ?? 1))
+    for (const p of [...owned].sort((a, b) => b - a)) {
+      if (owned.size <= target) break
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [groupKey, p])
+      owned.delete(p)
+    }
+    for (let p = 0; p < partitionCount && owned.size < target; p++) {
+      if (owned.has(p)) continue
+      const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+        groupKey,
+        p,
+      ])
+      if (got.rows[0]?.ok) owned.add(p)
+    }
+    lastRebalance = Date.now()
+    stats.partitions = [...owned].sort((a, b) => a - b).map((p) => `${JOURNAL_TOPIC}/${p}`)
+  }
+
+  const pollPartition = async (partition: number): Promise<boolean> => {
+    const { rows } = await opts.pool.query<{ last_offset: string }>(
+      'SELECT last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2 AND partition = $3',
+      [opts.groupId, JOURNAL_TOPIC, partition],
+    )
+    const { records, scannedTo } = await readJournal(opts.pool, {
+      after: rows[0]?.last_offset ?? '0',
+      limit: opts.maxBatchSize ?? 500,
+      streamTypes: opts.streamTypes,
+      partition: { index: partition, count: partitionCount },
+    })
+    if (scannedTo === '') return false
+    const outcome = await applyBatch(
+      opts.pool,
+      opts.groupId,
+      { topic: JOURNAL_TOPIC, partition },
+      records.map((record) => ({ record, offset: record.position })),
+      opts.handler,
+      scannedTo,
+    )
+    stats.applied += outcome.applied
+    stats.duplicates += outcome.duplicates
+    stats.batches++
+    return true
+  }
+
+  const run = async () => {
+    let failures = 0
+    while (running) {
+      try {
+        if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
+        let progressed = false
+        for (const partition of owned) {
+          if (!running) break
+          if (await pollPartition(partition)) progressed = true
+        }
+        failures = 0
+        if (!progressed) await waiter.sleep(opts.pollIntervalMs ?? 20)
+      } catch (err) {
+        stats.errors++
+        log('journal consumer batch failed; retrying', { group: opts.groupId, err: (err as Error).message })
+        await waiter.sleep(backoffMs(failures++, 100, 5_000))
+      }
+    }
+  }
+
+  return {
+    stats,
+    async start() {
+      if (running) return
+      running = true
+      await rebalance()
+      loop = run()
+    },
+    async stop() {
+      running = false
+      waiter.wake()
+      await loop
+      const client = lockClient
+      lockClient = undefined
+      owned.clear()
+      stats.partitions = []
+      if (!client) return
+      try {
+        await client.query('SELECT pg_advisory_unlock_all()')
+        client.release()
+      } catch (err) {
+        client.release(err as Error)
+      }
+    },
+  }
+}
+
+/** A stable non-negative int4 for the group, the first advisory-lock key (FNV-1a). */
+function groupLockKey(groupId: string): number {
+  let h = 0x811c9dc5
+  for (const ch of Buffer.from(`journal-consumer:${groupId}`)) h = Math.imul(h ^ ch, 0x01000193)
+  return (h >>> 0) & 0x7fffffff
+}

@@ -1,0 +1,106 @@
+import type { ClientBase, Pool } from 'pg'
+import type { JournalRecord, StreamType } from './records.ts'
+
+export interface ReadJournalOptions {
+  /** Read positions strictly above this one ('0' or '-1' from the start). */
+  readonly after: string
+  readonly limit: number
+  /** Only these stream types (all when omitted). */
+  readonly streamTypes?: readonly StreamType[]
+  /** Only the streams hashed to this virtual partition (see journal-consumer.ts). */
+  readonly partition?: { readonly index: number; readonly count: number }
+}
+
+interface JournalRow {
+  position: string
+  event_id: string
+  stream_type: StreamType
+  stream_id: string
+  stream_version: number
+  type: string
+  version: number
+  occurred_at: Date
+  org_id: string
+  chatbot_id: string
+  payload: unknown
+  metadata: Record<string, string>
+}
+
+export interface JournalPage {
+  readonly records: JournalRecord[]
+  /**
+   * The last position this read looked at, matching or not ('' when it found nothing past `after`).
+   * A filtered reader can move its checkpoint here even when no event matched.
+   */
+  readonly scannedTo: string
+}
+
+/**
+ * Reads journal events in position order, never passing a transaction still in flight: only positions
+ * below the oldest running transaction id (shifted like positions are) are read. See journal.ts.
+ *
+ * It looks at the next `limit` positions and returns those that match the filters, so a filtered read
+ * costs the same however rare its events are.
+ *
+ * Call it outside any transaction that has written, or the caller's own transaction id holds it back.
+ */
+export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOptions): Promise<JournalPage> {
+  const params: unknown[] = [opts.after, opts.limit]
+  let filter = ''
+  if (opts.streamTypes) {
+    params.push(opts.streamTypes)
+    filter += ` AND stream_type = ANY($${params.length}::text[])`
+  }
+  if (opts.partition && opts.partition.count > 1) {
+    params.push(opts.partition.count, opts.partition.index)
+    filter += ` AND ${partitionExpression(`$${params.length - 1}`)} = $${params.length}`
+  }
+  const { rows } = await db.query<JournalRow & { scanned_to: string }>(
+    `WITH scan AS (
+       SELECT position FROM event_journal
+        WHERE position > $1::bigint
+          AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)
+        ORDER BY position
+        LIMIT $2
+     ), bound AS (SELECT max(position) AS scanned_to FROM scan)
+     SELECT j.position::text, j.event_id, j.stream_type, j.stream_id, j.stream_version, j.type, j.version,
+            j.occurred_at, j.org_id, j.chatbot_id, j.payload, j.metadata, b.scanned_to::text
+       FROM bound b
+       LEFT JOIN event_journal j ON j.position > $1::bigint AND j.position <= b.scanned_to ${filter}
+      ORDER BY j.position`,
+    params,
+  )
+  const scannedTo = rows[0]?.scanned_to ?? ''
+  return { records: rows.filter((r) => r.position !== null).map(toRecord), scannedTo }
+}
+
+/** SQL for the virtual partition of `stream_id` among `countParam` partitions. */
+export function partitionExpression(countParam: string): string {
+  return `(abs(hashtext(stream_id::text)::bigint) % ${countParam})`
+}
+
+/** The newest position a reader may read up to right now (exclusive bound, as a decimal string). */
+export async function journalHighWatermark(db: Pool | ClientBase): Promise<string> {
+  const { rows } = await db.query<{ head: string | null }>(
+    `SELECT max(position)::text AS head FROM event_journal
+      WHERE position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)`,
+  )
+  return rows[0]?.head ?? '0'
+}
+
+function toRecord(r: JournalRow): JournalRecord {
+  return {
+    id: r.event_id,
+    type: r.type,
+    version: r.version,
+    occurredAt: r.occurred_at.toISOString(),
+    orgId: r.org_id,
+    chatbotId: r.chatbot_id,
+    streamType: r.stream_type,
+    streamId: r.stream_id,
+    streamVersion: r.stream_version,
+    position: r.position,
+    payload: r.payload,
+    metadata: r.metadata,
+  }
+}

@@ -1,0 +1,127 @@
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs'
+import type { Pool } from 'pg'
+import { applyBatch, type SourcedRecord } from './apply-batch.ts'
+import type { ConsumerOptions, EventConsumer } from './consumer.ts'
+import { newConsumerStats } from './consumer.ts'
+import { decodeRecord } from './kafka.ts'
+import { backoffMs } from './sleep.ts'
+import { topicFor } from './topics.ts'
+
+export interface KafkaConsumerOptions extends ConsumerOptions {
+  readonly kafka: Kafka
+  readonly topicPrefix?: string
+  readonly sessionTimeoutMs?: number
+}
+
+/**
+ * A Kafka consumer-group member whose offsets live in Postgres, next to the effects of the batches they
+ * cover (apply-batch.ts). Kafka's own committed offsets are never written, which sidesteps the kafkajs
+ * pitfalls around committing after a rebalance (issues #1046, #1097, #447): on every assignment each
+ * partition is sought to the offset after its Postgres checkpoint, and whatever arrives at or below the
+ * checkpoint anyway (a fetch that raced the seek, a zombie's batch) is skipped inside the transaction.
+ * Long batches are applied in chunks with a heartbeat after each, and a chunk is not started once the
+ * batch is stale (its partition was revoked) or the consumer is stopping.
+ */
+export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
+  const stats = newConsumerStats()
+  const topics = opts.streamTypes.map((t) => topicFor(t, opts.topicPrefix))
+  const log = opts.log ?? (() => {})
+  const chunkSize = opts.maxBatchSize ?? 500
+  let consumer: Consumer | undefined
+
+  const eachBatch = async ({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload) => {
+    for (let i = 0; i < batch.messages.length; i += chunkSize) {
+      if (!isRunning() || isStale()) return
+      const chunk: SourcedRecord[] = []
+      for (const m of batch.messages.slice(i, i + chunkSize)) {
+        const decoded = decodeRecord(batch.topic, m.value, opts.topicPrefix)
+        if (decoded.ok) chunk.push({ record: decoded.record, offset: m.offset })
+        else {
+          stats.dropped++
+          log('dropped an undecodable message', {
+            topic: batch.topic,
+            offset: m.offset,
+            reason: decoded.reason,
+          })
+        }
+      }
+      const last = batch.messages[Math.min(i + chunkSize, batch.messages.length) - 1]!.offset
+      await applyWithRetry(chunk, batch.topic, batch.partition, isRunning, heartbeat)
+      resolveOffset(last)
+      await heartbeat()
+    }
+  }
+
+  const applyWithRetry = async (
+    chunk: SourcedRecord[],
+    topic: string,
+    partition: number,
+    isRunning: () => boolean,
+    heartbeat: () => Promise<void>,
+  ) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const outcome = await applyBatch(opts.pool, opts.groupId, { topic, partition }, chunk, opts.handler)
+        stats.applied += outcome.applied
+        stats.duplicates += outcome.duplicates
+        stats.batches++
+        return
+      } catch (err) {
+        stats.errors++
+        log('batch failed; retrying', { topic, partition, attempt, err: (err as Error).message })
+        if (!isRunning()) throw err
+        await heartbeat()
+        await new Promise((r) => setTimeout(r, backoffMs(attempt, 100, 5_000)))
+      }
+    }
+  }
+
+  return {
+    stats,
+    async start() {
+      consumer = opts.kafka.consumer({
+        groupId: opts.groupId,
+        sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: 1_000,
+        maxWaitTimeInMs: 100,
+        allowAutoTopicCreation: false,
+      })
+      const c = consumer
+      c.on(c.events.GROUP_JOIN, ({ payload }) => {
+        stats.partitions = Object.entries(payload.memberAssignment).flatMap(([topic, ps]) =>
+          ps.map((p) => `${topic}/${p}`),
+        )
+        seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
+          log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
+        )
+      })
+      await c.connect()
+      await c.subscribe({ topics, fromBeginning: true })
+      await c.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })
+    },
+    async stop() {
+      await consumer?.disconnect()
+      stats.partitions = []
+    },
+  }
+}
+
+async function seekToCheckpoints(
+  consumer: Consumer,
+  pool: Pool,
+  groupId: string,
+  assignment: Record<string, number[]>,
+): Promise<void> {
+  const { rows } = await pool.query<{ topic: string; partition: number; last_offset: string }>(
+    'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = ANY($2)',
+    [groupId, Object.keys(assignment)],
+  )
+  const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
+  for (const [topic, partitions] of Object.entries(assignment)) {
+    for (const partition of partitions) {
+      const last = checkpoints.get(`${topic}/${partition}`)
+      if (last !== undefined && last >= 0n)
+        consumer.seek({ topic, partition, offset: (last + 1n).toString() })
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import { type Admin, Kafka, type KafkaConfig, logLevel, Partitioners, type Producer } from 'kafkajs'
+import type { JournalRecord, StreamType } from './records.ts'
+import { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'
+
+export interface KafkaSettings {
+  readonly brokers: readonly string[]
+  readonly clientId?: string
+  /** Prepended to every topic name, to separate environments (or tests) sharing a cluster. */
+  readonly topicPrefix?: string
+  readonly logLevel?: 'nothing' | 'error' | 'warn' | 'info' | 'debug'
+}
+
+export function createKafka(settings: KafkaSettings): Kafka {
+  const config: KafkaConfig = {
+    brokers: [...settings.brokers],
+    clientId: settings.clientId ?? 'conversation-analytics',
+    logLevel: logLevel[(settings.logLevel ?? 'error').toUpperCase() as keyof typeof logLevel],
+    retry: { initialRetryTime: 100, retries: 8 },
+  }
+  return new Kafka(config)
+}
+
+/**
+ * The relay's producer. Not kafkajs' idempotent producer: it can lose messages under concurrent sends
+ * (kafkajs issue #1005). Instead one request in flight at a time keeps each partition in send order
+ * even when a request is retried, acks=all (set per send) makes an acknowledged batch durable, and
+ * consumers drop the duplicates a retry can cause by streamId/streamVersion.
+ */
+export function createRelayProducer(kafka: Kafka): Producer {
+  return kafka.producer({
+    idempotent: false,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  })
+}
+
+/** Creates the three event topics when missing. */
+export async function ensureTopics(
+  admin: Admin,
+  opts: {
+    prefix?: string
+    partitions?: number
+    replicationFactor?: number
+    streamTypes?: readonly StreamType[]
+  },
+): Promise<void> {
+  const wanted = (opts.streamTypes ?? STREAM_TYPES).map((t) => topicFor(t, opts.prefix))
+  const existing = new Set(await admin.listTopics())
+  const missing = wanted.filter((t) => !existing.has(t))
+  if (missing.length === 0) return
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: missing.map((topic) => ({
+      topic,
+      numPartitions: opts.partitions ?? 12,
+      replicationFactor: opts.replicationFactor ?? 1,
+    })),
+  })
+}
+
+/** The Kafka message value: the EVENTS.md envelope (the stream type is the topic). */
+export function encodeRecord(r: JournalRecord): string {
+  return JSON.stringify({
+    id: r.id,
+    type: r.type,
+    version: r.version,
+    occurredAt: r.occurredAt,
+    orgId: r.orgId,
+    chatbotId: r.chatbotId,
+    streamId: r.streamId,
+    streamVersion: r.streamVersion,
+    position: r.position,
+    metadata: r.metadata,
+    payload: r.payload,
+  })
+}
+
+/** Reads a message value back into a record, or explains why it can't. */
+export function decodeRecord(
+  topic: string,
+  value: Buffer | null,
+  prefix = '',
+): { ok: true; record: JournalRecord } | { ok: false; reason: string } {
+  const streamType = streamTypeOfTopic(topic, prefix)
+  if (!streamType) return { ok: false, reason: `unknown topic ${topic}` }
+  if (!value) return { ok: false, reason: 'empty message' }
+  let raw: unknown
+  try {
+    raw = JSON.parse(value.toString('utf8'))
+  } catch {
+    return { ok: false, reason: 'value is not JSON' }
+  }
+  const e = raw as Partial<Record<keyof JournalRecord, unknown>>
+  if (
+    typeof e.id !== 'string' ||
+    typeof e.type !== 'string' ||
+    typeof e.streamId !== 'string' ||
+    typeof e.streamVersion !== 'number' ||
+    typeof e.position !== 'string'
+  ) {
+    return { ok: false, reason: 'not an event envelope' }
+  }
+  return { ok: true, record: { ...(raw as JournalRecord), streamType } }
+}

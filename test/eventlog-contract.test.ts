@@ -1,0 +1,201 @@
+/**
+ * The event-log contract, run against both backends: the Postgres journal read directly (embedded
+ * default) and Kafka fed by the relay. Real Postgres, real Kafka; crashes are real SIGKILLs.
+ */
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import {
+  appendToStream,
+  createEventConsumer,
+  type EventConsumer,
+  type EventLogBackend,
+  Relay,
+} from '@cas/eventlog'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  appendWorkload,
+  appliedCount,
+  createAppliedTable,
+  expectExactlyOnceInStreamOrder,
+  recordApplied,
+} from './support/applied.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import { waitFor } from './support/wait.ts'
+import { spawnWorker, type Worker } from './support/worker-process.ts'
+
+interface Pipeline {
+  readonly backend: EventLogBackend
+  /** Environment for a worker process using the same backend. */
+  readonly workerEnv: Record<string, string>
+  /** Starts what carries journal events to consumers (the relay, for Kafka). */
+  startCarrier(): Promise<void>
+  stopCarrier(): Promise<void>
+}
+
+const PARTITIONS = 4
+const backends = [
+  {
+    name: 'journal',
+    available: true,
+    async pipeline(_db: TestDatabase): Promise<Pipeline> {
+      return {
+        backend: { kind: 'journal', partitions: PARTITIONS, pollIntervalMs: 10 },
+        workerEnv: { BACKEND: 'journal', PARTITIONS: String(PARTITIONS) },
+        startCarrier: async () => {},
+        stopCarrier: async () => {},
+      }
+    },
+  },
+  {
+    name: 'kafka',
+    available: kafkaBrokers() !== null,
+    async pipeline(db: TestDatabase): Promise<Pipeline> {
+      const t = await createTestTopics(PARTITIONS)
+      let relay: Relay | undefined
+      return {
+        backend: { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix },
+        workerEnv: { BACKEND: 'kafka', KAFKA_BROKERS: t.brokers.join(','), TOPIC_PREFIX: t.topicPrefix },
+        async startCarrier() {
+          relay = new Relay({ pool: db.pool, kafka: t.kafka, topicPrefix: t.topicPrefix, batchSize: 100 })
+          await relay.start()
+        },
+        async stopCarrier() {
+          await relay?.stop()
+        },
+      }
+    },
+  },
+] as const
+
+for (const b of backends) {
+  describe.skipIf(!b.available)(`event log contract: ${b.name} backend`, () => {
+    let db: TestDatabase
+    let pipeline: Pipeline
+    const cleanups: (() => Promise<unknown>)[] = []
+
+    beforeEach(async () => {
+      db = await createTestDatabase()
+      await createAppliedTable(db.pool)
+      pipeline = await b.pipeline(db)
+      await pipeline.startCarrier()
+    })
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+      await pipeline.stopCarrier()
+      await db.drop()
+    })
+
+    function consumer(groupId: string, name = ''): EventConsumer {
+      const c = createEventConsumer(pipeline.backend, {
+        pool: db.pool,
+        groupId,
+        streamTypes: ['conversation'],
+        maxBatchSize: 50,
+        handler: (records, client) => recordApplied(client, records, name),
+      })
+      cleanups.push(() => c.stop())
+      return c
+    }
+
+    function worker(role: 'consumer' | 'relay', env: Record<string, string>): Worker {
+      const w = spawnWorker({ ROLE: role, DATABASE_URL: db.url, ...pipeline.workerEnv, ...env })
+      cleanups.push(() => w.kill())
+      return w
+    }
+
+    it('delivers every event exactly once and each stream in order, while writers run concurrently', async () => {
+      const c = consumer(uniqueGroupId('order'))
+      await c.start()
+      await appendWorkload(db.pool, { streams: 40, total: 1_500, concurrency: 8 })
+      await waitFor(async () => (await appliedCount(db.pool)) >= 1_500, { what: 'all events applied' })
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
+    it('delivers a slow transaction that commits after a faster later one', async () => {
+      const c = consumer(uniqueGroupId('slow'))
+      await c.start()
+      const [slowStream, fastStream] = [randomUUID(), randomUUID()]
+      const append = (client: Parameters<typeof appendToStream>[0], streamId: string) =>
+        appendToStream(client, {
+          streamType: 'conversation',
+          streamId,
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 0,
+          events: [{ type: 'test.happened', version: 1, payload: {} }],
+        })
+      const slow = await db.pool.connect()
+      try {
+        await slow.query('BEGIN')
+        await append(slow, slowStream)
+        await withTransaction(db.pool, (client) => append(client, fastStream))
+        // More traffic behind it, so the consumer has every chance to run past the open transaction.
+        await appendWorkload(db.pool, { streams: 5, total: 50 })
+        await slow.query('COMMIT')
+      } finally {
+        slow.release()
+      }
+      await waitFor(async () => (await appliedCount(db.pool)) >= 52, { what: 'all events applied' })
+      const { rows } = await db.pool.query('SELECT stream_id FROM test_applied WHERE stream_id = ANY($1)', [
+        [slowStream, fastStream],
+      ])
+      expect(rows.map((r) => r.stream_id).sort()).toEqual([slowStream, fastStream].sort())
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
+    it('neither loses nor double-applies when the consumer process is killed mid-batch', async () => {
+      const groupId = uniqueGroupId('crash')
+      await appendWorkload(db.pool, { streams: 30, total: 1_000 })
+      for (let round = 0; round < 3; round++) {
+        const w = worker('consumer', { GROUP_ID: groupId, BATCH_DELAY_MS: '100' })
+        await w.waitForLine((l) => l === 'in-batch 3', 60_000)
+        await w.kill('SIGKILL')
+      }
+      expect(await appliedCount(db.pool)).toBeLessThan(1_000)
+      await consumer(groupId).start()
+      await waitFor(async () => (await appliedCount(db.pool)) >= 1_000, { what: 'all events applied' })
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
+    it('splits partitions between two consumers of one group and survives a rebalance', async () => {
+      const groupId = uniqueGroupId('split')
+      const [a, b2] = [consumer(groupId, 'a'), consumer(groupId, 'b')]
+      await Promise.all([a.start(), b2.start()])
+      await waitFor(() => a.stats.partitions.length > 0 && b2.stats.partitions.length > 0, {
+        what: 'both members to own partitions',
+      })
+      const streams = await appendWorkload(db.pool, { streams: 40, total: 800 })
+      await waitFor(async () => (await appliedCount(db.pool)) >= 800, { what: 'first wave applied' })
+      const { rows } = await db.pool.query<{ consumer: string }>('SELECT DISTINCT consumer FROM test_applied')
+      expect(rows.map((r) => r.consumer).sort()).toEqual(['a', 'b'])
+      // One member leaves while a second wave is written: the other takes its partitions over.
+      const secondWave = appendWorkload(db.pool, { streams: 0, total: 800, streamIds: streams })
+      await b2.stop()
+      await secondWave
+      await waitFor(async () => (await appliedCount(db.pool)) >= 1_600, { what: 'second wave applied' })
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
+    if (b.name !== 'kafka') return
+    it('loses nothing across relay restarts and a relay killed mid-publish', async () => {
+      await pipeline.stopCarrier()
+      const c = consumer(uniqueGroupId('relay'))
+      await c.start()
+      await appendWorkload(db.pool, { streams: 20, total: 1_000 })
+      const w = worker('relay', {})
+      await w.waitForLine((l) => /^published [1-9]\d{2,}/.test(l), 60_000)
+      await w.kill('SIGKILL')
+      await appendWorkload(db.pool, { streams: 20, total: 500 })
+      await pipeline.startCarrier()
+      await waitFor(async () => (await appliedCount(db.pool)) >= 1_500, { what: 'all events applied' })
+      await pipeline.stopCarrier()
+      await appendWorkload(db.pool, { streams: 20, total: 200 })
+      await pipeline.startCarrier()
+      await waitFor(async () => (await appliedCount(db.pool)) >= 1_700, {
+        what: 'events after restart applied',
+      })
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+  })
+}

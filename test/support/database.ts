@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto'
+import { createPool, withDatabase } from '@cas/db'
+import pg from 'pg'
+import { inject } from 'vitest'
+
+const TEMPLATE_DATABASE = 'cas_test_template'
+const TEST_DATABASE = /^cas_test_[0-9a-f]{12}$/
+
+export interface TestDatabase {
+  readonly url: string
+  readonly name: string
+  readonly pool: pg.Pool
+  drop(): Promise<void>
+}
+
+/**
+ * A fresh, migrated database for one test file, cloned from the template the global setup prepared
+ * (milliseconds, where running the migrations again would take much longer).
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('postgresUrl')
+  const name = `cas_test_${randomBytes(6).toString('hex')}`
+  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`)
+  const url = withDatabase(adminUrl, name)
+  const pool = createPool(url, { max: 20, applicationName: 'test' })
+  return {
+    url,
+    name,
+    pool,
+    async drop() {
+      await pool.end()
+      await dropTestDatabase(adminUrl, name)
+    },
+  }
+}
+
+/** Drops a test database; refuses any name that isn't one this helper made. */
+export async function dropTestDatabase(adminUrl: string, name: string) {
+  if (!TEST_DATABASE.test(name)) throw new Error(`refusing to drop ${name}: not a test database`)
+  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+}
+
+async function adminQuery(url: string, sql: string) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}

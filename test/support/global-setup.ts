@@ -1,0 +1,91 @@
+import { execFileSync } from 'node:child_process'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { migrate, startEmbeddedPostgres, withDatabase } from '@cas/db'
+import pg from 'pg'
+import type { TestProject } from 'vitest/node'
+
+export const TEMPLATE_DATABASE = 'cas_test_template'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin connection string of the test Postgres server (database `postgres`). */
+    postgresUrl: string
+    /** Kafka bootstrap servers, or null when Kafka tests are skipped (no Java, outside CI). */
+    kafkaBrokers: string[] | null
+    kafkaVersion: string | null
+  }
+}
+
+/**
+ * Starts Postgres and Kafka once per test run (or uses DATABASE_URL / KAFKA_BROKERS) and prepares a
+ * migrated template database that each test file clones (test/support/database.ts).
+ */
+export default async function setup(project: TestProject) {
+  const stops: (() => Promise<void>)[] = []
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-test-'))
+  // Postgres runs as its own user when we are root: it must be able to reach its data directory.
+  await chmod(scratch, 0o755)
+  stops.push(() => rm(scratch, { recursive: true, force: true }))
+
+  let postgresUrl = process.env.DATABASE_URL
+  if (!postgresUrl) {
+    // A throwaway cluster: durability settings off, the tests check our guarantees, not the disk's.
+    const server = await startEmbeddedPostgres({
+      dataDir: path.join(scratch, 'postgres'),
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
+    })
+    stops.unshift(server.stop)
+    postgresUrl = server.url
+  }
+  await prepareTemplate(postgresUrl)
+
+  let kafkaBrokers: string[] | null = null
+  let kafkaVersion: string | null = process.env.KAFKA_VERSION ?? null
+  if (process.env.KAFKA_BROKERS) {
+    kafkaBrokers = process.env.KAFKA_BROKERS.split(',')
+  } else if (hasJava()) {
+    const { startKafka } = await import('../../infra/kafka/broker.ts')
+    const broker = await startKafka({ dataDir: path.join(scratch, 'kafka') })
+    stops.unshift(broker.stop)
+    kafkaBrokers = broker.brokers
+    kafkaVersion = broker.version
+  } else if (process.env.CI === 'true') {
+    throw new Error('Java is required to run the Kafka tests in CI (install a JDK 17+)')
+  } else {
+    console.warn(
+      `\n${'!'.repeat(78)}\n!! Java not found: every Kafka-backed test is SKIPPED. Install a JDK 17+ or set\n!! KAFKA_BROKERS to run them. CI never skips them.\n${'!'.repeat(78)}\n`,
+    )
+  }
+  if (kafkaVersion) console.log(`Kafka broker under test: Apache Kafka ${kafkaVersion} at ${kafkaBrokers}`)
+
+  project.provide('postgresUrl', postgresUrl)
+  project.provide('kafkaBrokers', kafkaBrokers)
+  project.provide('kafkaVersion', kafkaVersion)
+
+  return async () => {
+    for (const stop of stops) await stop().catch(() => {})
+  }
+}
+
+async function prepareTemplate(postgresUrl: string) {
+  const admin = new pg.Client({ connectionString: postgresUrl })
+  await admin.connect()
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`)
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`)
+  } finally {
+    await admin.end()
+  }
+  await migrate(withDatabase(postgresUrl, TEMPLATE_DATABASE))
+}
+
+function hasJava(): boolean {
+  try {
+    execFileSync('java', ['-version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}

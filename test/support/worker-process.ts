@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export interface Worker {
+  readonly process: ChildProcess
+  readonly lines: string[]
+  /** Resolves with the first stdout line (past or future) matching `match`. */
+  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>
+  /** Sends the signal (SIGKILL by default) and resolves once the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>
+}
+
+const WORKER = fileURLToPath(new URL('./eventlog-worker.ts', import.meta.url))
+
+/** Runs test/support/eventlog-worker.ts in a child process with the given environment. */
+export function spawnWorker(env: Record<string, string>, script = WORKER): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const lines: string[] = []
+  const listeners = new Set<(line: string) => void>()
+  let stderr = ''
+  let buffered = ''
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString()
+    const parts = buffered.split('\n')
+    buffered = parts.pop()!
+    for (const line of parts) {
+      lines.push(line)
+      for (const l of listeners) l(line)
+    }
+  })
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4_000)
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+
+  return {
+    process: child,
+    lines,
+    waitForLine(match, timeoutMs = 30_000) {
+      const seen = lines.find(match)
+      if (seen) return Promise.resolve(seen)
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(listener)
+          reject(new Error(`worker printed no matching line in ${timeoutMs} ms; stderr: ${stderr}`))
+        }, timeoutMs)
+        const listener = (line: string) => {
+          if (!match(line)) return
+          clearTimeout(timer)
+          listeners.delete(listener)
+          resolve(line)
+        }
+        listeners.add(listener)
+        child.once('exit', (code) => {
+          if (!listeners.has(listener)) return
+          clearTimeout(timer)
+          listeners.delete(listener)
+          reject(new Error(`worker exited (${code}) before a matching line; stderr: ${stderr}`))
+        })
+      })
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      await exited
+    },
+  }
+}
