@@ -1,0 +1,30 @@
+// Bundles each service's main.ts into dist/<service>.js (ESM, Node 20). Our own workspaces (@cas/*) are
+// TypeScript and go into the bundle; every other package stays an import from node_modules.
+import { readdirSync } from 'node:fs'
+import { build } from 'esbuild'
+
+const services = readdirSync('services', { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+
+const externalPackages = {
+  name: 'external-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@cas/') ? undefined : { path: args.path, external: true },
+    )
+  },
+}
+
+await build({
+  entryPoints: Object.fromEntries(services.map((s) => [s, `services/${s}/src/main.ts`])),
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+  plugins: [externalPackages],
+})
+console.log(`built ${services.map((s) => `dist/${s}.js`).join(', ')}`)

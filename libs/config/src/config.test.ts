@@ -1,0 +1,37 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from './index.ts'
+
+describe('loadConfig', () => {
+  it('defaults to the embedded setup on port 3000', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({ PORT: 3000, HOST: '127.0.0.1', KAFKA_PARTITIONS: 12 })
+    expect(config.DATABASE_URL).toBeUndefined()
+    expect(config.KAFKA_BROKERS).toBeUndefined()
+    expect(config.DATA_DIR).toBe(path.resolve('.data'))
+  })
+
+  it('parses Kafka brokers and treats empty strings as unset', () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: '127.0.0.1:9092, kafka-2:9093',
+      DATABASE_URL: '',
+      PORT: '8080',
+    })
+    expect(config.KAFKA_BROKERS).toEqual(['127.0.0.1:9092', 'kafka-2:9093'])
+    expect(config.DATABASE_URL).toBeUndefined()
+    expect(config.PORT).toBe(8080)
+  })
+
+  it('names every bad variable', () => {
+    try {
+      loadConfig({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', LOG_LEVEL: 'loud' })
+      expect.unreachable()
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError)
+      const issues = (err as ConfigError).issues.join('\n')
+      expect(issues).toMatch(/PORT/)
+      expect(issues).toMatch(/KAFKA_BROKERS/)
+      expect(issues).toMatch(/LOG_LEVEL/)
+    }
+  })
+})

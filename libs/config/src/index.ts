@@ -1,0 +1,59 @@
+import path from 'node:path'
+import { z } from 'zod'
+
+const commaList = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1))
+
+const port = z.coerce.number().int().min(0).max(65_535)
+
+/**
+ * Every setting the services read, parsed once from the environment in a service's main.ts
+ * (nothing reads process.env anywhere else). The README's configuration table mirrors this.
+ */
+export const configSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Embedded mode keeps its Postgres cluster under DATA_DIR/postgres. */
+  DATA_DIR: z.string().min(1).default('.data'),
+  /** Any Postgres 14+; when unset the embedded server is started. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Port of the embedded Postgres server; 0 picks a free one at each start. */
+  EMBEDDED_POSTGRES_PORT: port.default(0),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  /** Kafka bootstrap servers (host:port, comma-separated); when unset consumers read the journal. */
+  KAFKA_BROKERS: commaList.optional(),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]*$/)
+    .default(''),
+  KAFKA_PARTITIONS: z.coerce.number().int().min(1).max(10_000).default(12),
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(7).default(1),
+  KAFKA_CLIENT_ID: z.string().min(1).default('conversation-analytics'),
+})
+
+export type Config = z.infer<typeof configSchema>
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join('\n  ')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Parses the environment (empty strings count as unset), throwing a ConfigError naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const parsed = configSchema.safeParse(present)
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))
+  }
+  return { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) }
+}

@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { AppError, type ErrorCode, errorBody } from './errors.ts'
+
+/** Fastify's own errors for bad requests, mapped onto API.md codes. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_VALIDATION: 'invalid_request',
+}
+
+/**
+ * One handler turns every error into the body of API.md. Expected failures (AppError, Fastify's request
+ * errors) keep their message; anything else is a 500 whose internals go to the log, never the client.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`))
+  })
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof AppError) {
+      if (err.status >= 500) request.log.error({ err }, 'request failed')
+      reply.code(err.status).send(errorBody(err.code, err.message, err.details))
+      return
+    }
+    const mapped = err.code ? FASTIFY_CODES[err.code] : undefined
+    if (mapped) {
+      const message = mapped === 'invalid_request' ? 'The request body is not valid JSON.' : err.message
+      const details = err.validation?.map((v) => ({
+        path: v.instancePath || '/',
+        message: v.message ?? 'invalid',
+      }))
+      reply.code(err.statusCode ?? 400).send(errorBody(mapped, message, details))
+      return
+    }
+    if (err.statusCode === 429) {
+      reply.code(429).send(errorBody('rate_limited', 'Too many requests; retry after the time given.'))
+      return
+    }
+    request.log.error({ err }, 'unexpected error')
+    reply.code(500).send(errorBody('internal', 'Something went wrong on our side; it has been logged.'))
+  })
+}

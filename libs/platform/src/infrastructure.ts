@@ -1,0 +1,90 @@
+import path from 'node:path'
+import type { Config } from '@cas/config'
+import { createPool, migrate, startEmbeddedPostgres } from '@cas/db'
+import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
+import type { ReadinessCheck } from '@cas/http'
+import type { Admin, Kafka } from 'kafkajs'
+import type pg from 'pg'
+import type { Logger } from 'pino'
+
+/** The shared infrastructure of a service process, built from its config. */
+export interface Infrastructure {
+  readonly pool: pg.Pool
+  readonly databaseUrl: string
+  readonly eventLog: EventLogBackend
+  /** Set in Kafka mode. */
+  readonly kafka?: Kafka
+  readonly readiness: readonly ReadinessCheck[]
+  /** Closes everything this opened, in reverse order. */
+  close(): Promise<void>
+}
+
+/**
+ * Connects to Postgres (starting the embedded server under DATA_DIR when no DATABASE_URL is given),
+ * applies pending migrations, and picks the event-log backend: Kafka when KAFKA_BROKERS is set (creating
+ * the topics if missing), the journal otherwise.
+ */
+export async function openInfrastructure(
+  config: Config,
+  log: Logger,
+  service: string,
+): Promise<Infrastructure> {
+  const closers: (() => Promise<unknown>)[] = []
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) {
+      await c().catch((err) => log.warn({ err }, 'error while closing'))
+    }
+  }
+  try {
+    let databaseUrl = config.DATABASE_URL
+    if (!databaseUrl) {
+      const dataDir = path.join(config.DATA_DIR, 'postgres')
+      log.info({ dataDir }, 'starting embedded Postgres')
+      const pgLog = log.child({ component: 'embedded-postgres' })
+      const server = await startEmbeddedPostgres({
+        dataDir,
+        port: config.EMBEDDED_POSTGRES_PORT,
+        log: (line) => pgLog.debug(line),
+      })
+      closers.push(() => server.stop())
+      databaseUrl = server.url
+    }
+    const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
+    if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
+
+    const pool = createPool(databaseUrl, { max: config.DATABASE_POOL_SIZE, applicationName: service })
+    closers.push(() => pool.end())
+    const readiness: ReadinessCheck[] = [
+      { name: 'database', check: () => pool.query('SELECT 1').then(() => {}) },
+    ]
+
+    if (!config.KAFKA_BROKERS) {
+      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, close }
+    }
+    const kafka = createKafka({
+      brokers: config.KAFKA_BROKERS,
+      clientId: `${config.KAFKA_CLIENT_ID}-${service}`,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    })
+    const admin: Admin = kafka.admin()
+    await admin.connect()
+    closers.push(() => admin.disconnect())
+    await ensureTopics(admin, {
+      prefix: config.KAFKA_TOPIC_PREFIX,
+      partitions: config.KAFKA_PARTITIONS,
+      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+    })
+    readiness.push({ name: 'kafka', check: () => admin.describeCluster().then(() => {}) })
+    return {
+      pool,
+      databaseUrl,
+      kafka,
+      eventLog: { kind: 'kafka', kafka, topicPrefix: config.KAFKA_TOPIC_PREFIX },
+      readiness,
+      close,
+    }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}

@@ -1,0 +1,14 @@
+import { openInfrastructure, runService } from '@cas/platform'
+import { buildGatewayApp } from './app.ts'
+
+await runService('gateway', async (config, log) => {
+  const infra = await openInfrastructure(config, log, 'gateway')
+  const app = buildGatewayApp({ logger: log, readiness: infra.readiness })
+  await app.listen({ port: config.PORT, host: config.HOST })
+  return {
+    async close() {
+      await app.close()
+      await infra.close()
+    },
+  }
+})

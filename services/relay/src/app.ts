@@ -1,0 +1,27 @@
+import { Relay } from '@cas/eventlog'
+import { createHttpApp, type ReadinessCheck } from '@cas/http'
+import type { FastifyInstance } from 'fastify'
+import type { Kafka } from 'kafkajs'
+import type pg from 'pg'
+import type { Logger } from 'pino'
+
+export interface RelayServiceDeps {
+  readonly pool: pg.Pool
+  readonly kafka: Kafka
+  readonly topicPrefix: string
+  readonly logger: Logger
+  readonly readiness: readonly ReadinessCheck[]
+}
+
+/** The relay (journal → Kafka) plus a small HTTP server for its health and state. */
+export function buildRelayService(deps: RelayServiceDeps): { relay: Relay; app: FastifyInstance } {
+  const relay = new Relay({
+    pool: deps.pool,
+    kafka: deps.kafka,
+    topicPrefix: deps.topicPrefix,
+    log: (msg, fields) => deps.logger.warn(fields ?? {}, msg),
+  })
+  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness })
+  app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
+  return { relay, app }
+}

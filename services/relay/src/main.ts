@@ -1,0 +1,23 @@
+import { openInfrastructure, runService } from '@cas/platform'
+import { buildRelayService } from './app.ts'
+
+await runService('relay', async (config, log) => {
+  if (!config.KAFKA_BROKERS) throw new Error('the relay publishes to Kafka: set KAFKA_BROKERS')
+  const infra = await openInfrastructure(config, log, 'relay')
+  const { relay, app } = buildRelayService({
+    pool: infra.pool,
+    kafka: infra.kafka!,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    logger: log,
+    readiness: infra.readiness,
+  })
+  await relay.start()
+  await app.listen({ port: config.PORT, host: config.HOST })
+  return {
+    async close() {
+      await app.close()
+      await relay.stop()
+      await infra.close()
+    },
+  }
+})
