@@ -54,7 +54,7 @@ const backends = [
       const t = await createTestTopics(PARTITIONS)
       let relay: Relay | undefined
       return {
-        backend: { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix },
+        backend: { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
         workerEnv: { BACKEND: 'kafka', KAFKA_BROKERS: t.brokers.join(','), TOPIC_PREFIX: t.topicPrefix },
         async startCarrier() {
           relay = new Relay({ pool: db.pool, kafka: t.kafka, topicPrefix: t.topicPrefix, batchSize: 100 })
@@ -156,7 +156,7 @@ for (const b of backends) {
       await consumer(groupId).start()
       await waitFor(async () => (await appliedCount(db.pool)) >= 1_000, { what: 'all events applied' })
       await expectExactlyOnceInStreamOrder(db.pool)
-    })
+    }, 180_000)
 
     it('splits partitions between two consumers of one group and survives a rebalance', async () => {
       const groupId = uniqueGroupId('split')

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { migrate, startEmbeddedPostgres, withDatabase } from '@cas/db'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
 
 export const TEMPLATE_DATABASE = 'cas_test_template'
 
@@ -19,8 +20,10 @@ declare module 'vitest' {
 }
 
 /**
- * Starts Postgres and Kafka once per test run (or uses DATABASE_URL / KAFKA_BROKERS) and prepares a
- * migrated template database that each test file clones (test/support/database.ts).
+ * Starts Postgres and Kafka once per test run and prepares a migrated template database that each test
+ * file clones (test/support/database.ts). DATABASE_URL / KAFKA_BROKERS point it at existing servers;
+ * otherwise Testcontainers when a Docker engine is reachable, else embedded Postgres and the broker run
+ * from its jars (infra/kafka).
  */
 export default async function setup(project: TestProject) {
   const stops: (() => Promise<void>)[] = []
@@ -29,8 +32,14 @@ export default async function setup(project: TestProject) {
   await chmod(scratch, 0o755)
   stops.push(() => rm(scratch, { recursive: true, force: true }))
 
+  const docker =
+    !process.env.DATABASE_URL || !process.env.KAFKA_BROKERS ? await dockerEngineReachable() : false
   let postgresUrl = process.env.DATABASE_URL
-  if (!postgresUrl) {
+  if (!postgresUrl && docker) {
+    const container = await startPostgresContainer()
+    stops.unshift(container.stop)
+    postgresUrl = container.url
+  } else if (!postgresUrl) {
     // A throwaway cluster: durability settings off, the tests check our guarantees, not the disk's.
     const server = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'postgres'),
@@ -45,6 +54,12 @@ export default async function setup(project: TestProject) {
   let kafkaVersion: string | null = process.env.KAFKA_VERSION ?? null
   if (process.env.KAFKA_BROKERS) {
     kafkaBrokers = process.env.KAFKA_BROKERS.split(',')
+  } else if (docker) {
+    const { KAFKA_VERSION } = await import('../../infra/kafka/broker.ts')
+    const container = await startKafkaContainer(KAFKA_VERSION)
+    stops.unshift(container.stop)
+    kafkaBrokers = container.brokers
+    kafkaVersion = KAFKA_VERSION
   } else if (hasJava()) {
     const { startKafka } = await import('../../infra/kafka/broker.ts')
     const broker = await startKafka({ dataDir: path.join(scratch, 'kafka') })

@@ -2,13 +2,13 @@
 export async function waitFor<T>(
   check: () => Promise<T> | T,
   opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<NonNullable<T>> {
+): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000)
   let last: unknown
   for (;;) {
     try {
       const value = await check()
-      if (value) return value as NonNullable<T>
+      if (value) return value as Exclude<T, false | null | undefined | 0 | ''>
       last = value
     } catch (err) {
       last = err

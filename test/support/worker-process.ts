@@ -23,6 +23,7 @@ export function spawnWorker(env: Record<string, string>, script = WORKER): Worke
   let stderr = ''
   let buffered = ''
   child.stdout!.on('data', (chunk: Buffer) => {
+    if (process.env.DEBUG_WORKERS) process.stderr.write(chunk)
     buffered += chunk.toString()
     const parts = buffered.split('\n')
     buffered = parts.pop()!
@@ -32,6 +33,7 @@ export function spawnWorker(env: Record<string, string>, script = WORKER): Worke
     }
   })
   child.stderr!.on('data', (chunk: Buffer) => {
+    if (process.env.DEBUG_WORKERS) process.stderr.write(chunk)
     stderr = (stderr + chunk.toString()).slice(-4_000)
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

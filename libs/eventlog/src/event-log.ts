@@ -6,21 +6,25 @@ import { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer
 /** Where consumers read events from: the Postgres journal itself (embedded default) or Kafka. */
 export type EventLogBackend =
   | { readonly kind: 'journal'; readonly partitions?: number; readonly pollIntervalMs?: number }
-  | { readonly kind: 'kafka'; readonly kafka: Kafka; readonly topicPrefix?: string }
+  | {
+      readonly kind: 'kafka'
+      readonly kafka: Kafka
+      readonly topicPrefix?: string
+      /** How long the group waits for a silent member before giving its partitions away (default 30 s). */
+      readonly sessionTimeoutMs?: number
+    }
 
 /** One consumer interface, two backends: the services above the port don't know which one they have. */
 export function createEventConsumer(backend: EventLogBackend, opts: ConsumerOptions): EventConsumer {
   switch (backend.kind) {
     case 'journal': {
-      const journalOpts: JournalConsumerOptions = { ...opts, ...backend }
+      const { kind: _kind, ...journalBackend } = backend
+      const journalOpts: JournalConsumerOptions = { ...opts, ...journalBackend }
       return createJournalConsumer(journalOpts)
     }
     case 'kafka': {
-      const kafkaOpts: KafkaConsumerOptions = {
-        ...opts,
-        kafka: backend.kafka,
-        topicPrefix: backend.topicPrefix,
-      }
+      const { kind: _kind, ...kafkaBackend } = backend
+      const kafkaOpts: KafkaConsumerOptions = { ...opts, ...kafkaBackend }
       return createKafkaConsumer(kafkaOpts)
     }
     default: {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { RetryableTransactionError } from '@cas/db'
-import type { ClientBase } from 'pg'
+import type { ClientBase, Pool } from 'pg'
 import type { JournalRecord, StreamType } from './records.ts'
 
 /**
@@ -178,8 +178,8 @@ async function lockStream(
 }
 
 /** The current version of a stream (0 when it has no events). */
-export async function streamVersion(client: ClientBase, streamType: StreamType, streamId: string) {
-  const { rows } = await client.query<{ version: number }>(
+export async function streamVersion(db: Pool | ClientBase, streamType: StreamType, streamId: string) {
+  const { rows } = await db.query<{ version: number }>(
     'SELECT version FROM event_streams WHERE stream_type = $1 AND stream_id = $2',
     [streamType, streamId],
   )

@@ -82,6 +82,8 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       consumer = opts.kafka.consumer({
         groupId: opts.groupId,
         sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+        // A rebalance waits at most this long for members to rejoin before dropping the silent ones.
+        rebalanceTimeout: Math.max(2 * (opts.sessionTimeoutMs ?? 30_000), 10_000),
         heartbeatInterval: 1_000,
         maxWaitTimeInMs: 100,
         allowAutoTopicCreation: false,
@@ -91,6 +93,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         stats.partitions = Object.entries(payload.memberAssignment).flatMap(([topic, ps]) =>
           ps.map((p) => `${topic}/${p}`),
         )
+        log('joined the consumer group', { groupId: opts.groupId, partitions: stats.partitions })
         seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
           log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
         )

@@ -1,0 +1,27 @@
+// Reads vitest's JSON report and fails unless every test ran and passed, and the Kafka-backed tests
+// were among them. Prints the Kafka version tested against and a closing "N passed, N failed" line.
+import { readFileSync } from 'node:fs'
+
+const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const tests = report.testResults.flatMap((file) =>
+  file.assertionResults.map((t) => ({ ...t, file: file.name.replace(`${process.cwd()}/`, '') })),
+)
+const by = (status) => tests.filter((t) => t.status === status)
+const passed = by('passed')
+const failed = by('failed')
+const notRun = tests.filter((t) => !['passed', 'failed'].includes(t.status))
+const kafka = passed.filter((t) => /kafka/i.test(`${t.file} ${t.fullName}`))
+const problems = []
+if (failed.length) problems.push(`${failed.length} failed`)
+if (notRun.length)
+  problems.push(`${notRun.length} skipped or todo: ${notRun.map((t) => t.fullName).join('; ')}`)
+if (kafka.length < 5)
+  problems.push(`only ${kafka.length} Kafka-backed tests passed: the Kafka tests did not run`)
+if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test files failed to run`)
+const version = readFileSync('infra/kafka/pom.xml', 'utf8').match(/<kafka\.version>([^<]+)</)?.[1]
+console.log(`Kafka-backed tests passed: ${kafka.length}, against Apache Kafka ${version}`)
+if (problems.length) {
+  console.error(`test report check FAILED: ${problems.join('; ')}`)
+}
+console.log(`${passed.length} passed, ${failed.length} failed, ${notRun.length} skipped`)
+process.exit(problems.length ? 1 : 0)

@@ -1,0 +1,97 @@
+import { loadConfig } from '@cas/config'
+import { withTransaction } from '@cas/db'
+import { appendToStream, topicFor } from '@cas/eventlog'
+import { pino } from 'pino'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from '../../../test/support/kafka.ts'
+import { waitFor } from '../../../test/support/wait.ts'
+import { type AllInOne, startAllInOne } from './app.ts'
+
+const silent = pino({ level: 'silent' })
+const ORG = '00000000-0000-4000-8000-00000000000a'
+const CHATBOT = '00000000-0000-4000-8000-00000000000b'
+
+describe('all-in-one service', () => {
+  let db: TestDatabase
+  let service: AllInOne | undefined
+  beforeEach(async () => {
+    db = await createTestDatabase()
+  })
+  afterEach(async () => {
+    await service?.close()
+    service = undefined
+    await db.drop()
+  })
+
+  it('serves /healthz and /readyz on the journal backend when KAFKA_BROKERS is unset', async () => {
+    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    expect(service.infra.eventLog.kind).toBe('journal')
+    expect(service.relay).toBeUndefined()
+    const health = await service.app.inject('/healthz')
+    expect(health.statusCode).toBe(200)
+    const ready = await service.app.inject('/readyz')
+    expect(ready.json()).toEqual({ ok: true, checks: { database: 'ok' } })
+  })
+
+  it('answers 404 in the API error shape for an unknown route', async () => {
+    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    const res = await service.app.inject('/api/v1/nothing-here')
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
+  })
+
+  describe.skipIf(kafkaBrokers() === null)('with KAFKA_BROKERS', () => {
+    it('creates the topics, checks Kafka in /readyz and relays journal events to Kafka', async () => {
+      const brokers = kafkaBrokers()!
+      const { kafka, topicPrefix } = await createTestTopics(2)
+      service = await startAllInOne(
+        loadConfig({
+          DATABASE_URL: db.url,
+          PORT: '0',
+          KAFKA_BROKERS: brokers.join(','),
+          KAFKA_TOPIC_PREFIX: topicPrefix,
+        }),
+        false,
+        silent,
+      )
+      expect(service.infra.eventLog.kind).toBe('kafka')
+      const ready = await service.app.inject('/readyz')
+      expect(ready.json()).toEqual({ ok: true, checks: { database: 'ok', kafka: 'ok' } })
+
+      const streamId = crypto.randomUUID()
+      await withTransaction(db.pool, (c) =>
+        appendToStream(c, {
+          streamType: 'chatbot',
+          streamId,
+          orgId: ORG,
+          chatbotId: CHATBOT,
+          expectedVersion: 0,
+          events: [{ type: 'chatbot.renamed', version: 1, payload: { name: 'Support bot' } }],
+        }),
+      )
+      const received: { key: string; value: Record<string, unknown> }[] = []
+      const consumer = kafka.consumer({ groupId: uniqueGroupId('all-in-one') })
+      await consumer.connect()
+      await consumer.subscribe({ topic: topicFor('chatbot', topicPrefix), fromBeginning: true })
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          received.push({ key: String(message.key), value: JSON.parse(String(message.value)) })
+        },
+      })
+      try {
+        await waitFor(() => received.length > 0, { what: 'the relayed event' })
+      } finally {
+        await consumer.disconnect()
+      }
+      expect(received[0]!.key).toBe(streamId)
+      expect(received[0]!.value).toMatchObject({
+        type: 'chatbot.renamed',
+        streamId,
+        streamVersion: 1,
+        orgId: ORG,
+        payload: { name: 'Support bot' },
+      })
+    })
+  })
+})
