@@ -18,7 +18,7 @@ if (notRun.length)
 if (kafka.length < 5)
   problems.push(`only ${kafka.length} Kafka-backed tests passed: the Kafka tests did not run`)
 if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test files failed to run`)
-const version = readFileSync('infra/kafka/pom.xml', 'utf8').match(/<kafka\.version>([^<]+)</)?.[1]
+const version = readFileSync('infra/kafka/broker.ts', 'utf8').match(/KAFKA_VERSION = '([0-9.]+)'/)?.[1]
 console.log(`Kafka-backed tests passed: ${kafka.length}, against Apache Kafka ${version}`)
 if (problems.length) {
   console.error(`test report check FAILED: ${problems.join('; ')}`)
