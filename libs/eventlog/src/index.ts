@@ -14,7 +14,6 @@ export {
 export { createJournalConsumer, JOURNAL_TOPIC, type JournalConsumerOptions } from './journal-consumer.ts'
 export {
   type JournalPage,
-  journalHighWatermark,
   type ReadJournalOptions,
   readJournal,
 } from './journal-reader.ts'

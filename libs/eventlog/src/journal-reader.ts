@@ -79,15 +79,6 @@ export function partitionExpression(countParam: string): string {
   return `(abs(hashtext(stream_id::text)::bigint) % ${countParam})`
 }
 
-/** The newest position a reader may read up to right now (exclusive bound, as a decimal string). */
-export async function journalHighWatermark(db: Pool | ClientBase): Promise<string> {
-  const { rows } = await db.query<{ head: string | null }>(
-    `SELECT max(position)::text AS head FROM event_journal
-      WHERE position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)`,
-  )
-  return rows[0]?.head ?? '0'
-}
-
 function toRecord(r: JournalRow): JournalRecord {
   return {
     id: r.event_id,

@@ -64,11 +64,6 @@ export class Relay {
     await this.producer.disconnect()
   }
 
-  /** Wakes the relay up early, e.g. right after an append in the same process. */
-  nudge(): void {
-    this.waiter.wake()
-  }
-
   private async run(): Promise<void> {
     let failures = 0
     while (this.running) {

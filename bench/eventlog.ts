@@ -1,0 +1,143 @@
+/**
+ * Event-log throughput on this machine: journal appends at several concurrencies, the journal consumer,
+ * the relay into Kafka and the Kafka consumer. Real servers with durable settings (fsync on).
+ *
+ *   npm run bench:eventlog [-- --events 20000]
+ *
+ * Prints the machine, then one line per measurement.
+ */
+import { randomUUID } from 'node:crypto'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { createPool, migrate, startEmbeddedPostgres, withTransaction } from '@cas/db'
+import {
+  appendToStream,
+  createEventConsumer,
+  createKafka,
+  type EventLogBackend,
+  ensureTopics,
+  Relay,
+} from '@cas/eventlog'
+import type pg from 'pg'
+import { startKafka } from '../infra/kafka/broker.ts'
+
+const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' } } })
+const EVENTS = Number(values.events)
+const ORG = randomUUID()
+const CHATBOT = randomUUID()
+// A capture of ten short messages: the typical conversation.messages-captured payload.
+const PAYLOAD = {
+  messages: Array.from({ length: 10 }, (_, i) => ({
+    id: `m-${i}`,
+    role: i % 2 ? 'assistant' : 'user',
+    content: 'How do I reset my password? I tried the link in the email but it expired.',
+    sentAt: new Date().toISOString(),
+  })),
+  receivedAt: new Date().toISOString(),
+  analysisRequested: true,
+}
+
+const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-bench-'))
+await chmod(scratch, 0o755)
+const postgres = await startEmbeddedPostgres({
+  dataDir: path.join(scratch, 'pg'),
+  settings: { max_connections: '300' },
+})
+const kafkaBroker = await startKafka({ dataDir: path.join(scratch, 'kafka'), heapMb: 1024 })
+try {
+  await migrate(postgres.url)
+  const pool = createPool(postgres.url, { max: 80 })
+  const { rows } = await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")
+  console.log(
+    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+      `Node ${process.version}, PostgreSQL ${rows[0]!.v} (embedded, fsync on), Apache Kafka ${kafkaBroker.version}`,
+  )
+  console.log(`events per measurement: ${EVENTS}, payload ${JSON.stringify(PAYLOAD).length} bytes`)
+
+  for (const concurrency of [1, 16, 64]) {
+    const n = concurrency === 1 ? Math.min(EVENTS, 2_000) : EVENTS
+    const seconds = await timed(() => appendMany(pool, n, concurrency))
+    report(`journal append, 1 event per transaction, ${concurrency} concurrent`, n, seconds)
+  }
+  const total = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')).rows[0]!.n
+
+  const journal: EventLogBackend = { kind: 'journal' }
+  report('journal consumer (no-op handler)', total, await timed(() => consume(pool, journal, total)))
+
+  const kafka = createKafka({ brokers: kafkaBroker.brokers, logLevel: 'nothing' })
+  const admin = kafka.admin()
+  await admin.connect()
+  await ensureTopics(admin, { partitions: 12 })
+  await admin.disconnect()
+  const relay = new Relay({ pool, kafka, batchSize: 1_000 })
+  const relaySeconds = await timed(async () => {
+    await relay.start()
+    while (relay.stats.published < total) await new Promise((r) => setTimeout(r, 10))
+  })
+  await relay.stop()
+  report('relay journal → Kafka (acks=all)', total, relaySeconds)
+  report(
+    'Kafka consumer (no-op handler)',
+    total,
+    await timed(() => consume(pool, { kind: 'kafka', kafka }, total)),
+  )
+  await pool.end()
+} finally {
+  await kafkaBroker.stop()
+  await postgres.stop()
+  await rm(scratch, { recursive: true, force: true })
+}
+
+async function appendMany(pool: pg.Pool, n: number, concurrency: number) {
+  let next = 0
+  const streams = Array.from({ length: 1_000 }, () => randomUUID())
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const streamId = streams[next++ % streams.length]!
+        await withTransaction(pool, (c) =>
+          appendToStream(c, {
+            streamType: 'conversation',
+            streamId,
+            orgId: ORG,
+            chatbotId: CHATBOT,
+            expectedVersion: 'any',
+            events: [{ type: 'conversation.messages-captured', version: 1, payload: PAYLOAD }],
+          }),
+        )
+      }
+    }),
+  )
+}
+
+async function consume(pool: pg.Pool, backend: EventLogBackend, total: number) {
+  let applied = 0
+  const consumer = createEventConsumer(backend, {
+    pool,
+    groupId: `bench-${randomUUID()}`,
+    streamTypes: ['conversation'],
+    maxBatchSize: 1_000,
+    handler: async (records) => {
+      applied += records.length
+    },
+  })
+  await consumer.start()
+  while (applied < total) await new Promise((r) => setTimeout(r, 10))
+  await consumer.stop()
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint()
+  await fn()
+  return Number(process.hrtime.bigint() - start) / 1e9
+}
+
+function report(what: string, events: number, seconds: number) {
+  console.log(
+    `${what.padEnd(58)} ${Math.round(events / seconds)
+      .toLocaleString('en')
+      .padStart(9)} events/s`,
+  )
+}
