@@ -37,6 +37,48 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: z.coerce.number().int().min(1).max(10_000).default(12),
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(7).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('conversation-analytics'),
+
+  /** Signs session cookies; at least 32 characters. When unset one is generated once and kept in the database. */
+  SESSION_SECRET: z.string().min(32).optional(),
+  /** A session unused this long expires. */
+  SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(525_600)
+    .default(60 * 24),
+  /** A session expires this long after sign-in, however active. */
+  SESSION_ABSOLUTE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(8_760)
+    .default(24 * 14),
+  SIGNUP_ENABLED: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  /** Origins allowed to make mutating dashboard requests (comma-separated); the service's own origin always is. */
+  ALLOWED_ORIGINS: z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().url()))
+    .default([]),
+  /** Trust X-Forwarded-* from a reverse proxy (needed for Secure cookies and client addresses behind TLS). */
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  CAPTURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  /** Requests per minute per client address for requests without a valid API key, and for sign-in. */
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Shares rate-limit counters between gateway instances; in memory when unset. */
+  REDIS_URL: z.string().url().optional(),
 })
 
 export type Config = z.infer<typeof configSchema>

@@ -29,7 +29,12 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     const mapped = err.code ? FASTIFY_CODES[err.code] : undefined
     if (mapped) {
-      const message = mapped === 'invalid_request' ? 'The request body is not valid JSON.' : err.message
+      const message =
+        err.code === 'FST_ERR_VALIDATION'
+          ? `The request ${err.validationContext ?? 'body'} is invalid.`
+          : mapped === 'invalid_request'
+            ? 'The request body is not valid JSON.'
+            : err.message
       const details = err.validation?.map((v) => ({
         path: v.instancePath || '/',
         message: v.message ?? 'invalid',

@@ -15,8 +15,10 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS
 
 export interface ErrorDetail {
+  /** JSON Pointer into the part of the request named by `in` (the body when absent). */
   readonly path: string
   readonly message: string
+  readonly in?: string
 }
 
 /** An expected failure: a stable code, a sentence for humans, and whether trying again may succeed. */

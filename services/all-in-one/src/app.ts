@@ -34,7 +34,7 @@ export async function startAllInOne(
       await relay.start()
     }
     // The dashboard's read routes join the gateway's here as the query service gains them (issue #4).
-    const app = buildGatewayApp({ logger: log, readiness: infra.readiness })
+    const app = await buildGatewayApp({ pool: infra.pool, config, logger: log, readiness: infra.readiness })
     await app.listen({ port: config.PORT, host: config.HOST })
     return {
       app,

@@ -11,6 +11,6 @@ export interface QueryDeps {
  * The read side's HTTP service: dashboard reads from the read models (issue #4 adds those routes).
  * Built without listening, so tests drive it with app.inject.
  */
-export function buildQueryApp(deps: QueryDeps): FastifyInstance {
+export function buildQueryApp(deps: QueryDeps): Promise<FastifyInstance> {
   return createHttpApp({ logger: deps.logger, readiness: deps.readiness })
 }

@@ -3,7 +3,7 @@ import { buildQueryApp } from './app.ts'
 
 await runService('query', async (config, log) => {
   const infra = await openInfrastructure(config, log, 'query')
-  const app = buildQueryApp({ logger: log, readiness: infra.readiness })
+  const app = await buildQueryApp({ logger: log, readiness: infra.readiness })
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
     async close() {

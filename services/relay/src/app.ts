@@ -14,14 +14,16 @@ export interface RelayServiceDeps {
 }
 
 /** The relay (journal → Kafka) plus a small HTTP server for its health and state. */
-export function buildRelayService(deps: RelayServiceDeps): { relay: Relay; app: FastifyInstance } {
+export async function buildRelayService(
+  deps: RelayServiceDeps,
+): Promise<{ relay: Relay; app: FastifyInstance }> {
   const relay = new Relay({
     pool: deps.pool,
     kafka: deps.kafka,
     topicPrefix: deps.topicPrefix,
     log: (msg, fields) => deps.logger.warn(fields ?? {}, msg),
   })
-  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness })
+  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness })
   app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
   return { relay, app }
 }

@@ -4,7 +4,7 @@ import { buildRelayService } from './app.ts'
 await runService('relay', async (config, log) => {
   if (!config.KAFKA_BROKERS) throw new Error('the relay publishes to Kafka: set KAFKA_BROKERS')
   const infra = await openInfrastructure(config, log, 'relay')
-  const { relay, app } = buildRelayService({
+  const { relay, app } = await buildRelayService({
     pool: infra.pool,
     kafka: infra.kafka!,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,

@@ -1,0 +1,16 @@
+import { type Config, loadConfig } from '@cas/config'
+import { buildGatewayApp } from '@cas/service-gateway'
+import type { FastifyInstance } from 'fastify'
+import type { TestDatabase } from './database.ts'
+
+/** The gateway app on a test database, driven with app.inject. `env` overrides configuration. */
+export async function buildTestGateway(
+  db: TestDatabase,
+  env: Record<string, string> = {},
+  now?: () => Date,
+): Promise<{ app: FastifyInstance; config: Config }> {
+  const config = loadConfig({ DATABASE_URL: db.url, ...env })
+  const app = await buildGatewayApp({ pool: db.pool, config, logger: false, readiness: [], now })
+  await app.ready()
+  return { app, config }
+}
