@@ -10,7 +10,13 @@ export async function buildTestGateway(
   now?: () => Date,
 ): Promise<{ app: FastifyInstance; config: Config }> {
   const config = loadConfig({ DATABASE_URL: db.url, ...env })
-  const app = await buildGatewayApp({ pool: db.pool, config, logger: false, readiness: [], now })
+  const app = await buildGatewayApp({
+    pool: db.pool,
+    config,
+    logger: process.env.TEST_LOGS ? (await import('pino')).pino({ level: 'error' }) : false,
+    readiness: [],
+    now,
+  })
   await app.ready()
   return { app, config }
 }

@@ -6,6 +6,7 @@ import { migrate, startEmbeddedPostgres, withDatabase } from '@cas/db'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
+import { hasRedisServer, startRedis } from './redis.ts'
 
 export const TEMPLATE_DATABASE = 'cas_test_template'
 
@@ -16,6 +17,8 @@ declare module 'vitest' {
     /** Kafka bootstrap servers, or null when Kafka tests are skipped (no Java, outside CI). */
     kafkaBrokers: string[] | null
     kafkaVersion: string | null
+    /** A Redis server for the shared rate-limit store, or null when skipped (no redis-server, outside CI). */
+    redisUrl: string | null
   }
 }
 
@@ -75,7 +78,21 @@ export default async function setup(project: TestProject) {
   }
   if (kafkaVersion) console.log(`Kafka broker under test: Apache Kafka ${kafkaVersion} at ${kafkaBrokers}`)
 
+  let redisUrl = process.env.REDIS_URL ?? null
+  if (!redisUrl && hasRedisServer()) {
+    const redis = await startRedis()
+    stops.unshift(redis.stop)
+    redisUrl = redis.url
+  } else if (!redisUrl && process.env.CI === 'true') {
+    throw new Error('redis-server is required to run the Redis tests in CI (apt-get install redis-server)')
+  } else if (!redisUrl) {
+    console.warn(
+      '\n!! redis-server not found: the shared rate-limit store tests are SKIPPED (apt-get install redis-server)\n',
+    )
+  }
+
   project.provide('postgresUrl', postgresUrl)
+  project.provide('redisUrl', redisUrl)
   project.provide('kafkaBrokers', kafkaBrokers)
   project.provide('kafkaVersion', kafkaVersion)
 

@@ -8,6 +8,7 @@ export {
   type EventToAppend,
   type ExpectedVersion,
   type JournalDeps,
+  lockStreamForUpdate,
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
@@ -16,6 +17,7 @@ export {
   type JournalPage,
   type ReadJournalOptions,
   readJournal,
+  readStream,
 } from './journal-reader.ts'
 export {
   createKafka,

@@ -74,6 +74,24 @@ export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOption
   return { records: rows.filter((r) => r.position !== null).map(toRecord), scannedTo }
 }
 
+/**
+ * Every event of one stream in version order, as committed so far. For command handlers loading state
+ * inside their transaction (lock the stream first, or decide against a version and let the append check).
+ */
+export async function readStream(
+  db: Pool | ClientBase,
+  streamType: StreamType,
+  streamId: string,
+): Promise<JournalRecord[]> {
+  const { rows } = await db.query<JournalRow>(
+    `SELECT position::text, event_id, stream_type, stream_id, stream_version, type, version, occurred_at,
+            org_id, chatbot_id, payload, metadata
+       FROM event_journal WHERE stream_type = $1 AND stream_id = $2 ORDER BY stream_version`,
+    [streamType, streamId],
+  )
+  return rows.map(toRecord)
+}
+
 /** SQL for the virtual partition of `stream_id` among `countParam` partitions. */
 export function partitionExpression(countParam: string): string {
   return `(abs(hashtext(stream_id::text)::bigint) % ${countParam})`

@@ -177,6 +177,19 @@ async function lockStream(
   return { version: row.version, lastTx: BigInt(row.last_tx) }
 }
 
+/**
+ * Locks an existing stream for the rest of the caller's transaction and returns its version (0 when the
+ * stream does not exist yet, and then nothing is locked). Command handlers take it before loading state,
+ * so concurrent commands on one stream take turns instead of failing their version check.
+ */
+export async function lockStreamForUpdate(client: ClientBase, streamType: StreamType, streamId: string) {
+  const { rows } = await client.query<{ version: number }>(
+    'SELECT version FROM event_streams WHERE stream_type = $1 AND stream_id = $2 FOR UPDATE',
+    [streamType, streamId],
+  )
+  return rows[0]?.version ?? 0
+}
+
 /** The current version of a stream (0 when it has no events). */
 export async function streamVersion(db: Pool | ClientBase, streamType: StreamType, streamId: string) {
   const { rows } = await db.query<{ version: number }>(

@@ -68,7 +68,9 @@ export {
   type DeepReadonly,
   type JsonValue,
   journalPositionSchema,
+  jsonObjectSchema,
   jsonValueSchema,
+  primitiveValueSchema,
   utcTimestampSchema,
 } from './primitives.ts'
 export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'

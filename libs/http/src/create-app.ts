@@ -38,6 +38,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   }) as unknown as FastifyInstance
+  // Every API speaks JSON: a text/plain body is refused (415) rather than parsed as a string.
+  app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandler(app)

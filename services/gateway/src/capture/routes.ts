@@ -1,6 +1,13 @@
 import type { Config } from '@cas/config'
+import { AppError, errorResponses } from '@cas/http'
+import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { Redis } from 'ioredis'
 import type pg from 'pg'
+import { identifyApiKey } from './api-key-auth.ts'
+import { capture } from './capture.ts'
+import { captureBodySchema, captureResponseSchema } from './schema.ts'
 
 export interface CaptureRouteDeps {
   readonly pool: pg.Pool
@@ -8,4 +15,86 @@ export interface CaptureRouteDeps {
   readonly now: () => Date
 }
 
-export async function registerCapture(_app: FastifyInstance, _deps: CaptureRouteDeps): Promise<void> {}
+/**
+ * POST /api/v1/capture. In its own plugin scope: JSON is the only accepted body (anything else is 415),
+ * and the rate limit applies per API key, or per client address for requests without a valid key.
+ * Order of checks: rate limit and key (401) before the body is read (413, 415), then validation (400).
+ */
+export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDeps): Promise<void> {
+  const { config, pool } = deps
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string' },
+      scope.getDefaultJsonParser('error', 'error'),
+    )
+    const redis = config.REDIS_URL
+      ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, lazyConnect: false })
+      : undefined
+    if (redis) scope.addHook('onClose', async () => void (await redis.quit()))
+    await scope.register(rateLimit, {
+      hook: 'onRequest',
+      timeWindow: 60_000,
+      enableDraftSpec: true,
+      nameSpace: 'cas-capture:',
+      redis,
+      // A shared store that is down must not take capture down with it.
+      skipOnError: true,
+      keyGenerator: async (request) => {
+        const identity = await identifyApiKey(pool, request)
+        return identity ? `key:${identity.chatbotId}` : `ip:${request.ip}`
+      },
+      max: (_request, key) =>
+        key.startsWith('key:')
+          ? config.CAPTURE_RATE_LIMIT_PER_MINUTE
+          : config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
+      errorResponseBuilder: (_request, context) =>
+        new AppError('rate_limited', `Too many requests; retry in ${context.after}.`),
+    })
+
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/api/v1/capture',
+      {
+        // After the rate limit (an onRequest hook, so failed attempts count against the client address)
+        // and before the body is read.
+        preParsing: async (request) => {
+          if (!(await identifyApiKey(pool, request))) {
+            throw new AppError(
+              'unauthorized',
+              'A valid API key is required: Authorization: Bearer svc_live_…',
+            )
+          }
+        },
+        schema: {
+          tags: ['capture'],
+          security: [{ apiKey: [] }],
+          body: captureBodySchema,
+          response: {
+            200: captureResponseSchema,
+            ...errorResponses(
+              'invalid_request',
+              'unauthorized',
+              'payload_too_large',
+              'unsupported_media_type',
+              'rate_limited',
+            ),
+          },
+        },
+      },
+      async (request, reply) => {
+        const identity = request.apiKeyIdentity
+        if (!identity) throw new AppError('unauthorized', 'A valid API key is required.')
+        const result = await capture(pool, identity.keyHash, request.body, deps.now)
+        if (result.deprecated) reply.header('deprecation', 'true')
+        return {
+          ok: true as const,
+          conversationId: result.conversationId,
+          messagesStored: result.messagesStored,
+          analysisQueued: result.analysisQueued,
+          warnings: result.warnings,
+        }
+      },
+    )
+  })
+}

@@ -1,9 +1,173 @@
+import { jsonObjectSchema } from '@cas/events'
+import { AppError, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
+import { z } from 'zod'
+import { requireSession } from '../auth/plugin.ts'
+import { issueApiKey } from './api-key.ts'
+import { executeChatbotCommand, newChatbotId } from './commands.ts'
+import { type ChatbotView, findChatbot, listChatbots } from './repository.ts'
+import { settingsSchema } from './settings.ts'
 
 export interface ChatbotRouteDeps {
   readonly pool: pg.Pool
   readonly now: () => Date
 }
 
-export async function registerChatbots(_app: FastifyInstance, _deps: ChatbotRouteDeps): Promise<void> {}
+const nameSchema = z.string().trim().min(1).max(100).describe('Display name, 1 to 100 characters.')
+
+const chatbotSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  api_key_prefix: z.string().describe('The first 13 characters of the API key and `…`.'),
+  settings: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+})
+
+const withKeySchema = z.object({
+  ok: z.literal(true),
+  chatbot: chatbotSchema,
+  apiKey: z.string().describe('The full API key. Shown this once; only its hash is kept.'),
+})
+
+// Malformed ids are answered like unknown ones (API.md: never reveal existence), so params are not validated.
+const idParams = z.object({ id: z.string() })
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const notFound = () => new AppError('not_found', 'No chatbot with this id.')
+
+/** Chatbot management for the dashboard: every route is session-authenticated and organization-scoped. */
+export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>()
+  const tags = ['chatbots']
+  const security = [{ session: [] }]
+
+  const readBack = async (orgId: string, id: string): Promise<ChatbotView> => {
+    const chatbot = await findChatbot(deps.pool, orgId, id)
+    if (!chatbot) throw notFound()
+    return chatbot
+  }
+  const chatbotId = (id: string) => {
+    if (!UUID.test(id)) throw notFound()
+    return id.toLowerCase()
+  }
+
+  r.get(
+    '/api/v1/chatbots',
+    {
+      schema: {
+        tags,
+        security,
+        response: { 200: z.array(chatbotSchema), ...errorResponses('unauthorized') },
+      },
+    },
+    async (request) => listChatbots(deps.pool, requireSession(request).orgId),
+  )
+
+  r.post(
+    '/api/v1/chatbots',
+    {
+      schema: {
+        tags,
+        security,
+        body: z.strictObject({ name: nameSchema, settings: settingsSchema.optional() }),
+        response: { 200: withKeySchema, ...errorResponses('invalid_request', 'unauthorized', 'forbidden') },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      const key = issueApiKey()
+      const id = newChatbotId()
+      const { name, settings = {} } = request.body
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        id,
+        { type: 'create', name, settings, apiKeyPrefix: key.prefix },
+        key,
+      )
+      return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
+    },
+  )
+
+  r.get(
+    '/api/v1/chatbots/:id',
+    {
+      schema: {
+        tags,
+        security,
+        params: idParams,
+        response: { 200: chatbotSchema, ...errorResponses('unauthorized', 'not_found') },
+      },
+    },
+    async (request) => readBack(requireSession(request).orgId, chatbotId(request.params.id)),
+  )
+
+  r.patch(
+    '/api/v1/chatbots/:id',
+    {
+      schema: {
+        tags,
+        security,
+        params: idParams,
+        body: z.strictObject({
+          name: nameSchema.optional(),
+          settings: jsonObjectSchema
+            .describe('A JSON Merge Patch (RFC 7386) of the settings: objects merge, null removes a key.')
+            .optional(),
+        }),
+        response: {
+          200: chatbotSchema,
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      const id = chatbotId(request.params.id)
+      const { name, settings } = request.body
+      await executeChatbotCommand(deps, orgId, id, { type: 'update', name, settingsPatch: settings })
+      return readBack(orgId, id)
+    },
+  )
+
+  r.delete(
+    '/api/v1/chatbots/:id',
+    {
+      schema: {
+        tags,
+        security,
+        params: idParams,
+        response: {
+          200: z.object({ ok: z.literal(true) }),
+          ...errorResponses('unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      await executeChatbotCommand(deps, orgId, chatbotId(request.params.id), { type: 'delete' })
+      return { ok: true as const }
+    },
+  )
+
+  r.post(
+    '/api/v1/chatbots/:id/rotate-key',
+    {
+      schema: {
+        tags,
+        security,
+        params: idParams,
+        response: { 200: withKeySchema, ...errorResponses('unauthorized', 'forbidden', 'not_found') },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      const id = chatbotId(request.params.id)
+      const key = issueApiKey()
+      await executeChatbotCommand(deps, orgId, id, { type: 'rotate-key', apiKeyPrefix: key.prefix }, key)
+      return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
+    },
+  )
+}

@@ -1,0 +1,208 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { signUp } from '../../../../test/support/auth.ts'
+import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
+import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { countRows } from '../../../../test/support/journal.ts'
+
+let db: TestDatabase
+let app: FastifyInstance
+let cookie: string
+let apiKey: string
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ app } = await buildTestGateway(db))
+  cookie = (await signUp(app)).cookie
+  apiKey = (await createChatbot(app, cookie)).apiKey
+})
+afterAll(async () => {
+  await app.close()
+  await db.drop()
+})
+
+/** Everything a capture could have written. */
+async function storedState() {
+  return Promise.all(
+    ['event_journal', 'capture_conversations', 'capture_message_ids'].map((t) => countRows(db.pool, t)),
+  )
+}
+
+describe('capture authentication', () => {
+  it.each([
+    ['no Authorization header', undefined],
+    ['another scheme', 'Basic c3ZjX2xpdmVf'],
+    ['a malformed key', 'Bearer svc_live_XYZ'],
+    ['a key with upper-case hex', `Bearer svc_live_${'A'.repeat(32)}`],
+    ['an unknown key', `Bearer svc_live_${'0'.repeat(32)}`],
+  ])('answers 401 for %s and stores nothing', async (_what, authorization) => {
+    const before = await storedState()
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/capture',
+      headers: authorization ? { authorization } : {},
+      payload: captureBody('unauthorized'),
+    })
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toMatchObject({ ok: false, error: { code: 'unauthorized' } })
+    expect(await storedState()).toEqual(before)
+  })
+
+  it('answers 401 before looking at the body', async () => {
+    const res = await postCapture(app, `svc_live_${'1'.repeat(32)}`, { messages: [] })
+    expect(res.statusCode).toBe(401)
+  })
+})
+
+describe('capture validation', () => {
+  const valid = captureBody('validation', 1)
+  const message = valid.messages[0]!
+  it.each([
+    ['messages empty', { ...valid, messages: [] }, '/messages'],
+    ['101 messages', captureBody('v', 101), '/messages'],
+    ['no conversationId', { messages: valid.messages }, '/conversationId'],
+    ['empty conversationId', { ...valid, conversationId: '' }, '/conversationId'],
+    ['conversationId too long', { ...valid, conversationId: 'c'.repeat(257) }, '/conversationId'],
+    ['messages not an array', { ...valid, messages: 'hello' }, '/messages'],
+    ['unknown role', { ...valid, messages: [{ ...message, role: 'bot' }] }, '/messages/0/role'],
+    ['missing id', { ...valid, messages: [{ role: 'user', content: 'x' }] }, '/messages/0/id'],
+    ['id too long', { ...valid, messages: [{ ...message, id: 'i'.repeat(257) }] }, '/messages/0/id'],
+    ['content not a string', { ...valid, messages: [{ ...message, content: 5 }] }, '/messages/0/content'],
+    [
+      'content too long',
+      { ...valid, messages: [{ ...message, content: 'c'.repeat(32_769) }] },
+      '/messages/0/content',
+    ],
+    [
+      'sentAt without zone',
+      { ...valid, messages: [{ ...message, sentAt: '2026-11-21T10:00:00' }] },
+      '/messages/0/sentAt',
+    ],
+    ['custom nested', { ...valid, custom: { a: { b: 1 } } }, '/custom/a'],
+    ['user not an object', { ...valid, user: 'u-1' }, '/user'],
+    ['user field nested', { ...valid, user: { id: 'u', address: { city: 'x' } } }, '/user/address'],
+    ['userId not a string', { ...valid, userId: 7 }, '/userId'],
+  ])('answers 400 for %s, naming the path, and stores nothing', async (_what, body, path) => {
+    const before = await storedState()
+    const res = await postCapture(app, apiKey, body)
+    expect(res.statusCode).toBe(400)
+    const { error } = res.json()
+    expect(error.code).toBe('invalid_request')
+    expect(error.details.map((d: { path: string }) => d.path)).toContain(path)
+    expect(res.body).not.toMatch(/at .*\.ts|SELECT|INSERT/)
+    expect(await storedState()).toEqual(before)
+  })
+
+  it('names every bad path of a request at once', async () => {
+    const res = await postCapture(app, apiKey, { messages: [{ id: '', role: 'x', content: 1 }] })
+    const paths = res.json().error.details.map((d: { path: string }) => d.path)
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/conversationId',
+        '/messages/0/id',
+        '/messages/0/role',
+        '/messages/0/content',
+      ]),
+    )
+  })
+
+  it('answers 400 for a body that is not JSON', async () => {
+    const res = await postCapture(app, apiKey, '{"conversationId":', { 'content-type': 'application/json' })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error.code).toBe('invalid_request')
+  })
+
+  it('answers 415 for a body that is not declared JSON, and stores nothing', async () => {
+    const before = await storedState()
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await postCapture(app, apiKey, JSON.stringify(captureBody('typed')), {
+        'content-type': contentType,
+      })
+      expect(res.statusCode, contentType).toBe(415)
+      expect(res.json().error.code).toBe('unsupported_media_type')
+    }
+    expect(await storedState()).toEqual(before)
+  })
+
+  it('answers 413 above the 4 MiB body limit, and stores nothing', async () => {
+    const before = await storedState()
+    const huge = JSON.stringify({ ...captureBody('huge', 1), padding: 'x'.repeat(4 * 1024 * 1024) })
+    const res = await postCapture(app, apiKey, huge, { 'content-type': 'application/json' })
+    expect(res.statusCode).toBe(413)
+    expect(res.json().error.code).toBe('payload_too_large')
+    expect(await storedState()).toEqual(before)
+  })
+})
+
+describe('capture rate limit', () => {
+  it('answers 429 with Retry-After and RateLimit headers past the per-key limit, per key', async () => {
+    const limited = await buildTestGateway(db, { CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
+    try {
+      const [first, second] = [
+        await createChatbot(limited.app, cookie),
+        await createChatbot(limited.app, cookie),
+      ]
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++)
+        statuses.push((await postCapture(limited.app, first.apiKey, captureBody(`rl-${i}`))).statusCode)
+      expect(statuses).toEqual([200, 200, 200, 429])
+      const res = await postCapture(limited.app, first.apiKey, captureBody('rl-over'))
+      expect(res.statusCode).toBe(429)
+      expect(res.json()).toMatchObject({ ok: false, error: { code: 'rate_limited' } })
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+      expect(res.headers['ratelimit-limit']).toBe('3')
+      expect(res.headers['ratelimit-remaining']).toBe('0')
+      expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0)
+      const { rows } = await db.pool.query('SELECT 1 FROM capture_conversations WHERE external_id = $1', [
+        'rl-over',
+      ])
+      expect(rows).toEqual([])
+      // Another chatbot's key has its own budget.
+      expect((await postCapture(limited.app, second.apiKey, captureBody('rl-other'))).statusCode).toBe(200)
+    } finally {
+      await limited.app.close()
+    }
+  })
+
+  it('limits requests without a valid key per client address', async () => {
+    const limited = await buildTestGateway(db, { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '2' })
+    try {
+      const bad = `svc_live_${'9'.repeat(32)}`
+      const statuses = []
+      for (let i = 0; i < 3; i++)
+        statuses.push((await postCapture(limited.app, bad, captureBody('x'))).statusCode)
+      expect(statuses).toEqual([401, 401, 429])
+      const other = await limited.app.inject({
+        method: 'POST',
+        url: '/api/v1/capture',
+        remoteAddress: '10.1.2.3',
+        headers: { authorization: `Bearer ${bad}` },
+        payload: captureBody('x'),
+      })
+      expect(other.statusCode).toBe(401)
+    } finally {
+      await limited.app.close()
+    }
+  })
+
+  const redisUrl = inject('redisUrl')
+  it.skipIf(!redisUrl)(
+    'shares the counters between gateway instances through Redis (REDIS_URL)',
+    async () => {
+      const env = { CAPTURE_RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: redisUrl! }
+      const [a, b] = [await buildTestGateway(db, env), await buildTestGateway(db, env)]
+      try {
+        const { apiKey: key } = await createChatbot(a.app, cookie)
+        const statuses = []
+        for (let i = 0; i < 6; i++) {
+          statuses.push((await postCapture(i % 2 ? b.app : a.app, key, captureBody(`redis-${i}`))).statusCode)
+        }
+        expect(statuses).toEqual([200, 200, 200, 200, 429, 429])
+      } finally {
+        await a.app.close()
+        await b.app.close()
+      }
+    },
+  )
+})

@@ -1,0 +1,63 @@
+import type { CustomFieldType } from '../chatbots/settings.ts'
+import type { CaptureBody } from './schema.ts'
+
+type Primitive = string | number | boolean
+type Flat = Record<string, Primitive>
+
+/** The four metadata objects of a conversation, as stored and as carried by its events. */
+export interface ConversationMetadata {
+  readonly user: Flat
+  readonly organization: Flat
+  readonly session: Flat
+  readonly custom: Flat
+}
+
+export const EMPTY_METADATA: ConversationMetadata = { user: {}, organization: {}, session: {}, custom: {} }
+
+/**
+ * The metadata a capture carries, with the deprecated fields folded in: `userId` fills `user.id` when
+ * absent, `metadata` merges under `custom` (custom wins).
+ */
+export function incomingMetadata(body: CaptureBody): { metadata: ConversationMetadata; deprecated: boolean } {
+  const user = { ...(body.user as Flat | undefined) }
+  if (body.userId !== undefined && user.id === undefined) user.id = body.userId
+  return {
+    metadata: {
+      user,
+      organization: { ...(body.organization as Flat | undefined) },
+      session: { ...(body.session as Flat | undefined) },
+      custom: { ...body.metadata, ...body.custom },
+    },
+    deprecated: body.userId !== undefined || body.metadata !== undefined,
+  }
+}
+
+/** Later captures replace the fields they carry: a shallow merge per object. */
+export function mergeMetadata(
+  stored: ConversationMetadata,
+  incoming: ConversationMetadata,
+): ConversationMetadata {
+  return {
+    user: { ...stored.user, ...incoming.user },
+    organization: { ...stored.organization, ...incoming.organization },
+    session: { ...stored.session, ...incoming.session },
+    custom: { ...stored.custom, ...incoming.custom },
+  }
+}
+
+export function sameMetadata(a: ConversationMetadata, b: ConversationMetadata): boolean {
+  const flat = (m: Flat) => JSON.stringify(Object.entries(m).sort(([x], [y]) => (x < y ? -1 : 1)))
+  return (['user', 'organization', 'session', 'custom'] as const).every((k) => flat(a[k]) === flat(b[k]))
+}
+
+/** API.md warnings for custom fields missing from the chatbot's schema or of the wrong type. */
+export function customFieldWarnings(
+  custom: Flat,
+  schema: Readonly<Record<string, CustomFieldType>>,
+): string[] {
+  return Object.entries(custom).flatMap(([name, value]) => {
+    const expected = schema[name]
+    if (expected === undefined) return [`custom field ${name} is not in the schema`]
+    return typeof value === expected ? [] : [`custom field ${name} should be ${expected}`]
+  })
+}

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream, lockStreamForUpdate, readStream, StreamVersionConflictError } from '@cas/eventlog'
+import { type ChatbotEvent, parseRecordedEvent } from '@cas/events'
+import { AppError } from '@cas/http'
+import type pg from 'pg'
+import type { IssuedKey } from './api-key.ts'
+import { type ChatbotCommand, type ChatbotState, decide, evolve, initialChatbotState } from './chatbot.ts'
+import { projectChatbot } from './projection.ts'
+
+export interface CommandDeps {
+  readonly pool: pg.Pool
+  readonly now: () => Date
+}
+
+export interface CommandResult {
+  readonly chatbotId: string
+  readonly state: ChatbotState
+}
+
+// Commands on one chatbot take turns on its stream lock; the version check still guards the append (a
+// stream created concurrently has nothing to lock yet), and a command that loses it decides again.
+const CONFLICT_RETRIES = 5
+
+/**
+ * Runs one command on a chatbot stream: load its events, decide, append with optimistic concurrency, and
+ * update the inline projection (chatbots row) and the key index, all in one transaction.
+ * `key` is the key a create or rotate-key issues; only its hash is stored.
+ */
+export async function executeChatbotCommand(
+  deps: CommandDeps,
+  orgId: string,
+  chatbotId: string,
+  command: ChatbotCommand,
+  key?: IssuedKey,
+): Promise<CommandResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withTransaction(deps.pool, async (client) => {
+        await lockStreamForUpdate(client, 'chatbot', chatbotId)
+        const records = await readStream(client, 'chatbot', chatbotId)
+        const state = records
+          .map((r) => parseRecordedEvent(r) as ChatbotEvent)
+          .reduce(evolve, initialChatbotState)
+        const decision = decide(command, state, orgId)
+        if (!decision.ok) {
+          switch (decision.reason) {
+            case 'not_found':
+              throw new AppError('not_found', 'No chatbot with this id.')
+            case 'already_exists':
+              throw new AppError('conflict', 'A chatbot with this id already exists.')
+            case 'invalid_settings':
+              throw new AppError(
+                'invalid_request',
+                'The settings would be invalid after this patch.',
+                decision.issues,
+              )
+          }
+        }
+        if (decision.events.length === 0) return { chatbotId, state }
+        const appended = await appendToStream(
+          client,
+          {
+            streamType: 'chatbot',
+            streamId: chatbotId,
+            orgId,
+            chatbotId,
+            expectedVersion: records.length,
+            events: decision.events,
+          },
+          { now: deps.now },
+        )
+        const next = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent).reduce(evolve, state)
+        await projectChatbot(client, chatbotId, next, appended.streamVersion, deps.now())
+        if (key) await replaceKey(client, chatbotId, orgId, key, deps.now())
+        return { chatbotId, state: next }
+      })
+    } catch (err) {
+      if (!(err instanceof StreamVersionConflictError)) throw err
+      if (attempt >= CONFLICT_RETRIES) {
+        throw new AppError(
+          'conflict',
+          'The chatbot was changed by another request at the same time; try again.',
+        )
+      }
+    }
+  }
+}
+
+export function newChatbotId(): string {
+  return randomUUID()
+}
+
+/** The key index holds exactly the chatbot's current key: the previous one stops working on commit. */
+async function replaceKey(
+  client: pg.ClientBase,
+  chatbotId: string,
+  orgId: string,
+  key: IssuedKey,
+  now: Date,
+) {
+  await client.query('DELETE FROM chatbot_api_keys WHERE chatbot_id = $1', [chatbotId])
+  await client.query(
+    'INSERT INTO chatbot_api_keys (key_hash, chatbot_id, org_id, created_at) VALUES ($1, $2, $3, $4)',
+    [key.hash, chatbotId, orgId, now],
+  )
+}
