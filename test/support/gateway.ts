@@ -1,9 +1,13 @@
 import { type Config, loadConfig } from '@cas/config'
 import { buildGatewayApp } from '@cas/service-gateway'
 import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
 import type { TestDatabase } from './database.ts'
 
-/** The gateway app on a test database, driven with app.inject. `env` overrides configuration. */
+/**
+ * The gateway app on a test database, driven with app.inject. `env` overrides configuration.
+ * TEST_LOGS=1 prints the app's error logs (the 500s' causes) while debugging.
+ */
 export async function buildTestGateway(
   db: TestDatabase,
   env: Record<string, string> = {},
@@ -13,7 +17,7 @@ export async function buildTestGateway(
   const app = await buildGatewayApp({
     pool: db.pool,
     config,
-    logger: process.env.TEST_LOGS ? (await import('pino')).pino({ level: 'error' }) : false,
+    logger: process.env.TEST_LOGS ? pino({ level: 'error' }) : false,
     readiness: [],
     now,
   })

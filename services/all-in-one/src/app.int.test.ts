@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net'
 import { loadConfig } from '@cas/config'
 import { withTransaction } from '@cas/db'
 import { appendToStream, topicFor } from '@cas/eventlog'
@@ -39,6 +40,46 @@ describe('all-in-one service', () => {
     const res = await service.app.inject('/api/v1/nothing-here')
     expect(res.statusCode).toBe(404)
     expect(res.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
+  })
+
+  it('signs up, creates a chatbot and captures with its key, end to end over HTTP', async () => {
+    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
+    const signup = await fetch(`${base}/api/v1/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'ada@example.com',
+        password: 'correct horse battery',
+        organizationName: 'Acme',
+      }),
+    })
+    expect(signup.status).toBe(200)
+    const cookie = signup.headers.get('set-cookie')!.split(';')[0]!
+    const created = await fetch(`${base}/api/v1/chatbots`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ name: 'Support bot' }),
+    })
+    expect(created.status).toBe(200)
+    const { apiKey } = (await created.json()) as { apiKey: string }
+    const captured = await fetch(`${base}/api/v1/capture`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({
+        conversationId: 'c-1',
+        messages: [{ id: 'm-1', role: 'user', content: 'Hello' }],
+      }),
+    })
+    expect(captured.status).toBe(200)
+    expect(await captured.json()).toMatchObject({
+      ok: true,
+      messagesStored: 1,
+      analysisQueued: true,
+      warnings: [],
+    })
+    const { rows } = await db.pool.query("SELECT type FROM event_journal WHERE stream_type = 'conversation'")
+    expect(rows.map((r) => r.type)).toEqual(['conversation.started', 'conversation.messages-captured'])
   })
 
   describe.skipIf(kafkaBrokers() === null)('with KAFKA_BROKERS', () => {

@@ -1,6 +1,7 @@
 import type { Config } from '@cas/config'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { registerAuth } from './auth/plugin.ts'
@@ -33,7 +34,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 /** Adds the gateway's routes to an app (its own, or the all-in-one's). */
 export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   const now = deps.now ?? (() => new Date())
-  await registerAuth(app, { pool: deps.pool, config: deps.config, now })
-  await registerChatbots(app, { pool: deps.pool, now })
-  await registerCapture(app, { pool: deps.pool, config: deps.config, now })
+  const { pool, config } = deps
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1 })
+    : undefined
+  if (redis) app.addHook('onClose', async () => void (await redis.quit()))
+  // Auth first: its origin check and session hooks must run before any other route's.
+  await registerAuth(app, { pool, config, now, redis })
+  await registerChatbots(app, { pool, now })
+  await registerCapture(app, { pool, config, now, redis })
 }

@@ -3,7 +3,7 @@ import { AppError, errorResponses } from '@cas/http'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { identifyApiKey } from './api-key-auth.ts'
 import { capture } from './capture.ts'
@@ -13,6 +13,8 @@ export interface CaptureRouteDeps {
   readonly pool: pg.Pool
   readonly config: Config
   readonly now: () => Date
+  /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
+  readonly redis?: Redis
 }
 
 /**
@@ -29,16 +31,12 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       { parseAs: 'string' },
       scope.getDefaultJsonParser('error', 'error'),
     )
-    const redis = config.REDIS_URL
-      ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1, lazyConnect: false })
-      : undefined
-    if (redis) scope.addHook('onClose', async () => void (await redis.quit()))
     await scope.register(rateLimit, {
       hook: 'onRequest',
       timeWindow: 60_000,
       enableDraftSpec: true,
       nameSpace: 'cas-capture:',
-      redis,
+      redis: deps.redis,
       // A shared store that is down must not take capture down with it.
       skipOnError: true,
       keyGenerator: async (request) => {

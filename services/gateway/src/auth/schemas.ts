@@ -1,0 +1,29 @@
+import { z } from 'zod'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts'
+
+/** Trimmed and lowercased before the format check, so ` Ann@Example.COM ` is ann@example.com everywhere. */
+export const emailSchema = z.string().trim().toLowerCase().max(254).check(z.email())
+
+export const signupBodySchema = z.object({
+  email: emailSchema,
+  password: z.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MAX_LENGTH),
+  name: z.string().trim().min(1).max(100).optional().describe('Defaults to the part of the email before @.'),
+  organizationName: z.string().trim().min(1).max(100),
+})
+
+export const loginBodySchema = z.object({
+  email: emailSchema,
+  // No minimum beyond non-empty: the length rule applies when a password is chosen, not when it is used.
+  password: z.string().min(1).max(PASSWORD_MAX_LENGTH),
+})
+
+const userSchema = z.object({ id: z.uuid(), email: z.string(), name: z.string() })
+const organizationSchema = z.object({ id: z.uuid(), name: z.string() })
+
+export const accountResponseSchema = z.object({
+  ok: z.literal(true),
+  user: userSchema,
+  organization: organizationSchema,
+})
+
+export const okResponseSchema = z.object({ ok: z.literal(true) })
