@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto'
-import { argon2id, hash, verify } from 'argon2'
+import { type Algorithm, hash, verify } from '@node-rs/argon2'
 
 /**
  * argon2id at OWASP's minimum recommended cost (m = 19 MiB, t = 2, p = 1): enough to make offline
- * guessing expensive while a sign-in stays around tens of milliseconds on one core.
+ * guessing expensive while a sign-in stays around tens of milliseconds on one core. The binding is
+ * @node-rs/argon2 (prebuilt per platform, no install script); the `argon2` package's prebuilt Linux
+ * binary crashed on our CI machines.
  */
 export const ARGON2_PARAMS = {
-  type: argon2id,
+  // Algorithm.Argon2id, a const enum that verbatimModuleSyntax cannot import.
+  algorithm: 2 as Algorithm,
   memoryCost: 19_456,
   timeCost: 2,
   parallelism: 1,
