@@ -1,5 +1,6 @@
 // Reads vitest's JSON report and fails unless every test ran and passed, and the Kafka-backed tests
 // were among them. Prints the Kafka version tested against and a closing "N passed, N failed" line.
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
@@ -18,6 +19,12 @@ if (notRun.length)
 if (kafka.length < 5)
   problems.push(`only ${kafka.length} Kafka-backed tests passed: the Kafka tests did not run`)
 if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test files failed to run`)
+if (!report.success) problems.push('vitest reported a failure (an unhandled error or a crashed worker)')
+// A worker that crashes takes its files' tests with it, unreported: every test file must have reported.
+const testFiles = execFileSync('git', ['ls-files', '*.test.ts'], { encoding: 'utf8' }).split('\n').filter(Boolean)
+const reported = new Set(report.testResults.map((file) => file.name.replace(`${process.cwd()}/`, '')))
+const silent = testFiles.filter((f) => !reported.has(f) || !tests.some((t) => t.file === f))
+if (silent.length) problems.push(`test files that reported no test: ${silent.join(', ')}`)
 const version = readFileSync('infra/kafka/broker.ts', 'utf8').match(/KAFKA_VERSION = '([0-9.]+)'/)?.[1]
 console.log(`Kafka-backed tests passed: ${kafka.length}, against Apache Kafka ${version}`)
 if (problems.length) {
