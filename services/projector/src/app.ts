@@ -1,0 +1,43 @@
+import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
+
+export interface ProjectorDeps {
+  readonly pool: pg.Pool
+  readonly eventLog: EventLogBackend
+  readonly logger: Logger | false
+  /** Consumer group; every projector process of one deployment shares it and they split the partitions. */
+  readonly groupId?: string
+  readonly maxBatchSize?: number
+}
+
+export interface Projector {
+  readonly consumer: EventConsumer
+  readonly stats: ProjectionStats
+}
+
+export const PROJECTOR_GROUP = 'projector'
+
+/**
+ * The projector: consumes the chatbot, conversation and analysis events and maintains the read models
+ * (conversations, messages, hourly rollups). Each batch and its checkpoint commit in one transaction and
+ * the consumer drops stream versions already applied, so redelivery never double-counts.
+ */
+export function createProjector(deps: ProjectorDeps): Projector {
+  const stats: ProjectionStats = { applied: 0, dropped: {} }
+  const log = deps.logger || undefined
+  const consumer = createEventConsumer(deps.eventLog, {
+    pool: deps.pool,
+    groupId: deps.groupId ?? PROJECTOR_GROUP,
+    streamTypes: ['chatbot', 'conversation', 'analysis'],
+    maxBatchSize: deps.maxBatchSize ?? 500,
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    handler: (records, client) =>
+      applyToReadModels(client, records, stats, (reason, record, detail) => {
+        if (reason !== 'chatbot_deleted')
+          log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
+      }),
+  })
+  return { consumer, stats }
+}
