@@ -504,8 +504,15 @@ function canConnect(port: number): Promise<boolean> {
 }
 
 /** Kafka cluster ids are 16 random bytes, base64url without padding (what `kafka-storage random-uuid` prints). */
+/**
+ * A KRaft cluster id (16 random bytes, base64url), never starting with '-': the storage tool would read
+ * `--cluster-id -…` as another option and fail to format.
+ */
 function randomClusterId(): string {
-  return randomBytes(16).toString('base64url')
+  for (;;) {
+    const id = randomBytes(16).toString('base64url')
+    if (!id.startsWith('-')) return id
+  }
 }
 
 /** With `unref`, the timer alone does not keep the process alive (for timeouts raced against a child's exit). */

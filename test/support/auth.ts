@@ -1,5 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type pg from 'pg'
+import { sessionKey } from '../../services/gateway/src/auth/session-store.ts'
 
 export const SESSION_COOKIE = 'cas_session'
 /** The password signUp uses unless told otherwise. */
@@ -55,4 +57,32 @@ export function randomClientAddress(): string {
 export function sessionIdOf(cookie: string): string {
   const value = decodeURIComponent(cookie.slice(cookie.indexOf('=') + 1))
   return value.slice(0, value.lastIndexOf('.'))
+}
+
+/** GET /api/v1/auth/me, as the holder of `cookie` (a `cas_session=<value>` pair) or with no cookie. */
+export function me(app: FastifyInstance, cookie?: string) {
+  return app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: cookie ? { cookie } : {} })
+}
+
+/** A row of the `sessions` table. */
+export interface StoredSession {
+  readonly sid: string
+  readonly user_id: string
+  readonly org_id: string
+  readonly created_at: Date
+  readonly last_seen_at: Date
+  readonly expires_at: Date
+}
+
+/** The given columns of the stored session a cookie names, or null when there is none. */
+export async function storedSession<Column extends keyof StoredSession>(
+  pool: pg.Pool,
+  cookie: string,
+  columns: readonly Column[],
+): Promise<Pick<StoredSession, Column> | null> {
+  const { rows } = await pool.query<Pick<StoredSession, Column>>(
+    `SELECT ${columns.join(', ')} FROM sessions WHERE sid = $1`,
+    [sessionKey(sessionIdOf(cookie))],
+  )
+  return rows[0] ?? null
 }

@@ -2,7 +2,8 @@ import { type Config, loadConfig } from '@cas/config'
 import { buildGatewayApp } from '@cas/service-gateway'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
-import type { TestDatabase } from './database.ts'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import { createTestDatabase, type TestDatabase } from './database.ts'
 
 /**
  * The gateway app on a test database, driven with app.inject. `env` overrides configuration.
@@ -23,4 +24,81 @@ export async function buildTestGateway(
   })
   await app.ready()
   return { app, config }
+}
+
+export interface TestGateways {
+  /**
+   * The file's database: created before its tests, dropped after them. Safe to destructure at the top of
+   * the file; its members are only there once the tests run.
+   */
+  readonly db: TestDatabase
+  /** A gateway app on `db` and the test clock, `env` over the defaults; closed after the test. */
+  gateway(env?: Record<string, string>): Promise<FastifyInstance>
+  /** Closes an app built some other way after the test too; returns it. */
+  closeAfterTest<App extends FastifyInstance>(app: App): App
+  /** The time the gateways see: the wall clock until setNow or advance fixes it. */
+  now(): Date
+  /** Fixes the time the gateways see (theirs from then on: it only moves with advance or setNow). */
+  setNow(date: Date): void
+  /** Moves the gateways' time forward by `ms` (from the wall clock's time when it was not fixed yet). */
+  advance(ms: number): void
+}
+
+/**
+ * The setup of a test file driving gateway apps: registers the hooks that create its database (beforeAll),
+ * close the apps each test built (afterEach) and drop the database (afterAll). Call it once, at the top of
+ * the file. `env` configures every gateway() unless a test overrides it.
+ */
+export function useTestGateways(opts: { env?: Record<string, string> } = {}): TestGateways {
+  let database: TestDatabase | undefined
+  const apps: FastifyInstance[] = []
+  let clock: Date | undefined
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+  })
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()))
+  })
+  afterAll(async () => {
+    await database?.drop()
+  })
+
+  const current = (): TestDatabase => {
+    if (!database) throw new Error('the test database is only there inside tests and hooks')
+    return database
+  }
+  const db: TestDatabase = {
+    get url() {
+      return current().url
+    },
+    get name() {
+      return current().name
+    },
+    get pool() {
+      return current().pool
+    },
+    drop: () => current().drop(),
+  }
+  const now = () => clock ?? new Date()
+
+  return {
+    db,
+    async gateway(env = {}) {
+      const { app } = await buildTestGateway(db, { ...opts.env, ...env }, now)
+      apps.push(app)
+      return app
+    },
+    closeAfterTest(app) {
+      apps.push(app)
+      return app
+    },
+    now,
+    setNow(date) {
+      clock = date
+    },
+    advance(ms) {
+      clock = new Date(now().getTime() + ms)
+    },
+  }
 }

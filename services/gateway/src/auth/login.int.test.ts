@@ -1,54 +1,33 @@
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import {
+  me,
   randomClientAddress,
   SESSION_COOKIE,
   sessionCookie,
   sessionIdOf,
   signUp,
+  storedSession,
   TEST_PASSWORD,
 } from '../../../../test/support/auth.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { INVALID_CREDENTIALS } from './routes.ts'
-import { sessionKey } from './session-store.ts'
 
-let db: TestDatabase
-const apps: FastifyInstance[] = []
-let clock: Date
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-})
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()))
-})
-afterAll(async () => {
-  await db.drop()
+const { db, gateway, setNow, advance } = useTestGateways({
+  env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' },
 })
 
-async function gateway(env: Record<string, string> = {}) {
-  clock = new Date('2030-01-01T00:00:00Z')
-  const { app } = await buildTestGateway(
-    db,
-    { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000', ...env },
-    () => clock,
-  )
-  apps.push(app)
-  return app
-}
+// Each test starts its gateway at the same time.
+beforeEach(() => {
+  setNow(new Date('2030-01-01T00:00:00Z'))
+})
 
 function login(email: string, password: string, extra: Partial<InjectOptions> = {}): InjectOptions {
   return { method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, ...extra }
 }
 
-async function sessionRow(cookie: string) {
-  const { rows } = await db.pool.query('SELECT user_id, org_id FROM sessions WHERE sid = $1', [
-    sessionKey(sessionIdOf(cookie)),
-  ])
-  return rows[0] ?? null
-}
+const sessionRow = (cookie: string) => storedSession(db.pool, cookie, ['user_id', 'org_id'])
 
 async function failuresFor(email: string): Promise<number | null> {
   const { rows } = await db.pool.query<{ failures: number }>(
@@ -56,10 +35,6 @@ async function failuresFor(email: string): Promise<number | null> {
     [email],
   )
   return rows[0]?.failures ?? null
-}
-
-async function me(app: FastifyInstance, cookie: string) {
-  return app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } })
 }
 
 describe('POST /api/v1/auth/login', () => {
@@ -160,13 +135,13 @@ describe('POST /api/v1/auth/login', () => {
     expect(await failuresFor('target@example.com')).toBeGreaterThan(5)
 
     // And a minute before the window ends it is still refused, saying so
-    clock = new Date(clock.getTime() + 14 * 60_000)
+    advance(14 * 60_000)
     const stillThrottled = await app.inject(login('target@example.com', TEST_PASSWORD))
     expect(stillThrottled.statusCode).toBe(429)
     expect(stillThrottled.headers['retry-after']).toBe('60')
 
     // And once the window has passed, the right password signs in and the count is gone
-    clock = new Date(clock.getTime() + 60_000)
+    advance(60_000)
     const afterWindow = await app.inject(login('target@example.com', TEST_PASSWORD))
     expect(afterWindow.statusCode).toBe(200)
     expect(await failuresFor('target@example.com')).toBeNull()

@@ -1,31 +1,14 @@
 import { loadConfig } from '@cas/config'
 import { createHttpApp } from '@cas/http'
-import type { FastifyInstance, InjectOptions } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { sessionIdOf, signUp, TEST_PASSWORD } from '../../../../test/support/auth.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import type { InjectOptions } from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { signUp, storedSession, TEST_PASSWORD } from '../../../../test/support/auth.ts'
+import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { registerAuth } from './plugin.ts'
-import { sessionKey } from './session-store.ts'
 
-let db: TestDatabase
-const apps: FastifyInstance[] = []
-
-beforeAll(async () => {
-  db = await createTestDatabase()
+const { db, gateway, closeAfterTest } = useTestGateways({
+  env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' },
 })
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()))
-})
-afterAll(async () => {
-  await db.drop()
-})
-
-async function gateway(env: Record<string, string> = {}) {
-  const { app } = await buildTestGateway(db, { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000', ...env })
-  apps.push(app)
-  return app
-}
 
 function signup(email: string, headers: Record<string, string>): InjectOptions {
   return {
@@ -42,10 +25,7 @@ async function userExists(email: string): Promise<boolean> {
 }
 
 async function sessionExists(cookie: string): Promise<boolean> {
-  const { rows } = await db.pool.query('SELECT 1 FROM sessions WHERE sid = $1', [
-    sessionKey(sessionIdOf(cookie)),
-  ])
-  return rows.length === 1
+  return (await storedSession(db.pool, cookie, ['sid'])) !== null
 }
 
 const FORBIDDEN = {
@@ -167,8 +147,7 @@ describe('Origin check on mutating API requests', () => {
   it('protects mutating routes registered after it in other plugins', async () => {
     // Given an app where another plugin adds a POST route after auth is registered
     const config = loadConfig({ DATABASE_URL: db.url })
-    const app = await createHttpApp({ logger: false, readiness: [] })
-    apps.push(app)
+    const app = closeAfterTest(await createHttpApp({ logger: false, readiness: [] }))
     await registerAuth(app, { pool: db.pool, config, now: () => new Date() })
     let calls = 0
     await app.register(async (chatbots) => {

@@ -1,55 +1,22 @@
 import { Signer } from '@fastify/cookie'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { SESSION_COOKIE, sessionIdOf, signUp } from '../../../../test/support/auth.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { me, SESSION_COOKIE, sessionIdOf, signUp, storedSession } from '../../../../test/support/auth.ts'
+import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { sweepExpired } from './expiry-sweeper.ts'
 import { LOGIN_THROTTLE } from './login-throttle.ts'
 import { loadSessionSecret } from './session-secret.ts'
-import { revokeUserSessions, sessionKey } from './session-store.ts'
+import { revokeUserSessions } from './session-store.ts'
 
-let db: TestDatabase
-const apps: FastifyInstance[] = []
-let clock: Date
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-})
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()))
-})
-afterAll(async () => {
-  await db.drop()
-})
+const { db, gateway, now, setNow, advance } = useTestGateways()
 
 const MINUTE = 60_000
 
-async function gateway(env: Record<string, string> = {}) {
-  const { app } = await buildTestGateway(db, env, () => clock)
-  apps.push(app)
-  return app
-}
-
-function advance(ms: number) {
-  clock = new Date(clock.getTime() + ms)
-}
-
-function me(app: FastifyInstance, cookie?: string) {
-  return app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: cookie ? { cookie } : {} })
-}
-
-async function sessionRow(cookie: string) {
-  const { rows } = await db.pool.query<{ user_id: string; last_seen_at: Date; expires_at: Date }>(
-    'SELECT user_id, last_seen_at, expires_at FROM sessions WHERE sid = $1',
-    [sessionKey(sessionIdOf(cookie))],
-  )
-  return rows[0] ?? null
-}
+const sessionRow = (cookie: string) =>
+  storedSession(db.pool, cookie, ['user_id', 'last_seen_at', 'expires_at'])
 
 describe('session persistence and revocation', () => {
   beforeAll(() => {
-    clock = new Date('2030-01-01T00:00:00Z')
+    setNow(new Date('2030-01-01T00:00:00Z'))
   })
 
   it('keeps sessions across a restart: a second app on the same database accepts the cookie', async () => {
@@ -143,12 +110,12 @@ describe('session persistence and revocation', () => {
     const fresh = await signUp(app)
     await db.pool.query(
       'INSERT INTO login_failures (email, failures, window_started_at) VALUES ($1, 2, $2), ($3, 1, $4)',
-      ['stale@example.com', new Date(clock.getTime() - LOGIN_THROTTLE.windowMs), 'recent@example.com', clock],
+      ['stale@example.com', new Date(now().getTime() - LOGIN_THROTTLE.windowMs), 'recent@example.com', now()],
     )
 
     // When the sweeper runs after the first session's idle time has passed
     advance(5 * MINUTE)
-    const swept = await sweepExpired(db.pool, clock, LOGIN_THROTTLE.windowMs)
+    const swept = await sweepExpired(db.pool, now(), LOGIN_THROTTLE.windowMs)
 
     // Then exactly the expired rows are deleted
     expect(swept).toEqual({ sessions: 1, loginFailures: 1 })

@@ -1,53 +1,19 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { SESSION_COOKIE, sessionIdOf, signUp } from '../../../../test/support/auth.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
-import { sessionKey } from './session-store.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { me, SESSION_COOKIE, sessionIdOf, signUp, storedSession } from '../../../../test/support/auth.ts'
+import { useTestGateways } from '../../../../test/support/gateway.ts'
 
-let db: TestDatabase
-const apps: FastifyInstance[] = []
-let clock: Date
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-})
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()))
-})
-afterAll(async () => {
-  await db.drop()
-})
+const { db, gateway, now, setNow, advance } = useTestGateways()
 
 const MINUTE = 60_000
 
-async function gateway(env: Record<string, string> = {}) {
-  const { app } = await buildTestGateway(db, env, () => clock)
-  apps.push(app)
-  return app
-}
-
-function advance(ms: number) {
-  clock = new Date(clock.getTime() + ms)
-}
-
-function me(app: FastifyInstance, cookie?: string) {
-  return app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: cookie ? { cookie } : {} })
-}
-
-async function sessionRow(cookie: string) {
-  const { rows } = await db.pool.query<{ user_id: string; last_seen_at: Date; expires_at: Date }>(
-    'SELECT user_id, last_seen_at, expires_at FROM sessions WHERE sid = $1',
-    [sessionKey(sessionIdOf(cookie))],
-  )
-  return rows[0] ?? null
-}
+const sessionRow = (cookie: string) =>
+  storedSession(db.pool, cookie, ['user_id', 'last_seen_at', 'expires_at'])
 
 const UNAUTHORIZED = { ok: false, error: { code: 'unauthorized', message: 'Sign in first.' } }
 
 describe('dashboard sessions', () => {
   beforeAll(() => {
-    clock = new Date('2030-01-01T00:00:00Z')
+    setNow(new Date('2030-01-01T00:00:00Z'))
   })
 
   it('GET /me answers the signed-in user and organization', async () => {
@@ -138,7 +104,7 @@ describe('dashboard sessions', () => {
 
     // Then it still works: each use moved the idle deadline
     expect(stillAlive.statusCode).toBe(200)
-    expect((await sessionRow(cookie))?.expires_at).toEqual(new Date(clock.getTime() + 30 * MINUTE))
+    expect((await sessionRow(cookie))?.expires_at).toEqual(new Date(now().getTime() + 30 * MINUTE))
 
     // But when it then lies unused for 30 minutes, it is refused and its row deleted
     advance(30 * MINUTE)
@@ -151,7 +117,7 @@ describe('dashboard sessions', () => {
     // Given a session signed in at T
     const app = await gateway()
     const { cookie } = await signUp(app)
-    const signedInAt = clock
+    const signedInAt = now()
 
     // When it is used 30 seconds later
     advance(30_000)
@@ -163,7 +129,7 @@ describe('dashboard sessions', () => {
     // But when it is used a minute after the last write, last_seen_at moves to now
     advance(30_000)
     expect((await me(app, cookie)).statusCode).toBe(200)
-    expect((await sessionRow(cookie))?.last_seen_at).toEqual(clock)
+    expect((await sessionRow(cookie))?.last_seen_at).toEqual(now())
   })
 
   it('expires a session at the absolute limit after sign-in, however active', async () => {
@@ -175,7 +141,7 @@ describe('dashboard sessions', () => {
       expect((await me(app, cookie)).statusCode).toBe(200)
     }
     // (its stored expiry never reaches past the absolute limit)
-    expect((await sessionRow(cookie))?.expires_at).toEqual(new Date(clock.getTime() + 20 * MINUTE))
+    expect((await sessionRow(cookie))?.expires_at).toEqual(new Date(now().getTime() + 20 * MINUTE))
 
     // When it is used again one hour after sign-in
     advance(20 * MINUTE)

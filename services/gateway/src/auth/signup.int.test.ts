@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   SESSION_COOKIE,
   sessionCookie,
@@ -7,29 +6,11 @@ import {
   signUp,
   TEST_PASSWORD,
 } from '../../../../test/support/auth.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { ARGON2_PARAMS } from './passwords.ts'
 import { sessionKey } from './session-store.ts'
 
-let db: TestDatabase
-const apps: FastifyInstance[] = []
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-})
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()))
-})
-afterAll(async () => {
-  await db.drop()
-})
-
-async function gateway(env: Record<string, string> = {}) {
-  const { app } = await buildTestGateway(db, { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000', ...env })
-  apps.push(app)
-  return app
-}
+const { db, gateway } = useTestGateways({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' } })
 
 function signupRequest(payload: Record<string, unknown>, headers: Record<string, string> = {}) {
   return { method: 'POST' as const, url: '/api/v1/auth/signup', payload, headers }
