@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
+import { sessionKey } from '@cas/auth'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type pg from 'pg'
-import { sessionKey } from '../../services/gateway/src/auth/session-store.ts'
 
 export const SESSION_COOKIE = 'cas_session'
 /** The password signUp uses unless told otherwise. */

@@ -1,3 +1,4 @@
+import { requireSession, SESSION_COOKIE } from '@cas/auth'
 import type { Config } from '@cas/config'
 import { AppError, errorResponses } from '@cas/http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
@@ -6,10 +7,7 @@ import type pg from 'pg'
 import { type Account, createAccount, findAccount, findAccountForLogin } from './accounts.ts'
 import { clearLoginFailures, LOGIN_THROTTLE, recordLoginAttempt } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
-import { requireSession } from './principal.ts'
 import { accountResponseSchema, loginBodySchema, okResponseSchema, signupBodySchema } from './schemas.ts'
-
-export const SESSION_COOKIE = 'cas_session'
 
 /** One message for an unknown email and a wrong password, so the answer doesn't reveal which accounts exist. */
 export const INVALID_CREDENTIALS = 'The email or password is incorrect.'

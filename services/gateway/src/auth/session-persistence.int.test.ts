@@ -1,11 +1,10 @@
+import { loadSessionSecret, revokeUserSessions } from '@cas/auth'
 import { Signer } from '@fastify/cookie'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { me, SESSION_COOKIE, sessionIdOf, signUp, storedSession } from '../../../../test/support/auth.ts'
 import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { sweepExpired } from './expiry-sweeper.ts'
 import { LOGIN_THROTTLE } from './login-throttle.ts'
-import { loadSessionSecret } from './session-secret.ts'
-import { revokeUserSessions } from './session-store.ts'
 
 const { db, gateway, now, setNow, advance } = useTestGateways()
 

@@ -1,3 +1,4 @@
+import { sessionKey } from '@cas/auth'
 import { describe, expect, it } from 'vitest'
 import {
   SESSION_COOKIE,
@@ -8,7 +9,6 @@ import {
 } from '../../../../test/support/auth.ts'
 import { useTestGateways } from '../../../../test/support/gateway.ts'
 import { ARGON2_PARAMS } from './passwords.ts'
-import { sessionKey } from './session-store.ts'
 
 const { db, gateway } = useTestGateways({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' } })
 

@@ -1,0 +1,5 @@
+export { originCheck } from './origin-check.ts'
+export { type Principal, requireSession } from './principal.ts'
+export { loadSessionSecret } from './session-secret.ts'
+export { PgSessionStore, revokeUserSessions, type SessionPolicy, sessionKey } from './session-store.ts'
+export { registerSessions, SESSION_COOKIE, type SessionDeps } from './sessions.ts'
