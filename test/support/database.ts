@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { createPool, withDatabase } from '@cas/db'
+import { createPool, readerLoginUrl, withDatabase } from '@cas/db'
 import pg from 'pg'
 import { inject } from 'vitest'
 
@@ -10,6 +10,8 @@ export interface TestDatabase {
   readonly url: string
   readonly name: string
   readonly pool: pg.Pool
+  /** The database as the query service's row-level-security role sees it. */
+  readonly readerPool: pg.Pool
   drop(): Promise<void>
 }
 
@@ -23,11 +25,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`)
   const url = withDatabase(adminUrl, name)
   const pool = createPool(url, { max: 20, applicationName: 'test' })
+  const readerPool = createPool(readerLoginUrl(url), { max: 5, applicationName: 'test-reader' })
   return {
     url,
     name,
     pool,
+    readerPool,
     async drop() {
+      await readerPool.end()
       await pool.end()
       await dropTestDatabase(adminUrl, name)
     },

@@ -1,13 +1,15 @@
 import { type Config, loadConfig } from '@cas/config'
 import { buildGatewayApp } from '@cas/service-gateway'
+import { registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
 /**
- * The gateway app on a test database, driven with app.inject. `env` overrides configuration.
- * TEST_LOGS=1 prints the app's error logs (the 500s' causes) while debugging.
+ * The dashboard's HTTP surface on a test database, as the all-in-one serves it: the gateway's routes and
+ * the query service's reads (through the row-level-security role). Driven with app.inject; `env`
+ * overrides configuration. TEST_LOGS=1 prints the app's error logs (the 500s' causes) while debugging.
  */
 export async function buildTestGateway(
   db: TestDatabase,
@@ -21,6 +23,11 @@ export async function buildTestGateway(
     logger: process.env.TEST_LOGS ? pino({ level: 'error' }) : false,
     readiness: [],
     now,
+  })
+  await registerQueryRoutes(app, {
+    readerPool: db.readerPool,
+    now: now ?? (() => new Date()),
+    readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
   })
   await app.ready()
   return { app, config }
@@ -77,6 +84,9 @@ export function useTestGateways(opts: { env?: Record<string, string> } = {}): Te
     },
     get pool() {
       return current().pool
+    },
+    get readerPool() {
+      return current().readerPool
     },
     drop: () => current().drop(),
   }

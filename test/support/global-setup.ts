@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { migrate, startEmbeddedPostgres, withDatabase } from '@cas/db'
+import { ensureReaderLogin, migrate, startEmbeddedPostgres, withDatabase } from '@cas/db'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
@@ -111,6 +111,8 @@ async function prepareTemplate(postgresUrl: string) {
     await admin.end()
   }
   await migrate(withDatabase(postgresUrl, TEMPLATE_DATABASE))
+  // The query service's login role is cluster-wide: made once here, used by every test database.
+  await ensureReaderLogin(withDatabase(postgresUrl, TEMPLATE_DATABASE))
 }
 
 function hasJava(): boolean {

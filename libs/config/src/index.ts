@@ -25,6 +25,12 @@ export const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   /** Any Postgres 14+; when unset the embedded server is started. */
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * The query service's connection: a role that can read the read models only through row-level
+   * security (member of cas_reader; not their owner, not superuser, not BYPASSRLS). When unset, a role
+   * `cas_query` is created through DATABASE_URL (which then needs CREATEROLE).
+   */
+  QUERY_DATABASE_URL: z.string().url().optional(),
   /** Port of the embedded Postgres server; 0 picks a free one at each start. */
   EMBEDDED_POSTGRES_PORT: port.default(0),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
@@ -74,6 +80,8 @@ export const configSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /** How long a conversation read waits for the read model to catch up with a write that returned. */
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
   CAPTURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   /** Requests per minute per client address for requests without a valid API key, and for sign-in. */
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),

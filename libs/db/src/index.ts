@@ -5,7 +5,9 @@ export {
 } from './embedded-postgres.ts'
 export { freePort } from './free-port.ts'
 export { migrate, migrationsDir } from './migrate.ts'
+export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'
+export { ensureReaderLogin, READER_LOGIN, readerLoginUrl } from './reader-role.ts'
 export {
   isRetryable,
   RetryableTransactionError,

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Config } from '@cas/config'
-import { createPool, migrate, startEmbeddedPostgres } from '@cas/db'
+import { createPool, ensureReaderLogin, migrate, startEmbeddedPostgres } from '@cas/db'
 import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
 import type { Admin, Kafka } from 'kafkajs'
@@ -15,6 +15,8 @@ export interface Infrastructure {
   /** Set in Kafka mode. */
   readonly kafka?: Kafka
   readonly readiness: readonly ReadinessCheck[]
+  /** Connections as the row-level-security reader role, for services answering dashboard reads. */
+  readonly readerPool?: pg.Pool
   /** Closes everything this opened, in reverse order. */
   close(): Promise<void>
 }
@@ -28,6 +30,7 @@ export async function openInfrastructure(
   config: Config,
   log: Logger,
   service: string,
+  opts: { reader?: boolean } = {},
 ): Promise<Infrastructure> {
   const closers: (() => Promise<unknown>)[] = []
   const close = async () => {
@@ -57,9 +60,16 @@ export async function openInfrastructure(
     const readiness: ReadinessCheck[] = [
       { name: 'database', check: () => pool.query('SELECT 1').then(() => {}) },
     ]
+    let readerPool: pg.Pool | undefined
+    if (opts.reader) {
+      const readerUrl = config.QUERY_DATABASE_URL ?? (await ensureReaderLogin(databaseUrl))
+      const reader = createPool(readerUrl, { max: config.DATABASE_POOL_SIZE, applicationName: `${service}-reader` })
+      closers.push(() => reader.end())
+      readerPool = reader
+    }
 
     if (!config.KAFKA_BROKERS) {
-      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, close }
+      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, readerPool, close }
     }
     const kafka = createKafka({
       brokers: config.KAFKA_BROKERS,
@@ -81,6 +91,7 @@ export async function openInfrastructure(
       kafka,
       eventLog: { kind: 'kafka', kafka, topicPrefix: config.KAFKA_TOPIC_PREFIX },
       readiness,
+      readerPool,
       close,
     }
   } catch (err) {

@@ -2,12 +2,15 @@ import type { Config } from '@cas/config'
 import { Relay } from '@cas/eventlog'
 import { type Infrastructure, openInfrastructure, type RunningService } from '@cas/platform'
 import { buildGatewayApp } from '@cas/service-gateway'
+import { createProjector, type Projector } from '@cas/service-projector'
+import { registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 
 export interface AllInOne extends RunningService {
   readonly app: FastifyInstance
   readonly infra: Infrastructure
+  readonly projector: Projector
   readonly relay?: Relay
 }
 
@@ -16,39 +19,41 @@ export interface AllInOne extends RunningService {
  * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too.
  * This runner is the one place that composes services; the services themselves share only libs.
  */
-export async function startAllInOne(
-  config: Config,
-  log: Logger | false,
-  parentLog: Logger,
-): Promise<AllInOne> {
-  const infra = await openInfrastructure(config, parentLog, 'all-in-one')
-  let relay: Relay | undefined
+export async function startAllInOne(config: Config, log: Logger | false, parentLog: Logger): Promise<AllInOne> {
+  const infra = await openInfrastructure(config, parentLog, 'all-in-one', { reader: true })
+  const stops: (() => Promise<unknown>)[] = [() => infra.close()]
+  const stop = async () => {
+    for (const s of stops.splice(0)) await s()
+  }
   try {
+    let relay: Relay | undefined
     if (infra.kafka) {
-      relay = new Relay({
+      const r = new Relay({
         pool: infra.pool,
         kafka: infra.kafka,
         topicPrefix: config.KAFKA_TOPIC_PREFIX,
         log: (msg, fields) => parentLog.warn(fields ?? {}, msg),
       })
-      await relay.start()
+      await r.start()
+      stops.unshift(() => r.stop())
+      relay = r
     }
-    // The dashboard's read routes join the gateway's here as the query service gains them (issue #4).
-    const app = await buildGatewayApp({ pool: infra.pool, config, logger: log, readiness: infra.readiness })
+    const projector = createProjector({ pool: infra.pool, eventLog: infra.eventLog, logger: log })
+    await projector.consumer.start()
+    stops.unshift(() => projector.consumer.stop())
+
+    const now = () => new Date()
+    const app = await buildGatewayApp({ pool: infra.pool, config, logger: log, readiness: infra.readiness, now })
+    await registerQueryRoutes(app, {
+      readerPool: infra.readerPool!,
+      now,
+      readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    })
+    stops.unshift(() => app.close())
     await app.listen({ port: config.PORT, host: config.HOST })
-    return {
-      app,
-      infra,
-      relay,
-      async close() {
-        await app.close()
-        await relay?.stop()
-        await infra.close()
-      },
-    }
+    return { app, infra, relay, projector, close: stop }
   } catch (err) {
-    await relay?.stop()
-    await infra.close()
+    await stop()
     throw err
   }
 }

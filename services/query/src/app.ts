@@ -1,16 +1,38 @@
+import { registerSessions } from '@cas/auth'
+import type { Config } from '@cas/config'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import type { Logger } from 'pino'
+import type { QueryDeps } from './deps.ts'
+import { registerAnalyticsRoutes } from './routes/analytics.ts'
+import { registerChatbotReadRoutes } from './routes/chatbots.ts'
+import { registerConversationRoutes } from './routes/conversations.ts'
 
-export interface QueryDeps {
+export type { QueryDeps } from './deps.ts'
+
+export interface QueryAppDeps extends QueryDeps {
+  /** The owner's pool: sessions are read with it (the reader role sees read models only). */
+  readonly pool: pg.Pool
+  readonly config: Config
   readonly logger: Logger | false
   readonly readiness: readonly ReadinessCheck[]
 }
 
 /**
- * The read side's HTTP service: dashboard reads from the read models (issue #4 adds those routes).
- * Built without listening, so tests drive it with app.inject.
+ * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics) from the read
+ * models, through the row-level-security role. Built without listening, so tests drive it with inject.
  */
-export function buildQueryApp(deps: QueryDeps): Promise<FastifyInstance> {
-  return createHttpApp({ logger: deps.logger, readiness: deps.readiness })
+export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance> {
+  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness, trustProxy: deps.config.TRUST_PROXY })
+  await registerSessions(app, { pool: deps.pool, config: deps.config, now: deps.now })
+  await registerQueryRoutes(app, deps)
+  return app
+}
+
+/** Adds the read routes to an app that already has sessions (its own, or the all-in-one's). */
+export async function registerQueryRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
+  await registerChatbotReadRoutes(app, deps)
+  await registerConversationRoutes(app, deps)
+  await registerAnalyticsRoutes(app, deps)
 }

@@ -2,8 +2,16 @@ import { openInfrastructure, runService } from '@cas/platform'
 import { buildQueryApp } from './app.ts'
 
 await runService('query', async (config, log) => {
-  const infra = await openInfrastructure(config, log, 'query')
-  const app = await buildQueryApp({ logger: log, readiness: infra.readiness })
+  const infra = await openInfrastructure(config, log, 'query', { reader: true })
+  const app = await buildQueryApp({
+    pool: infra.pool,
+    readerPool: infra.readerPool!,
+    config,
+    logger: log,
+    readiness: infra.readiness,
+    now: () => new Date(),
+    readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+  })
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
     async close() {

@@ -4,10 +4,10 @@ import { AppError, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
+import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import { z } from 'zod'
 import { issueApiKey } from './api-key.ts'
 import { executeChatbotCommand, newChatbotId } from './commands.ts'
-import { type ChatbotView, findChatbot, listChatbots } from './repository.ts'
 import { settingsSchema } from './settings.ts'
 
 export interface ChatbotRouteDeps {
@@ -17,14 +17,6 @@ export interface ChatbotRouteDeps {
 
 const nameSchema = z.string().trim().min(1).max(100).describe('Display name, 1 to 100 characters.')
 
-const chatbotSchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  api_key_prefix: z.string().describe('The first 13 characters of the API key and `…`.'),
-  settings: z.record(z.string(), z.unknown()),
-  created_at: z.string(),
-})
-
 const withKeySchema = z.object({
   ok: z.literal(true),
   chatbot: chatbotSchema,
@@ -33,11 +25,13 @@ const withKeySchema = z.object({
 
 // Malformed ids are answered like unknown ones (API.md: never reveal existence), so params are not validated.
 const idParams = z.object({ id: z.string() })
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const notFound = () => new AppError('not_found', 'No chatbot with this id.')
 
-/** Chatbot management for the dashboard: every route is session-authenticated and organization-scoped. */
+/**
+ * Chatbot commands for the dashboard (the reads are the query service's): every route is
+ * session-authenticated and organization-scoped.
+ */
 export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>()
   const tags = ['chatbots']
@@ -49,21 +43,9 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     return chatbot
   }
   const chatbotId = (id: string) => {
-    if (!UUID.test(id)) throw notFound()
+    if (!isUuid(id)) throw notFound()
     return id.toLowerCase()
   }
-
-  r.get(
-    '/api/v1/chatbots',
-    {
-      schema: {
-        tags,
-        security,
-        response: { 200: z.array(chatbotSchema), ...errorResponses('unauthorized') },
-      },
-    },
-    async (request) => listChatbots(deps.pool, requireSession(request).orgId),
-  )
 
   r.post(
     '/api/v1/chatbots',
@@ -89,19 +71,6 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
-  )
-
-  r.get(
-    '/api/v1/chatbots/:id',
-    {
-      schema: {
-        tags,
-        security,
-        params: idParams,
-        response: { 200: chatbotSchema, ...errorResponses('unauthorized', 'not_found') },
-      },
-    },
-    async (request) => readBack(requireSession(request).orgId, chatbotId(request.params.id)),
   )
 
   r.patch(

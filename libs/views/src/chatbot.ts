@@ -1,6 +1,15 @@
 import type pg from 'pg'
+import { z } from 'zod'
 
-/** A chatbot as the API returns it (spec.md: id, name, api_key_prefix, settings, created_at). */
+/** A chatbot as the API returns it (spec.md), in list items, reads and command responses alike. */
+export const chatbotSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  api_key_prefix: z.string().describe('The first 13 characters of the API key and `…`.'),
+  settings: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+})
+
 export interface ChatbotView {
   id: string
   name: string
@@ -24,8 +33,8 @@ function toView(row: ChatbotRow): ChatbotView {
 }
 
 /** The organization's chatbots, oldest first. */
-export async function listChatbots(pool: pg.Pool, orgId: string): Promise<ChatbotView[]> {
-  const { rows } = await pool.query<ChatbotRow>(
+export async function listChatbots(db: pg.Pool | pg.ClientBase, orgId: string): Promise<ChatbotView[]> {
+  const { rows } = await db.query<ChatbotRow>(
     `SELECT ${COLUMNS} FROM chatbots WHERE org_id = $1 ORDER BY created_at, id`,
     [orgId],
   )
@@ -34,11 +43,11 @@ export async function listChatbots(pool: pg.Pool, orgId: string): Promise<Chatbo
 
 /** One chatbot of the organization, or undefined (also when it belongs to another organization). */
 export async function findChatbot(
-  pool: pg.Pool,
+  db: pg.Pool | pg.ClientBase,
   orgId: string,
   id: string,
 ): Promise<ChatbotView | undefined> {
-  const { rows } = await pool.query<ChatbotRow>(
+  const { rows } = await db.query<ChatbotRow>(
     `SELECT ${COLUMNS} FROM chatbots WHERE id = $1 AND org_id = $2`,
     [id, orgId],
   )

@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify'
+import type { QueryDeps } from '../deps.ts'
+
+export async function registerConversationRoutes(_app: FastifyInstance, _deps: QueryDeps): Promise<void> {}
