@@ -24,7 +24,11 @@ export interface QueryAppDeps extends QueryDeps {
  * models, through the row-level-security role. Built without listening, so tests drive it with inject.
  */
 export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance> {
-  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness, trustProxy: deps.config.TRUST_PROXY })
+  const app = await createHttpApp({
+    logger: deps.logger,
+    readiness: deps.readiness,
+    trustProxy: deps.config.TRUST_PROXY,
+  })
   await registerSessions(app, { pool: deps.pool, config: deps.config, now: deps.now })
   await registerQueryRoutes(app, deps)
   return app

@@ -18,7 +18,13 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
 
   r.get(
     '/api/v1/chatbots',
-    { schema: { tags, security, response: { 200: z.array(chatbotSchema), ...errorResponses('unauthorized') } } },
+    {
+      schema: {
+        tags,
+        security,
+        response: { 200: z.array(chatbotSchema), ...errorResponses('unauthorized') },
+      },
+    },
     async (request) => {
       const { orgId } = requireSession(request)
       return withOrgScope(deps.readerPool, orgId, (client) => listChatbots(client, orgId))

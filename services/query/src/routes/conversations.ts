@@ -1,4 +1,163 @@
+import { requireSession } from '@cas/auth'
+import { withOrgScope } from '@cas/db'
+import { AppError, errorResponses } from '@cas/http'
+import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { z } from 'zod'
 import type { QueryDeps } from '../deps.ts'
+import {
+  conversationMessages,
+  findConversation,
+  listConversations,
+  type PageKey,
+  projectedVersion,
+  toConversation,
+  writtenVersion,
+} from '../repositories/conversations.ts'
 
-export async function registerConversationRoutes(_app: FastifyInstance, _deps: QueryDeps): Promise<void> {}
+const sentimentSchema = z
+  .object({ score: z.number(), label: z.enum(['positive', 'neutral', 'negative']) })
+  .nullable()
+
+const conversationSchema = z.object({
+  id: z.uuid(),
+  chatbotId: z.uuid(),
+  conversationId: z.string().describe("The caller's conversation id."),
+  user: z.record(z.string(), z.unknown()),
+  organization: z.record(z.string(), z.unknown()),
+  session: z.record(z.string(), z.unknown()),
+  custom: z.record(z.string(), z.unknown()),
+  messageCount: z.number().int(),
+  firstMessageAt: z.string(),
+  lastMessageAt: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  sentiment: sentimentSchema,
+  topics: z.array(z.string()),
+})
+
+const listQuery = z.strictObject({
+  chatbotId: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(512).optional().describe('Opaque: the nextCursor of the previous page.'),
+  from: z.iso.datetime({ offset: true }).optional().describe('Last message at or after.'),
+  to: z.iso.datetime({ offset: true }).optional().describe('Last message at or before.'),
+  userId: z.string().min(1).max(256).optional().describe('End-user id (user.id).'),
+  sentiment: z.enum(['positive', 'neutral', 'negative']).optional(),
+  topic: z.string().min(1).max(200).optional(),
+  q: z.string().min(1).max(200).optional().describe('Full-text search in message content.'),
+})
+
+const POLL_MS = 10
+
+function encodeCursor(key: PageKey): string {
+  return Buffer.from(JSON.stringify([key.lastMessageAt, key.id])).toString('base64url')
+}
+
+function decodeCursor(cursor: string): PageKey {
+  try {
+    const [lastMessageAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    if (typeof lastMessageAt === 'string' && !Number.isNaN(Date.parse(lastMessageAt)) && isUuid(id)) {
+      return { lastMessageAt, id }
+    }
+  } catch {}
+  throw new AppError('invalid_request', 'The cursor is not one this API returned.', [
+    { path: '/cursor', message: 'invalid cursor', in: 'querystring' },
+  ])
+}
+
+export async function registerConversationRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>()
+  const tags = ['conversations']
+  const security = [{ session: [] }]
+  const timeoutMs = deps.readYourWritesTimeoutMs ?? 2_000
+
+  r.get(
+    '/api/v1/conversations',
+    {
+      schema: {
+        tags,
+        security,
+        querystring: listQuery,
+        response: {
+          200: z.object({
+            ok: z.literal(true),
+            conversations: z.array(conversationSchema),
+            nextCursor: z.string().nullable(),
+          }),
+          ...errorResponses('invalid_request', 'unauthorized'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      const { limit, cursor, ...filters } = request.query
+      const after = cursor ? decodeCursor(cursor) : undefined
+      const rows = await withOrgScope(deps.readerPool, orgId, (client) =>
+        listConversations(client, orgId, filters, limit, after),
+      )
+      const page = rows.slice(0, limit).map(toConversation)
+      const last = page.at(-1)
+      const nextCursor =
+        rows.length > limit && last ? encodeCursor({ lastMessageAt: last.lastMessageAt, id: last.id }) : null
+      return { ok: true as const, conversations: page, nextCursor }
+    },
+  )
+
+  r.get(
+    '/api/v1/conversations/:id',
+    {
+      schema: {
+        tags,
+        security,
+        params: z.object({ id: z.string() }),
+        response: {
+          200: z.object({
+            ok: z.literal(true),
+            conversation: conversationSchema.extend({
+              messages: z.array(
+                z.object({
+                  id: z.string(),
+                  role: z.string(),
+                  content: z.string(),
+                  sentAt: z.string(),
+                  sentiment: sentimentSchema,
+                }),
+              ),
+            }),
+          }),
+          ...errorResponses('unauthorized', 'not_found', 'unavailable'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = requireSession(request)
+      const id = request.params.id.toLowerCase()
+      const notFound = () => new AppError('not_found', 'No conversation with this id.')
+      if (!isUuid(id)) throw notFound()
+      const written = await withOrgScope(deps.readerPool, orgId, (client) =>
+        writtenVersion(client, orgId, id),
+      )
+      if (written === undefined) throw notFound()
+      // Read-your-writes: wait (bounded) until the read model has applied what the write side recorded.
+      const deadline = Date.now() + timeoutMs
+      while (Date.now() < deadline) {
+        const projected = await withOrgScope(deps.readerPool, orgId, (client) =>
+          projectedVersion(client, orgId, id),
+        )
+        if (projected >= written) break
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+      }
+      const found = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        const row = await findConversation(client, orgId, id)
+        return row && { ...toConversation(row), messages: await conversationMessages(client, orgId, id) }
+      })
+      if (!found) {
+        reply.header('retry-after', '1')
+        throw new AppError('unavailable', 'The conversation is still being processed; try again shortly.')
+      }
+      return { ok: true as const, conversation: found }
+    },
+  )
+}

@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from '../../../test/support/auth.ts'
+import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { buildTestGateway } from '../../../test/support/gateway.ts'
+import { projectAll } from '../../../test/support/projector.ts'
+
+let db: TestDatabase
+let app: FastifyInstance
+let cookie: string
+let otherCookie: string
+let bot: { id: string; apiKey: string; orgId: string }
+let otherBot: { id: string; apiKey: string }
+/** Internal id by caller's conversationId, for the conversations made in beforeAll. */
+const ids = new Map<string, string>()
+
+async function capture(
+  apiKey: string,
+  conversationId: string,
+  messages: [string, string, string][],
+  extra = {},
+) {
+  const res = await postCapture(app, apiKey, {
+    conversationId,
+    messages: messages.map(([id, sentAt, content]) => ({ id, role: 'user', content, sentAt })),
+    ...extra,
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  ids.set(conversationId, res.json().conversationId)
+  return res.json().conversationId as string
+}
+
+async function analyzeConversation(
+  conversationId: string,
+  label: 'positive' | 'neutral' | 'negative',
+  topics: string[],
+) {
+  await withTransaction(db.pool, (client) =>
+    appendToStream(client, {
+      streamType: 'analysis',
+      streamId: conversationId,
+      orgId: bot.orgId,
+      chatbotId: bot.id,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.conversation-analyzed', {
+          analyzer: { name: 'test', version: '1' },
+          sentiment: { score: label === 'positive' ? 0.7 : label === 'negative' ? -0.7 : 0, label },
+          topics,
+        }),
+      ],
+    }),
+  )
+}
+
+function get(url: string, as = cookie) {
+  return app.inject({ method: 'GET', url, headers: { cookie: as } })
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ app } = await buildTestGateway(db))
+  const me = await signUp(app)
+  cookie = me.cookie
+  otherCookie = (await signUp(app)).cookie
+  const created = await createChatbot(app, cookie)
+  bot = { id: created.chatbot.id, apiKey: created.apiKey, orgId: me.organization.id }
+  const other = await createChatbot(app, otherCookie)
+  otherBot = { id: other.chatbot.id, apiKey: other.apiKey }
+  // 25 conversations, one per hour, the last message of conversation n at hour n.
+  for (let n = 0; n < 25; n++) {
+    const at = new Date(Date.UTC(2026, 10, 1, n)).toISOString()
+    await capture(bot.apiKey, `page-${n}`, [[`m-${n}`, at, `message number ${n}`]], {
+      user: { id: `user-${n % 3}` },
+    })
+  }
+  await capture(bot.apiKey, 'refund', [
+    ['r', '2026-11-02T09:00:00Z', 'I want a refund for my broken umbrella'],
+  ])
+  await capture(otherBot.apiKey, 'foreign', [['f', '2026-11-02T10:00:00Z', 'refund umbrella please']])
+  await analyzeConversation(ids.get('refund')!, 'negative', ['refunds', 'umbrellas'])
+  await analyzeConversation(ids.get('page-3')!, 'positive', ['praise'])
+  await projectAll(db.pool)
+})
+afterAll(async () => {
+  await app.close()
+  await db.drop()
+})
+
+describe('GET /api/v1/conversations', () => {
+  it('pages through every conversation once, newest last message first, with an opaque cursor', async () => {
+    const seen: string[] = []
+    let url = '/api/v1/conversations?limit=10'
+    for (let page = 0; page < 5; page++) {
+      const res = await get(url)
+      expect(res.statusCode).toBe(200)
+      const body = res.json()
+      seen.push(...body.conversations.map((c: { conversationId: string }) => c.conversationId))
+      if (!body.nextCursor) break
+      url = `/api/v1/conversations?limit=10&cursor=${body.nextCursor}`
+    }
+    expect(seen).toEqual(['refund', ...Array.from({ length: 25 }, (_, i) => `page-${24 - i}`)])
+  })
+
+  it('returns the Conversation shape of API.md', async () => {
+    const res = await get(`/api/v1/conversations?limit=1&q=umbrella`)
+    expect(res.json()).toEqual({
+      ok: true,
+      nextCursor: null,
+      conversations: [
+        {
+          id: ids.get('refund'),
+          chatbotId: bot.id,
+          conversationId: 'refund',
+          user: {},
+          organization: {},
+          session: {},
+          custom: {},
+          messageCount: 1,
+          firstMessageAt: '2026-11-02T09:00:00.000Z',
+          lastMessageAt: '2026-11-02T09:00:00.000Z',
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+          sentiment: { score: -0.7, label: 'negative' },
+          topics: ['refunds', 'umbrellas'],
+        },
+      ],
+    })
+  })
+
+  it.each([
+    [
+      'from/to on last message time',
+      'from=2026-11-01T05:00:00Z&to=2026-11-01T07:00:00Z',
+      ['page-7', 'page-6', 'page-5'],
+    ],
+    ['userId', 'userId=user-2&to=2026-11-01T12:00:00Z', ['page-11', 'page-8', 'page-5', 'page-2']],
+    ['sentiment', 'sentiment=positive', ['page-3']],
+    ['topic', 'topic=umbrellas', ['refund']],
+    ['full-text q', 'q=broken', ['refund']],
+    ['q matching nothing', 'q=zebra', []],
+  ])('filters by %s', async (_what, query, expected) => {
+    const res = await get(`/api/v1/conversations?${query}&chatbotId=${bot.id}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.json().conversations.map((c: { conversationId: string }) => c.conversationId)).toEqual(
+      expected,
+    )
+  })
+
+  it("never lists another organization's conversations, even searching for them", async () => {
+    const res = await get('/api/v1/conversations?q=umbrella&limit=100')
+    expect(res.json().conversations.map((c: { conversationId: string }) => c.conversationId)).toEqual([
+      'refund',
+    ])
+    const theirs = await get(`/api/v1/conversations?chatbotId=${bot.id}`, otherCookie)
+    expect(theirs.json().conversations).toEqual([])
+  })
+
+  it.each([
+    ['limit=101', '/limit'],
+    ['limit=0', '/limit'],
+    ['limit=ten', '/limit'],
+    ['cursor=bm9wZQ', '/cursor'],
+    ['sentiment=happy', '/sentiment'],
+    ['chatbotId=42', '/chatbotId'],
+    ['from=yesterday', '/from'],
+    ['colour=blue', '/'],
+  ])('answers 400 for %s', async (query, path) => {
+    const res = await get(`/api/v1/conversations?${query}`)
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error.code).toBe('invalid_request')
+    expect(res.json().error.details.map((d: { path: string }) => d.path)).toContain(path)
+  })
+
+  it('answers 401 without a session', async () => {
+    const res = await app.inject('/api/v1/conversations')
+    expect(res.statusCode).toBe(401)
+  })
+})
+
+describe('GET /api/v1/conversations/:id', () => {
+  it('returns the conversation with its messages in sentAt order, ties in arrival order', async () => {
+    const id = await capture(bot.apiKey, 'ordered', [
+      ['late', '2026-11-03T10:00:02Z', 'third'],
+      ['tie-1', '2026-11-03T10:00:01Z', 'first of the tie'],
+      ['tie-2', '2026-11-03T10:00:01Z', 'second of the tie'],
+    ])
+    await capture(bot.apiKey, 'ordered', [['early', '2026-11-03T10:00:00Z', 'zeroth']])
+    await projectAll(db.pool)
+    const res = await get(`/api/v1/conversations/${id}`)
+    expect(res.statusCode).toBe(200)
+    const { conversation } = res.json()
+    expect(conversation.messages.map((m: { id: string }) => m.id)).toEqual([
+      'early',
+      'tie-1',
+      'tie-2',
+      'late',
+    ])
+    expect(conversation.messages[0]).toEqual({
+      id: 'early',
+      role: 'user',
+      content: 'zeroth',
+      sentAt: '2026-11-03T10:00:00.000Z',
+      sentiment: null,
+    })
+    expect(conversation.messageCount).toBe(4)
+  })
+
+  it("answers 404 for an unknown, malformed or another organization's id", async () => {
+    const foreign = ids.get('foreign')!
+    for (const id of [randomUUID(), 'nope', foreign]) {
+      const res = await get(`/api/v1/conversations/${id}`)
+      expect(res.statusCode, id).toBe(404)
+      expect(res.json().error.code).toBe('not_found')
+    }
+    expect((await get(`/api/v1/conversations/${foreign}`, otherCookie)).statusCode).toBe(200)
+  })
+})

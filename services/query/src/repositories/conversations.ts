@@ -1,0 +1,163 @@
+import type pg from 'pg'
+
+export interface ConversationFilters {
+  readonly chatbotId?: string
+  readonly from?: string
+  readonly to?: string
+  readonly userId?: string
+  readonly sentiment?: 'positive' | 'neutral' | 'negative'
+  readonly topic?: string
+  readonly q?: string
+}
+
+/** Where a page ends: the last row's sort key (last message time, then id). */
+export interface PageKey {
+  readonly lastMessageAt: string
+  readonly id: string
+}
+
+interface ConversationRow {
+  id: string
+  chatbot_id: string
+  external_id: string
+  end_user: Record<string, unknown>
+  end_user_organization: Record<string, unknown>
+  session: Record<string, unknown>
+  custom: Record<string, unknown>
+  message_count: number
+  first_message_at: Date
+  last_message_at: Date
+  created_at: Date | null
+  updated_at: Date | null
+  sentiment_score: number | null
+  sentiment_label: 'positive' | 'neutral' | 'negative' | null
+  topics: string[]
+}
+
+const COLUMNS = `c.id, c.chatbot_id, c.external_id, c.end_user, c.end_user_organization, c.session, c.custom,
+  c.message_count, c.first_message_at, c.last_message_at, c.created_at, c.updated_at, c.sentiment_score,
+  c.sentiment_label, c.topics`
+
+// Rows created by analysis results that overtook their conversation are not conversations yet.
+const LISTABLE = 'c.external_id IS NOT NULL AND c.last_message_at IS NOT NULL'
+
+/** API.md's Conversation. */
+export function toConversation(r: ConversationRow) {
+  return {
+    id: r.id,
+    chatbotId: r.chatbot_id,
+    conversationId: r.external_id,
+    user: r.end_user,
+    organization: r.end_user_organization,
+    session: r.session,
+    custom: r.custom,
+    messageCount: r.message_count,
+    firstMessageAt: r.first_message_at.toISOString(),
+    lastMessageAt: r.last_message_at.toISOString(),
+    createdAt: (r.created_at ?? r.first_message_at).toISOString(),
+    updatedAt: (r.updated_at ?? r.last_message_at).toISOString(),
+    sentiment:
+      r.sentiment_label && r.sentiment_score !== null
+        ? { score: r.sentiment_score, label: r.sentiment_label }
+        : null,
+    topics: r.topics,
+  }
+}
+
+export type Conversation = ReturnType<typeof toConversation>
+
+/**
+ * One page of the organization's conversations, newest last message first (ties by id), after `after`.
+ * Returns one row more than `limit` when there is a next page.
+ */
+export async function listConversations(
+  client: pg.ClientBase,
+  orgId: string,
+  filters: ConversationFilters,
+  limit: number,
+  after?: PageKey,
+): Promise<ConversationRow[]> {
+  const params: unknown[] = [orgId]
+  const where = ['c.org_id = $1', LISTABLE]
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value)
+    where.push(sql(`$${params.length}`))
+  }
+  if (filters.chatbotId) add((p) => `c.chatbot_id = ${p}`, filters.chatbotId)
+  if (filters.from) add((p) => `c.last_message_at >= ${p}`, filters.from)
+  if (filters.to) add((p) => `c.last_message_at <= ${p}`, filters.to)
+  if (filters.userId) add((p) => `c.end_user_id = ${p}`, filters.userId)
+  if (filters.sentiment) add((p) => `c.sentiment_label = ${p}`, filters.sentiment)
+  if (filters.topic) add((p) => `c.topics @> ARRAY[${p}::text]`, filters.topic)
+  if (filters.q) {
+    add(
+      (p) => `EXISTS (SELECT 1 FROM rm_messages m WHERE m.conversation_id = c.id
+                AND m.content_search @@ websearch_to_tsquery('simple', ${p}))`,
+      filters.q,
+    )
+  }
+  if (after) {
+    params.push(after.lastMessageAt, after.id)
+    where.push(`(c.last_message_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`)
+  }
+  params.push(limit + 1)
+  const { rows } = await client.query<ConversationRow>(
+    `SELECT ${COLUMNS} FROM rm_conversations c WHERE ${where.join(' AND ')}
+      ORDER BY c.last_message_at DESC, c.id DESC LIMIT $${params.length}`,
+    params,
+  )
+  return rows
+}
+
+export async function findConversation(client: pg.ClientBase, orgId: string, id: string) {
+  const { rows } = await client.query<ConversationRow & { stream_version: number }>(
+    `SELECT ${COLUMNS}, c.stream_version FROM rm_conversations c WHERE c.id = $1 AND c.org_id = $2 AND ${LISTABLE}`,
+    [id, orgId],
+  )
+  return rows[0]
+}
+
+interface MessageRow {
+  message_id: string
+  role: string
+  content: string
+  sent_at: Date
+  sentiment_score: number | null
+  sentiment_label: 'positive' | 'neutral' | 'negative' | null
+}
+
+/** The conversation's messages in sentAt order, ties in arrival order. */
+export async function conversationMessages(client: pg.ClientBase, orgId: string, conversationId: string) {
+  const { rows } = await client.query<MessageRow>(
+    `SELECT message_id, role, content, sent_at, sentiment_score, sentiment_label FROM rm_messages
+      WHERE conversation_id = $1 AND org_id = $2 AND content IS NOT NULL ORDER BY sent_at, arrival`,
+    [conversationId, orgId],
+  )
+  return rows.map((m) => ({
+    id: m.message_id,
+    role: m.role,
+    content: m.content,
+    sentAt: m.sent_at.toISOString(),
+    sentiment:
+      m.sentiment_label && m.sentiment_score !== null
+        ? { score: m.sentiment_score, label: m.sentiment_label }
+        : null,
+  }))
+}
+
+/** The conversation stream's version on the write side: what a read after a capture must wait for. */
+export async function writtenVersion(client: pg.ClientBase, orgId: string, conversationId: string) {
+  const { rows } = await client.query<{ version: number }>(
+    "SELECT version FROM event_streams WHERE stream_type = 'conversation' AND stream_id = $1 AND org_id = $2",
+    [conversationId, orgId],
+  )
+  return rows[0]?.version
+}
+
+export async function projectedVersion(client: pg.ClientBase, orgId: string, conversationId: string) {
+  const { rows } = await client.query<{ stream_version: number }>(
+    'SELECT stream_version FROM rm_conversations WHERE id = $1 AND org_id = $2',
+    [conversationId, orgId],
+  )
+  return rows[0]?.stream_version ?? 0
+}
