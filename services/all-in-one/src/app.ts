@@ -19,7 +19,11 @@ export interface AllInOne extends RunningService {
  * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too.
  * This runner is the one place that composes services; the services themselves share only libs.
  */
-export async function startAllInOne(config: Config, log: Logger | false, parentLog: Logger): Promise<AllInOne> {
+export async function startAllInOne(
+  config: Config,
+  log: Logger | false,
+  parentLog: Logger,
+): Promise<AllInOne> {
   const infra = await openInfrastructure(config, parentLog, 'all-in-one', { reader: true })
   const stops: (() => Promise<unknown>)[] = [() => infra.close()]
   const stop = async () => {
@@ -43,7 +47,13 @@ export async function startAllInOne(config: Config, log: Logger | false, parentL
     stops.unshift(() => projector.consumer.stop())
 
     const now = () => new Date()
-    const app = await buildGatewayApp({ pool: infra.pool, config, logger: log, readiness: infra.readiness, now })
+    const app = await buildGatewayApp({
+      pool: infra.pool,
+      config,
+      logger: log,
+      readiness: infra.readiness,
+      now,
+    })
     await registerQueryRoutes(app, {
       readerPool: infra.readerPool!,
       now,

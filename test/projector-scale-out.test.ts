@@ -1,0 +1,83 @@
+/**
+ * Several projector processes in one consumer group split the partitions and together build exactly the
+ * read models one projector would: in journal mode (virtual partitions) and Kafka mode.
+ */
+import { type EventLogBackend, Relay } from '@cas/eventlog'
+import { createProjector, type Projector } from '@cas/service-projector'
+import { afterEach, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { createTestTopics, kafkaBrokers } from './support/kafka.ts'
+import { waitFor } from './support/wait.ts'
+
+const modes = [
+  { name: 'journal', available: true },
+  { name: 'kafka', available: kafkaBrokers() !== null },
+] as const
+
+for (const mode of modes) {
+  describe.skipIf(!mode.available)(`projector scale-out, ${mode.name} mode`, () => {
+    const cleanups: (() => Promise<unknown>)[] = []
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+    })
+
+    it('splits the partitions between two projectors and counts every message once', async () => {
+      const db: TestDatabase = await createTestDatabase()
+      cleanups.push(() => db.drop())
+      const { app } = await buildTestGateway(db)
+      cleanups.push(() => app.close())
+      let eventLog: EventLogBackend = { kind: 'journal', partitions: 4, pollIntervalMs: 5 }
+      if (mode.name === 'kafka') {
+        const topics = await createTestTopics(4)
+        const relay = new Relay({ pool: db.pool, kafka: topics.kafka, topicPrefix: topics.topicPrefix })
+        await relay.start()
+        cleanups.push(() => relay.stop())
+        eventLog = {
+          kind: 'kafka',
+          kafka: topics.kafka,
+          topicPrefix: topics.topicPrefix,
+          sessionTimeoutMs: 6_000,
+        }
+      }
+      const projectors: Projector[] = [0, 1].map(() =>
+        createProjector({ pool: db.pool, eventLog, logger: false }),
+      )
+      for (const p of projectors) {
+        await p.consumer.start()
+        cleanups.push(() => p.consumer.stop())
+      }
+      await waitFor(() => projectors.every((p) => p.consumer.stats.partitions.length > 0), {
+        what: 'both projectors to own partitions',
+      })
+
+      const { cookie } = await signUp(app)
+      const { apiKey } = await createChatbot(app, cookie)
+      const captures = Array.from({ length: 40 }, (_, i) =>
+        postCapture(app, apiKey, {
+          conversationId: `conversation-${i % 20}`,
+          messages: [
+            { id: `${i}-a`, role: 'user', content: 'question', sentAt: '2026-11-20T10:00:00Z' },
+            { id: `${i}-b`, role: 'assistant', content: 'answer', sentAt: '2026-11-20T10:00:01Z' },
+          ],
+        }),
+      )
+      expect((await Promise.all(captures)).every((r) => r.statusCode === 200)).toBe(true)
+
+      const totals = async () => {
+        const { rows } = await db.pool.query(
+          `SELECT (SELECT count(*)::int FROM rm_messages) AS messages,
+                  (SELECT coalesce(sum(message_count), 0)::int FROM rm_conversations) AS counted,
+                  (SELECT coalesce(sum(messages), 0)::int FROM rm_hourly_stats) AS rolled_up,
+                  (SELECT count(*)::int FROM rm_hourly_activity) AS active`,
+        )
+        return rows[0]
+      }
+      await waitFor(async () => (await totals()).messages === 80, { what: 'all 80 messages projected' })
+      expect(await totals()).toEqual({ messages: 80, counted: 80, rolled_up: 80, active: 20 })
+      expect(projectors.every((p) => p.stats.applied > 0)).toBe(true)
+    })
+  })
+}
