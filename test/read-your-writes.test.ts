@@ -27,7 +27,10 @@ for (const mode of modes) {
 
     beforeEach(async () => {
       db = await createTestDatabase()
-      ;({ app } = await buildTestGateway(db))
+      // The bound, not the default 2 s: test files share one Postgres cluster, and a journal reader waits
+      // for every older transaction in the cluster to end, so other files' slow transactions (held open on
+      // purpose) can delay delivery here. What is tested is that the read waits for the projection.
+      ;({ app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '20000' }))
       let eventLog: EventLogBackend = { kind: 'journal', pollIntervalMs: 5 }
       if (mode.name === 'kafka') {
         const topics = await createTestTopics(4)

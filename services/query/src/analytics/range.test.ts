@@ -1,0 +1,120 @@
+import { AppError } from '@cas/http'
+import { describe, expect, it } from 'vitest'
+import { analyticsQuery, checkInterval, resolveRange, sentimentQuery } from './range.ts'
+
+const NOW = new Date('2026-11-20T12:30:00Z')
+
+function rejection(fn: () => unknown) {
+  try {
+    fn()
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError)
+    const e = err as AppError
+    return { code: e.code, details: e.details }
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('resolveRange', () => {
+  it('defaults to the 30 days before now, widened to whole hours', () => {
+    const r = resolveRange({}, NOW)
+    expect(r.from.toISOString()).toBe('2026-10-21T12:00:00.000Z')
+    expect(r.to.toISOString()).toBe('2026-11-20T13:00:00.000Z')
+    expect(r.requestedMs).toBe(30 * 86_400_000)
+  })
+
+  it('counts days back from to, and keeps range ends already on the hour', () => {
+    const r = resolveRange({ to: '2026-11-19T09:00:00+02:00', days: 2 }, NOW)
+    expect(r.from.toISOString()).toBe('2026-11-17T07:00:00.000Z')
+    expect(r.to.toISOString()).toBe('2026-11-19T07:00:00.000Z')
+  })
+
+  it('rounds from down and to up to the UTC hour', () => {
+    const r = resolveRange({ from: '2026-11-18T10:59:59.999Z', to: '2026-11-18T11:00:00.001Z' }, NOW)
+    expect([r.from.toISOString(), r.to.toISOString()]).toEqual([
+      '2026-11-18T10:00:00.000Z',
+      '2026-11-18T12:00:00.000Z',
+    ])
+  })
+
+  it('lets to default to now when only from is given', () => {
+    const r = resolveRange({ from: '2026-11-20T01:15:00Z' }, NOW)
+    expect(r.to.toISOString()).toBe('2026-11-20T13:00:00.000Z')
+  })
+
+  it('accepts exactly 365 days and refuses one millisecond more', () => {
+    expect(resolveRange({ days: 365 }, NOW).requestedMs).toBe(365 * 86_400_000)
+    expect(
+      resolveRange({ from: '2025-11-20T12:30:00Z', to: '2026-11-20T12:30:00Z' }, NOW).from.toISOString(),
+    ).toBe('2025-11-20T12:00:00.000Z')
+    expect(
+      rejection(() => resolveRange({ from: '2025-11-20T12:29:59.999Z', to: '2026-11-20T12:30:00Z' }, NOW)),
+    ).toEqual({
+      code: 'invalid_request',
+      details: [{ path: '/from', message: 'the range is longer than 365 days', in: 'querystring' }],
+    })
+  })
+
+  it.each([
+    [{ from: '2026-11-18T10:00:00Z', to: '2026-11-18T10:00:00Z' }, '/from', 'must be before to'],
+    [{ from: '2026-11-18T11:00:00Z', to: '2026-11-18T10:00:00Z' }, '/from', 'must be before to'],
+    [{ from: '2026-11-21T00:00:00Z' }, '/from', 'must be before to'],
+    [{ from: '2026-11-18T10:00:00Z', days: 3 }, '/days', 'days cannot be combined with from'],
+    [{ from: '1969-12-31T23:00:00Z', to: '1970-01-02T00:00:00Z' }, '/from', 'must be between 1970 and 9999'],
+    [{ to: '9999-06-01T00:00:00Z' }, '/to', 'must be between 1970 and 9999'],
+  ])('refuses %j', (query, path, message) => {
+    expect(rejection(() => resolveRange(query, NOW))).toEqual({
+      code: 'invalid_request',
+      details: [{ path, message, in: 'querystring' }],
+    })
+  })
+})
+
+describe('checkInterval', () => {
+  const week = resolveRange({ days: 7 }, NOW)
+  const longer = resolveRange({ from: '2026-11-13T12:29:00Z' }, NOW)
+
+  it('allows hour buckets up to 7 days, and day and week buckets for any range', () => {
+    expect(() => checkInterval('hour', week)).not.toThrow()
+    expect(() => checkInterval('day', longer)).not.toThrow()
+    expect(() => checkInterval('week', resolveRange({ days: 365 }, NOW))).not.toThrow()
+  })
+
+  it('refuses hour buckets beyond 7 days', () => {
+    expect(rejection(() => checkInterval('hour', longer)).details).toEqual([
+      { path: '/interval', message: 'hour buckets need a range of at most 7 days', in: 'querystring' },
+    ])
+  })
+})
+
+describe('query schemas', () => {
+  it('defaults tz to UTC and interval to day', () => {
+    expect(sentimentQuery.parse({})).toEqual({ tz: 'UTC', interval: 'day' })
+  })
+
+  it.each(['UTC', 'America/New_York', 'europe/berlin', 'Asia/Kolkata', 'Etc/GMT+5'])(
+    'accepts the zone %s',
+    (tz) => {
+      expect(analyticsQuery.safeParse({ tz }).success).toBe(true)
+    },
+  )
+
+  it.each(['Mars/Olympus', '+05:00', 'UTC+5', '', 'America/New_York; DROP TABLE x'])(
+    'refuses the zone %j',
+    (tz) => {
+      const result = analyticsQuery.safeParse({ tz })
+      expect(result.error?.issues.map((i) => i.path)).toEqual([['tz']])
+    },
+  )
+
+  it('coerces days from the query string and bounds it to 1..365', () => {
+    expect(analyticsQuery.parse({ days: '7' }).days).toBe(7)
+    for (const days of ['0', '366', '1.5', 'x'])
+      expect(analyticsQuery.safeParse({ days }).success).toBe(false)
+  })
+
+  it('refuses unknown parameters, and interval on the overview', () => {
+    expect(analyticsQuery.safeParse({ interval: 'day' }).success).toBe(false)
+    expect(sentimentQuery.safeParse({ bucket: 'day' }).success).toBe(false)
+  })
+})

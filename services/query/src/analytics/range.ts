@@ -1,0 +1,119 @@
+import { AppError } from '@cas/http'
+import { z } from 'zod'
+
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 24 * HOUR_MS
+export const DEFAULT_DAYS = 30
+/** spec.md: analytics look back at most 365 days. */
+export const MAX_RANGE_DAYS = 365
+/** Hour buckets only for short ranges: at most 7 × 24 (+1 for rounding) points. */
+export const MAX_HOURLY_RANGE_DAYS = 7
+// Timestamps outside these years would not survive the round trip through Postgres and toISOString.
+const EARLIEST_MS = Date.UTC(1970, 0, 1)
+const LATEST_MS = Date.UTC(9999, 0, 1)
+
+/**
+ * An IANA zone name Node knows. Names only: offsets and POSIX strings ("UTC+5", which Postgres reads as
+ * five hours *west*) are refused here. Postgres has its own zone database, so the repository also checks
+ * that AT TIME ZONE accepts the name (see checkTimeZone).
+ */
+function isZoneName(tz: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz)) return false
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}
+
+const timestamp = z.iso.datetime({ offset: true })
+
+/** Query parameters both analytics endpoints take (API.md "Analytics"). Unknown parameters are refused. */
+export const analyticsQuery = z.strictObject({
+  chatbotId: z.uuid().optional().describe("One of the organization's chatbots; else the whole organization."),
+  from: timestamp.optional().describe('Range start, ISO 8601 with a zone; rounded down to the UTC hour.'),
+  to: timestamp
+    .optional()
+    .describe('Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now.'),
+  days: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_RANGE_DAYS)
+    .optional()
+    .describe(`Range length in days before \`to\`, when \`from\` is not given (default ${DEFAULT_DAYS}).`),
+  tz: z
+    .string()
+    .max(64)
+    .refine(isZoneName, 'unknown time zone')
+    .default('UTC')
+    .describe('IANA time zone of day and week buckets (default UTC).'),
+})
+
+export const sentimentQuery = analyticsQuery.extend({
+  interval: z
+    .enum(['hour', 'day', 'week'])
+    .default('day')
+    .describe(
+      `Bucket size; \`hour\` only for ranges of at most ${MAX_HOURLY_RANGE_DAYS} days. Weeks start on Monday.`,
+    ),
+})
+
+export type Interval = z.output<typeof sentimentQuery>['interval']
+
+export interface ResolvedRange {
+  /** Inclusive, on a whole UTC hour. */
+  readonly from: Date
+  /** Exclusive, on a whole UTC hour. */
+  readonly to: Date
+  /** The length of the range as asked for, before rounding: the limits apply to it. */
+  readonly requestedMs: number
+}
+
+/** A 400 naming one query parameter, shaped like the ones the schema validation produces. */
+export function invalidQuery(param: string, message: string): AppError {
+  return new AppError('invalid_request', 'The request querystring is invalid.', [
+    { path: `/${param}`, message, in: 'querystring' },
+  ])
+}
+
+/**
+ * The range a request covers. `to` defaults to now, `from` to `days` (default 30) before `to`; `days`
+ * together with `from` is ambiguous and refused. The rollups are per UTC hour, so the range widens to
+ * whole hours: `from` rounds down, `to` rounds up (the current hour counts). The 365-day limit applies to
+ * the range as asked, so `days=365` stays valid whatever the time of day.
+ */
+export function resolveRange(
+  query: { from?: string | undefined; to?: string | undefined; days?: number | undefined },
+  now: Date,
+): ResolvedRange {
+  if (query.days !== undefined && query.from !== undefined) {
+    throw invalidQuery('days', 'days cannot be combined with from')
+  }
+  const to = query.to === undefined ? now.getTime() : Date.parse(query.to)
+  const from = query.from === undefined ? to - (query.days ?? DEFAULT_DAYS) * DAY_MS : Date.parse(query.from)
+  // `to` first: a `from` derived from a bad `to` is not the caller's mistake.
+  for (const [param, ms] of [
+    ['to', to],
+    ['from', from],
+  ] as const) {
+    if (!(ms >= EARLIEST_MS && ms < LATEST_MS)) throw invalidQuery(param, 'must be between 1970 and 9999')
+  }
+  if (from >= to) throw invalidQuery('from', 'must be before to')
+  if (to - from > MAX_RANGE_DAYS * DAY_MS) {
+    throw invalidQuery('from', `the range is longer than ${MAX_RANGE_DAYS} days`)
+  }
+  return {
+    from: new Date(Math.floor(from / HOUR_MS) * HOUR_MS),
+    to: new Date(Math.ceil(to / HOUR_MS) * HOUR_MS),
+    requestedMs: to - from,
+  }
+}
+
+/** Hour buckets over a long range would be thousands of points: refused beyond 7 days. */
+export function checkInterval(interval: Interval, range: ResolvedRange): void {
+  if (interval === 'hour' && range.requestedMs > MAX_HOURLY_RANGE_DAYS * DAY_MS) {
+    throw invalidQuery('interval', `hour buckets need a range of at most ${MAX_HOURLY_RANGE_DAYS} days`)
+  }
+}

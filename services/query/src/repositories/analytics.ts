@@ -1,0 +1,220 @@
+import type pg from 'pg'
+import type { Interval } from '../analytics/range.ts'
+import { invalidQuery } from '../analytics/range.ts'
+
+/**
+ * Analytics read the hourly rollups the projector keeps (rm_hourly_stats, rm_hourly_topics,
+ * rm_hourly_activity), never the messages: a year of rm_hourly_stats is at most 8 760 rows per chatbot,
+ * whatever the traffic; only the activity rows grow with it (one per conversation and active hour). Every
+ * function runs on a client inside withOrgScope, so row-level security confines it to the organization;
+ * the org_id condition is still written out, for the (org_id, hour) indexes.
+ */
+export interface RollupScope {
+  readonly orgId: string
+  readonly chatbotId?: string | undefined
+  /** Whole UTC hours: [from, to). */
+  readonly from: Date
+  readonly to: Date
+}
+
+export interface Overview {
+  totalConversations: number
+  totalMessages: number
+  uniqueUsers: number
+  avgMessagesPerConversation: number
+  sentiment: { average: number | null; positive: number; neutral: number; negative: number; analyzed: number }
+  topTopics: { topic: string; count: number }[]
+  messagesByRole: { user: number; assistant: number; system: number; tool: number }
+}
+
+export interface SentimentPoint {
+  bucket: string
+  average: number | null
+  positive: number
+  neutral: number
+  negative: number
+  count: number
+}
+
+const TOP_TOPICS = 10
+
+/**
+ * The rollup rows of the scope. Its params come first and in this order ($1 org, $2 from, $3 to), so the
+ * bucket series below use $2 and $3, and callers number their own parameters after these.
+ */
+function rollupFilter(scope: RollupScope): { where: string; params: unknown[] } {
+  const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
+  let where = 'org_id = $1 AND hour >= $2::timestamptz AND hour < $3::timestamptz'
+  if (scope.chatbotId !== undefined) {
+    params.push(scope.chatbotId)
+    where += ` AND chatbot_id = $${params.length}::uuid`
+  }
+  return { where, params }
+}
+
+/**
+ * Sums arrive as float8: exact for any count below 2^53, and a JS number rather than the string pg makes
+ * of a bigint. Averages are rounded to 4 decimals: re-analysis subtracts old scores from the hourly sums,
+ * which leaves floating-point residue (0.30000000000000004) that is noise, not information.
+ */
+function average(sum: number, count: number): number | null {
+  return count === 0 ? null : Math.round((sum / count) * 10_000) / 10_000
+}
+
+/** Whether the chatbot is one of the organization's (a deleted one no longer is). */
+export async function chatbotInOrg(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string,
+): Promise<boolean> {
+  const { rows } = await client.query<{ found: boolean }>(
+    'SELECT EXISTS (SELECT FROM chatbots WHERE id = $1 AND org_id = $2) AS found',
+    [chatbotId, orgId],
+  )
+  return rows[0]?.found === true
+}
+
+/**
+ * Refuses a zone Postgres' AT TIME ZONE does not know. The query schema already checked the name against
+ * Node's zone database; Postgres ships its own, which can lag or lead it by a release.
+ */
+export async function checkTimeZone(client: pg.ClientBase, tz: string): Promise<void> {
+  try {
+    await client.query('SELECT now() AT TIME ZONE $1::text', [tz])
+  } catch (err) {
+    // 22023 invalid_parameter_value: 'time zone "…" not recognized'.
+    if ((err as { code?: string }).code === '22023') throw invalidQuery('tz', 'unknown time zone')
+    throw err
+  }
+}
+
+export async function readOverview(client: pg.ClientBase, scope: RollupScope): Promise<Overview> {
+  const { where, params } = rollupFilter(scope)
+  const { rows: stats } = await client.query<Record<string, number>>(
+    `SELECT coalesce(sum(messages), 0)::float8 AS messages, coalesce(sum(user_messages), 0)::float8 AS "user",
+            coalesce(sum(assistant_messages), 0)::float8 AS assistant,
+            coalesce(sum(system_messages), 0)::float8 AS system, coalesce(sum(tool_messages), 0)::float8 AS tool,
+            coalesce(sum(sentiment_sum), 0)::float8 AS sentiment_sum,
+            coalesce(sum(sentiment_count), 0)::float8 AS sentiment_count,
+            coalesce(sum(positive), 0)::float8 AS positive, coalesce(sum(neutral), 0)::float8 AS neutral,
+            coalesce(sum(negative), 0)::float8 AS negative
+       FROM rm_hourly_stats WHERE ${where}`,
+    params,
+  )
+  // Distinct counts are not additive over hours: one activity row per (chatbot, hour, conversation) lets
+  // a conversation active in many hours, or an end user seen on several chatbots, count once. DISTINCT
+  // subqueries rather than count(DISTINCT …): Postgres hashes them, where count(DISTINCT) sorts (and spills
+  // to disk), about twice as slow over a year of a busy organization (bench/analytics.ts).
+  const { rows: activity } = await client.query<{ conversations: number; users: number }>(
+    `SELECT (SELECT count(*) FROM (SELECT DISTINCT conversation_id FROM rm_hourly_activity WHERE ${where}) c)::float8
+              AS conversations,
+            (SELECT count(*) FROM (SELECT DISTINCT end_user_id FROM rm_hourly_activity
+                                    WHERE ${where} AND end_user_id IS NOT NULL) u)::float8 AS users`,
+    params,
+  )
+  // Ties in order of the topic's bytes (COLLATE "C"): the same order whatever the database's locale.
+  const { rows: topics } = await client.query<{ topic: string; count: number }>(
+    `SELECT topic, sum(messages)::float8 AS count FROM rm_hourly_topics WHERE ${where}
+      GROUP BY topic HAVING sum(messages) > 0
+      ORDER BY count DESC, topic COLLATE "C" LIMIT ${TOP_TOPICS}`,
+    params,
+  )
+  const s = stats[0] ?? {}
+  const n = (key: string) => s[key] ?? 0
+  const conversations = activity[0]?.conversations ?? 0
+  return {
+    totalConversations: conversations,
+    totalMessages: n('messages'),
+    uniqueUsers: activity[0]?.users ?? 0,
+    avgMessagesPerConversation:
+      conversations === 0 ? 0 : Math.round((n('messages') / conversations) * 100) / 100,
+    sentiment: {
+      average: average(n('sentiment_sum'), n('sentiment_count')),
+      positive: n('positive'),
+      neutral: n('neutral'),
+      negative: n('negative'),
+      analyzed: n('sentiment_count'),
+    },
+    topTopics: topics,
+    messagesByRole: { user: n('user'), assistant: n('assistant'), system: n('system'), tool: n('tool') },
+  }
+}
+
+/**
+ * The bucket every hour row falls in, and the series of buckets, per interval.
+ *
+ * day / week: buckets are local calendar days (weeks from Monday, date_trunc's ISO week) in `tz`. The
+ * series steps over local timestamps *without* time zone and converts each start with AT TIME ZONE, so a
+ * DST day is 23 or 25 hours long, as it is on the wall clock. An hour row goes to the bucket of its start's
+ * local time: in zones whose offset is not whole hours (Asia/Kolkata, +05:30) the hour straddling local
+ * midnight counts wholly in the day it starts in, an approximation of at most 30 (45) minutes at each edge.
+ * Where local midnight does not exist (a DST change at 00:00, America/Santiago), Postgres converts it to
+ * the first instant of that day (01:00), which is where the bucket then starts. `$TZ` stands for the zone's
+ * parameter, numbered once the other parameters are known.
+ *
+ * hour: buckets are the rollups' own UTC hours. They match local hours in whole-hour zones, and stay
+ * distinct through the repeated local hour of a DST change; in other zones they start at :30 or :45 local.
+ */
+const BUCKETS: Record<Interval, { series: string; key: string }> = {
+  hour: {
+    series: `SELECT b AS key, b AS bucket
+               FROM generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour') AS b`,
+    key: 'hour',
+  },
+  day: {
+    series: `SELECT b AS key, b AT TIME ZONE $TZ AS bucket
+               FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE $TZ),
+                                    date_trunc('day', ($3::timestamptz - interval '1 hour') AT TIME ZONE $TZ),
+                                    interval '1 day') AS b`,
+    key: `date_trunc('day', hour AT TIME ZONE $TZ)`,
+  },
+  week: {
+    series: `SELECT b AS key, b AT TIME ZONE $TZ AS bucket
+               FROM generate_series(date_trunc('week', $2::timestamptz AT TIME ZONE $TZ),
+                                    date_trunc('week', ($3::timestamptz - interval '1 hour') AT TIME ZONE $TZ),
+                                    interval '1 week') AS b`,
+    key: `date_trunc('week', hour AT TIME ZONE $TZ)`,
+  },
+}
+
+/** One point per bucket of the range, empty ones included, in ascending order. */
+export async function readSentimentPoints(
+  client: pg.ClientBase,
+  scope: RollupScope,
+  interval: Interval,
+  tz: string,
+): Promise<SentimentPoint[]> {
+  const { where, params } = rollupFilter(scope)
+  const { series, key } = BUCKETS[interval]
+  // Only zoned buckets get the zone: Postgres refuses a parameter that no part of the statement uses.
+  if (series.includes('$TZ')) params.push(tz)
+  const tzParam = `$${params.length}::text`
+  const { rows } = await client.query<{
+    bucket: Date
+    sentiment_sum: number | null
+    count: number | null
+    positive: number | null
+    neutral: number | null
+    negative: number | null
+  }>(
+    `WITH buckets AS (${series.replaceAll('$TZ', tzParam)}),
+          sums AS (
+            SELECT ${key.replaceAll('$TZ', tzParam)} AS key, sum(sentiment_sum)::float8 AS sentiment_sum,
+                   sum(sentiment_count)::float8 AS count, sum(positive)::float8 AS positive,
+                   sum(neutral)::float8 AS neutral, sum(negative)::float8 AS negative
+              FROM rm_hourly_stats WHERE ${where}
+             GROUP BY 1)
+     SELECT b.bucket, s.sentiment_sum, s.count, s.positive, s.neutral, s.negative
+       FROM buckets b LEFT JOIN sums s USING (key)
+      ORDER BY b.key`,
+    params,
+  )
+  return rows.map((r) => ({
+    bucket: r.bucket.toISOString(),
+    average: average(r.sentiment_sum ?? 0, r.count ?? 0),
+    positive: r.positive ?? 0,
+    neutral: r.neutral ?? 0,
+    negative: r.negative ?? 0,
+    count: r.count ?? 0,
+  }))
+}
