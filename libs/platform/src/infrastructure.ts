@@ -63,7 +63,10 @@ export async function openInfrastructure(
     let readerPool: pg.Pool | undefined
     if (opts.reader) {
       const readerUrl = config.QUERY_DATABASE_URL ?? (await ensureReaderLogin(databaseUrl))
-      const reader = createPool(readerUrl, { max: config.DATABASE_POOL_SIZE, applicationName: `${service}-reader` })
+      const reader = createPool(readerUrl, {
+        max: config.DATABASE_POOL_SIZE,
+        applicationName: `${service}-reader`,
+      })
       closers.push(() => reader.end())
       readerPool = reader
     }
