@@ -18,7 +18,7 @@ if (notRun.length)
   problems.push(`${notRun.length} skipped or todo: ${notRun.map((t) => t.fullName).join('; ')}`)
 if (kafka.length < 5)
   problems.push(`only ${kafka.length} Kafka-backed tests passed: the Kafka tests did not run`)
-if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test files failed to run`)
+if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test suites failed`)
 if (!report.success) problems.push('vitest reported a failure (an unhandled error or a crashed worker)')
 // A worker that crashes takes its files' tests with it, unreported: every test file must have reported.
 const testFiles = execFileSync('git', ['ls-files', '*.test.ts'], { encoding: 'utf8' })

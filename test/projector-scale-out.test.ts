@@ -9,7 +9,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
-import { createTestTopics, kafkaBrokers } from './support/kafka.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
 import { waitFor } from './support/wait.ts'
 
 const modes = [
@@ -42,8 +42,10 @@ for (const mode of modes) {
           sessionTimeoutMs: 6_000,
         }
       }
+      // One group for the two, of their own: test files share the Kafka cluster.
+      const groupId = uniqueGroupId('projector')
       const projectors: Projector[] = [0, 1].map(() =>
-        createProjector({ pool: db.pool, eventLog, logger: false }),
+        createProjector({ pool: db.pool, eventLog, logger: false, groupId }),
       )
       for (const p of projectors) {
         await p.consumer.start()

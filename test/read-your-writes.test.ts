@@ -11,7 +11,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
-import { createTestTopics, kafkaBrokers } from './support/kafka.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
 
 const modes = [
   { name: 'journal', available: true },
@@ -27,10 +27,10 @@ for (const mode of modes) {
 
     beforeEach(async () => {
       db = await createTestDatabase()
-      // The bound, not the default 2 s: test files share one Postgres cluster, and a journal reader waits
+      // A wider bound than the default 2 s: test files share one Postgres cluster, and a journal reader waits
       // for every older transaction in the cluster to end, so other files' slow transactions (held open on
       // purpose) can delay delivery here. What is tested is that the read waits for the projection.
-      ;({ app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '20000' }))
+      ;({ app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '5000' }))
       let eventLog: EventLogBackend = { kind: 'journal', pollIntervalMs: 5 }
       if (mode.name === 'kafka') {
         const topics = await createTestTopics(4)
@@ -48,7 +48,13 @@ for (const mode of modes) {
           sessionTimeoutMs: 6_000,
         }
       }
-      projector = createProjector({ pool: db.pool, eventLog, logger: false })
+      // Its own group: test files share the Kafka cluster, and a shared group would rebalance across them.
+      projector = createProjector({
+        pool: db.pool,
+        eventLog,
+        logger: false,
+        groupId: uniqueGroupId('projector'),
+      })
       await projector.consumer.start()
     })
     afterEach(async () => {
