@@ -85,11 +85,37 @@ export const configSchema = z.object({
   CAPTURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   /** Requests per minute per client address for requests without a valid API key, and for sign-in. */
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Which analyzer scores messages: the built-in lexicon (no network) or an OpenAI-compatible LLM. */
+  ANALYSIS_PROVIDER: z.enum(['local', 'llm']).default('local'),
+  /** OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (ANALYSIS_PROVIDER=llm). */
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_API_KEY: z.string().min(1).optional(),
+  LLM_MODEL: z.string().min(1).optional(),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** Most LLM calls in flight at once, per analysis process. */
+  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Attempts per analysis job before it is dead-lettered (with an analysis.failed event). */
+  ANALYSIS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Jobs analyzed at once per analysis process. */
+  ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /**
+   * Queued jobs above which the analysis consumer stops taking events: the backlog then waits in Kafka
+   * (or the journal), not in memory or an ever-growing queue.
+   */
+  ANALYSIS_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
   /** Shares rate-limit counters between gateway instances; in memory when unset. */
   REDIS_URL: z.string().url().optional(),
 })
 
 export type Config = z.infer<typeof configSchema>
+
+/** Settings that only make sense together. */
+function checkCombinations(config: Config): string[] {
+  if (config.ANALYSIS_PROVIDER !== 'llm') return []
+  return (['LLM_BASE_URL', 'LLM_API_KEY', 'LLM_MODEL'] as const)
+    .filter((name) => !config[name])
+    .map((name) => `${name}: required when ANALYSIS_PROVIDER=llm`)
+}
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -105,5 +131,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))
   }
+  const problems = checkCombinations(parsed.data)
+  if (problems.length > 0) throw new ConfigError(problems)
   return { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) }
 }

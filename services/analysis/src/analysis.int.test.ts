@@ -1,0 +1,200 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from '../../../test/support/auth.ts'
+import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { buildTestGateway } from '../../../test/support/gateway.ts'
+import { journalEvents } from '../../../test/support/journal.ts'
+import { projectAll } from '../../../test/support/projector.ts'
+import { waitFor } from '../../../test/support/wait.ts'
+import { type AnalysisService, createAnalysisService } from './app.ts'
+import { claimJobs } from './jobs.ts'
+import { ScriptedAnalyzer } from './testing/scripted-analyzer.ts'
+
+let db: TestDatabase
+let app: FastifyInstance
+let cookie: string
+let apiKey: string
+let service: AnalysisService | undefined
+let analyzer: ScriptedAnalyzer
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ app } = await buildTestGateway(db))
+  cookie = (await signUp(app)).cookie
+  apiKey = (await createChatbot(app, cookie)).apiKey
+})
+afterEach(async () => {
+  analyzer?.release()
+  await service?.stop()
+  service = undefined
+})
+afterAll(async () => {
+  await app.close()
+  await db.drop()
+})
+
+async function startService(opts: { maxAttempts?: number; maxPending?: number } = {}) {
+  analyzer = new ScriptedAnalyzer()
+  service = createAnalysisService({
+    pool: db.pool,
+    eventLog: { kind: 'journal', pollIntervalMs: 5 },
+    analyzer,
+    logger: false,
+    retryBaseMs: 1,
+    ...opts,
+  })
+  await service.start()
+  return service
+}
+
+let n = 0
+async function capture(contents: string[], key = apiKey) {
+  const res = await postCapture(app, key, {
+    conversationId: `conversation-${++n}`,
+    messages: contents.map((content, i) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content })),
+  })
+  expect(res.statusCode).toBe(200)
+  return res.json() as { conversationId: string; analysisQueued: boolean }
+}
+
+async function analysisEvents(conversationId: string) {
+  return journalEvents(db.pool, 'analysis', conversationId)
+}
+
+async function job(conversationId: string) {
+  const { rows } = await db.pool.query(
+    'SELECT status, attempts FROM analysis_jobs WHERE conversation_id = $1',
+    [conversationId],
+  )
+  return rows[0]
+}
+
+describe('analysis service', () => {
+  it('analyzes every captured message and records the analyzer, and the read models show it', async () => {
+    await startService()
+    const { conversationId } = await capture([
+      'so happy score:0.8 #billing',
+      'glad to help score:0.4',
+      'meh score:-0.2 #billing',
+    ])
+    const events = await waitFor(async () => {
+      const found = await analysisEvents(conversationId)
+      return found.length >= 2 && found
+    })
+    expect(events.map((e) => e.type)).toEqual([
+      'analysis.messages-analyzed',
+      'analysis.conversation-analyzed',
+    ])
+    expect(events[0]?.payload).toEqual({
+      analyzer: { name: 'scripted', version: 'test-1' },
+      results: [
+        { messageId: 'm0', sentiment: { score: 0.8, label: 'positive' }, topics: ['billing'] },
+        { messageId: 'm1', sentiment: { score: 0.4, label: 'positive' }, topics: [] },
+        { messageId: 'm2', sentiment: { score: -0.2, label: 'negative' }, topics: ['billing'] },
+      ],
+    })
+    // The conversation's sentiment is the end user's (m0, m2): (0.8 - 0.2) / 2.
+    expect(events[1]?.payload).toEqual({
+      analyzer: { name: 'scripted', version: 'test-1' },
+      sentiment: { score: 0.3, label: 'positive' },
+      topics: ['billing'],
+    })
+    await projectAll(db.pool)
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations/${conversationId}`,
+      headers: { cookie },
+    })
+    const { conversation } = res.json()
+    expect(conversation.sentiment).toEqual({ score: 0.3, label: 'positive' })
+    expect(conversation.topics).toEqual(['billing'])
+    expect(conversation.messages[0].sentiment).toEqual({ score: 0.8, label: 'positive' })
+    expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
+  })
+
+  it('queues nothing when the chatbot turned analysis off', async () => {
+    await startService()
+    const quiet = await createChatbot(app, cookie, { name: 'quiet', settings: { analysisEnabled: false } })
+    const { conversationId, analysisQueued } = await capture(['score:0.9'], quiet.apiKey)
+    expect(analysisQueued).toBe(false)
+    const marker = await capture(['score:0.1'])
+    await waitFor(async () => (await analysisEvents(marker.conversationId)).length >= 2)
+    expect(await job(conversationId)).toBeUndefined()
+    expect(await analysisEvents(conversationId)).toEqual([])
+  })
+
+  it('retries a failing provider with backoff until it succeeds', async () => {
+    await startService({ maxAttempts: 5 })
+    const { conversationId } = await capture(['flaky fail:2 score:0.5'])
+    await waitFor(async () => (await job(conversationId))?.status === 'done')
+    expect(await job(conversationId)).toEqual({ status: 'done', attempts: 3 })
+    expect(service?.worker.stats.retries).toBeGreaterThanOrEqual(2)
+  })
+
+  it('dead-letters after the last attempt with an analysis.failed event, without holding up others', async () => {
+    await startService({ maxAttempts: 3 })
+    const bad = await capture(['broken fail:retryable'])
+    const good = await capture(['fine score:0.2'])
+    await waitFor(async () => (await job(bad.conversationId))?.status === 'dead')
+    expect(await job(bad.conversationId)).toEqual({ status: 'dead', attempts: 3 })
+    expect((await job(good.conversationId))?.status).toBe('done')
+    const [failed] = await analysisEvents(bad.conversationId)
+    expect(failed).toMatchObject({
+      type: 'analysis.failed',
+      payload: {
+        messageIds: ['m0'],
+        attempt: 3,
+        retryable: false,
+        reason: expect.stringContaining('provider_error'),
+      },
+    })
+    const { rows } = await db.pool.query(
+      'SELECT attempts, reason FROM analysis_dead_letters WHERE conversation_id = $1',
+      [bad.conversationId],
+    )
+    expect(rows).toEqual([{ attempts: 3, reason: expect.stringContaining('scripted failure') }])
+  })
+
+  it('dead-letters at once what the provider refuses for good', async () => {
+    await startService({ maxAttempts: 5 })
+    const { conversationId } = await capture(['refused fail:fatal'])
+    await waitFor(async () => (await job(conversationId))?.status === 'dead')
+    expect(await job(conversationId)).toEqual({ status: 'dead', attempts: 1 })
+  })
+
+  it('takes over a job whose worker died mid-analysis once its lease runs out', async () => {
+    await startService()
+    await service!.stop()
+    const { conversationId } = await capture(['orphaned score:0.6'])
+    // Queue it, then claim it as a worker that dies at once: a lease of zero is already over.
+    const enqueuer = await startService()
+    await waitFor(async () => (await job(conversationId)) !== undefined)
+    await enqueuer.stop()
+    await db.pool.query("UPDATE analysis_jobs SET status = 'pending' WHERE conversation_id = $1", [
+      conversationId,
+    ])
+    const claimed = await claimJobs(db.pool, 10, 0, new Date())
+    expect(claimed.map((j) => j.conversationId)).toContain(conversationId)
+    await startService()
+    await waitFor(async () => (await job(conversationId))?.status === 'done')
+    expect((await job(conversationId))?.attempts).toBe(2)
+  })
+
+  it('leaves the backlog in the event log when the analyzer is stuck, while capture answers as usual', async () => {
+    const stuck = await startService({ maxPending: 2 })
+    analyzer.hold()
+    const conversations = []
+    for (let i = 0; i < 6; i++) conversations.push((await capture([`waiting ${i} score:0.1`])).conversationId)
+    await waitFor(() => stuck.consumer.stats.errors > 0, { what: 'the consumer to refuse more work' })
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+    )
+    // Not all six: the rest wait in the journal, behind the consumer's checkpoint.
+    expect(rows[0].n).toBeLessThan(6)
+    analyzer.release()
+    for (const id of conversations) {
+      await waitFor(async () => (await job(id))?.status === 'done', { what: `analysis of ${id}` })
+    }
+  })
+})

@@ -1,0 +1,105 @@
+import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import { type ConversationEvent, safeParseRecordedEvent } from '@cas/events'
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import type { Analyzer } from './analyzer.ts'
+import { enqueueJobs, type NewJob, pendingJobs } from './jobs.ts'
+import { AnalysisWorker } from './worker.ts'
+
+export type { Analyzer } from './analyzer.ts'
+export { AnalyzerError } from './analyzer.ts'
+
+export interface AnalysisServiceDeps {
+  readonly pool: pg.Pool
+  readonly eventLog: EventLogBackend
+  readonly analyzer: Analyzer
+  readonly logger: Logger | false
+  readonly concurrency?: number
+  readonly maxAttempts?: number
+  readonly maxPending?: number
+  readonly retryBaseMs?: number
+  readonly leaseMs?: number
+  readonly groupId?: string
+  readonly now?: () => Date
+}
+
+export interface AnalysisService {
+  readonly consumer: EventConsumer
+  readonly worker: AnalysisWorker
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+export const ANALYSIS_GROUP = 'analysis'
+
+/** Asked to wait: the job queue is full, so the backlog stays in the event log for now. */
+export class BackpressureError extends Error {
+  readonly retryable = true
+  constructor(pending: number) {
+    super(`${pending} analysis jobs queued; not taking more events until the analyzer catches up`)
+    this.name = 'BackpressureError'
+  }
+}
+
+/**
+ * The analysis service: its consumer queues a job for every conversation.messages-captured event that
+ * asked for analysis, in the transaction that records its checkpoint; its worker analyzes the jobs and
+ * appends analysis.messages-analyzed and analysis.conversation-analyzed (or analysis.failed). Capture
+ * never waits for any of it.
+ */
+export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisService {
+  const log = deps.logger || undefined
+  const now = deps.now ?? (() => new Date())
+  const maxPending = deps.maxPending ?? 10_000
+  const consumer = createEventConsumer(deps.eventLog, {
+    pool: deps.pool,
+    groupId: deps.groupId ?? ANALYSIS_GROUP,
+    streamTypes: ['conversation'],
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    handler: async (records, client) => {
+      const jobs: NewJob[] = []
+      for (const record of records) {
+        const parsed = safeParseRecordedEvent(record)
+        if (!parsed.ok) {
+          log?.warn({ eventId: record.id, reason: parsed.error.message }, 'dropped an invalid event')
+          continue
+        }
+        const event = parsed.event as ConversationEvent
+        if (event.type !== 'conversation.messages-captured' || !event.payload.analysisRequested) continue
+        jobs.push({
+          sourceEventId: event.id,
+          conversationId: event.streamId,
+          orgId: event.orgId,
+          chatbotId: event.chatbotId,
+          messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
+        })
+      }
+      if (jobs.length === 0) return
+      const pending = await pendingJobs(client)
+      if (pending >= maxPending) throw new BackpressureError(pending)
+      await enqueueJobs(client, jobs, now())
+    },
+  })
+  const worker = new AnalysisWorker({
+    pool: deps.pool,
+    analyzer: deps.analyzer,
+    concurrency: deps.concurrency ?? 4,
+    maxAttempts: deps.maxAttempts ?? 5,
+    retryBaseMs: deps.retryBaseMs,
+    leaseMs: deps.leaseMs,
+    now,
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+  })
+  return {
+    consumer,
+    worker,
+    async start() {
+      await consumer.start()
+      worker.start()
+    },
+    async stop() {
+      await consumer.stop()
+      await worker.stop()
+    },
+  }
+}

@@ -1,0 +1,123 @@
+import type pg from 'pg'
+import type { MessageToAnalyze } from './analyzer.ts'
+
+export interface AnalysisJob {
+  readonly id: string
+  /** The conversation.messages-captured event the job came from (the analysis events' causation). */
+  readonly sourceEventId: string
+  readonly conversationId: string
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly messages: readonly MessageToAnalyze[]
+  /** Including the attempt this claim starts. */
+  readonly attempts: number
+}
+
+interface JobRow {
+  id: string
+  source_event_id: string
+  conversation_id: string
+  org_id: string
+  chatbot_id: string
+  messages: MessageToAnalyze[]
+  attempts: number
+}
+
+export interface NewJob {
+  readonly sourceEventId: string
+  readonly conversationId: string
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly messages: readonly MessageToAnalyze[]
+}
+
+/** Queues jobs; an event already queued (redelivered) is ignored. */
+export async function enqueueJobs(client: pg.ClientBase, jobs: readonly NewJob[], now: Date): Promise<void> {
+  if (jobs.length === 0) return
+  await client.query(
+    `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, next_attempt_at,
+       created_at, updated_at)
+     SELECT *, $6, $6, $6 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[])
+     ON CONFLICT (source_event_id) DO NOTHING`,
+    [
+      jobs.map((j) => j.sourceEventId),
+      jobs.map((j) => j.conversationId),
+      jobs.map((j) => j.orgId),
+      jobs.map((j) => j.chatbotId),
+      jobs.map((j) => JSON.stringify(j.messages)),
+      now,
+    ],
+  )
+}
+
+/** Jobs waiting or being worked on: the queue the consumer refuses to grow past its limit. */
+export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+  )
+  return rows[0]!.n
+}
+
+/**
+ * Claims up to `limit` jobs that are due, or whose worker's lease ran out (it died mid-call), for
+ * `leaseMs`. Committed at once: the analyzer is then called outside any transaction.
+ */
+export async function claimJobs(
+  pool: pg.Pool,
+  limit: number,
+  leaseMs: number,
+  now: Date,
+): Promise<AnalysisJob[]> {
+  const { rows } = await pool.query<JobRow>(
+    `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
+      WHERE j.id IN (
+        SELECT id FROM analysis_jobs
+         WHERE (status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2)
+         ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING j.id::text, j.source_event_id, j.conversation_id, j.org_id, j.chatbot_id, j.messages, j.attempts`,
+    [limit, now, new Date(now.getTime() + leaseMs)],
+  )
+  return rows.map((r) => ({
+    id: r.id,
+    sourceEventId: r.source_event_id,
+    conversationId: r.conversation_id,
+    orgId: r.org_id,
+    chatbotId: r.chatbot_id,
+    messages: r.messages,
+    attempts: r.attempts,
+  }))
+}
+
+export async function completeJob(client: pg.ClientBase | pg.Pool, jobId: string, now: Date): Promise<void> {
+  await client.query(
+    "UPDATE analysis_jobs SET status = 'done', lease_until = NULL, updated_at = $2 WHERE id = $1",
+    [jobId, now],
+  )
+}
+
+/** Puts a job back in the queue for another attempt at `at`. */
+export async function retryJob(
+  pool: pg.Pool,
+  jobId: string,
+  error: string,
+  at: Date,
+  now: Date,
+): Promise<void> {
+  await pool.query(
+    `UPDATE analysis_jobs SET status = 'pending', lease_until = NULL, next_attempt_at = $3, last_error = $2,
+       updated_at = $4 WHERE id = $1`,
+    [jobId, error, at, now],
+  )
+}
+
+export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, reason: string, now: Date) {
+  await client.query(
+    "UPDATE analysis_jobs SET status = 'dead', lease_until = NULL, last_error = $2, updated_at = $3 WHERE id = $1",
+    [job.id, reason, now],
+  )
+  await client.query(
+    `INSERT INTO analysis_dead_letters (job_id, conversation_id, org_id, chatbot_id, reason, attempts, failed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (job_id) DO NOTHING`,
+    [job.id, job.conversationId, job.orgId, job.chatbotId, reason, job.attempts, now],
+  )
+}

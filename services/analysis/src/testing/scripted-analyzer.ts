@@ -1,0 +1,61 @@
+import {
+  type Analyzer,
+  AnalyzerError,
+  labelFor,
+  type MessageAnalysis,
+  type MessageToAnalyze,
+} from '../analyzer.ts'
+
+/**
+ * A deterministic analyzer for the service's own tests (the real providers have theirs): a message's
+ * score is read from its content (`score:0.5`), and content can script failures — `fail:retryable`,
+ * `fail:fatal`, or `fail:2` (fails the first two calls that contain it, then succeeds). `hold()` makes
+ * every call wait until `release()`.
+ */
+export class ScriptedAnalyzer implements Analyzer {
+  readonly info = { name: 'scripted', version: 'test-1' }
+  calls = 0
+  private readonly failuresSeen = new Map<string, number>()
+  private gate: Promise<void> | undefined
+  private open: (() => void) | undefined
+  waiting = 0
+
+  hold(): void {
+    this.gate = new Promise((resolve) => {
+      this.open = resolve
+    })
+  }
+
+  release(): void {
+    this.open?.()
+    this.gate = undefined
+  }
+
+  async analyzeMessages(messages: readonly MessageToAnalyze[]): Promise<MessageAnalysis[]> {
+    this.calls++
+    if (this.gate) {
+      this.waiting++
+      await this.gate
+      this.waiting--
+    }
+    for (const m of messages) {
+      if (m.content.includes('fail:retryable'))
+        throw new AnalyzerError('provider_error', 'scripted failure', true)
+      if (m.content.includes('fail:fatal'))
+        throw new AnalyzerError('invalid_input', 'scripted refusal', false)
+      const times = m.content.match(/fail:(\d+)/)
+      if (times) {
+        const seen = this.failuresSeen.get(m.id) ?? 0
+        if (seen < Number(times[1])) {
+          this.failuresSeen.set(m.id, seen + 1)
+          throw new AnalyzerError('rate_limited', 'scripted 429', true)
+        }
+      }
+    }
+    return messages.map((m) => {
+      const score = Number(m.content.match(/score:(-?[\d.]+)/)?.[1] ?? 0)
+      const topics = [...m.content.matchAll(/#(\w+)/g)].map((t) => t[1]!.toLowerCase())
+      return { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics }
+    })
+  }
+}

@@ -1,0 +1,242 @@
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type pg from 'pg'
+import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
+import { type AnalysisJob, claimJobs, completeJob, deadLetterJob, retryJob } from './jobs.ts'
+import { type StoredResult, summarizeConversation } from './summary.ts'
+
+export interface WorkerOptions {
+  readonly pool: pg.Pool
+  readonly analyzer: Analyzer
+  /** Jobs analyzed at once. */
+  readonly concurrency: number
+  /** Attempts before a job is dead-lettered. */
+  readonly maxAttempts: number
+  /** How long a claimed job is this worker's; a worker that dies loses it after this. */
+  readonly leaseMs?: number
+  /** First retry delay; it doubles per attempt, with jitter, up to 5 minutes. */
+  readonly retryBaseMs?: number
+  readonly pollIntervalMs?: number
+  readonly now?: () => Date
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+}
+
+export interface WorkerStats {
+  analyzedMessages: number
+  jobsDone: number
+  retries: number
+  deadLetters: number
+  inFlight: number
+}
+
+/**
+ * Claims due jobs, analyzes them outside any transaction, and commits the results and their events (or
+ * schedules a retry, or dead-letters the job after the last attempt with an analysis.failed event).
+ * Each job stands alone: a conversation that keeps failing never holds the others up.
+ */
+export class AnalysisWorker {
+  readonly stats: WorkerStats = { analyzedMessages: 0, jobsDone: 0, retries: 0, deadLetters: 0, inFlight: 0 }
+  private running = false
+  private loop: Promise<void> | undefined
+  private readonly inFlight = new Set<Promise<void>>()
+  private wake: (() => void) | undefined
+  private readonly now: () => Date
+  private readonly log: NonNullable<WorkerOptions['log']>
+
+  constructor(private readonly opts: WorkerOptions) {
+    this.now = opts.now ?? (() => new Date())
+    this.log = opts.log ?? (() => {})
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /** Stops claiming, and waits for the jobs in flight to finish and commit. */
+  async stop(): Promise<void> {
+    this.running = false
+    this.wake?.()
+    await this.loop
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      const free = this.opts.concurrency - this.inFlight.size
+      let claimed: AnalysisJob[] = []
+      if (free > 0) {
+        try {
+          claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
+        } catch (err) {
+          this.log('claiming analysis jobs failed', { err: (err as Error).message })
+        }
+      }
+      for (const job of claimed) {
+        const task: Promise<void> = this.process(job).finally(() => {
+          this.inFlight.delete(task)
+          this.stats.inFlight = this.inFlight.size
+          this.wake?.()
+        })
+        this.inFlight.add(task)
+      }
+      this.stats.inFlight = this.inFlight.size
+      if (claimed.length === 0 || this.inFlight.size >= this.opts.concurrency) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.opts.pollIntervalMs ?? 50)
+          this.wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+      }
+    }
+  }
+
+  private async process(job: AnalysisJob): Promise<void> {
+    try {
+      const context = await this.contextFor(job.chatbotId)
+      if (!context) {
+        // The chatbot was deleted: nothing to analyze for anymore.
+        await completeJob(this.opts.pool, job.id, this.now())
+        return
+      }
+      const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
+      if (
+        results.length !== job.messages.length ||
+        results.some((r, i) => r.messageId !== job.messages[i]?.id)
+      ) {
+        throw new AnalyzerError(
+          'malformed_response',
+          'the analyzer returned results for other messages',
+          true,
+        )
+      }
+      await this.commitResults(job, results)
+      this.stats.analyzedMessages += results.length
+      this.stats.jobsDone++
+    } catch (err) {
+      await this.fail(job, err).catch((failErr: Error) =>
+        // The lease expires and the job is claimed again: still never lost.
+        this.log('could not record an analysis failure', { jobId: job.id, err: failErr.message }),
+      )
+    }
+  }
+
+  private async contextFor(chatbotId: string): Promise<AnalysisContext | undefined> {
+    const { rows } = await this.opts.pool.query<{ settings: Record<string, unknown> }>(
+      'SELECT settings FROM chatbots WHERE id = $1',
+      [chatbotId],
+    )
+    if (!rows[0]) return undefined
+    const topics = rows[0].settings.topics
+    const valid =
+      typeof topics === 'object' &&
+      topics !== null &&
+      !Array.isArray(topics) &&
+      Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
+    return valid ? { topics: topics as Record<string, string[]> } : {}
+  }
+
+  private async commitResults(job: AnalysisJob, results: readonly MessageAnalysis[]): Promise<void> {
+    const { info } = this.opts.analyzer
+    const now = this.now()
+    await withTransaction(this.opts.pool, async (client) => {
+      const roles = new Map(job.messages.map((m) => [m.id, m.role]))
+      await client.query(
+        `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+           analyzer, analyzed_at)
+         SELECT $1, r.id, $2, $3, r.role, r.score, r.label, ARRAY(SELECT jsonb_array_elements_text(r.topics)), $4, $5
+           FROM unnest($6::text[], $7::text[], $8::float8[], $9::text[], $10::jsonb[]) AS r(id, role, score, label, topics)
+         ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
+           topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer, analyzed_at = EXCLUDED.analyzed_at`,
+        [
+          job.conversationId,
+          job.orgId,
+          job.chatbotId,
+          `${info.name}@${info.version}`,
+          now,
+          results.map((r) => r.messageId),
+          results.map((r) => roles.get(r.messageId)),
+          results.map((r) => r.sentiment.score),
+          results.map((r) => r.sentiment.label),
+          results.map((r) => JSON.stringify(r.topics)),
+        ],
+      )
+      const { rows } = await client.query<StoredResult>(
+        'SELECT role, score, topics FROM analysis_results WHERE conversation_id = $1',
+        [job.conversationId],
+      )
+      const analyzer = { name: info.name, version: info.version }
+      const metadata = { causationId: job.sourceEventId }
+      const summary = summarizeConversation(rows)
+      await appendToStream(
+        client,
+        {
+          streamType: 'analysis',
+          streamId: job.conversationId,
+          orgId: job.orgId,
+          chatbotId: job.chatbotId,
+          expectedVersion: 'any',
+          events: [
+            newEvent(
+              'analysis.messages-analyzed',
+              {
+                analyzer,
+                results: results.map((r) => ({
+                  messageId: r.messageId,
+                  sentiment: r.sentiment,
+                  topics: [...r.topics],
+                })),
+              },
+              metadata,
+            ),
+            newEvent('analysis.conversation-analyzed', { analyzer, ...summary }, metadata),
+          ],
+        },
+        { now: this.now },
+      )
+      await completeJob(client, job.id, now)
+    })
+  }
+
+  private async fail(job: AnalysisJob, err: unknown): Promise<void> {
+    const retryable = err instanceof AnalyzerError ? err.retryable : true
+    const reason =
+      err instanceof AnalyzerError ? `${err.code}: ${err.message}` : `error: ${(err as Error).message}`
+    const now = this.now()
+    if (retryable && job.attempts < this.opts.maxAttempts) {
+      const base = this.opts.retryBaseMs ?? 1_000
+      const delay = Math.min(300_000, base * 2 ** (job.attempts - 1)) * (0.5 + Math.random() / 2)
+      this.stats.retries++
+      this.log('analysis failed; will retry', { jobId: job.id, attempt: job.attempts, reason })
+      await retryJob(this.opts.pool, job.id, reason, new Date(now.getTime() + delay), now)
+      return
+    }
+    this.stats.deadLetters++
+    this.log('analysis failed for good; dead-lettered', { jobId: job.id, attempts: job.attempts, reason })
+    await withTransaction(this.opts.pool, async (client) => {
+      await deadLetterJob(client, job, reason, now)
+      await appendToStream(
+        client,
+        {
+          streamType: 'analysis',
+          streamId: job.conversationId,
+          orgId: job.orgId,
+          chatbotId: job.chatbotId,
+          expectedVersion: 'any',
+          events: [
+            newEvent(
+              'analysis.failed',
+              { messageIds: job.messages.map((m) => m.id), reason, attempt: job.attempts, retryable: false },
+              { causationId: job.sourceEventId },
+            ),
+          ],
+        },
+        { now: this.now },
+      )
+    })
+  }
+}
