@@ -72,7 +72,12 @@ describe('POST /api/v1/chatbots', () => {
   })
 
   it('keeps the settings given at creation', async () => {
-    const settings = { customFields: { plan: 'string' }, analysisEnabled: false, theme: { color: 'teal' } }
+    const settings = {
+      customFields: { plan: 'string' },
+      analysisEnabled: false,
+      topics: { refunds: ['refund', 'money back'] },
+      theme: { color: 'teal' },
+    }
     const { chatbot } = await createChatbot(app, cookie, { name: 'With settings', settings })
     expect(chatbot.settings).toEqual(settings)
   })
@@ -86,6 +91,7 @@ describe('POST /api/v1/chatbots', () => {
     [{ name: 'ok', settings: [1] }, '/settings'],
     [{ name: 'ok', settings: { customFields: { plan: 'date' } } }, '/settings'],
     [{ name: 'ok', settings: { analysisEnabled: 'yes' } }, '/settings'],
+    [{ name: 'ok', settings: { topics: { refunds: 'refund' } } }, '/settings'],
     [{ name: 'ok', apiKey: 'svc_live_00000000000000000000000000000000' }, '/'],
   ])('refuses %j with 400 naming %s, and stores nothing', async (body, path) => {
     const [chatbots, events] = [
