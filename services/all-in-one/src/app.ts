@@ -1,6 +1,7 @@
 import type { Config } from '@cas/config'
 import { Relay } from '@cas/eventlog'
 import { type Infrastructure, openInfrastructure, type RunningService } from '@cas/platform'
+import { type AnalysisService, createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { createProjector, type Projector } from '@cas/service-projector'
 import { registerQueryRoutes } from '@cas/service-query'
@@ -11,12 +12,14 @@ export interface AllInOne extends RunningService {
   readonly app: FastifyInstance
   readonly infra: Infrastructure
   readonly projector: Projector
+  readonly analysis: AnalysisService
   readonly relay?: Relay
 }
 
 /**
  * Every service in one process: the default `npm start`. Embedded Postgres and the journal-backed event
- * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too.
+ * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too. Gateway and
+ * query share one HTTP server; the projector and the analysis service consume in the background.
  * This runner is the one place that composes services; the services themselves share only libs.
  */
 export async function startAllInOne(
@@ -45,6 +48,18 @@ export async function startAllInOne(
     const projector = createProjector({ pool: infra.pool, eventLog: infra.eventLog, logger: log })
     await projector.consumer.start()
     stops.unshift(() => projector.consumer.stop())
+    const analyzer = await createAnalyzer(config, (msg, fields) => parentLog.warn(fields ?? {}, msg))
+    const analysis = createAnalysisService({
+      pool: infra.pool,
+      eventLog: infra.eventLog,
+      analyzer,
+      logger: log,
+      concurrency: config.ANALYSIS_CONCURRENCY,
+      maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
+      maxPending: config.ANALYSIS_MAX_PENDING,
+    })
+    await analysis.start()
+    stops.unshift(() => analysis.stop())
 
     const now = () => new Date()
     const app = await buildGatewayApp({
@@ -61,7 +76,7 @@ export async function startAllInOne(
     })
     stops.unshift(() => app.close())
     await app.listen({ port: config.PORT, host: config.HOST })
-    return { app, infra, relay, projector, close: stop }
+    return { app, infra, relay, projector, analysis, close: stop }
   } catch (err) {
     await stop()
     throw err

@@ -103,3 +103,4 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     },
   }
 }
+export { createAnalyzer } from './providers/index.ts'
