@@ -1,7 +1,12 @@
 import type { Config } from '@cas/config'
 import { Relay } from '@cas/eventlog'
 import { type Infrastructure, openInfrastructure, type RunningService } from '@cas/platform'
-import { type AnalysisService, createAnalysisService, createAnalyzer } from '@cas/service-analysis'
+import {
+  type AnalysisService,
+  analysisSettings,
+  createAnalysisService,
+  createAnalyzer,
+} from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { createProjector, type Projector } from '@cas/service-projector'
 import { registerQueryRoutes } from '@cas/service-query'
@@ -54,9 +59,7 @@ export async function startAllInOne(
       eventLog: infra.eventLog,
       analyzer,
       logger: log,
-      concurrency: config.ANALYSIS_CONCURRENCY,
-      maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
-      maxPending: config.ANALYSIS_MAX_PENDING,
+      ...analysisSettings(config),
     })
     await analysis.start()
     stops.unshift(() => analysis.stop())

@@ -1,3 +1,4 @@
+import type { Config } from '@cas/config'
 import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
 import { type ConversationEvent, safeParseRecordedEvent } from '@cas/events'
 import type pg from 'pg'
@@ -31,6 +32,15 @@ export interface AnalysisService {
 }
 
 export const ANALYSIS_GROUP = 'analysis'
+
+/** The service's tuning from the configuration, for the processes that run it. */
+export function analysisSettings(config: Config) {
+  return {
+    concurrency: config.ANALYSIS_CONCURRENCY,
+    maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
+    maxPending: config.ANALYSIS_MAX_PENDING,
+  }
+}
 
 /** Asked to wait: the job queue is full, so the backlog stays in the event log for now. */
 export class BackpressureError extends Error {

@@ -1,6 +1,6 @@
 import { createHttpApp } from '@cas/http'
 import { openInfrastructure, runService } from '@cas/platform'
-import { createAnalysisService } from './app.ts'
+import { analysisSettings, createAnalysisService } from './app.ts'
 import { createAnalyzer } from './providers/index.ts'
 
 await runService('analysis', async (config, log) => {
@@ -12,9 +12,7 @@ await runService('analysis', async (config, log) => {
     eventLog: infra.eventLog,
     analyzer,
     logger: log,
-    concurrency: config.ANALYSIS_CONCURRENCY,
-    maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
-    maxPending: config.ANALYSIS_MAX_PENDING,
+    ...analysisSettings(config),
   })
   await service.start()
   const app = await createHttpApp({ logger: log, readiness: infra.readiness })

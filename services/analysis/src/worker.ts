@@ -1,6 +1,6 @@
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
 import { type AnalysisJob, claimJobs, completeJob, deadLetterJob, retryJob } from './jobs.ts'
@@ -172,32 +172,21 @@ export class AnalysisWorker {
       const analyzer = { name: info.name, version: info.version }
       const metadata = { causationId: job.sourceEventId }
       const summary = summarizeConversation(rows)
-      await appendToStream(
-        client,
-        {
-          streamType: 'analysis',
-          streamId: job.conversationId,
-          orgId: job.orgId,
-          chatbotId: job.chatbotId,
-          expectedVersion: 'any',
-          events: [
-            newEvent(
-              'analysis.messages-analyzed',
-              {
-                analyzer,
-                results: results.map((r) => ({
-                  messageId: r.messageId,
-                  sentiment: r.sentiment,
-                  topics: [...r.topics],
-                })),
-              },
-              metadata,
-            ),
-            newEvent('analysis.conversation-analyzed', { analyzer, ...summary }, metadata),
-          ],
-        },
-        { now: this.now },
-      )
+      await this.appendAnalysisEvents(client, job, [
+        newEvent(
+          'analysis.messages-analyzed',
+          {
+            analyzer,
+            results: results.map((r) => ({
+              messageId: r.messageId,
+              sentiment: r.sentiment,
+              topics: [...r.topics],
+            })),
+          },
+          metadata,
+        ),
+        newEvent('analysis.conversation-analyzed', { analyzer, ...summary }, metadata),
+      ])
       await completeJob(client, job.id, now)
     })
   }
@@ -219,24 +208,29 @@ export class AnalysisWorker {
     this.log('analysis failed for good; dead-lettered', { jobId: job.id, attempts: job.attempts, reason })
     await withTransaction(this.opts.pool, async (client) => {
       await deadLetterJob(client, job, reason, now)
-      await appendToStream(
-        client,
-        {
-          streamType: 'analysis',
-          streamId: job.conversationId,
-          orgId: job.orgId,
-          chatbotId: job.chatbotId,
-          expectedVersion: 'any',
-          events: [
-            newEvent(
-              'analysis.failed',
-              { messageIds: job.messages.map((m) => m.id), reason, attempt: job.attempts, retryable: false },
-              { causationId: job.sourceEventId },
-            ),
-          ],
-        },
-        { now: this.now },
-      )
+      await this.appendAnalysisEvents(client, job, [
+        newEvent(
+          'analysis.failed',
+          { messageIds: job.messages.map((m) => m.id), reason, attempt: job.attempts, retryable: false },
+          { causationId: job.sourceEventId },
+        ),
+      ])
     })
+  }
+
+  /** Appends to the conversation's analysis stream (its own stream: capture never conflicts with it). */
+  private async appendAnalysisEvents(client: pg.ClientBase, job: AnalysisJob, events: readonly NewEvent[]) {
+    await appendToStream(
+      client,
+      {
+        streamType: 'analysis',
+        streamId: job.conversationId,
+        orgId: job.orgId,
+        chatbotId: job.chatbotId,
+        expectedVersion: 'any',
+        events,
+      },
+      { now: this.now },
+    )
   }
 }
