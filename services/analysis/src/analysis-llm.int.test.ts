@@ -65,8 +65,9 @@ describe('analysis with ANALYSIS_PROVIDER=llm', () => {
         'analysis.messages-analyzed',
         'analysis.conversation-analyzed',
       ])
-      expect(events[0]?.payload.analyzer).toEqual(analyzer.info)
-      expect((events[0]?.payload.results as { messageId: string }[]).map((r) => r.messageId)).toEqual([
+      const [analyzed] = events as [(typeof events)[0]]
+      expect(analyzed.payload.analyzer).toEqual(analyzer.info)
+      expect((analyzed.payload.results as { messageId: string }[]).map((r) => r.messageId)).toEqual([
         'q',
         'a',
       ])
