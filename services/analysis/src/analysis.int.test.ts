@@ -132,13 +132,23 @@ describe('analysis service', () => {
     expect(service?.worker.stats.retries).toBeGreaterThanOrEqual(2)
   })
 
-  it('dead-letters after the last attempt with an analysis.failed event, without holding up others', async () => {
-    await startService({ maxAttempts: 3 })
+  it('keeps analyzing other conversations while one keeps failing', async () => {
+    await startService({ maxAttempts: 1_000 })
     const bad = await capture(['broken fail:retryable'])
     const good = await capture(['fine score:0.2'])
+    await waitFor(async () => (await job(good.conversationId))?.status === 'done', {
+      what: 'the good conversation',
+    })
+    const stuck = await job(bad.conversationId)
+    expect(['pending', 'running']).toContain(stuck.status)
+    expect(stuck.attempts).toBeGreaterThanOrEqual(1)
+  })
+
+  it('dead-letters after the last attempt with an analysis.failed event', async () => {
+    await startService({ maxAttempts: 3 })
+    const bad = await capture(['broken fail:retryable'])
     await waitFor(async () => (await job(bad.conversationId))?.status === 'dead')
     expect(await job(bad.conversationId)).toEqual({ status: 'dead', attempts: 3 })
-    expect((await job(good.conversationId))?.status).toBe('done')
     const [failed] = await analysisEvents(bad.conversationId)
     expect(failed).toMatchObject({
       type: 'analysis.failed',
