@@ -191,6 +191,32 @@ describe('analysis service', () => {
     expect((await job(conversationId))?.attempts).toBe(2)
   })
 
+  it("forgets a deleted chatbot's jobs, their message content and its results", async () => {
+    await startService()
+    const doomed = await createChatbot(app, cookie, { name: 'doomed' })
+    const { conversationId } = await capture(['delete me score:0.3'], doomed.apiKey)
+    await waitFor(async () => (await job(conversationId))?.status === 'done')
+    const rows = async () => {
+      const { rows: found } = await db.pool.query(
+        `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE chatbot_id = $1) AS jobs,
+                (SELECT count(*)::int FROM analysis_results WHERE chatbot_id = $1) AS results`,
+        [doomed.chatbot.id],
+      )
+      return found[0]
+    }
+    expect(await rows()).toEqual({ jobs: 1, results: 1 })
+    const res = await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/chatbots/${doomed.chatbot.id}`,
+      headers: { cookie },
+    })
+    expect(res.statusCode).toBe(200)
+    await waitFor(async () => (await rows()).jobs === 0, {
+      what: 'the deletion to reach the analysis service',
+    })
+    expect(await rows()).toEqual({ jobs: 0, results: 0 })
+  })
+
   it('leaves the backlog in the event log when the analyzer is stuck, while capture answers as usual', async () => {
     const stuck = await startService({ maxPending: 2 })
     analyzer.hold()

@@ -1,10 +1,10 @@
 import type { Config } from '@cas/config'
 import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
-import { type ConversationEvent, safeParseRecordedEvent } from '@cas/events'
+import { safeParseRecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
-import { enqueueJobs, type NewJob, pendingJobs } from './jobs.ts'
+import { enqueueJobs, forgetChatbot, liveChatbots, type NewJob, pendingJobs } from './jobs.ts'
 import { AnalysisWorker } from './worker.ts'
 
 export type { Analyzer } from './analyzer.ts'
@@ -64,7 +64,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
     groupId: deps.groupId ?? ANALYSIS_GROUP,
-    streamTypes: ['conversation'],
+    streamTypes: ['conversation', 'chatbot'],
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     handler: async (records, client) => {
       const jobs: NewJob[] = []
@@ -74,7 +74,12 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
           log?.warn({ eventId: record.id, reason: parsed.error.message }, 'dropped an invalid event')
           continue
         }
-        const event = parsed.event as ConversationEvent
+        const event = parsed.event
+        if (event.type === 'chatbot.deleted') {
+          // Deleting a chatbot deletes its analysis results too (spec.md), and the message content queued.
+          await forgetChatbot(client, event.chatbotId)
+          continue
+        }
         if (event.type !== 'conversation.messages-captured' || !event.payload.analysisRequested) continue
         jobs.push({
           sourceEventId: event.id,
@@ -84,10 +89,15 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
           messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
         })
       }
-      if (jobs.length === 0) return
+      const live = await liveChatbots(
+        client,
+        jobs.map((j) => j.chatbotId),
+      )
+      const queued = jobs.filter((j) => live.has(j.chatbotId))
+      if (queued.length === 0) return
       const pending = await pendingJobs(client)
       if (pending >= maxPending) throw new BackpressureError(pending)
-      await enqueueJobs(client, jobs, now())
+      await enqueueJobs(client, queued, now())
     },
   })
   const worker = new AnalysisWorker({

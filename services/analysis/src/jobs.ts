@@ -121,3 +121,21 @@ export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, rea
     [job.id, job.conversationId, job.orgId, job.chatbotId, reason, job.attempts, now],
   )
 }
+
+/** Of these chatbots, the ones that still exist (events of a deleted chatbot queue nothing). */
+export async function liveChatbots(
+  client: pg.ClientBase,
+  chatbotIds: readonly string[],
+): Promise<Set<string>> {
+  if (chatbotIds.length === 0) return new Set()
+  const { rows } = await client.query<{ id: string }>('SELECT id FROM chatbots WHERE id = ANY($1)', [
+    [...new Set(chatbotIds)],
+  ])
+  return new Set(rows.map((r) => r.id))
+}
+
+/** Removes every job (with the message content it holds), result and dead letter of a deleted chatbot. */
+export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: string): Promise<void> {
+  await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
+  await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
+}

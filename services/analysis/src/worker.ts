@@ -3,7 +3,7 @@ import { appendToStream } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
-import { type AnalysisJob, claimJobs, completeJob, deadLetterJob, retryJob } from './jobs.ts'
+import { type AnalysisJob, claimJobs, completeJob, deadLetterJob, forgetChatbot, retryJob } from './jobs.ts'
 import { type StoredResult, summarizeConversation } from './summary.ts'
 
 export interface WorkerOptions {
@@ -99,8 +99,8 @@ export class AnalysisWorker {
     try {
       const context = await this.contextFor(job.chatbotId)
       if (!context) {
-        // The chatbot was deleted: nothing to analyze for anymore.
-        await completeJob(this.opts.pool, job.id, this.now())
+        // The chatbot was deleted: nothing to analyze for anymore, and its content must not stay here.
+        await forgetChatbot(this.opts.pool, job.chatbotId)
         return
       }
       const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
