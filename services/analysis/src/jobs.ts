@@ -32,7 +32,11 @@ export interface NewJob {
 }
 
 /** Queues jobs; an event already queued (redelivered) is ignored. */
-export async function enqueueJobs(client: pg.ClientBase, jobs: readonly NewJob[], now: Date): Promise<void> {
+export async function enqueueJobs(
+  client: pg.ClientBase | pg.Pool,
+  jobs: readonly NewJob[],
+  now: Date,
+): Promise<void> {
   if (jobs.length === 0) return
   await client.query(
     `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, next_attempt_at,

@@ -13,12 +13,17 @@ import {
  * every call wait until `release()`.
  */
 export class ScriptedAnalyzer implements Analyzer {
-  readonly info = { name: 'scripted', version: 'test-1' }
   calls = 0
   private readonly failuresSeen = new Map<string, number>()
   private gate: Promise<void> | undefined
   private open: (() => void) | undefined
   waiting = 0
+
+  /** `scale` multiplies every score: a second version that judges differently. */
+  constructor(
+    readonly info = { name: 'scripted', version: 'test-1' },
+    private readonly scale = 1,
+  ) {}
 
   hold(): void {
     this.gate = new Promise((resolve) => {
@@ -53,7 +58,7 @@ export class ScriptedAnalyzer implements Analyzer {
       }
     }
     return messages.map((m) => {
-      const score = Number(m.content.match(/score:(-?[\d.]+)/)?.[1] ?? 0)
+      const score = Number(m.content.match(/score:(-?[\d.]+)/)?.[1] ?? 0) * this.scale
       const topics = [...m.content.matchAll(/#(\w+)/g)].map((t) => t[1]!.toLowerCase())
       return { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics }
     })

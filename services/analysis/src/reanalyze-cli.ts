@@ -1,0 +1,62 @@
+/**
+ * npm run reanalyze -- --chatbot <id> [--since <date>]
+ *
+ * Sends the chatbot's past messages (captured since the date, all by default) through the analyzer the
+ * configuration names now, and waits until they are analyzed. The results carry that analyzer's name and
+ * version, and the read models show them, replacing earlier results. Same configuration as `npm start`.
+ */
+import { parseArgs } from 'node:util'
+import { loadConfig } from '@cas/config'
+import { openInfrastructure } from '@cas/platform'
+import { pino } from 'pino'
+import { analysisSettings } from './app.ts'
+import { createAnalyzer } from './providers/index.ts'
+import { enqueueReanalysis } from './reanalyze.ts'
+import { AnalysisWorker } from './worker.ts'
+
+const USAGE = 'usage: npm run reanalyze -- --chatbot <id> [--since <ISO 8601 date>]'
+let chatbot: string | undefined
+let since: Date | undefined
+try {
+  const { values } = parseArgs({ options: { chatbot: { type: 'string' }, since: { type: 'string' } } })
+  chatbot = values.chatbot
+  since = values.since === undefined ? undefined : new Date(values.since)
+} catch {}
+if (!chatbot || !/^[0-9a-f-]{36}$/i.test(chatbot) || (since && Number.isNaN(since.getTime()))) {
+  console.error(USAGE)
+  process.exit(64)
+}
+
+const config = loadConfig(process.env)
+const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })
+const infra = await openInfrastructure(config, log, 'reanalyze')
+try {
+  const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
+  const keys = await enqueueReanalysis(infra.pool, {
+    chatbotId: chatbot,
+    since,
+    analyzer: analyzer.info,
+    now: new Date(),
+  })
+  console.log(`${keys.length} captures queued for ${analyzer.info.name}@${analyzer.info.version}`)
+  const worker = new AnalysisWorker({ pool: infra.pool, analyzer, ...analysisSettings(config) })
+  worker.start()
+  try {
+    for (;;) {
+      const { rows } = await infra.pool.query<{ open: number; dead: number }>(
+        `SELECT count(*) FILTER (WHERE status IN ('pending', 'running'))::int AS open,
+                count(*) FILTER (WHERE status = 'dead')::int AS dead
+           FROM analysis_jobs WHERE source_event_id = ANY($1)`,
+        [keys],
+      )
+      const { open, dead } = rows[0]!
+      console.log(`${keys.length - open} of ${keys.length} done${dead ? ` (${dead} failed for good)` : ''}`)
+      if (open === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+    }
+  } finally {
+    await worker.stop()
+  }
+} finally {
+  await infra.close()
+}

@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto'
+import { safeParseRecordedEvent } from '@cas/events'
+import type pg from 'pg'
+import type { AnalyzerInfo } from './analyzer.ts'
+import { enqueueJobs, type NewJob } from './jobs.ts'
+
+export interface ReanalysisRequest {
+  readonly chatbotId: string
+  /** Only messages captured at or after this time. */
+  readonly since?: Date
+  /** The analyzer that will run: part of each job's identity, so a version re-analyzes once. */
+  readonly analyzer: AnalyzerInfo
+  readonly now: Date
+}
+
+/**
+ * Queues every message the chatbot captured (since a date) for analysis by the current analyzer, one job
+ * per original capture, read from the journal. Jobs are keyed by (capture, analyzer version): running it
+ * again for the same version queues nothing new. Returns the ids of the jobs it asked for.
+ */
+export async function enqueueReanalysis(pool: pg.Pool, request: ReanalysisRequest): Promise<string[]> {
+  const { rows } = await pool.query(
+    `SELECT position::text, event_id AS id, type, version, occurred_at AS "occurredAt", org_id AS "orgId",
+            chatbot_id AS "chatbotId", stream_id AS "streamId", stream_version AS "streamVersion", payload, metadata
+       FROM event_journal
+      WHERE stream_type = 'conversation' AND chatbot_id = $1 AND type = 'conversation.messages-captured'
+        AND ($2::timestamptz IS NULL OR occurred_at >= $2)
+      ORDER BY position`,
+    [request.chatbotId, request.since ?? null],
+  )
+  const jobs: NewJob[] = []
+  for (const row of rows) {
+    const parsed = safeParseRecordedEvent({ ...row, occurredAt: row.occurredAt.toISOString() })
+    if (!parsed.ok || parsed.event.type !== 'conversation.messages-captured') continue
+    const event = parsed.event
+    jobs.push({
+      sourceEventId: reanalysisJobKey(event.id, request.analyzer),
+      conversationId: event.streamId,
+      orgId: event.orgId,
+      chatbotId: event.chatbotId,
+      messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
+    })
+  }
+  for (let i = 0; i < jobs.length; i += 500) await enqueueJobs(pool, jobs.slice(i, i + 500), request.now)
+  return jobs.map((j) => j.sourceEventId)
+}
+
+/** A UUID-shaped key for (capture event, analyzer version). */
+export function reanalysisJobKey(eventId: string, analyzer: AnalyzerInfo): string {
+  const hex = createHash('sha256').update(`${eventId}\0${analyzer.name}@${analyzer.version}`).digest('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
