@@ -103,6 +103,8 @@ export const configSchema = z.object({
    * (or the journal), not in memory or an ever-growing queue.
    */
   ANALYSIS_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
+  /** How often the gateway erases conversations past their chatbot's settings.retentionDays. */
+  RETENTION_SWEEP_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
   /** Shares rate-limit counters between gateway instances; in memory when unset. */
   REDIS_URL: z.string().url().optional(),
 })

@@ -64,11 +64,27 @@ export const conversationMetadataUpdatedV1 = defineEvent({
   example: { ...exampleMetadata, custom: { cartValue: 180, returning: true } },
 })
 
+export const conversationErasedV1 = defineEvent({
+  type: 'conversation.erased',
+  version: 1,
+  streamType: 'conversation',
+  description:
+    'The conversation was erased: its messages and metadata are gone from the journal and every read model, ' +
+    'and a replay must not bring them back. Earlier events of the stream are no longer in the journal.',
+  payload: z.strictObject({
+    reason: z
+      .enum(['retention', 'end-user-erasure'])
+      .describe("The chatbot's retention period ran out, or the end user's data was erased on request."),
+  }),
+  example: { reason: 'retention' },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const conversationEventDefinitions = [
   conversationStartedV1,
   conversationMessagesCapturedV1,
   conversationMetadataUpdatedV1,
+  conversationErasedV1,
 ] as const
 
 /** The latest version of each conversation event type: what readers see after upcasting. */
@@ -76,4 +92,5 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
   conversationStartedV1.schema,
   conversationMessagesCapturedV1.schema,
   conversationMetadataUpdatedV1.schema,
+  conversationErasedV1.schema,
 ])

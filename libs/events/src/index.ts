@@ -23,6 +23,7 @@ export {
   chatbotSettingsChangedV1,
 } from './chatbot-events.ts'
 export {
+  conversationErasedV1,
   conversationEventDefinitions,
   conversationEventSchema,
   conversationMessagesCapturedV1,

@@ -4,7 +4,14 @@ import { safeParseRecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
-import { enqueueJobs, forgetChatbot, liveChatbots, type NewJob, pendingJobs } from './jobs.ts'
+import {
+  enqueueJobs,
+  forgetChatbot,
+  forgetConversation,
+  liveChatbots,
+  type NewJob,
+  pendingJobs,
+} from './jobs.ts'
 import { AnalysisWorker } from './worker.ts'
 
 export type { Analyzer } from './analyzer.ts'
@@ -75,6 +82,10 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
           continue
         }
         const event = parsed.event
+        if (event.type === 'conversation.erased') {
+          await forgetConversation(client, event.streamId)
+          continue
+        }
         if (event.type === 'chatbot.deleted') {
           // Deleting a chatbot deletes its analysis results too (spec.md), and the message content queued.
           await forgetChatbot(client, event.chatbotId)

@@ -143,3 +143,9 @@ export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: 
   await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
 }
+
+/** Removes the jobs (and the content they hold) and results of an erased conversation. */
+export async function forgetConversation(client: pg.ClientBase, conversationId: string): Promise<void> {
+  await client.query('DELETE FROM analysis_jobs WHERE conversation_id = $1', [conversationId])
+  await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
+}

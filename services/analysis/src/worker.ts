@@ -144,6 +144,7 @@ export class AnalysisWorker {
     const { info } = this.opts.analyzer
     const now = this.now()
     await withTransaction(this.opts.pool, async (client) => {
+      if (!(await this.stillWanted(client, job))) return
       const roles = new Map(job.messages.map((m) => [m.id, m.role]))
       await client.query(
         `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
@@ -207,6 +208,7 @@ export class AnalysisWorker {
     this.stats.deadLetters++
     this.log('analysis failed for good; dead-lettered', { jobId: job.id, attempts: job.attempts, reason })
     await withTransaction(this.opts.pool, async (client) => {
+      if (!(await this.stillWanted(client, job))) return
       await deadLetterJob(client, job, reason, now)
       await this.appendAnalysisEvents(client, job, [
         newEvent(
@@ -232,5 +234,11 @@ export class AnalysisWorker {
       },
       { now: this.now },
     )
+  }
+
+  /** False when the job was removed meanwhile (its chatbot deleted, its conversation erased). */
+  private async stillWanted(client: pg.ClientBase, job: AnalysisJob): Promise<boolean> {
+    const { rows } = await client.query('SELECT 1 FROM analysis_jobs WHERE id = $1 FOR UPDATE', [job.id])
+    return rows.length > 0
   }
 }

@@ -7,6 +7,8 @@ import type { Logger } from 'pino'
 import { registerAuth } from './auth/plugin.ts'
 import { registerCapture } from './capture/routes.ts'
 import { registerChatbots } from './chatbots/routes.ts'
+import { startRetentionSweeper } from './erasure/retention.ts'
+import { registerErasureRoutes } from './erasure/routes.ts'
 
 export interface GatewayDeps {
   readonly pool: pg.Pool
@@ -43,4 +45,11 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
   await registerAuth(app, { pool, config, now, redis })
   await registerChatbots(app, { pool, now })
   await registerCapture(app, { pool, config, now, redis })
+  await registerErasureRoutes(app, { pool, now })
+  startRetentionSweeper(app, {
+    pool,
+    now,
+    intervalMs: config.RETENTION_SWEEP_MINUTES * 60_000,
+    log: (msg, err) => app.log.error({ err }, msg),
+  })
 }

@@ -78,6 +78,7 @@ export async function capture(
       body.conversationId,
       incoming,
       now(),
+      latestSentAt(messages),
     )
     const stored = metadataOf(conversation)
     const merged = isNew ? incoming : mergeMetadata(stored, incoming)
@@ -97,6 +98,12 @@ export async function capture(
     )
     const newIds = new Set(inserted.map((r) => r.message_id))
     const newMessages = messages.filter((m) => newIds.has(m.id))
+    if (!isNew && newMessages.length > 0) {
+      await client.query(
+        'UPDATE capture_conversations SET last_message_at = GREATEST(last_message_at, $2) WHERE id = $1',
+        [conversation.id, latestSentAt(newMessages)],
+      )
+    }
     const analysisRequested = newMessages.length > 0 && analysisEnabled(chatbot.settings)
 
     const events: NewEvent[] = []
@@ -139,11 +146,13 @@ async function registerConversation(
   externalId: string,
   metadata: ConversationMetadata,
   now: Date,
+  lastMessageAt: string,
 ): Promise<{ conversation: RegistryRow; isNew: boolean }> {
   const created = await client.query<RegistryRow>(
     `INSERT INTO capture_conversations
-       (id, chatbot_id, org_id, external_id, end_user, end_user_organization, session, custom, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       (id, chatbot_id, org_id, external_id, end_user, end_user_organization, session, custom, created_at,
+        last_message_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (chatbot_id, external_id) DO NOTHING
      RETURNING id, end_user, end_user_organization, session, custom`,
     [
@@ -156,6 +165,7 @@ async function registerConversation(
       metadata.session,
       metadata.custom,
       now,
+      lastMessageAt,
     ],
   )
   if (created.rows[0]) return { conversation: created.rows[0], isNew: true }
@@ -175,6 +185,11 @@ function metadataOf(row: RegistryRow): ConversationMetadata {
     session: row.session,
     custom: row.custom,
   }
+}
+
+/** The latest sentAt of some messages (UTC ISO strings, so they sort as text). */
+function latestSentAt(messages: readonly { sentAt: string }[]): string {
+  return messages.reduce((latest, m) => (m.sentAt > latest ? m.sentAt : latest), messages[0]!.sentAt)
 }
 
 /** Within one batch the first message with an id wins, like across batches. */

@@ -12,6 +12,12 @@ const knownSettingsSchema = z.looseObject({
     .describe('The custom-field schema: field name → "string" | "number" | "boolean".')
     .optional(),
   analysisEnabled: z.boolean().describe('When false, capture never queues analysis.').optional(),
+  retentionDays: z
+    .int()
+    .min(1)
+    .max(3_650)
+    .describe('Conversations whose last message is older are erased by a scheduled job.')
+    .optional(),
   topics: z
     .record(z.string().min(1).max(100), z.array(z.string().min(1).max(100)).max(100))
     .describe("The chatbot's own topics: label → keywords; a message mentioning a keyword gets the label.")

@@ -3,6 +3,7 @@ import { type DomainEvent, safeParseRecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import { applyConversationAnalyzed, applyMessagesAnalyzed } from './analysis.ts'
 import { applyMessagesCaptured, applyMetadataUpdated, applyStarted } from './conversations.ts'
+import { applyErased } from './erasure.ts'
 import { RollupBatch } from './rollups.ts'
 
 export interface ProjectionStats {
@@ -37,6 +38,7 @@ export async function applyToReadModels(
     onDrop(reason, record, detail)
   }
   const deleted = await deletedChatbots(client, [...new Set(records.map((r) => r.chatbotId))])
+  const erased = await erasedConversations(client, [...new Set(records.map((r) => r.streamId))])
   const rollups = new RollupBatch()
   for (const record of records) {
     const parsed = safeParseRecordedEvent(record)
@@ -49,11 +51,20 @@ export async function applyToReadModels(
       drop('chatbot_deleted', record)
       continue
     }
+    if (event.type !== 'chatbot.deleted' && erased.has(event.streamId)) {
+      drop('conversation_erased', record)
+      continue
+    }
     if (event.type === 'chatbot.deleted') {
       // Rollups first hold the batch's pending deltas for this chatbot: write them, then clear it all.
       await rollups.flush(client)
       await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
       deleted.add(event.chatbotId)
+    } else if (event.type === 'conversation.erased') {
+      // Same: the batch's pending deltas of this conversation must land before they are taken back.
+      await rollups.flush(client)
+      await applyErased(client, event, rollups)
+      erased.add(event.streamId)
     } else {
       await applyEvent(client, event, rollups)
     }
@@ -80,6 +91,7 @@ async function applyEvent(client: pg.ClientBase, event: DomainEvent, rollups: Ro
     case 'chatbot.settings-changed':
     case 'chatbot.key-rotated':
     case 'chatbot.deleted':
+    case 'conversation.erased':
     case 'analysis.failed':
       return
     default: {
@@ -87,6 +99,14 @@ async function applyEvent(client: pg.ClientBase, event: DomainEvent, rollups: Ro
       throw new Error(`unhandled event ${JSON.stringify(unhandled)}`)
     }
   }
+}
+
+async function erasedConversations(client: pg.ClientBase, streamIds: string[]): Promise<Set<string>> {
+  const { rows } = await client.query<{ conversation_id: string }>(
+    'SELECT conversation_id FROM rm_erased_conversations WHERE conversation_id = ANY($1)',
+    [streamIds],
+  )
+  return new Set(rows.map((r) => r.conversation_id))
 }
 
 async function deletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Promise<Set<string>> {

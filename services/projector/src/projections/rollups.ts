@@ -63,10 +63,11 @@ export class RollupBatch {
     return row
   }
 
-  addMessage(orgId: string, chatbotId: string, hour: string, role: Role): void {
+  /** Counts (sign 1) or takes back (sign -1) one message in its hour. */
+  addMessage(orgId: string, chatbotId: string, hour: string, role: Role, sign: 1 | -1 = 1): void {
     const row = this.row(orgId, chatbotId, hour)
-    row.messages++
-    row[role]++
+    row.messages += sign
+    row[role] += sign
   }
 
   /** Adds (sign 1) or takes back (sign -1) one message's sentiment and topics in its hour. */
@@ -142,6 +143,15 @@ export class RollupBatch {
           col('neutral'),
           col('negative'),
         ],
+      )
+    }
+    // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
+    const emptied = stats.filter((s) => s.messages < 0)
+    if (emptied.length > 0) {
+      await client.query(
+        `DELETE FROM rm_hourly_stats WHERE messages <= 0
+           AND (chatbot_id, hour) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]))`,
+        [emptied.map((e) => e.chatbotId), emptied.map((e) => e.hour)],
       )
     }
     const topics = [...this.topics.values()].filter((t) => t.n !== 0)

@@ -1,0 +1,54 @@
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type pg from 'pg'
+
+export type ErasureReason = 'retention' | 'end-user-erasure'
+
+interface Erasable {
+  id: string
+  org_id: string
+  chatbot_id: string
+}
+
+/**
+ * Erases conversations inside the caller's transaction: each gets a conversation.erased event (so every
+ * read model, and any replay, removes it), its earlier events are purged from the journal, and its capture
+ * state is deleted (a later capture with the same conversationId starts a new conversation). `where` selects
+ * capture_conversations rows; they are locked first, in the order captures lock them.
+ */
+export async function eraseConversations(
+  client: pg.ClientBase,
+  where: { sql: string; params: unknown[] },
+  reason: ErasureReason,
+  now: () => Date,
+): Promise<number> {
+  const { rows } = await client.query<Erasable>(
+    `SELECT id, org_id, chatbot_id FROM capture_conversations WHERE ${where.sql} ORDER BY id FOR UPDATE`,
+    where.params,
+  )
+  if (rows.length === 0) return 0
+  const kept: string[] = []
+  for (const c of rows) {
+    const { records } = await appendToStream(
+      client,
+      {
+        streamType: 'conversation',
+        streamId: c.id,
+        orgId: c.org_id,
+        chatbotId: c.chatbot_id,
+        expectedVersion: 'any',
+        events: [newEvent('conversation.erased', { reason })],
+      },
+      { now },
+    )
+    kept.push(records[0]!.id)
+  }
+  const ids = rows.map((c) => c.id)
+  await client.query(
+    `DELETE FROM event_journal WHERE stream_id = ANY($1) AND stream_type IN ('conversation', 'analysis')
+        AND NOT event_id = ANY($2)`,
+    [ids, kept],
+  )
+  await client.query('DELETE FROM capture_conversations WHERE id = ANY($1)', [ids])
+  return rows.length
+}
