@@ -3,24 +3,16 @@
  * conversation, its messages, the overview and the sentiment trend all show the analysis within seconds.
  */
 import { loadConfig } from '@cas/config'
-import { type EventLogBackend, Relay } from '@cas/eventlog'
 import { type AnalysisService, createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import { createProjector, type Projector } from '@cas/service-projector'
-import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
-import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import { uniqueGroupId } from './support/kafka.ts'
+import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
-const modes = [
-  { name: 'journal', available: true },
-  { name: 'kafka', available: kafkaBrokers() !== null },
-] as const
-
-for (const mode of modes) {
+for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`analysis pipeline, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
     afterEach(async () => {
@@ -28,28 +20,7 @@ for (const mode of modes) {
     })
 
     it('shows sentiment and topics of a capture in the conversation, the overview and the trend', async () => {
-      const db: TestDatabase = await createTestDatabase()
-      cleanups.push(() => db.drop())
-      const { app }: { app: FastifyInstance } = await buildTestGateway(db)
-      cleanups.push(() => app.close())
-      let eventLog: EventLogBackend = { kind: 'journal', pollIntervalMs: 5 }
-      if (mode.name === 'kafka') {
-        const topics = await createTestTopics(4)
-        const relay = new Relay({
-          pool: db.pool,
-          kafka: topics.kafka,
-          topicPrefix: topics.topicPrefix,
-          pollIntervalMs: 5,
-        })
-        await relay.start()
-        cleanups.push(() => relay.stop())
-        eventLog = {
-          kind: 'kafka',
-          kafka: topics.kafka,
-          topicPrefix: topics.topicPrefix,
-          sessionTimeoutMs: 6_000,
-        }
-      }
+      const { db, app, eventLog } = await startPipeline(mode.name, cleanups)
       const groupId = uniqueGroupId('projector')
       const projector: Projector = createProjector({ pool: db.pool, eventLog, logger: false, groupId })
       await projector.consumer.start()

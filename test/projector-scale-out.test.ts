@@ -2,22 +2,16 @@
  * Several projector processes in one consumer group split the partitions and together build exactly the
  * read models one projector would: in journal mode (virtual partitions) and Kafka mode.
  */
-import { type EventLogBackend, Relay } from '@cas/eventlog'
+import type { EventLogBackend } from '@cas/eventlog'
 import { createProjector, type Projector } from '@cas/service-projector'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
-import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import { uniqueGroupId } from './support/kafka.ts'
+import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
-const modes = [
-  { name: 'journal', available: true },
-  { name: 'kafka', available: kafkaBrokers() !== null },
-] as const
-
-for (const mode of modes) {
+for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`projector scale-out, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
     afterEach(async () => {
@@ -25,23 +19,11 @@ for (const mode of modes) {
     })
 
     it('splits the partitions between two projectors and counts every message once', async () => {
-      const db: TestDatabase = await createTestDatabase()
-      cleanups.push(() => db.drop())
-      const { app } = await buildTestGateway(db)
-      cleanups.push(() => app.close())
-      let eventLog: EventLogBackend = { kind: 'journal', partitions: 4, pollIntervalMs: 5 }
-      if (mode.name === 'kafka') {
-        const topics = await createTestTopics(4)
-        const relay = new Relay({ pool: db.pool, kafka: topics.kafka, topicPrefix: topics.topicPrefix })
-        await relay.start()
-        cleanups.push(() => relay.stop())
-        eventLog = {
-          kind: 'kafka',
-          kafka: topics.kafka,
-          topicPrefix: topics.topicPrefix,
-          sessionTimeoutMs: 6_000,
-        }
-      }
+      const pipeline = await startPipeline(mode.name, cleanups)
+      const { db, app } = pipeline
+      // Journal mode: four virtual partitions, so that the two projectors have something to split.
+      const eventLog: EventLogBackend =
+        pipeline.eventLog.kind === 'journal' ? { ...pipeline.eventLog, partitions: 4 } : pipeline.eventLog
       // One group for the two, of their own: test files share the Kafka cluster.
       const groupId = uniqueGroupId('projector')
       const projectors: Projector[] = [0, 1].map(() =>

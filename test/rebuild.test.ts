@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
-import { appendToStream, type EventLogBackend, Relay } from '@cas/eventlog'
+import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { createProjector } from '@cas/service-projector'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
@@ -13,15 +13,10 @@ import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
-import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import type { TestDatabase } from './support/database.ts'
+import { uniqueGroupId } from './support/kafka.ts'
+import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
-
-const modes = [
-  { name: 'journal', available: true },
-  { name: 'kafka', available: kafkaBrokers() !== null },
-] as const
 
 /** Every read-model row, as JSON, in a stable order. */
 async function snapshot(db: TestDatabase) {
@@ -119,7 +114,7 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
   return { cookie, apiKey: rotated.json().apiKey as string }
 }
 
-for (const mode of modes) {
+for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`rebuilding the read models, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
     afterEach(async () => {
@@ -127,28 +122,7 @@ for (const mode of modes) {
     })
 
     async function setUp() {
-      const db = await createTestDatabase()
-      cleanups.push(() => db.drop())
-      const { app } = await buildTestGateway(db)
-      cleanups.push(() => app.close())
-      let eventLog: EventLogBackend = { kind: 'journal', pollIntervalMs: 5 }
-      if (mode.name === 'kafka') {
-        const topics = await createTestTopics(4)
-        const relay = new Relay({
-          pool: db.pool,
-          kafka: topics.kafka,
-          topicPrefix: topics.topicPrefix,
-          pollIntervalMs: 5,
-        })
-        await relay.start()
-        cleanups.push(() => relay.stop())
-        eventLog = {
-          kind: 'kafka',
-          kafka: topics.kafka,
-          topicPrefix: topics.topicPrefix,
-          sessionTimeoutMs: 6_000,
-        }
-      }
+      const { db, app, eventLog } = await startPipeline(mode.name, cleanups)
       const liveGroupId = uniqueGroupId('projector')
       const live = createProjector({ pool: db.pool, eventLog, logger: false, groupId: liveGroupId })
       await live.consumer.start()
