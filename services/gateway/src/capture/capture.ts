@@ -189,7 +189,10 @@ function metadataOf(row: RegistryRow): ConversationMetadata {
 
 /** The latest sentAt of some messages (UTC ISO strings, so they sort as text). */
 function latestSentAt(messages: readonly { sentAt: string }[]): string {
-  return messages.reduce((latest, m) => (m.sentAt > latest ? m.sentAt : latest), messages[0]!.sentAt)
+  return messages
+    .map((m) => m.sentAt)
+    .sort()
+    .at(-1)!
 }
 
 /** Within one batch the first message with an id wins, like across batches. */
