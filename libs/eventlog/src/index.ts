@@ -12,7 +12,12 @@ export {
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
-export { createJournalConsumer, JOURNAL_TOPIC, type JournalConsumerOptions } from './journal-consumer.ts'
+export {
+  createJournalConsumer,
+  JOURNAL_TOPIC,
+  type JournalConsumerOptions,
+  journalBacklog,
+} from './journal-consumer.ts'
 export {
   type JournalPage,
   type ReadJournalOptions,
@@ -30,4 +35,5 @@ export {
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
 export type { JournalRecord, StreamType } from './records.ts'
 export { Relay, type RelayOptions, type RelayStats } from './relay.ts'
+export { backoffMs, Waiter } from './sleep.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -1,8 +1,8 @@
-import type { PoolClient } from 'pg'
+import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer } from './consumer.ts'
 import { newConsumerStats } from './consumer.ts'
-import { readJournal } from './journal-reader.ts'
+import { READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 
 export interface JournalConsumerOptions extends ConsumerOptions {
@@ -162,4 +162,16 @@ function groupLockKey(groupId: string): number {
   let h = 0x811c9dc5
   for (const ch of Buffer.from(`journal-consumer:${groupId}`)) h = Math.imul(h ^ ch, 0x01000193)
   return (h >>> 0) & 0x7fffffff
+}
+
+/** Readable journal events a journal-backed group has not yet passed (its slowest partition counts). */
+export async function journalBacklog(db: Pool | ClientBase, groupId: string): Promise<number> {
+  const { rows } = await db.query<{ backlog: number }>(
+    `SELECT count(*)::int AS backlog FROM event_journal
+      WHERE position > coalesce(
+              (SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2), -1)
+        AND position < ${READABLE_POSITION_BOUND}`,
+    [groupId, JOURNAL_TOPIC],
+  )
+  return rows[0]!.backlog
 }

@@ -26,6 +26,12 @@ interface JournalRow {
   metadata: Record<string, string>
 }
 
+/**
+ * SQL for the exclusive upper bound of readable positions: below the oldest transaction still running
+ * (shifted like positions are), every appending transaction has finished. See journal.ts.
+ */
+export const READABLE_POSITION_BOUND = '(pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)'
+
 export interface JournalPage {
   readonly records: JournalRecord[]
   /**
@@ -59,7 +65,7 @@ export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOption
     `WITH scan AS (
        SELECT position FROM event_journal
         WHERE position > $1::bigint
-          AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)
+          AND position < ${READABLE_POSITION_BOUND}
         ORDER BY position
         LIMIT $2
      ), bound AS (SELECT max(position) AS scanned_to FROM scan)

@@ -1,5 +1,5 @@
 import { withTransaction } from '@cas/db'
-import { appendToStream } from '@cas/eventlog'
+import { appendToStream, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
@@ -40,7 +40,7 @@ export class AnalysisWorker {
   private running = false
   private loop: Promise<void> | undefined
   private readonly inFlight = new Set<Promise<void>>()
-  private wake: (() => void) | undefined
+  private readonly waiter = new Waiter()
   private readonly now: () => Date
   private readonly log: NonNullable<WorkerOptions['log']>
 
@@ -58,7 +58,7 @@ export class AnalysisWorker {
   /** Stops claiming, and waits for the jobs in flight to finish and commit. */
   async stop(): Promise<void> {
     this.running = false
-    this.wake?.()
+    this.waiter.wake()
     await this.loop
     await Promise.allSettled([...this.inFlight])
   }
@@ -78,19 +78,13 @@ export class AnalysisWorker {
         const task: Promise<void> = this.process(job).finally(() => {
           this.inFlight.delete(task)
           this.stats.inFlight = this.inFlight.size
-          this.wake?.()
+          this.waiter.wake()
         })
         this.inFlight.add(task)
       }
       this.stats.inFlight = this.inFlight.size
       if (claimed.length === 0 || this.inFlight.size >= this.opts.concurrency) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.opts.pollIntervalMs ?? 50)
-          this.wake = () => {
-            clearTimeout(timer)
-            resolve()
-          }
-        })
+        await this.waiter.sleep(this.opts.pollIntervalMs ?? 50)
       }
     }
   }

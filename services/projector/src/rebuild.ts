@@ -4,6 +4,7 @@ import {
   createEventConsumer,
   type EventConsumer,
   type EventLogBackend,
+  journalBacklog,
   STREAM_TYPES,
   topicFor,
 } from '@cas/eventlog'
@@ -151,15 +152,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
 
 /** Events in the log past the group's checkpoints. */
 async function rebuildLag(pool: pg.Pool, eventLog: EventLogBackend, groupId: string): Promise<number> {
-  if (eventLog.kind === 'journal') {
-    const { rows } = await pool.query<{ lag: number }>(
-      `SELECT count(*)::int AS lag FROM event_journal
-        WHERE position > coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1), -1)
-          AND position < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)`,
-      [groupId],
-    )
-    return rows[0]!.lag
-  }
+  if (eventLog.kind === 'journal') return journalBacklog(pool, groupId)
   const admin = eventLog.kafka.admin()
   await admin.connect()
   try {
