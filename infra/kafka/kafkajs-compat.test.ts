@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { waitForTopicLeaders } from '@cas/eventlog'
 import {
   type Admin,
   type Consumer,
@@ -70,7 +71,9 @@ function consumer(groupId: string) {
 }
 
 async function createTopic(topic: string, numPartitions = 4) {
-  expect(await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true })).toBe(true)
+  expect(await admin.createTopics({ topics: [{ topic, numPartitions }] })).toBe(true)
+  // kafkajs' waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers at first.
+  await waitForTopicLeaders(admin, [topic])
 }
 
 describe(`kafkajs 2.2.4 against Apache Kafka ${KAFKA_VERSION}`, () => {

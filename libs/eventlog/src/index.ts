@@ -31,6 +31,7 @@ export {
   encodeRecord,
   ensureTopics,
   type KafkaSettings,
+  waitForTopicLeaders,
 } from './kafka.ts'
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
 export type { JournalRecord, StreamType } from './records.ts'

@@ -35,7 +35,7 @@ export function createRelayProducer(kafka: Kafka): Producer {
   })
 }
 
-/** Creates the three event topics when missing. */
+/** Creates the three event topics when missing, and waits until every partition has a leader. */
 export async function ensureTopics(
   admin: Admin,
   opts: {
@@ -48,15 +48,42 @@ export async function ensureTopics(
   const wanted = (opts.streamTypes ?? STREAM_TYPES).map((t) => topicFor(t, opts.prefix))
   const existing = new Set(await admin.listTopics())
   const missing = wanted.filter((t) => !existing.has(t))
-  if (missing.length === 0) return
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: missing.map((topic) => ({
-      topic,
-      numPartitions: opts.partitions ?? 12,
-      replicationFactor: opts.replicationFactor ?? 1,
-    })),
-  })
+  if (missing.length > 0) {
+    await admin.createTopics({
+      topics: missing.map((topic) => ({
+        topic,
+        numPartitions: opts.partitions ?? 12,
+        replicationFactor: opts.replicationFactor ?? 1,
+      })),
+    })
+  }
+  await waitForTopicLeaders(admin, wanted)
+}
+
+/**
+ * Waits until every partition of the topics has a leader. kafkajs' own `waitForLeaders` retries only
+ * on LEADER_NOT_AVAILABLE, but a KRaft broker answers UNKNOWN_TOPIC_OR_PARTITION until its metadata
+ * cache has the new topic, which made topic creation fail now and then under load.
+ */
+export async function waitForTopicLeaders(admin: Admin, topics: readonly string[], timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] })
+      const ready =
+        metadata.length === topics.length &&
+        metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
+      if (ready) return
+    } catch (err) {
+      // Also when kafkajs gave up retrying by itself: the protocol error is then the original error.
+      const e = err as { type?: string; originalError?: { type?: string } }
+      const type = e.type ?? e.originalError?.type
+      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err
+    }
+    if (Date.now() > deadline)
+      throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
 }
 
 /** The Kafka message value: the EVENTS.md envelope (the stream type is the topic). */
