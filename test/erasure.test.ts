@@ -14,6 +14,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
+import { testKeyring } from './support/keyring.ts'
 import { projectAll } from './support/projector.ts'
 
 let db: TestDatabase
@@ -141,6 +142,7 @@ describe('DELETE /api/v1/chatbots/:id/users/:userId', () => {
     const live = await readModels()
     await rebuildReadModels({
       pool: db.pool,
+      keyring: testKeyring,
       eventLog: { kind: 'journal', pollIntervalMs: 5 },
       progressIntervalMs: 20,
     })

@@ -1,4 +1,4 @@
-import { type EventLogBackend, Relay } from '@cas/eventlog'
+import { type EventLogBackend, journalBacklog, Relay, STREAM_TYPES, topicFor } from '@cas/eventlog'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { buildTestGateway } from './gateway.ts'
@@ -52,5 +52,35 @@ export async function startPipeline(
       topicPrefix: topics.topicPrefix,
       sessionTimeoutMs: 6_000,
     },
+  }
+}
+
+/**
+ * Whether the consumer group has applied everything committed so far: its journal checkpoints are past
+ * every readable event, or (Kafka) the relay has published everything and the group's checkpoints are
+ * at the end of every partition. Counting applied events would not do: deleting a chatbot purges its
+ * events from the journal, some of them never read.
+ */
+export async function consumerCaughtUp(pipeline: TestPipeline, groupId: string): Promise<boolean> {
+  const { db, eventLog } = pipeline
+  if (eventLog.kind === 'journal') return (await journalBacklog(db.pool, groupId)) === 0
+  if ((await journalBacklog(db.pool, '$relay')) > 0) return false
+  const admin = eventLog.kafka.admin()
+  await admin.connect()
+  try {
+    const { rows } = await db.pool.query<{ topic: string; partition: number; last_offset: string }>(
+      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
+      [groupId],
+    )
+    const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
+    for (const streamType of STREAM_TYPES) {
+      const topic = topicFor(streamType, eventLog.topicPrefix)
+      for (const { partition, high } of await admin.fetchTopicOffsets(topic)) {
+        if ((checkpoints.get(`${topic}/${partition}`) ?? -1n) < BigInt(high) - 1n) return false
+      }
+    }
+    return true
+  } finally {
+    await admin.disconnect()
   }
 }

@@ -5,6 +5,7 @@ import { signUp } from '../../../test/support/auth.ts'
 import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
+import { testKeyring } from '../../../test/support/keyring.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { createAnalysisService } from './app.ts'
@@ -30,6 +31,7 @@ beforeAll(async () => {
   chatbotId = created.chatbot.id
   const service = createAnalysisService({
     pool: db.pool,
+    keyring: testKeyring,
     eventLog: { kind: 'journal', pollIntervalMs: 5 },
     analyzer: V1,
     logger: false,
@@ -64,7 +66,12 @@ async function messageResults() {
 }
 
 async function reanalyze(since?: Date) {
-  const keys = await enqueueReanalysis(db.pool, { chatbotId, since, analyzer: V2.info, now: new Date() })
+  const keys = await enqueueReanalysis(db.pool, testKeyring, {
+    chatbotId,
+    since,
+    analyzer: V2.info,
+    now: new Date(),
+  })
   const worker = new AnalysisWorker({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
   worker.start()
   try {
@@ -113,7 +120,7 @@ describe('npm run reanalyze', () => {
     )
     expect(rows[0]).toEqual({ sum: -1, n: 2, negative: 2 })
     const before = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
-    await enqueueReanalysis(db.pool, { chatbotId, analyzer: V2.info, now: new Date() })
+    await enqueueReanalysis(db.pool, testKeyring, { chatbotId, analyzer: V2.info, now: new Date() })
     const after = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
     expect(after.rows[0].n).toBe(before.rows[0].n)
   })
