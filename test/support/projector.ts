@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
 import { waitFor } from './wait.ts'
 
-/** Whether the projector group's journal checkpoint has passed every event now in the journal. */
+/** Whether a group's journal checkpoints (the projector's by default) have passed every event now in the journal. */
 export async function projectorCaughtUp(pool: pg.Pool, groupId = PROJECTOR_GROUP): Promise<boolean> {
   const { rows } = await pool.query<{ caught_up: boolean }>(
     `SELECT coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1 AND topic = '$journal'), -1)
