@@ -11,7 +11,6 @@ import { withTransaction } from '@cas/db'
 import { appendToStream, decodeRecord, type JournalRecord } from '@cas/eventlog'
 import { openRecords } from '@cas/keyring'
 import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
-import { createProjector } from '@cas/service-projector'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
@@ -19,7 +18,13 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { readTopicsRaw, uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
-import { consumerCaughtUp, EVENT_LOG_MODES, startPipeline, type TestPipeline } from './support/pipeline.ts'
+import {
+  consumerCaughtUp,
+  EVENT_LOG_MODES,
+  startLiveProjector,
+  startPipeline,
+  type TestPipeline,
+} from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Strings that appear only in what one chatbot was sent: its content, end user, custom data. */
@@ -85,17 +90,8 @@ async function readModelSnapshot(db: TestDatabase) {
 
 async function startConsumers(pipeline: TestPipeline, cleanups: (() => Promise<unknown>)[]) {
   const { db, eventLog } = pipeline
-  const projectorGroup = uniqueGroupId('projector')
+  const { groupId: projectorGroup } = await startLiveProjector(pipeline, cleanups)
   const analysisGroup = uniqueGroupId('analysis')
-  const projector = createProjector({
-    pool: db.pool,
-    keyring: testKeyring,
-    eventLog,
-    logger: false,
-    groupId: projectorGroup,
-  })
-  await projector.consumer.start()
-  cleanups.push(() => projector.consumer.stop())
   const analysis = createAnalysisService({
     pool: db.pool,
     keyring: testKeyring,

@@ -8,17 +8,14 @@ import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { sweepRetention } from '@cas/service-gateway/retention'
-import { createProjector } from '@cas/service-projector'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
-import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
-import { consumerCaughtUp, EVENT_LOG_MODES, startPipeline, type TestPipeline } from './support/pipeline.ts'
-import { waitFor } from './support/wait.ts'
+import { EVENT_LOG_MODES, startLiveProjector, startPipeline, type TestPipeline } from './support/pipeline.ts'
 
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`erasure and retention, ${mode.name} mode`, () => {
@@ -28,23 +25,14 @@ for (const mode of EVENT_LOG_MODES) {
     let clock: Date
     let cookie: string
     let orgId: string
-    let projectorGroup: string
+    let projected: () => Promise<void>
     const cleanups: (() => Promise<unknown>)[] = []
 
     beforeEach(async () => {
       clock = new Date('2026-11-20T12:00:00Z')
       pipeline = await startPipeline(mode.name, cleanups, {}, () => clock)
       ;({ db, app } = pipeline)
-      projectorGroup = uniqueGroupId('projector')
-      const projector = createProjector({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        logger: false,
-        groupId: projectorGroup,
-      })
-      await projector.consumer.start()
-      cleanups.push(() => projector.consumer.stop())
+      ;({ projected } = await startLiveProjector(pipeline, cleanups))
       const me = await signUp(app)
       cookie = me.cookie
       orgId = me.organization.id
@@ -52,11 +40,6 @@ for (const mode of EVENT_LOG_MODES) {
     afterEach(async () => {
       for (const c of cleanups.splice(0).reverse()) await c()
     })
-
-    /** Waits until the live projector has applied everything committed so far. */
-    async function projected() {
-      await waitFor(() => consumerCaughtUp(pipeline, projectorGroup), { what: 'the projector to catch up' })
-    }
 
     async function capture(apiKey: string, conversationId: string, userId: string, sentAt: string) {
       const res = await postCapture(app, apiKey, {

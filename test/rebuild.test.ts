@@ -7,16 +7,14 @@ import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import { createProjector } from '@cas/service-projector'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
-import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
-import { consumerCaughtUp, EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
+import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
@@ -125,16 +123,7 @@ for (const mode of EVENT_LOG_MODES) {
     async function setUp() {
       const pipeline = await startPipeline(mode.name, cleanups)
       const { db, app, eventLog } = pipeline
-      const liveGroupId = uniqueGroupId('projector')
-      const live = createProjector({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog,
-        logger: false,
-        groupId: liveGroupId,
-      })
-      await live.consumer.start()
-      cleanups.push(() => live.consumer.stop())
+      const { groupId: liveGroupId, projector: live } = await startLiveProjector(pipeline, cleanups)
       // Checkpoints, not the projection's rows: they move only once a batch has committed, so a snapshot
       // taken then never catches the projector mid-batch (e.g. between a deletion's statements).
       const caughtUp = () => consumerCaughtUp(pipeline, liveGroupId)

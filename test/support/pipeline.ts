@@ -1,9 +1,12 @@
 import { type EventLogBackend, Relay, STREAM_TYPES, type StreamType, topicFor } from '@cas/eventlog'
+import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { buildTestGateway } from './gateway.ts'
-import { createTestTopics, kafkaBrokers } from './kafka.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './kafka.ts'
+import { testKeyring } from './keyring.ts'
 import { projectorCaughtUp as journalCheckpointsCaughtUp } from './projector.ts'
+import { waitFor } from './wait.ts'
 
 /** The two ways events reach consumers: the journal read directly, or Kafka fed by the relay. */
 export const EVENT_LOG_MODES = [
@@ -90,4 +93,25 @@ export async function consumerCaughtUp(
   } finally {
     await admin.disconnect()
   }
+}
+
+/**
+ * A projector with a group of its own on the pipeline's event log, stopped by `cleanups`. `projected()`
+ * waits until it has applied everything committed so far.
+ */
+export async function startLiveProjector(pipeline: TestPipeline, cleanups: (() => Promise<unknown>)[]) {
+  const groupId = uniqueGroupId('projector')
+  const projector = createProjector({
+    pool: pipeline.db.pool,
+    keyring: testKeyring,
+    eventLog: pipeline.eventLog,
+    logger: false,
+    groupId,
+  })
+  await projector.consumer.start()
+  cleanups.push(() => projector.consumer.stop())
+  const projected = async () => {
+    await waitFor(() => consumerCaughtUp(pipeline, groupId), { what: 'the projector to catch up' })
+  }
+  return { groupId, projector, projected }
 }

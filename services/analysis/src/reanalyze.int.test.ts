@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process'
-import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../test/support/auth.ts'
@@ -8,8 +7,8 @@ import type { TestDatabase } from '../../../test/support/database.ts'
 import { uniqueGroupId } from '../../../test/support/kafka.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import {
-  consumerCaughtUp,
   EVENT_LOG_MODES,
+  startLiveProjector,
   startPipeline,
   type TestPipeline,
 } from '../../../test/support/pipeline.ts'
@@ -32,25 +31,12 @@ for (const mode of EVENT_LOG_MODES) {
     let chatbotId: string
     const conversations: string[] = []
     const cleanups: (() => Promise<unknown>)[] = []
-    const projectorGroup = uniqueGroupId('projector')
-
-    /** Waits until the live projector has applied everything committed so far. */
-    async function projected() {
-      await waitFor(() => consumerCaughtUp(pipeline, projectorGroup), { what: 'the projector to catch up' })
-    }
+    let projected: () => Promise<void>
 
     beforeAll(async () => {
       pipeline = await startPipeline(mode.name, cleanups, {}, () => clock)
       ;({ db, app } = pipeline)
-      const projector = createProjector({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        logger: false,
-        groupId: projectorGroup,
-      })
-      await projector.consumer.start()
-      cleanups.push(() => projector.consumer.stop())
+      ;({ projected } = await startLiveProjector(pipeline, cleanups))
       const { cookie } = await signUp(app)
       const created = await createChatbot(app, cookie)
       chatbotId = created.chatbot.id
