@@ -41,7 +41,12 @@ describe('serving the built dashboard', () => {
   })
 
   it('answers every page path with the app, so links and reloads land in it', async () => {
-    for (const url of ['/chatbots', '/chatbots/1f0c-…', '/conversations/abc?sentiment=negative', '/login?next=%2F']) {
+    for (const url of [
+      '/chatbots',
+      '/chatbots/1f0c-…',
+      '/conversations/abc?sentiment=negative',
+      '/login?next=%2F',
+    ]) {
       const res = await app.inject(url)
       expect(res.statusCode, url).toBe(200)
       expect(res.body, url).toBe(INDEX)
@@ -63,12 +68,21 @@ describe('serving the built dashboard', () => {
     const icon = await app.inject('/favicon.svg')
     expect(icon.statusCode).toBe(200)
     expect(icon.headers['cache-control']).toBe('no-cache')
-    const again = await app.inject({ url: '/', headers: { 'if-none-match': String((await app.inject('/')).headers.etag) } })
+    const again = await app.inject({
+      url: '/',
+      headers: { 'if-none-match': String((await app.inject('/')).headers.etag) },
+    })
     expect(again.statusCode).toBe(304)
   })
 
   it('keeps the API JSON 404 for unknown API routes, missing files and other methods', async () => {
-    for (const url of ['/api/v1/nothing-here', '/api', '/assets/index-gone.js', '/robots.txt', '/..%2f..%2fetc%2fpasswd']) {
+    for (const url of [
+      '/api/v1/nothing-here',
+      '/api',
+      '/assets/index-gone.js',
+      '/robots.txt',
+      '/..%2f..%2fetc%2fpasswd',
+    ]) {
       const res = await app.inject(url)
       expect(res.statusCode, url).toBe(404)
       expect(res.json(), url).toMatchObject({ ok: false, error: { code: 'not_found' } })

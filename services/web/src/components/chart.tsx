@@ -33,7 +33,8 @@ Chart.defaults.datasets.bar.maxBarThickness = 48
 
 export interface TableData {
   readonly columns: readonly string[]
-  readonly rows: readonly (readonly (string | number)[])[]
+  /** Each row's cells, the first of which names the row; `key` identifies it. */
+  readonly rows: readonly { readonly key: string; readonly cells: readonly (string | number)[] }[]
 }
 
 /**
@@ -108,8 +109,8 @@ export function ChartFigure({
             </thead>
             <tbody>
               {table.rows.map((row) => (
-                <tr key={String(row[0])}>
-                  {row.map((cell, i) =>
+                <tr key={row.key}>
+                  {row.cells.map((cell, i) =>
                     i === 0 ? (
                       <th key={table.columns[i]} scope="row">
                         {cell}

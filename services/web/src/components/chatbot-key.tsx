@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useRef, useState } from 'react'
 import { chatbots } from '../api/endpoints.ts'
 import type { Chatbot } from '../api/types.ts'
 import { useRouter } from '../lib/router.tsx'
@@ -48,6 +48,16 @@ export function ApiKeySection({ chatbot, onRotated }: { chatbot: Chatbot; onRota
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>()
 
+  // Closing the dialog gives the focus back to its opener; after a rotation it goes to the new key
+  // instead (at the top of the page, selected), once the dialog has closed.
+  const focusNewKey = useRef(false)
+  const closed = () => {
+    setConfirming(false)
+    if (!focusNewKey.current) return
+    focusNewKey.current = false
+    document.getElementById(KEY_INPUT_ID)?.focus()
+  }
+
   const rotate = async () => {
     setBusy(true)
     setError(undefined)
@@ -55,9 +65,8 @@ export function ApiKeySection({ chatbot, onRotated }: { chatbot: Chatbot; onRota
       const rotated = await chatbots.rotateKey(chatbot.id)
       rememberKey(chatbot.id, rotated.apiKey)
       onRotated(rotated.chatbot)
+      focusNewKey.current = true
       setConfirming(false)
-      // The new key appears at the top of the page: take the reader there, with the key selected.
-      requestAnimationFrame(() => document.getElementById(KEY_INPUT_ID)?.focus())
     } catch (err) {
       setError(err)
     } finally {
@@ -75,7 +84,7 @@ export function ApiKeySection({ chatbot, onRotated }: { chatbot: Chatbot; onRota
         Rotate key…
       </button>
       <ErrorAlert error={error} prefix="The key was not rotated." />
-      <Dialog open={confirming} title="Rotate the API key?" onClose={() => setConfirming(false)}>
+      <Dialog open={confirming} title="Rotate the API key?" onClose={closed}>
         <p>
           A new key is made and shown once. The current key (<code>{chatbot.api_key_prefix}</code>) stops
           working immediately: captures sent with it are refused until your chatbot uses the new one.

@@ -47,7 +47,7 @@ describe('chart text for those who cannot see the chart', () => {
     const iso = new Date(2026, 0, 5, 14).toISOString()
     expect(bucketLabel(iso, 'day', 'en-US')).toBe('Jan 5')
     expect(bucketLabel(iso, 'week', 'en-US')).toBe('Week of Jan 5')
-    expect(bucketLabel(iso, 'hour', 'en-US')).toMatch(/^Mon,? 02:00\sPM$/)
+    expect(bucketLabel(iso, 'hour', 'en-US')).toMatch(/^Jan 5,? 02:00\sPM$/)
   })
 })
 

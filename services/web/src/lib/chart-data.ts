@@ -8,13 +8,16 @@ export const COLORS = {
   primary: '#0b57d0',
 } as const
 
-/** A bucket's start as people name it: "14:00" on a day, "Jan 5" for a day, "week of Jan 5". */
+/** A bucket's start as people name it: "Jan 5, 02:00 PM" for an hour, "Jan 5" for a day, "Week of Jan 5". */
 export function bucketLabel(iso: string, interval: Interval, locale?: string): string {
   const date = new Date(iso)
   if (interval === 'hour') {
-    return new Intl.DateTimeFormat(locale, { weekday: 'short', hour: '2-digit', minute: '2-digit' }).format(
-      date,
-    )
+    return new Intl.DateTimeFormat(locale, {
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(date)
   }
   const day = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' }).format(date)
   return interval === 'week' ? `Week of ${day}` : day

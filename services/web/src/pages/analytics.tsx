@@ -222,13 +222,10 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
       scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
     },
   }
-  const rows = trend.points.map((p, i) => [
-    labels[i]!,
-    p.average === null ? '—' : formatScore(p.average),
-    p.positive,
-    p.neutral,
-    p.negative,
-  ])
+  const rows = trend.points.map((p, i) => ({
+    key: p.bucket,
+    cells: [labels[i]!, p.average === null ? '—' : formatScore(p.average), p.positive, p.neutral, p.negative],
+  }))
   const columns = ['Period', 'Average', 'Positive', 'Neutral', 'Negative']
   return (
     <>
@@ -283,7 +280,10 @@ function OverviewCharts({ overview }: { overview: Overview }) {
         title="Top topics"
         summary={topicsSummary(topics)}
         config={topicChart}
-        table={{ columns: ['Topic', 'Messages'], rows: topics.map((t) => [t.topic, t.count]) }}
+        table={{
+          columns: ['Topic', 'Messages'],
+          rows: topics.map((t) => ({ key: t.topic, cells: [t.topic, t.count] })),
+        }}
         empty={topics.length === 0 ? <p className="empty">No topics in this range yet.</p> : undefined}
       />
       <ChartFigure
@@ -291,7 +291,10 @@ function OverviewCharts({ overview }: { overview: Overview }) {
         title="Messages by role"
         summary={rolesSummary(roles)}
         config={roleChart}
-        table={{ columns: ['Role', 'Messages'], rows: roles.map((r) => [r.role, r.count]) }}
+        table={{
+          columns: ['Role', 'Messages'],
+          rows: roles.map((r) => ({ key: r.role, cells: [r.role, r.count] })),
+        }}
       />
     </>
   )
