@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  clearScreenshots,
   collectPageErrors,
   findChromium,
   launchChromium,
@@ -45,6 +46,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
   let chatbotId = ''
 
   beforeAll(async () => {
+    await clearScreenshots()
     await buildApp()
     db = await createTestDatabase()
     app = await startBuiltApp(db.url)
@@ -160,12 +162,23 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await page.getByText('Waiting for the first message').waitFor()
       await checkPage('04-chatbot-new-key')
 
+      // A newcomer needs no terminal: the page sends the example with the key it just showed, and the
+      // waiting status turns green without a reload.
+      await page.getByRole('button', { name: 'Send a test conversation' }).click()
+      await page.getByText('First message received').waitFor()
+      await page.getByRole('link', { name: 'welcome-conversation' }).waitFor()
+      await waitFor(async () => (await figure('Messages').textContent()) === '2', {
+        what: 'the summary updated',
+      })
+      await checkPage('05-chatbot-first-message')
+
       // Shown once: after a reload the page no longer has it, only its prefix.
       await page.reload()
       await heading('Support bot').waitFor()
       expect(await keyBox.count()).toBe(0)
       expect(await page.getByText(apiKey).count()).toBe(0)
       expect(await page.locator('pre').first().textContent()).toContain('Bearer YOUR_API_KEY')
+      expect(await page.getByRole('button', { name: 'Send a test conversation' }).count()).toBe(0)
       await page.getByText(apiKey.slice(0, 13), { exact: false }).first().waitFor()
     },
     STEP_TIMEOUT,
@@ -196,13 +209,13 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await page.getByLabel('Chatbot name', { exact: true }).fill('Support bot EU')
       await page.getByRole('button', { name: 'Rename' }).click()
       await heading('Support bot EU').waitFor()
-      await checkPage('05-chatbot-settings')
+      await checkPage('06-chatbot-settings')
     },
     STEP_TIMEOUT,
   )
 
   it(
-    'turns the onboarding green when the first message arrives, without a reload',
+    'takes captures with the key the page showed',
     async () => {
       const happy = await capture(apiKey, {
         conversationId: 'order-1001',
@@ -226,8 +239,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       // The custom field is in the schema set in the previous step: no warning.
       expect(unhappy).toMatchObject({ status: 200, body: { ok: true, messagesStored: 2, warnings: [] } })
 
-      await page.getByText('First message received').waitFor()
-      await checkPage('06-chatbot-receiving')
+      await checkPage('07-chatbot-receiving')
     },
     STEP_TIMEOUT,
   )
@@ -282,7 +294,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       })
       expect(live.status).toBe(200)
       await conversationLink('order-1003').waitFor()
-      await checkPage('07-conversations')
+      await checkPage('08-conversations')
     },
     STEP_TIMEOUT,
   )
@@ -307,7 +319,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await details.getByText('grace@example.com').waitFor()
       await details.getByText('pro', { exact: true }).waitFor()
       await details.getByText('mobile', { exact: true }).waitFor()
-      await checkPage('08-conversation')
+      await checkPage('09-conversation')
     },
     STEP_TIMEOUT,
   )
@@ -317,11 +329,11 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     async () => {
       await page.getByRole('link', { name: 'Analytics', exact: true }).click()
       await heading('Analytics').waitFor()
-      await waitFor(async () => (await figure('Conversations').textContent()) === '3', {
-        what: '3 conversations',
+      await waitFor(async () => (await figure('Conversations').textContent()) === '4', {
+        what: '4 conversations',
       })
-      expect(await figure('Messages').textContent()).toBe('5')
-      expect(await figure('End users').textContent()).toBe('2')
+      expect(await figure('Messages').textContent()).toBe('7')
+      expect(await figure('End users').textContent()).toBe('3')
       expect(await page.locator('canvas[role="img"]').count()).toBe(4)
 
       const topics = page.locator('figure', { hasText: 'Top topics' })
@@ -329,7 +341,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await topics.getByRole('rowheader', { name: 'refunds' }).waitFor()
       const roles = page.locator('figure', { hasText: 'Messages by role' })
       await roles.getByText('Show the numbers as a table').click()
-      expect(await roles.getByRole('row', { name: /user/ }).textContent()).toBe('user3')
+      expect(await roles.getByRole('row', { name: /user/ }).textContent()).toBe('user4')
 
       await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
       await page.getByLabel('Range', { exact: true }).selectOption('7')
@@ -338,10 +350,10 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await page.getByRole('heading', { name: 'Sentiment trend by hour' }).waitFor()
       const url = new URL(page.url())
       expect(Object.fromEntries(url.searchParams)).toEqual({ chatbotId, range: '7', interval: 'hour' })
-      await waitFor(async () => (await figure('Conversations').textContent()) === '3', {
+      await waitFor(async () => (await figure('Conversations').textContent()) === '4', {
         what: 'the chatbot figures',
       })
-      await checkPage('09-analytics')
+      await checkPage('10-analytics')
     },
     STEP_TIMEOUT,
   )
@@ -366,7 +378,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await older.click()
       await page.getByText('Page 2').waitFor()
       await conversationLink('order-1001').waitFor()
-      expect(await items.count()).toBe(3)
+      expect(await items.count()).toBe(4)
       expect(await older.isEnabled()).toBe(false)
       await page.getByRole('button', { name: 'Newer' }).click()
       await page.getByText('Page 1').waitFor()
@@ -381,9 +393,9 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await page.setViewportSize({ width: 390, height: 844 })
       try {
         for (const [name, path, title] of [
-          ['10-phone-chatbot', `/chatbots/${chatbotId}`, 'Support bot EU'],
-          ['10-phone-conversations', '/conversations', 'Conversations'],
-          ['10-phone-analytics', '/analytics', 'Analytics'],
+          ['11-phone-chatbot', `/chatbots/${chatbotId}`, 'Support bot EU'],
+          ['11-phone-conversations', '/conversations', 'Conversations'],
+          ['11-phone-analytics', '/analytics', 'Analytics'],
         ] as const) {
           await page.goto(path)
           await heading(title).waitFor()
@@ -395,7 +407,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         await conversationLink('order-1002').click()
         await heading('Conversation order-1002').waitFor()
         expect(await overflowsHorizontally(page)).toBe(false)
-        await checkPage('10-phone-conversation')
+        await checkPage('11-phone-conversation')
       } finally {
         await page.setViewportSize({ width: 1280, height: 900 })
       }
@@ -412,7 +424,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       await rotate.click()
       const dialog = page.getByRole('dialog', { name: 'Rotate the API key?' })
       await dialog.waitFor()
-      await checkPage('11-rotate-dialog', false)
+      await checkPage('12-rotate-dialog', false)
       // Escape closes it without rotating, and the focus goes back to the button that opened it.
       await page.keyboard.press('Escape')
       await dialog.waitFor({ state: 'hidden' })
@@ -443,7 +455,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       expect((await capture(apiKey, message)).status).toBe(401)
       expect((await capture(newKey, message)).status).toBe(200)
       apiKey = newKey
-      await checkPage('12-chatbot-rotated')
+      await checkPage('13-chatbot-rotated')
     },
     STEP_TIMEOUT,
   )
@@ -461,7 +473,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       expect(await confirm.isDisabled()).toBe(true)
       await dialog.getByLabel('Type Support bot EU to confirm').fill('Support bot EU')
       expect(await confirm.isEnabled()).toBe(true)
-      await checkPage('13-delete-dialog', false)
+      await checkPage('14-delete-dialog', false)
       await confirm.click()
 
       await heading('Chatbots').waitFor()
@@ -472,7 +484,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         messages: [{ id: 'm-1', role: 'user', content: 'Anyone?' }],
       }
       expect((await capture(apiKey, message)).status).toBe(401)
-      await checkPage('14-chatbots-after-delete')
+      await checkPage('15-chatbots-after-delete')
     },
     STEP_TIMEOUT,
   )

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import axe from 'axe-core'
@@ -20,6 +20,11 @@ export function findChromium(): string | null {
 
 export function launchChromium(executablePath: string): Promise<Browser> {
   return chromium.launch({ executablePath, headless: true })
+}
+
+/** Empties SCREENSHOT_DIR, so that what is left there after a run is that run's. */
+export async function clearScreenshots(): Promise<void> {
+  await rm(SCREENSHOT_DIR, { recursive: true, force: true })
 }
 
 /** Saves a screenshot as SCREENSHOT_DIR/<name>.png: the whole page, or what is in view (for dialogs). */

@@ -36,14 +36,23 @@ export function withQuery(path: string, query: Query = {}): string {
 export async function request<T>(
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
-  opts: { body?: unknown; query?: Query; signal?: AbortSignal; quietUnauthorized?: boolean } = {},
+  opts: {
+    body?: unknown
+    query?: Query
+    signal?: AbortSignal
+    headers?: Record<string, string>
+    quietUnauthorized?: boolean
+  } = {},
 ): Promise<T> {
   let response: Response
   try {
     response = await fetch(withQuery(path, opts.query), {
       method,
       credentials: 'same-origin',
-      headers: opts.body === undefined ? { accept: 'application/json' } : jsonHeaders,
+      headers: {
+        ...(opts.body === undefined ? { accept: 'application/json' } : jsonHeaders),
+        ...opts.headers,
+      },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       signal: opts.signal,
     })

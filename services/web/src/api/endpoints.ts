@@ -32,6 +32,25 @@ export const chatbots = {
   remove: (id: string) => request<{ ok: true }>('DELETE', `/api/v1/chatbots/${encodeURIComponent(id)}`),
 }
 
+export interface CaptureResult {
+  readonly ok: true
+  readonly conversationId: string
+  readonly messagesStored: number
+  readonly analysisQueued: boolean
+  readonly warnings: string[]
+}
+
+/**
+ * A capture with a chatbot's key, as its server would send it: how the onboarding sends a test
+ * conversation from the browser. A refused key must not read as an expired session.
+ */
+export const capture = (apiKey: string, body: unknown) =>
+  request<CaptureResult>('POST', '/api/v1/capture', {
+    body,
+    headers: { authorization: `Bearer ${apiKey}` },
+    quietUnauthorized: true,
+  })
+
 export type ConversationQuery = Record<string, string | number | undefined>
 
 export const conversations = {

@@ -1,32 +1,31 @@
-import { useEffect, useState } from 'react'
-import { conversations } from '../api/endpoints.ts'
-import type { Chatbot } from '../api/types.ts'
-import { curlExample, javascriptExample, KEY_PLACEHOLDER } from '../lib/capture-examples.ts'
-import { formatDateTime } from '../lib/format.ts'
+import { useState } from 'react'
+import { capture } from '../api/endpoints.ts'
+import type { Chatbot, Conversation } from '../api/types.ts'
+import { curlExample, exampleCapture, javascriptExample, KEY_PLACEHOLDER } from '../lib/capture-examples.ts'
+import { formatDateTime, plural } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
-import { usePolled } from '../lib/use-poll.ts'
+import { ErrorAlert } from './alert.tsx'
 import { CodeBlock } from './code-block.tsx'
 
-const WAIT_POLL_MS = 2_000
-const LATEST_POLL_MS = 15_000
+interface OnboardingProps {
+  readonly chatbot: Chatbot
+  /** The chatbot's newest conversation, once there is one. */
+  readonly latest: Conversation | undefined
+  /** True until it is known whether there is one. */
+  readonly loading: boolean
+  /** Called after the page sent a test conversation, to look for it at once. */
+  readonly onSent: () => void
+}
 
 /**
  * How to send the first conversation, with the key while this tab still knows it, and a status that
- * polls until the chatbot's first message has arrived, then turns green.
+ * waits for the chatbot's first message (the page polls for it), then turns green.
  */
-export function Onboarding({ chatbot }: { chatbot: Chatbot }) {
+export function Onboarding({ chatbot, latest, loading, onSent }: OnboardingProps) {
   const { freshKey } = useSession()
   const apiKey = freshKey(chatbot.id)
-  const [received, setReceived] = useState(false)
-  const first = usePolled(
-    (signal) => conversations.list({ chatbotId: chatbot.id, limit: 1 }, signal),
-    chatbot.id,
-    received ? LATEST_POLL_MS : WAIT_POLL_MS,
-  )
-  const latest = first.data?.conversations[0]
-  useEffect(() => setReceived(latest !== undefined), [latest])
   const origin = window.location.origin
 
   return (
@@ -39,13 +38,14 @@ export function Onboarding({ chatbot }: { chatbot: Chatbot }) {
             <Link to={paths.conversation(latest.id)}>{latest.conversationId}</Link>, last message{' '}
             {formatDateTime(latest.lastMessageAt)}.
           </p>
-        ) : first.loading ? null : (
+        ) : loading ? null : (
           <p className="status-line waiting">
             <span className="dot" aria-hidden="true" /> Waiting for the first message… this updates by itself
             as soon as one arrives.
           </p>
         )}
       </div>
+      {apiKey && !latest ? <SendTestConversation apiKey={apiKey} onSent={onSent} /> : null}
       <details open={!latest}>
         <summary>Capture examples (curl and JavaScript)</summary>
         <p>
@@ -63,5 +63,36 @@ export function Onboarding({ chatbot }: { chatbot: Chatbot }) {
         </p>
       </details>
     </section>
+  )
+}
+
+/** Sends the example conversation from here, with the key this tab still has: no terminal needed. */
+function SendTestConversation({ apiKey, onSent }: { apiKey: string; onSent: () => void }) {
+  const [state, setState] = useState<{ busy: boolean; result?: string; error?: unknown }>({ busy: false })
+  const send = async () => {
+    setState({ busy: true })
+    try {
+      const sent = await capture(apiKey, exampleCapture())
+      const stored =
+        sent.messagesStored === 0
+          ? 'It was already sent: nothing new was stored.'
+          : `Sent: ${plural(sent.messagesStored, 'message')} stored${sent.analysisQueued ? ', analysis queued' : ''}.`
+      setState({ busy: false, result: stored })
+      onSent()
+    } catch (error) {
+      setState({ busy: false, error })
+    }
+  }
+  return (
+    <div className="actions test-send">
+      <button type="button" className="button primary" onClick={send} disabled={state.busy}>
+        {state.busy ? 'Sending…' : 'Send a test conversation'}
+      </button>
+      <span className="muted">Sends the example below from this page, with this chatbot's key.</span>
+      <p role="status" className="success-text">
+        {state.result ?? ''}
+      </p>
+      <ErrorAlert error={state.error} prefix="The test conversation was not sent." />
+    </div>
   )
 }

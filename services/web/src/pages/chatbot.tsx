@@ -1,6 +1,6 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { ApiError } from '../api/client.ts'
-import { analytics, chatbots } from '../api/endpoints.ts'
+import { analytics, chatbots, conversations } from '../api/endpoints.ts'
 import type { Chatbot } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { ApiKeySection, DeleteSection, KeyReveal } from '../components/chatbot-key.tsx'
@@ -13,10 +13,22 @@ import { paths } from '../lib/routes.ts'
 import { usePolled } from '../lib/use-poll.ts'
 import { NotFoundPage } from './not-found.tsx'
 
+const WAIT_POLL_MS = 2_000
+const LATEST_POLL_MS = 10_000
+
 export function ChatbotPage({ id }: { id: string }) {
   const bot = usePolled((signal) => chatbots.get(id, signal), id)
   const [updated, setUpdated] = useState<Chatbot>()
   const chatbot = updated ?? bot.data
+  // The newest conversation: often while waiting for the first one, then now and then.
+  const [received, setReceived] = useState(false)
+  const newest = usePolled(
+    (signal) => conversations.list({ chatbotId: id, limit: 1 }, signal),
+    id,
+    received ? LATEST_POLL_MS : WAIT_POLL_MS,
+  )
+  const latest = newest.data?.conversations[0]
+  useEffect(() => setReceived(latest !== undefined), [latest])
 
   if (bot.error instanceof ApiError && bot.error.status === 404) return <NotFoundPage what="chatbot" />
   if (!chatbot) {
@@ -38,8 +50,8 @@ export function ChatbotPage({ id }: { id: string }) {
         Key <code>{chatbot.api_key_prefix}</code> · created {formatDate(chatbot.created_at)}
       </p>
       <KeyReveal chatbot={chatbot} />
-      <Onboarding chatbot={chatbot} />
-      <Summary chatbot={chatbot} />
+      <Onboarding chatbot={chatbot} latest={latest} loading={newest.loading} onSent={newest.refresh} />
+      <Summary chatbot={chatbot} latestMessageAt={latest?.lastMessageAt} />
       <RenameSection chatbot={chatbot} onSaved={setUpdated} />
       <SettingsSection chatbot={chatbot} onSaved={setUpdated} />
       <ApiKeySection chatbot={chatbot} onRotated={setUpdated} />
@@ -48,12 +60,20 @@ export function ChatbotPage({ id }: { id: string }) {
   )
 }
 
-function Summary({ chatbot }: { chatbot: Chatbot }) {
+/** The last 30 days in figures, read again whenever a newer message arrives. */
+function Summary({ chatbot, latestMessageAt }: { chatbot: Chatbot; latestMessageAt: string | undefined }) {
   const overview = usePolled(
     (signal) => analytics.overview({ chatbotId: chatbot.id, days: 30 }, signal),
     chatbot.id,
-    15_000,
+    30_000,
   )
+  const { refresh } = overview
+  const seen = useRef(latestMessageAt)
+  useEffect(() => {
+    if (seen.current === latestMessageAt) return
+    seen.current = latestMessageAt
+    refresh()
+  }, [latestMessageAt, refresh])
   const o = overview.data
   const byChatbot = new URLSearchParams({ chatbotId: chatbot.id })
   return (
