@@ -334,7 +334,10 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       })
       expect(await figure('Messages').textContent()).toBe('7')
       expect(await figure('End users').textContent()).toBe('3')
-      expect(await page.locator('canvas[role="img"]').count()).toBe(4)
+      // Four charts, drawn as soon as both the overview and the trend have answered.
+      await waitFor(async () => (await page.locator('canvas[role="img"]').count()) === 4, {
+        what: '4 charts',
+      })
 
       const topics = page.locator('figure', { hasText: 'Top topics' })
       await topics.getByText('Show the numbers as a table').click()
