@@ -1,10 +1,12 @@
 // Bundles each service's main.ts into dist/<service>.js (ESM, Node 20). Our own workspaces (@cas/*) are
-// TypeScript and go into the bundle; every other package stays an import from node_modules.
-import { readdirSync } from 'node:fs'
+// TypeScript and go into the bundle; every other package stays an import from node_modules. Then builds
+// the dashboard (services/web, Vite) into dist/web, which the query service and the all-in-one serve.
+import { existsSync, readdirSync } from 'node:fs'
 import { build } from 'esbuild'
+import { build as buildWeb } from 'vite'
 
 const services = readdirSync('services', { withFileTypes: true })
-  .filter((d) => d.isDirectory())
+  .filter((d) => d.isDirectory() && existsSync(`services/${d.name}/src/main.ts`))
   .map((d) => d.name)
 
 const externalPackages = {
@@ -28,3 +30,6 @@ await build({
   plugins: [externalPackages],
 })
 console.log(`built ${services.map((s) => `dist/${s}.js`).join(', ')}`)
+
+await buildWeb({ configFile: 'services/web/vite.config.ts', logLevel: 'warn' })
+console.log('built the dashboard into dist/web')

@@ -12,9 +12,16 @@ export interface Worker {
 
 const WORKER = fileURLToPath(new URL('./eventlog-worker.ts', import.meta.url))
 
-/** Runs test/support/eventlog-worker.ts in a child process with the given environment. */
-export function spawnWorker(env: Record<string, string>, script = WORKER): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/**
+ * Runs test/support/eventlog-worker.ts (or `script`) in a child process with the given environment;
+ * TypeScript through tsx unless other Node options are given (a built bundle needs none).
+ */
+export function spawnWorker(
+  env: Record<string, string>,
+  script = WORKER,
+  nodeOptions: readonly string[] = ['--import', 'tsx'],
+): Worker {
+  const child = spawn(process.execPath, [...nodeOptions, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -9,7 +9,7 @@ import {
 } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { createProjector, type Projector } from '@cas/service-projector'
-import { registerQueryRoutes } from '@cas/service-query'
+import { registerDashboard, registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 
@@ -24,13 +24,15 @@ export interface AllInOne extends RunningService {
 /**
  * Every service in one process: the default `npm start`. Embedded Postgres and the journal-backed event
  * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too. Gateway and
- * query share one HTTP server; the projector and the analysis service consume in the background.
+ * query share one HTTP server, which also serves the dashboard (`opts.dashboardDir`, the built
+ * services/web) at the base URL; the projector and the analysis service consume in the background.
  * This runner is the one place that composes services; the services themselves share only libs.
  */
 export async function startAllInOne(
   config: Config,
   log: Logger | false,
   parentLog: Logger,
+  opts: { dashboardDir?: string } = {},
 ): Promise<AllInOne> {
   const infra = await openInfrastructure(config, parentLog, 'all-in-one', { reader: true })
   const stops: (() => Promise<unknown>)[] = [() => infra.close()]
@@ -84,6 +86,7 @@ export async function startAllInOne(
       now,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     })
+    if (opts.dashboardDir) await registerDashboard(app, { root: opts.dashboardDir })
     stops.unshift(() => app.close())
     await app.listen({ port: config.PORT, host: config.HOST })
     return { app, infra, relay, projector, analysis, close: stop }

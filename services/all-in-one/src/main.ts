@@ -1,11 +1,14 @@
 import { runService } from '@cas/platform'
+import { builtDashboardDir } from '@cas/service-query'
 import { startAllInOne } from './app.ts'
 
 await runService('conversation-analytics', async (config, log) => {
-  const service = await startAllInOne(config, log, log)
+  const dashboardDir = builtDashboardDir(import.meta.url, (msg) => log.warn(msg))
+  const service = await startAllInOne(config, log, log, { dashboardDir })
   log.info(
     {
       url: `http://${config.HOST}:${config.PORT}`,
+      dashboard: dashboardDir ? `http://${config.HOST}:${config.PORT}/` : 'not built',
       eventLog: service.infra.eventLog.kind,
       database: config.DATABASE_URL ? 'DATABASE_URL' : `embedded (${config.DATA_DIR})`,
     },

@@ -4,11 +4,13 @@ import { createHttpApp, type ReadinessCheck } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Logger } from 'pino'
+import { registerDashboard } from './dashboard.ts'
 import type { QueryDeps } from './deps.ts'
 import { registerAnalyticsRoutes } from './routes/analytics.ts'
 import { registerChatbotReadRoutes } from './routes/chatbots.ts'
 import { registerConversationRoutes } from './routes/conversations.ts'
 
+export { builtDashboardDir, registerDashboard } from './dashboard.ts'
 export type { QueryDeps } from './deps.ts'
 
 export interface QueryAppDeps extends QueryDeps {
@@ -17,11 +19,14 @@ export interface QueryAppDeps extends QueryDeps {
   readonly config: Config
   readonly logger: Logger | false
   readonly readiness: readonly ReadinessCheck[]
+  /** The built dashboard (dist/web) to serve at the base URL; none when undefined. */
+  readonly dashboardDir?: string
 }
 
 /**
  * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics) from the read
- * models, through the row-level-security role. Built without listening, so tests drive it with inject.
+ * models, through the row-level-security role, and the dashboard app itself. Built without listening,
+ * so tests drive it with inject.
  */
 export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance> {
   const app = await createHttpApp({
@@ -31,6 +36,7 @@ export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance
   })
   await registerSessions(app, { pool: deps.pool, config: deps.config, now: deps.now })
   await registerQueryRoutes(app, deps)
+  if (deps.dashboardDir) await registerDashboard(app, { root: deps.dashboardDir })
   return app
 }
 

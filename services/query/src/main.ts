@@ -1,5 +1,5 @@
 import { openInfrastructure, runService } from '@cas/platform'
-import { buildQueryApp } from './app.ts'
+import { buildQueryApp, builtDashboardDir } from './app.ts'
 
 await runService('query', async (config, log) => {
   const infra = await openInfrastructure(config, log, 'query', { reader: true })
@@ -11,6 +11,7 @@ await runService('query', async (config, log) => {
     readiness: infra.readiness,
     now: () => new Date(),
     readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    dashboardDir: builtDashboardDir(import.meta.url, (msg) => log.warn(msg)),
   })
   await app.listen({ port: config.PORT, host: config.HOST })
   return {

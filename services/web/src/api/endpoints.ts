@@ -1,0 +1,79 @@
+import { request } from './client.ts'
+import type {
+  Account,
+  Chatbot,
+  ChatbotWithKey,
+  ConversationDetail,
+  ConversationPage,
+  Interval,
+  Overview,
+  SentimentTrend,
+} from './types.ts'
+
+export const auth = {
+  me: () => request<Account>('GET', '/api/v1/auth/me', { quietUnauthorized: true }),
+  signUp: (body: { email: string; password: string; name?: string; organizationName: string }) =>
+    request<Account>('POST', '/api/v1/auth/signup', { body, quietUnauthorized: true }),
+  signIn: (body: { email: string; password: string }) =>
+    request<Account>('POST', '/api/v1/auth/login', { body, quietUnauthorized: true }),
+  signOut: () => request<{ ok: true }>('POST', '/api/v1/auth/logout', { quietUnauthorized: true }),
+}
+
+export const chatbots = {
+  list: (signal?: AbortSignal) => request<Chatbot[]>('GET', '/api/v1/chatbots', { signal }),
+  get: (id: string, signal?: AbortSignal) =>
+    request<Chatbot>('GET', `/api/v1/chatbots/${encodeURIComponent(id)}`, { signal }),
+  create: (name: string) => request<ChatbotWithKey>('POST', '/api/v1/chatbots', { body: { name } }),
+  /** `settings` is a JSON Merge Patch: objects merge, null removes a key. */
+  update: (id: string, body: { name?: string; settings?: Record<string, unknown> }) =>
+    request<Chatbot>('PATCH', `/api/v1/chatbots/${encodeURIComponent(id)}`, { body }),
+  rotateKey: (id: string) =>
+    request<ChatbotWithKey>('POST', `/api/v1/chatbots/${encodeURIComponent(id)}/rotate-key`),
+  remove: (id: string) => request<{ ok: true }>('DELETE', `/api/v1/chatbots/${encodeURIComponent(id)}`),
+}
+
+export interface CaptureResult {
+  readonly ok: true
+  readonly conversationId: string
+  readonly messagesStored: number
+  readonly analysisQueued: boolean
+  readonly warnings: string[]
+}
+
+/**
+ * A capture with a chatbot's key, as its server would send it: how the onboarding sends a test
+ * conversation from the browser. A refused key must not read as an expired session.
+ */
+export const capture = (apiKey: string, body: unknown) =>
+  request<CaptureResult>('POST', '/api/v1/capture', {
+    body,
+    headers: { authorization: `Bearer ${apiKey}` },
+    quietUnauthorized: true,
+  })
+
+export type ConversationQuery = Record<string, string | number | undefined>
+
+export const conversations = {
+  list: (query: ConversationQuery, signal?: AbortSignal) =>
+    request<ConversationPage>('GET', '/api/v1/conversations', { query, signal }),
+  get: (id: string, signal?: AbortSignal) =>
+    request<{ conversation: ConversationDetail }>('GET', `/api/v1/conversations/${encodeURIComponent(id)}`, {
+      signal,
+    }).then((r) => r.conversation),
+}
+
+export interface AnalyticsQuery {
+  chatbotId?: string
+  days?: number
+  from?: string
+  to?: string
+  tz?: string
+  [key: string]: string | number | undefined
+}
+
+export const analytics = {
+  overview: (query: AnalyticsQuery, signal?: AbortSignal) =>
+    request<Overview>('GET', '/api/v1/analytics/overview', { query, signal }),
+  sentiment: (query: AnalyticsQuery & { interval: Interval }, signal?: AbortSignal) =>
+    request<SentimentTrend>('GET', '/api/v1/analytics/sentiment', { query, signal }),
+}

@@ -1,0 +1,120 @@
+// The shapes of the HTTP API the dashboard reads (shared/API.md; GET /api/v1/openapi.json has them all).
+
+export interface User {
+  readonly id: string
+  readonly email: string
+  readonly name: string
+}
+
+export interface Organization {
+  readonly id: string
+  readonly name: string
+}
+
+export interface Account {
+  readonly user: User
+  readonly organization: Organization
+}
+
+export type CustomFieldType = 'string' | 'number' | 'boolean'
+
+/** The settings keys the service reads; anything else is stored as given. */
+export interface ChatbotSettings {
+  readonly customFields?: Record<string, CustomFieldType>
+  readonly analysisEnabled?: boolean
+  readonly retentionDays?: number
+  readonly topics?: Record<string, string[]>
+  readonly [key: string]: unknown
+}
+
+export interface Chatbot {
+  readonly id: string
+  readonly name: string
+  /** The first 13 characters of the key and `…`. */
+  readonly api_key_prefix: string
+  readonly settings: ChatbotSettings
+  readonly created_at: string
+}
+
+/** The create and rotate-key responses: the only time the full key is seen. */
+export interface ChatbotWithKey {
+  readonly ok: true
+  readonly chatbot: Chatbot
+  readonly apiKey: string
+}
+
+export type SentimentLabel = 'positive' | 'neutral' | 'negative'
+
+export interface Sentiment {
+  readonly score: number
+  readonly label: SentimentLabel
+}
+
+export interface Conversation {
+  readonly id: string
+  readonly chatbotId: string
+  /** The caller's own conversation id. */
+  readonly conversationId: string
+  readonly user: Record<string, unknown>
+  readonly organization: Record<string, unknown>
+  readonly session: Record<string, unknown>
+  readonly custom: Record<string, unknown>
+  readonly messageCount: number
+  readonly firstMessageAt: string
+  readonly lastMessageAt: string
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly sentiment: Sentiment | null
+  readonly topics: string[]
+}
+
+export interface Message {
+  readonly id: string
+  readonly role: string
+  readonly content: string
+  readonly sentAt: string
+  readonly sentiment: Sentiment | null
+}
+
+export interface ConversationDetail extends Conversation {
+  readonly messages: Message[]
+}
+
+export interface ConversationPage {
+  readonly conversations: Conversation[]
+  readonly nextCursor: string | null
+}
+
+export interface Overview {
+  readonly range: { readonly from: string; readonly to: string }
+  readonly totalConversations: number
+  readonly totalMessages: number
+  readonly uniqueUsers: number
+  readonly avgMessagesPerConversation: number
+  readonly sentiment: {
+    readonly average: number | null
+    readonly positive: number
+    readonly neutral: number
+    readonly negative: number
+    readonly analyzed: number
+  }
+  readonly topTopics: { readonly topic: string; readonly count: number }[]
+  readonly messagesByRole: Record<string, number>
+}
+
+export type Interval = 'hour' | 'day' | 'week'
+
+export interface SentimentPoint {
+  readonly bucket: string
+  readonly average: number | null
+  readonly positive: number
+  readonly neutral: number
+  readonly negative: number
+  readonly count: number
+}
+
+export interface SentimentTrend {
+  readonly interval: Interval
+  readonly range: { readonly from: string; readonly to: string }
+  readonly points: SentimentPoint[]
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest'
+import { bucketLabel, roleCounts, rolesSummary, topicsSummary, trendSummary } from './chart-data.ts'
+import { describeSentiment, endUserName, formatScore, plural } from './format.ts'
+
+const point = (average: number | null, count: number) => ({
+  bucket: '2026-01-01T00:00:00.000Z',
+  average,
+  positive: 0,
+  neutral: 0,
+  negative: 0,
+  count,
+})
+
+describe('chart text for those who cannot see the chart', () => {
+  it('summarises the sentiment trend over the periods with data', () => {
+    expect(trendSummary([point(null, 0), point(null, 0)])).toBe('No analysed messages in this range.')
+    expect(trendSummary([point(0.5, 2), point(null, 0), point(-0.25, 3)])).toBe(
+      '5 analysed messages over 2 of 3 periods; average from +0.50 in the first period with data to \u22120.25 in the last.',
+    )
+    expect(trendSummary([point(0, 1)])).toBe('1 analysed messages over 1 of 1 periods; average 0.00.')
+  })
+
+  it('names the top topics and the roles', () => {
+    expect(topicsSummary([])).toBe('No topics found in this range.')
+    expect(
+      topicsSummary([
+        { topic: 'refunds', count: 7 },
+        { topic: 'login', count: 3 },
+        { topic: 'billing', count: 2 },
+        { topic: 'other', count: 1 },
+      ]),
+    ).toBe('Most frequent: refunds (7), login (3), billing (2).')
+    const roles = roleCounts({ assistant: 4, user: 5, system: 0, tool: 1 })
+    expect(roles).toEqual([
+      { role: 'user', count: 5 },
+      { role: 'assistant', count: 4 },
+      { role: 'tool', count: 1 },
+    ])
+    expect(rolesSummary(roles)).toBe('user: 5, assistant: 4, tool: 1')
+    expect(roleCounts({})).toEqual([
+      { role: 'user', count: 0 },
+      { role: 'assistant', count: 0 },
+    ])
+  })
+
+  it('labels buckets by their size', () => {
+    const iso = new Date(2026, 0, 5, 14).toISOString()
+    expect(bucketLabel(iso, 'day', 'en-US')).toBe('Jan 5')
+    expect(bucketLabel(iso, 'week', 'en-US')).toBe('Week of Jan 5')
+    expect(bucketLabel(iso, 'hour', 'en-US')).toMatch(/^Jan 5,? 02:00\sPM$/)
+  })
+})
+
+describe('formatting', () => {
+  it('gives scores a sign and two decimals, and sentiment in words', () => {
+    expect(formatScore(0.625)).toBe('+0.63')
+    expect(formatScore(-0.4)).toBe('\u22120.40')
+    expect(formatScore(-0.001)).toBe('0.00')
+    expect(describeSentiment(null)).toBe('Not analysed yet')
+    expect(describeSentiment({ score: -0.5, label: 'negative' })).toBe('Negative \u22120.50')
+  })
+
+  it('names end users and counts', () => {
+    expect(endUserName({ id: 'u-1', email: 'ada@example.com' })).toBe('ada@example.com')
+    expect(endUserName({ id: 'u-1', name: '' })).toBe('u-1')
+    expect(endUserName({})).toBeUndefined()
+    expect(plural(1, 'message')).toBe('1 message')
+    expect(plural(2, 'message')).toBe('2 messages')
+  })
+})

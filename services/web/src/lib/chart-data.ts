@@ -1,0 +1,57 @@
+import type { Interval, Overview, SentimentPoint } from '../api/types.ts'
+import { formatNumber, formatScore } from './format.ts'
+
+export const COLORS = {
+  positive: '#1e7d3a',
+  neutral: '#6b7280',
+  negative: '#c5221f',
+  primary: '#0b57d0',
+} as const
+
+/** A bucket's start as people name it: "Jan 5, 02:00 PM" for an hour, "Jan 5" for a day, "Week of Jan 5". */
+export function bucketLabel(iso: string, interval: Interval, locale?: string): string {
+  const date = new Date(iso)
+  if (interval === 'hour') {
+    return new Intl.DateTimeFormat(locale, {
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(date)
+  }
+  const day = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' }).format(date)
+  return interval === 'week' ? `Week of ${day}` : day
+}
+
+/** One sentence on the sentiment trend, for those who cannot see the chart. */
+export function trendSummary(points: readonly SentimentPoint[]): string {
+  const analyzed = points.filter((p) => p.count > 0 && p.average !== null)
+  if (analyzed.length === 0) return 'No analysed messages in this range.'
+  const total = analyzed.reduce((n, p) => n + p.count, 0)
+  const first = analyzed[0]!
+  const last = analyzed.at(-1)!
+  const span =
+    analyzed.length === 1
+      ? `average ${formatScore(first.average!)}`
+      : `average from ${formatScore(first.average!)} in the first period with data to ${formatScore(last.average!)} in the last`
+  return `${formatNumber(total)} analysed messages over ${analyzed.length} of ${points.length} periods; ${span}.`
+}
+
+export function topicsSummary(topics: Overview['topTopics']): string {
+  if (topics.length === 0) return 'No topics found in this range.'
+  return `Most frequent: ${topics
+    .slice(0, 3)
+    .map((t) => `${t.topic} (${formatNumber(t.count)})`)
+    .join(', ')}.`
+}
+
+/** Roles with their counts, the usual ones first, the ones never seen left out. */
+export function roleCounts(byRole: Overview['messagesByRole']): { role: string; count: number }[] {
+  const order = ['user', 'assistant', 'system', 'tool']
+  const roles = [...order, ...Object.keys(byRole).filter((r) => !order.includes(r))]
+  return roles.map((role) => ({ role, count: byRole[role] ?? 0 })).filter((r, i) => r.count > 0 || i < 2)
+}
+
+export function rolesSummary(counts: readonly { role: string; count: number }[]): string {
+  return counts.map((r) => `${r.role}: ${formatNumber(r.count)}`).join(', ')
+}

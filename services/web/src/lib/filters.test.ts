@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import {
+  conversationQuery,
+  endOfDay,
+  filtersFromSearch,
+  filtersProblem,
+  filtersToSearch,
+  hasFilters,
+  NO_FILTERS,
+  startOfDay,
+} from './filters.ts'
+
+describe('conversation filters', () => {
+  it('survive the round trip through the page URL', () => {
+    const filters = {
+      chatbotId: '0f8d7c4e-1a2b-4c3d-9e8f-001122334455',
+      from: '2026-03-01',
+      to: '2026-03-31',
+      sentiment: 'negative' as const,
+      topic: 'refunds',
+      userId: 'user 42',
+      q: 'money back',
+    }
+    expect(filtersFromSearch(`?${filtersToSearch(filters)}`)).toEqual(filters)
+    expect(filtersToSearch(NO_FILTERS).toString()).toBe('')
+    expect(hasFilters(NO_FILTERS)).toBe(false)
+    expect(hasFilters({ ...NO_FILTERS, q: 'x' })).toBe(true)
+  })
+
+  it('drop values the API would refuse instead of sending them', () => {
+    expect(filtersFromSearch('?sentiment=angry&from=yesterday&to=2026-1-2&topic=%20billing%20')).toEqual({
+      ...NO_FILTERS,
+      topic: 'billing',
+    })
+  })
+
+  it('send days as the whole day in the viewer zone, and only what is set', () => {
+    const query = conversationQuery(
+      { ...NO_FILTERS, from: '2026-03-01', to: '2026-03-02', q: ' refund ' },
+      20,
+    )
+    expect(query).toEqual({
+      chatbotId: undefined,
+      from: startOfDay('2026-03-01'),
+      to: endOfDay('2026-03-02'),
+      sentiment: undefined,
+      topic: undefined,
+      userId: undefined,
+      q: 'refund',
+      limit: 20,
+      cursor: undefined,
+    })
+    const from = new Date(String(query.from))
+    const to = new Date(String(query.to))
+    expect([from.getFullYear(), from.getMonth(), from.getDate(), from.getHours(), from.getMinutes()]).toEqual(
+      [2026, 2, 1, 0, 0],
+    )
+    expect([to.getDate(), to.getHours(), to.getMinutes(), to.getSeconds(), to.getMilliseconds()]).toEqual([
+      2, 23, 59, 59, 999,
+    ])
+    expect(conversationQuery(NO_FILTERS, 5, 'abc')).toMatchObject({ limit: 5, cursor: 'abc' })
+  })
+
+  it('say when the days are the wrong way round', () => {
+    expect(filtersProblem({ ...NO_FILTERS, from: '2026-03-02', to: '2026-03-01' })).toMatch(/on or before/)
+    expect(filtersProblem({ ...NO_FILTERS, from: '2026-03-01', to: '2026-03-01' })).toBeUndefined()
+  })
+})

@@ -1,0 +1,98 @@
+import type { SentimentLabel } from '../api/types.ts'
+
+/** The conversation list's filters as the form holds them: '' means "any". Kept in the page's URL. */
+export interface ConversationFilters {
+  readonly chatbotId: string
+  /** yyyy-mm-dd, a day in the viewer's time zone: last message on or after its start. */
+  readonly from: string
+  /** yyyy-mm-dd: last message on or before the end of that day. */
+  readonly to: string
+  readonly sentiment: '' | SentimentLabel
+  readonly topic: string
+  readonly userId: string
+  readonly q: string
+}
+
+export const NO_FILTERS: ConversationFilters = {
+  chatbotId: '',
+  from: '',
+  to: '',
+  sentiment: '',
+  topic: '',
+  userId: '',
+  q: '',
+}
+
+const KEYS = Object.keys(NO_FILTERS) as (keyof ConversationFilters)[]
+const DAY = /^\d{4}-\d{2}-\d{2}$/
+const SENTIMENTS = new Set(['positive', 'neutral', 'negative'])
+
+/** Reads filters from a URL query string; values that make no sense are dropped rather than sent. */
+export function filtersFromSearch(search: string): ConversationFilters {
+  const params = new URLSearchParams(search)
+  const get = (key: string) => params.get(key)?.trim() ?? ''
+  const sentiment = get('sentiment')
+  return {
+    chatbotId: get('chatbotId'),
+    from: DAY.test(get('from')) ? get('from') : '',
+    to: DAY.test(get('to')) ? get('to') : '',
+    sentiment: SENTIMENTS.has(sentiment) ? (sentiment as SentimentLabel) : '',
+    topic: get('topic'),
+    userId: get('userId'),
+    q: get('q'),
+  }
+}
+
+/** The query string for the page URL: only the filters that are set, in a stable order. */
+export function filtersToSearch(filters: ConversationFilters): URLSearchParams {
+  const params = new URLSearchParams()
+  for (const key of KEYS) {
+    const value = filters[key].trim()
+    if (value) params.set(key, value)
+  }
+  return params
+}
+
+export function hasFilters(filters: ConversationFilters): boolean {
+  return KEYS.some((key) => filters[key].trim() !== '')
+}
+
+/** Midnight at the start of a yyyy-mm-dd day in the viewer's zone, as an ISO instant. */
+export function startOfDay(day: string): string {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number]
+  return new Date(y, m - 1, d).toISOString()
+}
+
+/** The last millisecond of a yyyy-mm-dd day in the viewer's zone, as an ISO instant. */
+export function endOfDay(day: string): string {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number]
+  return new Date(new Date(y, m - 1, d + 1).getTime() - 1).toISOString()
+}
+
+/** A problem with the filters the user should fix before anything is sent, or undefined. */
+export function filtersProblem(filters: ConversationFilters): string | undefined {
+  if (filters.from && filters.to && filters.from > filters.to) {
+    return 'The "from" day must be on or before the "to" day.'
+  }
+  return undefined
+}
+
+/** GET /api/v1/conversations query parameters for the filters, a page size and a cursor. */
+export function conversationQuery(
+  filters: ConversationFilters,
+  limit: number,
+  cursor?: string,
+): Record<string, string | number | undefined> {
+  const text = (s: string) => s.trim() || undefined
+  return {
+    chatbotId: text(filters.chatbotId),
+    from: filters.from ? startOfDay(filters.from) : undefined,
+    to: filters.to ? endOfDay(filters.to) : undefined,
+    sentiment: filters.sentiment || undefined,
+    topic: text(filters.topic),
+    userId: text(filters.userId),
+    q: text(filters.q),
+    limit,
+    cursor,
+  }
+}

@@ -1,0 +1,50 @@
+import type { Sentiment, SentimentLabel } from '../api/types.ts'
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
+const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 })
+
+export function formatDateTime(iso: string): string {
+  return dateTime.format(new Date(iso))
+}
+
+export function formatDate(iso: string): string {
+  return dateOnly.format(new Date(iso))
+}
+
+export function formatNumber(n: number): string {
+  return number.format(n)
+}
+
+/** A score of −1..1 with its sign, two decimals: "+0.62", "−0.40", "0.00". */
+export function formatScore(score: number): string {
+  const rounded = Math.round(score * 100) / 100
+  if (rounded === 0) return '0.00'
+  return `${rounded > 0 ? '+' : '\u2212'}${Math.abs(rounded).toFixed(2)}`
+}
+
+export const SENTIMENT_LABELS: Record<SentimentLabel, string> = {
+  positive: 'Positive',
+  neutral: 'Neutral',
+  negative: 'Negative',
+}
+
+/** What a sentiment badge says: the label in words (never colour alone) and the score. */
+export function describeSentiment(sentiment: Sentiment | null): string {
+  if (!sentiment) return 'Not analysed yet'
+  return `${SENTIMENT_LABELS[sentiment.label]} ${formatScore(sentiment.score)}`
+}
+
+/** "3 messages", "1 message". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatNumber(n)} ${n === 1 ? one : many}`
+}
+
+/** A short, human description of the end user of a conversation: name, email or id. */
+export function endUserName(user: Record<string, unknown>): string | undefined {
+  for (const key of ['name', 'email', 'id']) {
+    const value = user[key]
+    if (typeof value === 'string' && value !== '') return value
+  }
+  return undefined
+}

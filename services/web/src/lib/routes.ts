@@ -1,0 +1,65 @@
+/** The dashboard's pages and their paths. Pure, so the matching is unit-tested without a browser. */
+export type Route =
+  | { readonly name: 'signIn' }
+  | { readonly name: 'signUp' }
+  | { readonly name: 'home' }
+  | { readonly name: 'chatbots' }
+  | { readonly name: 'chatbot'; readonly id: string }
+  | { readonly name: 'conversations' }
+  | { readonly name: 'conversation'; readonly id: string }
+  | { readonly name: 'analytics' }
+  | { readonly name: 'notFound' }
+
+const STATIC: Record<string, Route> = {
+  '/': { name: 'home' },
+  '/login': { name: 'signIn' },
+  '/signup': { name: 'signUp' },
+  '/chatbots': { name: 'chatbots' },
+  '/conversations': { name: 'conversations' },
+  '/analytics': { name: 'analytics' },
+}
+
+export function matchRoute(pathname: string): Route {
+  const path = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname
+  const fixed = STATIC[path]
+  if (fixed) return fixed
+  const detail = /^\/(chatbots|conversations)\/([^/]+)$/.exec(path)
+  if (detail) {
+    let id: string
+    try {
+      id = decodeURIComponent(detail[2]!)
+    } catch {
+      return { name: 'notFound' }
+    }
+    return detail[1] === 'chatbots' ? { name: 'chatbot', id } : { name: 'conversation', id }
+  }
+  return { name: 'notFound' }
+}
+
+/** Pages anyone may see; every other page needs a session. */
+export function isPublic(route: Route): boolean {
+  return route.name === 'signIn' || route.name === 'signUp'
+}
+
+export const paths = {
+  signIn: (next?: string) => (next && next !== '/' ? `/login?next=${encodeURIComponent(next)}` : '/login'),
+  signUp: () => '/signup',
+  chatbots: () => '/chatbots',
+  chatbot: (id: string) => `/chatbots/${encodeURIComponent(id)}`,
+  conversations: (query?: URLSearchParams) => {
+    const qs = query?.toString()
+    return qs ? `/conversations?${qs}` : '/conversations'
+  },
+  conversation: (id: string) => `/conversations/${encodeURIComponent(id)}`,
+  analytics: () => '/analytics',
+}
+
+/**
+ * Where to go after signing in: the `next` parameter when it is a path on this site, else the chatbots.
+ * Anything that could leave the site (`//evil`, `https://…`, `/\evil`) is ignored.
+ */
+export function safeNext(search: string): string {
+  const next = new URLSearchParams(search).get('next')
+  if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return paths.chatbots()
+  return next
+}

@@ -1,0 +1,216 @@
+import { type FormEvent, useEffect, useMemo, useState } from 'react'
+import { analytics, chatbots, conversations } from '../api/endpoints.ts'
+import type { Chatbot, Conversation } from '../api/types.ts'
+import { ErrorAlert } from '../components/alert.tsx'
+import { PageHeading } from '../components/page-heading.tsx'
+import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
+import {
+  type ConversationFilters,
+  conversationQuery,
+  filtersFromSearch,
+  filtersProblem,
+  filtersToSearch,
+  hasFilters,
+} from '../lib/filters.ts'
+import { endUserName, formatDateTime, plural } from '../lib/format.ts'
+import { Link, useRouter } from '../lib/router.tsx'
+import { paths } from '../lib/routes.ts'
+import { usePolled } from '../lib/use-poll.ts'
+
+const PAGE_SIZE = 20
+const POLL_MS = 3_000
+
+export function ConversationsPage() {
+  const { location, navigate } = useRouter()
+  const applied = useMemo(() => filtersFromSearch(location.search), [location.search])
+  const [draft, setDraft] = useState<ConversationFilters>(applied)
+  const [problem, setProblem] = useState<string>()
+  // The cursors of the pages up to the current one (the first page has none), for these filters only.
+  const [paging, setPaging] = useState({
+    search: location.search,
+    cursors: [undefined] as (string | undefined)[],
+  })
+  const cursors = paging.search === location.search ? paging.cursors : [undefined]
+  const cursor = cursors.at(-1)
+  const setCursors = (change: (cs: (string | undefined)[]) => (string | undefined)[]) =>
+    setPaging({ search: location.search, cursors: change(cursors) })
+
+  useEffect(() => setDraft(applied), [applied])
+
+  const bots = usePolled((signal) => chatbots.list(signal), '')
+  const topics = usePolled((signal) => analytics.overview({ days: 90 }, signal), '')
+  const page = usePolled(
+    (signal) => conversations.list(conversationQuery(applied, PAGE_SIZE, cursor), signal),
+    `${location.search}|${cursor ?? ''}`,
+    POLL_MS,
+  )
+  const names = new Map((bots.data ?? []).map((b) => [b.id, b.name]))
+
+  const apply = (event: FormEvent) => {
+    event.preventDefault()
+    const found = filtersProblem(draft)
+    setProblem(found)
+    if (!found) navigate(paths.conversations(filtersToSearch(draft)))
+  }
+
+  return (
+    <section className="page">
+      <PageHeading title="Conversations" />
+      <form onSubmit={apply} className="card filters" aria-label="Filter conversations">
+        <FilterFields
+          draft={draft}
+          setDraft={setDraft}
+          bots={bots.data ?? []}
+          topics={topics.data?.topTopics ?? []}
+        />
+        <ErrorAlert error={problem} />
+        <div className="actions">
+          <button type="submit" className="button primary">
+            Apply filters
+          </button>
+          {hasFilters(applied) ? (
+            <button type="button" className="button subtle" onClick={() => navigate(paths.conversations())}>
+              Clear filters
+            </button>
+          ) : null}
+        </div>
+      </form>
+
+      <section aria-labelledby="results-heading">
+        <h2 id="results-heading">
+          {hasFilters(applied) ? 'Matching conversations' : 'Latest conversations'}
+        </h2>
+        <p className="muted">
+          Newest first. New conversations and analysis results appear here by themselves.
+        </p>
+        <ErrorAlert error={page.error} />
+        {page.loading ? (
+          <p role="status">Loading conversations…</p>
+        ) : page.data?.conversations.length === 0 ? (
+          <p className="empty">
+            {hasFilters(applied)
+              ? 'No conversation matches these filters.'
+              : 'No conversations yet. Open a chatbot to see how to send one.'}
+          </p>
+        ) : (
+          <ol className="card-list conversation-list">
+            {page.data?.conversations.map((c) => (
+              <ConversationItem key={c.id} conversation={c} chatbotName={names.get(c.chatbotId)} />
+            ))}
+          </ol>
+        )}
+        <nav className="pager" aria-label="Pages">
+          <button
+            type="button"
+            className="button secondary"
+            disabled={cursors.length <= 1}
+            onClick={() => setCursors((cs) => cs.slice(0, -1))}
+          >
+            Newer
+          </button>
+          <span>Page {cursors.length}</span>
+          <button
+            type="button"
+            className="button secondary"
+            disabled={!page.data?.nextCursor}
+            onClick={() => setCursors((cs) => [...cs, page.data?.nextCursor ?? undefined])}
+          >
+            Older
+          </button>
+        </nav>
+      </section>
+    </section>
+  )
+}
+
+function FilterFields({
+  draft,
+  setDraft,
+  bots,
+  topics,
+}: {
+  draft: ConversationFilters
+  setDraft: (f: ConversationFilters) => void
+  bots: readonly Chatbot[]
+  topics: readonly { topic: string }[]
+}) {
+  const set = (key: keyof ConversationFilters) => (e: { target: { value: string } }) =>
+    setDraft({ ...draft, [key]: e.target.value })
+  return (
+    <div className="filter-grid">
+      <div className="field">
+        <label htmlFor="f-chatbot">Chatbot</label>
+        <select id="f-chatbot" value={draft.chatbotId} onChange={set('chatbotId')}>
+          <option value="">All chatbots</option>
+          {bots.map((b) => (
+            <option key={b.id} value={b.id}>
+              {b.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="f-q">Text in messages</label>
+        <input id="f-q" type="search" value={draft.q} onChange={set('q')} maxLength={200} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-sentiment">Sentiment</label>
+        <select id="f-sentiment" value={draft.sentiment} onChange={set('sentiment')}>
+          <option value="">Any sentiment</option>
+          <option value="positive">Positive</option>
+          <option value="neutral">Neutral</option>
+          <option value="negative">Negative</option>
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="f-topic">Topic</label>
+        <input id="f-topic" list="f-topic-list" value={draft.topic} onChange={set('topic')} maxLength={200} />
+        <datalist id="f-topic-list">
+          {topics.map((t) => (
+            <option key={t.topic} value={t.topic} />
+          ))}
+        </datalist>
+      </div>
+      <div className="field">
+        <label htmlFor="f-user">End user id</label>
+        <input id="f-user" value={draft.userId} onChange={set('userId')} maxLength={256} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-from">Last message from</label>
+        <input id="f-from" type="date" value={draft.from} onChange={set('from')} />
+      </div>
+      <div className="field">
+        <label htmlFor="f-to">Last message until</label>
+        <input id="f-to" type="date" value={draft.to} onChange={set('to')} />
+      </div>
+    </div>
+  )
+}
+
+function ConversationItem({
+  conversation: c,
+  chatbotName,
+}: {
+  conversation: Conversation
+  chatbotName?: string
+}) {
+  const user = endUserName(c.user)
+  return (
+    <li className="card conversation-item">
+      <div className="conversation-head">
+        <h3>
+          <Link to={paths.conversation(c.id)}>{c.conversationId}</Link>
+        </h3>
+        <SentimentBadge sentiment={c.sentiment} />
+      </div>
+      <p className="muted">
+        {[chatbotName, user ? `with ${user}` : undefined, plural(c.messageCount, 'message')]
+          .filter(Boolean)
+          .join(' · ')}
+        {' · last '}
+        <time dateTime={c.lastMessageAt}>{formatDateTime(c.lastMessageAt)}</time>
+      </p>
+      <TopicList topics={c.topics} />
+    </li>
+  )
+}

@@ -1,0 +1,517 @@
+import { randomUUID } from 'node:crypto'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  clearScreenshots,
+  collectPageErrors,
+  findChromium,
+  launchChromium,
+  overflowsHorizontally,
+  SCREENSHOT_DIR,
+  screenshot,
+  seriousAxeViolations,
+} from './support/browser.ts'
+import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { waitFor } from './support/wait.ts'
+
+const CHROMIUM = findChromium()
+if (!CHROMIUM && process.env.CI === 'true') {
+  throw new Error('Chromium is required for the browser tests in CI (apt-get install chromium)')
+}
+if (!CHROMIUM) {
+  console.warn(
+    `\n${'!'.repeat(78)}\n!! Chromium not found: the dashboard's browser tests are SKIPPED. Install Debian's\n!! \`chromium\` package (or set CHROMIUM_PATH) to run them. CI never skips them.\n${'!'.repeat(78)}\n`,
+  )
+}
+
+const STEP_TIMEOUT = 90_000
+
+/**
+ * The dashboard as a person uses it, in headless Chromium against the real build (`npm run build`, then
+ * dist/all-in-one.js as `npm start` runs it): sign up, create a chatbot and see its key once, capture
+ * with that key, watch the conversation and its sentiment appear, filter, page, read analytics, rotate,
+ * delete, sign out and in. Every page passes axe-core with no serious or critical violation, logs no
+ * error (a CSP violation would), and is saved as a screenshot under .ci-artifacts/screenshots.
+ */
+describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
+  let db: TestDatabase
+  let app: BuiltApp
+  let browser: Browser
+  let page: Page
+  let errors: string[]
+  const email = `ada-${randomUUID().slice(0, 8)}@example.com`
+  const password = 'correct horse battery staple'
+  let apiKey = ''
+  let chatbotId = ''
+
+  beforeAll(async () => {
+    await clearScreenshots()
+    await buildApp()
+    db = await createTestDatabase()
+    app = await startBuiltApp(db.url)
+    browser = await launchChromium(CHROMIUM!)
+    const context = await browser.newContext({
+      baseURL: app.baseUrl,
+      viewport: { width: 1280, height: 900 },
+      reducedMotion: 'reduce',
+    })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl })
+    page = await context.newPage()
+    page.setDefaultTimeout(20_000)
+    // The app asks who is signed in on load (401 when nobody is) and the wrong-password step gets a 401.
+    errors = collectPageErrors(page, (text) => text.includes('status of 401'))
+  }, 180_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await app?.stop()
+    await db?.drop()
+  })
+
+  /** Saves the page as `name`, then checks it with axe-core and that it logged no error. */
+  async function checkPage(name: string, fullPage = true) {
+    await screenshot(page, name, fullPage)
+    const violations = await seriousAxeViolations(page)
+    expect(violations, `${name}: ${JSON.stringify(violations, null, 2)}`).toEqual([])
+    // Taken out as they are checked, so one step's error is reported by that step only.
+    expect(errors.splice(0), name).toEqual([])
+  }
+
+  const heading = (name: string | RegExp) => page.getByRole('heading', { level: 1, name })
+  const figure = (label: string) =>
+    page
+      .locator('dl.figures > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
+      .locator('dd')
+  const conversationLink = (id: string) => page.getByRole('link', { name: id, exact: true })
+
+  async function capture(key: string, body: Record<string, unknown>) {
+    const response = await fetch(`${app.baseUrl}/api/v1/capture`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+
+  it(
+    'sends a visitor to sign in, and signs them up',
+    async () => {
+      await page.goto('/chatbots')
+      await heading('Sign in').waitFor()
+      expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe('/login?next=%2Fchatbots')
+      await checkPage('01-sign-in')
+      // The accessibility check is no formality: an input without a label is caught.
+      await page.evaluate(
+        "document.querySelector('form').insertAdjacentHTML('beforeend', '<input id=unlabelled>')",
+      )
+      expect((await seriousAxeViolations(page)).map((v) => v.id)).toContain('label')
+      await page.evaluate("document.getElementById('unlabelled').remove()")
+
+      await page.getByRole('link', { name: 'Create an account' }).click()
+      await heading('Create your account').waitFor()
+      await checkPage('02-sign-up')
+      await page.getByLabel('Your name (optional)').fill('Ada')
+      await page.getByLabel('Email', { exact: true }).fill(email)
+      await page.getByLabel('Organization name').fill('Acme Support')
+      await page.getByLabel('Password', { exact: true }).fill(password)
+      await page.getByRole('button', { name: 'Create account' }).click()
+
+      await heading('Chatbots').waitFor()
+      expect(new URL(page.url()).pathname).toBe('/chatbots')
+      await page.getByText('Acme Support').waitFor()
+      await page.getByText('No chatbots yet').waitFor()
+      // Keyboard users can skip the navigation: on a fresh load, the first Tab reaches the skip link.
+      await page.reload()
+      await heading('Chatbots').waitFor()
+      await page.keyboard.press('Tab')
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content')
+      await page.keyboard.press('Enter')
+      await waitFor(() => page.evaluate("document.activeElement?.closest('main') !== null"), {
+        what: 'the focus in the main region',
+      })
+      await checkPage('03-chatbots-empty')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'creates a chatbot from the keyboard and shows its key once, with a copy button and a warning',
+    async () => {
+      await page.getByLabel('Chatbot name', { exact: true }).focus()
+      await page.keyboard.type('Support bot')
+      await page.keyboard.press('Enter')
+
+      const keyBox = page.getByRole('textbox', { name: 'API key' })
+      await keyBox.waitFor()
+      apiKey = await keyBox.inputValue()
+      expect(apiKey).toMatch(/^svc_live_[0-9a-f]{32}$/)
+      chatbotId = new URL(page.url()).pathname.split('/')[2]!
+      expect(await heading('Support bot').isVisible()).toBe(true)
+      expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1')
+      expect(await page.getByText("you won't see this key again").isVisible()).toBe(true)
+
+      await page.getByRole('button', { name: 'Copy key' }).click()
+      await page.getByText('Copied', { exact: true }).waitFor()
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(apiKey)
+
+      // The ready-to-paste examples carry the key and this server's address.
+      const curl = await page.locator('pre').first().textContent()
+      expect(curl).toContain(`Bearer ${apiKey}`)
+      expect(curl).toContain(`${app.baseUrl}/api/v1/capture`)
+      await page.getByText('Waiting for the first message').waitFor()
+      await checkPage('04-chatbot-new-key')
+
+      // A newcomer needs no terminal: the page sends the example with the key it just showed, and the
+      // waiting status turns green without a reload.
+      await page.getByRole('button', { name: 'Send a test conversation' }).click()
+      await page.getByText('First message received').waitFor()
+      await page.getByRole('link', { name: 'welcome-conversation' }).waitFor()
+      await waitFor(async () => (await figure('Messages').textContent()) === '2', {
+        what: 'the summary updated',
+      })
+      await checkPage('05-chatbot-first-message')
+
+      // Shown once: after a reload the page no longer has it, only its prefix.
+      await page.reload()
+      await heading('Support bot').waitFor()
+      expect(await keyBox.count()).toBe(0)
+      expect(await page.getByText(apiKey).count()).toBe(0)
+      expect(await page.locator('pre').first().textContent()).toContain('Bearer YOUR_API_KEY')
+      expect(await page.getByRole('button', { name: 'Send a test conversation' }).count()).toBe(0)
+      await page.getByText(apiKey.slice(0, 13), { exact: false }).first().waitFor()
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'edits the settings (custom fields, topics, retention) and renames the chatbot',
+    async () => {
+      await page.getByRole('button', { name: 'Add custom field' }).click()
+      await page.getByLabel('Field 1 name').fill('plan')
+      await page.getByRole('button', { name: 'Add topic' }).click()
+      await page.getByLabel('Topic 1 label').fill('refunds')
+      await page.getByLabel('Topic 1 keywords').fill('refund, money back')
+      await page.getByLabel('Keep conversations for (days)').fill('0')
+      await page.getByRole('button', { name: 'Save settings' }).click()
+      await page.getByText('Retention must be a whole number of days').waitFor()
+
+      await page.getByLabel('Keep conversations for (days)').fill('30')
+      await page.getByRole('button', { name: 'Save settings' }).click()
+      await page.getByText('Settings saved.').waitFor()
+      const stored = await page.request.get(`/api/v1/chatbots/${chatbotId}`)
+      expect((await stored.json()).settings).toEqual({
+        customFields: { plan: 'string' },
+        topics: { refunds: ['refund', 'money back'] },
+        retentionDays: 30,
+      })
+
+      await page.getByLabel('Chatbot name', { exact: true }).fill('Support bot EU')
+      await page.getByRole('button', { name: 'Rename' }).click()
+      await heading('Support bot EU').waitFor()
+      await checkPage('06-chatbot-settings')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'takes captures with the key the page showed',
+    async () => {
+      const happy = await capture(apiKey, {
+        conversationId: 'order-1001',
+        messages: [
+          { id: 'm-1', role: 'user', content: 'Thank you so much, this is wonderful and works great!' },
+          { id: 'm-2', role: 'assistant', content: 'Happy to help!' },
+        ],
+        user: { id: 'u-1', name: 'Ada' },
+      })
+      expect(happy).toMatchObject({ status: 200, body: { ok: true, messagesStored: 2, warnings: [] } })
+      const unhappy = await capture(apiKey, {
+        conversationId: 'order-1002',
+        messages: [
+          { id: 'm-1', role: 'user', content: 'This is terrible. My refund never arrived and I am angry.' },
+          { id: 'm-2', role: 'assistant', content: 'I am sorry about the refund delay.' },
+        ],
+        user: { id: 'u-2', name: 'Grace', email: 'grace@example.com' },
+        session: { device: 'mobile' },
+        custom: { plan: 'pro' },
+      })
+      // The custom field is in the schema set in the previous step: no warning.
+      expect(unhappy).toMatchObject({ status: 200, body: { ok: true, messagesStored: 2, warnings: [] } })
+
+      await checkPage('07-chatbot-receiving')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'lists conversations with their sentiment, filters them, and shows new ones as they arrive',
+    async () => {
+      await page.getByRole('link', { name: 'Conversations', exact: true }).click()
+      await heading('Conversations').waitFor()
+      const item = (id: string) => page.getByRole('listitem').filter({ has: conversationLink(id) })
+      // The analysis results arrive after the conversations: the list picks them up by itself.
+      await item('order-1001')
+        .getByText(/^Positive/)
+        .waitFor()
+      await item('order-1002')
+        .getByText(/^Negative/)
+        .waitFor()
+      await item('order-1002').getByText('refunds', { exact: true }).waitFor()
+
+      const only = async (id: string) => {
+        await conversationLink(id).waitFor()
+        await waitFor(async () => (await page.locator('.conversation-list > li').count()) === 1, {
+          what: `only ${id} listed`,
+        })
+      }
+      await page.getByLabel('Sentiment', { exact: true }).selectOption('negative')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      expect(new URL(page.url()).searchParams.get('sentiment')).toBe('negative')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('Topic', { exact: true }).fill('refunds')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('Text in messages', { exact: true }).fill('wonderful')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1001')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('End user id', { exact: true }).fill('u-2')
+      await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+      await conversationLink('order-1001').waitFor()
+
+      const live = await capture(apiKey, {
+        conversationId: 'order-1003',
+        messages: [{ id: 'm-1', role: 'user', content: 'Is there a discount for annual plans?' }],
+      })
+      expect(live.status).toBe(200)
+      await conversationLink('order-1003').waitFor()
+      await checkPage('08-conversations')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'shows a conversation as a transcript with per-message sentiment and its metadata',
+    async () => {
+      await conversationLink('order-1002').click()
+      await heading('Conversation order-1002').waitFor()
+      const messages = page.locator('ol.transcript > li')
+      expect(await messages.count()).toBe(2)
+      await messages
+        .nth(0)
+        .getByText(/^Negative/)
+        .waitFor()
+      expect(await messages.nth(0).textContent()).toContain('My refund never arrived')
+      await messages
+        .nth(1)
+        .getByText(/^(Positive|Neutral|Negative) /)
+        .waitFor()
+      const details = page.getByRole('complementary', { name: 'Details' })
+      await details.getByText('grace@example.com').waitFor()
+      await details.getByText('pro', { exact: true }).waitFor()
+      await details.getByText('mobile', { exact: true }).waitFor()
+      await checkPage('09-conversation')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'shows the analytics: figures, sentiment trend, top topics and messages by role',
+    async () => {
+      await page.getByRole('link', { name: 'Analytics', exact: true }).click()
+      await heading('Analytics').waitFor()
+      await waitFor(async () => (await figure('Conversations').textContent()) === '4', {
+        what: '4 conversations',
+      })
+      expect(await figure('Messages').textContent()).toBe('7')
+      expect(await figure('End users').textContent()).toBe('3')
+      // Four charts, drawn as soon as both the overview and the trend have answered.
+      await waitFor(async () => (await page.locator('canvas[role="img"]').count()) === 4, {
+        what: '4 charts',
+      })
+
+      const topics = page.locator('figure', { hasText: 'Top topics' })
+      await topics.getByText('Show the numbers as a table').click()
+      await topics.getByRole('rowheader', { name: 'refunds' }).waitFor()
+      const roles = page.locator('figure', { hasText: 'Messages by role' })
+      await roles.getByText('Show the numbers as a table').click()
+      expect(await roles.getByRole('row', { name: /user/ }).textContent()).toBe('user4')
+
+      await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
+      await page.getByLabel('Range', { exact: true }).selectOption('7')
+      await page.getByLabel('Trend by', { exact: true }).selectOption('hour')
+      await page.getByRole('button', { name: 'Show' }).click()
+      await page.getByRole('heading', { name: 'Sentiment trend by hour' }).waitFor()
+      const url = new URL(page.url())
+      expect(Object.fromEntries(url.searchParams)).toEqual({ chatbotId, range: '7', interval: 'hour' })
+      await waitFor(async () => (await figure('Conversations').textContent()) === '4', {
+        what: 'the chatbot figures',
+      })
+      await checkPage('10-analytics')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'pages through conversations with the cursor',
+    async () => {
+      const bulk = Array.from({ length: 20 }, (_, i) =>
+        capture(apiKey, {
+          conversationId: `bulk-${String(i + 1).padStart(2, '0')}`,
+          messages: [{ id: 'm-1', role: 'user', content: `Question number ${i + 1}` }],
+        }),
+      )
+      expect((await Promise.all(bulk)).map((r) => r.status)).toEqual(Array(20).fill(200))
+      await page.getByRole('link', { name: 'Conversations', exact: true }).click()
+      await heading('Conversations').waitFor()
+      const items = page.locator('.conversation-list > li')
+      const older = page.getByRole('button', { name: 'Older' })
+      await waitFor(async () => (await items.count()) === 20 && (await older.isEnabled()), {
+        what: 'a full page',
+      })
+      await older.click()
+      await page.getByText('Page 2').waitFor()
+      await conversationLink('order-1001').waitFor()
+      expect(await items.count()).toBe(4)
+      expect(await older.isEnabled()).toBe(false)
+      await page.getByRole('button', { name: 'Newer' }).click()
+      await page.getByText('Page 1').waitFor()
+      await conversationLink('bulk-20').waitFor()
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'fits a phone screen',
+    async () => {
+      await page.setViewportSize({ width: 390, height: 844 })
+      try {
+        for (const [name, path, title] of [
+          ['11-phone-chatbot', `/chatbots/${chatbotId}`, 'Support bot EU'],
+          ['11-phone-conversations', '/conversations', 'Conversations'],
+          ['11-phone-analytics', '/analytics', 'Analytics'],
+        ] as const) {
+          await page.goto(path)
+          await heading(title).waitFor()
+          await page.getByRole('navigation', { name: 'Main' }).waitFor()
+          expect(await overflowsHorizontally(page), name).toBe(false)
+          await checkPage(name)
+        }
+        await page.goto('/conversations?sentiment=negative')
+        await conversationLink('order-1002').click()
+        await heading('Conversation order-1002').waitFor()
+        expect(await overflowsHorizontally(page)).toBe(false)
+        await checkPage('11-phone-conversation')
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 })
+      }
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'rotates the key after confirmation; the old key stops working at once',
+    async () => {
+      await page.goto(`/chatbots/${chatbotId}`)
+      await heading('Support bot EU').waitFor()
+      const rotate = page.getByRole('button', { name: 'Rotate key…' })
+      await rotate.click()
+      const dialog = page.getByRole('dialog', { name: 'Rotate the API key?' })
+      await dialog.waitFor()
+      await checkPage('12-rotate-dialog', false)
+      // Escape closes it without rotating, and the focus goes back to the button that opened it.
+      await page.keyboard.press('Escape')
+      await dialog.waitFor({ state: 'hidden' })
+      expect(await rotate.evaluate((el) => el.matches(':focus'))).toBe(true)
+      expect(
+        (
+          await capture(apiKey, {
+            conversationId: 'still-valid',
+            messages: [{ id: 'x', role: 'user', content: 'hi' }],
+          })
+        ).status,
+      ).toBe(200)
+
+      await rotate.click()
+      await dialog.getByRole('button', { name: 'Rotate key' }).click()
+      const keyBox = page.getByRole('textbox', { name: 'API key' })
+      await keyBox.waitFor()
+      const newKey = await keyBox.inputValue()
+      expect(newKey).toMatch(/^svc_live_[0-9a-f]{32}$/)
+      expect(newKey).not.toBe(apiKey)
+      expect(await keyBox.evaluate((el) => el.matches(':focus'))).toBe(true)
+      expect(await page.getByText(`Current key: ${newKey.slice(0, 13)}`).count()).toBe(1)
+
+      const message = {
+        conversationId: 'after-rotation',
+        messages: [{ id: 'm-1', role: 'user', content: 'Hello again' }],
+      }
+      expect((await capture(apiKey, message)).status).toBe(401)
+      expect((await capture(newKey, message)).status).toBe(200)
+      apiKey = newKey
+      await checkPage('13-chatbot-rotated')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'deletes the chatbot only once its name is typed, explaining that it is permanent',
+    async () => {
+      await page.getByRole('button', { name: 'Delete chatbot…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Delete Support bot EU?' })
+      await dialog.waitFor()
+      await dialog.getByText('This is permanent and cannot be undone.').waitFor()
+      const confirm = dialog.getByRole('button', { name: 'Delete permanently' })
+      expect(await confirm.isDisabled()).toBe(true)
+      await dialog.getByLabel('Type Support bot EU to confirm').fill('Support bot')
+      expect(await confirm.isDisabled()).toBe(true)
+      await dialog.getByLabel('Type Support bot EU to confirm').fill('Support bot EU')
+      expect(await confirm.isEnabled()).toBe(true)
+      await checkPage('14-delete-dialog', false)
+      await confirm.click()
+
+      await heading('Chatbots').waitFor()
+      await page.getByText('No chatbots yet').waitFor()
+      expect((await page.request.get(`/api/v1/chatbots/${chatbotId}`)).status()).toBe(404)
+      const message = {
+        conversationId: 'after-delete',
+        messages: [{ id: 'm-1', role: 'user', content: 'Anyone?' }],
+      }
+      expect((await capture(apiKey, message)).status).toBe(401)
+      await checkPage('15-chatbots-after-delete')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'signs out, and signs back in to the page asked for',
+    async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await heading('Sign in').waitFor()
+      expect((await page.request.get('/api/v1/auth/me')).status()).toBe(401)
+
+      await page.goto('/analytics?range=90')
+      await heading('Sign in').waitFor()
+      await page.getByLabel('Email', { exact: true }).fill(email)
+      await page.getByLabel('Password', { exact: true }).fill('not the password')
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.getByRole('alert').getByText('The email or password is incorrect.').waitFor()
+      await page.getByLabel('Password', { exact: true }).fill(password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await heading('Analytics').waitFor()
+      expect(new URL(page.url()).searchParams.get('range')).toBe('90')
+      expect(errors).toEqual([])
+      console.log(`dashboard screenshots: ${SCREENSHOT_DIR}`)
+    },
+    STEP_TIMEOUT,
+  )
+})
