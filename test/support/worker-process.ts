@@ -12,9 +12,16 @@ export interface Worker {
 
 const WORKER = fileURLToPath(new URL('./eventlog-worker.ts', import.meta.url))
 
-/** Runs test/support/eventlog-worker.ts in a child process with the given environment. */
-export function spawnWorker(env: Record<string, string>, script = WORKER): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/**
+ * Runs test/support/eventlog-worker.ts (or `script`) in a child process with the given environment, under
+ * tsx unless other Node flags are given.
+ */
+export function spawnWorker(
+  env: Record<string, string>,
+  script = WORKER,
+  nodeArgs: readonly string[] = ['--import', 'tsx'],
+): Worker {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
