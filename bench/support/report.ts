@@ -388,7 +388,7 @@ function renderProfiles(r: BenchResults, line: Line) {
         )
       }
       line()
-      line(`Profile: ${p.file}`)
+      line(`Profile: \`${p.file}\` (the service's whole run, start-up included; git-ignored).`)
       line()
     }
   }

@@ -55,7 +55,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const deadline = Date.now() + 60_000
   for (;;) {
     if (worker.process.exitCode !== null) {
-      throw new Error(`the service exited (${worker.process.exitCode}): ${worker.lines.slice(-5).join('\n')}`)
+      throw new Error(
+        `the service exited (${worker.process.exitCode}): ${worker.stderr() || worker.lines.slice(-5).join('\n')}`,
+      )
     }
     const ready = await fetch(`${url}/readyz`).then(
       (r) => r.ok,
@@ -64,7 +66,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     if (ready) break
     if (Date.now() > deadline) {
       await worker.kill()
-      throw new Error(`the service was not ready within 60 s: ${worker.lines.slice(-5).join('\n')}`)
+      throw new Error(
+        `the service was not ready within 60 s: ${worker.stderr() || worker.lines.slice(-5).join('\n')}`,
+      )
     }
     await sleep(200)
   }
