@@ -280,8 +280,10 @@ async function measureCapture(m: ModeResults) {
     })
     const account = await createAccount(service.url, `bench-${mode}`)
     const backlog = pipelineBacklog(pool, mode, kafka, topicPrefix)
+    let captured = 0
     if (options.warmupSeconds > 0) {
-      await runLoad(loadConfig(service, account, 16, options.warmupSeconds, `${mode}-warmup`))
+      captured += (await runLoad(loadConfig(service, account, 16, options.warmupSeconds, `${mode}-warmup`)))
+        .ok
       await drain(backlog)
     }
     if (options.profile) await pool.query('SELECT pg_stat_statements_reset()')
@@ -305,6 +307,13 @@ async function measureCapture(m: ModeResults) {
           `${mode}, ${connections} connections: the pipeline had not caught up ${options.drainTimeoutSeconds} s after the load`,
         )
       }
+    }
+    // Every 200 must have been a new conversation: had ids repeated, captures were deduplicated. (There
+    // can be more conversations: autocannon does not count the responses in flight when a level ends.)
+    captured += m.capture.reduce((n, l) => n + l.load.ok, 0)
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM capture_conversations')
+    if (rows[0]!.n < captured) {
+      note(`${mode}: ${captured} captures answered 200 but only ${rows[0]!.n} conversations were stored`)
     }
     if (options.profile) m.statements = await topStatements(pool)
     const best = Math.max(...m.capture.map((l) => l.load.requestsPerSecond))
@@ -527,7 +536,10 @@ async function measurePipeline() {
         note(`${mode} projector dropped events: ${JSON.stringify(projector.stats.dropped)}`)
       }
 
-      log(`  ${mode}: rebuilding every projection from ${total} events`)
+      log(
+        `  ${mode}: rebuilding every projection from ${total} events ` +
+          `(about ${Math.ceil(total / pipeline.projector.eventsPerSecond / 60)} min at the projector's rate)`,
+      )
       let applied = 0
       const rebuildSeconds = await timed(async () => {
         const result = await rebuildReadModels({

@@ -45,7 +45,7 @@ const FULL = {
   drainTimeoutSeconds: 60,
   kafkaEvents: 100_000,
   rebuildEvents: 1_000_000,
-  projectorEvents: 200_000,
+  projectorEvents: 100_000,
   queryScales: [1_000_000, 10_000_000],
   queryRuns: 20,
   outDir: 'bench',
