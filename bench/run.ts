@@ -44,7 +44,7 @@ import { type CaptureEvents, captureEventValues, type KafkaClient, produce } fro
 import { runLoad } from './support/load.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { measureQueries } from './support/queries.ts'
-import { renderReport } from './support/report.ts'
+import { bestLevel, renderReport } from './support/report.ts'
 import type {
   BenchResults,
   CaptureLevel,
@@ -316,9 +316,20 @@ async function measureCapture(m: ModeResults) {
       note(`${mode}: ${captured} captures answered 200 but only ${rows[0]!.n} conversations were stored`)
     }
     if (options.profile) m.statements = await topStatements(pool)
-    const best = Math.max(...m.capture.map((l) => l.load.requestsPerSecond))
-    if (best > 0) m.freshness = await measureFreshness(service, account, best / 2, mode)
-    else note(`${mode}: no capture succeeded, so freshness was not measured`)
+    const best = bestLevel(m.capture)
+    if (best && best.load.requestsPerSecond > 0) {
+      // As many connections as reached the best rate: enough to sustain half of it.
+      const connections = Math.max(16, best.load.connections)
+      m.freshness = await measureFreshness(
+        service,
+        account,
+        best.load.requestsPerSecond / 2,
+        connections,
+        mode,
+      )
+    } else {
+      note(`${mode}: no capture succeeded, so freshness was not measured`)
+    }
   } finally {
     await service?.stop()
     await pool.end()
@@ -388,12 +399,13 @@ async function measureFreshness(
   service: RunningService,
   account: Account,
   rate: number,
+  connections: number,
   mode: Mode,
 ): Promise<Freshness> {
-  log(`${mode} mode: freshness at ${Math.round(rate)} req/s`)
+  log(`${mode} mode: freshness at ${Math.round(rate)} req/s over ${connections} connections`)
   const seconds = options.freshnessSeconds
   const loading = runLoad({
-    ...loadConfig(service, account, 64, seconds, `${mode}-paced`),
+    ...loadConfig(service, account, connections, seconds, `${mode}-paced`),
     overallRate: Math.max(1, Math.round(rate)),
   })
   // Let autocannon start and the rate settle before probing; stop probing before it ends.
