@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts', 'infra/**/*.test.ts'],
+    include: [
+      'libs/**/*.test.ts',
+      'services/**/*.test.ts',
+      'test/**/*.test.ts',
+      'infra/**/*.test.ts',
+      'bench/**/*.test.ts',
+    ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

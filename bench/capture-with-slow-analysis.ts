@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 /**
  * Capture latency with and without a slow analysis provider running: the provider takes 2 s per call,
  * and capture latency must stay what it is without analysis (analysis runs after the response, from the
@@ -10,18 +9,16 @@ import { randomBytes } from 'node:crypto'
  * p50/p99/max for each run.
  */
 
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
-import { createPool, migrate, startEmbeddedPostgres } from '@cas/db'
-import { Keyring } from '@cas/keyring'
+import { createPool, migrate } from '@cas/db'
 import { type Analyzer, createAnalysisService } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
-
-const benchKeyring = new Keyring(randomBytes(32))
+import { benchKeyring } from './support/keyring.ts'
+import { machineInfo, machineLine } from './support/machine.ts'
+import { startBenchServers } from './support/servers.ts'
+import { createAccount } from './support/service.ts'
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '16' } },
@@ -42,9 +39,8 @@ const slowAnalyzer: Analyzer = {
   },
 }
 
-const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-bench-capture-'))
-await chmod(scratch, 0o755)
-const postgres = await startEmbeddedPostgres({ dataDir: path.join(scratch, 'pg') })
+const servers = await startBenchServers({ name: 'capture' })
+const { postgres } = servers
 try {
   await migrate(postgres.url)
   const pool = createPool(postgres.url, { max: 20 })
@@ -52,26 +48,9 @@ try {
   const app = await buildGatewayApp({ pool, keyring: benchKeyring, config, logger: false, readiness: [] })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  console.log(
-    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-  )
+  console.log(machineLine(await machineInfo({ databaseUrl: postgres.url })))
   console.log(`${REQUESTS} captures of 10 messages, ${CONCURRENCY} concurrent`)
-  const signup = await fetch(`${base}/api/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      email: 'bench@example.com',
-      password: 'a long bench password',
-      organizationName: 'Bench',
-    }),
-  })
-  const cookie = signup.headers.get('set-cookie')!.split(';')[0]!
-  const created = await fetch(`${base}/api/v1/chatbots`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({ name: 'bench' }),
-  })
-  const { apiKey } = (await created.json()) as { apiKey: string }
+  const { apiKey } = await createAccount(base)
 
   report('without analysis running', await load(base, apiKey, 'a'))
   const analysis = createAnalysisService({
@@ -91,8 +70,7 @@ try {
   await app.close()
   await pool.end()
 } finally {
-  await postgres.stop()
-  await rm(scratch, { recursive: true, force: true })
+  await servers.stop()
 }
 
 async function load(base: string, apiKey: string, run: string): Promise<number[]> {

@@ -7,11 +7,8 @@
  * Prints the machine, then one line per measurement.
  */
 import { randomUUID } from 'node:crypto'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { createPool, migrate, startEmbeddedPostgres, withTransaction } from '@cas/db'
+import { createPool, migrate, withTransaction } from '@cas/db'
 import {
   appendToStream,
   createEventConsumer,
@@ -21,7 +18,9 @@ import {
   Relay,
 } from '@cas/eventlog'
 import type pg from 'pg'
-import { startKafka } from '../infra/kafka/broker.ts'
+import { machineInfo, machineLine } from './support/machine.ts'
+import { startBenchServers } from './support/servers.ts'
+import { timed } from './support/stats.ts'
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' } } })
 const EVENTS = Number(values.events)
@@ -39,20 +38,14 @@ const PAYLOAD = {
   analysisRequested: true,
 }
 
-const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-bench-'))
-await chmod(scratch, 0o755)
-const postgres = await startEmbeddedPostgres({
-  dataDir: path.join(scratch, 'pg'),
-  settings: { max_connections: '300' },
-})
-const kafkaBroker = await startKafka({ dataDir: path.join(scratch, 'kafka'), heapMb: 1024 })
+const servers = await startBenchServers({ name: 'eventlog', kafka: true })
+const { postgres } = servers
+const kafkaBroker = servers.kafka!
 try {
   await migrate(postgres.url)
   const pool = createPool(postgres.url, { max: 80 })
-  const { rows } = await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")
   console.log(
-    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
-      `Node ${process.version}, PostgreSQL ${rows[0]!.v} (embedded, fsync on), Apache Kafka ${kafkaBroker.version}`,
+    machineLine(await machineInfo({ databaseUrl: postgres.url, kafkaVersion: kafkaBroker.version })),
   )
   console.log(`events per measurement: ${EVENTS}, payload ${JSON.stringify(PAYLOAD).length} bytes`)
 
@@ -85,9 +78,7 @@ try {
   )
   await pool.end()
 } finally {
-  await kafkaBroker.stop()
-  await postgres.stop()
-  await rm(scratch, { recursive: true, force: true })
+  await servers.stop()
 }
 
 async function appendMany(pool: pg.Pool, n: number, concurrency: number) {
@@ -126,12 +117,6 @@ async function consume(pool: pg.Pool, backend: EventLogBackend, total: number) {
   await consumer.start()
   while (applied < total) await new Promise((r) => setTimeout(r, 10))
   await consumer.stop()
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint()
-  await fn()
-  return Number(process.hrtime.bigint() - start) / 1e9
 }
 
 function report(what: string, events: number, seconds: number) {

@@ -8,10 +8,10 @@
  * analyzed in conversation-sized batches with a chatbot topic list, as the analysis worker does. A warm-up
  * pass over the first 1,000 messages is not counted. Prints the machine, then messages/s.
  */
-import os from 'node:os'
 import { parseArgs } from 'node:util'
 import type { MessageToAnalyze } from '../services/analysis/src/analyzer.ts'
 import { createLocalAnalyzer } from '../services/analysis/src/providers/local.ts'
+import { machineInfo, machineLine } from './support/machine.ts'
 
 const { values } = parseArgs({
   options: {
@@ -110,11 +110,7 @@ async function run(analyzer: ReturnType<typeof createLocalAnalyzer>, messages: M
   return topics
 }
 
-const cpus = os.cpus()
-console.log(
-  `machine: ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
-    `Node ${process.version}`,
-)
+console.log(machineLine(await machineInfo()))
 const messages = generate(N)
 const chars = messages.reduce((sum, m) => sum + m.content.length, 0)
 const loadStart = performance.now()

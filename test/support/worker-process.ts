@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url'
 export interface Worker {
   readonly process: ChildProcess
   readonly lines: string[]
+  /** The last 4,000 characters the process wrote to stderr. */
+  stderr(): string
   /** Resolves with the first stdout line (past or future) matching `match`. */
   waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>
   /** Sends the signal (SIGKILL by default) and resolves once the process has exited. */
@@ -48,6 +50,7 @@ export function spawnWorker(
   return {
     process: child,
     lines,
+    stderr: () => stderr,
     waitForLine(match, timeoutMs = 30_000) {
       const seen = lines.find(match)
       if (seen) return Promise.resolve(seen)

@@ -35,6 +35,7 @@ export {
   waitForTopicLeaders,
 } from './kafka.ts'
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
+export { consumerLag } from './lag.ts'
 export type { JournalRecord, StreamType } from './records.ts'
 export { Relay, type RelayOptions, type RelayStats } from './relay.ts'
 export { backoffMs, Waiter } from './sleep.ts'

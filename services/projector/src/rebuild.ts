@@ -1,13 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { withTransaction } from '@cas/db'
-import {
-  createEventConsumer,
-  type EventConsumer,
-  type EventLogBackend,
-  journalBacklog,
-  STREAM_TYPES,
-  topicFor,
-} from '@cas/eventlog'
+import { consumerLag, createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import { PROJECTOR_GROUP } from './app.ts'
@@ -82,7 +75,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
   // Once swapped in, the rebuild's checkpoints are the live projector's.
   const report = async (phase: RebuildProgress['phase']) => {
-    const lag = await rebuildLag(pool, opts.eventLog, phase === 'done' ? liveGroupId : run.group_id)
+    const lag = await consumerLag(pool, opts.eventLog, phase === 'done' ? liveGroupId : run.group_id)
     const seconds = Math.max((Date.now() - started) / 1_000, 0.001)
     const eventsPerSecond = Math.round(stats.applied / seconds)
     opts.onProgress?.({
@@ -151,32 +144,6 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
       await applyToReadModels(client, opts.keyring, records, stats)
     },
   })
-}
-
-/** Events in the log past the group's checkpoints. */
-async function rebuildLag(pool: pg.Pool, eventLog: EventLogBackend, groupId: string): Promise<number> {
-  if (eventLog.kind === 'journal') return journalBacklog(pool, groupId)
-  const admin = eventLog.kafka.admin()
-  await admin.connect()
-  try {
-    const { rows } = await pool.query<{ topic: string; partition: number; last_offset: string }>(
-      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
-      [groupId],
-    )
-    const done = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
-    let lag = 0n
-    for (const streamType of STREAM_TYPES) {
-      const name = topicFor(streamType, eventLog.topicPrefix)
-      for (const p of await admin.fetchTopicOffsets(name)) {
-        const next = done.get(`${name}/${p.partition}`) ?? BigInt(p.low) - 1n
-        const behind = BigInt(p.high) - 1n - next
-        if (behind > 0n) lag += behind
-      }
-    }
-    return Number(lag)
-  } finally {
-    await admin.disconnect()
-  }
 }
 
 /**

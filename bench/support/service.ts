@@ -1,0 +1,114 @@
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
+import { freePort } from '@cas/db'
+import { spawnWorker, type Worker } from '../../test/support/worker-process.ts'
+import { BENCH_MASTER_KEY } from './keyring.ts'
+import { sleep } from './stats.ts'
+
+export interface ServiceOptions {
+  readonly databaseUrl: string
+  /** Kafka mode when set (with the relay in the process); the journal-only embedded mode otherwise. */
+  readonly kafkaBrokers?: readonly string[]
+  readonly topicPrefix?: string
+  readonly poolSize: number
+  /** Write a V8 CPU profile of the service here when it stops. */
+  readonly cpuProfileDir?: string
+  /** Extra settings (environment variables). */
+  readonly env?: Record<string, string>
+}
+
+export interface RunningService {
+  readonly url: string
+  readonly worker: Worker
+  stop(): Promise<void>
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+export const DIST_ALL_IN_ONE = path.join(ROOT, 'dist/all-in-one.js')
+
+/**
+ * Starts the all-in-one service (gateway, query, projector, analysis, and the relay in Kafka mode) as
+ * `npm start` runs it, from the esbuild bundle in dist/, in a process of its own, and waits until
+ * /readyz answers. Rate limits are raised so that the load is never throttled.
+ */
+export async function startService(opts: ServiceOptions): Promise<RunningService> {
+  const port = await freePort()
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: opts.databaseUrl,
+    DATABASE_POOL_SIZE: String(opts.poolSize),
+    KAFKA_BROKERS: opts.kafkaBrokers?.join(',') ?? '',
+    KAFKA_TOPIC_PREFIX: opts.topicPrefix ?? '',
+    CAPTURE_RATE_LIMIT_PER_MINUTE: '1000000000',
+    UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000000',
+    REDIS_URL: '',
+    ENCRYPTION_MASTER_KEY: BENCH_MASTER_KEY,
+    ...opts.env,
+  }
+  const nodeArgs = ['--enable-source-maps']
+  if (opts.cpuProfileDir) {
+    await rm(opts.cpuProfileDir, { recursive: true, force: true })
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`)
+  }
+  const worker = spawnWorker(env, DIST_ALL_IN_ONE, nodeArgs)
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (worker.process.exitCode !== null) {
+      throw new Error(
+        `the service exited (${worker.process.exitCode}): ${worker.stderr() || worker.lines.slice(-5).join('\n')}`,
+      )
+    }
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ready) break
+    if (Date.now() > deadline) {
+      await worker.kill()
+      throw new Error(
+        `the service was not ready within 60 s: ${worker.stderr() || worker.lines.slice(-5).join('\n')}`,
+      )
+    }
+    await sleep(200)
+  }
+  return {
+    url,
+    worker,
+    // SIGTERM: a graceful shutdown, which also writes the CPU profile.
+    stop: () => worker.kill('SIGTERM'),
+  }
+}
+
+export interface Account {
+  /** `cas_session=…`, for the dashboard API. */
+  readonly cookie: string
+  readonly chatbotId: string
+  readonly apiKey: string
+}
+
+/** Signs up (a user with an organization) and creates a chatbot, through the HTTP API at `url`. */
+export async function createAccount(url: string, name = 'bench'): Promise<Account> {
+  const json = { 'content-type': 'application/json' }
+  const signup = await fetch(`${url}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({
+      email: `${name}-${Date.now()}@example.com`,
+      password: 'a long bench password',
+      organizationName: name,
+    }),
+  })
+  if (!signup.ok) throw new Error(`sign-up answered ${signup.status}: ${await signup.text()}`)
+  const cookie = signup.headers.get('set-cookie')!.split(';')[0]!
+  const created = await fetch(`${url}/api/v1/chatbots`, {
+    method: 'POST',
+    headers: { ...json, cookie },
+    body: JSON.stringify({ name }),
+  })
+  if (!created.ok) throw new Error(`creating a chatbot answered ${created.status}: ${await created.text()}`)
+  const body = (await created.json()) as { apiKey: string; chatbot: { id: string } }
+  return { cookie, chatbotId: body.chatbot.id, apiKey: body.apiKey }
+}
