@@ -35,6 +35,7 @@ export async function enqueueReanalysis(pool: pg.Pool, request: ReanalysisReques
     const event = parsed.event
     jobs.push({
       sourceEventId: reanalysisJobKey(event.id, request.analyzer),
+      ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
       conversationId: event.streamId,
       orgId: event.orgId,
       chatbotId: event.chatbotId,

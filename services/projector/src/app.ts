@@ -1,4 +1,4 @@
-import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import { createEventConsumer, type EventConsumer, type EventLogBackend, eventLogFields } from '@cas/eventlog'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
@@ -33,6 +33,9 @@ export function createProjector(deps: ProjectorDeps): Projector {
     streamTypes: ['chatbot', 'conversation', 'analysis'],
     maxBatchSize: deps.maxBatchSize ?? 500,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    onApplied: (records) => {
+      for (const record of records) log?.info(eventLogFields(record), 'projected event')
+    },
     handler: (records, client) =>
       applyToReadModels(client, records, stats, (reason, record, detail) => {
         if (reason !== 'chatbot_deleted')

@@ -1,4 +1,4 @@
-import { openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { buildQueryApp } from './app.ts'
 
 await runService('query', async (config, log) => {
@@ -12,6 +12,7 @@ await runService('query', async (config, log) => {
     now: () => new Date(),
     readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
   })
+  observeInfrastructure(app.metrics, infra)
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
     async close() {

@@ -33,6 +33,8 @@ export async function executeChatbotCommand(
   chatbotId: string,
   command: ChatbotCommand,
   key?: IssuedKey,
+  /** Tracing metadata for the events (the request's correlation and causation ids). */
+  trace?: Readonly<Record<string, string>>,
 ): Promise<CommandResult> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -67,6 +69,7 @@ export async function executeChatbotCommand(
             chatbotId,
             expectedVersion: records.length,
             events: decision.events,
+            metadata: trace,
           },
           { now: deps.now },
         )

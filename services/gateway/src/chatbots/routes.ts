@@ -1,6 +1,6 @@
 import { requireSession } from '@cas/auth'
 import { jsonObjectSchema } from '@cas/events'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, eventTrace } from '@cas/http'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -68,6 +68,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         id,
         { type: 'create', name, settings, apiKeyPrefix: key.prefix },
         key,
+        eventTrace(request),
       )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
@@ -96,7 +97,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       const { orgId } = requireSession(request)
       const id = chatbotId(request.params.id)
       const { name, settings } = request.body
-      await executeChatbotCommand(deps, orgId, id, { type: 'update', name, settingsPatch: settings })
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        id,
+        { type: 'update', name, settingsPatch: settings },
+        undefined,
+        eventTrace(request),
+      )
       return readBack(orgId, id)
     },
   )
@@ -116,7 +124,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     },
     async (request) => {
       const { orgId } = requireSession(request)
-      await executeChatbotCommand(deps, orgId, chatbotId(request.params.id), { type: 'delete' })
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        chatbotId(request.params.id),
+        { type: 'delete' },
+        undefined,
+        eventTrace(request),
+      )
       return { ok: true as const }
     },
   )
@@ -135,7 +150,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       const { orgId } = requireSession(request)
       const id = chatbotId(request.params.id)
       const key = issueApiKey()
-      await executeChatbotCommand(deps, orgId, id, { type: 'rotate-key', apiKeyPrefix: key.prefix }, key)
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        id,
+        { type: 'rotate-key', apiKeyPrefix: key.prefix },
+        key,
+        eventTrace(request),
+      )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
   )
