@@ -28,10 +28,12 @@ export async function startPipeline(
   mode: EventLogMode,
   cleanups: (() => Promise<unknown>)[],
   env: Record<string, string> = {},
+  /** The gateway's clock (the wall clock by default). */
+  now?: () => Date,
 ): Promise<TestPipeline> {
   const db = await createTestDatabase()
   cleanups.push(() => db.drop())
-  const { app } = await buildTestGateway(db, env)
+  const { app } = await buildTestGateway(db, env, now)
   cleanups.push(() => app.close())
   if (mode === 'journal') return { db, app, eventLog: { kind: 'journal', pollIntervalMs: 5 } }
   const topics = await createTestTopics(4)
