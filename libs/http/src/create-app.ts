@@ -76,6 +76,13 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandler(app)
+  // Graceful shutdown: app.close() stops accepting connections and waits for the requests in flight.
+  // Their answers close their connections, so that a client keeping its connection alive cannot hold
+  // the process open until the keep-alive timeout.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   if (opts.loadShedding) installLoadShedding(app, opts.loadShedding)
   await app.register(swagger, {
     openapi: {
@@ -105,6 +112,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    if (closing) reply.header('connection', 'close')
   })
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched'

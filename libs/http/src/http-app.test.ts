@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
@@ -112,6 +113,46 @@ describe('503 answers', () => {
     expect(res.statusCode).toBe(503)
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
     expect(res.json()).toEqual({ ok: false, error: { code: 'unavailable', message: 'Try later.' } })
+  })
+})
+
+describe('closing', () => {
+  it('refuses new connections, finishes the requests in flight, and does not wait for idle keep-alive clients', async () => {
+    const a = await createHttpApp({ logger: false, readiness: [] })
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    let started!: () => void
+    const inFlight = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    a.get('/slow', async () => {
+      started()
+      await gate
+      return { ok: true }
+    })
+    await a.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = a.server.address() as AddressInfo
+
+    // A client that would keep its connection open after the answer (HTTP/1.1 keep-alive).
+    const socket = net.connect(port, '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString()
+    })
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n')
+    await inFlight
+
+    const closed = a.close()
+    await expect(fetch(`http://127.0.0.1:${port}/slow`)).rejects.toThrow()
+    open()
+    await closed
+    await ended
+    expect(received).toMatch(/^HTTP\/1\.1 200 /)
+    expect(received).toMatch(/\r\nconnection: close\r\n/i)
+    expect(received).toContain('{"ok":true}')
   })
 })
 
