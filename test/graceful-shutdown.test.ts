@@ -9,29 +9,12 @@ import { freePort } from '@cas/db'
 import { createProjector } from '@cas/service-projector'
 import type pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { CaptureLoad, signUpWithChatbot } from './support/capture-load.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { waitFor } from './support/wait.ts'
 import { spawnWorker, type Worker } from './support/worker-process.ts'
 
 const ALL_IN_ONE = fileURLToPath(new URL('../services/all-in-one/src/main.ts', import.meta.url))
-// A request that takes longer than this is a hang, not a slow answer.
-const CLIENT_TIMEOUT_MS = 15_000
-
-interface Outcome {
-  readonly ids: readonly string[]
-  readonly status: number | 'network-error'
-  readonly sentAfterSigterm: boolean
-}
-
-async function json(base: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
-  })
-  return { res, body: (await res.json()) as Record<string, unknown> }
-}
 
 async function count(pool: pg.Pool, sql: string, params: unknown[] = []): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(sql, params)
@@ -65,44 +48,12 @@ describe('graceful shutdown on SIGTERM', () => {
     )
     await child.waitForLine((l) => l.includes('conversation analytics is up'), 60_000)
 
-    const signup = await json(base, '/api/v1/auth/signup', {
-      email: 'ops@example.com',
-      password: 'a long passphrase',
-      organizationName: 'Ops',
-    })
-    const cookie = signup.res.headers.get('set-cookie')!.split(';')[0]!
-    const created = await json(base, '/api/v1/chatbots', { name: 'Load' }, { cookie })
-    const apiKey = created.body.apiKey as string
-    const chatbotId = (created.body.chatbot as { id: string }).id
+    const { apiKey, chatbotId } = await signUpWithChatbot(base)
 
     // Capture load: four clients, each sending two new messages per request until the service is gone.
-    let sigtermAt: number | undefined
-    const outcomes: Outcome[] = []
-    let stop = false
-    const client = async (c: number) => {
-      for (let i = 0; !stop; i++) {
-        const ids = [`c${c}-m${i}-a`, `c${c}-m${i}-b`]
-        const sentAfterSigterm = sigtermAt !== undefined
-        try {
-          const { res } = await json(
-            base,
-            '/api/v1/capture',
-            {
-              conversationId: `conv-${c}-${i % 7}`,
-              messages: ids.map((id) => ({ id, role: 'user', content: `hello ${id}` })),
-            },
-            { authorization: `Bearer ${apiKey}` },
-          )
-          outcomes.push({ ids, status: res.status, sentAfterSigterm })
-        } catch (err) {
-          if ((err as Error).name === 'TimeoutError') throw new Error(`a capture hung: ${ids.join(', ')}`)
-          outcomes.push({ ids, status: 'network-error', sentAfterSigterm })
-          return // the service has stopped listening
-        }
-      }
-    }
-    const clients = Promise.all([0, 1, 2, 3].map(client))
-    await waitFor(() => outcomes.filter((o) => o.status === 200).length >= 40, { what: '40 captures' })
+    const load = new CaptureLoad({ base, apiKey, clients: 4, stopOnNetworkError: true })
+    cleanups.push(() => load.stop())
+    await waitFor(() => load.count(200) >= 40, { what: '40 captures' })
 
     // Hold the captures that arrive now in flight: they wait for the chatbot row this transaction locks.
     const lock = await db.pool.connect()
@@ -120,9 +71,9 @@ describe('graceful shutdown on SIGTERM', () => {
       )
     // Every client ends up with a capture waiting: the load is frozen, with four captures in flight.
     await waitFor(async () => (await blocked()) === 4, { what: 'four captures waiting on the lock' })
-    const heldBefore = outcomes.length
+    const heldBefore = load.outcomes.length
 
-    sigtermAt = Date.now()
+    const sigtermAt = Date.now()
     child.process.kill('SIGTERM')
     await child.waitForLine((l) => l.includes('"msg":"shutting down"'))
     // No new connection is accepted while the captures in flight are still being answered.
@@ -137,32 +88,29 @@ describe('graceful shutdown on SIGTERM', () => {
       },
       { what: 'the listener to close' },
     )
-    expect(outcomes.length).toBe(heldBefore)
+    expect(load.outcomes.length).toBe(heldBefore)
     await lock.query('COMMIT')
 
     const exitCode = await new Promise<number | null>((resolve) => {
       if (child!.process.exitCode !== null) resolve(child!.process.exitCode)
       else child!.process.once('exit', (code) => resolve(code))
     })
-    stop = true
-    await clients
+    await load.stop()
     expect(exitCode).toBe(0)
     await child.waitForLine((l) => l.includes('"msg":"stopped"'))
 
     // Every request got an answer (200, or a 503 while going away) or, once the listener was closed,
-    // a refused connection; the ones held in flight were answered 200.
-    const answered = outcomes.filter((o) => o.status !== 'network-error')
-    expect(answered.every((o) => o.status === 200 || o.status === 503)).toBe(true)
-    expect(outcomes.filter((o) => o.status === 'network-error').every((o) => o.sentAfterSigterm)).toBe(true)
-    const heldAnswers = outcomes.slice(heldBefore).filter((o) => !o.sentAfterSigterm)
-    expect(heldAnswers).toHaveLength(4)
-    expect(heldAnswers.every((o) => o.status === 200)).toBe(true)
+    // a refused connection; the ones held in flight were answered 200. None hung.
+    expect(load.hangs).toEqual([])
+    expect(load.outcomes.filter((o) => o.status !== 200 && o.status !== 503)).toEqual([])
+    expect(load.failures.every((f) => f.sentAt >= sigtermAt)).toBe(true)
+    const held = load.outcomes.slice(heldBefore).filter((o) => o.sentAt < sigtermAt)
+    expect(held.map((o) => o.status)).toEqual([200, 200, 200, 200])
 
     // Acknowledged = stored.
-    const acked = outcomes.filter((o) => o.status === 200).flatMap((o) => o.ids)
     const { rows } = await db.pool.query<{ message_id: string }>('SELECT message_id FROM capture_message_ids')
     const stored = new Set(rows.map((r) => r.message_id))
-    expect(acked.filter((id) => !stored.has(id))).toEqual([])
+    expect(load.acknowledged().filter((id) => !stored.has(id))).toEqual([])
 
     // A new projector continues from the committed checkpoint: each stored message is projected once.
     const projector = createProjector({

@@ -20,6 +20,12 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): pg.Pool
   })
   // An idle client losing its connection (server restart) must not crash the process; the pool drops it.
   pool.on('error', () => {})
+  // Nor a client checked out but between two queries when the server goes away (the pool stops listening
+  // to its errors while it is lent out): its next query fails instead, and whoever holds it releases it
+  // as broken. Without this, stopping Postgres crashed the process with an unhandled 'error' event.
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
   return pool
 }
 

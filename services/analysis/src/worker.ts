@@ -1,5 +1,5 @@
 import { withTransaction } from '@cas/db'
-import { appendToStream, Waiter } from '@cas/eventlog'
+import { appendToStream, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
@@ -66,14 +66,19 @@ export class AnalysisWorker {
   }
 
   private async run(): Promise<void> {
+    let failures = 0
     while (this.running) {
       const free = this.opts.concurrency - this.inFlight.size
       let claimed: AnalysisJob[] = []
       if (free > 0) {
         try {
           claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
+          failures = 0
         } catch (err) {
-          this.log('claiming analysis jobs failed', { err: (err as Error).message })
+          this.log('claiming analysis jobs failed', { err: (err as Error).message, attempt: failures })
+          // The database is away: look again later, less often the longer it stays away.
+          await this.waiter.sleep(backoffMs(failures++, 100, 5_000))
+          continue
         }
       }
       for (const job of claimed) {
