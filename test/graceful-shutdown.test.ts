@@ -1,20 +1,26 @@
 /**
- * SIGTERM to a real service process (the all-in-one: gateway, query, projector and analysis) in the
- * middle of capture load: it stops accepting, answers the requests in flight, finishes and commits the
- * consumers' batches, and exits 0. Every acknowledged capture is stored, and once a new projector has
- * caught up, every stored message is in the read models exactly once.
+ * SIGTERM to real service processes in the middle of capture load: the all-in-one (gateway, query,
+ * projector and analysis) stops accepting, answers the requests in flight, finishes and commits the
+ * consumers' batches, and exits 0; a Kafka projector process commits its batch and leaves its group.
+ * Every acknowledged capture is stored, and once a new projector has caught up, every stored message is
+ * in the read models exactly once.
  */
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@cas/db'
 import { createProjector } from '@cas/service-projector'
 import type pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CaptureLoad, signUpWithChatbot } from './support/capture-load.ts'
+import { signUp } from './support/auth.ts'
+import { CaptureLoad, signUpWithChatbot, waitUntilListening } from './support/capture-load.ts'
+import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { kafkaBrokers } from './support/kafka.ts'
+import { startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 import { spawnWorker, type Worker } from './support/worker-process.ts'
 
 const ALL_IN_ONE = fileURLToPath(new URL('../services/all-in-one/src/main.ts', import.meta.url))
+const PROJECTOR = fileURLToPath(new URL('../services/projector/src/main.ts', import.meta.url))
 
 async function count(pool: pg.Pool, sql: string, params: unknown[] = []): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(sql, params)
@@ -133,4 +139,74 @@ describe('graceful shutdown on SIGTERM', () => {
       stored.size,
     )
   })
+
+  it.skipIf(kafkaBrokers() === null)(
+    'stops a Kafka projector process mid-load after committing its batch; its successor applies the rest once',
+    async () => {
+      const pipeline = await startPipeline('kafka', cleanups)
+      db = undefined // the pipeline drops its own database
+      const { app, eventLog } = pipeline
+      const pool = pipeline.db.pool
+      if (eventLog.kind !== 'kafka') throw new Error('expected the Kafka pipeline')
+      const projectorEnv = async () => {
+        const port = await freePort()
+        return {
+          env: {
+            DATABASE_URL: pipeline.db.url,
+            KAFKA_BROKERS: kafkaBrokers()!.join(','),
+            KAFKA_TOPIC_PREFIX: eventLog.topicPrefix ?? '',
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            LOG_LEVEL: 'warn',
+          },
+          base: `http://127.0.0.1:${port}`,
+        }
+      }
+      const first = await projectorEnv()
+      child = spawnWorker(first.env, PROJECTOR)
+      await waitUntilListening(first.base)
+
+      // Captures keep coming while the projector is stopped and replaced.
+      const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+      let stop = false
+      let sent = 0
+      const load = (async () => {
+        for (let i = 0; !stop; i++) {
+          const res = await postCapture(app, apiKey, captureBody(`kafka-${i % 20}`, [`k${i}-a`, `k${i}-b`]))
+          expect(res.statusCode, res.body).toBe(200)
+          sent++
+        }
+      })()
+      await waitFor(async () => (await count(pool, 'SELECT count(*) AS n FROM rm_messages')) >= 40, {
+        what: 'the projector applying captures',
+      })
+
+      const stopping = child
+      const exited = new Promise<number | null>((resolve) =>
+        stopping.process.once('exit', (code) => resolve(code)),
+      )
+      stopping.process.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      const sentAtStop = sent
+      await waitFor(() => sent >= sentAtStop + 20, { what: 'captures while no projector runs' })
+
+      const second = await projectorEnv()
+      child = spawnWorker(second.env, PROJECTOR)
+      await waitUntilListening(second.base)
+      await waitFor(() => sent >= sentAtStop + 40, { what: 'captures with the new projector' })
+      stop = true
+      await load
+
+      const stored = await count(pool, 'SELECT count(*) AS n FROM capture_message_ids')
+      expect(stored).toBe(sent * 2)
+      await waitFor(async () => (await count(pool, 'SELECT count(*) AS n FROM rm_messages')) === stored, {
+        what: 'every stored message in the read model',
+        timeoutMs: 60_000,
+      })
+      expect(await count(pool, 'SELECT coalesce(sum(messages), 0) AS n FROM rm_hourly_stats')).toBe(stored)
+      expect(await count(pool, 'SELECT coalesce(sum(message_count), 0) AS n FROM rm_conversations')).toBe(
+        stored,
+      )
+    },
+  )
 })
