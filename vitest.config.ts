@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
@@ -9,6 +9,8 @@ export default defineConfig({
       'infra/**/*.test.ts',
       'bench/**/*.test.ts',
     ],
+    // The fault tests have their own command (npm run test:faults, vitest.faults.config.ts).
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

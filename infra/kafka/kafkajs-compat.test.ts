@@ -71,8 +71,9 @@ function consumer(groupId: string) {
 }
 
 async function createTopic(topic: string, numPartitions = 4) {
-  expect(await admin.createTopics({ topics: [{ topic, numPartitions }] })).toBe(true)
-  // kafkajs' waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers at first.
+  // kafkajs' waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers at
+  // first (and createTopics then throws it): wait with waitForTopicLeaders instead.
+  expect(await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions }] })).toBe(true)
   await waitForTopicLeaders(admin, [topic])
 }
 

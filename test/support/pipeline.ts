@@ -32,6 +32,7 @@ export async function startPipeline(
   mode: EventLogMode,
   cleanups: (() => Promise<unknown>)[],
   env: Record<string, string> = {},
+  /** The gateway's clock (the wall clock by default). */
   now?: () => Date,
 ): Promise<TestPipeline> {
   const db = await createTestDatabase()

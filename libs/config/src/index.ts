@@ -34,6 +34,18 @@ export const configSchema = z.object({
   /** Port of the embedded Postgres server; 0 picks a free one at each start. */
   EMBEDDED_POSTGRES_PORT: port.default(0),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  /**
+   * How long a request waits for a Postgres connection (a free pooled one, or a new one) before it is
+   * answered 503: bounds every wait when the database is down or the pool is exhausted.
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+  /** Mean event-loop delay (ms, over 0.5 s) above which the HTTP services shed requests with 503; 0 never. */
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
+  /**
+   * Requests already waiting for a Postgres connection (with every connection busy) at which the HTTP
+   * services shed new requests with 503 instead of queueing them; 0 never.
+   */
+  OVERLOAD_MAX_POOL_WAITING: z.coerce.number().int().min(0).max(100_000).default(50),
   /** Kafka bootstrap servers (host:port, comma-separated); when unset consumers read the journal. */
   KAFKA_BROKERS: commaList.optional(),
   KAFKA_TOPIC_PREFIX: z

@@ -15,3 +15,4 @@ export {
   type TransactionOptions,
   withTransaction,
 } from './transaction.ts'
+export { isDatabaseUnavailable } from './unavailable.ts'

@@ -12,7 +12,8 @@ export interface SourcedRecord {
 }
 
 export interface BatchOutcome {
-  readonly applied: number
+  /** The events handed to the handler, in order. */
+  readonly applied: readonly JournalRecord[]
   /** Already applied: at or below the checkpoint, or a stream version this group has seen. */
   readonly duplicates: number
 }
@@ -34,7 +35,7 @@ export async function applyBatch(
   /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
   upTo?: string,
 ): Promise<BatchOutcome> {
-  if (batch.length === 0 && upTo === undefined) return { applied: 0, duplicates: 0 }
+  if (batch.length === 0 && upTo === undefined) return { applied: [], duplicates: 0 }
   return withTransaction(pool, async (client) => {
     await client.query(
       `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, -1)
@@ -62,7 +63,7 @@ export async function applyBatch(
         [groupId, source.topic, source.partition, last.toString()],
       )
     }
-    return { applied: records.length, duplicates: batch.length - records.length }
+    return { applied: records, duplicates: batch.length - records.length }
   })
 }
 

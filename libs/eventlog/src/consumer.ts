@@ -1,6 +1,6 @@
 import type { Pool } from 'pg'
 import type { BatchHandler } from './apply-batch.ts'
-import type { StreamType } from './records.ts'
+import type { JournalRecord, StreamType } from './records.ts'
 
 /** What every event-log consumer needs, whichever backend delivers the events. */
 export interface ConsumerOptions {
@@ -13,6 +13,8 @@ export interface ConsumerOptions {
   /** Most events handed to the handler in one transaction (default 500). */
   readonly maxBatchSize?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+  /** Called after a batch committed, with the events the handler applied (duplicates left out). */
+  readonly onApplied?: (records: readonly JournalRecord[]) => void
 }
 
 export interface ConsumerStats {
@@ -26,15 +28,52 @@ export interface ConsumerStats {
   errors: number
   /** Partitions this member owns right now (Kafka partitions of its topics, or journal partitions). */
   partitions: string[]
+  /** `occurredAt` of the last event this member applied (null before the first). */
+  lastAppliedOccurredAt: string | null
+}
+
+/** How far one partition this member owns is behind: events in the log past its checkpoint. */
+export interface PartitionLag {
+  readonly topic: string
+  readonly partition: number
+  readonly lag: number
 }
 
 export interface EventConsumer {
+  readonly groupId: string
   start(): Promise<void>
   /** Finishes the batch in flight, commits it, and leaves the group. */
   stop(): Promise<void>
   readonly stats: ConsumerStats
+  /**
+   * Lag of each partition this member owns now: Kafka's high-water mark (or the readable end of the
+   * journal) against the checkpoint in Postgres. Kafka's committed offsets are never used.
+   */
+  lag(): Promise<PartitionLag[]>
 }
 
 export function newConsumerStats(): ConsumerStats {
-  return { applied: 0, duplicates: 0, dropped: 0, batches: 0, errors: 0, partitions: [] }
+  return {
+    applied: 0,
+    duplicates: 0,
+    dropped: 0,
+    batches: 0,
+    errors: 0,
+    partitions: [],
+    lastAppliedOccurredAt: null,
+  }
+}
+
+/** Counts a committed batch in the stats and tells the consumer's owner. */
+export function recordOutcome(
+  stats: ConsumerStats,
+  opts: ConsumerOptions,
+  outcome: { readonly applied: readonly JournalRecord[]; readonly duplicates: number },
+): void {
+  stats.applied += outcome.applied.length
+  stats.duplicates += outcome.duplicates
+  stats.batches++
+  const last = outcome.applied[outcome.applied.length - 1]
+  if (last) stats.lastAppliedOccurredAt = last.occurredAt
+  if (outcome.applied.length > 0) opts.onApplied?.(outcome.applied)
 }

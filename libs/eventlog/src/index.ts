@@ -1,5 +1,5 @@
 export { applyBatch, type BatchHandler, type BatchOutcome, type SourcedRecord } from './apply-batch.ts'
-export type { ConsumerOptions, ConsumerStats, EventConsumer } from './consumer.ts'
+export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
 export { createEventConsumer, type EventLogBackend } from './event-log.ts'
 export {
   type AppendRequest,
@@ -36,7 +36,7 @@ export {
 } from './kafka.ts'
 export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
-export type { JournalRecord, StreamType } from './records.ts'
-export { Relay, type RelayOptions, type RelayStats } from './relay.ts'
+export { eventLogFields, type JournalRecord, type StreamType } from './records.ts'
+export { Relay, type RelayOptions, type RelayStats, relayBacklog } from './relay.ts'
 export { backoffMs, Waiter } from './sleep.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -1,8 +1,8 @@
 import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch } from './apply-batch.ts'
-import type { ConsumerOptions, EventConsumer } from './consumer.ts'
-import { newConsumerStats } from './consumer.ts'
-import { READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
+import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
+import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 
 export interface JournalConsumerOptions extends ConsumerOptions {
@@ -104,9 +104,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       opts.handler,
       scannedTo,
     )
-    stats.applied += outcome.applied
-    stats.duplicates += outcome.duplicates
-    stats.batches++
+    recordOutcome(stats, opts, outcome)
     return true
   }
 
@@ -131,7 +129,9 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   }
 
   return {
+    groupId: opts.groupId,
     stats,
+    lag: () => journalLag(opts.pool, opts.groupId, [...owned], partitionCount, opts.streamTypes),
     async start() {
       if (running) return
       running = true
@@ -174,4 +174,31 @@ export async function journalBacklog(db: Pool | ClientBase, groupId: string): Pr
     [groupId, JOURNAL_TOPIC],
   )
   return rows[0]!.backlog
+}
+
+/**
+ * Per owned virtual partition, the readable journal events of the consumed stream types past the
+ * partition's checkpoint.
+ */
+async function journalLag(
+  db: Pool,
+  groupId: string,
+  partitions: readonly number[],
+  partitionCount: number,
+  streamTypes: readonly string[],
+): Promise<PartitionLag[]> {
+  if (partitions.length === 0) return []
+  const { rows } = await db.query<{ partition: number; lag: number }>(
+    `SELECT p.partition, count(j.position)::int AS lag
+       FROM unnest($2::int[]) AS p(partition)
+       LEFT JOIN consumer_checkpoints c ON c.group_id = $1 AND c.topic = $3 AND c.partition = p.partition
+       LEFT JOIN event_journal j
+              ON j.position > coalesce(c.last_offset, -1)
+             AND j.position < ${READABLE_POSITION_BOUND}
+             AND j.stream_type = ANY($5::text[])
+             AND ${partitionExpression('$4::int', 'j.stream_id')} = p.partition
+      GROUP BY p.partition ORDER BY p.partition`,
+    [groupId, partitions, JOURNAL_TOPIC, partitionCount, streamTypes],
+  )
+  return rows.map((r) => ({ topic: JOURNAL_TOPIC, partition: r.partition, lag: r.lag }))
 }

@@ -99,8 +99,8 @@ export async function readStream(
 }
 
 /** SQL for the virtual partition of `stream_id` among `countParam` partitions. */
-export function partitionExpression(countParam: string): string {
-  return `(abs(hashtext(stream_id::text)::bigint) % ${countParam})`
+export function partitionExpression(countParam: string, streamIdColumn = 'stream_id'): string {
+  return `(abs(hashtext(${streamIdColumn}::text)::bigint) % ${countParam})`
 }
 
 function toRecord(r: JournalRow): JournalRecord {

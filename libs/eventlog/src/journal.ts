@@ -41,6 +41,11 @@ export interface AppendRequest {
   /** The stream version the command was decided against: 0 for a new stream, or 'any' / 'no_stream'. */
   readonly expectedVersion: ExpectedVersion
   readonly events: readonly EventToAppend[]
+  /**
+   * Tracing metadata for every event of this append (correlationId, causationId, requestId); an event's
+   * own metadata wins key by key.
+   */
+  readonly metadata?: Readonly<Record<string, string>>
 }
 
 export interface AppendResult {
@@ -125,7 +130,7 @@ export async function appendToStream(
     streamVersion: current.version + i + 1,
     position: (first + BigInt(i)).toString(),
     payload: e.payload,
-    metadata: e.metadata ?? {},
+    metadata: { ...req.metadata, ...e.metadata },
   }))
   await client.query(
     `INSERT INTO event_journal

@@ -1,8 +1,8 @@
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs'
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs'
 import type { Pool } from 'pg'
 import { applyBatch, type SourcedRecord } from './apply-batch.ts'
-import type { ConsumerOptions, EventConsumer } from './consumer.ts'
-import { newConsumerStats } from './consumer.ts'
+import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
+import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { decodeRecord } from './kafka.ts'
 import { backoffMs } from './sleep.ts'
 import { topicFor } from './topics.ts'
@@ -28,6 +28,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   const log = opts.log ?? (() => {})
   const chunkSize = opts.maxBatchSize ?? 500
   let consumer: Consumer | undefined
+  let admin: Promise<Admin> | undefined
 
   const eachBatch = async ({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload) => {
     for (let i = 0; i < batch.messages.length; i += chunkSize) {
@@ -62,9 +63,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     for (let attempt = 0; ; attempt++) {
       try {
         const outcome = await applyBatch(opts.pool, opts.groupId, { topic, partition }, chunk, opts.handler)
-        stats.applied += outcome.applied
-        stats.duplicates += outcome.duplicates
-        stats.batches++
+        recordOutcome(stats, opts, outcome)
         return
       } catch (err) {
         stats.errors++
@@ -76,8 +75,48 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     }
   }
 
+  const lag = async (): Promise<PartitionLag[]> => {
+    const owned = stats.partitions.map((tp) => {
+      const cut = tp.lastIndexOf('/')
+      return { topic: tp.slice(0, cut), partition: Number(tp.slice(cut + 1)) }
+    })
+    if (owned.length === 0) return []
+    admin ??= (async () => {
+      const a = opts.kafka.admin()
+      await a.connect()
+      return a
+    })().catch((err) => {
+      admin = undefined
+      throw err
+    })
+    const connected = await admin
+    const topicsOwned = [...new Set(owned.map((o) => o.topic))]
+    const [offsets, checkpoints] = await Promise.all([
+      Promise.all(topicsOwned.map(async (t) => [t, await connected.fetchTopicOffsets(t)] as const)),
+      opts.pool.query<{ topic: string; partition: number; last_offset: string }>(
+        'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = ANY($2)',
+        [opts.groupId, topicsOwned],
+      ),
+    ])
+    const ends = new Map(
+      offsets.flatMap(([t, ps]) => ps.map((p) => [`${t}/${p.partition}`, { high: p.high, low: p.low }])),
+    )
+    const done = new Map(checkpoints.rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
+    return owned.flatMap(({ topic, partition }) => {
+      const end = ends.get(`${topic}/${partition}`)
+      if (!end) return []
+      const checkpoint = done.get(`${topic}/${partition}`)
+      // Next offset to apply: after the checkpoint, or the earliest retained one when there is none.
+      const next = checkpoint !== undefined && checkpoint >= 0n ? checkpoint + 1n : BigInt(end.low)
+      const behind = BigInt(end.high) - next
+      return [{ topic, partition, lag: behind > 0n ? Number(behind) : 0 }]
+    })
+  }
+
   return {
+    groupId: opts.groupId,
     stats,
+    lag,
     async start() {
       consumer = opts.kafka.consumer({
         groupId: opts.groupId,
@@ -105,6 +144,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     async stop() {
       await consumer?.disconnect()
       stats.partitions = []
+      const a = admin
+      admin = undefined
+      await a?.then((connected) => connected.disconnect()).catch(() => {})
     },
   }
 }

@@ -50,6 +50,8 @@ export async function ensureTopics(
   const missing = wanted.filter((t) => !existing.has(t))
   if (missing.length > 0) {
     await admin.createTopics({
+      // kafkajs' wait gives up on UNKNOWN_TOPIC_OR_PARTITION; waitForTopicLeaders below does not.
+      waitForLeaders: false,
       topics: missing.map((topic) => ({
         topic,
         numPartitions: opts.partitions ?? 12,

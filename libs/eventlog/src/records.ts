@@ -21,3 +21,18 @@ export interface JournalRecord {
   readonly payload: unknown
   readonly metadata: Readonly<Record<string, string>>
 }
+
+/** The fields a consumer logs about an event it applied: enough to follow one request through every service. */
+export function eventLogFields(record: JournalRecord): Record<string, string | number> {
+  const { correlationId, causationId, requestId } = record.metadata
+  return {
+    eventId: record.id,
+    type: record.type,
+    streamId: record.streamId,
+    streamVersion: record.streamVersion,
+    position: record.position,
+    ...(correlationId === undefined ? {} : { correlationId }),
+    ...(causationId === undefined ? {} : { causationId }),
+    ...(requestId === undefined ? {} : { requestId }),
+  }
+}

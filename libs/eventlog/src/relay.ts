@@ -1,5 +1,6 @@
 import type { Kafka, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
+import { journalBacklog } from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
 import { createRelayProducer, encodeRecord } from './kafka.ts'
 import { backoffMs, Waiter } from './sleep.ts'
@@ -157,4 +158,9 @@ async function readCheckpoint(pool: Pool): Promise<string> {
     [CHECKPOINT.group, CHECKPOINT.topic, CHECKPOINT.partition],
   )
   return rows[0]?.last_offset ?? '0'
+}
+
+/** Relay lag: journal events committed (and readable) that the relay has not yet had acknowledged by Kafka. */
+export function relayBacklog(pool: Pool): Promise<number> {
+  return journalBacklog(pool, CHECKPOINT.group)
 }

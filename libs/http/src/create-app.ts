@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import { Metrics } from '@cas/metrics'
 import swagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -10,6 +12,14 @@ import {
 import type { Logger } from 'pino'
 import { installErrorHandler } from './error-handler.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
+import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This process's Prometheus metrics, served at GET /metrics. */
+    metrics: Metrics
+  }
+}
 
 export interface HttpAppOptions {
   /** A pino logger, or false for none (tests). */
@@ -19,14 +29,29 @@ export interface HttpAppOptions {
   readonly bodyLimit?: number
   /** Trust X-Forwarded-* headers from a reverse proxy. */
   readonly trustProxy?: boolean
+  /** The process's metrics, when several parts of it share them; a fresh set otherwise. */
+  readonly metrics?: Metrics
+  /** Shed requests with 503 under overload (the gateway and the query service); off when absent. */
+  readonly loadShedding?: LoadSheddingOptions
 }
 
 export const BODY_LIMIT = 4 * 1024 * 1024
 
+/** An incoming X-Request-Id we keep: short, and only characters safe in logs and headers. */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+/** The caller's X-Request-Id when well-formed, else a new UUID. */
+export function requestIdOf(raw: IncomingMessage): string {
+  const header = raw.headers['x-request-id']
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
+}
+
 /**
  * A Fastify instance with zod route schemas (validation, serialization and the OpenAPI document at
- * GET /api/v1/openapi.json, generated from them), the API.md error body, request ids and the health
- * routes. Register routes after this returns; the document lists every route registered by then.
+ * GET /api/v1/openapi.json, generated from them), the API.md error body, request ids (the caller's
+ * X-Request-Id when well-formed, echoed back; logged as `requestId`), Prometheus metrics at GET /metrics,
+ * optional load shedding and the health routes. Register routes after this returns; the document lists
+ * every route registered by then.
  */
 export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -34,15 +59,31 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     logger: opts.logger ? undefined : false,
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT,
     trustProxy: opts.trustProxy ?? false,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    genReqId: requestIdOf,
     return503OnClosing: true,
   }) as unknown as FastifyInstance
+  const log = opts.logger || undefined
+  const metrics =
+    opts.metrics ??
+    new Metrics({
+      onError: (what, err) => log?.warn({ err: (err as Error).message }, `metrics: ${what} failed`),
+    })
+  app.decorate('metrics', metrics)
   // Every API speaks JSON: a text/plain body is refused (415) rather than parsed as a string.
   app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandler(app)
+  // Graceful shutdown: app.close() stops accepting connections and waits for the requests in flight.
+  // Their answers close their connections, so that a client keeping its connection alive cannot hold
+  // the process open until the keep-alive timeout.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  if (opts.loadShedding) installLoadShedding(app, opts.loadShedding)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -64,8 +105,23 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     .withTypeProvider<ZodTypeProvider>()
     .get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   registerHealthRoutes(app, opts.readiness)
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const { contentType, body } = await metrics.render()
+    reply.header('content-type', contentType)
+    return body
+  })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    if (closing) reply.header('connection', 'close')
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const status = reply.statusCode
+    metrics.httpDuration.observe(
+      { method: request.method, route, status_code: String(status) },
+      reply.elapsedTime / 1000,
+    )
+    if (status === 429) metrics.rateLimited.inc({ route })
   })
   return app
 }

@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
-import { AppError, type ErrorCode, errorBody } from './errors.ts'
+import { isDatabaseUnavailable } from '@cas/db'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { AppError, type ErrorCode, errorBody, UnavailableError } from './errors.ts'
 
 /** Fastify's own errors for bad requests, mapped onto API.md codes. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -11,9 +12,13 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_VALIDATION: 'invalid_request',
 }
 
+/** Retry-After (seconds) when the database is unreachable: a restart takes a few seconds. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5
+
 /**
  * One handler turns every error into the body of API.md. Expected failures (AppError, Fastify's request
- * errors) keep their message; anything else is a 500 whose internals go to the log, never the client.
+ * errors) keep their message; the database being unreachable (down, restarting, no connection free in
+ * time) is a 503 with Retry-After; anything else is a 500 whose internals go to the log, never the client.
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
@@ -22,8 +27,20 @@ export function installErrorHandler(app: FastifyInstance): void {
       .send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`))
   })
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (!(err instanceof AppError) && isDatabaseUnavailable(err)) {
+      request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable')
+      const unavailable = new UnavailableError(
+        'database_unavailable',
+        'The database is unavailable; retry after the time given.',
+        DATABASE_RETRY_AFTER_SECONDS,
+      )
+      return sendUnavailable(app, unavailable, reply)
+    }
+    if (err instanceof UnavailableError) return sendUnavailable(app, err, reply)
     if (err instanceof AppError) {
       if (err.status >= 500) request.log.error({ err }, 'request failed')
+      if (err.status === 503 && !reply.hasHeader('retry-after'))
+        reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       reply.code(err.status).send(errorBody(err.code, err.message, err.details))
       return
     }
@@ -49,4 +66,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err }, 'unexpected error')
     reply.code(500).send(errorBody('internal', 'Something went wrong on our side; it has been logged.'))
   })
+}
+
+function sendUnavailable(app: FastifyInstance, err: UnavailableError, reply: FastifyReply) {
+  app.metrics?.unavailable.inc({ reason: err.reason })
+  reply.header('retry-after', String(err.retryAfterSeconds))
+  reply.code(503).send(errorBody('unavailable', err.message))
 }

@@ -36,6 +36,21 @@ export class AppError extends Error {
   }
 }
 
+/** Why a request was answered 503 (the `reason` label of cas_http_unavailable_responses_total). */
+export type UnavailableReason = 'event_loop_delay' | 'pool_saturated' | 'database_unavailable'
+
+/** 503 with a Retry-After: overloaded, or a dependency is down. Trying again later may well succeed. */
+export class UnavailableError extends AppError {
+  constructor(
+    readonly reason: UnavailableReason,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('unavailable', message)
+    this.name = 'UnavailableError'
+  }
+}
+
 export interface ErrorBody {
   ok: false
   error: { code: ErrorCode; message: string; details?: readonly ErrorDetail[] }

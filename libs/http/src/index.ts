@@ -1,5 +1,5 @@
-export { BODY_LIMIT, createHttpApp, type HttpAppOptions } from './create-app.ts'
-export { installErrorHandler } from './error-handler.ts'
+export { BODY_LIMIT, createHttpApp, type HttpAppOptions, requestIdOf } from './create-app.ts'
+export { DATABASE_RETRY_AFTER_SECONDS, installErrorHandler } from './error-handler.ts'
 export {
   AppError,
   ERROR_STATUS,
@@ -7,6 +7,10 @@ export {
   type ErrorCode,
   type ErrorDetail,
   errorBody,
+  UnavailableError,
+  type UnavailableReason,
 } from './errors.ts'
 export { type ReadinessCheck, registerHealthRoutes } from './health.ts'
+export { installLoadShedding, type LoadSheddingOptions, type PoolUsage } from './load-shedding.ts'
 export { errorBodySchema, errorResponses } from './schemas.ts'
+export { type EventTrace, eventTrace } from './trace.ts'

@@ -1,2 +1,2 @@
-export { type Infrastructure, openInfrastructure } from './infrastructure.ts'
+export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'

@@ -10,6 +10,7 @@ import {
 import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
 import { type Keyring, loadKeyring } from '@cas/keyring'
+import type { Metrics } from '@cas/metrics'
 import type { Admin, Kafka } from 'kafkajs'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -77,7 +78,11 @@ export async function openInfrastructure(
     const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
     if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
 
-    const pool = createPool(databaseUrl, { max: config.DATABASE_POOL_SIZE, applicationName: service })
+    const pool = createPool(databaseUrl, {
+      max: config.DATABASE_POOL_SIZE,
+      applicationName: service,
+      connectionTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    })
     closers.push(() => pool.end())
     const readiness: ReadinessCheck[] = [
       { name: 'database', check: () => pool.query('SELECT 1').then(() => {}) },
@@ -88,6 +93,7 @@ export async function openInfrastructure(
       const reader = createPool(readerUrl, {
         max: config.DATABASE_POOL_SIZE,
         applicationName: `${service}-reader`,
+        connectionTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       })
       closers.push(() => reader.end())
       readerPool = reader
@@ -124,4 +130,10 @@ export async function openInfrastructure(
     await close()
     throw err
   }
+}
+
+/** Reports the infrastructure's connection pools in the process's metrics. */
+export function observeInfrastructure(metrics: Metrics, infra: Infrastructure): void {
+  metrics.observePool('primary', infra.pool)
+  if (infra.readerPool) metrics.observePool('reader', infra.readerPool)
 }

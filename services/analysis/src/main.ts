@@ -1,5 +1,5 @@
 import { createHttpApp } from '@cas/http'
-import { openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { analysisSettings, createAnalysisService } from './app.ts'
 import { createAnalyzer } from './providers/index.ts'
 
@@ -17,9 +17,13 @@ await runService('analysis', async (config, log) => {
   })
   await service.start()
   const app = await createHttpApp({ logger: log, readiness: infra.readiness })
+  observeInfrastructure(app.metrics, infra)
+  app.metrics.observeConsumer(service.consumer)
+  app.metrics.observeAnalysis({ stats: service.worker.stats, jobs: () => service.jobs() })
   app.get('/analysis', async () => ({ ok: true, analyzer: analyzer.info, worker: service.worker.stats }))
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
+    // Stops serving, stops consuming (committing the batch in flight), lets the jobs in flight commit.
     async close() {
       await app.close()
       await service.stop()

@@ -40,6 +40,7 @@ export async function enqueueReanalysis(
     const event = opened.event
     jobs.push({
       sourceEventId: reanalysisJobKey(event.id, request.analyzer),
+      ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
       conversationId: event.streamId,
       orgId: event.orgId,
       chatbotId: event.chatbotId,

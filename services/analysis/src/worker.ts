@@ -1,5 +1,5 @@
 import { withTransaction } from '@cas/db'
-import { appendToStream, Waiter } from '@cas/eventlog'
+import { appendToStream, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
@@ -20,6 +20,8 @@ export interface WorkerOptions {
   readonly pollIntervalMs?: number
   readonly now?: () => Date
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+  /** Called once a job's results and events are committed. */
+  readonly onAnalyzed?: (job: AnalysisJob) => void
 }
 
 export interface WorkerStats {
@@ -64,14 +66,19 @@ export class AnalysisWorker {
   }
 
   private async run(): Promise<void> {
+    let failures = 0
     while (this.running) {
       const free = this.opts.concurrency - this.inFlight.size
       let claimed: AnalysisJob[] = []
       if (free > 0) {
         try {
           claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
+          failures = 0
         } catch (err) {
-          this.log('claiming analysis jobs failed', { err: (err as Error).message })
+          this.log('claiming analysis jobs failed', { err: (err as Error).message, attempt: failures })
+          // The database is away: look again later, less often the longer it stays away.
+          await this.waiter.sleep(backoffMs(failures++, 100, 5_000))
+          continue
         }
       }
       for (const job of claimed) {
@@ -111,6 +118,7 @@ export class AnalysisWorker {
       await this.commitResults(job, results)
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
+      this.opts.onAnalyzed?.(job)
     } catch (err) {
       await this.fail(job, err).catch((failErr: Error) =>
         // The lease expires and the job is claimed again: still never lost.
@@ -165,7 +173,7 @@ export class AnalysisWorker {
         [job.conversationId],
       )
       const analyzer = { name: info.name, version: info.version }
-      const metadata = { causationId: job.sourceEventId }
+      const metadata = traceOf(job)
       const summary = summarizeConversation(rows)
       await this.appendAnalysisEvents(client, job, [
         newEvent(
@@ -195,12 +203,16 @@ export class AnalysisWorker {
       const base = this.opts.retryBaseMs ?? 1_000
       const delay = Math.min(300_000, base * 2 ** (job.attempts - 1)) * (0.5 + Math.random() / 2)
       this.stats.retries++
-      this.log('analysis failed; will retry', { jobId: job.id, attempt: job.attempts, reason })
+      this.log('analysis failed; will retry', { ...jobLogFields(job), attempt: job.attempts, reason })
       await retryJob(this.opts.pool, job.id, reason, new Date(now.getTime() + delay), now)
       return
     }
     this.stats.deadLetters++
-    this.log('analysis failed for good; dead-lettered', { jobId: job.id, attempts: job.attempts, reason })
+    this.log('analysis failed for good; dead-lettered', {
+      ...jobLogFields(job),
+      attempts: job.attempts,
+      reason,
+    })
     await withTransaction(this.opts.pool, async (client) => {
       if (!(await this.stillWanted(client, job))) return
       await deadLetterJob(client, job, reason, now)
@@ -208,7 +220,7 @@ export class AnalysisWorker {
         newEvent(
           'analysis.failed',
           { messageIds: job.messages.map((m) => m.id), reason, attempt: job.attempts, retryable: false },
-          { causationId: job.sourceEventId },
+          traceOf(job),
         ),
       ])
     })
@@ -234,5 +246,23 @@ export class AnalysisWorker {
   private async stillWanted(client: pg.ClientBase, job: AnalysisJob): Promise<boolean> {
     const { rows } = await client.query('SELECT 1 FROM analysis_jobs WHERE id = $1 FOR UPDATE', [job.id])
     return rows.length > 0
+  }
+}
+
+/** The analysis events' metadata: caused by the capture event, in the flow (correlation) of its request. */
+function traceOf(job: AnalysisJob): Record<string, string> {
+  return {
+    causationId: job.sourceEventId,
+    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
+  }
+}
+
+/** What the worker logs about a job. */
+export function jobLogFields(job: AnalysisJob): Record<string, unknown> {
+  return {
+    jobId: job.id,
+    conversationId: job.conversationId,
+    causationId: job.sourceEventId,
+    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
   }
 }

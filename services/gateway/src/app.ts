@@ -1,5 +1,5 @@
 import type { Config } from '@cas/config'
-import { createHttpApp, type ReadinessCheck } from '@cas/http'
+import { createHttpApp, type PoolUsage, type ReadinessCheck } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
@@ -20,6 +20,8 @@ export interface GatewayDeps {
   readonly readiness: readonly ReadinessCheck[]
   /** Injected for tests; the wall clock otherwise. */
   readonly now?: () => Date
+  /** The pools whose saturation sheds requests (default: `pool`). */
+  readonly sheddingPools?: readonly PoolUsage[]
 }
 
 /**
@@ -31,6 +33,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     logger: deps.logger,
     readiness: deps.readiness,
     trustProxy: deps.config.TRUST_PROXY,
+    loadShedding: {
+      maxEventLoopDelayMs: deps.config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+      maxPoolWaiting: deps.config.OVERLOAD_MAX_POOL_WAITING,
+      pools: deps.sheddingPools ?? [deps.pool],
+    },
   })
   await registerGateway(app, deps)
   return app
@@ -53,6 +60,6 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     pool,
     now,
     intervalMs: config.RETENTION_SWEEP_MINUTES * 60_000,
-    log: (msg, err) => app.log.error({ err }, msg),
+    log: app.log,
   })
 }

@@ -1,4 +1,4 @@
-import { openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { buildGatewayApp } from './app.ts'
 
 await runService('gateway', async (config, log) => {
@@ -10,8 +10,10 @@ await runService('gateway', async (config, log) => {
     logger: log,
     readiness: infra.readiness,
   })
+  observeInfrastructure(app.metrics, infra)
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
+    // Stops accepting connections, answers the requests in flight, then closes the pools.
     async close() {
       await app.close()
       await infra.close()

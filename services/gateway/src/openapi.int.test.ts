@@ -33,7 +33,7 @@ describe('GET /api/v1/openapi.json', () => {
       ]),
     )
     const capture = doc.paths['/api/v1/capture'].post
-    expect(Object.keys(capture.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429'])
+    expect(Object.keys(capture.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429', '503'])
     const body = capture.requestBody.content['application/json'].schema
     expect(body.required).toEqual(expect.arrayContaining(['conversationId', 'messages']))
     expect(body.properties.messages.maxItems).toBe(100)

@@ -1,4 +1,4 @@
-import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import { createEventConsumer, type EventConsumer, type EventLogBackend, eventLogFields } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -36,6 +36,9 @@ export function createProjector(deps: ProjectorDeps): Projector {
     streamTypes: ['chatbot', 'conversation', 'analysis'],
     maxBatchSize: deps.maxBatchSize ?? 500,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    onApplied: (records) => {
+      for (const record of records) log?.info(eventLogFields(record), 'projected event')
+    },
     handler: (records, client) =>
       applyToReadModels(client, deps.keyring, records, stats, (reason, record, detail) => {
         if (reason !== 'chatbot_deleted')

@@ -1,5 +1,5 @@
 import { createHttpApp } from '@cas/http'
-import { openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { createProjector } from './app.ts'
 
 await runService('projector', async (config, log) => {
@@ -12,6 +12,8 @@ await runService('projector', async (config, log) => {
   })
   await projector.consumer.start()
   const app = await createHttpApp({ logger: log, readiness: infra.readiness })
+  observeInfrastructure(app.metrics, infra)
+  app.metrics.observeConsumer(projector.consumer)
   app.get('/projector', async () => ({
     ok: true,
     consumer: projector.consumer.stats,
@@ -19,6 +21,7 @@ await runService('projector', async (config, log) => {
   }))
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
+    // Stops serving, finishes and commits the batch in flight, leaves the group, closes the pool.
     async close() {
       await app.close()
       await projector.consumer.stop()

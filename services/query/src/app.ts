@@ -33,6 +33,11 @@ export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance
     logger: deps.logger,
     readiness: deps.readiness,
     trustProxy: deps.config.TRUST_PROXY,
+    loadShedding: {
+      maxEventLoopDelayMs: deps.config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+      maxPoolWaiting: deps.config.OVERLOAD_MAX_POOL_WAITING,
+      pools: [deps.readerPool],
+    },
   })
   await registerSessions(app, { pool: deps.pool, config: deps.config, now: deps.now })
   await registerQueryRoutes(app, deps)

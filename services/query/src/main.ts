@@ -1,4 +1,4 @@
-import { openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { buildQueryApp, builtDashboardDir } from './app.ts'
 
 await runService('query', async (config, log) => {
@@ -13,6 +13,7 @@ await runService('query', async (config, log) => {
     readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     dashboardDir: builtDashboardDir(import.meta.url, (msg) => log.warn(msg)),
   })
+  observeInfrastructure(app.metrics, infra)
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
     async close() {

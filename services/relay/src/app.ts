@@ -1,4 +1,4 @@
-import { Relay } from '@cas/eventlog'
+import { Relay, relayBacklog } from '@cas/eventlog'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type { Kafka } from 'kafkajs'
@@ -24,6 +24,8 @@ export async function buildRelayService(
     log: (msg, fields) => deps.logger.warn(fields ?? {}, msg),
   })
   const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness })
+  app.metrics.observePool('primary', deps.pool)
+  app.metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(deps.pool) })
   app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
   return { relay, app }
 }

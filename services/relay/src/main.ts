@@ -14,6 +14,7 @@ await runService('relay', async (config, log) => {
   await relay.start()
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
+    // Stops serving, lets the batch in flight be acknowledged and checkpointed, closes.
     async close() {
       await app.close()
       await relay.stop()

@@ -54,6 +54,8 @@ export async function capture(
   keyHash: Buffer,
   body: CaptureBody,
   now: () => Date,
+  /** Tracing metadata for the events (correlation and causation ids: the request's). */
+  trace?: Readonly<Record<string, string>>,
 ): Promise<CaptureResult> {
   const { metadata: incoming, deprecated } = incomingMetadata(body)
   const receivedAt = now().toISOString()
@@ -134,6 +136,7 @@ export async function capture(
           chatbotId: chatbot.chatbot_id,
           expectedVersion: 'any',
           events: sealEvents(dataKey, { chatbotId: chatbot.chatbot_id, streamId: conversation.id }, events),
+          metadata: trace,
         },
         { now },
       )

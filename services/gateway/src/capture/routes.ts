@@ -1,5 +1,5 @@
 import type { Config } from '@cas/config'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
@@ -78,6 +78,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
               'payload_too_large',
               'unsupported_media_type',
               'rate_limited',
+              'unavailable',
             ),
           },
         },
@@ -85,7 +86,16 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       async (request, reply) => {
         const identity = request.apiKeyIdentity
         if (!identity) throw new AppError('unauthorized', 'A valid API key is required.')
-        const result = await capture(pool, deps.keyring, identity.keyHash, request.body, deps.now)
+        const result = await capture(
+          pool,
+          deps.keyring,
+          identity.keyHash,
+          request.body,
+          deps.now,
+          eventTrace(request),
+        )
+        scope.metrics.messagesStored.inc(result.messagesStored)
+        scope.metrics.duplicatesDropped.inc(request.body.messages.length - result.messagesStored)
         if (result.deprecated) reply.header('deprecation', 'true')
         return {
           ok: true as const,

@@ -42,6 +42,8 @@ export async function executeChatbotCommand(
   chatbotId: string,
   command: ChatbotCommand,
   key?: IssuedKey,
+  /** Tracing metadata for the events (the request's correlation and causation ids). */
+  trace?: Readonly<Record<string, string>>,
 ): Promise<CommandResult> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -76,6 +78,7 @@ export async function executeChatbotCommand(
             chatbotId,
             expectedVersion: records.length,
             events: decision.events,
+            metadata: trace,
           },
           { now: deps.now },
         )

@@ -1,6 +1,6 @@
 import { requireSession } from '@cas/auth'
 import { jsonObjectSchema } from '@cas/events'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
@@ -70,6 +70,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         id,
         { type: 'create', name, settings, apiKeyPrefix: key.prefix },
         key,
+        eventTrace(request),
       )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
@@ -98,7 +99,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       const { orgId } = requireSession(request)
       const id = chatbotId(request.params.id)
       const { name, settings } = request.body
-      await executeChatbotCommand(deps, orgId, id, { type: 'update', name, settingsPatch: settings })
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        id,
+        { type: 'update', name, settingsPatch: settings },
+        undefined,
+        eventTrace(request),
+      )
       return readBack(orgId, id)
     },
   )
@@ -118,7 +126,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     },
     async (request) => {
       const { orgId } = requireSession(request)
-      await executeChatbotCommand(deps, orgId, chatbotId(request.params.id), { type: 'delete' })
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        chatbotId(request.params.id),
+        { type: 'delete' },
+        undefined,
+        eventTrace(request),
+      )
       return { ok: true as const }
     },
   )
@@ -137,7 +152,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       const { orgId } = requireSession(request)
       const id = chatbotId(request.params.id)
       const key = issueApiKey()
-      await executeChatbotCommand(deps, orgId, id, { type: 'rotate-key', apiKeyPrefix: key.prefix }, key)
+      await executeChatbotCommand(
+        deps,
+        orgId,
+        id,
+        { type: 'rotate-key', apiKeyPrefix: key.prefix },
+        key,
+        eventTrace(request),
+      )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
   )

@@ -21,6 +21,8 @@ export async function eraseConversations(
   where: { sql: string; params: unknown[] },
   reason: ErasureReason,
   now: () => Date,
+  /** Tracing metadata for the erased events. */
+  trace?: Readonly<Record<string, string>>,
 ): Promise<number> {
   const { rows } = await client.query<Erasable>(
     `SELECT id, org_id, chatbot_id FROM capture_conversations WHERE ${where.sql} ORDER BY id FOR UPDATE`,
@@ -38,6 +40,7 @@ export async function eraseConversations(
         chatbotId: c.chatbot_id,
         expectedVersion: 'any',
         events: [newEvent('conversation.erased', { reason })],
+        metadata: trace,
       },
       { now },
     )

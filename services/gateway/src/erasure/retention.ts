@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import { eraseConversations } from './erase.ts'
 
@@ -9,7 +10,12 @@ const BATCH = 200
  * Erases the conversations whose last message is older than their chatbot's settings.retentionDays.
  * Returns how many it erased. Batches are small transactions, so captures are never held up for long.
  */
-export async function sweepRetention(pool: pg.Pool, now: () => Date): Promise<number> {
+export async function sweepRetention(
+  pool: pg.Pool,
+  now: () => Date,
+  /** Tracing metadata for the conversation.erased events (the sweep's correlation id). */
+  trace?: Readonly<Record<string, string>>,
+): Promise<number> {
   const { rows: chatbots } = await pool.query<{ id: string; days: number }>(
     `SELECT id, (settings ->> 'retentionDays')::int AS days FROM chatbots
       WHERE jsonb_typeof(settings -> 'retentionDays') = 'number'`,
@@ -28,6 +34,7 @@ export async function sweepRetention(pool: pg.Pool, now: () => Date): Promise<nu
           },
           'retention',
           now,
+          trace,
         ),
       )
       erased += n
@@ -40,13 +47,26 @@ export async function sweepRetention(pool: pg.Pool, now: () => Date): Promise<nu
 /** Runs the retention sweep every `intervalMs` while the app is up. */
 export function startRetentionSweeper(
   app: FastifyInstance,
-  deps: { pool: pg.Pool; now: () => Date; intervalMs: number; log?: (msg: string, err: unknown) => void },
+  deps: {
+    pool: pg.Pool
+    now: () => Date
+    intervalMs: number
+    log?: Pick<FastifyBaseLogger, 'info' | 'error'>
+  },
 ): void {
   let running: Promise<unknown> | undefined
   const timer = setInterval(() => {
     if (running) return
-    running = sweepRetention(deps.pool, deps.now)
-      .catch((err) => deps.log?.('retention sweep failed; trying again later', err))
+    // One correlation id per sweep: its events, and its log lines, can be followed together.
+    const sweepId = randomUUID()
+    running = sweepRetention(deps.pool, deps.now, { correlationId: sweepId, causationId: sweepId })
+      .then((erased) => {
+        if (erased > 0)
+          deps.log?.info({ correlationId: sweepId, erased }, 'retention sweep erased conversations')
+      })
+      .catch((err) =>
+        deps.log?.error({ err, correlationId: sweepId }, 'retention sweep failed; trying again later'),
+      )
       .finally(() => {
         running = undefined
       })

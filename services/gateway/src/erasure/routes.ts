@@ -1,6 +1,6 @@
 import { requireSession } from '@cas/auth'
 import { withTransaction } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, eventTrace } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -41,6 +41,7 @@ export async function registerErasureRoutes(app: FastifyInstance, deps: { pool: 
           { sql: "chatbot_id = $1 AND end_user ->> 'id' = $2", params: [id.toLowerCase(), userId] },
           'end-user-erasure',
           deps.now,
+          eventTrace(request),
         )
       })
       return { ok: true as const, conversationsErased: erased }

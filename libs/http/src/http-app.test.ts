@@ -1,0 +1,204 @@
+import net, { type AddressInfo } from 'node:net'
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHttpApp } from './create-app.ts'
+import { AppError } from './errors.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+const apps: FastifyInstance[] = []
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()))
+})
+
+async function app(opts: Partial<Parameters<typeof createHttpApp>[0]> = {}) {
+  const a = await createHttpApp({ logger: false, readiness: [], ...opts })
+  a.get('/work', async (request) => ({ ok: true, requestId: request.id }))
+  a.get('/fail', async () => {
+    throw new AppError('unavailable', 'Try later.')
+  })
+  apps.push(a)
+  return a
+}
+
+/** A pino logger whose JSON lines land in `lines`. */
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { logger: pino({ level: 'info' }, stream), lines }
+}
+
+/** Keeps the event loop busy for `ms`, as a request doing heavy synchronous work would. */
+function blockEventLoop(ms: number) {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    // spin
+  }
+}
+
+describe('request ids', () => {
+  it('keeps a well-formed X-Request-Id, echoes it, and logs it as requestId', async () => {
+    const { logger, lines } = capturingLogger()
+    const a = await app({ logger })
+    const res = await a.inject({ url: '/work', headers: { 'x-request-id': 'chatbot-7f3a:42' } })
+    expect(res.headers['x-request-id']).toBe('chatbot-7f3a:42')
+    expect(res.json().requestId).toBe('chatbot-7f3a:42')
+    const completed = lines.find((l) => l.msg === 'request completed')
+    expect(completed).toMatchObject({ requestId: 'chatbot-7f3a:42' })
+  })
+
+  it.each([
+    ['too long', 'x'.repeat(129)],
+    ['with spaces', 'two words'],
+    ['with a newline', 'a\nb'],
+    ['with quotes', '"injected"'],
+    ['empty', ''],
+  ])('replaces an X-Request-Id %s with a fresh UUID', async (_, header) => {
+    const a = await app()
+    const res = await a.inject({ url: '/work', headers: { 'x-request-id': header } })
+    expect(res.headers['x-request-id']).toMatch(UUID)
+    expect(res.json().requestId).toBe(res.headers['x-request-id'])
+  })
+
+  it('makes one up when none is sent, on error responses too', async () => {
+    const a = await app()
+    const ok = await a.inject('/work')
+    const missing = await a.inject('/nowhere')
+    expect(ok.headers['x-request-id']).toMatch(UUID)
+    expect(missing.headers['x-request-id']).toMatch(UUID)
+    expect(missing.headers['x-request-id']).not.toBe(ok.headers['x-request-id'])
+  })
+})
+
+describe('GET /metrics', () => {
+  it('serves the Prometheus text with request counts and latency by route and status', async () => {
+    const a = await app()
+    await a.inject('/work')
+    await a.inject('/work')
+    await a.inject('/fail')
+    await a.inject('/nowhere')
+    const res = await a.inject('/metrics')
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
+    expect(res.body).toContain(
+      'cas_http_request_duration_seconds_count{method="GET",route="/work",status_code="200"} 2',
+    )
+    expect(res.body).toContain(
+      'cas_http_request_duration_seconds_count{method="GET",route="/fail",status_code="503"} 1',
+    )
+    expect(res.body).toContain(
+      'cas_http_request_duration_seconds_count{method="GET",route="unmatched",status_code="404"} 1',
+    )
+    expect(res.body).toMatch(/^process_cpu_user_seconds_total \d/m)
+  })
+
+  it('is not in the OpenAPI document', async () => {
+    const a = await app()
+    const doc = (await a.inject('/api/v1/openapi.json')).json()
+    expect(Object.keys(doc.paths)).not.toContain('/metrics')
+  })
+})
+
+describe('503 answers', () => {
+  it('carry a Retry-After and the API error body', async () => {
+    const a = await app()
+    const res = await a.inject('/fail')
+    expect(res.statusCode).toBe(503)
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+    expect(res.json()).toEqual({ ok: false, error: { code: 'unavailable', message: 'Try later.' } })
+  })
+})
+
+describe('closing', () => {
+  it('refuses new connections, finishes the requests in flight, and does not wait for idle keep-alive clients', async () => {
+    const a = await createHttpApp({ logger: false, readiness: [] })
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    let started!: () => void
+    const inFlight = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    a.get('/slow', async () => {
+      started()
+      await gate
+      return { ok: true }
+    })
+    await a.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = a.server.address() as AddressInfo
+
+    // A client that would keep its connection open after the answer (HTTP/1.1 keep-alive).
+    const socket = net.connect(port, '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString()
+    })
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n')
+    await inFlight
+
+    const closed = a.close()
+    await expect(fetch(`http://127.0.0.1:${port}/slow`)).rejects.toThrow()
+    open()
+    await closed
+    await ended
+    expect(received).toMatch(/^HTTP\/1\.1 200 /)
+    expect(received).toMatch(/\r\nconnection: close\r\n/i)
+    expect(received).toContain('{"ok":true}')
+  })
+})
+
+describe('load shedding on event-loop delay', () => {
+  it('answers 503 + Retry-After while the event loop is delayed, keeps health and metrics up, then recovers', async () => {
+    const a = await app({
+      loadShedding: { maxEventLoopDelayMs: 50, maxPoolWaiting: 0, pools: [], sampleIntervalMs: 200 },
+    })
+    await a.ready()
+    expect((await a.inject('/work')).statusCode).toBe(200)
+    // The delay monitor's first tick only starts its clock: let it run for a sample before blocking.
+    await new Promise((r) => setTimeout(r, 300))
+
+    blockEventLoop(1_500)
+    // The overdue sample runs before this timer and sees the block: requests are shed until the next,
+    // calm, sample.
+    await new Promise((r) => setTimeout(r, 0))
+    const [shed, health, metrics] = await Promise.all([
+      a.inject('/work'),
+      a.inject('/healthz'),
+      a.inject('/metrics'),
+    ])
+    expect(shed.statusCode).toBe(503)
+    expect(Number(shed.headers['retry-after'])).toBeGreaterThan(0)
+    expect(shed.json()).toMatchObject({ ok: false, error: { code: 'unavailable' } })
+    expect(health.statusCode).toBe(200)
+    expect(metrics.statusCode).toBe(200)
+
+    await expect
+      .poll(async () => (await a.inject('/work')).statusCode, { timeout: 10_000, interval: 20 })
+      .toBe(200)
+    const text = (await a.inject('/metrics')).body
+    expect(text).toMatch(/^cas_http_unavailable_responses_total\{reason="event_loop_delay"\} [1-9]/m)
+  })
+
+  it('does not count the work of starting up as load', async () => {
+    const a = await app({
+      loadShedding: { maxEventLoopDelayMs: 50, maxPoolWaiting: 0, pools: [], sampleIntervalMs: 200 },
+    })
+    // Starting up: some asynchronous set-up (the gateway reads its session secret), then heavy work.
+    await new Promise((r) => setTimeout(r, 50))
+    blockEventLoop(1_500)
+    await a.ready()
+    // Where a sample taken now would see the block (as in the test above), none does: sampling starts
+    // once the app is ready.
+    await new Promise((r) => setTimeout(r, 0))
+    expect((await a.inject('/work')).statusCode).toBe(200)
+  })
+})

@@ -1,0 +1,7 @@
+export {
+  type AnalysisSource,
+  type ConsumerSource,
+  Metrics,
+  type PoolSource,
+  type RelaySource,
+} from './metrics.ts'

@@ -1,0 +1,321 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+
+/** What a pg.Pool tells about itself (pg.Pool satisfies it). */
+export interface PoolSource {
+  readonly totalCount: number
+  readonly idleCount: number
+  readonly waitingCount: number
+  readonly options: { readonly max?: number }
+}
+
+/** An event-log consumer (EventConsumer from @cas/eventlog satisfies it). */
+export interface ConsumerSource {
+  readonly groupId: string
+  readonly stats: {
+    readonly applied: number
+    readonly duplicates: number
+    readonly dropped: number
+    readonly errors: number
+    readonly lastAppliedOccurredAt: string | null
+  }
+  lag(): Promise<readonly { topic: string; partition: number; lag: number }[]>
+}
+
+/** The relay: its counters, and how many journal events wait to be published. */
+export interface RelaySource {
+  readonly stats: { readonly published: number; readonly errors: number; readonly isLeader: boolean }
+  backlog(): Promise<number>
+}
+
+/** The analysis service: its worker's counters and the job queue. */
+export interface AnalysisSource {
+  readonly stats: {
+    readonly analyzedMessages: number
+    readonly retries: number
+    readonly deadLetters: number
+  }
+  /** Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database. */
+  jobs(): Promise<{ backlog: number; dead: number }>
+}
+
+// A collector asking the database or Kafka gives up after this; the scrape still answers.
+const COLLECT_TIMEOUT_MS = 2_000
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+let processRegistry: Registry | undefined
+
+/** Node's process metrics (CPU, memory, event-loop lag, GC), collected once per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+/**
+ * The Prometheus metrics of one service process, all of them defined here (the README's table lists
+ * them). HTTP apps feed the HTTP ones; services register what they run (pools, consumers, the relay,
+ * the analysis worker), and the gauges read those at scrape time.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+  private readonly pools = new Map<string, PoolSource>()
+  private readonly consumers = new Map<string, ConsumerSource>()
+  private readonly relays: RelaySource[] = []
+  private readonly analyses: AnalysisSource[] = []
+  private readonly onError: (what: string, err: unknown) => void
+
+  readonly httpDuration = new Histogram({
+    name: 'cas_http_request_duration_seconds',
+    help: 'HTTP requests by route template, method and status code, and how long they took to answer.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  })
+  readonly rateLimited = new Counter({
+    name: 'cas_http_rate_limited_requests_total',
+    help: 'Requests answered 429 by a rate limit.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  })
+  readonly unavailable = new Counter({
+    name: 'cas_http_unavailable_responses_total',
+    help: 'Requests answered 503: shed under overload (event-loop delay, pool saturation) or with the database unreachable.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  })
+  readonly messagesStored = new Counter({
+    name: 'cas_capture_messages_stored_total',
+    help: 'Messages stored by capture (new message ids).',
+    registers: [this.registry],
+  })
+  readonly duplicatesDropped = new Counter({
+    name: 'cas_capture_duplicate_messages_total',
+    help: 'Messages sent to capture that were already stored (or repeated within one request), so not stored again.',
+    registers: [this.registry],
+  })
+
+  constructor(opts: { onError?: (what: string, err: unknown) => void } = {}) {
+    this.onError = opts.onError ?? (() => {})
+    const registers = [this.registry]
+    const pools = this.pools
+    const poolGauge = (name: string, help: string, value: (p: PoolSource) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['pool'] as const,
+        registers,
+        collect() {
+          this.reset()
+          for (const [pool, source] of pools) this.set({ pool }, value(source))
+        },
+      })
+    poolGauge('cas_pg_pool_connections', 'Open Postgres connections in the pool.', (p) => p.totalCount)
+    poolGauge('cas_pg_pool_idle_connections', 'Open Postgres connections not in use.', (p) => p.idleCount)
+    poolGauge(
+      'cas_pg_pool_waiting_requests',
+      'Queries waiting for a Postgres connection (the pool is exhausted).',
+      (p) => p.waitingCount,
+    )
+    poolGauge('cas_pg_pool_max_connections', 'Size limit of the pool.', (p) => p.options.max ?? 10)
+
+    const consumers = this.consumers
+    const consumerCounter = (name: string, help: string, value: (c: ConsumerSource) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['group'] as const,
+        registers,
+        collect() {
+          this.reset()
+          for (const c of consumers.values()) this.inc({ group: c.groupId }, value(c))
+        },
+      })
+    consumerCounter(
+      'cas_consumer_applied_events_total',
+      'Events applied and committed.',
+      (c) => c.stats.applied,
+    )
+    consumerCounter(
+      'cas_consumer_duplicate_events_total',
+      'Events skipped as already applied (redeliveries, relay duplicates).',
+      (c) => c.stats.duplicates,
+    )
+    consumerCounter(
+      'cas_consumer_dropped_messages_total',
+      'Messages that could not be read as events.',
+      (c) => c.stats.dropped,
+    )
+    consumerCounter(
+      'cas_consumer_batch_errors_total',
+      'Batches that failed and were retried.',
+      (c) => c.stats.errors,
+    )
+    const collect = this.collectSafely.bind(this)
+    new Gauge({
+      name: 'cas_consumer_lag_events',
+      help: "Events in the log past the group's Postgres checkpoint, per partition this process owns (Kafka high-water mark, or the readable end of the journal).",
+      labelNames: ['group', 'topic', 'partition'] as const,
+      registers,
+      async collect() {
+        this.reset()
+        for (const c of consumers.values()) {
+          const lags = await collect(`consumer lag of ${c.groupId}`, () => c.lag())
+          for (const l of lags ?? [])
+            this.set({ group: c.groupId, topic: l.topic, partition: String(l.partition) }, l.lag)
+        }
+      },
+    })
+    new Gauge({
+      name: 'cas_projection_lag_seconds',
+      help: 'Now minus occurredAt of the last event this process applied, per consumer group.',
+      labelNames: ['group'] as const,
+      registers,
+      collect() {
+        this.reset()
+        const now = Date.now()
+        for (const c of consumers.values()) {
+          const last = c.stats.lastAppliedOccurredAt
+          if (last) this.set({ group: c.groupId }, Math.max(0, (now - Date.parse(last)) / 1000))
+        }
+      },
+    })
+
+    const relays = this.relays
+    new Gauge({
+      name: 'cas_relay_lag_events',
+      help: 'Journal events committed but not yet acknowledged by Kafka.',
+      registers,
+      async collect() {
+        this.reset()
+        for (const r of relays) {
+          const backlog = await collect('relay lag', () => r.backlog())
+          if (backlog !== undefined) this.set(backlog)
+        }
+      },
+    })
+    new Counter({
+      name: 'cas_relay_published_events_total',
+      help: 'Events published to Kafka and acknowledged.',
+      registers,
+      collect() {
+        this.reset()
+        for (const r of relays) this.inc(r.stats.published)
+      },
+    })
+    new Counter({
+      name: 'cas_relay_errors_total',
+      help: 'Relay batches that failed and were retried.',
+      registers,
+      collect() {
+        this.reset()
+        for (const r of relays) this.inc(r.stats.errors)
+      },
+    })
+    new Gauge({
+      name: 'cas_relay_leader',
+      help: '1 when this relay holds the publishing lock, 0 on standby.',
+      registers,
+      collect() {
+        this.reset()
+        for (const r of relays) this.set(r.stats.isLeader ? 1 : 0)
+      },
+    })
+
+    const analyses = this.analyses
+    const analysisCounter = (name: string, help: string, value: (a: AnalysisSource) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset()
+          for (const a of analyses) this.inc(value(a))
+        },
+      })
+    analysisCounter(
+      'cas_analysis_messages_analyzed_total',
+      'Messages analyzed and committed.',
+      (a) => a.stats.analyzedMessages,
+    )
+    analysisCounter(
+      'cas_analysis_retries_total',
+      'Analysis attempts that failed and were scheduled again.',
+      (a) => a.stats.retries,
+    )
+    analysisCounter(
+      'cas_analysis_dead_lettered_total',
+      'Analysis jobs dead-lettered by this process after their last attempt.',
+      (a) => a.stats.deadLetters,
+    )
+    const jobsGauge = (name: string, help: string, value: (j: { backlog: number; dead: number }) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          this.reset()
+          const source = analyses[0]
+          if (!source) return
+          const jobs = await collect('analysis jobs', () => source.jobs())
+          if (jobs) this.set(value(jobs))
+        },
+      })
+    jobsGauge(
+      'cas_analysis_backlog_jobs',
+      'Analysis jobs queued or running (all processes).',
+      (j) => j.backlog,
+    )
+    jobsGauge(
+      'cas_analysis_dead_letters',
+      'Analysis jobs dead-lettered and kept (all processes).',
+      (j) => j.dead,
+    )
+  }
+
+  /** Reports this pool's usage under `name` (e.g. `primary`, `reader`). */
+  observePool(name: string, pool: PoolSource): void {
+    this.pools.set(name, pool)
+  }
+
+  observeConsumer(consumer: ConsumerSource): void {
+    this.consumers.set(consumer.groupId, consumer)
+  }
+
+  observeRelay(relay: RelaySource): void {
+    this.relays.push(relay)
+  }
+
+  observeAnalysis(analysis: AnalysisSource): void {
+    this.analyses.push(analysis)
+  }
+
+  /** The Prometheus text exposition: this service's metrics, then the process's. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    const own = await this.registry.metrics()
+    const process = await processMetrics().metrics()
+    return { contentType: this.registry.contentType, body: `${own}\n${process}` }
+  }
+
+  private async collectSafely<T>(what: string, read: () => Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      return await Promise.race([
+        read(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`timed out after ${COLLECT_TIMEOUT_MS} ms`)),
+            COLLECT_TIMEOUT_MS,
+          )
+        }),
+      ])
+    } catch (err) {
+      this.onError(what, err)
+      return undefined
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The event-log and analysis metrics against real Postgres and Kafka: consumer lag per partition (the
+ * log's end against the checkpoint in Postgres), projection lag in seconds, relay lag, and the analysis
+ * backlog, retries and dead letters, read through the Prometheus text a scrape gets.
+ */
+import { createEventConsumer, type EventConsumer, Relay, relayBacklog } from '@cas/eventlog'
+import { Metrics } from '@cas/metrics'
+import { createAnalysisService } from '@cas/service-analysis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ScriptedAnalyzer } from '../services/analysis/src/testing/scripted-analyzer.ts'
+import { signUp } from './support/auth.ts'
+import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
+import { testKeyring } from './support/keyring.ts'
+import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
+import { waitFor } from './support/wait.ts'
+
+/** The samples of one metric in a scrape, as label string → value. */
+function samples(text: string, name: string): Map<string, number> {
+  const found = new Map<string, number>()
+  for (const line of text.split('\n')) {
+    const match = line.match(/^([a-z_]+)(\{[^}]*\})? (\S+)$/)
+    if (match?.[1] === name) found.set(match[2] ?? '', Number(match[3]))
+  }
+  return found
+}
+
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
+
+const HOUR_MS = 3_600_000
+
+for (const mode of EVENT_LOG_MODES) {
+  describe.skipIf(!mode.available)(`event-log metrics, ${mode.name} mode`, () => {
+    const cleanups: (() => Promise<unknown>)[] = []
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+    })
+
+    it('reports consumer lag per partition until the batch commits, then the projection lag in seconds', async () => {
+      // Events recorded an hour ago: the projection lag is at least that once they are applied.
+      const past = () => new Date(Date.now() - HOUR_MS)
+      const { db, app, eventLog } = await startPipeline(mode.name, cleanups, {}, past)
+      const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+      for (const c of ['lag-1', 'lag-2', 'lag-3']) {
+        expect((await postCapture(app, apiKey, captureBody(c, 2))).statusCode).toBe(200)
+      }
+      const events = 6 // conversation.started + conversation.messages-captured, per conversation
+
+      let open!: () => void
+      const gate = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      const groupId = uniqueGroupId('metrics')
+      const consumer: EventConsumer = createEventConsumer(eventLog, {
+        pool: db.pool,
+        groupId,
+        streamTypes: ['conversation'],
+        handler: () => gate,
+      })
+      const metrics = new Metrics()
+      metrics.observeConsumer(consumer)
+      await consumer.start()
+      cleanups.push(async () => {
+        open()
+        await consumer.stop()
+      })
+
+      // While the first batch is held open, nothing is committed: every event is lag.
+      const held = await waitFor(
+        async () => {
+          const lag = samples((await metrics.render()).body, 'cas_consumer_lag_events')
+          return sum(lag) === events && lag
+        },
+        { what: `a lag of ${events} events` },
+      )
+      for (const labels of held.keys())
+        expect(labels).toMatch(new RegExp(`^\\{group="${groupId}",topic="[^"]+",partition="\\d+"\\}$`))
+      if (mode.name === 'kafka') expect(held.size).toBe(4)
+      expect(samples((await metrics.render()).body, 'cas_projection_lag_seconds').size).toBe(0)
+
+      open()
+      // Gauges read Postgres at scrape time, counters the process's own tallies: wait for both.
+      const text = await waitFor(
+        async () => {
+          const body = (await metrics.render()).body
+          return (
+            sum(samples(body, 'cas_consumer_lag_events')) === 0 &&
+            samples(body, 'cas_consumer_applied_events_total').get(`{group="${groupId}"}`) === events &&
+            body
+          )
+        },
+        { what: 'the lag to drain' },
+      )
+      const lagSeconds = samples(text, 'cas_projection_lag_seconds').get(`{group="${groupId}"}`)
+      expect(lagSeconds).toBeGreaterThanOrEqual(HOUR_MS / 1000)
+    })
+
+    it('reports the analysis backlog while a job runs, then retries and dead letters', async () => {
+      const { db, app, eventLog } = await startPipeline(mode.name, cleanups)
+      const analyzer = new ScriptedAnalyzer()
+      const analysis = createAnalysisService({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        analyzer,
+        logger: false,
+        groupId: uniqueGroupId('analysis'),
+        maxAttempts: 2,
+        retryBaseMs: 1,
+      })
+      const metrics = new Metrics()
+      metrics.observeAnalysis({ stats: analysis.worker.stats, jobs: () => analysis.jobs() })
+      analyzer.hold()
+      await analysis.start()
+      cleanups.push(async () => {
+        analyzer.release()
+        await analysis.stop()
+      })
+      const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+      const body = {
+        conversationId: 'failing',
+        messages: [{ id: 'm-1', role: 'user', content: 'fail:retryable' }],
+      }
+      expect((await postCapture(app, apiKey, body)).statusCode).toBe(200)
+
+      await waitFor(
+        async () => samples((await metrics.render()).body, 'cas_analysis_backlog_jobs').get('') === 1,
+        { what: 'a backlog of one job' },
+      )
+      analyzer.release()
+      const text = await waitFor(
+        async () => {
+          const scrape = (await metrics.render()).body
+          return (
+            samples(scrape, 'cas_analysis_dead_letters').get('') === 1 &&
+            samples(scrape, 'cas_analysis_dead_lettered_total').get('') === 1 &&
+            samples(scrape, 'cas_analysis_backlog_jobs').get('') === 0 &&
+            scrape
+          )
+        },
+        { what: 'the job to be dead-lettered' },
+      )
+      expect(samples(text, 'cas_analysis_retries_total').get('')).toBe(1)
+      expect(samples(text, 'cas_analysis_messages_analyzed_total').get('')).toBe(0)
+    })
+  })
+}
+
+describe.skipIf(kafkaBrokers() === null)('relay metrics', () => {
+  const cleanups: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+
+  it('reports the journal events not yet in Kafka, which drain once the relay runs', async () => {
+    const { db, app } = await startPipeline('journal', cleanups)
+    const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+    expect((await postCapture(app, apiKey, captureBody('relay-lag', 2))).statusCode).toBe(200)
+    const { kafka, topicPrefix } = await createTestTopics(2)
+    const relay = new Relay({ pool: db.pool, kafka, topicPrefix, pollIntervalMs: 5 })
+    const metrics = new Metrics()
+    metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(db.pool) })
+
+    // chatbot.created, conversation.started, conversation.messages-captured
+    await waitFor(async () => samples((await metrics.render()).body, 'cas_relay_lag_events').get('') === 3, {
+      what: 'a relay lag of 3',
+    })
+    expect(samples((await metrics.render()).body, 'cas_relay_leader').get('')).toBe(0)
+    await relay.start()
+    cleanups.push(() => relay.stop())
+    const text = await waitFor(
+      async () => {
+        const scrape = (await metrics.render()).body
+        return (
+          samples(scrape, 'cas_relay_lag_events').get('') === 0 &&
+          samples(scrape, 'cas_relay_published_events_total').get('') === 3 &&
+          scrape
+        )
+      },
+      { what: 'the relay lag to drain' },
+    )
+    expect(samples(text, 'cas_relay_leader').get('')).toBe(1)
+  })
+})
