@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 /**
  * Dashboard analytics latency at scale: overview and sentiment trend over 30 and 365 days, for read models
  * holding 1M and 10M messages (one organization, 10 chatbots, a year of traffic, ten messages per
@@ -16,9 +17,12 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
 import { createPool, ensureReaderLogin, migrate, startEmbeddedPostgres } from '@cas/db'
+import { Keyring } from '@cas/keyring'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
+
+const benchKeyring = new Keyring(randomBytes(32))
 
 const { values } = parseArgs({
   options: {
@@ -42,7 +46,14 @@ try {
   const pool = createPool(postgres.url, { max: 10 })
   const readerPool = createPool(await ensureReaderLogin(postgres.url), { max: 10 })
   const config = loadConfig({ DATABASE_URL: postgres.url, UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '100000' })
-  const app = await buildGatewayApp({ pool, config, logger: false, readiness: [], now: () => NOW })
+  const app = await buildGatewayApp({
+    pool,
+    keyring: benchKeyring,
+    config,
+    logger: false,
+    readiness: [],
+    now: () => NOW,
+  })
   await registerQueryRoutes(app, { readerPool, now: () => NOW })
   await app.ready()
   const { rows: version } = await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 /**
  * Capture latency with and without a slow analysis provider running: the provider takes 2 s per call,
  * and capture latency must stay what it is without analysis (analysis runs after the response, from the
@@ -16,8 +17,11 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
 import { createPool, migrate, startEmbeddedPostgres } from '@cas/db'
+import { Keyring } from '@cas/keyring'
 import { type Analyzer, createAnalysisService } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
+
+const benchKeyring = new Keyring(randomBytes(32))
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '16' } },
@@ -45,7 +49,7 @@ try {
   await migrate(postgres.url)
   const pool = createPool(postgres.url, { max: 20 })
   const config = loadConfig({ DATABASE_URL: postgres.url, CAPTURE_RATE_LIMIT_PER_MINUTE: '100000000' })
-  const app = await buildGatewayApp({ pool, config, logger: false, readiness: [] })
+  const app = await buildGatewayApp({ pool, keyring: benchKeyring, config, logger: false, readiness: [] })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   console.log(
@@ -72,6 +76,7 @@ try {
   report('without analysis running', await load(base, apiKey, 'a'))
   const analysis = createAnalysisService({
     pool,
+    keyring: benchKeyring,
     eventLog: { kind: 'journal' },
     analyzer: slowAnalyzer,
     logger: false,

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
+import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
@@ -22,11 +23,18 @@ for (const mode of EVENT_LOG_MODES) {
     it('shows sentiment and topics of a capture in the conversation, the overview and the trend', async () => {
       const { db, app, eventLog } = await startPipeline(mode.name, cleanups)
       const groupId = uniqueGroupId('projector')
-      const projector: Projector = createProjector({ pool: db.pool, eventLog, logger: false, groupId })
+      const projector: Projector = createProjector({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        logger: false,
+        groupId,
+      })
       await projector.consumer.start()
       cleanups.push(() => projector.consumer.stop())
       const analysis: AnalysisService = createAnalysisService({
         pool: db.pool,
+        keyring: testKeyring,
         eventLog,
         analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url })),
         logger: false,

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
+import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
@@ -27,7 +28,7 @@ for (const mode of EVENT_LOG_MODES) {
       // One group for the two, of their own: test files share the Kafka cluster.
       const groupId = uniqueGroupId('projector')
       const projectors: Projector[] = [0, 1].map(() =>
-        createProjector({ pool: db.pool, eventLog, logger: false, groupId }),
+        createProjector({ pool: db.pool, keyring: testKeyring, eventLog, logger: false, groupId }),
       )
       for (const p of projectors) {
         await p.consumer.start()

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
+import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 
 for (const mode of EVENT_LOG_MODES) {
@@ -20,6 +21,7 @@ for (const mode of EVENT_LOG_MODES) {
       // Its own group: test files share the Kafka cluster, and a shared group would rebalance across them.
       const projector = createProjector({
         pool: pipeline.db.pool,
+        keyring: testKeyring,
         eventLog: pipeline.eventLog,
         logger: false,
         groupId: uniqueGroupId('projector'),

@@ -7,15 +7,14 @@ import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import { createProjector } from '@cas/service-projector'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
-import { uniqueGroupId } from './support/kafka.ts'
-import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
+import { testKeyring } from './support/keyring.ts'
+import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
@@ -122,18 +121,12 @@ for (const mode of EVENT_LOG_MODES) {
     })
 
     async function setUp() {
-      const { db, app, eventLog } = await startPipeline(mode.name, cleanups)
-      const liveGroupId = uniqueGroupId('projector')
-      const live = createProjector({ pool: db.pool, eventLog, logger: false, groupId: liveGroupId })
-      await live.consumer.start()
-      cleanups.push(() => live.consumer.stop())
-      const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
-      // The consumer's count, not the projection's: it moves only once a batch has committed, so a
-      // snapshot taken then never catches the projector mid-batch (e.g. between a deletion's statements).
-      const caughtUp = async () => {
-        const { rows: j } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
-        return live.consumer.stats.applied >= j[0]!.n - rows[0]!.n
-      }
+      const pipeline = await startPipeline(mode.name, cleanups)
+      const { db, app, eventLog } = pipeline
+      const { groupId: liveGroupId, projector: live } = await startLiveProjector(pipeline, cleanups)
+      // Checkpoints, not the projection's rows: they move only once a batch has committed, so a snapshot
+      // taken then never catches the projector mid-batch (e.g. between a deletion's statements).
+      const caughtUp = () => consumerCaughtUp(pipeline, liveGroupId)
       return { db, app, eventLog, liveGroupId, live, caughtUp }
     }
 
@@ -153,6 +146,7 @@ for (const mode of EVENT_LOG_MODES) {
       const progress: number[] = []
       const result = await rebuildReadModels({
         pool: db.pool,
+        keyring: testKeyring,
         eventLog,
         liveGroupId,
         progressIntervalMs: 50,
@@ -218,6 +212,7 @@ for (const mode of EVENT_LOG_MODES) {
       const before = await snapshot(db)
       const interrupted = await rebuildReadModels({
         pool: db.pool,
+        keyring: testKeyring,
         eventLog,
         liveGroupId,
         stopAfter: 1,
@@ -226,6 +221,7 @@ for (const mode of EVENT_LOG_MODES) {
       expect(interrupted.swapped).toBe(false)
       const resumed = await rebuildReadModels({
         pool: db.pool,
+        keyring: testKeyring,
         eventLog,
         liveGroupId,
         progressIntervalMs: 50,

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './database.ts'
+import { testKeyring } from './keyring.ts'
 
 /**
  * The dashboard's HTTP surface on a test database, as the all-in-one serves it: the gateway's routes and
@@ -19,6 +20,7 @@ export async function buildTestGateway(
   const config = loadConfig({ DATABASE_URL: db.url, ...env })
   const app = await buildGatewayApp({
     pool: db.pool,
+    keyring: testKeyring,
     config,
     logger: process.env.TEST_LOGS ? pino({ level: 'error' }) : false,
     readiness: [],

@@ -6,6 +6,7 @@ import { ensureReaderLogin, migrate, startEmbeddedPostgres, withDatabase } from 
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
+import { TEST_MASTER_KEY } from './keyring.ts'
 import { hasRedisServer, startRedis } from './redis.ts'
 
 export const TEMPLATE_DATABASE = 'cas_test_template'
@@ -30,6 +31,8 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   const stops: (() => Promise<void>)[] = []
+  // Services the tests start as child processes (CLIs, workers) must open what the in-process ones seal.
+  process.env.ENCRYPTION_MASTER_KEY = TEST_MASTER_KEY
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-test-'))
   // Postgres runs as its own user when we are root: it must be able to reach its data directory.
   await chmod(scratch, 0o755)

@@ -1,26 +1,51 @@
+import type { JournalRecord } from '@cas/eventlog'
+import { openRecords } from '@cas/keyring'
 import type pg from 'pg'
+import { testKeyring } from './keyring.ts'
 
 export interface StoredEvent {
   type: string
+  /** The version as stored (2 for the sealed conversation events). */
+  version: number
   stream_id: string
   stream_version: number
   org_id: string
   chatbot_id: string
+  /** Opened: the personal fields in clear, as consumers read them. */
   payload: Record<string, unknown> & { messages?: { id: string }[] }
+  /** As stored and published: personal fields sealed. */
+  stored_payload: Record<string, unknown>
 }
 
-/** The journal's events (of a stream type, optionally one stream), in stream order. */
+/**
+ * The journal's events (of a stream type, optionally one stream), in stream order, opened with the test
+ * master key as consumers open them (an event that does not open keeps its stored payload).
+ */
 export async function journalEvents(
   pool: pg.Pool,
   streamType: string,
   streamId?: string,
 ): Promise<StoredEvent[]> {
-  const { rows } = await pool.query<StoredEvent>(
-    `SELECT type, stream_id, stream_version, org_id, chatbot_id, payload FROM event_journal
+  const { rows } = await pool.query<JournalRecord & { occurredAt: Date }>(
+    `SELECT position::text, event_id AS id, type, version, occurred_at AS "occurredAt", org_id AS "orgId",
+            chatbot_id AS "chatbotId", stream_type AS "streamType", stream_id AS "streamId",
+            stream_version AS "streamVersion", payload, metadata
+       FROM event_journal
       WHERE stream_type = $1 AND ($2::uuid IS NULL OR stream_id = $2) ORDER BY stream_id, stream_version`,
     [streamType, streamId ?? null],
   )
-  return rows
+  const records = rows.map((r) => ({ ...r, occurredAt: r.occurredAt.toISOString() }))
+  const opened = await openRecords(pool, testKeyring, records)
+  return opened.map((o) => ({
+    type: o.record.type,
+    version: o.record.version,
+    stream_id: o.record.streamId,
+    stream_version: o.record.streamVersion,
+    org_id: o.record.orgId,
+    chatbot_id: o.record.chatbotId,
+    payload: (o.ok ? o.event.payload : o.record.payload) as StoredEvent['payload'],
+    stored_payload: o.record.payload as Record<string, unknown>,
+  }))
 }
 
 export async function countRows(pool: pg.Pool, table: string): Promise<number> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { createKafka, ensureTopics } from '@cas/eventlog'
+import { createKafka, ensureTopics, STREAM_TYPES, topicFor } from '@cas/eventlog'
 import type { Kafka } from 'kafkajs'
 import { inject } from 'vitest'
 
@@ -34,4 +34,49 @@ export async function createTestTopics(partitions = 4): Promise<TestKafka> {
 
 export function uniqueGroupId(name: string): string {
   return `${name}-${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Every message now on the three event topics of `topicPrefix`, read raw from the earliest offset by a
+ * plain kafkajs consumer of its own, the way `kafka-console-consumer --from-beginning` would.
+ */
+export async function readTopicsRaw(
+  kafka: Kafka,
+  topicPrefix: string,
+): Promise<{ topic: string; key: string; value: string }[]> {
+  const topics = STREAM_TYPES.map((t) => topicFor(t, topicPrefix))
+  const admin = kafka.admin()
+  await admin.connect()
+  let expected = 0
+  try {
+    for (const topic of topics) {
+      for (const p of await admin.fetchTopicOffsets(topic)) expected += Number(p.high) - Number(p.low)
+    }
+  } finally {
+    await admin.disconnect()
+  }
+  const messages: { topic: string; key: string; value: string }[] = []
+  if (expected === 0) return messages
+  const consumer = kafka.consumer({ groupId: uniqueGroupId('raw-reader') })
+  await consumer.connect()
+  try {
+    await consumer.subscribe({ topics, fromBeginning: true })
+    let done: () => void = () => {}
+    const all = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        messages.push({ topic, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '' })
+        if (messages.length >= expected) done()
+      },
+    })
+    await Promise.race([
+      all,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out reading the topics')), 30_000)),
+    ])
+  } finally {
+    await consumer.disconnect()
+  }
+  return messages
 }

@@ -1,8 +1,12 @@
-import { type EventLogBackend, Relay } from '@cas/eventlog'
+import { type EventLogBackend, Relay, STREAM_TYPES, type StreamType, topicFor } from '@cas/eventlog'
+import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { buildTestGateway } from './gateway.ts'
-import { createTestTopics, kafkaBrokers } from './kafka.ts'
+import { createTestTopics, kafkaBrokers, uniqueGroupId } from './kafka.ts'
+import { testKeyring } from './keyring.ts'
+import { projectorCaughtUp as journalCheckpointsCaughtUp } from './projector.ts'
+import { waitFor } from './wait.ts'
 
 /** The two ways events reach consumers: the journal read directly, or Kafka fed by the relay. */
 export const EVENT_LOG_MODES = [
@@ -28,10 +32,11 @@ export async function startPipeline(
   mode: EventLogMode,
   cleanups: (() => Promise<unknown>)[],
   env: Record<string, string> = {},
+  now?: () => Date,
 ): Promise<TestPipeline> {
   const db = await createTestDatabase()
   cleanups.push(() => db.drop())
-  const { app } = await buildTestGateway(db, env)
+  const { app } = await buildTestGateway(db, env, now)
   cleanups.push(() => app.close())
   if (mode === 'journal') return { db, app, eventLog: { kind: 'journal', pollIntervalMs: 5 } }
   const topics = await createTestTopics(4)
@@ -53,4 +58,60 @@ export async function startPipeline(
       sessionTimeoutMs: 6_000,
     },
   }
+}
+
+/**
+ * Whether the consumer group has applied everything committed so far: its journal checkpoints are past
+ * every readable event, or (Kafka) the relay has published everything and the group's checkpoints are
+ * at the end of every partition. Counting applied events would not do: deleting a chatbot purges its
+ * events from the journal, some of them never read.
+ */
+export async function consumerCaughtUp(
+  pipeline: TestPipeline,
+  groupId: string,
+  streamTypes: readonly StreamType[] = STREAM_TYPES,
+): Promise<boolean> {
+  const { db, eventLog } = pipeline
+  // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.
+  if (eventLog.kind === 'journal') return journalCheckpointsCaughtUp(db.pool, groupId)
+  if (!(await journalCheckpointsCaughtUp(db.pool, '$relay'))) return false
+  const admin = eventLog.kafka.admin()
+  await admin.connect()
+  try {
+    const { rows } = await db.pool.query<{ topic: string; partition: number; last_offset: string }>(
+      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
+      [groupId],
+    )
+    const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
+    for (const streamType of streamTypes) {
+      const topic = topicFor(streamType, eventLog.topicPrefix)
+      for (const { partition, high } of await admin.fetchTopicOffsets(topic)) {
+        if ((checkpoints.get(`${topic}/${partition}`) ?? -1n) < BigInt(high) - 1n) return false
+      }
+    }
+    return true
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/**
+ * A projector with a group of its own on the pipeline's event log, stopped by `cleanups`. `projected()`
+ * waits until it has applied everything committed so far.
+ */
+export async function startLiveProjector(pipeline: TestPipeline, cleanups: (() => Promise<unknown>)[]) {
+  const groupId = uniqueGroupId('projector')
+  const projector = createProjector({
+    pool: pipeline.db.pool,
+    keyring: testKeyring,
+    eventLog: pipeline.eventLog,
+    logger: false,
+    groupId,
+  })
+  await projector.consumer.start()
+  cleanups.push(() => projector.consumer.stop())
+  const projected = async () => {
+    await waitFor(() => consumerCaughtUp(pipeline, groupId), { what: 'the projector to catch up' })
+  }
+  return { groupId, projector, projected }
 }

@@ -1,8 +1,9 @@
 import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import type pg from 'pg'
+import { testKeyring } from './keyring.ts'
 import { waitFor } from './wait.ts'
 
-/** Whether the projector group's journal checkpoint has passed every event now in the journal. */
+/** Whether a group's journal checkpoints (the projector's by default) have passed every event now in the journal. */
 export async function projectorCaughtUp(pool: pg.Pool, groupId = PROJECTOR_GROUP): Promise<boolean> {
   const { rows } = await pool.query<{ caught_up: boolean }>(
     `SELECT coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1 AND topic = '$journal'), -1)
@@ -14,7 +15,12 @@ export async function projectorCaughtUp(pool: pg.Pool, groupId = PROJECTOR_GROUP
 
 /** Runs a journal-backed projector until it has applied everything in the journal, then stops it. */
 export async function projectAll(pool: pg.Pool): Promise<Projector> {
-  const projector = createProjector({ pool, eventLog: { kind: 'journal', pollIntervalMs: 5 }, logger: false })
+  const projector = createProjector({
+    pool,
+    keyring: testKeyring,
+    eventLog: { kind: 'journal', pollIntervalMs: 5 },
+    logger: false,
+  })
   await projector.consumer.start()
   try {
     await waitFor(() => projectorCaughtUp(pool), { what: 'the projector to catch up' })

@@ -44,6 +44,15 @@ export const configSchema = z.object({
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(7).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('conversation-analytics'),
 
+  /**
+   * Master key wrapping the per-chatbot data keys that encrypt personal data in events: 32 bytes, base64
+   * (`openssl rand -base64 32`). When unset, DATA_DIR/master.key is used, generated on first start.
+   * Every service of a deployment needs the same one.
+   */
+  ENCRYPTION_MASTER_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be 32 bytes in base64, e.g. from `openssl rand -base64 32`')
+    .optional(),
   /** Signs session cookies; at least 32 characters. When unset one is generated once and kept in the database. */
   SESSION_SECRET: z.string().min(32).optional(),
   /** A session unused this long expires. */

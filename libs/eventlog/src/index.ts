@@ -9,6 +9,7 @@ export {
   type ExpectedVersion,
   type JournalDeps,
   lockStreamForUpdate,
+  purgeChatbotEvents,
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'

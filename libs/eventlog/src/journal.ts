@@ -198,3 +198,22 @@ export async function streamVersion(db: Pool | ClientBase, streamType: StreamTyp
   )
   return rows[0]?.version ?? 0
 }
+
+/**
+ * Deletes every journal event of the chatbot except those of `keepTypes` (its `chatbot.deleted`, which
+ * consumers still need to see). Events not yet relayed are then never published. Stream rows stay, so
+ * versions keep increasing should anything be appended later. Returns how many events were deleted.
+ */
+export async function purgeChatbotEvents(
+  client: ClientBase,
+  chatbotId: string,
+  keepTypes: readonly string[],
+): Promise<number> {
+  const { rowCount } = await client.query(
+    `DELETE FROM event_journal j USING event_streams s
+      WHERE s.chatbot_id = $1 AND j.stream_type = s.stream_type AND j.stream_id = s.stream_id
+        AND j.type <> ALL($2::text[])`,
+    [chatbotId, keepTypes],
+  )
+  return rowCount ?? 0
+}

@@ -6,6 +6,7 @@ import {
   conversationMetadataUpdatedV1,
   conversationStartedV1,
 } from './conversation-events.ts'
+import { readerEventDefinitions } from './domain-event.ts'
 import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
 
 const message = { id: 'm-1', role: 'user', content: 'Hello', sentAt: '2025-01-15T09:30:00.000Z' }
@@ -21,9 +22,16 @@ describe('conversation events', () => {
     '%s accepts its example',
     (_, definition) => {
       expectAccepted(definition.schema, rawEvent(definition))
-      expectAccepted(conversationEventSchema, rawEvent(definition))
     },
   )
+
+  it.each(
+    readerEventDefinitions
+      .filter((definition) => definition.streamType === 'conversation')
+      .map((definition) => [definition.type, definition] as const),
+  )("the readers' union accepts %s as readers see it", (_, definition) => {
+    expectAccepted(conversationEventSchema, rawEvent(definition))
+  })
 
   describe('conversation.messages-captured', () => {
     const schema = conversationMessagesCapturedV1.schema

@@ -8,6 +8,8 @@ import {
 } from './capture-schemas.ts'
 import { defineEvent } from './envelope.ts'
 import { utcTimestampSchema } from './primitives.ts'
+import { sealedForm } from './sealed.ts'
+import { defineUpcaster } from './upcasting.ts'
 
 const conversationMetadataShape = {
   user: endUserSchema,
@@ -79,18 +81,74 @@ export const conversationErasedV1 = defineEvent({
   example: { reason: 'retention' },
 })
 
+// Version 2 of the three events holding personal data (message content, end-user and custom fields): the
+// same payloads, but published and stored with those fields encrypted per chatbot (crypto-shredding).
+// Readers see the opened payloads below; `sealed…V2` is the wire form, in the published schemas.
+
+const exampleSealedBox = {
+  alg: 'A256GCM',
+  iv: 'q0dy3Wk8bq3m4W1n',
+  data: 'Xl1vO6Z2m4nQ7rT0yB3cE6fH9jK2lN5pS8uW1zA4dG7iL0oR3tV6xY9bE2hK5mP8sU',
+} as const
+
+export const conversationStartedV2 = defineEvent({
+  ...conversationStartedV1,
+  version: 2,
+  description: `${conversationStartedV1.description} Published with its personal fields sealed.`,
+})
+
+export const conversationMessagesCapturedV2 = defineEvent({
+  ...conversationMessagesCapturedV1,
+  version: 2,
+  description: `${conversationMessagesCapturedV1.description} Published with the messages sealed.`,
+})
+
+export const conversationMetadataUpdatedV2 = defineEvent({
+  ...conversationMetadataUpdatedV1,
+  version: 2,
+  description: `${conversationMetadataUpdatedV1.description} Published with its personal fields sealed.`,
+})
+
+export const sealedConversationStartedV2 = sealedForm(
+  conversationStartedV2,
+  ['conversationId', 'user', 'organization', 'session', 'custom'],
+  { sealed: exampleSealedBox },
+)
+
+export const sealedConversationMessagesCapturedV2 = sealedForm(conversationMessagesCapturedV2, ['messages'], {
+  receivedAt: '2025-01-15T09:30:03.120Z',
+  analysisRequested: true,
+  sealed: exampleSealedBox,
+})
+
+export const sealedConversationMetadataUpdatedV2 = sealedForm(
+  conversationMetadataUpdatedV2,
+  ['user', 'organization', 'session', 'custom'],
+  { sealed: exampleSealedBox },
+)
+
+/** v1 events were published in clear; they read as v2 with the same payload. */
+export const conversationUpcasters = [
+  defineUpcaster(conversationStartedV1, conversationStartedV2, (event) => event.payload),
+  defineUpcaster(conversationMessagesCapturedV1, conversationMessagesCapturedV2, (event) => event.payload),
+  defineUpcaster(conversationMetadataUpdatedV1, conversationMetadataUpdatedV2, (event) => event.payload),
+]
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const conversationEventDefinitions = [
   conversationStartedV1,
   conversationMessagesCapturedV1,
   conversationMetadataUpdatedV1,
   conversationErasedV1,
+  sealedConversationStartedV2,
+  sealedConversationMessagesCapturedV2,
+  sealedConversationMetadataUpdatedV2,
 ] as const
 
 /** The latest version of each conversation event type: what readers see after upcasting. */
 export const conversationEventSchema = z.discriminatedUnion('type', [
-  conversationStartedV1.schema,
-  conversationMessagesCapturedV1.schema,
-  conversationMetadataUpdatedV1.schema,
+  conversationStartedV2.schema,
+  conversationMessagesCapturedV2.schema,
+  conversationMetadataUpdatedV2.schema,
   conversationErasedV1.schema,
 ])

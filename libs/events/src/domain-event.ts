@@ -2,8 +2,9 @@ import { z } from 'zod'
 import { analysisEventDefinitions, analysisEventSchema } from './analysis-events.ts'
 import { chatbotEventDefinitions, chatbotEventSchema } from './chatbot-events.ts'
 import { conversationEventDefinitions, conversationEventSchema } from './conversation-events.ts'
-import type { EventMetadata } from './envelope.ts'
+import type { EventDefinition, EventMetadata } from './envelope.ts'
 import type { DeepReadonly } from './primitives.ts'
+import { type SealedEventDefinition, sealedRegistry } from './sealed.ts'
 
 /** Every published (type, version), oldest version first within a type. */
 export const eventDefinitions = [
@@ -12,7 +13,10 @@ export const eventDefinitions = [
   ...analysisEventDefinitions,
 ] as const
 
-/** Any recorded event at its latest version. */
+/** The published (type, version)s whose personal fields travel sealed, by `type vN`. */
+export const sealedEvents = sealedRegistry(eventDefinitions)
+
+/** Any recorded event at its latest version, opened (personal fields in clear). */
 export const domainEventSchema = z.discriminatedUnion('type', [
   chatbotEventSchema,
   conversationEventSchema,
@@ -59,6 +63,14 @@ function latestDefinitions() {
 }
 
 const latest = latestDefinitions()
+
+/**
+ * What readers see: the latest version of every type, the sealed ones opened (personal fields in clear).
+ * `domainEventSchema` is the union of these.
+ */
+export const readerEventDefinitions: readonly EventDefinition[] = [...latest.values()].map((definition) =>
+  'opened' in definition ? (definition as SealedEventDefinition).opened : definition,
+)
 
 export const latestEventVersions = Object.fromEntries(
   [...latest.values()].map((definition) => [definition.type, definition.version]),

@@ -27,8 +27,14 @@ export {
   conversationEventDefinitions,
   conversationEventSchema,
   conversationMessagesCapturedV1,
+  conversationMessagesCapturedV2,
   conversationMetadataUpdatedV1,
+  conversationMetadataUpdatedV2,
   conversationStartedV1,
+  conversationStartedV2,
+  sealedConversationMessagesCapturedV2,
+  sealedConversationMetadataUpdatedV2,
+  sealedConversationStartedV2,
 } from './conversation-events.ts'
 export {
   type AnalysisEvent,
@@ -46,6 +52,7 @@ export {
   latestEventVersions,
   type NewEvent,
   type RecordedEvent,
+  sealedEvents,
 } from './domain-event.ts'
 export {
   defineEvent,
@@ -74,6 +81,16 @@ export {
   primitiveValueSchema,
   utcTimestampSchema,
 } from './primitives.ts'
+export {
+  openSealedEvent,
+  type SealedBox,
+  type SealedEventDefinition,
+  type SealedRegistry,
+  sealedAad,
+  sealedBoxSchema,
+  sealedForm,
+  sealPayload,
+} from './sealed.ts'
 export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'
 export { upcast } from './upcasters.ts'
 export { createUpcaster, defineUpcaster, type Upcaster } from './upcasting.ts'

@@ -13,5 +13,5 @@ export function newEvent<Type extends EventType>(
   const version = latestEventVersions[type]
   const event = metadata === undefined ? { type, version, payload } : { type, version, payload, metadata }
   // A generic conditional type cannot be narrowed, so the per-type pairing is asserted here once.
-  return event as NewEvent<Type>
+  return event as unknown as NewEvent<Type>
 }

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { analysisMessagesAnalyzedV1 } from './analysis-events.ts'
 import { conversationMessagesCapturedV1 } from './conversation-events.ts'
-import { eventDefinitions } from './domain-event.ts'
+import { readerEventDefinitions } from './domain-event.ts'
 import { InvalidEventError } from './invalid-event-error.ts'
 import { parseRecordedEvent, safeParseRecordedEvent } from './parse-event.ts'
 import { rawEvent, rawEventWithPayload } from './test-support.ts'
 
 describe('parseRecordedEvent', () => {
-  it.each(eventDefinitions.map((definition) => [definition.type, definition] as const))(
+  it.each(readerEventDefinitions.map((definition) => [definition.type, definition] as const))(
     'round-trips %s through JSON unchanged',
     (_, definition) => {
       const raw = rawEvent(definition)

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { chatbotCreatedV1, chatbotRenamedV1 } from './chatbot-events.ts'
-import { eventDefinitions } from './domain-event.ts'
+import {
+  conversationMessagesCapturedV1,
+  conversationMessagesCapturedV2,
+  conversationMetadataUpdatedV1,
+  conversationMetadataUpdatedV2,
+  conversationStartedV1,
+  conversationStartedV2,
+} from './conversation-events.ts'
+import { domainEventSchema, readerEventDefinitions } from './domain-event.ts'
 import { defineEvent } from './envelope.ts'
 import { InvalidEventError } from './invalid-event-error.ts'
 import { rawEvent } from './test-support.ts'
@@ -38,13 +46,24 @@ const renamedV2ToV3 = defineUpcaster(chatbotRenamedV2, chatbotRenamedV3, (event)
 }))
 
 describe('upcast (the registered upcasters)', () => {
-  it.each(eventDefinitions.map((definition) => [definition.type, definition] as const))(
-    'leaves %s v1, the latest version, as it is',
-    (_, definition) => {
-      const raw = rawEvent(definition)
-      expect(upcast(raw)).toBe(raw)
-    },
-  )
+  it.each(
+    readerEventDefinitions.map(
+      (definition) => [`${definition.type} v${definition.version}`, definition] as const,
+    ),
+  )('leaves %s, the latest version, as it is', (_, definition) => {
+    const raw = rawEvent(definition)
+    expect(upcast(raw)).toBe(raw)
+  })
+
+  it.each([
+    [conversationStartedV1, conversationStartedV2],
+    [conversationMessagesCapturedV1, conversationMessagesCapturedV2],
+    [conversationMetadataUpdatedV1, conversationMetadataUpdatedV2],
+  ] as const)('reads $type v1 (published in clear) as v2 with the same payload', (v1, v2) => {
+    const upcasted = upcast(rawEvent(v1))
+    expect(upcasted).toEqual(rawEvent(v2))
+    expect(domainEventSchema.parse(upcasted)).toEqual(domainEventSchema.parse(rawEvent(v2)))
+  })
 })
 
 describe('createUpcaster', () => {

@@ -9,6 +9,7 @@ import {
 } from '@cas/db'
 import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
+import { type Keyring, loadKeyring } from '@cas/keyring'
 import type { Admin, Kafka } from 'kafkajs'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -23,6 +24,8 @@ export interface Infrastructure {
   readonly readiness: readonly ReadinessCheck[]
   /** Connections as the row-level-security reader role, for services answering dashboard reads. */
   readonly readerPool?: pg.Pool
+  /** The master key, for the services that seal or open events' personal data. */
+  readonly keyring: Keyring
   /** Closes everything this opened, in reverse order. */
   close(): Promise<void>
 }
@@ -63,6 +66,14 @@ export async function openInfrastructure(
       closers.push(() => server.stop())
       databaseUrl = server.url
     }
+    const { keyring, source, file } = loadKeyring(config)
+    if (source === 'generated') log.warn({ file }, 'generated a new encryption master key; back it up')
+    else if (source === 'file' && config.DATABASE_URL) {
+      log.warn(
+        { file },
+        'using the master key file; set ENCRYPTION_MASTER_KEY so every service has the same one',
+      )
+    }
     const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
     if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
 
@@ -83,7 +94,7 @@ export async function openInfrastructure(
     }
 
     if (!config.KAFKA_BROKERS) {
-      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, readerPool, close }
+      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, readerPool, keyring, close }
     }
     const kafka = createKafka({
       brokers: config.KAFKA_BROKERS,
@@ -106,6 +117,7 @@ export async function openInfrastructure(
       eventLog: { kind: 'kafka', kafka, topicPrefix: config.KAFKA_TOPIC_PREFIX },
       readiness,
       readerPool,
+      keyring,
       close,
     }
   } catch (err) {

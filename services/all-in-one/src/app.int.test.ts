@@ -6,6 +6,7 @@ import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from '../../../test/support/kafka.ts'
+import { TEST_MASTER_KEY } from '../../../test/support/keyring.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { type AllInOne, startAllInOne } from './app.ts'
 
@@ -26,7 +27,11 @@ describe('all-in-one service', () => {
   })
 
   it('serves /healthz and /readyz on the journal backend when KAFKA_BROKERS is unset', async () => {
-    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    service = await startAllInOne(
+      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      false,
+      silent,
+    )
     expect(service.infra.eventLog.kind).toBe('journal')
     expect(service.relay).toBeUndefined()
     const health = await service.app.inject('/healthz')
@@ -36,14 +41,22 @@ describe('all-in-one service', () => {
   })
 
   it('answers 404 in the API error shape for an unknown route', async () => {
-    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    service = await startAllInOne(
+      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      false,
+      silent,
+    )
     const res = await service.app.inject('/api/v1/nothing-here')
     expect(res.statusCode).toBe(404)
     expect(res.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
   })
 
   it('signs up, creates a chatbot and captures with its key, end to end over HTTP', async () => {
-    service = await startAllInOne(loadConfig({ DATABASE_URL: db.url, PORT: '0' }), false, silent)
+    service = await startAllInOne(
+      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      false,
+      silent,
+    )
     const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
     const signup = await fetch(`${base}/api/v1/auth/signup`, {
       method: 'POST',
@@ -88,6 +101,7 @@ describe('all-in-one service', () => {
       const { kafka, topicPrefix } = await createTestTopics(2)
       service = await startAllInOne(
         loadConfig({
+          ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
           DATABASE_URL: db.url,
           PORT: '0',
           KAFKA_BROKERS: brokers.join(','),

@@ -52,12 +52,18 @@ export async function startAllInOne(
       stops.unshift(() => r.stop())
       relay = r
     }
-    const projector = createProjector({ pool: infra.pool, eventLog: infra.eventLog, logger: log })
+    const projector = createProjector({
+      pool: infra.pool,
+      keyring: infra.keyring,
+      eventLog: infra.eventLog,
+      logger: log,
+    })
     await projector.consumer.start()
     stops.unshift(() => projector.consumer.stop())
     const analyzer = await createAnalyzer(config, (msg, fields) => parentLog.warn(fields ?? {}, msg))
     const analysis = createAnalysisService({
       pool: infra.pool,
+      keyring: infra.keyring,
       eventLog: infra.eventLog,
       analyzer,
       logger: log,
@@ -69,6 +75,7 @@ export async function startAllInOne(
     const now = () => new Date()
     const app = await buildGatewayApp({
       pool: infra.pool,
+      keyring: infra.keyring,
       config,
       logger: log,
       readiness: infra.readiness,

@@ -6,6 +6,7 @@ import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { journalEvents } from '../../../test/support/journal.ts'
+import { testKeyring } from '../../../test/support/keyring.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { createAnalysisService } from './app.ts'
 import { type FakeChatServer, startFakeChatServer } from './providers/fake-chat-server.ts'
@@ -39,6 +40,7 @@ describe('analysis with ANALYSIS_PROVIDER=llm', () => {
     expect(analyzer.info.name).toBe('llm:test-model')
     const service = createAnalysisService({
       pool: db.pool,
+      keyring: testKeyring,
       eventLog: { kind: 'journal', pollIntervalMs: 5 },
       analyzer,
       logger: false,

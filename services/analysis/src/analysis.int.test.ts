@@ -5,6 +5,7 @@ import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { journalEvents } from '../../../test/support/journal.ts'
+import { testKeyring } from '../../../test/support/keyring.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { type AnalysisService, createAnalysisService } from './app.ts'
@@ -38,6 +39,7 @@ async function startService(opts: { maxAttempts?: number; maxPending?: number } 
   analyzer = new ScriptedAnalyzer()
   service = createAnalysisService({
     pool: db.pool,
+    keyring: testKeyring,
     eventLog: { kind: 'journal', pollIntervalMs: 5 },
     analyzer,
     logger: false,

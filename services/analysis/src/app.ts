@@ -1,6 +1,6 @@
 import type { Config } from '@cas/config'
 import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
-import { safeParseRecordedEvent } from '@cas/events'
+import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
@@ -20,6 +20,8 @@ export { AnalyzerError } from './analyzer.ts'
 export interface AnalysisServiceDeps {
   readonly pool: pg.Pool
   readonly eventLog: EventLogBackend
+  /** Opens the sealed message content the analyzer needs. */
+  readonly keyring: Keyring
   readonly analyzer: Analyzer
   readonly logger: Logger | false
   readonly concurrency?: number
@@ -75,13 +77,18 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     handler: async (records, client) => {
       const jobs: NewJob[] = []
-      for (const record of records) {
-        const parsed = safeParseRecordedEvent(record)
-        if (!parsed.ok) {
-          log?.warn({ eventId: record.id, reason: parsed.error.message }, 'dropped an invalid event')
+      for (const opened of await openRecords(client, deps.keyring, records)) {
+        if (!opened.ok) {
+          // Skipped as deleted (its chatbot's key is destroyed), or invalid.
+          if (opened.reason !== 'key_destroyed') {
+            log?.warn(
+              { eventId: opened.record.id, reason: opened.reason, detail: opened.detail },
+              'dropped an event',
+            )
+          }
           continue
         }
-        const event = parsed.event
+        const event = opened.event
         if (event.type === 'conversation.erased') {
           await forgetConversation(client, event.streamId)
           continue

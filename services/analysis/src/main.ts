@@ -9,6 +9,7 @@ await runService('analysis', async (config, log) => {
   log.info({ analyzer: analyzer.info }, 'analyzer ready')
   const service = createAnalysisService({
     pool: infra.pool,
+    keyring: infra.keyring,
     eventLog: infra.eventLog,
     analyzer,
     logger: log,

@@ -32,7 +32,7 @@ const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVE
 const infra = await openInfrastructure(config, log, 'reanalyze')
 try {
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
-  const keys = await enqueueReanalysis(infra.pool, {
+  const keys = await enqueueReanalysis(infra.pool, infra.keyring, {
     chatbotId: chatbot,
     since,
     analyzer: analyzer.info,

@@ -3,130 +3,150 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../test/support/auth.ts'
 import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
-import { buildTestGateway } from '../../../test/support/gateway.ts'
-import { projectAll } from '../../../test/support/projector.ts'
+import type { TestDatabase } from '../../../test/support/database.ts'
+import { uniqueGroupId } from '../../../test/support/kafka.ts'
+import { testKeyring } from '../../../test/support/keyring.ts'
+import {
+  EVENT_LOG_MODES,
+  startLiveProjector,
+  startPipeline,
+  type TestPipeline,
+} from '../../../test/support/pipeline.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { createAnalysisService } from './app.ts'
 import { enqueueReanalysis } from './reanalyze.ts'
 import { ScriptedAnalyzer } from './testing/scripted-analyzer.ts'
 import { AnalysisWorker } from './worker.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let clock = new Date('2026-11-10T12:00:00Z')
-let chatbotId: string
-const conversations: string[] = []
-
 const V1 = new ScriptedAnalyzer({ name: 'scripted', version: 'v1' })
 // Version 2 judges every message the opposite way.
 const V2 = new ScriptedAnalyzer({ name: 'scripted', version: 'v2' }, -1)
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db, {}, () => clock))
-  const { cookie } = await signUp(app)
-  const created = await createChatbot(app, cookie)
-  chatbotId = created.chatbot.id
-  const service = createAnalysisService({
-    pool: db.pool,
-    eventLog: { kind: 'journal', pollIntervalMs: 5 },
-    analyzer: V1,
-    logger: false,
-  })
-  await service.start()
-  for (const [i, at] of ['2026-11-10T12:00:00Z', '2026-11-12T12:00:00Z'].entries()) {
-    clock = new Date(at)
-    const res = await postCapture(app, created.apiKey, {
-      conversationId: `c${i}`,
-      messages: [{ id: 'm', role: 'user', content: 'score:0.5 #billing', sentAt: at }],
+for (const mode of EVENT_LOG_MODES) {
+  describe.skipIf(!mode.available)(`npm run reanalyze, ${mode.name} mode`, () => {
+    let pipeline: TestPipeline
+    let db: TestDatabase
+    let app: FastifyInstance
+    let clock = new Date('2026-11-10T12:00:00Z')
+    let chatbotId: string
+    const conversations: string[] = []
+    const cleanups: (() => Promise<unknown>)[] = []
+    let projected: () => Promise<void>
+
+    beforeAll(async () => {
+      pipeline = await startPipeline(mode.name, cleanups, {}, () => clock)
+      ;({ db, app } = pipeline)
+      ;({ projected } = await startLiveProjector(pipeline, cleanups))
+      const { cookie } = await signUp(app)
+      const created = await createChatbot(app, cookie)
+      chatbotId = created.chatbot.id
+      const service = createAnalysisService({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog: pipeline.eventLog,
+        analyzer: V1,
+        logger: false,
+        groupId: uniqueGroupId('analysis'),
+      })
+      await service.start()
+      for (const [i, at] of ['2026-11-10T12:00:00Z', '2026-11-12T12:00:00Z'].entries()) {
+        clock = new Date(at)
+        const res = await postCapture(app, created.apiKey, {
+          conversationId: `c${i}`,
+          messages: [{ id: 'm', role: 'user', content: 'score:0.5 #billing', sentAt: at }],
+        })
+        conversations.push(res.json().conversationId)
+      }
+      await waitFor(async () => {
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status = 'done'",
+        )
+        return rows[0].n === 2
+      })
+      await service.stop()
+      await projected()
     })
-    conversations.push(res.json().conversationId)
-  }
-  await waitFor(async () => {
-    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM analysis_jobs WHERE status = 'done'")
-    return rows[0].n === 2
-  })
-  await service.stop()
-  await projectAll(db.pool)
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+    afterAll(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+    })
 
-async function messageResults() {
-  const { rows } = await db.pool.query(
-    'SELECT conversation_id, sentiment_score, analyzer FROM rm_messages WHERE chatbot_id = $1 ORDER BY sent_at',
-    [chatbotId],
-  )
-  return rows.map((r) => [r.analyzer, r.sentiment_score])
-}
-
-async function reanalyze(since?: Date) {
-  const keys = await enqueueReanalysis(db.pool, { chatbotId, since, analyzer: V2.info, now: new Date() })
-  const worker = new AnalysisWorker({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
-  worker.start()
-  try {
-    await waitFor(async () => {
+    async function messageResults() {
       const { rows } = await db.pool.query(
-        "SELECT count(*)::int AS n FROM analysis_jobs WHERE source_event_id = ANY($1) AND status = 'done'",
-        [keys],
+        'SELECT conversation_id, sentiment_score, analyzer FROM rm_messages WHERE chatbot_id = $1 ORDER BY sent_at',
+        [chatbotId],
       )
-      return rows[0].n === keys.length
+      return rows.map((r) => [r.analyzer, r.sentiment_score])
+    }
+
+    async function reanalyze(since?: Date) {
+      const keys = await enqueueReanalysis(db.pool, testKeyring, {
+        chatbotId,
+        since,
+        analyzer: V2.info,
+        now: new Date(),
+      })
+      const worker = new AnalysisWorker({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
+      worker.start()
+      try {
+        await waitFor(async () => {
+          const { rows } = await db.pool.query(
+            "SELECT count(*)::int AS n FROM analysis_jobs WHERE source_event_id = ANY($1) AND status = 'done'",
+            [keys],
+          )
+          return rows[0].n === keys.length
+        })
+      } finally {
+        await worker.stop()
+      }
+      await projected()
+      return keys
+    }
+
+    it('re-analyzes captures since a date with the current analyzer, whose results then show', async () => {
+      expect(await messageResults()).toEqual([
+        ['scripted@v1', 0.5],
+        ['scripted@v1', 0.5],
+      ])
+      const keys = await reanalyze(new Date('2026-11-11T00:00:00Z'))
+      expect(keys).toHaveLength(1)
+      expect(await messageResults()).toEqual([
+        ['scripted@v1', 0.5],
+        ['scripted@v2', -0.5],
+      ])
+      const { rows } = await db.pool.query(
+        'SELECT sentiment_score, sentiment_label FROM rm_conversations WHERE id = $1',
+        [conversations[1]],
+      )
+      expect(rows[0]).toEqual({ sentiment_score: -0.5, sentiment_label: 'negative' })
     })
-  } finally {
-    await worker.stop()
-  }
-  await projectAll(db.pool)
-  return keys
+
+    it('replaces the previous version in the rollups exactly, and queues a version once', async () => {
+      await reanalyze()
+      expect(await messageResults()).toEqual([
+        ['scripted@v2', -0.5],
+        ['scripted@v2', -0.5],
+      ])
+      const { rows } = await db.pool.query(
+        'SELECT sum(sentiment_sum)::float8 AS sum, sum(sentiment_count)::int AS n, sum(negative)::int AS negative FROM rm_hourly_stats WHERE chatbot_id = $1',
+        [chatbotId],
+      )
+      expect(rows[0]).toEqual({ sum: -1, n: 2, negative: 2 })
+      const before = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
+      await enqueueReanalysis(db.pool, testKeyring, { chatbotId, analyzer: V2.info, now: new Date() })
+      const after = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
+      expect(after.rows[0].n).toBe(before.rows[0].n)
+    })
+
+    it('explains its usage when the arguments are wrong', () => {
+      const res = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'services/analysis/src/reanalyze-cli.ts', '--since', 'x'],
+        {
+          encoding: 'utf8',
+        },
+      )
+      expect(res.status).toBe(64)
+      expect(res.stderr).toContain('usage: npm run reanalyze -- --chatbot <id>')
+    })
+  })
 }
-
-describe('npm run reanalyze', () => {
-  it('re-analyzes captures since a date with the current analyzer, whose results then show', async () => {
-    expect(await messageResults()).toEqual([
-      ['scripted@v1', 0.5],
-      ['scripted@v1', 0.5],
-    ])
-    const keys = await reanalyze(new Date('2026-11-11T00:00:00Z'))
-    expect(keys).toHaveLength(1)
-    expect(await messageResults()).toEqual([
-      ['scripted@v1', 0.5],
-      ['scripted@v2', -0.5],
-    ])
-    const { rows } = await db.pool.query(
-      'SELECT sentiment_score, sentiment_label FROM rm_conversations WHERE id = $1',
-      [conversations[1]],
-    )
-    expect(rows[0]).toEqual({ sentiment_score: -0.5, sentiment_label: 'negative' })
-  })
-
-  it('replaces the previous version in the rollups exactly, and queues a version once', async () => {
-    await reanalyze()
-    expect(await messageResults()).toEqual([
-      ['scripted@v2', -0.5],
-      ['scripted@v2', -0.5],
-    ])
-    const { rows } = await db.pool.query(
-      'SELECT sum(sentiment_sum)::float8 AS sum, sum(sentiment_count)::int AS n, sum(negative)::int AS negative FROM rm_hourly_stats WHERE chatbot_id = $1',
-      [chatbotId],
-    )
-    expect(rows[0]).toEqual({ sum: -1, n: 2, negative: 2 })
-    const before = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
-    await enqueueReanalysis(db.pool, { chatbotId, analyzer: V2.info, now: new Date() })
-    const after = await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')
-    expect(after.rows[0].n).toBe(before.rows[0].n)
-  })
-
-  it('explains its usage when the arguments are wrong', () => {
-    const res = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'services/analysis/src/reanalyze-cli.ts', '--since', 'x'],
-      {
-        encoding: 'utf8',
-      },
-    )
-    expect(res.status).toBe(64)
-    expect(res.stderr).toContain('usage: npm run reanalyze -- --chatbot <id>')
-  })
-})

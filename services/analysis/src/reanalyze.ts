@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { safeParseRecordedEvent } from '@cas/events'
+import type { JournalRecord } from '@cas/eventlog'
+import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { AnalyzerInfo } from './analyzer.ts'
 import { enqueueJobs, type NewJob } from './jobs.ts'
@@ -18,9 +19,13 @@ export interface ReanalysisRequest {
  * per original capture, read from the journal. Jobs are keyed by (capture, analyzer version): running it
  * again for the same version queues nothing new. Returns the ids of the jobs it asked for.
  */
-export async function enqueueReanalysis(pool: pg.Pool, request: ReanalysisRequest): Promise<string[]> {
-  const { rows } = await pool.query(
-    `SELECT position::text, event_id AS id, type, version, occurred_at AS "occurredAt", org_id AS "orgId",
+export async function enqueueReanalysis(
+  pool: pg.Pool,
+  keyring: Keyring,
+  request: ReanalysisRequest,
+): Promise<string[]> {
+  const { rows } = await pool.query<JournalRecord & { occurredAt: Date }>(
+    `SELECT position::text, event_id AS id, stream_type AS "streamType", type, version, occurred_at AS "occurredAt", org_id AS "orgId",
             chatbot_id AS "chatbotId", stream_id AS "streamId", stream_version AS "streamVersion", payload, metadata
        FROM event_journal
       WHERE stream_type = 'conversation' AND chatbot_id = $1 AND type = 'conversation.messages-captured'
@@ -29,10 +34,10 @@ export async function enqueueReanalysis(pool: pg.Pool, request: ReanalysisReques
     [request.chatbotId, request.since ?? null],
   )
   const jobs: NewJob[] = []
-  for (const row of rows) {
-    const parsed = safeParseRecordedEvent({ ...row, occurredAt: row.occurredAt.toISOString() })
-    if (!parsed.ok || parsed.event.type !== 'conversation.messages-captured') continue
-    const event = parsed.event
+  const records = rows.map((row) => ({ ...row, occurredAt: row.occurredAt.toISOString() }))
+  for (const opened of await openRecords(pool, keyring, records)) {
+    if (!opened.ok || opened.event.type !== 'conversation.messages-captured') continue
+    const event = opened.event
     jobs.push({
       sourceEventId: reanalysisJobKey(event.id, request.analyzer),
       conversationId: event.streamId,

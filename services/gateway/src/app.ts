@@ -1,5 +1,6 @@
 import type { Config } from '@cas/config'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
+import type { Keyring } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type pg from 'pg'
@@ -12,6 +13,8 @@ import { registerErasureRoutes } from './erasure/routes.ts'
 
 export interface GatewayDeps {
   readonly pool: pg.Pool
+  /** Seals the personal data of captured events. */
+  readonly keyring: Keyring
   readonly config: Config
   readonly logger: Logger | false
   readonly readiness: readonly ReadinessCheck[]
@@ -43,8 +46,8 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
   if (redis) app.addHook('onClose', async () => void (await redis.quit()))
   // Auth first: its origin check and session hooks must run before any other route's.
   await registerAuth(app, { pool, config, now, redis })
-  await registerChatbots(app, { pool, now })
-  await registerCapture(app, { pool, config, now, redis })
+  await registerChatbots(app, { pool, keyring: deps.keyring, now })
+  await registerCapture(app, { pool, keyring: deps.keyring, config, now, redis })
   await registerErasureRoutes(app, { pool, now })
   startRetentionSweeper(app, {
     pool,

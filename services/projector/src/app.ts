@@ -1,4 +1,5 @@
 import { createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
@@ -6,6 +7,8 @@ import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
 export interface ProjectorDeps {
   readonly pool: pg.Pool
   readonly eventLog: EventLogBackend
+  /** Opens the sealed personal data of events. */
+  readonly keyring: Keyring
   readonly logger: Logger | false
   /** Consumer group; every projector process of one deployment shares it and they split the partitions. */
   readonly groupId?: string
@@ -34,7 +37,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
     maxBatchSize: deps.maxBatchSize ?? 500,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     handler: (records, client) =>
-      applyToReadModels(client, records, stats, (reason, record, detail) => {
+      applyToReadModels(client, deps.keyring, records, stats, (reason, record, detail) => {
         if (reason !== 'chatbot_deleted')
           log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
       }),

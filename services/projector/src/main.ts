@@ -4,7 +4,12 @@ import { createProjector } from './app.ts'
 
 await runService('projector', async (config, log) => {
   const infra = await openInfrastructure(config, log, 'projector')
-  const projector = createProjector({ pool: infra.pool, eventLog: infra.eventLog, logger: log })
+  const projector = createProjector({
+    pool: infra.pool,
+    keyring: infra.keyring,
+    eventLog: infra.eventLog,
+    logger: log,
+  })
   await projector.consumer.start()
   const app = await createHttpApp({ logger: log, readiness: infra.readiness })
   app.get('/projector', async () => ({

@@ -80,7 +80,7 @@ async function analyze(
 async function hourly(chatbotId: string) {
   const { rows } = await db.pool.query(
     `SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24') AS hour, messages, user_messages, assistant_messages,
-            sentiment_sum, sentiment_count, positive, neutral, negative
+            sentiment_sum::float8 AS sentiment_sum, sentiment_count, positive, neutral, negative
        FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour`,
     [chatbotId],
   )

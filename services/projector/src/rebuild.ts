@@ -8,6 +8,7 @@ import {
   STREAM_TYPES,
   topicFor,
 } from '@cas/eventlog'
+import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import { PROJECTOR_GROUP } from './app.ts'
 import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
@@ -41,6 +42,8 @@ export interface RebuildProgress {
 export interface RebuildOptions {
   readonly pool: pg.Pool
   readonly eventLog: EventLogBackend
+  /** Opens the sealed personal data of events; a deleted chatbot's events stay unreadable and skipped. */
+  readonly keyring: Keyring
   readonly onProgress?: (progress: RebuildProgress) => void
   readonly progressIntervalMs?: number
   /** For tests of a crash: stop replaying (without swapping) once this many events were applied. */
@@ -145,7 +148,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     maxBatchSize: 1_000,
     handler: async (records, client) => {
       await client.query(`SET LOCAL search_path TO ${run.schema_name}, public`)
-      await applyToReadModels(client, records, stats)
+      await applyToReadModels(client, opts.keyring, records, stats)
     },
   })
 }

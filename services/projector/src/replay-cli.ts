@@ -31,7 +31,12 @@ const show = (p: RebuildProgress) => {
   else console.log(line)
 }
 try {
-  const result = await rebuildReadModels({ pool: infra.pool, eventLog: infra.eventLog, onProgress: show })
+  const result = await rebuildReadModels({
+    pool: infra.pool,
+    keyring: infra.keyring,
+    eventLog: infra.eventLog,
+    onProgress: show,
+  })
   if (tty) process.stdout.write('\n')
   console.log(
     `${result.resumed ? 'resumed and finished' : 'finished'} rebuild ${result.runId}: ` +

@@ -67,6 +67,17 @@ describe('POST /api/v1/capture', () => {
       receivedAt: NOW.toISOString(),
       analysisRequested: true,
     })
+    // Stored (and so published) as v2, the personal fields sealed with the chatbot's data key.
+    expect(events.map((e) => e.version)).toEqual([2, 2])
+    expect(events[0]?.stored_payload).toEqual({ sealed: expect.objectContaining({ alg: 'A256GCM' }) })
+    expect(events[1]?.stored_payload).toEqual({
+      receivedAt: NOW.toISOString(),
+      analysisRequested: true,
+      sealed: expect.objectContaining({ alg: 'A256GCM' }),
+    })
+    const stored = JSON.stringify(events.map((e) => e.stored_payload))
+    for (const m of body.messages) expect(stored).not.toContain(m.content)
+    expect(stored).not.toContain(body.conversationId)
     const { rows } = await db.pool.query(
       'SELECT message_id FROM capture_message_ids WHERE conversation_id = $1',
       [result.conversationId],

@@ -3,6 +3,7 @@ import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import { AppError } from '@cas/http'
+import { dataKeyFor, type Keyring, type StoredDataKey, sealEvents, unwrapStored } from '@cas/keyring'
 import type pg from 'pg'
 import { analysisEnabled, customFieldSchema } from '../chatbots/settings.ts'
 import {
@@ -23,7 +24,7 @@ export interface CaptureResult {
   readonly deprecated: boolean
 }
 
-interface ChatbotRow {
+interface ChatbotRow extends StoredDataKey {
   chatbot_id: string
   org_id: string
   settings: Record<string, unknown>
@@ -49,6 +50,7 @@ interface RegistryRow {
  */
 export async function capture(
   pool: pg.Pool,
+  keyring: Keyring,
   keyHash: Buffer,
   body: CaptureBody,
   now: () => Date,
@@ -64,8 +66,9 @@ export async function capture(
 
   return withTransaction(pool, async (client) => {
     const { rows: keys } = await client.query<ChatbotRow>(
-      `SELECT c.id AS chatbot_id, c.org_id, c.settings
+      `SELECT c.id AS chatbot_id, c.org_id, c.settings, d.wrapped_key, d.master_key_id
          FROM chatbot_api_keys k JOIN chatbots c ON c.id = k.chatbot_id
+         LEFT JOIN chatbot_data_keys d ON d.chatbot_id = c.id
         WHERE k.key_hash = $1 FOR SHARE OF k, c`,
       [keyHash],
     )
@@ -116,6 +119,12 @@ export async function capture(
       )
     }
     if (events.length > 0) {
+      // A live chatbot's key is never destroyed (deletion takes the lock this transaction holds).
+      const stored = unwrapStored(keyring, chatbot.chatbot_id, chatbot)
+      const dataKey =
+        stored instanceof Buffer
+          ? stored
+          : await dataKeyFor(client, keyring, chatbot.chatbot_id, chatbot.org_id)
       await appendToStream(
         client,
         {
@@ -124,7 +133,7 @@ export async function capture(
           orgId: chatbot.org_id,
           chatbotId: chatbot.chatbot_id,
           expectedVersion: 'any',
-          events,
+          events: sealEvents(dataKey, { chatbotId: chatbot.chatbot_id, streamId: conversation.id }, events),
         },
         { now },
       )

@@ -1,5 +1,6 @@
 import type { Config } from '@cas/config'
 import { AppError, errorResponses } from '@cas/http'
+import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -11,6 +12,7 @@ import { captureBodySchema, captureResponseSchema } from './schema.ts'
 
 export interface CaptureRouteDeps {
   readonly pool: pg.Pool
+  readonly keyring: Keyring
   readonly config: Config
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
@@ -83,7 +85,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       async (request, reply) => {
         const identity = request.apiKeyIdentity
         if (!identity) throw new AppError('unauthorized', 'A valid API key is required.')
-        const result = await capture(pool, identity.keyHash, request.body, deps.now)
+        const result = await capture(pool, deps.keyring, identity.keyHash, request.body, deps.now)
         if (result.deprecated) reply.header('deprecation', 'true')
         return {
           ok: true as const,

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
-import { appendToStream, lockStreamForUpdate, readStream, StreamVersionConflictError } from '@cas/eventlog'
+import {
+  appendToStream,
+  lockStreamForUpdate,
+  purgeChatbotEvents,
+  readStream,
+  StreamVersionConflictError,
+} from '@cas/eventlog'
 import { type ChatbotEvent, parseRecordedEvent } from '@cas/events'
 import { AppError } from '@cas/http'
+import { dataKeyFor, destroyDataKey, type Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { IssuedKey } from './api-key.ts'
 import { type ChatbotCommand, type ChatbotState, decide, evolve, initialChatbotState } from './chatbot.ts'
@@ -10,6 +17,8 @@ import { projectChatbot } from './projection.ts'
 
 export interface CommandDeps {
   readonly pool: pg.Pool
+  /** Wraps the data key a new chatbot gets for the personal data of its events. */
+  readonly keyring: Keyring
   readonly now: () => Date
 }
 
@@ -72,6 +81,15 @@ export async function executeChatbotCommand(
         )
         const next = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent).reduce(evolve, state)
         await projectChatbot(client, chatbotId, next, appended.streamVersion, deps.now())
+        if (state.status === 'absent' && next.status === 'active') {
+          await dataKeyFor(client, deps.keyring, chatbotId, orgId)
+        }
+        if (next.status === 'deleted') {
+          // Permanent deletion: its sealed events, here and in every copy of the topics, become unreadable,
+          // and the journal keeps nothing of it but the chatbot.deleted event consumers still need.
+          await destroyDataKey(client, chatbotId, orgId)
+          await purgeChatbotEvents(client, chatbotId, ['chatbot.deleted'])
+        }
         if (key) await replaceKey(client, chatbotId, orgId, key, deps.now())
         return { chatbotId, state: next }
       })

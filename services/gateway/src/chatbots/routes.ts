@@ -1,6 +1,7 @@
 import { requireSession } from '@cas/auth'
 import { jsonObjectSchema } from '@cas/events'
 import { AppError, errorResponses } from '@cas/http'
+import type { Keyring } from '@cas/keyring'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -12,6 +13,7 @@ import { settingsSchema } from './settings.ts'
 
 export interface ChatbotRouteDeps {
   readonly pool: pg.Pool
+  readonly keyring: Keyring
   readonly now: () => Date
 }
 

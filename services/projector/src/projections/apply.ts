@@ -1,5 +1,6 @@
 import type { JournalRecord } from '@cas/eventlog'
-import { type DomainEvent, safeParseRecordedEvent } from '@cas/events'
+import type { DomainEvent } from '@cas/events'
+import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import { applyConversationAnalyzed, applyMessagesAnalyzed } from './analysis.ts'
 import { applyMessagesCaptured, applyMetadataUpdated, applyStarted } from './conversations.ts'
@@ -25,10 +26,12 @@ const CHATBOT_TABLES = [
 
 /**
  * Applies a batch of events (already deduplicated by the consumer) to the read models, inside the
- * consumer's transaction. Invalid events and events of deleted chatbots are dropped with a reason.
+ * consumer's transaction, opening sealed payloads with their chatbots' data keys. Invalid events and
+ * events of deleted chatbots (their key destroyed, or seen deleted here) are dropped with a reason.
  */
 export async function applyToReadModels(
   client: pg.ClientBase,
+  keyring: Keyring,
   records: readonly JournalRecord[],
   stats: ProjectionStats,
   onDrop: DropLog = () => {},
@@ -40,13 +43,14 @@ export async function applyToReadModels(
   const deleted = await deletedChatbots(client, [...new Set(records.map((r) => r.chatbotId))])
   const erased = await erasedConversations(client, [...new Set(records.map((r) => r.streamId))])
   const rollups = new RollupBatch()
-  for (const record of records) {
-    const parsed = safeParseRecordedEvent(record)
-    if (!parsed.ok) {
-      drop('invalid_event', record, parsed.error.message)
+  for (const opened of await openRecords(client, keyring, records)) {
+    const record = opened.record
+    if (!opened.ok) {
+      // A destroyed data key means the chatbot was deleted: its events are skipped as deleted.
+      drop(opened.reason === 'key_destroyed' ? 'chatbot_deleted' : opened.reason, record, opened.detail)
       continue
     }
-    const event = parsed.event
+    const event = opened.event
     if (deleted.has(event.chatbotId)) {
       drop('chatbot_deleted', record)
       continue
