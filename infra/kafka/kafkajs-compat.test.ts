@@ -71,8 +71,9 @@ function consumer(groupId: string) {
 }
 
 async function createTopic(topic: string, numPartitions = 4) {
-  expect(await admin.createTopics({ topics: [{ topic, numPartitions }] })).toBe(true)
-  // kafkajs' waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers at first.
+  // kafkajs' waitForLeaders (on by default) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft
+  // broker answers at first: it is turned off here, and waitForTopicLeaders waits instead.
+  expect(await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: false })).toBe(true)
   await waitForTopicLeaders(admin, [topic])
 }
 
