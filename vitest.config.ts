@@ -1,23 +1,49 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 
+const BROWSER_TESTS = ['test/dashboard-browser.test.ts']
+
+const common = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  pool: 'forks' as const,
+  // A skipped test is a failure in CI (see .ci/run); nothing is allowed to be left .only either.
+  allowOnly: false,
+}
+
 export default defineConfig({
   test: {
-    include: [
-      'libs/**/*.test.ts',
-      'services/**/*.test.ts',
-      'test/**/*.test.ts',
-      'infra/**/*.test.ts',
-      'bench/**/*.test.ts',
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'services',
+          include: [
+            'libs/**/*.test.ts',
+            'services/**/*.test.ts',
+            'test/**/*.test.ts',
+            'infra/**/*.test.ts',
+            'bench/**/*.test.ts',
+          ],
+          // The fault tests have their own command (npm run test:faults, vitest.faults.config.ts).
+          exclude: [...configDefaults.exclude, 'test/faults/**', ...BROWSER_TESTS],
+          globalSetup: ['test/support/global-setup.ts'],
+          // Two cores: files run two at a time; each has its own database and topics.
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // The dashboard in headless Chromium against `npm start` on a fresh data directory: it brings its
+        // own Postgres (the embedded one) and runs alone, after the rest, so that a browser, a build and a
+        // whole service starting up never compete with the timing-sensitive Kafka and analysis tests.
+        test: {
+          ...common,
+          name: 'browser',
+          include: BROWSER_TESTS,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
-    // The fault tests have their own command (npm run test:faults, vitest.faults.config.ts).
-    exclude: [...configDefaults.exclude, 'test/faults/**'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    // Two cores: files run two at a time; each has its own database and topics.
-    pool: 'forks',
-    maxWorkers: 2,
-    // A skipped test is a failure in CI (see .ci/run); nothing is allowed to be left .only either.
-    allowOnly: false,
   },
 })

@@ -12,7 +12,6 @@ import {
   seriousAxeViolations,
 } from './support/browser.ts'
 import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { waitFor } from './support/wait.ts'
 
 const CHROMIUM = findChromium()
@@ -29,13 +28,12 @@ const STEP_TIMEOUT = 90_000
 
 /**
  * The dashboard as a person uses it, in headless Chromium against the real build (`npm run build`, then
- * dist/all-in-one.js as `npm start` runs it): sign up, create a chatbot and see its key once, capture
+ * dist/all-in-one.js on a fresh DATA_DIR, as `npm start` runs it): sign up, create a chatbot and see its key once, capture
  * with that key, watch the conversation and its sentiment appear, filter, page, read analytics, rotate,
  * delete, sign out and in. Every page passes axe-core with no serious or critical violation, logs no
  * error (a CSP violation would), and is saved as a screenshot under .ci-artifacts/screenshots.
  */
 describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
-  let db: TestDatabase
   let app: BuiltApp
   let browser: Browser
   let page: Page
@@ -48,8 +46,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
   beforeAll(async () => {
     await clearScreenshots()
     await buildApp()
-    db = await createTestDatabase()
-    app = await startBuiltApp(db.url)
+    app = await startBuiltApp()
     browser = await launchChromium(CHROMIUM!)
     const context = await browser.newContext({
       baseURL: app.baseUrl,
@@ -66,7 +63,6 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
   afterAll(async () => {
     await browser?.close()
     await app?.stop()
-    await db?.drop()
   })
 
   /** Saves the page as `name`, then checks it with axe-core and that it logged no error. */

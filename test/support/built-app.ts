@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { freePort } from '@cas/db'
@@ -15,38 +19,82 @@ export async function buildApp(): Promise<void> {
 export interface BuiltApp {
   readonly baseUrl: string
   readonly process: Worker
+  /** Stops the service (and so its embedded Postgres) and removes its data directory. */
   stop(): Promise<void>
 }
 
 /**
- * The built all-in-one (dist/all-in-one.js, what `npm start` runs after building) in a child process on
- * `databaseUrl`, answering on a free port; resolves once /healthz does.
+ * The built all-in-one (dist/all-in-one.js, what `npm start` runs after building) in a child process on a
+ * fresh DATA_DIR, so with its own embedded Postgres, answering on a free port; resolves once /healthz does.
  */
-export async function startBuiltApp(
-  databaseUrl: string,
-  env: Record<string, string> = {},
-): Promise<BuiltApp> {
+export async function startBuiltApp(env: Record<string, string> = {}): Promise<BuiltApp> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cas-built-app-'))
+  // Postgres runs as its own user when we are root: it must be able to reach its data directory.
+  await chmod(dataDir, 0o755)
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
   const child = spawnWorker(
-    { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    {
+      // `npm start`'s defaults, whatever servers the test run itself was pointed at (empty is unset).
+      DATABASE_URL: '',
+      QUERY_DATABASE_URL: '',
+      KAFKA_BROKERS: '',
+      REDIS_URL: '',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     `${ROOT}dist/all-in-one.js`,
     ['--enable-source-maps'],
   )
+  const stop = async () => {
+    await child.kill('SIGTERM')
+    await stopLeftoverPostgres(dataDir)
+    await rm(dataDir, { recursive: true, force: true })
+  }
   const exited = new Promise<never>((_, reject) =>
     child.process.once('exit', (code) => reject(new Error(`the built app exited (${code}) while starting`))),
   )
   exited.catch(() => {})
   const healthy = waitFor(async () => (await fetch(`${baseUrl}/healthz`).catch(() => undefined))?.ok, {
-    timeoutMs: 30_000,
+    timeoutMs: 90_000,
     what: 'the built app to answer /healthz',
   })
   healthy.catch(() => {})
   try {
     await Promise.race([healthy, exited])
   } catch (err) {
-    await child.kill()
+    await stop()
     throw err
   }
-  return { baseUrl, process: child, stop: () => child.kill('SIGTERM') }
+  return { baseUrl, process: child, stop }
+}
+
+/**
+ * A service that stopped gracefully has stopped its embedded Postgres; one that was killed has not. The
+ * server this test started is found by its own data directory's postmaster.pid, and asked to shut down.
+ */
+async function stopLeftoverPostgres(dataDir: string): Promise<void> {
+  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid')
+  if (!existsSync(pidFile)) return
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n', 1)[0])
+  if (!Number.isInteger(pid) || pid <= 0) return
+  try {
+    process.kill(pid, 'SIGINT')
+  } catch {
+    return
+  }
+  await waitFor(
+    () => {
+      try {
+        process.kill(pid, 0)
+        return false
+      } catch {
+        return true
+      }
+    },
+    { timeoutMs: 30_000, what: `the test's Postgres (${pid}) to stop` },
+  ).catch(() => {})
 }
