@@ -33,7 +33,7 @@ export {
   type KafkaSettings,
   waitForTopicLeaders,
 } from './kafka.ts'
-export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
+export { createKafkaConsumer, type KafkaConsumerOptions, kafkaGroupId } from './kafka-consumer.ts'
 export type { JournalRecord, StreamType } from './records.ts'
 export { Relay, type RelayOptions, type RelayStats } from './relay.ts'
 export { backoffMs, Waiter } from './sleep.ts'
