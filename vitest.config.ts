@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts', 'infra/**/*.test.ts'],
+    // The fault suite has its own command and config (vitest.faults.config.ts).
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
