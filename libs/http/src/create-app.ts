@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance } from 'fastify'
 import {
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -10,6 +11,7 @@ import {
 import type { Logger } from 'pino'
 import { installErrorHandler } from './error-handler.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
+import { refuseNulCharacters } from './nul-check.ts'
 
 export interface HttpAppOptions {
   /** A pino logger, or false for none (tests). */
@@ -37,12 +39,16 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Path parameters are validated by the route schemas (a user id may be 256 characters, percent-encoded
+    // up to 12 bytes each); the router's own default limit of 100 answered 414 to valid requests.
+    maxParamLength: 4096,
   }) as unknown as FastifyInstance
   // Every API speaks JSON: a text/plain body is refused (415) rather than parsed as a string.
   app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandler(app)
+  refuseNulCharacters(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -59,6 +65,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       },
     },
     transform: jsonSchemaTransform,
+    // Schemas with an id (JsonValue) are referenced with $ref: this puts them under components.schemas.
+    transformObject: jsonSchemaTransformObject,
   })
   app
     .withTypeProvider<ZodTypeProvider>()

@@ -9,4 +9,4 @@ export {
   errorBody,
 } from './errors.ts'
 export { type ReadinessCheck, registerHealthRoutes } from './health.ts'
-export { errorBodySchema, errorResponses } from './schemas.ts'
+export { errorBodySchema, errorResponses, isoDateTimeSchema } from './schemas.ts'
