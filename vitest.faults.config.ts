@@ -8,7 +8,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/faults/**/*.fault.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    // Postgres, Kafka and Redis as for npm test; then the services bundled into dist/ for the processes.
+    globalSetup: ['test/support/global-setup.ts', 'test/faults/support/build.ts'],
     testTimeout: 240_000,
     hookTimeout: 180_000,
     pool: 'forks',

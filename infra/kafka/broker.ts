@@ -1,6 +1,7 @@
 /**
  * Runs a real Apache Kafka broker (KRaft, one combined broker+controller node) from the official jars on Maven
  * Central, without Docker. Used by tests (global setup) and local runs (`npm run kafka -- start`).
+ * startKafkaCluster runs several such nodes as one cluster, for fault tests.
  *
  *   const kafka = await startKafka({ dataDir })   // kafka.brokers -> ['127.0.0.1:<port>']
  *   await kafka.stop()                            // SIGTERM, clean shutdown; data stays in dataDir

@@ -2,7 +2,8 @@
  * Fault 6: a three-broker KRaft cluster on loopback (replication factor 3, min.insync.replicas=2; the relay
  * produces with acks=all), whose partition leader is SIGKILLed under load. A batch the relay saw
  * acknowledged is on two brokers, unclean leader election is off, so the new leader has it: every
- * message the capture API acknowledged ends up in the read models, once.
+ * message the capture API acknowledged ends up in the read models, once. The killed broker is then
+ * restarted and rejoins every in-sync replica set.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -66,7 +67,7 @@ describe('fault 6: kill the partition leader of a three-broker cluster under loa
       capturesPerConversation: 5,
       messagesPerCapture: 10,
       concurrency: 4,
-      pauseMs: 150,
+      pauseMs: 100,
     })
     try {
       await load.reached(load.plannedMessages / 3)
@@ -102,6 +103,15 @@ describe('fault 6: kill the partition leader of a three-broker cluster under loa
         what: 'the projector to consume everything',
       })
       await expectReadModelsEqualAcknowledged(d.db.pool, load)
+      // The killed broker comes back with its data and catches up: every partition is in sync on three again.
+      await cluster.node(victim).start()
+      await waitFor(
+        async () => {
+          const { topics } = await d.admin.fetchTopicMetadata({ topics: [conversations] })
+          return topics[0]!.partitions.every((p) => p.isr.length === 3)
+        },
+        { timeoutMs: 60_000, what: `broker ${victim} back in every in-sync replica set` },
+      )
       console.log(
         `fault 6: killed broker ${victim} (leader of ${counts.get(victim)} of ${before.size} partitions) at ${acknowledgedAtKill} acknowledged messages; ${kafka.journal} events, none lost`,
       )

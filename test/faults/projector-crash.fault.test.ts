@@ -32,6 +32,8 @@ describe('fault 1: kill -9 the projector repeatedly during a load of 20k message
       capturesPerConversation: 5,
       messagesPerCapture: 20,
       concurrency: 6,
+      // Spread over ~25 s, so that most kills land while it runs.
+      pauseMs: 50,
     })
     expect(load.plannedMessages).toBeGreaterThanOrEqual(20_000)
     let finished = false

@@ -46,8 +46,8 @@ describe('fault 5: rebalance storm, three projectors in one group', () => {
       capturesPerConversation: 5,
       messagesPerCapture: 10,
       concurrency: 4,
-      // Spread over ~30 s, the length of the storm.
-      pauseMs: 150,
+      // Spread over ~25 s, the length of the storm.
+      pauseMs: 120,
     })
     let finished = false
     void load.done.then(() => {
@@ -56,7 +56,7 @@ describe('fault 5: rebalance storm, three projectors in one group', () => {
     const restarts: string[] = []
     try {
       for (let i = 0; !finished || restarts.length < 6; i++) {
-        await new Promise((r) => setTimeout(r, 2_000 + Math.random() * 2_000))
+        await new Promise((r) => setTimeout(r, 1_000 + Math.random() * 2_000))
         const projector = d.projectors[i % 3]!
         const signal = i % 2 === 0 ? 'SIGKILL' : 'SIGTERM'
         await (signal === 'SIGKILL' ? projector.kill('SIGKILL') : projector.stop())

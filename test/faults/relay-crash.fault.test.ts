@@ -82,8 +82,8 @@ describe('fault 2: kill -9 the relay between commit and publish', () => {
       capturesPerConversation: 5,
       messagesPerCapture: 10,
       concurrency: 4,
-      // Spread over ~25 s, so that it is still writing when the last kill lands.
-      pauseMs: 150,
+      // Spread over ~20 s, so that it is still writing when the last kill lands.
+      pauseMs: 110,
     })
     try {
       const rounds = 5

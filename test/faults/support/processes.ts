@@ -1,5 +1,6 @@
 /**
- * Services as real child processes (their own main.ts, run with tsx), for fault tests that SIGKILL them.
+ * Services as real child processes (dist/<service>.js, their main.ts bundled by the suite's global setup),
+ * for fault tests that SIGKILL them.
  * Each writes its output to a log file under FAULT_LOG_DIR (default: a temporary directory); a failing
  * test prints the tail of every process it started.
  */
@@ -58,7 +59,9 @@ export async function serviceProcess(name: ServiceName, opts: ServiceOptions): P
   const label = opts.label ?? name
   fs.mkdirSync(FAULT_LOG_DIR, { recursive: true })
   const logFile = path.join(FAULT_LOG_DIR, `${label}-${port}.log`)
-  const script = path.join(REPO_ROOT, 'services', name, 'src', 'main.ts')
+  const script = path.join(REPO_ROOT, 'dist', `${name}.js`)
+  if (!fs.existsSync(script))
+    throw new Error(`${script} is missing: run npm run build (the fault suite's setup does)`)
   // A clean environment: nothing from the test runner's (a KAFKA_BROKERS or DATABASE_URL meant for the
   // tests) leaks into the service's configuration.
   const env = {
@@ -91,7 +94,7 @@ export async function serviceProcess(name: ServiceName, opts: ServiceOptions): P
       const out = fs.openSync(logFile, 'a')
       fs.writeSync(out, `\n--- ${new Date().toISOString()} starting ${label} ---\n`)
       try {
-        child = spawn(process.execPath, ['--import', 'tsx', script], {
+        child = spawn(process.execPath, ['--enable-source-maps', script], {
           cwd: REPO_ROOT,
           env,
           stdio: ['ignore', out, out],
