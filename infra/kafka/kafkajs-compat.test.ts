@@ -71,8 +71,9 @@ function consumer(groupId: string) {
 }
 
 async function createTopic(topic: string, numPartitions = 4) {
-  expect(await admin.createTopics({ topics: [{ topic, numPartitions }] })).toBe(true)
-  // kafkajs' waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers at first.
+  expect(await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: false })).toBe(true)
+  // kafkajs' own waitForLeaders (off above) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft
+  // broker answers at first.
   await waitForTopicLeaders(admin, [topic])
 }
 

@@ -41,7 +41,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     return503OnClosing: true,
     // Path parameters are validated by the route schemas (a user id may be 256 characters, percent-encoded
     // up to 12 bytes each); the router's own default limit of 100 answered 414 to valid requests.
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
   }) as unknown as FastifyInstance
   // Every API speaks JSON: a text/plain body is refused (415) rather than parsed as a string.
   app.removeContentTypeParser('text/plain')
