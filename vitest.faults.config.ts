@@ -1,18 +1,20 @@
 import { defineConfig } from 'vitest/config'
 
 /**
- * The fault tests (issue 7): real processes killed or cut off under load, bounded in time. Slower than
- * `npm test`, so they have their own command, `npm run test:faults`, which CI runs after it.
+ * The fault suite (`npm run test:faults`): real service processes killed, brokers stopped, a Kafka
+ * cluster losing its partition leader, Schemathesis against the running API. Slow by nature, so kept out
+ * of `npm test`; CI runs both. One file at a time: each one loads the machine on its own.
  */
 export default defineConfig({
   test: {
     include: ['test/faults/**/*.fault.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 300_000,
-    hookTimeout: 120_000,
+    // Postgres, Kafka and Redis as for npm test; then the services bundled into dist/ for the processes.
+    globalSetup: ['test/support/global-setup.ts', 'test/faults/support/build.ts'],
+    testTimeout: 240_000,
+    hookTimeout: 180_000,
     pool: 'forks',
-    // One at a time: each one loads the machine on purpose.
     maxWorkers: 1,
+    fileParallelism: false,
     allowOnly: false,
   },
 })

@@ -1,6 +1,7 @@
 /**
  * Runs a real Apache Kafka broker (KRaft, one combined broker+controller node) from the official jars on Maven
  * Central, without Docker. Used by tests (global setup) and local runs (`npm run kafka -- start`).
+ * startKafkaCluster runs several such nodes as one cluster, for fault tests.
  *
  *   const kafka = await startKafka({ dataDir })   // kafka.brokers -> ['127.0.0.1:<port>']
  *   await kafka.stop()                            // SIGTERM, clean shutdown; data stays in dataDir
@@ -24,7 +25,7 @@ const POM = path.join(MODULE_DIR, 'pom.xml')
 const DEFAULT_REPO_ROOT = path.resolve(MODULE_DIR, '..', '..')
 /** Written into libs/ once Maven has copied every jar; libs/ is renamed into place atomically with it. */
 const COMPLETE_MARKER = '.complete'
-const NODE_ID = 1
+const SINGLE_NODE_ID = 1
 const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 30_000
 
@@ -160,12 +161,171 @@ export async function startKafka(opts: StartKafkaOptions): Promise<KafkaBroker> 
   }
 }
 
-async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: string, log: Log) {
-  const logsDir = path.join(dataDir, 'logs')
-  const storageDir = path.join(dataDir, 'data')
-  fs.mkdirSync(logsDir, { recursive: true })
-  fs.mkdirSync(storageDir, { recursive: true })
+export interface StartKafkaClusterOptions {
+  /** Node n keeps its config, storage and logs in `<dataDir>/node-<n>`; reusing it restarts the same cluster. */
+  dataDir: string
+  /** How many nodes, each a combined broker and KRaft controller voter (default 3). */
+  nodes?: number
+  /** JVM max heap per node in MB (default 256). */
+  heapMb?: number
+  jvmArgs?: string[]
+  log?: Log
+  repoRoot?: string
+}
 
+export interface KafkaClusterNode {
+  readonly nodeId: number
+  readonly port: number
+  readonly controllerPort: number
+  readonly dataDir: string
+  readonly logFile: string
+  /** Whether this node's JVM is running (from its last start until it exits). */
+  readonly running: boolean
+  /** The JVM's pid since the last start. */
+  readonly pid: number
+  /** SIGKILL and wait for exit: a crash. */
+  kill(): Promise<void>
+  /** SIGTERM (controlled shutdown), wait for exit. */
+  stop(): Promise<void>
+  /** Starts the node again (same data, same ports); resolves once the cluster lists it unfenced. */
+  start(): Promise<void>
+}
+
+export interface KafkaCluster {
+  /** Bootstrap servers: every node. */
+  readonly brokers: string[]
+  readonly nodes: readonly KafkaClusterNode[]
+  readonly version: string
+  readonly dataDir: string
+  node(nodeId: number): KafkaClusterNode
+  /** Stops every running node (SIGTERM, SIGKILL after a timeout). */
+  stop(): Promise<void>
+}
+
+interface ClusterState {
+  version: string
+  clusterId: string
+  nodes: { nodeId: number; port: number; controllerPort: number }[]
+}
+
+/**
+ * Starts a KRaft cluster of `nodes` nodes on loopback, each a combined broker and controller (a static
+ * voter set of all of them), from the same jars as startKafka. Topics are replicated min(nodes, 3) times
+ * by default, and with three nodes or more `min.insync.replicas` is 2: an acks=all write is then on two
+ * brokers before it is acknowledged, and unclean leader election stays off. Resolves once every node is
+ * registered and unfenced. For fault tests: kill a node (the leader of a partition), start it again.
+ */
+export async function startKafkaCluster(opts: StartKafkaClusterOptions): Promise<KafkaCluster> {
+  const log = opts.log ?? (() => {})
+  const { libsDir } = await ensureKafkaJars({ repoRoot: opts.repoRoot, log })
+  const dataDir = path.resolve(opts.dataDir)
+  fs.mkdirSync(dataDir, { recursive: true })
+  const count = opts.nodes ?? 3
+  if (!Number.isInteger(count) || count < 1) throw new Error(`kafka: bad node count ${count}`)
+  const statePath = path.join(dataDir, 'kafka-cluster.json')
+  const previous = (() => {
+    try {
+      return JSON.parse(fs.readFileSync(statePath, 'utf8')) as ClusterState
+    } catch {
+      return undefined
+    }
+  })()
+  let state: ClusterState
+  if (previous && previous.nodes.length === count) {
+    state = previous
+  } else {
+    const taken = new Set<number>()
+    const pick = async () => {
+      for (;;) {
+        const port = await freePort()
+        if (!taken.has(port)) {
+          taken.add(port)
+          return port
+        }
+      }
+    }
+    const nodes = []
+    for (let nodeId = 1; nodeId <= count; nodeId++) {
+      nodes.push({ nodeId, port: await pick(), controllerPort: await pick() })
+    }
+    state = { version: KAFKA_VERSION, clusterId: randomClusterId(), nodes }
+  }
+  fs.writeFileSync(statePath, `${JSON.stringify(state, null, 2)}\n`)
+  const voters = state.nodes.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',')
+  const allIds = state.nodes.map((n) => n.nodeId)
+
+  const nodes = state.nodes.map((n) => {
+    const spec: NodeSpec = {
+      ...n,
+      voters,
+      nodes: count,
+      clusterId: state.clusterId,
+      dataDir: path.join(dataDir, `node-${n.nodeId}`),
+      heapMb: opts.heapMb ?? 256,
+      jvmArgs: opts.jvmArgs ?? [],
+    }
+    let launched: LaunchedNode | undefined
+    let running = false
+    const launch = async () => {
+      if (running) throw new Error(`kafka: node ${n.nodeId} is already running`)
+      launched = await launchNode(spec, libsDir, log)
+      running = true
+      void launched.exited.then(() => {
+        running = false
+      })
+      return launched
+    }
+    const node: KafkaClusterNode & { launch: typeof launch; launched: () => LaunchedNode | undefined } = {
+      nodeId: n.nodeId,
+      port: n.port,
+      controllerPort: n.controllerPort,
+      dataDir: spec.dataDir,
+      logFile: path.join(spec.dataDir, 'logs', 'server.log'),
+      get running() {
+        return running
+      },
+      get pid() {
+        return launched?.pid ?? -1
+      },
+      kill: async () => launched?.kill(),
+      stop: async () => launched?.stop(),
+      async start() {
+        const l = await launch()
+        await l.ready(allIds)
+      },
+      launch,
+      launched: () => launched,
+    }
+    return node
+  })
+
+  const stopAll = async () => {
+    await Promise.all(nodes.map((n) => n.stop()))
+  }
+  try {
+    // All at once: no node can finish starting before a majority of the controller quorum is up.
+    const launched = await Promise.all(nodes.map((n) => n.launch()))
+    await Promise.all(launched.map((l) => l.ready(allIds)))
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.kill()))
+    throw err
+  }
+  return {
+    brokers: state.nodes.map((n) => `127.0.0.1:${n.port}`),
+    nodes,
+    version: KAFKA_VERSION,
+    dataDir,
+    node(nodeId) {
+      const found = nodes.find((n) => n.nodeId === nodeId)
+      if (!found) throw new Error(`kafka: no node ${nodeId} in this cluster`)
+      return found
+    },
+    stop: stopAll,
+  }
+}
+
+async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: string, log: Log) {
+  fs.mkdirSync(dataDir, { recursive: true })
   const statePath = path.join(dataDir, 'kafka-broker.json')
   const previous = readState(statePath)
   const port = opts.port || (await freePort())
@@ -175,19 +335,90 @@ async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: stri
       ? previous.controllerPort
       : await freePort(port))
 
-  const formatted = fs.existsSync(path.join(storageDir, 'meta.properties'))
+  const formatted = fs.existsSync(path.join(dataDir, 'data', 'meta.properties'))
   const clusterId = formatted && previous ? previous.clusterId : randomClusterId()
   const state: BrokerState = { version: KAFKA_VERSION, clusterId, port, controllerPort }
   fs.writeFileSync(statePath, `${JSON.stringify(state, null, 2)}\n`)
+
+  const node = await launchNode(
+    {
+      nodeId: SINGLE_NODE_ID,
+      port,
+      controllerPort,
+      voters: `${SINGLE_NODE_ID}@127.0.0.1:${controllerPort}`,
+      nodes: 1,
+      clusterId,
+      dataDir,
+      heapMb: opts.heapMb ?? 512,
+      jvmArgs: opts.jvmArgs ?? [],
+    },
+    libsDir,
+    log,
+  )
+  try {
+    await node.ready([SINGLE_NODE_ID])
+  } catch (err) {
+    await node.kill()
+    throw err
+  }
+  return {
+    brokers: node.brokers,
+    port,
+    controllerPort,
+    version: KAFKA_VERSION,
+    dataDir,
+    logFile: node.logFile,
+    pid: node.pid,
+    exited: node.exited,
+    stop: node.stop,
+    kill: node.kill,
+  } satisfies KafkaBroker
+}
+
+/** One KRaft node (combined broker and controller) of a single-node broker or of a cluster. */
+interface NodeSpec {
+  nodeId: number
+  port: number
+  controllerPort: number
+  /** controller.quorum.voters: `id@host:port,…` of every node. */
+  voters: string
+  /** How many nodes the cluster has (sets the replication of internal topics and the default ISR). */
+  nodes: number
+  clusterId: string
+  /** Holds this node's config, KRaft storage (data/) and logs (logs/). */
+  dataDir: string
+  heapMb: number
+  jvmArgs: string[]
+}
+
+interface LaunchedNode {
+  brokers: string[]
+  logFile: string
+  pid: number
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** Resolves once DescribeCluster, asked of this node, lists all of `nodeIds` (unfenced). */
+  ready(nodeIds: number[]): Promise<void>
+  stop(): Promise<void>
+  kill(): Promise<void>
+}
+
+/** Writes the node's config, formats its storage the first time, and starts its JVM. */
+async function launchNode(spec: NodeSpec, libsDir: string, log: Log): Promise<LaunchedNode> {
+  const { dataDir, port, controllerPort } = spec
+  const logsDir = path.join(dataDir, 'logs')
+  const storageDir = path.join(dataDir, 'data')
+  fs.mkdirSync(logsDir, { recursive: true })
+  fs.mkdirSync(storageDir, { recursive: true })
+  const formatted = fs.existsSync(path.join(storageDir, 'meta.properties'))
 
   const propsPath = path.join(dataDir, 'server.properties')
   const log4jPath = path.join(dataDir, 'log4j2.xml')
   const logFile = path.join(logsDir, 'server.log')
   const outFile = path.join(logsDir, 'broker.out')
-  fs.writeFileSync(propsPath, serverProperties(port, controllerPort, storageDir))
+  fs.writeFileSync(propsPath, serverProperties(spec, storageDir))
   fs.writeFileSync(log4jPath, log4jConfig(logsDir))
 
-  const heapMb = opts.heapMb ?? 512
+  const heapMb = spec.heapMb
   const jvmArgs = [
     `-Xmx${heapMb}m`,
     `-Xms${Math.min(heapMb, 128)}m`,
@@ -199,7 +430,7 @@ async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: stri
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${log4jPath}`,
     `-Dkafka.logs.dir=${logsDir}`,
-    ...(opts.jvmArgs ?? []),
+    ...spec.jvmArgs,
     '-cp',
     path.join(libsDir, '*'),
   ]
@@ -214,14 +445,16 @@ async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: stri
       '--config',
       propsPath,
       '--cluster-id',
-      clusterId,
+      spec.clusterId,
     ])
     if (fmt.code !== 0) {
       throw new Error(`kafka: formatting storage failed (exit ${fmt.code}):\n${tail(fmt.output, 40)}`)
     }
   }
 
-  log(`kafka: starting Apache Kafka ${KAFKA_VERSION} on 127.0.0.1:${port} (controller ${controllerPort})`)
+  log(
+    `kafka: starting Apache Kafka ${KAFKA_VERSION} node ${spec.nodeId} on 127.0.0.1:${port} (controller ${controllerPort})`,
+  )
   const startedAt = Date.now()
   const logFrom = fileSize(logFile)
   const outFrom = fileSize(outFile)
@@ -281,57 +514,61 @@ async function startOnce(opts: StartKafkaOptions, libsDir: string, dataDir: stri
   }
 
   const brokers = [`127.0.0.1:${port}`]
-  try {
-    await waitUntilReady(brokers, port, () => exitInfo, READY_TIMEOUT_MS)
-  } catch (err) {
-    await kill()
-    throw new Error(`${(err as Error).message}\n${logTail()}`)
-  }
-  log(`kafka: ready on ${brokers[0]} after ${Date.now() - startedAt} ms (pid ${pid}, logs in ${logsDir})`)
-
   return {
     brokers,
-    port,
-    controllerPort,
-    version: KAFKA_VERSION,
-    dataDir,
     logFile,
     pid,
     exited,
     stop,
     kill,
-  } satisfies KafkaBroker
+    async ready(nodeIds) {
+      try {
+        await waitUntilReady(brokers, port, nodeIds, () => exitInfo, READY_TIMEOUT_MS)
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${logTail()}`)
+      }
+      log(
+        `kafka: node ${spec.nodeId} ready on ${brokers[0]} after ${Date.now() - startedAt} ms (pid ${pid}, logs in ${logsDir})`,
+      )
+    },
+  }
 }
 
-function serverProperties(port: number, controllerPort: number, storageDir: string): string {
+function serverProperties(spec: NodeSpec, storageDir: string): string {
+  const { nodeId, port, controllerPort } = spec
+  // Internal topics as replicated as the cluster allows; with three nodes or more, acks=all means two copies.
+  const replicas = Math.min(spec.nodes, 3)
+  const minIsr = spec.nodes >= 3 ? 2 : 1
   const props: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
-    'node.id': NODE_ID,
-    'controller.quorum.voters': `${NODE_ID}@127.0.0.1:${controllerPort}`,
+    'node.id': nodeId,
+    'controller.quorum.voters': spec.voters,
     listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'log.dirs': storageDir,
-    // Topics and internal topics on one node.
     'auto.create.topics.enable': false,
     'delete.topic.enable': true,
     'num.partitions': 4,
-    'default.replication.factor': 1,
-    'min.insync.replicas': 1,
-    'offsets.topic.replication.factor': 1,
+    'default.replication.factor': replicas,
+    'min.insync.replicas': minIsr,
+    // Never elect a replica that may lack acknowledged writes (Kafka's default, stated for the fault tests).
+    'unclean.leader.election.enable': false,
+    'offsets.topic.replication.factor': replicas,
     'offsets.topic.num.partitions': 10,
-    'transaction.state.log.replication.factor': 1,
-    'transaction.state.log.min.isr': 1,
+    'transaction.state.log.replication.factor': replicas,
+    'transaction.state.log.min.isr': minIsr,
     'transaction.state.log.num.partitions': 4,
-    'share.coordinator.state.topic.replication.factor': 1,
-    'share.coordinator.state.topic.min.isr': 1,
+    'share.coordinator.state.topic.replication.factor': replicas,
+    'share.coordinator.state.topic.min.isr': minIsr,
     // Fast group formation, and short session timeouts allowed for fault tests (the default minimum is 6 s).
     'group.initial.rebalance.delay.ms': 0,
     'group.min.session.timeout.ms': 1000,
     // After a crash (SIGKILL) the restarted broker cannot re-register until its old registration's session
     // expires (DUPLICATE_BROKER_REGISTRATION): 9 s by default, so crash-restart tests would wait that long.
+    // In a cluster this is also how soon the controller notices a dead broker and moves its leaderships.
     'broker.session.timeout.ms': 3000,
     'broker.heartbeat.interval.ms': 500,
     // Small footprint: few threads, small cleaner buffer (default 128 MB of heap).
@@ -371,6 +608,7 @@ function log4jConfig(logsDir: string): string {
 async function waitUntilReady(
   brokers: string[],
   port: number,
+  nodeIds: number[],
   exitInfo: () => { code: number | null; signal: NodeJS.Signals | null } | undefined,
   timeoutMs: number,
 ): Promise<void> {
@@ -394,8 +632,9 @@ async function waitUntilReady(
       try {
         await admin.connect()
         const cluster = await admin.describeCluster()
-        if (cluster.brokers.some((b) => b.nodeId === NODE_ID)) return
-        lastError = 'broker not yet registered and unfenced'
+        const registered = new Set(cluster.brokers.map((b) => b.nodeId))
+        if (nodeIds.every((id) => registered.has(id))) return
+        lastError = `brokers registered and unfenced: ${[...registered].join(', ') || 'none'} of ${nodeIds.join(', ')}`
       } catch (err) {
         lastError = (err as Error).message
       } finally {

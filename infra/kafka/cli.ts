@@ -1,16 +1,18 @@
 /**
  * npx tsx infra/kafka/cli.ts fetch                          download the broker jars (Maven), print version + libs dir
  * npx tsx infra/kafka/cli.ts start [--port N] [--data-dir D] run a broker in the foreground until SIGINT/SIGTERM
+ * npx tsx infra/kafka/cli.ts start --nodes 3 [--data-dir D]  a three-node KRaft cluster instead (free ports)
  * npx tsx infra/kafka/cli.ts version                        print the pinned Kafka version
  *
- * `start` defaults: port 9092 (0 = any free port), data dir <repo>/.data/kafka (kept between runs).
+ * `start` defaults: port 9092 (0 = any free port), data dir <repo>/.data/kafka (kept between runs); with
+ * --nodes, data dir <repo>/.data/kafka-cluster.
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ensureKafkaJars, KAFKA_VERSION, startKafka } from './broker'
+import { ensureKafkaJars, KAFKA_VERSION, startKafka, startKafkaCluster } from './broker'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const USAGE = `usage: cli.ts fetch | start [--port N] [--data-dir D] | version`
+const USAGE = `usage: cli.ts fetch | start [--port N | --nodes N] [--data-dir D] | version`
 
 const log = (line: string) => console.error(line)
 
@@ -36,18 +38,30 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-function parseFlags(args: string[]): { port: number; dataDir: string } {
+interface StartFlags {
+  port: number
+  /** Undefined: one broker; a number: a cluster of that many nodes. */
+  nodes: number | undefined
+  dataDir: string
+}
+
+function parseFlags(args: string[]): StartFlags {
   let port = 9092
-  let dataDir = path.join(REPO_ROOT, '.data', 'kafka')
+  let nodes: number | undefined
+  let dataDir: string | undefined
   for (let i = 0; i < args.length; i++) {
     const flag = args[i]
     const value = args[i + 1]
-    if ((flag === '--port' || flag === '--data-dir') && value === undefined) {
+    if ((flag === '--port' || flag === '--data-dir' || flag === '--nodes') && value === undefined) {
       throw new UsageError(`${flag} needs a value`)
     }
     if (flag === '--port') {
       port = Number(value)
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`bad --port ${value}`)
+      i++
+    } else if (flag === '--nodes') {
+      nodes = Number(value)
+      if (!Number.isInteger(nodes) || nodes < 1 || nodes > 9) throw new UsageError(`bad --nodes ${value}`)
       i++
     } else if (flag === '--data-dir') {
       dataDir = path.resolve(value as string)
@@ -56,13 +70,34 @@ function parseFlags(args: string[]): { port: number; dataDir: string } {
       throw new UsageError(`unknown argument ${flag}`)
     }
   }
-  return { port, dataDir }
+  const defaultDir = path.join(REPO_ROOT, '.data', nodes === undefined ? 'kafka' : 'kafka-cluster')
+  return { port, nodes, dataDir: dataDir ?? defaultDir }
 }
 
-async function start(opts: { port: number; dataDir: string }): Promise<number> {
-  const broker = await startKafka({ dataDir: opts.dataDir, port: opts.port, log })
-  console.log(`KAFKA_BROKERS=${broker.brokers.join(',')}`)
-  log(`Apache Kafka ${broker.version}, pid ${broker.pid}, data in ${broker.dataDir}, log ${broker.logFile}`)
+async function start(opts: StartFlags): Promise<number> {
+  let stop: () => Promise<void>
+  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  if (opts.nodes === undefined) {
+    const broker = await startKafka({ dataDir: opts.dataDir, port: opts.port, log })
+    console.log(`KAFKA_BROKERS=${broker.brokers.join(',')}`)
+    log(`Apache Kafka ${broker.version}, pid ${broker.pid}, data in ${broker.dataDir}, log ${broker.logFile}`)
+    stop = broker.stop
+    exited = broker.exited
+  } else {
+    const cluster = await startKafkaCluster({ dataDir: opts.dataDir, nodes: opts.nodes, log })
+    console.log(`KAFKA_BROKERS=${cluster.brokers.join(',')}`)
+    log(`Apache Kafka ${cluster.version}, ${cluster.nodes.length} nodes, data in ${cluster.dataDir}`)
+    stop = cluster.stop
+    // Any node exiting on its own ends the foreground run.
+    exited = new Promise((resolve) => {
+      const check = setInterval(() => {
+        if (cluster.nodes.some((n) => !n.running)) {
+          clearInterval(check)
+          resolve({ code: null, signal: null })
+        }
+      }, 500)
+    })
+  }
   log('Ctrl-C to stop')
 
   const signalled = new Promise<NodeJS.Signals>((resolve) => {
@@ -70,16 +105,17 @@ async function start(opts: { port: number; dataDir: string }): Promise<number> {
   })
   const outcome = await Promise.race([
     signalled.then((signal) => ({ signal })),
-    broker.exited.then((exit) => ({ exit })),
+    exited.then((exit) => ({ exit })),
   ])
   if ('exit' in outcome) {
     log(
-      `kafka: broker exited unexpectedly (code ${outcome.exit.code}, signal ${outcome.exit.signal}); see ${broker.logFile}`,
+      `kafka: a broker exited unexpectedly (code ${outcome.exit.code}, signal ${outcome.exit.signal}); see its server.log under ${opts.dataDir}`,
     )
+    await stop()
     return 1
   }
   log(`kafka: ${outcome.signal}, stopping`)
-  await broker.stop()
+  await stop()
   log('kafka: stopped')
   return 0
 }

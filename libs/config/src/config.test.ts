@@ -22,6 +22,12 @@ describe('loadConfig', () => {
     expect(config.PORT).toBe(8080)
   })
 
+  it('lets a crashed consumer go after KAFKA_SESSION_TIMEOUT_MS (30 s by default, at least 1 s)', () => {
+    expect(loadConfig({}).KAFKA_SESSION_TIMEOUT_MS).toBe(30_000)
+    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000' }).KAFKA_SESSION_TIMEOUT_MS).toBe(6_000)
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '500' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS/)
+  })
+
   it('names every bad variable', () => {
     try {
       loadConfig({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', LOG_LEVEL: 'loud' })

@@ -55,6 +55,11 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: z.coerce.number().int().min(1).max(10_000).default(12),
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(7).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('conversation-analytics'),
+  /**
+   * How long a consumer group waits for a member that stopped heart-beating (a crashed process) before
+   * giving its partitions to the others. Brokers accept 6 s to 5 min by default.
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
 
   /**
    * Master key wrapping the per-chatbot data keys that encrypt personal data in events: 32 bytes, base64

@@ -34,7 +34,7 @@ export {
   type KafkaSettings,
   waitForTopicLeaders,
 } from './kafka.ts'
-export { createKafkaConsumer, type KafkaConsumerOptions } from './kafka-consumer.ts'
+export { createKafkaConsumer, type KafkaConsumerOptions, kafkaGroupId } from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
 export { eventLogFields, type JournalRecord, type StreamType } from './records.ts'
 export { Relay, type RelayOptions, type RelayStats, relayBacklog } from './relay.ts'

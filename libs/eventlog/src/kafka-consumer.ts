@@ -119,7 +119,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     lag,
     async start() {
       consumer = opts.kafka.consumer({
-        groupId: opts.groupId,
+        // Environments sharing a cluster (distinct topic prefixes) must not share consumer groups either.
+        // The checkpoints in Postgres keep the bare group id.
+        groupId: kafkaGroupId(opts.groupId, opts.topicPrefix),
         sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
         // A rebalance waits at most this long for members to rejoin before dropping the silent ones.
         rebalanceTimeout: Math.max(2 * (opts.sessionTimeoutMs ?? 30_000), 10_000),
@@ -149,6 +151,11 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       await a?.then((connected) => connected.disconnect()).catch(() => {})
     },
   }
+}
+
+/** The Kafka consumer group of a consumer: its group id, prefixed like the topics it reads. */
+export function kafkaGroupId(groupId: string, topicPrefix = ''): string {
+  return `${topicPrefix}${groupId}`
 }
 
 async function seekToCheckpoints(

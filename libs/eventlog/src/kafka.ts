@@ -49,13 +49,18 @@ export async function ensureTopics(
   const existing = new Set(await admin.listTopics())
   const missing = wanted.filter((t) => !existing.has(t))
   if (missing.length > 0) {
+    const replicationFactor = opts.replicationFactor ?? 1
     await admin.createTopics({
       // kafkajs' wait gives up on UNKNOWN_TOPIC_OR_PARTITION; waitForTopicLeaders below does not.
       waitForLeaders: false,
       topics: missing.map((topic) => ({
         topic,
         numPartitions: opts.partitions ?? 12,
-        replicationFactor: opts.replicationFactor ?? 1,
+        replicationFactor,
+        // The relay sends with acks=all, which waits only for the in-sync replicas: with three or more
+        // copies, an acknowledged batch must be on two of them, so losing one broker loses nothing
+        // acknowledged. (With fewer copies the broker's own default applies.)
+        ...(replicationFactor >= 3 ? { configEntries: [{ name: 'min.insync.replicas', value: '2' }] } : {}),
       })),
     })
   }

@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import {
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -13,6 +14,7 @@ import type { Logger } from 'pino'
 import { installErrorHandler } from './error-handler.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
 import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
+import { refuseNulCharacters } from './nul-check.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,6 +65,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     genReqId: requestIdOf,
     return503OnClosing: true,
+    // Path parameters are validated by the route schemas (a user id may be 256 characters, percent-encoded
+    // up to 12 bytes each); the router's own default limit of 100 answered 414 to valid requests.
+    routerOptions: { maxParamLength: 4096 },
   }) as unknown as FastifyInstance
   const log = opts.logger || undefined
   const metrics =
@@ -84,6 +89,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     closing = true
   })
   if (opts.loadShedding) installLoadShedding(app, opts.loadShedding)
+  refuseNulCharacters(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -100,6 +106,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       },
     },
     transform: jsonSchemaTransform,
+    // Schemas with an id (JsonValue) are referenced with $ref: this puts them under components.schemas.
+    transformObject: jsonSchemaTransformObject,
   })
   app
     .withTypeProvider<ZodTypeProvider>()

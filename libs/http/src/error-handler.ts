@@ -1,6 +1,6 @@
 import { isDatabaseUnavailable } from '@cas/db'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { AppError, type ErrorCode, errorBody, UnavailableError } from './errors.ts'
+import { AppError, ERROR_STATUS, type ErrorCode, errorBody, UnavailableError } from './errors.ts'
 
 /** Fastify's own errors for bad requests, mapped onto API.md codes. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -14,6 +14,10 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 
 /** Retry-After (seconds) when the database is unreachable: a restart takes a few seconds. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
+
+const CODE_BY_STATUS = new Map(
+  (Object.entries(ERROR_STATUS) as [ErrorCode, number][]).map(([code, status]) => [status, code]),
+)
 
 /**
  * One handler turns every error into the body of API.md. Expected failures (AppError, Fastify's request
@@ -61,6 +65,13 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     if (err.statusCode === 429) {
       reply.code(429).send(errorBody('rate_limited', 'Too many requests; retry after the time given.'))
+      return
+    }
+    // Any other request error of Fastify's (e.g. a body-carrying method without Content-Type): a 4xx,
+    // never a 500. Their messages describe the request, not our internals.
+    if (err.code?.startsWith('FST_') && err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      const code = CODE_BY_STATUS.get(err.statusCode) ?? 'invalid_request'
+      reply.code(ERROR_STATUS[code]).send(errorBody(code, err.message))
       return
     }
     request.log.error({ err }, 'unexpected error')

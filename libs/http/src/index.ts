@@ -12,5 +12,5 @@ export {
 } from './errors.ts'
 export { type ReadinessCheck, registerHealthRoutes } from './health.ts'
 export { installLoadShedding, type LoadSheddingOptions, type PoolUsage } from './load-shedding.ts'
-export { errorBodySchema, errorResponses } from './schemas.ts'
+export { errorBodySchema, errorResponses, isoDateTimeSchema } from './schemas.ts'
 export { type EventTrace, eventTrace } from './trace.ts'

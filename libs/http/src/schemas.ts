@@ -17,3 +17,16 @@ export const errorBodySchema = z.object({
 export function errorResponses(...codes: ErrorCode[]): Record<number, typeof errorBodySchema> {
   return Object.fromEntries(codes.map((code) => [ERROR_STATUS[code], errorBodySchema]))
 }
+
+const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z')
+const END_STORABLE_MS = Date.parse('+010000-01-01T00:00:00Z')
+
+/**
+ * An ISO 8601 date-time with a zone that Postgres can store and compare: once in UTC, within the years
+ * 0001 to 9999 (a zone offset can push a four-digit year past either end). For request fields and query
+ * parameters that reach a timestamptz.
+ */
+export const isoDateTimeSchema = z.iso.datetime({ offset: true }).refine((value) => {
+  const ms = Date.parse(value)
+  return ms >= FIRST_STORABLE_MS && ms < END_STORABLE_MS
+}, 'must be between the years 0001 and 9999 in UTC')

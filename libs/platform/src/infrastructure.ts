@@ -120,7 +120,12 @@ export async function openInfrastructure(
       pool,
       databaseUrl,
       kafka,
-      eventLog: { kind: 'kafka', kafka, topicPrefix: config.KAFKA_TOPIC_PREFIX },
+      eventLog: {
+        kind: 'kafka',
+        kafka,
+        topicPrefix: config.KAFKA_TOPIC_PREFIX,
+        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      },
       readiness,
       readerPool,
       keyring,

@@ -1,8 +1,18 @@
 import { z } from 'zod'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts'
 
-/** Trimmed and lowercased before the format check, so ` Ann@Example.COM ` is ann@example.com everywhere. */
-export const emailSchema = z.string().trim().toLowerCase().max(254).check(z.email())
+/**
+ * Trimmed and lowercased before the format check, so ` Ann@Example.COM ` is ann@example.com everywhere.
+ * The part before @ is at most 64 characters (RFC 5321), which the email format requires and z.email()
+ * does not check.
+ */
+export const emailSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254)
+  .check(z.email())
+  .refine((email) => email.lastIndexOf('@') <= 64, 'the part before @ is longer than 64 characters')
 
 export const signupBodySchema = z.object({
   email: emailSchema,

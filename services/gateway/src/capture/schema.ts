@@ -4,6 +4,7 @@ import {
   endUserSessionSchema,
   primitiveValueSchema,
 } from '@cas/events'
+import { isoDateTimeSchema } from '@cas/http'
 import { z } from 'zod'
 
 /** API.md capture message: extra keys are ignored; sentAt needs a zone and defaults to receive time. */
@@ -11,10 +12,7 @@ export const captureMessageSchema = z.object({
   id: z.string().min(1).max(256).describe("The caller's message id; a conversation stores each id once."),
   role: z.enum(['user', 'assistant', 'system', 'tool']),
   content: z.string().max(32_768).describe('Message text; may be empty.'),
-  sentAt: z.iso
-    .datetime({ offset: true })
-    .optional()
-    .describe('ISO 8601 with a zone; defaults to receive time.'),
+  sentAt: isoDateTimeSchema.optional().describe('ISO 8601 with a zone; defaults to receive time.'),
 })
 
 const flatObjectSchema = z.record(z.string(), primitiveValueSchema)

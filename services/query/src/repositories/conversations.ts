@@ -148,7 +148,9 @@ export async function conversationMessages(client: pg.ClientBase, orgId: string,
 /** The conversation stream's version on the write side: what a read after a capture must wait for. */
 export async function writtenVersion(client: pg.ClientBase, orgId: string, conversationId: string) {
   const { rows } = await client.query<{ version: number }>(
-    "SELECT version FROM event_streams WHERE stream_type = 'conversation' AND stream_id = $1 AND org_id = $2",
+    // A deleted chatbot's conversations are gone, whatever is left of their streams.
+    `SELECT s.version FROM event_streams s JOIN chatbots c ON c.id = s.chatbot_id
+      WHERE s.stream_type = 'conversation' AND s.stream_id = $1 AND s.org_id = $2`,
     [conversationId, orgId],
   )
   return rows[0]?.version

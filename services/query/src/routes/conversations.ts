@@ -1,6 +1,6 @@
 import { requireSession } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, isoDateTimeSchema } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -41,8 +41,8 @@ const listQuery = z.strictObject({
   chatbotId: z.uuid().optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(512).optional().describe('Opaque: the nextCursor of the previous page.'),
-  from: z.iso.datetime({ offset: true }).optional().describe('Last message at or after.'),
-  to: z.iso.datetime({ offset: true }).optional().describe('Last message at or before.'),
+  from: isoDateTimeSchema.optional().describe('Last message at or after.'),
+  to: isoDateTimeSchema.optional().describe('Last message at or before.'),
   userId: z.string().min(1).max(256).optional().describe('End-user id (user.id).'),
   sentiment: z.enum(['positive', 'neutral', 'negative']).optional(),
   topic: z.string().min(1).max(200).optional(),
@@ -65,6 +65,14 @@ function decodeCursor(cursor: string): PageKey {
   throw new AppError('invalid_request', 'The cursor is not one this API returned.', [
     { path: '/cursor', message: 'invalid cursor', in: 'querystring' },
   ])
+}
+
+/**
+ * A from/to filter as a UTC instant. ISO 8601 allows zone offsets Postgres refuses (beyond ±15:59), so
+ * the database is only ever given the instant, never the caller's spelling of it.
+ */
+function instant(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : new Date(value).toISOString()
 }
 
 export async function registerConversationRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
@@ -92,10 +100,11 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     },
     async (request) => {
       const { orgId } = requireSession(request)
-      const { limit, cursor, ...filters } = request.query
+      const { limit, cursor, from, to, ...filters } = request.query
       const after = cursor ? decodeCursor(cursor) : undefined
+      const range = { from: instant(from), to: instant(to) }
       const rows = await withOrgScope(deps.readerPool, orgId, (client) =>
-        listConversations(client, orgId, filters, limit, after),
+        listConversations(client, orgId, { ...filters, ...range }, limit, after),
       )
       const page = rows.slice(0, limit).map(toConversation)
       const last = page.at(-1)
