@@ -16,8 +16,6 @@ const only = option('--only')
 const exclude = option('--exclude')
 const minKafka = Number(option('--min-kafka') ?? 5)
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
-const faults = process.argv[3] === '--suite' && process.argv[4] === 'faults'
-const isFaultTest = (file) => file.endsWith('.fault.test.ts')
 const tests = report.testResults.flatMap((file) =>
   file.assertionResults.map((t) => ({ ...t, file: file.name.replace(`${process.cwd()}/`, '') })),
 )
