@@ -151,6 +151,13 @@ for (const mode of EVENT_LOG_MODES) {
           headers: { cookie },
         })
         expect(read.statusCode).toBe(200)
+        // An erased conversation is simply not found (not a 503 after waiting for a projection that never comes).
+        const gone = await app.inject({
+          method: 'GET',
+          url: `/api/v1/conversations/${ada[0]}`,
+          headers: { cookie },
+        })
+        expect(gone.statusCode).toBe(404)
 
         const live = await readModels()
         await rebuildReadModels({

@@ -16,10 +16,8 @@ export const READ_MODEL_TABLES = [
   'rm_deleted_chatbots',
   'rm_erased_conversations',
 ] as const
-/** Tables the query role reads under row-level security (the tombstones are the projector's own). */
-const PROTECTED = new Set<string>(
-  READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots' && t !== 'rm_erased_conversations'),
-)
+/** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */
+const PROTECTED = new Set<string>(READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots'))
 export const READ_MODELS = 'read-models'
 
 export interface RebuildProgress {

@@ -148,9 +148,10 @@ export async function conversationMessages(client: pg.ClientBase, orgId: string,
 /** The conversation stream's version on the write side: what a read after a capture must wait for. */
 export async function writtenVersion(client: pg.ClientBase, orgId: string, conversationId: string) {
   const { rows } = await client.query<{ version: number }>(
-    // A deleted chatbot's conversations are gone, whatever is left of their streams.
+    // A deleted chatbot's conversations are gone, whatever is left of their streams; so is an erased one.
     `SELECT s.version FROM event_streams s JOIN chatbots c ON c.id = s.chatbot_id
-      WHERE s.stream_type = 'conversation' AND s.stream_id = $1 AND s.org_id = $2`,
+      WHERE s.stream_type = 'conversation' AND s.stream_id = $1 AND s.org_id = $2
+        AND NOT EXISTS (SELECT 1 FROM rm_erased_conversations e WHERE e.conversation_id = s.stream_id)`,
     [conversationId, orgId],
   )
   return rows[0]?.version
