@@ -30,10 +30,12 @@ const READ_MODELS = [
   'rm_messages',
   'rm_hourly_stats',
   'rm_hourly_activity',
+  'rm_erased_conversations',
   'chatbots',
   'event_streams',
 ]
 const WRITE_SIDE = [
+  'chatbot_data_keys',
   'users',
   'sessions',
   'organizations',
@@ -44,7 +46,6 @@ const WRITE_SIDE = [
   'capture_message_ids',
   'consumer_checkpoints',
   'rm_deleted_chatbots',
-  'rm_erased_conversations',
 ]
 
 let db: TestDatabase
