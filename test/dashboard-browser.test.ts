@@ -367,6 +367,15 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         }),
       )
       expect((await Promise.all(bulk)).map((r) => r.status)).toEqual(Array(20).fill(200))
+      // Lists are eventually consistent: page once all 24 conversations are projected.
+      await waitFor(
+        () =>
+          page.evaluate(async () => {
+            const res = await fetch('/api/v1/conversations?limit=100')
+            return res.ok && ((await res.json()) as { conversations: unknown[] }).conversations.length === 24
+          }),
+        { what: 'all 24 conversations to be projected' },
+      )
       await page.getByRole('link', { name: 'Conversations', exact: true }).click()
       await heading('Conversations').waitFor()
       const items = page.locator('.conversation-list > li')
