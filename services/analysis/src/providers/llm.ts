@@ -42,6 +42,7 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../analyzer.ts'
+import { topicMatchers } from '../topic-matchers.ts'
 
 export interface LlmAnalyzerOptions {
   /** The API's base URL, up to and including the version, e.g. `https://api.openai.com/v1`. */
@@ -362,13 +363,15 @@ function toResults(
   }
   const byId = new Map(answer.results.map((r) => [r.messageId, r]))
   if (byId.size !== answer.results.length) throw new MalformedAnswer('answer repeats a message id')
-  const keywordMatchers = compileTopicKeywords(context.topics)
+  const keywordMatchers = topicMatchers(context.topics)
   return chunk.map((message) => {
     const result = byId.get(message.id)
     if (!result) throw new MalformedAnswer('answer ids do not match the messages')
     const score = Math.max(-1, Math.min(1, result.sentiment.score))
     const topics = new Set<string>()
-    for (const { label, pattern } of keywordMatchers) if (pattern.test(message.content)) topics.add(label)
+    for (const { label, patterns } of keywordMatchers) {
+      if (patterns.some((p) => message.content.search(p) !== -1) && normalizeTopic(label)) topics.add(label)
+    }
     for (const topic of result.topics) {
       const normalized = normalizeTopic(topic)
       if (normalized) topics.add(normalized)
@@ -384,25 +387,6 @@ function toResults(
 function normalizeTopic(topic: string): string | undefined {
   const normalized = topic.trim().replace(/\s+/g, ' ').toLowerCase()
   return normalized && normalized.length <= MAX_TOPIC_LENGTH ? normalized : undefined
-}
-
-/**
- * label → a case-insensitive whole-word pattern of its keywords (Unicode letters and digits are word
- * characters, as in local.ts).
- */
-function compileTopicKeywords(topics: AnalysisContext['topics']): { label: string; pattern: RegExp }[] {
-  const matchers: { label: string; pattern: RegExp }[] = []
-  for (const [rawLabel, keywords] of Object.entries(topics ?? {})) {
-    const label = normalizeTopic(rawLabel)
-    const words = keywords.map((k) => k.trim()).filter((k) => k !== '')
-    if (!label || words.length === 0) continue
-    const alternatives = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+'))
-    matchers.push({
-      label,
-      pattern: new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join('|')})(?![\\p{L}\\p{N}])`, 'iu'),
-    })
-  }
-  return matchers
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ import { createRequire } from 'node:module'
 import model from 'wink-eng-lite-web-model'
 import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type WinkMethods } from 'wink-nlp'
 import {
-  type AnalysisContext,
   type Analyzer,
   AnalyzerError,
   type AnalyzerInfo,
@@ -36,6 +35,7 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../analyzer.ts'
+import { type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 
 /** Bump when this file's rules change results (the library versions are part of the version already). */
 const RULES_VERSION = 1
@@ -126,12 +126,6 @@ export const LOCAL_ANALYZER_INFO: AnalyzerInfo = {
     `+wink-eng-lite-web-model@${versionOf('wink-eng-lite-web-model')}+v${RULES_VERSION}`,
 }
 
-interface TopicMatcher {
-  readonly label: string
-  readonly keywords: readonly string[]
-  readonly patterns: readonly RegExp[]
-}
-
 interface Tokens {
   readonly normal: string[]
   readonly type: string[]
@@ -143,11 +137,10 @@ interface Tokens {
 /** Builds the local analyzer; loading the model is synchronous (a few hundred ms, once). */
 export function createLocalAnalyzer(): Analyzer {
   const engine = new Engine()
-  const matchersByTopics = new WeakMap<object, TopicMatcher[]>()
   return {
     info: LOCAL_ANALYZER_INFO,
     async analyzeMessages(messages, context, signal) {
-      const matchers = topicMatchers(context, matchersByTopics)
+      const matchers = topicMatchers(context.topics)
       const results: MessageAnalysis[] = []
       for (let i = 0; i < messages.length; i++) {
         if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
@@ -331,48 +324,4 @@ function phraseOf(t: Tokens, words: readonly number[]): string {
   return words
     .map((i) => (i === last && t.pos[i] === 'NOUN' && t.lemma[i] ? t.lemma[i]! : t.normal[i]!))
     .join(' ')
-}
-
-function topicMatchers(context: AnalysisContext, cache: WeakMap<object, TopicMatcher[]>): TopicMatcher[] {
-  const topics = context.topics
-  if (!topics) return []
-  let matchers = cache.get(topics)
-  if (!matchers) {
-    const byLabel = new Map<string, Set<string>>()
-    for (const [rawLabel, rawKeywords] of Object.entries(topics)) {
-      const label = normalizeSpaces(rawLabel).toLowerCase()
-      if (label === '' || !Array.isArray(rawKeywords)) continue
-      const keywords = byLabel.get(label) ?? new Set<string>()
-      for (const k of rawKeywords) {
-        if (typeof k !== 'string') continue
-        const keyword = normalizeSpaces(k).toLowerCase()
-        if (keyword !== '') keywords.add(keyword)
-      }
-      byLabel.set(label, keywords)
-    }
-    matchers = []
-    for (const [label, keywordSet] of byLabel) {
-      if (keywordSet.size === 0) continue
-      const keywords = [...keywordSet]
-      // Whole words: no letter or digit right before or after; a space in a keyword matches any whitespace.
-      const patterns = keywords.map(
-        (k) =>
-          new RegExp(
-            `(?<![\\p{L}\\p{N}])${k.split(' ').map(escapeRegExp).join('\\s+')}(?![\\p{L}\\p{N}])`,
-            'giu',
-          ),
-      )
-      matchers.push({ label, keywords, patterns })
-    }
-    cache.set(topics, matchers)
-  }
-  return matchers
-}
-
-function normalizeSpaces(s: string): string {
-  return s.trim().replace(/\s+/g, ' ')
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
