@@ -9,11 +9,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type KafkaBroker, startKafka } from '../../infra/kafka/broker.ts'
-import { waitFor } from '../support/wait.ts'
-import { type Deployment, startDeployment } from './support/deployment.ts'
+import { type Deployment, startDeployment, waitUntilDrained } from './support/deployment.ts'
 import { startCaptureLoad } from './support/load.ts'
 import { killAllServices, serviceLogs } from './support/processes.ts'
-import { consumerLag, expectReadModelsEqualAcknowledged, relayBacklog } from './support/read-models.ts'
+import { expectReadModelsEqualAcknowledged } from './support/read-models.ts'
 import { compareJournalWithKafka } from './support/topics.ts'
 
 // A small heap and C1 only: it starts (three times) next to the shared broker on two cores.
@@ -64,16 +63,9 @@ describe('fault 3: stop and restart the Kafka broker during capture load', () =>
       expect(load.failures).toEqual([])
       expect([...load.statuses.keys()]).toEqual([200])
 
-      await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
-        timeoutMs: 90_000,
-        what: 'the relay to catch up after the broker came back',
-      })
+      await waitUntilDrained(d, { relayMs: 90_000, projectorMs: 90_000 })
       const kafka = await compareJournalWithKafka(d.db.pool, d.kafka, d.admin, d.topics)
       expect(kafka.missing, 'committed events missing from Kafka').toEqual([])
-      await waitFor(async () => (await consumerLag(d.db.pool, d.admin, 'projector', d.topics)) === 0, {
-        timeoutMs: 90_000,
-        what: 'the projector to catch up after the broker came back',
-      })
       await expectReadModelsEqualAcknowledged(d.db.pool, load)
       console.log(
         `fault 3: ${outages.map((o) => `broker ${o.how}: ${o.acknowledgedWhileDown} messages acknowledged while it was down`).join('; ')}`,

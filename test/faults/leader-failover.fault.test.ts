@@ -12,10 +12,10 @@ import { topicFor } from '@cas/eventlog'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type KafkaCluster, startKafkaCluster } from '../../infra/kafka/broker.ts'
 import { waitFor } from '../support/wait.ts'
-import { type Deployment, startDeployment } from './support/deployment.ts'
+import { type Deployment, startDeployment, waitUntilDrained } from './support/deployment.ts'
 import { startCaptureLoad } from './support/load.ts'
 import { killAllServices, serviceLogs } from './support/processes.ts'
-import { consumerLag, expectReadModelsEqualAcknowledged, relayBacklog } from './support/read-models.ts'
+import { expectReadModelsEqualAcknowledged } from './support/read-models.ts'
 import { compareJournalWithKafka } from './support/topics.ts'
 
 let dataDir: string
@@ -92,16 +92,9 @@ describe('fault 6: kill the partition leader of a three-broker cluster under loa
       expect([...load.statuses.keys()]).toEqual([200])
       expect(load.acknowledgedCount()).toBeGreaterThan(acknowledgedAtKill)
 
-      await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
-        timeoutMs: 90_000,
-        what: 'the relay to publish everything',
-      })
+      await waitUntilDrained(d, { relayMs: 90_000, projectorMs: 90_000 })
       const kafka = await compareJournalWithKafka(d.db.pool, d.kafka, d.admin, d.topics)
       expect(kafka.missing, 'committed events missing from Kafka').toEqual([])
-      await waitFor(async () => (await consumerLag(d.db.pool, d.admin, 'projector', d.topics)) === 0, {
-        timeoutMs: 90_000,
-        what: 'the projector to consume everything',
-      })
       await expectReadModelsEqualAcknowledged(d.db.pool, load)
       // The killed broker comes back with its data and catches up: every partition is in sync on three again.
       await cluster.node(victim).start()

@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kafkaBrokers } from '../support/kafka.ts'
 import { waitFor } from '../support/wait.ts'
-import { type Deployment, projectorStats, startDeployment } from './support/deployment.ts'
+import { type Deployment, projectorStats, startDeployment, waitUntilDrained } from './support/deployment.ts'
 import { startCaptureLoad } from './support/load.ts'
 import { killAllServices, serviceLogs } from './support/processes.ts'
-import { consumerLag, expectReadModelsEqualAcknowledged, relayBacklog } from './support/read-models.ts'
+import { expectReadModelsEqualAcknowledged } from './support/read-models.ts'
 
 let d: Deployment
 
@@ -67,14 +67,7 @@ describe('fault 5: rebalance storm, three projectors in one group', () => {
       expect(load.failures).toEqual([])
       expect([...load.statuses.keys()]).toEqual([200])
 
-      await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
-        timeoutMs: 60_000,
-        what: 'the relay to publish everything',
-      })
-      await waitFor(async () => (await consumerLag(d.db.pool, d.admin, 'projector', d.topics)) === 0, {
-        timeoutMs: 90_000,
-        what: 'the lag to drain after the storm',
-      })
+      await waitUntilDrained(d, { relayMs: 60_000, projectorMs: 90_000 })
       await expectReadModelsEqualAcknowledged(d.db.pool, load)
       // The group settles with all three members sharing the partitions again.
       await waitFor(

@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kafkaBrokers } from '../support/kafka.ts'
 import { waitFor } from '../support/wait.ts'
-import { type Deployment, projectorStats, startDeployment } from './support/deployment.ts'
+import { type Deployment, projectorStats, startDeployment, waitUntilDrained } from './support/deployment.ts'
 import { startCaptureLoad } from './support/load.ts'
 import { killAllServices, serviceLogs } from './support/processes.ts'
-import { consumerLag, expectReadModelsEqualAcknowledged, relayBacklog } from './support/read-models.ts'
+import { expectReadModelsEqualAcknowledged } from './support/read-models.ts'
 import { compareJournalWithKafka } from './support/topics.ts'
 
 let d: Deployment
@@ -102,20 +102,13 @@ describe('fault 2: kill -9 the relay between commit and publish', () => {
       expect(load.failures).toEqual([])
       expect([...load.statuses.keys()]).toEqual([200])
 
-      await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
-        timeoutMs: 60_000,
-        what: 'the relay to publish everything',
-      })
+      await waitUntilDrained(d, { relayMs: 60_000, projectorMs: 60_000 })
       const kafka = await compareJournalWithKafka(d.db.pool, d.kafka, d.admin, d.topics)
       expect(kafka.missing, 'committed events missing from Kafka').toEqual([])
       expect(kafka.unknown).toEqual([])
       // The batches the relay had published but not recorded went out again.
       expect(kafka.extraCopies).toBeGreaterThan(0)
 
-      await waitFor(async () => (await consumerLag(d.db.pool, d.admin, 'projector', d.topics)) === 0, {
-        timeoutMs: 60_000,
-        what: 'the projector to consume everything',
-      })
       await expectReadModelsEqualAcknowledged(d.db.pool, load)
       // The projector saw the second copies and dropped them.
       expect((await projectorStats(d.projectors[0]!)).duplicates).toBeGreaterThan(0)

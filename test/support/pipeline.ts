@@ -1,4 +1,4 @@
-import { type EventLogBackend, Relay, STREAM_TYPES, type StreamType, topicFor } from '@cas/eventlog'
+import { consumerLag, type EventLogBackend, Relay, STREAM_TYPES, type StreamType } from '@cas/eventlog'
 import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
@@ -76,24 +76,7 @@ export async function consumerCaughtUp(
   // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.
   if (eventLog.kind === 'journal') return journalCheckpointsCaughtUp(db.pool, groupId)
   if (!(await journalCheckpointsCaughtUp(db.pool, '$relay'))) return false
-  const admin = eventLog.kafka.admin()
-  await admin.connect()
-  try {
-    const { rows } = await db.pool.query<{ topic: string; partition: number; last_offset: string }>(
-      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
-      [groupId],
-    )
-    const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
-    for (const streamType of streamTypes) {
-      const topic = topicFor(streamType, eventLog.topicPrefix)
-      for (const { partition, high } of await admin.fetchTopicOffsets(topic)) {
-        if ((checkpoints.get(`${topic}/${partition}`) ?? -1n) < BigInt(high) - 1n) return false
-      }
-    }
-    return true
-  } finally {
-    await admin.disconnect()
-  }
+  return (await consumerLag(db.pool, eventLog, groupId, streamTypes)) === 0
 }
 
 /**

@@ -4,13 +4,14 @@
  * a chatbot to capture for.
  */
 import { randomBytes } from 'node:crypto'
-import { createKafka, kafkaGroupId, topicFor } from '@cas/eventlog'
+import { consumerLag, createKafka, kafkaGroupId, topicFor } from '@cas/eventlog'
 import { PROJECTOR_GROUP } from '@cas/service-projector'
 import type { Admin, Kafka } from 'kafkajs'
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts'
+import { waitFor } from '../../support/wait.ts'
 import { createChatbotOverHttp, type HttpChatbot, signUpOverHttp } from './http.ts'
 import { type ServiceProcess, serviceProcess, startService } from './processes.ts'
-import { installApplyAudit } from './read-models.ts'
+import { installApplyAudit, relayBacklog } from './read-models.ts'
 
 export interface DeploymentOptions {
   readonly brokers: readonly string[]
@@ -106,4 +107,23 @@ export async function projectorStats(p: ServiceProcess) {
   return (
     await p.getJson<{ consumer: { partitions: string[]; applied: number; duplicates: number } }>('/projector')
   ).consumer
+}
+
+/**
+ * Waits until the relay has published every event committed so far, then until the projector group's
+ * checkpoints are at the end of every partition.
+ */
+export async function waitUntilDrained(
+  d: Deployment,
+  timeouts: { readonly relayMs: number; readonly projectorMs: number },
+): Promise<void> {
+  await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
+    timeoutMs: timeouts.relayMs,
+    what: 'the relay to publish everything',
+  })
+  const eventLog = { kind: 'kafka', kafka: d.kafka, topicPrefix: d.topicPrefix } as const
+  await waitFor(async () => (await consumerLag(d.db.pool, eventLog, PROJECTOR_GROUP)) === 0, {
+    timeoutMs: timeouts.projectorMs,
+    what: 'the projector to consume everything',
+  })
 }

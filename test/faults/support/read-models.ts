@@ -2,7 +2,6 @@
  * What the fault tests assert at the end: the read models hold exactly what the capture API acknowledged,
  * each conversation event was applied once and in stream order, and nothing is left to consume.
  */
-import type { Admin } from 'kafkajs'
 import type pg from 'pg'
 import { expect } from 'vitest'
 import type { CaptureLoad } from './load.ts'
@@ -108,32 +107,4 @@ export async function relayBacklog(pool: pg.Pool): Promise<number> {
                                   WHERE group_id = '$relay' AND topic = '$journal' AND partition = 0), 0)`,
   )
   return rows[0]!.n
-}
-
-/**
- * Messages in the topics that the group's Postgres checkpoints have not passed yet: the consumer lag,
- * summed over every partition (0 once the group has applied all there is).
- */
-export async function consumerLag(
-  pool: pg.Pool,
-  admin: Admin,
-  groupId: string,
-  topics: string[],
-): Promise<number> {
-  const { rows } = await pool.query<{ topic: string; partition: number; last_offset: string }>(
-    'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
-    [groupId],
-  )
-  const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
-  let lag = 0n
-  for (const topic of topics) {
-    for (const p of await admin.fetchTopicOffsets(topic)) {
-      const next = checkpoints.has(`${topic}/${p.partition}`)
-        ? checkpoints.get(`${topic}/${p.partition}`)! + 1n
-        : BigInt(p.low)
-      const behind = BigInt(p.high) - next
-      if (behind > 0n) lag += behind
-    }
-  }
-  return Number(lag)
 }
