@@ -1,4 +1,4 @@
-import type { JournalRecord } from '@cas/eventlog'
+import { readStream, type StreamType } from '@cas/eventlog'
 import { openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
@@ -18,23 +18,15 @@ export interface StoredEvent {
 }
 
 /**
- * The journal's events (of a stream type, optionally one stream), in stream order, opened with the test
- * master key as consumers open them (an event that does not open keeps its stored payload).
+ * One stream's events from the journal, in order, opened with the test master key as consumers open
+ * them (an event that does not open keeps its stored payload).
  */
 export async function journalEvents(
   pool: pg.Pool,
-  streamType: string,
-  streamId?: string,
+  streamType: StreamType,
+  streamId: string,
 ): Promise<StoredEvent[]> {
-  const { rows } = await pool.query<JournalRecord & { occurredAt: Date }>(
-    `SELECT position::text, event_id AS id, type, version, occurred_at AS "occurredAt", org_id AS "orgId",
-            chatbot_id AS "chatbotId", stream_type AS "streamType", stream_id AS "streamId",
-            stream_version AS "streamVersion", payload, metadata
-       FROM event_journal
-      WHERE stream_type = $1 AND ($2::uuid IS NULL OR stream_id = $2) ORDER BY stream_id, stream_version`,
-    [streamType, streamId ?? null],
-  )
-  const records = rows.map((r) => ({ ...r, occurredAt: r.occurredAt.toISOString() }))
+  const records = await readStream(pool, streamType, streamId)
   const opened = await openRecords(pool, testKeyring, records)
   return opened.map((o) => ({
     type: o.record.type,
