@@ -5,6 +5,7 @@ export {
   type AppendRequest,
   type AppendResult,
   appendToStream,
+  appendToStreams,
   type EventToAppend,
   type ExpectedVersion,
   type JournalDeps,

@@ -3,7 +3,13 @@ import { RetryableTransactionError, withTransaction } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
-import { type AppendRequest, appendToStream, StreamVersionConflictError, streamVersion } from './journal.ts'
+import {
+  type AppendRequest,
+  appendToStream,
+  appendToStreams,
+  StreamVersionConflictError,
+  streamVersion,
+} from './journal.ts'
 import { readJournal } from './journal-reader.ts'
 
 let db: TestDatabase
@@ -53,6 +59,39 @@ async function readStream(streamId: string, count: number) {
 }
 
 describe('journal append', () => {
+  it('appends to several streams in one call: each numbered on, positions in request order', async () => {
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()]
+    await withTransaction(db.pool, (client) => appendToStream(client, request(b, 0, 2)))
+    const results = await withTransaction(db.pool, async (client) => {
+      const first = await appendToStreams(client, [request(a, 0, 2), request(b, 2, 1)])
+      // A second call in the same transaction continues after the first's positions.
+      return [...first, ...(await appendToStreams(client, [request(c, 'no_stream', 3)]))]
+    })
+    expect(results.map((r) => r.streamVersion)).toEqual([2, 3, 3])
+    expect(results[1]!.records.map((r) => r.streamVersion)).toEqual([3])
+    const positions = results.flatMap((r) => r.records.map((e) => BigInt(e.position)))
+    expect(positions).toEqual([...positions].sort((x, y) => (x < y ? -1 : 1)))
+    expect(new Set(positions.map((p) => p >> 16n)).size).toBe(1)
+    expect(await streamVersion(db.pool, 'conversation', b)).toBe(3)
+    const read = await readStream(c, 3)
+    expect(read.map((e) => e.position)).toEqual(results[2]!.records.map((e) => e.position))
+  })
+
+  it('appends to several streams all or nothing: one version conflict rolls every stream back', async () => {
+    const [a, b] = [randomUUID(), randomUUID()]
+    await withTransaction(db.pool, (client) => appendToStream(client, request(b, 0, 1)))
+    const before = await lastPosition()
+    await expect(
+      withTransaction(db.pool, (client) => appendToStreams(client, [request(a, 0), request(b, 0)])),
+    ).rejects.toBeInstanceOf(StreamVersionConflictError)
+    expect(await streamVersion(db.pool, 'conversation', a)).toBe(0)
+    expect(await streamVersion(db.pool, 'conversation', b)).toBe(1)
+    expect(await lastPosition()).toBe(before)
+    await expect(
+      withTransaction(db.pool, (client) => appendToStreams(client, [request(a, 0), request(a, 'any')])),
+    ).rejects.toThrow(/each stream once/)
+  })
+
   it('numbers a stream 1, 2, 3… and gives increasing positions', async () => {
     const stream = randomUUID()
     await withTransaction(db.pool, (c) => appendToStream(c, request(stream, 0, 2)))

@@ -19,6 +19,9 @@ import type { JournalRecord, StreamType } from './records.ts'
  */
 
 const EVENTS_PER_TRANSACTION = 1n << 16n
+
+const streamKey = (r: { streamType: string; streamId: string }) =>
+  `${r.streamType}/${r.streamId.toLowerCase()}`
 // xid8 << 16 must fit a signed bigint: 2^47 transactions, about 445 years at 10,000 per second.
 const MAX_XID = 1n << 47n
 
@@ -83,55 +86,85 @@ export async function appendToStream(
   req: AppendRequest,
   deps: JournalDeps = {},
 ): Promise<AppendResult> {
-  if (req.events.length === 0) throw new Error('appendToStream needs at least one event')
+  const [result] = await appendToStreams(client, [req], deps)
+  return result!
+}
+
+/**
+ * Appends to several streams at once, inside the caller's transaction: the same as one `appendToStream`
+ * per request, in four statements whatever their number (group commit of concurrent captures uses it).
+ * Each stream may appear once. Results are in the order of the requests. A version conflict on any
+ * stream throws, and the caller's transaction should then roll back.
+ */
+export async function appendToStreams(
+  client: ClientBase,
+  requests: readonly AppendRequest[],
+  deps: JournalDeps = {},
+): Promise<AppendResult[]> {
+  if (requests.length === 0) return []
+  if (requests.some((r) => r.events.length === 0)) throw new Error('appendToStream needs at least one event')
+  if (new Set(requests.map(streamKey)).size !== requests.length) {
+    throw new Error('appendToStreams takes each stream once')
+  }
   const now = deps.now ?? (() => new Date())
   const newId = deps.newId ?? randomUUID
 
-  const tx = BigInt(
-    (await client.query<{ tx: string }>('SELECT pg_current_xact_id()::text AS tx')).rows[0]!.tx,
+  // The transaction's id, and where its events start: after any it appended already.
+  const { rows: txRows } = await client.query<{ tx: string; next: string | null }>(
+    `SELECT t.tx::text,
+            (SELECT max(position) + 1 FROM event_journal
+              WHERE position >= t.base AND position < t.base + ${EVENTS_PER_TRANSACTION})::text AS next
+       FROM (SELECT pg_current_xact_id() AS tx,
+                    (pg_current_xact_id()::text::numeric * ${EVENTS_PER_TRANSACTION})::bigint AS base) t`,
   )
+  const tx = BigInt(txRows[0]!.tx)
   if (tx >= MAX_XID) throw new Error('transaction id too large for journal positions')
-
-  const current = await lockStream(client, req, tx)
-  if (current.lastTx !== null && current.lastTx > tx) {
-    throw new RetryableTransactionError(
-      'stream_order',
-      `stream ${req.streamType}/${req.streamId} was appended by a later transaction; run again`,
-    )
-  }
-  const expected = req.expectedVersion
-  if (
-    (typeof expected === 'number' && expected !== current.version) ||
-    (expected === 'no_stream' && current.version !== 0)
-  ) {
-    throw new StreamVersionConflictError(req.streamType, req.streamId, expected, current.version)
-  }
-
   const base = tx * EVENTS_PER_TRANSACTION
-  const { rows } = await client.query<{ next: string }>(
-    'SELECT coalesce(max(position) + 1, $1::bigint)::text AS next FROM event_journal WHERE position >= $1::bigint AND position < $2::bigint',
-    [base.toString(), (base + EVENTS_PER_TRANSACTION).toString()],
-  )
-  const first = BigInt(rows[0]!.next)
-  if (first + BigInt(req.events.length) > base + EVENTS_PER_TRANSACTION) {
+  const first = txRows[0]!.next === null ? base : BigInt(txRows[0]!.next)
+  const total = requests.reduce((n, r) => n + r.events.length, 0)
+  if (first + BigInt(total) > base + EVENTS_PER_TRANSACTION) {
     throw new Error(`more than ${EVENTS_PER_TRANSACTION} events in one transaction`)
   }
 
+  const current = await lockStreams(client, requests, tx)
+  for (const req of requests) {
+    const stream = current.get(streamKey(req))!
+    if (stream.lastTx > tx) {
+      throw new RetryableTransactionError(
+        'stream_order',
+        `stream ${req.streamType}/${req.streamId} was appended by a later transaction; run again`,
+      )
+    }
+    const expected = req.expectedVersion
+    if (
+      (typeof expected === 'number' && expected !== stream.version) ||
+      (expected === 'no_stream' && stream.version !== 0)
+    ) {
+      throw new StreamVersionConflictError(req.streamType, req.streamId, expected, stream.version)
+    }
+  }
+
   const occurredAt = now().toISOString()
-  const records: JournalRecord[] = req.events.map((e, i) => ({
-    id: e.id ?? newId(),
-    type: e.type,
-    version: e.version,
-    occurredAt,
-    orgId: req.orgId,
-    chatbotId: req.chatbotId,
-    streamType: req.streamType,
-    streamId: req.streamId,
-    streamVersion: current.version + i + 1,
-    position: (first + BigInt(i)).toString(),
-    payload: e.payload,
-    metadata: { ...req.metadata, ...e.metadata },
-  }))
+  let next = first
+  const results = requests.map((req): AppendResult => {
+    const version = current.get(streamKey(req))!.version
+    const records: JournalRecord[] = req.events.map((e, i) => ({
+      id: e.id ?? newId(),
+      type: e.type,
+      version: e.version,
+      occurredAt,
+      orgId: req.orgId,
+      chatbotId: req.chatbotId,
+      streamType: req.streamType,
+      streamId: req.streamId,
+      streamVersion: version + i + 1,
+      position: (next++).toString(),
+      payload: e.payload,
+      metadata: { ...req.metadata, ...e.metadata },
+    }))
+    return { streamVersion: version + records.length, records }
+  })
+  const records = results.flatMap((r) => r.records)
   await client.query(
     `INSERT INTO event_journal
        (position, event_id, stream_type, stream_id, stream_version, type, version, occurred_at, org_id,
@@ -153,33 +186,65 @@ export async function appendToStream(
       records.map((r) => JSON.stringify(r.metadata)),
     ],
   )
-  const streamVersion = current.version + records.length
   await client.query(
-    'UPDATE event_streams SET version = $3, last_tx = pg_current_xact_id() WHERE stream_type = $1 AND stream_id = $2',
-    [req.streamType, req.streamId, streamVersion],
+    `UPDATE event_streams s SET version = u.version, last_tx = pg_current_xact_id()
+       FROM unnest($1::text[], $2::uuid[], $3::int[]) AS u(stream_type, stream_id, version)
+      WHERE s.stream_type = u.stream_type AND s.stream_id = u.stream_id`,
+    [requests.map((r) => r.streamType), requests.map((r) => r.streamId), results.map((r) => r.streamVersion)],
   )
-  return { streamVersion, records }
+  return results
 }
 
-/** Locks the stream's row for the rest of the transaction, creating it (at version 0) when it is new. */
-async function lockStream(
+/**
+ * Locks the streams' rows for the rest of the transaction, creating the new ones (at version 0), in one
+ * statement: a conflicting insert that updates nothing still locks the existing row and returns it. Rows
+ * are taken in key order, so concurrent appends to overlapping streams never deadlock on them.
+ */
+async function lockStreams(
   client: ClientBase,
-  req: AppendRequest,
+  requests: readonly AppendRequest[],
   tx: bigint,
-): Promise<{ version: number; lastTx: bigint | null }> {
-  const created = await client.query(
-    `INSERT INTO event_streams (stream_type, stream_id, version, last_tx, org_id, chatbot_id)
-     VALUES ($1, $2, 0, $3::text::xid8, $4, $5) ON CONFLICT DO NOTHING`,
-    [req.streamType, req.streamId, tx.toString(), req.orgId, req.chatbotId],
+): Promise<Map<string, { version: number; lastTx: bigint }>> {
+  const sorted = [...requests].sort((a, b) =>
+    a.streamType === b.streamType
+      ? a.streamId < b.streamId
+        ? -1
+        : a.streamId > b.streamId
+          ? 1
+          : 0
+      : a.streamType < b.streamType
+        ? -1
+        : 1,
   )
-  if (created.rowCount === 1) return { version: 0, lastTx: null }
-  const { rows } = await client.query<{ version: number; last_tx: string }>(
-    'SELECT version, last_tx::text FROM event_streams WHERE stream_type = $1 AND stream_id = $2 FOR UPDATE',
-    [req.streamType, req.streamId],
+  const { rows } = await client.query<{
+    stream_type: string
+    stream_id: string
+    version: number
+    last_tx: string
+  }>(
+    `INSERT INTO event_streams AS s (stream_type, stream_id, version, last_tx, org_id, chatbot_id)
+     SELECT u.stream_type, u.stream_id, 0, $3::text::xid8, u.org_id, u.chatbot_id
+       FROM unnest($1::text[], $2::uuid[], $4::uuid[], $5::uuid[]) WITH ORDINALITY
+            AS u(stream_type, stream_id, org_id, chatbot_id, ord)
+      ORDER BY u.ord
+     ON CONFLICT (stream_type, stream_id) DO UPDATE SET version = s.version
+     RETURNING s.stream_type, s.stream_id::text, s.version, s.last_tx::text`,
+    [
+      sorted.map((r) => r.streamType),
+      sorted.map((r) => r.streamId),
+      tx.toString(),
+      sorted.map((r) => r.orgId),
+      sorted.map((r) => r.chatbotId),
+    ],
   )
-  const row = rows[0]
-  if (!row) throw new Error(`stream ${req.streamType}/${req.streamId} vanished while being locked`)
-  return { version: row.version, lastTx: BigInt(row.last_tx) }
+  const streams = new Map(
+    rows.map((r) => [
+      streamKey({ streamType: r.stream_type, streamId: r.stream_id }),
+      { version: r.version, lastTx: BigInt(r.last_tx) },
+    ]),
+  )
+  if (streams.size !== requests.length) throw new Error('a stream vanished while being locked')
+  return streams
 }
 
 /**
