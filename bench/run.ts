@@ -14,6 +14,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadConfig as loadServiceConfig } from '@cas/config'
 import { createPool } from '@cas/db'
 import {
   consumerLag,
@@ -202,8 +203,16 @@ async function measureCeilings() {
         await bare.kill('SIGTERM')
       }
 
-      log(`ceiling: database (the capture's SQL in a loop, pool of ${options.poolSize})`)
-      await databaseCeiling(pool, apiKey, 16, options.warmupSeconds || 1, 'db-warmup')
+      // The service's own group commit settings (its defaults, or CAPTURE_MAX_* from the environment).
+      const config = loadServiceConfig(process.env)
+      const groupCommit = {
+        maxTransactions: config.CAPTURE_MAX_TRANSACTIONS,
+        maxGroup: config.CAPTURE_MAX_GROUP,
+      }
+      log(
+        `ceiling: database (the capture's SQL in a loop, pool of ${options.poolSize}, group commit ${groupCommit.maxTransactions} × ${groupCommit.maxGroup})`,
+      )
+      await databaseCeiling(pool, apiKey, 16, options.warmupSeconds || 1, 'db-warmup', groupCommit)
       for (const connections of options.concurrency) {
         const result = await databaseCeiling(
           pool,
@@ -211,6 +220,7 @@ async function measureCeilings() {
           connections,
           options.durationSeconds,
           `db-${connections}`,
+          groupCommit,
         )
         ceilings.database.push(result)
         log(
@@ -220,7 +230,7 @@ async function measureCeilings() {
       }
     } else {
       // The clients comparison needs a capture's events to take their sizes from.
-      await databaseCeiling(pool, apiKey, 1, 0.2, 'db-sizes')
+      await databaseCeiling(pool, apiKey, 1, 0.2, 'db-sizes', { maxTransactions: 1, maxGroup: 1 })
     }
 
     const capture = await captureEventValues(pool)

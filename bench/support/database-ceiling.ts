@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type pg from 'pg'
-import { identifyApiKey } from '../../services/gateway/src/capture/api-key-auth.ts'
-import { capture } from '../../services/gateway/src/capture/capture.ts'
+import { ApiKeyIdentifier } from '../../services/gateway/src/capture/api-key-auth.ts'
+import { CaptureCommitter, type GroupCommitOptions } from '../../services/gateway/src/capture/group-commit.ts'
 import { type CaptureBody, captureBodySchema } from '../../services/gateway/src/capture/schema.ts'
 import { captureBody } from './capture-body.ts'
 import { benchKeyring } from './keyring.ts'
@@ -27,10 +27,13 @@ export async function databaseCeiling(
   connections: number,
   seconds: number,
   idPrefix: string,
+  /** The service's group commit settings (CAPTURE_MAX_TRANSACTIONS, CAPTURE_MAX_GROUP). */
+  groupCommit: GroupCommitOptions,
 ): Promise<CeilingResult> {
   // Validated once, as the route would; each capture then gets its own ids.
   const template: CaptureBody = captureBodySchema.parse(captureBody('template'))
-  const now = () => new Date()
+  const keys = new ApiKeyIdentifier(pool)
+  const committer = new CaptureCommitter(pool, benchKeyring, () => new Date(), groupCommit)
   const latencies: number[] = []
   let next = 0
   let errors = 0
@@ -49,9 +52,9 @@ export async function databaseCeiling(
         const began = process.hrtime.bigint()
         try {
           const request = { headers: { authorization: `Bearer ${apiKey}` } } as FastifyRequest
-          const identity = await identifyApiKey(pool, request)
+          const identity = await keys.identify(request)
           if (!identity) throw new Error('the API key was not found')
-          await capture(pool, benchKeyring, identity.keyHash, body, now)
+          await committer.capture({ keyHash: identity.keyHash, body })
           latencies.push(msSince(began))
         } catch {
           errors++

@@ -109,6 +109,10 @@ export const configSchema = z.object({
   /** How long a conversation read waits for the read model to catch up with a write that returned. */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
   CAPTURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  /** Group commit: capture transactions running at once, per gateway process (each holds a connection). */
+  CAPTURE_MAX_TRANSACTIONS: z.coerce.number().int().min(1).max(100).default(4),
+  /** Group commit: the most concurrent captures that share one transaction (1 turns grouping off). */
+  CAPTURE_MAX_GROUP: z.coerce.number().int().min(1).max(1_000).default(64),
   /** Requests per minute per client address for requests without a valid API key, and for sign-in. */
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Which analyzer scores messages: the built-in lexicon (no network) or an OpenAI-compatible LLM. */

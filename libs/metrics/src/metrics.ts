@@ -97,6 +97,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly captureGroupSize = new Histogram({
+    name: 'cas_capture_group_size',
+    help: 'Captures committed per transaction (group commit of concurrent captures).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  })
+
   constructor(opts: { onError?: (what: string, err: unknown) => void } = {}) {
     this.onError = opts.onError ?? (() => {})
     const registers = [this.registry]

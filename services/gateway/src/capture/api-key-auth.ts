@@ -22,21 +22,54 @@ export function bearerApiKey(header: string | undefined): string | null {
 }
 
 /**
- * Resolves the request's API key to its chatbot, once per request. The lookup is by the key's SHA-256:
+ * Resolves a capture request's API key to its chatbot, once per request, before anything else is done
+ * with the request (rate limit per key, 401 before the body is read). The lookup is by the key's SHA-256:
  * equality on a uniformly random hash, so how long it takes says nothing about how close a guess was.
+ *
+ * Keys found are remembered for `ttlMs` (5 s), so that a busy chatbot's captures do not each spend a
+ * query on it. This check is only the early answer: the capture transaction checks the key again under
+ * lock, so a key rotated or deleted within the last seconds still gets its 401 there. Keys not found are
+ * never remembered: a new key works at once.
  */
-export async function identifyApiKey(pool: pg.Pool, request: FastifyRequest): Promise<ApiKeyIdentity | null> {
-  if (request.apiKeyIdentity !== undefined) return request.apiKeyIdentity
-  const key = bearerApiKey(request.headers.authorization)
-  let identity: ApiKeyIdentity | null = null
-  if (key) {
-    const keyHash = hashApiKey(key)
-    const { rows } = await pool.query<{ chatbot_id: string }>(
+export class ApiKeyIdentifier {
+  private readonly known = new Map<string, { chatbotId: string; until: number }>()
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly opts: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
+  ) {}
+
+  async identify(request: FastifyRequest): Promise<ApiKeyIdentity | null> {
+    if (request.apiKeyIdentity !== undefined) return request.apiKeyIdentity
+    const key = bearerApiKey(request.headers.authorization)
+    let identity: ApiKeyIdentity | null = null
+    if (key) {
+      const keyHash = hashApiKey(key)
+      const chatbotId = await this.lookUp(keyHash)
+      if (chatbotId) identity = { chatbotId, keyHash }
+    }
+    request.apiKeyIdentity = identity
+    return identity
+  }
+
+  private async lookUp(keyHash: Buffer): Promise<string | null> {
+    const now = this.opts.now?.() ?? Date.now()
+    const cacheKey = keyHash.toString('base64')
+    const known = this.known.get(cacheKey)
+    if (known && known.until > now) return known.chatbotId
+    this.known.delete(cacheKey)
+    const { rows } = await this.pool.query<{ chatbot_id: string }>(
       'SELECT chatbot_id FROM chatbot_api_keys WHERE key_hash = $1',
       [keyHash],
     )
-    if (rows[0]) identity = { chatbotId: rows[0].chatbot_id, keyHash }
+    const chatbotId = rows[0]?.chatbot_id ?? null
+    if (chatbotId) {
+      // Oldest first out: a Map iterates in insertion order.
+      if (this.known.size >= (this.opts.maxEntries ?? 10_000)) {
+        this.known.delete(this.known.keys().next().value!)
+      }
+      this.known.set(cacheKey, { chatbotId, until: now + (this.opts.ttlMs ?? 5_000) })
+    }
+    return chatbotId
   }
-  request.apiKeyIdentity = identity
-  return identity
 }

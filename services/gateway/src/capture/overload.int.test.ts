@@ -119,7 +119,7 @@ describe('capture under overload', () => {
 })
 
 describe('capture metrics', () => {
-  it('counts messages stored, duplicates dropped and rate-limited requests', async () => {
+  it('counts messages stored, duplicates dropped, capture transactions and rate-limited requests', async () => {
     const app = await gateway({ CAPTURE_RATE_LIMIT_PER_MINUTE: '2' })
     const first = await postCapture(app, apiKey, captureBody('metrics-1', ['a', 'b', 'a']))
     expect(first.json().messagesStored).toBe(2)
@@ -130,6 +130,9 @@ describe('capture metrics', () => {
     const text = (await app.inject('/metrics')).body
     expect(text).toContain('cas_capture_messages_stored_total 3')
     expect(text).toContain('cas_capture_duplicate_messages_total 3')
+    // Sent one after the other: two transactions of one capture each.
+    expect(text).toContain('cas_capture_group_size_count 2')
+    expect(text).toContain('cas_capture_group_size_sum 2')
     expect(text).toContain('cas_http_rate_limited_requests_total{route="/api/v1/capture"} 1')
     expect(text).toContain(
       'cas_http_request_duration_seconds_count{method="POST",route="/api/v1/capture",status_code="200"} 2',

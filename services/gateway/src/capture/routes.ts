@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
-import { identifyApiKey } from './api-key-auth.ts'
-import { capture } from './capture.ts'
+import { ApiKeyIdentifier } from './api-key-auth.ts'
+import { CaptureCommitter } from './group-commit.ts'
 import { captureBodySchema, captureResponseSchema } from './schema.ts'
 
 export interface CaptureRouteDeps {
@@ -27,6 +27,12 @@ export interface CaptureRouteDeps {
 export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDeps): Promise<void> {
   const { config, pool } = deps
   await app.register(async (scope) => {
+    const keys = new ApiKeyIdentifier(pool)
+    const committer = new CaptureCommitter(pool, deps.keyring, deps.now, {
+      maxTransactions: config.CAPTURE_MAX_TRANSACTIONS,
+      maxGroup: config.CAPTURE_MAX_GROUP,
+      onCommit: (size) => scope.metrics.captureGroupSize.observe(size),
+    })
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser(
       'application/json',
@@ -42,7 +48,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       // A shared store that is down must not take capture down with it.
       skipOnError: true,
       keyGenerator: async (request) => {
-        const identity = await identifyApiKey(pool, request)
+        const identity = await keys.identify(request)
         return identity ? `key:${identity.chatbotId}` : `ip:${request.ip}`
       },
       max: (_request, key) =>
@@ -59,7 +65,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
         // After the rate limit (an onRequest hook, so failed attempts count against the client address)
         // and before the body is read.
         preParsing: async (request) => {
-          if (!(await identifyApiKey(pool, request))) {
+          if (!(await keys.identify(request))) {
             throw new AppError(
               'unauthorized',
               'A valid API key is required: Authorization: Bearer svc_live_…',
@@ -86,14 +92,11 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       async (request, reply) => {
         const identity = request.apiKeyIdentity
         if (!identity) throw new AppError('unauthorized', 'A valid API key is required.')
-        const result = await capture(
-          pool,
-          deps.keyring,
-          identity.keyHash,
-          request.body,
-          deps.now,
-          eventTrace(request),
-        )
+        const result = await committer.capture({
+          keyHash: identity.keyHash,
+          body: request.body,
+          trace: eventTrace(request),
+        })
         scope.metrics.messagesStored.inc(result.messagesStored)
         scope.metrics.duplicatesDropped.inc(request.body.messages.length - result.messagesStored)
         if (result.deprecated) reply.header('deprecation', 'true')
