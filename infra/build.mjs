@@ -19,7 +19,11 @@ const externalPackages = {
 }
 
 await build({
-  entryPoints: Object.fromEntries(services.map((s) => [s, `services/${s}/src/main.ts`])),
+  entryPoints: {
+    ...Object.fromEntries(services.map((s) => [s, `services/${s}/src/main.ts`])),
+    // The local analyzer's worker thread (services/analysis/src/providers/local-thread.ts loads it).
+    'local-analyzer-worker': 'services/analysis/src/providers/local-analyzer-worker.ts',
+  },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
@@ -29,7 +33,7 @@ await build({
   logLevel: 'warning',
   plugins: [externalPackages],
 })
-console.log(`built ${services.map((s) => `dist/${s}.js`).join(', ')}`)
+console.log(`built ${services.map((s) => `dist/${s}.js`).join(', ')}, dist/local-analyzer-worker.js`)
 
 await buildWeb({ configFile: 'services/web/vite.config.ts', logLevel: 'warn' })
 console.log('built the dashboard into dist/web')

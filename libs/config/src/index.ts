@@ -126,6 +126,8 @@ export const configSchema = z.object({
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Attempts per analysis job before it is dead-lettered (with an analysis.failed event). */
   ANALYSIS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Worker threads scoring messages with the local analyzer, per analysis process; 0 scores in the main thread. */
+  ANALYSIS_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   /** Jobs analyzed at once per analysis process. */
   ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /**

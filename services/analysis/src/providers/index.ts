@@ -2,8 +2,12 @@ import type { Config } from '@cas/config'
 import type { Analyzer } from '../analyzer.ts'
 import { createLlmAnalyzer } from './llm.ts'
 import { createLocalAnalyzer } from './local.ts'
+import { createThreadedLocalAnalyzer } from './local-thread.ts'
 
-/** The analyzer ANALYSIS_PROVIDER names: the local lexicon (default, no network) or an OpenAI-compatible LLM. */
+/**
+ * The analyzer ANALYSIS_PROVIDER names: the local lexicon (default, no network; in ANALYSIS_THREADS worker
+ * threads, or in the caller's thread with 0) or an OpenAI-compatible LLM.
+ */
 export async function createAnalyzer(
   config: Config,
   log?: (msg: string, fields?: Record<string, unknown>) => void,
@@ -19,5 +23,7 @@ export async function createAnalyzer(
       log,
     })
   }
-  return await createLocalAnalyzer()
+  return config.ANALYSIS_THREADS > 0
+    ? createThreadedLocalAnalyzer(config.ANALYSIS_THREADS)
+    : createLocalAnalyzer()
 }

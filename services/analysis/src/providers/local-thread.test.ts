@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { AnalyzerError, type MessageToAnalyze } from '../analyzer.ts'
+import { createLocalAnalyzer } from './local.ts'
+import { createThreadedLocalAnalyzer } from './local-thread.ts'
+
+const inThread = createLocalAnalyzer()
+const threaded = createThreadedLocalAnalyzer(2)
+
+const messages: MessageToAnalyze[] = [
+  'Thanks, that was really helpful!',
+  'Your bot is useless and I hate it',
+  'My refund for the broken umbrella has not arrived 😡',
+  'How do I reset my password?',
+  '',
+].map((content, i) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content }))
+const context = { topics: { billing: ['refund', 'invoice'], account: ['password'] } }
+
+describe('local analyzer in worker threads', () => {
+  it('gives the same results as in the calling thread, batches spread over the threads', async () => {
+    const expected = await inThread.analyzeMessages(messages, context)
+    const batches = await Promise.all(
+      Array.from({ length: 8 }, () => threaded.analyzeMessages(messages, context)),
+    )
+    for (const results of batches) expect(results).toEqual(expected)
+    expect(threaded.info).toEqual(inThread.info)
+  })
+
+  it("passes the analyzer's errors back with their code and retryability", async () => {
+    const bad = [{ id: 'x', role: 'user', content: 42 }] as unknown as MessageToAnalyze[]
+    const error = await threaded.analyzeMessages(bad, {}).catch((err: unknown) => err)
+    expect(error).toBeInstanceOf(AnalyzerError)
+    expect(error).toMatchObject({ code: 'invalid_input', retryable: false })
+    // The thread is still there for the next batch.
+    expect(await threaded.analyzeMessages(messages.slice(0, 1), {})).toHaveLength(1)
+  })
+
+  it('answers an aborted analysis with a retryable timeout', async () => {
+    const controller = new AbortController()
+    const pending = threaded.analyzeMessages(messages, {}, controller.signal)
+    controller.abort()
+    await expect(pending).rejects.toMatchObject({ code: 'timeout', retryable: true })
+    controller.abort()
+    await expect(threaded.analyzeMessages(messages, {}, controller.signal)).rejects.toBeInstanceOf(
+      AnalyzerError,
+    )
+  })
+})
