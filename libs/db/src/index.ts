@@ -5,6 +5,7 @@ export {
   startEmbeddedPostgres,
 } from './embedded-postgres.ts'
 export { freePort } from './free-port.ts'
+export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupWork } from './group-commit.ts'
 export { migrate, migrationsDir } from './migrate.ts'
 export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'

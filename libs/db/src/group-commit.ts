@@ -1,0 +1,140 @@
+import type pg from 'pg'
+import { withTransaction } from './transaction.ts'
+import { isDatabaseUnavailable } from './unavailable.ts'
+
+/** What one request of a group gets: its value, or the error it alone answers with. */
+export type GroupOutcome<R> =
+  | { readonly ok: true; readonly value: R }
+  | { readonly ok: false; readonly error: unknown }
+
+export interface GroupCommitOptions {
+  /** Transactions running at once (each holds one pooled connection). */
+  readonly maxTransactions: number
+  /** The most requests one transaction takes; 1 gives every request its own transaction. */
+  readonly maxGroup: number
+  /** Called with each committed group's size (for the metrics). */
+  readonly onCommit?: (size: number) => void
+}
+
+export interface GroupWork<T, R> {
+  /**
+   * Requests with the same key are never in running transactions at the same time, so they commit in
+   * the order they were submitted.
+   */
+  readonly keyOf: (request: T) => string
+  /** Does a group's work inside its transaction: one outcome per request, in order. */
+  readonly run: (client: pg.PoolClient, group: readonly T[]) => Promise<GroupOutcome<R>[]>
+}
+
+interface Pending<T, R> {
+  readonly request: T
+  readonly resolve: (value: R) => void
+  readonly reject: (err: unknown) => void
+}
+
+/**
+ * Group commit. A request waits in a queue; while fewer than `maxTransactions` transactions run, the queue
+ * goes into a new one, up to `maxGroup` requests at a time. Under light load a request therefore has a
+ * transaction of its own at once; under heavy load the requests that arrived while the transactions were
+ * busy share the next one: one commit (one WAL flush) and, when `run` is written set-based, one statement
+ * per step for all of them. Each request's promise settles once its group has committed (or failed).
+ *
+ * A group that fails as a whole, for a reason other than the database being unreachable, is run again
+ * one request per transaction, so that only the request at fault gets the error. Retryable failures
+ * (deadlocks, serialization) are retried by `withTransaction` first.
+ */
+export class GroupCommitter<T, R> {
+  private readonly queue: Pending<T, R>[] = []
+  private running = 0
+  private scheduled = false
+  /** The keys of the running transactions' requests: their next requests wait for the next turn. */
+  private readonly busy = new Set<string>()
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly work: GroupWork<T, R>,
+    private readonly opts: GroupCommitOptions,
+  ) {}
+
+  submit(request: T): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  /** Requests waiting for a transaction. */
+  get waiting(): number {
+    return this.queue.length
+  }
+
+  // Starting on the next turn of the event loop lets the requests read in the same turn share a group.
+  private schedule(): void {
+    if (this.scheduled || this.running >= this.opts.maxTransactions || this.queue.length === 0) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      while (this.running < this.opts.maxTransactions && this.queue.length > 0) {
+        const group = this.takeGroup()
+        if (group.length === 0) break
+        this.running++
+        void this.commit(group).finally(() => {
+          this.running--
+          for (const pending of group) this.busy.delete(this.work.keyOf(pending.request))
+          this.schedule()
+        })
+      }
+    })
+  }
+
+  private takeGroup(): Pending<T, R>[] {
+    const group: Pending<T, R>[] = []
+    const rest: Pending<T, R>[] = []
+    for (const pending of this.queue) {
+      const key = this.work.keyOf(pending.request)
+      if (group.length < this.opts.maxGroup && !this.busy.has(key)) {
+        this.busy.add(key)
+        group.push(pending)
+      } else rest.push(pending)
+    }
+    this.queue.splice(0, this.queue.length, ...rest)
+    return group
+  }
+
+  private async commit(group: readonly Pending<T, R>[]): Promise<void> {
+    let outcomes: GroupOutcome<R>[]
+    try {
+      outcomes = await this.run(group)
+    } catch (err) {
+      if (group.length === 1 || isDatabaseUnavailable(err)) {
+        for (const pending of group) pending.reject(err)
+        return
+      }
+      for (const pending of group) {
+        try {
+          settle(pending, (await this.run([pending]))[0]!)
+          this.opts.onCommit?.(1)
+        } catch (alone) {
+          pending.reject(alone)
+        }
+      }
+      return
+    }
+    this.opts.onCommit?.(group.length)
+    for (const [i, pending] of group.entries()) settle(pending, outcomes[i]!)
+  }
+
+  private run(group: readonly Pending<T, R>[]): Promise<GroupOutcome<R>[]> {
+    return withTransaction(this.pool, (client) =>
+      this.work.run(
+        client,
+        group.map((p) => p.request),
+      ),
+    )
+  }
+}
+
+function settle<T, R>(pending: Pending<T, R>, outcome: GroupOutcome<R>): void {
+  if (outcome.ok) pending.resolve(outcome.value)
+  else pending.reject(outcome.error)
+}
