@@ -129,7 +129,7 @@ export const configSchema = z.object({
   /** Worker threads scoring messages with the local analyzer, per analysis process; 0 scores in the main thread. */
   ANALYSIS_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   /** Jobs analyzed at once per analysis process. */
-  ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   /**
    * Queued jobs above which the analysis consumer stops taking events: the backlog then waits in Kafka
    * (or the journal), not in memory or an ever-growing queue.

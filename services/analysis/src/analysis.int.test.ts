@@ -126,6 +126,46 @@ describe('analysis service', () => {
     expect(await analysisEvents(conversationId)).toEqual([])
   })
 
+  it("commits jobs analyzed together in one transaction, one conversation's jobs one after the other", async () => {
+    await startService()
+    analyzer.hold()
+    const captured = [
+      await capture(['one score:0.5']),
+      await capture(['two score:-0.5']),
+      await capture(['three score:0.1']),
+    ]
+    const again = await postCapture(app, apiKey, {
+      conversationId: `conversation-${n}`,
+      messages: [{ id: 'later', role: 'user', content: 'later score:-0.9' }],
+    })
+    expect(again.statusCode).toBe(200)
+    await waitFor(() => analyzer.waiting === 4, { what: 'four jobs at the analyzer' })
+    analyzer.release()
+    const events = await waitFor(async () => {
+      const all = await Promise.all(captured.map((c) => analysisEvents(c.conversationId)))
+      return all.every((e, i) => e.length === (i === 2 ? 4 : 2)) && all
+    })
+    const { rows } = await db.pool.query<{ stream_id: string; tx: string }>(
+      `SELECT stream_id, (position >> 16)::text AS tx FROM event_journal
+        WHERE stream_type = 'analysis' AND stream_id = ANY($1) ORDER BY position`,
+      [captured.map((c) => c.conversationId)],
+    )
+    const txOf = (id: string) => [...new Set(rows.filter((r) => r.stream_id === id).map((r) => r.tx))]
+    const [one, two, three] = captured.map((c) => txOf(c.conversationId))
+    // The first job of each conversation committed together; the third conversation's second job after.
+    expect(one).toEqual(two)
+    expect(three).toHaveLength(2)
+    expect(three![0]).toBe(one![0])
+    // The second summary covers both jobs' messages: -0.9 and 0.1 average to -0.4.
+    expect(events[2]!.map((e) => e.type)).toEqual([
+      'analysis.messages-analyzed',
+      'analysis.conversation-analyzed',
+      'analysis.messages-analyzed',
+      'analysis.conversation-analyzed',
+    ])
+    expect((events[2]![3]!.payload as { sentiment: { score: number } }).sentiment.score).toBeCloseTo(-0.4)
+  })
+
   it('retries a failing provider with backoff until it succeeds', async () => {
     await startService({ maxAttempts: 5 })
     const { conversationId } = await capture(['flaky fail:2 score:0.5'])

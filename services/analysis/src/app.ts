@@ -128,7 +128,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const worker = new AnalysisWorker({
     pool: deps.pool,
     analyzer: deps.analyzer,
-    concurrency: deps.concurrency ?? 4,
+    concurrency: deps.concurrency ?? 16,
     maxAttempts: deps.maxAttempts ?? 5,
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,

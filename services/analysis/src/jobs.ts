@@ -108,10 +108,14 @@ export async function claimJobs(
   }))
 }
 
-export async function completeJob(client: pg.ClientBase | pg.Pool, jobId: string, now: Date): Promise<void> {
+export async function completeJobs(
+  client: pg.ClientBase | pg.Pool,
+  jobIds: readonly string[],
+  now: Date,
+): Promise<void> {
   await client.query(
-    "UPDATE analysis_jobs SET status = 'done', lease_until = NULL, updated_at = $2 WHERE id = $1",
-    [jobId, now],
+    "UPDATE analysis_jobs SET status = 'done', lease_until = NULL, updated_at = $2 WHERE id = ANY($1::bigint[])",
+    [jobIds, now],
   )
 }
 

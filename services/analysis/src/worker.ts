@@ -1,9 +1,9 @@
-import { withTransaction } from '@cas/db'
-import { appendToStream, backoffMs, Waiter } from '@cas/eventlog'
+import { GroupCommitter, withTransaction } from '@cas/db'
+import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
-import { type AnalysisJob, claimJobs, completeJob, deadLetterJob, forgetChatbot, retryJob } from './jobs.ts'
+import { type AnalysisJob, claimJobs, completeJobs, deadLetterJob, forgetChatbot, retryJob } from './jobs.ts'
 import { type StoredResult, summarizeConversation } from './summary.ts'
 
 export interface WorkerOptions {
@@ -32,10 +32,17 @@ export interface WorkerStats {
   inFlight: number
 }
 
+interface Analyzed {
+  readonly job: AnalysisJob
+  readonly results: readonly MessageAnalysis[]
+}
+
 /**
  * Claims due jobs, analyzes them outside any transaction, and commits the results and their events (or
  * schedules a retry, or dead-letters the job after the last attempt with an analysis.failed event).
- * Each job stands alone: a conversation that keeps failing never holds the others up.
+ * Each job stands alone: a conversation that keeps failing never holds the others up. Results are
+ * committed by group commit: jobs finishing while another commit runs share the next transaction (one
+ * statement per step for all of them); a conversation's jobs commit one after the other.
  */
 export class AnalysisWorker {
   readonly stats: WorkerStats = { analyzedMessages: 0, jobsDone: 0, retries: 0, deadLetters: 0, inFlight: 0 }
@@ -45,10 +52,22 @@ export class AnalysisWorker {
   private readonly waiter = new Waiter()
   private readonly now: () => Date
   private readonly log: NonNullable<WorkerOptions['log']>
+  private readonly committer: GroupCommitter<Analyzed, undefined>
 
   constructor(private readonly opts: WorkerOptions) {
     this.now = opts.now ?? (() => new Date())
     this.log = opts.log ?? (() => {})
+    this.committer = new GroupCommitter(
+      opts.pool,
+      {
+        keyOf: (analyzed) => analyzed.job.conversationId,
+        run: async (client, group) => {
+          await this.commitResults(client, group)
+          return group.map(() => ({ ok: true, value: undefined }))
+        },
+      },
+      { maxTransactions: 1, maxGroup: 64 },
+    )
   }
 
   start(): void {
@@ -81,8 +100,13 @@ export class AnalysisWorker {
           continue
         }
       }
-      for (const job of claimed) {
-        const task: Promise<void> = this.process(job).finally(() => {
+      const contexts = await this.contextsFor(claimed).catch((err: Error) => {
+        // Left to their leases: claimed again once those run out.
+        this.log('reading chatbot settings failed', { err: err.message })
+        return undefined
+      })
+      for (const job of contexts ? claimed : []) {
+        const task: Promise<void> = this.process(job, contexts!.get(job.chatbotId)).finally(() => {
           this.inFlight.delete(task)
           this.stats.inFlight = this.inFlight.size
           this.waiter.wake()
@@ -96,9 +120,8 @@ export class AnalysisWorker {
     }
   }
 
-  private async process(job: AnalysisJob): Promise<void> {
+  private async process(job: AnalysisJob, context: AnalysisContext | undefined): Promise<void> {
     try {
-      const context = await this.contextFor(job.chatbotId)
       if (!context) {
         // The chatbot was deleted: nothing to analyze for anymore, and its content must not stay here.
         await forgetChatbot(this.opts.pool, job.chatbotId)
@@ -115,7 +138,7 @@ export class AnalysisWorker {
           true,
         )
       }
-      await this.commitResults(job, results)
+      await this.committer.submit({ job, results })
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
       this.opts.onAnalyzed?.(job)
@@ -127,71 +150,100 @@ export class AnalysisWorker {
     }
   }
 
-  private async contextFor(chatbotId: string): Promise<AnalysisContext | undefined> {
-    const { rows } = await this.opts.pool.query<{ settings: Record<string, unknown> }>(
-      'SELECT settings FROM chatbots WHERE id = $1',
-      [chatbotId],
+  /** The analysis context of each live chatbot of the jobs (a deleted chatbot has none). */
+  private async contextsFor(jobs: readonly AnalysisJob[]): Promise<Map<string, AnalysisContext>> {
+    if (jobs.length === 0) return new Map()
+    const { rows } = await this.opts.pool.query<{ id: string; settings: Record<string, unknown> }>(
+      'SELECT id, settings FROM chatbots WHERE id = ANY($1::uuid[])',
+      [[...new Set(jobs.map((j) => j.chatbotId))]],
     )
-    if (!rows[0]) return undefined
-    const topics = rows[0].settings.topics
-    const valid =
-      typeof topics === 'object' &&
-      topics !== null &&
-      !Array.isArray(topics) &&
-      Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
-    return valid ? { topics: topics as Record<string, string[]> } : {}
+    return new Map(rows.map((r) => [r.id, contextOf(r.settings)]))
   }
 
-  private async commitResults(job: AnalysisJob, results: readonly MessageAnalysis[]): Promise<void> {
+  /**
+   * Commits analyzed jobs in the caller's transaction: their results, then per conversation the results'
+   * event and the conversation's new summary, then the jobs marked done. Jobs removed meanwhile (their
+   * chatbot deleted, their conversation erased) are left out. No two jobs of one conversation come
+   * together (the committer's key), so each conversation's summary is read after its own results.
+   */
+  private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<void> {
     const { info } = this.opts.analyzer
     const now = this.now()
-    await withTransaction(this.opts.pool, async (client) => {
-      if (!(await this.stillWanted(client, job))) return
+    const { rows: locked } = await client.query<{ id: string }>(
+      'SELECT id::text FROM analysis_jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
+      [group.map((a) => a.job.id)],
+    )
+    const wanted = new Set(locked.map((r) => r.id))
+    const kept = group.filter((a) => wanted.has(a.job.id))
+    if (kept.length === 0) return
+    const rows = kept.flatMap(({ job, results }) => {
       const roles = new Map(job.messages.map((m) => [m.id, m.role]))
-      await client.query(
-        `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-           analyzer, analyzed_at)
-         SELECT $1, r.id, $2, $3, r.role, r.score, r.label, ARRAY(SELECT jsonb_array_elements_text(r.topics)), $4, $5
-           FROM unnest($6::text[], $7::text[], $8::float8[], $9::text[], $10::jsonb[]) AS r(id, role, score, label, topics)
-         ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
-           topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer, analyzed_at = EXCLUDED.analyzed_at`,
-        [
-          job.conversationId,
-          job.orgId,
-          job.chatbotId,
-          `${info.name}@${info.version}`,
-          now,
-          results.map((r) => r.messageId),
-          results.map((r) => roles.get(r.messageId)),
-          results.map((r) => r.sentiment.score),
-          results.map((r) => r.sentiment.label),
-          results.map((r) => JSON.stringify(r.topics)),
-        ],
-      )
-      const { rows } = await client.query<StoredResult>(
-        'SELECT role, score, topics FROM analysis_results WHERE conversation_id = $1',
-        [job.conversationId],
-      )
-      const analyzer = { name: info.name, version: info.version }
-      const metadata = traceOf(job)
-      const summary = summarizeConversation(rows)
-      await this.appendAnalysisEvents(client, job, [
-        newEvent(
-          'analysis.messages-analyzed',
-          {
-            analyzer,
-            results: results.map((r) => ({
-              messageId: r.messageId,
-              sentiment: r.sentiment,
-              topics: [...r.topics],
-            })),
-          },
-          metadata,
-        ),
-        newEvent('analysis.conversation-analyzed', { analyzer, ...summary }, metadata),
-      ])
-      await completeJob(client, job.id, now)
+      return results.map((r) => ({ job, result: r, role: roles.get(r.messageId) }))
     })
+    await client.query(
+      `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+         analyzer, analyzed_at)
+       SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
+              ARRAY(SELECT jsonb_array_elements_text(r.topics)), $1, $2
+         FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[])
+              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics)
+       ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
+         topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer, analyzed_at = EXCLUDED.analyzed_at`,
+      [
+        `${info.name}@${info.version}`,
+        now,
+        rows.map((r) => r.job.conversationId),
+        rows.map((r) => r.result.messageId),
+        rows.map((r) => r.job.orgId),
+        rows.map((r) => r.job.chatbotId),
+        rows.map((r) => r.role),
+        rows.map((r) => r.result.sentiment.score),
+        rows.map((r) => r.result.sentiment.label),
+        rows.map((r) => JSON.stringify(r.result.topics)),
+      ],
+    )
+    const { rows: stored } = await client.query<StoredResult & { conversation_id: string }>(
+      'SELECT conversation_id, role, score, topics FROM analysis_results WHERE conversation_id = ANY($1::uuid[])',
+      [kept.map((a) => a.job.conversationId)],
+    )
+    const byConversation = new Map<string, StoredResult[]>()
+    for (const row of stored) {
+      const list = byConversation.get(row.conversation_id) ?? []
+      list.push(row)
+      byConversation.set(row.conversation_id, list)
+    }
+    const analyzer = { name: info.name, version: info.version }
+    await appendToStreams(
+      client,
+      kept.map(({ job, results }) => {
+        const metadata = traceOf(job)
+        return analysisAppend(job, [
+          newEvent(
+            'analysis.messages-analyzed',
+            {
+              analyzer,
+              results: results.map((r) => ({
+                messageId: r.messageId,
+                sentiment: r.sentiment,
+                topics: [...r.topics],
+              })),
+            },
+            metadata,
+          ),
+          newEvent(
+            'analysis.conversation-analyzed',
+            { analyzer, ...summarizeConversation(byConversation.get(job.conversationId) ?? []) },
+            metadata,
+          ),
+        ])
+      }),
+      { now: this.now },
+    )
+    await completeJobs(
+      client,
+      kept.map((a) => a.job.id),
+      now,
+    )
   }
 
   private async fail(job: AnalysisJob, err: unknown): Promise<void> {
@@ -228,18 +280,7 @@ export class AnalysisWorker {
 
   /** Appends to the conversation's analysis stream (its own stream: capture never conflicts with it). */
   private async appendAnalysisEvents(client: pg.ClientBase, job: AnalysisJob, events: readonly NewEvent[]) {
-    await appendToStream(
-      client,
-      {
-        streamType: 'analysis',
-        streamId: job.conversationId,
-        orgId: job.orgId,
-        chatbotId: job.chatbotId,
-        expectedVersion: 'any',
-        events,
-      },
-      { now: this.now },
-    )
+    await appendToStream(client, analysisAppend(job, events), { now: this.now })
   }
 
   /** False when the job was removed meanwhile (its chatbot deleted, its conversation erased). */
@@ -247,6 +288,28 @@ export class AnalysisWorker {
     const { rows } = await client.query('SELECT 1 FROM analysis_jobs WHERE id = $1 FOR UPDATE', [job.id])
     return rows.length > 0
   }
+}
+
+function analysisAppend(job: AnalysisJob, events: readonly NewEvent[]): AppendRequest {
+  return {
+    streamType: 'analysis',
+    streamId: job.conversationId,
+    orgId: job.orgId,
+    chatbotId: job.chatbotId,
+    expectedVersion: 'any',
+    events,
+  }
+}
+
+/** A chatbot's analysis context: its topic list, when settings.topics is a valid one. */
+function contextOf(settings: Record<string, unknown>): AnalysisContext {
+  const topics = settings.topics
+  const valid =
+    typeof topics === 'object' &&
+    topics !== null &&
+    !Array.isArray(topics) &&
+    Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
+  return valid ? { topics: topics as Record<string, string[]> } : {}
 }
 
 /** The analysis events' metadata: caused by the capture event, in the flow (correlation) of its request. */
