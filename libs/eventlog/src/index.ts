@@ -21,14 +21,17 @@ export {
 } from './journal-consumer.ts'
 export {
   type JournalPage,
+  type RawJournalRecord,
   type ReadJournalOptions,
   readJournal,
+  readJournalRaw,
   readStream,
 } from './journal-reader.ts'
 export {
   createKafka,
   createRelayProducer,
   decodeRecord,
+  encodeRawRecord,
   encodeRecord,
   ensureTopics,
   type KafkaSettings,

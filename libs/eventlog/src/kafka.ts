@@ -7,6 +7,7 @@ import {
   Partitioners,
   type Producer,
 } from 'kafkajs'
+import type { RawJournalRecord } from './journal-reader.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 import { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'
 
@@ -172,6 +173,21 @@ export function encodeRecord(r: JournalRecord): string {
     metadata: r.metadata,
     payload: r.payload,
   })
+}
+
+/**
+ * `encodeRecord` of a record read with its payload and metadata as JSON text: the same envelope, the same
+ * values, without parsing the payload and serialising it again (Postgres' JSON text has a space after
+ * each colon and comma).
+ */
+export function encodeRawRecord(r: RawJournalRecord): string {
+  const s = JSON.stringify
+  return (
+    `{"id":${s(r.id)},"type":${s(r.type)},"version":${r.version},"occurredAt":${s(r.occurredAt)},` +
+    `"orgId":${s(r.orgId)},"chatbotId":${s(r.chatbotId)},"streamId":${s(r.streamId)},` +
+    `"streamVersion":${r.streamVersion},"position":${s(r.position)},"metadata":${r.metadataJson},` +
+    `"payload":${r.payloadJson}}`
+  )
 }
 
 /** Reads a message value back into a record, or explains why it can't. */

@@ -1,9 +1,8 @@
 import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
 import { journalBacklog } from './journal-consumer.ts'
-import { readJournal } from './journal-reader.ts'
-import { createRelayProducer, encodeRecord, sendLane } from './kafka.ts'
-import type { JournalRecord } from './records.ts'
+import { type RawJournalRecord, readJournalRaw } from './journal-reader.ts'
+import { createRelayProducer, encodeRawRecord, sendLane } from './kafka.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 import { topicFor } from './topics.ts'
 
@@ -238,7 +237,7 @@ class PublishRun {
           await this.c.waiter.sleep(1_000)
           continue
         }
-        const { records } = await readJournal(this.c.pool, { after: this.readTo, limit: this.c.batchSize })
+        const { records } = await readJournalRaw(this.c.pool, { after: this.readTo, limit: this.c.batchSize })
         if (records.length === 0) await this.c.waiter.sleep(this.c.pollIntervalMs)
         else this.dispatch(records)
       }
@@ -259,7 +258,7 @@ class PublishRun {
     return unacked < this.c.lanes && this.window.length < 2 * this.c.lanes
   }
 
-  private dispatch(records: readonly JournalRecord[]) {
+  private dispatch(records: readonly RawJournalRecord[]) {
     const parts = new Map<number, Map<string, Message[]>>()
     for (const r of records) {
       const lane = sendLane(r.streamId, this.lanes.length)
@@ -270,7 +269,7 @@ class PublishRun {
       byTopic.set(topic, messages)
       messages.push({
         key: r.streamId,
-        value: encodeRecord(r),
+        value: encodeRawRecord(r),
         headers: { 'event-type': r.type, 'event-version': String(r.version) },
       })
     }
