@@ -4,7 +4,7 @@
  * delivered loses nothing. Kafka-only (the journal backend has no relay).
  */
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '@cas/db'
+import { createPool, withTransaction } from '@cas/db'
 import {
   appendToStream,
   createEventConsumer,
@@ -15,7 +15,7 @@ import {
   topicFor,
 } from '@cas/eventlog'
 import { ConfigResourceTypes } from 'kafkajs'
-import type { ClientBase } from 'pg'
+import type { ClientBase, Pool } from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   appendWorkload,
@@ -51,9 +51,9 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     await db.drop()
   })
 
-  async function startRelay(opts: Partial<RelayOptions>): Promise<Relay> {
+  async function startRelay(opts: Partial<RelayOptions>, pool: Pool = db.pool): Promise<Relay> {
     const relay = new Relay({
-      pool: db.pool,
+      pool,
       kafka: t.kafka,
       topicPrefix: t.topicPrefix,
       pollIntervalMs: 5,
@@ -147,6 +147,47 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     )
     await waitFor(() => relay.stats.checkpoint === rows[0]!.last, {
       what: 'the checkpoint at the last event',
+    })
+  })
+
+  it('goes on publishing when the leading connection dies, and leaves no listener on pooled connections', async () => {
+    // Two connections: the relay leads on one of them, whichever, each time.
+    const pool = createPool(db.url, { max: 2, applicationName: 'relay-test' })
+    cleanups.push(() => pool.end())
+    const errorListeners = async () => {
+      const clients = [await pool.connect(), await pool.connect()]
+      const counts = clients.map((c) => c.listenerCount('error')).sort()
+      for (const c of clients) c.release()
+      return counts
+    }
+    const before = await errorListeners()
+    for (let i = 0; i < 3; i++) {
+      const relay = await startRelay({ batchSize: 10 }, pool)
+      await waitFor(() => relay.stats.isLeader, { what: 'the relay to lead' })
+      await relay.stop()
+    }
+    expect(await errorListeners()).toEqual(before)
+
+    const relay = await startRelay({ batchSize: 10 }, pool)
+    await appendWorkload(db.pool, { streams: 5, total: 50 })
+    await waitFor(() => relay.stats.published >= 50, { what: 'the first events published' })
+    // The connection holding the relay's lock.
+    const leaderPid = async () => {
+      const { rows } = await db.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks
+          WHERE locktype = 'advisory' AND classid = x'72656c61'::int AND objid = 1 AND granted`,
+      )
+      return rows[0]?.pid
+    }
+    const first = await leaderPid()
+    expect(first).toBeDefined()
+    await db.pool.query('SELECT pg_terminate_backend($1)', [first])
+    await waitFor(async () => ((await leaderPid()) ?? first) !== first, {
+      what: 'the relay to lead again on another connection',
+    })
+    await appendWorkload(db.pool, { streams: 5, total: 50 })
+    await waitFor(() => relay.stats.isLeader && relay.stats.published >= 100, {
+      what: 'the relay to lead again and publish the rest',
     })
   })
 

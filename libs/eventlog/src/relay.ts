@@ -55,6 +55,7 @@ export class Relay {
   private running = false
   private loop: Promise<void> | undefined
   private leaderClient: PoolClient | undefined
+  private leaderLost: ((err: Error) => void) | undefined
   private failures = 0
 
   constructor(private readonly opts: RelayOptions) {
@@ -133,10 +134,16 @@ export class Relay {
       client.release()
       return undefined
     }
-    // Losing this connection loses the lock: stop publishing until it is ours again.
-    client.on('error', () => {
-      if (this.leaderClient === client) this.leaderClient = undefined
-    })
+    // Losing this connection loses the lock: stop publishing until it is ours again. (The pool drops the
+    // dead connection, listener and all.)
+    const lost = (err: Error) => {
+      if (this.leaderClient !== client) return
+      this.leaderClient = undefined
+      this.stats.isLeader = false
+      client.release(err)
+    }
+    client.on('error', lost)
+    this.leaderLost = lost
     this.leaderClient = client
     this.stats.isLeader = true
     return client
@@ -149,6 +156,8 @@ export class Relay {
     if (!client) return
     try {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [...LEADER_LOCK])
+      // Back to the pool, without a listener more each time it led.
+      if (this.leaderLost) client.off('error', this.leaderLost)
       client.release()
     } catch (err) {
       client.release(err as Error)
