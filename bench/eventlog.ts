@@ -1,8 +1,10 @@
 /**
  * Event-log throughput on this machine: journal appends at several concurrencies, the journal consumer,
- * the relay into Kafka and the Kafka consumer. Real servers with durable settings (fsync on).
+ * the relay into Kafka (once per --relay-in-flight value) and the Kafka consumer. Real servers with
+ * durable settings (fsync on).
  *
- *   npm run bench:eventlog [-- --events 20000]
+ *   npm run bench:eventlog [-- --events 20000 --relay-batch 500 --relay-in-flight 1,4]
+ *   npm run bench:eventlog -- --relay-only     # the journal seeded by multi-row inserts, then the relay only
  *
  * Prints the machine, then one line per measurement.
  */
@@ -13,17 +15,29 @@ import {
   appendToStream,
   createEventConsumer,
   createKafka,
+  DEFAULT_RELAY_BATCH_SIZE,
+  DEFAULT_RELAY_MAX_IN_FLIGHT,
   type EventLogBackend,
   ensureTopics,
   Relay,
 } from '@cas/eventlog'
 import type pg from 'pg'
+import { seedJournal } from './support/journal-seed.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { startBenchServers } from './support/servers.ts'
 import { timed } from './support/stats.ts'
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' } } })
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    'relay-batch': { type: 'string', default: String(DEFAULT_RELAY_BATCH_SIZE) },
+    'relay-in-flight': { type: 'string', default: `1,${DEFAULT_RELAY_MAX_IN_FLIGHT}` },
+    'relay-only': { type: 'boolean', default: false },
+  },
+})
 const EVENTS = Number(values.events)
+const RELAY_BATCH = Number(values['relay-batch'])
+const RELAY_IN_FLIGHT = values['relay-in-flight'].split(',').map(Number)
 const ORG = randomUUID()
 const CHATBOT = randomUUID()
 // A capture of ten short messages: the typical conversation.messages-captured payload.
@@ -49,33 +63,57 @@ try {
   )
   console.log(`events per measurement: ${EVENTS}, payload ${JSON.stringify(PAYLOAD).length} bytes`)
 
-  for (const concurrency of [1, 16, 64]) {
-    const n = concurrency === 1 ? Math.min(EVENTS, 2_000) : EVENTS
-    const seconds = await timed(() => appendMany(pool, n, concurrency))
-    report(`journal append, 1 event per transaction, ${concurrency} concurrent`, n, seconds)
+  let total: number
+  if (values['relay-only']) {
+    // Four events per conversation (conversation and analysis streams), as the pipeline benchmark seeds.
+    total = await seedJournal(pool, { orgId: ORG, chatbotId: CHATBOT, conversations: Math.ceil(EVENTS / 4) })
+    console.log(`journal seeded with ${total} events (multi-row inserts)`)
+  } else {
+    for (const concurrency of [1, 16, 64]) {
+      const n = concurrency === 1 ? Math.min(EVENTS, 2_000) : EVENTS
+      const seconds = await timed(() => appendMany(pool, n, concurrency))
+      report(`journal append, 1 event per transaction, ${concurrency} concurrent`, n, seconds)
+    }
+    total = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')).rows[0]!.n
+    const journal: EventLogBackend = { kind: 'journal' }
+    report('journal consumer (no-op handler)', total, await timed(() => consume(pool, journal, total)))
   }
-  const total = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')).rows[0]!.n
-
-  const journal: EventLogBackend = { kind: 'journal' }
-  report('journal consumer (no-op handler)', total, await timed(() => consume(pool, journal, total)))
 
   const kafka = createKafka({ brokers: kafkaBroker.brokers, logLevel: 'nothing' })
   const admin = kafka.admin()
   await admin.connect()
-  await ensureTopics(admin, { partitions: 12 })
+  for (const maxInFlight of RELAY_IN_FLIGHT) {
+    // Each measurement from the start of the journal, into topics of its own.
+    const topicPrefix = `relay-${maxInFlight}.`
+    await ensureTopics(admin, { prefix: topicPrefix, partitions: 12 })
+    await pool.query("DELETE FROM consumer_checkpoints WHERE group_id = '$relay'")
+    const relay = new Relay({ pool, kafka, topicPrefix, batchSize: RELAY_BATCH, maxInFlight })
+    // This process's CPU while it relays (Postgres and the broker are processes of their own): unlike
+    // the rate, it hardly depends on what else the machine is doing.
+    const cpu = process.cpuUsage()
+    const relaySeconds = await timed(async () => {
+      await relay.start()
+      while (relay.stats.published < total) await new Promise((r) => setTimeout(r, 10))
+    })
+    const { user, system } = process.cpuUsage(cpu)
+    await relay.stop()
+    report(
+      `relay journal → Kafka (acks=all, batches of ${RELAY_BATCH}, ${maxInFlight} in flight)`,
+      total,
+      relaySeconds,
+      `, relay CPU ${((user + system) / total).toFixed(0)} µs per event`,
+    )
+  }
   await admin.disconnect()
-  const relay = new Relay({ pool, kafka, batchSize: 1_000 })
-  const relaySeconds = await timed(async () => {
-    await relay.start()
-    while (relay.stats.published < total) await new Promise((r) => setTimeout(r, 10))
-  })
-  await relay.stop()
-  report('relay journal → Kafka (acks=all)', total, relaySeconds)
-  report(
-    'Kafka consumer (no-op handler)',
-    total,
-    await timed(() => consume(pool, { kind: 'kafka', kafka }, total)),
-  )
+  if (!values['relay-only']) {
+    // It reads what the last relay measurement published (each event once).
+    const topicPrefix = `relay-${RELAY_IN_FLIGHT[RELAY_IN_FLIGHT.length - 1]}.`
+    report(
+      'Kafka consumer (no-op handler)',
+      total,
+      await timed(() => consume(pool, { kind: 'kafka', kafka, topicPrefix }, total)),
+    )
+  }
   await pool.end()
 } finally {
   await servers.stop()
@@ -119,10 +157,10 @@ async function consume(pool: pg.Pool, backend: EventLogBackend, total: number) {
   await consumer.stop()
 }
 
-function report(what: string, events: number, seconds: number) {
+function report(what: string, events: number, seconds: number, extra = '') {
   console.log(
-    `${what.padEnd(58)} ${Math.round(events / seconds)
+    `${what.padEnd(66)} ${Math.round(events / seconds)
       .toLocaleString('en')
-      .padStart(9)} events/s`,
+      .padStart(9)} events/s${extra}`,
   )
 }

@@ -23,6 +23,8 @@ export interface ProduceResult {
   readonly seconds: number
   readonly eventsPerSecond: number
   readonly megabytesPerSecond: number
+  /** This process's CPU (user + system) per event while producing: what the client costs, load aside. */
+  readonly cpuMicrosPerEvent?: number
 }
 
 export interface CaptureEvents {
@@ -78,8 +80,8 @@ async function sendAll(
 
 /**
  * Produces `events` messages of a capture's event sizes to the conversation topic (prefix `topicPrefix`,
- * created here), acks=all, with either client. With kafkajs and one batch in flight it is the relay's own
- * producer (createRelayProducer); with more, kafkajs' default producer, which allows concurrent requests.
+ * created here), acks=all, with either client. With kafkajs it is the relay's own producer
+ * (createRelayProducer, `inFlight` requests at once).
  */
 export async function produce(opts: {
   client: KafkaClient
@@ -101,15 +103,17 @@ export async function produce(opts: {
   // A short warm-up batch: connections and metadata are not what is measured.
   const warmup = messages(opts.capture, opts.batchSize)
   let seconds: number
+  let cpu = { user: 0, system: 0 }
   if (opts.client === 'kafkajs') {
-    const producer: KafkajsProducer =
-      opts.inFlight === 1 ? createRelayProducer(kafka) : kafka.producer({ allowAutoTopicCreation: false })
+    const producer: KafkajsProducer = createRelayProducer(kafka, { maxInFlight: opts.inFlight })
     await producer.connect()
     try {
       const send = (batch: Message[]) =>
         producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: batch }] })
       await send(warmup)
+      const before = process.cpuUsage()
       seconds = await timed(() => sendAll(all, opts.batchSize, opts.inFlight, send))
+      cpu = process.cpuUsage(before)
     } finally {
       await producer.disconnect()
     }
@@ -125,7 +129,9 @@ export async function produce(opts: {
     try {
       const send = (batch: Message[]) => producer.send({ messages: batch.map((m) => ({ topic, ...m })) })
       await send(warmup)
+      const before = process.cpuUsage()
       seconds = await timed(() => sendAll(all, opts.batchSize, opts.inFlight, send))
+      cpu = process.cpuUsage(before)
     } finally {
       await producer.close()
     }
@@ -138,5 +144,6 @@ export async function produce(opts: {
     seconds,
     eventsPerSecond: opts.events / seconds,
     megabytesPerSecond: bytes / 1e6 / seconds,
+    cpuMicrosPerEvent: (cpu.user + cpu.system) / opts.events,
   }
 }

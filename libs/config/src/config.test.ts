@@ -28,6 +28,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '500' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS/)
   })
 
+  it('sizes the relay: RELAY_BATCH_SIZE events per batch (500), RELAY_MAX_IN_FLIGHT batches in flight (4)', () => {
+    expect(loadConfig({})).toMatchObject({ RELAY_BATCH_SIZE: 500, RELAY_MAX_IN_FLIGHT: 4 })
+    expect(loadConfig({ RELAY_BATCH_SIZE: '2000', RELAY_MAX_IN_FLIGHT: '1' })).toMatchObject({
+      RELAY_BATCH_SIZE: 2_000,
+      RELAY_MAX_IN_FLIGHT: 1,
+    })
+    expect(() => loadConfig({ RELAY_MAX_IN_FLIGHT: '0' })).toThrow(/RELAY_MAX_IN_FLIGHT/)
+    expect(() => loadConfig({ RELAY_BATCH_SIZE: 'many' })).toThrow(/RELAY_BATCH_SIZE/)
+  })
+
   it('names every bad variable', () => {
     try {
       loadConfig({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', LOG_LEVEL: 'loud' })

@@ -60,6 +60,13 @@ export const configSchema = z.object({
    * giving its partitions to the others. Brokers accept 6 s to 5 min by default.
    */
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+  /** Journal events the relay reads and publishes per batch. */
+  RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(500),
+  /**
+   * Batches the relay has published and Kafka not yet acknowledged, at most: it reads ahead and sends
+   * while earlier batches wait for their acks (1: one batch at a time).
+   */
+  RELAY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(64).default(4),
 
   /**
    * Master key wrapping the per-chatbot data keys that encrypt personal data in events: 32 bytes, base64

@@ -22,22 +22,33 @@ export {
 } from './journal-consumer.ts'
 export {
   type JournalPage,
+  type RawJournalRecord,
   type ReadJournalOptions,
   readJournal,
+  readJournalRaw,
   readStream,
 } from './journal-reader.ts'
 export {
   createKafka,
   createRelayProducer,
   decodeRecord,
+  encodeRawRecord,
   encodeRecord,
   ensureTopics,
   type KafkaSettings,
+  sendLane,
   waitForTopicLeaders,
 } from './kafka.ts'
 export { createKafkaConsumer, type KafkaConsumerOptions, kafkaGroupId } from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
 export { eventLogFields, type JournalRecord, type StreamType } from './records.ts'
-export { Relay, type RelayOptions, type RelayStats, relayBacklog } from './relay.ts'
+export {
+  DEFAULT_RELAY_BATCH_SIZE,
+  DEFAULT_RELAY_MAX_IN_FLIGHT,
+  Relay,
+  type RelayOptions,
+  type RelayStats,
+  relayBacklog,
+} from './relay.ts'
 export { backoffMs, Waiter } from './sleep.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -51,6 +51,53 @@ export interface JournalPage {
  * Call it outside any transaction that has written, or the caller's own transaction id holds it back.
  */
 export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOptions): Promise<JournalPage> {
+  const rows = await queryJournal<JournalRow>(db, opts, 'j.payload, j.metadata')
+  const scannedTo = rows[0]?.scanned_to ?? ''
+  return { records: rows.filter((r) => r.position !== null).map(toRecord), scannedTo }
+}
+
+/** A journal record with its payload and metadata as the JSON text Postgres sent, not parsed. */
+export interface RawJournalRecord extends Omit<JournalRecord, 'payload' | 'metadata'> {
+  readonly payloadJson: string
+  readonly metadataJson: string
+}
+
+/**
+ * `readJournal` for a reader that passes the events on without looking into them (the relay): the payload
+ * and metadata stay JSON text, which spares parsing them only to serialise them again.
+ */
+export async function readJournalRaw(
+  db: Pool | ClientBase,
+  opts: ReadJournalOptions,
+): Promise<{ readonly records: RawJournalRecord[]; readonly scannedTo: string }> {
+  const rows = await queryJournal<RawJournalRow>(
+    db,
+    opts,
+    'j.payload::text AS payload_json, j.metadata::text AS metadata_json',
+  )
+  const scannedTo = rows[0]?.scanned_to ?? ''
+  return {
+    records: rows
+      .filter((r) => r.position !== null)
+      .map(({ payload_json, metadata_json, ...r }) => ({
+        ...toEnvelope(r),
+        payloadJson: payload_json,
+        metadataJson: metadata_json,
+      })),
+    scannedTo,
+  }
+}
+
+type RawJournalRow = Omit<JournalRow, 'payload' | 'metadata'> & {
+  payload_json: string
+  metadata_json: string
+}
+
+async function queryJournal<Row>(
+  db: Pool | ClientBase,
+  opts: ReadJournalOptions,
+  bodyColumns: string,
+): Promise<(Row & { scanned_to: string })[]> {
   const params: unknown[] = [opts.after, opts.limit]
   let filter = ''
   if (opts.streamTypes) {
@@ -61,7 +108,7 @@ export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOption
     params.push(opts.partition.count, opts.partition.index)
     filter += ` AND ${partitionExpression(`$${params.length - 1}`)} = $${params.length}`
   }
-  const { rows } = await db.query<JournalRow & { scanned_to: string }>(
+  const { rows } = await db.query<Row & { scanned_to: string }>(
     `WITH scan AS (
        SELECT position FROM event_journal
         WHERE position > $1::bigint
@@ -70,14 +117,13 @@ export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOption
         LIMIT $2
      ), bound AS (SELECT max(position) AS scanned_to FROM scan)
      SELECT j.position::text, j.event_id, j.stream_type, j.stream_id, j.stream_version, j.type, j.version,
-            j.occurred_at, j.org_id, j.chatbot_id, j.payload, j.metadata, b.scanned_to::text
+            j.occurred_at, j.org_id, j.chatbot_id, ${bodyColumns}, b.scanned_to::text
        FROM bound b
        LEFT JOIN event_journal j ON j.position > $1::bigint AND j.position <= b.scanned_to ${filter}
       ORDER BY j.position`,
     params,
   )
-  const scannedTo = rows[0]?.scanned_to ?? ''
-  return { records: rows.filter((r) => r.position !== null).map(toRecord), scannedTo }
+  return rows
 }
 
 /**
@@ -104,6 +150,12 @@ export function partitionExpression(countParam: string, streamIdColumn = 'stream
 }
 
 function toRecord(r: JournalRow): JournalRecord {
+  return { ...toEnvelope(r), payload: r.payload, metadata: r.metadata }
+}
+
+function toEnvelope(
+  r: Omit<JournalRow, 'payload' | 'metadata'>,
+): Omit<JournalRecord, 'payload' | 'metadata'> {
   return {
     id: r.event_id,
     type: r.type,
@@ -115,7 +167,5 @@ function toRecord(r: JournalRow): JournalRecord {
     streamId: r.stream_id,
     streamVersion: r.stream_version,
     position: r.position,
-    payload: r.payload,
-    metadata: r.metadata,
   }
 }

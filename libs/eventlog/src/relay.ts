@@ -1,8 +1,8 @@
-import type { Kafka, Producer } from 'kafkajs'
+import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
 import { journalBacklog } from './journal-consumer.ts'
-import { readJournal } from './journal-reader.ts'
-import { createRelayProducer, encodeRecord } from './kafka.ts'
+import { type RawJournalRecord, readJournalRaw } from './journal-reader.ts'
+import { createRelayProducer, encodeRawRecord, sendLane } from './kafka.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 import { topicFor } from './topics.ts'
 
@@ -10,8 +10,13 @@ export interface RelayOptions {
   readonly pool: Pool
   readonly kafka: Kafka
   readonly topicPrefix?: string
-  /** Events read from the journal and sent per Kafka request (default 500). */
+  /** Events read from the journal per batch (default 500). */
   readonly batchSize?: number
+  /**
+   * Batches published and not yet acknowledged by Kafka, at most (default 4): the relay reads ahead and
+   * sends while earlier batches wait for their acks. 1 is send, wait, checkpoint, one batch at a time.
+   */
+  readonly maxInFlight?: number
   /** How long to wait before looking again when the journal had nothing new (default 20 ms). */
   readonly pollIntervalMs?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
@@ -25,28 +30,42 @@ export interface RelayStats {
   checkpoint: string
 }
 
+export const DEFAULT_RELAY_BATCH_SIZE = 500
+export const DEFAULT_RELAY_MAX_IN_FLIGHT = 4
+
 const CHECKPOINT = { group: '$relay', topic: '$journal', partition: 0 } as const
 // Session advisory lock held by the one relay allowed to publish (others stand by).
 const LEADER_LOCK = [0x7265_6c61, 1] as const
 
 /**
- * Streams the journal into Kafka in position order, keyed by stream id.
+ * Streams the journal into Kafka, keyed by stream id, each stream in journal order.
  *
- * It publishes a batch, waits for acks=all, then moves its checkpoint. A crash between the two publishes
- * the batch again on restart (consumers drop the duplicates); nothing is ever skipped, because the
- * checkpoint only moves past what Kafka acknowledged. Only one relay publishes at a time: it holds a
- * Postgres advisory lock for as long as its session lives, so a standby takes over when it dies.
+ * It reads batches from its checkpoint on and publishes them with acks=all, several at once, and moves the
+ * checkpoint to the end of the longest run of acknowledged batches: nothing is ever skipped, because the
+ * checkpoint only moves past what Kafka acknowledged, and a crash publishes the unrecorded batches again on
+ * restart (consumers drop the duplicates by stream version). See `PublishRun` for how each stream keeps
+ * its order with several batches in flight. Only one relay publishes at a time: it holds a Postgres
+ * advisory lock for as long as its session lives, so a standby takes over when it dies.
  */
 export class Relay {
   readonly stats: RelayStats = { published: 0, batches: 0, errors: 0, isLeader: false, checkpoint: '0' }
   private readonly producer: Producer
+  private readonly maxInFlight: number
   private readonly waiter = new Waiter()
   private running = false
   private loop: Promise<void> | undefined
   private leaderClient: PoolClient | undefined
+  private leaderLost: ((err: Error) => void) | undefined
+  private failures = 0
 
   constructor(private readonly opts: RelayOptions) {
-    this.producer = createRelayProducer(opts.kafka)
+    this.maxInFlight = opts.maxInFlight ?? DEFAULT_RELAY_MAX_IN_FLIGHT
+    const batchSize = opts.batchSize ?? DEFAULT_RELAY_BATCH_SIZE
+    if (!Number.isInteger(this.maxInFlight) || this.maxInFlight < 1)
+      throw new RangeError('maxInFlight must be an integer ≥ 1')
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new RangeError('batchSize must be an integer ≥ 1')
+    this.producer = createRelayProducer(opts.kafka, { maxInFlight: this.maxInFlight })
   }
 
   async start(): Promise<void> {
@@ -56,7 +75,7 @@ export class Relay {
     this.loop = this.run()
   }
 
-  /** Stops after the batch in flight (if any) has been acknowledged and checkpointed. */
+  /** Stops after the batches in flight (if any) have been acknowledged and checkpointed. */
   async stop(): Promise<void> {
     this.running = false
     this.waiter.wake()
@@ -66,76 +85,68 @@ export class Relay {
   }
 
   private async run(): Promise<void> {
-    let failures = 0
     while (this.running) {
       try {
-        if (!(await this.ensureLeadership())) {
+        const leader = await this.ensureLeadership()
+        if (!leader) {
           await this.waiter.sleep(1_000)
           continue
         }
-        const sent = await this.publishBatch()
-        failures = 0
-        if (sent === 0) await this.waiter.sleep(this.opts.pollIntervalMs ?? 20)
+        const checkpoint = await readCheckpoint(this.opts.pool)
+        this.stats.checkpoint = checkpoint
+        const run = new PublishRun(
+          {
+            pool: this.opts.pool,
+            producer: this.producer,
+            stats: this.stats,
+            waiter: this.waiter,
+            topicPrefix: this.opts.topicPrefix,
+            batchSize: this.opts.batchSize ?? DEFAULT_RELAY_BATCH_SIZE,
+            lanes: this.maxInFlight,
+            pollIntervalMs: this.opts.pollIntervalMs ?? 20,
+            proceed: () => this.running && this.leaderClient === leader,
+            progressed: () => {
+              this.failures = 0
+            },
+          },
+          checkpoint,
+        )
+        await run.run()
       } catch (err) {
         this.stats.errors++
-        this.opts.log?.('relay batch failed; retrying', { err: (err as Error).message, attempt: failures })
+        this.opts.log?.('relay batch failed; retrying from the checkpoint', {
+          err: (err as Error).message,
+          attempt: this.failures,
+        })
         await this.releaseLeadership()
-        await this.waiter.sleep(backoffMs(failures++, 200, 5_000))
+        await this.waiter.sleep(backoffMs(this.failures++, 200, 5_000))
       }
     }
   }
 
-  /** Publishes the next batch after the checkpoint; returns how many events it sent. */
-  async publishBatch(): Promise<number> {
-    const { pool } = this.opts
-    const checkpoint = await readCheckpoint(pool)
-    const { records } = await readJournal(pool, { after: checkpoint, limit: this.opts.batchSize ?? 500 })
-    this.stats.checkpoint = checkpoint
-    if (records.length === 0) return 0
-    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>()
-    for (const r of records) {
-      const topic = topicFor(r.streamType, this.opts.topicPrefix)
-      const messages = byTopic.get(topic) ?? []
-      byTopic.set(topic, messages)
-      messages.push({
-        key: r.streamId,
-        value: encodeRecord(r),
-        headers: { 'event-type': r.type, 'event-version': String(r.version) },
-      })
-    }
-    await this.producer.sendBatch({
-      acks: -1,
-      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-    })
-    const last = records[records.length - 1]!.position
-    await pool.query(
-      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (group_id, topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, updated_at = now()`,
-      [CHECKPOINT.group, CHECKPOINT.topic, CHECKPOINT.partition, last],
-    )
-    this.stats.published += records.length
-    this.stats.batches++
-    this.stats.checkpoint = last
-    return records.length
-  }
-
-  private async ensureLeadership(): Promise<boolean> {
-    if (this.leaderClient) return true
+  private async ensureLeadership(): Promise<PoolClient | undefined> {
+    if (this.leaderClient) return this.leaderClient
     const client = await this.opts.pool.connect()
     const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
       ...LEADER_LOCK,
     ])
     if (!rows[0]?.ok) {
       client.release()
-      return false
+      return undefined
     }
-    // Losing this connection loses the lock: stop publishing until it is ours again.
-    client.on('error', () => {
-      if (this.leaderClient === client) this.leaderClient = undefined
-    })
+    // Losing this connection loses the lock: stop publishing until it is ours again. (The pool drops the
+    // dead connection, listener and all.)
+    const lost = (err: Error) => {
+      if (this.leaderClient !== client) return
+      this.leaderClient = undefined
+      this.stats.isLeader = false
+      client.release(err)
+    }
+    client.on('error', lost)
+    this.leaderLost = lost
     this.leaderClient = client
     this.stats.isLeader = true
-    return true
+    return client
   }
 
   private async releaseLeadership(): Promise<void> {
@@ -145,10 +156,226 @@ export class Relay {
     if (!client) return
     try {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [...LEADER_LOCK])
+      // Back to the pool, without a listener more each time it led.
+      if (this.leaderLost) client.off('error', this.leaderLost)
       client.release()
     } catch (err) {
       client.release(err as Error)
     }
+  }
+}
+
+interface RunContext {
+  readonly pool: Pool
+  readonly producer: Producer
+  readonly stats: RelayStats
+  /** Woken by the relay's stop() and by every acknowledgement, checkpoint and failure of the run. */
+  readonly waiter: Waiter
+  readonly topicPrefix: string | undefined
+  readonly batchSize: number
+  /** Concurrent senders, and batches in flight at most. */
+  readonly lanes: number
+  readonly pollIntervalMs: number
+  /** Whether to read on: the relay still runs and still leads. */
+  readonly proceed: () => boolean
+  /** Called on each acknowledgement. */
+  readonly progressed: () => void
+}
+
+/** One batch read from the journal. */
+interface Batch {
+  /** Position of its last event. */
+  readonly last: string
+  readonly size: number
+  /** Its parts (one per lane it has events for) not yet acknowledged. */
+  unacked: number
+}
+
+/** The events of one batch that one lane sends, by topic, in journal order. */
+interface Part {
+  readonly batch: Batch
+  readonly byTopic: Map<string, Message[]>
+}
+
+interface Lane {
+  readonly queue: Part[]
+  busy: boolean
+  idle: Promise<void>
+}
+
+/**
+ * Publishes from a checkpoint on, with up to `lanes` batches in flight, until the relay stops or loses the
+ * lead, or something fails.
+ *
+ * Each stream's events go through one lane only (`sendLane`: the producer's partitioner modulo the lane
+ * count), and a lane sends one request at a time, in journal order, merging whatever parts it has queued.
+ * So no two requests in flight carry events of the same stream, and kafkajs retrying one request cannot
+ * put a stream's later events before its earlier ones. Lanes acknowledge independently: the checkpoint
+ * moves to the end of the longest run of batches that every lane has acknowledged.
+ *
+ * When a send fails, nothing more is sent: the requests under way settle, the acknowledged run is
+ * checkpointed, and `run()` throws; the relay then starts again from the checkpoint. Batches after the
+ * failed one that other lanes had delivered go out again (duplicates, dropped by consumers by stream
+ * version), and in the failed lane nothing after the failed request was sent, so every stream's first
+ * copies in Kafka stay in journal order. Consumers rely on it: they drop an event whose stream version
+ * is not above the last they applied, so a stream's later event published before an earlier one would
+ * lose the earlier.
+ */
+class PublishRun {
+  /** Batches read and not yet checkpointed, in journal order. */
+  private readonly window: Batch[] = []
+  private readonly lanes: Lane[]
+  private failure: { error: unknown } | undefined
+  private readTo: string
+  private ackedTo: string
+  private writtenTo: string
+  private writer: { busy: boolean; idle: Promise<void> } = { busy: false, idle: Promise.resolve() }
+
+  constructor(
+    private readonly c: RunContext,
+    checkpoint: string,
+  ) {
+    this.readTo = this.ackedTo = this.writtenTo = checkpoint
+    this.lanes = Array.from({ length: c.lanes }, () => ({ queue: [], busy: false, idle: Promise.resolve() }))
+  }
+
+  async run(): Promise<void> {
+    try {
+      while (!this.failure && this.c.proceed()) {
+        if (!this.hasRoom()) {
+          await this.c.waiter.sleep(1_000)
+          continue
+        }
+        const { records } = await readJournalRaw(this.c.pool, { after: this.readTo, limit: this.c.batchSize })
+        if (records.length === 0) await this.c.waiter.sleep(this.c.pollIntervalMs)
+        else this.dispatch(records)
+      }
+    } catch (err) {
+      this.fail(err)
+    }
+    // Unless something failed, the lanes send what they have queued; then the acknowledged run is recorded.
+    await Promise.all(this.lanes.map((l) => l.idle))
+    this.checkpoint()
+    await this.writer.idle
+    if (this.failure) throw this.failure.error
+  }
+
+  /** Fewer than `lanes` batches unacknowledged, and not too many waiting for their checkpoint. */
+  private hasRoom(): boolean {
+    let unacked = 0
+    for (const b of this.window) if (b.unacked > 0) unacked++
+    return unacked < this.c.lanes && this.window.length < 2 * this.c.lanes
+  }
+
+  private dispatch(records: readonly RawJournalRecord[]) {
+    const parts = new Map<number, Map<string, Message[]>>()
+    for (const r of records) {
+      const lane = sendLane(r.streamId, this.lanes.length)
+      const topic = topicFor(r.streamType, this.c.topicPrefix)
+      const byTopic = parts.get(lane) ?? new Map<string, Message[]>()
+      parts.set(lane, byTopic)
+      const messages = byTopic.get(topic) ?? []
+      byTopic.set(topic, messages)
+      messages.push({
+        key: r.streamId,
+        value: encodeRawRecord(r),
+        headers: { 'event-type': r.type, 'event-version': String(r.version) },
+      })
+    }
+    const batch: Batch = {
+      last: records[records.length - 1]!.position,
+      size: records.length,
+      unacked: parts.size,
+    }
+    this.window.push(batch)
+    this.readTo = batch.last
+    for (const [i, byTopic] of parts) {
+      const lane = this.lanes[i]!
+      lane.queue.push({ batch, byTopic })
+      if (!lane.busy) {
+        lane.busy = true
+        lane.idle = this.drain(lane)
+      }
+    }
+  }
+
+  /** Sends the lane's queued parts, one request at a time, until its queue is empty or something failed. */
+  private async drain(lane: Lane): Promise<void> {
+    try {
+      while (lane.queue.length > 0 && !this.failure) {
+        const parts = lane.queue.splice(0)
+        const topicMessages = new Map<string, Message[]>()
+        for (const part of parts) {
+          for (const [topic, messages] of part.byTopic) {
+            const all = topicMessages.get(topic)
+            if (all) all.push(...messages)
+            else topicMessages.set(topic, [...messages])
+          }
+        }
+        await this.c.producer.sendBatch({
+          acks: -1,
+          topicMessages: [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
+        })
+        for (const part of parts) {
+          if (--part.batch.unacked === 0) {
+            this.c.stats.published += part.batch.size
+            this.c.stats.batches++
+          }
+        }
+        this.c.progressed()
+        this.acknowledged()
+      }
+    } catch (err) {
+      this.fail(err)
+    } finally {
+      lane.busy = false
+    }
+  }
+
+  private acknowledged() {
+    let end: string | undefined
+    for (const b of this.window) {
+      if (b.unacked > 0) break
+      end = b.last
+    }
+    if (end !== undefined && end !== this.ackedTo) {
+      this.ackedTo = end
+      this.checkpoint()
+    }
+    this.c.waiter.wake()
+  }
+
+  /** Records the acknowledged run as the checkpoint, unless a write is already under way (it goes on). */
+  private checkpoint() {
+    if (this.writer.busy || this.ackedTo === this.writtenTo) return
+    this.writer.busy = true
+    this.writer.idle = this.writeCheckpoints()
+  }
+
+  private async writeCheckpoints(): Promise<void> {
+    try {
+      while (this.ackedTo !== this.writtenTo) {
+        const to = this.ackedTo
+        await this.c.pool.query(
+          `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (group_id, topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, updated_at = now()`,
+          [CHECKPOINT.group, CHECKPOINT.topic, CHECKPOINT.partition, to],
+        )
+        this.writtenTo = to
+        this.c.stats.checkpoint = to
+        while (this.window[0] && BigInt(this.window[0].last) <= BigInt(to)) this.window.shift()
+        this.c.waiter.wake()
+      }
+    } catch (err) {
+      this.fail(err)
+    } finally {
+      this.writer.busy = false
+    }
+  }
+
+  private fail(error: unknown) {
+    this.failure ??= { error }
+    this.c.waiter.wake()
   }
 }
 

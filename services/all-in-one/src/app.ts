@@ -51,6 +51,8 @@ export async function startAllInOne(
         pool: infra.pool,
         kafka: infra.kafka,
         topicPrefix: config.KAFKA_TOPIC_PREFIX,
+        batchSize: config.RELAY_BATCH_SIZE,
+        maxInFlight: config.RELAY_MAX_IN_FLIGHT,
         log: (msg, fields) => parentLog.warn(fields ?? {}, msg),
       })
       await r.start()

@@ -9,6 +9,9 @@ export interface RelayServiceDeps {
   readonly pool: pg.Pool
   readonly kafka: Kafka
   readonly topicPrefix: string
+  /** RELAY_BATCH_SIZE and RELAY_MAX_IN_FLIGHT (the relay's defaults when omitted). */
+  readonly batchSize?: number
+  readonly maxInFlight?: number
   readonly logger: Logger
   readonly readiness: readonly ReadinessCheck[]
 }
@@ -21,6 +24,8 @@ export async function buildRelayService(
     pool: deps.pool,
     kafka: deps.kafka,
     topicPrefix: deps.topicPrefix,
+    batchSize: deps.batchSize,
+    maxInFlight: deps.maxInFlight,
     log: (msg, fields) => deps.logger.warn(fields ?? {}, msg),
   })
   const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness })

@@ -8,13 +8,15 @@ await runService('relay', async (config, log) => {
     pool: infra.pool,
     kafka: infra.kafka!,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    batchSize: config.RELAY_BATCH_SIZE,
+    maxInFlight: config.RELAY_MAX_IN_FLIGHT,
     logger: log,
     readiness: infra.readiness,
   })
   await relay.start()
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
-    // Stops serving, lets the batch in flight be acknowledged and checkpointed, closes.
+    // Stops serving, lets the batches in flight be acknowledged and checkpointed, closes.
     async close() {
       await app.close()
       await relay.stop()
