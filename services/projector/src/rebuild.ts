@@ -13,6 +13,11 @@ export const READ_MODEL_TABLES = [
   'rm_hourly_stats',
   'rm_hourly_topics',
   'rm_hourly_activity',
+  'rm_org_hourly_stats',
+  'rm_daily_topics',
+  'rm_chatbot_user_hours',
+  'rm_org_user_hours',
+  'rm_org_end_users',
   'rm_deleted_chatbots',
   'rm_erased_conversations',
 ] as const

@@ -22,6 +22,8 @@ const CHATBOT_TABLES = [
   'rm_hourly_stats',
   'rm_hourly_topics',
   'rm_hourly_activity',
+  'rm_chatbot_user_hours',
+  'rm_daily_topics',
 ]
 
 /**
@@ -60,8 +62,9 @@ export async function applyToReadModels(
       continue
     }
     if (event.type === 'chatbot.deleted') {
-      // Rollups first hold the batch's pending deltas for this chatbot: write them, then clear it all.
-      await rollups.flush(client)
+      // Rollups first hold the batch's pending deltas for this chatbot: write them, and take the chatbot
+      // out of the organization's rollups, then clear it all.
+      await rollups.removeChatbot(client, event.orgId, event.chatbotId)
       await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
       deleted.add(event.chatbotId)
     } else if (event.type === 'conversation.erased') {

@@ -37,9 +37,8 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
       )
     }
   }
-  for (const table of ['rm_hourly_activity', 'rm_messages']) {
-    await client.query(`DELETE FROM ${table} WHERE conversation_id = $1`, [e.streamId])
-  }
+  await rollups.eraseConversation(client, e.streamId)
+  await client.query('DELETE FROM rm_messages WHERE conversation_id = $1', [e.streamId])
   await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
   await client.query(
     `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)

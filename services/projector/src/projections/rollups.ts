@@ -1,4 +1,13 @@
 import type pg from 'pg'
+import {
+  type ActivityRow,
+  applyUserHourDeltas,
+  eraseActivity,
+  type LastActiveDelta,
+  lockEndUsers,
+  removeChatbotUsers,
+  upsertActivity,
+} from './reach.ts'
 
 /** A change to one hour's rollup row, added to what is there (negative to take back). */
 export interface HourlyDelta {
@@ -15,6 +24,9 @@ export interface HourlyDelta {
   positive: number
   neutral: number
   negative: number
+  /** Conversations and end users whose last active hour moves to (1) or away from (-1) this hour (reach.ts). */
+  lastActiveConversations: number
+  lastActiveUsers: number
 }
 
 export type Role = 'user' | 'assistant' | 'system' | 'tool'
@@ -27,40 +39,71 @@ export function hourOf(timestamp: string | Date): string {
   return d.toISOString()
 }
 
-/** Accumulates deltas per (chatbot, hour) so a batch writes each rollup row once. */
+/** The UTC day a timestamp falls in, as an ISO string. */
+export function dayOf(timestamp: string | Date): string {
+  const d = new Date(timestamp)
+  d.setUTCHours(0, 0, 0, 0)
+  return d.toISOString()
+}
+
+type Measure = Exclude<keyof HourlyDelta, 'orgId' | 'chatbotId' | 'hour'>
+const MEASURES: readonly Measure[] = [
+  'messages',
+  'user',
+  'assistant',
+  'system',
+  'tool',
+  'sentimentSum',
+  'sentimentCount',
+  'positive',
+  'neutral',
+  'negative',
+  'lastActiveConversations',
+  'lastActiveUsers',
+]
+
+function emptyDelta(orgId: string, chatbotId: string, hour: string): HourlyDelta {
+  const row = { orgId, chatbotId, hour } as HourlyDelta
+  for (const m of MEASURES) row[m] = 0
+  return row
+}
+
+/**
+ * Accumulates deltas per (chatbot, hour) so a batch writes each rollup row once: the chatbot's hourly
+ * rollups, the organization's (rm_org_hourly_stats, the sum of its chatbots' plus its own count of last
+ * active end users), topics per hour and per day, and activity with the distinct-count chains (reach.ts).
+ */
 export class RollupBatch {
   private readonly stats = new Map<string, HourlyDelta>()
-  private readonly topics = new Map<
-    string,
-    { orgId: string; chatbotId: string; hour: string; topic: string; n: number }
-  >()
-  private readonly activity = new Map<
-    string,
-    { orgId: string; chatbotId: string; hour: string; conversationId: string; endUserId: string | null }
-  >()
+  /** Organization-wide moves of last active end-user hours (chatbotId unused). */
+  private readonly orgUsers = new Map<string, HourlyDelta>()
+  private readonly topics = new Map<string, TopicDelta>()
+  private readonly activity = new Map<string, ActivityRow>()
 
   private row(orgId: string, chatbotId: string, hour: string): HourlyDelta {
     const key = `${chatbotId}|${hour}`
     let row = this.stats.get(key)
     if (!row) {
-      row = {
-        orgId,
-        chatbotId,
-        hour,
-        messages: 0,
-        user: 0,
-        assistant: 0,
-        system: 0,
-        tool: 0,
-        sentimentSum: 0,
-        sentimentCount: 0,
-        positive: 0,
-        neutral: 0,
-        negative: 0,
-      }
+      row = emptyDelta(orgId, chatbotId, hour)
       this.stats.set(key, row)
     }
     return row
+  }
+
+  private addLastActive(
+    deltas: readonly LastActiveDelta[],
+    field: 'lastActiveConversations' | 'lastActiveUsers',
+  ) {
+    for (const d of deltas) {
+      if (d.chatbotId !== null) {
+        this.row(d.orgId, d.chatbotId, d.hour)[field] += d.delta
+      } else {
+        const key = `${d.orgId}|${d.hour}`
+        const row = this.orgUsers.get(key) ?? emptyDelta(d.orgId, '', d.hour)
+        row.lastActiveUsers += d.delta
+        this.orgUsers.set(key, row)
+      }
+    }
   }
 
   /** Counts (sign 1) or takes back (sign -1) one message in its hour. */
@@ -98,53 +141,66 @@ export class RollupBatch {
     conversationId: string,
     endUserId: string | null,
   ) {
-    this.activity.set(`${chatbotId}|${hour}|${conversationId}`, {
-      orgId,
-      chatbotId,
-      hour,
-      conversationId,
-      endUserId,
-    })
+    const key = `${chatbotId}|${hour}|${conversationId}`
+    // As the upsert does: a row keeps its end user when a later one comes without.
+    endUserId ??= this.activity.get(key)?.endUserId ?? null
+    this.activity.set(key, { orgId, chatbotId, hour, conversationId, endUserId })
   }
 
-  /** Writes the accumulated deltas: one multi-row statement per rollup table. */
+  /**
+   * Takes an erased conversation's activity out (reach.ts eraseActivity); its messages are taken back
+   * with addMessage / addAnalysis (-1). Pending deltas of the conversation must have been flushed.
+   */
+  async eraseConversation(client: pg.ClientBase, conversationId: string): Promise<void> {
+    const { conversations, users } = await eraseActivity(client, conversationId)
+    this.addLastActive(conversations, 'lastActiveConversations')
+    this.addLastActive(users, 'lastActiveUsers')
+  }
+
+  /**
+   * Before a chatbot's rows are deleted (they go with it): takes them out of the organization's rollups
+   * and its end users' hours. Flushes.
+   */
+  async removeChatbot(client: pg.ClientBase, orgId: string, chatbotId: string): Promise<void> {
+    await this.flush(client)
+    this.addLastActive(await removeChatbotUsers(client, orgId, chatbotId), 'lastActiveUsers')
+    await client.query(
+      `INSERT INTO rm_org_hourly_stats AS o (org_id, hour, messages, user_messages, assistant_messages,
+         system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative,
+         last_active_conversations)
+       SELECT org_id, hour, -messages, -user_messages, -assistant_messages, -system_messages, -tool_messages,
+              -sentiment_sum, -sentiment_count, -positive, -neutral, -negative, -last_active_conversations
+         FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour
+       ON CONFLICT (org_id, hour) DO UPDATE SET ${ADD_TO.rm_org_hourly_stats}`,
+      [chatbotId],
+    )
+    await this.flush(client)
+    await client.query('DELETE FROM rm_org_hourly_stats WHERE org_id = $1 AND messages <= 0', [orgId])
+  }
+
+  /** Writes the accumulated deltas: one multi-row statement per table. */
   async flush(client: pg.ClientBase): Promise<void> {
-    const stats = [...this.stats.values()]
-    if (stats.length > 0) {
-      const col = <K extends keyof HourlyDelta>(k: K) => stats.map((s) => s[k])
-      await client.query(
-        `INSERT INTO rm_hourly_stats AS h (org_id, chatbot_id, hour, messages, user_messages, assistant_messages,
-           system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative)
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::int[], $7::int[],
-                              $8::int[], $9::float8[], $10::int[], $11::int[], $12::int[], $13::int[])
-         ON CONFLICT (chatbot_id, hour) DO UPDATE SET
-           messages = h.messages + EXCLUDED.messages,
-           user_messages = h.user_messages + EXCLUDED.user_messages,
-           assistant_messages = h.assistant_messages + EXCLUDED.assistant_messages,
-           system_messages = h.system_messages + EXCLUDED.system_messages,
-           tool_messages = h.tool_messages + EXCLUDED.tool_messages,
-           sentiment_sum = h.sentiment_sum + EXCLUDED.sentiment_sum,
-           sentiment_count = h.sentiment_count + EXCLUDED.sentiment_count,
-           positive = h.positive + EXCLUDED.positive,
-           neutral = h.neutral + EXCLUDED.neutral,
-           negative = h.negative + EXCLUDED.negative`,
-        [
-          col('orgId'),
-          col('chatbotId'),
-          col('hour'),
-          col('messages'),
-          col('user'),
-          col('assistant'),
-          col('system'),
-          col('tool'),
-          col('sentimentSum'),
-          col('sentimentCount'),
-          col('positive'),
-          col('neutral'),
-          col('negative'),
-        ],
-      )
+    const activity = [...this.activity.values()]
+    this.activity.clear()
+    if (activity.length > 0) await this.flushActivity(client, activity)
+
+    const stats = [...this.stats.values()].sort(byKey)
+    const org = new Map<string, HourlyDelta>()
+    for (const s of stats) {
+      const key = `${s.orgId}|${s.hour}`
+      const row = org.get(key) ?? emptyDelta(s.orgId, '', s.hour)
+      // The organization's last active users are its own (an end user of two chatbots is one).
+      for (const m of MEASURES) if (m !== 'lastActiveUsers') row[m] += s[m]
+      org.set(key, row)
     }
+    for (const [key, u] of this.orgUsers) {
+      const row = org.get(key) ?? emptyDelta(u.orgId, '', u.hour)
+      row.lastActiveUsers += u.lastActiveUsers
+      org.set(key, row)
+    }
+    const orgStats = [...org.values()].sort(byKey)
+    await upsertStats(client, 'rm_hourly_stats', stats)
+    await upsertStats(client, 'rm_org_hourly_stats', orgStats)
     // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
     const emptied = stats.filter((s) => s.messages < 0)
     if (emptied.length > 0) {
@@ -154,48 +210,156 @@ export class RollupBatch {
         [emptied.map((e) => e.chatbotId), emptied.map((e) => e.hour)],
       )
     }
-    const topics = [...this.topics.values()].filter((t) => t.n !== 0)
-    if (topics.length > 0) {
+    const orgEmptied = orgStats.filter((s) => s.messages < 0)
+    if (orgEmptied.length > 0) {
       await client.query(
-        `INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages)
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
-         ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages`,
-        [
-          topics.map((t) => t.orgId),
-          topics.map((t) => t.chatbotId),
-          topics.map((t) => t.hour),
-          topics.map((t) => t.topic),
-          topics.map((t) => t.n),
-        ],
-      )
-      // A topic count taken back to zero (re-analysis) disappears rather than listing as 0.
-      const lowered = topics.filter((t) => t.n < 0)
-      if (lowered.length > 0) {
-        await client.query(
-          `DELETE FROM rm_hourly_topics WHERE messages <= 0
-             AND (chatbot_id, hour, topic) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
-          [lowered.map((t) => t.chatbotId), lowered.map((t) => t.hour), lowered.map((t) => t.topic)],
-        )
-      }
-    }
-    const activity = [...this.activity.values()]
-    if (activity.length > 0) {
-      await client.query(
-        `INSERT INTO rm_hourly_activity (org_id, chatbot_id, hour, conversation_id, end_user_id)
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::uuid[], $5::text[])
-         ON CONFLICT (chatbot_id, hour, conversation_id) DO UPDATE
-           SET end_user_id = coalesce(EXCLUDED.end_user_id, rm_hourly_activity.end_user_id)`,
-        [
-          activity.map((a) => a.orgId),
-          activity.map((a) => a.chatbotId),
-          activity.map((a) => a.hour),
-          activity.map((a) => a.conversationId),
-          activity.map((a) => a.endUserId),
-        ],
+        `DELETE FROM rm_org_hourly_stats WHERE messages <= 0
+           AND (org_id, hour) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]))`,
+        [orgEmptied.map((e) => e.orgId), orgEmptied.map((e) => e.hour)],
       )
     }
+    const hourly = [...this.topics.values()].filter((t) => t.n !== 0)
+    const daily = new Map<string, TopicDelta>()
+    for (const t of hourly) {
+      const day = dayOf(t.hour)
+      const key = `${t.chatbotId}|${day}|${t.topic}`
+      const entry = daily.get(key) ?? { ...t, hour: day, n: 0 }
+      entry.n += t.n
+      daily.set(key, entry)
+    }
+    await upsertTopics(client, 'rm_hourly_topics', 'hour', hourly)
+    await upsertTopics(
+      client,
+      'rm_daily_topics',
+      'day',
+      [...daily.values()].filter((t) => t.n !== 0),
+    )
     this.stats.clear()
+    this.orgUsers.clear()
     this.topics.clear()
-    this.activity.clear()
+  }
+
+  /**
+   * Activity rows and the distinct-count chains: the end users concerned are locked first, in one order
+   * (another projector instance may be adding hours of the same users).
+   */
+  private async flushActivity(client: pg.ClientBase, activity: ActivityRow[]): Promise<void> {
+    await lockEndUsers(
+      client,
+      activity.flatMap((a) => (a.endUserId === null ? [] : [{ orgId: a.orgId, endUserId: a.endUserId }])),
+    )
+    const { lastActive, users } = await upsertActivity(client, activity)
+    this.addLastActive(lastActive, 'lastActiveConversations')
+    // An activity row whose end user was replaced: that user is locked too.
+    await lockEndUsers(
+      client,
+      users.filter((u) => u.delta < 0),
+    )
+    this.addLastActive(await applyUserHourDeltas(client, users), 'lastActiveUsers')
+  }
+}
+
+interface TopicDelta {
+  orgId: string
+  chatbotId: string
+  hour: string
+  topic: string
+  n: number
+}
+
+const byKey = (a: HourlyDelta, b: HourlyDelta) =>
+  a.orgId.localeCompare(b.orgId) || a.chatbotId.localeCompare(b.chatbotId) || a.hour.localeCompare(b.hour)
+
+/** The SET clause adding EXCLUDED's values to the row's (alias o). */
+const ADD_TO = {
+  rm_org_hourly_stats: [
+    'messages',
+    'user_messages',
+    'assistant_messages',
+    'system_messages',
+    'tool_messages',
+    'sentiment_sum',
+    'sentiment_count',
+    'positive',
+    'neutral',
+    'negative',
+    'last_active_conversations',
+    'last_active_users',
+  ]
+    .map((c) => `${c} = o.${c} + EXCLUDED.${c}`)
+    .join(', '),
+}
+
+/**
+ * Adds deltas to hourly rollup rows, per chatbot (rm_hourly_stats) or per organization
+ * (rm_org_hourly_stats), in key order (two projector instances adding to the same hours never deadlock).
+ */
+async function upsertStats(
+  client: pg.ClientBase,
+  table: 'rm_hourly_stats' | 'rm_org_hourly_stats',
+  rows: readonly HourlyDelta[],
+): Promise<void> {
+  if (rows.length === 0) return
+  const perChatbot = table === 'rm_hourly_stats'
+  const keys = perChatbot ? ['org_id', 'chatbot_id', 'hour'] : ['org_id', 'hour']
+  const col = (m: keyof HourlyDelta) => rows.map((s) => s[m])
+  const params: unknown[] = [col('orgId'), ...(perChatbot ? [col('chatbotId')] : []), col('hour')]
+  params.push(...MEASURES.map(col))
+  const types = [...keys.map((k) => (k === 'hour' ? 'timestamptz' : 'uuid')), ...MEASURES.map(sqlType)]
+  await client.query(
+    `INSERT INTO ${table} AS o (${keys.join(', ')}, ${COLUMNS.join(', ')})
+     SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+     ON CONFLICT (${perChatbot ? 'chatbot_id, hour' : 'org_id, hour'}) DO UPDATE SET ${ADD_TO.rm_org_hourly_stats}`,
+    params,
+  )
+}
+
+/** Column of each measure, in MEASURES order. */
+const COLUMNS = [
+  'messages',
+  'user_messages',
+  'assistant_messages',
+  'system_messages',
+  'tool_messages',
+  'sentiment_sum',
+  'sentiment_count',
+  'positive',
+  'neutral',
+  'negative',
+  'last_active_conversations',
+  'last_active_users',
+]
+
+function sqlType(m: Measure): string {
+  return m === 'sentimentSum' ? 'float8' : 'int'
+}
+
+/** Adds topic deltas per hour or per day; a count taken back to zero (re-analysis) disappears rather than listing as 0. */
+async function upsertTopics(
+  client: pg.ClientBase,
+  table: 'rm_hourly_topics' | 'rm_daily_topics',
+  period: 'hour' | 'day',
+  topics: readonly TopicDelta[],
+): Promise<void> {
+  if (topics.length === 0) return
+  await client.query(
+    `INSERT INTO ${table} AS t (org_id, chatbot_id, ${period}, topic, messages)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
+     ON CONFLICT (chatbot_id, ${period}, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages`,
+    [
+      topics.map((t) => t.orgId),
+      topics.map((t) => t.chatbotId),
+      topics.map((t) => t.hour),
+      topics.map((t) => t.topic),
+      topics.map((t) => t.n),
+    ],
+  )
+  const lowered = topics.filter((t) => t.n < 0)
+  if (lowered.length > 0) {
+    await client.query(
+      `DELETE FROM ${table} WHERE messages <= 0
+         AND (chatbot_id, ${period}, topic) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
+      [lowered.map((t) => t.chatbotId), lowered.map((t) => t.hour), lowered.map((t) => t.topic)],
+    )
   }
 }

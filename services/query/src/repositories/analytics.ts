@@ -1,13 +1,15 @@
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
-import { invalidQuery } from '../analytics/range.ts'
+import { DAY_MS, invalidQuery } from '../analytics/range.ts'
 
 /**
- * Analytics read the hourly rollups the projector keeps (rm_hourly_stats, rm_hourly_topics,
- * rm_hourly_activity), never the messages: a year of rm_hourly_stats is at most 8 760 rows per chatbot,
- * whatever the traffic; only the activity rows grow with it (one per conversation and active hour). Every
- * function runs on a client inside withOrgScope, so row-level security confines it to the organization;
- * the org_id condition is still written out, for the (org_id, hour) indexes.
+ * Analytics read the rollups the projector keeps, never the messages (migrations/0005_read-models.sql,
+ * 0013_analytics-reach.sql): hourly sums per chatbot (rm_hourly_stats) and per organization
+ * (rm_org_hourly_stats), so a year is at most 8,784 rows whatever the traffic and however many chatbots;
+ * topic counts per hour and per UTC day; and, for the distinct counts, the chains of active hours of each
+ * conversation and end user (services/projector/src/projections/reach.ts). Every function runs on a
+ * client inside withOrgScope, so row-level security confines it to the organization; the org_id
+ * condition is still written out, for the indexes.
  */
 export interface RollupScope {
   readonly orgId: string
@@ -39,17 +41,38 @@ export interface SentimentPoint {
 const TOP_TOPICS = 10
 
 /**
- * The rollup rows of the scope. Its params come first and in this order ($1 org, $2 from, $3 to), so the
- * bucket series below use $2 and $3, and callers number their own parameters after these.
+ * The hourly rollup rows of the scope: the organization's own rows, or the chatbot's. Its params come
+ * first and in this order ($1 org, $2 from, $3 to), so the bucket series below use $2 and $3, and callers
+ * number their own parameters after these.
  */
-function rollupFilter(scope: RollupScope): { where: string; params: unknown[] } {
+function rollupFilter(scope: RollupScope): { table: string; where: string; params: unknown[] } {
   const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
   let where = 'org_id = $1 AND hour >= $2::timestamptz AND hour < $3::timestamptz'
-  if (scope.chatbotId !== undefined) {
-    params.push(scope.chatbotId)
-    where += ` AND chatbot_id = $${params.length}::uuid`
-  }
-  return { where, params }
+  if (scope.chatbotId === undefined) return { table: 'rm_org_hourly_stats', where, params }
+  params.push(scope.chatbotId)
+  where += ` AND chatbot_id = $${params.length}::uuid`
+  return { table: 'rm_hourly_stats', where, params }
+}
+
+/**
+ * Distinct-count classes: gap_class is floor(log2(hours to the next active hour)); hours span at most
+ * the years 1970–9999 (range.ts), under 2^27 hours.
+ */
+const GAP_CLASSES = 26
+
+/**
+ * How many of a table's chains of active hours (one per conversation or end user) span `to` from an hour
+ * in range: a row of gap class k spans it only if its next hour lies in [to, to + 2^(k+1) hours), so each
+ * class is one short index range (a range ending now has none: their next hour would be in the future).
+ * Parameters as rollupFilter's, the chatbot's as `chatbot`.
+ */
+function spanning(table: string, chatbot: string | null): string {
+  return `(SELECT coalesce(sum(n), 0) FROM generate_series(0, ${GAP_CLASSES}) AS k,
+            LATERAL (SELECT count(*) AS n FROM ${table} c
+                      WHERE c.org_id = $1 AND c.gap_class = k
+                        AND c.next_hour >= $3::timestamptz AND c.next_hour < $3::timestamptz + interval '1 hour' * 2 ^ (k + 1)
+                        AND c.hour >= $2::timestamptz AND c.hour < $3::timestamptz
+                        ${chatbot === null ? '' : `AND c.chatbot_id = ${chatbot}`}) s)`
 }
 
 /**
@@ -88,8 +111,14 @@ export async function checkTimeZone(client: pg.ClientBase, tz: string): Promise<
   }
 }
 
+/**
+ * Counts cover conversations (and end users) with a message in range, exactly: the chains of active hours
+ * they have with their last active hour before `to` in range, i.e. the rollups' last-active counts summed
+ * over the range, plus the chains spanning `to` (spanning()).
+ */
 export async function readOverview(client: pg.ClientBase, scope: RollupScope): Promise<Overview> {
-  const { where, params } = rollupFilter(scope)
+  const { table, where, params } = rollupFilter(scope)
+  const chatbot = scope.chatbotId === undefined ? null : `$${params.length}::uuid`
   const { rows: stats } = await client.query<Record<string, number>>(
     `SELECT coalesce(sum(messages), 0)::float8 AS messages, coalesce(sum(user_messages), 0)::float8 AS "user",
             coalesce(sum(assistant_messages), 0)::float8 AS assistant,
@@ -97,46 +126,61 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
             coalesce(sum(sentiment_sum), 0)::float8 AS sentiment_sum,
             coalesce(sum(sentiment_count), 0)::float8 AS sentiment_count,
             coalesce(sum(positive), 0)::float8 AS positive, coalesce(sum(neutral), 0)::float8 AS neutral,
-            coalesce(sum(negative), 0)::float8 AS negative
-       FROM rm_hourly_stats WHERE ${where}`,
-    params,
-  )
-  // Distinct counts are not additive over hours: one activity row per (chatbot, hour, conversation) lets
-  // a conversation active in many hours, or an end user seen on several chatbots, count once. DISTINCT
-  // subqueries rather than count(DISTINCT …): Postgres hashes them, where count(DISTINCT) sorts (and spills
-  // to disk), about twice as slow over a year of a busy organization (bench/analytics.ts).
-  const { rows: activity } = await client.query<{ conversations: number; users: number }>(
-    `SELECT (SELECT count(*) FROM (SELECT DISTINCT conversation_id FROM rm_hourly_activity WHERE ${where}) c)::float8
+            coalesce(sum(negative), 0)::float8 AS negative,
+            (coalesce(sum(last_active_conversations), 0) + ${spanning('rm_hourly_activity', chatbot)})::float8
               AS conversations,
-            (SELECT count(*) FROM (SELECT DISTINCT end_user_id FROM rm_hourly_activity
-                                    WHERE ${where} AND end_user_id IS NOT NULL) u)::float8 AS users`,
+            (coalesce(sum(last_active_users), 0)
+              + ${chatbot === null ? spanning('rm_org_user_hours', null) : spanning('rm_chatbot_user_hours', chatbot)})::float8
+              AS users
+       FROM ${table} WHERE ${where}`,
     params,
   )
+  // Whole UTC days from the daily counts, the hours of a partial first or last day from the hourly ones.
+  const from = scope.from.getTime()
+  const to = scope.to.getTime()
+  let firstDay = Math.ceil(from / DAY_MS) * DAY_MS
+  let endDay = Math.floor(to / DAY_MS) * DAY_MS
+  if (firstDay >= endDay) firstDay = endDay = to
+  const days = [new Date(firstDay).toISOString(), new Date(endDay).toISOString()]
+  const n = params.length
+  const byChatbot = chatbot === null ? '' : `AND chatbot_id = ${chatbot}`
   // Ties in order of the topic's bytes (COLLATE "C"): the same order whatever the database's locale.
   const { rows: topics } = await client.query<{ topic: string; count: number }>(
-    `SELECT topic, sum(messages)::float8 AS count FROM rm_hourly_topics WHERE ${where}
+    `SELECT topic, sum(messages)::float8 AS count FROM (
+       SELECT topic, messages FROM rm_daily_topics
+        WHERE org_id = $1 AND day >= $${n + 1}::timestamptz AND day < $${n + 2}::timestamptz ${byChatbot}
+       UNION ALL
+       SELECT topic, messages FROM rm_hourly_topics
+        WHERE org_id = $1 ${byChatbot}
+          AND (hour >= $2::timestamptz AND hour < $${n + 1}::timestamptz
+               OR hour >= $${n + 2}::timestamptz AND hour < $3::timestamptz)) t
       GROUP BY topic HAVING sum(messages) > 0
       ORDER BY count DESC, topic COLLATE "C" LIMIT ${TOP_TOPICS}`,
-    params,
+    [...params, ...days],
   )
   const s = stats[0] ?? {}
-  const n = (key: string) => s[key] ?? 0
-  const conversations = activity[0]?.conversations ?? 0
+  const get = (key: string) => s[key] ?? 0
+  const conversations = get('conversations')
   return {
     totalConversations: conversations,
-    totalMessages: n('messages'),
-    uniqueUsers: activity[0]?.users ?? 0,
+    totalMessages: get('messages'),
+    uniqueUsers: get('users'),
     avgMessagesPerConversation:
-      conversations === 0 ? 0 : Math.round((n('messages') / conversations) * 100) / 100,
+      conversations === 0 ? 0 : Math.round((get('messages') / conversations) * 100) / 100,
     sentiment: {
-      average: average(n('sentiment_sum'), n('sentiment_count')),
-      positive: n('positive'),
-      neutral: n('neutral'),
-      negative: n('negative'),
-      analyzed: n('sentiment_count'),
+      average: average(get('sentiment_sum'), get('sentiment_count')),
+      positive: get('positive'),
+      neutral: get('neutral'),
+      negative: get('negative'),
+      analyzed: get('sentiment_count'),
     },
     topTopics: topics,
-    messagesByRole: { user: n('user'), assistant: n('assistant'), system: n('system'), tool: n('tool') },
+    messagesByRole: {
+      user: get('user'),
+      assistant: get('assistant'),
+      system: get('system'),
+      tool: get('tool'),
+    },
   }
 }
 
@@ -184,7 +228,7 @@ export async function readSentimentPoints(
   interval: Interval,
   tz: string,
 ): Promise<SentimentPoint[]> {
-  const { where, params } = rollupFilter(scope)
+  const { table, where, params } = rollupFilter(scope)
   const { series, key } = BUCKETS[interval]
   // Only zoned buckets get the zone: Postgres refuses a parameter that no part of the statement uses.
   if (series.includes('$TZ')) params.push(tz)
@@ -202,7 +246,7 @@ export async function readSentimentPoints(
             SELECT ${key.replaceAll('$TZ', tzParam)} AS key, sum(sentiment_sum)::float8 AS sentiment_sum,
                    sum(sentiment_count)::float8 AS count, sum(positive)::float8 AS positive,
                    sum(neutral)::float8 AS neutral, sum(negative)::float8 AS negative
-              FROM rm_hourly_stats WHERE ${where}
+              FROM ${table} WHERE ${where}
              GROUP BY 1)
      SELECT b.bucket, s.sentiment_sum, s.count, s.positive, s.neutral, s.negative
        FROM buckets b LEFT JOIN sums s USING (key)

@@ -1,0 +1,105 @@
+import type pg from 'pg'
+
+/**
+ * What the analytics structures of migration 0013 must hold, recomputed from scratch: from the activity
+ * rows (one per chatbot, hour and conversation, with its end user) and the hourly rollups per chatbot.
+ * Each entry: the stored rows of one table (or its derived columns) and the same recomputed by brute
+ * force. Used to check the projector's incremental upkeep and the benchmark's seed.
+ */
+const CHECKS: Record<string, { stored: string; expected: string }> = {
+  'rm_hourly_activity.next_hour': {
+    stored: 'SELECT chatbot_id, hour, conversation_id, next_hour, gap_class FROM rm_hourly_activity',
+    expected: `SELECT chatbot_id, hour, conversation_id, next_hour,
+                      floor(log(2, extract(epoch FROM next_hour - hour) / 3600))::smallint AS gap_class
+                 FROM (SELECT *, lead(hour) OVER (PARTITION BY conversation_id ORDER BY hour) AS next_hour
+                         FROM (SELECT chatbot_id, hour, conversation_id FROM rm_hourly_activity) a) x`,
+  },
+  rm_chatbot_user_hours: {
+    stored:
+      'SELECT org_id, chatbot_id, end_user_id, hour, conversations, next_hour FROM rm_chatbot_user_hours',
+    expected: `SELECT org_id, chatbot_id, end_user_id, hour, count(*)::int,
+                      lead(hour) OVER (PARTITION BY chatbot_id, end_user_id ORDER BY hour)
+                 FROM rm_hourly_activity WHERE end_user_id IS NOT NULL
+                GROUP BY org_id, chatbot_id, end_user_id, hour`,
+  },
+  rm_org_user_hours: {
+    stored: 'SELECT org_id, end_user_id, hour, conversations, next_hour FROM rm_org_user_hours',
+    expected: `SELECT org_id, end_user_id, hour, count(*)::int,
+                      lead(hour) OVER (PARTITION BY org_id, end_user_id ORDER BY hour)
+                 FROM rm_hourly_activity WHERE end_user_id IS NOT NULL GROUP BY org_id, end_user_id, hour`,
+  },
+  rm_org_end_users: {
+    stored: 'SELECT org_id, end_user_id FROM rm_org_end_users',
+    expected: 'SELECT DISTINCT org_id, end_user_id FROM rm_hourly_activity WHERE end_user_id IS NOT NULL',
+  },
+  'rm_hourly_stats.last_active_*': {
+    stored: `SELECT chatbot_id, hour, last_active_conversations, last_active_users FROM rm_hourly_stats
+              WHERE last_active_conversations <> 0 OR last_active_users <> 0`,
+    expected: `SELECT chatbot_id, hour, sum(c)::int, sum(u)::int FROM (
+                 SELECT chatbot_id, hour, 1 AS c, 0 AS u
+                   FROM (SELECT chatbot_id, hour,
+                                lead(hour) OVER (PARTITION BY conversation_id ORDER BY hour) AS next_hour
+                           FROM rm_hourly_activity) a WHERE next_hour IS NULL
+                 UNION ALL
+                 SELECT chatbot_id, hour, 0, 1
+                   FROM (SELECT chatbot_id, hour,
+                                lead(hour) OVER (PARTITION BY chatbot_id, end_user_id ORDER BY hour) AS next_hour
+                           FROM (SELECT DISTINCT chatbot_id, end_user_id, hour FROM rm_hourly_activity
+                                  WHERE end_user_id IS NOT NULL) d) u WHERE next_hour IS NULL) x
+               GROUP BY chatbot_id, hour`,
+  },
+  rm_org_hourly_stats: {
+    stored: `SELECT org_id, hour, messages, user_messages, assistant_messages, system_messages, tool_messages,
+                    sentiment_sum, sentiment_count, positive, neutral, negative, last_active_conversations,
+                    last_active_users
+               FROM rm_org_hourly_stats`,
+    expected: `SELECT s.*, coalesce(u.users, 0)::int FROM (
+                 SELECT org_id, hour, sum(messages)::int, sum(user_messages)::int, sum(assistant_messages)::int,
+                        sum(system_messages)::int, sum(tool_messages)::int, sum(sentiment_sum),
+                        sum(sentiment_count)::int, sum(positive)::int, sum(neutral)::int, sum(negative)::int,
+                        sum(last_active_conversations)::int
+                   FROM rm_hourly_stats GROUP BY org_id, hour) s
+               LEFT JOIN (SELECT org_id, hour, count(*) AS users
+                            FROM (SELECT org_id, hour,
+                                         lead(hour) OVER (PARTITION BY org_id, end_user_id ORDER BY hour) AS next_hour
+                                    FROM (SELECT DISTINCT org_id, end_user_id, hour FROM rm_hourly_activity
+                                           WHERE end_user_id IS NOT NULL) d) n
+                           WHERE next_hour IS NULL GROUP BY org_id, hour) u USING (org_id, hour)`,
+  },
+  rm_daily_topics: {
+    stored: 'SELECT org_id, chatbot_id, day, topic, messages FROM rm_daily_topics',
+    expected: `SELECT org_id, chatbot_id, date_trunc('day', hour, 'UTC'), topic, sum(messages)::int
+                 FROM rm_hourly_topics GROUP BY 1, 2, 3, 4`,
+  },
+  // Every hour with activity has its rollup row, and no row is left empty.
+  'rm_hourly_stats rows': {
+    stored: 'SELECT chatbot_id, hour FROM rm_hourly_stats',
+    expected: `SELECT DISTINCT chatbot_id, hour FROM rm_hourly_activity
+               UNION SELECT chatbot_id, hour FROM rm_hourly_stats WHERE messages > 0`,
+  },
+}
+
+/**
+ * The differences between the stored analytics structures and their recomputation: for each check that
+ * differs, the rows only stored and the rows only expected (as JSON). `{}` when everything agrees.
+ */
+export async function derivedRollupDifferences(
+  db: pg.Pool | pg.ClientBase,
+): Promise<Record<string, { onlyStored: unknown[]; onlyExpected: unknown[] }>> {
+  const differences: Record<string, { onlyStored: unknown[]; onlyExpected: unknown[] }> = {}
+  for (const [name, { stored, expected }] of Object.entries(CHECKS)) {
+    const { rows } = await db.query<{ side: 'stored' | 'expected'; row: unknown }>(
+      `WITH stored AS (${stored}), expected AS (${expected})
+       SELECT 'stored' AS side, to_jsonb(x) AS row FROM (TABLE stored EXCEPT ALL TABLE expected) x
+       UNION ALL
+       SELECT 'expected', to_jsonb(x) FROM (TABLE expected EXCEPT ALL TABLE stored) x`,
+    )
+    if (rows.length > 0) {
+      differences[name] = {
+        onlyStored: rows.filter((r) => r.side === 'stored').map((r) => r.row),
+        onlyExpected: rows.filter((r) => r.side === 'expected').map((r) => r.row),
+      }
+    }
+  }
+  return differences
+}
