@@ -98,13 +98,10 @@ export class RollupBatch {
     conversationId: string,
     endUserId: string | null,
   ) {
-    this.activity.set(`${chatbotId}|${hour}|${conversationId}`, {
-      orgId,
-      chatbotId,
-      hour,
-      conversationId,
-      endUserId,
-    })
+    const key = `${chatbotId}|${hour}|${conversationId}`
+    // As the row's upsert does: an end user, once known, is kept when a later capture has none.
+    const known = this.activity.get(key)?.endUserId ?? null
+    this.activity.set(key, { orgId, chatbotId, hour, conversationId, endUserId: endUserId ?? known })
   }
 
   /** Writes the accumulated deltas: one multi-row statement per rollup table. */
