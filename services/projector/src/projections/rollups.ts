@@ -20,8 +20,13 @@ export interface HourlyDelta {
 export type Role = 'user' | 'assistant' | 'system' | 'tool'
 export type SentimentLabel = 'positive' | 'neutral' | 'negative'
 
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
 /** The UTC hour a timestamp falls in, as an ISO string. */
 export function hourOf(timestamp: string | Date): string {
+  // Events carry their times as toISOString() writes them: the hour is then a prefix.
+  if (typeof timestamp === 'string' && CANONICAL_UTC.test(timestamp))
+    return `${timestamp.slice(0, 13)}:00:00.000Z`
   const d = new Date(timestamp)
   d.setUTCMinutes(0, 0, 0)
   return d.toISOString()
@@ -104,7 +109,10 @@ export class RollupBatch {
     this.activity.set(key, { orgId, chatbotId, hour, conversationId, endUserId: endUserId ?? known })
   }
 
-  /** Writes the accumulated deltas: one multi-row statement per rollup table. */
+  /**
+   * Writes the accumulated deltas: one multi-row statement per rollup table, rows in key order so that
+   * concurrent batches (consumers of one group, a rebuild's members) lock shared rows in the same order.
+   */
   async flush(client: pg.ClientBase): Promise<void> {
     const stats = [...this.stats.values()]
     if (stats.length > 0) {
@@ -114,6 +122,7 @@ export class RollupBatch {
            system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative)
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::int[], $7::int[],
                               $8::int[], $9::float8[], $10::int[], $11::int[], $12::int[], $13::int[])
+         ORDER BY 2, 3
          ON CONFLICT (chatbot_id, hour) DO UPDATE SET
            messages = h.messages + EXCLUDED.messages,
            user_messages = h.user_messages + EXCLUDED.user_messages,
@@ -156,6 +165,7 @@ export class RollupBatch {
       await client.query(
         `INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages)
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
+         ORDER BY 2, 3, 4
          ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages`,
         [
           topics.map((t) => t.orgId),
@@ -180,6 +190,7 @@ export class RollupBatch {
       await client.query(
         `INSERT INTO rm_hourly_activity (org_id, chatbot_id, hour, conversation_id, end_user_id)
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::uuid[], $5::text[])
+         ORDER BY 2, 3, 4
          ON CONFLICT (chatbot_id, hour, conversation_id) DO UPDATE
            SET end_user_id = coalesce(EXCLUDED.end_user_id, rm_hourly_activity.end_user_id)`,
         [
