@@ -259,7 +259,8 @@ async function swapIn(
       [run.group_id],
     )
     const journal = rebuilt.filter((r) => r.topic === JOURNAL_TOPIC).map((r) => BigInt(r.last_offset))
-    const journalReached = journal.length > 0 ? journal.reduce((a, b) => (b < a ? b : a)) : -1n
+    let journalReached = journal[0] ?? -1n
+    for (const offset of journal) if (offset < journalReached) journalReached = offset
     const reached = new Map(rebuilt.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
     const behind = live.some((l) => {
       const at =
