@@ -23,6 +23,7 @@ import {
 } from '@cas/eventlog'
 import type pg from 'pg'
 import { seedJournal } from './support/journal-seed.ts'
+import { benchKeyring } from './support/keyring.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { startBenchServers } from './support/servers.ts'
 import { timed } from './support/stats.ts'
@@ -66,7 +67,12 @@ try {
   let total: number
   if (values['relay-only']) {
     // Four events per conversation (conversation and analysis streams), as the pipeline benchmark seeds.
-    total = await seedJournal(pool, { orgId: ORG, chatbotId: CHATBOT, conversations: Math.ceil(EVENTS / 4) })
+    total = await seedJournal(pool, {
+      orgId: ORG,
+      chatbotId: CHATBOT,
+      conversations: Math.ceil(EVENTS / 4),
+      keyring: benchKeyring,
+    })
     console.log(`journal seeded with ${total} events (multi-row inserts)`)
   } else {
     for (const concurrency of [1, 16, 64]) {

@@ -508,7 +508,9 @@ async function measurePipeline() {
     const { cookie, orgId } = await signUpInProcess(app)
     const chatbot = await createChatbotInProcess(app, cookie, 'pipeline')
     await app.close()
-    const seedSeconds = await timed(() => seedJournal(pool, { orgId, chatbotId: chatbot.id, conversations }))
+    const seedSeconds = await timed(() =>
+      seedJournal(pool, { orgId, chatbotId: chatbot.id, conversations, keyring: benchKeyring }),
+    )
     // chatbot.created is in the journal too. Wait until every event is readable (no transaction of the
     // cluster holds the journal's read bound back).
     const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')

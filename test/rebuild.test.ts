@@ -205,6 +205,50 @@ for (const mode of EVENT_LOG_MODES) {
       expect(usage.stderr).toContain('usage: npm run replay -- <read-models|all>')
     })
 
+    it('hands the rebuilt tables to a live projector of several journal partitions, each continuing', async () => {
+      const base = await startPipeline(mode.name, cleanups)
+      const pipeline = { ...base, eventLog: { kind: 'journal' as const, pollIntervalMs: 5, partitions: 3 } }
+      const { db, app } = pipeline
+      const { groupId: liveGroupId } = await startLiveProjector(pipeline, cleanups)
+      const caughtUp = () => consumerCaughtUp(pipeline, liveGroupId)
+      const { cookie, apiKey } = await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const before = await snapshot(db)
+      const result = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog: pipeline.eventLog,
+        liveGroupId,
+        progressIntervalMs: 50,
+      })
+      expect(result.swapped).toBe(true)
+      expect(await snapshot(db)).toEqual(before)
+      const { rows } = await db.pool.query(
+        'SELECT partition FROM consumer_checkpoints WHERE group_id = $1 ORDER BY 1',
+        [liveGroupId],
+      )
+      expect(rows.map((r) => r.partition)).toEqual([0, 1, 2])
+      // Conversations hashed onto every partition are projected on the new tables.
+      const ids: string[] = []
+      for (let i = 0; i < 9; i++) {
+        const res = await postCapture(app, apiKey, {
+          conversationId: `after-${i}`,
+          messages: [{ id: 'new', role: 'user', content: `hello ${i}` }],
+        })
+        ids.push(res.json().conversationId)
+      }
+      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
+      for (const id of ids) {
+        const read = await app.inject({
+          method: 'GET',
+          url: `/api/v1/conversations/${id}`,
+          headers: { cookie },
+        })
+        expect(read.statusCode).toBe(200)
+        expect(read.json().conversation.messages.map((m: { id: string }) => m.id)).toEqual(['new'])
+      }
+    })
+
     it('resumes a rebuild that stopped before swapping', async () => {
       const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
       await mixedWorkload(app, db)

@@ -1,10 +1,12 @@
 /**
- * The rebuild benchmark's seed writes events the services accept: valid by the event schemas, with the
- * stream versions appendToStream keeps, and projected in full by a rebuild.
+ * The rebuild benchmark's seed writes events the services accept: sealed like the gateway's, valid by
+ * the event schemas once opened, with the stream versions appendToStream keeps, and projected in full by
+ * a rebuild.
  */
 import { withTransaction } from '@cas/db'
 import { appendToStream, journalBacklog, readJournal } from '@cas/eventlog'
-import { newEvent, safeParseRecordedEvent } from '@cas/events'
+import { newEvent } from '@cas/events'
+import { openRecords } from '@cas/keyring'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../test/support/auth.ts'
@@ -31,7 +33,12 @@ describe('the benchmark journal seed', () => {
     await app.close()
     orgId = organization.id
     chatbotId = chatbot.id
-    const seeded = await seedJournal(db.pool, { orgId, chatbotId, conversations: CONVERSATIONS })
+    const seeded = await seedJournal(db.pool, {
+      orgId,
+      chatbotId,
+      conversations: CONVERSATIONS,
+      keyring: testKeyring,
+    })
     expect(seeded).toBe(CONVERSATIONS * EVENTS_PER_CONVERSATION)
     total = seeded + 1 // and chatbot.created
     // The journal's read bound is the cluster-wide xmin, which other test files' transactions hold back.
@@ -43,11 +50,19 @@ describe('the benchmark journal seed', () => {
     await db?.drop()
   })
 
-  it('writes only events valid by the event schemas, four per conversation', async () => {
+  it('writes only events valid by the event schemas, four per conversation, sealed like the gateway', async () => {
     const { records } = await readJournal(db.pool, { after: '0', limit: 1_000 })
     expect(records).toHaveLength(total)
-    const invalid = records.map(safeParseRecordedEvent).filter((r) => !r.ok)
-    expect(invalid.map((r) => !r.ok && r.error.message)).toEqual([])
+    const opened = await openRecords(db.pool, testKeyring, records)
+    expect(opened.filter((o) => !o.ok).map((o) => !o.ok && `${o.reason}: ${o.detail}`)).toEqual([])
+    const captured = records.find((r) => r.type === 'conversation.messages-captured')!
+    expect(captured.version).toBe(2)
+    expect(Object.keys(captured.payload as object).sort()).toEqual([
+      'analysisRequested',
+      'receivedAt',
+      'sealed',
+    ])
+    expect(JSON.stringify(captured.payload)).not.toContain('jacket')
     const types = records.filter((r) => r.streamType !== 'chatbot').map((r) => r.type)
     expect(types.slice(0, EVENTS_PER_CONVERSATION)).toEqual([
       'conversation.started',

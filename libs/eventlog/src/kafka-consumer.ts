@@ -127,6 +127,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         rebalanceTimeout: Math.max(2 * (opts.sessionTimeoutMs ?? 30_000), 10_000),
         heartbeatInterval: 1_000,
         maxWaitTimeInMs: 100,
+        // Room for a full batch per partition fetch (events of a few KB), so batches are not cut short by
+        // the default 1 MB per partition.
+        maxBytesPerPartition: Math.max(1 << 20, chunkSize * 4096),
         allowAutoTopicCreation: false,
       })
       const c = consumer

@@ -116,10 +116,20 @@ export function openSealedEvent(
   const event = raw as Record<string, unknown>
   const definition = registry.get(`${String(event.type)} v${String(event.version)}`)
   if (!definition) return raw
-  const parsed = definition.schema.safeParse(raw)
-  if (!parsed.success) throw new InvalidEventError(parsed.error.issues, raw)
-  const { sealed, ...clear } = parsed.data.payload as { sealed: SealedBox } & Record<string, unknown>
-  const envelope = parsed.data as { chatbotId: string; streamId: string; type: string; version: number }
+  // The payload only: the envelope is validated with the opened event, by the reader's parse. A box
+  // under another envelope (chatbot, stream, type, version) does not open: they are its AAD.
+  const parsed = definition.payload.safeParse(event.payload)
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['payload', ...issue.path] }))
+    throw new InvalidEventError(issues, raw)
+  }
+  const { sealed, ...clear } = parsed.data as { sealed: SealedBox } & Record<string, unknown>
+  const envelope = {
+    chatbotId: String(event.chatbotId),
+    streamId: String(event.streamId),
+    type: String(event.type),
+    version: Number(event.version),
+  }
   let personal: unknown
   try {
     personal = JSON.parse(open(sealed, envelope).toString('utf8'))

@@ -102,6 +102,23 @@ describe('sealEvents', () => {
     expect(() => openWithKey(dataKey, { ...record, chatbotId: randomUUID() })).toThrow(/does not open/)
   })
 
+  it('rejects a sealed event whose payload or envelope is invalid, opened or not', () => {
+    const open = (raw: unknown) =>
+      parseRecordedEvent(
+        openSealedEvent(sealedEvents, raw, (box, event) => openWith(dataKey, box, sealedAad(event))),
+      )
+    const payload = record.payload as Record<string, unknown>
+    expect(() => open({ ...record, payload: { ...payload, receivedAt: 'later' } })).toThrow(
+      /payload.receivedAt/,
+    )
+    // A personal field in clear next to the box is refused, not silently replaced by the box's.
+    expect(() => open({ ...record, payload: { ...payload, messages: [] } })).toThrow(/payload/)
+    expect(() =>
+      open({ ...record, payload: { ...payload, sealed: { alg: 'A256GCM', iv: '!', data: 'x' } } }),
+    ).toThrow(/payload.sealed.iv/)
+    expect(() => open({ ...record, occurredAt: 'yesterday' })).toThrow(/occurredAt/)
+  })
+
   it('seals every personal field of conversation.started and leaves unsealed types alone', () => {
     const started = newEvent('conversation.started', {
       conversationId: 'c-1',

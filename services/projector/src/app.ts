@@ -34,7 +34,9 @@ export function createProjector(deps: ProjectorDeps): Projector {
     pool: deps.pool,
     groupId: deps.groupId ?? PROJECTOR_GROUP,
     streamTypes: ['chatbot', 'conversation', 'analysis'],
-    maxBatchSize: deps.maxBatchSize ?? 500,
+    // Large enough to catch up quickly after a backlog (the whole batch is written set-based); a projector
+    // that keeps up gets small batches, whatever arrived since the last one.
+    maxBatchSize: deps.maxBatchSize ?? 2_000,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'projected event')

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { withTransaction } from '@cas/db'
-import { consumerLag, createEventConsumer, type EventConsumer, type EventLogBackend } from '@cas/eventlog'
+import {
+  type ConsumerStats,
+  consumerLag,
+  createEventConsumer,
+  type EventConsumer,
+  type EventLogBackend,
+  JOURNAL_TOPIC,
+} from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import { PROJECTOR_GROUP } from './app.ts'
@@ -24,6 +31,13 @@ export const READ_MODEL_TABLES = [
 /** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */
 const PROTECTED = new Set<string>(READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots'))
 export const READ_MODELS = 'read-models'
+/** Events per replay transaction: larger than the live projector's, nobody waits on a rebuild's batches. */
+const REBUILD_BATCH = 5_000
+/**
+ * Journal mode: the rebuild's own virtual partitions (streams hashed onto them, each with a checkpoint),
+ * which its members split. Fixed, so that a resumed rebuild finds its checkpoints where it left them.
+ */
+const REBUILD_JOURNAL_PARTITIONS = 4
 
 export interface RebuildProgress {
   readonly applied: number
@@ -32,7 +46,8 @@ export interface RebuildProgress {
   readonly lag: number
   /** Seconds to catch up at the current rate, when known. */
   readonly etaSeconds: number | null
-  readonly phase: 'replaying' | 'swapping' | 'done'
+  /** Replaying the log, building the indexes left out meanwhile, swapping the tables in. */
+  readonly phase: 'replaying' | 'indexing' | 'swapping' | 'done'
 }
 
 export interface RebuildOptions {
@@ -46,6 +61,12 @@ export interface RebuildOptions {
   readonly stopAfter?: number
   /** The consumer group of the live projector, which continues on the rebuilt tables. */
   readonly liveGroupId?: string
+  /**
+   * Replay transactions running at once (members of the rebuild's consumer group, each applying the
+   * events of its own streams): the database work of one overlaps the other's opening and folding of
+   * events. Default 2; at most 4 in journal mode.
+   */
+  readonly parallelism?: number
 }
 
 export interface RebuildResult {
@@ -73,44 +94,95 @@ interface Run {
 export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildResult> {
   const { pool } = opts
   const { run, resumed } = await startOrResume(pool)
+  if (opts.eventLog.kind === 'journal') {
+    // Every partition has its checkpoint from the start: the lag (counted from the lowest) must not
+    // read 0 while a partition no member has polled yet is still behind.
+    await pool.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+       SELECT $1, $2, p, -1 FROM generate_series(0, $3::int - 1) p ON CONFLICT DO NOTHING`,
+      [run.group_id, JOURNAL_TOPIC, REBUILD_JOURNAL_PARTITIONS],
+    )
+  }
   const stats: ProjectionStats = { applied: 0, dropped: {} }
   const started = Date.now()
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
-  // Once swapped in, the rebuild's checkpoints are the live projector's.
-  const report = async (phase: RebuildProgress['phase']) => {
-    const lag = await consumerLag(pool, opts.eventLog, phase === 'done' ? liveGroupId : run.group_id)
+  const interval = opts.progressIntervalMs ?? 1_000
+  const lag = new LagGauge(pool, opts.eventLog)
+  const report = (phase: RebuildProgress['phase'], behind: number) => {
     const seconds = Math.max((Date.now() - started) / 1_000, 0.001)
     const eventsPerSecond = Math.round(stats.applied / seconds)
     opts.onProgress?.({
       applied: stats.applied,
       eventsPerSecond,
-      lag,
-      etaSeconds: eventsPerSecond > 0 ? Math.round(lag / eventsPerSecond) : null,
+      lag: behind,
+      etaSeconds: eventsPerSecond > 0 ? Math.round(behind / eventsPerSecond) : null,
       phase,
     })
-    return lag
   }
+  const members = Math.max(1, Math.min(opts.parallelism ?? 2, REBUILD_JOURNAL_PARTITIONS))
   for (;;) {
-    const consumer = replayConsumer(opts, run, stats)
-    await consumer.start()
+    const consumers = Array.from({ length: members }, () => replayConsumer(opts, run, stats))
     try {
+      await Promise.all(consumers.map((c) => c.start()))
       for (;;) {
-        const lag = await report('replaying')
+        const behind = await lag.read(run.group_id, consumers)
+        report('replaying', behind)
         if (opts.stopAfter !== undefined && stats.applied >= opts.stopAfter) {
           return { runId: run.id, resumed, swapped: false, applied: stats.applied }
         }
-        if (lag === 0) break
-        await new Promise((resolve) => setTimeout(resolve, opts.progressIntervalMs ?? 1_000))
+        if (behind === 0) break
+        await new Promise((resolve) => setTimeout(resolve, interval))
       }
     } finally {
-      await consumer.stop()
+      await Promise.all(consumers.map((c) => c.stop()))
     }
-    await report('swapping')
-    if (await swapIn(pool, run, liveGroupId)) break
+    // Built once, after the bulk of the replay (later rounds find them there).
+    report('indexing', 0)
+    await buildDeferredIndexes(pool, run)
+    report('swapping', await lag.exact(run.group_id))
+    if (await swapIn(pool, run, liveGroupId, opts.eventLog)) break
     // The live projector moved past the rebuild meanwhile: replay a little more and try again.
   }
-  await report('done')
+  // Once swapped in, the rebuild's checkpoints are the live projector's.
+  report('done', await lag.exact(liveGroupId))
   return { runId: run.id, resumed, swapped: true, applied: stats.applied }
+}
+
+/**
+ * The rebuild's lag, for progress and to tell when it has caught up. Counting the events past a
+ * checkpoint costs in proportion to them (a million: tens of milliseconds or more), too much for every
+ * progress tick of a fast replay: far from the end it is counted at most every second (and at most a
+ * tenth of the time) and estimated in between from the events handled since; near the end, where
+ * counting is cheap, at every tick. Only a count ever says 0.
+ */
+class LagGauge {
+  private last = { at: 0, costMs: 0, lag: Number.POSITIVE_INFINITY, handled: 0 }
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly eventLog: EventLogBackend,
+  ) {}
+
+  async exact(groupId: string): Promise<number> {
+    return consumerLag(this.pool, this.eventLog, groupId)
+  }
+
+  async read(groupId: string, consumers: readonly EventConsumer[]): Promise<number> {
+    const handled = consumers.reduce((n, c) => n + handledBy(c.stats), 0)
+    const estimate = this.last.lag - (handled - this.last.handled)
+    const since = Date.now() - this.last.at
+    if (estimate <= 2 * REBUILD_BATCH || since >= Math.max(1_000, 10 * this.last.costMs)) {
+      const started = Date.now()
+      const lag = await this.exact(groupId)
+      this.last = { at: started, costMs: Date.now() - started, lag, handled }
+      return lag
+    }
+    return Math.max(1, estimate)
+  }
+}
+
+function handledBy(stats: ConsumerStats): number {
+  return stats.applied + stats.duplicates + stats.dropped
 }
 
 async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolean }> {
@@ -124,7 +196,15 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
   await withTransaction(pool, async (client) => {
     await client.query(`CREATE SCHEMA ${run.schema_name}`)
     for (const table of READ_MODEL_TABLES) {
-      await client.query(`CREATE TABLE ${run.schema_name}.${table} (LIKE public.${table} INCLUDING ALL)`)
+      // Without the indexes the replay does not need (built before the swap): loading rows into a table
+      // and indexing them at the end is faster than maintaining every index row by row. The unique
+      // ones stay, for the projection's upserts.
+      await client.query(
+        `CREATE TABLE ${run.schema_name}.${table} (LIKE public.${table} INCLUDING ALL EXCLUDING INDEXES)`,
+      )
+      for (const index of await indexesOf(client, 'public', table)) {
+        if (index.unique) await createIndexLike(client, index, run.schema_name)
+      }
     }
     await client.query(
       `INSERT INTO replay_runs (id, projection, schema_name, group_id, status, started_at)
@@ -137,13 +217,23 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
 
 /** The projector, writing into the shadow tables: unqualified table names resolve to the run's schema. */
 function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats): EventConsumer {
-  return createEventConsumer(opts.eventLog, {
+  const backend: EventLogBackend =
+    opts.eventLog.kind === 'journal'
+      ? { ...opts.eventLog, partitions: REBUILD_JOURNAL_PARTITIONS }
+      : opts.eventLog
+  return createEventConsumer(backend, {
     pool: opts.pool,
     groupId: run.group_id,
     streamTypes: ['chatbot', 'conversation', 'analysis'],
-    maxBatchSize: 1_000,
+    // The journal consumer reads this many positions, of which its partition's streams hold a share.
+    maxBatchSize: backend.kind === 'journal' ? REBUILD_BATCH * REBUILD_JOURNAL_PARTITIONS : REBUILD_BATCH,
     handler: async (records, client) => {
-      await client.query(`SET LOCAL search_path TO ${run.schema_name}, public`)
+      // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
+      // together with its checkpoint, so what is lost is lost from both, and the resumed rebuild
+      // replays it. The swap itself commits synchronously, making everything before it durable.
+      await client.query(
+        `SET LOCAL search_path TO ${run.schema_name}, public; SET LOCAL synchronous_commit TO off`,
+      )
       await applyToReadModels(client, opts.keyring, records, stats)
     },
   })
@@ -152,8 +242,18 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
 /**
  * Swaps the shadow tables in, if the rebuild has reached every checkpoint of the live projector (whose
  * checkpoints stay locked meanwhile). Returns false, changing nothing, when it has not.
+ *
+ * Kafka checkpoints are per topic partition, the same for both groups. The journal's virtual partitions
+ * are not: the rebuild has its own, and has applied every stream's events up to the lowest of its
+ * checkpoints at least. The live projector's journal partitions all continue from there; what the
+ * rebuild applied past it comes again and is dropped by stream version, like any redelivery.
  */
-async function swapIn(pool: pg.Pool, run: Run, liveGroupId: string): Promise<boolean> {
+async function swapIn(
+  pool: pg.Pool,
+  run: Run,
+  liveGroupId: string,
+  eventLog: EventLogBackend,
+): Promise<boolean> {
   return withTransaction(pool, async (client) => {
     const { rows: live } = await client.query<{ topic: string; partition: number; last_offset: string }>(
       'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 FOR UPDATE',
@@ -163,8 +263,15 @@ async function swapIn(pool: pg.Pool, run: Run, liveGroupId: string): Promise<boo
       'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
       [run.group_id],
     )
+    const journal = rebuilt.filter((r) => r.topic === JOURNAL_TOPIC).map((r) => BigInt(r.last_offset))
+    let journalReached = journal[0] ?? -1n
+    for (const offset of journal) if (offset < journalReached) journalReached = offset
     const reached = new Map(rebuilt.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
-    const behind = live.some((l) => (reached.get(`${l.topic}/${l.partition}`) ?? -1n) < BigInt(l.last_offset))
+    const behind = live.some((l) => {
+      const at =
+        l.topic === JOURNAL_TOPIC ? journalReached : (reached.get(`${l.topic}/${l.partition}`) ?? -1n)
+      return at < BigInt(l.last_offset)
+    })
     if (behind) return false
 
     const replaced = `replaced_${run.id}`
@@ -187,11 +294,84 @@ async function swapIn(pool: pg.Pool, run: Run, liveGroupId: string): Promise<boo
       await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [liveGroupId])
       await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
     }
+    if (journal.length > 0) {
+      await client.query('DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2', [
+        liveGroupId,
+        JOURNAL_TOPIC,
+      ])
+      await client.query(
+        `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+         SELECT $1, $2, p, $4 FROM generate_series(0, $3::int - 1) p`,
+        [
+          liveGroupId,
+          JOURNAL_TOPIC,
+          eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1,
+          journalReached.toString(),
+        ],
+      )
+    }
     await client.query("UPDATE replay_runs SET status = 'done', finished_at = now() WHERE id = $1", [run.id])
     await client.query(`DROP SCHEMA ${replaced} CASCADE`)
     await client.query(`DROP SCHEMA ${run.schema_name} CASCADE`)
     return true
   })
+}
+
+/**
+ * Builds the indexes of the live tables that the shadow tables do not have yet (the replay goes without
+ * them), under the same names. Idempotent, so a resumed rebuild builds only what is missing.
+ */
+async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
+  const client = await pool.connect()
+  try {
+    // Sorting for the index builds in memory; this session only.
+    await client.query("SET maintenance_work_mem TO '256MB'")
+    for (const table of READ_MODEL_TABLES) {
+      const existing = new Set((await indexesOf(client, run.schema_name, table)).map((i) => i.name))
+      for (const index of await indexesOf(client, 'public', table)) {
+        if (!existing.has(index.name)) await createIndexLike(client, index, run.schema_name)
+      }
+    }
+  } finally {
+    client.release()
+  }
+}
+
+interface IndexDefinition {
+  readonly table: string
+  readonly name: string
+  readonly unique: boolean
+  /** The constraint the index backs (primary key, unique), if any. */
+  readonly constraint: string | null
+  /** CREATE INDEX …, or the constraint's definition (PRIMARY KEY (…)). */
+  readonly definition: string
+}
+
+async function indexesOf(client: pg.ClientBase, schema: string, table: string): Promise<IndexDefinition[]> {
+  const { rows } = await client.query<IndexDefinition>(
+    `SELECT t.relname AS "table", i.relname AS name, x.indisunique AS "unique", c.conname AS "constraint",
+            coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(i.oid)) AS definition
+       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+       JOIN pg_namespace n ON n.oid = t.relnamespace
+       LEFT JOIN pg_constraint c ON c.conindid = i.oid AND c.conrelid = t.oid AND c.contype IN ('p', 'u')
+      WHERE n.nspname = $1 AND t.relname = $2
+      ORDER BY i.relname`,
+    [schema, table],
+  )
+  return rows
+}
+
+/** Creates `index` (of a public table) on the same table in `schema`, under the same name. */
+async function createIndexLike(client: pg.ClientBase, index: IndexDefinition, schema: string): Promise<void> {
+  if (index.constraint) {
+    await client.query(
+      `ALTER TABLE ${schema}.${index.table} ADD CONSTRAINT ${index.constraint} ${index.definition}`,
+    )
+    return
+  }
+  const on = ` ON public.${index.table} `
+  if (!index.definition.includes(on)) throw new Error(`unexpected index definition: ${index.definition}`)
+  await client.query(index.definition.replace(on, ` ON ${schema}.${index.table} `))
 }
 
 /** A table's indexes by their definition (with the schema and the index's own name taken out) → name. */

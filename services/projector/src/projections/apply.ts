@@ -2,9 +2,9 @@ import type { JournalRecord } from '@cas/eventlog'
 import type { DomainEvent } from '@cas/events'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
-import { applyConversationAnalyzed, applyMessagesAnalyzed } from './analysis.ts'
-import { applyMessagesCaptured, applyMetadataUpdated, applyStarted } from './conversations.ts'
+import { ConversationChanges } from './conversations.ts'
 import { applyErased } from './erasure.ts'
+import { MessageChanges } from './messages.ts'
 import { RollupBatch } from './rollups.ts'
 
 export interface ProjectionStats {
@@ -30,6 +30,11 @@ const CHATBOT_TABLES = [
  * Applies a batch of events (already deduplicated by the consumer) to the read models, inside the
  * consumer's transaction, opening sealed payloads with their chatbots' data keys. Invalid events and
  * events of deleted chatbots (their key destroyed, or seen deleted here) are dropped with a reason.
+ *
+ * Set-based: the events' changes are gathered per row and written with one multi-row statement per
+ * table (see ReadModelChanges), giving the same rows as applying the events one at a time. A chatbot
+ * deletion or a conversation erasure reads and deletes what is already written: the changes gathered
+ * before it are written first.
  */
 export async function applyToReadModels(
   client: pg.ClientBase,
@@ -44,7 +49,7 @@ export async function applyToReadModels(
   }
   const deleted = await deletedChatbots(client, [...new Set(records.map((r) => r.chatbotId))])
   const erased = await erasedConversations(client, [...new Set(records.map((r) => r.streamId))])
-  const rollups = new RollupBatch()
+  const changes = new ReadModelChanges()
   for (const opened of await openRecords(client, keyring, records)) {
     const record = opened.record
     if (!opened.ok) {
@@ -62,49 +67,66 @@ export async function applyToReadModels(
       continue
     }
     if (event.type === 'chatbot.deleted') {
-      // Rollups first hold the batch's pending deltas for this chatbot: write them, and take the chatbot
-      // out of the organization's rollups, then clear it all.
-      await rollups.removeChatbot(client, event.orgId, event.chatbotId)
+      // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
+      await changes.flush(client)
+      await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
       await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
       deleted.add(event.chatbotId)
     } else if (event.type === 'conversation.erased') {
-      // Same: the batch's pending deltas of this conversation must land before they are taken back.
-      await rollups.flush(client)
-      await applyErased(client, event, rollups)
+      await changes.flush(client)
+      await applyErased(client, event, changes.rollups)
       erased.add(event.streamId)
     } else {
-      await applyEvent(client, event, rollups)
+      changes.add(event)
     }
     stats.applied++
   }
-  await rollups.flush(client)
+  await changes.flush(client)
 }
 
-async function applyEvent(client: pg.ClientBase, event: DomainEvent, rollups: RollupBatch): Promise<void> {
-  switch (event.type) {
-    case 'conversation.started':
-      return applyStarted(client, event)
-    case 'conversation.metadata-updated':
-      return applyMetadataUpdated(client, event)
-    case 'conversation.messages-captured':
-      return applyMessagesCaptured(client, event, rollups)
-    case 'analysis.messages-analyzed':
-      return applyMessagesAnalyzed(client, event, rollups)
-    case 'analysis.conversation-analyzed':
-      return applyConversationAnalyzed(client, event)
-    // Chatbot state is the gateway's inline projection (the chatbots table); failures change no read model.
-    case 'chatbot.created':
-    case 'chatbot.renamed':
-    case 'chatbot.settings-changed':
-    case 'chatbot.key-rotated':
-    case 'chatbot.deleted':
-    case 'conversation.erased':
-    case 'analysis.failed':
-      return
-    default: {
-      const unhandled: never = event
-      throw new Error(`unhandled event ${JSON.stringify(unhandled)}`)
+/** The changes a run of events makes to the read models, gathered to be written together. */
+export class ReadModelChanges {
+  readonly rollups = new RollupBatch()
+  private readonly conversations = new ConversationChanges()
+  private readonly messages = new MessageChanges()
+
+  add(event: DomainEvent): void {
+    switch (event.type) {
+      case 'conversation.started':
+      case 'conversation.metadata-updated':
+      case 'analysis.conversation-analyzed':
+        this.conversations.add(event)
+        return
+      case 'conversation.messages-captured':
+        this.conversations.add(event)
+        this.messages.addCaptured(event)
+        return
+      case 'analysis.messages-analyzed':
+        this.messages.addAnalyzed(event)
+        return
+      // Chatbot state is the gateway's inline projection (the chatbots table); failures change no read model.
+      case 'chatbot.created':
+      case 'chatbot.renamed':
+      case 'chatbot.settings-changed':
+      case 'chatbot.key-rotated':
+      case 'analysis.failed':
+        return
+      // Barriers: the caller writes what is gathered, then applies them itself.
+      case 'chatbot.deleted':
+      case 'conversation.erased':
+        throw new Error(`${event.type} is applied on its own, after a flush`)
+      default: {
+        const unhandled: never = event
+        throw new Error(`unhandled event ${JSON.stringify(unhandled)}`)
+      }
     }
+  }
+
+  /** Writes everything gathered: conversations, messages, then the rollups both add to. */
+  async flush(client: pg.ClientBase): Promise<void> {
+    await this.conversations.flush(client, this.rollups)
+    await this.messages.flush(client, this.rollups)
+    await this.rollups.flush(client)
   }
 }
 

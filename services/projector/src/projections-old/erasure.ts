@@ -1,0 +1,49 @@
+import type { RecordedEvent } from '@cas/events'
+import type pg from 'pg'
+import { hourOf, type Role, type RollupBatch, type SentimentLabel } from './rollups.ts'
+
+type Erased = RecordedEvent<'conversation.erased'>
+
+interface ErasedMessage {
+  role: Role
+  sent_at: Date
+  sentiment_score: number | null
+  sentiment_label: SentimentLabel | null
+  topics: string[]
+}
+
+/**
+ * An erased conversation leaves no row behind: its messages are taken back out of the hourly rollups,
+ * its activity rows, messages and conversation row are deleted, and a tombstone drops analysis results
+ * still on their way. `rollups` must hold no pending delta of this conversation (the caller flushes).
+ */
+export async function applyErased(client: pg.ClientBase, e: Erased, rollups: RollupBatch): Promise<void> {
+  const { rows } = await client.query<ErasedMessage>(
+    `SELECT role, sent_at, sentiment_score, sentiment_label, topics FROM rm_messages
+      WHERE conversation_id = $1 AND sent_at IS NOT NULL`,
+    [e.streamId],
+  )
+  for (const m of rows) {
+    const hour = hourOf(m.sent_at)
+    rollups.addMessage(e.orgId, e.chatbotId, hour, m.role, -1)
+    if (m.sentiment_label && m.sentiment_score !== null) {
+      rollups.addAnalysis(
+        e.orgId,
+        e.chatbotId,
+        hour,
+        { score: m.sentiment_score, label: m.sentiment_label },
+        m.topics,
+        -1,
+      )
+    }
+  }
+  for (const table of ['rm_hourly_activity', 'rm_messages']) {
+    await client.query(`DELETE FROM ${table} WHERE conversation_id = $1`, [e.streamId])
+  }
+  await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
+  await client.query(
+    `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING`,
+    [e.streamId, e.orgId, e.chatbotId, e.occurredAt],
+  )
+}
