@@ -21,6 +21,7 @@ import {
   ensureTopics,
   Relay,
 } from '@cas/eventlog'
+import type { Admin, Kafka } from 'kafkajs'
 import type pg from 'pg'
 import { seedJournal } from './support/journal-seed.ts'
 import { benchKeyring } from './support/keyring.ts'
@@ -88,31 +89,27 @@ try {
   const kafka = createKafka({ brokers: kafkaBroker.brokers, logLevel: 'nothing' })
   const admin = kafka.admin()
   await admin.connect()
+  // A warm-up (compiled code, connections), so that the first measurement is not the only one paying it.
+  await relayAll(pool, kafka, admin, 'relay-warmup.', Math.min(total, 5_000), 1)
   for (const maxInFlight of RELAY_IN_FLIGHT) {
-    // Each measurement from the start of the journal, into topics of its own.
-    const topicPrefix = `relay-${maxInFlight}.`
-    await ensureTopics(admin, { prefix: topicPrefix, partitions: 12 })
-    await pool.query("DELETE FROM consumer_checkpoints WHERE group_id = '$relay'")
-    const relay = new Relay({ pool, kafka, topicPrefix, batchSize: RELAY_BATCH, maxInFlight })
-    // This process's CPU while it relays (Postgres and the broker are processes of their own): unlike
-    // the rate, it hardly depends on what else the machine is doing.
-    const cpu = process.cpuUsage()
-    const relaySeconds = await timed(async () => {
-      await relay.start()
-      while (relay.stats.published < total) await new Promise((r) => setTimeout(r, 10))
-    })
-    const { user, system } = process.cpuUsage(cpu)
-    await relay.stop()
+    const { seconds, cpuMicros } = await relayAll(
+      pool,
+      kafka,
+      admin,
+      `relay-${maxInFlight}.`,
+      total,
+      maxInFlight,
+    )
     report(
       `relay journal → Kafka (acks=all, batches of ${RELAY_BATCH}, ${maxInFlight} in flight)`,
       total,
-      relaySeconds,
-      `, relay CPU ${((user + system) / total).toFixed(0)} µs per event`,
+      seconds,
+      `, relay CPU ${(cpuMicros / total).toFixed(0)} µs per event`,
     )
   }
   await admin.disconnect()
   if (!values['relay-only']) {
-    // It reads what the last relay measurement published (each event once).
+    // It reads what the last relay measurement published.
     const topicPrefix = `relay-${RELAY_IN_FLIGHT[RELAY_IN_FLIGHT.length - 1]}.`
     report(
       'Kafka consumer (no-op handler)',
@@ -123,6 +120,33 @@ try {
   await pool.end()
 } finally {
   await servers.stop()
+}
+
+/**
+ * Relays the journal from its start into topics of `topicPrefix` until `events` are published: the time
+ * from the start (connecting included) to the last acknowledgement, and this process's CPU meanwhile
+ * (Postgres and the broker are processes of their own), which is less sensitive than the rate to what
+ * else the machine is doing.
+ */
+async function relayAll(
+  pool: pg.Pool,
+  kafka: Kafka,
+  admin: Admin,
+  topicPrefix: string,
+  events: number,
+  maxInFlight: number,
+): Promise<{ seconds: number; cpuMicros: number }> {
+  await ensureTopics(admin, { prefix: topicPrefix, partitions: 12 })
+  await pool.query("DELETE FROM consumer_checkpoints WHERE group_id = '$relay'")
+  const relay = new Relay({ pool, kafka, topicPrefix, batchSize: RELAY_BATCH, maxInFlight })
+  const cpu = process.cpuUsage()
+  const seconds = await timed(async () => {
+    await relay.start()
+    while (relay.stats.published < events) await new Promise((r) => setTimeout(r, 10))
+  })
+  const { user, system } = process.cpuUsage(cpu)
+  await relay.stop()
+  return { seconds, cpuMicros: user + system }
 }
 
 async function appendMany(pool: pg.Pool, n: number, concurrency: number) {

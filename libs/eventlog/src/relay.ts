@@ -104,6 +104,7 @@ export class Relay {
             batchSize: this.opts.batchSize ?? DEFAULT_RELAY_BATCH_SIZE,
             lanes: this.maxInFlight,
             pollIntervalMs: this.opts.pollIntervalMs ?? 20,
+            leading: () => this.leaderClient === leader,
             proceed: () => this.running && this.leaderClient === leader,
             progressed: () => {
               this.failures = 0
@@ -176,6 +177,8 @@ interface RunContext {
   /** Concurrent senders, and batches in flight at most. */
   readonly lanes: number
   readonly pollIntervalMs: number
+  /** Whether the relay still holds the publishing lock: lanes send what they have queued only then. */
+  readonly leading: () => boolean
   /** Whether to read on: the relay still runs and still leads. */
   readonly proceed: () => boolean
   /** Called on each acknowledgement. */
@@ -195,6 +198,7 @@ interface Batch {
 interface Part {
   readonly batch: Batch
   readonly byTopic: Map<string, Message[]>
+  readonly events: number
 }
 
 interface Lane {
@@ -208,7 +212,8 @@ interface Lane {
  * lead, or something fails.
  *
  * Each stream's events go through one lane only (`sendLane`: the producer's partitioner modulo the lane
- * count), and a lane sends one request at a time, in journal order, merging whatever parts it has queued.
+ * count), and a lane sends one request at a time, in journal order, merging the parts it has queued (up to
+ * a batch's size).
  * So no two requests in flight carry events of the same stream, and kafkajs retrying one request cannot
  * put a stream's later events before its earlier ones. Lanes acknowledge independently: the checkpoint
  * moves to the end of the longest run of batches that every lane has acknowledged.
@@ -253,7 +258,8 @@ class PublishRun {
     } catch (err) {
       this.fail(err)
     }
-    // Unless something failed, the lanes send what they have queued; then the acknowledged run is recorded.
+    // Unless something failed or the lead is lost, the lanes send what they have queued; then the
+    // acknowledged run is recorded.
     await Promise.all(this.lanes.map((l) => l.idle))
     this.checkpoint()
     await this.writer.idle
@@ -291,7 +297,9 @@ class PublishRun {
     this.readTo = batch.last
     for (const [i, byTopic] of parts) {
       const lane = this.lanes[i]!
-      lane.queue.push({ batch, byTopic })
+      let events = 0
+      for (const messages of byTopic.values()) events += messages.length
+      lane.queue.push({ batch, byTopic, events })
       if (!lane.busy) {
         lane.busy = true
         lane.idle = this.drain(lane)
@@ -302,8 +310,16 @@ class PublishRun {
   /** Sends the lane's queued parts, one request at a time, until its queue is empty or something failed. */
   private async drain(lane: Lane): Promise<void> {
     try {
-      while (lane.queue.length > 0 && !this.failure) {
-        const parts = lane.queue.splice(0)
+      while (lane.queue.length > 0 && !this.failure && this.c.leading()) {
+        // What the lane has queued, in one request of at most a batch's size (or one part, if larger): a
+        // request per partition as large as the relay's one batch at a time made.
+        let events = lane.queue[0]!.events
+        let n = 1
+        while (n < lane.queue.length && events + lane.queue[n]!.events <= this.c.batchSize) {
+          events += lane.queue[n]!.events
+          n++
+        }
+        const parts = lane.queue.splice(0, n)
         const topicMessages = new Map<string, Message[]>()
         for (const part of parts) {
           for (const [topic, messages] of part.byTopic) {
