@@ -8,34 +8,45 @@ import type { CaptureLoad } from './load.ts'
 
 /**
  * Records every write the projector makes to rm_conversations, in the order it makes them (a trigger of
- * the test's own, on the test's own database). Every conversation event (started, messages-captured,
- * metadata-updated) writes that row exactly once, setting stream_version to its own version; writes to one
- * row are serialized by its lock, and a rolled-back batch (a killed projector) takes its audit rows with
- * it. So per conversation the audit must read 1, 2, …, N: a gap is a lost event, a repeat a double
- * application, a step back a reordering.
+ * the test's own, on the test's own database): the stream version before and after, and the messages it
+ * counted. The projector writes a conversation's row once per batch, for all of the batch's events of it,
+ * setting stream_version to the last one's; writes to one row are serialized by its lock, and a
+ * rolled-back batch (a killed projector) takes its audit rows with it. So a write that counts messages
+ * must move the version forward (one that does not applied events again, or older ones after newer), and
+ * the last write leaves the write side's version (none of the last events lost). A lost event before the
+ * last shows in the messages and metadata, which expectReadModelsEqualAcknowledged compares too.
  */
 export async function installApplyAudit(pool: pg.Pool): Promise<void> {
   await pool.query(`
-    CREATE TABLE fault_apply_audit (seq bigserial PRIMARY KEY, conversation_id uuid NOT NULL, version int NOT NULL);
+    CREATE TABLE fault_apply_audit (seq bigserial PRIMARY KEY, conversation_id uuid NOT NULL, version_before int NOT NULL,
+                                    version int NOT NULL, messages int NOT NULL);
     CREATE FUNCTION fault_apply_audit() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      INSERT INTO fault_apply_audit (conversation_id, version) VALUES (NEW.id, NEW.stream_version);
+      INSERT INTO fault_apply_audit (conversation_id, version_before, version, messages)
+      VALUES (NEW.id, CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE OLD.stream_version END, NEW.stream_version,
+              NEW.message_count - CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE OLD.message_count END);
       RETURN NEW;
     END $$;
     CREATE TRIGGER fault_apply_audit AFTER INSERT OR UPDATE ON rm_conversations
       FOR EACH ROW EXECUTE FUNCTION fault_apply_audit();`)
 }
 
-/** Conversations whose applied versions are not exactly 1..N, N being the write side's version. */
+/**
+ * Conversations whose writes applied events again or out of order (messages counted without the version
+ * moving forward), or whose last write does not leave the write side's version.
+ */
 export async function auditViolations(pool: pg.Pool): Promise<unknown[]> {
   const { rows } = await pool.query(`
     WITH applied AS (
-      SELECT conversation_id, array_agg(version ORDER BY seq) AS versions
+      SELECT conversation_id,
+             array_agg(ARRAY[version_before, version, messages] ORDER BY seq) AS writes,
+             (array_agg(version ORDER BY seq DESC))[1] AS last_version,
+             bool_or(messages <> 0 AND version <= version_before) AS repeated
         FROM fault_apply_audit GROUP BY conversation_id)
-    SELECT s.stream_id, s.version AS written, a.versions AS applied
+    SELECT s.stream_id, s.version AS written, a.writes AS applied
       FROM event_streams s LEFT JOIN applied a ON a.conversation_id = s.stream_id
      WHERE s.stream_type = 'conversation'
-       AND a.versions IS DISTINCT FROM ARRAY(SELECT generate_series(1, s.version))
+       AND (a.last_version IS DISTINCT FROM s.version OR a.repeated)
      LIMIT 5`)
   return rows
 }

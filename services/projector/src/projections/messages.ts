@@ -129,20 +129,34 @@ export class MessageChanges {
     for (const entry of others)
       fold(entry, before.get(`${entry.conversationId}|${entry.messageId}`) ?? null, rollups)
     // Only the columns the batch's events set: a row another consumer of the group created meanwhile
-    // keeps the rest (the role is never null in a capture, the analyzer never in a result).
-    await client.query(
-      `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
-       ON CONFLICT (conversation_id, message_id) DO UPDATE SET
-         role = coalesce(EXCLUDED.role, m.role),
-         content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
-         sent_at = CASE WHEN EXCLUDED.role IS NULL THEN m.sent_at ELSE EXCLUDED.sent_at END,
-         arrival = CASE WHEN EXCLUDED.role IS NULL THEN m.arrival ELSE EXCLUDED.arrival END,
-         sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
-         sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
-         topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
-         analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`,
-      rowParams(others),
-    )
+    // keeps the rest (the role is never null in a capture, the analyzer never in a result). Results alone
+    // (the usual case: analysis follows capture) leave the content alone, so that its search vector (a
+    // generated column) is not computed again.
+    const resultsOnly = others.filter((e) => e.steps.every((step) => step.kind === 'analyzed'))
+    const withContent = others.filter((e) => e.steps.some((step) => step.kind === 'captured'))
+    if (resultsOnly.length > 0) {
+      await client.query(
+        `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+         ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
+           sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer`,
+        rowParams(resultsOnly),
+      )
+    }
+    if (withContent.length > 0) {
+      await client.query(
+        `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+         ON CONFLICT (conversation_id, message_id) DO UPDATE SET
+           role = coalesce(EXCLUDED.role, m.role),
+           content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
+           sent_at = CASE WHEN EXCLUDED.role IS NULL THEN m.sent_at ELSE EXCLUDED.sent_at END,
+           arrival = CASE WHEN EXCLUDED.role IS NULL THEN m.arrival ELSE EXCLUDED.arrival END,
+           sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
+           sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
+           topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
+           analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`,
+        rowParams(withContent),
+      )
+    }
   }
 }
 
