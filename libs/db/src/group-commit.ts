@@ -41,7 +41,9 @@ interface Pending<T, R> {
  *
  * A group that fails as a whole, for a reason other than the database being unreachable, is run again
  * one request per transaction, so that only the request at fault gets the error. Retryable failures
- * (deadlocks, serialization) are retried by `withTransaction` first.
+ * (deadlocks, serialization) are retried by `withTransaction` first. When the database is unreachable,
+ * the group and every request still queued fail at once with that error, rather than each waiting in
+ * turn for a connection that will not come.
  */
 export class GroupCommitter<T, R> {
   private readonly queue: Pending<T, R>[] = []
@@ -106,8 +108,14 @@ export class GroupCommitter<T, R> {
     try {
       outcomes = await this.run(group)
     } catch (err) {
-      if (group.length === 1 || isDatabaseUnavailable(err)) {
-        for (const pending of group) pending.reject(err)
+      if (isDatabaseUnavailable(err)) {
+        // The requests waiting for a transaction would only wait for the same dead database in turn:
+        // they get the answer now (a 503 for the callers), as each would have alone.
+        for (const pending of [...group, ...this.queue.splice(0)]) pending.reject(err)
+        return
+      }
+      if (group.length === 1) {
+        group[0]!.reject(err)
         return
       }
       for (const pending of group) {
