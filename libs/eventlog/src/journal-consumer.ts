@@ -45,14 +45,22 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
 
   const connect = async () => {
     const client = await opts.pool.connect()
-    client.on('error', () => {
-      // The locks went with the connection: own nothing until reconnected.
+    client.on('error', (err) => {
+      // The locks went with the connection: own nothing until reconnected, and give the dead connection
+      // back to the pool to be discarded (kept, it would count as lent out forever, and pool.end() at
+      // shutdown would wait for it).
       if (lockClient === client) {
         lockClient = undefined
         owned.clear()
+        client.release(err)
       }
     })
-    await client.query('SELECT pg_advisory_lock_shared($1, $2)', [groupKey, MEMBER_KEY])
+    try {
+      await client.query('SELECT pg_advisory_lock_shared($1, $2)', [groupKey, MEMBER_KEY])
+    } catch (err) {
+      client.release(err as Error)
+      throw err
+    }
     lockClient = client
   }
 
