@@ -31,6 +31,9 @@ UPDATE rm_hourly_activity a SET next_hour = n.next_hour
    AND (a.chatbot_id, a.hour, a.conversation_id) = (n.chatbot_id, n.hour, n.conversation_id);
 CREATE INDEX rm_hourly_activity_spanning ON rm_hourly_activity (org_id, gap_class, next_hour)
   INCLUDE (hour, chatbot_id) WHERE next_hour IS NOT NULL;
+-- The projector finds a conversation's hour at or before a new one (the new one's predecessor) here.
+DROP INDEX rm_hourly_activity_conversation;
+CREATE INDEX rm_hourly_activity_conversation ON rm_hourly_activity (conversation_id, hour);
 
 -- End users: the hours with at least one activity row of theirs (`conversations` of them), per chatbot
 -- and per organization (an end-user id seen on two chatbots is one user of the organization).
@@ -146,4 +149,6 @@ ANALYZE rm_hourly_activity, rm_chatbot_user_hours, rm_org_user_hours, rm_org_end
 DROP TABLE rm_daily_topics, rm_org_hourly_stats, rm_org_end_users, rm_org_user_hours, rm_chatbot_user_hours;
 ALTER TABLE rm_hourly_stats DROP COLUMN last_active_users, DROP COLUMN last_active_conversations;
 DROP INDEX rm_hourly_activity_spanning;
+DROP INDEX rm_hourly_activity_conversation;
+CREATE INDEX rm_hourly_activity_conversation ON rm_hourly_activity (conversation_id);
 ALTER TABLE rm_hourly_activity DROP COLUMN gap_class, DROP COLUMN next_hour;

@@ -58,12 +58,27 @@ export async function measureQueries(opts: {
           'overview, 30 days, one chatbot',
           `/api/v1/analytics/overview?days=30&chatbotId=${chatbotIds[0]}`,
         ],
+        [
+          'overview',
+          'overview, 365 days, one chatbot',
+          `/api/v1/analytics/overview?days=365&chatbotId=${chatbotIds[0]}`,
+        ],
+        [
+          'overview',
+          'overview, 90 days in the past',
+          '/api/v1/analytics/overview?from=2026-05-25T12:00:00Z&to=2026-08-23T12:00:00Z',
+        ],
         ['sentiment', 'sentiment by day, 30 days', '/api/v1/analytics/sentiment?days=30'],
         ['sentiment', 'sentiment by day, 365 days', '/api/v1/analytics/sentiment?days=365'],
         [
           'sentiment',
           'sentiment by week, 365 days, Europe/Berlin',
           '/api/v1/analytics/sentiment?days=365&interval=week&tz=Europe/Berlin',
+        ],
+        [
+          'sentiment',
+          'sentiment by day, 365 days, one chatbot',
+          `/api/v1/analytics/sentiment?days=365&chatbotId=${chatbotIds[0]}`,
         ],
         ['conversations', 'conversation list, first page of 20', '/api/v1/conversations?limit=20'],
         [

@@ -17,6 +17,11 @@ const READ_MODELS = [
   'rm_hourly_stats',
   'rm_hourly_topics',
   'rm_hourly_activity',
+  'rm_org_hourly_stats',
+  'rm_daily_topics',
+  'rm_chatbot_user_hours',
+  'rm_org_user_hours',
+  'rm_org_end_users',
   'chatbots',
   'event_streams',
 ]
@@ -61,7 +66,7 @@ describe('row-level security of the read models', () => {
       const { rows } = await db.readerPool.query(`SELECT count(*)::int AS n FROM ${table}`)
       expect(rows[0].n, table).toBe(0)
       // (Topics only exist once analysis ran, which this file does not need.)
-      if (table === 'rm_hourly_topics') continue
+      if (table === 'rm_hourly_topics' || table === 'rm_daily_topics') continue
       const owner = await db.pool.query(`SELECT count(*)::int AS n FROM ${table}`)
       expect(owner.rows[0].n, `${table} has rows`).toBeGreaterThan(0)
     }
@@ -80,6 +85,13 @@ describe('row-level security of the read models', () => {
         'SELECT DISTINCT org_id FROM rm_conversations UNION SELECT DISTINCT org_id FROM rm_messages',
       )
       expect(rows.map((r) => r.org_id)).toEqual([a.orgId])
+      for (const table of READ_MODELS) {
+        const { rows: seen } = await client.query(`SELECT DISTINCT org_id FROM ${table}`)
+        expect(
+          seen.filter((r) => r.org_id !== a.orgId),
+          table,
+        ).toEqual([])
+      }
       const { rows: byId } = await client.query('SELECT id FROM rm_conversations WHERE id = $1', [
         b.conversationId,
       ])

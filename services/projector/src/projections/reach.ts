@@ -91,7 +91,8 @@ async function forgetEndUsers(
 
 /**
  * Upserts activity rows (one per chatbot, hour and conversation), linking new hours into their
- * conversation's chain. Returns the moves of last active conversation hours (per chatbot), and the
+ * conversation's chain, and locks the end users they name (rm_org_end_users, as lockEndUsers does) for
+ * the statement that links those users' hours next. Returns the moves of last active conversation hours (per chatbot), and the
  * changes to end users' activity rows (a new row, or a row whose end user changed: a later capture in the
  * same hour carrying another end user replaces it, as before).
  *
@@ -105,24 +106,37 @@ export async function upsertActivity(
   rows: readonly ActivityRow[],
 ): Promise<{ lastActive: LastActiveDelta[]; users: UserHourDelta[] }> {
   const { rows: out } = await client.query<DeltaRow & { kind: 'conversation' | 'user'; end_user_id: string }>(
-    `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::uuid[], $5::text[])
-         AS i(org_id, chatbot_id, hour, conversation_id, end_user_id)
+    {
+      name: 'cas-rollups-activity',
+      text: `WITH input AS (
+       -- One probe: the conversation's hour at or before this one is either this hour's row or the row
+       -- before it (pred), whose next is the row after it (succ).
+       SELECT i.*, a.hour AS found, a.end_user_id AS found_user, a.next_hour AS found_next
+         FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::uuid[], $5::text[])
+                AS i(org_id, chatbot_id, hour, conversation_id, end_user_id)
+         LEFT JOIN LATERAL (
+           SELECT a.hour, a.end_user_id, a.next_hour FROM rm_hourly_activity a
+            WHERE a.conversation_id = i.conversation_id AND a.hour <= i.hour ORDER BY a.hour DESC LIMIT 1
+         ) a ON true
+     ),
+     -- The end users named, locked for the statement linking their hours (lockEndUsers).
+     locked AS (
+       INSERT INTO rm_org_end_users AS u (org_id, end_user_id)
+       SELECT DISTINCT org_id, end_user_id FROM input WHERE end_user_id IS NOT NULL ORDER BY 1, 2
+       ON CONFLICT (org_id, end_user_id) DO UPDATE SET end_user_id = EXCLUDED.end_user_id WHERE false
      ),
      prior AS (
-       SELECT i.org_id, i.chatbot_id, i.hour, i.conversation_id, i.end_user_id AS given_user,
-              a.end_user_id AS old_user, a.next_hour AS old_next
-         FROM rm_hourly_activity a JOIN input i USING (chatbot_id, hour, conversation_id)
+       SELECT org_id, chatbot_id, hour, conversation_id, end_user_id AS given_user, found_user AS old_user,
+              found_next AS old_next
+         FROM input WHERE found = hour
      ),
      fresh AS (
-       SELECT i.*,
-              (SELECT max(a.hour) FROM rm_hourly_activity a
-                WHERE a.conversation_id = i.conversation_id AND a.hour < i.hour) AS pred,
-              (SELECT min(a.hour) FROM rm_hourly_activity a
-                WHERE a.conversation_id = i.conversation_id AND a.hour > i.hour) AS succ
-         FROM input i
-        WHERE NOT EXISTS (SELECT FROM prior p
-                           WHERE (p.chatbot_id, p.hour, p.conversation_id) = (i.chatbot_id, i.hour, i.conversation_id))
+       SELECT i.org_id, i.chatbot_id, i.hour, i.conversation_id, i.end_user_id, i.found AS pred,
+              CASE WHEN i.found IS NULL
+                   THEN (SELECT min(a.hour) FROM rm_hourly_activity a
+                          WHERE a.conversation_id = i.conversation_id AND a.hour > i.hour)
+                   ELSE i.found_next END AS succ
+         FROM input i WHERE i.found IS DISTINCT FROM i.hour
      ),
      linked AS (
        SELECT f.*, least(lead(f.hour) OVER (PARTITION BY f.conversation_id ORDER BY f.hour), f.succ) AS next_hour
@@ -160,13 +174,14 @@ export async function upsertActivity(
              SELECT org_id, chatbot_id, hour, old_user, -1 FROM prior
               WHERE given_user IS DISTINCT FROM old_user AND given_user IS NOT NULL AND old_user IS NOT NULL) u
       GROUP BY org_id, chatbot_id, hour, end_user_id HAVING sum(delta) <> 0`,
-    [
-      rows.map((r) => r.orgId),
-      rows.map((r) => r.chatbotId),
-      rows.map((r) => r.hour),
-      rows.map((r) => r.conversationId),
-      rows.map((r) => r.endUserId),
-    ],
+      values: [
+        rows.map((r) => r.orgId),
+        rows.map((r) => r.chatbotId),
+        rows.map((r) => r.hour),
+        rows.map((r) => r.conversationId),
+        rows.map((r) => r.endUserId),
+      ],
+    },
   )
   return {
     lastActive: lastActive(out.filter((r) => r.kind === 'conversation')),
@@ -239,50 +254,74 @@ function scopeOf(spec: UserHours, rows: DeltaRow[]): LastActiveDelta[] {
   return lastActive(spec.scope.includes('chatbot_id') ? rows : rows.map((r) => ({ ...r, chatbot_id: null })))
 }
 
-/** Adds n activity rows to end users' hours, linking new hours in as upsertActivity does for conversations. */
-async function addUserHours(
-  client: pg.ClientBase,
-  spec: UserHours,
-  rows: readonly UserHourRow[],
-): Promise<LastActiveDelta[]> {
-  if (rows.length === 0) return []
+/**
+ * The CTEs adding n activity rows to one table of end users' hours (names prefixed with `p`, parameters
+ * from $`offset`+1), linking new hours in as upsertActivity does for conversations, and the query of the
+ * moves of last active hours they make, per scope.
+ */
+function addUserHours(spec: UserHours, p: string, offset: number): { ctes: string; deltas: string } {
   const { table, ident, entity, scope } = spec
-  const { rows: out } = await client.query<DeltaRow>(
-    `WITH input AS (${inputOf(spec)}),
-     prior AS (SELECT i.*, t.next_hour AS old_next FROM ${table} t JOIN input i USING (${cols(entity)}, hour)),
-     fresh AS (
-       SELECT i.*,
-              (SELECT max(t.hour) FROM ${table} t WHERE ${same(entity, 't', 'i')} AND t.hour < i.hour) AS pred,
-              (SELECT min(t.hour) FROM ${table} t WHERE ${same(entity, 't', 'i')} AND t.hour > i.hour) AS succ
-         FROM input i
-        WHERE NOT EXISTS (SELECT FROM prior p WHERE ${same(entity, 'p', 'i')} AND p.hour = i.hour)
+  const arrays = [...spec.types, 'timestamptz', 'int'].map((t, i) => `$${offset + i + 1}::${t}[]`)
+  const ctes = `${p}input AS (
+       SELECT i.*, t.hour AS found, t.next_hour AS found_next
+         FROM unnest(${arrays.join(', ')}) AS i(${cols(ident)}, hour, n)
+         LEFT JOIN LATERAL (
+           SELECT t.hour, t.next_hour FROM ${table} t WHERE ${same(entity, 't', 'i')} AND t.hour <= i.hour
+            ORDER BY t.hour DESC LIMIT 1
+         ) t ON true
      ),
-     linked AS (
+     ${p}fresh AS (
+       SELECT ${cols(ident, 'i.')}, i.hour, i.n, i.found AS pred,
+              CASE WHEN i.found IS NULL
+                   THEN (SELECT min(t.hour) FROM ${table} t WHERE ${same(entity, 't', 'i')} AND t.hour > i.hour)
+                   ELSE i.found_next END AS succ
+         FROM ${p}input i WHERE i.found IS DISTINCT FROM i.hour
+     ),
+     ${p}linked AS (
        SELECT f.*, least(lead(f.hour) OVER (PARTITION BY ${cols(entity, 'f.')} ORDER BY f.hour), f.succ) AS next_hour
-         FROM fresh f
+         FROM ${p}fresh f
      ),
-     preds AS (
+     ${p}preds AS (
        SELECT ${cols(ident)}, pred AS hour, min(hour) AS next_hour, bool_or(succ IS NULL) AS was_last
-         FROM fresh WHERE pred IS NOT NULL GROUP BY ${cols(ident)}, pred
+         FROM ${p}fresh WHERE pred IS NOT NULL GROUP BY ${cols(ident)}, pred
      ),
-     upserted AS (
+     ${p}upserted AS (
        INSERT INTO ${table} AS t (${cols(ident)}, hour, conversations, next_hour)
-       SELECT ${cols(ident)}, hour, n, next_hour FROM linked
+       SELECT ${cols(ident)}, hour, n, next_hour FROM ${p}linked
        UNION ALL
        SELECT ${cols(ident)}, hour, coalesce(p.n, 0), coalesce(q.next_hour, p.old_next)
-         FROM prior p FULL JOIN preds q USING (${cols(ident)}, hour)
+         FROM (SELECT ${cols(ident)}, hour, n, found_next AS old_next FROM ${p}input WHERE found = hour) p
+              FULL JOIN ${p}preds q USING (${cols(ident)}, hour)
        ON CONFLICT (${cols(entity)}, hour) DO UPDATE
          SET conversations = t.conversations + EXCLUDED.conversations, next_hour = EXCLUDED.next_hour
          WHERE EXCLUDED.conversations <> 0 OR t.next_hour IS DISTINCT FROM EXCLUDED.next_hour
-     )
-     SELECT ${cols(scope)}, hour, sum(delta)::int AS delta
-       FROM (SELECT ${cols(scope)}, hour, 1 AS delta FROM linked WHERE next_hour IS NULL
+     )`
+  const deltas = `SELECT ${cols(scope)}, hour, sum(delta)::int AS delta
+       FROM (SELECT ${cols(scope)}, hour, 1 AS delta FROM ${p}linked WHERE next_hour IS NULL
              UNION ALL
-             SELECT ${cols(scope)}, hour, -1 FROM preds WHERE was_last) d
-      GROUP BY ${cols(scope)}, hour HAVING sum(delta) <> 0`,
-    paramsOf(spec, rows),
-  )
-  return scopeOf(spec, out)
+             SELECT ${cols(scope)}, hour, -1 FROM ${p}preds WHERE was_last) d
+      GROUP BY ${cols(scope)}, hour HAVING sum(delta) <> 0`
+  return { ctes, deltas }
+}
+
+/** Adds activity rows to both tables of end users' hours, in one statement. */
+async function addBothUserHours(
+  client: pg.ClientBase,
+  perChatbot: readonly UserHourRow[],
+  perOrg: readonly UserHourRow[],
+): Promise<LastActiveDelta[]> {
+  if (perChatbot.length === 0 && perOrg.length === 0) return []
+  const chatbot = addUserHours(CHATBOT_USERS, 'c_', 0)
+  const org = addUserHours(ORG_USERS, 'o_', CHATBOT_USERS.ident.length + 2)
+  const { rows } = await client.query<DeltaRow>({
+    name: 'cas-rollups-user-hours',
+    text: `WITH ${chatbot.ctes}, ${org.ctes}
+     SELECT org_id, chatbot_id, hour, delta FROM (${chatbot.deltas}) c
+     UNION ALL
+     SELECT org_id, NULL, hour, delta FROM (${org.deltas}) o`,
+    values: [...paramsOf(CHATBOT_USERS, perChatbot), ...paramsOf(ORG_USERS, perOrg)],
+  })
+  return lastActive(rows)
 }
 
 /**
@@ -374,14 +413,9 @@ export async function applyUserHourDeltas(
   const out = [
     ...(await removeRows(client, CHATBOT_USERS, taken(perChatbot))),
     ...(await removeRows(client, ORG_USERS, taken(orgRows))),
-    ...(await addUserHours(
+    ...(await addBothUserHours(
       client,
-      CHATBOT_USERS,
       perChatbot.filter((r) => r.n > 0),
-    )),
-    ...(await addUserHours(
-      client,
-      ORG_USERS,
       orgRows.filter((r) => r.n > 0),
     )),
   ]

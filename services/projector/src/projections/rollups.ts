@@ -171,7 +171,7 @@ export class RollupBatch {
        SELECT org_id, hour, -messages, -user_messages, -assistant_messages, -system_messages, -tool_messages,
               -sentiment_sum, -sentiment_count, -positive, -neutral, -negative, -last_active_conversations
          FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour
-       ON CONFLICT (org_id, hour) DO UPDATE SET ${ADD_TO.rm_org_hourly_stats}`,
+       ON CONFLICT (org_id, hour) DO UPDATE SET ${ADD_TO}`,
       [chatbotId],
     )
     await this.flush(client)
@@ -199,8 +199,7 @@ export class RollupBatch {
       org.set(key, row)
     }
     const orgStats = [...org.values()].sort(byKey)
-    await upsertStats(client, 'rm_hourly_stats', stats)
-    await upsertStats(client, 'rm_org_hourly_stats', orgStats)
+    await upsertStats(client, stats, orgStats)
     // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
     const emptied = stats.filter((s) => s.messages < 0)
     if (emptied.length > 0) {
@@ -218,7 +217,7 @@ export class RollupBatch {
         [orgEmptied.map((e) => e.orgId), orgEmptied.map((e) => e.hour)],
       )
     }
-    const hourly = [...this.topics.values()].filter((t) => t.n !== 0)
+    const hourly = [...this.topics.values()].filter((t) => t.n !== 0).sort(byTopicKey)
     const daily = new Map<string, TopicDelta>()
     for (const t of hourly) {
       const day = dayOf(t.hour)
@@ -227,27 +226,17 @@ export class RollupBatch {
       entry.n += t.n
       daily.set(key, entry)
     }
-    await upsertTopics(client, 'rm_hourly_topics', 'hour', hourly)
-    await upsertTopics(
-      client,
-      'rm_daily_topics',
-      'day',
-      [...daily.values()].filter((t) => t.n !== 0),
-    )
+    await upsertTopics(client, hourly, [...daily.values()].filter((t) => t.n !== 0).sort(byTopicKey))
     this.stats.clear()
     this.orgUsers.clear()
     this.topics.clear()
   }
 
   /**
-   * Activity rows and the distinct-count chains: the end users concerned are locked first, in one order
-   * (another projector instance may be adding hours of the same users).
+   * Activity rows and the distinct-count chains: the end users concerned are locked by the activity
+   * upsert (another projector instance may be adding hours of the same users), then their hours linked.
    */
   private async flushActivity(client: pg.ClientBase, activity: ActivityRow[]): Promise<void> {
-    await lockEndUsers(
-      client,
-      activity.flatMap((a) => (a.endUserId === null ? [] : [{ orgId: a.orgId, endUserId: a.endUserId }])),
-    )
     const { lastActive, users } = await upsertActivity(client, activity)
     this.addLastActive(lastActive, 'lastActiveConversations')
     // An activity row whose end user was replaced: that user is locked too.
@@ -267,51 +256,54 @@ interface TopicDelta {
   n: number
 }
 
+// One order for the rows every batch upserts, so that two projector instances adding to the same rows
+// lock them in the same order (never a deadlock). Code-unit order: the same in every process.
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const byKey = (a: HourlyDelta, b: HourlyDelta) =>
-  a.orgId.localeCompare(b.orgId) || a.chatbotId.localeCompare(b.chatbotId) || a.hour.localeCompare(b.hour)
-
-/** The SET clause adding EXCLUDED's values to the row's (alias o). */
-const ADD_TO = {
-  rm_org_hourly_stats: [
-    'messages',
-    'user_messages',
-    'assistant_messages',
-    'system_messages',
-    'tool_messages',
-    'sentiment_sum',
-    'sentiment_count',
-    'positive',
-    'neutral',
-    'negative',
-    'last_active_conversations',
-    'last_active_users',
-  ]
-    .map((c) => `${c} = o.${c} + EXCLUDED.${c}`)
-    .join(', '),
-}
+  compare(a.orgId, b.orgId) || compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour)
+const byTopicKey = (a: TopicDelta, b: TopicDelta) =>
+  compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour) || compare(a.topic, b.topic)
 
 /**
- * Adds deltas to hourly rollup rows, per chatbot (rm_hourly_stats) or per organization
- * (rm_org_hourly_stats), in key order (two projector instances adding to the same hours never deadlock).
+ * Adds deltas to the hourly rollup rows per chatbot (rm_hourly_stats) and per organization
+ * (rm_org_hourly_stats), in one statement, in key order (two projector instances adding to the same hours
+ * never deadlock).
  */
 async function upsertStats(
   client: pg.ClientBase,
-  table: 'rm_hourly_stats' | 'rm_org_hourly_stats',
-  rows: readonly HourlyDelta[],
+  perChatbot: readonly HourlyDelta[],
+  perOrg: readonly HourlyDelta[],
 ): Promise<void> {
-  if (rows.length === 0) return
-  const perChatbot = table === 'rm_hourly_stats'
-  const keys = perChatbot ? ['org_id', 'chatbot_id', 'hour'] : ['org_id', 'hour']
-  const col = (m: keyof HourlyDelta) => rows.map((s) => s[m])
-  const params: unknown[] = [col('orgId'), ...(perChatbot ? [col('chatbotId')] : []), col('hour')]
-  params.push(...MEASURES.map(col))
-  const types = [...keys.map((k) => (k === 'hour' ? 'timestamptz' : 'uuid')), ...MEASURES.map(sqlType)]
-  await client.query(
-    `INSERT INTO ${table} AS o (${keys.join(', ')}, ${COLUMNS.join(', ')})
-     SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
-     ON CONFLICT (${perChatbot ? 'chatbot_id, hour' : 'org_id, hour'}) DO UPDATE SET ${ADD_TO.rm_org_hourly_stats}`,
-    params,
-  )
+  if (perChatbot.length === 0 && perOrg.length === 0) return
+  const params: unknown[] = []
+  const insert = (
+    table: string,
+    keys: readonly (keyof HourlyDelta)[],
+    conflict: string,
+    rows: readonly HourlyDelta[],
+  ) => {
+    const columns = keys.map((k) => ({ orgId: 'org_id', chatbotId: 'chatbot_id', hour: 'hour' })[k as string])
+    const arrays = [
+      ...keys.map((k) => {
+        params.push(rows.map((r) => r[k]))
+        return `$${params.length}::${k === 'hour' ? 'timestamptz' : 'uuid'}[]`
+      }),
+      ...MEASURES.map((m) => {
+        params.push(rows.map((r) => r[m]))
+        return `$${params.length}::${m === 'sentimentSum' ? 'float8' : 'int'}[]`
+      }),
+    ]
+    return `INSERT INTO ${table} AS o (${columns.join(', ')}, ${COLUMNS.join(', ')})
+            SELECT * FROM unnest(${arrays.join(', ')})
+            ON CONFLICT (${conflict}) DO UPDATE SET ${ADD_TO}`
+  }
+  const chatbot = insert('rm_hourly_stats', ['orgId', 'chatbotId', 'hour'], 'chatbot_id, hour', perChatbot)
+  const org = insert('rm_org_hourly_stats', ['orgId', 'hour'], 'org_id, hour', perOrg)
+  await client.query({
+    name: 'cas-rollups-stats',
+    text: `WITH c AS (${chatbot}), o AS (${org}) SELECT`,
+    values: params,
+  })
 }
 
 /** Column of each measure, in MEASURES order. */
@@ -330,36 +322,49 @@ const COLUMNS = [
   'last_active_users',
 ]
 
-function sqlType(m: Measure): string {
-  return m === 'sentimentSum' ? 'float8' : 'int'
-}
+/** The SET clause adding EXCLUDED's measures to the row's (alias o). */
+const ADD_TO = COLUMNS.map((c) => `${c} = o.${c} + EXCLUDED.${c}`).join(', ')
 
-/** Adds topic deltas per hour or per day; a count taken back to zero (re-analysis) disappears rather than listing as 0. */
+/**
+ * Adds topic deltas per hour and per day, in one statement; a count taken back to zero (re-analysis,
+ * erasure) disappears rather than listing as 0.
+ */
 async function upsertTopics(
   client: pg.ClientBase,
-  table: 'rm_hourly_topics' | 'rm_daily_topics',
-  period: 'hour' | 'day',
-  topics: readonly TopicDelta[],
+  hourly: readonly TopicDelta[],
+  daily: readonly TopicDelta[],
 ): Promise<void> {
-  if (topics.length === 0) return
-  await client.query(
-    `INSERT INTO ${table} AS t (org_id, chatbot_id, ${period}, topic, messages)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
-     ON CONFLICT (chatbot_id, ${period}, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages`,
-    [
-      topics.map((t) => t.orgId),
-      topics.map((t) => t.chatbotId),
-      topics.map((t) => t.hour),
-      topics.map((t) => t.topic),
-      topics.map((t) => t.n),
-    ],
-  )
-  const lowered = topics.filter((t) => t.n < 0)
-  if (lowered.length > 0) {
+  if (hourly.length === 0 && daily.length === 0) return
+  const columns = (t: readonly TopicDelta[]) => [
+    t.map((x) => x.orgId),
+    t.map((x) => x.chatbotId),
+    t.map((x) => x.hour),
+    t.map((x) => x.topic),
+    t.map((x) => x.n),
+  ]
+  const types = ['uuid', 'uuid', 'timestamptz', 'text', 'int']
+  const unnest = (from: number) => `unnest(${types.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`
+  await client.query({
+    name: 'cas-rollups-topics',
+    text: `WITH h AS (
+       INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages) SELECT * FROM ${unnest(1)}
+       ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages
+     ), d AS (
+       INSERT INTO rm_daily_topics AS t (org_id, chatbot_id, day, topic, messages) SELECT * FROM ${unnest(6)}
+       ON CONFLICT (chatbot_id, day, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages
+     ) SELECT`,
+    values: [...columns(hourly), ...columns(daily)],
+  })
+  const lowered = (t: readonly TopicDelta[]) => t.filter((x) => x.n < 0)
+  for (const [table, period, rows] of [
+    ['rm_hourly_topics', 'hour', lowered(hourly)],
+    ['rm_daily_topics', 'day', lowered(daily)],
+  ] as const) {
+    if (rows.length === 0) continue
     await client.query(
       `DELETE FROM ${table} WHERE messages <= 0
          AND (chatbot_id, ${period}, topic) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
-      [lowered.map((t) => t.chatbotId), lowered.map((t) => t.hour), lowered.map((t) => t.topic)],
+      [rows.map((t) => t.chatbotId), rows.map((t) => t.hour), rows.map((t) => t.topic)],
     )
   }
 }
