@@ -31,8 +31,12 @@ export const READ_MODEL_TABLES = [
 /** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */
 const PROTECTED = new Set<string>(READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots'))
 export const READ_MODELS = 'read-models'
-/** Events per replay transaction: larger than the live projector's, nobody waits on a rebuild's batches. */
-const REBUILD_BATCH = 5_000
+/**
+ * Events per replay transaction. Larger batches spread the per-batch statements over more events, but a
+ * transaction holds the journal's readable bound back while it runs (journal.ts): the live projector and
+ * the relay see nothing committed after it began. 2,000 events take a few hundred milliseconds.
+ */
+const REBUILD_BATCH = 2_000
 /**
  * Journal mode: the rebuild's own virtual partitions (streams hashed onto them, each with a checkpoint),
  * which its members split. Fixed, so that a resumed rebuild finds its checkpoints where it left them.
@@ -319,20 +323,29 @@ async function swapIn(
 
 /**
  * Builds the indexes of the live tables that the shadow tables do not have yet (the replay goes without
- * them), under the same names. Idempotent, so a resumed rebuild builds only what is missing.
+ * them), under the same names. Idempotent, so a resumed rebuild builds only what is missing (an index a
+ * crash left half built, invalid, is built again).
+ *
+ * CONCURRENTLY, although nothing else writes the shadow tables: a plain CREATE INDEX holds a transaction
+ * id for the whole build, and the journal's readers (the live projector, the relay) read nothing
+ * committed after the oldest running transaction began: they would stall for as long as the build.
  */
 async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
   const client = await pool.connect()
   try {
-    // Sorting for the index builds in memory; this session only.
+    // Sorting for the index builds in memory, this session only (reset before it goes back to the pool).
     await client.query("SET maintenance_work_mem TO '256MB'")
     for (const table of READ_MODEL_TABLES) {
-      const existing = new Set((await indexesOf(client, run.schema_name, table)).map((i) => i.name))
+      const existing = new Map((await indexesOf(client, run.schema_name, table)).map((i) => [i.name, i]))
       for (const index of await indexesOf(client, 'public', table)) {
-        if (!existing.has(index.name)) await createIndexLike(client, index, run.schema_name)
+        const built = existing.get(index.name)
+        if (built?.valid) continue
+        if (built) await client.query(`DROP INDEX ${run.schema_name}.${built.name}`)
+        await createIndexLike(client, index, run.schema_name, { concurrently: true })
       }
     }
   } finally {
+    await client.query('RESET maintenance_work_mem').catch(() => {})
     client.release()
   }
 }
@@ -341,6 +354,7 @@ interface IndexDefinition {
   readonly table: string
   readonly name: string
   readonly unique: boolean
+  readonly valid: boolean
   /** The constraint the index backs (primary key, unique), if any. */
   readonly constraint: string | null
   /** CREATE INDEX …, or the constraint's definition (PRIMARY KEY (…)). */
@@ -349,7 +363,8 @@ interface IndexDefinition {
 
 async function indexesOf(client: pg.ClientBase, schema: string, table: string): Promise<IndexDefinition[]> {
   const { rows } = await client.query<IndexDefinition>(
-    `SELECT t.relname AS "table", i.relname AS name, x.indisunique AS "unique", c.conname AS "constraint",
+    `SELECT t.relname AS "table", i.relname AS name, x.indisunique AS "unique", x.indisvalid AS valid,
+            c.conname AS "constraint",
             coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(i.oid)) AS definition
        FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
        JOIN pg_namespace n ON n.oid = t.relnamespace
@@ -362,7 +377,12 @@ async function indexesOf(client: pg.ClientBase, schema: string, table: string): 
 }
 
 /** Creates `index` (of a public table) on the same table in `schema`, under the same name. */
-async function createIndexLike(client: pg.ClientBase, index: IndexDefinition, schema: string): Promise<void> {
+async function createIndexLike(
+  client: pg.ClientBase,
+  index: IndexDefinition,
+  schema: string,
+  opts: { concurrently?: boolean } = {},
+): Promise<void> {
   if (index.constraint) {
     await client.query(
       `ALTER TABLE ${schema}.${index.table} ADD CONSTRAINT ${index.constraint} ${index.definition}`,
@@ -370,8 +390,12 @@ async function createIndexLike(client: pg.ClientBase, index: IndexDefinition, sc
     return
   }
   const on = ` ON public.${index.table} `
-  if (!index.definition.includes(on)) throw new Error(`unexpected index definition: ${index.definition}`)
-  await client.query(index.definition.replace(on, ` ON ${schema}.${index.table} `))
+  if (!index.definition.includes(on) || !/^CREATE (UNIQUE )?INDEX /.test(index.definition))
+    throw new Error(`unexpected index definition: ${index.definition}`)
+  let definition = index.definition.replace(on, ` ON ${schema}.${index.table} `)
+  if (opts.concurrently)
+    definition = definition.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX CONCURRENTLY ')
+  await client.query(definition)
 }
 
 /** A table's indexes by their definition (with the schema and the index's own name taken out) → name. */

@@ -120,10 +120,10 @@ export class MessageChanges {
     if (others.length === 0) return
     const { rows } = await client.query<Before & { conversation_id: string; message_id: string }>(
       `SELECT m.conversation_id, m.message_id, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
-         FROM rm_messages m JOIN json_to_recordset($1::json) AS k(c uuid, m text)
-              ON m.conversation_id = k.c AND m.message_id = k.m
+         FROM rm_messages m JOIN json_to_recordset($1::json) AS k(cid uuid, mid text)
+              ON m.conversation_id = k.cid AND m.message_id = k.mid
         ORDER BY 1, 2 FOR UPDATE OF m`,
-      [JSON.stringify(others.map((e) => ({ c: e.conversationId, m: e.messageId })))],
+      [JSON.stringify(others.map((e) => ({ cid: e.conversationId, mid: e.messageId })))],
     )
     const before = new Map(rows.map((r) => [`${r.conversation_id}|${r.message_id}`, r]))
     for (const entry of others)
