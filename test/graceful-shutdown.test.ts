@@ -50,6 +50,8 @@ describe('graceful shutdown on SIGTERM', () => {
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
         CAPTURE_RATE_LIMIT_PER_MINUTE: '1000000',
+        // One capture per transaction (four at once), so that each capture held below is seen waiting.
+        CAPTURE_MAX_GROUP: '1',
       },
       ALL_IN_ONE,
     )
