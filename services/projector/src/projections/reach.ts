@@ -13,7 +13,9 @@ import type pg from 'pg'
  * remains; each change of "which row is last" moves one count from an hour to another.
  *
  * Every function runs inside the projector's transaction. End users are shared between conversations,
- * so between projector instances: callers lock them first (lockEndUsers).
+ * so between projector instances: their rows in rm_org_end_users are locked, in one order, before their
+ * hours are linked (upsertActivity locks the users it names; the other paths call lockEndUsers). Hot
+ * statements are prepared (named): a batch runs each once, and planning them cost more than running them.
  */
 
 /** A change to the count of last active hours in one hour, for one chatbot or (chatbotId null) the organization. */
@@ -91,10 +93,10 @@ async function forgetEndUsers(
 
 /**
  * Upserts activity rows (one per chatbot, hour and conversation), linking new hours into their
- * conversation's chain, and locks the end users they name (rm_org_end_users, as lockEndUsers does) for
- * the statement that links those users' hours next. Returns the moves of last active conversation hours (per chatbot), and the
- * changes to end users' activity rows (a new row, or a row whose end user changed: a later capture in the
- * same hour carrying another end user replaces it, as before).
+ * conversation's chain, and locks the end users they name (as lockEndUsers does) for the statement that
+ * links those users' hours next. Returns the moves of last active conversation hours (per chatbot), and
+ * the changes to end users' activity rows (a new row, or a row whose end user changed: a later capture in
+ * the same hour carrying another end user replaces it, as before).
  *
  * A new hour goes between the conversation's existing hours just before (pred) and after (succ) it: it
  * points to the next new hour or succ, whichever comes first, and pred now points to the first new hour
