@@ -96,8 +96,12 @@ const servers = await startBenchServers({ name: 'run', postgres: postgresSetting
 // Interrupted: stop the servers (Postgres, the broker's JVM) rather than leave them running.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    log(`${signal}: stopping the servers`)
-    void servers.stop().finally(() => process.exit(130))
+    log(`${signal}: writing what was measured, then stopping the servers`)
+    results.notes.push(`the run was interrupted by ${signal}`)
+    results.finishedAt = new Date().toISOString()
+    void writeReport(results)
+      .catch(() => {})
+      .finally(() => servers.stop().finally(() => process.exit(130)))
   })
 }
 const adminUrl = servers.postgres.url
