@@ -136,9 +136,12 @@ describe('journal append', () => {
 
   it("serialises concurrent 'any' appends to one stream without gaps or duplicates", async () => {
     const stream = randomUUID()
+    // Twenty at once on one stream: an append that finds a later transaction ahead of it runs again with
+    // a new transaction id, possibly several times on a busy machine; the default five retries are sized
+    // for the service, where a conversation's captures take turns before reaching the journal.
     await Promise.all(
       Array.from({ length: 20 }, () =>
-        withTransaction(db.pool, (c) => appendToStream(c, request(stream, 'any', 3))),
+        withTransaction(db.pool, (c) => appendToStream(c, request(stream, 'any', 3)), { retries: 50 }),
       ),
     )
     const events = await readStream(stream, 60)
