@@ -3,34 +3,19 @@
  * suite's test/faults/api-fuzz.fault.test.ts), each pinned here: a clear 4xx that stores nothing, or the
  * right answer.
  */
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from './support/auth.ts'
+import { describe, expect, it } from 'vitest'
 import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import { useSignedInGateway } from './support/gateway.ts'
 import { countRows } from './support/journal.ts'
 import { projectAll } from './support/projector.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
+const gateway = useSignedInGateway()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
-
-const get = (url: string) => app.inject({ method: 'GET', url, headers: { cookie } })
+const get = (url: string) => gateway.app.inject({ method: 'GET', url, headers: { cookie: gateway.cookie } })
 
 describe('the OpenAPI document', () => {
   it('defines every schema it references', async () => {
-    const doc = (await app.inject('/api/v1/openapi.json')).json()
+    const doc = (await gateway.app.inject('/api/v1/openapi.json')).json()
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map(
       (m) => m[1],
     )
@@ -42,16 +27,20 @@ describe('the OpenAPI document', () => {
 describe('request errors of the HTTP layer', () => {
   it('answers 400, not 500, to a body-carrying method without Content-Type', async () => {
     for (const url of ['/api/v1/chatbots/0', '/healthz', '/no/such/route']) {
-      const res = await app.inject({ method: 'QUERY' as 'GET', url, headers: { cookie } })
+      const res = await gateway.app.inject({
+        method: 'QUERY' as 'GET',
+        url,
+        headers: { cookie: gateway.cookie },
+      })
       expect(res.statusCode, url).toBe(400)
       expect(res.json()).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
     }
   })
 
   it('refuses U+0000 in a body, a query string or a path with 400, storing nothing', async () => {
-    const { apiKey, chatbot } = await createChatbot(app, cookie)
-    const before = await countRows(db.pool, 'event_journal')
-    const inContent = await postCapture(app, apiKey, {
+    const { apiKey, chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    const inContent = await postCapture(gateway.app, apiKey, {
       conversationId: 'nul',
       messages: [{ id: '1', role: 'user', content: 'a\u0000b' }],
     })
@@ -59,29 +48,29 @@ describe('request errors of the HTTP layer', () => {
     expect(inContent.json().error.details).toEqual([
       { path: '/messages/0/content', message: 'contains U+0000', in: 'body' },
     ])
-    const inKey = await postCapture(app, apiKey, {
+    const inKey = await postCapture(gateway.app, apiKey, {
       conversationId: 'nul',
       messages: [{ id: '1', role: 'user', content: 'ok' }],
       user: { 'x\u0000y': 'z' },
     })
     expect(inKey.statusCode).toBe(400)
-    expect(await countRows(db.pool, 'event_journal')).toBe(before)
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
     expect((await get('/api/v1/conversations?userId=%00')).statusCode).toBe(400)
-    const inPath = await app.inject({
+    const inPath = await gateway.app.inject({
       method: 'DELETE',
       url: `/api/v1/chatbots/${chatbot.id}/users/a%00b`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     expect(inPath.statusCode).toBe(400)
   })
 
   it('routes a 256-character end-user id (the documented maximum) instead of answering 414', async () => {
-    const { chatbot } = await createChatbot(app, cookie)
+    const { chatbot } = await createChatbot(gateway.app, gateway.cookie)
     const erase = (userId: string) =>
-      app.inject({
+      gateway.app.inject({
         method: 'DELETE',
         url: `/api/v1/chatbots/${chatbot.id}/users/${encodeURIComponent(userId)}`,
-        headers: { cookie },
+        headers: { cookie: gateway.cookie },
       })
     expect((await erase('é'.repeat(256))).statusCode).toBe(200)
     expect((await erase('u'.repeat(257))).statusCode).toBe(400)
@@ -90,18 +79,18 @@ describe('request errors of the HTTP layer', () => {
 
 describe('timestamps Postgres cannot take', () => {
   it('refuses a sentAt outside the years 0001 to 9999 (in UTC) with 400, storing nothing', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
-    const before = await countRows(db.pool, 'event_journal')
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const before = await countRows(gateway.db.pool, 'event_journal')
     for (const sentAt of ['0000-01-01T00:00:00Z', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-05:00']) {
-      const bad = await postCapture(app, apiKey, {
+      const bad = await postCapture(gateway.app, apiKey, {
         conversationId: 'far',
         messages: [{ id: '1', role: 'user', content: 'hi', sentAt }],
       })
       expect(bad.statusCode, sentAt).toBe(400)
       expect(bad.json().error.details[0].path).toBe('/messages/0/sentAt')
     }
-    expect(await countRows(db.pool, 'event_journal')).toBe(before)
-    const edge = await postCapture(app, apiKey, {
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+    const edge = await postCapture(gateway.app, apiKey, {
       conversationId: 'edge',
       messages: [{ id: '1', role: 'user', content: 'hi', sentAt: '0001-01-01T00:00:00Z' }],
     })
@@ -117,26 +106,27 @@ describe('timestamps Postgres cannot take', () => {
 
 describe('reads of what was deleted', () => {
   it("answers 404 at once for a conversation of a deleted chatbot (not 503 'still being processed')", async () => {
-    const { apiKey, chatbot } = await createChatbot(app, cookie)
-    const conversationId = (await postCapture(app, apiKey, captureBody('doomed', 2))).json().conversationId
-    await projectAll(db.pool)
+    const { apiKey, chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const conversationId = (await postCapture(gateway.app, apiKey, captureBody('doomed', 2))).json()
+      .conversationId
+    await projectAll(gateway.db.pool)
     expect((await get(`/api/v1/conversations/${conversationId}`)).statusCode).toBe(200)
-    const deleted = await app.inject({
+    const deleted = await gateway.app.inject({
       method: 'DELETE',
       url: `/api/v1/chatbots/${chatbot.id}`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     expect(deleted.statusCode).toBe(200)
     // Before and after the projector has applied the deletion.
     expect((await get(`/api/v1/conversations/${conversationId}`)).statusCode).toBe(404)
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     expect((await get(`/api/v1/conversations/${conversationId}`)).statusCode).toBe(404)
   })
 })
 
 describe('sign-up', () => {
   it('refuses an email whose part before @ is longer than 64 characters', async () => {
-    const res = await app.inject({
+    const res = await gateway.app.inject({
       method: 'POST',
       url: '/api/v1/auth/signup',
       payload: {

@@ -4,6 +4,7 @@ import { registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll } from 'vitest'
+import { signUp } from './auth.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { testKeyring } from './keyring.ts'
 
@@ -111,6 +112,48 @@ export function useTestGateways(opts: { env?: Record<string, string> } = {}): Te
     },
     advance(ms) {
       clock = new Date(now().getTime() + ms)
+    },
+  }
+}
+
+export interface SignedInGateway {
+  /** The file's database (only there inside tests and hooks, like the two below). */
+  readonly db: TestDatabase
+  /** A gateway app on `db`, as buildTestGateway builds it. */
+  readonly app: FastifyInstance
+  /** The session cookie of a user signed up once for the file. */
+  readonly cookie: string
+}
+
+/**
+ * The common setup of a test file driving one gateway app as one signed-in user: registers the hooks that
+ * create the database, the app and the user (beforeAll), and close and drop them (afterAll). Call it once,
+ * at the top of the file; read its members inside tests.
+ */
+export function useSignedInGateway(): SignedInGateway {
+  let state: { db: TestDatabase; app: FastifyInstance; cookie: string } | undefined
+  beforeAll(async () => {
+    const db = await createTestDatabase()
+    const { app } = await buildTestGateway(db)
+    state = { db, app, cookie: (await signUp(app)).cookie }
+  })
+  afterAll(async () => {
+    await state?.app.close()
+    await state?.db.drop()
+  })
+  const current = () => {
+    if (!state) throw new Error('the signed-in gateway is only there inside tests and hooks')
+    return state
+  }
+  return {
+    get db() {
+      return current().db
+    },
+    get app() {
+      return current().app
+    },
+    get cookie() {
+      return current().cookie
     },
   }
 }

@@ -1,27 +1,12 @@
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../test/support/auth.ts'
+import { describe, expect, it } from 'vitest'
 import { createChatbot, postCapture } from '../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
-import { buildTestGateway } from '../../../test/support/gateway.ts'
+import { useSignedInGateway } from '../../../test/support/gateway.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+const gateway = useSignedInGateway()
 
 interface Bot {
   chatbotId: string
@@ -30,8 +15,8 @@ interface Bot {
 }
 
 async function newBot(): Promise<Bot> {
-  const { chatbot, apiKey } = await createChatbot(app, cookie)
-  const { rows } = await db.pool.query('SELECT org_id FROM chatbots WHERE id = $1', [chatbot.id])
+  const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+  const { rows } = await gateway.db.pool.query('SELECT org_id FROM chatbots WHERE id = $1', [chatbot.id])
   return { chatbotId: chatbot.id, orgId: rows[0].org_id, apiKey }
 }
 
@@ -41,7 +26,7 @@ async function capture(
   messages: { id: string; role: string; sentAt: string }[],
   extra = {},
 ) {
-  const res = await postCapture(app, bot.apiKey, {
+  const res = await postCapture(gateway.app, bot.apiKey, {
     conversationId,
     messages: messages.map((m) => ({ ...m, content: `text of ${m.id}` })),
     ...extra,
@@ -56,7 +41,7 @@ async function analyze(
   results: [string, number, 'positive' | 'neutral' | 'negative', string[]][],
   version = '1',
 ) {
-  await withTransaction(db.pool, (client) =>
+  await withTransaction(gateway.db.pool, (client) =>
     appendToStream(client, {
       streamType: 'analysis',
       streamId: conversationId,
@@ -78,7 +63,7 @@ async function analyze(
 }
 
 async function hourly(chatbotId: string) {
-  const { rows } = await db.pool.query(
+  const { rows } = await gateway.db.pool.query(
     `SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24') AS hour, messages, user_messages, assistant_messages,
             sentiment_sum::float8 AS sentiment_sum, sentiment_count, positive, neutral, negative
        FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour`,
@@ -88,7 +73,7 @@ async function hourly(chatbotId: string) {
 }
 
 async function topics(chatbotId: string) {
-  const { rows } = await db.pool.query(
+  const { rows } = await gateway.db.pool.query(
     'SELECT topic, sum(messages)::int AS n FROM rm_hourly_topics WHERE chatbot_id = $1 GROUP BY topic ORDER BY topic',
     [chatbotId],
   )
@@ -111,9 +96,9 @@ describe('projector', () => {
     await capture(bot, 'c-1', [{ id: 'd', role: 'assistant', sentAt: '2026-11-20T11:02:00Z' }], {
       session: { device: 'ios' },
     })
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
 
-    const { rows } = await db.pool.query('SELECT * FROM rm_conversations WHERE id = $1', [id])
+    const { rows } = await gateway.db.pool.query('SELECT * FROM rm_conversations WHERE id = $1', [id])
     expect(rows[0]).toMatchObject({
       org_id: bot.orgId,
       chatbot_id: bot.chatbotId,
@@ -127,7 +112,7 @@ describe('projector', () => {
       last_message_at: new Date('2026-11-20T11:02:00Z'),
       stream_version: 4,
     })
-    const { rows: messages } = await db.pool.query(
+    const { rows: messages } = await gateway.db.pool.query(
       'SELECT message_id, role, content FROM rm_messages WHERE conversation_id = $1 ORDER BY sent_at, arrival',
       [id],
     )
@@ -136,7 +121,7 @@ describe('projector', () => {
       { hour: '2026-11-20T10', messages: 2, user_messages: 1, assistant_messages: 1 },
       { hour: '2026-11-20T11', messages: 2, user_messages: 1, assistant_messages: 1 },
     ])
-    const { rows: activity } = await db.pool.query(
+    const { rows: activity } = await gateway.db.pool.query(
       'SELECT count(*)::int AS n, count(DISTINCT end_user_id)::int AS users FROM rm_hourly_activity WHERE chatbot_id = $1',
       [bot.chatbotId],
     )
@@ -153,7 +138,7 @@ describe('projector', () => {
       ['a', 0.8, 'positive', ['billing']],
       ['b', -0.5, 'negative', ['billing', 'refund']],
     ])
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     expect(await hourly(bot.chatbotId)).toMatchObject([
       { sentiment_sum: expect.closeTo(0.3, 6), sentiment_count: 2, positive: 1, negative: 1, neutral: 0 },
     ])
@@ -163,12 +148,12 @@ describe('projector', () => {
     ])
 
     await analyze(bot, id, [['b', 0, 'neutral', ['billing']]], '2')
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     expect(await hourly(bot.chatbotId)).toMatchObject([
       { sentiment_sum: expect.closeTo(0.8, 6), sentiment_count: 2, positive: 1, negative: 0, neutral: 1 },
     ])
     expect(await topics(bot.chatbotId)).toEqual([{ topic: 'billing', n: 2 }])
-    const { rows } = await db.pool.query(
+    const { rows } = await gateway.db.pool.query(
       'SELECT sentiment_label, analyzer FROM rm_messages WHERE conversation_id = $1 AND message_id = $2',
       [id, 'b'],
     )
@@ -179,11 +164,11 @@ describe('projector', () => {
     const bot = await newBot()
     const id = await capture(bot, 'c-3', [{ id: 'a', role: 'user', sentAt: '2026-11-20T08:00:00Z' }])
     await analyze(bot, id, [['late', 0.5, 'positive', ['shipping']]])
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     expect(await hourly(bot.chatbotId)).toMatchObject([{ messages: 1, sentiment_count: 0 }])
 
     await capture(bot, 'c-3', [{ id: 'late', role: 'user', sentAt: '2026-11-20T08:10:00Z' }])
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     expect(await hourly(bot.chatbotId)).toMatchObject([{ messages: 2, sentiment_count: 1, positive: 1 }])
     expect(await topics(bot.chatbotId)).toEqual([{ topic: 'shipping', n: 1 }])
   })
@@ -195,13 +180,17 @@ describe('projector', () => {
       { id: 'b', role: 'assistant', sentAt: '2026-11-19T12:01:00Z' },
     ])
     await analyze(bot, id, [['a', 1, 'positive', ['x']]])
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     const before = [await hourly(bot.chatbotId), await topics(bot.chatbotId)]
     // Redelivery from the very start: the checkpoint is lost, every event comes again.
-    await db.pool.query("UPDATE consumer_checkpoints SET last_offset = -1 WHERE group_id = 'projector'")
-    await projectAll(db.pool)
+    await gateway.db.pool.query(
+      "UPDATE consumer_checkpoints SET last_offset = -1 WHERE group_id = 'projector'",
+    )
+    await projectAll(gateway.db.pool)
     expect([await hourly(bot.chatbotId), await topics(bot.chatbotId)]).toEqual(before)
-    const { rows } = await db.pool.query('SELECT message_count FROM rm_conversations WHERE id = $1', [id])
+    const { rows } = await gateway.db.pool.query('SELECT message_count FROM rm_conversations WHERE id = $1', [
+      id,
+    ])
     expect(rows[0].message_count).toBe(2)
   })
 
@@ -211,16 +200,16 @@ describe('projector', () => {
       user: { id: 'u' },
     })
     await analyze(bot, id, [['a', 0.2, 'neutral', ['t']]])
-    await projectAll(db.pool)
-    const del = await app.inject({
+    await projectAll(gateway.db.pool)
+    const del = await gateway.app.inject({
       method: 'DELETE',
       url: `/api/v1/chatbots/${bot.chatbotId}`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     expect(del.statusCode).toBe(200)
     // An analysis result still in flight when the chatbot was deleted.
     await analyze(bot, id, [['a', 0.9, 'positive', ['t']]], '2')
-    await projectAll(db.pool)
+    await projectAll(gateway.db.pool)
     for (const table of [
       'rm_conversations',
       'rm_messages',
@@ -228,10 +217,12 @@ describe('projector', () => {
       'rm_hourly_topics',
       'rm_hourly_activity',
     ]) {
-      const { rows } = await db.pool.query(`SELECT 1 FROM ${table} WHERE chatbot_id = $1`, [bot.chatbotId])
+      const { rows } = await gateway.db.pool.query(`SELECT 1 FROM ${table} WHERE chatbot_id = $1`, [
+        bot.chatbotId,
+      ])
       expect(rows, table).toEqual([])
     }
-    const { rows } = await db.pool.query('SELECT 1 FROM rm_deleted_chatbots WHERE chatbot_id = $1', [
+    const { rows } = await gateway.db.pool.query('SELECT 1 FROM rm_deleted_chatbots WHERE chatbot_id = $1', [
       bot.chatbotId,
     ])
     expect(rows).toHaveLength(1)

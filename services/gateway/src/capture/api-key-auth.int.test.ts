@@ -1,38 +1,24 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
+import type { FastifyRequest } from 'fastify'
+import { describe, expect, it } from 'vitest'
 import { createChatbot } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+const gateway = useSignedInGateway()
 
 const requestWith = (apiKey: string) => ({ headers: { authorization: `Bearer ${apiKey}` } }) as FastifyRequest
 
 describe('API key identification before the capture transaction', () => {
   it('remembers a key it found for the TTL only, and never remembers a key it did not find', async () => {
     let clock = 1_000_000
-    const keys = new ApiKeyIdentifier(db.pool, { ttlMs: 5_000, now: () => clock })
-    const { chatbot, apiKey } = await createChatbot(app, cookie)
+    const keys = new ApiKeyIdentifier(gateway.db.pool, { ttlMs: 5_000, now: () => clock })
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
     expect(await keys.identify(requestWith(apiKey))).toMatchObject({ chatbotId: chatbot.id })
 
-    const rotated = await app.inject({
+    const rotated = await gateway.app.inject({
       method: 'POST',
       url: `/api/v1/chatbots/${chatbot.id}/rotate-key`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     expect(rotated.statusCode).toBe(200)
     const newKey: string = rotated.json().apiKey
@@ -45,19 +31,19 @@ describe('API key identification before the capture transaction', () => {
   })
 
   it('keeps at most maxEntries keys, dropping the oldest', async () => {
-    const keys = new ApiKeyIdentifier(db.pool, { maxEntries: 2 })
+    const keys = new ApiKeyIdentifier(gateway.db.pool, { maxEntries: 2 })
     const bots = [
-      await createChatbot(app, cookie),
-      await createChatbot(app, cookie),
-      await createChatbot(app, cookie),
+      await createChatbot(gateway.app, gateway.cookie),
+      await createChatbot(gateway.app, gateway.cookie),
+      await createChatbot(gateway.app, gateway.cookie),
     ]
     for (const bot of bots) await keys.identify(requestWith(bot.apiKey))
     // The first key fell out of the cache: deleting its chatbot now shows on the next check.
     for (const bot of bots.slice(0, 2)) {
-      const res = await app.inject({
+      const res = await gateway.app.inject({
         method: 'DELETE',
         url: `/api/v1/chatbots/${bot.chatbot.id}`,
-        headers: { cookie },
+        headers: { cookie: gateway.cookie },
       })
       expect(res.statusCode).toBeLessThan(300)
     }

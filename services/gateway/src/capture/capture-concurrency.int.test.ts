@@ -1,97 +1,86 @@
 import fc from 'fast-check'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
+import { describe, expect, it } from 'vitest'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+const gateway = useSignedInGateway()
 
 describe('concurrent captures', () => {
   it('stores 8 identical captures sent at once exactly once', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const body = captureBody('identical', 5)
-    const results = await Promise.all(Array.from({ length: 8 }, () => postCapture(app, apiKey, body)))
+    const results = await Promise.all(Array.from({ length: 8 }, () => postCapture(gateway.app, apiKey, body)))
     expect(results.map((r) => r.statusCode)).toEqual(Array(8).fill(200))
     const stored = results.map((r) => r.json().messagesStored)
     expect(stored.reduce((a, b) => a + b, 0)).toBe(5)
     expect(stored.filter((s) => s === 5)).toHaveLength(1)
     const conversationIds = new Set(results.map((r) => r.json().conversationId))
     expect(conversationIds.size).toBe(1)
-    const events = await journalEvents(db.pool, 'conversation', [...conversationIds][0])
+    const events = await journalEvents(gateway.db.pool, 'conversation', [...conversationIds][0])
     expect(events.map((e) => e.type)).toEqual(['conversation.started', 'conversation.messages-captured'])
   })
 
   it('adds up to the distinct messages when overlapping batches race', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const batches = Array.from({ length: 12 }, (_, i) =>
       captureBody('overlap', [`m${i}`, `m${i + 1}`, `m${i + 2}`]),
     )
-    const results = await Promise.all(batches.map((b) => postCapture(app, apiKey, b)))
+    const results = await Promise.all(batches.map((b) => postCapture(gateway.app, apiKey, b)))
     expect(results.every((r) => r.statusCode === 200)).toBe(true)
     expect(results.reduce((sum, r) => sum + r.json().messagesStored, 0)).toBe(14)
     const conversationId = results[0]!.json().conversationId
-    const captured = (await journalEvents(db.pool, 'conversation', conversationId)).flatMap(
+    const captured = (await journalEvents(gateway.db.pool, 'conversation', conversationId)).flatMap(
       (e) => e.payload.messages?.map((m) => m.id) ?? [],
     )
     expect(captured.sort()).toEqual(Array.from({ length: 14 }, (_, i) => `m${i}`).sort())
   })
 
   it('refuses the old key for every capture that starts after rotate-key returned', async () => {
-    const { chatbot, apiKey } = await createChatbot(app, cookie)
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const captures = Array.from({ length: 20 }, (_, i) =>
-      postCapture(app, apiKey, captureBody(`rotate-${i}`, 1)),
+      postCapture(gateway.app, apiKey, captureBody(`rotate-${i}`, 1)),
     )
-    const rotation = app.inject({
+    const rotation = gateway.app.inject({
       method: 'POST',
       url: `/api/v1/chatbots/${chatbot.id}/rotate-key`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     const [rotated, ...results] = await Promise.all([rotation, ...captures])
     expect(rotated.statusCode).toBe(200)
     for (const [i, r] of results.entries()) {
       expect([200, 401]).toContain(r.statusCode)
-      const { rows } = await db.pool.query('SELECT 1 FROM capture_conversations WHERE external_id = $1', [
-        `rotate-${i}`,
-      ])
+      const { rows } = await gateway.db.pool.query(
+        'SELECT 1 FROM capture_conversations WHERE external_id = $1',
+        [`rotate-${i}`],
+      )
       expect(rows.length, `capture ${i} answered ${r.statusCode}`).toBe(r.statusCode === 200 ? 1 : 0)
     }
-    expect((await postCapture(app, apiKey, captureBody('after-rotate'))).statusCode).toBe(401)
-    expect((await postCapture(app, rotated.json().apiKey, captureBody('after-rotate'))).statusCode).toBe(200)
+    expect((await postCapture(gateway.app, apiKey, captureBody('after-rotate'))).statusCode).toBe(401)
+    expect(
+      (await postCapture(gateway.app, rotated.json().apiKey, captureBody('after-rotate'))).statusCode,
+    ).toBe(200)
   })
 
   it('never fails or leaves capture state behind when captures race a delete', async () => {
-    const { chatbot, apiKey } = await createChatbot(app, cookie)
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const captures = Array.from({ length: 20 }, (_, i) =>
-      postCapture(app, apiKey, captureBody(`delete-${i}`, 2)),
+      postCapture(gateway.app, apiKey, captureBody(`delete-${i}`, 2)),
     )
-    const deletion = app.inject({
+    const deletion = gateway.app.inject({
       method: 'DELETE',
       url: `/api/v1/chatbots/${chatbot.id}`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     const [deleted, ...results] = await Promise.all([deletion, ...captures])
     expect(deleted.statusCode).toBe(200)
     expect(results.every((r) => r.statusCode === 200 || r.statusCode === 401)).toBe(true)
-    const { rows } = await db.pool.query('SELECT 1 FROM capture_conversations WHERE chatbot_id = $1', [
-      chatbot.id,
-    ])
+    const { rows } = await gateway.db.pool.query(
+      'SELECT 1 FROM capture_conversations WHERE chatbot_id = $1',
+      [chatbot.id],
+    )
     expect(rows).toEqual([])
-    expect((await postCapture(app, apiKey, captureBody('after-delete'))).statusCode).toBe(401)
+    expect((await postCapture(gateway.app, apiKey, captureBody('after-delete'))).statusCode).toBe(401)
   })
 })
 
@@ -120,17 +109,17 @@ describe('capture with arbitrary input (property)', () => {
   )
 
   it('answers 200 or 4xx, never 5xx, and a 4xx stores nothing', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     await fc.assert(
       fc.asyncProperty(fc.oneof(mostlyValid, fc.jsonValue()), async (body) => {
-        const before = await countRows(db.pool, 'event_journal')
-        const res = await postCapture(app, apiKey, JSON.stringify(body), {
+        const before = await countRows(gateway.db.pool, 'event_journal')
+        const res = await postCapture(gateway.app, apiKey, JSON.stringify(body), {
           'content-type': 'application/json',
         })
         expect(res.statusCode === 200 || (res.statusCode >= 400 && res.statusCode < 500), res.body).toBe(true)
         if (res.statusCode !== 200) {
           expect(res.json().ok).toBe(false)
-          expect(await countRows(db.pool, 'event_journal')).toBe(before)
+          expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
         }
       }),
       { numRuns: 150 },

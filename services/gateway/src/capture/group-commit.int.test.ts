@@ -1,10 +1,7 @@
 import { AppError } from '@cas/http'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
+import { describe, expect, it } from 'vitest'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { journalEvents } from '../../../../test/support/journal.ts'
 import { testKeyring } from '../../../../test/support/keyring.ts'
 import { hashApiKey } from '../chatbots/api-key.ts'
@@ -12,24 +9,12 @@ import type { CaptureRequest, CaptureResult } from './capture.ts'
 import { CaptureCommitter, type GroupCommitOptions } from './group-commit.ts'
 import { type CaptureBody, captureBodySchema } from './schema.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+const gateway = useSignedInGateway()
 
 /** A committer on the test database that records the size of every group it commits. */
 function committer(opts: Partial<GroupCommitOptions> = {}) {
   const groups: number[] = []
-  const c = new CaptureCommitter(db.pool, testKeyring, () => new Date(), {
+  const c = new CaptureCommitter(gateway.db.pool, testKeyring, () => new Date(), {
     maxTransactions: 1,
     maxGroup: 64,
     onCommit: (size) => groups.push(size),
@@ -44,7 +29,7 @@ function request(apiKey: string, body: unknown): CaptureRequest {
 
 /** The transaction ids (a journal position is the transaction's id << 16, then an index) of some streams. */
 async function transactionsOf(conversationIds: readonly string[]): Promise<Set<bigint>> {
-  const { rows } = await db.pool.query<{ position: string }>(
+  const { rows } = await gateway.db.pool.query<{ position: string }>(
     "SELECT position::text FROM event_journal WHERE stream_type = 'conversation' AND stream_id = ANY($1)",
     [conversationIds],
   )
@@ -53,7 +38,7 @@ async function transactionsOf(conversationIds: readonly string[]): Promise<Set<b
 
 describe('group commit of concurrent captures', () => {
   it('commits captures that arrive together in one transaction, each with its own result and events', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const { committer: c, groups } = committer()
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
@@ -66,7 +51,7 @@ describe('group commit of concurrent captures', () => {
     expect(groups).toEqual([40])
     expect((await transactionsOf(results.map((r) => r.conversationId))).size).toBe(1)
     for (const [i, result] of results.entries()) {
-      const events = await journalEvents(db.pool, 'conversation', result.conversationId)
+      const events = await journalEvents(gateway.db.pool, 'conversation', result.conversationId)
       expect(events.map((e) => [e.type, e.stream_version])).toEqual([
         ['conversation.started', 1],
         ['conversation.messages-captured', 2],
@@ -77,7 +62,7 @@ describe('group commit of concurrent captures', () => {
   })
 
   it('keeps captures of one conversation in order, in groups one after the other', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const { committer: c, groups } = committer({ maxTransactions: 2 })
     const bodies = [
       captureBody('same', ['m1', 'm2'], { user: { id: 'u1', plan: 'free' } }),
@@ -88,7 +73,7 @@ describe('group commit of concurrent captures', () => {
     const results = await Promise.all(bodies.map((b) => c.capture(request(apiKey, b))))
     expect(results.map((r) => r.messagesStored)).toEqual([2, 1, 1, 1])
     expect(groups.reduce((a, b) => a + b, 0)).toBe(4)
-    const events = await journalEvents(db.pool, 'conversation', results[0]!.conversationId)
+    const events = await journalEvents(gateway.db.pool, 'conversation', results[0]!.conversationId)
     expect(events.map((e) => e.type)).toEqual([
       'conversation.started',
       'conversation.messages-captured',
@@ -109,12 +94,12 @@ describe('group commit of concurrent captures', () => {
   })
 
   it('answers 401 to the captures whose key is gone and stores the rest of their group', async () => {
-    const live = await createChatbot(app, cookie)
-    const rotated = await createChatbot(app, cookie)
-    const res = await app.inject({
+    const live = await createChatbot(gateway.app, gateway.cookie)
+    const rotated = await createChatbot(gateway.app, gateway.cookie)
+    const res = await gateway.app.inject({
       method: 'POST',
       url: `/api/v1/chatbots/${rotated.chatbot.id}/rotate-key`,
-      headers: { cookie },
+      headers: { cookie: gateway.cookie },
     })
     expect(res.statusCode).toBe(200)
     const { committer: c, groups } = committer()
@@ -134,22 +119,22 @@ describe('group commit of concurrent captures', () => {
         expect(outcome.status).toBe('fulfilled')
       }
     }
-    const { rows } = await db.pool.query<{ external_id: string }>(
+    const { rows } = await gateway.db.pool.query<{ external_id: string }>(
       "SELECT external_id FROM capture_conversations WHERE external_id LIKE 'mixed-%' ORDER BY external_id",
     )
     expect(rows.map((r) => r.external_id)).toEqual(['mixed-0', 'mixed-2', 'mixed-4', 'mixed-6', 'mixed-8'])
   })
 
   it('runs a failed group again one capture at a time, so only the capture at fault fails', async () => {
-    const healthy = await createChatbot(app, cookie)
-    const broken = await createChatbot(app, cookie)
+    const healthy = await createChatbot(gateway.app, gateway.cookie)
+    const broken = await createChatbot(gateway.app, gateway.cookie)
     // A first capture creates each chatbot's data key; then the broken one's wrapped key is damaged.
     for (const bot of [healthy, broken]) {
-      expect((await postCapture(app, bot.apiKey, captureBody(`first-${bot.chatbot.id}`, 1))).statusCode).toBe(
-        200,
-      )
+      expect(
+        (await postCapture(gateway.app, bot.apiKey, captureBody(`first-${bot.chatbot.id}`, 1))).statusCode,
+      ).toBe(200)
     }
-    await db.pool.query(
+    await gateway.db.pool.query(
       'UPDATE chatbot_data_keys SET wrapped_key = decode(md5(wrapped_key::text), $2) WHERE chatbot_id = $1',
       [broken.chatbot.id, 'hex'],
     )
@@ -171,14 +156,14 @@ describe('group commit of concurrent captures', () => {
       o.status === 'fulfilled' ? [(o.value as CaptureResult).conversationId] : [],
     )
     expect((await transactionsOf(stored)).size).toBe(8)
-    const { rows } = await db.pool.query<{ n: number }>(
+    const { rows } = await gateway.db.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM capture_conversations WHERE external_id LIKE 'isolate-%'",
     )
     expect(rows[0]!.n).toBe(8)
   })
 
   it('gives every capture its own transaction when grouping is off', async () => {
-    const { apiKey } = await createChatbot(app, cookie)
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const { committer: c, groups } = committer({ maxTransactions: 4, maxGroup: 1 })
     const results = await Promise.all(
       Array.from({ length: 12 }, (_, i) => c.capture(request(apiKey, captureBody(`alone-${i}`, 1)))),
