@@ -198,24 +198,14 @@ export async function appendToStreams(
 /**
  * Locks the streams' rows for the rest of the transaction, creating the new ones (at version 0), in one
  * statement: a conflicting insert that updates nothing still locks the existing row and returns it. Rows
- * are taken in key order, so concurrent appends to overlapping streams never deadlock on them.
+ * are taken in key order (the statement's ORDER BY), so concurrent appends to overlapping streams never
+ * deadlock on them.
  */
 async function lockStreams(
   client: ClientBase,
   requests: readonly AppendRequest[],
   tx: bigint,
 ): Promise<Map<string, { version: number; lastTx: bigint }>> {
-  const sorted = [...requests].sort((a, b) =>
-    a.streamType === b.streamType
-      ? a.streamId < b.streamId
-        ? -1
-        : a.streamId > b.streamId
-          ? 1
-          : 0
-      : a.streamType < b.streamType
-        ? -1
-        : 1,
-  )
   const { rows } = await client.query<{
     stream_type: string
     stream_id: string
@@ -224,17 +214,16 @@ async function lockStreams(
   }>(
     `INSERT INTO event_streams AS s (stream_type, stream_id, version, last_tx, org_id, chatbot_id)
      SELECT u.stream_type, u.stream_id, 0, $3::text::xid8, u.org_id, u.chatbot_id
-       FROM unnest($1::text[], $2::uuid[], $4::uuid[], $5::uuid[]) WITH ORDINALITY
-            AS u(stream_type, stream_id, org_id, chatbot_id, ord)
-      ORDER BY u.ord
+       FROM unnest($1::text[], $2::uuid[], $4::uuid[], $5::uuid[]) AS u(stream_type, stream_id, org_id, chatbot_id)
+      ORDER BY u.stream_type, u.stream_id
      ON CONFLICT (stream_type, stream_id) DO UPDATE SET version = s.version
      RETURNING s.stream_type, s.stream_id::text, s.version, s.last_tx::text`,
     [
-      sorted.map((r) => r.streamType),
-      sorted.map((r) => r.streamId),
+      requests.map((r) => r.streamType),
+      requests.map((r) => r.streamId),
       tx.toString(),
-      sorted.map((r) => r.orgId),
-      sorted.map((r) => r.chatbotId),
+      requests.map((r) => r.orgId),
+      requests.map((r) => r.chatbotId),
     ],
   )
   const streams = new Map(

@@ -110,7 +110,6 @@ export async function captureGroup(
     else outcomes[item.index] = new AppError('unauthorized', 'The API key is not valid.')
   }
   if (accepted.length === 0) return outcomes
-  accepted.sort((a, b) => compare(conversationKey(a), conversationKey(b)))
 
   await registerConversations(client, accepted, now())
 
@@ -248,7 +247,7 @@ const REGISTRY_COLUMNS = [
 
 /**
  * Every item's registry row, locked for this transaction: created (with the incoming metadata) for new
- * conversations, then the existing ones locked, both in key order (the items are sorted).
+ * conversations, then the existing ones locked, both in the same key order (each statement's ORDER BY).
  */
 async function registerConversations(client: pg.ClientBase, items: readonly Item[], now: Date) {
   const byKey = new Map(items.map((i) => [conversationKey(i), i]))
@@ -261,10 +260,10 @@ async function registerConversations(client: pg.ClientBase, items: readonly Item
      SELECT u.id, u.chatbot_id, u.org_id, u.external_id, u.end_user, u.end_user_organization, u.session,
             u.custom, $9, u.last_message_at
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[],
-                   $8::jsonb[], $10::timestamptz[]) WITH ORDINALITY
+                   $8::jsonb[], $10::timestamptz[])
             AS u(id, chatbot_id, org_id, external_id, end_user, end_user_organization, session, custom,
-                 last_message_at, ord)
-      ORDER BY u.ord
+                 last_message_at)
+      ORDER BY u.chatbot_id, u.external_id
      ON CONFLICT (chatbot_id, external_id) DO NOTHING
      RETURNING ${REGISTRY_COLUMNS.join(', ')}`,
     [
@@ -289,10 +288,6 @@ async function registerConversations(client: pg.ClientBase, items: readonly Item
   )
   for (const row of rows) Object.assign(byKey.get(keyOf(row))!, { conversation: row, isNew: false })
   if (existing.some((i) => !i.conversation)) throw new Error('conversation vanished while being registered')
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 function metadataOf(row: RegistryRow): ConversationMetadata {
