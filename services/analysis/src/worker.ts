@@ -100,13 +100,11 @@ export class AnalysisWorker {
           continue
         }
       }
-      const contexts = await this.contextsFor(claimed).catch((err: Error) => {
-        // Left to their leases: claimed again once those run out.
-        this.log('reading chatbot settings failed', { err: err.message })
-        return undefined
-      })
-      for (const job of contexts ? claimed : []) {
-        const task: Promise<void> = this.process(job, contexts!.get(job.chatbotId)).finally(() => {
+      // One read of the settings for the claim; a job whose read failed goes the way of any failure.
+      const contexts = this.contextsFor(claimed)
+      contexts.catch(() => {})
+      for (const job of claimed) {
+        const task: Promise<void> = this.process(job, contexts).finally(() => {
           this.inFlight.delete(task)
           this.stats.inFlight = this.inFlight.size
           this.waiter.wake()
@@ -120,8 +118,9 @@ export class AnalysisWorker {
     }
   }
 
-  private async process(job: AnalysisJob, context: AnalysisContext | undefined): Promise<void> {
+  private async process(job: AnalysisJob, contexts: Promise<Map<string, AnalysisContext>>): Promise<void> {
     try {
+      const context = (await contexts).get(job.chatbotId)
       if (!context) {
         // The chatbot was deleted: nothing to analyze for anymore, and its content must not stay here.
         await forgetChatbot(this.opts.pool, job.chatbotId)
