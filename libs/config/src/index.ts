@@ -122,8 +122,21 @@ export const configSchema = z.object({
   CAPTURE_MAX_GROUP: z.coerce.number().int().min(1).max(1_000).default(64),
   /** Requests per minute per client address for requests without a valid API key, and for sign-in. */
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
-  /** Which analyzer scores messages: the built-in lexicon (no network) or an OpenAI-compatible LLM. */
-  ANALYSIS_PROVIDER: z.enum(['local', 'llm']).default('local'),
+  /**
+   * Which analyzer scores messages: `local`, the local language model (sentence embeddings, topic
+   * discovery; the lexical analyzer when the model cannot be had), `lexical` (VADER and key phrases
+   * only), or `llm` (an OpenAI-compatible LLM).
+   */
+  ANALYSIS_PROVIDER: z.enum(['local', 'lexical', 'llm']).default('local'),
+  /**
+   * A folder holding the language model (Xenova/all-MiniLM-L6-v2) in the Hugging Face hub's layout. When
+   * unset (or without the model), it is downloaded from ANALYSIS_MODEL_HUB_URL once and kept in DATA_DIR/models.
+   */
+  ANALYSIS_MODEL_DIR: z.string().min(1).optional(),
+  /** Where the model is downloaded from when no folder has it: the Hugging Face hub, or a mirror of it. */
+  ANALYSIS_MODEL_HUB_URL: z.string().url().default('https://huggingface.co/'),
+  /** Topics a chatbot's end users' messages may make at most (besides its own, settings.topics); the rest are "other". */
+  ANALYSIS_MAX_TOPICS: z.coerce.number().int().min(1).max(10_000).default(300),
   /** OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (ANALYSIS_PROVIDER=llm). */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().min(1).optional(),
@@ -133,7 +146,7 @@ export const configSchema = z.object({
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Attempts per analysis job before it is dead-lettered (with an analysis.failed event). */
   ANALYSIS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
-  /** Worker threads scoring messages with the local analyzer, per analysis process; 0 scores in the main thread. */
+  /** Worker threads running the local analyzer (model or lexicon), per analysis process; 0: the main thread. */
   ANALYSIS_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   /** Jobs analyzed at once per analysis process. */
   ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),

@@ -5,6 +5,8 @@ import { errorBody } from './errors.ts'
 export interface ReadinessCheck {
   readonly name: string
   check(): Promise<void>
+  /** What /readyz also says of it, under `details.<name>` (e.g. which analyzer is in use). */
+  detail?(): unknown
 }
 
 const CHECK_TIMEOUT_MS = 2_000
@@ -24,9 +26,12 @@ export function registerHealthRoutes(app: FastifyInstance, checks: readonly Read
       }),
     )
     const status = Object.fromEntries(results)
-    if (results.every(([, s]) => s === 'ok')) return { ok: true, checks: status }
+    const described = checks.filter((c) => c.detail)
+    const details =
+      described.length > 0 ? { details: Object.fromEntries(described.map((c) => [c.name, c.detail!()])) } : {}
+    if (results.every(([, s]) => s === 'ok')) return { ok: true, checks: status, ...details }
     reply.code(503).header('retry-after', '5')
-    return { ...errorBody('unavailable', 'A dependency is unreachable.'), checks: status }
+    return { ...errorBody('unavailable', 'A dependency is unreachable.'), checks: status, ...details }
   })
 }
 

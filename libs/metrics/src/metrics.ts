@@ -36,6 +36,8 @@ export interface AnalysisSource {
   }
   /** Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database. */
   jobs(): Promise<{ backlog: number; dead: number }>
+  /** The analyzer in use: its name and version, and whether it is the model, its fallback, or loading. */
+  analyzer?(): { readonly name: string; readonly version: string; readonly state: string }
 }
 
 // A collector asking the database or Kafka gives up after this; the scrape still answers.
@@ -270,6 +272,21 @@ export class Metrics {
           if (jobs) this.set(value(jobs))
         },
       })
+    new Gauge({
+      name: 'cas_analysis_analyzer_info',
+      help:
+        'The analyzer in use, 1 with its name, version and state: ready (the language model), fallback (the ' +
+        'lexical analyzer, the model being unavailable) or loading.',
+      labelNames: ['analyzer', 'version', 'state'] as const,
+      registers,
+      collect() {
+        this.reset()
+        for (const a of analyses) {
+          const status = a.analyzer?.()
+          if (status) this.set({ analyzer: status.name, version: status.version, state: status.state }, 1)
+        }
+      },
+    })
     jobsGauge(
       'cas_analysis_backlog_jobs',
       'Analysis jobs queued or running (all processes).',

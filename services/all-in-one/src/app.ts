@@ -9,6 +9,8 @@ import {
 import {
   type AnalysisService,
   analysisSettings,
+  analyzerReadiness,
+  analyzerStatus,
   createAnalysisService,
   createAnalyzer,
 } from '@cas/service-analysis'
@@ -68,6 +70,7 @@ export async function startAllInOne(
     await projector.consumer.start()
     stops.unshift(() => projector.consumer.stop())
     const analyzer = await createAnalyzer(config, (msg, fields) => parentLog.warn(fields ?? {}, msg))
+    stops.unshift(async () => analyzer.close?.())
     const analysis = createAnalysisService({
       pool: infra.pool,
       keyring: infra.keyring,
@@ -85,13 +88,17 @@ export async function startAllInOne(
       keyring: infra.keyring,
       config,
       logger: log,
-      readiness: infra.readiness,
+      readiness: [...infra.readiness, analyzerReadiness(analyzer)],
       now,
     })
     observeInfrastructure(app.metrics, infra)
     app.metrics.observeConsumer(projector.consumer)
     app.metrics.observeConsumer(analysis.consumer)
-    app.metrics.observeAnalysis({ stats: analysis.worker.stats, jobs: () => analysis.jobs() })
+    app.metrics.observeAnalysis({
+      stats: analysis.worker.stats,
+      jobs: () => analysis.jobs(),
+      analyzer: () => analyzerStatus(analyzer),
+    })
     if (relay) app.metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(infra.pool) })
     await registerQueryRoutes(app, {
       readerPool: infra.readerPool!,

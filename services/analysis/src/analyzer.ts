@@ -21,8 +21,17 @@ export interface Sentiment {
 export interface MessageAnalysis {
   readonly messageId: string
   readonly sentiment: Sentiment
-  /** Short lowercase topic labels, most relevant first; at most 5. */
+  /**
+   * Short lowercase topic labels, most relevant first; at most 5. Empty from a semantic analyzer, whose
+   * topics the worker discovers from the embeddings (topics/topic-model.ts).
+   */
   readonly topics: readonly string[]
+  /**
+   * A semantic analyzer's, for an end user's message with something to be about (at least one content
+   * word): its sentence embedding (unit length) and the terms a topic label can take from it.
+   */
+  readonly embedding?: Float32Array
+  readonly terms?: readonly string[]
 }
 
 export interface AnalyzerInfo {
@@ -40,7 +49,30 @@ export interface AnalysisContext {
   readonly topics?: Readonly<Record<string, readonly string[]>>
 }
 
+/** What a semantic analyzer (the local language model) offers topic discovery besides its results. */
+export interface SemanticAbilities {
+  /** The embedding model's id and version: topics found with one model mean nothing to another. */
+  readonly model: string
+  /** Embeddings of short texts: the descriptions of the chatbot's own topics. */
+  embedTexts(texts: readonly string[]): Promise<Float32Array[]>
+  /** Average-linkage clusters of unit vectors (topics/agglomerative.ts), off the calling thread. */
+  cluster(vectors: readonly Float32Array[], minSimilarity: number): Promise<number[]>
+}
+
+/** Which analyzer is in use, for the readiness output and the metrics. */
+export interface AnalyzerStatus {
+  /** loading: the model is being loaded; ready: in use; fallback: the model could not be had. */
+  readonly state: 'loading' | 'ready' | 'fallback'
+  readonly name: string
+  readonly version: string
+  /** fallback: why the model could not be loaded, and how to provide it. */
+  readonly reason?: string
+  /** ready: how long the model took to load, in ms. */
+  readonly loadMs?: number
+}
+
 export interface Analyzer {
+  /** The analyzer in use (once `ready` has resolved, for one that loads a model). */
   readonly info: AnalyzerInfo
   /**
    * Analyzes a batch of messages of one conversation; returns exactly one result per message, in order.
@@ -51,6 +83,13 @@ export interface Analyzer {
     context: AnalysisContext,
     signal?: AbortSignal,
   ): Promise<MessageAnalysis[]>
+  /** Present on the local language model: topic discovery is done with it. */
+  readonly semantic?: SemanticAbilities
+  /** Resolves once the analyzer can be used (a model loaded, or its fallback chosen); absent: at once. */
+  readonly ready?: Promise<void>
+  status?(): AnalyzerStatus
+  /** Ends its threads. */
+  close?(): Promise<void>
 }
 
 /** A failed analysis: `retryable` says whether trying the same input again may succeed. */

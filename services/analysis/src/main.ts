@@ -1,12 +1,12 @@
 import { createHttpApp } from '@cas/http'
 import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { analysisSettings, createAnalysisService } from './app.ts'
-import { createAnalyzer } from './providers/index.ts'
+import { analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 
 await runService('analysis', async (config, log) => {
   const infra = await openInfrastructure(config, log, 'analysis')
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
-  log.info({ analyzer: analyzer.info }, 'analyzer ready')
+  analyzer.ready?.then(() => log.info({ analyzer: analyzerStatus(analyzer) }, 'analyzer ready'))
   const service = createAnalysisService({
     pool: infra.pool,
     keyring: infra.keyring,
@@ -16,17 +16,29 @@ await runService('analysis', async (config, log) => {
     ...analysisSettings(config),
   })
   await service.start()
-  const app = await createHttpApp({ logger: log, readiness: infra.readiness })
+  const app = await createHttpApp({
+    logger: log,
+    readiness: [...infra.readiness, analyzerReadiness(analyzer)],
+  })
   observeInfrastructure(app.metrics, infra)
   app.metrics.observeConsumer(service.consumer)
-  app.metrics.observeAnalysis({ stats: service.worker.stats, jobs: () => service.jobs() })
-  app.get('/analysis', async () => ({ ok: true, analyzer: analyzer.info, worker: service.worker.stats }))
+  app.metrics.observeAnalysis({
+    stats: service.worker.stats,
+    jobs: () => service.jobs(),
+    analyzer: () => analyzerStatus(analyzer),
+  })
+  app.get('/analysis', async () => ({
+    ok: true,
+    analyzer: analyzerStatus(analyzer),
+    worker: service.worker.stats,
+  }))
   await app.listen({ port: config.PORT, host: config.HOST })
   return {
     // Stops serving, stops consuming (committing the batch in flight), lets the jobs in flight commit.
     async close() {
       await app.close()
       await service.stop()
+      await analyzer.close?.()
       await infra.close()
     },
   }

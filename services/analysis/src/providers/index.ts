@@ -1,17 +1,24 @@
+import path from 'node:path'
 import type { Config } from '@cas/config'
-import type { Analyzer } from '../analyzer.ts'
+import type { Analyzer, AnalyzerStatus } from '../analyzer.ts'
+import { startAnalyzerThreads } from './analyzer-threads.ts'
+import { EMBEDDING_MODEL_ID, type ModelSource } from './embedding-model.ts'
 import { createLlmAnalyzer } from './llm.ts'
 import { createLocalAnalyzer } from './local.ts'
-import { createThreadedLocalAnalyzer } from './local-thread.ts'
+import { createSemanticAnalyzer, SEMANTIC_ANALYZER_NAME } from './semantic.ts'
+
+type Log = (msg: string, fields?: Record<string, unknown>) => void
 
 /**
- * The analyzer ANALYSIS_PROVIDER names: the local lexicon (default, no network; in ANALYSIS_THREADS worker
- * threads, or in the caller's thread with 0) or an OpenAI-compatible LLM.
+ * The analyzer ANALYSIS_PROVIDER names:
+ * - `local` (default): the local language model (semantic.ts), loaded in the background from
+ *   ANALYSIS_MODEL_DIR or the hub (cached under DATA_DIR/models); when it cannot be had, the lexical
+ *   analyzer, with one warning saying how to get the model. `ready` resolves once one of them is in use.
+ * - `lexical`: the lexical analyzer alone (VADER and key phrases, no model).
+ * - `llm`: an OpenAI-compatible LLM.
+ * Local analyzers run in ANALYSIS_THREADS worker threads, or in the caller's thread with 0.
  */
-export async function createAnalyzer(
-  config: Config,
-  log?: (msg: string, fields?: Record<string, unknown>) => void,
-): Promise<Analyzer> {
+export async function createAnalyzer(config: Config, log: Log = () => {}): Promise<Analyzer> {
   if (config.ANALYSIS_PROVIDER === 'llm') {
     // loadConfig has checked that the three are set when the provider is llm.
     return createLlmAnalyzer({
@@ -23,7 +30,82 @@ export async function createAnalyzer(
       log,
     })
   }
-  return config.ANALYSIS_THREADS > 0
-    ? createThreadedLocalAnalyzer(config.ANALYSIS_THREADS)
-    : createLocalAnalyzer()
+  const lexical = () =>
+    config.ANALYSIS_THREADS > 0
+      ? startAnalyzerThreads(config.ANALYSIS_THREADS, { mode: 'lexical' })
+      : Promise.resolve(createLocalAnalyzer())
+  if (config.ANALYSIS_PROVIDER === 'lexical') return lexical()
+  const source = modelSource(config)
+  const model =
+    config.ANALYSIS_THREADS > 0
+      ? startAnalyzerThreads(config.ANALYSIS_THREADS, { mode: 'semantic', source })
+      : createSemanticAnalyzer(source)
+  return withFallback(model, lexical, source, log)
+}
+
+export function modelSource(config: Config): ModelSource {
+  return {
+    ...(config.ANALYSIS_MODEL_DIR ? { modelDir: config.ANALYSIS_MODEL_DIR } : {}),
+    cacheDir: path.join(config.DATA_DIR, 'models'),
+    hubUrl: config.ANALYSIS_MODEL_HUB_URL,
+  }
+}
+
+/**
+ * The model once loaded, else the lexical analyzer: usable at once, `ready` when either is in use, and
+ * `status()` telling which (for /readyz and the metrics).
+ */
+function withFallback(
+  model: Promise<Analyzer>,
+  lexical: () => Promise<Analyzer>,
+  source: ModelSource,
+  log: Log,
+) {
+  let current: Analyzer | undefined
+  let status: AnalyzerStatus = { state: 'loading', name: SEMANTIC_ANALYZER_NAME, version: EMBEDDING_MODEL_ID }
+  const ready = model.then(
+    (analyzer) => {
+      current = analyzer
+      status = { state: 'ready', ...analyzer.info }
+    },
+    async (err: Error) => {
+      const reason = `${err.message}. To analyse with it, set ANALYSIS_MODEL_DIR to a folder holding ${EMBEDDING_MODEL_ID} in the Hugging Face hub's layout, or let the service reach ${source.hubUrl} once (the model is then kept in ${source.cacheDir})`
+      log(
+        `The local language model is unavailable; analysing with the lexical analyzer instead (sentiment, and key phrases as topics). ${reason}`,
+      )
+      current = await lexical()
+      status = { state: 'fallback', ...current.info, reason }
+    },
+  )
+  const analyzer: Analyzer = {
+    get info() {
+      return current?.info ?? { name: status.name, version: status.version }
+    },
+    get semantic() {
+      return current?.semantic
+    },
+    ready,
+    status: () => status,
+    async analyzeMessages(messages, context, signal) {
+      await ready
+      return current!.analyzeMessages(messages, context, signal)
+    },
+    async close() {
+      await ready.catch(() => {})
+      await current?.close?.()
+    },
+  }
+  return analyzer
+}
+
+/**
+ * The analyzer in /readyz (`details.analyzer`) and the metrics: never unready (the lexical fallback
+ * analyses too), but it says which analyzer is in use and, on fallback, why and how to get the model.
+ */
+export function analyzerStatus(analyzer: Analyzer): AnalyzerStatus {
+  return analyzer.status?.() ?? { state: 'ready', ...analyzer.info }
+}
+
+export function analyzerReadiness(analyzer: Analyzer) {
+  return { name: 'analyzer', check: async () => {}, detail: () => analyzerStatus(analyzer) }
 }

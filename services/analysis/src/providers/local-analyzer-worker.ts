@@ -1,27 +1,113 @@
 /**
- * The local analyzer in a worker thread (see local-thread.ts): it answers each request with the results,
- * or with the AnalyzerError's fields.
+ * An analyzer thread (see analyzer-threads.ts): loads the lexical analyzer or the language model, says
+ * whether it could, then answers requests. Analyses that queue while the model works are answered
+ * together, with one model call: batching many short messages is what makes the model fast.
  */
-import { parentPort } from 'node:worker_threads'
-import { AnalyzerError } from '../analyzer.ts'
+import { parentPort, workerData } from 'node:worker_threads'
+import { type Analyzer, AnalyzerError, type MessageAnalysis } from '../analyzer.ts'
+import { averageLinkageClusters } from '../topics/agglomerative.ts'
+import type { ThreadMode, ThreadReply, ThreadRequest } from './analyzer-threads.ts'
 import { createLocalAnalyzer } from './local.ts'
-import type { ThreadReply, ThreadRequest } from './local-thread.ts'
+import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
 
-const analyzer = createLocalAnalyzer()
+type AnalyzeRequest = Extract<ThreadRequest, { kind: 'analyze' }>
+
 const port = parentPort!
+const mode = workerData as ThreadMode
+
+let analyzer: Analyzer
+let semantic: SemanticAnalyzer | undefined
+try {
+  if (mode.mode === 'semantic') {
+    semantic = await createSemanticAnalyzer(mode.source)
+    analyzer = semantic
+  } else {
+    analyzer = createLocalAnalyzer()
+  }
+  const ready: ThreadReply = {
+    kind: 'ready',
+    info: analyzer.info,
+    ...(semantic ? { model: semantic.semantic.model, loadMs: semantic.model.loadMs } : { loadMs: 0 }),
+  }
+  port.postMessage(ready)
+} catch (err) {
+  port.postMessage({ kind: 'failed', reason: (err as Error).message } satisfies ThreadReply)
+}
+
+const queue: AnalyzeRequest[] = []
+let draining = false
 
 port.on('message', async (request: ThreadRequest) => {
-  let reply: ThreadReply
-  try {
-    reply = { id: request.id, results: await analyzer.analyzeMessages(request.messages, request.context) }
-  } catch (err) {
-    reply =
-      err instanceof AnalyzerError
-        ? { id: request.id, error: { code: err.code, message: err.message, retryable: err.retryable } }
-        : {
-            id: request.id,
-            error: { code: 'provider_error', message: (err as Error).message, retryable: true },
-          }
+  if (request.kind === 'analyze') {
+    queue.push(request)
+    if (!draining) await drain()
+    return
   }
-  port.postMessage(reply)
+  try {
+    if (request.kind === 'embed') {
+      if (!semantic) throw new AnalyzerError('provider_error', 'no language model in this thread', false)
+      reply({ id: request.id, embeddings: await semantic.semantic.embedTexts(request.texts) })
+    } else {
+      const { vectors, dimensions, minSimilarity } = request
+      const n = dimensions === 0 ? 0 : vectors.length / dimensions
+      const split = Array.from({ length: n }, (_, i) =>
+        vectors.subarray(i * dimensions, (i + 1) * dimensions),
+      )
+      reply({ id: request.id, clusters: averageLinkageClusters(split, minSimilarity) })
+    }
+  } catch (err) {
+    reply(errorReply(request.id, err))
+  }
 })
+
+/**
+ * Answers the queued analyses. The model's requests go together in one call (their context is not
+ * used: topics are decided elsewhere); the lexical analyzer's one by one, each with its topic list.
+ */
+async function drain() {
+  draining = true
+  try {
+    while (queue.length > 0) {
+      const batch = semantic ? queue.splice(0) : queue.splice(0, 1)
+      await analyzeTogether(batch)
+    }
+  } finally {
+    draining = false
+  }
+}
+
+async function analyzeTogether(batch: AnalyzeRequest[]) {
+  // A request the analyzer refuses (bad input) must not fail the others it would be batched with.
+  const valid = batch.filter((r) => {
+    const bad = r.messages.find((m) => typeof m.content !== 'string')
+    if (bad) {
+      const error = new AnalyzerError('invalid_input', `message ${String(bad.id)} has no text content`, false)
+      reply(errorReply(r.id, error))
+    }
+    return !bad
+  })
+  if (valid.length === 0) return
+  try {
+    const results: MessageAnalysis[] = await analyzer.analyzeMessages(
+      valid.flatMap((r) => r.messages),
+      valid[0]!.context,
+    )
+    let offset = 0
+    for (const r of valid) {
+      reply({ id: r.id, results: results.slice(offset, offset + r.messages.length) })
+      offset += r.messages.length
+    }
+  } catch (err) {
+    for (const r of valid) reply(errorReply(r.id, err))
+  }
+}
+
+function reply(message: ThreadReply) {
+  port.postMessage(message)
+}
+
+function errorReply(id: number, err: unknown): ThreadReply {
+  return err instanceof AnalyzerError
+    ? { id, error: { code: err.code, message: err.message, retryable: err.retryable } }
+    : { id, error: { code: 'provider_error', message: (err as Error).message, retryable: true } }
+}

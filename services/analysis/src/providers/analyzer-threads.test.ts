@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { AnalyzerError, type MessageToAnalyze } from '../analyzer.ts'
+import { createThreadedLocalAnalyzer } from './analyzer-threads.ts'
 import { createLocalAnalyzer } from './local.ts'
-import { createThreadedLocalAnalyzer } from './local-thread.ts'
 
 const inThread = createLocalAnalyzer()
-const threaded = createThreadedLocalAnalyzer(2)
+const threaded = await createThreadedLocalAnalyzer(2)
 
 const messages: MessageToAnalyze[] = [
   'Thanks, that was really helpful!',

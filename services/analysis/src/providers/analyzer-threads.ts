@@ -1,0 +1,200 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import {
+  type AnalysisContext,
+  type Analyzer,
+  AnalyzerError,
+  type AnalyzerInfo,
+  type MessageAnalysis,
+  type MessageToAnalyze,
+  type SemanticAbilities,
+} from '../analyzer.ts'
+import type { ModelSource } from './embedding-model.ts'
+
+/** What a thread runs: the lexical analyzer, or the language model (semantic.ts). */
+export type ThreadMode =
+  | { readonly mode: 'lexical' }
+  | { readonly mode: 'semantic'; readonly source: ModelSource }
+
+export type ThreadRequest =
+  | {
+      readonly id: number
+      readonly kind: 'analyze'
+      readonly messages: readonly MessageToAnalyze[]
+      readonly context: AnalysisContext
+    }
+  | { readonly id: number; readonly kind: 'embed'; readonly texts: readonly string[] }
+  | {
+      readonly id: number
+      readonly kind: 'cluster'
+      readonly vectors: Float32Array
+      readonly dimensions: number
+      readonly minSimilarity: number
+    }
+
+export type ThreadReply =
+  | { readonly kind: 'ready'; readonly info: AnalyzerInfo; readonly model?: string; readonly loadMs: number }
+  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly id: number; readonly results: MessageAnalysis[] }
+  | { readonly id: number; readonly embeddings: Float32Array[] }
+  | { readonly id: number; readonly clusters: number[] }
+  | {
+      readonly id: number
+      readonly error: { code: AnalyzerError['code']; message: string; retryable: boolean }
+    }
+
+interface Waiting {
+  resolve: (value: never) => void
+  reject: (err: unknown) => void
+}
+
+interface Slot {
+  worker: Worker
+  readonly waiting: Map<number, Waiting>
+}
+
+/** The model could not be loaded in the threads (ModelUnavailableError's reasons, passed across). */
+export class ThreadsUnavailableError extends Error {
+  constructor(reason: string) {
+    super(reason)
+    this.name = 'ThreadsUnavailableError'
+  }
+}
+
+/**
+ * The worker's script: the bundle's own (dist/local-analyzer-worker.js, next to the service's bundle),
+ * or, run from the sources, the TypeScript file through tsx.
+ */
+function startWorker(mode: ThreadMode): Worker {
+  const bundled = new URL('./local-analyzer-worker.js', import.meta.url)
+  if (existsSync(fileURLToPath(bundled))) return new Worker(bundled, { workerData: mode })
+  const source = new URL('./local-analyzer-worker.ts', import.meta.url).href
+  return new Worker(
+    `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(source)}))`,
+    { eval: true, workerData: mode },
+  )
+}
+
+/**
+ * An analyzer run in `threads` worker threads. Analysis is CPU work (the lexical scorer about 150 µs a
+ * message, the language model about 1 ms): in threads of its own it runs on other cores, and the event
+ * loop that answers captures and dashboard reads is never held up by it. Requests go to the thread with
+ * the fewest waiting; a thread batches the requests that queue while it works (one model call for many).
+ * A thread that dies fails its requests (retryable) and is started again. Threads do not keep the
+ * process alive. Resolves once every thread has loaded; rejects when the model could not be loaded.
+ */
+export async function startAnalyzerThreads(threads: number, mode: ThreadMode): Promise<Analyzer> {
+  let nextId = 0
+  let info: AnalyzerInfo | undefined
+  let model: string | undefined
+  const loaded: Promise<void>[] = []
+  const pool: Slot[] = Array.from({ length: threads }, () => ({ worker: undefined!, waiting: new Map() }))
+  for (const slot of pool) loaded.push(start(slot))
+
+  function start(slot: Slot): Promise<void> {
+    const worker = startWorker(mode)
+    worker.unref()
+    slot.worker = worker
+    return new Promise<void>((resolve, reject) => {
+      worker.on('message', (reply: ThreadReply) => {
+        if ('kind' in reply) {
+          if (reply.kind === 'ready') {
+            info = reply.info
+            model = reply.model
+            resolve()
+          } else {
+            reject(new ThreadsUnavailableError(reply.reason))
+          }
+          return
+        }
+        const waiting = slot.waiting.get(reply.id)
+        if (!waiting) return
+        slot.waiting.delete(reply.id)
+        if ('error' in reply) {
+          waiting.reject(new AnalyzerError(reply.error.code, reply.error.message, reply.error.retryable))
+        } else if ('results' in reply) waiting.resolve(reply.results as never)
+        else if ('embeddings' in reply) waiting.resolve(reply.embeddings as never)
+        else waiting.resolve(reply.clusters as never)
+      })
+      worker.on('error', (err) => fail(slot, worker, err, reject))
+      worker.on('exit', (code) =>
+        fail(slot, worker, new Error(`analyzer thread exited with code ${code}`), reject),
+      )
+    })
+  }
+
+  function fail(slot: Slot, worker: Worker, err: Error, rejectStart: (err: Error) => void) {
+    rejectStart(err)
+    if (slot.worker !== worker || closed) return
+    for (const waiting of slot.waiting.values()) {
+      waiting.reject(new AnalyzerError('provider_error', `analyzer thread failed: ${err.message}`, true))
+    }
+    slot.waiting.clear()
+    start(slot).catch(() => {})
+  }
+
+  let closed = false
+  async function close() {
+    closed = true
+    await Promise.all(pool.map((s) => s.worker.terminate()))
+  }
+
+  try {
+    await Promise.all(loaded)
+  } catch (err) {
+    await close()
+    throw err
+  }
+
+  function send<T>(request: ThreadRequest, signal?: AbortSignal, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new AnalyzerError('timeout', 'analysis aborted', true))
+    const slot = pool.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a))
+    return new Promise<T>((resolve, reject) => {
+      slot.waiting.set(request.id, { resolve: resolve as (v: never) => void, reject })
+      signal?.addEventListener('abort', () => {
+        if (slot.waiting.delete(request.id)) reject(new AnalyzerError('timeout', 'analysis aborted', true))
+      })
+      slot.worker.postMessage(request, transfer)
+    })
+  }
+
+  const semantic: SemanticAbilities | undefined =
+    model === undefined
+      ? undefined
+      : {
+          model,
+          embedTexts: (texts) => send<Float32Array[]>({ id: nextId++, kind: 'embed', texts: [...texts] }),
+          cluster(vectors, minSimilarity) {
+            const dimensions = vectors[0]?.length ?? 0
+            const flat = new Float32Array(vectors.length * dimensions)
+            for (const [i, v] of vectors.entries()) flat.set(v, i * dimensions)
+            return send<number[]>(
+              { id: nextId++, kind: 'cluster', vectors: flat, dimensions, minSimilarity },
+              undefined,
+              [flat.buffer],
+            )
+          },
+        }
+  return {
+    info: info!,
+    ...(semantic ? { semantic } : {}),
+    close,
+    analyzeMessages(messages, context, signal) {
+      // Plain data only: the messages' fields and the context's topic lists.
+      const plain = messages.map((m) => ({ id: m.id, role: m.role, content: m.content }))
+      const request: ThreadRequest = {
+        id: nextId++,
+        kind: 'analyze',
+        messages: plain,
+        context: { topics: context.topics },
+      }
+      return send<MessageAnalysis[]>(request, signal)
+    },
+  }
+}
+
+/** The lexical analyzer in `threads` worker threads, the same results as in the caller's thread. */
+export function createThreadedLocalAnalyzer(threads: number): Promise<Analyzer> {
+  return startAnalyzerThreads(threads, { mode: 'lexical' })
+}

@@ -1,0 +1,168 @@
+/**
+ * The local language model: all-MiniLM-L6-v2 sentence embeddings (sentence-transformers, Apache-2.0; 384
+ * dimensions, mean pooling, L2-normalized), quantized to int8, run on the CPU by Transformers.js
+ * (`@huggingface/transformers`) on onnxruntime-node, in the thread that calls it. Loaded in this order:
+ * a folder in the Hugging Face hub's layout (ANALYSIS_MODEL_DIR), else the hub itself (downloaded once,
+ * cached under DATA_DIR/models); when neither can be had, loading fails with the reasons, and the caller
+ * falls back to the lexical analyzer.
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream, existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import {
+  AutoModel,
+  AutoTokenizer,
+  env,
+  mean_pooling,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+} from '@huggingface/transformers'
+
+export const EMBEDDING_MODEL_ID = 'Xenova/all-MiniLM-L6-v2'
+export const EMBEDDING_MODEL_DTYPE = 'q8'
+const MODEL_FILE = 'onnx/model_quantized.onnx'
+
+/** Chat messages need no more: the model was trained on 128-token pieces, and longer text is cut. */
+const MAX_TOKENS = 128
+/** Characters read before tokenizing, a cheap bound far above 128 tokens. */
+const MAX_CHARS = 1_000
+/** Texts per model call: sorted by length first, so that a call pads little. */
+const BATCH = 32
+
+export interface ModelSource {
+  /** A folder holding `Xenova/all-MiniLM-L6-v2/…` as on the hub (ANALYSIS_MODEL_DIR). */
+  readonly modelDir?: string
+  /** Where a model downloaded from the hub is kept (DATA_DIR/models). */
+  readonly cacheDir: string
+  /** The hub (ANALYSIS_MODEL_HUB_URL); a mirror, or an address that refuses, to keep the service offline. */
+  readonly hubUrl: string
+}
+
+export interface EmbeddingModel {
+  /** e.g. `Xenova/all-MiniLM-L6-v2@q8#03cad882…+transformers@4.3.1+onnxruntime-node@1.30.0`. */
+  readonly version: string
+  /** Where it was loaded from: 'folder' (ANALYSIS_MODEL_DIR) or 'hub' (downloaded or cached). */
+  readonly loadedFrom: 'folder' | 'hub'
+  readonly loadMs: number
+  /** Unit-length embeddings, one per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>
+}
+
+export class ModelUnavailableError extends Error {
+  constructor(readonly reasons: string[]) {
+    super(`the language model ${EMBEDDING_MODEL_ID} could not be loaded: ${reasons.join('; ')}`)
+    this.name = 'ModelUnavailableError'
+  }
+}
+
+const require = createRequire(import.meta.url)
+const versionOf = (pkg: string) => (require(`${pkg}/package.json`) as { version: string }).version
+
+export async function loadEmbeddingModel(source: ModelSource): Promise<EmbeddingModel> {
+  const started = performance.now()
+  const reasons: string[] = []
+  const attempts: { from: 'folder' | 'hub'; configure: () => void; file: string }[] = []
+  if (source.modelDir) {
+    const dir = path.resolve(source.modelDir)
+    attempts.push({
+      from: 'folder',
+      file: path.join(dir, EMBEDDING_MODEL_ID, MODEL_FILE),
+      configure: () => {
+        env.allowLocalModels = true
+        env.localModelPath = `${dir}/`
+        env.allowRemoteModels = false
+      },
+    })
+  }
+  attempts.push({
+    from: 'hub',
+    file: path.join(source.cacheDir, EMBEDDING_MODEL_ID, MODEL_FILE),
+    configure: () => {
+      env.allowLocalModels = false
+      env.allowRemoteModels = true
+      env.remoteHost = source.hubUrl.endsWith('/') ? source.hubUrl : `${source.hubUrl}/`
+      env.useFSCache = true
+      env.cacheDir = source.cacheDir
+    },
+  })
+  for (const attempt of attempts) {
+    if (attempt.from === 'folder' && !existsSync(attempt.file)) {
+      reasons.push(
+        `ANALYSIS_MODEL_DIR ${source.modelDir} has no ${path.join(EMBEDDING_MODEL_ID, MODEL_FILE)}`,
+      )
+      continue
+    }
+    attempt.configure()
+    try {
+      const tokenizer = await AutoTokenizer.from_pretrained(EMBEDDING_MODEL_ID)
+      const model = await AutoModel.from_pretrained(EMBEDDING_MODEL_ID, {
+        dtype: EMBEDDING_MODEL_DTYPE,
+        // One core per analyzer thread: ANALYSIS_THREADS says how many the analysis may take.
+        session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+      })
+      const digest = await fileDigest(attempt.file)
+      return {
+        version:
+          `${EMBEDDING_MODEL_ID}@${EMBEDDING_MODEL_DTYPE}${digest ? `#${digest}` : ''}` +
+          `+transformers@${env.version}+onnxruntime-node@${versionOf('onnxruntime-node')}`,
+        loadedFrom: attempt.from,
+        loadMs: Math.round(performance.now() - started),
+        embed: (texts) => embed(tokenizer, model, texts),
+      }
+    } catch (err) {
+      const cause =
+        attempt.from === 'hub' && !existsSync(attempt.file)
+          ? await hubProblem(source.hubUrl)
+          : (err as Error).message.split('\n')[0]
+      const where =
+        attempt.from === 'folder' ? `ANALYSIS_MODEL_DIR ${source.modelDir}` : `the hub ${source.hubUrl}`
+      reasons.push(`${where}: ${cause}`)
+    }
+  }
+  throw new ModelUnavailableError(reasons)
+}
+
+async function embed(
+  tokenizer: PreTrainedTokenizer,
+  model: PreTrainedModel,
+  texts: readonly string[],
+): Promise<Float32Array[]> {
+  const out = new Array<Float32Array>(texts.length)
+  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length)
+  for (let start = 0; start < order.length; start += BATCH) {
+    const indexes = order.slice(start, start + BATCH)
+    const inputs = tokenizer(
+      indexes.map((i) => texts[i]!.slice(0, MAX_CHARS)),
+      { padding: true, truncation: true, max_length: MAX_TOKENS },
+    )
+    const { last_hidden_state } = await model(inputs)
+    const pooled = mean_pooling(last_hidden_state, inputs.attention_mask).normalize(2, -1)
+    const data = pooled.data as Float32Array
+    const dim = data.length / indexes.length
+    indexes.forEach((textIndex, row) => {
+      out[textIndex] = data.slice(row * dim, (row + 1) * dim)
+    })
+  }
+  return out
+}
+
+/** Why the model could not be downloaded: Transformers.js reports a missing file, whatever the cause. */
+async function hubProblem(hubUrl: string): Promise<string> {
+  const url = new URL(`${EMBEDDING_MODEL_ID}/resolve/main/config.json`, hubUrl)
+  try {
+    const response = await fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(10_000) })
+    return response.ok ? 'the download failed' : `${url} answered ${response.status}`
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause
+    return `cannot reach it (${cause?.code ?? cause?.message ?? (err as Error).message})`
+  }
+}
+
+/** The first 16 hex digits of the model file's SHA-256: a re-exported or newer model is another version. */
+async function fileDigest(file: string): Promise<string | undefined> {
+  if (!existsSync(file)) return undefined
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex').slice(0, 16)
+}

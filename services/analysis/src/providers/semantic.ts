@@ -1,0 +1,84 @@
+/**
+ * The default analyzer: the local language model (embedding-model.ts) for what end users talk about,
+ * and the lexical scorer for how they feel. Per message: its sentiment; for an end user's message with a
+ * content word, its sentence embedding and the terms a topic label may take from it (topics/terms.ts).
+ * Assistant, system and tool messages get a sentiment only: they never make topics. The topics
+ * themselves are decided by the analysis worker, per chatbot, from the embeddings (topics/topic-model.ts).
+ */
+import {
+  type Analyzer,
+  AnalyzerError,
+  type AnalyzerInfo,
+  type MessageAnalysis,
+  type MessageToAnalyze,
+  type SemanticAbilities,
+} from '../analyzer.ts'
+import { averageLinkageClusters } from '../topics/agglomerative.ts'
+import { createTermExtractor } from '../topics/terms.ts'
+import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
+import { createLocalAnalyzer, LOCAL_ANALYZER_INFO } from './local.ts'
+
+export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
+/** Bump when this file's or topics/terms.ts's rules change results. */
+const RULES_VERSION = 1
+/** Embeddings kept by text: greetings and stock phrases recur ("where is my order?"). */
+const EMBEDDING_CACHE_SIZE = 10_000
+
+export interface SemanticAnalyzer extends Analyzer {
+  readonly semantic: SemanticAbilities
+  readonly model: EmbeddingModel
+}
+
+export async function createSemanticAnalyzer(source: ModelSource): Promise<SemanticAnalyzer> {
+  const model = await loadEmbeddingModel(source)
+  const lexical = createLocalAnalyzer()
+  const extractor = createTermExtractor()
+  const cache = new Map<string, Float32Array>()
+
+  async function embedTexts(texts: readonly string[]): Promise<Float32Array[]> {
+    const missing = [...new Set(texts.filter((t) => !cache.has(t)))]
+    if (missing.length > 0) {
+      const embeddings = await model.embed(missing)
+      missing.forEach((text, i) => {
+        if (cache.size >= EMBEDDING_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+        cache.set(text, embeddings[i]!)
+      })
+    }
+    return texts.map((t) => cache.get(t)!)
+  }
+
+  const info: AnalyzerInfo = {
+    name: SEMANTIC_ANALYZER_NAME,
+    version: `${model.version}+sentiment:${LOCAL_ANALYZER_INFO.version}+rules-v${RULES_VERSION}`,
+  }
+  return {
+    info,
+    model,
+    semantic: {
+      model: model.version,
+      embedTexts,
+      cluster: async (vectors, minSimilarity) => averageLinkageClusters(vectors, minSimilarity),
+    },
+    async analyzeMessages(messages, _context, signal) {
+      for (const m of messages) {
+        if (typeof m.content !== 'string') {
+          throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
+        }
+      }
+      // Sentiment of every message, by the lexical scorer (its topics are not used here).
+      const lexicalResults = await lexical.analyzeMessages(messages, {}, signal)
+      const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
+      const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
+      const embeddings = await embedTexts(toEmbed.map((m) => m.content.trim()))
+      if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
+      const byMessage = new Map<MessageToAnalyze, Float32Array>(toEmbed.map((m, i) => [m, embeddings[i]!]))
+      return messages.map((m, i): MessageAnalysis => {
+        const embedding = byMessage.get(m)
+        const { messageId, sentiment } = lexicalResults[i]!
+        return embedding
+          ? { messageId, sentiment, topics: [], embedding, terms: terms[i]! }
+          : { messageId, sentiment, topics: [] }
+      })
+    },
+  }
+}
