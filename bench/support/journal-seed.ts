@@ -51,7 +51,7 @@ export function seedEvents(n: number, at: string) {
         results: TURNS.map((_, i) => ({
           messageId: `m-${i}`,
           sentiment: SENTIMENTS[i % 3]!,
-          topics: i % 2 ? [] : ['shipping'],
+          topics: i % 2 ? [] : [{ id: 'shipping', label: 'shipping' }],
         })),
       }),
     },
@@ -61,7 +61,11 @@ export function seedEvents(n: number, at: string) {
       event: newEvent('analysis.conversation-analyzed', {
         analyzer: { name: 'bench', version: '1' },
         sentiment: SENTIMENTS[2],
-        topics: ['shipping', 'refunds'],
+        assistantSentiment: null,
+        topics: [
+          { id: 'shipping', label: 'shipping' },
+          { id: 'refunds', label: 'refunds' },
+        ],
       }),
     },
   ] satisfies { streamType: string; streamVersion: number; event: NewEvent }[]

@@ -1,12 +1,17 @@
-import { describe, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   analysisConversationAnalyzedV1,
   analysisEventDefinitions,
   analysisEventSchema,
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
+  analysisMessagesAnalyzedV2,
+  analysisTopicDiscoveredV1,
+  analysisTopicMergedV1,
 } from './analysis-events.ts'
+import { readerEventDefinitions } from './domain-event.ts'
 import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
+import { upcast } from './upcasters.ts'
 
 function messagesAnalyzedWith(result: Record<string, unknown>) {
   const base = { messageId: 'm-1', sentiment: { score: 0, label: 'neutral' }, topics: [] }
@@ -22,9 +27,58 @@ describe('analysis events', () => {
     '%s accepts its example',
     (_, definition) => {
       expectAccepted(definition.schema, rawEvent(definition))
-      expectAccepted(analysisEventSchema, rawEvent(definition))
     },
   )
+
+  it.each(
+    readerEventDefinitions
+      .filter((definition) => definition.streamType === 'analysis')
+      .map((definition) => [`${definition.type} v${definition.version}`, definition] as const),
+  )("the readers' union accepts %s", (_, definition) => {
+    expectAccepted(analysisEventSchema, rawEvent(definition))
+  })
+
+  describe('version 2 of the results: topics by id', () => {
+    it('reads a v1 result\'s key phrases as topics whose id is their label, and no assistant sentiment', () => {
+      const v1 = rawEvent(analysisMessagesAnalyzedV1)
+      expect(upcast(v1)).toMatchObject({
+        version: 2,
+        payload: { results: [{ messageId: 'm-1', topics: [{ id: 'pricing', label: 'pricing' }] }] },
+      })
+      const conversation = upcast(rawEvent(analysisConversationAnalyzedV1)) as { payload: unknown }
+      expect(conversation.payload).toMatchObject({
+        assistantSentiment: null,
+        topics: [
+          { id: 'pricing', label: 'pricing' },
+          { id: 'plans', label: 'plans' },
+        ],
+      })
+    })
+
+    it('refuses a topic without an id', () => {
+      const result = { messageId: 'm-1', sentiment: { score: 0, label: 'neutral' }, topics: [{ label: 'x' }] }
+      expectRejectedAt(
+        analysisMessagesAnalyzedV2.schema,
+        rawEventWithPayload(analysisMessagesAnalyzedV2, { results: [result] }),
+        'payload.results.0.topics.0.id',
+      )
+    })
+  })
+
+  describe('topic events', () => {
+    it('name topics by UUID', () => {
+      expectRejectedAt(
+        analysisTopicDiscoveredV1.schema,
+        rawEventWithPayload(analysisTopicDiscoveredV1, { topicId: 'refunds' }),
+        'payload.topicId',
+      )
+      expectRejectedAt(
+        analysisTopicMergedV1.schema,
+        rawEventWithPayload(analysisTopicMergedV1, { into: 'other' }),
+        'payload.into',
+      )
+    })
+  })
 
   describe('sentiment', () => {
     it.each([-1, -0.25, 0, 1])('accepts score %d', (score) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { defineEvent } from './envelope.ts'
+import { defineUpcaster } from './upcasting.ts'
 
 const analyzerSchema = z
   .strictObject({ name: z.string().min(1), version: z.string().min(1) })
@@ -46,6 +47,137 @@ export const analysisConversationAnalyzedV1 = defineEvent({
   },
 })
 
+/** The topic id of the long tail: end users' messages no topic is similar enough to. */
+export const OTHER_TOPIC_ID = 'other'
+
+const topicIdSchema = z
+  .string()
+  .min(1)
+  .describe(
+    'A stable topic id: a UUID for a topic discovered by the language model or configured in settings.topics ' +
+      '(see analysis.topic-discovered), "other" for the long tail no topic takes; for the lexical and LLM ' +
+      'analyzers, whose topics are key phrases, the phrase itself.',
+  )
+
+const topicRefSchema = z.strictObject({
+  id: topicIdSchema,
+  label: z
+    .string()
+    .describe("The topic's label when the result was recorded (analysis.topic-relabeled changes it)."),
+})
+
+const topicRefsSchema = z
+  .array(topicRefSchema)
+  .describe("End users' messages only: other roles' messages never have topics.")
+
+/** v2: topics are ids (stable, relabeled by events) with their label at the time, not labels alone. */
+export const analysisMessagesAnalyzedV2 = defineEvent({
+  type: 'analysis.messages-analyzed',
+  version: 2,
+  streamType: 'analysis',
+  description:
+    "Messages of a conversation were analyzed, or re-placed in a newly found topic; streamId is the internal conversation id. Each message's latest result replaces its earlier ones.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema,
+    results: z
+      .array(
+        z.strictObject({
+          messageId: messageIdSchema,
+          sentiment: sentimentSchema,
+          topics: topicRefsSchema,
+        }),
+      )
+      .min(1),
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    results: [
+      {
+        messageId: 'm-1',
+        sentiment: { score: -0.6, label: 'negative' },
+        topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
+      },
+    ],
+  },
+})
+
+export const analysisConversationAnalyzedV2 = defineEvent({
+  type: 'analysis.conversation-analyzed',
+  version: 2,
+  streamType: 'analysis',
+  description:
+    "A conversation as a whole was analyzed; streamId is the internal conversation id. sentiment and topics describe the end user's messages.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema,
+    sentiment: sentimentSchema.describe(
+      "The mean of the end user's messages (of all messages when the conversation has none).",
+    ),
+    assistantSentiment: sentimentSchema
+      .nullable()
+      .describe("The mean of the assistant's messages; null when there are none."),
+    topics: topicRefsSchema.describe('The topics of most of its end-user messages, most first; at most 5.'),
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    sentiment: { score: -0.6, label: 'negative' },
+    assistantSentiment: { score: 0.4, label: 'positive' },
+    topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
+  },
+})
+
+const topicStreamNote =
+  "streamId is the chatbot's id: the chatbot's topics are one stream of the analysis stream type, so its topic events are in order."
+
+export const analysisTopicDiscoveredV1 = defineEvent({
+  type: 'analysis.topic-discovered',
+  version: 1,
+  streamType: 'analysis',
+  description: `A chatbot has a new topic: found among its end users' messages by the language model, or configured in its settings.topics. ${topicStreamNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('Stable: results name the topic by it from now on.'),
+    label: z.string().describe("A short label from its members' own words (or the configured label)."),
+    keywords: z
+      .array(z.string())
+      .describe('Its most distinctive terms, most first (or the configured keywords).'),
+    configured: z.boolean().describe("Whether it is one of the chatbot's own topics (settings.topics)."),
+  }),
+  example: {
+    topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+    label: 'refund, money back',
+    keywords: ['refund', 'money back', 'return', 'charge'],
+    configured: false,
+  },
+})
+
+export const analysisTopicRelabeledV1 = defineEvent({
+  type: 'analysis.topic-relabeled',
+  version: 1,
+  streamType: 'analysis',
+  description: `A topic's label or keywords changed as it grew (or its configured keywords changed). ${topicStreamNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid(),
+    label: z.string(),
+    keywords: z.array(z.string()),
+  }),
+  example: {
+    topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+    label: 'refund, return',
+    keywords: ['refund', 'return', 'money back'],
+  },
+})
+
+export const analysisTopicMergedV1 = defineEvent({
+  type: 'analysis.topic-merged',
+  version: 1,
+  streamType: 'analysis',
+  description: `Two topics turned out to be one: topicId's messages count in \`into\` from now on, and topicId is not used again. ${topicStreamNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('The topic merged away.'),
+    into: z.uuid().describe('The topic that remains (the older one, or the configured one).'),
+  }),
+  example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
 export const analysisFailedV1 = defineEvent({
   type: 'analysis.failed',
   version: 1,
@@ -60,16 +192,40 @@ export const analysisFailedV1 = defineEvent({
   example: { messageIds: ['m-1', 'm-2'], reason: 'model timed out', attempt: 1, retryable: true },
 })
 
+/** v1 topics were labels (key phrases): each is its own id. v1 had no assistant sentiment. */
+const asTopicRefs = (labels: readonly string[]) => labels.map((label) => ({ id: label, label }))
+
+export const analysisUpcasters = [
+  defineUpcaster(analysisMessagesAnalyzedV1, analysisMessagesAnalyzedV2, ({ payload }) => ({
+    analyzer: payload.analyzer,
+    results: payload.results.map((r) => ({ ...r, topics: asTopicRefs(r.topics) })),
+  })),
+  defineUpcaster(analysisConversationAnalyzedV1, analysisConversationAnalyzedV2, ({ payload }) => ({
+    analyzer: payload.analyzer,
+    sentiment: payload.sentiment,
+    assistantSentiment: null,
+    topics: asTopicRefs(payload.topics),
+  })),
+]
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
   analysisConversationAnalyzedV1,
   analysisFailedV1,
+  analysisMessagesAnalyzedV2,
+  analysisConversationAnalyzedV2,
+  analysisTopicDiscoveredV1,
+  analysisTopicRelabeledV1,
+  analysisTopicMergedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
 export const analysisEventSchema = z.discriminatedUnion('type', [
-  analysisMessagesAnalyzedV1.schema,
-  analysisConversationAnalyzedV1.schema,
+  analysisMessagesAnalyzedV2.schema,
+  analysisConversationAnalyzedV2.schema,
   analysisFailedV1.schema,
+  analysisTopicDiscoveredV1.schema,
+  analysisTopicRelabeledV1.schema,
+  analysisTopicMergedV1.schema,
 ])

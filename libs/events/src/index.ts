@@ -1,9 +1,15 @@
 export {
   analysisConversationAnalyzedV1,
+  analysisConversationAnalyzedV2,
   analysisEventDefinitions,
   analysisEventSchema,
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
+  analysisMessagesAnalyzedV2,
+  analysisTopicDiscoveredV1,
+  analysisTopicMergedV1,
+  analysisTopicRelabeledV1,
+  OTHER_TOPIC_ID,
 } from './analysis-events.ts'
 export {
   capturedMessageSchema,

@@ -72,6 +72,9 @@ async function job(conversationId: string) {
   return rows[0]
 }
 
+/** A key phrase of the analyzer's (not the language model's): its own id. */
+const billing = { id: 'billing', label: 'billing' }
+
 describe('analysis service', () => {
   it('analyzes every captured message and records the analyzer, and the read models show it', async () => {
     await startService()
@@ -91,16 +94,17 @@ describe('analysis service', () => {
     expect(events[0]?.payload).toEqual({
       analyzer: { name: 'scripted', version: 'test-1' },
       results: [
-        { messageId: 'm0', sentiment: { score: 0.8, label: 'positive' }, topics: ['billing'] },
+        { messageId: 'm0', sentiment: { score: 0.8, label: 'positive' }, topics: [billing] },
         { messageId: 'm1', sentiment: { score: 0.4, label: 'positive' }, topics: [] },
-        { messageId: 'm2', sentiment: { score: -0.2, label: 'negative' }, topics: ['billing'] },
+        { messageId: 'm2', sentiment: { score: -0.2, label: 'negative' }, topics: [billing] },
       ],
     })
-    // The conversation's sentiment is the end user's (m0, m2): (0.8 - 0.2) / 2.
+    // The conversation's sentiment is the end user's (m0, m2): (0.8 - 0.2) / 2; the assistant's apart.
     expect(events[1]?.payload).toEqual({
       analyzer: { name: 'scripted', version: 'test-1' },
       sentiment: { score: 0.3, label: 'positive' },
-      topics: ['billing'],
+      assistantSentiment: { score: 0.4, label: 'positive' },
+      topics: [billing],
     })
     await projectAll(db.pool)
     const res = await app.inject({
@@ -110,6 +114,7 @@ describe('analysis service', () => {
     })
     const { conversation } = res.json()
     expect(conversation.sentiment).toEqual({ score: 0.3, label: 'positive' })
+    expect(conversation.assistantSentiment).toEqual({ score: 0.4, label: 'positive' })
     expect(conversation.topics).toEqual(['billing'])
     expect(conversation.messages[0].sentiment).toEqual({ score: 0.8, label: 'positive' })
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })

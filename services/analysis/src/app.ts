@@ -30,6 +30,8 @@ export interface AnalysisServiceDeps {
   readonly maxPending?: number
   readonly retryBaseMs?: number
   readonly leaseMs?: number
+  /** Topics a chatbot's end users' messages may make at most (ANALYSIS_MAX_TOPICS). */
+  readonly maxTopics?: number
   readonly groupId?: string
   readonly now?: () => Date
 }
@@ -51,6 +53,7 @@ export function analysisSettings(config: Config) {
     concurrency: config.ANALYSIS_CONCURRENCY,
     maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
     maxPending: config.ANALYSIS_MAX_PENDING,
+    maxTopics: config.ANALYSIS_MAX_TOPICS,
   }
 }
 
@@ -96,7 +99,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         }
         const event = opened.event
         if (event.type === 'conversation.erased') {
-          await forgetConversation(client, event.streamId)
+          await forgetConversation(client, event.chatbotId, event.streamId)
           continue
         }
         if (event.type === 'chatbot.deleted') {
@@ -132,23 +135,33 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     maxAttempts: deps.maxAttempts ?? 5,
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
+    maxTopics: deps.maxTopics,
     now,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onAnalyzed: (job) =>
       log?.info({ ...jobLogFields(job), messages: job.messages.length }, 'analyzed messages'),
   })
+  let starting: Promise<void> = Promise.resolve()
+  let stopped = false
   return {
     consumer,
     worker,
     jobs: () => jobCounts(deps.pool),
     async start() {
       await consumer.start()
-      worker.start()
+      // Jobs queue meanwhile: the worker starts once the analyzer is usable (the model loaded, or its
+      // fallback chosen), without holding up the process's start.
+      const ready = deps.analyzer.ready ?? Promise.resolve()
+      starting = ready.then(() => {
+        if (!stopped) worker.start()
+      })
     },
     async stop() {
+      stopped = true
       await consumer.stop()
+      await starting
       await worker.stop()
     },
   }
 }
-export { createAnalyzer } from './providers/index.ts'
+export { analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'

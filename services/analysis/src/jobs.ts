@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { MessageToAnalyze } from './analyzer.ts'
+import { forgetPooledConversation } from './topics/topic-store.ts'
 
 export interface AnalysisJob {
   readonly id: string
@@ -158,14 +159,23 @@ export async function liveChatbots(
   return new Set(rows.map((r) => r.id))
 }
 
-/** Removes every job (with the message content it holds), result and dead letter of a deleted chatbot. */
+/**
+ * Removes every job (with the message content it holds), result and dead letter of a deleted chatbot,
+ * and its topic state (the embeddings of its end users' messages among it).
+ */
 export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: string): Promise<void> {
   await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
+  await client.query('DELETE FROM topic_models WHERE chatbot_id = $1', [chatbotId])
 }
 
-/** Removes the jobs (and the content they hold) and results of an erased conversation. */
-export async function forgetConversation(client: pg.ClientBase, conversationId: string): Promise<void> {
+/** Removes the jobs (and the content they hold), results and pooled embeddings of an erased conversation. */
+export async function forgetConversation(
+  client: pg.ClientBase,
+  chatbotId: string,
+  conversationId: string,
+): Promise<void> {
   await client.query('DELETE FROM analysis_jobs WHERE conversation_id = $1', [conversationId])
   await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
+  await forgetPooledConversation(client, chatbotId, conversationId)
 }

@@ -32,6 +32,8 @@ const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVE
 const infra = await openInfrastructure(config, log, 'reanalyze')
 try {
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
+  // The analyzer that will run (the model, or its fallback) is part of each job's identity.
+  await analyzer.ready
   const keys = await enqueueReanalysis(infra.pool, infra.keyring, {
     chatbotId: chatbot,
     since,
@@ -56,6 +58,7 @@ try {
     }
   } finally {
     await worker.stop()
+    await analyzer.close?.()
   }
 } finally {
   await infra.close()

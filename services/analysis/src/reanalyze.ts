@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto'
 import type { JournalRecord } from '@cas/eventlog'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { AnalyzerInfo } from './analyzer.ts'
 import { enqueueJobs, type NewJob } from './jobs.ts'
+import { uuidFromText } from './topics/ids.ts'
 
 export interface ReanalysisRequest {
   readonly chatbotId: string
@@ -53,6 +53,5 @@ export async function enqueueReanalysis(
 
 /** A UUID-shaped key for (capture event, analyzer version). */
 export function reanalysisJobKey(eventId: string, analyzer: AnalyzerInfo): string {
-  const hex = createHash('sha256').update(`${eventId}\0${analyzer.name}@${analyzer.version}`).digest('hex')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+  return uuidFromText(`${eventId}\0${analyzer.name}@${analyzer.version}`)
 }

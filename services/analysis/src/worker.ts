@@ -4,7 +4,9 @@ import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
 import { type AnalysisJob, claimJobs, completeJobs, deadLetterJob, forgetChatbot, retryJob } from './jobs.ts'
-import { type StoredResult, summarizeConversation } from './summary.ts'
+import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
+import { type Placement, placeTopics } from './topics/placement.ts'
+import { TopicStore } from './topics/topic-store.ts'
 
 export interface WorkerOptions {
   readonly pool: pg.Pool
@@ -22,6 +24,8 @@ export interface WorkerOptions {
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
   /** Called once a job's results and events are committed. */
   readonly onAnalyzed?: (job: AnalysisJob) => void
+  /** Topics a chatbot's end users' messages may make at most (ANALYSIS_MAX_TOPICS). */
+  readonly maxTopics?: number
 }
 
 export interface WorkerStats {
@@ -35,6 +39,29 @@ export interface WorkerStats {
 interface Analyzed {
   readonly job: AnalysisJob
   readonly results: readonly MessageAnalysis[]
+  readonly context: AnalysisContext
+}
+
+interface ResultOut {
+  readonly messageId: string
+  readonly sentiment: MessageAnalysis['sentiment']
+  readonly topics: TopicRef[]
+}
+
+/** Earlier results of one conversation that a new topic took. */
+interface MovedResults {
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly metadata: Record<string, string>
+  readonly results: ResultOut[]
+}
+
+interface StoredRow {
+  conversation_id: string
+  role: StoredResult['role']
+  score: number
+  topics: string[]
+  topic_labels: string[]
 }
 
 /**
@@ -53,6 +80,7 @@ export class AnalysisWorker {
   private readonly now: () => Date
   private readonly log: NonNullable<WorkerOptions['log']>
   private readonly committer: GroupCommitter<Analyzed, undefined>
+  private readonly topicStore = new TopicStore()
 
   constructor(private readonly opts: WorkerOptions) {
     this.now = opts.now ?? (() => new Date())
@@ -137,7 +165,7 @@ export class AnalysisWorker {
           true,
         )
       }
-      await this.committer.submit({ job, results })
+      await this.committer.submit({ job, results, context })
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
       this.opts.onAnalyzed?.(job)
@@ -160,10 +188,12 @@ export class AnalysisWorker {
   }
 
   /**
-   * Commits analyzed jobs in the caller's transaction: their results, then per conversation the results'
-   * event and the conversation's new summary, then the jobs marked done. Jobs removed meanwhile (their
-   * chatbot deleted, their conversation erased) are left out. No two jobs of one conversation come
-   * together (the committer's key), so each conversation's summary is read after its own results.
+   * Commits analyzed jobs in the caller's transaction: the end users' messages placed in their chatbots'
+   * topics (topics/placement.ts), the results, then per conversation the results' event and the
+   * conversation's new summary (also for conversations whose earlier messages a new topic took), the
+   * topic events, then the jobs marked done. Jobs removed meanwhile (their chatbot deleted, their
+   * conversation erased) are left out. No two jobs of one conversation come together (the committer's
+   * key), so each conversation's summary is read after its own results.
    */
   private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<void> {
     const { info } = this.opts.analyzer
@@ -175,74 +205,146 @@ export class AnalysisWorker {
     const wanted = new Set(locked.map((r) => r.id))
     const kept = group.filter((a) => wanted.has(a.job.id))
     if (kept.length === 0) return
-    const rows = kept.flatMap(({ job, results }) => {
-      const roles = new Map(job.messages.map((m) => [m.id, m.role]))
-      return results.map((r) => ({ job, result: r, role: roles.get(r.messageId) }))
+    const placement = await placeTopics(client, this.opts.analyzer.semantic, this.topicStore, kept, {
+      maxTopics: this.opts.maxTopics,
     })
+    const outs = kept.map(({ job, results }) => {
+      const roles = new Map(job.messages.map((m) => [m.id, m.role]))
+      return results.map((result): ResultOut & { role: string | undefined } => {
+        const role = roles.get(result.messageId)
+        const topics = topicsOf(job, result, role, placement)
+        return { messageId: result.messageId, sentiment: result.sentiment, topics, role }
+      })
+    })
+    const rows = kept.flatMap(({ job }, i) => outs[i]!.map((out) => ({ job, out })))
     await client.query(
       `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-         analyzer, analyzed_at)
+         topic_labels, analyzer, analyzed_at)
        SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
-              ARRAY(SELECT jsonb_array_elements_text(r.topics)), $1, $2
+              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
+              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2
          FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[])
               AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics)
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
-         topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer, analyzed_at = EXCLUDED.analyzed_at`,
+         topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
+         analyzed_at = EXCLUDED.analyzed_at`,
       [
         `${info.name}@${info.version}`,
         now,
         rows.map((r) => r.job.conversationId),
-        rows.map((r) => r.result.messageId),
+        rows.map((r) => r.out.messageId),
         rows.map((r) => r.job.orgId),
         rows.map((r) => r.job.chatbotId),
-        rows.map((r) => r.role),
-        rows.map((r) => r.result.sentiment.score),
-        rows.map((r) => r.result.sentiment.label),
-        rows.map((r) => JSON.stringify(r.result.topics)),
+        rows.map((r) => r.out.role),
+        rows.map((r) => r.out.sentiment.score),
+        rows.map((r) => r.out.sentiment.label),
+        rows.map((r) => JSON.stringify(r.out.topics)),
       ],
     )
-    const { rows: stored } = await client.query<StoredResult & { conversation_id: string }>(
-      'SELECT conversation_id, role, score, topics FROM analysis_results WHERE conversation_id = ANY($1::uuid[])',
-      [kept.map((a) => a.job.conversationId)],
+    const moved = await this.moveToNewTopics(client, placement)
+    const jobConversations = new Set(kept.map((a) => a.job.conversationId))
+    const conversations = [...new Set([...jobConversations, ...moved.keys()])]
+    const { rows: stored } = await client.query<StoredRow>(
+      `SELECT conversation_id, role, score, topics, topic_labels FROM analysis_results
+        WHERE conversation_id = ANY($1::uuid[])`,
+      [conversations],
     )
     const byConversation = new Map<string, StoredResult[]>()
     for (const row of stored) {
       const list = byConversation.get(row.conversation_id) ?? []
-      list.push(row)
+      list.push({ role: row.role, score: row.score, topics: refsOf(row.topics, row.topic_labels) })
       byConversation.set(row.conversation_id, list)
     }
     const analyzer = { name: info.name, version: info.version }
-    await appendToStreams(
-      client,
-      kept.map(({ job, results }) => {
-        const metadata = traceOf(job)
-        return analysisAppend(job, [
-          newEvent(
-            'analysis.messages-analyzed',
-            {
-              analyzer,
-              results: results.map((r) => ({
-                messageId: r.messageId,
-                sentiment: r.sentiment,
-                topics: [...r.topics],
-              })),
-            },
-            metadata,
-          ),
-          newEvent(
-            'analysis.conversation-analyzed',
-            { analyzer, ...summarizeConversation(byConversation.get(job.conversationId) ?? []) },
-            metadata,
-          ),
-        ])
-      }),
-      { now: this.now },
-    )
+    const resultEvents = (
+      conversationId: string,
+      results: readonly ResultOut[],
+      metadata: Record<string, string>,
+    ): NewEvent[] => [
+      newEvent('analysis.messages-analyzed', { analyzer, results }, metadata),
+      newEvent(
+        'analysis.conversation-analyzed',
+        { analyzer, ...summarizeConversation(byConversation.get(conversationId) ?? []) },
+        metadata,
+      ),
+    ]
+    const appends: AppendRequest[] = [...placement.topicAppends]
+    for (const [i, { job }] of kept.entries()) {
+      const own: ResultOut[] = outs[i]!.map(({ messageId, sentiment, topics }) => ({
+        messageId,
+        sentiment,
+        topics,
+      }))
+      const alsoMoved = (moved.get(job.conversationId)?.results ?? []).filter(
+        (m) => !own.some((o) => o.messageId === m.messageId),
+      )
+      appends.push(
+        analysisAppend(job, resultEvents(job.conversationId, [...own, ...alsoMoved], traceOf(job))),
+      )
+    }
+    for (const [conversationId, m] of moved) {
+      if (jobConversations.has(conversationId)) continue
+      appends.push({
+        streamType: 'analysis',
+        streamId: conversationId,
+        orgId: m.orgId,
+        chatbotId: m.chatbotId,
+        expectedVersion: 'any',
+        events: resultEvents(conversationId, m.results, m.metadata),
+      })
+    }
+    await appendToStreams(client, appends, { now: this.now })
     await completeJobs(
       client,
       kept.map((a) => a.job.id),
       now,
     )
+  }
+
+  /**
+   * Earlier messages a new topic took: their stored results get the topic, and their conversations a
+   * results event of their own. Messages gone meanwhile (erased) are left out.
+   */
+  private async moveToNewTopics(
+    client: pg.ClientBase,
+    placement: Placement,
+  ): Promise<Map<string, MovedResults>> {
+    const moved = new Map<string, MovedResults>()
+    if (placement.reassigned.length === 0) return moved
+    const { rows } = await client.query<{
+      conversation_id: string
+      message_id: string
+      org_id: string
+      chatbot_id: string
+      score: number
+      label: MessageAnalysis['sentiment']['label']
+    }>(
+      `UPDATE analysis_results r SET topics = ARRAY[m.topic_id], topic_labels = ARRAY[m.topic_label]
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS m(conversation_id, message_id, topic_id, topic_label)
+        WHERE r.conversation_id = m.conversation_id AND r.message_id = m.message_id
+        RETURNING r.conversation_id, r.message_id, r.org_id, r.chatbot_id, r.score, r.label`,
+      [
+        placement.reassigned.map((r) => r.conversationId),
+        placement.reassigned.map((r) => r.messageId),
+        placement.reassigned.map((r) => r.topic.id),
+        placement.reassigned.map((r) => r.topic.label),
+      ],
+    )
+    const topicOf = new Map(placement.reassigned.map((r) => [`${r.conversationId}|${r.messageId}`, r]))
+    for (const row of rows) {
+      const reassignment = topicOf.get(`${row.conversation_id}|${row.message_id}`)!
+      let entry = moved.get(row.conversation_id)
+      if (!entry) {
+        entry = { orgId: row.org_id, chatbotId: row.chatbot_id, metadata: reassignment.metadata, results: [] }
+        moved.set(row.conversation_id, entry)
+      }
+      entry.results.push({
+        messageId: row.message_id,
+        sentiment: { score: row.score, label: row.label },
+        topics: [reassignment.topic],
+      })
+    }
+    return moved
   }
 
   private async fail(job: AnalysisJob, err: unknown): Promise<void> {
@@ -298,6 +400,23 @@ function analysisAppend(job: AnalysisJob, events: readonly NewEvent[]): AppendRe
     expectedVersion: 'any',
     events,
   }
+}
+
+/** A result's topics: the end user's messages only, as placed (semantic analyzer) or as the analyzer named them. */
+function topicsOf(
+  job: AnalysisJob,
+  result: MessageAnalysis,
+  role: string | undefined,
+  placement: Placement,
+): TopicRef[] {
+  if (role !== 'user') return []
+  const placed = placement.topicsOf.get(`${job.conversationId}|${result.messageId}`)
+  if (placed) return [placed]
+  return result.topics.map((label) => ({ id: label, label }))
+}
+
+function refsOf(ids: readonly string[], labels: readonly string[]): TopicRef[] {
+  return ids.map((id, i) => ({ id, label: labels[i] ?? id }))
 }
 
 /** A chatbot's analysis context: its topic list, when settings.topics is a valid one. */

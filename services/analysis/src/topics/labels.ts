@@ -1,0 +1,75 @@
+/** How often each term occurs in a topic's messages (a message counts a term once). */
+export type TermCounts = Map<string, number>
+
+export interface TopicLabel {
+  /** Up to three of the keywords, the most distinctive first: "reset password, login". */
+  readonly label: string
+  /** The topic's most distinctive terms, most distinctive first (at most KEYWORDS). */
+  readonly keywords: string[]
+}
+
+const KEYWORDS = 10
+const LABEL_TERMS = 3
+
+/** What c-TF-IDF needs of all of a chatbot's topics: each term's count over all of them, and their mean size. */
+export interface TermCorpus {
+  readonly frequency: ReadonlyMap<string, number>
+  readonly averageTermsPerTopic: number
+}
+
+export function termCorpus(topics: Iterable<TermCounts>): TermCorpus {
+  const frequency = new Map<string, number>()
+  let total = 0
+  let count = 0
+  for (const terms of topics) {
+    count++
+    for (const [term, n] of terms) {
+      frequency.set(term, (frequency.get(term) ?? 0) + n)
+      total += n
+    }
+  }
+  return { frequency, averageTermsPerTopic: count === 0 ? 0 : total / count }
+}
+
+/**
+ * A topic's label from its members' own words, by class-based TF-IDF (Grootendorst, BERTopic): all of a
+ * topic's messages form one document, and a term scores its frequency in the topic times
+ * log(1 + A / f), A the average number of terms per topic and f the term's frequency over all topics, so
+ * a word every topic uses ("account", "help") ranks below the words that tell this topic apart. Terms
+ * seen in only one message are passed over while others remain: one message's words are not a topic's.
+ * Bigrams ("reset password") are terms too; a label keeps a bigram rather than its words alone.
+ */
+export function labelTopic(terms: TermCounts, corpus: TermCorpus): TopicLabel {
+  let total = 0
+  for (const n of terms.values()) total += n
+  if (total === 0) return { label: '', keywords: [] }
+  const scored = [...terms]
+    .map(([term, n]) => {
+      const f = Math.max(corpus.frequency.get(term) ?? 0, n)
+      return { term, n, score: (n / total) * Math.log(1 + corpus.averageTermsPerTopic / f) }
+    })
+    // Ties by term so that the label never depends on the order terms were first seen.
+    .sort((a, b) => b.score - a.score || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+  const repeated = scored.filter((s) => s.n >= 2)
+  const ranked = repeated.length > 0 ? repeated : scored
+  const keywords = ranked.slice(0, KEYWORDS).map((s) => s.term)
+  return { label: labelOf(keywords), keywords }
+}
+
+/** The first keywords, a bigram taking the place of a word of it already chosen and words of a chosen bigram left out. */
+function labelOf(keywords: readonly string[]): string {
+  const picked: string[] = []
+  for (const term of keywords) {
+    if (picked.length >= LABEL_TERMS) break
+    const words = term.split(' ')
+    if (words.length === 1) {
+      if (picked.some((p) => p.split(' ').includes(term))) continue
+      picked.push(term)
+      continue
+    }
+    const covered = picked.findIndex((p) => words.includes(p))
+    if (covered >= 0) picked[covered] = term
+    else picked.push(term)
+  }
+  return [...new Set(picked)].join(', ')
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto'
+import type { AppendRequest } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type pg from 'pg'
+import type { AnalysisContext, MessageAnalysis, SemanticAbilities } from '../analyzer.ts'
+import type { AnalysisJob } from '../jobs.ts'
+import type { TopicRef } from '../summary.ts'
+import { configuredTopicId } from './ids.ts'
+import {
+  type ConfiguredTopic,
+  DEFAULT_TOPIC_OPTIONS,
+  decideTopics,
+  type NewPoint,
+  OTHER_TOPIC,
+  type TopicState,
+} from './topic-model.ts'
+import type { TopicStore } from './topic-store.ts'
+
+export interface Placement {
+  /** The topic of each end-user message of the jobs that has one, by `conversationId|messageId`. */
+  readonly topicsOf: Map<string, TopicRef>
+  /** Messages of earlier jobs that a new topic took. */
+  readonly reassigned: {
+    conversationId: string
+    messageId: string
+    topic: TopicRef
+    metadata: Record<string, string>
+  }[]
+  /** The topic events, one stream per chatbot (streamId: the chatbot's id). */
+  readonly topicAppends: AppendRequest[]
+}
+
+interface Analyzed {
+  readonly job: AnalysisJob
+  readonly results: readonly MessageAnalysis[]
+  readonly context: AnalysisContext
+}
+
+/**
+ * Places the jobs' end-user messages in their chatbots' topics (topic-model.ts), inside the commit's
+ * transaction: each chatbot's topic state is locked, decided on and written back. Nothing to do without
+ * a semantic analyzer (the lexical and LLM analyzers name their topics themselves).
+ */
+export async function placeTopics(
+  client: pg.ClientBase,
+  semantic: SemanticAbilities | undefined,
+  store: TopicStore,
+  analyzed: readonly Analyzed[],
+  options: { maxTopics?: number | undefined },
+): Promise<Placement> {
+  const placement: Placement = { topicsOf: new Map(), reassigned: [], topicAppends: [] }
+  if (!semantic) return placement
+  const byChatbot = new Map<string, Analyzed[]>()
+  for (const a of analyzed) {
+    const list = byChatbot.get(a.job.chatbotId) ?? []
+    list.push(a)
+    byChatbot.set(a.job.chatbotId, list)
+  }
+  const locked = await store.lock(
+    client,
+    analyzed.map((a) => ({ chatbotId: a.job.chatbotId, orgId: a.job.orgId })),
+    semantic.model,
+  )
+  for (const [chatbotId, jobs] of byChatbot) {
+    const { state } = locked.get(chatbotId)!
+    const points: NewPoint[] = jobs.flatMap(({ job, results }) => {
+      const content = new Map(job.messages.map((m) => [m.id, m.content]))
+      return results.flatMap((r) =>
+        r.embedding && r.terms
+          ? [
+              {
+                conversationId: job.conversationId,
+                messageId: r.messageId,
+                embedding: r.embedding,
+                terms: r.terms,
+                text: content.get(r.messageId) ?? '',
+              },
+            ]
+          : [],
+      )
+    })
+    const configured = await configuredTopics(chatbotId, jobs[0]!.context, state, semantic)
+    const decision = await decideTopics(
+      state,
+      points,
+      configured,
+      { newId: randomUUID, cluster: semantic.cluster },
+      { ...DEFAULT_TOPIC_OPTIONS, maxTopics: options.maxTopics ?? DEFAULT_TOPIC_OPTIONS.maxTopics },
+    )
+    await store.save(client, locked.get(chatbotId)!, decision)
+    const ref = (id: string): TopicRef => ({
+      id,
+      label: id === OTHER_TOPIC ? OTHER_TOPIC : (state.topics.get(id)?.label ?? id),
+    })
+    for (const [key, id] of decision.assigned) {
+      const [conversationId, messageId] = key.split('\u0000') as [string, string]
+      placement.topicsOf.set(`${conversationId}|${messageId}`, ref(id))
+    }
+    // What the decision was caused by: the first job it placed messages of.
+    const cause = traceOf(jobs[0]!.job)
+    for (const r of decision.reassigned) {
+      placement.reassigned.push({
+        conversationId: r.conversationId,
+        messageId: r.messageId,
+        topic: ref(r.topicId),
+        metadata: cause,
+      })
+    }
+    if (decision.events.length > 0) {
+      placement.topicAppends.push({
+        streamType: 'analysis',
+        streamId: chatbotId,
+        orgId: jobs[0]!.job.orgId,
+        chatbotId,
+        expectedVersion: 'any',
+        events: decision.events.map((e) => newEvent(e.type, e.payload, cause)),
+      })
+    }
+  }
+  return placement
+}
+
+/**
+ * The chatbot's own topics (settings.topics: label → keywords), each with the embedding of its label and
+ * keywords; only those new to the state need one (it seeds their centroid), so only those are embedded.
+ */
+async function configuredTopics(
+  chatbotId: string,
+  context: AnalysisContext,
+  state: TopicState,
+  semantic: SemanticAbilities,
+): Promise<ConfiguredTopic[]> {
+  const entries = Object.entries(context.topics ?? {})
+    .map(([label, keywords]) => ({
+      label: label.trim().replace(/\s+/g, ' '),
+      keywords: keywords.map((k) => k.trim()).filter((k) => k !== ''),
+    }))
+    .filter((t) => t.label !== '' && t.keywords.length > 0)
+  const withIds = entries.map((t) => ({ ...t, id: configuredTopicId(chatbotId, t.label) }))
+  const unseen = withIds.filter((t) => !state.topics.has(t.id))
+  const seeds = await semantic.embedTexts(unseen.map((t) => `${t.label}: ${t.keywords.join(', ')}`))
+  const seedOf = new Map(unseen.map((t, i) => [t.id, seeds[i]!]))
+  const dimensions = seeds[0]?.length ?? 0
+  return withIds.map((t) => ({ ...t, seed: seedOf.get(t.id) ?? new Float32Array(dimensions) }))
+}
+
+function traceOf(job: AnalysisJob): Record<string, string> {
+  return {
+    causationId: job.sourceEventId,
+    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
+  }
+}

@@ -1,0 +1,229 @@
+import { describe, expect, it } from 'vitest'
+import { averageLinkageClusters } from './agglomerative.ts'
+import {
+  type ConfiguredTopic,
+  DEFAULT_TOPIC_OPTIONS,
+  decideTopics,
+  emptyTopicState,
+  type NewPoint,
+  OTHER_TOPIC,
+  pointKey,
+  type TopicDecision,
+  type TopicModelOptions,
+  type TopicState,
+} from './topic-model.ts'
+import { normalized } from './vectors.ts'
+
+// Given/When/Then over synthetic embeddings: each "request" is a direction of its own in 16 dimensions,
+// and its paraphrases are that direction plus a little deterministic noise.
+const DIM = 16
+
+function direction(k: number): Float32Array {
+  const v = new Float32Array(DIM)
+  v[k] = 1
+  return v
+}
+
+/** The n-th paraphrase of request k: mostly k's direction, a little of two others. */
+function paraphrase(k: number, n: number): Float32Array {
+  const v = direction(k)
+  v[(k + 1 + (n % 3)) % DIM] = 0.25
+  v[(k + 5 + (n % 4)) % DIM] = 0.15
+  return normalized(v)
+}
+
+let counter = 0
+function point(k: number, n: number, terms: string[] = [`word${k}`, `term${k}`], text = ''): NewPoint {
+  return {
+    conversationId: `c-${k}-${n}-${counter++}`,
+    messageId: 'm',
+    embedding: paraphrase(k, n),
+    terms,
+    text,
+  }
+}
+
+function deps() {
+  let next = 0
+  return {
+    newId: () => `00000000-0000-4000-8000-${String(next++).padStart(12, '0')}`,
+    cluster: async (vectors: readonly Float32Array[], min: number) => averageLinkageClusters(vectors, min),
+  }
+}
+
+/** Feeds batches in order, as the worker's commits would; returns every message's final topic. */
+async function given(
+  batches: NewPoint[][],
+  options: Partial<TopicModelOptions> = {},
+  configured: ConfiguredTopic[] = [],
+  state: TopicState = emptyTopicState('bot'),
+  d = deps(),
+) {
+  const topicOf = new Map<string, string>()
+  const decisions: TopicDecision[] = []
+  for (const batch of batches) {
+    const decision = await decideTopics(state, batch, configured, d, { ...DEFAULT_TOPIC_OPTIONS, ...options })
+    decisions.push(decision)
+    for (const [key, id] of decision.assigned) topicOf.set(key, id)
+    for (const r of decision.reassigned) topicOf.set(pointKey(r), r.topicId)
+  }
+  const canonical = (id: string): string => {
+    const merged = state.topics.get(id)?.mergedInto
+    return merged ? canonical(merged) : id
+  }
+  return {
+    state,
+    decisions,
+    topicOf: (p: NewPoint) => {
+      const id = topicOf.get(pointKey(p))
+      return id === undefined || id === OTHER_TOPIC ? id : canonical(id)
+    },
+    events: decisions.flatMap((d) => d.events),
+  }
+}
+
+describe('topic discovery (pure decision)', () => {
+  it('finds a topic once several messages are alike, and places its first messages in it too', async () => {
+    const first = [point(0, 0), point(0, 1)]
+    const third = [point(0, 2)]
+    const { topicOf, events, decisions } = await given([first, third])
+    // Two alike messages are not yet a topic: they wait, in "other".
+    expect(decisions[0]!.events).toEqual([])
+    expect([...decisions[0]!.assigned.values()]).toEqual([OTHER_TOPIC, OTHER_TOPIC])
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({ type: 'analysis.topic-discovered', payload: { configured: false } })
+    const id = (events[0]!.payload as { topicId: string }).topicId
+    // The third message made the topic: the two before it are moved into it by reassignment.
+    expect(decisions[1]!.assigned.get(pointKey(third[0]!))).toBe(id)
+    expect(decisions[1]!.reassigned.map((r) => r.topicId)).toEqual([id, id])
+    for (const p of [...first, ...third]) expect(topicOf(p)).toBe(id)
+  })
+
+  it('keeps different requests apart and paraphrases together, without being told how many there are', async () => {
+    const batch = [0, 1, 2, 3].flatMap((k) => [0, 1, 2, 3, 4].map((n) => point(k, n)))
+    const { topicOf, state } = await given([batch])
+    const topics = [0, 1, 2, 3].map(
+      (k) => new Set(batch.filter((_, i) => Math.floor(i / 5) === k).map(topicOf)),
+    )
+    for (const t of topics) expect(t.size).toBe(1)
+    expect(new Set(topics.map((t) => [...t][0])).size).toBe(4)
+    expect([...state.topics.values()].filter((t) => t.mergedInto === null)).toHaveLength(4)
+  })
+
+  it('keeps topic ids stable as more batches arrive', async () => {
+    const early = [point(0, 0), point(0, 1), point(0, 2), point(1, 0), point(1, 1), point(1, 2)]
+    const { topicOf, events } = await given([early, [point(0, 3), point(1, 3)], [point(2, 0)], [point(0, 4)]])
+    const ids = early.map(topicOf)
+    const later = await given(
+      [early, [point(0, 3), point(1, 3)], [point(2, 0)], [point(0, 4)], [point(0, 5), point(1, 4)]],
+      {},
+    )
+    expect(early.map(later.topicOf)).toEqual(ids)
+    expect(events.filter((e) => e.type === 'analysis.topic-discovered')).toHaveLength(2)
+  })
+
+  it('is deterministic: the same state and messages make the same topics, ids and events', async () => {
+    const batches = () => [[0, 1, 2].flatMap((k) => [0, 1, 2].map((n) => point(k, n)))]
+    counter = 0
+    const a = await given(batches())
+    counter = 0
+    const b = await given(batches())
+    expect(b.events).toEqual(a.events)
+  })
+
+  it('labels a topic with the words that set its messages apart from the other topics', async () => {
+    const refunds = [0, 1, 2, 3].map((n) => point(0, n, ['refund', 'money back', 'order']))
+    const orders = [0, 1, 2, 3].map((n) => point(1, n, ['order', 'track', 'order status']))
+    const { events } = await given([[...refunds, ...orders]])
+    const labels = events.map((e) => (e.payload as { label: string }).label)
+    // "order", in both topics' messages, ranks after each topic's own words.
+    expect(labels.find((l) => l.includes('refund'))).toMatch(/^money back, refund/)
+    expect(labels.find((l) => l.includes('track'))).toMatch(/^order status, track/)
+  })
+
+  it('gives no topic to a message without a content word', async () => {
+    const chitChat = { ...point(0, 0), terms: [] }
+    const { decisions, state } = await given([[chitChat]])
+    expect(decisions[0]!.assigned.has(pointKey(chitChat))).toBe(false)
+    expect(state.pool).toHaveLength(0)
+  })
+
+  it('puts the long tail in "other" once the chatbot has its maximum of topics', async () => {
+    const batch = [0, 1, 2].flatMap((k) => [0, 1, 2].map((n) => point(k, n)))
+    const { topicOf, state } = await given([batch], { maxTopics: 2 })
+    expect([...state.topics.values()]).toHaveLength(2)
+    expect(batch.filter((p) => topicOf(p) === OTHER_TOPIC)).toHaveLength(3)
+  })
+
+  it('counts a message near a topic in it while it waits, and in "other" when no topic is near', async () => {
+    const topic = [0, 1, 2].map((n) => point(0, n))
+    // About 0.59 similar to the topic: not enough to join it (0.6), enough to count in it (0.5).
+    const nearby = new Float32Array(DIM)
+    nearby[0] = 0.6
+    nearby[14] = 0.8
+    const near = { ...point(0, 9), embedding: nearby }
+    const far = point(7, 0)
+    const { topicOf, state, events } = await given([topic, [near, far]])
+    const id = (events[0]!.payload as { topicId: string }).topicId
+    expect(topicOf(near)).toBe(id)
+    expect(topicOf(far)).toBe(OTHER_TOPIC)
+    expect(state.pool.map((p) => p.attachedTo).sort()).toEqual([id, OTHER_TOPIC].sort())
+  })
+
+  it('merges a topic that comes within mergeSimilarity of an older one into it, by an event', async () => {
+    // Joining takes 0.9 here and merging 0.6: two groups 0.69 apart make two topics, then one.
+    const a = normalized(Float32Array.from([1, 0, ...new Array(DIM - 2).fill(0)]))
+    const b = normalized(Float32Array.from([1, 1.05, ...new Array(DIM - 2).fill(0)]))
+    const at = (v: Float32Array, n: number): NewPoint => ({ ...point(0, n), embedding: v })
+    const older = [0, 1, 2].map((n) => at(a, n))
+    const younger = [3, 4, 5].map((n) => at(b, n))
+    const { events, topicOf, state } = await given([older, younger], {
+      joinSimilarity: 0.9,
+      mergeSimilarity: 0.6,
+    })
+    const discovered = events.filter((e) => e.type === 'analysis.topic-discovered')
+    expect(discovered).toHaveLength(2)
+    const [first, second] = discovered.map((e) => (e.payload as { topicId: string }).topicId)
+    expect(events.at(-1)).toEqual({
+      type: 'analysis.topic-merged',
+      payload: { topicId: second, into: first },
+    })
+    for (const p of [...older, ...younger]) expect(topicOf(p)).toBe(first)
+    expect(state.topics.get(first!)!.size).toBe(6)
+  })
+
+  it("lets the chatbot's own topics win: a keyword places a message whatever its embedding", async () => {
+    const configured: ConfiguredTopic = {
+      id: '11111111-1111-4111-8111-111111111111',
+      label: 'Refunds',
+      keywords: ['refund', 'money back'],
+      seed: direction(3),
+    }
+    const byKeyword = point(9, 0, ['want', 'refund'], 'I want a refund please')
+    const bySimilarity = { ...point(3, 1), text: 'give it back' }
+    const { topicOf, events, state } = await given([[byKeyword, bySimilarity]], {}, [configured])
+    expect(events[0]).toEqual({
+      type: 'analysis.topic-discovered',
+      payload: {
+        topicId: configured.id,
+        label: 'Refunds',
+        keywords: ['refund', 'money back'],
+        configured: true,
+      },
+    })
+    expect(topicOf(byKeyword)).toBe(configured.id)
+    expect(topicOf(bySimilarity)).toBe(configured.id)
+    // Its label is its own: it never changes however the topic grows.
+    const more = [0, 1, 2, 3, 4, 5, 6, 7].map((n) => point(3, n + 2, ['other', 'words']))
+    const later = await given([more], {}, [configured], state)
+    expect(later.events.filter((e) => e.type === 'analysis.topic-relabeled')).toEqual([])
+    expect(state.topics.get(configured.id)!.label).toBe('Refunds')
+  })
+
+  it('keeps at most poolCapacity waiting messages, the oldest leaving first', async () => {
+    const lonely = [0, 1, 2, 3, 4, 5].map((k) => point(k, 0))
+    const { state, decisions } = await given([lonely], { poolCapacity: 4 })
+    expect(state.pool.map((p) => p.conversationId)).toEqual(lonely.slice(2).map((p) => p.conversationId))
+    expect([...decisions[0]!.removedPool.keys()]).toEqual(lonely.slice(0, 2).map(pointKey))
+  })
+})
