@@ -66,7 +66,11 @@ for (const mode of EVENT_LOG_MODES) {
             newEvent('analysis.messages-analyzed', {
               analyzer: { name: 'test', version: '1' },
               results: [
-                { messageId: 'q', sentiment: { score: 0.5, label: 'positive' }, topics: ['privacy'] },
+                {
+                  messageId: 'q',
+                  sentiment: { score: 0.5, label: 'positive' },
+                  topics: [{ id: 'privacy', label: 'privacy' }],
+                },
               ],
             }),
           ],

@@ -92,14 +92,15 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
                 {
                   messageId: `${i}-u`,
                   sentiment: { score, label: score > 0 ? 'positive' : 'negative' },
-                  topics,
+                  topics: topics.map((t) => ({ id: t, label: t })),
                 },
               ],
             }),
             newEvent('analysis.conversation-analyzed', {
               analyzer: { name: 'test', version },
               sentiment: { score, label: score > 0 ? 'positive' : 'negative' },
-              topics,
+              assistantSentiment: null,
+              topics: topics.map((t) => ({ id: t, label: t })),
             }),
           ],
         }),

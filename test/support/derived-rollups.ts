@@ -50,13 +50,16 @@ const CHECKS: Record<string, { stored: string; expected: string }> = {
   },
   rm_org_hourly_stats: {
     stored: `SELECT org_id, hour, messages, user_messages, assistant_messages, system_messages, tool_messages,
-                    sentiment_sum, sentiment_count, positive, neutral, negative, last_active_conversations,
-                    last_active_users
+                    sentiment_sum, sentiment_count, positive, neutral, negative, assistant_sentiment_sum,
+                    assistant_sentiment_count, assistant_positive, assistant_neutral, assistant_negative,
+                    last_active_conversations, last_active_users
                FROM rm_org_hourly_stats`,
     expected: `SELECT s.*, coalesce(u.users, 0)::int FROM (
                  SELECT org_id, hour, sum(messages)::int, sum(user_messages)::int, sum(assistant_messages)::int,
                         sum(system_messages)::int, sum(tool_messages)::int, sum(sentiment_sum),
                         sum(sentiment_count)::int, sum(positive)::int, sum(neutral)::int, sum(negative)::int,
+                        sum(assistant_sentiment_sum), sum(assistant_sentiment_count)::int,
+                        sum(assistant_positive)::int, sum(assistant_neutral)::int, sum(assistant_negative)::int,
                         sum(last_active_conversations)::int
                    FROM rm_hourly_stats GROUP BY org_id, hour) s
                LEFT JOIN (SELECT org_id, hour, count(*) AS users
@@ -67,8 +70,8 @@ const CHECKS: Record<string, { stored: string; expected: string }> = {
                            WHERE next_hour IS NULL GROUP BY org_id, hour) u USING (org_id, hour)`,
   },
   rm_daily_topics: {
-    stored: 'SELECT org_id, chatbot_id, day, topic, messages FROM rm_daily_topics',
-    expected: `SELECT org_id, chatbot_id, date_trunc('day', hour, 'UTC'), topic, sum(messages)::int
+    stored: 'SELECT org_id, chatbot_id, day, topic, messages, sentiment_sum FROM rm_daily_topics',
+    expected: `SELECT org_id, chatbot_id, date_trunc('day', hour, 'UTC'), topic, sum(messages)::int, sum(sentiment_sum)
                  FROM rm_hourly_topics GROUP BY 1, 2, 3, 4`,
   },
   // Every hour with activity has its rollup row, and no row is left empty.

@@ -54,7 +54,7 @@ async function analyze(
           results: results.map(([messageId, score, label, topics]) => ({
             messageId,
             sentiment: { score, label },
-            topics,
+            topics: topics.map((t) => ({ id: t, label: t })),
           })),
         }),
       ],

@@ -80,7 +80,11 @@ const message = (id: string, role: 'user' | 'assistant', sentAt: string, content
 })
 const results = (...r: [string, number, 'positive' | 'neutral' | 'negative', string[]][]) => ({
   analyzer: { name: 'test', version: String(r.length) },
-  results: r.map(([messageId, score, label, topics]) => ({ messageId, sentiment: { score, label }, topics })),
+  results: r.map(([messageId, score, label, topics]) => ({
+    messageId,
+    sentiment: { score, label },
+    topics: topics.map((t) => ({ id: t, label: t })),
+  })),
 })
 
 /** An interleaved journal touching every rule of the projection. */
@@ -109,7 +113,8 @@ function workload(): JournalRecord[] {
   append(kept, 'analysis', c1, 'analysis.conversation-analyzed', {
     analyzer: { name: 'test', version: '1' },
     sentiment: { score: 0.5, label: 'positive' },
-    topics: ['refunds'],
+    assistantSentiment: null,
+    topics: [{ id: 'refunds', label: 'refunds' }],
   })
   // A metadata change of a conversation with no row yet changes nothing.
   append(kept, 'conversation', c4, 'conversation.metadata-updated', metadata({ id: 'ghost' }))
@@ -211,7 +216,11 @@ function workload(): JournalRecord[] {
   append(kept, 'analysis', c2, 'analysis.conversation-analyzed', {
     analyzer: { name: 'test', version: '1' },
     sentiment: { score: 0.5, label: 'positive' },
-    topics: ['refunds', 'billing'],
+    assistantSentiment: null,
+    topics: [
+      { id: 'refunds', label: 'refunds' },
+      { id: 'billing', label: 'billing' },
+    ],
   })
   // A message captured again (content replaced, counted again with its result).
   append(
@@ -242,6 +251,7 @@ function workload(): JournalRecord[] {
   append(kept, 'analysis', c3, 'analysis.conversation-analyzed', {
     analyzer: { name: 'test', version: '1' },
     sentiment: { score: 0.5, label: 'positive' },
+    assistantSentiment: null,
     topics: [],
   })
   // The same hour gets messages again after the erasure.
@@ -349,18 +359,25 @@ describe('the set-based apply', () => {
         h.positive,
         h.neutral,
         h.negative,
+        Number(h.assistant_sentiment_sum),
+        h.assistant_sentiment_count,
+        h.assistant_positive,
+        h.assistant_neutral,
+        h.assistant_negative,
       ])
       .sort()
+    // Sentiment: the end users' messages, then the assistant's (m2 -0.25 and b 0.5 at 10h, m5 0.25 at 11h).
     expect(hours).toEqual([
-      ['09', 2, 2, 0, 0, 1, 0, 1, 0],
-      ['10', 6, 3, 3, -0.25, 4, 2, 0, 2],
-      ['11', 2, 1, 1, 1, 2, 2, 0, 0],
-      ['13', 1, 1, 0, 0.5, 1, 1, 0, 0],
+      ['09', 2, 2, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0],
+      ['10', 6, 3, 3, -0.5, 2, 1, 0, 1, 0.25, 2, 1, 0, 1],
+      ['11', 2, 1, 1, 0.75, 1, 1, 0, 0, 0.25, 1, 1, 0, 0],
+      ['13', 1, 1, 0, 0.5, 1, 1, 0, 0, 0, 0, 0, 0, 0],
     ])
+    // Topics of the end users' messages only (m2, b and m5 are the assistant's), with their sentiment.
     const topics = rows('rm_hourly_topics')
-      .map((t) => `${t.hour.slice(11, 13)} ${t.topic} ${t.messages}`)
+      .map((t) => `${t.hour.slice(11, 13)} ${t.topic} ${t.messages} ${Number(t.sentiment_sum)}`)
       .sort()
-    expect(topics).toEqual(['10 billing 1', '10 refunds 4', '10 shipping 1', '11 billing 1', '13 refunds 1'])
+    expect(topics).toEqual(['10 refunds 2 -0.5', '10 shipping 1 -1', '13 refunds 1 0.5'])
     const conversations = rows('rm_conversations')
       .map((c) => [c.external_id, c.message_count, c.stream_version, c.end_user_id, c.sentiment_label])
       .sort()

@@ -6,6 +6,7 @@ import { ConversationChanges } from './conversations.ts'
 import { applyErased } from './erasure.ts'
 import { MessageChanges } from './messages.ts'
 import { RollupBatch } from './rollups.ts'
+import { TopicChanges } from './topics.ts'
 
 export interface ProjectionStats {
   applied: number
@@ -24,6 +25,7 @@ const CHATBOT_TABLES = [
   'rm_hourly_activity',
   'rm_chatbot_user_hours',
   'rm_daily_topics',
+  'rm_topics',
 ]
 
 /**
@@ -89,6 +91,7 @@ export class ReadModelChanges {
   readonly rollups = new RollupBatch()
   private readonly conversations = new ConversationChanges()
   private readonly messages = new MessageChanges()
+  private readonly topics = new TopicChanges()
 
   add(event: DomainEvent): void {
     switch (event.type) {
@@ -103,6 +106,11 @@ export class ReadModelChanges {
         return
       case 'analysis.messages-analyzed':
         this.messages.addAnalyzed(event)
+        return
+      case 'analysis.topic-discovered':
+      case 'analysis.topic-relabeled':
+      case 'analysis.topic-merged':
+        this.topics.add(event)
         return
       // Chatbot state is the gateway's inline projection (the chatbots table); failures change no read model.
       case 'chatbot.created':
@@ -122,8 +130,9 @@ export class ReadModelChanges {
     }
   }
 
-  /** Writes everything gathered: conversations, messages, then the rollups both add to. */
+  /** Writes everything gathered: topics, conversations, messages, then the rollups both add to. */
   async flush(client: pg.ClientBase): Promise<void> {
+    await this.topics.flush(client)
     await this.conversations.flush(client, this.rollups)
     await this.messages.flush(client, this.rollups)
     await this.rollups.flush(client)

@@ -30,8 +30,13 @@ interface ConversationChange {
   messages: number
   firstMessageAt?: string
   lastMessageAt?: string
-  /** analysis.conversation-analyzed: the last result. */
-  sentiment?: { score: number; label: SentimentLabel; topics: readonly string[] }
+  /** analysis.conversation-analyzed: the last result (topics by id). */
+  sentiment?: {
+    score: number
+    label: SentimentLabel
+    assistant: { score: number; label: SentimentLabel } | null
+    topics: readonly string[]
+  }
 }
 
 interface Pending {
@@ -97,11 +102,13 @@ export class ConversationChanges {
       const { rows } = await client.query<{ id: string }>(
         `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, end_user,
            end_user_organization, session, custom, updated_at, stream_version, message_count, first_message_at,
-           last_message_at, sentiment_score, sentiment_label, topics)
+           last_message_at, sentiment_score, sentiment_label, assistant_sentiment_score, assistant_sentiment_label,
+           topics)
          SELECT d.id, d.org_id, d.chatbot_id, d.external_id, d.created_at, coalesce(d.end_user, '{}'),
                 coalesce(d.end_user_organization, '{}'), coalesce(d.session, '{}'), coalesce(d.custom, '{}'),
                 d.updated_at, coalesce(d.stream_version, 0), d.message_count, d.first_message_at,
-                d.last_message_at, d.sentiment_score, d.sentiment_label, coalesce(d.topics, '{}')
+                d.last_message_at, d.sentiment_score, d.sentiment_label, d.assistant_sentiment_score,
+                d.assistant_sentiment_label, coalesce(d.topics, '{}')
            FROM ${CHANGES} ORDER BY d.id
          ON CONFLICT (id) DO NOTHING
          RETURNING id`,
@@ -129,6 +136,11 @@ export class ConversationChanges {
            last_message_at = GREATEST(c.last_message_at, d.last_message_at),
            sentiment_score = coalesce(d.sentiment_score, c.sentiment_score),
            sentiment_label = coalesce(d.sentiment_label, c.sentiment_label),
+           -- A new result replaces the assistant's figures too, null included (no assistant message yet).
+           assistant_sentiment_score = CASE WHEN d.sentiment_label IS NULL THEN c.assistant_sentiment_score
+                                            ELSE d.assistant_sentiment_score END,
+           assistant_sentiment_label = CASE WHEN d.sentiment_label IS NULL THEN c.assistant_sentiment_label
+                                            ELSE d.assistant_sentiment_label END,
            topics = coalesce(d.topics, c.topics)
           FROM ${CHANGES}
          WHERE c.id = d.id`,
@@ -145,7 +157,8 @@ export class ConversationChanges {
 const CHANGES = `json_to_recordset($1::json) AS d(id uuid, org_id uuid, chatbot_id uuid, external_id text,
     created_at timestamptz, end_user jsonb, end_user_organization jsonb, session jsonb, custom jsonb,
     updated_at timestamptz, stream_version int, message_count int, first_message_at timestamptz,
-    last_message_at timestamptz, sentiment_score float8, sentiment_label text, topics text[])`
+    last_message_at timestamptz, sentiment_score float8, sentiment_label text, assistant_sentiment_score float8,
+    assistant_sentiment_label text, topics text[])`
 
 function changeParams(changes: readonly ConversationChange[]): [string] {
   return [
@@ -167,6 +180,8 @@ function changeParams(changes: readonly ConversationChange[]): [string] {
         last_message_at: c.lastMessageAt,
         sentiment_score: c.sentiment?.score,
         sentiment_label: c.sentiment?.label,
+        assistant_sentiment_score: c.sentiment?.assistant?.score,
+        assistant_sentiment_label: c.sentiment?.assistant?.label,
         topics: c.sentiment?.topics,
       })),
     ),
@@ -230,7 +245,8 @@ function fold(
         change.sentiment = {
           score: e.payload.sentiment.score,
           label: e.payload.sentiment.label,
-          topics: e.payload.topics,
+          assistant: e.payload.assistantSentiment,
+          topics: e.payload.topics.map((t) => t.id),
         }
         break
     }

@@ -31,6 +31,7 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
         e.orgId,
         e.chatbotId,
         hour,
+        m.role,
         { score: m.sentiment_score, label: m.sentiment_label },
         m.topics,
         -1,

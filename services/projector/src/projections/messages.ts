@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { hourOf, type RollupBatch, type SentimentLabel } from './rollups.ts'
+import { hourOf, type Role, type RollupBatch, type SentimentLabel } from './rollups.ts'
 
 type MessagesCaptured = RecordedEvent<'conversation.messages-captured'>
 type MessagesAnalyzed = RecordedEvent<'analysis.messages-analyzed'>
@@ -11,7 +11,7 @@ type MessageStep =
       readonly kind: 'captured'
       readonly orgId: string
       readonly chatbotId: string
-      readonly role: string
+      readonly role: Role
       readonly content: string
       readonly sentAt: string
       /** Journal position × 1000 + index in the capture (1-based): arrival order for equal sentAt. */
@@ -37,6 +37,7 @@ interface Pending {
 
 /** What applying the steps depends on: the row as it was before them (null: no row). */
 interface Before {
+  role: Role | null
   sent_at: Date | string | null
   sentiment_score: number | null
   sentiment_label: SentimentLabel | null
@@ -64,7 +65,7 @@ export class MessageChanges {
         kind: 'captured',
         orgId: e.orgId,
         chatbotId: e.chatbotId,
-        role: m.role,
+        role: m.role as Role,
         content: m.content,
         sentAt: m.sentAt,
         arrival: (position + BigInt(i + 1)).toString(),
@@ -81,7 +82,7 @@ export class MessageChanges {
         chatbotId: e.chatbotId,
         score: r.sentiment.score,
         label: r.sentiment.label,
-        topics: r.topics,
+        topics: r.topics.map((t) => t.id),
         analyzer,
       })
     }
@@ -119,7 +120,7 @@ export class MessageChanges {
     }
     if (others.length === 0) return
     const { rows } = await client.query<Before & { conversation_id: string; message_id: string }>(
-      `SELECT m.conversation_id, m.message_id, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
+      `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
          FROM rm_messages m JOIN json_to_recordset($1::json) AS k(cid uuid, mid text)
               ON m.conversation_id = k.cid AND m.message_id = k.mid
         ORDER BY 1, 2 FOR UPDATE OF m`,
@@ -207,6 +208,7 @@ function rowParams(entries: readonly Pending[]): [string] {
 function fold(entry: Pending, before: Before | null, rollups: RollupBatch): void {
   let exists = before !== null
   let sentAt = before?.sent_at ?? null
+  let role = before?.role ?? null
   let result =
     before?.sentiment_label && before.sentiment_score !== null
       ? { score: before.sentiment_score, label: before.sentiment_label, topics: before.topics }
@@ -214,15 +216,24 @@ function fold(entry: Pending, before: Before | null, rollups: RollupBatch): void
   for (const step of entry.steps) {
     if (step.kind === 'captured') {
       if (exists && result) {
-        rollups.addAnalysis(step.orgId, step.chatbotId, hourOf(step.sentAt), result, result.topics, 1)
+        rollups.addAnalysis(
+          step.orgId,
+          step.chatbotId,
+          hourOf(step.sentAt),
+          step.role,
+          result,
+          result.topics,
+          1,
+        )
       }
       exists = true
       sentAt = step.sentAt
+      role = step.role
     } else {
-      if (sentAt) {
+      if (sentAt && role) {
         const hour = hourOf(sentAt)
-        if (result) rollups.addAnalysis(step.orgId, step.chatbotId, hour, result, result.topics, -1)
-        rollups.addAnalysis(step.orgId, step.chatbotId, hour, step, step.topics, 1)
+        if (result) rollups.addAnalysis(step.orgId, step.chatbotId, hour, role, result, result.topics, -1)
+        rollups.addAnalysis(step.orgId, step.chatbotId, hour, role, step, step.topics, 1)
       }
       exists = true
       result = { score: step.score, label: step.label, topics: step.topics }

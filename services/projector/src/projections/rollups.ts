@@ -19,11 +19,18 @@ export interface HourlyDelta {
   assistant: number
   system: number
   tool: number
+  /** End users' messages' sentiment. */
   sentimentSum: number
   sentimentCount: number
   positive: number
   neutral: number
   negative: number
+  /** The assistant's messages' sentiment. */
+  assistantSentimentSum: number
+  assistantSentimentCount: number
+  assistantPositive: number
+  assistantNeutral: number
+  assistantNegative: number
   /** Conversations and end users whose last active hour moves to (1) or away from (-1) this hour (reach.ts). */
   lastActiveConversations: number
   lastActiveUsers: number
@@ -58,9 +65,20 @@ const MEASURES: readonly Measure[] = [
   'positive',
   'neutral',
   'negative',
+  'assistantSentimentSum',
+  'assistantSentimentCount',
+  'assistantPositive',
+  'assistantNeutral',
+  'assistantNegative',
   'lastActiveConversations',
   'lastActiveUsers',
 ]
+
+const ASSISTANT_LABEL = {
+  positive: 'assistantPositive',
+  neutral: 'assistantNeutral',
+  negative: 'assistantNegative',
+} as const
 
 function emptyDelta(orgId: string, chatbotId: string, hour: string): HourlyDelta {
   const row = { orgId, chatbotId, hour } as HourlyDelta
@@ -113,23 +131,37 @@ export class RollupBatch {
     row[role] += sign
   }
 
-  /** Adds (sign 1) or takes back (sign -1) one message's sentiment and topics in its hour. */
+  /**
+   * Adds (sign 1) or takes back (sign -1) one message's sentiment and topics in its hour: an end user's
+   * into the end users' figures and its topics (with their sentiment), an assistant's into the
+   * assistant's; system and tool messages' results count nowhere (and no message but an end user's
+   * has topics: older results' topics of other roles are left out).
+   */
   addAnalysis(
     orgId: string,
     chatbotId: string,
     hour: string,
+    role: Role,
     sentiment: { score: number; label: SentimentLabel },
     topics: readonly string[],
     sign: 1 | -1,
   ): void {
+    if (role !== 'user' && role !== 'assistant') return
     const row = this.row(orgId, chatbotId, hour)
+    if (role === 'assistant') {
+      row.assistantSentimentSum += sign * sentiment.score
+      row.assistantSentimentCount += sign
+      row[ASSISTANT_LABEL[sentiment.label]] += sign
+      return
+    }
     row.sentimentSum += sign * sentiment.score
     row.sentimentCount += sign
     row[sentiment.label] += sign
     for (const topic of topics) {
       const key = `${chatbotId}|${hour}|${topic}`
-      const entry = this.topics.get(key) ?? { orgId, chatbotId, hour, topic, n: 0 }
+      const entry = this.topics.get(key) ?? { orgId, chatbotId, hour, topic, n: 0, sentimentSum: 0 }
       entry.n += sign
+      entry.sentimentSum += sign * sentiment.score
       this.topics.set(key, entry)
     }
   }
@@ -167,9 +199,12 @@ export class RollupBatch {
     await client.query(
       `INSERT INTO rm_org_hourly_stats AS o (org_id, hour, messages, user_messages, assistant_messages,
          system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative,
-         last_active_conversations)
+         assistant_sentiment_sum, assistant_sentiment_count, assistant_positive, assistant_neutral,
+         assistant_negative, last_active_conversations)
        SELECT org_id, hour, -messages, -user_messages, -assistant_messages, -system_messages, -tool_messages,
-              -sentiment_sum, -sentiment_count, -positive, -neutral, -negative, -last_active_conversations
+              -sentiment_sum, -sentiment_count, -positive, -neutral, -negative, -assistant_sentiment_sum,
+              -assistant_sentiment_count, -assistant_positive, -assistant_neutral, -assistant_negative,
+              -last_active_conversations
          FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour
        ON CONFLICT (org_id, hour) DO UPDATE SET ${ADD_TO}`,
       [chatbotId],
@@ -217,16 +252,21 @@ export class RollupBatch {
         [orgEmptied.map((e) => e.orgId), orgEmptied.map((e) => e.hour)],
       )
     }
-    const hourly = [...this.topics.values()].filter((t) => t.n !== 0).sort(byTopicKey)
+    const hourly = [...this.topics.values()].filter((t) => t.n !== 0 || t.sentimentSum !== 0).sort(byTopicKey)
     const daily = new Map<string, TopicDelta>()
     for (const t of hourly) {
       const day = dayOf(t.hour)
       const key = `${t.chatbotId}|${day}|${t.topic}`
-      const entry = daily.get(key) ?? { ...t, hour: day, n: 0 }
+      const entry = daily.get(key) ?? { ...t, hour: day, n: 0, sentimentSum: 0 }
       entry.n += t.n
+      entry.sentimentSum += t.sentimentSum
       daily.set(key, entry)
     }
-    await upsertTopics(client, hourly, [...daily.values()].filter((t) => t.n !== 0).sort(byTopicKey))
+    await upsertTopics(
+      client,
+      hourly,
+      [...daily.values()].filter((t) => t.n !== 0 || t.sentimentSum !== 0).sort(byTopicKey),
+    )
     this.stats.clear()
     this.orgUsers.clear()
     this.topics.clear()
@@ -254,6 +294,7 @@ interface TopicDelta {
   hour: string
   topic: string
   n: number
+  sentimentSum: number
 }
 
 // One order for the rows every batch upserts, so that two projector instances adding to the same rows
@@ -290,7 +331,7 @@ async function upsertStats(
       }),
       ...MEASURES.map((m) => {
         params.push(rows.map((r) => r[m]))
-        return `$${params.length}::${m === 'sentimentSum' ? 'float8' : 'int'}[]`
+        return `$${params.length}::${m === 'sentimentSum' || m === 'assistantSentimentSum' ? 'float8' : 'int'}[]`
       }),
     ]
     return `INSERT INTO ${table} AS o (${columns.join(', ')}, ${COLUMNS.join(', ')})
@@ -318,6 +359,11 @@ const COLUMNS = [
   'positive',
   'neutral',
   'negative',
+  'assistant_sentiment_sum',
+  'assistant_sentiment_count',
+  'assistant_positive',
+  'assistant_neutral',
+  'assistant_negative',
   'last_active_conversations',
   'last_active_users',
 ]
@@ -341,17 +387,22 @@ async function upsertTopics(
     t.map((x) => x.hour),
     t.map((x) => x.topic),
     t.map((x) => x.n),
+    t.map((x) => x.sentimentSum),
   ]
-  const types = ['uuid', 'uuid', 'timestamptz', 'text', 'int']
+  const types = ['uuid', 'uuid', 'timestamptz', 'text', 'int', 'float8']
   const unnest = (from: number) => `unnest(${types.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`
   await client.query({
     name: 'cas-rollups-topics',
     text: `WITH h AS (
-       INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages) SELECT * FROM ${unnest(1)}
-       ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages
+       INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages, sentiment_sum)
+       SELECT * FROM ${unnest(1)}
+       ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages,
+         sentiment_sum = t.sentiment_sum + EXCLUDED.sentiment_sum
      ), d AS (
-       INSERT INTO rm_daily_topics AS t (org_id, chatbot_id, day, topic, messages) SELECT * FROM ${unnest(6)}
-       ON CONFLICT (chatbot_id, day, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages
+       INSERT INTO rm_daily_topics AS t (org_id, chatbot_id, day, topic, messages, sentiment_sum)
+       SELECT * FROM ${unnest(7)}
+       ON CONFLICT (chatbot_id, day, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages,
+         sentiment_sum = t.sentiment_sum + EXCLUDED.sentiment_sum
      ) SELECT`,
     values: [...columns(hourly), ...columns(daily)],
   })

@@ -1,0 +1,62 @@
+import type { RecordedEvent } from '@cas/events'
+import type pg from 'pg'
+
+export type TopicEvent =
+  | RecordedEvent<'analysis.topic-discovered'>
+  | RecordedEvent<'analysis.topic-relabeled'>
+  | RecordedEvent<'analysis.topic-merged'>
+
+/**
+ * rm_topics: each chatbot's topics by id, with their current label and keywords, and the topic a merged
+ * one now counts in (canonical_id). Topic events are few (a topic is found, relabeled or merged now and
+ * then), so they are applied one statement each, in order. A merge moves every topic counting in the
+ * merged one, so a chain of merges ends in one canonical topic.
+ */
+export class TopicChanges {
+  private readonly pending: TopicEvent[] = []
+
+  add(event: TopicEvent): void {
+    this.pending.push(event)
+  }
+
+  async flush(client: pg.ClientBase): Promise<void> {
+    for (const e of this.pending.splice(0)) {
+      switch (e.type) {
+        case 'analysis.topic-discovered':
+          await client.query(
+            `INSERT INTO rm_topics (org_id, chatbot_id, id, label, keywords, configured, canonical_id, discovered_at,
+               updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $3, $7, $7)
+             ON CONFLICT (chatbot_id, id) DO UPDATE SET label = EXCLUDED.label, keywords = EXCLUDED.keywords,
+               configured = EXCLUDED.configured, updated_at = EXCLUDED.updated_at`,
+            [
+              e.orgId,
+              e.chatbotId,
+              e.payload.topicId,
+              e.payload.label,
+              e.payload.keywords,
+              e.payload.configured,
+              e.occurredAt,
+            ],
+          )
+          break
+        case 'analysis.topic-relabeled':
+          await client.query(
+            'UPDATE rm_topics SET label = $3, keywords = $4, updated_at = $5 WHERE chatbot_id = $1 AND id = $2',
+            [e.chatbotId, e.payload.topicId, e.payload.label, e.payload.keywords, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-merged':
+          await client.query(
+            'UPDATE rm_topics SET canonical_id = $3, updated_at = $4 WHERE chatbot_id = $1 AND canonical_id = $2',
+            [e.chatbotId, e.payload.topicId, e.payload.into, e.occurredAt],
+          )
+          break
+        default: {
+          const unhandled: never = e
+          throw new Error(`unhandled topic event ${JSON.stringify(unhandled)}`)
+        }
+      }
+    }
+  }
+}
