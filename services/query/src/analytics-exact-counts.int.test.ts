@@ -95,7 +95,7 @@ async function analyze(org: Org, bot: Bot, conversation: string, topic: string) 
           results: rows.map((r) => ({
             messageId: r.message_id,
             sentiment: { score: 0.5, label: 'positive' as const },
-            topics: [topic],
+            topics: [{ id: topic, label: topic }],
           })),
         }),
       ],
@@ -114,7 +114,9 @@ async function bruteForce(orgId: string, chatbotId: string | undefined, from: st
     params,
   )
   const { rows: topics } = await db.pool.query(
-    `SELECT topic, count(*)::int AS count FROM rm_messages m, unnest(m.topics) AS topic WHERE ${where}
+    // Topics are the end users' (key phrases here: their own ids).
+    `SELECT topic, topic AS id, count(*)::int AS count FROM rm_messages m, unnest(m.topics) AS topic
+      WHERE ${where} AND m.role = 'user'
       GROUP BY topic ORDER BY count DESC, topic COLLATE "C" LIMIT 10`,
     params,
   )

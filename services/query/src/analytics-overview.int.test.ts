@@ -33,7 +33,8 @@ async function ok(query: string, cookie?: string) {
   return res.json()
 }
 
-const ones = (topics: string[]) => topics.map((topic) => ({ topic, count: 1 }))
+/** Key phrases (the seed's topics) are their own ids. */
+const ones = (topics: string[]) => topics.map((topic) => ({ topic, id: topic, count: 1 }))
 
 describe('GET /api/v1/analytics/overview', () => {
   it('sums the whole organization over the last 30 days by default', async () => {
@@ -47,13 +48,14 @@ describe('GET /api/v1/analytics/overview', () => {
       // u1 (c1, c2 on a1; c5 on a2) and u2; c3 has no end user.
       uniqueUsers: 2,
       avgMessagesPerConversation: 2.2,
-      // (0.5 + 0 - 0.75 + 0.25 + 0 + 0.75 + 1) / 7
-      sentiment: { average: 0.25, positive: 4, neutral: 2, negative: 1, analyzed: 7 },
-      // Ten at most; ties by topic.
+      // The end users' messages: (0.5 - 0.75 + 0.25 + 0 + 0.75 + 1) / 6, to 4 decimals.
+      sentiment: { average: 0.2917, positive: 4, neutral: 1, negative: 1, analyzed: 6 },
+      // The assistant's (c1 m2) apart.
+      assistantSentiment: { average: 0, positive: 0, neutral: 1, negative: 0, analyzed: 1 },
+      // Ten at most, of the end users' messages (c1 m2's topics are the assistant's); ties by topic.
       topTopics: [
-        { topic: 'billing', count: 3 },
-        { topic: 'refund', count: 2 },
-        ...ones(['account', 'shipping', 't01', 't02', 't03', 't04', 't05', 't06']),
+        { topic: 'billing', id: 'billing', count: 2 },
+        ...ones(['account', 'refund', 'shipping', 't01', 't02', 't03', 't04', 't05', 't06']),
       ],
       messagesByRole: { user: 6, assistant: 3, system: 1, tool: 1 },
     })
@@ -65,12 +67,9 @@ describe('GET /api/v1/analytics/overview', () => {
       totalMessages: 8,
       uniqueUsers: 1,
       avgMessagesPerConversation: 2.67,
-      sentiment: { average: 0, positive: 2, neutral: 2, negative: 1, analyzed: 5 },
-      topTopics: [
-        { topic: 'billing', count: 2 },
-        { topic: 'refund', count: 2 },
-        ...ones(['account', 't01', 't02', 't03', 't04', 't05', 't06', 't07']),
-      ],
+      sentiment: { average: 0, positive: 2, neutral: 1, negative: 1, analyzed: 4 },
+      assistantSentiment: { average: 0, positive: 0, neutral: 1, negative: 0, analyzed: 1 },
+      topTopics: ones(['account', 'billing', 'refund', 't01', 't02', 't03', 't04', 't05', 't06', 't07']),
       messagesByRole: { user: 4, assistant: 2, system: 1, tool: 1 },
     })
     // u1 talks to both chatbots: 1 + 2 users per chatbot, 2 for the organization.
@@ -104,12 +103,8 @@ describe('GET /api/v1/analytics/overview', () => {
       totalConversations: 3,
       totalMessages: 9,
       uniqueUsers: 2,
-      sentiment: { average: 0.15, positive: 3, neutral: 1, negative: 1, analyzed: 5 },
-      topTopics: [
-        { topic: 'billing', count: 2 },
-        { topic: 'refund', count: 2 },
-        ...ones(['account', 'shipping']),
-      ],
+      sentiment: { average: 0.1875, positive: 3, neutral: 0, negative: 1, analyzed: 4 },
+      topTopics: ones(['account', 'billing', 'refund', 'shipping']),
       messagesByRole: { user: 4, assistant: 3, system: 1, tool: 1 },
     })
     // One millisecond past 03:00 takes in the whole 03:00 hour, and c3 with it.
@@ -149,7 +144,8 @@ describe('GET /api/v1/analytics/overview', () => {
       uniqueUsers: 1,
       avgMessagesPerConversation: 1,
       sentiment: { average: 1, positive: 1, neutral: 0, negative: 0, analyzed: 1 },
-      topTopics: [{ topic: 'billing', count: 1 }],
+      assistantSentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
+      topTopics: ones(['billing']),
       messagesByRole: { user: 1, assistant: 0, system: 0, tool: 0 },
     })
     expect(await ok('?from=2026-10-01T00:00:00Z&to=2026-10-02T00:00:00Z')).toEqual({
@@ -160,6 +156,7 @@ describe('GET /api/v1/analytics/overview', () => {
       uniqueUsers: 0,
       avgMessagesPerConversation: 0,
       sentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
+      assistantSentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
       topTopics: [],
       messagesByRole: { user: 0, assistant: 0, system: 0, tool: 0 },
     })

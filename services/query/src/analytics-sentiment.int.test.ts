@@ -72,18 +72,20 @@ async function points(query: string, cookie?: string) {
 const empty = (bucket: string) => ({ bucket, average: null, positive: 0, neutral: 0, negative: 0, count: 0 })
 
 describe('GET /api/v1/analytics/sentiment', () => {
-  it('answers a point per UTC day, empty days included', async () => {
-    // Hand computation from the seed (test-seed.ts); organization B's -1 on the 18th never counts.
+  it("answers a point per UTC day of the end users' messages, empty days included", async () => {
+    // Hand computation from the seed (test-seed.ts); organization B's -1 on the 18th never counts, nor
+    // does the assistant's message c1 m2 (0, neutral).
     const res = await sentiment('?from=2026-11-17T00:00:00Z&to=2026-11-21T00:00:00Z')
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json()).toEqual({
       ok: true,
       interval: 'day',
+      role: 'user',
       range: { from: '2026-11-17T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z' },
       points: [
         empty('2026-11-17T00:00:00.000Z'),
-        // (0.5 + 0 - 0.75 + 0.25 + 0.75) / 5
-        { bucket: '2026-11-18T00:00:00.000Z', average: 0.15, positive: 3, neutral: 1, negative: 1, count: 5 },
+        // (0.5 - 0.75 + 0.25 + 0.75) / 4
+        { bucket: '2026-11-18T00:00:00.000Z', average: 0.1875, positive: 3, neutral: 0, negative: 1, count: 4 },
         // c3 at 03:00 (0) and c5 (1)
         { bucket: '2026-11-19T00:00:00.000Z', average: 0.5, positive: 1, neutral: 1, negative: 0, count: 2 },
         empty('2026-11-20T00:00:00.000Z'),
@@ -96,7 +98,7 @@ describe('GET /api/v1/analytics/sentiment', () => {
     expect(await points('?from=2026-11-17T00:00:00Z&to=2026-11-21T00:00:00Z&tz=America/New_York')).toEqual([
       empty('2026-11-16T05:00:00.000Z'),
       empty('2026-11-17T05:00:00.000Z'),
-      { bucket: '2026-11-18T05:00:00.000Z', average: 0.125, positive: 3, neutral: 2, negative: 1, count: 6 },
+      { bucket: '2026-11-18T05:00:00.000Z', average: 0.15, positive: 3, neutral: 1, negative: 1, count: 5 },
       { bucket: '2026-11-19T05:00:00.000Z', average: 1, positive: 1, neutral: 0, negative: 0, count: 1 },
       empty('2026-11-20T05:00:00.000Z'),
     ])
@@ -111,10 +113,22 @@ describe('GET /api/v1/analytics/sentiment', () => {
       expect(Date.parse(p.bucket)).toBe(Date.parse('2026-10-21T00:00:00Z') + i * 86_400_000)
     })
     expect(list.filter((p) => p.count > 0).map((p) => [p.bucket.slice(0, 10), p.count])).toEqual([
-      ['2026-11-18', 5],
+      ['2026-11-18', 4],
       ['2026-11-19', 2],
     ])
     expect(list.filter((p) => p.count === 0).every((p) => p.average === null)).toBe(true)
+  })
+
+  it("answers the assistant's messages apart with role=assistant", async () => {
+    const res = await sentiment('?from=2026-11-18T00:00:00Z&to=2026-11-20T00:00:00Z&role=assistant')
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toMatchObject({
+      role: 'assistant',
+      points: [
+        { bucket: '2026-11-18T00:00:00.000Z', average: 0, positive: 0, neutral: 1, negative: 0, count: 1 },
+        empty('2026-11-19T00:00:00.000Z'),
+      ],
+    })
   })
 
   it('narrows to one chatbot', async () => {
@@ -133,18 +147,19 @@ describe('GET /api/v1/analytics/sentiment', () => {
       ['2026-10-26T00:00:00.000Z', 0],
       ['2026-11-02T00:00:00.000Z', 0],
       ['2026-11-09T00:00:00.000Z', 0],
-      ['2026-11-16T00:00:00.000Z', 7],
+      ['2026-11-16T00:00:00.000Z', 6],
       ['2026-11-23T00:00:00.000Z', 0],
     ])
-    expect(list[3]?.average).toBe(0.25)
+    // (0.5 - 0.75 + 0.25 + 0.75 + 0 + 1) / 6, to 4 decimals
+    expect(list[3]?.average).toBe(0.2917)
   })
 
   it('answers UTC hour buckets for ranges up to 7 days, whatever the zone', async () => {
     const query = '?from=2026-11-18T09:00:00Z&to=2026-11-18T14:00:00Z&interval=hour'
     const expected = [
       empty('2026-11-18T09:00:00.000Z'),
-      // (0.5 + 0 + 0.75) / 3, to 4 decimals
-      { bucket: '2026-11-18T10:00:00.000Z', average: 0.4167, positive: 2, neutral: 1, negative: 0, count: 3 },
+      // (0.5 + 0.75) / 2: the assistant's 0 at 10:06 is not the end users'
+      { bucket: '2026-11-18T10:00:00.000Z', average: 0.625, positive: 2, neutral: 0, negative: 0, count: 2 },
       { bucket: '2026-11-18T11:00:00.000Z', average: -0.25, positive: 1, neutral: 0, negative: 1, count: 2 },
       empty('2026-11-18T12:00:00.000Z'),
       // c1's 13:00 messages were never analyzed.
@@ -206,6 +221,7 @@ describe('GET /api/v1/analytics/sentiment', () => {
     ['?interval=hour&from=2026-11-01T00:00:00Z&to=2026-11-08T00:00:01Z', '/interval'],
     ['?days=400', '/days'],
     ['?tz=Nowhere/Special', '/tz'],
+    ['?role=bot', '/role'],
   ])('answers 400 for %s', async (query, path) => {
     const res = await sentiment(query)
     expect(res.statusCode, res.body).toBe(400)

@@ -51,7 +51,8 @@ async function analyzeConversation(
         newEvent('analysis.conversation-analyzed', {
           analyzer: { name: 'test', version: '1' },
           sentiment: { score: label === 'positive' ? 0.7 : label === 'negative' ? -0.7 : 0, label },
-          topics,
+          assistantSentiment: null,
+          topics: topics.map((t) => ({ id: t, label: t })),
         }),
       ],
     }),
@@ -127,7 +128,9 @@ describe('GET /api/v1/conversations', () => {
           createdAt: expect.any(String),
           updatedAt: expect.any(String),
           sentiment: { score: -0.7, label: 'negative' },
+          assistantSentiment: null,
           topics: ['refunds', 'umbrellas'],
+          topicIds: ['refunds', 'umbrellas'],
         },
       ],
     })

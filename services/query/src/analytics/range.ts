@@ -62,6 +62,23 @@ export const sentimentQuery = analyticsQuery.extend({
 
 export type Interval = z.output<typeof sentimentQuery>['interval']
 
+export const sentimentRoleQuery = sentimentQuery.extend({
+  role: z
+    .enum(['user', 'assistant'])
+    .default('user')
+    .describe("Whose messages: the end users' (default) or the assistant's."),
+})
+
+export const topicsQuery = sentimentQuery.extend({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(20)
+    .describe('Topics returned at most (default 20).'),
+})
+
 export interface ResolvedRange {
   /** Inclusive, on a whole UTC hour. */
   readonly from: Date

@@ -68,7 +68,7 @@ export async function analyze(
           results: results.map(([messageId, score, label, topics]) => ({
             messageId,
             sentiment: { score, label },
-            topics,
+            topics: topics.map((t) => ({ id: t, label: t })),
           })),
         }),
       ],

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
-import { DAY_MS, invalidQuery } from '../analytics/range.ts'
+import { invalidQuery } from '../analytics/range.ts'
+import { OTHER_TOPIC, rangeTopicRowsSql } from './topics.ts'
 
 /**
  * Analytics read the rollups the projector keeps, never the messages (migrations/0005_read-models.sql,
@@ -19,14 +20,49 @@ export interface RollupScope {
   readonly to: Date
 }
 
+export interface SentimentFigures {
+  average: number | null
+  positive: number
+  neutral: number
+  negative: number
+  analyzed: number
+}
+
 export interface Overview {
   totalConversations: number
   totalMessages: number
   uniqueUsers: number
   avgMessagesPerConversation: number
-  sentiment: { average: number | null; positive: number; neutral: number; negative: number; analyzed: number }
-  topTopics: { topic: string; count: number }[]
+  /** The end users' messages. */
+  sentiment: SentimentFigures
+  /** The assistant's messages. */
+  assistantSentiment: SentimentFigures
+  topTopics: { topic: string; id: string; count: number }[]
   messagesByRole: { user: number; assistant: number; system: number; tool: number }
+}
+
+/** Whose messages a sentiment figure describes: the end user's (default) or the assistant's. */
+export type SentimentRole = 'user' | 'assistant'
+
+/** The rollup columns of each role's sentiment (the unprefixed ones are the end users'). */
+const SENTIMENT_COLUMNS: Record<
+  SentimentRole,
+  { sum: string; count: string; positive: string; neutral: string; negative: string }
+> = {
+  user: {
+    sum: 'sentiment_sum',
+    count: 'sentiment_count',
+    positive: 'positive',
+    neutral: 'neutral',
+    negative: 'negative',
+  },
+  assistant: {
+    sum: 'assistant_sentiment_sum',
+    count: 'assistant_sentiment_count',
+    positive: 'assistant_positive',
+    neutral: 'assistant_neutral',
+    negative: 'assistant_negative',
+  },
 }
 
 export interface SentimentPoint {
@@ -127,6 +163,11 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
             coalesce(sum(sentiment_count), 0)::float8 AS sentiment_count,
             coalesce(sum(positive), 0)::float8 AS positive, coalesce(sum(neutral), 0)::float8 AS neutral,
             coalesce(sum(negative), 0)::float8 AS negative,
+            coalesce(sum(assistant_sentiment_sum), 0)::float8 AS assistant_sentiment_sum,
+            coalesce(sum(assistant_sentiment_count), 0)::float8 AS assistant_sentiment_count,
+            coalesce(sum(assistant_positive), 0)::float8 AS assistant_positive,
+            coalesce(sum(assistant_neutral), 0)::float8 AS assistant_neutral,
+            coalesce(sum(assistant_negative), 0)::float8 AS assistant_negative,
             (coalesce(sum(last_active_conversations), 0) + ${spanning('rm_hourly_activity', chatbot)})::float8
               AS conversations,
             (coalesce(sum(last_active_users), 0)
@@ -135,28 +176,20 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
        FROM ${table} WHERE ${where}`,
     params,
   )
-  // Whole UTC days from the daily counts, the hours of a partial first or last day from the hourly ones.
-  const from = scope.from.getTime()
-  const to = scope.to.getTime()
-  let firstDay = Math.ceil(from / DAY_MS) * DAY_MS
-  let endDay = Math.floor(to / DAY_MS) * DAY_MS
-  if (firstDay >= endDay) firstDay = endDay = to
-  const days = [new Date(firstDay).toISOString(), new Date(endDay).toISOString()]
-  const n = params.length
-  const byChatbot = chatbot === null ? '' : `AND chatbot_id = ${chatbot}`
-  // Ties in order of the topic's bytes (COLLATE "C"): the same order whatever the database's locale.
-  const { rows: topics } = await client.query<{ topic: string; count: number }>(
-    `SELECT topic, sum(messages)::float8 AS count FROM (
-       SELECT topic, messages FROM rm_daily_topics
-        WHERE org_id = $1 AND day >= $${n + 1}::timestamptz AND day < $${n + 2}::timestamptz ${byChatbot}
-       UNION ALL
-       SELECT topic, messages FROM rm_hourly_topics
-        WHERE org_id = $1 ${byChatbot}
-          AND (hour >= $2::timestamptz AND hour < $${n + 1}::timestamptz
-               OR hour >= $${n + 2}::timestamptz AND hour < $3::timestamptz)) t
-      GROUP BY topic HAVING sum(messages) > 0
-      ORDER BY count DESC, topic COLLATE "C" LIMIT ${TOP_TOPICS}`,
-    [...params, ...days],
+  // Topics by the topic they count in now (a merged one in the one it merged into), labelled as now; a
+  // key phrase (lexical analyzer) is its own label. "other", the long tail, is no top topic. Ties in order
+  // of the label's bytes (COLLATE "C"): the same order whatever the database's locale.
+  const rows = rangeTopicRowsSql(scope, params.length, chatbot)
+  const { rows: topics } = await client.query<{ topic: string; id: string; count: number }>(
+    `SELECT coalesce(c.label, x.id) AS topic, x.id, x.count FROM (
+       SELECT coalesce(t.canonical_id, r.topic) AS id, min(r.chatbot_id::text)::uuid AS chatbot_id,
+              sum(r.messages)::float8 AS count
+         FROM (${rows.sql}) r LEFT JOIN rm_topics t ON t.chatbot_id = r.chatbot_id AND t.id = r.topic
+        WHERE r.topic <> '${OTHER_TOPIC}'
+        GROUP BY 1 HAVING sum(r.messages) > 0) x
+       LEFT JOIN rm_topics c ON c.chatbot_id = x.chatbot_id AND c.id = x.id
+      ORDER BY x.count DESC, coalesce(c.label, x.id) COLLATE "C", x.id COLLATE "C" LIMIT ${TOP_TOPICS}`,
+    [...params, ...rows.params],
   )
   const s = stats[0] ?? {}
   const get = (key: string) => s[key] ?? 0
@@ -173,6 +206,13 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
       neutral: get('neutral'),
       negative: get('negative'),
       analyzed: get('sentiment_count'),
+    },
+    assistantSentiment: {
+      average: average(get('assistant_sentiment_sum'), get('assistant_sentiment_count')),
+      positive: get('assistant_positive'),
+      neutral: get('assistant_neutral'),
+      negative: get('assistant_negative'),
+      analyzed: get('assistant_sentiment_count'),
     },
     topTopics: topics,
     messagesByRole: {
@@ -199,7 +239,7 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
  * hour: buckets are the rollups' own UTC hours. They match local hours in whole-hour zones, and stay
  * distinct through the repeated local hour of a DST change; in other zones they start at :30 or :45 local.
  */
-const BUCKETS: Record<Interval, { series: string; key: string }> = {
+export const BUCKETS: Record<Interval, { series: string; key: string }> = {
   hour: {
     series: `SELECT b AS key, b AS bucket
                FROM generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour') AS b`,
@@ -227,8 +267,10 @@ export async function readSentimentPoints(
   scope: RollupScope,
   interval: Interval,
   tz: string,
+  role: SentimentRole = 'user',
 ): Promise<SentimentPoint[]> {
   const { table, where, params } = rollupFilter(scope)
+  const c = SENTIMENT_COLUMNS[role]
   const { series, key } = BUCKETS[interval]
   // Only zoned buckets get the zone: Postgres refuses a parameter that no part of the statement uses.
   if (series.includes('$TZ')) params.push(tz)
@@ -243,9 +285,9 @@ export async function readSentimentPoints(
   }>(
     `WITH buckets AS (${series.replaceAll('$TZ', tzParam)}),
           sums AS (
-            SELECT ${key.replaceAll('$TZ', tzParam)} AS key, sum(sentiment_sum)::float8 AS sentiment_sum,
-                   sum(sentiment_count)::float8 AS count, sum(positive)::float8 AS positive,
-                   sum(neutral)::float8 AS neutral, sum(negative)::float8 AS negative
+            SELECT ${key.replaceAll('$TZ', tzParam)} AS key, sum(${c.sum})::float8 AS sentiment_sum,
+                   sum(${c.count})::float8 AS count, sum(${c.positive})::float8 AS positive,
+                   sum(${c.neutral})::float8 AS neutral, sum(${c.negative})::float8 AS negative
               FROM ${table} WHERE ${where}
              GROUP BY 1)
      SELECT b.bucket, s.sentiment_sum, s.count, s.positive, s.neutral, s.negative

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { conversationTopics, type TopicRef } from './topics.ts'
 
 export interface ConversationFilters {
   readonly chatbotId?: string
@@ -6,7 +7,8 @@ export interface ConversationFilters {
   readonly to?: string
   readonly userId?: string
   readonly sentiment?: 'positive' | 'neutral' | 'negative'
-  readonly topic?: string
+  /** The topic ids a `topic=` stands for (topicFilterIds). */
+  readonly topicIds?: readonly string[]
   readonly q?: string
 }
 
@@ -31,18 +33,21 @@ interface ConversationRow {
   updated_at: Date | null
   sentiment_score: number | null
   sentiment_label: 'positive' | 'neutral' | 'negative' | null
+  assistant_sentiment_score: number | null
+  assistant_sentiment_label: 'positive' | 'neutral' | 'negative' | null
   topics: string[]
 }
 
 const COLUMNS = `c.id, c.chatbot_id, c.external_id, c.end_user, c.end_user_organization, c.session, c.custom,
   c.message_count, c.first_message_at, c.last_message_at, c.created_at, c.updated_at, c.sentiment_score,
-  c.sentiment_label, c.topics`
+  c.sentiment_label, c.assistant_sentiment_score, c.assistant_sentiment_label, c.topics`
 
 // Rows created by analysis results that overtook their conversation are not conversations yet.
 const LISTABLE = 'c.external_id IS NOT NULL AND c.last_message_at IS NOT NULL'
 
-/** API.md's Conversation. */
-export function toConversation(r: ConversationRow) {
+/** API.md's Conversation; `resolved` gives its topics' canonical ids and labels (resolveTopics). */
+export function toConversation(r: ConversationRow, resolved: Map<string, TopicRef>) {
+  const topics = conversationTopics(r.topics, resolved)
   return {
     id: r.id,
     chatbotId: r.chatbot_id,
@@ -60,7 +65,12 @@ export function toConversation(r: ConversationRow) {
       r.sentiment_label && r.sentiment_score !== null
         ? { score: r.sentiment_score, label: r.sentiment_label }
         : null,
-    topics: r.topics,
+    assistantSentiment:
+      r.assistant_sentiment_label && r.assistant_sentiment_score !== null
+        ? { score: r.assistant_sentiment_score, label: r.assistant_sentiment_label }
+        : null,
+    topics: topics.map((t) => t.label),
+    topicIds: topics.map((t) => t.id),
   }
 }
 
@@ -88,7 +98,7 @@ export async function listConversations(
   if (filters.to) add((p) => `c.last_message_at <= ${p}`, filters.to)
   if (filters.userId) add((p) => `c.end_user_id = ${p}`, filters.userId)
   if (filters.sentiment) add((p) => `c.sentiment_label = ${p}`, filters.sentiment)
-  if (filters.topic) add((p) => `c.topics @> ARRAY[${p}::text]`, filters.topic)
+  if (filters.topicIds) add((p) => `c.topics && ${p}::text[]`, filters.topicIds)
   if (filters.q) {
     add(
       (p) => `EXISTS (SELECT 1 FROM rm_messages m WHERE m.conversation_id = c.id

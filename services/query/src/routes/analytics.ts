@@ -5,9 +5,16 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
-import { analyticsQuery, checkInterval, resolveRange, sentimentQuery } from '../analytics/range.ts'
+import {
+  analyticsQuery,
+  checkInterval,
+  resolveRange,
+  sentimentRoleQuery,
+  topicsQuery,
+} from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
 import { chatbotInOrg, checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
+import { readTopics } from '../repositories/topics.ts'
 
 const count = z.number().int().nonnegative()
 const average = z
@@ -28,16 +35,28 @@ const overviewResponse = z.object({
   avgMessagesPerConversation: z
     .number()
     .describe('totalMessages / totalConversations, 2 decimals; 0 when none.'),
-  sentiment: z.object({ average, positive: count, neutral: count, negative: count, analyzed: count }),
+  sentiment: z
+    .object({ average, positive: count, neutral: count, negative: count, analyzed: count })
+    .describe("The end users' messages: how the customers feel."),
+  assistantSentiment: z
+    .object({ average, positive: count, neutral: count, negative: count, analyzed: count })
+    .describe("The assistant's messages, apart."),
   topTopics: z
-    .array(z.object({ topic: z.string(), count }))
-    .describe('The 10 topics of most analyzed messages in range; ties by topic.'),
+    .array(
+      z.object({
+        topic: z.string().describe("The topic's label."),
+        id: z.string().describe('The topic id (GET /api/v1/analytics/topics, ?topic= of the conversations).'),
+        count,
+      }),
+    )
+    .describe('The 10 topics of most end-user messages in range ("other" left out); ties by label.'),
   messagesByRole: z.object({ user: count, assistant: count, system: count, tool: count }),
 })
 
 const sentimentResponse = z.object({
   ok: z.literal(true),
   interval: z.enum(['hour', 'day', 'week']),
+  role: z.enum(['user', 'assistant']),
   range: rangeSchema,
   points: z.array(
     z.object({
@@ -49,6 +68,57 @@ const sentimentResponse = z.object({
       count: count.describe('Analyzed messages in the bucket.'),
     }),
   ),
+})
+
+const trendSchema = z
+  .array(z.object({ bucket: z.string(), messages: count }))
+  .describe('End-user messages in the topic per bucket, every bucket in range.')
+const topicFigures = {
+  conversations: count.describe('Conversations with a message in range that are in the topic.'),
+  messages: count.describe("The topic's end-user messages in range."),
+  share: z
+    .number()
+    .describe('conversations / the conversations in range that have a topic ("other" included).'),
+  averageSentiment: average.describe(
+    "The mean sentiment of the topic's end-user messages in range; null when none.",
+  ),
+  trend: trendSchema,
+}
+const topicsResponse = z.object({
+  ok: z.literal(true),
+  interval: z.enum(['hour', 'day', 'week']),
+  range: rangeSchema,
+  conversationsWithTopics: count.describe('Conversations with a message in range that have a topic.'),
+  topics: z
+    .array(
+      z.object({
+        id: z.string().describe('Stable topic id: filter conversations with ?topic=<id>.'),
+        chatbotId: z.uuid(),
+        label: z.string(),
+        keywords: z.array(z.string()),
+        configured: z.boolean().describe("One of the chatbot's own topics (settings.topics)."),
+        ...topicFigures,
+        examples: z
+          .array(
+            z.object({
+              id: z.uuid(),
+              conversationId: z.string(),
+              lastMessageAt: z.string(),
+              sentiment: z.enum(['positive', 'neutral', 'negative']).nullable(),
+              excerpt: z
+                .string()
+                .nullable()
+                .describe('The first end-user message of it in the topic (200 characters).'),
+            }),
+          )
+          .describe('The most recent conversations of the topic, at most 3.'),
+      }),
+    )
+    .describe('Most conversations first (ties: more messages, then label).'),
+  other: z
+    .object(topicFigures)
+    .nullable()
+    .describe("The long tail: end users' messages no topic is similar enough to (?topic=other)."),
 })
 
 /** Checks, in the request's organization scope, what only the database can tell: the chatbot and the zone. */
@@ -99,28 +169,61 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
   )
 
   r.get(
+    '/api/v1/analytics/topics',
+    {
+      schema: {
+        tags,
+        security,
+        description:
+          'What end users talk about: the topics found in their messages (or configured in settings.topics), with conversations, messages, share, sentiment, a trend and examples.',
+        querystring: topicsQuery,
+        response: { 200: topicsResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { orgId } = requireSession(request)
+      const { chatbotId, tz, interval, limit, ...rest } = request.query
+      const range = resolveRange(rest, deps.now())
+      checkInterval(interval, range)
+      const report = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        await checkScope(client, orgId, chatbotId, tz)
+        return readTopics(client, { orgId, chatbotId, from: range.from, to: range.to }, interval, tz, limit)
+      })
+      return {
+        ok: true as const,
+        interval,
+        range: { from: range.from.toISOString(), to: range.to.toISOString() },
+        ...report,
+      }
+    },
+  )
+
+  r.get(
     '/api/v1/analytics/sentiment',
     {
       schema: {
         tags,
         security,
-        description: 'Sentiment per hour, day or week, with a point for every bucket in range.',
-        querystring: sentimentQuery,
+        description:
+          "Sentiment per hour, day or week, with a point for every bucket in range: the end users' messages, or the assistant's with `role=assistant`.",
+        querystring: sentimentRoleQuery,
         response: { 200: sentimentResponse, ...errors },
       },
     },
     async (request) => {
       const { orgId } = requireSession(request)
-      const { chatbotId, tz, interval, ...rest } = request.query
+      const { chatbotId, tz, interval, role, ...rest } = request.query
       const range = resolveRange(rest, deps.now())
       checkInterval(interval, range)
       const points = await withOrgScope(deps.readerPool, orgId, async (client) => {
         await checkScope(client, orgId, chatbotId, tz)
-        return readSentimentPoints(client, { orgId, chatbotId, from: range.from, to: range.to }, interval, tz)
+        const scope = { orgId, chatbotId, from: range.from, to: range.to }
+        return readSentimentPoints(client, scope, interval, tz, role)
       })
       return {
         ok: true as const,
         interval,
+        role,
         range: { from: range.from.toISOString(), to: range.to.toISOString() },
         points,
       }

@@ -15,6 +15,7 @@ import {
   toConversation,
   writtenVersion,
 } from '../repositories/conversations.ts'
+import { resolveTopics, topicFilterIds } from '../repositories/topics.ts'
 
 const sentimentSchema = z
   .object({ score: z.number(), label: z.enum(['positive', 'neutral', 'negative']) })
@@ -33,8 +34,10 @@ const conversationSchema = z.object({
   lastMessageAt: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
-  sentiment: sentimentSchema,
-  topics: z.array(z.string()),
+  sentiment: sentimentSchema.describe("The mean of the end user's messages."),
+  assistantSentiment: sentimentSchema.describe("The mean of the assistant's messages."),
+  topics: z.array(z.string()).describe("The labels of the topics of the end user's messages, most first."),
+  topicIds: z.array(z.string()).describe('Their ids, in the same order.'),
 })
 
 const listQuery = z.strictObject({
@@ -45,7 +48,12 @@ const listQuery = z.strictObject({
   to: isoDateTimeSchema.optional().describe('Last message at or before.'),
   userId: z.string().min(1).max(256).optional().describe('End-user id (user.id).'),
   sentiment: z.enum(['positive', 'neutral', 'negative']).optional(),
-  topic: z.string().min(1).max(200).optional(),
+  topic: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('A topic id or label (case-insensitive), or `other`: conversations in that topic.'),
   q: z.string().min(1).max(200).optional().describe('Full-text search in message content.'),
 })
 
@@ -100,17 +108,25 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     },
     async (request) => {
       const { orgId } = requireSession(request)
-      const { limit, cursor, from, to, ...filters } = request.query
+      const { limit, cursor, from, to, topic, ...filters } = request.query
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
-      const rows = await withOrgScope(deps.readerPool, orgId, (client) =>
-        listConversations(client, orgId, { ...filters, ...range }, limit, after),
-      )
-      const page = rows.slice(0, limit).map(toConversation)
-      const last = page.at(-1)
+      const page = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        const topicIds =
+          topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
+        const rows = await listConversations(client, orgId, { ...filters, ...range, topicIds }, limit, after)
+        const resolved = await resolveTopics(
+          client,
+          orgId,
+          rows.flatMap((r) => r.topics),
+        )
+        return { rows, conversations: rows.slice(0, limit).map((r) => toConversation(r, resolved)) }
+      })
+      const { rows } = page
+      const last = page.conversations.at(-1)
       const nextCursor =
         rows.length > limit && last ? encodeCursor({ lastMessageAt: last.lastMessageAt, id: last.id }) : null
-      return { ok: true as const, conversations: page, nextCursor }
+      return { ok: true as const, conversations: page.conversations, nextCursor }
     },
   )
 
@@ -160,7 +176,9 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
       }
       const found = await withOrgScope(deps.readerPool, orgId, async (client) => {
         const row = await findConversation(client, orgId, id)
-        return row && { ...toConversation(row), messages: await conversationMessages(client, orgId, id) }
+        if (!row) return undefined
+        const resolved = await resolveTopics(client, orgId, row.topics)
+        return { ...toConversation(row, resolved), messages: await conversationMessages(client, orgId, id) }
       })
       if (!found) {
         reply.header('retry-after', '1')

@@ -1,0 +1,322 @@
+import { OTHER_TOPIC_ID } from '@cas/events'
+import type pg from 'pg'
+import { DAY_MS, type Interval } from '../analytics/range.ts'
+import { BUCKETS, type RollupScope } from './analytics.ts'
+
+export const OTHER_TOPIC = OTHER_TOPIC_ID
+
+/**
+ * Topics as the read models hold them: results name a topic by id (rm_topics gives its label, and the
+ * topic a merged one now counts in: canonical_id); "other" is the long tail; a key phrase of the lexical
+ * or LLM analyzer is its own id and label, with no rm_topics row. Every figure of a topic is its
+ * canonical topic's: merged topics count in the one they merged into.
+ */
+
+/**
+ * The topic rows of a range, per chatbot and topic id: messages (analyzed end-user messages) and the sum
+ * of their sentiment. Whole UTC days come from the daily counts, the hours of a partial first or last day
+ * from the hourly ones. Parameters after the caller's `base` ones ($1 org, $2 from, $3 to): the day bounds.
+ */
+export function rangeTopicRowsSql(scope: RollupScope, base: number, chatbotParam: string | null) {
+  const from = scope.from.getTime()
+  const to = scope.to.getTime()
+  let firstDay = Math.ceil(from / DAY_MS) * DAY_MS
+  let endDay = Math.floor(to / DAY_MS) * DAY_MS
+  if (firstDay >= endDay) firstDay = endDay = to
+  const byChatbot = chatbotParam === null ? '' : `AND chatbot_id = ${chatbotParam}`
+  const sql = `SELECT chatbot_id, topic, messages, sentiment_sum FROM rm_daily_topics
+                WHERE org_id = $1 AND day >= $${base + 1}::timestamptz AND day < $${base + 2}::timestamptz ${byChatbot}
+               UNION ALL
+               SELECT chatbot_id, topic, messages, sentiment_sum FROM rm_hourly_topics
+                WHERE org_id = $1 ${byChatbot}
+                  AND (hour >= $2::timestamptz AND hour < $${base + 1}::timestamptz
+                       OR hour >= $${base + 2}::timestamptz AND hour < $3::timestamptz)`
+  return { sql, params: [new Date(firstDay).toISOString(), new Date(endDay).toISOString()] }
+}
+
+export interface TopicRef {
+  readonly id: string
+  readonly label: string
+}
+
+/**
+ * The canonical topic and current label of each of the given topic ids (a merged topic's: the topic it
+ * merged into). Ids without a row (key phrases, "other") are their own label.
+ */
+export async function resolveTopics(
+  client: pg.ClientBase,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, TopicRef>> {
+  const resolved = new Map<string, TopicRef>(ids.map((id) => [id, { id, label: id }]))
+  if (ids.length === 0) return resolved
+  const { rows } = await client.query<{ id: string; canonical: string; label: string }>(
+    `SELECT t.id, c.id AS canonical, c.label FROM rm_topics t
+       JOIN rm_topics c ON c.chatbot_id = t.chatbot_id AND c.id = t.canonical_id
+      WHERE t.org_id = $1 AND t.id = ANY($2::text[])`,
+    [orgId, [...new Set(ids)]],
+  )
+  for (const r of rows) resolved.set(r.id, { id: r.canonical, label: r.label })
+  return resolved
+}
+
+/** A conversation's topics as the API shows them: canonical, labelled as now, each once, in order. */
+export function conversationTopics(ids: readonly string[], resolved: Map<string, TopicRef>): TopicRef[] {
+  const seen = new Set<string>()
+  const out: TopicRef[] = []
+  for (const id of ids) {
+    const ref = resolved.get(id) ?? { id, label: id }
+    if (seen.has(ref.id)) continue
+    seen.add(ref.id)
+    out.push(ref)
+  }
+  return out
+}
+
+/**
+ * The topic ids a `topic=` filter stands for: a topic id or a label (case-insensitive), and every topic
+ * counting in the same canonical topic; the value itself too (a key phrase, "other").
+ */
+export async function topicFilterIds(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string | undefined,
+  topic: string,
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT t.id FROM rm_topics t
+      WHERE t.org_id = $1 AND ($3::uuid IS NULL OR t.chatbot_id = $3)
+        AND (t.chatbot_id, t.canonical_id) IN (
+          SELECT chatbot_id, canonical_id FROM rm_topics
+           WHERE org_id = $1 AND ($3::uuid IS NULL OR chatbot_id = $3) AND (id = $2 OR lower(label) = lower($2)))`,
+    [orgId, topic, chatbotId ?? null],
+  )
+  return [...new Set([topic, ...rows.map((r) => r.id)])]
+}
+
+export interface TopicSummary {
+  id: string
+  chatbotId: string
+  label: string
+  keywords: string[]
+  configured: boolean
+  conversations: number
+  messages: number
+  share: number
+  averageSentiment: number | null
+  trend: { bucket: string; messages: number }[]
+  examples: {
+    id: string
+    conversationId: string
+    lastMessageAt: string
+    sentiment: 'positive' | 'neutral' | 'negative' | null
+    excerpt: string | null
+  }[]
+}
+
+export interface TopicsReport {
+  /** Conversations with a message in range that have a topic ("other" included). */
+  conversationsWithTopics: number
+  topics: TopicSummary[]
+  other: Omit<TopicSummary, 'id' | 'chatbotId' | 'label' | 'keywords' | 'configured' | 'examples'> | null
+}
+
+const EXAMPLES = 3
+const EXCERPT_CHARS = 200
+
+/**
+ * The topics of the scope's conversations with a message in range, most conversations first: each
+ * canonical topic's conversations (those whose topics include it), messages, share of the
+ * conversations with a topic, the end users' mean sentiment, messages per bucket, and the most recent
+ * conversations as examples with the first end-user message of theirs in the topic. "other" apart.
+ */
+export async function readTopics(
+  client: pg.ClientBase,
+  scope: RollupScope,
+  interval: Interval,
+  tz: string,
+  limit: number,
+): Promise<TopicsReport> {
+  const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
+  let chatbot: string | null = null
+  if (scope.chatbotId !== undefined) {
+    params.push(scope.chatbotId)
+    chatbot = `$${params.length}::uuid`
+  }
+  const byChatbot = chatbot === null ? '' : `AND c.chatbot_id = ${chatbot}`
+  // Conversations with a message in range, and the canonical topics they are in.
+  const { rows: perTopic } = await client.query<{
+    topic: string
+    chatbot_id: string
+    conversations: number
+    examples: { id: string; conversationId: string; lastMessageAt: string; sentiment: string | null }[]
+  }>(
+    `WITH active AS (
+       SELECT c.id, c.chatbot_id, c.external_id, c.last_message_at, c.sentiment_label, c.topics
+         FROM rm_conversations c
+        WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
+          AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
+          AND EXISTS (SELECT 1 FROM rm_hourly_activity a
+                       WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)
+     ), placed AS (
+       SELECT DISTINCT a.id, a.chatbot_id, a.external_id, a.last_message_at, a.sentiment_label,
+              coalesce(t.canonical_id, k.key) AS topic
+         FROM active a CROSS JOIN LATERAL unnest(a.topics) AS k(key)
+         LEFT JOIN rm_topics t ON t.chatbot_id = a.chatbot_id AND t.id = k.key
+     )
+     SELECT topic, min(chatbot_id::text) AS chatbot_id, count(*)::float8 AS conversations,
+            to_jsonb((array_agg(jsonb_build_object('id', id, 'conversationId', external_id,
+                                                   'lastMessageAt', last_message_at, 'sentiment', sentiment_label)
+                                ORDER BY last_message_at DESC, id DESC))[1:${EXAMPLES}]) AS examples
+       FROM placed GROUP BY topic`,
+    params,
+  )
+  const { rows: totals } = await client.query<{ n: number }>(
+    `SELECT count(*)::float8 AS n FROM rm_conversations c
+      WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
+        AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
+        AND EXISTS (SELECT 1 FROM rm_hourly_activity a
+                     WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)`,
+    params,
+  )
+  const conversationsWithTopics = totals[0]?.n ?? 0
+  const rowsSql = rangeTopicRowsSql(scope, params.length, chatbot)
+  const { rows: sums } = await client.query<{ topic: string; messages: number; sentiment_sum: number }>(
+    `SELECT coalesce(t.canonical_id, r.topic) AS topic, sum(r.messages)::float8 AS messages,
+            sum(r.sentiment_sum)::float8 AS sentiment_sum
+       FROM (${rowsSql.sql}) r LEFT JOIN rm_topics t ON t.chatbot_id = r.chatbot_id AND t.id = r.topic
+      GROUP BY 1`,
+    [...params, ...rowsSql.params],
+  )
+  const sumsOf = new Map(sums.map((s) => [s.topic, s]))
+  const { rows: described } = await client.query<{
+    id: string
+    label: string
+    keywords: string[]
+    configured: boolean
+  }>(`SELECT id, label, keywords, configured FROM rm_topics WHERE org_id = $1 AND id = ANY($2::text[])`, [
+    scope.orgId,
+    perTopic.map((t) => t.topic),
+  ])
+  const descriptionOf = new Map(described.map((d) => [d.id, d]))
+  const figures = (topic: string, conversations: number) => {
+    const s = sumsOf.get(topic)
+    const messages = s?.messages ?? 0
+    return {
+      conversations,
+      messages,
+      share:
+        conversationsWithTopics === 0
+          ? 0
+          : Math.round((conversations / conversationsWithTopics) * 10_000) / 10_000,
+      averageSentiment:
+        messages === 0 ? null : Math.round(((s?.sentiment_sum ?? 0) / messages) * 10_000) / 10_000,
+    }
+  }
+  const ranked = perTopic
+    .filter((t) => t.topic !== OTHER_TOPIC)
+    .map((t) => {
+      const d = descriptionOf.get(t.topic)
+      return {
+        id: t.topic,
+        chatbotId: t.chatbot_id,
+        label: d?.label ?? t.topic,
+        keywords: d?.keywords ?? [],
+        configured: d?.configured ?? false,
+        ...figures(t.topic, t.conversations),
+        examples: t.examples,
+      }
+    })
+    .sort(
+      (a, b) =>
+        b.conversations - a.conversations ||
+        b.messages - a.messages ||
+        (a.label < b.label ? -1 : a.label > b.label ? 1 : a.id < b.id ? -1 : 1),
+    )
+    .slice(0, limit)
+  const otherRow = perTopic.find((t) => t.topic === OTHER_TOPIC)
+  const shown = [...ranked.map((t) => t.id), ...(otherRow ? [OTHER_TOPIC] : [])]
+  const trends = await readTopicTrends(client, params, chatbot, interval, tz, shown)
+  const excerpts = await readExcerpts(client, scope.orgId, ranked)
+  return {
+    conversationsWithTopics,
+    topics: ranked.map((t) => ({
+      ...t,
+      trend: trends.get(t.id) ?? [],
+      examples: t.examples.map((e) => ({
+        id: e.id,
+        conversationId: e.conversationId,
+        lastMessageAt: new Date(e.lastMessageAt).toISOString(),
+        sentiment: e.sentiment as TopicSummary['examples'][number]['sentiment'],
+        excerpt: excerpts.get(`${t.id}|${e.id}`) ?? null,
+      })),
+    })),
+    other: otherRow
+      ? { ...figures(OTHER_TOPIC, otherRow.conversations), trend: trends.get(OTHER_TOPIC) ?? [] }
+      : null,
+  }
+}
+
+/** Messages per bucket of each shown topic, a point for every bucket (0 where none). */
+async function readTopicTrends(
+  client: pg.ClientBase,
+  baseParams: readonly unknown[],
+  chatbot: string | null,
+  interval: Interval,
+  tz: string,
+  topics: readonly string[],
+): Promise<Map<string, { bucket: string; messages: number }[]>> {
+  const trends = new Map<string, { bucket: string; messages: number }[]>()
+  if (topics.length === 0) return trends
+  const params = [...baseParams, [...topics]]
+  const topicsParam = `$${params.length}::text[]`
+  const { series, key } = BUCKETS[interval]
+  if (series.includes('$TZ')) params.push(tz)
+  const tzParam = `$${params.length}::text`
+  const byChatbot = chatbot === null ? '' : `AND h.chatbot_id = ${chatbot}`
+  const { rows } = await client.query<{ topic: string; bucket: Date; messages: number | null }>(
+    `WITH buckets AS (${series.replaceAll('$TZ', tzParam)}),
+          counts AS (
+            SELECT coalesce(t.canonical_id, h.topic) AS topic, ${key.replaceAll('$TZ', tzParam)} AS key,
+                   sum(h.messages)::float8 AS messages
+              FROM rm_hourly_topics h LEFT JOIN rm_topics t ON t.chatbot_id = h.chatbot_id AND t.id = h.topic
+             WHERE h.org_id = $1 AND h.hour >= $2::timestamptz AND h.hour < $3::timestamptz ${byChatbot}
+             GROUP BY 1, 2)
+     SELECT s.topic, b.bucket, c.messages
+       FROM unnest(${topicsParam}) AS s(topic) CROSS JOIN buckets b
+       LEFT JOIN counts c ON c.topic = s.topic AND c.key = b.key
+      ORDER BY s.topic, b.key`,
+    params,
+  )
+  for (const r of rows) {
+    const points = trends.get(r.topic) ?? []
+    points.push({ bucket: r.bucket.toISOString(), messages: r.messages ?? 0 })
+    trends.set(r.topic, points)
+  }
+  return trends
+}
+
+/** Each example's first end-user message in its topic (in any topic that counts in it), cut short. */
+async function readExcerpts(
+  client: pg.ClientBase,
+  orgId: string,
+  topics: readonly { id: string; examples: readonly { id: string }[] }[],
+): Promise<Map<string, string>> {
+  const pairs = topics.flatMap((t) => t.examples.map((e) => ({ topic: t.id, conversation: e.id })))
+  const excerpts = new Map<string, string>()
+  if (pairs.length === 0) return excerpts
+  const { rows } = await client.query<{ topic: string; conversation_id: string; content: string }>(
+    `SELECT p.topic, p.conversation_id, m.content
+       FROM unnest($2::text[], $3::uuid[]) AS p(topic, conversation_id)
+       CROSS JOIN LATERAL (
+         SELECT m.content FROM rm_messages m
+          WHERE m.conversation_id = p.conversation_id AND m.org_id = $1 AND m.role = 'user'
+            AND m.content IS NOT NULL
+            AND (p.topic = ANY(m.topics) OR EXISTS (SELECT 1 FROM rm_topics t WHERE t.id = ANY(m.topics)
+                                                     AND t.canonical_id = p.topic AND t.org_id = $1))
+          ORDER BY m.sent_at, m.arrival LIMIT 1) m`,
+    [orgId, pairs.map((p) => p.topic), pairs.map((p) => p.conversation)],
+  )
+  for (const r of rows) excerpts.set(`${r.topic}|${r.conversation_id}`, r.content.slice(0, EXCERPT_CHARS))
+  return excerpts
+}
