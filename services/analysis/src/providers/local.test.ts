@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { AnalysisContext, MessageAnalysis, MessageToAnalyze } from '../analyzer.ts'
 import { AnalyzerError } from '../analyzer.ts'
 import { createLocalAnalyzer, MAX_ANALYZED_CHARS } from './local.ts'
+import { SENTIMENT_VERSION } from './sentiment.ts'
 
 const analyzer = createLocalAnalyzer()
 
@@ -18,6 +19,7 @@ describe('local analyzer: info', () => {
     expect(analyzer.info.version).toMatch(
       /^vader-sentiment@\d+\.\d+\.\d+\+wink-nlp@\d+\.\d+\.\d+\+wink-eng-lite-web-model@\d+\.\d+\.\d+\+v\d+$/,
     )
+    expect(analyzer.info.version.startsWith(SENTIMENT_VERSION)).toBe(true)
   })
 })
 
