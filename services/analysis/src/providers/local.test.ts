@@ -17,7 +17,7 @@ describe('local analyzer: info', () => {
   it('names itself and versions itself by the libraries it runs', () => {
     expect(analyzer.info.name).toBe('local-lexicon')
     expect(analyzer.info.version).toMatch(
-      /^vader-sentiment@\d+\.\d+\.\d+\+wink-nlp@\d+\.\d+\.\d+\+wink-eng-lite-web-model@\d+\.\d+\.\d+\+v\d+$/,
+      /^vader-sentiment@\d+\.\d+\.\d+\+wink-nlp@\d+\.\d+\.\d+\+wink-eng-lite-web-model@\d+\.\d+\.\d+\+support-v\d+\+v\d+$/,
     )
     expect(analyzer.info.version.startsWith(SENTIMENT_VERSION)).toBe(true)
   })

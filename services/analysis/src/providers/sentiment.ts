@@ -1,9 +1,14 @@
 /**
- * Sentiment of one message as a compound score in −1..1: VADER's rules (vader.ts) plus emoji. Pure,
- * synchronous and deterministic; shared by the analyzers.
+ * Sentiment of one message as a compound score in −1..1: VADER's rules (vader.ts) with a support-domain
+ * extension (support-lexicon.ts), plus emoji. Pure, synchronous and deterministic; shared by the analyzers.
  *
  * VADER (Hutto & Gilbert 2014) is a human-rated lexicon of 7,500 words, emoticons and slang with rules for
- * negation, boosters and dampeners, capitals, "!!!"/"??" and "but".
+ * negation, boosters and dampeners, capitals, "!!!"/"??" and "but". It was rated on social media text, so
+ * it reads most support complaints as neutral: "the app crashes when I upload a photo", "my order is late
+ * again", "still not working" score 0. The extension adds what signals a problem in customer support as
+ * lexicon entries (see support-lexicon.ts), so VADER's own rules still apply to them: "not broken" and "no
+ * errors" flip, "really slow" is stronger, "fast but it crashes" leans on the part after "but". What it
+ * measures: `npm run bench:sentiment`, bench/FINDINGS.md "Sentiment: complaints".
  *
  * Emoji, which VADER's lexicon lacks, are scored with winkNLP's emoji lexicon and added to VADER's raw sum
  * before its normalization (VADER 3.3 does the equivalent by spelling emoji out as words).
@@ -11,7 +16,8 @@
 import { createRequire } from 'node:module'
 import model from 'wink-eng-lite-web-model'
 import winkNLP, { type WinkMethods } from 'wink-nlp'
-import { compound, vaderRules, valenceSum } from './vader.ts'
+import { SUPPORT_RULES_VERSION, supportRules } from './support-lexicon.ts'
+import { compound, type VaderRules, vaderRules, valenceSum } from './vader.ts'
 
 export interface SentimentScorer {
   /** −1 (most negative) .. 1 (most positive); 0 for empty text or text without sentiment. */
@@ -29,14 +35,20 @@ const EMOJI = /\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier}|\u200D\p{Ex
 const require = createRequire(import.meta.url)
 const versionOf = (pkg: string) => (require(`${pkg}/package.json`) as { version: string }).version
 
-/** Changes whenever a score can: the libraries' versions. */
+/** Changes whenever a score can: the libraries' versions and the support rules' version. */
 export const SENTIMENT_VERSION =
   `vader-sentiment@${versionOf('vader-sentiment')}+wink-nlp@${versionOf('wink-nlp')}` +
-  `+wink-eng-lite-web-model@${versionOf('wink-eng-lite-web-model')}`
+  `+wink-eng-lite-web-model@${versionOf('wink-eng-lite-web-model')}+support-v${SUPPORT_RULES_VERSION}`
+
+export interface SentimentOptions {
+  /** `vader`: VADER's rules alone, as scored before the support extension (for comparisons). */
+  readonly rules?: 'support' | 'vader'
+}
 
 /** Loads VADER's lexicon and winkNLP's emoji lexicon (a few hundred ms, once per scorer). */
-export function createSentimentScorer(): SentimentScorer {
-  const rules = vaderRules()
+export function createSentimentScorer(options: SentimentOptions = {}): SentimentScorer {
+  const base = vaderRules()
+  const rules: VaderRules = options.rules === 'vader' ? base : supportRules(base)
   const emojiNlp: WinkMethods = winkNLP(model, ['sentiment'])
   // A pure function of its key, so caching (and clearing when full) cannot change a result.
   const emojiValence = new Map<string, number>()
