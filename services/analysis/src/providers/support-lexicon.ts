@@ -9,7 +9,10 @@
 import { mergePhrases } from './support-phrases.ts'
 import type { VaderRules } from './vader.ts'
 
-/** Bump when a rule or valence here changes (it versions every score, see SENTIMENT_VERSION). */
+/**
+ * Bump when a score can change: a valence or rule here or in support-phrases.ts, or a rule of vader.ts (our
+ * port: the package's version no longer covers it). It versions every score (SENTIMENT_VERSION).
+ */
 export const SUPPORT_RULES_VERSION = 1
 
 const B_INCR = 0.293
