@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { AnalysisContext, MessageAnalysis, MessageToAnalyze } from '../analyzer.ts'
 import { AnalyzerError } from '../analyzer.ts'
 import { createLocalAnalyzer, MAX_ANALYZED_CHARS } from './local.ts'
+import { SENTIMENT_VERSION } from './sentiment.ts'
 
 const analyzer = createLocalAnalyzer()
 
@@ -16,8 +17,9 @@ describe('local analyzer: info', () => {
   it('names itself and versions itself by the libraries it runs', () => {
     expect(analyzer.info.name).toBe('local-lexicon')
     expect(analyzer.info.version).toMatch(
-      /^vader-sentiment@\d+\.\d+\.\d+\+wink-nlp@\d+\.\d+\.\d+\+wink-eng-lite-web-model@\d+\.\d+\.\d+\+v\d+$/,
+      /^vader-sentiment@\d+\.\d+\.\d+\+wink-nlp@\d+\.\d+\.\d+\+wink-eng-lite-web-model@\d+\.\d+\.\d+\+support-v\d+\+v\d+$/,
     )
+    expect(analyzer.info.version.startsWith(SENTIMENT_VERSION)).toBe(true)
   })
 })
 

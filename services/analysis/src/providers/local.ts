@@ -2,15 +2,8 @@
  * The local analyzer: sentiment and topics computed in-process, deterministic, no network, no model download
  * (everything ships inside npm packages).
  *
- * Sentiment: VADER (Hutto & Gilbert 2014) through `vader-sentiment`, the JavaScript port kept in the
- * vaderSentiment GitHub organization (Comcast; Apache-2.0, no dependencies, no install script). VADER is
- * exactly the rule set the issue asks for: a human-rated lexicon of 7,500 words, emoticons and slang,
- * negation ("not good", "never …"), boosters and dampeners ("very", "slightly"), ALL-CAPS emphasis,
- * "!!!"/"??" emphasis, contrast ("… but …"), idioms, and a compound score in −1..1. The port is complete but
- * looks unmaintained (a 2018-era babel/webpack bundle, no types, no emoji lexicon), hence the `VaderModule`
- * declaration below; if it ever breaks, the algorithm is small enough to vendor. Emoji, which that lexicon
- * lacks, are scored with winkNLP's emoji lexicon and added to VADER's raw sum before its normalization (VADER
- * 3.3 does the equivalent by spelling emoji out as words).
+ * Sentiment: sentiment.ts (VADER with a support-domain extension, plus emoji), shared with the other
+ * analyzers; its version is part of this analyzer's.
  *
  * Topics: winkNLP (`wink-nlp` + `wink-eng-lite-web-model`, MIT, actively released, typed, no install
  * scripts, the model is in the package) tokenizes, splits sentences, tags parts of speech and lemmatizes;
@@ -24,7 +17,6 @@
  * `retext-keywords`/`retext-pos` would bring a whole unified pipeline for topics only, and retext's own
  * sentiment plugin is marked legacy.
  */
-import { createRequire } from 'node:module'
 import model from 'wink-eng-lite-web-model'
 import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type WinkMethods } from 'wink-nlp'
 import {
@@ -36,20 +28,17 @@ import {
   type MessageToAnalyze,
 } from '../analyzer.ts'
 import { type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
+import { createSentimentScorer, SENTIMENT_VERSION, type SentimentScorer } from './sentiment.ts'
+import { vaderRules } from './vader.ts'
 
-/** Bump when this file's rules change results (the library versions are part of the version already). */
-const RULES_VERSION = 1
+/** Bump when this file's topic rules change results (the library versions are part of the version already). */
+const RULES_VERSION = 2
 const MAX_TOPICS = 5
 const MAX_PHRASE_WORDS = 3
 /** Longer content is analyzed by its first this many characters (a pasted log is not a conversation). */
 export const MAX_ANALYZED_CHARS = 20_000
 /** Yields to the event loop every this many messages of a large batch. */
 const YIELD_EVERY = 200
-/** VADER's normalization: compound = x / √(x² + α). */
-const NORMALIZATION_ALPHA = 15
-/** winkNLP's emoji scores are in −1..1; VADER's valences are on a ±4 scale. */
-const EMOJI_VALENCE_SCALE = 4
-const CACHE_LIMIT = 100_000
 
 /** Nouns too generic to be a topic, and time words (winkNLP's stopword list has none of these). */
 const GENERIC_NOUNS: ReadonlySet<string> = new Set([
@@ -106,24 +95,10 @@ const GENERIC_NOUNS: ReadonlySet<string> = new Set([
   'yesterday',
 ])
 const PHRASE_POS: ReadonlySet<PartOfSpeech> = new Set(['ADJ', 'NOUN', 'PROPN'])
-/** An emoji with its modifiers: variation selector, skin tone, ZWJ sequences. */
-const EMOJI = /\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier}|\u200D\p{Extended_Pictographic})*/gu
-
-interface VaderModule {
-  SentimentIntensityAnalyzer: {
-    polarity_scores(text: string): { neg: number; neu: number; pos: number; compound: number }
-  }
-}
-
-const require = createRequire(import.meta.url)
-const vader = (require('vader-sentiment') as VaderModule).SentimentIntensityAnalyzer
-const versionOf = (pkg: string) => (require(`${pkg}/package.json`) as { version: string }).version
-
+/** The sentiment version names the winkNLP packages the topics run on too. */
 export const LOCAL_ANALYZER_INFO: AnalyzerInfo = {
   name: 'local-lexicon',
-  version:
-    `vader-sentiment@${versionOf('vader-sentiment')}+wink-nlp@${versionOf('wink-nlp')}` +
-    `+wink-eng-lite-web-model@${versionOf('wink-eng-lite-web-model')}+v${RULES_VERSION}`,
+  version: `${SENTIMENT_VERSION}+v${RULES_VERSION}`,
 }
 
 interface Tokens {
@@ -159,59 +134,27 @@ export function createLocalAnalyzer(): Analyzer {
 class Engine {
   /** Sentence splitting, POS tags, lemmas: what key phrases need, nothing more. */
   readonly #nlp: WinkMethods = winkNLP(model, ['sbd', 'pos'])
-  /** Scores single emoji with winkNLP's lexicon. */
-  readonly #emojiNlp: WinkMethods = winkNLP(model, ['sentiment'])
-  // Pure functions of their key, so caching (and clearing when full) cannot change a result.
-  readonly #emojiValence = new Map<string, number>()
-  readonly #sentimentWord = new Map<string, boolean>()
+  readonly #sentiment: SentimentScorer = createSentimentScorer()
+  /**
+   * VADER's own lexicon, without the support extension: a problem VADER does not rate ("bug", "outage")
+   * names what a conversation is about and stays a possible topic, as before the extension.
+   */
+  readonly #vaderLexicon = vaderRules().lexicon
 
   analyze(message: MessageToAnalyze, matchers: readonly TopicMatcher[]): MessageAnalysis {
     const text = message.content.slice(0, MAX_ANALYZED_CHARS)
     if (text.trim() === '') {
       return { messageId: message.id, sentiment: { score: 0, label: 'neutral' }, topics: [] }
     }
-    const score = this.#sentiment(text)
+    const score = this.#sentiment.score(text)
     const topics = this.#topics(text, matchers)
     return { messageId: message.id, sentiment: { score, label: labelFor(score) }, topics }
   }
 
-  #sentiment(text: string): number {
-    let emojiSum = 0
-    const withoutEmoji = text.replace(EMOJI, (emoji) => {
-      emojiSum += this.#emojiScore(emoji)
-      return ' '
-    })
-    const compound = vader.polarity_scores(withoutEmoji).compound
-    if (emojiSum === 0) return compound
-    // Back from VADER's compound to its raw sum, add the emoji, normalize again.
-    const c = Math.max(-0.9999, Math.min(0.9999, compound))
-    const sum = (c * Math.sqrt(NORMALIZATION_ALPHA)) / Math.sqrt(1 - c * c) + emojiSum * EMOJI_VALENCE_SCALE
-    return Math.round((sum / Math.sqrt(sum * sum + NORMALIZATION_ALPHA)) * 10_000) / 10_000
-  }
-
-  #emojiScore(emoji: string): number {
-    let score = this.#emojiValence.get(emoji)
-    if (score === undefined) {
-      // winkNLP knows the emoji with or without its variation selector / skin tone.
-      const doc = this.#emojiNlp.readDoc(emoji)
-      score = doc.out(this.#emojiNlp.its.sentiment) as number
-      if (score === 0 && emoji.length > 2) {
-        const base = emoji.match(/\p{Extended_Pictographic}/u)?.[0]
-        if (base) score = this.#emojiNlp.readDoc(base).out(this.#emojiNlp.its.sentiment) as number
-      }
-      remember(this.#emojiValence, emoji, score)
-    }
-    return score
-  }
-
   /** Whether VADER's lexicon gives the word a sentiment: such a word alone is not a topic. */
   #isSentimentWord(word: string): boolean {
-    let result = this.#sentimentWord.get(word)
-    if (result === undefined) {
-      result = vader.polarity_scores(word).compound !== 0
-      remember(this.#sentimentWord, word, result)
-    }
-    return result
+    const valence = this.#vaderLexicon.get(word)
+    return valence !== undefined && valence !== 0
   }
 
   #topics(text: string, matchers: readonly TopicMatcher[]): string[] {
@@ -299,11 +242,6 @@ class Engine {
       lemma: all.out(its.lemma as unknown as ItsFunction<string>) as string[],
     }
   }
-}
-
-function remember<V>(cache: Map<string, V>, key: string, value: V): void {
-  if (cache.size >= CACHE_LIMIT) cache.clear()
-  cache.set(key, value)
 }
 
 function isPhraseToken(t: Tokens, i: number): boolean {
