@@ -39,7 +39,7 @@ describe('analysis events', () => {
   })
 
   describe('version 2 of the results: topics by id', () => {
-    it('reads a v1 result\'s key phrases as topics whose id is their label, and no assistant sentiment', () => {
+    it("reads a v1 result's key phrases as topics whose id is their label, and no assistant sentiment", () => {
       const v1 = rawEvent(analysisMessagesAnalyzedV1)
       expect(upcast(v1)).toMatchObject({
         version: 2,

@@ -85,7 +85,14 @@ describe('GET /api/v1/analytics/sentiment', () => {
       points: [
         empty('2026-11-17T00:00:00.000Z'),
         // (0.5 - 0.75 + 0.25 + 0.75) / 4
-        { bucket: '2026-11-18T00:00:00.000Z', average: 0.1875, positive: 3, neutral: 0, negative: 1, count: 4 },
+        {
+          bucket: '2026-11-18T00:00:00.000Z',
+          average: 0.1875,
+          positive: 3,
+          neutral: 0,
+          negative: 1,
+          count: 4,
+        },
         // c3 at 03:00 (0) and c5 (1)
         { bucket: '2026-11-19T00:00:00.000Z', average: 0.5, positive: 1, neutral: 1, negative: 0, count: 2 },
         empty('2026-11-20T00:00:00.000Z'),

@@ -9,6 +9,7 @@ import {
   type Analyzer,
   AnalyzerError,
   type AnalyzerInfo,
+  labelFor,
   type MessageAnalysis,
   type MessageToAnalyze,
   type SemanticAbilities,
@@ -16,7 +17,7 @@ import {
 import { averageLinkageClusters } from '../topics/agglomerative.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
-import { createLocalAnalyzer, LOCAL_ANALYZER_INFO } from './local.ts'
+import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /** Bump when this file's or topics/terms.ts's rules change results. */
@@ -31,7 +32,7 @@ export interface SemanticAnalyzer extends Analyzer {
 
 export async function createSemanticAnalyzer(source: ModelSource): Promise<SemanticAnalyzer> {
   const model = await loadEmbeddingModel(source)
-  const lexical = createLocalAnalyzer()
+  const sentiment = createSentimentScorer()
   const extractor = createTermExtractor()
   const cache = new Map<string, Float32Array>()
 
@@ -49,7 +50,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
 
   const info: AnalyzerInfo = {
     name: SEMANTIC_ANALYZER_NAME,
-    version: `${model.version}+sentiment:${LOCAL_ANALYZER_INFO.version}+rules-v${RULES_VERSION}`,
+    version: `${model.version}+sentiment:${SENTIMENT_VERSION}+rules-v${RULES_VERSION}`,
   }
   return {
     info,
@@ -65,8 +66,6 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
           throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
         }
       }
-      // Sentiment of every message, by the lexical scorer (its topics are not used here).
-      const lexicalResults = await lexical.analyzeMessages(messages, {}, signal)
       const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
       const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
       const embeddings = await embedTexts(toEmbed.map((m) => m.content.trim()))
@@ -74,10 +73,9 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       const byMessage = new Map<MessageToAnalyze, Float32Array>(toEmbed.map((m, i) => [m, embeddings[i]!]))
       return messages.map((m, i): MessageAnalysis => {
         const embedding = byMessage.get(m)
-        const { messageId, sentiment } = lexicalResults[i]!
-        return embedding
-          ? { messageId, sentiment, topics: [], embedding, terms: terms[i]! }
-          : { messageId, sentiment, topics: [] }
+        const score = sentiment.score(m.content)
+        const result = { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics: [] }
+        return embedding ? { ...result, embedding, terms: terms[i]! } : result
       })
     },
   }
