@@ -10,6 +10,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
+import { modelConfigEnv } from './support/model.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
@@ -36,7 +37,7 @@ for (const mode of EVENT_LOG_MODES) {
         pool: db.pool,
         keyring: testKeyring,
         eventLog,
-        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url })),
+        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv() })),
         logger: false,
         groupId: uniqueGroupId('analysis'),
       })
@@ -88,11 +89,13 @@ for (const mode of EVENT_LOG_MODES) {
       expect(thanks.sentiment.label).toBe('positive')
       expect(conversation.topics).toContain('refunds')
 
+      // The overview's sentiment is the end user's (u1, u2); the assistant's (a1) is apart.
       const overview = await waitFor(async () => {
         const read = await get(`/api/v1/analytics/overview?chatbotId=${chatbot.id}&days=1`)
-        return read.sentiment?.analyzed === 3 && read
+        return read.sentiment?.analyzed === 2 && read.assistantSentiment?.analyzed === 1 && read
       })
-      const labels = conversation.messages.map((m: { sentiment: { label: string } }) => m.sentiment.label)
+      const users = conversation.messages.filter((m: { role: string }) => m.role === 'user')
+      const labels = users.map((m: { sentiment: { label: string } }) => m.sentiment.label)
       const count = (label: string) => labels.filter((l: string) => l === label).length
       expect(overview).toMatchObject({
         totalConversations: 1,
@@ -101,7 +104,9 @@ for (const mode of EVENT_LOG_MODES) {
       })
       expect(overview.topTopics.map((t: { topic: string }) => t.topic)).toContain('refunds')
       const trend = await get(`/api/v1/analytics/sentiment?chatbotId=${chatbot.id}&days=2`)
-      expect(trend.points.reduce((n: number, p: { count: number }) => n + p.count, 0)).toBe(3)
+      expect(trend.points.reduce((n: number, p: { count: number }) => n + p.count, 0)).toBe(2)
+      const assistant = await get(`/api/v1/analytics/sentiment?chatbotId=${chatbot.id}&days=2&role=assistant`)
+      expect(assistant.points.reduce((n: number, p: { count: number }) => n + p.count, 0)).toBe(1)
     })
   })
 }

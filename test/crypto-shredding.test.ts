@@ -18,6 +18,7 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { readTopicsRaw, uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
+import { modelConfigEnv } from './support/model.ts'
 import {
   consumerCaughtUp,
   EVENT_LOG_MODES,
@@ -96,7 +97,7 @@ async function startConsumers(pipeline: TestPipeline, cleanups: (() => Promise<u
     pool: db.pool,
     keyring: testKeyring,
     eventLog,
-    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url })),
+    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv() })),
     logger: false,
     groupId: analysisGroup,
   })

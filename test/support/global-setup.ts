@@ -7,6 +7,7 @@ import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
 import { TEST_MASTER_KEY } from './keyring.ts'
+import { hasTestModel, requireTestModel, TEST_MODEL_DIR, UNREACHABLE_HUB } from './model.ts'
 import { hasRedisServer, startRedis } from './redis.ts'
 
 export const TEMPLATE_DATABASE = 'cas_test_template'
@@ -33,6 +34,10 @@ export default async function setup(project: TestProject) {
   const stops: (() => Promise<void>)[] = []
   // Services the tests start as child processes (CLIs, workers) must open what the in-process ones seal.
   process.env.ENCRYPTION_MASTER_KEY = TEST_MASTER_KEY
+  // The services the tests start (the built app, CLIs) analyse with the test model, never downloading.
+  requireTestModel()
+  if (hasTestModel) process.env.ANALYSIS_MODEL_DIR = TEST_MODEL_DIR
+  process.env.ANALYSIS_MODEL_HUB_URL ??= UNREACHABLE_HUB
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-test-'))
   // Postgres runs as its own user when we are root: it must be able to reach its data directory.
   await chmod(scratch, 0o755)

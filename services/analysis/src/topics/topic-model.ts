@@ -288,9 +288,17 @@ class Decision {
     })
     const placed = new Set<PoolPoint>()
     // In order of each cluster's oldest member: the same state and pool give the same topics.
-    for (const members of [...clusters.keys()].sort((a, b) => a - b).map((n) => clusters.get(n)!)) {
+    for (const cluster of [...clusters.keys()].sort((a, b) => a - b).map((n) => clusters.get(n)!)) {
+      if (cluster.length < this.options.minTopicSize) continue
+      const centroid = centroidOf(cluster)
+      // A message closer to a topic it already counts in than to its cluster's centre stays there: a
+      // cluster cut loosely (average linkage) must not take what an existing topic explains better.
+      const members = cluster.filter((m) => {
+        const { similarity } = this.nearestTopic(m.embedding)
+        return dot(m.embedding, centroid) >= similarity
+      })
       if (members.length < this.options.minTopicSize) continue
-      const sum = new Float32Array(members[0]!.embedding.length)
+      const sum = new Float32Array(centroid.length)
       for (const m of members) addInto(sum, m.embedding)
       const { topic, similarity } = this.nearestTopic(normalized(sum))
       let target = topic && similarity >= this.options.joinSimilarity ? topic : undefined
@@ -485,6 +493,12 @@ class Decision {
   private discoveredCount(): number {
     return this.active.filter((t) => !t.configured).length
   }
+}
+
+function centroidOf(points: readonly PoolPoint[]): Vector {
+  const sum = new Float32Array(points[0]!.embedding.length)
+  for (const p of points) addInto(sum, p.embedding)
+  return normalized(sum)
 }
 
 /** The topic that survives a merge first: a configured one, else the older. */

@@ -97,8 +97,11 @@ export class ReadModelChanges {
     switch (event.type) {
       case 'conversation.started':
       case 'conversation.metadata-updated':
+        this.conversations.add(event)
+        return
       case 'analysis.conversation-analyzed':
         this.conversations.add(event)
+        this.topics.addNamed(event, event.payload.topics)
         return
       case 'conversation.messages-captured':
         this.conversations.add(event)
@@ -106,6 +109,7 @@ export class ReadModelChanges {
         return
       case 'analysis.messages-analyzed':
         this.messages.addAnalyzed(event)
+        for (const r of event.payload.results) this.topics.addNamed(event, r.topics)
         return
       case 'analysis.topic-discovered':
       case 'analysis.topic-relabeled':

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@cas/events'
+import { OTHER_TOPIC_ID, type RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 
 export type TopicEvent =
@@ -14,12 +14,56 @@ export type TopicEvent =
  */
 export class TopicChanges {
   private readonly pending: TopicEvent[] = []
+  private readonly named = new Map<
+    string,
+    { org_id: string; chatbot_id: string; id: string; label: string; at: string }
+  >()
 
   add(event: TopicEvent): void {
     this.pending.push(event)
   }
 
+  /**
+   * The topics a result names. A result can arrive before its topic's analysis.topic-discovered (that
+   * travels on the chatbot's stream, the result on the conversation's): a row with the result's label
+   * stands in until it does, so the topic never shows as a bare id. Key phrases (id = label) and "other"
+   * have no row.
+   */
+  addNamed(
+    event: { orgId: string; chatbotId: string; occurredAt: string },
+    topics: readonly { id: string; label: string }[],
+  ) {
+    for (const t of topics) {
+      if (t.id === t.label || t.id === OTHER_TOPIC_ID) continue
+      const key = `${event.chatbotId}|${t.id}`
+      if (!this.named.has(key)) {
+        this.named.set(key, {
+          org_id: event.orgId,
+          chatbot_id: event.chatbotId,
+          id: t.id,
+          label: t.label,
+          at: event.occurredAt,
+        })
+      }
+    }
+  }
+
   async flush(client: pg.ClientBase): Promise<void> {
+    await this.flushEvents(client)
+    if (this.named.size === 0) return
+    const rows = [...this.named.values()].sort((a, b) => (a.chatbot_id + a.id < b.chatbot_id + b.id ? -1 : 1))
+    this.named.clear()
+    // A topic already there (found, relabeled, merged) keeps what its own events say.
+    await client.query(
+      `INSERT INTO rm_topics (org_id, chatbot_id, id, label, keywords, configured, canonical_id, discovered_at, updated_at)
+       SELECT d.org_id, d.chatbot_id, d.id, d.label, '{}', false, d.id, d.at, d.at
+         FROM json_to_recordset($1::json) AS d(org_id uuid, chatbot_id uuid, id text, label text, at timestamptz)
+       ON CONFLICT (chatbot_id, id) DO NOTHING`,
+      [JSON.stringify(rows)],
+    )
+  }
+
+  private async flushEvents(client: pg.ClientBase): Promise<void> {
     for (const e of this.pending.splice(0)) {
       switch (e.type) {
         case 'analysis.topic-discovered':

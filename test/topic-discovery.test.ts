@@ -1,0 +1,272 @@
+import { loadConfig } from '@cas/config'
+import {
+  type AnalysisService,
+  type Analyzer,
+  createAnalysisService,
+  createAnalyzer,
+} from '@cas/service-analysis'
+import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { testKeyring } from './support/keyring.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
+import { projectorCaughtUp } from './support/projector.ts'
+import { waitFor } from './support/wait.ts'
+
+// Topic discovery end to end with the real language model: captures through the API, the analysis
+// service placing end users' messages in topics, the projector, and the dashboard's reads.
+requireTestModel()
+
+/** Hand-written support requests (not from any benchmark): paraphrases of one request each. */
+const REQUESTS = {
+  password: [
+    'How do I reset my password?',
+    "I forgot my password and can't sign in",
+    'I need to change my password',
+    "The password reset link isn't arriving",
+    'how can I recover my password',
+  ],
+  delivery: [
+    'Where is my order?',
+    "My package hasn't arrived yet",
+    'When will my order be delivered?',
+    'Can you track my parcel for me?',
+    'my delivery is late again',
+  ],
+  cancel: [
+    'I want to cancel my subscription',
+    'How do I cancel my plan?',
+    'Please stop my monthly membership',
+    'unsubscribe me from the premium plan',
+    'cancel my subscription today',
+  ],
+}
+const LATER = {
+  invoice: [
+    'Can I get a copy of my invoice?',
+    'I need a receipt for my last payment',
+    'Where can I download my invoices?',
+    'send me the invoice for March',
+  ],
+  password: ['what do I do if I lost my password', 'password change please'],
+}
+/** What the bot says to everyone: none of its words may ever make a topic. */
+const BOILERPLATE = 'I am sorry to hear that. Let me help you with that right away, our team is here for you.'
+const BOT_ONLY_WORDS = ['sorry', 'hear', 'right away', 'team']
+
+interface Conversation {
+  id: string
+  conversationId: string
+  topics: string[]
+  topicIds: string[]
+}
+
+describe.skipIf(!hasTestModel)('topic discovery with the language model', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let analyzer: Analyzer
+  let analysis: AnalysisService
+  let projector: Projector
+  let cookie: string
+  let apiKey: string
+  let chatbotId: string
+  let n = 0
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    analyzer = await createAnalyzer(
+      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
+    )
+    await analyzer.ready
+    analysis = createAnalysisService({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      analyzer,
+      logger: false,
+    })
+    await analysis.start()
+    projector = createProjector({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      logger: false,
+    })
+    await projector.consumer.start()
+    ;({ cookie } = await signUp(app))
+    ;({
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, { name: 'Support', settings: { topics: { refunds: ['refund'] } } }))
+  })
+  afterAll(async () => {
+    await analysis?.stop()
+    await projector?.consumer.stop()
+    await analyzer?.close?.()
+    await app?.close()
+    await db?.drop()
+  })
+
+  /** One conversation per request: the end user's message, then the bot's boilerplate. */
+  async function captureAll(requests: Record<string, string[]>): Promise<Map<string, string[]>> {
+    const byRequest = new Map<string, string[]>()
+    for (const [request, texts] of Object.entries(requests)) {
+      for (const text of texts) {
+        const conversationId = `${request}-${++n}`
+        const res = await postCapture(app, apiKey, {
+          conversationId,
+          messages: [
+            { id: 'q', role: 'user', content: text },
+            { id: 'a', role: 'assistant', content: BOILERPLATE },
+          ],
+        })
+        expect(res.statusCode, res.body).toBe(200)
+        byRequest.set(request, [...(byRequest.get(request) ?? []), conversationId])
+      }
+    }
+    await settled()
+    return byRequest
+  }
+
+  /** Every job analyzed, and the projector past everything in the journal. */
+  async function settled() {
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+        )
+        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
+      },
+      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
+    )
+  }
+
+  async function conversations(query = ''): Promise<Map<string, Conversation>> {
+    const found = new Map<string, Conversation>()
+    let cursor: string | null = null
+    do {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations?chatbotId=${chatbotId}&limit=100${query}${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: { cookie },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      const page = res.json() as { conversations: Conversation[]; nextCursor: string | null }
+      for (const c of page.conversations) found.set(c.conversationId, c)
+      cursor = page.nextCursor
+    } while (cursor)
+    return found
+  }
+
+  async function topicsReport() {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=2&limit=100`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json()
+  }
+
+  it("puts paraphrases of one request in one topic, different requests in different ones, and never the bot's words", async () => {
+    const byRequest = await captureAll(REQUESTS)
+    const all = await conversations()
+    const topicOf = (conversationId: string) => all.get(conversationId)!.topicIds
+    const requestTopics = [...byRequest].map(([request, ids]) => {
+      const topics = new Set(ids.map((id) => topicOf(id).join()))
+      expect(topics.size, `${request}: ${[...topics].join(' / ')}`).toBe(1)
+      return [...topics][0]!
+    })
+    expect(requestTopics.every((t) => t !== '' && t !== 'other')).toBe(true)
+    expect(new Set(requestTopics).size).toBe(requestTopics.length)
+    const report = await topicsReport()
+    for (const topic of report.topics as { label: string; keywords: string[] }[]) {
+      for (const word of BOT_ONLY_WORDS) {
+        expect([topic.label, ...topic.keywords].join(' ')).not.toContain(word)
+      }
+    }
+    expect(report.topics.some((t: { label: string }) => t.label.startsWith('password'))).toBe(true)
+  })
+
+  it('keeps topic ids as more conversations arrive, and finds the new request', async () => {
+    const before = await conversations()
+    const topicsBefore = new Set([...before.values()].flatMap((c) => c.topicIds))
+    const later = await captureAll(LATER)
+    const after = await conversations()
+    const topicsAfter = new Set([...after.values()].flatMap((c) => c.topicIds))
+    // No topic changes its id or goes away.
+    for (const id of topicsBefore) expect(topicsAfter.has(id), id).toBe(true)
+    // A conversation keeps its topic, unless it was waiting in the pool and the new topic took it.
+    const found = [...topicsAfter].filter((id) => !topicsBefore.has(id))
+    for (const [conversationId, c] of before) {
+      const now = after.get(conversationId)!
+      if (now.topicIds.join() !== c.topicIds.join())
+        expect(found, `${conversationId}: ${c.topics} → ${now.topics}`).toContain(now.topicIds[0])
+    }
+    const passwordTopic = before.get('password-1')!.topicIds
+    for (const id of later.get('password')!) expect(after.get(id)!.topicIds).toEqual(passwordTopic)
+    const invoices = new Set(later.get('invoice')!.map((id) => after.get(id)!.topicIds.join()))
+    expect(invoices.size).toBe(1)
+    expect(found).toEqual([[...invoices][0]])
+  })
+
+  it("places a message naming a configured topic's keyword in it, under its own label", async () => {
+    const byRequest = await captureAll({ refund: ['I want a refund for my broken headphones'] })
+    const [conversationId] = byRequest.get('refund')!
+    expect((await conversations()).get(conversationId!)!.topics).toEqual(['refunds'])
+  })
+
+  it('answers the topics with their figures, and filters conversations by topic id or label', async () => {
+    const report = await topicsReport()
+    const password = report.topics.find((t: { label: string }) => t.label.includes('password'))
+    expect(password).toMatchObject({
+      chatbotId,
+      conversations: 7,
+      messages: 7,
+      configured: false,
+    })
+    expect(password.share).toBeCloseTo(7 / report.conversationsWithTopics, 4)
+    expect(password.trend.reduce((sum: number, p: { messages: number }) => sum + p.messages, 0)).toBe(7)
+    expect(password.examples).toHaveLength(3)
+    expect(password.examples[0].excerpt).toMatch(/password/i)
+    const refunds = report.topics.find((t: { label: string }) => t.label === 'refunds')
+    expect(refunds).toMatchObject({ configured: true, keywords: ['refund'], conversations: 1 })
+    // The most conversations first.
+    const counts = report.topics.map((t: { conversations: number }) => t.conversations)
+    expect(counts).toEqual([...counts].sort((a, b) => b - a))
+
+    const byId = await conversations(`&topic=${password.id}`)
+    const byLabel = await conversations(`&topic=${encodeURIComponent(password.label.toUpperCase())}`)
+    expect([...byId.keys()].sort()).toEqual([...byLabel.keys()].sort())
+    expect([...byId.keys()].every((id) => id.startsWith('password-'))).toBe(true)
+    expect(byId.size).toBe(7)
+  })
+
+  it('rebuilds the same topics from the events on a replay', async () => {
+    const snapshot = async () => {
+      const { rows: topics } = await db.pool.query(
+        'SELECT id, label, keywords, configured, canonical_id FROM rm_topics ORDER BY id',
+      )
+      const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
+      return { topics, placed }
+    }
+    const before = await snapshot()
+    expect(before.topics.length).toBeGreaterThanOrEqual(5)
+    await projector.consumer.stop()
+    const result = await rebuildReadModels({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      liveGroupId: PROJECTOR_GROUP,
+    })
+    expect(result.swapped).toBe(true)
+    expect(await snapshot()).toEqual(before)
+    await projector.consumer.start()
+  })
+})
