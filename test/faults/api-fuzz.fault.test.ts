@@ -16,6 +16,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
+import { nestedJson } from '../support/deep-json.ts'
 import { waitFor } from '../support/wait.ts'
 import {
   call,
@@ -165,6 +166,56 @@ describe('fault 7: the API under generated input, with two organizations', () =>
       body: { conversationId: 'after', messages: [{ id: '1', role: 'user', content: 'still here' }] },
     })
     expect(capture.status).toBe(200)
+  })
+
+  it('answers bodies nested up to 500,000 levels deep on every JSON operation 400 naming the path, over HTTP', async () => {
+    // Issue 16 (settings 5,000 objects deep answered 500); Schemathesis does not generate such depths.
+    const account = await signUpOverHttp(aio.url, 'Org deep')
+    const chatbot = await createChatbotOverHttp(aio.url, account.cookie, 'deep')
+    const doc = (await call(aio.url, 'GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { requestBody?: unknown }>>
+    }
+    const send = (method: string, path: string, body: string) =>
+      fetch(`${aio.url}${path.replace('{id}', chatbot.id).replace('{userId}', 'u')}`, {
+        method,
+        headers: {
+          cookie: account.cookie,
+          authorization: `Bearer ${chatbot.apiKey}`,
+          'content-type': 'application/json',
+        },
+        body,
+      })
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+    )
+    const withBody = operations.filter(({ op }) => op.requestBody !== undefined)
+    expect(withBody.length).toBeGreaterThanOrEqual(5)
+    for (const { method, path } of withBody) {
+      for (const depth of [33, 5_000, 500_000]) {
+        for (const [where, body] of [
+          ['the body', nestedJson(depth)],
+          ['settings', `{"name":"n","settings":${nestedJson(depth)}}`],
+          ['user', `{"conversationId":"c","messages":[],"user":${nestedJson(depth)}}`],
+        ] as const) {
+          const res = await send(method, path, body)
+          const text = await res.text()
+          expect(res.status, `${method} ${path}, ${where} ${depth} deep: ${text.slice(0, 300)}`).toBe(400)
+          expect(JSON.parse(text).error.details[0].path).toMatch(/^\/(a|settings|user)(\/a)+$/)
+        }
+      }
+    }
+    // An empty body sent as JSON is no body for the operations that take none. Last, in this order: what
+    // ends what the others use (the chatbot, the session).
+    const last = ['DELETE /api/v1/chatbots/{id}', 'POST /api/v1/auth/logout']
+    const rank = (method: string, path: string) => last.indexOf(`${method} ${path}`)
+    const bodyless = operations
+      .filter(({ method, op }) => method !== 'GET' && op.requestBody === undefined)
+      .sort((x, y) => rank(x.method, x.path) - rank(y.method, y.path))
+    for (const { method, path } of bodyless) {
+      const res = await send(method, path, '')
+      expect(res.status, `${method} ${path}: ${await res.text()}`).toBeLessThan(300)
+    }
+    expect((await fetch(`${aio.url}/healthz`)).status).toBe(200)
   })
 
   it('Schemathesis finds no 5xx and no nonconformance in capture, and invalid bodies are rejected', async () => {

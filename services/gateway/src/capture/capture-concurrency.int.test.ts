@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
+import { deeplyNestedJson } from '../../../../test/support/deep-json.ts'
 import { useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
 
@@ -108,12 +109,30 @@ describe('capture with arbitrary input (property)', () => {
     { requiredKeys: [] },
   )
 
+  // Deep nesting in each free-form place and around the whole body (issue 16: 5,000 levels answered 500).
+  const deeplyNested = fc
+    .tuple(
+      deeplyNestedJson(),
+      fc.constantFrom('user', 'organization', 'session', 'custom', 'metadata', 'messages', 'ignored', ''),
+    )
+    .map(([nested, field]) => {
+      if (field === '') return nested
+      const message = '{"id":"1","role":"user","content":"deep"}'
+      return field === 'messages'
+        ? `{"conversationId":"deep","messages":[${message},${nested}]}`
+        : `{"conversationId":"deep","messages":[${message}],"${field}":${nested}}`
+    })
+
   it('answers 200 or 4xx, never 5xx, and a 4xx stores nothing', async () => {
     const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const bodies = fc.oneof(
+      fc.oneof(mostlyValid, fc.jsonValue()).map((body) => JSON.stringify(body)),
+      deeplyNested,
+    )
     await fc.assert(
-      fc.asyncProperty(fc.oneof(mostlyValid, fc.jsonValue()), async (body) => {
+      fc.asyncProperty(bodies, async (body) => {
         const before = await countRows(gateway.db.pool, 'event_journal')
-        const res = await postCapture(gateway.app, apiKey, JSON.stringify(body), {
+        const res = await postCapture(gateway.app, apiKey, body, {
           'content-type': 'application/json',
         })
         expect(res.statusCode === 200 || (res.statusCode >= 400 && res.statusCode < 500), res.body).toBe(true)

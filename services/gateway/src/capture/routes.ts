@@ -20,8 +20,8 @@ export interface CaptureRouteDeps {
 }
 
 /**
- * POST /api/v1/capture. In its own plugin scope: JSON is the only accepted body (anything else is 415),
- * and the rate limit applies per API key, or per client address for requests without a valid key.
+ * POST /api/v1/capture. In its own plugin scope: the rate limit applies per API key, or per client address
+ * for requests without a valid key. Bodies are JSON only (anything else is 415), as everywhere.
  * Order of checks: rate limit and key (401) before the body is read (413, 415), then validation (400).
  */
 export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDeps): Promise<void> {
@@ -33,12 +33,6 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       maxGroup: config.CAPTURE_MAX_GROUP,
       onCommit: (size) => scope.metrics.captureGroupSize.observe(size),
     })
-    scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser(
-      'application/json',
-      { parseAs: 'string' },
-      scope.getDefaultJsonParser('error', 'error'),
-    )
     await scope.register(rateLimit, {
       hook: 'onRequest',
       timeWindow: 60_000,

@@ -1,9 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto'
+import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../../test/support/auth.ts'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
+import { deeplyNestedJson } from '../../../../test/support/deep-json.ts'
 import { buildTestGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
 
@@ -295,5 +297,40 @@ describe('rotate-key and delete', () => {
     expect((await journalEvents(db.pool, 'chatbot', chatbot.id)).at(-1)?.type).toBe('chatbot.deleted')
     expect((await request('DELETE', `/api/v1/chatbots/${chatbot.id}`)).statusCode).toBe(404)
     expect((await request('POST', `/api/v1/chatbots/${chatbot.id}/rotate-key`)).statusCode).toBe(404)
+  })
+})
+
+describe('settings with arbitrary input (property)', () => {
+  const settingsText = fc.oneof(
+    fc.jsonValue().map((value) => JSON.stringify(value)),
+    fc.dictionary(fc.string(), fc.jsonValue()).map((value) => JSON.stringify(value)),
+    // Issue 16: settings nested 5,000 levels deep answered 500.
+    deeplyNestedJson(),
+  )
+
+  it('answers create and PATCH with 200 or 400, never 5xx, and a 400 stores nothing', async () => {
+    const { chatbot } = await createChatbot(app, cookie)
+    await fc.assert(
+      fc.asyncProperty(settingsText, async (settings) => {
+        const before = await countRows(db.pool, 'event_journal')
+        for (const [method, url, payload] of [
+          ['POST', '/api/v1/chatbots', `{"name":"arbitrary","settings":${settings}}`],
+          ['PATCH', `/api/v1/chatbots/${chatbot.id}`, `{"settings":${settings}}`],
+        ] as const) {
+          const res = await app.inject({
+            method,
+            url,
+            headers: { cookie, 'content-type': 'application/json' },
+            payload,
+          })
+          expect([200, 400], `${method}: ${res.body.slice(0, 500)}`).toContain(res.statusCode)
+          if (res.statusCode === 400) {
+            expect(res.json()).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
+            expect(await countRows(db.pool, 'event_journal')).toBe(before)
+          }
+        }
+      }),
+      { numRuns: 100 },
+    )
   })
 })

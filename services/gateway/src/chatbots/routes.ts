@@ -1,5 +1,4 @@
 import { requireSession } from '@cas/auth'
-import { jsonObjectSchema } from '@cas/events'
 import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
@@ -9,7 +8,7 @@ import type pg from 'pg'
 import { z } from 'zod'
 import { issueApiKey } from './api-key.ts'
 import { executeChatbotCommand, newChatbotId } from './commands.ts'
-import { settingsSchema } from './settings.ts'
+import { settingsPatchSchema, settingsSchema } from './settings.ts'
 
 export interface ChatbotRouteDeps {
   readonly pool: pg.Pool
@@ -85,9 +84,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         params: idParams,
         body: z.strictObject({
           name: nameSchema.optional(),
-          settings: jsonObjectSchema
-            .describe('A JSON Merge Patch (RFC 7386) of the settings: objects merge, null removes a key.')
-            .optional(),
+          settings: settingsPatchSchema.optional(),
         }),
         response: {
           200: chatbotSchema,

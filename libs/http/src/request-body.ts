@@ -1,0 +1,66 @@
+import { errorCodes, type FastifyInstance, type RouteOptions } from 'fastify'
+import { AppError } from './errors.ts'
+import { jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
+
+/**
+ * How every service reads request bodies (API.md: the API speaks JSON):
+ * - `application/json` is parsed (prototype poisoning refused, as Fastify does) and may nest at most
+ *   MAX_BODY_DEPTH levels; deeper is a 400 naming the path of the first value beyond.
+ * - An empty body is no body, whatever its content type: many clients send `Content-Type:
+ *   application/json` on every request, also on those that take none (DELETE, rotate-key, logout).
+ * - Any other content type with a body is 415.
+ * - A route that takes a body and got none answers 400 saying that the body is missing (after its own
+ *   preValidation hooks, e.g. a disabled sign-up's 403, which answer whatever the body).
+ * Call before registering routes.
+ */
+export function installBodyParsing(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined)
+    parseJson(request, String(body), (err, parsed) => {
+      if (err) return done(err, undefined)
+      const tooDeep = pathDeeperThan(parsed, MAX_BODY_DEPTH)
+      if (tooDeep) return done(tooDeepError(jsonPointer(tooDeep)), undefined)
+      done(null, parsed)
+    })
+  })
+  app.addContentTypeParser('*', (request, payload, done) => {
+    // Unknown routes answer 404 whatever they were sent, as Fastify does with no parser for the type.
+    if (request.is404) return done(null, undefined)
+    let settled = false
+    const settle = (err: Error | null) => {
+      if (settled) return
+      settled = true
+      done(err, undefined)
+    }
+    payload.on('data', (chunk: Buffer) => {
+      if (chunk.length > 0) settle(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE())
+    })
+    payload.on('end', () => settle(null))
+    payload.on('error', settle)
+  })
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.schema?.body) return
+    const own = route.preValidation ? [route.preValidation].flat() : []
+    route.preValidation = [...own, requireBody]
+  })
+}
+
+async function requireBody(request: { body: unknown }): Promise<void> {
+  if (request.body === undefined) {
+    throw new AppError(
+      'invalid_request',
+      'The request body is missing: this endpoint takes a JSON body (Content-Type: application/json).',
+      [{ path: '/', message: 'required', in: 'body' }],
+    )
+  }
+}
+
+function tooDeepError(path: string): AppError {
+  return new AppError(
+    'invalid_request',
+    `The request body nests deeper than ${MAX_BODY_DEPTH} levels of objects and arrays.`,
+    [{ path, message: `nested deeper than ${MAX_BODY_DEPTH} levels`, in: 'body' }],
+  )
+}

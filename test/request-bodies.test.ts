@@ -1,0 +1,186 @@
+/**
+ * Request bodies on every route of the all-in-one's API (the gateway's and the query service's, taken
+ * from the OpenAPI document so that a new route is covered too): nesting limits, and empty bodies.
+ */
+import type { FastifyInstance } from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { nestedJson } from './support/deep-json.ts'
+import { useSignedInGateway } from './support/gateway.ts'
+import { countRows } from './support/journal.ts'
+
+const gateway = useSignedInGateway()
+
+// The documented limits (README, "Using the API"; the OpenAPI descriptions).
+const MAX_BODY_DEPTH = 32
+const MAX_SETTINGS_DEPTH = 16
+
+interface Operation {
+  readonly method: string
+  readonly path: string
+  readonly takesBody: boolean
+}
+
+async function operations(app: FastifyInstance): Promise<Operation[]> {
+  const doc = (await app.inject('/api/v1/openapi.json')).json() as {
+    paths: Record<string, Record<string, { requestBody?: unknown }>>
+  }
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods)
+      .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
+      .map(([method, op]) => ({
+        method: method.toUpperCase(),
+        path,
+        takesBody: op.requestBody !== undefined,
+      })),
+  )
+}
+
+/** The operation's path with its parameters filled from `ids` (a random UUID for other ids). */
+function urlOf(op: Operation, ids: { chatbotId: string }): string {
+  return op.path.replace('{id}', ids.chatbotId).replace('{userId}', 'end-user-1')
+}
+
+async function send(op: Operation, url: string, payload: string, apiKey: string) {
+  return gateway.app.inject({
+    method: op.method as 'POST',
+    url,
+    headers: {
+      cookie: gateway.cookie,
+      authorization: `Bearer ${apiKey}`,
+      'content-type': 'application/json',
+    },
+    payload,
+  })
+}
+
+describe('nesting', () => {
+  it('Regression (issue 16): PATCH settings nested 5,000 objects deep answered 500; it is a 400 naming the path', async () => {
+    const { chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    const res = await gateway.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/chatbots/${chatbot.id}`,
+      headers: { cookie: gateway.cookie, 'content-type': 'application/json' },
+      payload: `{"settings":${nestedJson(5_000)}}`,
+    })
+    expect(res.statusCode, res.body).toBe(400)
+    expect(res.json().error).toMatchObject({
+      code: 'invalid_request',
+      details: [{ path: `/settings${'/a'.repeat(MAX_BODY_DEPTH - 1)}`, in: 'body' }],
+    })
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+
+  it(`answers every route that takes JSON 400, naming the path, for a body deeper than ${MAX_BODY_DEPTH} levels`, async () => {
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
+    expect(withBody.map((op) => `${op.method} ${op.path}`)).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/capture',
+        'POST /api/v1/chatbots',
+        'PATCH /api/v1/chatbots/{id}',
+      ]),
+    )
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    for (const op of withBody) {
+      for (const depth of [MAX_BODY_DEPTH + 1, 5_000, 100_000]) {
+        const res = await send(op, urlOf(op, { chatbotId: chatbot.id }), nestedJson(depth, 'x'), apiKey)
+        expect(res.statusCode, `${op.method} ${op.path} at ${depth}: ${res.body}`).toBe(400)
+        expect(res.json().error.details).toEqual([
+          {
+            path: `/x${'/x'.repeat(MAX_BODY_DEPTH - 1)}`,
+            message: `nested deeper than ${MAX_BODY_DEPTH} levels`,
+            in: 'body',
+          },
+        ])
+      }
+    }
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+
+  it(`keeps settings within ${MAX_SETTINGS_DEPTH} levels, on create and on PATCH, naming the path beyond`, async () => {
+    const deepest = nestedJson(MAX_SETTINGS_DEPTH)
+    const created = await createChatbot(gateway.app, gateway.cookie, {
+      name: 'deep',
+      settings: JSON.parse(deepest),
+    })
+    expect(JSON.stringify(created.chatbot.settings)).toBe(deepest)
+    const tooDeep = nestedJson(MAX_SETTINGS_DEPTH + 1)
+    const beyond = `/settings${'/a'.repeat(MAX_SETTINGS_DEPTH)}`
+    const create = await gateway.app.inject({
+      method: 'POST',
+      url: '/api/v1/chatbots',
+      headers: { cookie: gateway.cookie, 'content-type': 'application/json' },
+      payload: `{"name":"deeper","settings":${tooDeep}}`,
+    })
+    expect(create.statusCode).toBe(400)
+    expect(create.json().error.details).toEqual([
+      { path: beyond, message: `settings nest at most ${MAX_SETTINGS_DEPTH} levels of objects and arrays` },
+    ])
+    const patch = await gateway.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/chatbots/${created.chatbot.id}`,
+      headers: { cookie: gateway.cookie, 'content-type': 'application/json' },
+      payload: `{"settings":${tooDeep}}`,
+    })
+    expect(patch.statusCode).toBe(400)
+    expect(patch.json().error.details).toEqual(create.json().error.details)
+  })
+
+  it("keeps the capture's metadata objects flat, naming the nested value", async () => {
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    for (const field of ['user', 'organization', 'session', 'custom', 'metadata']) {
+      const res = await postCapture(
+        gateway.app,
+        apiKey,
+        `{"conversationId":"c","messages":[{"id":"1","role":"user","content":"hi"}],"${field}":{"k":${nestedJson(3)}}}`,
+        { 'content-type': 'application/json' },
+      )
+      expect(res.statusCode, field).toBe(400)
+      expect(res.json().error.details).toContainEqual({
+        path: `/${field}/k`,
+        message: 'must be a string, number or boolean (this object is flat: no nested objects or arrays)',
+      })
+    }
+  })
+})
+
+describe('empty bodies', () => {
+  it('Regression (issue 16): rotate-key and DELETE with Content-Type: application/json and no body were "not valid JSON"', async () => {
+    const { chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const empty = (method: 'POST' | 'DELETE', url: string) =>
+      gateway.app.inject({
+        method,
+        url,
+        headers: { cookie: gateway.cookie, 'content-type': 'application/json' },
+        payload: '',
+      })
+    const rotated = await empty('POST', `/api/v1/chatbots/${chatbot.id}/rotate-key`)
+    expect(rotated.statusCode, rotated.body).toBe(200)
+    expect(rotated.json().apiKey).toMatch(/^svc_live_/)
+    const deleted = await empty('DELETE', `/api/v1/chatbots/${chatbot.id}`)
+    expect(deleted.statusCode, deleted.body).toBe(200)
+    expect(deleted.json()).toEqual({ ok: true })
+  })
+
+  it('every route that takes no body accepts an empty one as JSON, and every one that takes one says it is missing', async () => {
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const ops = await operations(gateway.app)
+    // The refused ones first; then those that change what the others use: the key, the chatbot, the session.
+    // Last, in this order: what changes what the others use (the key, the chatbot, the session).
+    const last = ['rotate-key', 'DELETE /api/v1/chatbots/{id}', 'POST /api/v1/auth/logout']
+    const order = (op: Operation) =>
+      op.takesBody ? -1 : last.findIndex((end) => `${op.method} ${op.path}`.endsWith(end))
+    for (const op of ops.sort((a, b) => order(a) - order(b))) {
+      const res = await send(op, urlOf(op, { chatbotId: chatbot.id }), '', apiKey)
+      const what = `${op.method} ${op.path}: ${res.body}`
+      if (op.takesBody) {
+        expect(res.statusCode, what).toBe(400)
+        expect(res.json().error.message, what).toMatch(/^The request body is missing/)
+      } else {
+        expect(res.statusCode, what).toBeLessThan(300)
+      }
+    }
+  })
+})
