@@ -6,6 +6,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs
 COPY services services
+# onnxruntime-node's install script would fetch GPU libraries; the CPU ones the service uses are in the package.
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
