@@ -88,6 +88,7 @@ export async function startAnalyzerThreads(threads: number, mode: ThreadMode): P
   let nextId = 0
   let info: AnalyzerInfo | undefined
   let model: string | undefined
+  let loadMs = 0
   const loaded: Promise<void>[] = []
   const pool: Slot[] = Array.from({ length: threads }, () => ({ worker: undefined!, waiting: new Map() }))
   for (const slot of pool) loaded.push(start(slot))
@@ -102,6 +103,7 @@ export async function startAnalyzerThreads(threads: number, mode: ThreadMode): P
           if (reply.kind === 'ready') {
             info = reply.info
             model = reply.model
+            loadMs = Math.max(loadMs, reply.loadMs)
             resolve()
           } else {
             reject(new ThreadsUnavailableError(reply.reason))
@@ -179,6 +181,7 @@ export async function startAnalyzerThreads(threads: number, mode: ThreadMode): P
   return {
     info: info!,
     ...(semantic ? { semantic } : {}),
+    status: () => ({ state: 'ready', ...info!, ...(semantic ? { loadMs } : {}) }),
     close,
     analyzeMessages(messages, context, signal) {
       // Plain data only: the messages' fields and the context's topic lists.

@@ -66,7 +66,7 @@ function withFallback(
   const ready = model.then(
     (analyzer) => {
       current = analyzer
-      status = { state: 'ready', ...analyzer.info }
+      status = analyzer.status?.() ?? { state: 'ready', ...analyzer.info }
     },
     async (err: Error) => {
       const reason = `${err.message}. To analyse with it, set ANALYSIS_MODEL_DIR to a folder holding ${EMBEDDING_MODEL_ID} in the Hugging Face hub's layout, or let the service reach ${source.hubUrl} once (the model is then kept in ${source.cacheDir})`

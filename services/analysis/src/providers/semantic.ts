@@ -55,6 +55,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   return {
     info,
     model,
+    status: () => ({ state: 'ready', ...info, loadMs: model.loadMs }),
     semantic: {
       model: model.version,
       embedTexts,
