@@ -9,6 +9,7 @@ import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-p
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
@@ -35,12 +36,12 @@ const REQUESTS = {
     'Where is my order?',
     "My package hasn't arrived yet",
     'When will my order be delivered?',
-    'Can you track my parcel for me?',
+    'Has my order shipped yet?',
     'my delivery is late again',
   ],
   cancel: [
     'I want to cancel my subscription',
-    'How do I cancel my plan?',
+    'I would like to end my subscription',
     'Please stop my monthly membership',
     'unsubscribe me from the premium plan',
     'cancel my subscription today',
@@ -248,7 +249,35 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     expect(byId.size).toBe(7)
   })
 
+  it("re-analysis embeds a chatbot's earlier messages and places them in topics, under the model's version", async () => {
+    const quiet = await createChatbot(app, cookie, { name: 'Quiet', settings: { analysisEnabled: false } })
+    for (const [i, text] of REQUESTS.password.entries()) {
+      const res = await postCapture(app, quiet.apiKey, {
+        conversationId: `quiet-${i}`,
+        messages: [{ id: 'q', role: 'user', content: text }],
+      })
+      expect(res.json().analysisQueued).toBe(false)
+    }
+    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+      chatbotId: quiet.chatbot.id,
+      analyzer: analyzer.info,
+      now: new Date(),
+    })
+    expect(queued).toHaveLength(REQUESTS.password.length)
+    await settled()
+    const { rows } = await db.pool.query<{ analyzer: string; topics: string[] }>(
+      'SELECT analyzer, topics FROM rm_messages WHERE chatbot_id = $1',
+      [quiet.chatbot.id],
+    )
+    expect(rows).toHaveLength(REQUESTS.password.length)
+    for (const r of rows)
+      expect(r.analyzer).toMatch(/^local-embedding@Xenova\/all-MiniLM-L6-v2@q8#[0-9a-f]{16}\+/)
+    expect(new Set(rows.map((r) => r.topics.join())).size).toBe(1)
+    expect(rows[0]!.topics[0]).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
   it('rebuilds the same topics from the events on a replay', async () => {
+    await settled()
     const snapshot = async () => {
       const { rows: topics } = await db.pool.query(
         'SELECT id, label, keywords, configured, canonical_id FROM rm_topics ORDER BY id',
