@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from '../../../test/support/kafka.ts'
 import { TEST_MASTER_KEY } from '../../../test/support/keyring.ts'
+import { modelConfigEnv } from '../../../test/support/model.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { type AllInOne, startAllInOne } from './app.ts'
 
@@ -28,7 +29,12 @@ describe('all-in-one service', () => {
 
   it('serves /healthz and /readyz on the journal backend when KAFKA_BROKERS is unset', async () => {
     service = await startAllInOne(
-      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      loadConfig({
+        DATABASE_URL: db.url,
+        PORT: '0',
+        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+        ...modelConfigEnv(),
+      }),
       false,
       silent,
     )
@@ -37,12 +43,20 @@ describe('all-in-one service', () => {
     const health = await service.app.inject('/healthz')
     expect(health.statusCode).toBe(200)
     const ready = await service.app.inject('/readyz')
-    expect(ready.json()).toEqual({ ok: true, checks: { database: 'ok' } })
+    expect(ready.json()).toMatchObject({ ok: true, checks: { database: 'ok', analyzer: 'ok' } })
+    // Which analyzer analyses: the language model (loaded from the test folder), here.
+    expect(['loading', 'ready']).toContain(ready.json().details.analyzer.state)
+    expect(ready.json().details.analyzer.name).toBe('local-embedding')
   })
 
   it('answers 404 in the API error shape for an unknown route', async () => {
     service = await startAllInOne(
-      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      loadConfig({
+        DATABASE_URL: db.url,
+        PORT: '0',
+        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+        ...modelConfigEnv(),
+      }),
       false,
       silent,
     )
@@ -53,7 +67,12 @@ describe('all-in-one service', () => {
 
   it('signs up, creates a chatbot and captures with its key, end to end over HTTP', async () => {
     service = await startAllInOne(
-      loadConfig({ DATABASE_URL: db.url, PORT: '0', ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY }),
+      loadConfig({
+        DATABASE_URL: db.url,
+        PORT: '0',
+        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+        ...modelConfigEnv(),
+      }),
       false,
       silent,
     )
@@ -102,6 +121,7 @@ describe('all-in-one service', () => {
       service = await startAllInOne(
         loadConfig({
           ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+          ...modelConfigEnv(),
           DATABASE_URL: db.url,
           PORT: '0',
           KAFKA_BROKERS: brokers.join(','),
@@ -112,7 +132,10 @@ describe('all-in-one service', () => {
       )
       expect(service.infra.eventLog.kind).toBe('kafka')
       const ready = await service.app.inject('/readyz')
-      expect(ready.json()).toEqual({ ok: true, checks: { database: 'ok', kafka: 'ok' } })
+      expect(ready.json()).toMatchObject({
+        ok: true,
+        checks: { database: 'ok', kafka: 'ok', analyzer: 'ok' },
+      })
 
       const streamId = crypto.randomUUID()
       await withTransaction(db.pool, (c) =>

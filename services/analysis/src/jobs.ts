@@ -179,3 +179,11 @@ export async function forgetConversation(
   await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
   await forgetPooledConversation(client, chatbotId, conversationId)
 }
+
+/** The analysis events' metadata: caused by the capture event, in the flow (correlation) of its request. */
+export function traceOf(job: AnalysisJob): Record<string, string> {
+  return {
+    causationId: job.sourceEventId,
+    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
+  }
+}

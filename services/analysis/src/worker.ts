@@ -3,7 +3,15 @@ import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter 
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
-import { type AnalysisJob, claimJobs, completeJobs, deadLetterJob, forgetChatbot, retryJob } from './jobs.ts'
+import {
+  type AnalysisJob,
+  claimJobs,
+  completeJobs,
+  deadLetterJob,
+  forgetChatbot,
+  retryJob,
+  traceOf,
+} from './jobs.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
 import { type Placement, placeTopics } from './topics/placement.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -210,13 +218,15 @@ export class AnalysisWorker {
     })
     const outs = kept.map(({ job, results }) => {
       const roles = new Map(job.messages.map((m) => [m.id, m.role]))
-      return results.map((result): ResultOut & { role: string | undefined } => {
-        const role = roles.get(result.messageId)
-        const topics = topicsOf(job, result, role, placement)
-        return { messageId: result.messageId, sentiment: result.sentiment, topics, role }
+      return results.map((result): ResultOut => {
+        const topics = topicsOf(job, result, roles.get(result.messageId), placement)
+        return { messageId: result.messageId, sentiment: result.sentiment, topics }
       })
     })
-    const rows = kept.flatMap(({ job }, i) => outs[i]!.map((out) => ({ job, out })))
+    const rows = kept.flatMap(({ job }, i) => {
+      const roles = new Map(job.messages.map((m) => [m.id, m.role]))
+      return outs[i]!.map((out) => ({ job, out, role: roles.get(out.messageId) }))
+    })
     await client.query(
       `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
          topic_labels, analyzer, analyzed_at)
@@ -235,7 +245,7 @@ export class AnalysisWorker {
         rows.map((r) => r.out.messageId),
         rows.map((r) => r.job.orgId),
         rows.map((r) => r.job.chatbotId),
-        rows.map((r) => r.out.role),
+        rows.map((r) => r.role),
         rows.map((r) => r.out.sentiment.score),
         rows.map((r) => r.out.sentiment.label),
         rows.map((r) => JSON.stringify(r.out.topics)),
@@ -270,11 +280,7 @@ export class AnalysisWorker {
     ]
     const appends: AppendRequest[] = [...placement.topicAppends]
     for (const [i, { job }] of kept.entries()) {
-      const own: ResultOut[] = outs[i]!.map(({ messageId, sentiment, topics }) => ({
-        messageId,
-        sentiment,
-        topics,
-      }))
+      const own = outs[i]!
       const alsoMoved = (moved.get(job.conversationId)?.results ?? []).filter(
         (m) => !own.some((o) => o.messageId === m.messageId),
       )
@@ -428,14 +434,6 @@ function contextOf(settings: Record<string, unknown>): AnalysisContext {
     !Array.isArray(topics) &&
     Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
   return valid ? { topics: topics as Record<string, string[]> } : {}
-}
-
-/** The analysis events' metadata: caused by the capture event, in the flow (correlation) of its request. */
-function traceOf(job: AnalysisJob): Record<string, string> {
-  return {
-    causationId: job.sourceEventId,
-    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
-  }
 }
 
 /** What the worker logs about a job. */

@@ -3,7 +3,7 @@ import type { AppendRequest } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { AnalysisContext, MessageAnalysis, SemanticAbilities } from '../analyzer.ts'
-import type { AnalysisJob } from '../jobs.ts'
+import { type AnalysisJob, traceOf } from '../jobs.ts'
 import type { TopicRef } from '../summary.ts'
 import { configuredTopicId } from './ids.ts'
 import {
@@ -142,11 +142,4 @@ async function configuredTopics(
   const seedOf = new Map(unseen.map((t, i) => [t.id, seeds[i]!]))
   const dimensions = seeds[0]?.length ?? 0
   return withIds.map((t) => ({ ...t, seed: seedOf.get(t.id) ?? new Float32Array(dimensions) }))
-}
-
-function traceOf(job: AnalysisJob): Record<string, string> {
-  return {
-    causationId: job.sourceEventId,
-    ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
-  }
 }
