@@ -10,7 +10,7 @@ import { LOGIN_THROTTLE } from './login-throttle.ts'
 import { createDummyHash } from './passwords.ts'
 import { registerAuthRoutes } from './routes.ts'
 
-export { type Principal, requireSession, revokeUserSessions } from '@cas/auth'
+export { type Principal, requirePermission, requireUser, revokeUserSessions } from '@cas/auth'
 
 export interface AuthDeps {
   readonly pool: pg.Pool
