@@ -79,6 +79,10 @@ describe('GET /api/v1/audit', () => {
       await as(bob.cookie, 'POST', '/api/v1/invitations', { email: 'cy@example.com', role: 'viewer' })
     ).json()
     await as(bob.cookie, 'DELETE', `/api/v1/invitations/${invited.invitation.id}`)
+    const beforeDeletion = await allEntries(app, ann.cookie)
+    expect(beforeDeletion.find((e) => e.action === 'chatbot.settings-changed')?.details).toEqual({
+      patch: { retentionDays: 30 },
+    })
     await as(ann.cookie, 'DELETE', `/api/v1/chatbots/${bot}`)
     const viewer = await join(app, ann.cookie, 'viewer')
     await as(bob.cookie, 'DELETE', `/api/v1/members/${viewer.user.id}`)
@@ -131,10 +135,11 @@ describe('GET /api/v1/audit', () => {
           details: { previousName: 'Support bot' },
         },
         {
+          // The settings went with the chatbot when it was deleted; who changed them, and when, stays.
           action: 'chatbot.settings-changed',
           actor: bobActor,
           target: chatbot('Sales bot'),
-          details: { patch: { retentionDays: 30 } },
+          details: {},
         },
         {
           action: 'chatbot.key-rotated',

@@ -32,3 +32,16 @@ export async function recordAudit(client: pg.ClientBase, entries: readonly Audit
     ],
   )
 }
+
+/**
+ * What deleting a chatbot leaves of it in the audit log: who created, renamed, rotated, erased and
+ * deleted it, and when, under its id and name; not the settings it was given (free-form, whatever the
+ * organization put there), which go with the rest of its data.
+ */
+export async function scrubDeletedChatbot(client: pg.ClientBase, chatbotId: string): Promise<void> {
+  await client.query(
+    `UPDATE audit_log SET details = '{}'
+      WHERE target_type = 'chatbot' AND target_id = $1 AND action = 'chatbot.settings-changed'`,
+    [chatbotId],
+  )
+}

@@ -12,7 +12,7 @@ import { AppError } from '@cas/http'
 import { dataKeyFor, destroyDataKey, type Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import { auditEntriesOf } from '../audit/entries.ts'
-import { recordAudit } from '../audit/record.ts'
+import { recordAudit, scrubDeletedChatbot } from '../audit/record.ts'
 import type { IssuedKey } from './api-key.ts'
 import { type ChatbotCommand, type ChatbotState, decide, evolve, initialChatbotState } from './chatbot.ts'
 import { projectChatbot } from './projection.ts'
@@ -99,6 +99,7 @@ export async function executeChatbotCommand(
           // and the journal keeps nothing of it but the chatbot.deleted event consumers still need.
           await destroyDataKey(client, chatbotId, orgId)
           await purgeChatbotEvents(client, chatbotId, ['chatbot.deleted'])
+          await scrubDeletedChatbot(client, chatbotId)
         }
         if (key) await replaceKey(client, chatbotId, orgId, key, deps.now())
         return { chatbotId, state: next }
