@@ -1,6 +1,6 @@
+import { CreateOrganizationSection } from '../components/organization-sections.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { useSession } from '../lib/session.tsx'
-import { CreateOrganizationSection } from './members.tsx'
 
 /**
  * Signed in, but working in no organization: removed from the only one, or the one in use was left or
