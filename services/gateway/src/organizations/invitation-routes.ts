@@ -110,7 +110,14 @@ export function registerInvitationRoutes(scope: FastifyInstance, deps: Invitatio
         body: acceptBodySchema,
         response: {
           200: accountResponseSchema,
-          ...errorResponses('invalid_request', 'forbidden', 'not_found', 'conflict', 'rate_limited'),
+          ...errorResponses(
+            'invalid_request',
+            'unauthorized',
+            'forbidden',
+            'not_found',
+            'conflict',
+            'rate_limited',
+          ),
         },
       },
       onRequest: deps.addressRateLimit,

@@ -126,6 +126,27 @@ describe('invitations', () => {
     expect(list.json().invitations).toEqual([])
   })
 
+  it('still signs invited people up when self-service sign-up is disabled', async () => {
+    // Given a server with SIGNUP_ENABLED=false, and an owner from before it was closed
+    const open = await gateway()
+    const owner = await signUp(open)
+    const closed = await gateway({ SIGNUP_ENABLED: 'false' })
+    const token = tokenOf(await invite(closed, owner.cookie, 'invited@closed.example.com', 'member'))
+
+    // When the invited person accepts, and someone uninvited tries to sign up
+    const accepted = await accept(closed, token, { password: TEST_PASSWORD })
+    const uninvited = await closed.inject({
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      payload: { email: 'uninvited@closed.example.com', password: TEST_PASSWORD, organizationName: 'Nope' },
+    })
+
+    // Then the invitation signs them up, and only it
+    expect(accepted.statusCode).toBe(200)
+    expect(accepted.json().organization).toMatchObject({ id: owner.organization.id, role: 'member' })
+    expect(uninvited.statusCode).toBe(403)
+  })
+
   it('adds an existing person who is signed in as the invited email, and switches them to it', async () => {
     // Given Bea, with an organization of her own, invited to Acme as an admin
     const app = await gateway()
