@@ -49,6 +49,8 @@ const TOMBSTONE_TABLES = [
   'public.event_journal',
   'public.event_streams',
   'public.consumer_stream_versions',
+  // Who created, changed and deleted it, and when (its settings are scrubbed from it on deletion).
+  'public.audit_log',
 ]
 
 function captureOf(m: Markers) {

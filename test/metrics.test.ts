@@ -161,9 +161,10 @@ describe.skipIf(kafkaBrokers() === null)('relay metrics', () => {
     const metrics = new Metrics()
     metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(db.pool) })
 
-    // chatbot.created, conversation.started, conversation.messages-captured
-    await waitFor(async () => samples((await metrics.render()).body, 'cas_relay_lag_events').get('') === 3, {
-      what: 'a relay lag of 3',
+    // organization.created and member-joined (the sign-up), chatbot.created, conversation.started,
+    // conversation.messages-captured
+    await waitFor(async () => samples((await metrics.render()).body, 'cas_relay_lag_events').get('') === 5, {
+      what: 'a relay lag of 5',
     })
     expect(samples((await metrics.render()).body, 'cas_relay_leader').get('')).toBe(0)
     await relay.start()
@@ -173,7 +174,7 @@ describe.skipIf(kafkaBrokers() === null)('relay metrics', () => {
         const scrape = (await metrics.render()).body
         return (
           samples(scrape, 'cas_relay_lag_events').get('') === 0 &&
-          samples(scrape, 'cas_relay_published_events_total').get('') === 3 &&
+          samples(scrape, 'cas_relay_published_events_total').get('') === 5 &&
           scrape
         )
       },

@@ -159,9 +159,9 @@ describe('request ids of chatbot commands', () => {
     for (const c of cleanups.splice(0).reverse()) await c()
   })
 
-  it('traces chatbot commands the same way, and makes up an id for a request without one', async () => {
+  it('traces chatbot commands the same way, naming who did it, and makes up an id for a request without one', async () => {
     const { db, app } = await startPipeline('journal', cleanups)
-    const { cookie } = await signUp(app)
+    const { cookie, user } = await signUp(app)
     const { chatbot } = await createChatbot(app, cookie)
     const renamed = await app.inject({
       method: 'PATCH',
@@ -182,11 +182,13 @@ describe('request ids of chatbot commands', () => {
       correlationId: created.correlationId,
       causationId: created.correlationId,
       requestId: created.correlationId,
+      actorId: user.id,
     })
     expect(rows[1]!.metadata).toEqual({
       correlationId: 'dashboard-rename-1',
       causationId: 'dashboard-rename-1',
       requestId: 'dashboard-rename-1',
+      actorId: user.id,
     })
   })
 })

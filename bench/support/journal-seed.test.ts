@@ -18,6 +18,8 @@ import { waitFor } from '../../test/support/wait.ts'
 import { EVENTS_PER_CONVERSATION, seedJournal } from './journal-seed.ts'
 
 const CONVERSATIONS = 25
+/** The sign-up's organization.created and member-joined: in the journal, not projected. */
+const ORGANIZATION_EVENTS = 2
 
 describe('the benchmark journal seed', () => {
   let db: TestDatabase
@@ -42,7 +44,7 @@ describe('the benchmark journal seed', () => {
     expect(seeded).toBe(CONVERSATIONS * EVENTS_PER_CONVERSATION)
     total = seeded + 1 // and chatbot.created
     // The journal's read bound is the cluster-wide xmin, which other test files' transactions hold back.
-    await waitFor(async () => (await journalBacklog(db.pool, 'nobody')) === total, {
+    await waitFor(async () => (await journalBacklog(db.pool, 'nobody')) === total + ORGANIZATION_EVENTS, {
       what: 'a readable seed',
     })
   })
@@ -52,7 +54,7 @@ describe('the benchmark journal seed', () => {
 
   it('writes only events valid by the event schemas, four per conversation, sealed like the gateway', async () => {
     const { records } = await readJournal(db.pool, { after: '0', limit: 1_000 })
-    expect(records).toHaveLength(total)
+    expect(records).toHaveLength(total + ORGANIZATION_EVENTS)
     const opened = await openRecords(db.pool, testKeyring, records)
     expect(opened.filter((o) => !o.ok).map((o) => !o.ok && `${o.reason}: ${o.detail}`)).toEqual([])
     const captured = records.find((r) => r.type === 'conversation.messages-captured')!
@@ -63,14 +65,17 @@ describe('the benchmark journal seed', () => {
       'sealed',
     ])
     expect(JSON.stringify(captured.payload)).not.toContain('jacket')
-    const types = records.filter((r) => r.streamType !== 'chatbot').map((r) => r.type)
+    const types = records
+      .filter((r) => r.streamType !== 'chatbot' && r.streamType !== 'organization')
+      .map((r) => r.type)
     expect(types.slice(0, EVENTS_PER_CONVERSATION)).toEqual([
       'conversation.started',
       'conversation.messages-captured',
       'analysis.messages-analyzed',
       'analysis.conversation-analyzed',
     ])
-    expect(new Set(records.map((r) => r.streamId)).size).toBe(CONVERSATIONS + 1)
+    // Each conversation's, the chatbot's and the organization's
+    expect(new Set(records.map((r) => r.streamId)).size).toBe(CONVERSATIONS + 2)
   })
 
   it('is projected in full by a rebuild', async () => {

@@ -7,11 +7,18 @@ export const SESSION_COOKIE = 'cas_session'
 /** The password signUp uses unless told otherwise. */
 export const TEST_PASSWORD = 'correct horse battery staple'
 
-export interface SignedUp {
+export type Role = 'owner' | 'admin' | 'member' | 'viewer'
+
+/** The account shape of sign-up, sign-in and /auth/me (the organization they work in, and all theirs). */
+export interface AccountBody {
+  readonly user: { id: string; email: string; name: string }
+  readonly organization: { id: string; name: string; role: Role; permissions: string[] }
+  readonly organizations: { id: string; name: string; role: Role }[]
+}
+
+export interface SignedUp extends AccountBody {
   /** `cas_session=<value>`, ready for a `cookie` request header. */
   readonly cookie: string
-  readonly user: { id: string; email: string; name: string }
-  readonly organization: { id: string; name: string }
 }
 
 /**
@@ -37,8 +44,13 @@ export async function signUp(
   if (response.statusCode !== 200) {
     throw new Error(`sign-up failed with ${response.statusCode}: ${response.body}`)
   }
-  const body = response.json() as Omit<SignedUp, 'cookie'>
-  return { cookie: sessionCookie(response), user: body.user, organization: body.organization }
+  const body = response.json() as AccountBody
+  return {
+    cookie: sessionCookie(response),
+    user: body.user,
+    organization: body.organization,
+    organizations: body.organizations,
+  }
 }
 
 /** The `name=value` pair of the session cookie a response set; throws when it set none. */
@@ -68,7 +80,7 @@ export function me(app: FastifyInstance, cookie?: string) {
 export interface StoredSession {
   readonly sid: string
   readonly user_id: string
-  readonly org_id: string
+  readonly org_id: string | null
   readonly created_at: Date
   readonly last_seen_at: Date
   readonly expires_at: Date

@@ -1,5 +1,5 @@
-import { consumerLag, type EventLogBackend, Relay, STREAM_TYPES, type StreamType } from '@cas/eventlog'
-import { createProjector } from '@cas/service-projector'
+import { consumerLag, type EventLogBackend, Relay, type StreamType } from '@cas/eventlog'
+import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { buildTestGateway } from './gateway.ts'
@@ -70,7 +70,7 @@ export async function startPipeline(
 export async function consumerCaughtUp(
   pipeline: TestPipeline,
   groupId: string,
-  streamTypes: readonly StreamType[] = STREAM_TYPES,
+  streamTypes: readonly StreamType[] = PROJECTED_STREAM_TYPES,
 ): Promise<boolean> {
   const { db, eventLog } = pipeline
   // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.

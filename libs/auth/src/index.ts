@@ -1,5 +1,12 @@
 export { originCheck } from './origin-check.ts'
-export { type Principal, requireSession } from './principal.ts'
+export { can, PERMISSIONS, type Permission, permissionsOf } from './permissions.ts'
+export {
+  actorTrace,
+  type Principal,
+  requirePermission,
+  requireUser,
+  type SignedIn,
+} from './principal.ts'
 export { loadSessionSecret } from './session-secret.ts'
 export { PgSessionStore, revokeUserSessions, type SessionPolicy, sessionKey } from './session-store.ts'
 export { registerSessions, SESSION_COOKIE, type SessionDeps } from './sessions.ts'

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { OrganizationRole } from '@cas/events'
 import type { SessionStore } from '@fastify/session'
 import type { Session } from 'fastify'
 import type pg from 'pg'
@@ -6,7 +7,10 @@ import type pg from 'pg'
 declare module 'fastify' {
   interface Session {
     userId?: string
-    orgId?: string
+    /** The organization the person is working in; null when they belong to none. */
+    orgId?: string | null
+    /** Their role there, read from memberships with every load and never stored in the session. */
+    role?: OrganizationRole | null
   }
 }
 
@@ -26,7 +30,8 @@ export function sessionKey(sessionId: string): string {
 
 interface SessionRow {
   user_id: string
-  org_id: string
+  org_id: string | null
+  role: OrganizationRole | null
   data: Record<string, unknown>
   created_at: Date
   last_seen_at: Date
@@ -63,8 +68,12 @@ export class PgSessionStore implements SessionStore {
 
   private async load(sessionId: string): Promise<Session | null> {
     const sid = sessionKey(sessionId)
+    // The role comes from the membership, read with the session at every request: a person removed from
+    // the organization, or given a lower role, is so from their very next request in every session.
     const { rows } = await this.pool.query<SessionRow>(
-      'SELECT user_id, org_id, data, created_at, last_seen_at FROM sessions WHERE sid = $1',
+      `SELECT s.user_id, s.org_id, m.role, s.data, s.created_at, s.last_seen_at
+         FROM sessions s LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
+        WHERE s.sid = $1`,
       [sid],
     )
     const row = rows[0]
@@ -83,12 +92,18 @@ export class PgSessionStore implements SessionStore {
       ])
     }
     // @fastify/session copies these keys onto the request's session (the cookie options come from config).
-    return { ...row.data, userId: row.user_id, orgId: row.org_id } as Session
+    const member = row.org_id !== null && row.role !== null
+    return {
+      ...row.data,
+      userId: row.user_id,
+      orgId: member ? row.org_id : null,
+      role: member ? row.role : null,
+    } as Session
   }
 
   private async save(sessionId: string, session: Session): Promise<void> {
-    const { cookie: _cookie, userId, orgId, ...data } = session
-    if (!userId || !orgId) return
+    const { cookie: _cookie, userId, orgId, role: _role, ...data } = session
+    if (!userId) return
     const now = this.now()
     // Upsert keeps the original sign-in time, from which the absolute expiry counts.
     await this.pool.query(
@@ -103,7 +118,7 @@ export class PgSessionStore implements SessionStore {
       [
         sessionKey(sessionId),
         userId,
-        orgId,
+        orgId ?? null,
         JSON.stringify(data),
         now,
         this.expiresAt(now, now),

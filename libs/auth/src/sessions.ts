@@ -21,7 +21,7 @@ export interface SessionDeps {
 /**
  * Dashboard sessions for a whole app: the Origin check on mutating requests, then the cookie session read
  * from (and written to) Postgres. Every service that answers session routes registers this once, before
- * any route that calls requireSession; sessions started by the gateway work in the query service too.
+ * any route that calls requireUser or requirePermission; sessions started by the gateway work in the query service too.
  */
 export async function registerSessions(app: FastifyInstance, deps: SessionDeps): Promise<void> {
   const { pool, config, now } = deps

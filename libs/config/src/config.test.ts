@@ -22,6 +22,16 @@ describe('loadConfig', () => {
     expect(config.PORT).toBe(8080)
   })
 
+  it('expires invitations after INVITATION_TTL_DAYS (7) and sends them by mail only with SMTP_URL', () => {
+    expect(loadConfig({})).toMatchObject({ INVITATION_TTL_DAYS: 7, INVITATION_RATE_LIMIT_PER_HOUR: 30 })
+    expect(loadConfig({}).SMTP_URL).toBeUndefined()
+    expect(loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465' }).SMTP_URL).toBe(
+      'smtps://u:p@mail.example.com:465',
+    )
+    expect(() => loadConfig({ SMTP_URL: 'https://mail.example.com' })).toThrow(/SMTP_URL/)
+    expect(() => loadConfig({ INVITATION_TTL_DAYS: '0' })).toThrow(/INVITATION_TTL_DAYS/)
+  })
+
   it('lets a crashed consumer go after KAFKA_SESSION_TIMEOUT_MS (30 s by default, at least 1 s)', () => {
     expect(loadConfig({}).KAFKA_SESSION_TIMEOUT_MS).toBe(30_000)
     expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000' }).KAFKA_SESSION_TIMEOUT_MS).toBe(6_000)

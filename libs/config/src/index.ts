@@ -157,6 +157,21 @@ export const configSchema = z.object({
   ANALYSIS_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
   /** How often the gateway erases conversations past their chatbot's settings.retentionDays. */
   RETENTION_SWEEP_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
+  /** How long an invitation to an organization can be accepted. */
+  INVITATION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(7),
+  /** Invitations an organization may create per hour (a 429 after that). */
+  INVITATION_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  /**
+   * Where invitation emails are sent through: `smtp://user:pass@host:587` (STARTTLS when the server offers
+   * it) or `smtps://…:465`. When unset no email is sent: the inviter copies the link.
+   */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((url) => /^smtps?:\/\//.test(url), 'must start with smtp:// or smtps://')
+    .optional(),
+  /** The sender of invitation emails. */
+  SMTP_FROM: z.string().min(3).default('Conversation Analytics <no-reply@localhost>'),
   /** Shares rate-limit counters between gateway instances; in memory when unset. */
   REDIS_URL: z.string().url().optional(),
 })

@@ -19,17 +19,19 @@ export function migrationsDir(): string {
 }
 
 /**
- * Applies every pending migration. Safe to call from several processes at once: node-pg-migrate takes an
- * advisory lock and the others wait for it, then find nothing left to do.
+ * Applies every pending migration (or only the next `count`, for tests of a migration against data shaped
+ * by the ones before it). Safe to call from several processes at once: node-pg-migrate takes an advisory
+ * lock and the others wait for it, then find nothing left to do.
  */
 export async function migrate(
   databaseUrl: string,
-  opts: { log?: (line: string) => void; dir?: string } = {},
+  opts: { log?: (line: string) => void; dir?: string; count?: number } = {},
 ) {
   const applied = await runner({
     databaseUrl,
     dir: opts.dir ?? migrationsDir(),
     direction: 'up',
+    ...(opts.count === undefined ? {} : { count: opts.count }),
     migrationsTable: 'pgmigrations',
     singleTransaction: true,
     advisoryLockMode: 'wait',

@@ -11,6 +11,7 @@ export {
   type JournalDeps,
   lockStreamForUpdate,
   purgeChatbotEvents,
+  purgeStreamEvents,
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'

@@ -263,6 +263,23 @@ export async function streamVersion(db: Pool | ClientBase, streamType: StreamTyp
  * consumers still need to see). Events not yet relayed are then never published. Stream rows stay, so
  * versions keep increasing should anything be appended later. Returns how many events were deleted.
  */
+/**
+ * Deletes one stream's events from the journal except those of `keepTypes` (deleting an organization
+ * keeps only its organization.deleted). Consumers that already read them keep what they applied.
+ */
+export async function purgeStreamEvents(
+  client: ClientBase,
+  streamType: StreamType,
+  streamId: string,
+  keepTypes: readonly string[],
+): Promise<number> {
+  const { rowCount } = await client.query(
+    `DELETE FROM event_journal WHERE stream_type = $1 AND stream_id = $2 AND type <> ALL($3::text[])`,
+    [streamType, streamId, keepTypes],
+  )
+  return rowCount ?? 0
+}
+
 export async function purgeChatbotEvents(
   client: ClientBase,
   chatbotId: string,

@@ -3,6 +3,7 @@ import { analysisEventDefinitions, analysisEventSchema } from './analysis-events
 import { chatbotEventDefinitions, chatbotEventSchema } from './chatbot-events.ts'
 import { conversationEventDefinitions, conversationEventSchema } from './conversation-events.ts'
 import type { EventDefinition, EventMetadata } from './envelope.ts'
+import { organizationEventDefinitions, organizationEventSchema } from './organization-events.ts'
 import type { DeepReadonly } from './primitives.ts'
 import { type SealedEventDefinition, sealedRegistry } from './sealed.ts'
 
@@ -11,6 +12,7 @@ export const eventDefinitions = [
   ...chatbotEventDefinitions,
   ...conversationEventDefinitions,
   ...analysisEventDefinitions,
+  ...organizationEventDefinitions,
 ] as const
 
 /** The published (type, version)s whose personal fields travel sealed, by `type vN`. */
@@ -21,17 +23,20 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   chatbotEventSchema,
   conversationEventSchema,
   analysisEventSchema,
+  organizationEventSchema,
 ])
 
 export type ChatbotEvent = DeepReadonly<z.output<typeof chatbotEventSchema>>
 export type ConversationEvent = DeepReadonly<z.output<typeof conversationEventSchema>>
 export type AnalysisEvent = DeepReadonly<z.output<typeof analysisEventSchema>>
-export type DomainEvent = ChatbotEvent | ConversationEvent | AnalysisEvent
+export type OrganizationEvent = DeepReadonly<z.output<typeof organizationEventSchema>>
+export type DomainEvent = ChatbotEvent | ConversationEvent | AnalysisEvent | OrganizationEvent
 
 export type EventType = DomainEvent['type']
 export type ChatbotEventType = ChatbotEvent['type']
 export type ConversationEventType = ConversationEvent['type']
 export type AnalysisEventType = AnalysisEvent['type']
+export type OrganizationEventType = OrganizationEvent['type']
 
 /** An event as read from the journal or a topic: the full envelope, at the latest version of its type. */
 export type RecordedEvent<Type extends EventType = EventType> = Extract<DomainEvent, { type: Type }>

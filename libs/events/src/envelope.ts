@@ -7,6 +7,12 @@ export const eventMetadataSchema = z
     correlationId: z.string().optional().describe('Id shared by every event caused by one request or flow.'),
     causationId: z.string().optional().describe('Id of the event or command that caused this event.'),
     requestId: z.string().optional().describe('Id of the HTTP request that produced this event.'),
+    actorId: z
+      .string()
+      .optional()
+      .describe(
+        'User id of the signed-in person whose dashboard request committed this event (absent for captures and scheduled jobs).',
+      ),
   })
   .catchall(z.string())
   .describe('Tracing data; never business data. Unknown keys are strings and may be ignored.')
@@ -18,8 +24,12 @@ const envelopeShape = {
   type: z.string().min(1).describe('Event type, e.g. `conversation.messages-captured`.'),
   version: z.int().min(1).describe('Schema version of this event type; readers upcast old versions.'),
   occurredAt: utcTimestampSchema.describe('When the event was recorded, ISO 8601 UTC.'),
-  orgId: uuidSchema.describe('Organization that owns the chatbot.'),
-  chatbotId: uuidSchema.describe('Chatbot the event belongs to.'),
+  orgId: uuidSchema.describe(
+    'Organization that owns the chatbot (or, for organization events, the organization itself).',
+  ),
+  chatbotId: uuidSchema.describe(
+    'Chatbot the event belongs to; the nil UUID for organization events, which belong to no chatbot.',
+  ),
   streamId: uuidSchema.describe(
     'Stream the event belongs to and the topic key: the chatbot id for chatbot events, the internal conversation id for conversation and analysis events.',
   ),

@@ -57,6 +57,8 @@ export {
   eventStreamTypes,
   latestEventVersions,
   type NewEvent,
+  type OrganizationEvent,
+  type OrganizationEventType,
   type RecordedEvent,
   sealedEvents,
 } from './domain-event.ts'
@@ -77,6 +79,20 @@ export {
   jsonSchemaIndexFileName,
 } from './json-schemas.ts'
 export { newEvent } from './new-event.ts'
+export {
+  NO_CHATBOT_ID,
+  type OrganizationRole,
+  organizationCreatedV1,
+  organizationDeletedV1,
+  organizationEventDefinitions,
+  organizationEventSchema,
+  organizationInvitationRevokedV1,
+  organizationMemberInvitedV1,
+  organizationMemberJoinedV1,
+  organizationMemberRemovedV1,
+  organizationMemberRoleChangedV1,
+  organizationRoles,
+} from './organization-events.ts'
 export { type ParseEventResult, parseRecordedEvent, safeParseRecordedEvent } from './parse-event.ts'
 export {
   type DeepReadonly,

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { eventDefinitions, latestEventVersions } from './domain-event.ts'
 import type { EventDefinition } from './envelope.ts'
+import { NO_CHATBOT_ID } from './organization-events.ts'
 import { streamTopics } from './topics.ts'
 
 /** Base of every `$id`: a URN, because the schemas are published with the repository, not at a URL. */
@@ -57,9 +58,26 @@ function indexDocument() {
 }
 
 // The events that open their stream are at streamVersion 1 in the examples; the others follow them.
-const streamOpeners: ReadonlySet<string> = new Set(['chatbot.created', 'conversation.started'])
+const streamOpeners: ReadonlySet<string> = new Set([
+  'chatbot.created',
+  'conversation.started',
+  'organization.created',
+])
 const exampleChatbotId = '0194a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b'
 const exampleConversationId = '0194a1b2-d4e5-7f60-9b7c-8d9e0f1a2b3c'
+
+const exampleOrgId = '0194a1b0-1c2d-7e3f-a4b5-c6d7e8f9a0b1'
+
+function exampleStreamId(definition: EventDefinition): string {
+  switch (definition.streamType) {
+    case 'chatbot':
+      return exampleChatbotId
+    case 'organization':
+      return exampleOrgId
+    default:
+      return exampleConversationId
+  }
+}
 
 function exampleEvent(definition: EventDefinition) {
   return {
@@ -67,9 +85,9 @@ function exampleEvent(definition: EventDefinition) {
     type: definition.type,
     version: definition.version,
     occurredAt: '2025-01-15T09:30:03.250Z',
-    orgId: '0194a1b0-1c2d-7e3f-a4b5-c6d7e8f9a0b1',
-    chatbotId: exampleChatbotId,
-    streamId: definition.streamType === 'chatbot' ? exampleChatbotId : exampleConversationId,
+    orgId: exampleOrgId,
+    chatbotId: definition.streamType === 'organization' ? NO_CHATBOT_ID : exampleChatbotId,
+    streamId: exampleStreamId(definition),
     streamVersion: streamOpeners.has(definition.type) ? 1 : 2,
     position: '9007199254740993',
     metadata: { correlationId: 'req-7f3a', requestId: 'req-7f3a' },

@@ -2,6 +2,7 @@
 import { expect } from 'vitest'
 import type { z } from 'zod'
 import type { EventDefinition } from './envelope.ts'
+import { NO_CHATBOT_ID } from './organization-events.ts'
 
 export const fixtureIds = {
   event: '0194a1b3-0a1b-7c2d-8e3f-4a5b6c7d8e9f',
@@ -18,8 +19,13 @@ export function rawEvent(definition: EventDefinition, overrides: Record<string, 
     version: definition.version,
     occurredAt: '2025-01-15T09:30:03.250Z',
     orgId: fixtureIds.org,
-    chatbotId: fixtureIds.chatbot,
-    streamId: definition.streamType === 'chatbot' ? fixtureIds.chatbot : fixtureIds.conversation,
+    chatbotId: definition.streamType === 'organization' ? NO_CHATBOT_ID : fixtureIds.chatbot,
+    streamId:
+      definition.streamType === 'chatbot'
+        ? fixtureIds.chatbot
+        : definition.streamType === 'organization'
+          ? fixtureIds.org
+          : fixtureIds.conversation,
     streamVersion: 3,
     position: '9007199254740993',
     metadata: { correlationId: 'corr-1' },

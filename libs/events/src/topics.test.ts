@@ -7,6 +7,7 @@ describe('topics', () => {
       'chatbot-events',
       'conversation-events',
       'analysis-events',
+      'organization-events',
     ])
     expect(Object.keys(streamTopics)).toEqual([...streamTypes])
   })

@@ -1,4 +1,4 @@
-export const streamTypes = ['chatbot', 'conversation', 'analysis'] as const
+export const streamTypes = ['chatbot', 'conversation', 'analysis', 'organization'] as const
 
 export type StreamType = (typeof streamTypes)[number]
 
@@ -10,6 +10,7 @@ export const streamTopics = {
   chatbot: 'chatbot-events',
   conversation: 'conversation-events',
   analysis: 'analysis-events',
+  organization: 'organization-events',
 } as const satisfies Record<StreamType, string>
 
 /** `prefix` is prepended as given (e.g. `staging.`), so one cluster can host several environments. */

@@ -10,6 +10,7 @@ import { registerCapture } from './capture/routes.ts'
 import { registerChatbots } from './chatbots/routes.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
+import { registerOrganizations } from './organizations/plugin.ts'
 
 export interface GatewayDeps {
   readonly pool: pg.Pool
@@ -25,7 +26,7 @@ export interface GatewayDeps {
 }
 
 /**
- * The write side's HTTP service: sign-in, chatbot commands and capture.
+ * The write side's HTTP service: sign-in, organizations and their members, chatbot commands and capture.
  * Built without listening, so tests drive it with app.inject.
  */
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -53,6 +54,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
   if (redis) app.addHook('onClose', async () => void (await redis.quit()))
   // Auth first: its origin check and session hooks must run before any other route's.
   await registerAuth(app, { pool, config, now, redis })
+  await registerOrganizations(app, { pool, keyring: deps.keyring, config, now, redis })
   await registerChatbots(app, { pool, keyring: deps.keyring, now })
   await registerCapture(app, { pool, keyring: deps.keyring, config, now, redis })
   await registerErasureRoutes(app, { pool, now })

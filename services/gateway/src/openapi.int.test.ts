@@ -30,6 +30,17 @@ describe('GET /api/v1/openapi.json', () => {
         '/api/v1/auth/login',
         '/api/v1/auth/logout',
         '/api/v1/auth/me',
+        '/api/v1/auth/organization',
+        '/api/v1/organizations',
+        '/api/v1/organization',
+        '/api/v1/organization/leave',
+        '/api/v1/members',
+        '/api/v1/members/{userId}',
+        '/api/v1/invitations',
+        '/api/v1/invitations/{id}',
+        '/api/v1/invitations/lookup',
+        '/api/v1/invitations/accept',
+        '/api/v1/audit',
       ]),
     )
     const capture = doc.paths['/api/v1/capture'].post
@@ -40,5 +51,16 @@ describe('GET /api/v1/openapi.json', () => {
     expect(Object.keys(doc.paths['/api/v1/chatbots/{id}'])).toEqual(
       expect.arrayContaining(['get', 'patch', 'delete']),
     )
+    // The new routes say what a role that may not act gets, and what they take
+    const invite = doc.paths['/api/v1/invitations'].post
+    expect(Object.keys(invite.responses).sort()).toEqual(['200', '400', '401', '403', '409', '429'])
+    expect(invite.requestBody.content['application/json'].schema.properties.role.enum).toEqual([
+      'owner',
+      'admin',
+      'member',
+      'viewer',
+    ])
+    expect(Object.keys(doc.paths['/api/v1/audit'].get.responses).sort()).toEqual(['200', '400', '401', '403'])
+    expect(doc.paths['/api/v1/invitations/accept'].post.security).toBeUndefined()
   })
 })

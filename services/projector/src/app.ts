@@ -1,4 +1,10 @@
-import { createEventConsumer, type EventConsumer, type EventLogBackend, eventLogFields } from '@cas/eventlog'
+import {
+  createEventConsumer,
+  type EventConsumer,
+  type EventLogBackend,
+  eventLogFields,
+  type StreamType,
+} from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -23,6 +29,16 @@ export interface Projector {
 export const PROJECTOR_GROUP = 'projector'
 
 /**
+ * The streams the read models are built from. Organization events (members, invitations) are not among
+ * them: the gateway keeps that state, and the audit log, in the command's own transaction.
+ */
+export const PROJECTED_STREAM_TYPES = [
+  'chatbot',
+  'conversation',
+  'analysis',
+] as const satisfies readonly StreamType[]
+
+/**
  * The projector: consumes the chatbot, conversation and analysis events and maintains the read models
  * (conversations, messages, hourly rollups). Each batch and its checkpoint commit in one transaction and
  * the consumer drops stream versions already applied, so redelivery never double-counts.
@@ -33,7 +49,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
     groupId: deps.groupId ?? PROJECTOR_GROUP,
-    streamTypes: ['chatbot', 'conversation', 'analysis'],
+    streamTypes: PROJECTED_STREAM_TYPES,
     // Large enough to catch up quickly after a backlog (the whole batch is written set-based); a projector
     // that keeps up gets small batches, whatever arrived since the last one.
     maxBatchSize: deps.maxBatchSize ?? 2_000,

@@ -10,7 +10,7 @@ import {
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
-import { PROJECTOR_GROUP } from './app.ts'
+import { PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from './app.ts'
 import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events. */
@@ -169,7 +169,7 @@ class LagGauge {
   ) {}
 
   async exact(groupId: string): Promise<number> {
-    return consumerLag(this.pool, this.eventLog, groupId)
+    return consumerLag(this.pool, this.eventLog, groupId, PROJECTED_STREAM_TYPES)
   }
 
   async read(groupId: string, consumers: readonly EventConsumer[]): Promise<number> {
@@ -229,7 +229,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
   return createEventConsumer(backend, {
     pool: opts.pool,
     groupId: run.group_id,
-    streamTypes: ['chatbot', 'conversation', 'analysis'],
+    streamTypes: PROJECTED_STREAM_TYPES,
     // The journal consumer reads this many positions, of which its partition's streams hold a share.
     maxBatchSize: backend.kind === 'journal' ? REBUILD_BATCH * REBUILD_JOURNAL_PARTITIONS : REBUILD_BATCH,
     handler: async (records, client) => {

@@ -7,6 +7,7 @@ import type { Logger } from 'pino'
 import { registerDashboard } from './dashboard.ts'
 import type { QueryDeps } from './deps.ts'
 import { registerAnalyticsRoutes } from './routes/analytics.ts'
+import { registerAuditRoutes } from './routes/audit.ts'
 import { registerChatbotReadRoutes } from './routes/chatbots.ts'
 import { registerConversationRoutes } from './routes/conversations.ts'
 
@@ -24,7 +25,7 @@ export interface QueryAppDeps extends QueryDeps {
 }
 
 /**
- * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics) from the read
+ * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics, the audit log) from the read
  * models, through the row-level-security role, and the dashboard app itself. Built without listening,
  * so tests drive it with inject.
  */
@@ -50,4 +51,5 @@ export async function registerQueryRoutes(app: FastifyInstance, deps: QueryDeps)
   await registerChatbotReadRoutes(app, deps)
   await registerConversationRoutes(app, deps)
   await registerAnalyticsRoutes(app, deps)
+  await registerAuditRoutes(app, deps)
 }

@@ -24,6 +24,7 @@ const READ_MODELS = [
   'rm_org_end_users',
   'chatbots',
   'event_streams',
+  'audit_log',
 ]
 
 beforeAll(async () => {

@@ -1,17 +1,32 @@
-import { useEffect, useState } from 'react'
-import { ApiError, setUnauthorizedHandler } from './api/client.ts'
+import { useCallback, useEffect, useState } from 'react'
+import { ApiError, setForbiddenHandler, setUnauthorizedHandler } from './api/client.ts'
 import { auth } from './api/endpoints.ts'
+import type { Permission } from './api/types.ts'
 import { Layout } from './components/layout.tsx'
 import { Redirect, useRouter } from './lib/router.tsx'
-import { isPublic, matchRoute, paths, type Route, safeNext } from './lib/routes.ts'
+import {
+  homeFor,
+  isPublic,
+  matchRoute,
+  paths,
+  type Route,
+  requiredPermission,
+  safeNext,
+} from './lib/routes.ts'
 import { useSession } from './lib/session.tsx'
 import { AnalyticsPage } from './pages/analytics.tsx'
+import { AuditPage } from './pages/audit.tsx'
 import { ChatbotPage } from './pages/chatbot.tsx'
 import { ChatbotsPage } from './pages/chatbots.tsx'
 import { ConversationPage } from './pages/conversation.tsx'
 import { ConversationsPage } from './pages/conversations.tsx'
-import { NotFoundPage } from './pages/not-found.tsx'
+import { JoinPage } from './pages/join.tsx'
+import { MembersPage } from './pages/members.tsx'
+import { NoOrganizationPage } from './pages/no-organization.tsx'
+import { ForbiddenPage, NotFoundPage } from './pages/not-found.tsx'
 import { SignInPage, SignUpPage } from './pages/sign-in.tsx'
+
+const ACCOUNT_POLL_MS = 30_000
 
 export function App() {
   const { location } = useRouter()
@@ -19,7 +34,31 @@ export function App() {
   const [unreachable, setUnreachable] = useState(false)
   const [attempt, setAttempt] = useState(0)
 
+  // A 403 means the role or membership may have changed since this page was drawn: read it again.
+  const refreshAccount = useCallback(() => {
+    auth.me().then(setAccount, (err) => {
+      if (err instanceof ApiError && err.status === 401) setAccount(null)
+    })
+  }, [setAccount])
   useEffect(() => setUnauthorizedHandler(() => setAccount(null)), [setAccount])
+  useEffect(() => setForbiddenHandler(refreshAccount), [refreshAccount])
+  // A role changed or a removal elsewhere shows without a refused request too: now and then, and when
+  // the tab comes back into view.
+  const signedIn = Boolean(account)
+  useEffect(() => {
+    if (!signedIn) return
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') refreshAccount()
+    }, ACCOUNT_POLL_MS)
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') refreshAccount()
+    }
+    document.addEventListener('visibilitychange', onVisible)
+    return () => {
+      clearInterval(timer)
+      document.removeEventListener('visibilitychange', onVisible)
+    }
+  }, [signedIn, refreshAccount])
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: attempt re-runs the check after "Try again".
   useEffect(() => {
@@ -62,16 +101,27 @@ export function App() {
   }
 
   const route = matchRoute(location.pathname)
+  // An invitation link works signed in (to join as yourself) and signed out (to sign up).
+  if (route.name === 'join') return <JoinPage />
   if (!account && !isPublic(route)) return <Redirect to={paths.signIn(location.pathname + location.search)} />
   if (account && isPublic(route)) return <Redirect to={safeNext(location.search)} />
   if (!account) return route.name === 'signUp' ? <SignUpPage /> : <SignInPage />
-  return <Layout>{page(route)}</Layout>
+  if (!account.organization) {
+    return (
+      <Layout>
+        <NoOrganizationPage />
+      </Layout>
+    )
+  }
+  return <Layout>{page(route, account.organization.permissions)}</Layout>
 }
 
-function page(route: Route) {
+function page(route: Route, permissions: readonly Permission[]) {
+  const needed = requiredPermission(route)
+  if (needed && !permissions.includes(needed)) return <ForbiddenPage />
   switch (route.name) {
     case 'home':
-      return <Redirect to={paths.chatbots()} />
+      return <Redirect to={homeFor(permissions)} />
     case 'chatbots':
       return <ChatbotsPage />
     case 'chatbot':
@@ -82,8 +132,13 @@ function page(route: Route) {
       return <ConversationPage key={route.id} id={route.id} />
     case 'analytics':
       return <AnalyticsPage />
+    case 'members':
+      return <MembersPage />
+    case 'audit':
+      return <AuditPage />
     case 'signIn':
     case 'signUp':
+    case 'join':
     case 'notFound':
       return <NotFoundPage />
     default: {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { consumerLag, createKafka, kafkaGroupId, topicFor } from '@cas/eventlog'
-import { PROJECTOR_GROUP } from '@cas/service-projector'
+import { PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from '@cas/service-projector'
 import type { Admin, Kafka } from 'kafkajs'
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts'
 import { waitFor } from '../../support/wait.ts'
@@ -122,8 +122,11 @@ export async function waitUntilDrained(
     what: 'the relay to publish everything',
   })
   const eventLog = { kind: 'kafka', kafka: d.kafka, topicPrefix: d.topicPrefix } as const
-  await waitFor(async () => (await consumerLag(d.db.pool, eventLog, PROJECTOR_GROUP)) === 0, {
-    timeoutMs: timeouts.projectorMs,
-    what: 'the projector to consume everything',
-  })
+  await waitFor(
+    async () => (await consumerLag(d.db.pool, eventLog, PROJECTOR_GROUP, PROJECTED_STREAM_TYPES)) === 0,
+    {
+      timeoutMs: timeouts.projectorMs,
+      what: 'the projector to consume everything',
+    },
+  )
 }

@@ -1,87 +1,133 @@
 import { randomUUID } from 'node:crypto'
+import { type Permission, permissionsOf } from '@cas/auth'
 import { withTransaction } from '@cas/db'
+import type { OrganizationRole } from '@cas/events'
 import type pg from 'pg'
+import { runOrganizationCommand } from '../organizations/commands.ts'
 
-export interface Account {
-  readonly user: { readonly id: string; readonly email: string; readonly name: string }
-  readonly organization: { readonly id: string; readonly name: string }
+export interface UserView {
+  readonly id: string
+  readonly email: string
+  readonly name: string
 }
 
-export interface NewAccount {
+export interface OrganizationSummary {
+  readonly id: string
+  readonly name: string
+  readonly role: OrganizationRole
+}
+
+/** A signed-in person as the API shows them: who they are, where they are working, where they belong. */
+export interface Account {
+  readonly user: UserView
+  /** The organization the session works in, with their role and what it allows; null when none. */
+  readonly organization: (OrganizationSummary & { readonly permissions: Permission[] }) | null
+  /** Every organization they belong to, in the order they joined. */
+  readonly organizations: OrganizationSummary[]
+}
+
+export interface NewUser {
   /** Already trimmed and lowercased. */
   readonly email: string
   readonly name: string
   readonly passwordHash: string
-  readonly organizationName: string
 }
 
-const UNIQUE_VIOLATION = '23505'
+/**
+ * Creates a person in the caller's transaction; 'email_taken' when the email already has an account. The
+ * unique constraint decides (ON CONFLICT), not a prior SELECT: two concurrent sign-ups can't both win.
+ */
+export async function createUser(
+  client: pg.ClientBase,
+  user: NewUser,
+  now: Date,
+): Promise<UserView | 'email_taken'> {
+  const id = randomUUID()
+  const { rowCount } = await client.query(
+    `INSERT INTO users (id, email, name, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (email) DO NOTHING`,
+    [id, user.email, user.name, user.passwordHash, now],
+  )
+  return rowCount === 1 ? { id, email: user.email, name: user.name } : 'email_taken'
+}
 
-/** Creates an organization and its owner together; 'email_taken' when the email already has an account. */
+/**
+ * Creates a person and a new organization with them as its owner, in one transaction (sign-up); its
+ * events name them as the actor. 'email_taken' when the email already has an account.
+ */
 export async function createAccount(
   pool: pg.Pool,
-  account: NewAccount,
-  now: Date,
-): Promise<Account | 'email_taken'> {
-  const organization = { id: randomUUID(), name: account.organizationName }
-  const user = { id: randomUUID(), email: account.email, name: account.name }
-  try {
-    await withTransaction(pool, async (client) => {
-      await client.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)', [
-        organization.id,
-        organization.name,
-        now,
-      ])
-      await client.query(
-        `INSERT INTO users (id, org_id, email, name, role, password_hash, created_at)
-         VALUES ($1, $2, $3, $4, 'owner', $5, $6)`,
-        [user.id, organization.id, user.email, user.name, account.passwordHash, now],
-      )
+  account: NewUser & { readonly organizationName: string },
+  now: () => Date,
+  trace: Readonly<Record<string, string>>,
+): Promise<{ user: UserView; orgId: string } | 'email_taken'> {
+  return withTransaction(pool, async (client) => {
+    const user = await createUser(client, account, now())
+    if (user === 'email_taken') return user
+    const orgId = await createOrganization(client, user, account.organizationName, now, {
+      ...trace,
+      actorId: user.id,
     })
-  } catch (err) {
-    // The unique constraint, not a prior SELECT, decides: two concurrent sign-ups can't both win.
-    if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) return 'email_taken'
-    throw err
-  }
-  return { user, organization }
+    return { user, orgId }
+  })
 }
 
-interface AccountRow {
-  user_id: string
-  email: string
-  user_name: string
-  org_id: string
-  org_name: string
+/** A new organization with `founder` as its owner, in the caller's transaction; returns its id. */
+export async function createOrganization(
+  client: pg.ClientBase,
+  founder: UserView,
+  name: string,
+  now: () => Date,
+  trace: Readonly<Record<string, string>>,
+): Promise<string> {
+  const orgId = randomUUID()
+  await runOrganizationCommand(
+    client,
+    orgId,
+    { type: 'create', name, founder: { userId: founder.id, email: founder.email } },
+    { now, trace },
+  )
+  return orgId
 }
 
-const ACCOUNT_COLUMNS = 'u.id AS user_id, u.email, u.name AS user_name, o.id AS org_id, o.name AS org_name'
-const USERS_WITH_ORGANIZATION = 'users u JOIN organizations o ON o.id = u.org_id'
-
-/** The account for an email with its password hash, which must go no further than the verification. */
-export async function findAccountForLogin(
+/** The person with this email and their password hash, which must go no further than the verification. */
+export async function findUserForLogin(
   pool: pg.Pool,
   email: string,
-): Promise<{ account: Account; passwordHash: string } | null> {
-  const { rows } = await pool.query<AccountRow & { password_hash: string }>(
-    `SELECT ${ACCOUNT_COLUMNS}, u.password_hash FROM ${USERS_WITH_ORGANIZATION} WHERE u.email = $1`,
+): Promise<{ userId: string; passwordHash: string } | null> {
+  const { rows } = await pool.query<{ id: string; password_hash: string }>(
+    'SELECT id, password_hash FROM users WHERE email = $1',
     [email],
   )
   const row = rows[0]
-  return row ? { account: toAccount(row), passwordHash: row.password_hash } : null
+  return row ? { userId: row.id, passwordHash: row.password_hash } : null
 }
 
-export async function findAccount(pool: pg.Pool, userId: string): Promise<Account | null> {
-  const { rows } = await pool.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ${USERS_WITH_ORGANIZATION} WHERE u.id = $1`,
+/**
+ * A person's account with `current` as the organization they work in when they belong to it. With
+ * `current` undefined (a new sign-in), the first organization they joined; with null, none. Null when
+ * the person no longer exists.
+ */
+export async function findAccount(
+  db: pg.Pool | pg.ClientBase,
+  userId: string,
+  current?: string | null,
+): Promise<Account | null> {
+  const { rows: users } = await db.query<UserView>('SELECT id, email, name FROM users WHERE id = $1', [
+    userId,
+  ])
+  const user = users[0]
+  if (!user) return null
+  const { rows } = await db.query<OrganizationSummary>(
+    `SELECT o.id, o.name, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+      WHERE m.user_id = $1 ORDER BY m.joined_at, m.org_id`,
     [userId],
   )
-  const row = rows[0]
-  return row ? toAccount(row) : null
-}
-
-function toAccount(row: AccountRow): Account {
+  const chosen =
+    current === undefined ? rows[0] : current === null ? undefined : rows.find((o) => o.id === current)
   return {
-    user: { id: row.user_id, email: row.email, name: row.user_name },
-    organization: { id: row.org_id, name: row.org_name },
+    user,
+    organization: chosen ? { ...chosen, permissions: permissionsOf(chosen.role) } : null,
+    organizations: rows,
   }
 }

@@ -41,7 +41,12 @@ describe('POST /api/v1/auth/login', () => {
   it('signs in with a new session id, ending the session the request came with', async () => {
     // Given a user who is already signed in with session A
     const app = await gateway()
-    const { cookie: before, user, organization } = await signUp(app, { email: 'lin@example.com' })
+    const {
+      cookie: before,
+      user,
+      organization,
+      organizations,
+    } = await signUp(app, { email: 'lin@example.com' })
 
     // When they sign in again, sending cookie A along, with their email in another case
     const response = await app.inject(
@@ -50,7 +55,7 @@ describe('POST /api/v1/auth/login', () => {
 
     // Then they are signed in under a different session id
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toEqual({ ok: true, user, organization })
+    expect(response.json()).toEqual({ ok: true, user, organization, organizations })
     expect(response.body).not.toContain(TEST_PASSWORD)
     expect(response.body).not.toMatch(/argon2/i)
     const after = sessionCookie(response)

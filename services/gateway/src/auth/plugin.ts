@@ -10,7 +10,7 @@ import { LOGIN_THROTTLE } from './login-throttle.ts'
 import { createDummyHash } from './passwords.ts'
 import { registerAuthRoutes } from './routes.ts'
 
-export { type Principal, requireSession, revokeUserSessions } from '@cas/auth'
+export { type Principal, requirePermission, requireUser, revokeUserSessions } from '@cas/auth'
 
 export interface AuthDeps {
   readonly pool: pg.Pool
@@ -25,7 +25,7 @@ const SWEEP_INTERVAL_MS = 10 * 60_000
 /**
  * Dashboard sign-in: the Origin check and the cookie session apply to the whole app (so chatbot and every
  * other session route get them), while the per-address rate limit stays inside this plugin's own scope.
- * Register before any route that calls requireSession.
+ * Register before any route that calls requireUser or requirePermission.
  */
 export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promise<void> {
   const { pool, config, now } = deps

@@ -1,10 +1,11 @@
-import { requireSession, SESSION_COOKIE } from '@cas/auth'
+import { requireUser, SESSION_COOKIE } from '@cas/auth'
 import type { Config } from '@cas/config'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
-import { type Account, createAccount, findAccount, findAccountForLogin } from './accounts.ts'
+import { z } from 'zod'
+import { type Account, createAccount, findAccount, findUserForLogin } from './accounts.ts'
 import { clearLoginFailures, LOGIN_THROTTLE, recordLoginAttempt } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { accountResponseSchema, loginBodySchema, okResponseSchema, signupBodySchema } from './schemas.ts'
@@ -34,7 +35,7 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
-        summary: 'Create an organization with this user as its owner, and sign in',
+        summary: 'Create an account and an organization with this person as its owner, and sign in',
         body: signupBodySchema,
         response: {
           200: accountResponseSchema,
@@ -51,15 +52,15 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
       const { email, password, organizationName } = request.body
       // Hashed before the transaction, so no connection is held during the slow part.
       const passwordHash = await hashPassword(password)
-      const account = await createAccount(
+      const created = await createAccount(
         pool,
         { email, name: request.body.name ?? defaultName(email), passwordHash, organizationName },
-        now(),
+        now,
+        eventTrace(request),
       )
-      if (account === 'email_taken')
+      if (created === 'email_taken')
         throw new AppError('conflict', 'An account with this email already exists.')
-      await startSession(request, account)
-      return { ok: true as const, ...account }
+      return signIn(request, pool, created.user.id, created.orgId)
     },
   )
 
@@ -83,12 +84,12 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
       if (!attempt.allowed) {
         refuseThrottled(reply, attempt.retryAfterSeconds)
       }
-      const candidate = await findAccountForLogin(pool, email)
+      const candidate = await findUserForLogin(pool, email)
       const valid = await verifyPassword(candidate?.passwordHash ?? dummyHash, password)
       if (!candidate || !valid) throw new AppError('unauthorized', INVALID_CREDENTIALS)
       await clearLoginFailures(pool, email)
-      await startSession(request, candidate.account)
-      return { ok: true as const, ...candidate.account }
+      // Someone who belongs to no organization (removed from their only one) still signs in, to none.
+      return signIn(request, pool, candidate.userId, undefined)
     },
   )
 
@@ -120,32 +121,89 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
-        summary: 'The signed-in user and their organization',
+        summary: 'The signed-in person, the organization they work in and every one they belong to',
         security: SESSION_SECURITY,
         response: { 200: accountResponseSchema, ...errorResponses('unauthorized') },
       },
     },
     async (request) => {
-      const principal = requireSession(request)
-      const account = await findAccount(pool, principal.userId)
-      if (!account) {
-        // Sessions go with their user (ON DELETE CASCADE); this only covers a delete racing this request.
-        await request.session.destroy()
-        throw new AppError('unauthorized', 'Sign in first.')
-      }
+      const signedIn = requireUser(request)
+      return { ok: true as const, ...(await accountOf(request, pool, signedIn.userId, signedIn.orgId)) }
+    },
+  )
+
+  app.put(
+    '/api/v1/auth/organization',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Switch the organization this session works in (one the person belongs to)',
+        security: SESSION_SECURITY,
+        body: z.strictObject({ organizationId: z.string().describe('The id of one of your organizations.') }),
+        response: {
+          200: accountResponseSchema,
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { userId } = requireUser(request)
+      const { organizationId } = request.body
+      const account = await findAccount(pool, userId, organizationId.toLowerCase())
+      if (!account) throw signedOut()
+      // Another organization's id reads as unknown (API.md: never reveal existence).
+      if (!account.organization)
+        throw new AppError('not_found', 'You belong to no organization with this id.')
+      await switchOrganization(request, account.organization.id)
       return { ok: true as const, ...account }
     },
   )
 }
 
-/** A fresh session id at every sign-in, so an id planted before it (session fixation) is worth nothing. */
-async function startSession(request: FastifyRequest, account: Account): Promise<void> {
+/**
+ * Starts a session for a person who just proved who they are, working in `orgId` (undefined: the first
+ * organization they joined), and answers with their account. A fresh session id at every sign-in, so an
+ * id planted before it (session fixation) is worth nothing.
+ */
+export async function signIn(
+  request: FastifyRequest,
+  pool: pg.Pool,
+  userId: string,
+  orgId: string | undefined,
+) {
+  const account = await findAccount(pool, userId, orgId)
+  if (!account) throw signedOut()
   await request.session.regenerate()
-  request.session.set('userId', account.user.id)
-  request.session.set('orgId', account.organization.id)
+  request.session.set('userId', userId)
+  request.session.set('orgId', account.organization?.id ?? null)
   // Saved here rather than in onSend, so a failure to store it fails the request like any other error.
   await request.session.save()
+  return { ok: true as const, ...account }
 }
+
+/** Makes `orgId` the organization the session works in, from its next request on (and this one's answer). */
+export async function switchOrganization(request: FastifyRequest, orgId: string | null): Promise<void> {
+  request.session.set('orgId', orgId)
+  await request.session.save()
+}
+
+/** The account of a session's person, working where the session says (none when it says none). */
+export async function accountOf(
+  request: FastifyRequest,
+  pool: pg.Pool,
+  userId: string,
+  orgId: string | null,
+): Promise<Account> {
+  const account = await findAccount(pool, userId, orgId)
+  if (!account) {
+    // Sessions go with their person (ON DELETE CASCADE); this only covers a delete racing this request.
+    await request.session.destroy()
+    throw signedOut()
+  }
+  return account
+}
+
+const signedOut = () => new AppError('unauthorized', 'Sign in first.')
 
 function refuseThrottled(reply: FastifyReply, retryAfterSeconds: number): never {
   reply.header('retry-after', String(retryAfterSeconds))

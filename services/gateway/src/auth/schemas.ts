@@ -1,3 +1,5 @@
+import { PERMISSIONS, type Permission } from '@cas/auth'
+import { organizationRoles } from '@cas/events'
 import { z } from 'zod'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts'
 
@@ -14,11 +16,13 @@ export const emailSchema = z
   .check(z.email())
   .refine((email) => email.lastIndexOf('@') <= 64, 'the part before @ is longer than 64 characters')
 
+export const organizationNameSchema = z.string().trim().min(1).max(100)
+
 export const signupBodySchema = z.object({
   email: emailSchema,
   password: z.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MAX_LENGTH),
   name: z.string().trim().min(1).max(100).optional().describe('Defaults to the part of the email before @.'),
-  organizationName: z.string().trim().min(1).max(100),
+  organizationName: organizationNameSchema,
 })
 
 export const loginBodySchema = z.object({
@@ -27,13 +31,27 @@ export const loginBodySchema = z.object({
   password: z.string().min(1).max(PASSWORD_MAX_LENGTH),
 })
 
+export const roleSchema = z
+  .enum(organizationRoles)
+  .describe('owner, admin, member or viewer (the README has what each may do).')
+
 const userSchema = z.object({ id: z.uuid(), email: z.string(), name: z.string() })
-const organizationSchema = z.object({ id: z.uuid(), name: z.string() })
+const organizationSummarySchema = z.object({ id: z.uuid(), name: z.string(), role: roleSchema })
 
 export const accountResponseSchema = z.object({
   ok: z.literal(true),
   user: userSchema,
-  organization: organizationSchema,
+  organization: organizationSummarySchema
+    .extend({
+      permissions: z
+        .array(z.enum(Object.keys(PERMISSIONS) as [Permission, ...Permission[]]))
+        .describe('What the role allows here; the server checks every request all the same.'),
+    })
+    .nullable()
+    .describe('The organization this session works in; null when the person belongs to none.'),
+  organizations: z
+    .array(organizationSummarySchema)
+    .describe('Every organization the person belongs to, in the order they joined.'),
 })
 
 export const okResponseSchema = z.object({ ok: z.literal(true) })

@@ -19,17 +19,24 @@ describe('dashboard sessions', () => {
   it('GET /me answers the signed-in user and organization', async () => {
     // Given a signed-up user
     const app = await gateway()
-    const { cookie, user, organization } = await signUp(app)
+    const { cookie, user, organization, organizations } = await signUp(app)
 
     // When they ask who they are
     const response = await me(app, cookie)
 
-    // Then they get their user and organization, matching what is stored
+    // Then they get their user and organization (as its owner), matching what is stored
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toEqual({ ok: true, user, organization })
+    expect(response.json()).toEqual({ ok: true, user, organization, organizations })
+    expect(organization.role).toBe('owner')
+    expect(organizations).toEqual([{ id: organization.id, name: organization.name, role: 'owner' }])
     expect(response.body).not.toMatch(/password|argon2/i)
-    const { rows } = await db.pool.query('SELECT email, name, org_id FROM users WHERE id = $1', [user.id])
-    expect(rows).toEqual([{ email: user.email, name: user.name, org_id: organization.id }])
+    const { rows } = await db.pool.query('SELECT email, name FROM users WHERE id = $1', [user.id])
+    expect(rows).toEqual([{ email: user.email, name: user.name }])
+    const { rows: memberships } = await db.pool.query(
+      'SELECT org_id, role FROM memberships WHERE user_id = $1',
+      [user.id],
+    )
+    expect(memberships).toEqual([{ org_id: organization.id, role: 'owner' }])
   })
 
   it('GET /me answers 401 without a cookie, with a garbage cookie and with a forged signature', async () => {

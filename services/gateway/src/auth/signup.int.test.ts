@@ -51,7 +51,13 @@ describe('POST /api/v1/auth/signup', () => {
     expect(body).toEqual({
       ok: true,
       user: { id: expect.any(String), email: 'ada.lovelace@example.com', name: 'Ada Lovelace' },
-      organization: { id: expect.any(String), name: 'Analytical Engines' },
+      organization: {
+        id: expect.any(String),
+        name: 'Analytical Engines',
+        role: 'owner',
+        permissions: expect.arrayContaining(['members:manage', 'organization:delete']),
+      },
+      organizations: [{ id: expect.any(String), name: 'Analytical Engines', role: 'owner' }],
     })
     expect(response.body).not.toContain(TEST_PASSWORD)
     expect(response.body).not.toContain('argon2')
@@ -62,17 +68,37 @@ describe('POST /api/v1/auth/signup', () => {
     ])
     expect(orgs).toEqual([{ id: body.organization.id, name: 'Analytical Engines' }])
     const { rows: users } = await db.pool.query(
-      'SELECT org_id, email, name, role, password_hash FROM users WHERE id = $1',
+      'SELECT email, name, password_hash FROM users WHERE id = $1',
       [body.user.id],
     )
     expect(users).toHaveLength(1)
     const user = users[0]
-    expect(user).toMatchObject({
-      org_id: body.organization.id,
-      email: 'ada.lovelace@example.com',
-      name: 'Ada Lovelace',
-      role: 'owner',
-    })
+    expect(user).toMatchObject({ email: 'ada.lovelace@example.com', name: 'Ada Lovelace' })
+    const { rows: memberships } = await db.pool.query(
+      'SELECT org_id, role FROM memberships WHERE user_id = $1',
+      [body.user.id],
+    )
+    expect(memberships).toEqual([{ org_id: body.organization.id, role: 'owner' }])
+
+    // And the organization's events say so, naming the new person as who did it
+    const { rows: events } = await db.pool.query(
+      `SELECT type, payload, metadata ->> 'actorId' AS actor FROM event_journal
+        WHERE stream_type = 'organization' AND stream_id = $1 ORDER BY stream_version`,
+      [body.organization.id],
+    )
+    expect(events).toEqual([
+      { type: 'organization.created', payload: { name: 'Analytical Engines' }, actor: body.user.id },
+      {
+        type: 'organization.member-joined',
+        payload: {
+          userId: body.user.id,
+          email: 'ada.lovelace@example.com',
+          role: 'owner',
+          invitationId: null,
+        },
+        actor: body.user.id,
+      },
+    ])
     const params = argon2idParams(user.password_hash)
     expect(params.m).toBeGreaterThanOrEqual(19_456)
     expect(params.t).toBeGreaterThanOrEqual(2)

@@ -11,6 +11,8 @@ import { type ChatbotEvent, parseRecordedEvent } from '@cas/events'
 import { AppError } from '@cas/http'
 import { dataKeyFor, destroyDataKey, type Keyring } from '@cas/keyring'
 import type pg from 'pg'
+import { auditEntriesOf } from '../audit/entries.ts'
+import { recordAudit, scrubDeletedChatbot } from '../audit/record.ts'
 import type { IssuedKey } from './api-key.ts'
 import { type ChatbotCommand, type ChatbotState, decide, evolve, initialChatbotState } from './chatbot.ts'
 import { projectChatbot } from './projection.ts'
@@ -33,7 +35,7 @@ const CONFLICT_RETRIES = 5
 
 /**
  * Runs one command on a chatbot stream: load its events, decide, append with optimistic concurrency, and
- * update the inline projection (chatbots row) and the key index, all in one transaction.
+ * update the inline projection (chatbots row), the key index and the audit log, all in one transaction.
  * `key` is the key a create or rotate-key issues; only its hash is stored.
  */
 export async function executeChatbotCommand(
@@ -82,8 +84,13 @@ export async function executeChatbotCommand(
           },
           { now: deps.now },
         )
-        const next = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent).reduce(evolve, state)
+        const events = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent)
+        const next = events.reduce(evolve, state)
         await projectChatbot(client, chatbotId, next, appended.streamVersion, deps.now())
+        await recordAudit(
+          client,
+          auditEntriesOf(events, state.status === 'active' ? { chatbotName: state.name } : {}),
+        )
         if (state.status === 'absent' && next.status === 'active') {
           await dataKeyFor(client, deps.keyring, chatbotId, orgId)
         }
@@ -92,6 +99,7 @@ export async function executeChatbotCommand(
           // and the journal keeps nothing of it but the chatbot.deleted event consumers still need.
           await destroyDataKey(client, chatbotId, orgId)
           await purgeChatbotEvents(client, chatbotId, ['chatbot.deleted'])
+          await scrubDeletedChatbot(client, chatbotId)
         }
         if (key) await replaceKey(client, chatbotId, orgId, key, deps.now())
         return { chatbotId, state: next }

@@ -1,5 +1,5 @@
-import { requireSession } from '@cas/auth'
-import { AppError, errorResponses, eventTrace } from '@cas/http'
+import { actorTrace, requirePermission } from '@cas/auth'
+import { AppError, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
@@ -59,7 +59,8 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const principal = requirePermission(request, 'chatbots:create')
+      const { orgId } = principal
       const key = issueApiKey()
       const id = newChatbotId()
       const { name, settings = {} } = request.body
@@ -69,7 +70,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         id,
         { type: 'create', name, settings, apiKeyPrefix: key.prefix },
         key,
-        eventTrace(request),
+        actorTrace(request, principal),
       )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },
@@ -93,7 +94,8 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const principal = requirePermission(request, 'chatbots:edit')
+      const { orgId } = principal
       const id = chatbotId(request.params.id)
       const { name, settings } = request.body
       await executeChatbotCommand(
@@ -102,7 +104,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         id,
         { type: 'update', name, settingsPatch: settings },
         undefined,
-        eventTrace(request),
+        actorTrace(request, principal),
       )
       return readBack(orgId, id)
     },
@@ -122,14 +124,15 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const principal = requirePermission(request, 'chatbots:delete')
+      const { orgId } = principal
       await executeChatbotCommand(
         deps,
         orgId,
         chatbotId(request.params.id),
         { type: 'delete' },
         undefined,
-        eventTrace(request),
+        actorTrace(request, principal),
       )
       return { ok: true as const }
     },
@@ -146,7 +149,8 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const principal = requirePermission(request, 'chatbots:rotate-key')
+      const { orgId } = principal
       const id = chatbotId(request.params.id)
       const key = issueApiKey()
       await executeChatbotCommand(
@@ -155,7 +159,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
         id,
         { type: 'rotate-key', apiKeyPrefix: key.prefix },
         key,
-        eventTrace(request),
+        actorTrace(request, principal),
       )
       return { ok: true as const, chatbot: await readBack(orgId, id), apiKey: key.key }
     },

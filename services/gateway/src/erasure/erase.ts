@@ -1,4 +1,4 @@
-import { appendToStream } from '@cas/eventlog'
+import { appendToStream, type JournalRecord } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import type pg from 'pg'
 
@@ -14,7 +14,8 @@ interface Erasable {
  * Erases conversations inside the caller's transaction: each gets a conversation.erased event (so every
  * read model, and any replay, removes it), its earlier events are purged from the journal, and its capture
  * state is deleted (a later capture with the same conversationId starts a new conversation). `where` selects
- * capture_conversations rows; they are locked first, in the order captures lock them.
+ * capture_conversations rows; they are locked first, in the order captures lock them. Returns the
+ * conversation.erased events it appended, one per conversation erased.
  */
 export async function eraseConversations(
   client: pg.ClientBase,
@@ -23,13 +24,13 @@ export async function eraseConversations(
   now: () => Date,
   /** Tracing metadata for the erased events. */
   trace?: Readonly<Record<string, string>>,
-): Promise<number> {
+): Promise<JournalRecord[]> {
   const { rows } = await client.query<Erasable>(
     `SELECT id, org_id, chatbot_id FROM capture_conversations WHERE ${where.sql} ORDER BY id FOR UPDATE`,
     where.params,
   )
-  if (rows.length === 0) return 0
-  const kept: string[] = []
+  if (rows.length === 0) return []
+  const erased: JournalRecord[] = []
   for (const c of rows) {
     const { records } = await appendToStream(
       client,
@@ -44,14 +45,14 @@ export async function eraseConversations(
       },
       { now },
     )
-    kept.push(records[0]!.id)
+    erased.push(records[0]!)
   }
   const ids = rows.map((c) => c.id)
   await client.query(
     `DELETE FROM event_journal WHERE stream_id = ANY($1) AND stream_type IN ('conversation', 'analysis')
         AND NOT event_id = ANY($2)`,
-    [ids, kept],
+    [ids, erased.map((r) => r.id)],
   )
   await client.query('DELETE FROM capture_conversations WHERE id = ANY($1)', [ids])
-  return rows.length
+  return erased
 }

@@ -24,8 +24,8 @@ export async function sweepRetention(
   for (const chatbot of chatbots) {
     const cutoff = new Date(now().getTime() - chatbot.days * 86_400_000)
     for (;;) {
-      const n = await withTransaction(pool, (client) =>
-        eraseConversations(
+      const n = await withTransaction(pool, async (client) => {
+        const erasedNow = await eraseConversations(
           client,
           {
             sql: `id IN (SELECT id FROM capture_conversations WHERE chatbot_id = $1 AND last_message_at < $2
@@ -35,8 +35,9 @@ export async function sweepRetention(
           'retention',
           now,
           trace,
-        ),
-      )
+        )
+        return erasedNow.length
+      })
       erased += n
       if (n < BATCH) break
     }

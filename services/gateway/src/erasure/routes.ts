@@ -1,17 +1,20 @@
-import { requireSession } from '@cas/auth'
+import { actorTrace, requirePermission } from '@cas/auth'
 import { withTransaction } from '@cas/db'
-import { AppError, errorResponses, eventTrace } from '@cas/http'
+import { type ConversationEvent, parseRecordedEvent } from '@cas/events'
+import { AppError, errorResponses } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
+import { erasureAuditEntry } from '../audit/entries.ts'
+import { recordAudit } from '../audit/record.ts'
 import { eraseConversations } from './erase.ts'
 
 /**
  * DELETE /api/v1/chatbots/:id/users/:userId: erases every conversation of one end user of the chatbot
  * (user.id as captured) from the journal, every read model and the analysis state; replays don't bring them
- * back. Org-scoped like every chatbot route.
+ * back. Org-scoped like every chatbot route, for owners and admins; the erasure is in the audit log.
  */
 export async function registerErasureRoutes(app: FastifyInstance, deps: { pool: pg.Pool; now: () => Date }) {
   app.withTypeProvider<ZodTypeProvider>().delete(
@@ -28,21 +31,27 @@ export async function registerErasureRoutes(app: FastifyInstance, deps: { pool: 
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const principal = requirePermission(request, 'end-users:erase')
+      const { orgId } = principal
       const { id, userId } = request.params
       const erased = await withTransaction(deps.pool, async (client) => {
-        const { rows } = await client.query(
-          'SELECT 1 FROM chatbots WHERE id = $1 AND org_id = $2 FOR SHARE',
+        const { rows } = await client.query<{ id: string; name: string }>(
+          'SELECT id, name FROM chatbots WHERE id = $1 AND org_id = $2 FOR SHARE',
           [isUuid(id) ? id.toLowerCase() : null, orgId],
         )
-        if (rows.length === 0) throw new AppError('not_found', 'No chatbot with this id.')
-        return eraseConversations(
+        const chatbot = rows[0]
+        if (!chatbot) throw new AppError('not_found', 'No chatbot with this id.')
+        const records = await eraseConversations(
           client,
           { sql: "chatbot_id = $1 AND end_user ->> 'id' = $2", params: [id.toLowerCase(), userId] },
           'end-user-erasure',
           deps.now,
-          eventTrace(request),
+          actorTrace(request, principal),
         )
+        const events = records.map((r) => parseRecordedEvent(r) as ConversationEvent)
+        const entry = erasureAuditEntry(events, chatbot)
+        if (entry) await recordAudit(client, [entry])
+        return records.length
       })
       return { ok: true as const, conversationsErased: erased }
     },

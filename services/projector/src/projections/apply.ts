@@ -123,6 +123,16 @@ export class ReadModelChanges {
       case 'chatbot.key-rotated':
       case 'analysis.failed':
         return
+      // Members and invitations are the gateway's (memberships, invitations, audit_log); the projector
+      // does not subscribe to the organization stream, so these only reach here from a foreign batch.
+      case 'organization.created':
+      case 'organization.member-invited':
+      case 'organization.invitation-revoked':
+      case 'organization.member-joined':
+      case 'organization.member-role-changed':
+      case 'organization.member-removed':
+      case 'organization.deleted':
+        return
       // Barriers: the caller writes what is gathered, then applies them itself.
       case 'chatbot.deleted':
       case 'conversation.erased':

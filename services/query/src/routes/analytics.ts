@@ -1,4 +1,4 @@
-import { requireSession } from '@cas/auth'
+import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
 import { AppError, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
@@ -138,7 +138,7 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
   const r = app.withTypeProvider<ZodTypeProvider>()
   const tags = ['analytics']
   const security = [{ session: [] }]
-  const errors = errorResponses('invalid_request', 'unauthorized', 'not_found')
+  const errors = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found')
 
   r.get(
     '/api/v1/analytics/overview',
@@ -153,7 +153,7 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'analytics:read')
       const { chatbotId, tz, ...rest } = request.query
       const range = resolveRange(rest, deps.now())
       const overview = await withOrgScope(deps.readerPool, orgId, async (client) => {
@@ -181,7 +181,7 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'analytics:read')
       const { chatbotId, tz, interval, limit, ...rest } = request.query
       const range = resolveRange(rest, deps.now())
       checkInterval(interval, range)
@@ -211,7 +211,7 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'analytics:read')
       const { chatbotId, tz, interval, role, ...rest } = request.query
       const range = resolveRange(rest, deps.now())
       checkInterval(interval, range)

@@ -1,4 +1,4 @@
-import { requireSession } from '@cas/auth'
+import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
 import { AppError, errorResponses } from '@cas/http'
 import { chatbotSchema, findChatbot, isUuid, listChatbots } from '@cas/views'
@@ -22,11 +22,11 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
       schema: {
         tags,
         security,
-        response: { 200: z.array(chatbotSchema), ...errorResponses('unauthorized') },
+        response: { 200: z.array(chatbotSchema), ...errorResponses('forbidden', 'unauthorized') },
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'chatbots:read')
       return withOrgScope(deps.readerPool, orgId, (client) => listChatbots(client, orgId))
     },
   )
@@ -38,11 +38,11 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
         tags,
         security,
         params: z.object({ id: z.string() }),
-        response: { 200: chatbotSchema, ...errorResponses('unauthorized', 'not_found') },
+        response: { 200: chatbotSchema, ...errorResponses('forbidden', 'unauthorized', 'not_found') },
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'chatbots:read')
       const id = request.params.id
       const chatbot = isUuid(id)
         ? await withOrgScope(deps.readerPool, orgId, (client) => findChatbot(client, orgId, id.toLowerCase()))

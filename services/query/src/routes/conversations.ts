@@ -1,4 +1,4 @@
-import { requireSession } from '@cas/auth'
+import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
 import { AppError, errorResponses, isoDateTimeSchema } from '@cas/http'
 import { isUuid } from '@cas/views'
@@ -102,12 +102,12 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
             conversations: z.array(conversationSchema),
             nextCursor: z.string().nullable(),
           }),
-          ...errorResponses('invalid_request', 'unauthorized'),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
         },
       },
     },
     async (request) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'conversations:read')
       const { limit, cursor, from, to, topic, ...filters } = request.query
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
@@ -152,12 +152,12 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
               ),
             }),
           }),
-          ...errorResponses('unauthorized', 'not_found', 'unavailable'),
+          ...errorResponses('forbidden', 'unauthorized', 'not_found', 'unavailable'),
         },
       },
     },
     async (request, reply) => {
-      const { orgId } = requireSession(request)
+      const { orgId } = requirePermission(request, 'conversations:read')
       const id = request.params.id.toLowerCase()
       const notFound = () => new AppError('not_found', 'No conversation with this id.')
       if (!isUuid(id)) throw notFound()

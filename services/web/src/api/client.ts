@@ -18,6 +18,16 @@ export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler
 }
 
+/**
+ * Called on a 403 `forbidden`: the person's role or membership may have changed since the page was
+ * drawn (the server applies it at once), so the app reads the account again and redraws for it.
+ */
+let onForbidden: () => void = () => {}
+
+export function setForbiddenHandler(handler: () => void): void {
+  onForbidden = handler
+}
+
 type Query = Record<string, string | number | undefined>
 
 export function withQuery(path: string, query: Query = {}): string {
@@ -34,7 +44,7 @@ export function withQuery(path: string, query: Query = {}): string {
  * Origin, which the server's CSRF check compares with its own). Error bodies become ApiErrors.
  */
 export async function request<T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   opts: {
     body?: unknown
@@ -64,6 +74,7 @@ export async function request<T>(
   if (response.ok) return body as T
   const error = errorOf(body)
   if (response.status === 401 && !opts.quietUnauthorized) onUnauthorized()
+  if (response.status === 403 && error?.code === 'forbidden') onForbidden()
   throw new ApiError(
     response.status,
     error?.code ?? 'unknown',

@@ -1,12 +1,18 @@
 import { request } from './client.ts'
 import type {
   Account,
+  AuditPage,
   Chatbot,
   ChatbotWithKey,
   ConversationDetail,
   ConversationPage,
   Interval,
+  Invitation,
+  InvitationPreview,
+  Invited,
+  Member,
   Overview,
+  Role,
   SentimentTrend,
 } from './types.ts'
 
@@ -17,6 +23,46 @@ export const auth = {
   signIn: (body: { email: string; password: string }) =>
     request<Account>('POST', '/api/v1/auth/login', { body, quietUnauthorized: true }),
   signOut: () => request<{ ok: true }>('POST', '/api/v1/auth/logout', { quietUnauthorized: true }),
+  switchOrganization: (organizationId: string) =>
+    request<Account>('PUT', '/api/v1/auth/organization', { body: { organizationId } }),
+}
+
+export const organizations = {
+  create: (name: string) => request<Account>('POST', '/api/v1/organizations', { body: { name } }),
+  leave: () => request<Account>('POST', '/api/v1/organization/leave'),
+  remove: () => request<Account>('DELETE', '/api/v1/organization'),
+}
+
+export const members = {
+  list: (signal?: AbortSignal) =>
+    request<{ members: Member[] }>('GET', '/api/v1/members', { signal }).then((r) => r.members),
+  setRole: (userId: string, role: Role) =>
+    request<{ member: Member }>('PATCH', `/api/v1/members/${encodeURIComponent(userId)}`, { body: { role } }),
+  remove: (userId: string) =>
+    request<{ ok: true }>('DELETE', `/api/v1/members/${encodeURIComponent(userId)}`),
+}
+
+export const invitations = {
+  list: (signal?: AbortSignal) =>
+    request<{ invitations: Invitation[] }>('GET', '/api/v1/invitations', { signal }).then(
+      (r) => r.invitations,
+    ),
+  create: (email: string, role: Role) =>
+    request<Invited>('POST', '/api/v1/invitations', { body: { email, role } }),
+  revoke: (id: string) => request<{ ok: true }>('DELETE', `/api/v1/invitations/${encodeURIComponent(id)}`),
+  lookup: (token: string) =>
+    request<{ invitation: InvitationPreview }>('POST', '/api/v1/invitations/lookup', {
+      body: { token },
+      quietUnauthorized: true,
+    }).then((r) => r.invitation),
+  /** Signed in: joins as that person. Signed out: signs up with the invitation's email and `password`. */
+  accept: (body: { token: string; password?: string; name?: string }) =>
+    request<Account>('POST', '/api/v1/invitations/accept', { body, quietUnauthorized: true }),
+}
+
+export const audit = {
+  list: (cursor: string | undefined, signal?: AbortSignal) =>
+    request<AuditPage>('GET', '/api/v1/audit', { query: { limit: 50, cursor }, signal }),
 }
 
 export const chatbots = {

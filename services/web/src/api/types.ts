@@ -6,14 +6,87 @@ export interface User {
   readonly name: string
 }
 
+export type Role = 'owner' | 'admin' | 'member' | 'viewer'
+
+/** What a role may do (libs/auth permissions.ts); the server decides every request all the same. */
+export type Permission =
+  | 'conversations:read'
+  | 'analytics:read'
+  | 'chatbots:read'
+  | 'chatbots:edit'
+  | 'chatbots:create'
+  | 'chatbots:rotate-key'
+  | 'chatbots:delete'
+  | 'end-users:erase'
+  | 'members:read'
+  | 'members:manage'
+  | 'audit:read'
+  | 'organization:leave'
+  | 'organization:delete'
+
+/** An organization a person belongs to, with their role in it. */
 export interface Organization {
   readonly id: string
   readonly name: string
+  readonly role: Role
 }
 
 export interface Account {
   readonly user: User
-  readonly organization: Organization
+  /** The organization the session works in; null when the person belongs to none. */
+  readonly organization: (Organization & { readonly permissions: readonly Permission[] }) | null
+  readonly organizations: readonly Organization[]
+}
+
+export interface Member {
+  readonly userId: string
+  readonly email: string
+  readonly name: string
+  readonly role: Role
+  readonly joinedAt: string
+}
+
+export interface Invitation {
+  readonly id: string
+  readonly email: string
+  readonly role: Role
+  readonly invitedBy: User | null
+  readonly createdAt: string
+  readonly expiresAt: string
+}
+
+export interface Invited {
+  readonly invitation: Invitation
+  /** Shown this once. */
+  readonly link: string
+  readonly emailed: boolean
+}
+
+/** What an invitation link invites to. */
+export interface InvitationPreview {
+  readonly organization: { readonly name: string }
+  readonly email: string
+  readonly role: Role
+  readonly invitedBy: string | null
+  readonly expiresAt: string
+}
+
+export interface AuditEntry {
+  readonly id: string
+  readonly occurredAt: string
+  readonly action: string
+  readonly actor: { readonly id: string; readonly email: string | null; readonly name: string | null } | null
+  readonly target: {
+    readonly type: 'organization' | 'member' | 'invitation' | 'chatbot'
+    readonly id: string
+    readonly name: string | null
+  }
+  readonly details: Record<string, unknown>
+}
+
+export interface AuditPage {
+  readonly entries: AuditEntry[]
+  readonly nextCursor: string | null
 }
 
 export type CustomFieldType = 'string' | 'number' | 'boolean'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isPublic, matchRoute, paths, safeNext } from './routes.ts'
+import { homeFor, isPublic, matchRoute, paths, requiredPermission, safeNext } from './routes.ts'
 
 describe('matchRoute', () => {
   it('names each page and its id', () => {
@@ -9,6 +9,9 @@ describe('matchRoute', () => {
     expect(matchRoute('/chatbots/abc-1')).toEqual({ name: 'chatbot', id: 'abc-1' })
     expect(matchRoute('/conversations/a%20b')).toEqual({ name: 'conversation', id: 'a b' })
     expect(matchRoute('/analytics')).toEqual({ name: 'analytics' })
+    expect(matchRoute('/members')).toEqual({ name: 'members' })
+    expect(matchRoute('/audit')).toEqual({ name: 'audit' })
+    expect(matchRoute('/join')).toEqual({ name: 'join' })
   })
 
   it('sends anything else, including malformed escapes, to not found', () => {
@@ -25,6 +28,23 @@ describe('matchRoute', () => {
   })
 })
 
+describe('pages by role', () => {
+  const viewer = ['conversations:read', 'analytics:read', 'organization:leave'] as const
+  const member = [...viewer, 'chatbots:read', 'chatbots:edit', 'members:read'] as const
+
+  it('names the permission each page needs', () => {
+    expect(requiredPermission(matchRoute('/chatbots/x'))).toBe('chatbots:read')
+    expect(requiredPermission(matchRoute('/conversations'))).toBe('conversations:read')
+    expect(requiredPermission(matchRoute('/audit'))).toBe('audit:read')
+    expect(requiredPermission(matchRoute('/members'))).toBeUndefined()
+  })
+
+  it('sends a viewer home to the conversations, everyone else to the chatbots', () => {
+    expect(homeFor(viewer)).toBe('/conversations')
+    expect(homeFor(member)).toBe('/chatbots')
+  })
+})
+
 describe('after signing in', () => {
   it('returns to the page asked for, within this site only', () => {
     expect(safeNext(`?next=${encodeURIComponent('/conversations?q=refund')}`)).toBe('/conversations?q=refund')
@@ -35,9 +55,9 @@ describe('after signing in', () => {
       'javascript:alert(1)',
       '',
     ]) {
-      expect(safeNext(`?next=${encodeURIComponent(evil)}`), evil).toBe('/chatbots')
+      expect(safeNext(`?next=${encodeURIComponent(evil)}`), evil).toBe('/')
     }
-    expect(safeNext('')).toBe('/chatbots')
+    expect(safeNext('')).toBe('/')
   })
 
   it('carries the page asked for through the sign-in link', () => {

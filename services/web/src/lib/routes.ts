@@ -1,3 +1,5 @@
+import type { Permission } from '../api/types.ts'
+
 /** The dashboard's pages and their paths. Pure, so the matching is unit-tested without a browser. */
 export type Route =
   | { readonly name: 'signIn' }
@@ -8,6 +10,10 @@ export type Route =
   | { readonly name: 'conversations' }
   | { readonly name: 'conversation'; readonly id: string }
   | { readonly name: 'analytics' }
+  | { readonly name: 'members' }
+  | { readonly name: 'audit' }
+  /** Accepting an invitation: the link's token is in the fragment (#…), which no server ever sees. */
+  | { readonly name: 'join' }
   | { readonly name: 'notFound' }
 
 const STATIC: Record<string, Route> = {
@@ -17,6 +23,9 @@ const STATIC: Record<string, Route> = {
   '/chatbots': { name: 'chatbots' },
   '/conversations': { name: 'conversations' },
   '/analytics': { name: 'analytics' },
+  '/members': { name: 'members' },
+  '/audit': { name: 'audit' },
+  '/join': { name: 'join' },
 }
 
 export function matchRoute(pathname: string): Route {
@@ -52,14 +61,44 @@ export const paths = {
   },
   conversation: (id: string) => `/conversations/${encodeURIComponent(id)}`,
   analytics: () => '/analytics',
+  members: () => '/members',
+  audit: () => '/audit',
+  home: () => '/',
 }
 
 /**
- * Where to go after signing in: the `next` parameter when it is a path on this site, else the chatbots.
- * Anything that could leave the site (`//evil`, `https://…`, `/\evil`) is ignored.
+ * The permission a page needs (libs/auth permissions.ts, mirrored in the account's `permissions`); the
+ * server checks every request again. Pages without one are for every member.
+ */
+export function requiredPermission(route: Route): Permission | undefined {
+  switch (route.name) {
+    case 'chatbots':
+    case 'chatbot':
+      return 'chatbots:read'
+    case 'conversations':
+    case 'conversation':
+      return 'conversations:read'
+    case 'analytics':
+      return 'analytics:read'
+    case 'audit':
+      return 'audit:read'
+    default:
+      return undefined
+  }
+}
+
+/** Where a member lands: the chatbots, or the conversations for a role that may not see chatbots. */
+export function homeFor(permissions: readonly Permission[]): string {
+  return permissions.includes('chatbots:read') ? paths.chatbots() : paths.conversations()
+}
+
+/**
+ * Where to go after signing in: the `next` parameter when it is a path on this site, else home (which
+ * sends each role to its first page). Anything that could leave the site (`//evil`, `https://…`,
+ * `/\evil`) is ignored.
  */
 export function safeNext(search: string): string {
   const next = new URLSearchParams(search).get('next')
-  if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return paths.chatbots()
+  if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return paths.home()
   return next
 }

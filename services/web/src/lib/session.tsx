@@ -1,10 +1,12 @@
 import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react'
-import type { Account } from '../api/types.ts'
+import type { Account, Permission } from '../api/types.ts'
 
 interface SessionValue {
   /** undefined while the session is being checked, null when signed out. */
   readonly account: Account | null | undefined
   setAccount(account: Account | null): void
+  /** Whether the role in the current organization allows it (for showing controls; the server decides). */
+  can(permission: Permission): boolean
   /** A key the server just returned (create, rotate), kept in memory only: never stored, gone on reload. */
   freshKey(chatbotId: string): string | undefined
   rememberKey(chatbotId: string, apiKey: string): void
@@ -18,10 +20,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [keys, setKeys] = useState<ReadonlyMap<string, string>>(new Map())
 
   const setAccount = useCallback((next: Account | null) => {
-    setAccountState(next)
-    // Keys belong to whoever was signed in when they were shown.
-    if (next === null) setKeys(new Map())
+    setAccountState((previous) => {
+      // Keys belong to whoever was signed in, in the organization they were shown in.
+      if (next === null || next.organization?.id !== previous?.organization?.id) setKeys(new Map())
+      return next
+    })
   }, [])
+  const can = useCallback(
+    (permission: Permission) => account?.organization?.permissions.includes(permission) ?? false,
+    [account],
+  )
   const rememberKey = useCallback((id: string, apiKey: string) => {
     setKeys((m) => new Map(m).set(id, apiKey))
   }, [])
@@ -35,8 +43,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const freshKey = useCallback((id: string) => keys.get(id), [keys])
 
   const value = useMemo(
-    () => ({ account, setAccount, freshKey, rememberKey, forgetKey }),
-    [account, setAccount, freshKey, rememberKey, forgetKey],
+    () => ({ account, setAccount, can, freshKey, rememberKey, forgetKey }),
+    [account, setAccount, can, freshKey, rememberKey, forgetKey],
   )
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>
 }

@@ -1,6 +1,6 @@
 import type { ChartConfiguration } from 'chart.js'
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
-import { analytics, chatbots } from '../api/endpoints.ts'
+import { analytics } from '../api/endpoints.ts'
 import type { Overview, SentimentTrend } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { ChartFigure } from '../components/chart.tsx'
@@ -26,6 +26,7 @@ import {
 import { formatDateTime, formatNumber, formatScore } from '../lib/format.ts'
 import { useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const POLL_MS = 15_000
@@ -41,7 +42,7 @@ export function AnalyticsPage() {
   const tz = viewerTimeZone()
   const query = analyticsQuery(selection, tz)
   const key = JSON.stringify(query)
-  const bots = usePolled((signal) => chatbots.list(signal), '')
+  const bots = useChatbotList()
   const overview = usePolled((signal) => analytics.overview(query, signal), key, POLL_MS)
   const trend = usePolled(
     (signal) => analytics.sentiment({ ...query, interval: selection.interval }, signal),
@@ -63,21 +64,23 @@ export function AnalyticsPage() {
       <PageHeading title="Analytics" />
       <form onSubmit={apply} className="card filters" aria-label="Choose what to analyse">
         <div className="filter-grid">
-          <div className="field">
-            <label htmlFor="a-chatbot">Chatbot</label>
-            <select
-              id="a-chatbot"
-              value={draft.chatbotId}
-              onChange={(e) => setDraft({ ...draft, chatbotId: e.target.value })}
-            >
-              <option value="">All chatbots</option>
-              {bots.data?.map((b) => (
-                <option key={b.id} value={b.id}>
-                  {b.name}
-                </option>
-              ))}
-            </select>
-          </div>
+          {bots.allowed ? (
+            <div className="field">
+              <label htmlFor="a-chatbot">Chatbot</label>
+              <select
+                id="a-chatbot"
+                value={draft.chatbotId}
+                onChange={(e) => setDraft({ ...draft, chatbotId: e.target.value })}
+              >
+                <option value="">All chatbots</option>
+                {bots.data?.map((b) => (
+                  <option key={b.id} value={b.id}>
+                    {b.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+          ) : null}
           <div className="field">
             <label htmlFor="a-range">Range</label>
             <select

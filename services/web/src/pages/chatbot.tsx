@@ -10,6 +10,7 @@ import { SettingsSection } from '../components/settings-section.tsx'
 import { formatDate, formatNumber, formatScore } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { useSession } from '../lib/session.tsx'
 import { usePolled } from '../lib/use-poll.ts'
 import { NotFoundPage } from './not-found.tsx'
 
@@ -17,6 +18,7 @@ const WAIT_POLL_MS = 2_000
 const LATEST_POLL_MS = 10_000
 
 export function ChatbotPage({ id }: { id: string }) {
+  const { can } = useSession()
   const bot = usePolled((signal) => chatbots.get(id, signal), id)
   const [updated, setUpdated] = useState<Chatbot>()
   const chatbot = updated ?? bot.data
@@ -52,10 +54,10 @@ export function ChatbotPage({ id }: { id: string }) {
       <KeyReveal chatbot={chatbot} />
       <Onboarding chatbot={chatbot} latest={latest} loading={newest.loading} onSent={newest.refresh} />
       <Summary chatbot={chatbot} latestMessageAt={latest?.lastMessageAt} />
-      <RenameSection chatbot={chatbot} onSaved={setUpdated} />
-      <SettingsSection chatbot={chatbot} onSaved={setUpdated} />
-      <ApiKeySection chatbot={chatbot} onRotated={setUpdated} />
-      <DeleteSection chatbot={chatbot} />
+      {can('chatbots:edit') ? <RenameSection chatbot={chatbot} onSaved={setUpdated} /> : null}
+      {can('chatbots:edit') ? <SettingsSection chatbot={chatbot} onSaved={setUpdated} /> : null}
+      {can('chatbots:rotate-key') ? <ApiKeySection chatbot={chatbot} onRotated={setUpdated} /> : null}
+      {can('chatbots:delete') ? <DeleteSection chatbot={chatbot} /> : null}
     </section>
   )
 }

@@ -11,7 +11,7 @@ import { usePolled } from '../lib/use-poll.ts'
 export function ChatbotsPage() {
   const list = usePolled((signal) => chatbots.list(signal), '')
   const { navigate } = useRouter()
-  const { rememberKey } = useSession()
+  const { rememberKey, can } = useSession()
   const [name, setName] = useState('')
   const [error, setError] = useState<unknown>()
   const [busy, setBusy] = useState(false)
@@ -33,36 +33,44 @@ export function ChatbotsPage() {
   return (
     <section className="page">
       <PageHeading title="Chatbots" />
-      <section className="card" aria-labelledby="create-heading">
-        <h2 id="create-heading">Add a chatbot</h2>
-        <p className="muted">Each chatbot gets its own API key, which it sends its conversations with.</p>
-        <form onSubmit={create} className="inline-form">
-          <div className="field grow">
-            <label htmlFor="chatbot-name">Chatbot name</label>
-            <input
-              id="chatbot-name"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              required
-              maxLength={100}
-              placeholder="e.g. Support bot"
-            />
-          </div>
-          <button type="submit" className="button primary" disabled={busy || name.trim() === ''}>
-            {busy ? 'Creating…' : 'Create chatbot'}
-          </button>
-        </form>
-        <ErrorAlert error={error} prefix="The chatbot was not created." />
-      </section>
+      {can('chatbots:create') ? (
+        <section className="card" aria-labelledby="create-heading">
+          <h2 id="create-heading">Add a chatbot</h2>
+          <p className="muted">Each chatbot gets its own API key, which it sends its conversations with.</p>
+          <form onSubmit={create} className="inline-form">
+            <div className="field grow">
+              <label htmlFor="chatbot-name">Chatbot name</label>
+              <input
+                id="chatbot-name"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                required
+                maxLength={100}
+                placeholder="e.g. Support bot"
+              />
+            </div>
+            <button type="submit" className="button primary" disabled={busy || name.trim() === ''}>
+              {busy ? 'Creating…' : 'Create chatbot'}
+            </button>
+          </form>
+          <ErrorAlert error={error} prefix="The chatbot was not created." />
+        </section>
+      ) : null}
 
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">Your chatbots</h2>
+        {can('chatbots:create') ? null : (
+          <p className="muted">Owners and admins add chatbots (each new one shows its API key).</p>
+        )}
         <ErrorAlert error={list.error} />
         {list.loading ? (
           <p role="status">Loading chatbots…</p>
         ) : list.data?.length === 0 ? (
           <p className="empty">
-            No chatbots yet. Add one above to get its API key and start sending conversations.
+            No chatbots yet.
+            {can('chatbots:create')
+              ? ' Add one above to get its API key and start sending conversations.'
+              : ''}
           </p>
         ) : (
           <ul className="card-list">

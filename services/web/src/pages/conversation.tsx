@@ -1,5 +1,5 @@
 import { ApiError } from '../api/client.ts'
-import { chatbots, conversations } from '../api/endpoints.ts'
+import { conversations } from '../api/endpoints.ts'
 import type { ConversationDetail, Message } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
@@ -7,6 +7,7 @@ import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
 import { formatDateTime, plural } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 import { NotFoundPage } from './not-found.tsx'
 
@@ -21,7 +22,7 @@ const ROLE_NAMES: Record<string, string> = {
 
 export function ConversationPage({ id }: { id: string }) {
   const detail = usePolled((signal) => conversations.get(id, signal), id, POLL_MS)
-  const bots = usePolled((signal) => chatbots.list(signal), '')
+  const bots = useChatbotList()
   const c = detail.data
 
   if (detail.error instanceof ApiError && detail.error.status === 404)

@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
-import { analytics, chatbots, conversations } from '../api/endpoints.ts'
+import { analytics, conversations } from '../api/endpoints.ts'
 import type { Chatbot, Conversation } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
@@ -15,6 +15,7 @@ import {
 import { endUserName, formatDateTime, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const PAGE_SIZE = 20
@@ -37,7 +38,7 @@ export function ConversationsPage() {
 
   useEffect(() => setDraft(applied), [applied])
 
-  const bots = usePolled((signal) => chatbots.list(signal), '')
+  const bots = useChatbotList()
   const topics = usePolled((signal) => analytics.overview({ days: 90 }, signal), '')
   const page = usePolled(
     (signal) => conversations.list(conversationQuery(applied, PAGE_SIZE, cursor), signal),
@@ -60,7 +61,7 @@ export function ConversationsPage() {
         <FilterFields
           draft={draft}
           setDraft={setDraft}
-          bots={bots.data ?? []}
+          bots={bots.allowed ? (bots.data ?? []) : null}
           topics={topics.data?.topTopics ?? []}
         />
         <ErrorAlert error={problem} />
@@ -131,24 +132,27 @@ function FilterFields({
 }: {
   draft: ConversationFilters
   setDraft: (f: ConversationFilters) => void
-  bots: readonly Chatbot[]
+  /** null: the role may not read chatbots, so there is nothing to choose from. */
+  bots: readonly Chatbot[] | null
   topics: readonly { topic: string }[]
 }) {
   const set = (key: keyof ConversationFilters) => (e: { target: { value: string } }) =>
     setDraft({ ...draft, [key]: e.target.value })
   return (
     <div className="filter-grid">
-      <div className="field">
-        <label htmlFor="f-chatbot">Chatbot</label>
-        <select id="f-chatbot" value={draft.chatbotId} onChange={set('chatbotId')}>
-          <option value="">All chatbots</option>
-          {bots.map((b) => (
-            <option key={b.id} value={b.id}>
-              {b.name}
-            </option>
-          ))}
-        </select>
-      </div>
+      {bots ? (
+        <div className="field">
+          <label htmlFor="f-chatbot">Chatbot</label>
+          <select id="f-chatbot" value={draft.chatbotId} onChange={set('chatbotId')}>
+            <option value="">All chatbots</option>
+            {bots.map((b) => (
+              <option key={b.id} value={b.id}>
+                {b.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : null}
       <div className="field">
         <label htmlFor="f-q">Text in messages</label>
         <input id="f-q" type="search" value={draft.q} onChange={set('q')} maxLength={200} />

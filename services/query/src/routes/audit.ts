@@ -1,0 +1,115 @@
+import { requirePermission } from '@cas/auth'
+import { withOrgScope } from '@cas/db'
+import { AppError, errorResponses } from '@cas/http'
+import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { QueryDeps } from '../deps.ts'
+
+const entrySchema = z.object({
+  id: z.uuid().describe('The event the entry was read from.'),
+  occurredAt: z.string(),
+  action: z
+    .string()
+    .describe(
+      'The event type: organization.created, organization.member-invited, organization.invitation-revoked, ' +
+        'organization.member-joined, organization.member-role-changed, organization.member-removed, ' +
+        'chatbot.created, chatbot.renamed, chatbot.settings-changed, chatbot.key-rotated, chatbot.deleted, ' +
+        'conversation.erased (an end-user erasure).',
+    ),
+  actor: z
+    .object({ id: z.uuid(), email: z.string().nullable(), name: z.string().nullable() })
+    .nullable()
+    .describe('Who did it, as they were then; null when nobody signed in did (none so far).'),
+  target: z.object({
+    type: z.enum(['organization', 'member', 'invitation', 'chatbot']),
+    id: z.string(),
+    name: z.string().nullable().describe("The member's or invitee's email, the chatbot's name."),
+  }),
+  details: z
+    .record(z.string(), z.unknown())
+    .describe('Per action: roles, the settings patch, erased counts, …'),
+})
+
+const auditQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(100).optional().describe('Opaque: the nextCursor of the previous page.'),
+})
+
+interface AuditRow {
+  event_id: string
+  position: string
+  occurred_at: Date
+  action: string
+  actor_id: string | null
+  actor_email: string | null
+  actor_name: string | null
+  target_type: 'organization' | 'member' | 'invitation' | 'chatbot'
+  target_id: string
+  target_name: string | null
+  details: Record<string, unknown>
+}
+
+function decodeCursor(cursor: string): string {
+  const position = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (/^[1-9]\d{0,18}$/.test(position)) return position
+  throw new AppError('invalid_request', 'The cursor is not one this API returned.', [
+    { path: '/cursor', message: 'invalid cursor', in: 'querystring' },
+  ])
+}
+
+/**
+ * GET /api/v1/audit: who did what in the organization, newest first, paged, for owners and admins. Read
+ * under row-level security from audit_log, which the gateway writes from the events each action commits.
+ */
+export async function registerAuditRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/api/v1/audit',
+    {
+      schema: {
+        tags: ['audit'],
+        security: [{ session: [] }],
+        summary: "The organization's audit log, newest first",
+        querystring: auditQuery,
+        response: {
+          200: z.object({
+            ok: z.literal(true),
+            entries: z.array(entrySchema),
+            nextCursor: z.string().nullable(),
+          }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requirePermission(request, 'audit:read')
+      const { limit, cursor } = request.query
+      const before = cursor === undefined ? null : decodeCursor(cursor)
+      const rows = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        const { rows } = await client.query<AuditRow>(
+          `SELECT event_id, position::text, occurred_at, action, actor_id, actor_email, actor_name,
+                  target_type, target_id, target_name, details
+             FROM audit_log
+            WHERE org_id = $1 AND ($2::bigint IS NULL OR position < $2::bigint)
+            ORDER BY position DESC LIMIT $3`,
+          [orgId, before, limit + 1],
+        )
+        return rows
+      })
+      const page = rows.slice(0, limit)
+      const last = page.at(-1)
+      return {
+        ok: true as const,
+        entries: page.map((r) => ({
+          id: r.event_id,
+          occurredAt: r.occurred_at.toISOString(),
+          action: r.action,
+          actor: r.actor_id ? { id: r.actor_id, email: r.actor_email, name: r.actor_name } : null,
+          target: { type: r.target_type, id: r.target_id, name: r.target_name },
+          details: r.details,
+        })),
+        nextCursor: rows.length > limit && last ? Buffer.from(last.position).toString('base64url') : null,
+      }
+    },
+  )
+}

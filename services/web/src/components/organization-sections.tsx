@@ -1,0 +1,167 @@
+import { type FormEvent, useState } from 'react'
+import { organizations } from '../api/endpoints.ts'
+import { useRouter } from '../lib/router.tsx'
+import { paths } from '../lib/routes.ts'
+import { useSession } from '../lib/session.tsx'
+import { ErrorAlert } from './alert.tsx'
+import { Dialog } from './dialog.tsx'
+
+/** Leaving the current organization, after a confirmation. */
+export function LeaveSection() {
+  const { account, setAccount } = useSession()
+  const { navigate } = useRouter()
+  const [confirming, setConfirming] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>()
+  const organization = account!.organization!
+  const leave = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const next = await organizations.leave()
+      setAccount(next)
+      navigate(paths.home(), { replace: true })
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  return (
+    <section className="card" aria-labelledby="leave-heading">
+      <h2 id="leave-heading">Leave {organization.name}</h2>
+      <p>You lose access at once; only a new invitation brings you back.</p>
+      <button type="button" className="button secondary" onClick={() => setConfirming(true)}>
+        Leave organization…
+      </button>
+      <ErrorAlert error={error} prefix="You did not leave." />
+      <Dialog open={confirming} title={`Leave ${organization.name}?`} onClose={() => setConfirming(false)}>
+        <p>
+          You will no longer see {organization.name}'s chatbots, conversations or analytics. An organization
+          keeps at least one owner: as its last owner, make someone else an owner first.
+        </p>
+        <ErrorAlert error={error} />
+        <div className="dialog-actions">
+          <button type="button" className="button secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+          <button type="button" className="button danger" onClick={leave} disabled={busy}>
+            {busy ? 'Leaving…' : 'Leave'}
+          </button>
+        </div>
+      </Dialog>
+    </section>
+  )
+}
+
+/** Deleting the current organization (owners), after typing its name. */
+export function DeleteOrganizationSection() {
+  const { account, setAccount } = useSession()
+  const { navigate } = useRouter()
+  const organization = account!.organization!
+  const [confirming, setConfirming] = useState(false)
+  const [typed, setTyped] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>()
+  const matches = typed === organization.name
+  const remove = async (event: FormEvent) => {
+    event.preventDefault()
+    if (!matches) return
+    setBusy(true)
+    setError(undefined)
+    try {
+      const next = await organizations.remove()
+      setAccount(next)
+      navigate(paths.home(), { replace: true })
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  const close = () => {
+    setConfirming(false)
+    setTyped('')
+  }
+  return (
+    <section className="card danger-zone" aria-labelledby="delete-org-heading">
+      <h2 id="delete-org-heading">Delete organization</h2>
+      <p>
+        Deletes every chatbot with all its data, and the organization's members, invitations and audit log.
+      </p>
+      <button type="button" className="button danger" onClick={() => setConfirming(true)}>
+        Delete organization…
+      </button>
+      <Dialog open={confirming} title={`Delete ${organization.name}?`} onClose={close}>
+        <form onSubmit={remove} className="stack">
+          <p>
+            <strong>This is permanent and cannot be undone.</strong> Every chatbot (its key stops working at
+            once), conversation, message and analysis result, every membership and the audit log are deleted.
+          </p>
+          <div className="field">
+            <label htmlFor="confirm-org-name">
+              Type <strong>{organization.name}</strong> to confirm
+            </label>
+            <input
+              id="confirm-org-name"
+              value={typed}
+              onChange={(e) => setTyped(e.target.value)}
+              autoComplete="off"
+              spellCheck={false}
+            />
+          </div>
+          <ErrorAlert error={error} prefix="The organization was not deleted." />
+          <div className="dialog-actions">
+            <button type="button" className="button secondary" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" className="button danger" disabled={!matches || busy}>
+              {busy ? 'Deleting…' : 'Delete permanently'}
+            </button>
+          </div>
+        </form>
+      </Dialog>
+    </section>
+  )
+}
+
+/** A new organization of your own, which you own; the session switches to it. */
+export function CreateOrganizationSection({ first = false }: { first?: boolean }) {
+  const { setAccount } = useSession()
+  const { navigate } = useRouter()
+  const [name, setName] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>()
+  const create = async (event: FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      setAccount(await organizations.create(name.trim()))
+      navigate(paths.home())
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  return (
+    <section className="card" aria-labelledby="create-org-heading">
+      <h2 id="create-org-heading">{first ? 'Create an organization' : 'Create another organization'}</h2>
+      <p className="muted">You will be its owner, and can invite others to it.</p>
+      <form onSubmit={create} className="inline-form">
+        <div className="field grow">
+          <label htmlFor="new-organization-name">Organization name</label>
+          <input
+            id="new-organization-name"
+            value={name}
+            maxLength={100}
+            required
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
+        <button type="submit" className="button secondary" disabled={busy || name.trim() === ''}>
+          {busy ? 'Creating…' : 'Create organization'}
+        </button>
+      </form>
+      <ErrorAlert error={error} prefix="The organization was not created." />
+    </section>
+  )
+}

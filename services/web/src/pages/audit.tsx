@@ -1,0 +1,65 @@
+import { useState } from 'react'
+import { audit } from '../api/endpoints.ts'
+import { ErrorAlert } from '../components/alert.tsx'
+import { PageHeading } from '../components/page-heading.tsx'
+import { auditActor, describeAuditEntry } from '../lib/audit.ts'
+import { formatDateTime } from '../lib/format.ts'
+import { useSession } from '../lib/session.tsx'
+import { usePolled } from '../lib/use-poll.ts'
+
+const POLL_MS = 15_000
+
+/** Who did what in the organization, newest first, a page at a time (owners and admins). */
+export function AuditPage() {
+  const { account } = useSession()
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined])
+  const cursor = cursors.at(-1)
+  const page = usePolled(
+    (signal) => audit.list(cursor, signal),
+    `${account?.organization?.id}|${cursor ?? ''}`,
+    cursors.length === 1 ? POLL_MS : undefined,
+  )
+  return (
+    <section className="page">
+      <PageHeading title="Audit log" />
+      <p className="muted">
+        Members invited, joined, removed and their roles changed; chatbots created, renamed, reconfigured,
+        their keys rotated and deleted; end users' data erased. Newest first.
+      </p>
+      <ErrorAlert error={page.error} />
+      {page.loading ? (
+        <p role="status">Loading the audit log…</p>
+      ) : page.data?.entries.length === 0 ? (
+        <p className="empty">Nothing has happened yet.</p>
+      ) : (
+        <ol className="card audit-list">
+          {page.data?.entries.map((entry) => (
+            <li key={entry.id}>
+              <time dateTime={entry.occurredAt}>{formatDateTime(entry.occurredAt)}</time>{' '}
+              <strong>{auditActor(entry)}</strong> {describeAuditEntry(entry)}
+            </li>
+          ))}
+        </ol>
+      )}
+      <nav className="pager" aria-label="Audit log pages">
+        <button
+          type="button"
+          className="button secondary"
+          disabled={cursors.length === 1}
+          onClick={() => setCursors((cs) => cs.slice(0, -1))}
+        >
+          Newer
+        </button>
+        <span>Page {cursors.length}</span>
+        <button
+          type="button"
+          className="button secondary"
+          disabled={!page.data?.nextCursor}
+          onClick={() => setCursors((cs) => [...cs, page.data?.nextCursor ?? undefined])}
+        >
+          Older
+        </button>
+      </nav>
+    </section>
+  )
+}
