@@ -24,10 +24,10 @@ describe('chart text for those who cannot see the chart', () => {
     expect(topicsSummary([])).toBe('No topics found in this range.')
     expect(
       topicsSummary([
-        { topic: 'refunds', count: 7 },
-        { topic: 'login', count: 3 },
-        { topic: 'billing', count: 2 },
-        { topic: 'other', count: 1 },
+        { topic: 'refunds', id: 't-refunds', count: 7 },
+        { topic: 'login', id: 't-login', count: 3 },
+        { topic: 'billing', id: 't-billing', count: 2 },
+        { topic: 'other', id: 't-other', count: 1 },
       ]),
     ).toBe('Most frequent: refunds (7), login (3), billing (2).')
     const roles = roleCounts({ assistant: 4, user: 5, system: 0, tool: 1 })
