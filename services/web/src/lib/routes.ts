@@ -51,7 +51,14 @@ export const paths = {
     return qs ? `/conversations?${qs}` : '/conversations'
   },
   conversation: (id: string) => `/conversations/${encodeURIComponent(id)}`,
+  topics: (query?: URLSearchParams) => {
+    const qs = query?.toString()
+    return qs ? `/topics?${qs}` : '/topics'
+  },
   analytics: () => '/analytics',
+  /** The conversation list filtered by a topic (its id, or `other`), of one chatbot when given. */
+  topicConversations: (topic: string, chatbotId?: string): string =>
+    paths.conversations(new URLSearchParams(chatbotId ? { chatbotId, topic } : { topic })),
 }
 
 /**
