@@ -12,6 +12,7 @@ import { ConversationPage } from './pages/conversation.tsx'
 import { ConversationsPage } from './pages/conversations.tsx'
 import { NotFoundPage } from './pages/not-found.tsx'
 import { SignInPage, SignUpPage } from './pages/sign-in.tsx'
+import { TopicsPage } from './pages/topics.tsx'
 
 export function App() {
   const { location } = useRouter()
@@ -80,6 +81,8 @@ function page(route: Route) {
       return <ConversationsPage />
     case 'conversation':
       return <ConversationPage key={route.id} id={route.id} />
+    case 'topics':
+      return <TopicsPage />
     case 'analytics':
       return <AnalyticsPage />
     case 'signIn':

@@ -7,6 +7,7 @@ import { useSession } from '../lib/session.tsx'
 const NAV = [
   { to: paths.chatbots(), label: 'Chatbots', section: '/chatbots' },
   { to: paths.conversations(), label: 'Conversations', section: '/conversations' },
+  { to: paths.topics(), label: 'Topics', section: '/topics' },
   { to: paths.analytics(), label: 'Analytics', section: '/analytics' },
 ]
 

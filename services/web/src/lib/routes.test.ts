@@ -9,6 +9,7 @@ describe('matchRoute', () => {
     expect(matchRoute('/chatbots/abc-1')).toEqual({ name: 'chatbot', id: 'abc-1' })
     expect(matchRoute('/conversations/a%20b')).toEqual({ name: 'conversation', id: 'a b' })
     expect(matchRoute('/analytics')).toEqual({ name: 'analytics' })
+    expect(matchRoute('/topics')).toEqual({ name: 'topics' })
   })
 
   it('sends anything else, including malformed escapes, to not found', () => {

@@ -7,6 +7,7 @@ export type Route =
   | { readonly name: 'chatbot'; readonly id: string }
   | { readonly name: 'conversations' }
   | { readonly name: 'conversation'; readonly id: string }
+  | { readonly name: 'topics' }
   | { readonly name: 'analytics' }
   | { readonly name: 'notFound' }
 
@@ -16,6 +17,7 @@ const STATIC: Record<string, Route> = {
   '/signup': { name: 'signUp' },
   '/chatbots': { name: 'chatbots' },
   '/conversations': { name: 'conversations' },
+  '/topics': { name: 'topics' },
   '/analytics': { name: 'analytics' },
 }
 
