@@ -198,8 +198,9 @@ function FilterFields({
         <label htmlFor="f-topic">Topic</label>
         <input id="f-topic" list="f-topic-list" value={draft.topic} onChange={set('topic')} maxLength={200} />
         <datalist id="f-topic-list">
-          {topics.map((t) => (
-            <option key={t.topic} value={t.topic} />
+          {/* Topics of several chatbots can share a label: each is suggested once. */}
+          {[...new Set(topics.map((t) => t.topic))].map((label) => (
+            <option key={label} value={label} />
           ))}
         </datalist>
       </div>
