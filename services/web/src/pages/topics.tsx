@@ -115,7 +115,7 @@ function Report({
   )
 }
 
-function Figures({ figures, messagesLabel }: { figures: TopicFigures; messagesLabel: string }) {
+function Figures({ figures }: { figures: TopicFigures }) {
   return (
     <dl className="topic-figures">
       <div>
@@ -127,7 +127,7 @@ function Figures({ figures, messagesLabel }: { figures: TopicFigures; messagesLa
         <dd>{formatShare(figures.share)}</dd>
       </div>
       <div>
-        <dt>{messagesLabel}</dt>
+        <dt>End-user messages</dt>
         <dd>{formatNumber(figures.messages)}</dd>
       </div>
       <div>
@@ -141,11 +141,10 @@ function Figures({ figures, messagesLabel }: { figures: TopicFigures; messagesLa
 }
 
 function TopicItem({ topic: t, rank, chatbotName }: { topic: Topic; rank: number; chatbotName?: string }) {
-  const headingId = `topic-${rank}`
   return (
     <li className="card topic-item">
       <div className="topic-head">
-        <h3 id={headingId}>
+        <h3>
           <span className="topic-rank">{rank}.</span> {t.label}
         </h3>
         {t.configured ? <span className="badge topic-configured">Your topic</span> : null}
@@ -157,7 +156,7 @@ function TopicItem({ topic: t, rank, chatbotName }: { topic: Topic; rank: number
           {t.keywords.join(' · ')}
         </p>
       ) : null}
-      <Figures figures={t} messagesLabel="End-user messages" />
+      <Figures figures={t} />
       {t.examples.length > 0 ? (
         <>
           <h4>Examples</h4>
@@ -192,7 +191,7 @@ function OtherItem({ other, chatbotId }: { other: TopicFigures; chatbotId?: stri
         End users' messages no topic is close enough to yet: the long tail. A new topic forms from them once
         several end users ask about the same thing.
       </p>
-      <Figures figures={other} messagesLabel="End-user messages" />
+      <Figures figures={other} />
       <p className="topic-link">
         <Link to={paths.topicConversations(OTHER_TOPIC_ID, chatbotId)}>Conversations in no topic</Link>
       </p>
