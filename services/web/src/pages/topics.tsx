@@ -10,7 +10,7 @@ import { selectionFromSearch, selectionToSearch, viewerTimeZone } from '../lib/a
 import { formatDateTime, formatNumber, formatShare, plural, sentimentOf } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import { OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
+import { MAX_TOPICS, OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const POLL_MS = 10_000
@@ -102,7 +102,7 @@ function Report({
             ))}
           </ol>
         )}
-        {report.topics.length >= limit ? (
+        {report.topics.length >= limit && limit < MAX_TOPICS ? (
           <p className="actions">
             <button type="button" className="button secondary" onClick={onMore}>
               Show more topics
