@@ -12,6 +12,7 @@ import {
   seriousAxeViolations,
 } from './support/browser.ts'
 import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
 import { waitFor } from './support/wait.ts'
 
 const CHROMIUM = findChromium()
@@ -24,14 +25,31 @@ if (!CHROMIUM) {
   )
 }
 
+// The Topics step needs the language model the app analyses with (../shared/models, never downloaded).
+requireTestModel()
+
 const STEP_TIMEOUT = 90_000
+
+/** Paraphrases of two end-user requests (hand-written), each answered with the same boilerplate. */
+const REQUESTS = {
+  password: [
+    'How do I reset my password?',
+    "I forgot my password and can't sign in",
+    'I need to change my password',
+    "The password reset link isn't arriving",
+    'how can I recover my password',
+  ],
+  delivery: ['Where is my order?', "My package hasn't arrived yet", 'When will my order be delivered?'],
+}
+const BOILERPLATE = 'I am sorry to hear that. Let me help you with that right away, our team is here for you.'
 
 /**
  * The dashboard as a person uses it, in headless Chromium against the real build (`npm run build`, then
- * dist/all-in-one.js on a fresh DATA_DIR, as `npm start` runs it): sign up, create a chatbot and see its key once, capture
- * with that key, watch the conversation and its sentiment appear, filter, page, read analytics, rotate,
- * delete, sign out and in. Every page passes axe-core with no serious or critical violation, logs no
- * error (a CSP violation would), and is saved as a screenshot under .ci-artifacts/screenshots.
+ * dist/all-in-one.js on a fresh DATA_DIR, as `npm start` runs it): sign up, create a chatbot and see its key
+ * once, capture with that key, watch the conversation and its sentiment appear, filter, page, read
+ * analytics, see the topics the language model finds and follow one to its conversations, rotate, delete,
+ * sign out and in. Every page passes axe-core with no serious or critical violation, logs no error (a CSP
+ * violation would), and is saved as a screenshot under .ci-artifacts/screenshots.
  */
 describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
   let app: BuiltApp
@@ -46,7 +64,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
   beforeAll(async () => {
     await clearScreenshots()
     await buildApp()
-    app = await startBuiltApp()
+    // The app analyses with the test model whatever the environment says, and never reaches for the hub.
+    app = await startBuiltApp(hasTestModel ? modelConfigEnv() : {})
     browser = await launchChromium(CHROMIUM!)
     const context = await browser.newContext({
       baseURL: app.baseUrl,
@@ -133,6 +152,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         what: 'the focus in the main region',
       })
       await checkPage('03-chatbots-empty')
+
+      // Nothing captured yet: the Topics page says when topics will appear.
+      await page.getByRole('link', { name: 'Topics', exact: true }).click()
+      await heading('Topics').waitFor()
+      await page.getByText('Topics appear once several end users ask about the same thing.').waitFor()
+      await checkPage('03-topics-empty')
+      await page.getByRole('link', { name: 'Chatbots', exact: true }).click()
+      await heading('Chatbots').waitFor()
     },
     STEP_TIMEOUT,
   )
@@ -344,6 +371,11 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       const topics = page.locator('figure', { hasText: 'Top topics' })
       await topics.getByText('Show the numbers as a table').click()
       await topics.getByRole('rowheader', { name: 'refunds' }).waitFor()
+      // A top topic leads to its conversations; the assistant's sentiment is told apart from the end users'.
+      expect(
+        await topics.getByRole('link', { name: 'refunds', exact: true }).first().getAttribute('href'),
+      ).toMatch(/^\/conversations\?topic=[0-9a-f-]{36}$/)
+      await page.getByText(/^Assistant messages: average [+\u22120]/).waitFor()
       const roles = page.locator('figure', { hasText: 'Messages by role' })
       await roles.getByText('Show the numbers as a table').click()
       expect(await roles.getByRole('row', { name: /user/ }).textContent()).toBe('user4')
@@ -401,6 +433,136 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     STEP_TIMEOUT,
   )
 
+  it.skipIf(!hasTestModel)(
+    'ranks the topics end users ask about, with their numbers as a table, and links each to its conversations',
+    async () => {
+      const captured = new Map<string, string[]>()
+      for (const [request, texts] of Object.entries(REQUESTS)) {
+        for (const [i, text] of texts.entries()) {
+          const conversationId = `${request}-${i + 1}`
+          const sent = await capture(apiKey, {
+            conversationId,
+            messages: [
+              { id: 'q', role: 'user', content: text },
+              { id: 'a', role: 'assistant', content: BOILERPLATE },
+            ],
+          })
+          expect(sent.status).toBe(200)
+          captured.set(request, [...(captured.get(request) ?? []), conversationId])
+        }
+      }
+
+      await page.getByRole('link', { name: 'Topics', exact: true }).click()
+      await heading('Topics').waitFor()
+      await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
+      await page.getByRole('button', { name: 'Show', exact: true }).click()
+      await waitFor(() => new URL(page.url()).searchParams.get('chatbotId') === chatbotId, {
+        what: 'the chatbot chosen',
+      })
+      // Topics form as the analysis places the paraphrases; the page polls by itself.
+      const ranked = page.locator('ol.topic-list > li')
+      const passwordItem = ranked.filter({ has: page.getByRole('heading', { level: 3, name: /password/i }) })
+      const cardFigure = (item: typeof ranked, label: string) =>
+        item
+          .locator('.topic-figures > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
+          .locator('dd')
+      await waitFor(async () => (await cardFigure(passwordItem, 'Conversations').textContent()) === '5', {
+        timeoutMs: 90_000,
+        what: 'the password topic with its 5 conversations',
+      })
+
+      // The page ranks as the API does, most conversations first, "other" apart at the end.
+      const url = new URL(page.url())
+      const report = (await (
+        await page.request.get(
+          `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=${url.searchParams.get('range')}&interval=day`,
+        )
+      ).json()) as {
+        topics: { id: string; label: string; conversations: number; messages: number }[]
+        other: { conversations: number; messages: number } | null
+      }
+      await waitFor(async () => (await ranked.count()) === report.topics.length, {
+        what: 'every topic listed',
+      })
+      const headings = await ranked.locator('h3').allTextContents()
+      expect(headings).toEqual(report.topics.map((t, i) => `${i + 1}. ${t.label}`))
+      const counts = await ranked.evaluateAll((items) =>
+        items.map((li) => Number(li.querySelector('.topic-figures dd')?.textContent)),
+      )
+      expect(counts).toEqual([...counts].sort((a, b) => b - a))
+      const passwordTopic = report.topics.find((t) => /password/i.test(t.label))!
+      expect(passwordTopic).toMatchObject({ conversations: 5, messages: 5 })
+      expect(await cardFigure(passwordItem, 'End-user messages').textContent()).toBe('5')
+      // Each topic is the bot's users' words, never the boilerplate the bot says to everyone.
+      for (const word of ['sorry', 'right away', 'team']) expect(headings.join(' ')).not.toContain(word)
+      const examples = passwordItem.locator('.topic-examples > li')
+      expect(await examples.count()).toBe(3)
+      expect(await examples.first().locator('q').textContent()).toMatch(/password/i)
+
+      // The same numbers as a table: a row per topic in rank order, "other" last.
+      const ranking = page.locator('figure', { hasText: 'Conversations by topic' })
+      await ranking.getByText('Show the numbers as a table').click()
+      const rows = ranking.locator('tbody tr')
+      const cells = await rows.evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
+      )
+      const expected = [
+        ...report.topics.map((t) => [t.label, String(t.conversations), String(t.messages)]),
+        ...(report.other
+          ? [['Other', String(report.other.conversations), String(report.other.messages)]]
+          : []),
+      ]
+      expect(cells.map(([topic, conversations, , messages]) => [topic, conversations, messages])).toEqual(
+        expected,
+      )
+      // The trend's table: the password topic's messages per day add up to its 5.
+      const trend = page.locator('figure', { hasText: 'Top topics by day' })
+      await trend.getByText('Show the numbers as a table').click()
+      const perDay = await trend.locator('table').evaluate((table, label) => {
+        const column = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === label)
+        return [...table.querySelectorAll('tbody tr')].map((tr) => Number(tr.children[column]?.textContent))
+      }, passwordTopic.label)
+      expect(perDay.reduce((sum, n) => sum + n, 0)).toBe(5)
+      await trend.getByText('Show the numbers as a table').click()
+      await checkPage('10a-topics')
+
+      // A topic's link lists its conversations, and only those.
+      await passwordItem.getByRole('link', { name: `Conversations about ${passwordTopic.label}` }).click()
+      await heading('Conversations').waitFor()
+      expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({
+        chatbotId,
+        topic: passwordTopic.id,
+      })
+      const activeFilter = page.locator('.active-filter')
+      await activeFilter.getByText(passwordTopic.label, { exact: true }).waitFor()
+      await waitFor(
+        async () => (await page.getByLabel('Topic', { exact: true }).inputValue()) === passwordTopic.label,
+        {
+          what: "the Topic box showing the topic's label rather than its id",
+        },
+      )
+      const listed = async () =>
+        (await page.locator('.conversation-list > li h3').allTextContents()).sort().join()
+      await waitFor(async () => (await listed()) === captured.get('password')!.sort().join(), {
+        what: 'only the password conversations listed',
+      })
+      await page
+        .locator('.conversation-list > li')
+        .first()
+        .getByRole('link', { name: passwordTopic.label, exact: true })
+        .waitFor()
+      await checkPage('10b-conversations-by-topic')
+
+      await page.getByRole('button', { name: 'Clear topic filter' }).click()
+      await waitFor(() => !new URL(page.url()).searchParams.has('topic'), {
+        what: 'the topic filter cleared',
+      })
+      await conversationLink('delivery-3').waitFor()
+      expect(await activeFilter.count()).toBe(0)
+    },
+    150_000,
+  )
+
   it(
     'fits a phone screen',
     async () => {
@@ -409,6 +571,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         for (const [name, path, title] of [
           ['11-phone-chatbot', `/chatbots/${chatbotId}`, 'Support bot EU'],
           ['11-phone-conversations', '/conversations', 'Conversations'],
+          ['11-phone-topics', `/topics?chatbotId=${chatbotId}`, 'Topics'],
           ['11-phone-analytics', '/analytics', 'Analytics'],
           ['11-phone-members', '/members', 'Members'],
         ] as const) {

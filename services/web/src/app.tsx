@@ -25,6 +25,7 @@ import { MembersPage } from './pages/members.tsx'
 import { NoOrganizationPage } from './pages/no-organization.tsx'
 import { ForbiddenPage, NotFoundPage } from './pages/not-found.tsx'
 import { SignInPage, SignUpPage } from './pages/sign-in.tsx'
+import { TopicsPage } from './pages/topics.tsx'
 
 const ACCOUNT_POLL_MS = 30_000
 
@@ -130,6 +131,8 @@ function page(route: Route, permissions: readonly Permission[]) {
       return <ConversationsPage />
     case 'conversation':
       return <ConversationPage key={route.id} id={route.id} />
+    case 'topics':
+      return <TopicsPage />
     case 'analytics':
       return <AnalyticsPage />
     case 'members':

@@ -14,6 +14,7 @@ import type {
   Overview,
   Role,
   SentimentTrend,
+  TopicsReport,
 } from './types.ts'
 
 export const auth = {
@@ -122,4 +123,7 @@ export const analytics = {
     request<Overview>('GET', '/api/v1/analytics/overview', { query, signal }),
   sentiment: (query: AnalyticsQuery & { interval: Interval }, signal?: AbortSignal) =>
     request<SentimentTrend>('GET', '/api/v1/analytics/sentiment', { query, signal }),
+  /** What end users talk about: `limit` topics at most (1..1000, default 20), and "other" apart. */
+  topics: (query: AnalyticsQuery & { interval: Interval; limit?: number }, signal?: AbortSignal) =>
+    request<TopicsReport>('GET', '/api/v1/analytics/topics', { query, signal }),
 }

@@ -137,8 +137,14 @@ export interface Conversation {
   readonly lastMessageAt: string
   readonly createdAt: string
   readonly updatedAt: string
+  /** The mean of the end user's messages. */
   readonly sentiment: Sentiment | null
+  /** The mean of the assistant's messages. */
+  readonly assistantSentiment: Sentiment | null
+  /** The labels of the topics of the end user's messages, most first. */
   readonly topics: string[]
+  /** Their ids, in the same order (the conversation list's `topic` filter takes either). */
+  readonly topicIds: string[]
 }
 
 export interface Message {
@@ -158,20 +164,26 @@ export interface ConversationPage {
   readonly nextCursor: string | null
 }
 
+export interface SentimentCounts {
+  readonly average: number | null
+  readonly positive: number
+  readonly neutral: number
+  readonly negative: number
+  readonly analyzed: number
+}
+
 export interface Overview {
   readonly range: { readonly from: string; readonly to: string }
   readonly totalConversations: number
   readonly totalMessages: number
   readonly uniqueUsers: number
   readonly avgMessagesPerConversation: number
-  readonly sentiment: {
-    readonly average: number | null
-    readonly positive: number
-    readonly neutral: number
-    readonly negative: number
-    readonly analyzed: number
-  }
-  readonly topTopics: { readonly topic: string; readonly count: number }[]
+  /** The end users' messages. */
+  readonly sentiment: SentimentCounts
+  /** The assistant's messages, apart. */
+  readonly assistantSentiment: SentimentCounts
+  /** `topic` is the label; `count` the end-user messages in it. */
+  readonly topTopics: { readonly topic: string; readonly id: string; readonly count: number }[]
   readonly messagesByRole: Record<string, number>
 }
 
@@ -188,6 +200,58 @@ export interface SentimentPoint {
 
 export interface SentimentTrend {
   readonly interval: Interval
+  readonly role: 'user' | 'assistant'
   readonly range: { readonly from: string; readonly to: string }
   readonly points: SentimentPoint[]
+}
+
+export interface TopicTrendPoint {
+  /** The bucket's start (local midnight for days and weeks), in UTC. */
+  readonly bucket: string
+  readonly messages: number
+}
+
+/** A topic's figures over the range; "other" (the long tail) has these only. */
+export interface TopicFigures {
+  /** Conversations with a message in range that are in the topic. */
+  readonly conversations: number
+  /** The topic's end-user messages in range. */
+  readonly messages: number
+  /** conversations / the conversations in range that have a topic ("other" included), 0..1. */
+  readonly share: number
+  /** The mean sentiment (−1..1) of the topic's end-user messages; null when none was analysed. */
+  readonly averageSentiment: number | null
+  readonly trend: TopicTrendPoint[]
+}
+
+export interface TopicExample {
+  /** The conversation's id (for its page). */
+  readonly id: string
+  readonly conversationId: string
+  readonly lastMessageAt: string
+  readonly sentiment: SentimentLabel | null
+  /** The first end-user message of it in the topic, cut at 200 characters. */
+  readonly excerpt: string | null
+}
+
+export interface Topic extends TopicFigures {
+  /** Stable: the conversation list's `topic` filter takes it. */
+  readonly id: string
+  readonly chatbotId: string
+  readonly label: string
+  readonly keywords: string[]
+  /** One of the chatbot's own topics (settings.topics), not a discovered one. */
+  readonly configured: boolean
+  /** The most recent conversations of the topic, at most 3. */
+  readonly examples: TopicExample[]
+}
+
+export interface TopicsReport {
+  readonly interval: Interval
+  readonly range: { readonly from: string; readonly to: string }
+  readonly conversationsWithTopics: number
+  /** Most conversations first. */
+  readonly topics: Topic[]
+  /** The long tail: end users' messages no topic is similar enough to. */
+  readonly other: TopicFigures | null
 }

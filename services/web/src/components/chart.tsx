@@ -12,6 +12,7 @@ import {
   Tooltip,
 } from 'chart.js'
 import { type ReactNode, useEffect, useRef } from 'react'
+import { Link } from '../lib/router.tsx'
 
 // Only the pieces the dashboard draws with, so the bundle carries nothing else of Chart.js.
 Chart.register(
@@ -33,8 +34,15 @@ Chart.defaults.datasets.bar.maxBarThickness = 48
 
 export interface TableData {
   readonly columns: readonly string[]
-  /** Each row's cells, the first of which names the row; `key` identifies it. */
-  readonly rows: readonly { readonly key: string; readonly cells: readonly (string | number)[] }[]
+  /**
+   * Each row's cells, the first of which names the row; `key` identifies it, and `to` is a page about it
+   * (the first cell links there).
+   */
+  readonly rows: readonly {
+    readonly key: string
+    readonly cells: readonly (string | number)[]
+    readonly to?: string
+  }[]
 }
 
 /**
@@ -48,6 +56,7 @@ export function ChartFigure({
   config,
   table,
   empty,
+  footer,
 }: {
   id: string
   title: string
@@ -55,6 +64,8 @@ export function ChartFigure({
   config: ChartConfiguration
   table: TableData
   empty?: ReactNode
+  /** Shown under the chart, above the table (links to what the chart counts). */
+  footer?: ReactNode
 }) {
   const canvas = useRef<HTMLCanvasElement>(null)
   const chart = useRef<Chart | null>(null)
@@ -92,6 +103,7 @@ export function ChartFigure({
           {summary}
         </canvas>
       </div>
+      {footer ?? null}
       <details>
         <summary>Show the numbers as a table</summary>
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard. */}
@@ -113,7 +125,7 @@ export function ChartFigure({
                   {row.cells.map((cell, i) =>
                     i === 0 ? (
                       <th key={table.columns[i]} scope="row">
-                        {cell}
+                        {row.to ? <Link to={row.to}>{cell}</Link> : cell}
                       </th>
                     ) : (
                       <td key={table.columns[i]}>{cell}</td>

@@ -14,6 +14,7 @@ const NAV: { to: string; label: string; section: string; needs?: Permission }[] 
     section: '/conversations',
     needs: 'conversations:read',
   },
+  { to: paths.topics(), label: 'Topics', section: '/topics', needs: 'analytics:read' },
   { to: paths.analytics(), label: 'Analytics', section: '/analytics', needs: 'analytics:read' },
   { to: paths.members(), label: 'Members', section: '/members' },
   { to: paths.audit(), label: 'Audit log', section: '/audit', needs: 'audit:read' },

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { bucketLabel, roleCounts, rolesSummary, topicsSummary, trendSummary } from './chart-data.ts'
+import {
+  assistantSentimentLine,
+  bucketLabel,
+  roleCounts,
+  rolesSummary,
+  topicsSummary,
+  trendSummary,
+} from './chart-data.ts'
 import { describeSentiment, endUserName, formatScore, plural } from './format.ts'
 
 const point = (average: number | null, count: number) => ({
@@ -24,10 +31,10 @@ describe('chart text for those who cannot see the chart', () => {
     expect(topicsSummary([])).toBe('No topics found in this range.')
     expect(
       topicsSummary([
-        { topic: 'refunds', count: 7 },
-        { topic: 'login', count: 3 },
-        { topic: 'billing', count: 2 },
-        { topic: 'other', count: 1 },
+        { topic: 'refunds', id: 't-refunds', count: 7 },
+        { topic: 'login', id: 't-login', count: 3 },
+        { topic: 'billing', id: 't-billing', count: 2 },
+        { topic: 'other', id: 't-other', count: 1 },
       ]),
     ).toBe('Most frequent: refunds (7), login (3), billing (2).')
     const roles = roleCounts({ assistant: 4, user: 5, system: 0, tool: 1 })
@@ -66,5 +73,16 @@ describe('formatting', () => {
     expect(endUserName({})).toBeUndefined()
     expect(plural(1, 'message')).toBe('1 message')
     expect(plural(2, 'message')).toBe('2 messages')
+  })
+})
+
+describe("the assistant's sentiment, apart from the end users'", () => {
+  it('says it in a line of its own', () => {
+    expect(assistantSentimentLine({ average: 0.4, positive: 3, neutral: 1, negative: 0, analyzed: 4 })).toBe(
+      'Assistant messages: average +0.40 over 4 analysed messages (3 positive, 1 neutral, 0 negative).',
+    )
+    expect(assistantSentimentLine({ average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 })).toBe(
+      'Assistant messages: none analysed in this range.',
+    )
   })
 })

@@ -1,5 +1,5 @@
-import type { Interval, Overview, SentimentPoint } from '../api/types.ts'
-import { formatNumber, formatScore } from './format.ts'
+import type { Interval, Overview, SentimentCounts, SentimentPoint } from '../api/types.ts'
+import { formatNumber, formatScore, plural } from './format.ts'
 
 export const COLORS = {
   positive: '#1e7d3a',
@@ -7,6 +7,9 @@ export const COLORS = {
   negative: '#c5221f',
   primary: '#0b57d0',
 } as const
+
+/** Lines of several series, each at least 3:1 against white (WCAG non-text contrast). */
+export const SERIES_COLORS = ['#0b57d0', '#b3261e', '#1e7d3a', '#8a5a00', '#6f42c1'] as const
 
 /** A bucket's start as people name it: "Jan 5, 02:00 PM" for an hour, "Jan 5" for a day, "Week of Jan 5". */
 export function bucketLabel(iso: string, interval: Interval, locale?: string): string {
@@ -54,4 +57,10 @@ export function roleCounts(byRole: Overview['messagesByRole']): { role: string; 
 
 export function rolesSummary(counts: readonly { role: string; count: number }[]): string {
   return counts.map((r) => `${r.role}: ${formatNumber(r.count)}`).join(', ')
+}
+
+/** The assistant's sentiment, told apart from the end users' that the figures describe. */
+export function assistantSentimentLine(s: SentimentCounts): string {
+  if (s.analyzed === 0 || s.average === null) return 'Assistant messages: none analysed in this range.'
+  return `Assistant messages: average ${formatScore(s.average)} over ${plural(s.analyzed, 'analysed message')} (${formatNumber(s.positive)} positive, ${formatNumber(s.neutral)} neutral, ${formatNumber(s.negative)} negative).`
 }

@@ -3,6 +3,7 @@ import type { Sentiment, SentimentLabel } from '../api/types.ts'
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 })
+const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 })
 
 export function formatDateTime(iso: string): string {
   return dateTime.format(new Date(iso))
@@ -14,6 +15,11 @@ export function formatDate(iso: string): string {
 
 export function formatNumber(n: number): string {
   return number.format(n)
+}
+
+/** A share of 0..1 as a percentage, one decimal at most: "62.5%". */
+export function formatShare(share: number): string {
+  return percent.format(share)
 }
 
 /** A score of −1..1 with its sign, two decimals: "+0.62", "−0.40", "0.00". */
@@ -33,6 +39,16 @@ export const SENTIMENT_LABELS: Record<SentimentLabel, string> = {
 export function describeSentiment(sentiment: Sentiment | null): string {
   if (!sentiment) return 'Not analysed yet'
   return `${SENTIMENT_LABELS[sentiment.label]} ${formatScore(sentiment.score)}`
+}
+
+/**
+ * A mean score with the label the service would give it (VADER's convention, as
+ * services/analysis/src/analyzer.ts: ≥ 0.05 positive, ≤ −0.05 negative), for a sentiment badge.
+ */
+export function sentimentOf(score: number | null): Sentiment | null {
+  if (score === null) return null
+  const label: SentimentLabel = score >= 0.05 ? 'positive' : score <= -0.05 ? 'negative' : 'neutral'
+  return { score, label }
 }
 
 /** "3 messages", "1 message". */

@@ -12,6 +12,7 @@ describe('matchRoute', () => {
     expect(matchRoute('/members')).toEqual({ name: 'members' })
     expect(matchRoute('/audit')).toEqual({ name: 'audit' })
     expect(matchRoute('/join')).toEqual({ name: 'join' })
+    expect(matchRoute('/topics')).toEqual({ name: 'topics' })
   })
 
   it('sends anything else, including malformed escapes, to not found', () => {

@@ -9,6 +9,7 @@ export type Route =
   | { readonly name: 'chatbot'; readonly id: string }
   | { readonly name: 'conversations' }
   | { readonly name: 'conversation'; readonly id: string }
+  | { readonly name: 'topics' }
   | { readonly name: 'analytics' }
   | { readonly name: 'members' }
   | { readonly name: 'audit' }
@@ -22,6 +23,7 @@ const STATIC: Record<string, Route> = {
   '/signup': { name: 'signUp' },
   '/chatbots': { name: 'chatbots' },
   '/conversations': { name: 'conversations' },
+  '/topics': { name: 'topics' },
   '/analytics': { name: 'analytics' },
   '/members': { name: 'members' },
   '/audit': { name: 'audit' },
@@ -60,10 +62,17 @@ export const paths = {
     return qs ? `/conversations?${qs}` : '/conversations'
   },
   conversation: (id: string) => `/conversations/${encodeURIComponent(id)}`,
+  topics: (query?: URLSearchParams) => {
+    const qs = query?.toString()
+    return qs ? `/topics?${qs}` : '/topics'
+  },
   analytics: () => '/analytics',
   members: () => '/members',
   audit: () => '/audit',
   home: () => '/',
+  /** The conversation list filtered by a topic (its id, or `other`), of one chatbot when given. */
+  topicConversations: (topic: string, chatbotId?: string): string =>
+    paths.conversations(new URLSearchParams(chatbotId ? { chatbotId, topic } : { topic })),
 }
 
 /**

@@ -1,21 +1,19 @@
 import type { ChartConfiguration } from 'chart.js'
-import { type FormEvent, useEffect, useMemo, useState } from 'react'
+import { useMemo } from 'react'
 import { analytics } from '../api/endpoints.ts'
 import type { Overview, SentimentTrend } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { ChartFigure } from '../components/chart.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
+import { RangeForm } from '../components/range-form.tsx'
 import {
-  type AnalyticsSelection,
   analyticsQuery,
-  intervalsFor,
-  PRESETS,
   selectionFromSearch,
-  selectionProblem,
   selectionToSearch,
   viewerTimeZone,
 } from '../lib/analytics-range.ts'
 import {
+  assistantSentimentLine,
   bucketLabel,
   COLORS,
   roleCounts,
@@ -24,20 +22,16 @@ import {
   trendSummary,
 } from '../lib/chart-data.ts'
 import { formatDateTime, formatNumber, formatScore } from '../lib/format.ts'
-import { useRouter } from '../lib/router.tsx'
+import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const POLL_MS = 15_000
-const INTERVAL_NAMES = { hour: 'Hour', day: 'Day', week: 'Week' } as const
 
 export function AnalyticsPage() {
   const { location, navigate } = useRouter()
   const selection = useMemo(() => selectionFromSearch(location.search), [location.search])
-  const [draft, setDraft] = useState(selection)
-  const [problem, setProblem] = useState<string>()
-  useEffect(() => setDraft(selection), [selection])
 
   const tz = viewerTimeZone()
   const query = analyticsQuery(selection, tz)
@@ -50,107 +44,22 @@ export function AnalyticsPage() {
     POLL_MS,
   )
 
-  const apply = (event: FormEvent) => {
-    event.preventDefault()
-    const found = selectionProblem(draft)
-    setProblem(found)
-    if (found) return
-    const interval = intervalsFor(draft).includes(draft.interval) ? draft.interval : 'day'
-    navigate(`${paths.analytics()}?${selectionToSearch({ ...draft, interval })}`)
-  }
-
   return (
     <section className="page">
       <PageHeading title="Analytics" />
-      <form onSubmit={apply} className="card filters" aria-label="Choose what to analyse">
-        <div className="filter-grid">
-          {bots.allowed ? (
-            <div className="field">
-              <label htmlFor="a-chatbot">Chatbot</label>
-              <select
-                id="a-chatbot"
-                value={draft.chatbotId}
-                onChange={(e) => setDraft({ ...draft, chatbotId: e.target.value })}
-              >
-                <option value="">All chatbots</option>
-                {bots.data?.map((b) => (
-                  <option key={b.id} value={b.id}>
-                    {b.name}
-                  </option>
-                ))}
-              </select>
-            </div>
-          ) : null}
-          <div className="field">
-            <label htmlFor="a-range">Range</label>
-            <select
-              id="a-range"
-              value={draft.range}
-              onChange={(e) => setDraft({ ...draft, range: e.target.value })}
-            >
-              {PRESETS.map((p) => (
-                <option key={p.days} value={String(p.days)}>
-                  {p.label}
-                </option>
-              ))}
-              <option value="custom">Custom days…</option>
-            </select>
-          </div>
-          {draft.range === 'custom' ? (
-            <>
-              <div className="field">
-                <label htmlFor="a-from">First day</label>
-                <input
-                  id="a-from"
-                  type="date"
-                  value={draft.from}
-                  onChange={(e) => setDraft({ ...draft, from: e.target.value })}
-                />
-              </div>
-              <div className="field">
-                <label htmlFor="a-to">Last day</label>
-                <input
-                  id="a-to"
-                  type="date"
-                  value={draft.to}
-                  onChange={(e) => setDraft({ ...draft, to: e.target.value })}
-                />
-              </div>
-            </>
-          ) : null}
-          <div className="field">
-            <label htmlFor="a-interval">Trend by</label>
-            <select
-              id="a-interval"
-              value={draft.interval}
-              onChange={(e) =>
-                setDraft({ ...draft, interval: e.target.value as AnalyticsSelection['interval'] })
-              }
-            >
-              {(draft.range === 'custom' && (!draft.from || !draft.to)
-                ? (['day', 'week'] as const)
-                : intervalsFor(draft)
-              ).map((i) => (
-                <option key={i} value={i}>
-                  {INTERVAL_NAMES[i]}
-                </option>
-              ))}
-            </select>
-          </div>
-        </div>
-        <ErrorAlert error={problem} />
-        <div className="actions">
-          <button type="submit" className="button primary">
-            Show
-          </button>
-        </div>
-      </form>
-
+      <RangeForm
+        idPrefix="a"
+        selection={selection}
+        chatbots={bots.allowed ? (bots.data ?? []) : null}
+        onApply={(s) => navigate(`${paths.analytics()}?${selectionToSearch(s)}`)}
+      />
       <ErrorAlert error={overview.error ?? trend.error} />
       {overview.data ? <Figures overview={overview.data} tz={tz} /> : <p role="status">Loading figures…</p>}
       <div className="chart-grid">
         {trend.data ? <TrendCharts trend={trend.data} /> : null}
-        {overview.data ? <OverviewCharts overview={overview.data} /> : null}
+        {overview.data ? (
+          <OverviewCharts overview={overview.data} chatbotId={selection.chatbotId || undefined} />
+        ) : null}
       </div>
     </section>
   )
@@ -169,13 +78,14 @@ function Figures({ overview: o, tz }: { overview: Overview; tz: string }) {
         <Figure label="Messages" value={formatNumber(o.totalMessages)} />
         <Figure label="End users" value={formatNumber(o.uniqueUsers)} />
         <Figure label="Messages per conversation" value={formatNumber(o.avgMessagesPerConversation)} />
-        <Figure label="Average sentiment" value={s.average === null ? '—' : formatScore(s.average)} />
+        <Figure label="End users' sentiment" value={s.average === null ? '—' : formatScore(s.average)} />
         <Figure
-          label="Analysed messages"
+          label="Analysed end-user messages"
           value={`${formatNumber(s.analyzed)}`}
           note={`${formatNumber(s.positive)} positive, ${formatNumber(s.neutral)} neutral, ${formatNumber(s.negative)} negative`}
         />
       </dl>
+      <p className="muted assistant-sentiment">{assistantSentimentLine(o.assistantSentiment)}</p>
     </section>
   )
 }
@@ -234,14 +144,14 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
     <>
       <ChartFigure
         id="trend-average"
-        title={`Sentiment trend by ${trend.interval}`}
+        title={`Sentiment trend by ${trend.interval} (end users)`}
         summary={summary}
         config={average}
         table={{ columns, rows }}
       />
       <ChartFigure
         id="trend-labels"
-        title="Analysed messages by sentiment"
+        title="Analysed end-user messages by sentiment"
         summary={summary}
         config={labelCounts}
         table={{ columns, rows }}
@@ -250,7 +160,7 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
   )
 }
 
-function OverviewCharts({ overview }: { overview: Overview }) {
+function OverviewCharts({ overview, chatbotId }: { overview: Overview; chatbotId?: string }) {
   const topics = overview.topTopics
   const roles = roleCounts(overview.messagesByRole)
   const topicChart: ChartConfiguration = {
@@ -285,9 +195,14 @@ function OverviewCharts({ overview }: { overview: Overview }) {
         config={topicChart}
         table={{
           columns: ['Topic', 'Messages'],
-          rows: topics.map((t) => ({ key: t.topic, cells: [t.topic, t.count] })),
+          rows: topics.map((t) => ({
+            key: t.id,
+            cells: [t.topic, t.count],
+            to: paths.topicConversations(t.id, chatbotId),
+          })),
         }}
         empty={topics.length === 0 ? <p className="empty">No topics in this range yet.</p> : undefined}
+        footer={<TopTopicLinks topics={topics} chatbotId={chatbotId} />}
       />
       <ChartFigure
         id="roles"
@@ -300,5 +215,29 @@ function OverviewCharts({ overview }: { overview: Overview }) {
         }}
       />
     </>
+  )
+}
+
+/** The top topics as links to their conversations, and to the Topics page for more about each. */
+function TopTopicLinks({ topics, chatbotId }: { topics: Overview['topTopics']; chatbotId?: string }) {
+  return (
+    <nav aria-label="Conversations by topic" className="topic-links">
+      {topics.length > 0 ? (
+        <ul className="chips">
+          {topics.map((t) => (
+            <li key={t.id}>
+              <Link className="chip" to={paths.topicConversations(t.id, chatbotId)}>
+                {t.topic}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <p>
+        <Link to={paths.topics(chatbotId ? new URLSearchParams({ chatbotId }) : undefined)}>
+          All topics, with their trend, sentiment and examples
+        </Link>
+      </p>
+    </nav>
   )
 }

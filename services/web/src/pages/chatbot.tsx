@@ -93,13 +93,14 @@ function Summary({ chatbot, latestMessageAt }: { chatbot: Chatbot; latestMessage
             <dd>{formatNumber(o.totalMessages)}</dd>
           </div>
           <div>
-            <dt>Average sentiment</dt>
+            <dt>End users' sentiment</dt>
             <dd>{o.sentiment.average === null ? '—' : formatScore(o.sentiment.average)}</dd>
           </div>
         </dl>
       ) : null}
       <p className="actions">
         <Link to={paths.conversations(byChatbot)}>View its conversations</Link>
+        <Link to={paths.topics(byChatbot)}>View its topics</Link>
         <Link to={`${paths.analytics()}?${byChatbot}`}>View its analytics</Link>
       </p>
     </section>

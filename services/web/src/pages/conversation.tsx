@@ -44,7 +44,14 @@ export function ConversationPage({ id }: { id: string }) {
       </p>
       <PageHeading title={`Conversation ${c.conversationId}`} />
       <div className="conversation-summary">
-        <SentimentBadge sentiment={c.sentiment} />
+        <span className="sentiment-pair">
+          End user <SentimentBadge sentiment={c.sentiment} />
+        </span>
+        {c.assistantSentiment ? (
+          <span className="sentiment-pair">
+            Assistant <SentimentBadge sentiment={c.assistantSentiment} />
+          </span>
+        ) : null}
         <span className="muted">
           {chatbotName ? (
             <>
@@ -55,7 +62,7 @@ export function ConversationPage({ id }: { id: string }) {
           {formatDateTime(c.lastMessageAt)}
         </span>
       </div>
-      <TopicList topics={c.topics} />
+      <TopicList topics={c.topics} topicIds={c.topicIds} chatbotId={c.chatbotId} />
       <ErrorAlert error={detail.error} prefix="Could not refresh:" />
       <div className="conversation-layout">
         <section aria-labelledby="transcript-heading" className="transcript-section">

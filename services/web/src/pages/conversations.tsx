@@ -15,6 +15,7 @@ import {
 import { endUserName, formatDateTime, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { topicFilterLabel, topicForInput, topicToApply } from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
@@ -46,12 +47,24 @@ export function ConversationsPage() {
     POLL_MS,
   )
   const names = new Map((bots.data ?? []).map((b) => [b.id, b.name]))
+  // A topic link filters by the topic's id: the page names it by its label, in the Topic box too.
+  const topicLabel = topicFilterLabel(
+    applied.topic,
+    page.data?.conversations ?? [],
+    topics.data?.topTopics ?? [],
+  )
+
+  useEffect(
+    () => setDraft({ ...applied, topic: topicForInput(applied.topic, topicLabel) }),
+    [applied, topicLabel],
+  )
 
   const apply = (event: FormEvent) => {
     event.preventDefault()
     const found = filtersProblem(draft)
     setProblem(found)
-    if (!found) navigate(paths.conversations(filtersToSearch(draft)))
+    const topic = topicToApply(draft.topic, applied.topic, topicLabel)
+    if (!found) navigate(paths.conversations(filtersToSearch({ ...draft, topic })))
   }
 
   return (
@@ -84,6 +97,27 @@ export function ConversationsPage() {
         <p className="muted">
           Newest first. New conversations and analysis results appear here by themselves.
         </p>
+        {applied.topic ? (
+          <p className="active-filter">
+            <span>
+              Topic: <strong>{topicLabel ?? applied.topic}</strong>
+            </span>
+            <button
+              type="button"
+              className="button subtle"
+              onClick={() => navigate(paths.conversations(filtersToSearch({ ...applied, topic: '' })))}
+            >
+              Clear topic filter
+            </button>
+            <Link
+              to={paths.topics(
+                applied.chatbotId ? new URLSearchParams({ chatbotId: applied.chatbotId }) : undefined,
+              )}
+            >
+              All topics
+            </Link>
+          </p>
+        ) : null}
         <ErrorAlert error={page.error} />
         {page.loading ? (
           <p role="status">Loading conversations…</p>
@@ -170,8 +204,9 @@ function FilterFields({
         <label htmlFor="f-topic">Topic</label>
         <input id="f-topic" list="f-topic-list" value={draft.topic} onChange={set('topic')} maxLength={200} />
         <datalist id="f-topic-list">
-          {topics.map((t) => (
-            <option key={t.topic} value={t.topic} />
+          {/* Topics of several chatbots can share a label: each is suggested once. */}
+          {[...new Set(topics.map((t) => t.topic))].map((label) => (
+            <option key={label} value={label} />
           ))}
         </datalist>
       </div>
@@ -214,7 +249,7 @@ function ConversationItem({
         {' · last '}
         <time dateTime={c.lastMessageAt}>{formatDateTime(c.lastMessageAt)}</time>
       </p>
-      <TopicList topics={c.topics} />
+      <TopicList topics={c.topics} topicIds={c.topicIds} chatbotId={c.chatbotId} />
     </li>
   )
 }

@@ -1,0 +1,201 @@
+import { useMemo, useState } from 'react'
+import { analytics } from '../api/endpoints.ts'
+import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
+import { ErrorAlert } from '../components/alert.tsx'
+import { PageHeading } from '../components/page-heading.tsx'
+import { RangeForm } from '../components/range-form.tsx'
+import { SentimentBadge, SentimentLabelBadge } from '../components/sentiment-badge.tsx'
+import { RankingChart, TrendChart } from '../components/topic-charts.tsx'
+import { selectionFromSearch, selectionToSearch, viewerTimeZone } from '../lib/analytics-range.ts'
+import { formatDateTime, formatNumber, formatShare, plural, sentimentOf } from '../lib/format.ts'
+import { Link, useRouter } from '../lib/router.tsx'
+import { paths } from '../lib/routes.ts'
+import { MAX_TOPICS, OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
+import { useChatbotList } from '../lib/use-chatbots.ts'
+import { usePolled } from '../lib/use-poll.ts'
+
+const POLL_MS = 10_000
+const EMPTY = 'No topics yet. Topics appear once several end users ask about the same thing.'
+
+export function TopicsPage() {
+  const { location, navigate } = useRouter()
+  const selection = useMemo(() => selectionFromSearch(location.search), [location.search])
+  // "Show more topics" raises the limit for this selection only.
+  const [more, setMore] = useState({ search: location.search, limit: TOPICS_PAGE })
+  const limit = more.search === location.search ? more.limit : TOPICS_PAGE
+
+  const tz = viewerTimeZone()
+  const query = topicsQuery(selection, tz, limit)
+  const bots = useChatbotList()
+  const report = usePolled((signal) => analytics.topics(query, signal), JSON.stringify(query), POLL_MS)
+  // Topics belong to a chatbot: with all chatbots shown, each topic says whose it is.
+  const names =
+    selection.chatbotId === '' && (bots.data?.length ?? 0) > 1
+      ? new Map(bots.data?.map((b) => [b.id, b.name]))
+      : undefined
+
+  return (
+    <section className="page">
+      <PageHeading title="Topics" />
+      <p className="muted">
+        What end users ask about: topics found in their messages by a language model, and your chatbots' own
+        topics. The assistant's words never make a topic.
+      </p>
+      <RangeForm
+        idPrefix="t"
+        selection={selection}
+        chatbots={bots.allowed ? (bots.data ?? []) : null}
+        onApply={(s) => navigate(paths.topics(selectionToSearch(s)))}
+      />
+      <ErrorAlert error={report.error} />
+      {report.data ? (
+        <Report
+          report={report.data}
+          tz={tz}
+          names={names}
+          chatbotId={selection.chatbotId || undefined}
+          limit={limit}
+          onMore={() => setMore({ search: location.search, limit: limit + TOPICS_PAGE })}
+        />
+      ) : report.loading ? (
+        <p role="status">Loading topics…</p>
+      ) : null}
+    </section>
+  )
+}
+
+function Report({
+  report,
+  tz,
+  names,
+  chatbotId,
+  limit,
+  onMore,
+}: {
+  report: TopicsReport
+  tz: string
+  names?: Map<string, string>
+  chatbotId?: string
+  limit: number
+  onMore: () => void
+}) {
+  if (report.topics.length === 0 && !report.other) return <p className="empty">{EMPTY}</p>
+  return (
+    <>
+      <p className="muted">
+        {formatDateTime(report.range.from)} to {formatDateTime(report.range.to)} ({tz}).{' '}
+        {plural(report.conversationsWithTopics, 'conversation')} with a topic. Updates by itself.
+      </p>
+      {report.topics.length > 0 ? (
+        <div className="chart-grid">
+          <RankingChart report={report} names={names} chatbotId={chatbotId} />
+          <TrendChart report={report} names={names} />
+        </div>
+      ) : null}
+      <section aria-labelledby="ranked-heading">
+        <h2 id="ranked-heading">Topics, most conversations first</h2>
+        {report.topics.length === 0 ? (
+          <p className="empty">{EMPTY}</p>
+        ) : (
+          <ol className="card-list topic-list">
+            {report.topics.map((t, i) => (
+              <TopicItem key={t.id} topic={t} rank={i + 1} chatbotName={names?.get(t.chatbotId)} />
+            ))}
+          </ol>
+        )}
+        {report.topics.length >= limit && limit < MAX_TOPICS ? (
+          <p className="actions">
+            <button type="button" className="button secondary" onClick={onMore}>
+              Show more topics
+            </button>
+          </p>
+        ) : null}
+      </section>
+      {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} /> : null}
+    </>
+  )
+}
+
+function Figures({ figures }: { figures: TopicFigures }) {
+  return (
+    <dl className="topic-figures">
+      <div>
+        <dt>Conversations</dt>
+        <dd>{formatNumber(figures.conversations)}</dd>
+      </div>
+      <div>
+        <dt>Share</dt>
+        <dd>{formatShare(figures.share)}</dd>
+      </div>
+      <div>
+        <dt>End-user messages</dt>
+        <dd>{formatNumber(figures.messages)}</dd>
+      </div>
+      <div>
+        <dt>Average sentiment</dt>
+        <dd>
+          <SentimentBadge sentiment={sentimentOf(figures.averageSentiment)} />
+        </dd>
+      </div>
+    </dl>
+  )
+}
+
+function TopicItem({ topic: t, rank, chatbotName }: { topic: Topic; rank: number; chatbotName?: string }) {
+  return (
+    <li className="card topic-item">
+      <div className="topic-head">
+        <h3>
+          <span className="topic-rank">{rank}.</span> {t.label}
+        </h3>
+        {t.configured ? <span className="badge topic-configured">Your topic</span> : null}
+        {chatbotName ? <span className="muted">{chatbotName}</span> : null}
+      </div>
+      {t.keywords.length > 0 ? (
+        <p className="topic-keywords">
+          <span className="visually-hidden">Keywords: </span>
+          {t.keywords.join(' · ')}
+        </p>
+      ) : null}
+      <Figures figures={t} />
+      {t.examples.length > 0 ? (
+        <>
+          <h4>Examples</h4>
+          <ul className="topic-examples">
+            {t.examples.map((e) => (
+              <li key={e.id}>
+                <div className="example-meta">
+                  <Link to={paths.conversation(e.id)}>{e.conversationId}</Link>
+                  <SentimentLabelBadge label={e.sentiment} />
+                  <time dateTime={e.lastMessageAt} className="muted">
+                    {formatDateTime(e.lastMessageAt)}
+                  </time>
+                </div>
+                {e.excerpt ? <q className="example-excerpt">{e.excerpt}</q> : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      <p className="topic-link">
+        <Link to={paths.topicConversations(t.id, t.chatbotId)}>Conversations about {t.label}</Link>
+      </p>
+    </li>
+  )
+}
+
+function OtherItem({ other, chatbotId }: { other: TopicFigures; chatbotId?: string }) {
+  return (
+    <section className="card topic-item topic-other" aria-labelledby="other-heading">
+      <h2 id="other-heading">{OTHER_TOPIC_LABEL}</h2>
+      <p className="muted">
+        End users' messages no topic is close enough to yet: the long tail. A new topic forms from them once
+        several end users ask about the same thing.
+      </p>
+      <Figures figures={other} />
+      <p className="topic-link">
+        <Link to={paths.topicConversations(OTHER_TOPIC_ID, chatbotId)}>Conversations in no topic</Link>
+      </p>
+    </section>
+  )
+}
