@@ -826,6 +826,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       expect(await navLinks(admin)).toEqual([
         'Chatbots',
         'Conversations',
+        'Topics',
         'Analytics',
         'Members',
         'Audit log',
@@ -862,7 +863,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     'shows a member the chatbots to rename and configure, but no keys, deletions, invitations or audit log',
     async () => {
       const member = team.member.page!
-      expect(await navLinks(member)).toEqual(['Chatbots', 'Conversations', 'Analytics', 'Members'])
+      expect(await navLinks(member)).toEqual(['Chatbots', 'Conversations', 'Topics', 'Analytics', 'Members'])
       expect(await member.getByLabel('Chatbot name', { exact: true }).count()).toBe(0)
       await member.getByText('Owners and admins add chatbots').waitFor()
       await member.goto(`/chatbots/${teamBotId}`)
@@ -891,7 +892,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     'shows a viewer conversations and analytics only',
     async () => {
       const viewer = team.viewer.page!
-      expect(await navLinks(viewer)).toEqual(['Conversations', 'Analytics', 'Members'])
+      expect(await navLinks(viewer)).toEqual(['Conversations', 'Topics', 'Analytics', 'Members'])
       expect(await viewer.getByLabel('Chatbot', { exact: true }).count()).toBe(0)
       await viewer.getByLabel('Sentiment', { exact: true }).waitFor()
       await checkPersonPage(viewer, '21-conversations-viewer')
@@ -922,7 +923,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       const member = team.member.page!
       await member.goto('/chatbots')
       await member.getByRole('heading', { level: 1, name: 'Not available to your role' }).waitFor()
-      expect(await navLinks(member)).toEqual(['Conversations', 'Analytics', 'Members'])
+      expect(await navLinks(member)).toEqual(['Conversations', 'Topics', 'Analytics', 'Members'])
 
       // Ada removes Vera, after confirming; Vera's next page says she belongs to no organization.
       await page.getByRole('button', { name: `Remove ${team.viewer.name}` }).click()

@@ -67,9 +67,12 @@ function labelOf(keywords: readonly string[]): string {
       picked.push(term)
       continue
     }
-    const covered = picked.findIndex((p) => words.includes(p))
-    if (covered >= 0) picked[covered] = term
-    else picked.push(term)
+    // The bigram stands for each of its words already chosen, in the place of the first of them.
+    const first = picked.findIndex((p) => words.includes(p))
+    const rest = picked.filter((p) => !words.includes(p))
+    if (first < 0) rest.push(term)
+    else rest.splice(Math.min(first, rest.length), 0, term)
+    picked.splice(0, picked.length, ...rest)
   }
   return [...new Set(picked)].join(', ')
 }
