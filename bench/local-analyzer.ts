@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util'
 import type { MessageToAnalyze } from '../services/analysis/src/analyzer.ts'
 import { createLocalAnalyzer } from '../services/analysis/src/providers/local.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
+import { seededRandom as prng } from './support/random.ts'
 
 const { values } = parseArgs({
   options: {
@@ -72,18 +73,6 @@ const ASSISTANT_TEMPLATES = [
   'You can return any item within 30 days for a full refund.',
 ]
 const ADJECTIVES = ['broken', 'damaged', 'wrong', 'scratched', 'used', 'new', 'cracked', 'missing']
-
-/** mulberry32: a small seeded PRNG, so every run generates the same messages. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function generate(count: number): MessageToAnalyze[] {
   const random = prng(42)

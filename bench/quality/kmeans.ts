@@ -5,20 +5,10 @@
  * Spherical k-means (cosine similarity) with k-means++ seeding, seeded so that a run is repeatable.
  */
 
+import { seededRandom } from '../support/random.ts'
+
 /** A unit vector as index → weight (TF-IDF), or a dense one (an embedding). */
 export type SparseVector = { readonly indexes: Int32Array; readonly weights: Float32Array }
-
-export function seededRandom(seed: number): () => number {
-  // mulberry32
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 const STOP_WORDS = new Set(
   `a about an and are as at be but by can could do does for from have how i if in is it me my of on or please

@@ -51,6 +51,19 @@ export function topicMatchers(topics: AnalysisContext['topics']): TopicMatcher[]
   return matchers
 }
 
+/** How often a matcher's keywords occur in the text, and where the first occurrence starts. */
+export function keywordHits(text: string, matcher: TopicMatcher): { hits: number; first: number } {
+  let hits = 0
+  let first = Number.POSITIVE_INFINITY
+  for (const pattern of matcher.patterns) {
+    for (const match of text.matchAll(pattern)) {
+      hits++
+      first = Math.min(first, match.index)
+    }
+  }
+  return { hits, first }
+}
+
 function normalizeSpaces(s: string): string {
   return s.trim().replace(/\s+/g, ' ')
 }

@@ -27,7 +27,7 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../analyzer.ts'
-import { type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
+import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 import { createSentimentScorer, SENTIMENT_VERSION, type SentimentScorer } from './sentiment.ts'
 import { vaderRules } from './vader.ts'
 
@@ -173,14 +173,7 @@ class Engine {
     const labelHits: { label: string; hits: number; first: number; order: number }[] = []
     for (let m = 0; m < matchers.length; m++) {
       const matcher = matchers[m]!
-      let hits = 0
-      let first = Number.POSITIVE_INFINITY
-      for (const pattern of matcher.patterns) {
-        for (const match of text.matchAll(pattern)) {
-          hits++
-          first = Math.min(first, match.index)
-        }
-      }
+      const { hits, first } = keywordHits(text, matcher)
       if (hits > 0) {
         labelHits.push({ label: matcher.label, hits, first, order: m })
         for (const keyword of matcher.keywords) matchedKeywords.add(keyword)

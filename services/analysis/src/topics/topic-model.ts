@@ -1,5 +1,5 @@
 import { OTHER_TOPIC_ID } from '@cas/events'
-import { type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
+import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 import { labelTopic, type TermCounts, termCorpus } from './labels.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
@@ -462,14 +462,7 @@ class Decision {
   private keywordTopic(text: string): Topic | undefined {
     let best: { topicId: string; hits: number; first: number } | undefined
     for (const { matcher, topicId } of this.matchers) {
-      let hits = 0
-      let first = Number.POSITIVE_INFINITY
-      for (const pattern of matcher.patterns) {
-        for (const match of text.matchAll(pattern)) {
-          hits++
-          first = Math.min(first, match.index)
-        }
-      }
+      const { hits, first } = keywordHits(text, matcher)
       if (hits > 0 && (!best || hits > best.hits || (hits === best.hits && first < best.first))) {
         best = { topicId, hits, first }
       }
