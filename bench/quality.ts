@@ -4,7 +4,8 @@
  * all-in-one service (`dist/all-in-one.js` on the embedded Postgres, analysing with the language model
  * from ../shared/models), each with a boilerplate assistant reply, and its topics read back through the API.
  *
- *   npm run bench:quality [-- --limit 4500 --concurrency 8 --threads 1 --seed 1 --out bench/QUALITY.md]
+ *   npm run bench:quality [-- --limit 4500 --concurrency 8 --threads 1 --analysis-concurrency 16 --seed 1
+ *                              --out bench/QUALITY.md --skip-build]
  *
  * Prints the machine, then: NMI of the conversations' topics against the intents (the long tail, "other",
  * is one cluster of its own), the number of topics, coverage, the share of conversations whose topic is
@@ -35,6 +36,8 @@ const { values } = parseArgs({
     limit: { type: 'string', default: '4500' },
     concurrency: { type: 'string', default: '8' },
     threads: { type: 'string', default: '1' },
+    /** ANALYSIS_CONCURRENCY of the service; its default when unset. */
+    'analysis-concurrency': { type: 'string' },
     seed: { type: 'string', default: '1' },
     data: { type: 'string', default: path.join(ROOT, '../shared/data/clinc150/data_full.json') },
     out: { type: 'string', default: path.join(ROOT, 'bench/QUALITY.md') },
@@ -80,6 +83,7 @@ try {
       ANALYSIS_MODEL_DIR: process.env.ANALYSIS_MODEL_DIR ?? TEST_MODEL_DIR,
       ANALYSIS_MODEL_HUB_URL: UNREACHABLE_HUB,
       ANALYSIS_THREADS: values.threads,
+      ...(values['analysis-concurrency'] ? { ANALYSIS_CONCURRENCY: values['analysis-concurrency'] } : {}),
       DATA_DIR: path.join(servers.scratch, 'data'),
     },
   })
