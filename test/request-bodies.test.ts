@@ -179,7 +179,9 @@ describe('empty bodies', () => {
         expect(res.statusCode, what).toBe(400)
         expect(res.json().error.message, what).toMatch(/^The request body is missing/)
       } else {
-        expect(res.statusCode, what).toBeLessThan(300)
+        // The empty body is accepted: whatever the route answers then (a 404 for an id this test made
+        // up, a 409 for the last owner leaving), it is not about the body.
+        expect([400, 413, 415], what).not.toContain(res.statusCode)
       }
     }
   })
