@@ -169,9 +169,15 @@ describe('empty bodies', () => {
     const ops = await operations(gateway.app)
     // The refused ones first; then those that change what the others use: the key, the chatbot, the session.
     // Last, in this order: what changes what the others use (the key, the chatbot, the session).
-    const last = ['rotate-key', 'DELETE /api/v1/chatbots/{id}', 'POST /api/v1/auth/logout']
+    const last = [
+      'rotate-key',
+      'DELETE /api/v1/chatbots/{id}',
+      'POST /api/v1/organization/leave',
+      'DELETE /api/v1/organization',
+      'POST /api/v1/auth/logout',
+    ]
     const order = (op: Operation) =>
-      op.takesBody ? -1 : last.findIndex((end) => `${op.method} ${op.path}`.endsWith(end))
+      op.takesBody ? -2 : last.findIndex((end) => `${op.method} ${op.path}`.endsWith(end))
     for (const op of ops.sort((a, b) => order(a) - order(b))) {
       const res = await send(op, urlOf(op, { chatbotId: chatbot.id }), '', apiKey)
       const what = `${op.method} ${op.path}: ${res.body}`
