@@ -4,7 +4,7 @@
  * a chatbot to capture for.
  */
 import { randomBytes } from 'node:crypto'
-import { consumerLag, createKafka, kafkaGroupId, topicFor } from '@cas/eventlog'
+import { consumerLag, createKafka, kafkaGroupId, STREAM_TYPES, topicFor } from '@cas/eventlog'
 import { PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from '@cas/service-projector'
 import type { Admin, Kafka } from 'kafkajs'
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts'
@@ -93,7 +93,7 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
       kafka,
       admin,
       projectorKafkaGroup: kafkaGroupId(PROJECTOR_GROUP, topicPrefix),
-      topics: (['chatbot', 'conversation', 'analysis'] as const).map((t) => topicFor(t, topicPrefix)),
+      topics: STREAM_TYPES.map((t) => topicFor(t, topicPrefix)),
       close,
     }
   } catch (err) {
