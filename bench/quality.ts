@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util'
 import { withDatabase } from '@cas/db'
 import pg from 'pg'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { dense, kmeans, tfidf } from './quality/kmeans.ts'
 import { normalizedMutualInformation } from './quality/metrics.ts'
@@ -174,24 +175,27 @@ try {
     )
     const topicCount = new Set(covered.map(([c]) => c)).size
     const coverage = covered.length / queries.length
-    // A topic made of the assistant's words: a word of its label or keywords that the bot said and none
-    // of the end users whose conversations are in it did.
-    const words = (text: string) => text.toLowerCase().match(/\p{L}+/gu) ?? []
-    const botWords = new Set(BOILERPLATE.flatMap(words))
-    const memberWords = new Map<string, Set<string>>()
+    // A topic made of the assistant's words: a term of its label or keywords (terms as topics are made
+    // of: lemmas, and pairs of them) that the bot said and none of the end users whose conversations are
+    // in the topic did.
+    const extractor = createTermExtractor()
+    const botTerms = new Set(BOILERPLATE.flatMap((text) => extractor.terms(text)))
+    const memberTerms = new Map<string, Set<string>>()
     for (const [c, i] of covered) {
-      const said = memberWords.get(c) ?? new Set<string>()
-      for (const w of words(queries[i]![0])) said.add(w)
-      memberWords.set(c, said)
+      const said = memberTerms.get(c) ?? new Set<string>()
+      for (const t of extractor.terms(queries[i]![0])) said.add(t)
+      memberTerms.set(c, said)
     }
-    const assistantTopics = new Set(
-      [...memberWords].flatMap(([c, said]) => {
-        const topic = topicById.get(c)
-        const named = words([topic?.label ?? '', ...(topic?.keywords ?? [])].join(' '))
-        return named.some((w) => botWords.has(w) && !said.has(w)) ? [c] : []
-      }),
-    )
+    const botOnly = (c: string) => {
+      const topic = topicById.get(c)
+      const said = memberTerms.get(c)!
+      return (topic?.keywords ?? []).filter((t) => botTerms.has(t) && !said.has(t))
+    }
+    const assistantTopics = new Set([...memberTerms.keys()].filter((c) => botOnly(c).length > 0))
     const fromAssistant = covered.filter(([c]) => assistantTopics.has(c)).length
+    const assistantNamed = [...assistantTopics].map(
+      (c) => `${topicById.get(c)?.label ?? c} (${botOnly(c).join(', ')})`,
+    )
     const loaded = (await (await fetch(`${service.url}/readyz`)).json()) as typeof ready
     const loadMs = loaded.details?.analyzer?.loadMs
 
@@ -264,6 +268,9 @@ try {
         .slice(0, 15)
         .map((t) => `- ${t.label} (${t.conversations}): ${t.keywords.slice(0, 6).join(', ')}`),
       `- other: ${topicsReport.other?.conversations ?? 0}`,
+      ...(assistantNamed.length > 0
+        ? ['', `Topics naming a word only the assistant said: ${assistantNamed.join('; ')}.`]
+        : []),
     )
     console.log(report.join('\n'))
     writeFileSync(values.out, `${report.join('\n')}\n`)

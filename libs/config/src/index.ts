@@ -148,8 +148,11 @@ export const configSchema = z.object({
   ANALYSIS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** Worker threads running the local analyzer (model or lexicon), per analysis process; 0: the main thread. */
   ANALYSIS_THREADS: z.coerce.number().int().min(0).max(64).default(1),
-  /** Jobs analyzed at once per analysis process. */
-  ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * Jobs analyzed at once per analysis process: the model embeds them in one batch and their results
+   * commit together (64 keeps up with 300+ end-user messages/s on one core; bench/FINDINGS.md "Topics").
+   */
+  ANALYSIS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(64),
   /**
    * Queued jobs above which the analysis consumer stops taking events: the backlog then waits in Kafka
    * (or the journal), not in memory or an ever-growing queue.

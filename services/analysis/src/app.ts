@@ -131,7 +131,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const worker = new AnalysisWorker({
     pool: deps.pool,
     analyzer: deps.analyzer,
-    concurrency: deps.concurrency ?? 16,
+    concurrency: deps.concurrency ?? 64,
     maxAttempts: deps.maxAttempts ?? 5,
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
