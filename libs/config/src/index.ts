@@ -146,6 +146,11 @@ export const configSchema = z.object({
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Attempts per analysis job before it is dead-lettered (with an analysis.failed event). */
   ANALYSIS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /**
+   * The analyzer threads' niceness on Linux (0–19; 0: the process's own priority). Analysis is background
+   * work: at 10, under load the cores answer captures and project first, and analysis trails and catches up.
+   */
+  ANALYSIS_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Worker threads running the local analyzer (model or lexicon), per analysis process; 0: the main thread. */
   ANALYSIS_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   /**

@@ -1,6 +1,8 @@
+import { readdirSync } from 'node:fs'
+import { getPriority } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { AnalyzerError, type MessageToAnalyze } from '../analyzer.ts'
-import { createThreadedLocalAnalyzer } from './analyzer-threads.ts'
+import { createThreadedLocalAnalyzer, startAnalyzerThreads } from './analyzer-threads.ts'
 import { createLocalAnalyzer } from './local.ts'
 
 const inThread = createLocalAnalyzer()
@@ -44,4 +46,23 @@ describe('local analyzer in worker threads', () => {
       AnalyzerError,
     )
   })
+})
+
+describe("the analyzer threads' priority", () => {
+  it.runIf(process.platform === 'linux')(
+    'runs them, and only them, at the niceness asked for: analysis gives way to captures and projection',
+    async () => {
+      const niceThreads = () =>
+        readdirSync('/proc/self/task').filter((tid) => getPriority(Number(tid)) === 13).length
+      expect(niceThreads()).toBe(0)
+      const analyzer = await startAnalyzerThreads(2, { mode: 'lexical' }, 13)
+      try {
+        expect(niceThreads()).toBe(2)
+        expect(getPriority(process.pid)).toBe(0)
+        expect(await analyzer.analyzeMessages(messages.slice(0, 1), {})).toHaveLength(1)
+      } finally {
+        await analyzer.close!()
+      }
+    },
+  )
 })

@@ -66,13 +66,14 @@ export class ThreadsUnavailableError extends Error {
  * The worker's script: the bundle's own (dist/local-analyzer-worker.js, next to the service's bundle),
  * or, run from the sources, the TypeScript file through tsx.
  */
-function startWorker(mode: ThreadMode): Worker {
+function startWorker(mode: ThreadMode, nice: number): Worker {
+  const workerData = { ...mode, nice }
   const bundled = new URL('./local-analyzer-worker.js', import.meta.url)
-  if (existsSync(fileURLToPath(bundled))) return new Worker(bundled, { workerData: mode })
+  if (existsSync(fileURLToPath(bundled))) return new Worker(bundled, { workerData })
   const source = new URL('./local-analyzer-worker.ts', import.meta.url).href
   return new Worker(
     `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(source)}))`,
-    { eval: true, workerData: mode },
+    { eval: true, workerData },
   )
 }
 
@@ -84,7 +85,12 @@ function startWorker(mode: ThreadMode): Worker {
  * A thread that dies fails its requests (retryable) and is started again. Threads do not keep the
  * process alive. Resolves once every thread has loaded; rejects when the model could not be loaded.
  */
-export async function startAnalyzerThreads(threads: number, mode: ThreadMode): Promise<Analyzer> {
+export async function startAnalyzerThreads(
+  threads: number,
+  mode: ThreadMode,
+  /** The threads' niceness on Linux (0: the process's priority); see local-analyzer-worker.ts. */
+  nice = 0,
+): Promise<Analyzer> {
   let nextId = 0
   let info: AnalyzerInfo | undefined
   let model: string | undefined
@@ -94,7 +100,7 @@ export async function startAnalyzerThreads(threads: number, mode: ThreadMode): P
   for (const slot of pool) loaded.push(start(slot))
 
   function start(slot: Slot): Promise<void> {
-    const worker = startWorker(mode)
+    const worker = startWorker(mode, nice)
     worker.unref()
     slot.worker = worker
     return new Promise<void>((resolve, reject) => {
@@ -198,6 +204,6 @@ export async function startAnalyzerThreads(threads: number, mode: ThreadMode): P
 }
 
 /** The lexical analyzer in `threads` worker threads, the same results as in the caller's thread. */
-export function createThreadedLocalAnalyzer(threads: number): Promise<Analyzer> {
-  return startAnalyzerThreads(threads, { mode: 'lexical' })
+export function createThreadedLocalAnalyzer(threads: number, nice = 0): Promise<Analyzer> {
+  return startAnalyzerThreads(threads, { mode: 'lexical' }, nice)
 }

@@ -32,13 +32,17 @@ export async function createAnalyzer(config: Config, log: Log = () => {}): Promi
   }
   const lexical = () =>
     config.ANALYSIS_THREADS > 0
-      ? startAnalyzerThreads(config.ANALYSIS_THREADS, { mode: 'lexical' })
+      ? startAnalyzerThreads(config.ANALYSIS_THREADS, { mode: 'lexical' }, config.ANALYSIS_THREAD_NICE)
       : Promise.resolve(createLocalAnalyzer())
   if (config.ANALYSIS_PROVIDER === 'lexical') return lexical()
   const source = modelSource(config)
   const model =
     config.ANALYSIS_THREADS > 0
-      ? startAnalyzerThreads(config.ANALYSIS_THREADS, { mode: 'semantic', source })
+      ? startAnalyzerThreads(
+          config.ANALYSIS_THREADS,
+          { mode: 'semantic', source },
+          config.ANALYSIS_THREAD_NICE,
+        )
       : createSemanticAnalyzer(source)
   return withFallback(model, lexical, source, log)
 }

@@ -3,6 +3,8 @@
  * whether it could, then answers requests. Analyses that queue while the model works are answered
  * together, with one model call: batching many short messages is what makes the model fast.
  */
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { type Analyzer, AnalyzerError, type MessageAnalysis } from '../analyzer.ts'
 import { averageLinkageClusters } from '../topics/agglomerative.ts'
@@ -13,7 +15,9 @@ import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
 type AnalyzeRequest = Extract<ThreadRequest, { kind: 'analyze' }>
 
 const port = parentPort!
-const mode = workerData as ThreadMode
+const { nice, ...mode } = workerData as ThreadMode & { nice: number }
+
+lowerThisThreadsPriority(nice)
 
 let analyzer: Analyzer
 let semantic: SemanticAnalyzer | undefined
@@ -99,6 +103,21 @@ async function analyzeTogether(batch: AnalyzeRequest[]) {
     }
   } catch (err) {
     for (const r of valid) reply(errorReply(r.id, err))
+  }
+}
+
+/**
+ * Analysis is background work: on Linux this thread (and only it: setpriority with a thread id) runs at
+ * a lower priority, so that under load the cores go to answering captures and projecting first, and
+ * analysis takes what is left (it trails, visibly, and catches up). Elsewhere it stays as it is.
+ */
+function lowerThisThreadsPriority(niceness: number) {
+  if (niceness === 0) return
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').at(-1))
+    setPriority(threadId, niceness)
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
   }
 }
 
