@@ -276,6 +276,28 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     expect(rows[0]!.topics[0]).toMatch(/^[0-9a-f-]{36}$/)
   })
 
+  it('a re-analysis with the same model leaves every message in its topic, counted once', async () => {
+    await settled()
+    const sizes = async () =>
+      (
+        await db.pool.query('SELECT id, size, terms FROM topic_clusters WHERE chatbot_id = $1 ORDER BY id', [
+          chatbotId,
+        ])
+      ).rows
+    const before = { sizes: await sizes(), conversations: await conversations() }
+    // Another analyzer version of the same model (say, new sentiment rules): every capture analysed again.
+    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+      chatbotId,
+      analyzer: { name: analyzer.info.name, version: `${analyzer.info.version}+again` },
+      now: new Date(),
+    })
+    expect(queued.length).toBeGreaterThan(10)
+    await settled()
+    expect(await sizes()).toEqual(before.sizes)
+    const after = await conversations()
+    for (const [id, c] of before.conversations) expect(after.get(id)!.topicIds, id).toEqual(c.topicIds)
+  })
+
   it('rebuilds the same topics from the events on a replay', async () => {
     await settled()
     const snapshot = async () => {

@@ -12,6 +12,8 @@ import {
   decideTopics,
   type NewPoint,
   OTHER_TOPIC,
+  placedBefore,
+  pointKey,
   type TopicState,
 } from './topic-model.ts'
 import type { TopicStore } from './topic-store.ts'
@@ -79,10 +81,11 @@ export async function placeTopics(
           : [],
       )
     })
+    const before = await placedEarlier(client, state, points)
     const configured = await configuredTopics(chatbotId, jobs[0]!.context, state, semantic)
     const decision = await decideTopics(
       state,
-      points,
+      points.filter((p) => !before.has(pointKey(p))),
       configured,
       { newId: randomUUID, cluster: semantic.cluster },
       { ...DEFAULT_TOPIC_OPTIONS, maxTopics: options.maxTopics ?? DEFAULT_TOPIC_OPTIONS.maxTopics },
@@ -92,7 +95,7 @@ export async function placeTopics(
       id,
       label: id === OTHER_TOPIC ? OTHER_TOPIC : (state.topics.get(id)?.label ?? id),
     })
-    for (const [key, id] of decision.assigned) {
+    for (const [key, id] of [...before, ...decision.assigned]) {
       const [conversationId, messageId] = key.split('\u0000') as [string, string]
       placement.topicsOf.set(`${conversationId}|${messageId}`, ref(id))
     }
@@ -142,4 +145,27 @@ async function configuredTopics(
   const seedOf = new Map(unseen.map((t, i) => [t.id, seeds[i]!]))
   const dimensions = seeds[0]?.length ?? 0
   return withIds.map((t) => ({ ...t, seed: seedOf.get(t.id) ?? new Float32Array(dimensions) }))
+}
+
+/** The points whose messages this state placed before (a re-analysis with the same model), and where. */
+async function placedEarlier(
+  client: pg.ClientBase,
+  state: TopicState,
+  points: readonly NewPoint[],
+): Promise<Map<string, string>> {
+  const found = new Map<string, string>()
+  if (points.length === 0) return found
+  const { rows } = await client.query<{ conversation_id: string; message_id: string; topic: string }>(
+    `SELECT r.conversation_id, r.message_id, r.topics[1] AS topic FROM analysis_results r
+       JOIN unnest($1::uuid[], $2::text[]) AS p(conversation_id, message_id)
+         ON r.conversation_id = p.conversation_id AND r.message_id = p.message_id
+      WHERE cardinality(r.topics) > 0`,
+    [points.map((p) => p.conversationId), points.map((p) => p.messageId)],
+  )
+  for (const row of rows) {
+    const point = { conversationId: row.conversation_id, messageId: row.message_id }
+    const topic = placedBefore(state, point, row.topic)
+    if (topic !== undefined) found.set(pointKey(point), topic)
+  }
+  return found
 }

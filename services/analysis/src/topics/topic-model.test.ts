@@ -7,6 +7,7 @@ import {
   emptyTopicState,
   type NewPoint,
   OTHER_TOPIC,
+  placedBefore,
   pointKey,
   type TopicDecision,
   type TopicModelOptions,
@@ -225,5 +226,26 @@ describe('topic discovery (pure decision)', () => {
     const { state, decisions } = await given([lonely], { poolCapacity: 4 })
     expect(state.pool.map((p) => p.conversationId)).toEqual(lonely.slice(2).map((p) => p.conversationId))
     expect([...decisions[0]!.removedPool.keys()]).toEqual(lonely.slice(0, 2).map(pointKey))
+  })
+
+  it('knows where a message it placed before still is: its topic, the one it merged into, or its place in the pool', async () => {
+    const waiting = point(9, 0)
+    const topic = [0, 1, 2].map((n) => point(0, n))
+    const plain = await given([[...topic, waiting]])
+    const id = plain.topicOf(topic[0]!)!
+    expect(placedBefore(plain.state, topic[0]!, id)).toBe(id)
+    expect(placedBefore(plain.state, waiting, OTHER_TOPIC)).toBe(OTHER_TOPIC)
+    // Another model's topic, or a key phrase: not this state's; the message is placed anew.
+    expect(placedBefore(plain.state, point(3, 0), 'refund')).toBeUndefined()
+
+    const a = normalized(Float32Array.from([1, 0, ...new Array(DIM - 2).fill(0)]))
+    const b = normalized(Float32Array.from([1, 1.05, ...new Array(DIM - 2).fill(0)]))
+    const older = [0, 1, 2].map((n) => ({ ...point(0, n), embedding: a }))
+    const younger = [3, 4, 5].map((n) => ({ ...point(0, n), embedding: b }))
+    const merged = await given([older, younger], { joinSimilarity: 0.9, mergeSimilarity: 0.6 })
+    const [first, second] = merged.events
+      .filter((e) => e.type === 'analysis.topic-discovered')
+      .map((e) => (e.payload as { topicId: string }).topicId)
+    expect(placedBefore(merged.state, younger[0]!, second!)).toBe(first)
   })
 })

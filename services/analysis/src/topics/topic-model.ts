@@ -152,6 +152,26 @@ export function emptyTopicState(chatbotId: string): TopicState {
 }
 
 /**
+ * Where a message placed before (its stored result names `storedTopic`) still is in this state, or
+ * undefined when this state never placed it (another model's topic, a key phrase, a pool message since
+ * evicted). A re-analysis with the same model leaves such a message where it is: placing it again would
+ * count its embedding and its words twice.
+ */
+export function placedBefore(
+  state: TopicState,
+  point: { conversationId: string; messageId: string },
+  storedTopic: string,
+) {
+  const pooled = state.pool.find(
+    (p) => p.conversationId === point.conversationId && p.messageId === point.messageId,
+  )
+  if (pooled) return pooled.attachedTo
+  let topic = state.topics.get(storedTopic)
+  while (topic?.mergedInto) topic = state.topics.get(topic.mergedInto)
+  return topic?.id
+}
+
+/**
  * Places the new points (in order) and updates the state in place; returns what changed. Deterministic
  * for the same state, points, configured topics and ids.
  */
