@@ -296,7 +296,9 @@ try {
     console.log(report.join('\n'))
     writeFileSync(values.out, `${report.join('\n')}\n`)
     // In the repository's Markdown style (Biome aligns tables), so that the report passes the lint as written.
-    execFileSync(path.join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', values.out], { stdio: 'ignore' })
+    execFileSync(path.join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', values.out], {
+      stdio: 'ignore',
+    })
     console.log(`\nwritten to ${path.relative(ROOT, values.out)}`)
     await model.close?.()
   } finally {
