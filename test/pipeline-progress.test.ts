@@ -9,6 +9,7 @@ import {
   createEventConsumer,
   createProgressProbe,
   type EventLogBackend,
+  journalProgress,
   type ProgressProbe,
   Relay,
   relayBacklog,
@@ -139,6 +140,18 @@ for (const b of backends) {
       )
       expect(rows[0].last).toEqual(committedAt(2_000))
     })
+
+    // (On the journal only: in Kafka mode the count is offsets, no scan.)
+    if (b.name === 'journal')
+      it('counts a backlog up to a limit, and still knows its oldest', async () => {
+        const groupId = uniqueGroupId('capped')
+        for (const offset of [0, 1_000, 2_000]) await append(randomUUID(), committedAt(offset))
+        await pending(probeOf(groupId), 3)
+        expect(await journalProgress(db.pool, groupId, 4, ['conversation'], 2)).toEqual({
+          events: 2,
+          oldestPendingAt: committedAt(0),
+        })
+      })
 
     it('is the same for every process of the group, and while none of them runs', async () => {
       // Given a group that applied the first event and stopped

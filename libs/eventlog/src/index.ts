@@ -58,6 +58,7 @@ export {
   createProgressProbe,
   type GroupProgress,
   journalProgress,
+  MAX_COUNTED_EVENTS,
   OldestPendingEstimator,
   type PartitionLook,
   type ProgressProbe,

@@ -9,7 +9,10 @@ import { topicFor } from './topics.ts'
 
 /** How far a consumer group, all its partitions together, is behind what was committed. */
 export interface GroupProgress {
-  /** Events committed that the group has not applied yet (in Kafka mode, those not yet relayed too). */
+  /**
+   * Events committed that the group has not applied yet (in Kafka mode, those not yet relayed too); on
+   * the journal (and the relay's backlog), counted up to MAX_COUNTED_EVENTS.
+   */
   readonly events: number
   /**
    * When the oldest of them was committed; null when there are none. Exact on the journal; in Kafka mode
@@ -182,29 +185,43 @@ async function kafkaLooks(
 }
 
 /**
+ * Pending events are counted up to this many: the count is for operators, and counting a backlog of
+ * millions every few seconds would take a core from the projector catching up with it.
+ */
+export const MAX_COUNTED_EVENTS = 100_000
+
+/**
  * Readable journal events of `streamTypes` past a journal-backed group's checkpoints (one per virtual
- * partition), and when the oldest of them was committed.
+ * partition), up to `maxCounted`, and when the first of them (in journal order: commit order, give
+ * or take a transaction's length) was committed.
  */
 export async function journalProgress(
   db: Pool | ClientBase,
   groupId: string,
   partitions: number,
   streamTypes: readonly StreamType[],
+  maxCounted = MAX_COUNTED_EVENTS,
 ): Promise<GroupProgress> {
+  // Each partition's checkpoint, read once (an array indexed by partition), so that the journal is read
+  // in position order from the earliest and the scan stops at the count's limit.
   const { rows } = await db.query<{ events: number; oldest: Date | null }>(
     `WITH checkpoints AS (
-       SELECT p.partition, coalesce(c.last_offset, -1) AS last_offset
+       SELECT array_agg(coalesce(c.last_offset, -1) ORDER BY p.partition) AS offsets
          FROM generate_series(0, $3::int - 1) AS p(partition)
          LEFT JOIN consumer_checkpoints c ON c.group_id = $1 AND c.topic = $4 AND c.partition = p.partition
+     ), pending AS (
+       SELECT j.position, j.occurred_at
+         FROM event_journal j
+        WHERE j.position > (SELECT min(o) FROM checkpoints, unnest(offsets) AS o)
+          AND j.position < ${READABLE_POSITION_BOUND}
+          AND j.stream_type = ANY($2::text[])
+          AND j.position > (SELECT offsets FROM checkpoints)[${partitionExpression('$3::int', 'j.stream_id')} + 1]
+        ORDER BY j.position
+        LIMIT $5
      )
-     SELECT count(*)::int AS events, min(j.occurred_at) AS oldest
-       FROM event_journal j
-       JOIN checkpoints cp ON cp.partition = ${partitionExpression('$3::int', 'j.stream_id')}
-      WHERE j.position > (SELECT min(last_offset) FROM checkpoints)
-        AND j.position > cp.last_offset
-        AND j.position < ${READABLE_POSITION_BOUND}
-        AND j.stream_type = ANY($2::text[])`,
-    [groupId, streamTypes, partitions, JOURNAL_TOPIC],
+     SELECT count(*)::int AS events, (SELECT occurred_at FROM pending ORDER BY position LIMIT 1) AS oldest
+       FROM pending`,
+    [groupId, streamTypes, partitions, JOURNAL_TOPIC, maxCounted],
   )
   return { events: rows[0]!.events, oldestPendingAt: rows[0]!.oldest }
 }
