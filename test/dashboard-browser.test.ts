@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import pg from 'pg'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -561,6 +562,56 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       expect(await activeFilter.count()).toBe(0)
     },
     150_000,
+  )
+
+  it(
+    'says how current the figures are: how far behind while projection and analysis are held up, then up to date',
+    async () => {
+      await page.getByRole('link', { name: 'Conversations', exact: true }).click()
+      await heading('Conversations').waitFor()
+      const freshness = page.getByRole('main').locator('p.freshness[role="status"]')
+      await freshness.getByText('Up to date', { exact: true }).waitFor({ timeout: 60_000 })
+
+      // Given a long transaction holding the tables the projector and the analysis service write, as an
+      // operator's migration or a forgotten session would: both stall, while capture and reads go on
+      const db = new pg.Client({ connectionString: app.databaseUrl() })
+      await db.connect()
+      try {
+        await db.query('BEGIN')
+        await db.query('LOCK TABLE rm_conversations, analysis_jobs IN SHARE MODE')
+        // When a conversation is captured
+        const sent = await capture(apiKey, {
+          conversationId: 'held-up',
+          messages: [{ id: 'm-1', role: 'user', content: 'Is anyone there? I have been waiting for ages.' }],
+        })
+        expect(sent.status).toBe(200)
+        // Then the page says, by itself, that both are behind and by how much, and the list lacks it
+        await waitFor(
+          async () =>
+            /^Conversations \d+ s behind · Analysis \d+ s behind$/.test(
+              (await freshness.textContent()) ?? '',
+            ),
+          { timeoutMs: 60_000, what: 'the page to say both are behind' },
+        )
+        expect(await conversationLink('held-up').count()).toBe(0)
+        await checkPage('10c-figures-behind')
+      } finally {
+        await db.query('ROLLBACK').catch(() => {})
+        await db.end()
+      }
+
+      // When the transaction ends, both catch up, and the page says so (and lists the conversation)
+      await freshness.getByText('Up to date', { exact: true }).waitFor({ timeout: 60_000 })
+      await conversationLink('held-up').waitFor()
+      // The same figures for operators: /readyz describes them, and stays ready.
+      const ready = await fetch(`${app.baseUrl}/readyz`)
+      expect(ready.status).toBe(200)
+      expect(((await ready.json()) as { details: unknown }).details).toMatchObject({
+        projection: { state: 'up-to-date' },
+        analysis: { state: 'up-to-date', jobs: 0 },
+      })
+    },
+    STEP_TIMEOUT,
   )
 
   it(

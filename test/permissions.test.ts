@@ -99,6 +99,7 @@ const MATRIX: Record<string, RouteCase> = {
     allowed: ALL,
     request: () => ({ method: 'GET', url: '/api/v1/analytics/topics' }),
   },
+  'GET /api/v1/status': { allowed: ALL, request: () => ({ method: 'GET', url: '/api/v1/status' }) },
   'GET /api/v1/members': { allowed: READERS, request: () => ({ method: 'GET', url: '/api/v1/members' }) },
   'PATCH /api/v1/members/{userId}': {
     allowed: MANAGERS,

@@ -211,6 +211,7 @@ describe('fault 8: security', () => {
           "UPDATE rm_conversations SET external_id = 'x'",
           `INSERT INTO rm_deleted_chatbots (chatbot_id, org_id, deleted_at) VALUES (gen_random_uuid(), gen_random_uuid(), now())`,
           'TRUNCATE rm_hourly_stats',
+          'UPDATE pipeline_status SET events = 0',
         ]) {
           expect(await refusal(client, sql), sql).toBe(INSUFFICIENT_PRIVILEGE)
         }

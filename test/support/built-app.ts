@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { freePort } from '@cas/db'
+import { freePort, runningEmbeddedPostgres } from '@cas/db'
 import { waitFor } from './wait.ts'
 import { spawnWorker, type Worker } from './worker-process.ts'
 
@@ -19,6 +19,8 @@ export async function buildApp(): Promise<void> {
 export interface BuiltApp {
   readonly baseUrl: string
   readonly process: Worker
+  /** Its embedded Postgres, as the superuser the app itself connects as. */
+  databaseUrl(): string
   /** Stops the service (and so its embedded Postgres) and removes its data directory. */
   stop(): Promise<void>
 }
@@ -69,7 +71,12 @@ export async function startBuiltApp(env: Record<string, string> = {}): Promise<B
     await stop()
     throw err
   }
-  return { baseUrl, process: child, stop }
+  const databaseUrl = () => {
+    const url = runningEmbeddedPostgres(path.join(dataDir, 'postgres'))
+    if (!url) throw new Error(`the built app's Postgres is not running (${dataDir})`)
+    return url
+  }
+  return { baseUrl, process: child, databaseUrl, stop }
 }
 
 /**

@@ -22,6 +22,8 @@ export interface TestPipeline {
   readonly app: FastifyInstance
   /** What consumers read: the journal, or Kafka topics of their own that a running relay feeds. */
   readonly eventLog: EventLogBackend
+  /** Kafka mode: the relay feeding them (stopped by `cleanups`). */
+  readonly relay?: Relay
 }
 
 /**
@@ -52,6 +54,7 @@ export async function startPipeline(
   return {
     db,
     app,
+    relay,
     eventLog: {
       kind: 'kafka',
       kafka: topics.kafka,

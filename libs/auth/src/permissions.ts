@@ -8,6 +8,7 @@ import type { OrganizationRole } from '@cas/events'
  */
 export const PERMISSIONS = {
   'conversations:read': ['owner', 'admin', 'member', 'viewer'],
+  /** Analytics, topics, and how current the figures are (GET /api/v1/status). */
   'analytics:read': ['owner', 'admin', 'member', 'viewer'],
   'chatbots:read': ['owner', 'admin', 'member'],
   /** Rename and change settings. */

@@ -54,13 +54,17 @@ export async function applyBatch(
       await handler(records, client)
       await recordStreamVersions(client, groupId, records)
     }
-    const lastInBatch = batch.length > 0 ? BigInt(batch[batch.length - 1]!.offset) : -1n
+    const lastRecord = batch[batch.length - 1]
+    const lastInBatch = lastRecord ? BigInt(lastRecord.offset) : -1n
     const last = upTo !== undefined && BigInt(upTo) > lastInBatch ? BigInt(upTo) : lastInBatch
     if (last > checkpoint) {
+      // With the offset, when the last event passed was committed: whatever this partition holds past the
+      // checkpoint was committed after it (progress.ts estimates how far behind a Kafka group is from it).
       await client.query(
-        `UPDATE consumer_checkpoints SET last_offset = $4, updated_at = now()
+        `UPDATE consumer_checkpoints
+            SET last_offset = $4, last_occurred_at = coalesce($5, last_occurred_at), updated_at = now()
           WHERE group_id = $1 AND topic = $2 AND partition = $3`,
-        [groupId, source.topic, source.partition, last.toString()],
+        [groupId, source.topic, source.partition, last.toString(), lastRecord?.record.occurredAt ?? null],
       )
     }
     return { applied: records, duplicates: batch.length - records.length }

@@ -42,10 +42,33 @@ export {
 } from './kafka.ts'
 export { createKafkaConsumer, type KafkaConsumerOptions, kafkaGroupId } from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
+export {
+  BEHIND_AFTER_SECONDS,
+  PIPELINE_STAGES,
+  type PipelineStage,
+  type PipelineStatus,
+  readPipelineStatus,
+  STALE_AFTER_SECONDS,
+  type StageReport,
+  StageReporter,
+  type StageReporterOptions,
+  type StageStatus,
+} from './pipeline-status.ts'
+export {
+  createProgressProbe,
+  type GroupProgress,
+  journalProgress,
+  MAX_COUNTED_EVENTS,
+  OldestPendingEstimator,
+  type PartitionLook,
+  type ProgressProbe,
+  type ProgressProbeOptions,
+} from './progress.ts'
 export { eventLogFields, type JournalRecord, type StreamType } from './records.ts'
 export {
   DEFAULT_RELAY_BATCH_SIZE,
   DEFAULT_RELAY_MAX_IN_FLIGHT,
+  RELAY_GROUP,
   Relay,
   type RelayOptions,
   type RelayStats,

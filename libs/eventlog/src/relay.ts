@@ -33,7 +33,9 @@ export interface RelayStats {
 export const DEFAULT_RELAY_BATCH_SIZE = 500
 export const DEFAULT_RELAY_MAX_IN_FLIGHT = 4
 
-const CHECKPOINT = { group: '$relay', topic: '$journal', partition: 0 } as const
+/** The relay's checkpoint in consumer_checkpoints: a journal position, as a one-partition journal group's. */
+export const RELAY_GROUP = '$relay'
+const CHECKPOINT = { group: RELAY_GROUP, topic: '$journal', partition: 0 } as const
 // Session advisory lock held by the one relay allowed to publish (others stand by).
 const LEADER_LOCK = [0x7265_6c61, 1] as const
 

@@ -1,11 +1,17 @@
 import type { FastifyInstance } from 'fastify'
 import { errorBody } from './errors.ts'
 
-/** A dependency /readyz checks: resolves when reachable, rejects (or times out) when not. */
+/**
+ * A dependency /readyz checks (`check` resolves when reachable, rejects or times out when not), or only
+ * describes: without `check` it is shown under `details` and never makes the process unready.
+ */
 export interface ReadinessCheck {
   readonly name: string
-  check(): Promise<void>
-  /** What /readyz also says of it, under `details.<name>` (e.g. which analyzer is in use). */
+  check?(): Promise<void>
+  /**
+   * What /readyz also says of it, under `details.<name>` (which analyzer is in use, how far behind the
+   * projection is); null when it could not be had in time.
+   */
   detail?(): unknown
 }
 
@@ -15,20 +21,34 @@ const CHECK_TIMEOUT_MS = 2_000
 export function registerHealthRoutes(app: FastifyInstance, checks: readonly ReadinessCheck[]): void {
   app.get('/healthz', async () => ({ ok: true }))
   app.get('/readyz', async (_request, reply) => {
-    const results = await Promise.all(
-      checks.map(async (c) => {
-        try {
-          await withTimeout(c.check(), CHECK_TIMEOUT_MS)
-          return [c.name, 'ok'] as const
-        } catch {
-          return [c.name, 'unreachable'] as const
-        }
-      }),
-    )
-    const status = Object.fromEntries(results)
+    const checked = checks.filter((c) => c.check)
     const described = checks.filter((c) => c.detail)
-    const details =
-      described.length > 0 ? { details: Object.fromEntries(described.map((c) => [c.name, c.detail!()])) } : {}
+    const [results, detailed] = await Promise.all([
+      Promise.all(
+        checked.map(async (c) => {
+          try {
+            await withTimeout(
+              Promise.resolve().then(() => c.check!()),
+              CHECK_TIMEOUT_MS,
+            )
+            return [c.name, 'ok'] as const
+          } catch {
+            return [c.name, 'unreachable'] as const
+          }
+        }),
+      ),
+      Promise.all(
+        described.map(async (c) => {
+          const detail = await withTimeout(
+            Promise.resolve().then(() => c.detail!()),
+            CHECK_TIMEOUT_MS,
+          ).catch(() => null)
+          return [c.name, detail] as const
+        }),
+      ),
+    ])
+    const status = Object.fromEntries(results)
+    const details = detailed.length > 0 ? { details: Object.fromEntries(detailed) } : {}
     if (results.every(([, s]) => s === 'ok')) return { ok: true, checks: status, ...details }
     reply.code(503).header('retry-after', '5')
     return { ...errorBody('unavailable', 'A dependency is unreachable.'), checks: status, ...details }

@@ -34,10 +34,25 @@ export interface AnalysisSource {
     readonly retries: number
     readonly deadLetters: number
   }
-  /** Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database. */
-  jobs(): Promise<{ backlog: number; dead: number }>
+  /**
+   * Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database; and since when
+   * the oldest waiting job's analysis has been owed.
+   */
+  jobs(): Promise<{ backlog: number; dead: number; oldestWaitingSince?: Date | null }>
   /** The analyzer in use: its name and version, and whether it is the model, its fallback, or loading. */
   analyzer?(): { readonly name: string; readonly version: string; readonly state: string }
+}
+
+/** How current a stage of the pipeline is (PipelineStatus from @cas/eventlog satisfies it). */
+export interface PipelineSource {
+  /** The stages this process runs, whose status it exposes. */
+  readonly stages: readonly string[]
+  status(): Promise<
+    Record<
+      string,
+      { readonly state: string; readonly behindSeconds: number | null; readonly events: number | null }
+    >
+  >
 }
 
 // A collector asking the database or Kafka gives up after this; the scrape still answers.
@@ -67,6 +82,7 @@ export class Metrics {
   private readonly consumers = new Map<string, ConsumerSource>()
   private readonly relays: RelaySource[] = []
   private readonly analyses: AnalysisSource[] = []
+  private readonly pipelines: PipelineSource[] = []
   private readonly onError: (what: string, err: unknown) => void
 
   readonly httpDuration = new Histogram({
@@ -259,7 +275,8 @@ export class Metrics {
       'Analysis jobs dead-lettered by this process after their last attempt.',
       (a) => a.stats.deadLetters,
     )
-    const jobsGauge = (name: string, help: string, value: (j: { backlog: number; dead: number }) => number) =>
+    type Jobs = Awaited<ReturnType<AnalysisSource['jobs']>>
+    const jobsGauge = (name: string, help: string, value: (j: Jobs) => number) =>
       new Gauge({
         name,
         help,
@@ -297,6 +314,61 @@ export class Metrics {
       'Analysis jobs dead-lettered and kept (all processes).',
       (j) => j.dead,
     )
+    jobsGauge(
+      'cas_analysis_oldest_job_age_seconds',
+      'How long the oldest analysis job waiting (all processes) has been owed: since its capture, or since a re-analysis was asked for; 0 when none waits.',
+      (j) => (j.oldestWaitingSince ? Math.max(0, (Date.now() - j.oldestWaitingSince.getTime()) / 1000) : 0),
+    )
+
+    const pipelines = this.pipelines
+    const pipelineGauge = (
+      name: string,
+      help: string,
+      labelNames: readonly ('stage' | 'state')[],
+      set: (
+        gauge: Gauge<'stage' | 'state'>,
+        stage: string,
+        status: Awaited<ReturnType<PipelineSource['status']>>[string],
+      ) => void,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          this.reset()
+          for (const source of pipelines) {
+            const status = await collect('pipeline status', () => source.status())
+            for (const stage of source.stages) {
+              const s = status?.[stage]
+              if (s) set(this, stage, s)
+            }
+          }
+        },
+      })
+    pipelineGauge(
+      'cas_pipeline_behind_seconds',
+      'How long ago the oldest work a stage has not done yet was committed: an event not applied to the read models (projection), a message not analysed (analysis); 0 when none. Absent while unknown. The dashboard says the same.',
+      ['stage'],
+      (g, stage, s) => {
+        if (s.behindSeconds !== null) g.set({ stage }, s.behindSeconds)
+      },
+    )
+    pipelineGauge(
+      'cas_pipeline_pending_events',
+      'Events committed that a stage has not applied yet (in Kafka mode, including those not yet relayed), at its last report.',
+      ['stage'],
+      (g, stage, s) => {
+        if (s.events !== null) g.set({ stage }, s.events)
+      },
+    )
+    pipelineGauge(
+      'cas_pipeline_state',
+      "1 for a stage's state: up-to-date (behind by less than 5 s), behind, or unknown (no report for 30 s: its processes are down).",
+      ['stage', 'state'],
+      (g, stage, s) => g.set({ stage, state: s.state }, 1),
+    )
   }
 
   /** Reports this pool's usage under `name` (e.g. `primary`, `reader`). */
@@ -314,6 +386,11 @@ export class Metrics {
 
   observeAnalysis(analysis: AnalysisSource): void {
     this.analyses.push(analysis)
+  }
+
+  /** Exposes how current the stages this process runs are (read from the pipeline status at scrape). */
+  observePipeline(pipeline: PipelineSource): void {
+    this.pipelines.push(pipeline)
   }
 
   /** The Prometheus text exposition: this service's metrics, then the process's. */

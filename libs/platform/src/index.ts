@@ -1,2 +1,3 @@
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
+export { observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'

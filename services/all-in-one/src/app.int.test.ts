@@ -47,6 +47,17 @@ describe('all-in-one service', () => {
     // Which analyzer analyses: the language model (loaded from the test folder), here.
     expect(['loading', 'ready']).toContain(ready.json().details.analyzer.state)
     expect(ready.json().details.analyzer.name).toBe('local-embedding')
+    // How current the read models and the analysis are: described, not checked (lag is not unreadiness).
+    expect(Object.keys(ready.json().checks).sort()).toEqual(['analyzer', 'database'])
+    const current = await waitFor(
+      async () => {
+        const { details } = (await service!.app.inject('/readyz')).json()
+        return details.projection.state === 'up-to-date' && details.analysis.state === 'up-to-date' && details
+      },
+      { what: 'both stages reported up to date' },
+    )
+    expect(current.projection).toMatchObject({ behindSeconds: 0, events: 0 })
+    expect(current.analysis).toMatchObject({ behindSeconds: 0, events: 0, jobs: 0 })
   })
 
   it('answers 404 in the API error shape for an unknown route', async () => {

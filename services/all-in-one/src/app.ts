@@ -3,7 +3,9 @@ import { Relay, relayBacklog } from '@cas/eventlog'
 import {
   type Infrastructure,
   observeInfrastructure,
+  observePipelineStatus,
   openInfrastructure,
+  pipelineStatusReadiness,
   type RunningService,
 } from '@cas/platform'
 import {
@@ -69,6 +71,8 @@ export async function startAllInOne(
     })
     await projector.consumer.start()
     stops.unshift(() => projector.consumer.stop())
+    projector.status.start()
+    stops.unshift(() => projector.status.stop())
     const analyzer = await createAnalyzer(config, (msg, fields) => parentLog.warn(fields ?? {}, msg))
     stops.unshift(async () => analyzer.close?.())
     const analysis = createAnalysisService({
@@ -88,10 +92,15 @@ export async function startAllInOne(
       keyring: infra.keyring,
       config,
       logger: log,
-      readiness: [...infra.readiness, analyzerReadiness(analyzer)],
+      readiness: [
+        ...infra.readiness,
+        analyzerReadiness(analyzer),
+        ...pipelineStatusReadiness(infra.pool, ['projection', 'analysis'], now),
+      ],
       now,
     })
     observeInfrastructure(app.metrics, infra)
+    observePipelineStatus(app.metrics, infra.pool, ['projection', 'analysis'])
     app.metrics.observeConsumer(projector.consumer)
     app.metrics.observeConsumer(analysis.consumer)
     app.metrics.observeAnalysis({

@@ -1,5 +1,13 @@
 import type { Config } from '@cas/config'
-import { createEventConsumer, type EventConsumer, type EventLogBackend, eventLogFields } from '@cas/eventlog'
+import {
+  createEventConsumer,
+  createProgressProbe,
+  type EventConsumer,
+  type EventLogBackend,
+  eventLogFields,
+  StageReporter,
+  type StreamType,
+} from '@cas/eventlog'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -8,6 +16,7 @@ import {
   enqueueJobs,
   forgetChatbot,
   forgetConversation,
+  type JobCounts,
   jobCounts,
   liveChatbots,
   type NewJob,
@@ -34,18 +43,26 @@ export interface AnalysisServiceDeps {
   readonly maxTopics?: number
   readonly groupId?: string
   readonly now?: () => Date
+  /** How often the analysis's status is reported (default 2 s). */
+  readonly statusIntervalMs?: number
 }
 
 export interface AnalysisService {
   readonly consumer: EventConsumer
   readonly worker: AnalysisWorker
-  /** Jobs queued or running, and dead-lettered, across every analysis process (for metrics). */
-  jobs(): Promise<{ backlog: number; dead: number }>
+  /**
+   * Keeps the `analysis` row of the pipeline status: how far analysis is behind the messages captured for
+   * it (events not yet queued, jobs waiting). Started and stopped with the service.
+   */
+  readonly status: StageReporter
+  /** The job queue across every analysis process (for metrics). */
+  jobs(): Promise<JobCounts>
   start(): Promise<void>
   stop(): Promise<void>
 }
 
 export const ANALYSIS_GROUP = 'analysis'
+const ANALYSIS_STREAM_TYPES: readonly StreamType[] = ['conversation', 'chatbot']
 
 /** The service's tuning from the configuration, for the processes that run it. */
 export function analysisSettings(config: Config) {
@@ -76,10 +93,11 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const log = deps.logger || undefined
   const now = deps.now ?? (() => new Date())
   const maxPending = deps.maxPending ?? 10_000
+  const groupId = deps.groupId ?? ANALYSIS_GROUP
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
-    groupId: deps.groupId ?? ANALYSIS_GROUP,
-    streamTypes: ['conversation', 'chatbot'],
+    groupId,
+    streamTypes: ANALYSIS_STREAM_TYPES,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
@@ -110,6 +128,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         if (event.type !== 'conversation.messages-captured' || !event.payload.analysisRequested) continue
         jobs.push({
           sourceEventId: event.id,
+          requestedAt: new Date(event.occurredAt),
           ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
           conversationId: event.streamId,
           orgId: event.orgId,
@@ -141,13 +160,40 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     onAnalyzed: (job) =>
       log?.info({ ...jobLogFields(job), messages: job.messages.length }, 'analyzed messages'),
   })
+  const probe = createProgressProbe({
+    pool: deps.pool,
+    eventLog: deps.eventLog,
+    groupId,
+    streamTypes: ANALYSIS_STREAM_TYPES,
+    now,
+  })
+  const status = new StageReporter({
+    pool: deps.pool,
+    stage: 'analysis',
+    // Behind by the older of what the consumer has not queued yet and the oldest job waiting.
+    measure: async () => {
+      const [events, jobs] = await Promise.all([probe.probe(), jobCounts(deps.pool)])
+      const oldest = [events.oldestPendingAt, jobs.oldestWaitingSince].filter((d) => d !== null)
+      return {
+        events: events.events,
+        jobs: jobs.backlog,
+        oldestPendingAt: oldest.length > 0 ? new Date(Math.min(...oldest.map((d) => d.getTime()))) : null,
+      }
+    },
+    release: () => probe.close(),
+    intervalMs: deps.statusIntervalMs,
+    now,
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+  })
   let starting: Promise<void> = Promise.resolve()
   let stopped = false
   return {
     consumer,
     worker,
+    status,
     jobs: () => jobCounts(deps.pool),
     async start() {
+      status.start()
       await consumer.start()
       // Jobs queue meanwhile: the worker starts once the analyzer is usable (the model loaded, or its
       // fallback chosen), without holding up the process's start.
@@ -158,6 +204,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     },
     async stop() {
       stopped = true
+      await status.stop()
       await consumer.stop()
       await starting
       await worker.stop()

@@ -29,6 +29,8 @@ interface JobRow {
 
 export interface NewJob {
   readonly sourceEventId: string
+  /** Since when its analysis is owed: its capture's time (default: when queued, as for a re-analysis). */
+  readonly requestedAt?: Date
   readonly correlationId?: string
   readonly conversationId: string
   readonly orgId: string
@@ -45,8 +47,11 @@ export async function enqueueJobs(
   if (jobs.length === 0) return
   await client.query(
     `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id,
-       next_attempt_at, created_at, updated_at)
-     SELECT *, $7, $7, $7 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[])
+       requested_at, next_attempt_at, created_at, updated_at)
+     SELECT j.source_event_id, j.conversation_id, j.org_id, j.chatbot_id, j.messages, j.correlation_id,
+            coalesce(j.requested_at, $7), $7, $7, $7
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[], $8::timestamptz[])
+            AS j(source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id, requested_at)
      ON CONFLICT (source_event_id) DO NOTHING`,
     [
       jobs.map((j) => j.sourceEventId),
@@ -56,6 +61,7 @@ export async function enqueueJobs(
       jobs.map((j) => JSON.stringify(j.messages)),
       jobs.map((j) => j.correlationId ?? null),
       now,
+      jobs.map((j) => j.requestedAt ?? null),
     ],
   )
 }
@@ -68,13 +74,24 @@ export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<numb
   return rows[0]!.n
 }
 
-/** The queue for metrics: jobs waiting or running, and jobs dead-lettered (kept for inspection). */
-export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<{ backlog: number; dead: number }> {
-  const { rows } = await db.query<{ backlog: number; dead: number }>(
+export interface JobCounts {
+  /** Jobs waiting: queued, running, or waiting for a retry. */
+  readonly backlog: number
+  /** Jobs dead-lettered (kept for inspection). */
+  readonly dead: number
+  /** Since when the oldest waiting job's analysis has been owed (its `requestedAt`); null when none waits. */
+  readonly oldestWaitingSince: Date | null
+}
+
+/** The queue, for the metrics and the pipeline status. */
+export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts> {
+  const { rows } = await db.query<{ backlog: number; dead: number; oldest: Date | null }>(
     `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS backlog,
-            (SELECT count(*)::int FROM analysis_dead_letters) AS dead`,
+            (SELECT count(*)::int FROM analysis_dead_letters) AS dead,
+            (SELECT min(requested_at) FROM analysis_jobs WHERE status IN ('pending', 'running')) AS oldest`,
   )
-  return rows[0]!
+  const { backlog, dead, oldest } = rows[0]!
+  return { backlog, dead, oldestWaitingSince: oldest }
 }
 
 /**

@@ -1,5 +1,11 @@
 import { createHttpApp } from '@cas/http'
-import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
+import {
+  observeInfrastructure,
+  observePipelineStatus,
+  openInfrastructure,
+  pipelineStatusReadiness,
+  runService,
+} from '@cas/platform'
 import { analysisSettings, createAnalysisService } from './app.ts'
 import { analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 
@@ -18,9 +24,14 @@ await runService('analysis', async (config, log) => {
   await service.start()
   const app = await createHttpApp({
     logger: log,
-    readiness: [...infra.readiness, analyzerReadiness(analyzer)],
+    readiness: [
+      ...infra.readiness,
+      analyzerReadiness(analyzer),
+      ...pipelineStatusReadiness(infra.pool, ['analysis']),
+    ],
   })
   observeInfrastructure(app.metrics, infra)
+  observePipelineStatus(app.metrics, infra.pool, ['analysis'])
   app.metrics.observeConsumer(service.consumer)
   app.metrics.observeAnalysis({
     stats: service.worker.stats,

@@ -79,12 +79,19 @@ for (const mode of EVENT_LOG_MODES) {
     }
 
     async function reanalyze(since?: Date) {
+      const asked = new Date(Math.floor(Date.now() / 1000) * 1000)
       const keys = await enqueueReanalysis(db.pool, testKeyring, {
         chatbotId,
         since,
         analyzer: V2.info,
-        now: new Date(),
+        now: asked,
       })
+      // Owed since it was asked for, not since the captures: how far behind analysis is counts from then.
+      const { rows: owed } = await db.pool.query(
+        'SELECT DISTINCT requested_at FROM analysis_jobs WHERE source_event_id = ANY($1)',
+        [keys],
+      )
+      expect(owed).toEqual([{ requested_at: asked }])
       const worker = new AnalysisWorker({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
       worker.start()
       try {

@@ -1,8 +1,10 @@
 import {
   createEventConsumer,
+  createProgressProbe,
   type EventConsumer,
   type EventLogBackend,
   eventLogFields,
+  StageReporter,
   type StreamType,
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
@@ -19,11 +21,18 @@ export interface ProjectorDeps {
   /** Consumer group; every projector process of one deployment shares it and they split the partitions. */
   readonly groupId?: string
   readonly maxBatchSize?: number
+  /** How often the projection's status is reported (default 2 s). */
+  readonly statusIntervalMs?: number
 }
 
 export interface Projector {
   readonly consumer: EventConsumer
   readonly stats: ProjectionStats
+  /**
+   * Keeps the `projection` row of the pipeline status: how far the read models are behind every event
+   * committed. Started and stopped with the consumer by whoever runs the projector.
+   */
+  readonly status: StageReporter
 }
 
 export const PROJECTOR_GROUP = 'projector'
@@ -46,9 +55,10 @@ export const PROJECTED_STREAM_TYPES = [
 export function createProjector(deps: ProjectorDeps): Projector {
   const stats: ProjectionStats = { applied: 0, dropped: {} }
   const log = deps.logger || undefined
+  const groupId = deps.groupId ?? PROJECTOR_GROUP
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
-    groupId: deps.groupId ?? PROJECTOR_GROUP,
+    groupId,
     streamTypes: PROJECTED_STREAM_TYPES,
     // Large enough to catch up quickly after a backlog (the whole batch is written set-based); a projector
     // that keeps up gets small batches, whatever arrived since the last one.
@@ -63,5 +73,19 @@ export function createProjector(deps: ProjectorDeps): Projector {
           log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
       }),
   })
-  return { consumer, stats }
+  const probe = createProgressProbe({
+    pool: deps.pool,
+    eventLog: deps.eventLog,
+    groupId,
+    streamTypes: PROJECTED_STREAM_TYPES,
+  })
+  const status = new StageReporter({
+    pool: deps.pool,
+    stage: 'projection',
+    measure: () => probe.probe(),
+    release: () => probe.close(),
+    intervalMs: deps.statusIntervalMs,
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+  })
+  return { consumer, stats, status }
 }

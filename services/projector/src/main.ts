@@ -1,5 +1,11 @@
 import { createHttpApp } from '@cas/http'
-import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
+import {
+  observeInfrastructure,
+  observePipelineStatus,
+  openInfrastructure,
+  pipelineStatusReadiness,
+  runService,
+} from '@cas/platform'
 import { createProjector } from './app.ts'
 
 await runService('projector', async (config, log) => {
@@ -11,8 +17,13 @@ await runService('projector', async (config, log) => {
     logger: log,
   })
   await projector.consumer.start()
-  const app = await createHttpApp({ logger: log, readiness: infra.readiness })
+  projector.status.start()
+  const app = await createHttpApp({
+    logger: log,
+    readiness: [...infra.readiness, ...pipelineStatusReadiness(infra.pool, ['projection'])],
+  })
   observeInfrastructure(app.metrics, infra)
+  observePipelineStatus(app.metrics, infra.pool, ['projection'])
   app.metrics.observeConsumer(projector.consumer)
   app.get('/projector', async () => ({
     ok: true,
@@ -24,6 +35,7 @@ await runService('projector', async (config, log) => {
     // Stops serving, finishes and commits the batch in flight, leaves the group, closes the pool.
     async close() {
       await app.close()
+      await projector.status.stop()
       await projector.consumer.stop()
       await infra.close()
     },

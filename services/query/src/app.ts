@@ -10,6 +10,7 @@ import { registerAnalyticsRoutes } from './routes/analytics.ts'
 import { registerAuditRoutes } from './routes/audit.ts'
 import { registerChatbotReadRoutes } from './routes/chatbots.ts'
 import { registerConversationRoutes } from './routes/conversations.ts'
+import { registerStatusRoutes } from './routes/status.ts'
 
 export { builtDashboardDir, registerDashboard } from './dashboard.ts'
 export type { QueryDeps } from './deps.ts'
@@ -25,9 +26,9 @@ export interface QueryAppDeps extends QueryDeps {
 }
 
 /**
- * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics, the audit log) from the read
- * models, through the row-level-security role, and the dashboard app itself. Built without listening,
- * so tests drive it with inject.
+ * The read side's HTTP service: dashboard reads (chatbots, conversations, analytics, the audit log, how
+ * current they are) from the read models, through the row-level-security role, and the dashboard app
+ * itself. Built without listening, so tests drive it with inject.
  */
 export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance> {
   const app = await createHttpApp({
@@ -52,4 +53,5 @@ export async function registerQueryRoutes(app: FastifyInstance, deps: QueryDeps)
   await registerConversationRoutes(app, deps)
   await registerAnalyticsRoutes(app, deps)
   await registerAuditRoutes(app, deps)
+  await registerStatusRoutes(app, deps)
 }

@@ -1,4 +1,4 @@
-import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
+import { observeInfrastructure, openInfrastructure, pipelineStatusReadiness, runService } from '@cas/platform'
 import { buildQueryApp, builtDashboardDir } from './app.ts'
 
 await runService('query', async (config, log) => {
@@ -8,7 +8,8 @@ await runService('query', async (config, log) => {
     readerPool: infra.readerPool!,
     config,
     logger: log,
-    readiness: infra.readiness,
+    // What the dashboard shows of the pipeline (GET /api/v1/status), for operators too.
+    readiness: [...infra.readiness, ...pipelineStatusReadiness(infra.pool, ['projection', 'analysis'])],
     now: () => new Date(),
     readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     dashboardDir: builtDashboardDir(import.meta.url, (msg) => log.warn(msg)),

@@ -12,6 +12,7 @@ import type {
   Invited,
   Member,
   Overview,
+  PipelineStatus,
   Role,
   SentimentTrend,
   TopicsReport,
@@ -126,4 +127,9 @@ export const analytics = {
   /** What end users talk about: `limit` topics at most (1..1000, default 20), and "other" apart. */
   topics: (query: AnalyticsQuery & { interval: Interval; limit?: number }, signal?: AbortSignal) =>
     request<TopicsReport>('GET', '/api/v1/analytics/topics', { query, signal }),
+}
+
+export const pipeline = {
+  /** How current the conversations, analytics and analysis are. */
+  status: (signal?: AbortSignal) => request<PipelineStatus>('GET', '/api/v1/status', { signal }),
 }

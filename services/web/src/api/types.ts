@@ -255,3 +255,19 @@ export interface TopicsReport {
   /** The long tail: end users' messages no topic is similar enough to. */
   readonly other: TopicFigures | null
 }
+
+/** How current one stage of the pipeline is (GET /api/v1/status). */
+export interface StageFreshness {
+  /** up-to-date: behind by less than 5 s; unknown: the stage has not reported for 30 s. */
+  readonly state: 'up-to-date' | 'behind' | 'unknown'
+  /** How long ago the oldest work not done yet was committed; null when unknown. */
+  readonly behindSeconds: number | null
+  readonly checkedAt: string | null
+}
+
+/** How current the figures are: the read models (`projection`) and sentiment and topics (`analysis`). */
+export interface PipelineStatus {
+  readonly at: string
+  readonly projection: StageFreshness
+  readonly analysis: StageFreshness
+}

@@ -4,6 +4,7 @@ import { analytics } from '../api/endpoints.ts'
 import type { Overview, SentimentTrend } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { ChartFigure } from '../components/chart.tsx'
+import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
 import {
@@ -47,6 +48,7 @@ export function AnalyticsPage() {
   return (
     <section className="page">
       <PageHeading title="Analytics" />
+      <Freshness />
       <RangeForm
         idPrefix="a"
         selection={selection}

@@ -2,6 +2,7 @@ import { ApiError } from '../api/client.ts'
 import { conversations } from '../api/endpoints.ts'
 import type { ConversationDetail, Message } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
+import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
 import { formatDateTime, plural } from '../lib/format.ts'
@@ -43,6 +44,7 @@ export function ConversationPage({ id }: { id: string }) {
         <Link to={paths.conversations()}>Conversations</Link>
       </p>
       <PageHeading title={`Conversation ${c.conversationId}`} />
+      <Freshness />
       <div className="conversation-summary">
         <span className="sentiment-pair">
           End user <SentimentBadge sentiment={c.sentiment} />

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useMemo, useState } from 'react'
 import { analytics, conversations } from '../api/endpoints.ts'
 import type { Chatbot, Conversation } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
+import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
 import {
@@ -70,6 +71,7 @@ export function ConversationsPage() {
   return (
     <section className="page">
       <PageHeading title="Conversations" />
+      <Freshness />
       <form onSubmit={apply} className="card filters" aria-label="Filter conversations">
         <FilterFields
           draft={draft}

@@ -2,6 +2,7 @@ import { useMemo, useState } from 'react'
 import { analytics } from '../api/endpoints.ts'
 import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
+import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
 import { SentimentBadge, SentimentLabelBadge } from '../components/sentiment-badge.tsx'
@@ -37,6 +38,7 @@ export function TopicsPage() {
   return (
     <section className="page">
       <PageHeading title="Topics" />
+      <Freshness />
       <p className="muted">
         What end users ask about: topics found in their messages by a language model, and your chatbots' own
         topics. The assistant's words never make a topic.
