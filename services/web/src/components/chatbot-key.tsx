@@ -1,10 +1,11 @@
-import { type FormEvent, useRef, useState } from 'react'
+import { useRef, useState } from 'react'
 import { chatbots } from '../api/endpoints.ts'
 import type { Chatbot } from '../api/types.ts'
 import { useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
+import { ConfirmByNameDialog } from './confirm-by-name.tsx'
 import { CopyButton } from './copy-button.tsx'
 import { Dialog } from './dialog.tsx'
 
@@ -107,29 +108,6 @@ export function DeleteSection({ chatbot }: { chatbot: Chatbot }) {
   const { navigate } = useRouter()
   const { forgetKey } = useSession()
   const [confirming, setConfirming] = useState(false)
-  const [typed, setTyped] = useState('')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>()
-  const matches = typed === chatbot.name
-
-  const remove = async (event: FormEvent) => {
-    event.preventDefault()
-    if (!matches) return
-    setBusy(true)
-    setError(undefined)
-    try {
-      await chatbots.remove(chatbot.id)
-      forgetKey(chatbot.id)
-      navigate(paths.chatbots(), { replace: true })
-    } catch (err) {
-      setError(err)
-      setBusy(false)
-    }
-  }
-  const close = () => {
-    setConfirming(false)
-    setTyped('')
-  }
 
   return (
     <section className="card danger-zone" aria-labelledby="delete-heading">
@@ -138,35 +116,22 @@ export function DeleteSection({ chatbot }: { chatbot: Chatbot }) {
       <button type="button" className="button danger" onClick={() => setConfirming(true)}>
         Delete chatbot…
       </button>
-      <Dialog open={confirming} title={`Delete ${chatbot.name}?`} onClose={close}>
-        <form onSubmit={remove} className="stack">
-          <p>
-            <strong>This is permanent and cannot be undone.</strong> The chatbot, its API key and every
-            conversation, message and analysis result it has are deleted; its key stops working at once.
-          </p>
-          <div className="field">
-            <label htmlFor="confirm-name">
-              Type <strong>{chatbot.name}</strong> to confirm
-            </label>
-            <input
-              id="confirm-name"
-              value={typed}
-              onChange={(e) => setTyped(e.target.value)}
-              autoComplete="off"
-              spellCheck={false}
-            />
-          </div>
-          <ErrorAlert error={error} prefix="The chatbot was not deleted." />
-          <div className="dialog-actions">
-            <button type="button" className="button secondary" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" className="button danger" disabled={!matches || busy}>
-              {busy ? 'Deleting…' : 'Delete permanently'}
-            </button>
-          </div>
-        </form>
-      </Dialog>
+      <ConfirmByNameDialog
+        open={confirming}
+        onClose={() => setConfirming(false)}
+        title={`Delete ${chatbot.name}?`}
+        name={chatbot.name}
+        inputId="confirm-name"
+        errorPrefix="The chatbot was not deleted."
+        onConfirm={async () => {
+          await chatbots.remove(chatbot.id)
+          forgetKey(chatbot.id)
+          navigate(paths.chatbots(), { replace: true })
+        }}
+      >
+        The chatbot, its API key and every conversation, message and analysis result it has are deleted; its
+        key stops working at once.
+      </ConfirmByNameDialog>
     </section>
   )
 }

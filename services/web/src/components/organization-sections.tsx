@@ -4,6 +4,7 @@ import { useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
+import { ConfirmByNameDialog } from './confirm-by-name.tsx'
 import { Dialog } from './dialog.tsx'
 
 /** Leaving the current organization, after a confirmation. */
@@ -59,28 +60,6 @@ export function DeleteOrganizationSection() {
   const { navigate } = useRouter()
   const organization = account!.organization!
   const [confirming, setConfirming] = useState(false)
-  const [typed, setTyped] = useState('')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>()
-  const matches = typed === organization.name
-  const remove = async (event: FormEvent) => {
-    event.preventDefault()
-    if (!matches) return
-    setBusy(true)
-    setError(undefined)
-    try {
-      const next = await organizations.remove()
-      setAccount(next)
-      navigate(paths.home(), { replace: true })
-    } catch (err) {
-      setError(err)
-      setBusy(false)
-    }
-  }
-  const close = () => {
-    setConfirming(false)
-    setTyped('')
-  }
   return (
     <section className="card danger-zone" aria-labelledby="delete-org-heading">
       <h2 id="delete-org-heading">Delete organization</h2>
@@ -90,35 +69,21 @@ export function DeleteOrganizationSection() {
       <button type="button" className="button danger" onClick={() => setConfirming(true)}>
         Delete organization…
       </button>
-      <Dialog open={confirming} title={`Delete ${organization.name}?`} onClose={close}>
-        <form onSubmit={remove} className="stack">
-          <p>
-            <strong>This is permanent and cannot be undone.</strong> Every chatbot (its key stops working at
-            once), conversation, message and analysis result, every membership and the audit log are deleted.
-          </p>
-          <div className="field">
-            <label htmlFor="confirm-org-name">
-              Type <strong>{organization.name}</strong> to confirm
-            </label>
-            <input
-              id="confirm-org-name"
-              value={typed}
-              onChange={(e) => setTyped(e.target.value)}
-              autoComplete="off"
-              spellCheck={false}
-            />
-          </div>
-          <ErrorAlert error={error} prefix="The organization was not deleted." />
-          <div className="dialog-actions">
-            <button type="button" className="button secondary" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" className="button danger" disabled={!matches || busy}>
-              {busy ? 'Deleting…' : 'Delete permanently'}
-            </button>
-          </div>
-        </form>
-      </Dialog>
+      <ConfirmByNameDialog
+        open={confirming}
+        onClose={() => setConfirming(false)}
+        title={`Delete ${organization.name}?`}
+        name={organization.name}
+        inputId="confirm-org-name"
+        errorPrefix="The organization was not deleted."
+        onConfirm={async () => {
+          setAccount(await organizations.remove())
+          navigate(paths.home(), { replace: true })
+        }}
+      >
+        Every chatbot (its key stops working at once), conversation, message and analysis result, every
+        membership and the audit log are deleted.
+      </ConfirmByNameDialog>
     </section>
   )
 }
