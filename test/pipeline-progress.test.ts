@@ -30,156 +30,177 @@ const BASE = Math.floor(Date.now() / 1000) * 1000 - 120_000
 const committedAt = (offsetMs: number) => new Date(BASE + offsetMs)
 
 for (const b of backends) {
-  describe.skipIf(!b.available)(`a consumer group's progress: ${b.name} backend`, () => {
-    let db: TestDatabase
-    let backend: EventLogBackend
-    let relay: Relay | undefined
-    const cleanups: (() => Promise<unknown>)[] = []
+  // Long waits are allowed (see `pending`): other test files' transactions hold the journal's readable bound.
+  describe.skipIf(!b.available)(
+    `a consumer group's progress: ${b.name} backend`,
+    { timeout: 300_000 },
+    () => {
+      let db: TestDatabase
+      let backend: EventLogBackend
+      let relay: Relay | undefined
+      const cleanups: (() => Promise<unknown>)[] = []
 
-    beforeEach(async () => {
-      db = await createTestDatabase()
-      await createAppliedTable(db.pool)
-      if (b.name === 'journal') {
-        backend = { kind: 'journal', partitions: 4, pollIntervalMs: 10 }
-      } else {
-        const t = await createTestTopics(4)
-        backend = { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 }
-        relay = new Relay({ pool: db.pool, kafka: t.kafka, topicPrefix: t.topicPrefix })
-        cleanups.push(() => relay!.stop())
-      }
-    })
-    afterEach(async () => {
-      for (const c of cleanups.splice(0).reverse()) await c()
-      await db.drop()
-    })
-
-    async function append(
-      streamId: string,
-      at: Date,
-      streamType: 'conversation' | 'chatbot' = 'conversation',
-    ) {
-      await withTransaction(db.pool, (client) =>
-        appendToStream(
-          client,
-          {
-            streamType,
-            streamId,
-            orgId: randomUUID(),
-            chatbotId: randomUUID(),
-            expectedVersion: 'any',
-            events: [{ type: 'test.happened', version: 1, payload: {} }],
-          },
-          { now: () => at },
-        ),
-      )
-    }
-
-    function probeOf(groupId: string): ProgressProbe {
-      const probe = createProgressProbe({
-        pool: db.pool,
-        eventLog: backend,
-        groupId,
-        streamTypes: ['conversation'],
+      beforeEach(async () => {
+        db = await createTestDatabase()
+        await createAppliedTable(db.pool)
+        if (b.name === 'journal') {
+          backend = { kind: 'journal', partitions: 4, pollIntervalMs: 10 }
+        } else {
+          const t = await createTestTopics(4)
+          backend = { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 }
+          relay = new Relay({ pool: db.pool, kafka: t.kafka, topicPrefix: t.topicPrefix })
+          cleanups.push(() => relay!.stop())
+        }
       })
-      cleanups.push(() => probe.close())
-      return probe
-    }
-
-    /** The probe's answer once it counts `events`. */
-    const pending = (probe: ProgressProbe, events: number) =>
-      waitFor(
-        async () => {
-          const progress = await probe.probe()
-          return progress.events === events && progress
-        },
-        { what: `${events} events pending` },
-      )
-
-    it('counts the events committed and not applied, and says when the oldest was committed', async () => {
-      const groupId = uniqueGroupId('progress')
-      const probe = probeOf(groupId)
-      // (New topics: until the broker's metadata has their leaders, a look may fail; the next one works.)
-      expect(await waitFor(() => probe.probe(), { what: 'a first look' })).toEqual({
-        events: 0,
-        oldestPendingAt: null,
+      afterEach(async () => {
+        for (const c of cleanups.splice(0).reverse()) await c()
+        await db.drop()
       })
 
-      // Given three events committed two minutes ago, and one of a stream type the group does not read
-      const [first, second] = [randomUUID(), randomUUID()]
-      await append(first, committedAt(0))
-      await append(second, committedAt(1_000))
-      await append(first, committedAt(2_000))
-      await append(randomUUID(), committedAt(-60_000), 'chatbot')
-
-      // Then, nothing applied yet (in Kafka mode nothing relayed yet either), all three are pending (once
-      // readable: a transaction of another test, still open, can hold the journal's readable end back)
-      expect(await pending(probe, 3)).toEqual({ events: 3, oldestPendingAt: committedAt(0) })
-
-      if (relay) {
-        // When the relay publishes them: still pending, and as old (not "since they reached Kafka")
-        await relay.start()
-        await waitFor(async () => (await relayBacklog(db.pool)) === 0, { what: 'the events relayed' })
-        expect(await probe.probe()).toEqual({ events: 3, oldestPendingAt: committedAt(0) })
+      async function append(
+        streamId: string,
+        at: Date,
+        streamType: 'conversation' | 'chatbot' = 'conversation',
+      ) {
+        await withTransaction(db.pool, (client) =>
+          appendToStream(
+            client,
+            {
+              streamType,
+              streamId,
+              orgId: randomUUID(),
+              chatbotId: randomUUID(),
+              expectedVersion: 'any',
+              events: [{ type: 'test.happened', version: 1, payload: {} }],
+            },
+            { now: () => at },
+          ),
+        )
       }
 
-      // When the group applies them
-      const consumer = createEventConsumer(backend, {
-        pool: db.pool,
-        groupId,
-        streamTypes: ['conversation'],
-        handler: (records, client) => recordApplied(client, records),
-      })
-      cleanups.push(() => consumer.stop())
-      await consumer.start()
-      await waitFor(async () => (await probe.probe()).events === 0, { what: 'the group to catch up' })
-      expect(await probe.probe()).toEqual({ events: 0, oldestPendingAt: null })
-      // The checkpoint says when the last event applied was committed.
-      const { rows } = await db.pool.query(
-        'SELECT max(last_occurred_at) AS last FROM consumer_checkpoints WHERE group_id = $1',
-        [groupId],
-      )
-      expect(rows[0].last).toEqual(committedAt(2_000))
-    })
-
-    // (On the journal only: in Kafka mode the count is offsets, no scan.)
-    if (b.name === 'journal')
-      it('counts a backlog up to a limit, and still knows its oldest', async () => {
-        const groupId = uniqueGroupId('capped')
-        for (const offset of [0, 1_000, 2_000]) await append(randomUUID(), committedAt(offset))
-        await pending(probeOf(groupId), 3)
-        expect(await journalProgress(db.pool, groupId, 4, ['conversation'], 2)).toEqual({
-          events: 2,
-          oldestPendingAt: committedAt(0),
+      function probeOf(groupId: string): ProgressProbe {
+        const probe = createProgressProbe({
+          pool: db.pool,
+          eventLog: backend,
+          groupId,
+          streamTypes: ['conversation'],
         })
+        cleanups.push(() => probe.close())
+        return probe
+      }
+
+      /**
+       * The probe's answer once it counts `events`. Journal readers see nothing committed after the oldest
+       * transaction still running on the server began (the readable bound is cluster-wide), and the other
+       * test files running meanwhile hold transactions of their own: the wait is long, the answer exact.
+       */
+      const pending = (probe: ProgressProbe, events: number) =>
+        waitFor(
+          async () => {
+            const progress = await probe.probe()
+            return progress.events === events && progress
+          },
+          { what: `${events} events pending`, timeoutMs: 120_000 },
+        )
+
+      it('counts the events committed and not applied, and says when the oldest was committed', async () => {
+        const groupId = uniqueGroupId('progress')
+        const probe = probeOf(groupId)
+        // (New topics: until the broker's metadata has their leaders, a look may fail; the next one works.)
+        expect(await waitFor(() => probe.probe(), { what: 'a first look' })).toEqual({
+          events: 0,
+          oldestPendingAt: null,
+        })
+
+        // Given three events committed two minutes ago, and one of a stream type the group does not read
+        const [first, second] = [randomUUID(), randomUUID()]
+        await append(first, committedAt(0))
+        await append(second, committedAt(1_000))
+        await append(first, committedAt(2_000))
+        await append(randomUUID(), committedAt(-60_000), 'chatbot')
+
+        // Then, nothing applied yet (in Kafka mode nothing relayed yet either), all three are pending (once
+        // readable: a transaction of another test, still open, can hold the journal's readable end back)
+        expect(await pending(probe, 3)).toEqual({ events: 3, oldestPendingAt: committedAt(0) })
+
+        if (relay) {
+          // When the relay publishes them: still pending, and as old (not "since they reached Kafka")
+          await relay.start()
+          await waitFor(async () => (await relayBacklog(db.pool)) === 0, {
+            what: 'the events relayed',
+            timeoutMs: 120_000,
+          })
+          expect(await probe.probe()).toEqual({ events: 3, oldestPendingAt: committedAt(0) })
+        }
+
+        // When the group applies them
+        const consumer = createEventConsumer(backend, {
+          pool: db.pool,
+          groupId,
+          streamTypes: ['conversation'],
+          handler: (records, client) => recordApplied(client, records),
+        })
+        cleanups.push(() => consumer.stop())
+        await consumer.start()
+        await waitFor(async () => (await probe.probe()).events === 0, {
+          what: 'the group to catch up',
+          timeoutMs: 120_000,
+        })
+        expect(await probe.probe()).toEqual({ events: 0, oldestPendingAt: null })
+        // The checkpoint says when the last event applied was committed.
+        const { rows } = await db.pool.query(
+          'SELECT max(last_occurred_at) AS last FROM consumer_checkpoints WHERE group_id = $1',
+          [groupId],
+        )
+        expect(rows[0].last).toEqual(committedAt(2_000))
       })
 
-    it('is the same for every process of the group, and while none of them runs', async () => {
-      // Given a group that applied the first event and stopped
-      const groupId = uniqueGroupId('stopped')
-      await relay?.start()
-      await append(randomUUID(), committedAt(0))
-      const consumer = createEventConsumer(backend, {
-        pool: db.pool,
-        groupId,
-        streamTypes: ['conversation'],
-        handler: (records, client) => recordApplied(client, records),
+      // (On the journal only: in Kafka mode the count is offsets, no scan.)
+      if (b.name === 'journal')
+        it('counts a backlog up to a limit, and still knows its oldest', async () => {
+          const groupId = uniqueGroupId('capped')
+          for (const offset of [0, 1_000, 2_000]) await append(randomUUID(), committedAt(offset))
+          await pending(probeOf(groupId), 3)
+          expect(await journalProgress(db.pool, groupId, 4, ['conversation'], 2)).toEqual({
+            events: 2,
+            oldestPendingAt: committedAt(0),
+          })
+        })
+
+      it('is the same for every process of the group, and while none of them runs', async () => {
+        // Given a group that applied the first event and stopped
+        const groupId = uniqueGroupId('stopped')
+        await relay?.start()
+        await append(randomUUID(), committedAt(0))
+        const consumer = createEventConsumer(backend, {
+          pool: db.pool,
+          groupId,
+          streamTypes: ['conversation'],
+          handler: (records, client) => recordApplied(client, records),
+        })
+        await consumer.start()
+        await waitFor(async () => (await probeOf(groupId).probe()).events === 0, {
+          what: 'the first applied',
+        })
+        await consumer.stop()
+        // When more is committed while it is down
+        await append(randomUUID(), committedAt(5_000))
+        await append(randomUUID(), committedAt(6_000))
+        if (relay)
+          await waitFor(async () => (await relayBacklog(db.pool)) === 0, {
+            what: 'relayed',
+            timeoutMs: 120_000,
+          })
+        // Then two probes, as two processes would run them, both see it behind: from the first event not
+        // applied on the journal; in Kafka, at their first look, from no later than that (what they know of
+        // when it was committed: after the group's last event applied, or after the first in the log)
+        for (const probe of [probeOf(groupId), probeOf(groupId)]) {
+          const { events, oldestPendingAt } = await pending(probe, 2)
+          expect(events).toBe(2)
+          if (b.name === 'journal') expect(oldestPendingAt).toEqual(committedAt(5_000))
+          else expect([committedAt(0), committedAt(5_000)]).toContainEqual(oldestPendingAt)
+        }
       })
-      await consumer.start()
-      await waitFor(async () => (await probeOf(groupId).probe()).events === 0, { what: 'the first applied' })
-      await consumer.stop()
-      // When more is committed while it is down
-      await append(randomUUID(), committedAt(5_000))
-      await append(randomUUID(), committedAt(6_000))
-      if (relay) await waitFor(async () => (await relayBacklog(db.pool)) === 0, { what: 'relayed' })
-      // Then two probes, as two processes would run them, both see it behind: from the first event not
-      // applied on the journal; in Kafka, at their first look, from no later than that (what they know of
-      // when it was committed: after the group's last event applied, or after the first in the log)
-      for (const probe of [probeOf(groupId), probeOf(groupId)]) {
-        const { events, oldestPendingAt } = await pending(probe, 2)
-        expect(events).toBe(2)
-        if (b.name === 'journal') expect(oldestPendingAt).toEqual(committedAt(5_000))
-        else expect([committedAt(0), committedAt(5_000)]).toContainEqual(oldestPendingAt)
-      }
-    })
-  })
+    },
+  )
 }
