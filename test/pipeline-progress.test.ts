@@ -94,14 +94,25 @@ for (const b of backends) {
        * transaction still running on the server began (the readable bound is cluster-wide), and the other
        * test files running meanwhile hold transactions of their own: the wait is long, the answer exact.
        */
-      const pending = (probe: ProgressProbe, events: number) =>
-        waitFor(
-          async () => {
-            const progress = await probe.probe()
-            return progress.events === events && progress
-          },
-          { what: `${events} events pending`, timeoutMs: 120_000 },
-        )
+      const pending = async (probe: ProgressProbe, events: number) => {
+        let last: unknown
+        try {
+          return await waitFor(
+            async () => {
+              const progress = await probe.probe()
+              last = progress
+              // Kafka counts messages: an event the relay published twice (it may, after a failed send)
+              // counts twice there until applied. The journal counts each event once.
+              return (
+                (b.name === 'journal' ? progress.events === events : progress.events >= events) && progress
+              )
+            },
+            { what: `${events} events pending`, timeoutMs: 120_000 },
+          )
+        } catch (err) {
+          throw new Error(`${(err as Error).message}; the last look: ${JSON.stringify(last)}`)
+        }
+      }
 
       it('counts the events committed and not applied, and says when the oldest was committed', async () => {
         const groupId = uniqueGroupId('progress')
@@ -196,7 +207,8 @@ for (const b of backends) {
         // when it was committed: after the group's last event applied, or after the first in the log)
         for (const probe of [probeOf(groupId), probeOf(groupId)]) {
           const { events, oldestPendingAt } = await pending(probe, 2)
-          expect(events).toBe(2)
+          if (b.name === 'journal') expect(events).toBe(2)
+          else expect(events).toBeGreaterThanOrEqual(2)
           if (b.name === 'journal') expect(oldestPendingAt).toEqual(committedAt(5_000))
           else expect([committedAt(0), committedAt(5_000)]).toContainEqual(oldestPendingAt)
         }
