@@ -7,7 +7,7 @@ import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
 import { ConfirmByNameDialog } from './confirm-by-name.tsx'
 import { CopyButton } from './copy-button.tsx'
-import { Dialog } from './dialog.tsx'
+import { ConfirmActions, Dialog } from './dialog.tsx'
 
 const KEY_INPUT_ID = 'api-key'
 
@@ -91,14 +91,13 @@ export function ApiKeySection({ chatbot, onRotated }: { chatbot: Chatbot; onRota
           working immediately: captures sent with it are refused until your chatbot uses the new one.
         </p>
         <ErrorAlert error={error} />
-        <div className="dialog-actions">
-          <button type="button" className="button secondary" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-          <button type="button" className="button danger" onClick={rotate} disabled={busy}>
-            {busy ? 'Rotating…' : 'Rotate key'}
-          </button>
-        </div>
+        <ConfirmActions
+          onCancel={() => setConfirming(false)}
+          onConfirm={rotate}
+          busy={busy}
+          label="Rotate key"
+          busyLabel="Rotating…"
+        />
       </Dialog>
     </section>
   )

@@ -30,3 +30,29 @@ export function Dialog({
     </dialog>
   )
 }
+
+/** A confirmation dialog's buttons: Cancel, and the action (danger), busy while it runs. */
+export function ConfirmActions({
+  onCancel,
+  onConfirm,
+  busy,
+  label,
+  busyLabel,
+}: {
+  onCancel: () => void
+  onConfirm: () => void
+  busy: boolean
+  label: string
+  busyLabel: string
+}) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="button secondary" onClick={onCancel}>
+        Cancel
+      </button>
+      <button type="button" className="button danger" onClick={onConfirm} disabled={busy}>
+        {busy ? busyLabel : label}
+      </button>
+    </div>
+  )
+}

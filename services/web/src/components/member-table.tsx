@@ -5,7 +5,7 @@ import { formatDate } from '../lib/format.ts'
 import { mayManage, rolesGrantableBy } from '../lib/roles.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
-import { Dialog } from './dialog.tsx'
+import { ConfirmActions, Dialog } from './dialog.tsx'
 
 /**
  * The organization's people with their roles; for those who may manage them, a role select and Remove…
@@ -136,14 +136,13 @@ function MemberRow({
                   they have open. They can be invited again later.
                 </p>
                 <ErrorAlert error={error} />
-                <div className="dialog-actions">
-                  <button type="button" className="button secondary" onClick={() => setConfirming(false)}>
-                    Cancel
-                  </button>
-                  <button type="button" className="button danger" onClick={remove} disabled={busy}>
-                    {busy ? 'Removing…' : 'Remove'}
-                  </button>
-                </div>
+                <ConfirmActions
+                  onCancel={() => setConfirming(false)}
+                  onConfirm={remove}
+                  busy={busy}
+                  label="Remove"
+                  busyLabel="Removing…"
+                />
               </Dialog>
             </>
           ) : null}

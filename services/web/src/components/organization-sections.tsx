@@ -5,7 +5,7 @@ import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
 import { ConfirmByNameDialog } from './confirm-by-name.tsx'
-import { Dialog } from './dialog.tsx'
+import { ConfirmActions, Dialog } from './dialog.tsx'
 
 /** Leaving the current organization, after a confirmation. */
 export function LeaveSection() {
@@ -41,14 +41,13 @@ export function LeaveSection() {
           keeps at least one owner: as its last owner, make someone else an owner first.
         </p>
         <ErrorAlert error={error} />
-        <div className="dialog-actions">
-          <button type="button" className="button secondary" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-          <button type="button" className="button danger" onClick={leave} disabled={busy}>
-            {busy ? 'Leaving…' : 'Leave'}
-          </button>
-        </div>
+        <ConfirmActions
+          onCancel={() => setConfirming(false)}
+          onConfirm={leave}
+          busy={busy}
+          label="Leave"
+          busyLabel="Leaving…"
+        />
       </Dialog>
     </section>
   )

@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { audit } from '../api/endpoints.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
+import { CursorPager } from '../components/pager.tsx'
 import { auditActor, describeAuditEntry } from '../lib/audit.ts'
 import { formatDateTime } from '../lib/format.ts'
 import { useSession } from '../lib/session.tsx'
@@ -41,25 +42,12 @@ export function AuditPage() {
           ))}
         </ol>
       )}
-      <nav className="pager" aria-label="Audit log pages">
-        <button
-          type="button"
-          className="button secondary"
-          disabled={cursors.length === 1}
-          onClick={() => setCursors((cs) => cs.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <span>Page {cursors.length}</span>
-        <button
-          type="button"
-          className="button secondary"
-          disabled={!page.data?.nextCursor}
-          onClick={() => setCursors((cs) => [...cs, page.data?.nextCursor ?? undefined])}
-        >
-          Older
-        </button>
-      </nav>
+      <CursorPager
+        label="Audit log pages"
+        cursors={cursors}
+        nextCursor={page.data?.nextCursor}
+        onChange={setCursors}
+      />
     </section>
   )
 }

@@ -4,6 +4,7 @@ import type { Chatbot, Conversation } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
+import { CursorPager } from '../components/pager.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
 import {
   type ConversationFilters,
@@ -136,25 +137,12 @@ export function ConversationsPage() {
             ))}
           </ol>
         )}
-        <nav className="pager" aria-label="Pages">
-          <button
-            type="button"
-            className="button secondary"
-            disabled={cursors.length <= 1}
-            onClick={() => setCursors((cs) => cs.slice(0, -1))}
-          >
-            Newer
-          </button>
-          <span>Page {cursors.length}</span>
-          <button
-            type="button"
-            className="button secondary"
-            disabled={!page.data?.nextCursor}
-            onClick={() => setCursors((cs) => [...cs, page.data?.nextCursor ?? undefined])}
-          >
-            Older
-          </button>
-        </nav>
+        <CursorPager
+          label="Pages"
+          cursors={cursors}
+          nextCursor={page.data?.nextCursor}
+          onChange={setCursors}
+        />
       </section>
     </section>
   )
