@@ -92,9 +92,9 @@ export async function appendToStream(
 
 /**
  * Appends to several streams at once, inside the caller's transaction: the same as one `appendToStream`
- * per request, in four statements whatever their number (group commit of concurrent captures uses it).
+ * per request, in one statement whatever their number (group commit of concurrent captures uses it).
  * Each stream may appear once. Results are in the order of the requests. A version conflict on any
- * stream throws, and the caller's transaction should then roll back.
+ * stream throws, and the caller's transaction must then roll back (the statement has written).
  */
 export async function appendToStreams(
   client: ClientBase,
@@ -108,133 +108,126 @@ export async function appendToStreams(
   }
   const now = deps.now ?? (() => new Date())
   const newId = deps.newId ?? randomUUID
-
-  // The transaction's id, and where its events start: after any it appended already.
-  const { rows: txRows } = await client.query<{ tx: string; next: string | null }>(
-    `SELECT t.tx::text,
-            (SELECT max(position) + 1 FROM event_journal
-              WHERE position >= t.base AND position < t.base + ${EVENTS_PER_TRANSACTION})::text AS next
-       FROM (SELECT pg_current_xact_id() AS tx,
-                    (pg_current_xact_id()::text::numeric * ${EVENTS_PER_TRANSACTION})::bigint AS base) t`,
-  )
-  const tx = BigInt(txRows[0]!.tx)
-  if (tx >= MAX_XID) throw new Error('transaction id too large for journal positions')
-  const base = tx * EVENTS_PER_TRANSACTION
-  const first = txRows[0]!.next === null ? base : BigInt(txRows[0]!.next)
-  const total = requests.reduce((n, r) => n + r.events.length, 0)
-  if (first + BigInt(total) > base + EVENTS_PER_TRANSACTION) {
-    throw new Error(`more than ${EVENTS_PER_TRANSACTION} events in one transaction`)
-  }
-
-  const current = await lockStreams(client, requests, tx)
-  for (const req of requests) {
-    const stream = current.get(streamKey(req))!
-    if (stream.lastTx > tx) {
-      throw new RetryableTransactionError(
-        'stream_order',
-        `stream ${req.streamType}/${req.streamId} was appended by a later transaction; run again`,
-      )
-    }
-    const expected = req.expectedVersion
-    if (
-      (typeof expected === 'number' && expected !== stream.version) ||
-      (expected === 'no_stream' && stream.version !== 0)
-    ) {
-      throw new StreamVersionConflictError(req.streamType, req.streamId, expected, stream.version)
-    }
-  }
-
   const occurredAt = now().toISOString()
-  let next = first
-  const results = requests.map((req): AppendResult => {
-    const version = current.get(streamKey(req))!.version
-    const records: JournalRecord[] = req.events.map((e, i) => ({
+
+  // Every event in request order, numbered within this append (`n`) and within its request (`i`).
+  let n = 0
+  const events = requests.map((req, r) =>
+    req.events.map((e, i) => ({
+      n: n++,
+      r,
+      i,
       id: e.id ?? newId(),
       type: e.type,
       version: e.version,
-      occurredAt,
-      orgId: req.orgId,
-      chatbotId: req.chatbotId,
-      streamType: req.streamType,
-      streamId: req.streamId,
-      streamVersion: version + i + 1,
-      position: (next++).toString(),
       payload: e.payload,
       metadata: { ...req.metadata, ...e.metadata },
-    }))
-    return { streamVersion: version + records.length, records }
+    })),
+  )
+  const streams = requests.map((req, r) => ({
+    r,
+    stream_type: req.streamType,
+    stream_id: req.streamId,
+    org_id: req.orgId,
+    chatbot_id: req.chatbotId,
+    count: req.events.length,
+  }))
+  const { rows } = await client.query<{ r: number; version: number; first: string; tx: string }>({
+    name: 'journal-append',
+    text: APPEND_SQL,
+    values: [JSON.stringify(streams), JSON.stringify(events.flat()), occurredAt],
   })
-  const records = results.flatMap((r) => r.records)
-  await client.query(
-    `INSERT INTO event_journal
-       (position, event_id, stream_type, stream_id, stream_version, type, version, occurred_at, org_id,
-        chatbot_id, payload, metadata)
-     SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::uuid[], $5::int[], $6::text[], $7::int[],
-                          $8::timestamptz[], $9::uuid[], $10::uuid[], $11::jsonb[], $12::jsonb[])`,
-    [
-      records.map((r) => r.position),
-      records.map((r) => r.id),
-      records.map((r) => r.streamType),
-      records.map((r) => r.streamId),
-      records.map((r) => r.streamVersion),
-      records.map((r) => r.type),
-      records.map((r) => r.version),
-      records.map((r) => r.occurredAt),
-      records.map((r) => r.orgId),
-      records.map((r) => r.chatbotId),
-      records.map((r) => JSON.stringify(r.payload)),
-      records.map((r) => JSON.stringify(r.metadata)),
-    ],
-  )
-  await client.query(
-    `UPDATE event_streams s SET version = u.version, last_tx = pg_current_xact_id()
-       FROM unnest($1::text[], $2::uuid[], $3::int[]) AS u(stream_type, stream_id, version)
-      WHERE s.stream_type = u.stream_type AND s.stream_id = u.stream_id`,
-    [requests.map((r) => r.streamType), requests.map((r) => r.streamId), results.map((r) => r.streamVersion)],
-  )
-  return results
+  if (rows.length !== requests.length) {
+    // A stream's last appending transaction is later than this one: its row was left as it was.
+    throw new RetryableTransactionError(
+      'stream_order',
+      'a stream was appended by a later transaction; run again',
+    )
+  }
+  const tx = BigInt(rows[0]!.tx)
+  if (tx >= MAX_XID) throw new Error('transaction id too large for journal positions')
+  const first = BigInt(rows[0]!.first)
+  if (first + BigInt(n) > (tx + 1n) * EVENTS_PER_TRANSACTION) {
+    throw new Error(`more than ${EVENTS_PER_TRANSACTION} events in one transaction`)
+  }
+  const versionAfter = new Map(rows.map((row) => [row.r, row.version]))
+  return requests.map((req, r): AppendResult => {
+    const streamVersion = versionAfter.get(r)!
+    const before = streamVersion - req.events.length
+    const expected = req.expectedVersion
+    if ((typeof expected === 'number' && expected !== before) || (expected === 'no_stream' && before !== 0)) {
+      throw new StreamVersionConflictError(req.streamType, req.streamId, expected, before)
+    }
+    const records = events[r]!.map(
+      (e): JournalRecord => ({
+        id: e.id,
+        type: e.type,
+        version: e.version,
+        occurredAt,
+        orgId: req.orgId,
+        chatbotId: req.chatbotId,
+        streamType: req.streamType,
+        streamId: req.streamId,
+        streamVersion: before + e.i + 1,
+        position: (first + BigInt(e.n)).toString(),
+        payload: e.payload,
+        metadata: e.metadata,
+      }),
+    )
+    return { streamVersion, records }
+  })
 }
 
 /**
- * Locks the streams' rows for the rest of the transaction, creating the new ones (at version 0), in one
- * statement: a conflicting insert that updates nothing still locks the existing row and returns it. Rows
- * are taken in key order (the statement's ORDER BY), so concurrent appends to overlapping streams never
- * deadlock on them.
+ * One append, one statement (one round trip), its parameters JSON documents ($1 the streams, $2 their
+ * events, $3 occurred_at), prepared once per connection:
+ *
+ * 1. `tx`, `start`: the transaction's id, and where its events start: after any it appended already.
+ * 2. `streams`: every stream row created (at the append's count) or moved on by it, in key order, so
+ *    concurrent appends to overlapping streams never deadlock. A row whose last appending transaction is
+ *    later than this one is locked but left as it was and not returned (see the header: its events
+ *    would sort before ones this transaction built upon); the caller then refuses, retryably.
+ * 3. `appended`: the events into the journal, numbered on from each stream's version before the append.
+ *
+ * Versions are checked against `expectedVersion` after the statement: a conflict throws, and the
+ * caller's transaction rolls back what was written.
  */
-async function lockStreams(
-  client: ClientBase,
-  requests: readonly AppendRequest[],
-  tx: bigint,
-): Promise<Map<string, { version: number; lastTx: bigint }>> {
-  const { rows } = await client.query<{
-    stream_type: string
-    stream_id: string
-    version: number
-    last_tx: string
-  }>(
-    `INSERT INTO event_streams AS s (stream_type, stream_id, version, last_tx, org_id, chatbot_id)
-     SELECT u.stream_type, u.stream_id, 0, $3::text::xid8, u.org_id, u.chatbot_id
-       FROM unnest($1::text[], $2::uuid[], $4::uuid[], $5::uuid[]) AS u(stream_type, stream_id, org_id, chatbot_id)
-      ORDER BY u.stream_type, u.stream_id
-     ON CONFLICT (stream_type, stream_id) DO UPDATE SET version = s.version
-     RETURNING s.stream_type, s.stream_id::text, s.version, s.last_tx::text`,
-    [
-      requests.map((r) => r.streamType),
-      requests.map((r) => r.streamId),
-      tx.toString(),
-      requests.map((r) => r.orgId),
-      requests.map((r) => r.chatbotId),
-    ],
-  )
-  const streams = new Map(
-    rows.map((r) => [
-      streamKey({ streamType: r.stream_type, streamId: r.stream_id }),
-      { version: r.version, lastTx: BigInt(r.last_tx) },
-    ]),
-  )
-  if (streams.size !== requests.length) throw new Error('a stream vanished while being locked')
-  return streams
-}
+const APPEND_SQL = `
+WITH tx AS MATERIALIZED (
+  SELECT pg_current_xact_id() AS id,
+         (pg_current_xact_id()::text::numeric * ${EVENTS_PER_TRANSACTION})::bigint AS base
+), start AS MATERIALIZED (
+  SELECT coalesce(
+           (SELECT max(j.position) + 1 FROM event_journal j
+             WHERE j.position >= tx.base AND j.position < tx.base + ${EVENTS_PER_TRANSACTION}),
+           tx.base) AS first
+    FROM tx
+), req AS MATERIALIZED (
+  SELECT * FROM json_to_recordset($1::json)
+           AS r(r int, stream_type text, stream_id uuid, org_id uuid, chatbot_id uuid, count int)
+), streams AS (
+  INSERT INTO event_streams AS s (stream_type, stream_id, version, last_tx, org_id, chatbot_id)
+  SELECT req.stream_type, req.stream_id, req.count, tx.id, req.org_id, req.chatbot_id
+    FROM req, tx ORDER BY req.stream_type, req.stream_id
+  ON CONFLICT (stream_type, stream_id) DO UPDATE
+     SET version = s.version + excluded.version, last_tx = excluded.last_tx
+   WHERE s.last_tx <= excluded.last_tx
+  RETURNING s.stream_type, s.stream_id, s.version
+), moved AS MATERIALIZED (
+  SELECT req.r, req.count, streams.version FROM req
+    JOIN streams ON streams.stream_type = req.stream_type AND streams.stream_id = req.stream_id
+), appended AS (
+  INSERT INTO event_journal
+    (position, event_id, stream_type, stream_id, stream_version, type, version, occurred_at, org_id,
+     chatbot_id, payload, metadata)
+  SELECT start.first + e.n, e.id, req.stream_type, req.stream_id, moved.version - moved.count + e.i + 1,
+         e.type, e.version, $3::timestamptz, req.org_id, req.chatbot_id, e.payload, e.metadata
+    FROM json_to_recordset($2::json)
+         AS e(n int, r int, i int, id uuid, type text, version int, payload jsonb, metadata jsonb)
+    JOIN req ON req.r = e.r JOIN moved ON moved.r = e.r CROSS JOIN start
+   ORDER BY e.n
+)
+SELECT moved.r, moved.version, start.first::text AS first, tx.id::text AS tx FROM moved, start, tx`
 
 /**
  * Locks an existing stream for the rest of the caller's transaction and returns its version (0 when the

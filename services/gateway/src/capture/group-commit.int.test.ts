@@ -61,6 +61,34 @@ describe('group commit of concurrent captures', () => {
     }
   })
 
+  it('stores each message once when several gateways capture one conversation at the same time', async () => {
+    // Gateways do not share a committer: their transactions on one conversation overlap, so a capture may
+    // wait for another's lock on the registry row, with a snapshot older than the other's ledger batch.
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const gateways = Array.from({ length: 6 }, () => committer({ maxTransactions: 4, maxGroup: 1 }).committer)
+    for (const round of [0, 1, 2]) {
+      const conversation = `gateways-${round}`
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          gateways[i % gateways.length]!.capture(
+            request(apiKey, captureBody(conversation, [`m${i}`, `m${i + 1}`, `m${i + 2}`])),
+          ),
+        ),
+      )
+      expect(results.reduce((sum, r) => sum + r.messagesStored, 0)).toBe(26)
+      expect(new Set(results.map((r) => r.conversationId)).size).toBe(1)
+      const events = await journalEvents(gateway.db.pool, 'conversation', results[0]!.conversationId)
+      expect(events.filter((e) => e.type === 'conversation.started')).toHaveLength(1)
+      const captured = events.flatMap((e) => e.payload.messages?.map((m) => m.id) ?? [])
+      expect(captured.sort()).toEqual(Array.from({ length: 26 }, (_, i) => `m${i}`).sort())
+      const { rows } = await gateway.db.pool.query<{ message_id: string }>(
+        'SELECT message_id FROM capture_message_ids WHERE conversation_id = $1',
+        [results[0]!.conversationId],
+      )
+      expect(rows.map((r) => r.message_id).sort()).toEqual(captured.sort())
+    }
+  })
+
   it('keeps captures of one conversation in order, in groups one after the other', async () => {
     const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
     const { committer: c, groups } = committer({ maxTransactions: 2 })

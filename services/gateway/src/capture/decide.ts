@@ -1,0 +1,150 @@
+import { type NewEvent, newEvent } from '@cas/events'
+import { analysisEnabled, customFieldSchema } from '../chatbots/settings.ts'
+import {
+  type ConversationMetadata,
+  customFieldWarnings,
+  incomingMetadata,
+  mergeMetadata,
+  sameMetadata,
+} from './metadata.ts'
+import type { CaptureBody, CaptureMessage } from './schema.ts'
+
+/**
+ * The capture decision, pure: given what the capture transaction read (the conversation as registered,
+ * which of the incoming message ids it already stores, the chatbot's settings), which events to append,
+ * what the registry row becomes, and what the caller is answered. No I/O: capture.ts reads the state,
+ * calls `decideCapture`, and writes what it returns.
+ */
+
+/** One capture request, as the decision sees it: normalized once, before any state is read. */
+export interface CaptureCommand {
+  /** The caller's conversation id. */
+  readonly conversationId: string
+  /** The metadata it carries, deprecated fields folded in. */
+  readonly metadata: ConversationMetadata
+  /** It used deprecated fields (answered with a Deprecation header). */
+  readonly deprecated: boolean
+  /** When the gateway received it (ISO 8601, UTC). */
+  readonly receivedAt: string
+  /** Its messages, the first of each id only, sentAt defaulted to receivedAt and in UTC. */
+  readonly messages: readonly StoredMessage[]
+}
+
+export interface StoredMessage {
+  readonly id: string
+  readonly role: CaptureMessage['role']
+  readonly content: string
+  readonly sentAt: string
+}
+
+/** The conversation as the transaction read it, its registry row locked. */
+export type ConversationState =
+  /** Registered by this transaction: the row holds the command's own metadata and messages. */
+  | { readonly status: 'new'; readonly id: string }
+  | {
+      readonly status: 'existing'
+      readonly id: string
+      readonly metadata: ConversationMetadata
+      /** Which of the command's message ids the conversation already stores. */
+      readonly storedMessageIds: ReadonlySet<string>
+    }
+
+export interface CaptureState {
+  readonly conversation: ConversationState
+  /** The chatbot's settings (chatbots.settings): analysis on or off, the custom-field schema. */
+  readonly settings: Record<string, unknown>
+}
+
+export interface CaptureDecision {
+  /** The events for the conversation's stream, in order (none when the capture changed nothing). */
+  readonly events: NewEvent[]
+  /** The message ids the conversation stores from now on (the ledger's new batch; may be empty). */
+  readonly newMessageIds: string[]
+  /**
+   * How an existing registry row changes, or null when it stays as it is (a new row was written with
+   * the command's values already).
+   */
+  readonly registry: { readonly metadata: ConversationMetadata; readonly lastMessageAt: string | null } | null
+  readonly result: CaptureResult
+}
+
+export interface CaptureResult {
+  readonly conversationId: string
+  readonly messagesStored: number
+  readonly analysisQueued: boolean
+  readonly warnings: string[]
+  /** The request used deprecated fields (answered with a Deprecation header). */
+  readonly deprecated: boolean
+}
+
+/** Normalizes a validated request body into the command the decision takes. */
+export function captureCommand(body: CaptureBody, receivedAt: Date): CaptureCommand {
+  const { metadata, deprecated } = incomingMetadata(body)
+  const received = receivedAt.toISOString()
+  // Within one request the first message with an id wins, as across requests.
+  const seen = new Set<string>()
+  const messages = body.messages
+    .filter((m) => !seen.has(m.id) && seen.add(m.id))
+    .map((m) => ({
+      id: m.id,
+      role: m.role,
+      content: m.content,
+      sentAt: m.sentAt ? new Date(m.sentAt).toISOString() : received,
+    }))
+  return { conversationId: body.conversationId, metadata, deprecated, receivedAt: received, messages }
+}
+
+/**
+ * What a capture does to a conversation:
+ * - a new conversation starts (`conversation.started` with its metadata) and stores every message;
+ * - an existing one stores the messages whose ids it does not have yet, and merges the metadata
+ *   (`conversation.metadata-updated` only when the merge changed something);
+ * - stored messages are one `conversation.messages-captured`, asking for analysis when the chatbot's
+ *   settings have it on; a capture of nothing new appends nothing and answers `messagesStored: 0`.
+ */
+export function decideCapture(command: CaptureCommand, state: CaptureState): CaptureDecision {
+  const { conversation, settings } = state
+  const isNew = conversation.status === 'new'
+  const merged = isNew ? command.metadata : mergeMetadata(conversation.metadata, command.metadata)
+  const metadataChanged = !isNew && !sameMetadata(conversation.metadata, merged)
+  const newMessages = isNew
+    ? command.messages
+    : command.messages.filter((m) => !conversation.storedMessageIds.has(m.id))
+  const analysisRequested = newMessages.length > 0 && analysisEnabled(settings)
+
+  const events: NewEvent[] = []
+  if (isNew) {
+    events.push(newEvent('conversation.started', { conversationId: command.conversationId, ...merged }))
+  } else if (metadataChanged) events.push(newEvent('conversation.metadata-updated', merged))
+  if (newMessages.length > 0) {
+    events.push(
+      newEvent('conversation.messages-captured', {
+        messages: [...newMessages],
+        receivedAt: command.receivedAt,
+        analysisRequested,
+      }),
+    )
+  }
+  return {
+    events,
+    newMessageIds: newMessages.map((m) => m.id),
+    registry:
+      !isNew && (metadataChanged || newMessages.length > 0)
+        ? { metadata: merged, lastMessageAt: newMessages.length > 0 ? latestSentAt(newMessages) : null }
+        : null,
+    result: {
+      conversationId: conversation.id,
+      messagesStored: newMessages.length,
+      analysisQueued: analysisRequested,
+      warnings: customFieldWarnings(command.metadata.custom, customFieldSchema(settings)),
+      deprecated: command.deprecated,
+    },
+  }
+}
+
+/** The latest sentAt of some messages (UTC ISO strings, so they sort as text). */
+export function latestSentAt(messages: readonly { sentAt: string }[]): string {
+  let latest = messages[0]!.sentAt
+  for (const m of messages) if (m.sentAt > latest) latest = m.sentAt
+  return latest
+}
