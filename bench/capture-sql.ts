@@ -13,7 +13,12 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
 import { createPool } from '@cas/db'
 import { databaseCeiling } from './support/database-ceiling.ts'
-import { buildDashboardApp, createBenchDatabase, createChatbotInProcess, signUpInProcess } from './support/in-process.ts'
+import {
+  buildDashboardApp,
+  createBenchDatabase,
+  createChatbotInProcess,
+  signUpInProcess,
+} from './support/in-process.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { BENCH_POSTGRES_SETTINGS, startBenchServers } from './support/servers.ts'
 
@@ -73,7 +78,13 @@ try {
         `(${(Number(wal.fpi) / n).toFixed(2)} full pages) per capture; CPU per capture: Postgres ` +
         `${(postgresMs / n).toFixed(3)} ms, this process ${(nodeMs / n).toFixed(3)} ms`,
     )
-    const { rows } = await pool.query<{ query: string; calls: string; total: number; mean: number; rows: string }>(
+    const { rows } = await pool.query<{
+      query: string
+      calls: string
+      total: number
+      mean: number
+      rows: string
+    }>(
       `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total,
               mean_exec_time AS mean, rows::text
          FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
@@ -91,7 +102,12 @@ try {
     console.log(`  growth per capture: ${growth.map(([r, b]) => `${r} ${Math.round(b)} B`).join(', ')}`)
   }
 
-  console.log(`\n${os.cpus().length} cores; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+  console.log(
+    `\n${os.cpus().length} cores; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  )
   await pool.end()
 } finally {
   await servers.stop()
@@ -108,7 +124,9 @@ async function relationSizes(pool: import('pg').Pool): Promise<Map<string, numbe
 
 /** CPU time (user + system) of this benchmark's Postgres (postmaster and its children), from /proc, in ms. */
 async function postgresCpuMs(): Promise<number> {
-  const postmaster = (await readFile(path.join(servers.scratch, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]!
+  const postmaster = (await readFile(path.join(servers.scratch, 'pg', 'postmaster.pid'), 'utf8')).split(
+    '\n',
+  )[0]!
   const ticksPerMs = 100 / 1_000 // USER_HZ is 100 on Linux
   let total = 0
   for (const pid of await readdir('/proc').catch(() => [] as string[])) {

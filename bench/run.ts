@@ -58,7 +58,14 @@ import type {
   Throughput,
 } from './support/results.ts'
 import { BENCH_POSTGRES_SETTINGS, type BenchServers, startBenchServers } from './support/servers.ts'
-import { type Account, createAccount, type RunningService, startService } from './support/service.ts'
+import {
+  type Account,
+  createAccount,
+  DIST_GATEWAY,
+  type RunningService,
+  sampleRss,
+  startService,
+} from './support/service.ts'
 import { msSince, sleep, summarize, timed } from './support/stats.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -121,11 +128,12 @@ const note = (s: string) => {
 }
 
 try {
-  if (wants('capture')) {
+  if (wants('capture') || wants('gateway')) {
     log('building dist/ (npm start runs the same bundle)')
     execFileSync(process.execPath, ['infra/build.mjs'], { cwd: ROOT, stdio: 'inherit' })
   }
   if (wants('ceilings') || wants('clients')) await measureCeilings()
+  if (wants('gateway')) await measureGatewayAlone()
   if (wants('capture')) {
     for (const mode of options.modes) {
       const m: ModeResults = { mode }
@@ -272,6 +280,51 @@ async function measureKafka(s: BenchServers, capture: CaptureEvents, ceilings: C
   if (!wants('clients')) results.clients = undefined
 }
 
+/**
+ * dist/gateway.js alone, as deployed for volume: capture commits to the journal and answers; no relay,
+ * projector or analysis in its process (they would run in others, on other cores). Per concurrency level.
+ */
+async function measureGatewayAlone() {
+  log('gateway alone (dist/gateway.js, no consumers)')
+  const url = await createBenchDatabase(adminUrl, 'bench_gateway')
+  const profileDir = options.profile ? path.resolve(ROOT, options.outDir, 'profiles', 'gateway') : undefined
+  const service = await startService({
+    databaseUrl: url,
+    poolSize: options.poolSize,
+    entry: DIST_GATEWAY,
+    cpuProfileDir: profileDir,
+  })
+  results.gateway = []
+  try {
+    const account = await createAccount(service.url, 'bench-gateway')
+    const warmup = loadConfig(service, account, 16, options.warmupSeconds || 1, 'gateway-warmup')
+    await runLoad(warmup)
+    for (const connections of options.concurrency) {
+      const rss = sampleRss(service.worker.process.pid)
+      const load = await runLoad(
+        loadConfig(service, account, connections, options.durationSeconds, `gateway-${connections}`),
+      )
+      const level = { load, rss: rss.stop() }
+      results.gateway.push(level)
+      log(
+        `  ${connections} connections: ${Math.round(load.requestsPerSecond)} req/s, p50 ${load.latency.p50} ms, ` +
+          `p99 ${load.latency.p99} ms, non-2xx ${load.non2xx}, errors ${load.errors}; RSS max ${level.rss?.maxMb ?? '—'} MiB`,
+      )
+    }
+  } finally {
+    await service.stop()
+  }
+  const summary = profileDir && (await summarizeCpuProfile(profileDir))
+  if (summary) {
+    log(
+      `  gateway CPU profile: ${summary.topFunctions
+        .slice(0, 12)
+        .map((f) => `${f.name} ${Math.round(f.ms)} ms`)
+        .join(', ')}`,
+    )
+  }
+}
+
 /** Capture levels, then freshness, against the all-in-one service in `m.mode`. */
 async function measureCapture(m: ModeResults) {
   const mode = m.mode
@@ -304,12 +357,13 @@ async function measureCapture(m: ModeResults) {
     if (options.profile) await pool.query('SELECT pg_stat_statements_reset()')
     m.capture = []
     for (const connections of options.concurrency) {
+      const rss = sampleRss(service.worker.process.pid)
       const load = await runLoad(
         loadConfig(service, account, connections, options.durationSeconds, `${mode}-${connections}`),
       )
       const projectorBacklog = (await backlog()).projector
       const caught = await drain(backlog)
-      const level: CaptureLevel = { load, projectorBacklog, ...caught }
+      const level: CaptureLevel = { load, rss: rss.stop(), projectorBacklog, ...caught }
       m.capture.push(level)
       log(
         `  ${connections} connections: ${Math.round(load.requestsPerSecond)} req/s, p50 ${load.latency.p50} ms, ` +
@@ -338,9 +392,10 @@ async function measureCapture(m: ModeResults) {
       m.freshness = await measureFreshness(
         service,
         account,
-        best.load.requestsPerSecond / 2,
+        options.sustainedRate ?? best.load.requestsPerSecond / 2,
         connections,
         mode,
+        backlog,
       )
     } else {
       note(`${mode}: no capture succeeded, so freshness was not measured`)
@@ -416,9 +471,14 @@ async function measureFreshness(
   rate: number,
   connections: number,
   mode: Mode,
+  backlog: () => Promise<Backlog>,
 ): Promise<Freshness> {
-  log(`${mode} mode: freshness at ${Math.round(rate)} req/s over ${connections} connections`)
+  log(
+    `${mode} mode: freshness over ${options.freshnessSeconds} s of sustained load at ${Math.round(rate)} req/s ` +
+      `over ${connections} connections`,
+  )
   const seconds = options.freshnessSeconds
+  const rss = sampleRss(service.worker.process.pid)
   const loading = runLoad({
     ...loadConfig(service, account, connections, seconds, `${mode}-paced`),
     overallRate: Math.max(1, Math.round(rate)),
@@ -462,8 +522,14 @@ async function measureFreshness(
     await sleep(20)
   }
   const load = await loading
+  const memory = rss.stop()
+  const analysisBacklogAtEnd = (await backlog()).analysis
+  const caught = await drain(backlog)
   const f: Freshness = {
     rate,
+    rss: memory,
+    analysisBacklogAtEnd,
+    analysisCaughtUpSeconds: caught.allCaughtUpSeconds,
     load,
     latency: summarize(fresh),
     probeCaptureLatency: summarize(captureMs),
@@ -471,7 +537,9 @@ async function measureFreshness(
   }
   log(
     `  freshness p50 ${f.latency.p50.toFixed(1)} ms, p99 ${f.latency.p99.toFixed(1)} ms (${fresh.length} probes); ` +
-      `paced load ${Math.round(load.requestsPerSecond)} req/s, p99 ${load.latency.p99} ms`,
+      `paced load ${Math.round(load.requestsPerSecond)} req/s, p99 ${load.latency.p99} ms; RSS max ` +
+      `${memory?.maxMb ?? '—'} MiB; analysis ${analysisBacklogAtEnd} behind at the end, caught up after ` +
+      `${caught.allCaughtUpSeconds?.toFixed(1) ?? '—'} s`,
   )
   if (failures > 0) note(`${mode} freshness: ${failures} probes failed`)
   return f

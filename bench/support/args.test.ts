@@ -6,7 +6,7 @@ describe('npm run bench arguments', () => {
     const o = parseBenchArgs([])
     expect(o.quick).toBe(false)
     expect(o.modes).toEqual(['embedded', 'kafka'])
-    expect(o.sections).toEqual(['ceilings', 'capture', 'pipeline', 'queries', 'clients'])
+    expect(o.sections).toEqual(['ceilings', 'gateway', 'capture', 'pipeline', 'queries', 'clients'])
     expect(o.concurrency).toEqual([1, 16, 64, 256])
     expect(o.rebuildEvents).toBe(1_000_000)
     expect(o.queryScales).toEqual([1_000_000, 10_000_000])

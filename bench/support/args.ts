@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 export const MODES = ['embedded', 'kafka'] as const
 export type Mode = (typeof MODES)[number]
 
-export const SECTIONS = ['ceilings', 'capture', 'pipeline', 'queries', 'clients'] as const
+export const SECTIONS = ['ceilings', 'gateway', 'capture', 'pipeline', 'queries', 'clients'] as const
 export type Section = (typeof SECTIONS)[number]
 
 /** What `npm run bench` measures, and how much of it. */
@@ -16,8 +16,10 @@ export interface BenchOptions {
   /** Seconds of load per concurrency level. */
   readonly durationSeconds: number
   readonly warmupSeconds: number
-  /** Seconds of paced load while freshness probes run. */
+  /** Seconds of paced (sustained) load while freshness probes run. */
   readonly freshnessSeconds: number
+  /** Requests/s of the sustained load; half the best capture level's rate when unset. */
+  readonly sustainedRate?: number
   /** Longest wait, after each load level, for the pipeline to catch up before the next one. */
   readonly drainTimeoutSeconds: number
   /** Events per Kafka producer measurement. */
@@ -41,7 +43,7 @@ const FULL = {
   concurrency: [1, 16, 64, 256],
   durationSeconds: 10,
   warmupSeconds: 3,
-  freshnessSeconds: 20,
+  freshnessSeconds: 60,
   drainTimeoutSeconds: 60,
   kafkaEvents: 100_000,
   rebuildEvents: 1_000_000,
@@ -73,7 +75,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --concurrency 1,16,64,256   capture connections per level
   --duration S                seconds of load per level (${FULL.durationSeconds}; quick ${QUICK.durationSeconds})
   --warmup S                  seconds of warm-up load before the levels
-  --freshness S               seconds of paced load while freshness is probed
+  --freshness S               seconds of sustained (paced) load while freshness is probed (${FULL.freshnessSeconds})
+  --sustained-rate R          requests/s of that load (default: half the best capture level's rate)
   --drain-timeout S           longest wait for the pipeline to catch up after a level
   --kafka-events N            events per Kafka producer measurement
   --rebuild-events N          events the rebuild replays (${FULL.rebuildEvents}; quick ${QUICK.rebuildEvents})
@@ -104,6 +107,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         duration: { type: 'string' },
         warmup: { type: 'string' },
         freshness: { type: 'string' },
+        'sustained-rate': { type: 'string' },
         'drain-timeout': { type: 'string' },
         'kafka-events': { type: 'string' },
         'rebuild-events': { type: 'string' },
@@ -130,6 +134,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     durationSeconds: positiveInt('duration', str('duration')) ?? base.durationSeconds,
     warmupSeconds: nonNegativeInt('warmup', str('warmup')) ?? base.warmupSeconds,
     freshnessSeconds: positiveInt('freshness', str('freshness')) ?? base.freshnessSeconds,
+    sustainedRate: positiveInt('sustained-rate', str('sustained-rate')),
     drainTimeoutSeconds: nonNegativeInt('drain-timeout', str('drain-timeout')) ?? base.drainTimeoutSeconds,
     kafkaEvents: positiveInt('kafka-events', str('kafka-events')) ?? base.kafkaEvents,
     rebuildEvents,

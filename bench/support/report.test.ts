@@ -51,6 +51,14 @@ function results(overrides: Partial<BenchResults> = {}): BenchResults {
           requestsPerSecond: 3_000,
           latency: latency(5),
         },
+        {
+          connections: 64,
+          seconds: 10,
+          ok: 52_000,
+          errors: 0,
+          requestsPerSecond: 5_200,
+          latency: latency(12),
+        },
       ],
       kafka: {
         client: 'kafkajs',
@@ -66,6 +74,13 @@ function results(overrides: Partial<BenchResults> = {}): BenchResults {
         { type: 'conversation.messages-captured', bytes: 1_600 },
       ],
     },
+    gateway: [
+      { load: load(64, 4_000), rss: { maxMb: 150, lastMb: 140 } },
+      {
+        load: load(256, 5_500, { latency: { p50: 40, p99: 130, max: 300, mean: 45 } }),
+        rss: { maxMb: 180, lastMb: 170 },
+      },
+    ],
     modes: [
       {
         mode: 'embedded',
@@ -82,9 +97,19 @@ function results(overrides: Partial<BenchResults> = {}): BenchResults {
             projectorCaughtUpSeconds: 3,
             allCaughtUpSeconds: null,
           },
+          {
+            load: load(64, 1_500),
+            rss: { maxMb: 420, lastMb: 400 },
+            projectorBacklog: 0,
+            projectorCaughtUpSeconds: 0,
+            allCaughtUpSeconds: 4,
+          },
         ],
         freshness: {
           rate: 3_000,
+          rss: { maxMb: 512, lastMb: 480 },
+          analysisBacklogAtEnd: 1_234,
+          analysisCaughtUpSeconds: 7.5,
           load: load(64, 2_990, { latency: { p50: 8, p99: 70, max: 120, mean: 10 } }),
           latency: latency(120),
           probeCaptureLatency: latency(9),
@@ -164,10 +189,21 @@ describe('REPORT.md', () => {
 
   it('puts each target next to its figure with met or missed', () => {
     const targets = report.slice(report.indexOf('## Targets'), report.indexOf('## Ceilings'))
-    expect(targets).toContain('6,000 req/s (60,000 msg/s, 16 connections) **met**')
-    expect(targets).toContain('70.0 ms at 3,000 req/s **missed**')
-    expect(targets).toContain('120.0 ms **met**')
+    expect(targets).toContain('5,200 captures/s **met**')
+    expect(targets).toContain('5,500 req/s, p99 130.0 ms, errors 0 **missed**')
+    expect(targets).toContain('1,500 req/s **missed**')
+    expect(targets).toContain('120.0 ms at 2,990 req/s for 60 s **met**')
+    expect(targets).toContain('20,000 events/s **met**')
     expect(targets).toContain('100,000 events/s (1,000,001 events) **met**')
+  })
+
+  it('gives the gateway alone its own table, and the memory of the service', () => {
+    const row = report.split('\n').find((l) => l.startsWith('| 256 | 5,500 |'))!
+    expect(row).toContain('| 180 MiB |')
+    expect(report).toContain('max 512 MiB, 480 MiB at the end')
+    expect(report).toContain(
+      'Analysis was 1,234 jobs behind when the load stopped and had caught up 7.5 s later',
+    )
   })
 
   it('gives each capture level as a ratio to the ceilings at the same concurrency, with its errors', () => {

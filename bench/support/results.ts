@@ -19,6 +19,8 @@ export interface BenchResults {
   ceilings?: Ceilings
   /** kafkajs and @platformatic/kafka producing the same batches (acks=all). */
   clients?: ProduceResult[]
+  /** dist/gateway.js alone (no consumers), per concurrency, with its resident memory. */
+  gateway?: { load: LoadResult; rss?: Rss }[]
   modes: ModeResults[]
   queries?: QueryScale[]
   /** Things that went wrong or look off, in the order they happened. */
@@ -36,8 +38,16 @@ export interface Ceilings {
   captureEvents?: { type: string; bytes: number }[]
 }
 
+/** Resident memory of a service process over a measurement, MiB. */
+export interface Rss {
+  readonly maxMb: number
+  readonly lastMb: number
+}
+
 export interface CaptureLevel {
   readonly load: LoadResult
+  /** The service's resident memory during the level. */
+  readonly rss?: Rss
   /** Events the projector had still to apply when the load stopped. */
   readonly projectorBacklog: number
   /** Seconds after the load until the projector had caught up (null: not within the drain timeout). */
@@ -47,8 +57,13 @@ export interface CaptureLevel {
 }
 
 export interface Freshness {
-  /** Requests/s of the paced background load: half the best capture rate measured. */
+  /** Requests/s of the paced (sustained) background load: --sustained-rate, or half the best level's. */
   readonly rate: number
+  /** The service's resident memory over the sustained load. */
+  readonly rss?: Rss
+  /** How far behind analysis was when the load stopped (jobs), and seconds until it had caught up. */
+  readonly analysisBacklogAtEnd?: number
+  readonly analysisCaughtUpSeconds?: number | null
   readonly load: LoadResult
   /** From a probe capture's 200 to GET /api/v1/conversations/:id answering it with all its messages. */
   readonly latency: Latency

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { freePort } from '@cas/db'
@@ -15,6 +16,8 @@ export interface ServiceOptions {
   readonly cpuProfileDir?: string
   /** Extra settings (environment variables). */
   readonly env?: Record<string, string>
+  /** The bundle to run: the all-in-one (default) or one service, e.g. DIST_GATEWAY. */
+  readonly entry?: string
 }
 
 export interface RunningService {
@@ -25,6 +28,8 @@ export interface RunningService {
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 export const DIST_ALL_IN_ONE = path.join(ROOT, 'dist/all-in-one.js')
+/** The gateway alone, as deployed for volume: capture and the dashboard's commands, no consumers. */
+export const DIST_GATEWAY = path.join(ROOT, 'dist/gateway.js')
 
 /**
  * Starts the all-in-one service (gateway, query, projector, analysis, and the relay in Kafka mode) as
@@ -52,7 +57,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     await rm(opts.cpuProfileDir, { recursive: true, force: true })
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`)
   }
-  const worker = spawnWorker(env, DIST_ALL_IN_ONE, nodeArgs)
+  const worker = spawnWorker(env, opts.entry ?? DIST_ALL_IN_ONE, nodeArgs)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
@@ -111,4 +116,33 @@ export async function createAccount(url: string, name = 'bench'): Promise<Accoun
   if (!created.ok) throw new Error(`creating a chatbot answered ${created.status}: ${await created.text()}`)
   const body = (await created.json()) as { apiKey: string; chatbot: { id: string } }
   return { cookie, chatbotId: body.chatbot.id, apiKey: body.apiKey }
+}
+
+/**
+ * Samples a process's resident memory (VmRSS from /proc) every `everyMs` until stopped; Linux only
+ * (elsewhere it reports nothing). stop() returns the highest and the last sample, in MiB.
+ */
+export function sampleRss(pid: number | undefined, everyMs = 500) {
+  let max = 0
+  let last = 0
+  const read = () => {
+    if (pid === undefined) return
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      last = kb / 1024
+      max = Math.max(max, last)
+    } catch {
+      // The process has gone, or this is not Linux.
+    }
+  }
+  read()
+  const timer = setInterval(read, everyMs)
+  return {
+    stop(): { maxMb: number; lastMb: number } | undefined {
+      clearInterval(timer)
+      read()
+      return max > 0 ? { maxMb: Math.round(max), lastMb: Math.round(last) } : undefined
+    },
+  }
 }

@@ -13,6 +13,39 @@ export type JsonPath = readonly (string | number)[]
  * level 1 when it is one), or undefined. Iterative: it must not itself run out of stack on deep input.
  */
 export function pathDeeperThan(value: unknown, maxDepth: number): JsonPath | undefined {
+  // Every request body is checked and nearly none is too deep: measure depth first, without paths.
+  return depthExceeds(value, maxDepth) ? firstPathDeeperThan(value, maxDepth) : undefined
+}
+
+function depthExceeds(value: unknown, maxDepth: number): boolean {
+  const items: unknown[] = [value]
+  const depths: number[] = [0]
+  while (items.length > 0) {
+    const item = items.pop()
+    const depth = depths.pop()!
+    if (item === null || typeof item !== 'object') continue
+    if (depth >= maxDepth) return true
+    if (Array.isArray(item)) {
+      for (const element of item) {
+        if (element !== null && typeof element === 'object') {
+          items.push(element)
+          depths.push(depth + 1)
+        }
+      }
+    } else {
+      for (const key in item) {
+        const element = (item as Record<string, unknown>)[key]
+        if (Object.hasOwn(item, key) && element !== null && typeof element === 'object') {
+          items.push(element)
+          depths.push(depth + 1)
+        }
+      }
+    }
+  }
+  return false
+}
+
+function firstPathDeeperThan(value: unknown, maxDepth: number): JsonPath | undefined {
   const stack: [unknown, JsonPath][] = [[value, []]]
   while (stack.length > 0) {
     const [item, path] = stack.pop()!

@@ -76,9 +76,9 @@ describe('decideCapture', () => {
       existing(['a', 'b']),
     )
     expect(decision.events.map((e) => e.type)).toEqual(['conversation.messages-captured'])
-    expect((decision.events[0]!.payload as { messages: { id: string; content: string }[] }).messages).toEqual(
-      [expect.objectContaining({ id: 'c', content: 'text c' }), expect.objectContaining({ id: 'd' })],
-    )
+    expect(
+      (decision.events[0]!.payload as unknown as { messages: { id: string; content: string }[] }).messages,
+    ).toEqual([expect.objectContaining({ id: 'c', content: 'text c' }), expect.objectContaining({ id: 'd' })])
     expect(decision.newMessageIds).toEqual(['c', 'd'])
     expect(decision.registry).toEqual({ metadata: EMPTY, lastMessageAt: '2026-11-25T10:00:00.000Z' })
     expect(decision.result.messagesStored).toBe(2)
