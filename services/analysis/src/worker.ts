@@ -1,6 +1,7 @@
 import { GroupCommitter, withTransaction } from '@cas/db'
 import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
+import { chatbotTopics } from '@cas/settings'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
 import {
@@ -425,15 +426,10 @@ function refsOf(ids: readonly string[], labels: readonly string[]): TopicRef[] {
   return ids.map((id, i) => ({ id, label: labels[i] ?? id }))
 }
 
-/** A chatbot's analysis context: its topic list, when settings.topics is a valid one. */
+/** A chatbot's analysis context: its own topics, when its settings have any. */
 function contextOf(settings: Record<string, unknown>): AnalysisContext {
-  const topics = settings.topics
-  const valid =
-    typeof topics === 'object' &&
-    topics !== null &&
-    !Array.isArray(topics) &&
-    Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
-  return valid ? { topics: topics as Record<string, string[]> } : {}
+  const topics = chatbotTopics(settings)
+  return topics ? { topics } : {}
 }
 
 /** What the worker logs about a job. */

@@ -3,8 +3,8 @@ import { type AppendRequest, appendToStreams } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import { AppError } from '@cas/http'
 import { dataKeyFor, type Keyring, type StoredDataKey, sealEvents, unwrapStored } from '@cas/keyring'
+import { analysisEnabled, customFieldSchema } from '@cas/settings'
 import type pg from 'pg'
-import { analysisEnabled, customFieldSchema } from '../chatbots/settings.ts'
 import {
   type ConversationMetadata,
   customFieldWarnings,
