@@ -12,13 +12,32 @@ const packageDirs = ['libs', 'services'].flatMap((dir) =>
 /** The source files a package ships: everything under src/ but its tests. */
 function productionFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir, 'src'), { recursive: true, encoding: 'utf8' })
-    .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f) && !f.endsWith('test-support.ts'))
+    .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f))
     .map((f) => path.join(dir, 'src', f))
 }
 
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8')
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1] as string)
+  return [
+    ...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g),
+    // Worker threads are loaded by URL.
+    ...text.matchAll(/new URL\('(\.[^']+\.ts)', import\.meta\.url\)/g),
+  ].map((m) => m[1] as string)
+}
+
+/** The files of a package its entry points reach through relative imports. */
+function reachable(dir: string, entries: readonly string[]): Set<string> {
+  const seen = new Set<string>()
+  const queue = entries.map((e) => path.join(dir, e))
+  while (queue.length > 0) {
+    const file = queue.pop()!
+    if (seen.has(file)) continue
+    seen.add(file)
+    for (const spec of importsOf(file)) {
+      if (spec.startsWith('.')) queue.push(path.join(path.dirname(file), spec))
+    }
+  }
+  return seen
 }
 
 describe('production source', () => {
@@ -31,6 +50,21 @@ describe('production source', () => {
       ),
     )
     expect(offending).toEqual([])
+  })
+
+  it('holds only code its entry points use (test helpers live beside the tests, under test/)', () => {
+    const unreachable = packageDirs.flatMap((dir) => {
+      const manifest = JSON.parse(readFileSync(path.join(root, dir, 'package.json'), 'utf8'))
+      const entries = [
+        ...Object.values<string>(manifest.exports ?? {}),
+        ...productionFiles(dir)
+          .map((f) => path.relative(dir, f))
+          .filter((f) => /^src\/(main|[\w-]+-cli)\.tsx?$/.test(f) || f === 'src/main.tsx'),
+      ]
+      const used = reachable(dir, entries)
+      return productionFiles(dir).filter((f) => !used.has(f))
+    })
+    expect(unreachable).toEqual([])
   })
 
   it('exports from each package only what code outside its tests imports', () => {

@@ -8,9 +8,9 @@ import { journalEvents } from '../../../test/support/journal.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { type AnalysisService, createAnalysisService } from './app.ts'
 import { claimJobs } from './jobs.ts'
-import { ScriptedAnalyzer } from './testing/scripted-analyzer.ts'
 
 let db: TestDatabase
 let app: FastifyInstance

@@ -4,7 +4,7 @@ import {
   labelFor,
   type MessageAnalysis,
   type MessageToAnalyze,
-} from '../analyzer.ts'
+} from '../src/analyzer.ts'
 
 /**
  * A deterministic analyzer for the service's own tests (the real providers have theirs): a message's
