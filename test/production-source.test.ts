@@ -67,6 +67,15 @@ describe('production source', () => {
     expect(unreachable).toEqual([])
   })
 
+  it("has the analysis service read no table of another service's: it learns from the events it consumes", () => {
+    const gatewayTables =
+      /\b(?:FROM|JOIN)\s+(chatbots|chatbot_api_keys|capture_conversations|capture_message_ids|users|memberships)\b/i
+    const reads = productionFiles('services/analysis').filter((file) =>
+      gatewayTables.test(readFileSync(path.join(root, file), 'utf8')),
+    )
+    expect(reads).toEqual([])
+  })
+
   it('exports from each package only what code outside its tests imports', () => {
     const users = [...packageDirs.flatMap(productionFiles), ...benchFiles()]
     const unused: string[] = []
