@@ -1,20 +1,3 @@
-export {
-  CUSTOM_FIELD_TYPES,
-  type CustomFieldType,
-  MAX_NAME_LENGTH,
-  MAX_RETENTION_DAYS,
-  MAX_SETTINGS_BYTES,
-  MAX_SETTINGS_DEPTH,
-  MAX_TOPIC_KEYWORDS,
-  MIN_RETENTION_DAYS,
-} from './limits.ts'
-export {
-  analysisEnabled,
-  type ChatbotSettings,
-  chatbotTopics,
-  customFieldSchema,
-  knownSettingsSchema,
-  retentionDaysSql,
-  settingsPatchSchema,
-  settingsSchema,
-} from './settings.ts'
+// Everything the service knows of chatbot settings: the schema (settings.ts) and its bounds (limits.ts).
+export * from './limits.ts'
+export * from './settings.ts'
