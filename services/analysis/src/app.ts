@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { AnalysisConfig } from '@cas/config'
 import {
   createEventConsumer,
   createProgressProbe,
@@ -65,7 +65,7 @@ export const ANALYSIS_GROUP = 'analysis'
 const ANALYSIS_STREAM_TYPES: readonly StreamType[] = ['conversation', 'chatbot']
 
 /** The service's tuning from the configuration, for the processes that run it. */
-export function analysisSettings(config: Config) {
+export function analysisSettings(config: AnalysisConfig) {
   return {
     concurrency: config.ANALYSIS_CONCURRENCY,
     maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
