@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { destroyDataKey } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../test/support/auth.ts'
@@ -352,5 +353,30 @@ describe('analysis service', () => {
     await waitFor(async () => (await job(conversationId))?.status === 'done')
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
     expect(analyzer.contexts).toEqual([{ topics: { refunds: ['refund'] } }])
+  })
+
+  it('drops the job of a chatbot deleted since, at claim time, before the chatbot.deleted is applied', async () => {
+    await startService()
+    const chatbotId = randomUUID()
+    const conversationId = randomUUID()
+    await rememberChatbotSettings(db.pool, chatbotId, {})
+    await destroyDataKey(db.pool, chatbotId, randomUUID())
+    await enqueueJobs(
+      db.pool,
+      [
+        {
+          sourceEventId: randomUUID(),
+          conversationId,
+          orgId: randomUUID(),
+          chatbotId,
+          messages: [{ id: 'm0', role: 'user', content: 'hello score:0.2' }],
+        },
+      ],
+      new Date(),
+    )
+    await waitFor(async () => (await job(conversationId)) === undefined)
+    expect(analyzer.calls).toBe(0)
+    const { rows } = await db.pool.query('SELECT 1 FROM analysis_chatbots WHERE chatbot_id = $1', [chatbotId])
+    expect(rows).toEqual([])
   })
 })

@@ -203,11 +203,12 @@ export class AnalysisWorker {
   private async contextsFor(jobs: readonly AnalysisJob[]): Promise<Map<string, ChatbotContext>> {
     if (jobs.length === 0) return new Map()
     const ids = [...new Set(jobs.map((j) => j.chatbotId))]
-    const settings = await chatbotSettings(this.opts.pool, ids)
-    const deleted = await deletedChatbots(
-      this.opts.pool,
-      ids.filter((id) => !settings.has(id)),
-    )
+    // Deleted at claim time, as the gateway sees it (its key destroyed), even before this service has
+    // applied the chatbot.deleted that will forget it.
+    const [settings, deleted] = await Promise.all([
+      chatbotSettings(this.opts.pool, ids),
+      deletedChatbots(this.opts.pool, ids),
+    ])
     const contexts = new Map<string, ChatbotContext>()
     for (const [id, stored] of settings) contexts.set(id, contextOf(stored))
     for (const id of deleted) contexts.set(id, DELETED)
