@@ -10,8 +10,9 @@ export interface RunningService {
 const SHUTDOWN_TIMEOUT_MS = 30_000
 
 /**
- * The body of every service's main.ts: parses its config once (only the groups it reads), makes the logger, starts the service, and
- * shuts it down gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
+ * The body of every service's main.ts: parses its config once (the process group, for the logger and the
+ * listener, and the groups the service reads), makes the logger, starts the service, and shuts it down
+ * gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
  * commits it, then releases everything; the process exits 0. A second signal, or a shutdown still
  * running after 30 s, exits at once with 1.
  */
