@@ -163,7 +163,7 @@ export class AnalysisWorker {
       const context = (await contexts).get(job.chatbotId) ?? NOT_YET_KNOWN
       if (context === DELETED) {
         // The chatbot was deleted: nothing to analyze for anymore, and its content must not stay here.
-        await forgetChatbot(this.opts.pool, job.chatbotId)
+        await withTransaction(this.opts.pool, (client) => forgetChatbot(client, job.chatbotId))
         return
       }
       if (context === NOT_YET_KNOWN) {
