@@ -7,7 +7,6 @@
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import { sweepRetention } from '@cas/service-gateway/retention'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -16,6 +15,7 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startLiveProjector, startPipeline, type TestPipeline } from './support/pipeline.ts'
+import { sweepRetention } from './support/retention.ts'
 
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`erasure and retention, ${mode.name} mode`, () => {

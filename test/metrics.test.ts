@@ -7,7 +7,7 @@ import { createEventConsumer, type EventConsumer, Relay, relayBacklog } from '@c
 import { Metrics } from '@cas/metrics'
 import { createAnalysisService } from '@cas/service-analysis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ScriptedAnalyzer } from '../services/analysis/src/testing/scripted-analyzer.ts'
+import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
 import { signUp } from './support/auth.ts'
 import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'

@@ -11,7 +11,7 @@ import { type AnalysisService, createAnalysisService } from '@cas/service-analys
 import { createProjector, type Projector } from '@cas/service-projector'
 import { buildQueryApp } from '@cas/service-query'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ScriptedAnalyzer } from '../services/analysis/src/testing/scripted-analyzer.ts'
+import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
 import { signUp } from './support/auth.ts'
 import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'

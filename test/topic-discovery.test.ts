@@ -1,5 +1,6 @@
 import { loadConfig } from '@cas/config'
 import {
+  ANALYSIS_GROUP,
   type AnalysisService,
   type Analyzer,
   createAnalysisService,
@@ -135,10 +136,12 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     return byRequest
   }
 
-  /** Every job analyzed, and the projector past everything in the journal. */
+  /** Every capture queued for analysis and analyzed, and the projector past everything in the journal. */
   async function settled() {
     await waitFor(
       async () => {
+        // Queued first: until the analysis consumer has read a capture, no job says it is still owed.
+        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
         const { rows } = await db.pool.query(
           "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
         )

@@ -1,4 +1,4 @@
-import { type Config, loadConfig } from '@cas/config'
+import { type AllConfig, loadConfig } from '@cas/config'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
@@ -17,7 +17,7 @@ export async function buildTestGateway(
   db: TestDatabase,
   env: Record<string, string> = {},
   now?: () => Date,
-): Promise<{ app: FastifyInstance; config: Config }> {
+): Promise<{ app: FastifyInstance; config: AllConfig }> {
   const config = loadConfig({ DATABASE_URL: db.url, ...env })
   const app = await buildGatewayApp({
     pool: db.pool,

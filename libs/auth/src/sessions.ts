@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { SessionConfig } from '@cas/config'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import type { FastifyInstance } from 'fastify'
@@ -14,7 +14,8 @@ const SESSION_REFRESH_MS = 60_000
 
 export interface SessionDeps {
   readonly pool: pg.Pool
-  readonly config: Config
+  /** ALLOWED_ORIGINS and the session's secret and lifetimes. */
+  readonly config: SessionConfig
   readonly now: () => Date
 }
 

@@ -1,6 +1,17 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from './index.ts'
+import {
+  ALL_GROUPS,
+  analysis,
+  ConfigError,
+  eventLog,
+  loadConfig,
+  parseConfig,
+  relay,
+  server,
+  sessions,
+  valuesOf,
+} from './index.ts'
 
 describe('loadConfig', () => {
   it('defaults to the embedded setup on port 3000', () => {
@@ -58,6 +69,53 @@ describe('loadConfig', () => {
       expect(issues).toMatch(/PORT/)
       expect(issues).toMatch(/KAFKA_BROKERS/)
       expect(issues).toMatch(/LOG_LEVEL/)
+    }
+  })
+})
+
+describe('a service configuration', () => {
+  it('parses only the groups it reads: a bad variable of another concern does not stop it', () => {
+    const env = { RELAY_BATCH_SIZE: '2000', ANALYSIS_PROVIDER: 'telepathy' }
+    const config = parseConfig([server, eventLog, relay], env)
+    expect(config).toEqual({
+      PORT: 3000,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      KAFKA_BROKERS: undefined,
+      KAFKA_SESSION_TIMEOUT_MS: 30_000,
+      KAFKA_TOPIC_PREFIX: '',
+      KAFKA_PARTITIONS: 12,
+      KAFKA_REPLICATION_FACTOR: 1,
+      KAFKA_CLIENT_ID: 'conversation-analytics',
+      RELAY_BATCH_SIZE: 2_000,
+      RELAY_MAX_IN_FLIGHT: 4,
+    })
+    expect(() => loadConfig(env)).toThrow(/ANALYSIS_PROVIDER/)
+  })
+
+  it("checks a group's combinations: the LLM analyzer needs its endpoint, key and model", () => {
+    expect(() => parseConfig([analysis], { ANALYSIS_PROVIDER: 'llm', LLM_MODEL: 'm' })).toThrow(
+      /LLM_BASE_URL: required when ANALYSIS_PROVIDER=llm\n\s+LLM_API_KEY: required/,
+    )
+  })
+
+  it("hands a module one concern's values and nothing else", () => {
+    expect(valuesOf(sessions, loadConfig({ SESSION_IDLE_MINUTES: '30' }))).toEqual({
+      SESSION_SECRET: undefined,
+      SESSION_IDLE_MINUTES: 30,
+      SESSION_ABSOLUTE_HOURS: 336,
+      ALLOWED_ORIGINS: [],
+    })
+  })
+
+  it('documents every variable with a default and a one-line meaning, each in one group', () => {
+    const names = ALL_GROUPS.flatMap((g) => Object.keys(g.variables))
+    expect(new Set(names).size).toBe(names.length)
+    for (const g of ALL_GROUPS) {
+      for (const [name, v] of Object.entries(g.variables)) {
+        expect(v.default, name).not.toBe('')
+        expect(v.meaning, name).not.toMatch(/\n/)
+      }
     }
   })
 })

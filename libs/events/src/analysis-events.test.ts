@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from '../test/support.ts'
 import {
   analysisConversationAnalyzedV1,
   analysisEventDefinitions,
@@ -10,7 +11,6 @@ import {
   analysisTopicMergedV1,
 } from './analysis-events.ts'
 import { readerEventDefinitions } from './domain-event.ts'
-import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
 import { upcast } from './upcasters.ts'
 
 function messagesAnalyzedWith(result: Record<string, unknown>) {

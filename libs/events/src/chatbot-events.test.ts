@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from '../test/support.ts'
 import {
   chatbotCreatedV1,
   chatbotDeletedV1,
@@ -8,7 +9,6 @@ import {
   chatbotRenamedV1,
   chatbotSettingsChangedV1,
 } from './chatbot-events.ts'
-import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
 
 describe('chatbot events', () => {
   it.each(chatbotEventDefinitions.map((definition) => [definition.type, definition] as const))(

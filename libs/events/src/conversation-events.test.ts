@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from '../test/support.ts'
 import {
   conversationEventDefinitions,
   conversationEventSchema,
@@ -7,7 +8,6 @@ import {
   conversationStartedV1,
 } from './conversation-events.ts'
 import { readerEventDefinitions } from './domain-event.ts'
-import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from './test-support.ts'
 
 const message = { id: 'm-1', role: 'user', content: 'Hello', sentAt: '2025-01-15T09:30:00.000Z' }
 

@@ -1,4 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
+import { expectRejectedAt, rawEvent } from '../test/support.ts'
 import { chatbotRenamedV1 } from './chatbot-events.ts'
 import { conversationMessagesCapturedV1, conversationMessagesCapturedV2 } from './conversation-events.ts'
 import {
@@ -11,7 +12,6 @@ import {
   type RecordedEvent,
   readerEventDefinitions,
 } from './domain-event.ts'
-import { expectRejectedAt, rawEvent } from './test-support.ts'
 
 describe('domain events', () => {
   it('defines each (type, version) once', () => {

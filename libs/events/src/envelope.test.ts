@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { expectAccepted, expectRejectedAt, rawEvent } from '../test/support.ts'
 import { chatbotRenamedV1 } from './chatbot-events.ts'
 import { eventEnvelopeSchema } from './envelope.ts'
-import { expectAccepted, expectRejectedAt, rawEvent } from './test-support.ts'
 
 const schema = eventEnvelopeSchema
 const valid = () => rawEvent(chatbotRenamedV1)

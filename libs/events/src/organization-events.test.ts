@@ -1,4 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import {
+  expectAccepted,
+  expectRejectedAt,
+  fixtureIds,
+  rawEvent,
+  rawEventWithPayload,
+} from '../test/support.ts'
 import { domainEventSchema } from './domain-event.ts'
 import {
   NO_CHATBOT_ID,
@@ -9,13 +16,6 @@ import {
   organizationMemberRemovedV1,
   organizationMemberRoleChangedV1,
 } from './organization-events.ts'
-import {
-  expectAccepted,
-  expectRejectedAt,
-  fixtureIds,
-  rawEvent,
-  rawEventWithPayload,
-} from './test-support.ts'
 
 describe('organization events', () => {
   it.each(organizationEventDefinitions.map((definition) => [definition.type, definition] as const))(

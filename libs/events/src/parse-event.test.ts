@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { rawEvent, rawEventWithPayload } from '../test/support.ts'
 import { analysisMessagesAnalyzedV1 } from './analysis-events.ts'
 import { conversationMessagesCapturedV1 } from './conversation-events.ts'
 import { readerEventDefinitions } from './domain-event.ts'
 import { InvalidEventError } from './invalid-event-error.ts'
 import { parseRecordedEvent, safeParseRecordedEvent } from './parse-event.ts'
-import { rawEvent, rawEventWithPayload } from './test-support.ts'
 
 describe('parseRecordedEvent', () => {
   it.each(readerEventDefinitions.map((definition) => [definition.type, definition] as const))(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { rawEvent } from '../test/support.ts'
 import { chatbotCreatedV1, chatbotRenamedV1 } from './chatbot-events.ts'
 import {
   conversationMessagesCapturedV1,
@@ -12,7 +13,6 @@ import {
 import { domainEventSchema, readerEventDefinitions } from './domain-event.ts'
 import { defineEvent } from './envelope.ts'
 import { InvalidEventError } from './invalid-event-error.ts'
-import { rawEvent } from './test-support.ts'
 import { upcast } from './upcasters.ts'
 import { createUpcaster, defineUpcaster } from './upcasting.ts'
 

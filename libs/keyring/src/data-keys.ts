@@ -74,6 +74,22 @@ export async function destroyDataKey(
   )
 }
 
+/**
+ * Of these chatbots, the deleted ones. A chatbot is deleted exactly when its data key is destroyed (in the
+ * transaction that deletes it): the one sign of deletion every consumer reads, whatever it consumes.
+ */
+export async function deletedChatbots(
+  client: pg.ClientBase | pg.Pool,
+  chatbotIds: readonly string[],
+): Promise<Set<string>> {
+  if (chatbotIds.length === 0) return new Set()
+  const { rows } = await client.query<{ chatbot_id: string }>(
+    'SELECT chatbot_id FROM chatbot_data_keys WHERE chatbot_id = ANY($1::uuid[]) AND wrapped_key IS NULL',
+    [[...new Set(chatbotIds)]],
+  )
+  return new Set(rows.map((r) => r.chatbot_id))
+}
+
 /** The data keys of some chatbots: unwrapped, DESTROYED, or absent when a chatbot never had one. */
 export async function loadDataKeys(
   client: pg.ClientBase | pg.Pool,

@@ -61,3 +61,22 @@ export async function openRecords(
     return { ok: true, record, event: parsed.event }
   })
 }
+
+/**
+ * The events of a batch a consumer applies: those that open. An event of a deleted chatbot is skipped in
+ * silence (deletion is how it is meant to go; `chatbot.deleted` itself opens, so that the consumer
+ * forgets the chatbot); any other event that does not open is handed to `onDropped`, to log and count.
+ */
+export async function openLiveEvents(
+  client: pg.ClientBase | pg.Pool,
+  keyring: Keyring,
+  records: readonly JournalRecord[],
+  onDropped: (skipped: Extract<OpenedRecord, { ok: false }>) => void,
+): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = []
+  for (const opened of await openRecords(client, keyring, records)) {
+    if (opened.ok) events.push(opened.event)
+    else if (opened.reason !== 'key_destroyed') onDropped(opened)
+  }
+  return events
+}

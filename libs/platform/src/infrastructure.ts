@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { Config } from '@cas/config'
+import type { InfrastructureConfig, ReadsConfig } from '@cas/config'
 import {
   createPool,
   ensureReaderLogin,
@@ -37,7 +37,8 @@ export interface Infrastructure {
  * the topics if missing), the journal otherwise.
  */
 export async function openInfrastructure(
-  config: Config,
+  config: Omit<InfrastructureConfig, 'PORT' | 'HOST' | 'LOG_LEVEL'> &
+    Partial<Pick<ReadsConfig, 'QUERY_DATABASE_URL'>>,
   log: Logger,
   service: string,
   opts: { reader?: boolean } = {},

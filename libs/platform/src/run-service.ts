@@ -1,4 +1,4 @@
-import { type Config, ConfigError, loadConfig } from '@cas/config'
+import { ConfigError, type ConfigOf, type Group, parseConfig, type ServerConfig, server } from '@cas/config'
 import { EmbeddedPostgresError } from '@cas/db'
 import { type Logger, pino } from 'pino'
 
@@ -10,18 +10,21 @@ export interface RunningService {
 const SHUTDOWN_TIMEOUT_MS = 30_000
 
 /**
- * The body of every service's main.ts: parses the config once, makes the logger, starts the service, and
- * shuts it down gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
+ * The body of every service's main.ts: parses its config once (the process group, for the logger and the
+ * listener, and the groups the service reads), makes the logger, starts the service, and shuts it down
+ * gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
  * commits it, then releases everything; the process exits 0. A second signal, or a shutdown still
  * running after 30 s, exits at once with 1.
  */
-export async function runService(
+export async function runService<const Gs extends readonly Group[]>(
   name: string,
-  start: (config: Config, log: Logger) => Promise<RunningService>,
+  /** The configuration groups the service reads (its src/config.ts): it is given these and no others. */
+  groups: Gs,
+  start: (config: ConfigOf<Gs> & ServerConfig, log: Logger) => Promise<RunningService>,
 ): Promise<void> {
-  let config: Config
+  let config: ConfigOf<Gs> & ServerConfig
   try {
-    config = loadConfig(process.env)
+    config = parseConfig([server, ...groups], process.env) as ConfigOf<Gs> & ServerConfig
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     console.error(err.message)

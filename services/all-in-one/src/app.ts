@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { AllConfig } from '@cas/config'
 import { Relay, relayBacklog } from '@cas/eventlog'
 import {
   type Infrastructure,
@@ -38,7 +38,7 @@ export interface AllInOne extends RunningService {
  * This runner is the one place that composes services; the services themselves share only libs.
  */
 export async function startAllInOne(
-  config: Config,
+  config: AllConfig,
   log: Logger | false,
   parentLog: Logger,
   opts: { dashboardDir?: string } = {},

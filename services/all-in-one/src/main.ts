@@ -1,8 +1,9 @@
 import { runService } from '@cas/platform'
 import { builtDashboardDir } from '@cas/service-query'
 import { startAllInOne } from './app.ts'
+import { ALL_IN_ONE_CONFIG } from './config.ts'
 
-await runService('conversation-analytics', async (config, log) => {
+await runService('conversation-analytics', ALL_IN_ONE_CONFIG, async (config, log) => {
   const dashboardDir = builtDashboardDir(import.meta.url, (msg) => log.warn(msg))
   const service = await startAllInOne(config, log, log, { dashboardDir })
   log.info(

@@ -8,8 +8,8 @@ import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { journalEvents } from '../../../test/support/journal.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import { type FakeChatServer, startFakeChatServer } from '../test/fake-chat-server.ts'
 import { createAnalysisService } from './app.ts'
-import { type FakeChatServer, startFakeChatServer } from './providers/fake-chat-server.ts'
 import { createAnalyzer } from './providers/index.ts'
 
 let db: TestDatabase

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto'
+import { destroyDataKey } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../test/support/auth.ts'
@@ -8,9 +10,10 @@ import { journalEvents } from '../../../test/support/journal.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { type AnalysisService, createAnalysisService } from './app.ts'
-import { claimJobs } from './jobs.ts'
-import { ScriptedAnalyzer } from './testing/scripted-analyzer.ts'
+import { rememberChatbotSettings } from './chatbot-settings.ts'
+import { claimJobs, enqueueJobs } from './jobs.ts'
 
 let db: TestDatabase
 let app: FastifyInstance
@@ -282,5 +285,98 @@ describe('analysis service', () => {
     for (const id of conversations) {
       await waitFor(async () => (await job(id))?.status === 'done', { what: `analysis of ${id}` })
     }
+  })
+
+  // Issue 19: the analysis service read the gateway's chatbots table for settings and deleted-ness.
+  it("learns a chatbot's settings from the chatbot events it consumes, and forgets them when it is deleted", async () => {
+    await startService()
+    const bot = await createChatbot(app, cookie, {
+      name: 'topical',
+      settings: { topics: { refunds: ['refund'] } },
+    })
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: `/api/v1/chatbots/${bot.chatbot.id}`,
+      headers: { cookie },
+      payload: { settings: { topics: { returns: ['return'] } } },
+    })
+    expect(patched.statusCode).toBe(200)
+    const settingsHere = async () =>
+      (await db.pool.query('SELECT settings FROM analysis_chatbots WHERE chatbot_id = $1', [bot.chatbot.id]))
+        .rows[0]?.settings
+    expect(await waitFor(async () => (await settingsHere())?.topics?.returns && settingsHere())).toEqual({
+      topics: { refunds: ['refund'], returns: ['return'] },
+    })
+    const { conversationId } = await capture(['I want a refund score:-0.5'], bot.apiKey)
+    await waitFor(async () => (await job(conversationId))?.status === 'done')
+    expect(analyzer.contexts.at(-1)).toEqual({ topics: { refunds: ['refund'], returns: ['return'] } })
+
+    const deleted = await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/chatbots/${bot.chatbot.id}`,
+      headers: { cookie },
+    })
+    expect(deleted.statusCode).toBe(200)
+    await waitFor(async () => (await settingsHere()) === undefined)
+    expect(await job(conversationId)).toBeUndefined()
+  })
+
+  it("holds a job whose chatbot's settings have not arrived yet, without counting an attempt", async () => {
+    await startService()
+    const chatbotId = randomUUID()
+    const conversationId = randomUUID()
+    await enqueueJobs(
+      db.pool,
+      [
+        {
+          sourceEventId: randomUUID(),
+          conversationId,
+          orgId: randomUUID(),
+          chatbotId,
+          messages: [{ id: 'm0', role: 'user', content: 'where is my refund score:-0.4' }],
+        },
+      ],
+      new Date(),
+    )
+    const deferred = async () =>
+      (
+        await db.pool.query(
+          `SELECT status, attempts FROM analysis_jobs
+            WHERE conversation_id = $1 AND next_attempt_at > created_at`,
+          [conversationId],
+        )
+      ).rows[0]
+    expect(await waitFor(deferred)).toEqual({ status: 'pending', attempts: 0 })
+    expect(analyzer.calls).toBe(0)
+
+    await rememberChatbotSettings(db.pool, chatbotId, { topics: { refunds: ['refund'] } })
+    await waitFor(async () => (await job(conversationId))?.status === 'done')
+    expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
+    expect(analyzer.contexts).toEqual([{ topics: { refunds: ['refund'] } }])
+  })
+
+  it('drops the job of a chatbot deleted since, at claim time, before the chatbot.deleted is applied', async () => {
+    await startService()
+    const chatbotId = randomUUID()
+    const conversationId = randomUUID()
+    await rememberChatbotSettings(db.pool, chatbotId, {})
+    await destroyDataKey(db.pool, chatbotId, randomUUID())
+    await enqueueJobs(
+      db.pool,
+      [
+        {
+          sourceEventId: randomUUID(),
+          conversationId,
+          orgId: randomUUID(),
+          chatbotId,
+          messages: [{ id: 'm0', role: 'user', content: 'hello score:0.2' }],
+        },
+      ],
+      new Date(),
+    )
+    await waitFor(async () => (await job(conversationId)) === undefined)
+    expect(analyzer.calls).toBe(0)
+    const { rows } = await db.pool.query('SELECT 1 FROM analysis_chatbots WHERE chatbot_id = $1', [chatbotId])
+    expect(rows).toEqual([])
   })
 })

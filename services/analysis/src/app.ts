@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { AnalysisConfig } from '@cas/config'
 import {
   createEventConsumer,
   createProgressProbe,
@@ -8,17 +8,17 @@ import {
   StageReporter,
   type StreamType,
 } from '@cas/eventlog'
-import { type Keyring, openRecords } from '@cas/keyring'
+import { type Keyring, openLiveEvents } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
+import { rememberChatbotSettings } from './chatbot-settings.ts'
 import {
   enqueueJobs,
   forgetChatbot,
   forgetConversation,
   type JobCounts,
   jobCounts,
-  liveChatbots,
   type NewJob,
   pendingJobs,
 } from './jobs.ts'
@@ -65,7 +65,7 @@ export const ANALYSIS_GROUP = 'analysis'
 const ANALYSIS_STREAM_TYPES: readonly StreamType[] = ['conversation', 'chatbot']
 
 /** The service's tuning from the configuration, for the processes that run it. */
-export function analysisSettings(config: Config) {
+export function analysisSettings(config: AnalysisConfig) {
   return {
     concurrency: config.ANALYSIS_CONCURRENCY,
     maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
@@ -104,18 +104,19 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     },
     handler: async (records, client) => {
       const jobs: NewJob[] = []
-      for (const opened of await openRecords(client, deps.keyring, records)) {
-        if (!opened.ok) {
-          // Skipped as deleted (its chatbot's key is destroyed), or invalid.
-          if (opened.reason !== 'key_destroyed') {
-            log?.warn(
-              { eventId: opened.record.id, reason: opened.reason, detail: opened.detail },
-              'dropped an event',
-            )
-          }
+      // A deleted chatbot's events do not open (its key is destroyed): they queue nothing.
+      const events = await openLiveEvents(client, deps.keyring, records, (dropped) =>
+        log?.warn(
+          { eventId: dropped.record.id, reason: dropped.reason, detail: dropped.detail },
+          'dropped an event',
+        ),
+      )
+      for (const event of events) {
+        if (event.type === 'chatbot.created' || event.type === 'chatbot.settings-changed') {
+          // What the analysis reads of a chatbot's settings (its own topics), kept from its events.
+          await rememberChatbotSettings(client, event.chatbotId, event.payload.settings)
           continue
         }
-        const event = opened.event
         if (event.type === 'conversation.erased') {
           await forgetConversation(client, event.chatbotId, event.streamId)
           continue
@@ -136,15 +137,10 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
           messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
         })
       }
-      const live = await liveChatbots(
-        client,
-        jobs.map((j) => j.chatbotId),
-      )
-      const queued = jobs.filter((j) => live.has(j.chatbotId))
-      if (queued.length === 0) return
+      if (jobs.length === 0) return
       const pending = await pendingJobs(client)
       if (pending >= maxPending) throw new BackpressureError(pending)
-      await enqueueJobs(client, queued, now())
+      await enqueueJobs(client, jobs, now())
     },
   })
   const worker = new AnalysisWorker({

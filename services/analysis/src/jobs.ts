@@ -152,6 +152,18 @@ export async function retryJob(
   )
 }
 
+/**
+ * Puts a claimed job back to wait until `at` without counting the attempt: it was not tried (its chatbot's
+ * settings have not reached this service yet).
+ */
+export async function deferJob(pool: pg.Pool, jobId: string, at: Date, now: Date): Promise<void> {
+  await pool.query(
+    `UPDATE analysis_jobs SET status = 'pending', attempts = attempts - 1, lease_until = NULL,
+       next_attempt_at = $2, updated_at = $3 WHERE id = $1`,
+    [jobId, at, now],
+  )
+}
+
 export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, reason: string, now: Date) {
   await client.query(
     "UPDATE analysis_jobs SET status = 'dead', lease_until = NULL, last_error = $2, updated_at = $3 WHERE id = $1",
@@ -164,18 +176,6 @@ export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, rea
   )
 }
 
-/** Of these chatbots, the ones that still exist (events of a deleted chatbot queue nothing). */
-export async function liveChatbots(
-  client: pg.ClientBase,
-  chatbotIds: readonly string[],
-): Promise<Set<string>> {
-  if (chatbotIds.length === 0) return new Set()
-  const { rows } = await client.query<{ id: string }>('SELECT id FROM chatbots WHERE id = ANY($1)', [
-    [...new Set(chatbotIds)],
-  ])
-  return new Set(rows.map((r) => r.id))
-}
-
 /**
  * Removes every job (with the message content it holds), result and dead letter of a deleted chatbot,
  * and its topic state (the embeddings of its end users' messages among it).
@@ -184,6 +184,7 @@ export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: 
   await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM topic_models WHERE chatbot_id = $1', [chatbotId])
+  await client.query('DELETE FROM analysis_chatbots WHERE chatbot_id = $1', [chatbotId])
 }
 
 /** Removes the jobs (and the content they hold), results and pooled embeddings of an erased conversation. */

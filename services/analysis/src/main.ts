@@ -7,9 +7,10 @@ import {
   runService,
 } from '@cas/platform'
 import { analysisSettings, createAnalysisService } from './app.ts'
+import { ANALYSIS_CONFIG } from './config.ts'
 import { analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 
-await runService('analysis', async (config, log) => {
+await runService('analysis', ANALYSIS_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'analysis')
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
   analyzer.ready?.then(() => log.info({ analyzer: analyzerStatus(analyzer) }, 'analyzer ready'))

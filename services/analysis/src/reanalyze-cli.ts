@@ -6,10 +6,11 @@
  * version, and the read models show them, replacing earlier results. Same configuration as `npm start`.
  */
 import { parseArgs } from 'node:util'
-import { loadConfig } from '@cas/config'
+import { parseConfig } from '@cas/config'
 import { openInfrastructure } from '@cas/platform'
 import { pino } from 'pino'
 import { analysisSettings } from './app.ts'
+import { ANALYSIS_CONFIG } from './config.ts'
 import { createAnalyzer } from './providers/index.ts'
 import { enqueueReanalysis } from './reanalyze.ts'
 import { AnalysisWorker } from './worker.ts'
@@ -27,7 +28,7 @@ if (!chatbot || !/^[0-9a-f-]{36}$/i.test(chatbot) || (since && Number.isNaN(sinc
   process.exit(64)
 }
 
-const config = loadConfig(process.env)
+const config = parseConfig(ANALYSIS_CONFIG, process.env)
 const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })
 const infra = await openInfrastructure(config, log, 'reanalyze')
 try {

@@ -13,9 +13,9 @@ import {
   type TestPipeline,
 } from '../../../test/support/pipeline.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { createAnalysisService } from './app.ts'
 import { enqueueReanalysis } from './reanalyze.ts'
-import { ScriptedAnalyzer } from './testing/scripted-analyzer.ts'
 import { AnalysisWorker } from './worker.ts'
 
 const V1 = new ScriptedAnalyzer({ name: 'scripted', version: 'v1' })

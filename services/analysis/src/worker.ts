@@ -1,13 +1,17 @@
 import { GroupCommitter, withTransaction } from '@cas/db'
 import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
+import { deletedChatbots } from '@cas/keyring'
+import { chatbotTopics } from '@cas/settings'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
+import { chatbotSettings } from './chatbot-settings.ts'
 import {
   type AnalysisJob,
   claimJobs,
   completeJobs,
   deadLetterJob,
+  deferJob,
   forgetChatbot,
   retryJob,
   traceOf,
@@ -154,12 +158,19 @@ export class AnalysisWorker {
     }
   }
 
-  private async process(job: AnalysisJob, contexts: Promise<Map<string, AnalysisContext>>): Promise<void> {
+  private async process(job: AnalysisJob, contexts: Promise<Map<string, ChatbotContext>>): Promise<void> {
     try {
-      const context = (await contexts).get(job.chatbotId)
-      if (!context) {
+      const context = (await contexts).get(job.chatbotId) ?? NOT_YET_KNOWN
+      if (context === DELETED) {
         // The chatbot was deleted: nothing to analyze for anymore, and its content must not stay here.
-        await forgetChatbot(this.opts.pool, job.chatbotId)
+        await withTransaction(this.opts.pool, (client) => forgetChatbot(client, job.chatbotId))
+        return
+      }
+      if (context === NOT_YET_KNOWN) {
+        // Its capture reached this service before its chatbot.created (another topic, or another
+        // partition of the journal): analyzed once the chatbot's settings (its own topics) are here.
+        const now = this.now()
+        await deferJob(this.opts.pool, job.id, new Date(now.getTime() + SETTINGS_WAIT_MS), now)
         return
       }
       const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
@@ -185,14 +196,23 @@ export class AnalysisWorker {
     }
   }
 
-  /** The analysis context of each live chatbot of the jobs (a deleted chatbot has none). */
-  private async contextsFor(jobs: readonly AnalysisJob[]): Promise<Map<string, AnalysisContext>> {
+  /**
+   * The analysis context of each chatbot of the jobs, from the settings this service keeps from chatbot
+   * events; DELETED for a deleted chatbot, none for one whose chatbot.created it has not applied yet.
+   */
+  private async contextsFor(jobs: readonly AnalysisJob[]): Promise<Map<string, ChatbotContext>> {
     if (jobs.length === 0) return new Map()
-    const { rows } = await this.opts.pool.query<{ id: string; settings: Record<string, unknown> }>(
-      'SELECT id, settings FROM chatbots WHERE id = ANY($1::uuid[])',
-      [[...new Set(jobs.map((j) => j.chatbotId))]],
-    )
-    return new Map(rows.map((r) => [r.id, contextOf(r.settings)]))
+    const ids = [...new Set(jobs.map((j) => j.chatbotId))]
+    // Deleted at claim time, as the gateway sees it (its key destroyed), even before this service has
+    // applied the chatbot.deleted that will forget it.
+    const [settings, deleted] = await Promise.all([
+      chatbotSettings(this.opts.pool, ids),
+      deletedChatbots(this.opts.pool, ids),
+    ])
+    const contexts = new Map<string, ChatbotContext>()
+    for (const [id, stored] of settings) contexts.set(id, contextOf(stored))
+    for (const id of deleted) contexts.set(id, DELETED)
+    return contexts
   }
 
   /**
@@ -425,15 +445,16 @@ function refsOf(ids: readonly string[], labels: readonly string[]): TopicRef[] {
   return ids.map((id, i) => ({ id, label: labels[i] ?? id }))
 }
 
-/** A chatbot's analysis context: its topic list, when settings.topics is a valid one. */
+const DELETED = 'deleted'
+const NOT_YET_KNOWN = 'not-yet-known'
+type ChatbotContext = AnalysisContext | typeof DELETED | typeof NOT_YET_KNOWN
+/** How long a job whose chatbot's settings have not arrived yet waits before it is looked at again. */
+const SETTINGS_WAIT_MS = 500
+
+/** A chatbot's analysis context: its own topics, when its settings have any. */
 function contextOf(settings: Record<string, unknown>): AnalysisContext {
-  const topics = settings.topics
-  const valid =
-    typeof topics === 'object' &&
-    topics !== null &&
-    !Array.isArray(topics) &&
-    Object.values(topics).every((k) => Array.isArray(k) && k.every((w) => typeof w === 'string'))
-  return valid ? { topics: topics as Record<string, string[]> } : {}
+  const topics = chatbotTopics(settings)
+  return topics ? { topics } : {}
 }
 
 /** What the worker logs about a job. */

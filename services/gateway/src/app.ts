@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import { capture, invitations, sessions, valuesOf } from '@cas/config'
 import { createHttpApp, type PoolUsage, type ReadinessCheck } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import { registerAuth } from './auth/plugin.ts'
 import { registerCapture } from './capture/routes.ts'
 import { registerChatbots } from './chatbots/routes.ts'
+import type { GatewayAppConfig } from './config.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
 import { registerOrganizations } from './organizations/plugin.ts'
@@ -16,7 +17,8 @@ export interface GatewayDeps {
   readonly pool: pg.Pool
   /** Seals the personal data of captured events. */
   readonly keyring: Keyring
-  readonly config: Config
+  /** The gateway's own variables (services/gateway/src/config.ts); each route module is given its part. */
+  readonly config: GatewayAppConfig
   readonly logger: Logger | false
   readonly readiness: readonly ReadinessCheck[]
   /** Injected for tests; the wall clock otherwise. */
@@ -53,10 +55,30 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     : undefined
   if (redis) app.addHook('onClose', async () => void (await redis.quit()))
   // Auth first: its origin check and session hooks must run before any other route's.
-  await registerAuth(app, { pool, config, now, redis })
-  await registerOrganizations(app, { pool, keyring: deps.keyring, config, now, redis })
+  const unauthenticatedLimit = {
+    UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
+  }
+  await registerAuth(app, {
+    pool,
+    config: { ...valuesOf(sessions, config), ...unauthenticatedLimit, SIGNUP_ENABLED: config.SIGNUP_ENABLED },
+    now,
+    redis,
+  })
+  await registerOrganizations(app, {
+    pool,
+    keyring: deps.keyring,
+    config: { ...valuesOf(invitations, config), ...unauthenticatedLimit },
+    now,
+    redis,
+  })
   await registerChatbots(app, { pool, keyring: deps.keyring, now })
-  await registerCapture(app, { pool, keyring: deps.keyring, config, now, redis })
+  await registerCapture(app, {
+    pool,
+    keyring: deps.keyring,
+    config: { ...valuesOf(capture, config), ...unauthenticatedLimit },
+    now,
+    redis,
+  })
   await registerErasureRoutes(app, { pool, now })
   startRetentionSweeper(app, {
     pool,

@@ -1,7 +1,8 @@
 import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
 import { buildGatewayApp } from './app.ts'
+import { GATEWAY_CONFIG } from './config.ts'
 
-await runService('gateway', async (config, log) => {
+await runService('gateway', GATEWAY_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'gateway')
   const app = await buildGatewayApp({
     pool: infra.pool,

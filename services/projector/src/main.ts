@@ -7,8 +7,9 @@ import {
   runService,
 } from '@cas/platform'
 import { createProjector } from './app.ts'
+import { PROJECTOR_CONFIG } from './config.ts'
 
-await runService('projector', async (config, log) => {
+await runService('projector', PROJECTOR_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'projector')
   const projector = createProjector({
     pool: infra.pool,

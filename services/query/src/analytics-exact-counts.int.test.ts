@@ -10,7 +10,6 @@
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import { sweepRetention } from '@cas/service-gateway/retention'
 import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -22,6 +21,7 @@ import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { uniqueGroupId } from '../../../test/support/kafka.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { projectAll, projectorCaughtUp } from '../../../test/support/projector.ts'
+import { sweepRetention } from '../../../test/support/retention.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 
 const NOW = new Date('2026-11-20T12:30:00Z')

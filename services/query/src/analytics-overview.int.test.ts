@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Seeded, seedAnalytics } from '../../../test/support/analytics-seed.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { projectAll } from '../../../test/support/projector.ts'
-import { type Seeded, seedAnalytics } from './analytics/test-seed.ts'
 
 const NOW = new Date('2026-11-20T12:30:00Z')
 
@@ -38,7 +38,7 @@ const ones = (topics: string[]) => topics.map((topic) => ({ topic, id: topic, co
 
 describe('GET /api/v1/analytics/overview', () => {
   it('sums the whole organization over the last 30 days by default', async () => {
-    // Hand computation from the seed (test-seed.ts): c6 is older than 30 days, organization B never counts.
+    // Hand computation from the seed (test/support/analytics-seed.ts): c6 is older than 30 days, organization B never counts.
     expect(await ok('')).toEqual({
       ok: true,
       range: { from: '2026-10-21T12:00:00.000Z', to: '2026-11-20T13:00:00.000Z' },

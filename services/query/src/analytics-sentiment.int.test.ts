@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
-import { buildTestGateway } from '../../../test/support/gateway.ts'
-import { projectAll } from '../../../test/support/projector.ts'
 import {
   analyze,
   type Bot,
@@ -12,7 +9,10 @@ import {
   newOrg,
   type Seeded,
   seedAnalytics,
-} from './analytics/test-seed.ts'
+} from '../../../test/support/analytics-seed.ts'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { buildTestGateway } from '../../../test/support/gateway.ts'
+import { projectAll } from '../../../test/support/projector.ts'
 import { checkTimeZone } from './repositories/analytics.ts'
 
 const NOW = new Date('2026-11-20T12:30:00Z')
@@ -73,7 +73,7 @@ const empty = (bucket: string) => ({ bucket, average: null, positive: 0, neutral
 
 describe('GET /api/v1/analytics/sentiment', () => {
   it("answers a point per UTC day of the end users' messages, empty days included", async () => {
-    // Hand computation from the seed (test-seed.ts); organization B's -1 on the 18th never counts, nor
+    // Hand computation from the seed (test/support/analytics-seed.ts); organization B's -1 on the 18th never counts, nor
     // does the assistant's message c1 m2 (0, neutral).
     const res = await sentiment('?from=2026-11-17T00:00:00Z&to=2026-11-21T00:00:00Z')
     expect(res.statusCode, res.body).toBe(200)

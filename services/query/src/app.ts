@@ -1,5 +1,5 @@
 import { registerSessions } from '@cas/auth'
-import type { Config } from '@cas/config'
+import { type HttpConfig, type SessionConfig, sessions, valuesOf } from '@cas/config'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
@@ -18,7 +18,8 @@ export type { QueryDeps } from './deps.ts'
 export interface QueryAppDeps extends QueryDeps {
   /** The owner's pool: sessions are read with it (the reader role sees read models only). */
   readonly pool: pg.Pool
-  readonly config: Config
+  /** TRUST_PROXY and load shedding, and the sessions. */
+  readonly config: HttpConfig & SessionConfig
   readonly logger: Logger | false
   readonly readiness: readonly ReadinessCheck[]
   /** The built dashboard (dist/web) to serve at the base URL; none when undefined. */
@@ -41,7 +42,7 @@ export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance
       pools: [deps.readerPool],
     },
   })
-  await registerSessions(app, { pool: deps.pool, config: deps.config, now: deps.now })
+  await registerSessions(app, { pool: deps.pool, config: valuesOf(sessions, deps.config), now: deps.now })
   await registerQueryRoutes(app, deps)
   if (deps.dashboardDir) await registerDashboard(app, { root: deps.dashboardDir })
   return app

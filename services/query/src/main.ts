@@ -1,7 +1,8 @@
 import { observeInfrastructure, openInfrastructure, pipelineStatusReadiness, runService } from '@cas/platform'
 import { buildQueryApp, builtDashboardDir } from './app.ts'
+import { QUERY_CONFIG } from './config.ts'
 
-await runService('query', async (config, log) => {
+await runService('query', QUERY_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'query', { reader: true })
   const app = await buildQueryApp({
     pool: infra.pool,

@@ -1,7 +1,8 @@
 import { openInfrastructure, runService } from '@cas/platform'
 import { buildRelayService } from './app.ts'
+import { RELAY_CONFIG } from './config.ts'
 
-await runService('relay', async (config, log) => {
+await runService('relay', RELAY_CONFIG, async (config, log) => {
   if (!config.KAFKA_BROKERS) throw new Error('the relay publishes to Kafka: set KAFKA_BROKERS')
   const infra = await openInfrastructure(config, log, 'relay')
   const { relay, app } = await buildRelayService({

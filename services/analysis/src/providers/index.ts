@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { Config } from '@cas/config'
+import type { AnalysisConfig, DatabaseConfig } from '@cas/config'
 import type { Analyzer, AnalyzerStatus } from '../analyzer.ts'
 import { startAnalyzerThreads } from './analyzer-threads.ts'
 import { EMBEDDING_MODEL_ID, type ModelSource } from './embedding-model.ts'
@@ -8,6 +8,9 @@ import { createLocalAnalyzer } from './local.ts'
 import { createSemanticAnalyzer, SEMANTIC_ANALYZER_NAME } from './semantic.ts'
 
 type Log = (msg: string, fields?: Record<string, unknown>) => void
+
+/** What the analyzers read: the analysis variables, and DATA_DIR (where a downloaded model is kept). */
+export type AnalyzerConfig = AnalysisConfig & Pick<DatabaseConfig, 'DATA_DIR'>
 
 /**
  * The analyzer ANALYSIS_PROVIDER names:
@@ -18,7 +21,7 @@ type Log = (msg: string, fields?: Record<string, unknown>) => void
  * - `llm`: an OpenAI-compatible LLM.
  * Local analyzers run in ANALYSIS_THREADS worker threads, or in the caller's thread with 0.
  */
-export async function createAnalyzer(config: Config, log: Log = () => {}): Promise<Analyzer> {
+export async function createAnalyzer(config: AnalyzerConfig, log: Log = () => {}): Promise<Analyzer> {
   if (config.ANALYSIS_PROVIDER === 'llm') {
     // loadConfig has checked that the three are set when the provider is llm.
     return createLlmAnalyzer({
@@ -47,7 +50,7 @@ export async function createAnalyzer(config: Config, log: Log = () => {}): Promi
   return withFallback(model, lexical, source, log)
 }
 
-export function modelSource(config: Config): ModelSource {
+export function modelSource(config: AnalyzerConfig): ModelSource {
   return {
     ...(config.ANALYSIS_MODEL_DIR ? { modelDir: config.ANALYSIS_MODEL_DIR } : {}),
     cacheDir: path.join(config.DATA_DIR, 'models'),

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { type FakeChatServer, startFakeChatServer } from '../../test/fake-chat-server.ts'
 import { AnalyzerError, type MessageToAnalyze } from '../analyzer.ts'
-import { type FakeChatServer, startFakeChatServer } from './fake-chat-server.ts'
 import { createLlmAnalyzer, LLM_ANSWER_JSON_SCHEMA, type LlmAnalyzerOptions } from './llm.ts'
 
 const API_KEY = 'sk-test-secret-key-123'

@@ -1,5 +1,5 @@
 import { registerSessions } from '@cas/auth'
-import type { Config } from '@cas/config'
+import { type SessionConfig, type SignInConfig, sessions, valuesOf } from '@cas/config'
 import { AppError } from '@cas/http'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
@@ -14,7 +14,8 @@ export { type Principal, requirePermission, requireUser, revokeUserSessions } fr
 
 export interface AuthDeps {
   readonly pool: pg.Pool
-  readonly config: Config
+  readonly config: SessionConfig &
+    Pick<SignInConfig, 'SIGNUP_ENABLED' | 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
   readonly redis?: Redis
@@ -29,7 +30,7 @@ const SWEEP_INTERVAL_MS = 10 * 60_000
  */
 export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promise<void> {
   const { pool, config, now } = deps
-  await registerSessions(app, { pool, config, now })
+  await registerSessions(app, { pool, config: valuesOf(sessions, config), now })
 
   const dummyHash = await createDummyHash()
   await app.register(async (scope) => {
@@ -51,7 +52,7 @@ export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promis
       max: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
     })
-    registerAuthRoutes(scope, { pool, config, now, dummyHash, signInRateLimit })
+    registerAuthRoutes(scope, { pool, signupEnabled: config.SIGNUP_ENABLED, now, dummyHash, signInRateLimit })
   })
 
   startExpirySweeper(app, {

@@ -1,5 +1,4 @@
 import { requireUser, SESSION_COOKIE } from '@cas/auth'
-import type { Config } from '@cas/config'
 import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -15,7 +14,8 @@ export const INVALID_CREDENTIALS = 'The email or password is incorrect.'
 
 export interface AuthRouteDeps {
   readonly pool: pg.Pool
-  readonly config: Config
+  /** SIGNUP_ENABLED: false refuses self-service sign-ups. */
+  readonly signupEnabled: boolean
   readonly now: () => Date
   /** Verified against when the email is unknown (see createDummyHash). */
   readonly dummyHash: string
@@ -27,7 +27,7 @@ const TAGS = ['auth']
 const SESSION_SECURITY = [{ session: [] }]
 
 export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps): void {
-  const { pool, config, now, dummyHash, signInRateLimit } = deps
+  const { pool, signupEnabled, now, dummyHash, signInRateLimit } = deps
   const app = scope.withTypeProvider<ZodTypeProvider>()
 
   app.post(
@@ -45,7 +45,7 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
       onRequest: signInRateLimit,
       // Before validation, so a disabled sign-up says so whatever the body.
       preValidation: async () => {
-        if (!config.SIGNUP_ENABLED) throw new AppError('forbidden', 'Sign-up is disabled on this server.')
+        if (!signupEnabled) throw new AppError('forbidden', 'Sign-up is disabled on this server.')
       },
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import type { CustomFieldType } from '../chatbots/settings.ts'
+import type { CustomFieldType } from '@cas/settings'
 import type { CaptureBody } from './schema.ts'
 
 type Primitive = string | number | boolean

@@ -1,6 +1,6 @@
 import { type ChatbotEvent, type JsonValue, type NewEvent, newEvent } from '@cas/events'
+import { settingsSchema } from '@cas/settings'
 import { applyMergePatch } from './merge-patch.ts'
-import { settingsSchema } from './settings.ts'
 
 type JsonObject = { [key: string]: JsonValue }
 

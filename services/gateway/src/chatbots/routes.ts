@@ -1,6 +1,7 @@
 import { actorTrace, requirePermission } from '@cas/auth'
 import { AppError, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
+import { settingsPatchSchema, settingsSchema } from '@cas/settings'
 import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -8,7 +9,6 @@ import type pg from 'pg'
 import { z } from 'zod'
 import { issueApiKey } from './api-key.ts'
 import { executeChatbotCommand, newChatbotId } from './commands.ts'
-import { settingsPatchSchema, settingsSchema } from './settings.ts'
 
 export interface ChatbotRouteDeps {
   readonly pool: pg.Pool

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
+import { retentionDaysSql } from '@cas/settings'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import { eraseConversations } from './erase.ts'
@@ -17,8 +18,8 @@ export async function sweepRetention(
   trace?: Readonly<Record<string, string>>,
 ): Promise<number> {
   const { rows: chatbots } = await pool.query<{ id: string; days: number }>(
-    `SELECT id, (settings ->> 'retentionDays')::int AS days FROM chatbots
-      WHERE jsonb_typeof(settings -> 'retentionDays') = 'number'`,
+    `SELECT id, days FROM (SELECT id, ${retentionDaysSql('settings')} AS days FROM chatbots) c
+      WHERE days IS NOT NULL`,
   )
   let erased = 0
   for (const chatbot of chatbots) {

@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { InvitationsConfig, SignInConfig } from '@cas/config'
 import { AppError } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
@@ -13,7 +13,7 @@ import { registerOrganizationRoutes } from './organization-routes.ts'
 export interface OrganizationDeps {
   readonly pool: pg.Pool
   readonly keyring: Keyring
-  readonly config: Config
+  readonly config: InvitationsConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
   readonly redis?: Redis

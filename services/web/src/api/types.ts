@@ -1,4 +1,5 @@
 // The shapes of the HTTP API the dashboard reads (shared/API.md; GET /api/v1/openapi.json has them all).
+import type { ChatbotSettings } from '@cas/settings'
 
 export interface User {
   readonly id: string
@@ -89,16 +90,11 @@ export interface AuditPage {
   readonly nextCursor: string | null
 }
 
-export type CustomFieldType = 'string' | 'number' | 'boolean'
-
-/** The settings keys the service reads; anything else is stored as given. */
-export interface ChatbotSettings {
-  readonly customFields?: Record<string, CustomFieldType>
-  readonly analysisEnabled?: boolean
-  readonly retentionDays?: number
-  readonly topics?: Record<string, string[]>
-  readonly [key: string]: unknown
-}
+/**
+ * The settings keys the service reads (anything else is stored as given): the type of the one settings
+ * schema (libs/settings), so the form cannot drift from what the server accepts.
+ */
+export type { ChatbotSettings, CustomFieldType } from '@cas/settings'
 
 export interface Chatbot {
   readonly id: string

@@ -1,3 +1,10 @@
+import {
+  CUSTOM_FIELD_TYPES,
+  MAX_NAME_LENGTH,
+  MAX_RETENTION_DAYS,
+  MAX_TOPIC_KEYWORDS,
+  MIN_RETENTION_DAYS,
+} from '@cas/settings/limits'
 import type { ChatbotSettings, CustomFieldType } from '../api/types.ts'
 
 /** The settings form's state: the keys the service reads, as people edit them. */
@@ -10,8 +17,7 @@ export interface SettingsForm {
   readonly topics: readonly { readonly label: string; readonly keywords: string }[]
 }
 
-export const CUSTOM_FIELD_TYPES: readonly CustomFieldType[] = ['string', 'number', 'boolean']
-export const MAX_RETENTION_DAYS = 3650
+export { CUSTOM_FIELD_TYPES, MAX_RETENTION_DAYS }
 
 export function settingsToForm(settings: ChatbotSettings): SettingsForm {
   return {
@@ -40,26 +46,32 @@ export function settingsProblems(form: SettingsForm): string[] {
   const retention = form.retentionDays.trim()
   if (retention !== '') {
     const days = Number(retention)
-    if (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS) {
-      problems.push(`Retention must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or empty.`)
+    if (!Number.isInteger(days) || days < MIN_RETENTION_DAYS || days > MAX_RETENTION_DAYS) {
+      problems.push(
+        `Retention must be a whole number of days from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}, or empty.`,
+      )
     }
   }
   const names = form.customFields.map((f) => f.name.trim())
   if (names.some((n) => n === '')) problems.push('Every custom field needs a name.')
-  if (names.some((n) => n.length > 100)) problems.push('Custom field names are at most 100 characters.')
+  if (names.some((n) => n.length > MAX_NAME_LENGTH))
+    problems.push(`Custom field names are at most ${MAX_NAME_LENGTH} characters.`)
   for (const dup of duplicates(names.filter(Boolean)))
     problems.push(`The custom field "${dup}" is listed twice.`)
   const labels = form.topics.map((t) => t.label.trim())
   if (labels.some((l) => l === '')) problems.push('Every topic needs a label.')
-  if (labels.some((l) => l.length > 100)) problems.push('Topic labels are at most 100 characters.')
+  if (labels.some((l) => l.length > MAX_NAME_LENGTH))
+    problems.push(`Topic labels are at most ${MAX_NAME_LENGTH} characters.`)
   for (const dup of duplicates(labels.filter(Boolean))) problems.push(`The topic "${dup}" is listed twice.`)
   for (const topic of form.topics) {
     const keywords = splitKeywords(topic.keywords)
     if (keywords.length === 0 && topic.label.trim()) {
       problems.push(`The topic "${topic.label.trim()}" needs at least one keyword.`)
     }
-    if (keywords.length > 100) problems.push(`The topic "${topic.label.trim()}" has more than 100 keywords.`)
-    if (keywords.some((k) => k.length > 100)) problems.push('Keywords are at most 100 characters.')
+    if (keywords.length > MAX_TOPIC_KEYWORDS)
+      problems.push(`The topic "${topic.label.trim()}" has more than ${MAX_TOPIC_KEYWORDS} keywords.`)
+    if (keywords.some((k) => k.length > MAX_NAME_LENGTH))
+      problems.push(`Keywords are at most ${MAX_NAME_LENGTH} characters.`)
   }
   return problems
 }

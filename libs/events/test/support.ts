@@ -1,8 +1,8 @@
-// Shared by the *.test.ts files of this package; not exported.
+// Shared by the *.test.ts files of this package (beside their code in src/); not exported.
 import { expect } from 'vitest'
 import type { z } from 'zod'
-import type { EventDefinition } from './envelope.ts'
-import { NO_CHATBOT_ID } from './organization-events.ts'
+import type { EventDefinition } from '../src/envelope.ts'
+import { NO_CHATBOT_ID } from '../src/organization-events.ts'
 
 export const fixtureIds = {
   event: '0194a1b3-0a1b-7c2d-8e3f-4a5b6c7d8e9f',

@@ -3,9 +3,9 @@ import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
-import { createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
-import type { TestDatabase } from '../../../../test/support/database.ts'
+import { signUp } from './auth.ts'
+import { createChatbot, postCapture } from './chatbots.ts'
+import type { TestDatabase } from './database.ts'
 
 /**
  * Test data for the analytics tests, made through the real pipeline: captures through the API, analysis

@@ -1,10 +1,11 @@
 import {
+  type AnalysisContext,
   type Analyzer,
   AnalyzerError,
   labelFor,
   type MessageAnalysis,
   type MessageToAnalyze,
-} from '../analyzer.ts'
+} from '../src/analyzer.ts'
 
 /**
  * A deterministic analyzer for the service's own tests (the real providers have theirs): a message's
@@ -14,6 +15,8 @@ import {
  */
 export class ScriptedAnalyzer implements Analyzer {
   calls = 0
+  /** The context of every call, in order (a chatbot's own topics). */
+  readonly contexts: AnalysisContext[] = []
   private readonly failuresSeen = new Map<string, number>()
   private gate: Promise<void> | undefined
   private open: (() => void) | undefined
@@ -36,8 +39,12 @@ export class ScriptedAnalyzer implements Analyzer {
     this.gate = undefined
   }
 
-  async analyzeMessages(messages: readonly MessageToAnalyze[]): Promise<MessageAnalysis[]> {
+  async analyzeMessages(
+    messages: readonly MessageToAnalyze[],
+    context: AnalysisContext = {},
+  ): Promise<MessageAnalysis[]> {
     this.calls++
+    this.contexts.push(context)
     if (this.gate) {
       this.waiting++
       await this.gate
