@@ -47,13 +47,6 @@ export type AnalysisConfig = GroupValues<typeof analysis>
 /** Every variable: what the all-in-one (and the command-line tools) parse. */
 export type AllConfig = ConfigOf<typeof ALL_GROUPS>
 
-/**
- * What the capture routes read. Named `Config` because services/gateway/src/capture/routes.ts imports
- * it so, and that file belongs to the capture work: when it is next edited it should take
- * `CaptureConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>` and this alias go.
- */
-export type Config = CaptureConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
-
 /** Parses every variable (the all-in-one's configuration), throwing a ConfigError naming each bad one. */
 export function loadConfig(env: Record<string, string | undefined>): AllConfig {
   return parseConfig(ALL_GROUPS, env)

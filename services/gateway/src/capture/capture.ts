@@ -3,7 +3,6 @@ import { RetryableTransactionError } from '@cas/db'
 import { type AppendRequest, appendToStreams } from '@cas/eventlog'
 import { AppError } from '@cas/http'
 import { dataKeyFor, type Keyring, type StoredDataKey, sealEvents, unwrapStored } from '@cas/keyring'
-import { analysisEnabled, customFieldSchema } from '@cas/settings'
 import type pg from 'pg'
 import {
   type CaptureCommand,

@@ -1,5 +1,5 @@
 import { type NewEvent, newEvent } from '@cas/events'
-import { analysisEnabled, customFieldSchema } from '../chatbots/settings.ts'
+import { analysisEnabled, customFieldSchema } from '@cas/settings'
 import {
   type ConversationMetadata,
   customFieldWarnings,

@@ -1,4 +1,4 @@
-import type { Config } from '@cas/config'
+import type { CaptureConfig, SignInConfig } from '@cas/config'
 import { AppError, errorResponses, eventTrace } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
@@ -13,7 +13,7 @@ import { captureBodySchema, captureResponseSchema } from './schema.ts'
 export interface CaptureRouteDeps {
   readonly pool: pg.Pool
   readonly keyring: Keyring
-  readonly config: Config
+  readonly config: CaptureConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
   readonly redis?: Redis
