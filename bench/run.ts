@@ -54,6 +54,7 @@ import type {
   Freshness,
   ModeResults,
   Pipeline,
+  StageProfile,
   StatementStat,
   Throughput,
 } from './support/results.ts'
@@ -66,6 +67,7 @@ import {
   sampleRss,
   startService,
 } from './support/service.ts'
+import { withCpuProfile, withPeakRss } from './support/stage-probe.ts'
 import { msSince, sleep, summarize, timed } from './support/stats.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -623,12 +625,20 @@ async function measurePipeline() {
       const projector = createProjector({ pool, keyring: benchKeyring, eventLog, logger: false, groupId })
       const handled = () =>
         projector.stats.applied + Object.values(projector.stats.dropped).reduce((a, b) => a + b, 0)
-      const projectorSeconds = await timed(async () => {
-        await projector.consumer.start()
-        await progress('projector', handled, options.projectorEvents)
-      }).finally(() => projector.consumer.stop())
-      pipeline.projector = throughput(projector.stats.applied, projectorSeconds)
-      log(`  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s`)
+      const projectorRun = await stage(pool, mode, 'projector', () =>
+        timed(async () => {
+          await projector.consumer.start()
+          await progress('projector', handled, options.projectorEvents)
+        }).finally(() => projector.consumer.stop()),
+      )
+      pipeline.projector = {
+        ...throughput(projector.stats.applied, projectorRun.result),
+        peakRssMiB: projectorRun.peakRssMiB,
+      }
+      pipeline.profiles = [...(pipeline.profiles ?? []), ...projectorRun.profile]
+      log(
+        `  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s, peak RSS ${Math.round(projectorRun.peakRssMiB)} MiB`,
+      )
       if (Object.keys(projector.stats.dropped).length > 0) {
         note(`${mode} projector dropped events: ${JSON.stringify(projector.stats.dropped)}`)
       }
@@ -638,25 +648,51 @@ async function measurePipeline() {
           `(about ${Math.ceil(total / pipeline.projector.eventsPerSecond / 60)} min at the projector's rate)`,
       )
       let applied = 0
-      const rebuildSeconds = await timed(async () => {
-        const result = await rebuildReadModels({
-          pool,
-          keyring: benchKeyring,
-          eventLog,
-          liveGroupId: groupId,
-          progressIntervalMs: 100,
-        })
-        applied = result.applied
-      })
-      pipeline.rebuild = throughput(applied, rebuildSeconds)
+      const rebuildRun = await stage(pool, mode, 'rebuild', () =>
+        timed(async () => {
+          const result = await rebuildReadModels({
+            pool,
+            keyring: benchKeyring,
+            eventLog,
+            liveGroupId: groupId,
+            progressIntervalMs: 100,
+          })
+          applied = result.applied
+        }),
+      )
+      const rebuildSeconds = rebuildRun.result
+      pipeline.rebuild = { ...throughput(applied, rebuildSeconds), peakRssMiB: rebuildRun.peakRssMiB }
+      pipeline.profiles = [...(pipeline.profiles ?? []), ...rebuildRun.profile]
       log(
-        `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s`,
+        `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s, ` +
+          `peak RSS ${Math.round(rebuildRun.peakRssMiB)} MiB`,
       )
       if (applied !== total) note(`${mode} rebuild applied ${applied} of ${total} events`)
     }
   } finally {
     await pool.end()
   }
+}
+
+/**
+ * Runs one pipeline stage in this process, measuring its peak RSS and, with --profile, its CPU profile
+ * and the statements it ran (pg_stat_statements, reset before it).
+ */
+async function stage<T>(
+  pool: pg.Pool,
+  mode: Mode,
+  name: string,
+  fn: () => Promise<T>,
+): Promise<{ result: T; peakRssMiB: number; profile: StageProfile[] }> {
+  if (!options.profile) return { ...(await withPeakRss(fn)), profile: [] }
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+  await pool.query('SELECT pg_stat_statements_reset()')
+  const dir = path.resolve(ROOT, options.outDir, 'profiles', `pipeline-${mode}-${name}`)
+  const run = await withPeakRss(() => withCpuProfile(dir, fn))
+  const statements = await topStatements(pool)
+  const summary = await summarizeCpuProfile(dir)
+  const cpuProfile = summary && { ...summary, file: path.relative(ROOT, summary.file) }
+  return { ...run, profile: [{ stage: name, statements, cpuProfile }] }
 }
 
 /** Waits until `count()` reaches `target`; throws when it stops moving for a minute. */

@@ -78,15 +78,29 @@ export interface Throughput {
   readonly eventsPerSecond: number
 }
 
+export interface StageThroughput extends Throughput {
+  /** The benchmark process's peak resident memory during the stage (it runs in that process). */
+  readonly peakRssMiB?: number
+}
+
 export interface Pipeline {
   /** Seconds to seed the journal. */
   readonly seedSeconds: number
   /** Journal → Kafka (Kafka mode only). */
   relay?: Throughput
   /** The live projector (the service's settings), over the first events of the journal or topics. */
-  projector?: Throughput
+  projector?: StageThroughput
   /** Every projection rebuilt from all the events, swap included. */
-  rebuild?: Throughput
+  rebuild?: StageThroughput
+  /** Per stage, with --profile. */
+  profiles?: StageProfile[]
+}
+
+/** What one pipeline stage spent its time on (--profile). */
+export interface StageProfile {
+  readonly stage: string
+  readonly statements: StatementStat[]
+  readonly cpuProfile?: CpuProfileSummary
 }
 
 export interface StatementStat {
