@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { hourOf, type Role, type RollupBatch, type SentimentLabel } from './rollups.ts'
+import { hourOf, type Role, type SentimentLabel } from './rollup-deltas.ts'
+import type { RollupBatch } from './rollups.ts'
 
 type Erased = RecordedEvent<'conversation.erased'>
 
