@@ -54,6 +54,7 @@ import type {
   Freshness,
   ModeResults,
   Pipeline,
+  StageCpu,
   StageProfile,
   StatementStat,
   Throughput,
@@ -67,7 +68,7 @@ import {
   sampleRss,
   startService,
 } from './support/service.ts'
-import { withCpuProfile, withPeakRss } from './support/stage-probe.ts'
+import { postgresCpuSeconds, withCpuProfile, withPeakRss } from './support/stage-probe.ts'
 import { msSince, sleep, summarize, timed } from './support/stats.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -634,10 +635,12 @@ async function measurePipeline() {
       pipeline.projector = {
         ...throughput(projector.stats.applied, projectorRun.result),
         peakRssMiB: projectorRun.peakRssMiB,
+        cpuSeconds: projectorRun.cpuSeconds,
       }
       pipeline.profiles = [...(pipeline.profiles ?? []), ...projectorRun.profile]
       log(
-        `  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s, peak RSS ${Math.round(projectorRun.peakRssMiB)} MiB`,
+        `  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s, peak RSS ${Math.round(projectorRun.peakRssMiB)} MiB, ` +
+          cpuLine(projectorRun.cpuSeconds, projector.stats.applied),
       )
       if (Object.keys(projector.stats.dropped).length > 0) {
         note(`${mode} projector dropped events: ${JSON.stringify(projector.stats.dropped)}`)
@@ -661,11 +664,15 @@ async function measurePipeline() {
         }),
       )
       const rebuildSeconds = rebuildRun.result
-      pipeline.rebuild = { ...throughput(applied, rebuildSeconds), peakRssMiB: rebuildRun.peakRssMiB }
+      pipeline.rebuild = {
+        ...throughput(applied, rebuildSeconds),
+        peakRssMiB: rebuildRun.peakRssMiB,
+        cpuSeconds: rebuildRun.cpuSeconds,
+      }
       pipeline.profiles = [...(pipeline.profiles ?? []), ...rebuildRun.profile]
       log(
         `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s, ` +
-          `peak RSS ${Math.round(rebuildRun.peakRssMiB)} MiB`,
+          `peak RSS ${Math.round(rebuildRun.peakRssMiB)} MiB, ${cpuLine(rebuildRun.cpuSeconds, applied)}`,
       )
       if (applied !== total) note(`${mode} rebuild applied ${applied} of ${total} events`)
     }
@@ -683,16 +690,37 @@ async function stage<T>(
   mode: Mode,
   name: string,
   fn: () => Promise<T>,
-): Promise<{ result: T; peakRssMiB: number; profile: StageProfile[] }> {
-  if (!options.profile) return { ...(await withPeakRss(fn)), profile: [] }
-  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
-  await pool.query('SELECT pg_stat_statements_reset()')
+): Promise<{ result: T; peakRssMiB: number; cpuSeconds: StageCpu; profile: StageProfile[] }> {
+  const { rows } = await pool.query<{ data_directory: string }>('SHOW data_directory')
+  const dataDirectory = rows[0]!.data_directory
   const dir = path.resolve(ROOT, options.outDir, 'profiles', `pipeline-${mode}-${name}`)
-  const run = await withPeakRss(() => withCpuProfile(dir, fn))
+  if (options.profile) {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    await pool.query('SELECT pg_stat_statements_reset()')
+  }
+  const postgresBefore = await postgresCpuSeconds(dataDirectory)
+  const nodeBefore = process.cpuUsage()
+  const run = await withPeakRss(() => (options.profile ? withCpuProfile(dir, fn) : fn()))
+  const node = process.cpuUsage(nodeBefore)
+  const postgresAfter = await postgresCpuSeconds(dataDirectory)
+  const cpuSeconds: StageCpu = {
+    node: (node.user + node.system) / 1e6,
+    postgres:
+      postgresBefore === undefined || postgresAfter === undefined
+        ? undefined
+        : postgresAfter - postgresBefore,
+  }
+  if (!options.profile) return { ...run, cpuSeconds, profile: [] }
   const statements = await topStatements(pool)
   const summary = await summarizeCpuProfile(dir)
   const cpuProfile = summary && { ...summary, file: path.relative(ROOT, summary.file) }
-  return { ...run, profile: [{ stage: name, statements, cpuProfile }] }
+  return { ...run, cpuSeconds, profile: [{ stage: name, statements, cpuProfile }] }
+}
+
+/** CPU per event of a stage, in µs, for the log. */
+function cpuLine(cpu: StageCpu, events: number): string {
+  const us = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, events))
+  return `CPU ${us(cpu.node)} µs/event in Node, ${cpu.postgres === undefined ? '—' : us(cpu.postgres)} in Postgres`
 }
 
 /** Waits until `count()` reaches `target`; throws when it stops moving for a minute. */

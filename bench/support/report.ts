@@ -3,7 +3,7 @@ import { MESSAGES_PER_CAPTURE } from './capture-body.ts'
 import type { CpuProfileSummary } from './cpu-profile.ts'
 import type { LoadResult } from './load.ts'
 import { machineWasBusy } from './machine.ts'
-import type { BenchResults, CaptureLevel, ModeResults, StatementStat } from './results.ts'
+import type { BenchResults, CaptureLevel, ModeResults, StageThroughput, StatementStat } from './results.ts'
 
 /** The targets on this 2-core machine (issue 18; the analytics target is issue 8's). */
 export const TARGETS = {
@@ -345,15 +345,21 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
   if (p) {
     line(`### Pipeline (journal seeded with valid events in ${p.seedSeconds.toFixed(0)} s)`)
     line()
-    line('| stage | events | events/s | peak RSS of the process | target |')
-    line('| --- | ---: | ---: | ---: | --- |')
-    const rss = (t: { peakRssMiB?: number }) =>
-      t.peakRssMiB === undefined ? '—' : `${int(t.peakRssMiB)} MiB`
+    line('| stage | events | events/s | peak RSS of the process | CPU µs/event (Node + Postgres) | target |')
+    line('| --- | ---: | ---: | ---: | ---: | --- |')
+    const cpu = (t: StageThroughput) => {
+      if (!t.cpuSeconds) return '—'
+      const us = (s: number) => int((s * 1e6) / Math.max(1, t.events))
+      return `${us(t.cpuSeconds.node)} + ${t.cpuSeconds.postgres === undefined ? '—' : us(t.cpuSeconds.postgres)}`
+    }
+    const rss = (t: StageThroughput) =>
+      `${t.peakRssMiB === undefined ? '—' : `${int(t.peakRssMiB)} MiB`} | ${cpu(t)}`
     if (p.relay)
       line(
-        `| relay, journal → Kafka (acks=all, batches of 500) | ${int(p.relay.events)} | ${int(p.relay.eventsPerSecond)} | — | — |`,
+        `| relay, journal → Kafka (acks=all, batches of 500) | ${int(p.relay.events)} | ${int(p.relay.eventsPerSecond)} | — | — | — |`,
       )
-    else if (m.mode === 'embedded') line('| relay | — | — (no relay: consumers read the journal) | — | — |')
+    else if (m.mode === 'embedded')
+      line('| relay | — | — (no relay: consumers read the journal) | — | — | — |')
     if (p.projector)
       line(
         `| projector (the service's settings) | ${int(p.projector.events)} | ${int(p.projector.eventsPerSecond)} | ${rss(p.projector)} | — |`,

@@ -81,6 +81,16 @@ export interface Throughput {
 export interface StageThroughput extends Throughput {
   /** The benchmark process's peak resident memory during the stage (it runs in that process). */
   readonly peakRssMiB?: number
+  readonly cpuSeconds?: StageCpu
+}
+
+/**
+ * CPU seconds a stage took: the benchmark process's (where the stage runs) and the Postgres server's.
+ * A loaded machine stretches a stage's time, much less its CPU: compare these across runs.
+ */
+export interface StageCpu {
+  readonly node: number
+  readonly postgres?: number
 }
 
 export interface Pipeline {
