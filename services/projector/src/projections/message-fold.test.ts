@@ -125,6 +125,20 @@ describe('the message fold', () => {
     expect(then.row.arrival).toBe((BigInt(second.position) * 1000n + 1n).toString())
     expect(then.stats).toEqual([])
   })
+
+  it("orders a capture's messages after its position, the thousandth and later ones too", () => {
+    const many = recorded(
+      'conversation.messages-captured',
+      captured(
+        ...Array.from({ length: 1_001 }, (_, i) => [`m${i}`, 'user', SENT] as [string, 'user', string]),
+      ),
+    )
+    const batch = new MessageBatch()
+    batch.addCaptured(many)
+    const arrivals = batch.take().map((entry) => BigInt(messageRow(entry).arrival!))
+    const position = BigInt(many.position) * 1000n
+    expect(arrivals).toEqual(Array.from({ length: 1_001 }, (_, i) => position + BigInt(i + 1)))
+  })
 })
 
 describe('arrayLiteral', () => {

@@ -71,7 +71,12 @@ export class MessageBatch {
   private readonly pending = new Map<string, MessageSteps>()
 
   addCaptured(e: MessagesCaptured): void {
-    const position = BigInt(e.position) * 1000n
+    // position × 1000 + i + 1, written out as digits: for the first 999 messages of a capture (the API
+    // takes 100 at most) that is the position followed by i + 1 on three digits, without BigInt's cost.
+    const arrival = (i: number) =>
+      i < 999
+        ? `${e.position}${String(i + 1).padStart(3, '0')}`
+        : (BigInt(e.position) * 1000n + BigInt(i + 1)).toString()
     e.payload.messages.forEach((m, i) => {
       this.entry(e.streamId, m.id, e.orgId, e.chatbotId).steps.push({
         kind: 'captured',
@@ -80,7 +85,7 @@ export class MessageBatch {
         role: m.role as Role,
         content: m.content,
         sentAt: m.sentAt,
-        arrival: (position + BigInt(i + 1)).toString(),
+        arrival: arrival(i),
       })
     })
   }
