@@ -29,21 +29,24 @@ export async function writeMessages(
   const likelyNew = entries.filter(firstSeenCaptured)
   const others = entries.filter((e) => !firstSeenCaptured(e))
   if (likelyNew.length > 0) {
+    // Returns the keys that were not inserted (they exist): usually none, so no row comes back.
     const { rows } = await client.query<{ conversation_id: string; message_id: string }>(
-      `INSERT INTO rm_messages (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
-       ON CONFLICT (conversation_id, message_id) DO NOTHING
-       RETURNING conversation_id, message_id`,
+      `WITH d AS MATERIALIZED (SELECT ${VALUES} FROM ${ROWS}),
+       inserted AS (
+         INSERT INTO rm_messages (${COLUMNS}) SELECT * FROM d ORDER BY 1, 2
+         ON CONFLICT (conversation_id, message_id) DO NOTHING
+         RETURNING conversation_id, message_id
+       )
+       SELECT d.conversation_id, d.message_id FROM d
+        WHERE NOT EXISTS (SELECT FROM inserted i
+                           WHERE (i.conversation_id, i.message_id) = (d.conversation_id, d.message_id))`,
       rowParams(likelyNew),
     )
-    // Usually every row: then nothing needs comparing.
-    if (rows.length === likelyNew.length) {
-      for (const entry of likelyNew) foldMessage(entry, null, rollups)
-    } else {
-      const inserted = new Set(rows.map((r) => messageKey(r.conversation_id, r.message_id)))
-      for (const entry of likelyNew) {
-        if (inserted.has(messageKey(entry.conversationId, entry.messageId))) foldMessage(entry, null, rollups)
-        else others.push(entry)
-      }
+    const existing = new Set(rows.map((r) => messageKey(r.conversation_id, r.message_id)))
+    for (const entry of likelyNew) {
+      if (existing.size > 0 && existing.has(messageKey(entry.conversationId, entry.messageId)))
+        others.push(entry)
+      else foldMessage(entry, null, rollups)
     }
   }
   if (others.length === 0) return
