@@ -362,7 +362,7 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
       line('| relay | — | — (no relay: consumers read the journal) | — | — | — |')
     if (p.projector)
       line(
-        `| projector (the service's settings) | ${int(p.projector.events)} | ${int(p.projector.eventsPerSecond)} | ${rss(p.projector)} | — |`,
+        `| projector (the service's settings) over a backlog | ${int(p.projector.events)} | ${int(p.projector.eventsPerSecond)} | ${rss(p.projector)} | ≥ ${int(TARGETS.projectorEventsPerSecond)} ${mark(verdict(p.projector.eventsPerSecond, { atLeast: TARGETS.projectorEventsPerSecond }))} |`,
       )
     if (p.rebuild) {
       line(
