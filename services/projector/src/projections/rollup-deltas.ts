@@ -45,7 +45,9 @@ const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 /** The UTC hour a timestamp falls in, as an ISO string (YYYY-MM-DDTHH:00:00.000Z). */
 export function hourOf(timestamp: string | Date): string {
   // Events carry UTC timestamps as toISOString() writes them: the hour is their first 13 characters,
-  // without the cost of a Date (a message's hour is taken several times per event).
+  // without the cost of a Date (a message's hour is taken several times per event). The same hour as
+  // Date gives for every timestamp the event schemas accept (they refuse hour 24, second 60 and days a
+  // month does not have, which Date would roll over).
   if (typeof timestamp === 'string' && CANONICAL_UTC.test(timestamp))
     return `${timestamp.slice(0, 13)}:00:00.000Z`
   const d = new Date(timestamp)
