@@ -54,6 +54,8 @@ import type {
   Freshness,
   ModeResults,
   Pipeline,
+  StageCpu,
+  StageProfile,
   StatementStat,
   Throughput,
 } from './support/results.ts'
@@ -66,6 +68,7 @@ import {
   sampleRss,
   startService,
 } from './support/service.ts'
+import { postgresCpuSeconds, withCpuProfile, withPeakRss } from './support/stage-probe.ts'
 import { msSince, sleep, summarize, timed } from './support/stats.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -623,12 +626,22 @@ async function measurePipeline() {
       const projector = createProjector({ pool, keyring: benchKeyring, eventLog, logger: false, groupId })
       const handled = () =>
         projector.stats.applied + Object.values(projector.stats.dropped).reduce((a, b) => a + b, 0)
-      const projectorSeconds = await timed(async () => {
-        await projector.consumer.start()
-        await progress('projector', handled, options.projectorEvents)
-      }).finally(() => projector.consumer.stop())
-      pipeline.projector = throughput(projector.stats.applied, projectorSeconds)
-      log(`  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s`)
+      const projectorRun = await stage(pool, mode, 'projector', () =>
+        timed(async () => {
+          await projector.consumer.start()
+          await progress('projector', handled, options.projectorEvents)
+        }).finally(() => projector.consumer.stop()),
+      )
+      pipeline.projector = {
+        ...throughput(projector.stats.applied, projectorRun.result),
+        peakRssMiB: projectorRun.peakRssMiB,
+        cpuSeconds: projectorRun.cpuSeconds,
+      }
+      pipeline.profiles = [...(pipeline.profiles ?? []), ...projectorRun.profile]
+      log(
+        `  projector: ${Math.round(pipeline.projector.eventsPerSecond)} events/s, peak RSS ${Math.round(projectorRun.peakRssMiB)} MiB, ` +
+          cpuLine(projectorRun.cpuSeconds, projector.stats.applied),
+      )
       if (Object.keys(projector.stats.dropped).length > 0) {
         note(`${mode} projector dropped events: ${JSON.stringify(projector.stats.dropped)}`)
       }
@@ -638,25 +651,76 @@ async function measurePipeline() {
           `(about ${Math.ceil(total / pipeline.projector.eventsPerSecond / 60)} min at the projector's rate)`,
       )
       let applied = 0
-      const rebuildSeconds = await timed(async () => {
-        const result = await rebuildReadModels({
-          pool,
-          keyring: benchKeyring,
-          eventLog,
-          liveGroupId: groupId,
-          progressIntervalMs: 100,
-        })
-        applied = result.applied
-      })
-      pipeline.rebuild = throughput(applied, rebuildSeconds)
+      const rebuildRun = await stage(pool, mode, 'rebuild', () =>
+        timed(async () => {
+          const result = await rebuildReadModels({
+            pool,
+            keyring: benchKeyring,
+            eventLog,
+            liveGroupId: groupId,
+            progressIntervalMs: 100,
+          })
+          applied = result.applied
+        }),
+      )
+      const rebuildSeconds = rebuildRun.result
+      pipeline.rebuild = {
+        ...throughput(applied, rebuildSeconds),
+        peakRssMiB: rebuildRun.peakRssMiB,
+        cpuSeconds: rebuildRun.cpuSeconds,
+      }
+      pipeline.profiles = [...(pipeline.profiles ?? []), ...rebuildRun.profile]
       log(
-        `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s`,
+        `  rebuild: ${applied} events in ${rebuildSeconds.toFixed(1)} s, ${Math.round(pipeline.rebuild.eventsPerSecond)} events/s, ` +
+          `peak RSS ${Math.round(rebuildRun.peakRssMiB)} MiB, ${cpuLine(rebuildRun.cpuSeconds, applied)}`,
       )
       if (applied !== total) note(`${mode} rebuild applied ${applied} of ${total} events`)
     }
   } finally {
     await pool.end()
   }
+}
+
+/**
+ * Runs one pipeline stage in this process, measuring its peak RSS and, with --profile, its CPU profile
+ * and the statements it ran (pg_stat_statements, reset before it).
+ */
+async function stage<T>(
+  pool: pg.Pool,
+  mode: Mode,
+  name: string,
+  fn: () => Promise<T>,
+): Promise<{ result: T; peakRssMiB: number; cpuSeconds: StageCpu; profile: StageProfile[] }> {
+  const { rows } = await pool.query<{ data_directory: string }>('SHOW data_directory')
+  const dataDirectory = rows[0]!.data_directory
+  const dir = path.resolve(ROOT, options.outDir, 'profiles', `pipeline-${mode}-${name}`)
+  if (options.profile) {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    await pool.query('SELECT pg_stat_statements_reset()')
+  }
+  const postgresBefore = await postgresCpuSeconds(dataDirectory)
+  const nodeBefore = process.cpuUsage()
+  const run = await withPeakRss(() => (options.profile ? withCpuProfile(dir, fn) : fn()))
+  const node = process.cpuUsage(nodeBefore)
+  const postgresAfter = await postgresCpuSeconds(dataDirectory)
+  const cpuSeconds: StageCpu = {
+    node: (node.user + node.system) / 1e6,
+    postgres:
+      postgresBefore === undefined || postgresAfter === undefined
+        ? undefined
+        : postgresAfter - postgresBefore,
+  }
+  if (!options.profile) return { ...run, cpuSeconds, profile: [] }
+  const statements = await topStatements(pool)
+  const summary = await summarizeCpuProfile(dir)
+  const cpuProfile = summary && { ...summary, file: path.relative(ROOT, summary.file) }
+  return { ...run, cpuSeconds, profile: [{ stage: name, statements, cpuProfile }] }
+}
+
+/** CPU per event of a stage, in µs, for the log. */
+function cpuLine(cpu: StageCpu, events: number): string {
+  const us = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, events))
+  return `CPU ${us(cpu.node)} µs/event in Node, ${cpu.postgres === undefined ? '—' : us(cpu.postgres)} in Postgres`
 }
 
 /** Waits until `count()` reaches `target`; throws when it stops moving for a minute. */

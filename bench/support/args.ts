@@ -85,7 +85,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --query-runs N              timed runs per query
   --pool-size N               the service's DATABASE_POOL_SIZE (and the database ceiling's pool)
   --out DIR                   where REPORT.md and report.json go (bench; quick: bench/quick)
-  --profile                   pg_stat_statements and --cpu-prof of the service during capture`
+  --profile                   pg_stat_statements and a CPU profile of the service during capture, and of
+                              the benchmark process during the pipeline's projector and rebuild`
 
 export class UsageError extends Error {
   override name = 'UsageError'

@@ -1,8 +1,9 @@
 import type { Mode } from './args.ts'
 import { MESSAGES_PER_CAPTURE } from './capture-body.ts'
+import type { CpuProfileSummary } from './cpu-profile.ts'
 import type { LoadResult } from './load.ts'
 import { machineWasBusy } from './machine.ts'
-import type { BenchResults, CaptureLevel, ModeResults } from './results.ts'
+import type { BenchResults, CaptureLevel, ModeResults, StageThroughput, StatementStat } from './results.ts'
 
 /** The targets on this 2-core machine (issue 18; the analytics target is issue 8's). */
 export const TARGETS = {
@@ -344,20 +345,28 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
   if (p) {
     line(`### Pipeline (journal seeded with valid events in ${p.seedSeconds.toFixed(0)} s)`)
     line()
-    line('| stage | events | events/s | target |')
-    line('| --- | ---: | ---: | --- |')
+    line('| stage | events | events/s | peak RSS of the process | CPU µs/event (Node + Postgres) | target |')
+    line('| --- | ---: | ---: | ---: | ---: | --- |')
+    const cpu = (t: StageThroughput) => {
+      if (!t.cpuSeconds) return '—'
+      const us = (s: number) => int((s * 1e6) / Math.max(1, t.events))
+      return `${us(t.cpuSeconds.node)} + ${t.cpuSeconds.postgres === undefined ? '—' : us(t.cpuSeconds.postgres)}`
+    }
+    const rss = (t: StageThroughput) =>
+      `${t.peakRssMiB === undefined ? '—' : `${int(t.peakRssMiB)} MiB`} | ${cpu(t)}`
     if (p.relay)
       line(
-        `| relay, journal → Kafka (acks=all, batches of 500) | ${int(p.relay.events)} | ${int(p.relay.eventsPerSecond)} | — |`,
+        `| relay, journal → Kafka (acks=all, batches of 500) | ${int(p.relay.events)} | ${int(p.relay.eventsPerSecond)} | — | — | — |`,
       )
-    else if (m.mode === 'embedded') line('| relay | — | — (no relay: consumers read the journal) | — |')
+    else if (m.mode === 'embedded')
+      line('| relay | — | — (no relay: consumers read the journal) | — | — | — |')
     if (p.projector)
       line(
-        `| projector (the service's settings) | ${int(p.projector.events)} | ${int(p.projector.eventsPerSecond)} | — |`,
+        `| projector (the service's settings) over a backlog | ${int(p.projector.events)} | ${int(p.projector.eventsPerSecond)} | ${rss(p.projector)} | ≥ ${int(TARGETS.projectorEventsPerSecond)} ${mark(verdict(p.projector.eventsPerSecond, { atLeast: TARGETS.projectorEventsPerSecond }))} |`,
       )
     if (p.rebuild) {
       line(
-        `| rebuild of every projection (replay into shadow tables, then swap) | ${int(p.rebuild.events)} | ${int(p.rebuild.eventsPerSecond)} | ≥ ${int(TARGETS.rebuildEventsPerSecond)} ${mark(verdict(p.rebuild.eventsPerSecond, { atLeast: TARGETS.rebuildEventsPerSecond }))} |`,
+        `| rebuild of every projection (replay into shadow tables, then swap) | ${int(p.rebuild.events)} | ${int(p.rebuild.eventsPerSecond)} | ${rss(p.rebuild)} | ≥ ${int(TARGETS.rebuildEventsPerSecond)} ${mark(verdict(p.rebuild.eventsPerSecond, { atLeast: TARGETS.rebuildEventsPerSecond }))} |`,
       )
     }
     line()
@@ -419,44 +428,63 @@ function renderClients(r: BenchResults, line: Line) {
 }
 
 function renderProfiles(r: BenchResults, line: Line) {
-  const profiled = r.modes.filter((m) => m.statements || m.cpuProfile)
+  const profiled = r.modes.filter((m) => m.statements || m.cpuProfile || m.pipeline?.profiles?.length)
   if (profiled.length === 0) return
   line('## Profiles (--profile)')
   line()
   for (const m of profiled) {
-    if (m.statements?.length) {
-      line(`### ${m.mode}: top statements by total time during the capture levels (pg_stat_statements)`)
-      line()
-      line('| statement | calls | total | mean | rows |')
-      line('| --- | ---: | ---: | ---: | ---: |')
-      for (const s of m.statements) {
-        const q = s.query.replace(/\s+/g, ' ').replaceAll('|', '\\|').slice(0, 140)
-        line(
-          `| \`${q}\` | ${int(s.calls)} | ${int(s.totalMs)} ms | ${s.meanMs.toFixed(2)} ms | ${int(s.rows)} |`,
-        )
-      }
-      line()
+    renderProfile(line, m.mode, 'the capture levels', "the service's", m.statements, m.cpuProfile)
+    for (const s of m.pipeline?.profiles ?? [])
+      renderProfile(
+        line,
+        m.mode,
+        `the pipeline's ${s.stage}`,
+        "the benchmark process's (the stage runs in it)",
+        s.statements,
+        s.cpuProfile,
+      )
+  }
+}
+
+function renderProfile(
+  line: Line,
+  mode: string,
+  during: string,
+  whose: string,
+  statements: readonly StatementStat[] | undefined,
+  p: CpuProfileSummary | undefined,
+) {
+  if (statements?.length) {
+    line(`### ${mode}: top statements by total time during ${during} (pg_stat_statements)`)
+    line()
+    line('| statement | calls | total | mean | rows |')
+    line('| --- | ---: | ---: | ---: | ---: |')
+    for (const s of statements) {
+      const q = s.query.replace(/\s+/g, ' ').replaceAll('|', '\\|').slice(0, 140)
+      line(
+        `| \`${q}\` | ${int(s.calls)} | ${int(s.totalMs)} ms | ${s.meanMs.toFixed(2)} ms | ${int(s.rows)} |`,
+      )
     }
-    const p = m.cpuProfile
-    if (p) {
-      line(`### ${m.mode}: where the service's CPU went (--cpu-prof, ${int(p.busyMs)} ms busy)`)
-      line()
-      line('| origin | self time | share |')
-      line('| --- | ---: | ---: |')
-      for (const o of p.byOrigin)
-        line(`| ${o.name} | ${int(o.ms)} ms | ${((o.ms / p.busyMs) * 100).toFixed(1)} % |`)
-      line()
-      line('| function | self time | share |')
-      line('| --- | ---: | ---: |')
-      for (const f of p.topFunctions) {
-        line(
-          `| \`${f.name.replaceAll('|', '\\|')}\` | ${int(f.ms)} ms | ${((f.ms / p.busyMs) * 100).toFixed(1)} % |`,
-        )
-      }
-      line()
-      line(`Profile: \`${p.file}\` (the service's whole run, start-up included; git-ignored).`)
-      line()
+    line()
+  }
+  if (p) {
+    line(`### ${mode}: where ${whose} CPU went during ${during} (${int(p.busyMs)} ms busy)`)
+    line()
+    line('| origin | self time | share |')
+    line('| --- | ---: | ---: |')
+    for (const o of p.byOrigin)
+      line(`| ${o.name} | ${int(o.ms)} ms | ${((o.ms / p.busyMs) * 100).toFixed(1)} % |`)
+    line()
+    line('| function | self time | share |')
+    line('| --- | ---: | ---: |')
+    for (const f of p.topFunctions) {
+      line(
+        `| \`${f.name.replaceAll('|', '\\|')}\` | ${int(f.ms)} ms | ${((f.ms / p.busyMs) * 100).toFixed(1)} % |`,
+      )
     }
+    line()
+    line(`Profile: \`${p.file}\` (git-ignored).`)
+    line()
   }
 }
 

@@ -78,15 +78,39 @@ export interface Throughput {
   readonly eventsPerSecond: number
 }
 
+export interface StageThroughput extends Throughput {
+  /** The benchmark process's peak resident memory during the stage (it runs in that process). */
+  readonly peakRssMiB?: number
+  readonly cpuSeconds?: StageCpu
+}
+
+/**
+ * CPU seconds a stage took: the benchmark process's (where the stage runs) and the Postgres server's.
+ * A loaded machine stretches a stage's time, much less its CPU: compare these across runs.
+ */
+export interface StageCpu {
+  readonly node: number
+  readonly postgres?: number
+}
+
 export interface Pipeline {
   /** Seconds to seed the journal. */
   readonly seedSeconds: number
   /** Journal → Kafka (Kafka mode only). */
   relay?: Throughput
   /** The live projector (the service's settings), over the first events of the journal or topics. */
-  projector?: Throughput
+  projector?: StageThroughput
   /** Every projection rebuilt from all the events, swap included. */
-  rebuild?: Throughput
+  rebuild?: StageThroughput
+  /** Per stage, with --profile. */
+  profiles?: StageProfile[]
+}
+
+/** What one pipeline stage spent its time on (--profile). */
+export interface StageProfile {
+  readonly stage: string
+  readonly statements: StatementStat[]
+  readonly cpuProfile?: CpuProfileSummary
 }
 
 export interface StatementStat {

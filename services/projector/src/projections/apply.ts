@@ -2,9 +2,11 @@ import type { JournalRecord } from '@cas/eventlog'
 import type { DomainEvent } from '@cas/events'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
-import { ConversationChanges } from './conversations.ts'
+import { ConversationBatch } from './conversation-fold.ts'
+import { writeConversations } from './conversations.ts'
 import { applyErased } from './erasure.ts'
-import { MessageChanges } from './messages.ts'
+import { MessageBatch } from './message-fold.ts'
+import { writeMessages } from './messages.ts'
 import { RollupBatch } from './rollups.ts'
 import { TopicChanges } from './topics.ts'
 
@@ -33,8 +35,10 @@ const CHATBOT_TABLES = [
  * consumer's transaction, opening sealed payloads with their chatbots' data keys. Invalid events and
  * events of deleted chatbots (their key destroyed, or seen deleted here) are dropped with a reason.
  *
- * Set-based: the events' changes are gathered per row and written with one multi-row statement per
- * table (see ReadModelChanges), giving the same rows as applying the events one at a time. A chatbot
+ * Set-based: the events are gathered per row, folded into the rows to write by pure functions
+ * (conversation-fold.ts, message-fold.ts, rollup-deltas.ts: given the events and the stored rows they
+ * continue, the rows and rollup deltas to write), and written with one multi-row statement per table
+ * (see ReadModelChanges), giving the same rows as applying the events one at a time. A chatbot
  * deletion or a conversation erasure reads and deletes what is already written: the changes gathered
  * before it are written first.
  */
@@ -89,8 +93,8 @@ export async function applyToReadModels(
 /** The changes a run of events makes to the read models, gathered to be written together. */
 export class ReadModelChanges {
   readonly rollups = new RollupBatch()
-  private readonly conversations = new ConversationChanges()
-  private readonly messages = new MessageChanges()
+  private readonly conversations = new ConversationBatch()
+  private readonly messages = new MessageBatch()
   private readonly topics = new TopicChanges()
 
   add(event: DomainEvent): void {
@@ -144,11 +148,15 @@ export class ReadModelChanges {
     }
   }
 
-  /** Writes everything gathered: topics, conversations, messages, then the rollups both add to. */
+  /**
+   * Writes everything gathered: topics, conversations, messages, then the rollups both add to. In this
+   * order (conversations locked before their messages) in every transaction, so that two consumers
+   * touching one conversation (its capture and its analysis come on different topics) never deadlock.
+   */
   async flush(client: pg.ClientBase): Promise<void> {
     await this.topics.flush(client)
-    await this.conversations.flush(client, this.rollups)
-    await this.messages.flush(client, this.rollups)
+    await writeConversations(client, this.conversations, this.rollups)
+    await writeMessages(client, this.messages, this.rollups)
     await this.rollups.flush(client)
   }
 }

@@ -1,10 +1,11 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { hourOf, type Role, type RollupBatch, type SentimentLabel } from './rollups.ts'
+import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
+import type { RollupBatch } from './rollups.ts'
 
 type Erased = RecordedEvent<'conversation.erased'>
 
-interface ErasedMessage {
+export interface ErasedMessage {
   role: Role
   sent_at: Date
   sentiment_score: number | null
@@ -23,7 +24,23 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
       WHERE conversation_id = $1 AND sent_at IS NOT NULL`,
     [e.streamId],
   )
-  for (const m of rows) {
+  foldErasure(e, rows, rollups)
+  await rollups.eraseConversation(client, e.streamId)
+  await client.query('DELETE FROM rm_messages WHERE conversation_id = $1', [e.streamId])
+  await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
+  await client.query(
+    `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING`,
+    [e.streamId, e.orgId, e.chatbotId, e.occurredAt],
+  )
+}
+
+/**
+ * The erasure's fold: each of the conversation's stored messages (captured ones: they have an hour)
+ * taken back out of its hour, with its result if it has one.
+ */
+export function foldErasure(e: Erased, messages: readonly ErasedMessage[], rollups: RollupDeltas): void {
+  for (const m of messages) {
     const hour = hourOf(m.sent_at)
     rollups.addMessage(e.orgId, e.chatbotId, hour, m.role, -1)
     if (m.sentiment_label && m.sentiment_score !== null) {
@@ -38,12 +55,4 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
       )
     }
   }
-  await rollups.eraseConversation(client, e.streamId)
-  await client.query('DELETE FROM rm_messages WHERE conversation_id = $1', [e.streamId])
-  await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
-  await client.query(
-    `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT DO NOTHING`,
-    [e.streamId, e.orgId, e.chatbotId, e.occurredAt],
-  )
 }

@@ -4,19 +4,30 @@ import type pg from 'pg'
  * Distinct counts for the analytics overview ("conversations and end users with a message in range"),
  * kept so that a year is a sum over at most 8,784 hourly rows (migrations/0013_analytics-reach.sql).
  *
- * The hours one conversation, or one end user, was active in are linked in order: each row points to the
- * next (next_hour, null on the last). Exactly one row of each lies in [from, to) with its next at or after
- * `to` (or none) when it was active in range, so the count in range is the number of such rows: those
- * whose next is null are counted per hour in the rollups (last_active_*), the few others are found by the
- * query service through the gap_class index. Keeping that up means, when an hour is added (out of order
- * too), linking it between its neighbours, and when hours go (erasure, a deleted chatbot), relinking what
+ * THE INVARIANT, everything below exists to keep it (test/support/derived-rollups.ts recomputes each
+ * part from rm_hourly_activity by brute force, and the exact-counts tests compare after every kind of
+ * change):
+ * 1. Chains. For each conversation (rm_hourly_activity), each end user of a chatbot
+ *    (rm_chatbot_user_hours) and each end user of an organization (rm_org_user_hours), the rows are
+ *    exactly the hours it was active in, and each row's next_hour is its next such hour (null on the
+ *    last): next_hour = lead(hour) over the entity's rows. gap_class = floor(log2(hours to next)).
+ * 2. Counts. Per hour, rm_hourly_stats.last_active_conversations / last_active_users (per chatbot) and
+ *    rm_org_hourly_stats.last_active_users (per organization) count the rows of that hour whose
+ *    next_hour is null; rm_org_hourly_stats' other measures are the sums of its chatbots' rows.
+ * 3. Membership. rm_org_end_users holds exactly the organization's end users that have hours.
+ * Hence: an entity active in [from, to) has exactly one row with from <= hour < to and next_hour >= to
+ * or null, so the count in range is the sum of the last-active counts over the range plus the few rows
+ * in range whose next_hour is at or after `to` (none for a range ending now; the query service finds
+ * them through the gap_class index).
+ *
+ * Keeping it means, when an hour is added (out of order too), linking it between its neighbours, and
+ * when hours go (erasure, a deleted chatbot, an end user replaced within an hour), relinking what
  * remains; each change of "which row is last" moves one count from an hour to another.
  *
  * Every function runs inside the projector's transaction. End users are shared between conversations,
  * so between projector instances: their rows in rm_org_end_users are locked, in one order, before their
  * hours are linked (upsertActivity locks the users it names; the other paths call lockEndUsers). Hot
- * statements are prepared (named): a batch runs each once, and planning them cost more than running them.
- */
+ * statements are prepared (named): a batch runs each once, and planning them cost more than running them. */
 
 /** A change to the count of last active hours in one hour, for one chatbot or (chatbotId null) the organization. */
 export interface LastActiveDelta {

@@ -3,182 +3,17 @@ import {
   type ActivityRow,
   applyUserHourDeltas,
   eraseActivity,
-  type LastActiveDelta,
   lockEndUsers,
   removeChatbotUsers,
   upsertActivity,
 } from './reach.ts'
-
-/** A change to one hour's rollup row, added to what is there (negative to take back). */
-export interface HourlyDelta {
-  orgId: string
-  chatbotId: string
-  hour: string
-  messages: number
-  user: number
-  assistant: number
-  system: number
-  tool: number
-  /** End users' messages' sentiment. */
-  sentimentSum: number
-  sentimentCount: number
-  positive: number
-  neutral: number
-  negative: number
-  /** The assistant's messages' sentiment. */
-  assistantSentimentSum: number
-  assistantSentimentCount: number
-  assistantPositive: number
-  assistantNeutral: number
-  assistantNegative: number
-  /** Conversations and end users whose last active hour moves to (1) or away from (-1) this hour (reach.ts). */
-  lastActiveConversations: number
-  lastActiveUsers: number
-}
-
-export type Role = 'user' | 'assistant' | 'system' | 'tool'
-export type SentimentLabel = 'positive' | 'neutral' | 'negative'
-
-/** The UTC hour a timestamp falls in, as an ISO string. */
-export function hourOf(timestamp: string | Date): string {
-  const d = new Date(timestamp)
-  d.setUTCMinutes(0, 0, 0)
-  return d.toISOString()
-}
-
-/** The UTC day a timestamp falls in, as an ISO string. */
-export function dayOf(timestamp: string | Date): string {
-  const d = new Date(timestamp)
-  d.setUTCHours(0, 0, 0, 0)
-  return d.toISOString()
-}
-
-type Measure = Exclude<keyof HourlyDelta, 'orgId' | 'chatbotId' | 'hour'>
-const MEASURES: readonly Measure[] = [
-  'messages',
-  'user',
-  'assistant',
-  'system',
-  'tool',
-  'sentimentSum',
-  'sentimentCount',
-  'positive',
-  'neutral',
-  'negative',
-  'assistantSentimentSum',
-  'assistantSentimentCount',
-  'assistantPositive',
-  'assistantNeutral',
-  'assistantNegative',
-  'lastActiveConversations',
-  'lastActiveUsers',
-]
-
-const ASSISTANT_LABEL = {
-  positive: 'assistantPositive',
-  neutral: 'assistantNeutral',
-  negative: 'assistantNegative',
-} as const
-
-function emptyDelta(orgId: string, chatbotId: string, hour: string): HourlyDelta {
-  const row = { orgId, chatbotId, hour } as HourlyDelta
-  for (const m of MEASURES) row[m] = 0
-  return row
-}
+import { type HourlyDelta, MEASURES, RollupDeltas, type TopicDelta } from './rollup-deltas.ts'
 
 /**
- * Accumulates deltas per (chatbot, hour) so a batch writes each rollup row once: the chatbot's hourly
- * rollups, the organization's (rm_org_hourly_stats, the sum of its chatbots' plus its own count of last
- * active end users), topics per hour and per day, and activity with the distinct-count chains (reach.ts).
+ * The rollups' I/O: the deltas a batch gathered (RollupDeltas, the fold's side) written with one
+ * multi-row statement per table, and the distinct-count chains linked (reach.ts).
  */
-export class RollupBatch {
-  private readonly stats = new Map<string, HourlyDelta>()
-  /** Organization-wide moves of last active end-user hours (chatbotId unused). */
-  private readonly orgUsers = new Map<string, HourlyDelta>()
-  private readonly topics = new Map<string, TopicDelta>()
-  private readonly activity = new Map<string, ActivityRow>()
-
-  private row(orgId: string, chatbotId: string, hour: string): HourlyDelta {
-    const key = `${chatbotId}|${hour}`
-    let row = this.stats.get(key)
-    if (!row) {
-      row = emptyDelta(orgId, chatbotId, hour)
-      this.stats.set(key, row)
-    }
-    return row
-  }
-
-  private addLastActive(
-    deltas: readonly LastActiveDelta[],
-    field: 'lastActiveConversations' | 'lastActiveUsers',
-  ) {
-    for (const d of deltas) {
-      if (d.chatbotId !== null) {
-        this.row(d.orgId, d.chatbotId, d.hour)[field] += d.delta
-      } else {
-        const key = `${d.orgId}|${d.hour}`
-        const row = this.orgUsers.get(key) ?? emptyDelta(d.orgId, '', d.hour)
-        row.lastActiveUsers += d.delta
-        this.orgUsers.set(key, row)
-      }
-    }
-  }
-
-  /** Counts (sign 1) or takes back (sign -1) one message in its hour. */
-  addMessage(orgId: string, chatbotId: string, hour: string, role: Role, sign: 1 | -1 = 1): void {
-    const row = this.row(orgId, chatbotId, hour)
-    row.messages += sign
-    row[role] += sign
-  }
-
-  /**
-   * Adds (sign 1) or takes back (sign -1) one message's sentiment and topics in its hour: an end user's
-   * into the end users' figures and its topics (with their sentiment), an assistant's into the
-   * assistant's; system and tool messages' results count nowhere (and no message but an end user's
-   * has topics: older results' topics of other roles are left out).
-   */
-  addAnalysis(
-    orgId: string,
-    chatbotId: string,
-    hour: string,
-    role: Role,
-    sentiment: { score: number; label: SentimentLabel },
-    topics: readonly string[],
-    sign: 1 | -1,
-  ): void {
-    if (role !== 'user' && role !== 'assistant') return
-    const row = this.row(orgId, chatbotId, hour)
-    if (role === 'assistant') {
-      row.assistantSentimentSum += sign * sentiment.score
-      row.assistantSentimentCount += sign
-      row[ASSISTANT_LABEL[sentiment.label]] += sign
-      return
-    }
-    row.sentimentSum += sign * sentiment.score
-    row.sentimentCount += sign
-    row[sentiment.label] += sign
-    for (const topic of topics) {
-      const key = `${chatbotId}|${hour}|${topic}`
-      const entry = this.topics.get(key) ?? { orgId, chatbotId, hour, topic, n: 0, sentimentSum: 0 }
-      entry.n += sign
-      entry.sentimentSum += sign * sentiment.score
-      this.topics.set(key, entry)
-    }
-  }
-
-  addActivity(
-    orgId: string,
-    chatbotId: string,
-    hour: string,
-    conversationId: string,
-    endUserId: string | null,
-  ) {
-    const key = `${chatbotId}|${hour}|${conversationId}`
-    // As the upsert does: a row keeps its end user when a later one comes without.
-    endUserId ??= this.activity.get(key)?.endUserId ?? null
-    this.activity.set(key, { orgId, chatbotId, hour, conversationId, endUserId })
-  }
-
+export class RollupBatch extends RollupDeltas {
   /**
    * Takes an erased conversation's activity out (reach.ts eraseActivity); its messages are taken back
    * with addMessage / addAnalysis (-1). Pending deltas of the conversation must have been flushed.
@@ -215,25 +50,9 @@ export class RollupBatch {
 
   /** Writes the accumulated deltas: one multi-row statement per table. */
   async flush(client: pg.ClientBase): Promise<void> {
-    const activity = [...this.activity.values()]
-    this.activity.clear()
+    const activity = this.takeActivity()
     if (activity.length > 0) await this.flushActivity(client, activity)
-
-    const stats = [...this.stats.values()].sort(byKey)
-    const org = new Map<string, HourlyDelta>()
-    for (const s of stats) {
-      const key = `${s.orgId}|${s.hour}`
-      const row = org.get(key) ?? emptyDelta(s.orgId, '', s.hour)
-      // The organization's last active users are its own (an end user of two chatbots is one).
-      for (const m of MEASURES) if (m !== 'lastActiveUsers') row[m] += s[m]
-      org.set(key, row)
-    }
-    for (const [key, u] of this.orgUsers) {
-      const row = org.get(key) ?? emptyDelta(u.orgId, '', u.hour)
-      row.lastActiveUsers += u.lastActiveUsers
-      org.set(key, row)
-    }
-    const orgStats = [...org.values()].sort(byKey)
+    const { stats, orgStats, hourlyTopics, dailyTopics } = this.takeWrites()
     await upsertStats(client, stats, orgStats)
     // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
     const emptied = stats.filter((s) => s.messages < 0)
@@ -252,24 +71,7 @@ export class RollupBatch {
         [orgEmptied.map((e) => e.orgId), orgEmptied.map((e) => e.hour)],
       )
     }
-    const hourly = [...this.topics.values()].filter((t) => t.n !== 0 || t.sentimentSum !== 0).sort(byTopicKey)
-    const daily = new Map<string, TopicDelta>()
-    for (const t of hourly) {
-      const day = dayOf(t.hour)
-      const key = `${t.chatbotId}|${day}|${t.topic}`
-      const entry = daily.get(key) ?? { ...t, hour: day, n: 0, sentimentSum: 0 }
-      entry.n += t.n
-      entry.sentimentSum += t.sentimentSum
-      daily.set(key, entry)
-    }
-    await upsertTopics(
-      client,
-      hourly,
-      [...daily.values()].filter((t) => t.n !== 0 || t.sentimentSum !== 0).sort(byTopicKey),
-    )
-    this.stats.clear()
-    this.orgUsers.clear()
-    this.topics.clear()
+    await upsertTopics(client, hourlyTopics, dailyTopics)
   }
 
   /**
@@ -287,23 +89,6 @@ export class RollupBatch {
     this.addLastActive(await applyUserHourDeltas(client, users), 'lastActiveUsers')
   }
 }
-
-interface TopicDelta {
-  orgId: string
-  chatbotId: string
-  hour: string
-  topic: string
-  n: number
-  sentimentSum: number
-}
-
-// One order for the rows every batch upserts, so that two projector instances adding to the same rows
-// lock them in the same order (never a deadlock). Code-unit order: the same in every process.
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
-const byKey = (a: HourlyDelta, b: HourlyDelta) =>
-  compare(a.orgId, b.orgId) || compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour)
-const byTopicKey = (a: TopicDelta, b: TopicDelta) =>
-  compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour) || compare(a.topic, b.topic)
 
 /**
  * Adds deltas to the hourly rollup rows per chatbot (rm_hourly_stats) and per organization

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest'
+import { analyzed, captured, recorded } from './fold-test-support.ts'
+import {
+  firstSeenCaptured,
+  foldMessage,
+  MessageBatch,
+  type MessageSteps,
+  messageRow,
+  resultsOnly,
+  type StoredMessage,
+} from './message-fold.ts'
+import { arrayLiteral } from './messages.ts'
+import { RollupDeltas } from './rollup-deltas.ts'
+
+const H = '2026-11-20T12:00:00.000Z'
+const SENT = '2026-11-20T12:10:00.000Z'
+
+type Event =
+  | ReturnType<typeof recorded<'conversation.messages-captured'>>
+  | ReturnType<typeof recorded<'analysis.messages-analyzed'>>
+
+/** Given a batch's captures and results (and the message's stored row), when folded: row and rollups. */
+function given(events: Event[], stored: StoredMessage | null = null) {
+  const batch = new MessageBatch()
+  for (const e of events) {
+    if (e.type === 'conversation.messages-captured') batch.addCaptured(e)
+    else batch.addAnalyzed(e)
+  }
+  const [entry, ...more] = batch.take() as [MessageSteps, ...MessageSteps[]]
+  expect(more).toEqual([])
+  const rollups = new RollupDeltas()
+  foldMessage(entry, stored, rollups)
+  const writes = rollups.takeWrites()
+  return {
+    entry,
+    row: messageRow(entry),
+    stats: writes.stats,
+    topics: writes.hourlyTopics.map((t) => [t.topic, t.n, t.sentimentSum]),
+  }
+}
+
+const capture = (sentAt = SENT, role: 'user' | 'assistant' = 'user') =>
+  recorded('conversation.messages-captured', captured(['m1', role, sentAt]))
+const result = (score: number, label: 'positive' | 'neutral' | 'negative', topics: string[] = []) =>
+  recorded('analysis.messages-analyzed', analyzed(['m1', score, label, topics]))
+
+describe('the message fold', () => {
+  it('writes a new message captured and analysed in one batch, counting its result once', () => {
+    const then = given([capture(), result(0.5, 'positive', ['refunds'])])
+    expect(firstSeenCaptured(then.entry)).toBe(true)
+    expect(then.row).toMatchObject({
+      messageId: 'm1',
+      role: 'user',
+      content: 'text of m1',
+      sentAt: SENT,
+      sentimentScore: 0.5,
+      sentimentLabel: 'positive',
+      topics: ['refunds'],
+      analyzer: 'test@1',
+    })
+    expect(then.stats).toMatchObject([
+      { hour: H, sentimentSum: 0.5, sentimentCount: 1, positive: 1, messages: 0 },
+    ])
+    expect(then.topics).toEqual([['refunds', 1, 0.5]])
+  })
+
+  it('replaces a stored result: the old one leaves its hour, only the last of the batch counts', () => {
+    const stored: StoredMessage = {
+      role: 'user',
+      sent_at: new Date(SENT),
+      sentiment_score: -0.5,
+      sentiment_label: 'negative',
+      topics: ['shipping'],
+    }
+    const then = given([result(0.1, 'neutral', ['refunds']), result(0.5, 'positive', ['refunds'])], stored)
+    expect(resultsOnly(then.entry)).toBe(true)
+    expect(then.row).toMatchObject({ sentimentScore: 0.5, sentimentLabel: 'positive', topics: ['refunds'] })
+    expect(then.row.content).toBeUndefined()
+    expect(then.stats).toMatchObject([
+      { hour: H, sentimentSum: 1, sentimentCount: 0, negative: -1, neutral: 0, positive: 1 },
+    ])
+    expect(then.topics).toEqual([
+      ['refunds', 1, 0.5],
+      ['shipping', -1, 0.5],
+    ])
+  })
+
+  it("counts a result that arrived before its message in the capture's hour and role", () => {
+    // Given a row holding only the result (analysis ran ahead on another topic)
+    const stored: StoredMessage = {
+      role: null,
+      sent_at: null,
+      sentiment_score: -0.5,
+      sentiment_label: 'negative',
+      topics: [],
+    }
+    // When the message is captured
+    const then = given([capture('2026-11-20T15:59:59.999Z', 'assistant')], stored)
+    // Then the result counts as the assistant's, in the capture's hour
+    expect(then.stats).toMatchObject([
+      {
+        hour: '2026-11-20T15:00:00.000Z',
+        assistantSentimentSum: -0.5,
+        assistantNegative: 1,
+        sentimentCount: 0,
+      },
+    ])
+    expect(then.row).toMatchObject({ role: 'assistant', sentAt: '2026-11-20T15:59:59.999Z' })
+    expect(then.row.analyzer).toBeUndefined()
+  })
+
+  it('keeps a result for a message not captured yet out of the rollups', () => {
+    const then = given([result(0.5, 'positive', ['refunds'])])
+    expect(firstSeenCaptured(then.entry)).toBe(false)
+    expect(then.stats).toEqual([])
+    expect(then.row).toMatchObject({ sentimentScore: 0.5, topics: ['refunds'] })
+    expect(then.row.role).toBeUndefined()
+  })
+
+  it('takes the last capture of a message captured twice, with its arrival order', () => {
+    const first = capture('2026-11-20T12:10:00.000Z')
+    const second = capture('2026-11-20T12:20:00.000Z')
+    const then = given([first, second])
+    expect(then.row.sentAt).toBe('2026-11-20T12:20:00.000Z')
+    expect(then.row.arrival).toBe((BigInt(second.position) * 1000n + 1n).toString())
+    expect(then.stats).toEqual([])
+  })
+
+  it("orders a capture's messages after its position, the thousandth and later ones too", () => {
+    const many = recorded(
+      'conversation.messages-captured',
+      captured(
+        ...Array.from({ length: 1_001 }, (_, i) => [`m${i}`, 'user', SENT] as [string, 'user', string]),
+      ),
+    )
+    const batch = new MessageBatch()
+    batch.addCaptured(many)
+    const arrivals = batch.take().map((entry) => BigInt(messageRow(entry).arrival!))
+    const position = BigInt(many.position) * 1000n
+    expect(arrivals).toEqual(Array.from({ length: 1_001 }, (_, i) => position + BigInt(i + 1)))
+  })
+})
+
+describe('arrayLiteral', () => {
+  it('quotes and escapes every element', () => {
+    expect(arrayLiteral([])).toBe('{}')
+    expect(arrayLiteral(['a', 'b c', 'say "hi"', 'back\\slash', 'NULL', '{x,y}'])).toBe(
+      '{"a","b c","say \\"hi\\"","back\\\\slash","NULL","{x,y}"}',
+    )
+  })
+})

@@ -1,0 +1,204 @@
+import type { RecordedEvent } from '@cas/events'
+import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
+
+type MessagesCaptured = RecordedEvent<'conversation.messages-captured'>
+type MessagesAnalyzed = RecordedEvent<'analysis.messages-analyzed'>
+
+/** A capture's part in one message row. */
+export interface CapturedStep {
+  readonly kind: 'captured'
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly role: Role
+  readonly content: string
+  readonly sentAt: string
+  /** Journal position × 1000 + index in the capture (1-based): arrival order for equal sentAt. */
+  readonly arrival: string
+}
+
+/** An analysis result's part in one message row. */
+export interface AnalyzedStep {
+  readonly kind: 'analyzed'
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly score: number
+  readonly label: SentimentLabel
+  readonly topics: readonly string[]
+  readonly analyzer: string
+}
+
+/** One event's part in one message row, in the batch's order. */
+export type MessageStep = CapturedStep | AnalyzedStep
+
+/** One message's steps in a batch. */
+export interface MessageSteps {
+  readonly conversationId: string
+  readonly messageId: string
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly steps: MessageStep[]
+}
+
+/** What applying the steps depends on: the stored row as it was before them (null: no row). */
+export interface StoredMessage {
+  role: Role | null
+  sent_at: Date | string | null
+  sentiment_score: number | null
+  sentiment_label: SentimentLabel | null
+  topics: readonly string[]
+}
+
+/** An rm_messages row as the batch leaves it; a column left undefined is one no event of the batch sets. */
+export interface MessageRow {
+  conversationId: string
+  messageId: string
+  orgId: string
+  chatbotId: string
+  role?: Role
+  content?: string
+  sentAt?: string
+  arrival?: string
+  sentimentScore?: number
+  sentimentLabel?: SentimentLabel
+  topics?: readonly string[]
+  analyzer?: string
+}
+
+export const messageKey = (conversationId: string, messageId: string) => `${conversationId}|${messageId}`
+
+/** A batch's captures and results gathered per message, in the order they came. */
+export class MessageBatch {
+  private readonly pending = new Map<string, MessageSteps>()
+
+  addCaptured(e: MessagesCaptured): void {
+    // position × 1000 + i + 1, written out as digits: for the first 999 messages of a capture (the API
+    // takes 100 at most) that is the position followed by i + 1 on three digits, without BigInt's cost.
+    const arrival = (i: number) =>
+      i < 999
+        ? `${e.position}${String(i + 1).padStart(3, '0')}`
+        : (BigInt(e.position) * 1000n + BigInt(i + 1)).toString()
+    e.payload.messages.forEach((m, i) => {
+      this.entry(e.streamId, m.id, e.orgId, e.chatbotId).steps.push({
+        kind: 'captured',
+        orgId: e.orgId,
+        chatbotId: e.chatbotId,
+        role: m.role as Role,
+        content: m.content,
+        sentAt: m.sentAt,
+        arrival: arrival(i),
+      })
+    })
+  }
+
+  addAnalyzed(e: MessagesAnalyzed): void {
+    const analyzer = `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
+    for (const r of e.payload.results) {
+      this.entry(e.streamId, r.messageId, e.orgId, e.chatbotId).steps.push({
+        kind: 'analyzed',
+        orgId: e.orgId,
+        chatbotId: e.chatbotId,
+        score: r.sentiment.score,
+        label: r.sentiment.label,
+        topics: r.topics.map((t) => t.id),
+        analyzer,
+      })
+    }
+  }
+
+  private entry(conversationId: string, messageId: string, orgId: string, chatbotId: string): MessageSteps {
+    const key = messageKey(conversationId, messageId)
+    let entry = this.pending.get(key)
+    if (!entry) {
+      entry = { conversationId, messageId, orgId, chatbotId, steps: [] }
+      this.pending.set(key, entry)
+    }
+    return entry
+  }
+
+  /** The messages gathered, taken out. */
+  take(): MessageSteps[] {
+    const entries = [...this.pending.values()]
+    this.pending.clear()
+    return entries
+  }
+}
+
+/**
+ * Whether the message is almost surely new: first seen here captured (analysis results follow their
+ * capture). Those are inserted without reading first; the few that turn out to exist (a result that
+ * came first, in an earlier batch) are read and folded like the others.
+ */
+export const firstSeenCaptured = (entry: MessageSteps) => entry.steps[0]!.kind === 'captured'
+
+/** Whether the batch brings only results for the message (the usual case: analysis follows capture). */
+export const resultsOnly = (entry: MessageSteps) => entry.steps.every((step) => step.kind === 'analyzed')
+
+/**
+ * The message's row as the batch leaves it, whatever was stored: a captured message sets the content
+ * columns, a result the result columns, each time replacing what was there; the last step of each kind
+ * wins. (The row's other columns are kept by the write; only the rollups depend on what was stored.)
+ */
+export function messageRow(entry: MessageSteps): MessageRow {
+  let captured: CapturedStep | undefined
+  let analyzed: AnalyzedStep | undefined
+  for (const step of entry.steps) {
+    if (step.kind === 'captured') captured = step
+    else analyzed = step
+  }
+  return {
+    conversationId: entry.conversationId,
+    messageId: entry.messageId,
+    orgId: entry.orgId,
+    chatbotId: entry.chatbotId,
+    role: captured?.role,
+    content: captured?.content,
+    sentAt: captured?.sentAt,
+    arrival: captured?.arrival,
+    sentimentScore: analyzed?.score,
+    sentimentLabel: analyzed?.label,
+    topics: analyzed?.topics,
+    analyzer: analyzed?.analyzer,
+  }
+}
+
+/**
+ * Adds to the rollups what applying the message's steps, in order, to the stored row (`before`, null
+ * when there is none) does, as applying them one at a time would: a result replacing an earlier one
+ * takes the earlier one back out of its hour; a capture of a message whose result arrived first (its
+ * row then holds only the result) counts the result in the capture's hour.
+ */
+export function foldMessage(entry: MessageSteps, before: StoredMessage | null, rollups: RollupDeltas): void {
+  let exists = before !== null
+  let sentAt = before?.sent_at ?? null
+  let role = before?.role ?? null
+  let result =
+    before?.sentiment_label && before.sentiment_score !== null
+      ? { score: before.sentiment_score, label: before.sentiment_label, topics: before.topics }
+      : null
+  for (const step of entry.steps) {
+    if (step.kind === 'captured') {
+      if (exists && result) {
+        rollups.addAnalysis(
+          step.orgId,
+          step.chatbotId,
+          hourOf(step.sentAt),
+          step.role,
+          result,
+          result.topics,
+          1,
+        )
+      }
+      exists = true
+      sentAt = step.sentAt
+      role = step.role
+    } else {
+      if (sentAt && role) {
+        const hour = hourOf(sentAt)
+        if (result) rollups.addAnalysis(step.orgId, step.chatbotId, hour, role, result, result.topics, -1)
+        rollups.addAnalysis(step.orgId, step.chatbotId, hour, role, step, step.topics, 1)
+      }
+      exists = true
+      result = { score: step.score, label: step.label, topics: step.topics }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Message rows go to Postgres as one JSON document of column arrays, each row's topics an array
+ * literal: topic ids with quotes, backslashes, commas and braces (key phrases are ids too) must come
+ * back as they were, on the insert path (new messages) and the upsert path (results for stored ones).
+ */
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import type { JournalRecord } from '@cas/eventlog'
+import { type EventPayload, type EventType, newEvent } from '@cas/events'
+import { dataKeyFor, sealEvents } from '@cas/keyring'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
+import { testKeyring } from '../../../../test/support/keyring.ts'
+import { applyToReadModels } from './apply.ts'
+
+let db: TestDatabase
+const orgId = randomUUID()
+const chatbotId = randomUUID()
+let key: Buffer
+let position = 1_000n
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  key = await dataKeyFor(db.pool, testKeyring, chatbotId, orgId)
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+function record<T extends EventType>(
+  streamType: 'conversation' | 'analysis',
+  streamId: string,
+  streamVersion: number,
+  type: T,
+  payload: EventPayload<T>,
+): JournalRecord {
+  const [sealed] = sealEvents(key, { chatbotId, streamId }, [newEvent(type, payload)])
+  position += 65_536n
+  return {
+    id: randomUUID(),
+    type: sealed!.type,
+    version: sealed!.version,
+    occurredAt: '2026-11-20T12:00:00.000Z',
+    orgId,
+    chatbotId,
+    streamType,
+    streamId,
+    streamVersion,
+    position: position.toString(),
+    payload: JSON.parse(JSON.stringify(sealed!.payload)),
+    metadata: {},
+  }
+}
+
+const TOPICS = ['say "hi"', 'back\\slash', 'a,b', '{x}', 'NULL', "can't log in", 'é ü']
+
+function conversation() {
+  const id = randomUUID()
+  return {
+    id,
+    capture: record('conversation', id, 1, 'conversation.messages-captured', {
+      messages: [{ id: 'm1', role: 'user', content: 'hello', sentAt: '2026-11-20T12:00:00.000Z' }],
+      receivedAt: '2026-11-20T12:00:00.000Z',
+      analysisRequested: true,
+    }),
+    result: record('analysis', id, 1, 'analysis.messages-analyzed', {
+      analyzer: { name: 'test', version: '1' },
+      results: [
+        {
+          messageId: 'm1',
+          sentiment: { score: 0.5, label: 'positive' },
+          topics: TOPICS.map((t) => ({ id: t, label: t })),
+        },
+      ],
+    }),
+  }
+}
+
+async function apply(records: JournalRecord[]) {
+  await withTransaction(db.pool, (client) =>
+    applyToReadModels(client, testKeyring, records, { applied: 0, dropped: {} }),
+  )
+}
+
+async function topicsOf(conversationId: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ topics: string[] }>(
+    'SELECT topics FROM rm_messages WHERE conversation_id = $1',
+    [conversationId],
+  )
+  return rows[0]!.topics
+}
+
+describe('message rows', () => {
+  it('keep topic ids exactly, inserted with their capture in one batch', async () => {
+    const c = conversation()
+    await apply([c.capture, c.result])
+    expect(await topicsOf(c.id)).toEqual(TOPICS)
+  })
+
+  it('keep topic ids exactly, written onto a stored message by a later batch', async () => {
+    const c = conversation()
+    await apply([c.capture])
+    await apply([c.result])
+    expect(await topicsOf(c.id)).toEqual(TOPICS)
+  })
+})
