@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest'
 import {
+  BOT,
+  CONVERSATION,
+  captured,
+  metadata,
+  ORG,
+  recorded,
+  started,
+} from '../../test/fold-test-support.ts'
+import {
   ConversationBatch,
   type ConversationEvent,
   conversationsToRead,
   foldConversations,
   type StoredConversation,
 } from './conversation-fold.ts'
-import { BOT, CONVERSATION, captured, metadata, ORG, recorded, started } from './fold-test-support.ts'
 import { RollupDeltas } from './rollup-deltas.ts'
 
 const H = '2026-11-20T12:00:00.000Z'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { recorded } from '../../test/fold-test-support.ts'
 import { foldErasure } from './erasure.ts'
-import { recorded } from './fold-test-support.ts'
 import { RollupDeltas } from './rollup-deltas.ts'
 
 describe('the erasure fold', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { analyzed, captured, recorded } from './fold-test-support.ts'
+import { analyzed, captured, recorded } from '../../test/fold-test-support.ts'
 import {
   firstSeenCaptured,
   foldMessage,

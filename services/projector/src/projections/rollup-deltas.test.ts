@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BOT, ORG } from './fold-test-support.ts'
+import { BOT, ORG } from '../../test/fold-test-support.ts'
 import { dayOf, hourOf, RollupDeltas } from './rollup-deltas.ts'
 
 const OTHER_BOT = '0194a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2c'
