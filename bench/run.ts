@@ -24,7 +24,7 @@ import {
   journalBacklog,
   Relay,
 } from '@cas/eventlog'
-import { createProjector } from '@cas/service-projector'
+import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { Kafka } from 'kafkajs'
 import type pg from 'pg'
@@ -440,7 +440,8 @@ function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, to
   const eventLog: EventLogBackend = kafka ? { kind: 'kafka', kafka, topicPrefix } : { kind: 'journal' }
   return async (): Promise<Backlog> => {
     const relay = mode === 'kafka' ? await journalBacklog(pool, '$relay') : 0
-    const projector = relay + (await consumerLag(pool, eventLog, 'projector'))
+    // Each group's own topics only: the projector reads no organization-events, which would never count down.
+    const projector = relay + (await consumerLag(pool, eventLog, 'projector', PROJECTED_STREAM_TYPES))
     const analysis =
       relay +
       (await consumerLag(pool, eventLog, 'analysis', ['conversation', 'chatbot'])) +
