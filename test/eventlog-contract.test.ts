@@ -68,15 +68,6 @@ const backends = [
   },
 ] as const
 
-/** Journal events the relay has published (its checkpoint). */
-async function countRelayed(db: TestDatabase): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM event_journal
-      WHERE position <= (SELECT last_offset FROM consumer_checkpoints WHERE group_id = '$relay')`,
-  )
-  return rows[0]!.n
-}
-
 for (const b of backends) {
   describe.skipIf(!b.available)(`event log contract: ${b.name} backend`, () => {
     let db: TestDatabase
@@ -152,36 +143,6 @@ for (const b of backends) {
       expect(rows.map((r) => r.stream_id).sort()).toEqual([slowStream, fastStream].sort())
       await expectExactlyOnceInStreamOrder(db.pool)
     })
-
-    it.skipIf(b.name !== 'kafka')(
-      "applies a fetch's batches of several partitions at the same time, each stream still in order",
-      async () => {
-        // kafkajs applies a fetch's partition batches one after another unless told otherwise; a
-        // transaction each, that made every fetch over many partitions as slow as their sum.
-        await appendWorkload(db.pool, { streams: 20, total: 200 })
-        let running = 0
-        let mostAtOnce = 0
-        const c = createEventConsumer(pipeline.backend, {
-          pool: db.pool,
-          groupId: uniqueGroupId('concurrent'),
-          streamTypes: ['conversation'],
-          maxBatchSize: 50,
-          handler: async (records, client) => {
-            running++
-            mostAtOnce = Math.max(mostAtOnce, running)
-            await new Promise((r) => setTimeout(r, 100))
-            await recordApplied(client, records)
-            running--
-          },
-        })
-        cleanups.push(() => c.stop())
-        await waitFor(async () => (await countRelayed(db)) >= 200, { what: 'the workload relayed' })
-        await c.start()
-        await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
-        expect(mostAtOnce).toBeGreaterThan(1)
-        await expectExactlyOnceInStreamOrder(db.pool)
-      },
-    )
 
     it('neither loses nor double-applies when the consumer process is killed mid-batch', async () => {
       const groupId = uniqueGroupId('crash')

@@ -11,14 +11,6 @@ export interface KafkaConsumerOptions extends ConsumerOptions {
   readonly kafka: Kafka
   readonly topicPrefix?: string
   readonly sessionTimeoutMs?: number
-  /**
-   * Partitions whose fetched batches are applied at the same time, each in its own transaction (default
-   * 4). kafkajs otherwise applies a fetch's batches one partition after another before fetching again:
-   * with a transaction (and a commit) per partition batch, a fetch over the 12 partitions of three topics
-   * took seconds under load, and freshness with it. A stream's events stay in one partition, applied in
-   * order; batches of different partitions already run concurrently in different members.
-   */
-  readonly partitionsConcurrently?: number
 }
 
 /**
@@ -152,12 +144,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       })
       await c.connect()
       await c.subscribe({ topics, fromBeginning: true })
-      await c.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 4,
-        eachBatch,
-      })
+      await c.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })
     },
     async stop() {
       await consumer?.disconnect()
