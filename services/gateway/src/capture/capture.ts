@@ -73,6 +73,7 @@ export async function captureGroup(
     throw new Error('a capture group names one conversation twice')
   }
   const states = await readStates(client, requests, commands, registeredAt)
+  await refreshStale(client, states, commands)
 
   const outcomes: CaptureOutcome[] = []
   const registry: RegistryChange[] = []
@@ -126,23 +127,71 @@ export async function captureGroup(
   return outcomes
 }
 
+/**
+ * Whether the read statement's snapshot is older than what it found locked: a conversation registered by
+ * a transaction that committed after the snapshot was taken (another gateway's first capture of it), or
+ * a registry row (read locked, at its newest) counting a ledger batch the snapshot does not show (a
+ * capture committed while this one waited for the lock).
+ */
+const isStale = (row: StateRow) =>
+  !row.created_id && (!row.existing_id || row.batches_read !== row.message_batches)
+
+/**
+ * Reads the stale conversations again, locked, in a new statement: its snapshot is taken after the locks
+ * the transaction already holds were granted, so it sees every batch committed before them, and no other
+ * capture can add one while this transaction holds the row. Many gateways on one conversation then take
+ * turns instead of rolling back and running again.
+ */
+async function refreshStale(
+  client: pg.ClientBase,
+  states: Map<number, StateRow>,
+  commands: readonly CaptureCommand[],
+): Promise<void> {
+  const stale = [...states.values()].filter(isStale)
+  if (stale.length === 0) return
+  const { rows } = await client.query<{
+    n: number
+    id: string
+    end_user: StateRow['end_user']
+    end_user_organization: StateRow['end_user_organization']
+    session: StateRow['session']
+    custom: StateRow['custom']
+    message_batches: number
+    batches_read: number
+    stored_ids: string[] | null
+  }>(
+    `SELECT u.n, c.id, c.end_user, c.end_user_organization, c.session, c.custom, c.message_batches,
+            (SELECT count(*)::int FROM capture_message_batches b WHERE b.conversation_id = c.id) AS batches_read,
+            (SELECT array_agg(m) FROM capture_message_batches b, unnest(b.message_ids) m
+              WHERE b.conversation_id = c.id AND m = ANY(u.message_ids)) AS stored_ids
+       FROM json_to_recordset($1::json) AS u(n int, chatbot_id uuid, external_id text, message_ids text[])
+       JOIN capture_conversations c ON c.chatbot_id = u.chatbot_id AND c.external_id = u.external_id
+      ORDER BY c.chatbot_id, c.external_id FOR UPDATE OF c`,
+    [
+      JSON.stringify(
+        stale.map((row) => ({
+          n: row.n,
+          chatbot_id: row.chatbot_id,
+          external_id: commands[row.n]!.conversationId,
+          message_ids: commands[row.n]!.messages.map((m) => m.id),
+        })),
+      ),
+    ],
+  )
+  for (const fresh of rows) {
+    const { n, id, ...rest } = fresh
+    Object.assign(states.get(n)!, { existing_id: id, ...rest })
+  }
+}
+
 /** How the read's row answers for the conversation, checked against what the row says it holds. */
 function conversationOf(row: StateRow, command: CaptureCommand): ConversationState {
   if (row.created_id) return { status: 'new', id: row.created_id }
-  if (!row.existing_id) {
-    // Registered by a transaction that committed after this statement's snapshot (another gateway's
-    // first capture of the same conversation): read again with a new snapshot.
+  if (!row.existing_id || isStale(row)) {
+    // Still stale after reading again under the lock: the row went away meanwhile (an erasure).
     throw new RetryableTransactionError(
-      'capture_registered_concurrently',
-      `conversation ${command.conversationId} was registered concurrently; run again`,
-    )
-  }
-  if (row.batches_read !== row.message_batches) {
-    // The registry row (read locked, at its newest) counts a batch of message ids this statement's
-    // snapshot does not show: a capture committed while this one waited for the lock.
-    throw new RetryableTransactionError(
-      'capture_stale_ledger',
-      `conversation ${command.conversationId} was captured concurrently; run again`,
+      'capture_stale_registry',
+      `conversation ${command.conversationId} changed while being captured; run again`,
     )
   }
   return {
