@@ -21,6 +21,7 @@ import {
 } from './support/in-process.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { BENCH_POSTGRES_SETTINGS, startBenchServers } from './support/servers.ts'
+import { topStatements } from './support/statements.ts'
 
 const { values } = parseArgs({
   options: {
@@ -78,20 +79,10 @@ try {
         `(${(Number(wal.fpi) / n).toFixed(2)} full pages) per capture; CPU per capture: Postgres ` +
         `${(postgresMs / n).toFixed(3)} ms, this process ${(nodeMs / n).toFixed(3)} ms`,
     )
-    const { rows } = await pool.query<{
-      query: string
-      calls: string
-      total: number
-      mean: number
-      rows: string
-    }>(
-      `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total,
-              mean_exec_time AS mean, rows::text
-         FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`,
-    )
-    for (const r of rows) {
+    const statements = await topStatements(pool, 12)
+    for (const r of statements) {
       console.log(
-        `  ${(r.total / n).toFixed(3).padStart(7)} ms/capture  ${r.mean.toFixed(2).padStart(7)} ms × ${r.calls.padStart(6)}  ${r.query.slice(0, 110)}`,
+        `  ${(r.totalMs / n).toFixed(3).padStart(7)} ms/capture  ${r.meanMs.toFixed(2).padStart(7)} ms × ${String(r.calls).padStart(6)}  ${r.query.slice(0, 110)}`,
       )
     }
     const sizesAfter = await relationSizes(pool)

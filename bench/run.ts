@@ -56,7 +56,6 @@ import type {
   Pipeline,
   StageCpu,
   StageProfile,
-  StatementStat,
   Throughput,
 } from './support/results.ts'
 import { BENCH_POSTGRES_SETTINGS, type BenchServers, startBenchServers } from './support/servers.ts'
@@ -69,6 +68,7 @@ import {
   startService,
 } from './support/service.ts'
 import { postgresCpuSeconds, withCpuProfile, withPeakRss } from './support/stage-probe.ts'
+import { topStatements } from './support/statements.ts'
 import { msSince, sleep, summarize, timed } from './support/stats.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -547,27 +547,6 @@ async function measureFreshness(
   )
   if (failures > 0) note(`${mode} freshness: ${failures} probes failed`)
   return f
-}
-
-async function topStatements(pool: pg.Pool): Promise<StatementStat[]> {
-  const { rows } = await pool.query<{
-    query: string
-    calls: string
-    total: number
-    mean: number
-    rows: string
-  }>(
-    `SELECT query, calls, total_exec_time AS total, mean_exec_time AS mean, rows
-       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-      ORDER BY total_exec_time DESC LIMIT 15`,
-  )
-  return rows.map((r) => ({
-    query: r.query,
-    calls: Number(r.calls),
-    totalMs: r.total,
-    meanMs: r.mean,
-    rows: Number(r.rows),
-  }))
 }
 
 /**
