@@ -5,6 +5,7 @@ import {
   encodeRecord,
   ensureTopics,
   readJournal,
+  sendEvery,
   topicFor,
 } from '@cas/eventlog'
 import { ProduceAcks, Producer, stringSerializers } from '@platformatic/kafka'
@@ -108,8 +109,7 @@ export async function produce(opts: {
     const producer: KafkajsProducer = createRelayProducer(kafka, { maxInFlight: opts.inFlight })
     await producer.connect()
     try {
-      const send = (batch: Message[]) =>
-        producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: batch }] })
+      const send = (batch: Message[]) => sendEvery(producer, [{ topic, messages: batch }])
       await send(warmup)
       const before = process.cpuUsage()
       seconds = await timed(() => sendAll(all, opts.batchSize, opts.inFlight, send))

@@ -37,6 +37,7 @@ export {
   encodeRecord,
   ensureTopics,
   type KafkaSettings,
+  sendEvery,
   sendLane,
   waitForTopicLeaders,
 } from './kafka.ts'

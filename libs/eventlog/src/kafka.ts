@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   type Admin,
   type ICustomPartitioner,
@@ -6,6 +7,8 @@ import {
   logLevel,
   Partitioners,
   type Producer,
+  type RecordMetadata,
+  type TopicMessages,
 } from 'kafkajs'
 import type { RawJournalRecord } from './journal-reader.ts'
 import type { JournalRecord, StreamType } from './records.ts'
@@ -45,7 +48,44 @@ export function createRelayProducer(kafka: Kafka, opts: { maxInFlight?: number }
     maxInFlightRequests: opts.maxInFlight ?? 1,
     allowAutoTopicCreation: false,
     createPartitioner: KeyPartitioner,
+    // Never retry within a send: `sendEvery` retries whole sends instead (see there why).
+    retry: { retries: 0 },
   })
+}
+
+/** How `sendEvery` retries: 100 ms doubling up to 5 s, about 26 s in all, as long as kafkajs' own retries took. */
+export const SEND_RETRY = { retries: 10, initialMs: 100, maxMs: 5_000 }
+
+/**
+ * Sends every message with acks=all, or throws. Each attempt is a new `sendBatch` of all of them, so a
+ * retried send carries again what a broker had already taken (duplicates, which consumers drop by
+ * streamId/streamVersion), never less.
+ *
+ * Why not kafkajs' own retries: within one send, kafkajs (2.2.4, producer/sendMessages.js) keeps the
+ * response of each broker that answered and retries only towards brokers without one. When a broker dies
+ * mid-send and its partitions' new leader is a broker that had answered, the messages of those partitions
+ * are never sent again, and the send resolves as if they had been: acknowledged events were missing from
+ * the topics after a leader was killed (fault 6; test/faults/leader-failover.fault.test.ts shows it).
+ */
+export async function sendEvery(
+  producer: Producer,
+  topicMessages: TopicMessages[],
+  retry: { retries: number; initialMs: number; maxMs: number } = SEND_RETRY,
+): Promise<RecordMetadata[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await producer.sendBatch({ acks: -1, topicMessages })
+    } catch (err) {
+      if (attempt >= retry.retries || !isRetriableSendError(err)) throw err
+      await sleep(Math.min(retry.initialMs * 2 ** attempt, retry.maxMs))
+    }
+  }
+}
+
+/** kafkajs wraps a retriable error in KafkaJSNumberOfRetriesExceeded once its retries (none) are spent. */
+function isRetriableSendError(err: unknown): boolean {
+  const e = err as { name?: string; retriable?: boolean }
+  return e.name === 'KafkaJSNumberOfRetriesExceeded' || e.retriable === true
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
 import { journalBacklog } from './journal-consumer.ts'
 import { type RawJournalRecord, readJournalRaw } from './journal-reader.ts'
-import { createRelayProducer, encodeRawRecord, sendLane } from './kafka.ts'
+import { createRelayProducer, encodeRawRecord, sendEvery, sendLane } from './kafka.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 import { topicFor } from './topics.ts'
 
@@ -330,10 +330,10 @@ class PublishRun {
             else topicMessages.set(topic, [...messages])
           }
         }
-        await this.c.producer.sendBatch({
-          acks: -1,
-          topicMessages: [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
-        })
+        await sendEvery(
+          this.c.producer,
+          [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
+        )
         for (const part of parts) {
           if (--part.batch.unacked === 0) {
             this.c.stats.published += part.batch.size
