@@ -10,7 +10,9 @@ import {
   type EventConsumer,
   type EventLogBackend,
   Relay,
+  topicFor,
 } from '@cas/eventlog'
+import type { Kafka } from 'kafkajs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   appendWorkload,
@@ -67,6 +69,15 @@ const backends = [
     },
   },
 ] as const
+
+/** Journal events the relay has published (its checkpoint). */
+async function countRelayed(db: TestDatabase): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM event_journal
+      WHERE position <= (SELECT last_offset FROM consumer_checkpoints WHERE group_id = '$relay')`,
+  )
+  return rows[0]!.n
+}
 
 for (const b of backends) {
   describe.skipIf(!b.available)(`event log contract: ${b.name} backend`, () => {
@@ -143,6 +154,74 @@ for (const b of backends) {
       expect(rows.map((r) => r.stream_id).sort()).toEqual([slowStream, fastStream].sort())
       await expectExactlyOnceInStreamOrder(db.pool)
     })
+
+    it.skipIf(b.name !== 'kafka')(
+      "applies a fetch's batches of several partitions at the same time, each stream still in order",
+      async () => {
+        // kafkajs applies a fetch's partition batches one after another unless told otherwise; a
+        // transaction each, that made every fetch over many partitions as slow as their sum.
+        await appendWorkload(db.pool, { streams: 20, total: 200 })
+        let running = 0
+        let mostAtOnce = 0
+        const c = createEventConsumer(pipeline.backend, {
+          pool: db.pool,
+          groupId: uniqueGroupId('concurrent'),
+          streamTypes: ['conversation'],
+          maxBatchSize: 50,
+          partitionsConcurrently: 4,
+          handler: async (records, client) => {
+            running++
+            mostAtOnce = Math.max(mostAtOnce, running)
+            await new Promise((r) => setTimeout(r, 100))
+            await recordApplied(client, records)
+            running--
+          },
+        })
+        cleanups.push(() => c.stop())
+        await waitFor(async () => (await countRelayed(db)) >= 200, { what: 'the workload relayed' })
+        await c.start()
+        await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
+        expect(mostAtOnce).toBeGreaterThan(1)
+        await expectExactlyOnceInStreamOrder(db.pool)
+      },
+    )
+
+    it.skipIf(b.name !== 'kafka')(
+      'refuses to apply partitions at the same time when the topics differ in partition count',
+      async () => {
+        const { kafka, topicPrefix } = pipeline.backend as { kafka: Kafka; topicPrefix: string }
+        const admin = kafka.admin()
+        await admin.connect()
+        try {
+          const analysis = topicFor('analysis', topicPrefix)
+          const [meta] = (await admin.fetchTopicMetadata({ topics: [analysis] })).topics
+          const count = meta!.partitions.length + 1
+          await admin.createPartitions({ topicPartitions: [{ topic: analysis, count }] })
+          await waitFor(
+            async () =>
+              (await admin.fetchTopicMetadata({ topics: [analysis] })).topics[0]!.partitions.length === count,
+            { what: 'the new partition in the metadata' },
+          )
+        } finally {
+          await admin.disconnect()
+        }
+        const consumer = (partitionsConcurrently: number) =>
+          createEventConsumer(pipeline.backend, {
+            pool: db.pool,
+            groupId: uniqueGroupId('copartitioned'),
+            streamTypes: ['conversation', 'analysis'],
+            partitionsConcurrently,
+            handler: async () => {},
+          })
+        const concurrent = consumer(4)
+        cleanups.push(() => concurrent.stop())
+        await expect(concurrent.start()).rejects.toThrow(/differ in partition count/)
+        // One partition at a time, the counts do not matter.
+        const serial = consumer(1)
+        cleanups.push(() => serial.stop())
+        await expect(serial.start()).resolves.toBeUndefined()
+      },
+    )
 
     it('neither loses nor double-applies when the consumer process is killed mid-batch', async () => {
       const groupId = uniqueGroupId('crash')

@@ -2,8 +2,18 @@ import { withTransaction } from '@cas/db'
 import type { Pool, PoolClient } from 'pg'
 import type { JournalRecord } from './records.ts'
 
+/** Where a batch comes from: a Kafka topic's partition, or one of the journal's virtual partitions. */
+export interface BatchSource {
+  readonly topic: string
+  readonly partition: number
+}
+
 /** Applies deduplicated records inside the transaction that also records the checkpoint. */
-export type BatchHandler = (records: readonly JournalRecord[], client: PoolClient) => Promise<void>
+export type BatchHandler = (
+  records: readonly JournalRecord[],
+  client: PoolClient,
+  source: BatchSource,
+) => Promise<void>
 
 export interface SourcedRecord {
   readonly record: JournalRecord
@@ -29,7 +39,7 @@ export interface BatchOutcome {
 export async function applyBatch(
   pool: Pool,
   groupId: string,
-  source: { readonly topic: string; readonly partition: number },
+  source: BatchSource,
   batch: readonly SourcedRecord[],
   handler: BatchHandler,
   /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
@@ -51,7 +61,7 @@ export async function applyBatch(
     const fresh = batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => b.record)
     const records = await dropSeenStreamVersions(client, groupId, fresh)
     if (records.length > 0) {
-      await handler(records, client)
+      await handler(records, client, source)
       await recordStreamVersions(client, groupId, records)
     }
     const lastRecord = batch[batch.length - 1]

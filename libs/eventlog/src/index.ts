@@ -1,4 +1,10 @@
-export { applyBatch, type BatchHandler, type BatchOutcome, type SourcedRecord } from './apply-batch.ts'
+export {
+  applyBatch,
+  type BatchHandler,
+  type BatchOutcome,
+  type BatchSource,
+  type SourcedRecord,
+} from './apply-batch.ts'
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
 export { createEventConsumer, type EventLogBackend } from './event-log.ts'
 export {

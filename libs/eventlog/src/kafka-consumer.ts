@@ -143,8 +143,14 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         )
       })
       await c.connect()
+      if ((opts.partitionsConcurrently ?? 1) > 1) await checkCopartitioned(opts.kafka, topics)
       await c.subscribe({ topics, fromBeginning: true })
-      await c.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })
+      await c.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
+        eachBatch,
+      })
     },
     async stop() {
       await consumer?.disconnect()
@@ -178,5 +184,24 @@ async function seekToCheckpoints(
       if (last !== undefined && last >= 0n)
         consumer.seek({ topic, partition, offset: (last + 1n).toString() })
     }
+  }
+}
+
+/**
+ * Throws unless the topics have the same partition count. With the same count, a key is in the same
+ * partition number of every topic, which is what a handler applying partitions concurrently orders by.
+ */
+async function checkCopartitioned(kafka: Kafka, topics: readonly string[]): Promise<void> {
+  const admin = kafka.admin()
+  await admin.connect()
+  try {
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] })
+    const counts = metadata.map((t) => `${t.name} (${t.partitions.length})`)
+    if (new Set(metadata.map((t) => t.partitions.length)).size > 1)
+      throw new Error(
+        `topics ${counts.join(', ')} differ in partition count: a key's events would be in different partition numbers, and batches of different partitions could not be applied at the same time safely`,
+      )
+  } finally {
+    await admin.disconnect()
   }
 }

@@ -1,4 +1,5 @@
 import {
+  type BatchHandler,
   createEventConsumer,
   createProgressProbe,
   type EventConsumer,
@@ -10,7 +11,8 @@ import {
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
-import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
+import { applyToReadModels, type DropLog, type ProjectionStats } from './projections/apply.ts'
+import { groupLockKey, orderBatch } from './projections/batch-order.ts'
 
 export interface ProjectorDeps {
   readonly pool: pg.Pool
@@ -36,6 +38,12 @@ export interface Projector {
 }
 
 export const PROJECTOR_GROUP = 'projector'
+
+/**
+ * Kafka: partition batches of one fetch applied at the same time. 4 took freshness p99 from 6.6 s to
+ * 1.1 s at 400 captures/s on two cores (bench/FINDINGS.md); batches are ordered by `orderBatch`.
+ */
+export const PARTITIONS_AT_ONCE = 4
 
 /**
  * The streams the read models are built from. Organization events (members, invitations) are not among
@@ -67,11 +75,11 @@ export function createProjector(deps: ProjectorDeps): Projector {
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'projected event')
     },
-    handler: (records, client) =>
-      applyToReadModels(client, deps.keyring, records, stats, (reason, record, detail) => {
-        if (reason !== 'chatbot_deleted')
-          log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
-      }),
+    partitionsConcurrently: PARTITIONS_AT_ONCE,
+    handler: projectionHandler(groupId, deps.keyring, stats, (reason, record, detail) => {
+      if (reason !== 'chatbot_deleted')
+        log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
+    }),
   })
   const probe = createProgressProbe({
     pool: deps.pool,
@@ -88,4 +96,18 @@ export function createProjector(deps: ProjectorDeps): Projector {
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
   })
   return { consumer, stats, status }
+}
+
+/** The projector's batch handler: each batch ordered against the others under way, then applied. */
+export function projectionHandler(
+  groupId: string,
+  keyring: Keyring,
+  stats: ProjectionStats,
+  onDrop?: DropLog,
+): BatchHandler {
+  const lockKey = groupLockKey(groupId)
+  return async (records, client, source) => {
+    await orderBatch(client, lockKey, source, records)
+    await applyToReadModels(client, keyring, records, stats, onDrop)
+  }
 }
