@@ -30,7 +30,7 @@ export class RollupBatch extends RollupDeltas {
    */
   async removeChatbot(client: pg.ClientBase, orgId: string, chatbotId: string): Promise<void> {
     await this.flush(client)
-    this.addLastActive(await removeChatbotUsers(client, orgId, chatbotId), 'lastActiveUsers')
+    this.addLastActive(await removeChatbotUsers(client, chatbotId), 'lastActiveUsers')
     await client.query(
       `INSERT INTO rm_org_hourly_stats AS o (org_id, hour, messages, user_messages, assistant_messages,
          system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative,
