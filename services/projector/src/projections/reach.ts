@@ -20,9 +20,27 @@ import type pg from 'pg'
  * in range whose next_hour is at or after `to` (none for a range ending now; the query service finds
  * them through the gap_class index).
  *
- * Keeping it means, when an hour is added (out of order too), linking it between its neighbours, and
- * when hours go (erasure, a deleted chatbot, an end user replaced within an hour), relinking what
- * remains; each change of "which row is last" moves one count from an hour to another.
+ * Keeping it means, when an hour is added (out of order too), linking it between its neighbours (one
+ * statement shape for all three families: linkHours), and when hours go (erasure, a deleted chatbot, an
+ * end user replaced within an hour), relinking what remains (removeUserHours); each change of "which row
+ * is last" moves one count from an hour to another.
+ *
+ * Why this much, and no less (issue 19; a year at 10M messages is about 1M rows per family):
+ * - count(DISTINCT) over the activity rows (the design before 0013) took 1.0 s for a 365-day overview at
+ *   10M messages on an idle machine (bench/README.md). Any reading of a year's rows per family, even an
+ *   index-only one without the DISTINCT, reads a million rows where the target is 50 ms; the last-active
+ *   counts make a year 8,784 rows instead.
+ * - The links are what makes a range not ending now exact: "active in range" for an entity that came
+ *   back after `to` is a two-sided condition (an hour in range and one after it), which next_hour turns
+ *   into one row spanning `to`. First/last hours per entity, or per run of consecutive hours, miss the
+ *   gaps of returning conversations and end users, or need the same successor link between runs (and a
+ *   conversation of the benchmark's seed is one hour, one run: no fewer rows).
+ * - Three families: the organization's conversation counts are already its chatbots' sums (a
+ *   conversation is one chatbot's), but its end users are not (one end user of two chatbots counts
+ *   once), so end users have a chain per chatbot and one per organization.
+ * Simplified in issue 19 to one linking statement for the three families (the conversations' was a
+ * copy), one lock and one forget statement: the code below this comment went from 475 to 454 lines
+ * (rollups.ts 206 to 202); the statements a batch runs, and their plans, are the same.
  *
  * Every function runs inside the projector's transaction. End users are shared between conversations,
  * so between projector instances: their rows in rm_org_end_users are locked, in one order, before their
