@@ -30,16 +30,12 @@ export class RollupBatch extends RollupDeltas {
    */
   async removeChatbot(client: pg.ClientBase, orgId: string, chatbotId: string): Promise<void> {
     await this.flush(client)
-    this.addLastActive(await removeChatbotUsers(client, orgId, chatbotId), 'lastActiveUsers')
+    this.addLastActive(await removeChatbotUsers(client, chatbotId), 'lastActiveUsers')
+    // Its rows' sums come off the organization's; the organization's last active users are its own.
+    const columns = COLUMNS.filter((c) => c !== 'last_active_users')
     await client.query(
-      `INSERT INTO rm_org_hourly_stats AS o (org_id, hour, messages, user_messages, assistant_messages,
-         system_messages, tool_messages, sentiment_sum, sentiment_count, positive, neutral, negative,
-         assistant_sentiment_sum, assistant_sentiment_count, assistant_positive, assistant_neutral,
-         assistant_negative, last_active_conversations)
-       SELECT org_id, hour, -messages, -user_messages, -assistant_messages, -system_messages, -tool_messages,
-              -sentiment_sum, -sentiment_count, -positive, -neutral, -negative, -assistant_sentiment_sum,
-              -assistant_sentiment_count, -assistant_positive, -assistant_neutral, -assistant_negative,
-              -last_active_conversations
+      `INSERT INTO rm_org_hourly_stats AS o (org_id, hour, ${columns.join(', ')})
+       SELECT org_id, hour, ${columns.map((c) => `-${c}`).join(', ')}
          FROM rm_hourly_stats WHERE chatbot_id = $1 ORDER BY hour
        ON CONFLICT (org_id, hour) DO UPDATE SET ${ADD_TO}`,
       [chatbotId],
