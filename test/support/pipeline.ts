@@ -77,7 +77,8 @@ export async function consumerCaughtUp(
 ): Promise<boolean> {
   const { db, eventLog } = pipeline
   // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.
-  if (eventLog.kind === 'journal') return journalCheckpointsCaughtUp(db.pool, groupId)
+  if (eventLog.kind === 'journal')
+    return journalCheckpointsCaughtUp(db.pool, groupId, eventLog.partitions ?? 1)
   if (!(await journalCheckpointsCaughtUp(db.pool, '$relay'))) return false
   return (await consumerLag(db.pool, eventLog, groupId, streamTypes)) === 0
 }

@@ -3,12 +3,20 @@ import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
 import { waitFor } from './wait.ts'
 
-/** Whether a group's journal checkpoints (the projector's by default) have passed every event now in the journal. */
-export async function projectorCaughtUp(pool: pg.Pool, groupId = PROJECTOR_GROUP): Promise<boolean> {
+/**
+ * Whether a group's journal checkpoints (the projector's by default) have passed every event now in the
+ * journal: one checkpoint per virtual partition, each at or past the last position.
+ */
+export async function projectorCaughtUp(
+  pool: pg.Pool,
+  groupId = PROJECTOR_GROUP,
+  partitions = 1,
+): Promise<boolean> {
   const { rows } = await pool.query<{ caught_up: boolean }>(
-    `SELECT coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1 AND topic = '$journal'), -1)
-            >= coalesce((SELECT max(position) FROM event_journal), 0) AS caught_up`,
-    [groupId],
+    `SELECT count(*) >= $2 AND coalesce(min(last_offset), -1) >= (SELECT coalesce(max(position), 0) FROM event_journal)
+              AS caught_up
+       FROM consumer_checkpoints WHERE group_id = $1 AND topic = '$journal'`,
+    [groupId, partitions],
   )
   return rows[0]!.caught_up
 }

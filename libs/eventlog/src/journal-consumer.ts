@@ -172,14 +172,23 @@ function groupLockKey(groupId: string): number {
   return (h >>> 0) & 0x7fffffff
 }
 
-/** Readable journal events a journal-backed group has not yet passed (its slowest partition counts). */
-export async function journalBacklog(db: Pool | ClientBase, groupId: string): Promise<number> {
+/**
+ * Readable journal events a journal-backed group of `partitions` virtual partitions has not yet passed
+ * (its slowest partition counts). A partition without a checkpoint yet (not yet owned, or nothing applied
+ * since it was) has passed nothing: counting only the checkpoints there are said "caught up" while a
+ * partition had not started.
+ */
+export async function journalBacklog(
+  db: Pool | ClientBase,
+  groupId: string,
+  partitions = 1,
+): Promise<number> {
   const { rows } = await db.query<{ backlog: number }>(
     `SELECT count(*)::int AS backlog FROM event_journal
-      WHERE position > coalesce(
-              (SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2), -1)
+      WHERE position > (SELECT CASE WHEN count(*) < $3 THEN -1 ELSE min(last_offset) END
+                          FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2)
         AND position < ${READABLE_POSITION_BOUND}`,
-    [groupId, JOURNAL_TOPIC],
+    [groupId, JOURNAL_TOPIC, partitions],
   )
   return rows[0]!.backlog
 }

@@ -10,6 +10,7 @@ import {
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
+import { journalBacklog } from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
 
 let db: TestDatabase
@@ -216,5 +217,28 @@ describe('journal read', () => {
     expect(BigInt(page.scannedTo)).toBeGreaterThan(BigInt(head))
     const all = await readAll(head)
     expect(page.scannedTo).toBe(all.at(-1)?.position)
+  })
+})
+
+describe('journal backlog of a consumer group', () => {
+  it('counts a virtual partition without a checkpoint as having passed nothing', async () => {
+    const stream = randomUUID()
+    await withTransaction(db.pool, (c) => appendToStream(c, request(stream, 0, 3)))
+    const events = await readStream(stream, 3)
+    const groupId = `backlog-${randomUUID()}`
+    // Partition 1 of three has checkpointed past everything; 0 and 2 have not started.
+    await db.pool.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, '$journal', 1, $2)`,
+      [groupId, events[2]!.position],
+    )
+    expect(await journalBacklog(db.pool, groupId, 1)).toBe(0)
+    const behind = await journalBacklog(db.pool, groupId, 3)
+    expect(behind).toBeGreaterThanOrEqual(3)
+    await db.pool.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+       VALUES ($1, '$journal', 0, $2), ($1, '$journal', 2, $2)`,
+      [groupId, events[2]!.position],
+    )
+    expect(await journalBacklog(db.pool, groupId, 3)).toBe(0)
   })
 })

@@ -6,7 +6,7 @@ import { STREAM_TYPES, topicFor } from './topics.ts'
 
 /**
  * Events in the log a consumer group has not applied yet. Journal: positions past the group's oldest
- * checkpoint (whatever their stream type). Kafka: per partition of the topics of `streamTypes`, the
+ * checkpoint, -1 for a partition without one (whatever their stream type). Kafka: per partition of the topics of `streamTypes`, the
  * offsets past the group's checkpoint (from the partition's start when it has none).
  */
 export async function consumerLag(
@@ -15,7 +15,7 @@ export async function consumerLag(
   groupId: string,
   streamTypes: readonly StreamType[] = STREAM_TYPES,
 ): Promise<number> {
-  if (eventLog.kind === 'journal') return journalBacklog(pool, groupId)
+  if (eventLog.kind === 'journal') return journalBacklog(pool, groupId, eventLog.partitions ?? 1)
   const admin = eventLog.kafka.admin()
   await admin.connect()
   try {
