@@ -154,9 +154,10 @@ export class ReadModelChanges {
   }
 
   /**
-   * Writes everything gathered: chatbots, topics, conversations, messages, then the rollups both add to. In this
-   * order (conversations locked before their messages) in every transaction, so that two consumers
-   * touching one conversation (its capture and its analysis come on different topics) never deadlock.
+   * Writes everything gathered: chatbots, topics, conversations, messages, then the rollups both add
+   * to. In this order (conversations locked before their messages) in every transaction, so that two
+   * consumers touching one conversation (its capture and its analysis come on different topics) never
+   * deadlock.
    */
   async flush(client: pg.ClientBase): Promise<void> {
     await writeChatbots(client, this.chatbots)
