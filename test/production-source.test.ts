@@ -76,6 +76,19 @@ describe('production source', () => {
     expect(reads).toEqual([])
   })
 
+  it("has the query service read no table of another service's: only read models and published views", () => {
+    // Issue 19: it read the gateway's chatbots (in its chatbot reads, the analytics' chatbot check and the
+    // conversations' read-your-writes) and its audit_log.
+    const gatewayTables =
+      /\b(?:FROM|JOIN)\s+(chatbots|chatbot_api_keys|capture_conversations|capture_message_ids|capture_message_batches|users|memberships|invitations|audit_log)\b/i
+    // libs/views held the chatbot reads it shared with the gateway; the sessions it reads through
+    // libs/auth are authentication's, shared by every HTTP service, and not among these.
+    const reads = ['services/query', 'libs/views']
+      .flatMap(productionFiles)
+      .filter((file) => gatewayTables.test(readFileSync(path.join(root, file), 'utf8')))
+    expect(reads).toEqual([])
+  })
+
   it('exports from each package only what code outside its tests imports', () => {
     const users = [...packageDirs.flatMap(productionFiles), ...benchFiles()]
     const unused: string[] = []

@@ -5,18 +5,20 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
-import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
+import { EVENT_LOG_MODES, startPipeline, type TestPipeline } from './support/pipeline.ts'
+import { waitFor } from './support/wait.ts'
 
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`read-your-writes, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
     let app: FastifyInstance
+    let pipeline: TestPipeline
 
     beforeEach(async () => {
       // A wider bound than the default 2 s: test files share one Postgres cluster, and a journal reader waits
       // for every older transaction in the cluster to end, so other files' slow transactions (held open on
       // purpose) can delay delivery here. What is tested is that the read waits for the projection.
-      const pipeline = await startPipeline(mode.name, cleanups, { READ_YOUR_WRITES_TIMEOUT_MS: '5000' })
+      pipeline = await startPipeline(mode.name, cleanups, { READ_YOUR_WRITES_TIMEOUT_MS: '5000' })
       app = pipeline.app
       // Its own group: test files share the Kafka cluster, and a shared group would rebalance across them.
       const projector = createProjector({
@@ -61,6 +63,43 @@ for (const mode of EVENT_LOG_MODES) {
         headers: { cookie },
       })
       expect(list.json().conversations).toHaveLength(50)
+    })
+
+    it("shows every chatbot command to the very next read, though the projector keeps the chatbots' read model", async () => {
+      const { cookie } = await signUp(app)
+      const other = await signUp(app)
+      const get = (url: string, as = cookie) => app.inject({ method: 'GET', url, headers: { cookie: as } })
+      const { chatbot } = await createChatbot(app, cookie, { name: 'bot 0' })
+      const url = `/api/v1/chatbots/${chatbot.id}`
+      expect((await get(url)).json()).toEqual(chatbot)
+      for (let i = 1; i <= 20; i++) {
+        const patched = await app.inject({
+          method: 'PATCH',
+          url,
+          headers: { cookie },
+          payload: { name: `bot ${i}`, settings: { step: i } },
+        })
+        expect(patched.statusCode).toBe(200)
+        const read = await get(url)
+        expect(read.statusCode, `read ${i}`).toBe(200)
+        expect(read.json(), `read ${i}`).toEqual(patched.json())
+        expect((await get('/api/v1/chatbots')).json(), `list ${i}`).toEqual([patched.json()])
+      }
+      const rotated = await app.inject({ method: 'POST', url: `${url}/rotate-key`, headers: { cookie } })
+      expect((await get(url)).json().api_key_prefix).toBe(rotated.json().chatbot.api_key_prefix)
+      // Another organization's chatbot is unknown, however long the read waits.
+      expect((await get(url, other.cookie)).statusCode).toBe(404)
+      expect((await get('/api/v1/chatbots', other.cookie)).json()).toEqual([])
+
+      expect((await app.inject({ method: 'DELETE', url, headers: { cookie } })).statusCode).toBe(200)
+      expect((await get(url)).statusCode).toBe(404)
+      expect((await get('/api/v1/chatbots')).json()).toEqual([])
+      await waitFor(
+        async () =>
+          (await pipeline.db.pool.query('SELECT 1 FROM rm_chatbots WHERE id = $1', [chatbot.id])).rowCount ===
+          0,
+        { what: "the projector to remove the deleted chatbot's row" },
+      )
     })
   })
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { signUp } from './auth.ts'
+import { catchUpChatbotReadModel } from './chatbot-read-model.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { testKeyring } from './keyring.ts'
 
@@ -12,11 +13,17 @@ import { testKeyring } from './keyring.ts'
  * The dashboard's HTTP surface on a test database, as the all-in-one serves it: the gateway's routes and
  * the query service's reads (through the row-level-security role). Driven with app.inject; `env`
  * overrides configuration. TEST_LOGS=1 prints the app's error logs (the 500s' causes) while debugging.
+ *
+ * The all-in-one also runs the projector, which keeps the chatbot read model the query's chatbot reads
+ * wait for. Without `ownProjector`, every chatbot read first brings that read model up to date the projector's
+ * way (catchUpChatbotReadModel); tests that run a projector of their own say so, so that their reads
+ * wait for it as the query service's reads do.
  */
 export async function buildTestGateway(
   db: TestDatabase,
   env: Record<string, string> = {},
   now?: () => Date,
+  opts: { ownProjector?: boolean } = {},
 ): Promise<{ app: FastifyInstance; config: AllConfig }> {
   const config = loadConfig({ DATABASE_URL: db.url, ...env })
   const app = await buildGatewayApp({
@@ -27,6 +34,12 @@ export async function buildTestGateway(
     readiness: [],
     now,
   })
+  if (!opts.ownProjector) {
+    app.addHook('onRequest', async (request) => {
+      if (request.method === 'GET' && request.url.startsWith('/api/v1/chatbots'))
+        await catchUpChatbotReadModel(db.pool)
+    })
+  }
   await registerQueryRoutes(app, {
     readerPool: db.readerPool,
     now: now ?? (() => new Date()),

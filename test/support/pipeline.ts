@@ -39,7 +39,7 @@ export async function startPipeline(
 ): Promise<TestPipeline> {
   const db = await createTestDatabase()
   cleanups.push(() => db.drop())
-  const { app } = await buildTestGateway(db, env, now)
+  const { app } = await buildTestGateway(db, env, now, { ownProjector: true })
   cleanups.push(() => app.close())
   if (mode === 'journal') return { db, app, eventLog: { kind: 'journal', pollIntervalMs: 5 } }
   const topics = await createTestTopics(4)

@@ -39,7 +39,7 @@ export const reads = group({
     READ_YOUR_WRITES_TIMEOUT_MS: variable(int(0, 30_000).default(2_000), {
       default: '2000',
       meaning:
-        'How long a conversation read waits for a capture that returned to be projected, before answering with what it has',
+        'How long a chatbot or conversation read waits for a command or capture that returned to be projected, before answering with what it has',
     }),
   },
 })

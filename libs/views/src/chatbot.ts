@@ -1,4 +1,3 @@
-import type pg from 'pg'
 import { z } from 'zod'
 
 /** A chatbot as the API returns it (spec.md), in list items, reads and command responses alike. */
@@ -18,7 +17,8 @@ export interface ChatbotView {
   created_at: string
 }
 
-interface ChatbotRow {
+/** A chatbot's row as the gateway's table and the query's read model both hold it. */
+export interface ChatbotRow {
   id: string
   name: string
   api_key_prefix: string
@@ -26,30 +26,16 @@ interface ChatbotRow {
   created_at: Date
 }
 
-const COLUMNS = 'id, name, api_key_prefix, settings, created_at'
-
-function toView(row: ChatbotRow): ChatbotView {
-  return { ...row, created_at: row.created_at.toISOString() }
-}
-
-/** The organization's chatbots, oldest first. */
-export async function listChatbots(db: pg.Pool | pg.ClientBase, orgId: string): Promise<ChatbotView[]> {
-  const { rows } = await db.query<ChatbotRow>(
-    `SELECT ${COLUMNS} FROM chatbots WHERE org_id = $1 ORDER BY created_at, id`,
-    [orgId],
-  )
-  return rows.map(toView)
-}
-
-/** One chatbot of the organization, or undefined (also when it belongs to another organization). */
-export async function findChatbot(
-  db: pg.Pool | pg.ClientBase,
-  orgId: string,
-  id: string,
-): Promise<ChatbotView | undefined> {
-  const { rows } = await db.query<ChatbotRow>(
-    `SELECT ${COLUMNS} FROM chatbots WHERE id = $1 AND org_id = $2`,
-    [id, orgId],
-  )
-  return rows[0] && toView(rows[0])
+/**
+ * The API's view of a chatbot row. Each service reads its own table (the gateway its `chatbots`, the
+ * query service the projector's `rm_chatbots`) and answers through this, so that both answer alike.
+ */
+export function chatbotView(row: ChatbotRow): ChatbotView {
+  return {
+    id: row.id,
+    name: row.name,
+    api_key_prefix: row.api_key_prefix,
+    settings: row.settings,
+    created_at: row.created_at.toISOString(),
+  }
 }

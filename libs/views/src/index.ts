@@ -1,2 +1,2 @@
-export { type ChatbotView, chatbotSchema, findChatbot, listChatbots } from './chatbot.ts'
+export { type ChatbotRow, type ChatbotView, chatbotSchema, chatbotView } from './chatbot.ts'
 export { isUuid } from './uuid.ts'

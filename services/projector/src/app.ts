@@ -57,7 +57,7 @@ export const PROJECTED_STREAM_TYPES = [
 
 /**
  * The projector: consumes the chatbot, conversation and analysis events and maintains the read models
- * (conversations, messages, hourly rollups). Each batch and its checkpoint commit in one transaction and
+ * (chatbots, conversations, messages, hourly rollups). Each batch and its checkpoint commit in one transaction and
  * the consumer drops stream versions already applied, so redelivery never double-counts.
  */
 export function createProjector(deps: ProjectorDeps): Projector {

@@ -15,6 +15,7 @@ import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events. */
 export const READ_MODEL_TABLES = [
+  'rm_chatbots',
   'rm_conversations',
   'rm_messages',
   'rm_hourly_stats',

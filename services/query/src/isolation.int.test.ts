@@ -22,6 +22,7 @@ const READ_MODELS = [
   'rm_chatbot_user_hours',
   'rm_org_user_hours',
   'rm_org_end_users',
+  'rm_chatbots',
   'chatbots',
   'event_streams',
   'audit_log',

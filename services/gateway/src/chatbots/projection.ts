@@ -1,3 +1,4 @@
+import { type ChatbotRow, type ChatbotView, chatbotView } from '@cas/views'
 import type pg from 'pg'
 import type { ChatbotState } from './chatbot.ts'
 
@@ -33,4 +34,21 @@ export async function projectChatbot(
       streamVersion,
     ],
   )
+}
+
+/**
+ * The chatbot as its command left it, read back for the command's response from the inline projection
+ * (the dashboard's reads are the query service's, from its own read model); undefined when it is not one
+ * of the organization's.
+ */
+export async function readChatbot(
+  db: pg.Pool | pg.ClientBase,
+  orgId: string,
+  id: string,
+): Promise<ChatbotView | undefined> {
+  const { rows } = await db.query<ChatbotRow>(
+    'SELECT id, name, api_key_prefix, settings, created_at FROM chatbots WHERE id = $1 AND org_id = $2',
+    [id, orgId],
+  )
+  return rows[0] && chatbotView(rows[0])
 }

@@ -2,13 +2,14 @@ import { actorTrace, requirePermission } from '@cas/auth'
 import { AppError, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { settingsPatchSchema, settingsSchema } from '@cas/settings'
-import { type ChatbotView, chatbotSchema, findChatbot, isUuid } from '@cas/views'
+import { type ChatbotView, chatbotSchema, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
 import { issueApiKey } from './api-key.ts'
 import { executeChatbotCommand, newChatbotId } from './commands.ts'
+import { readChatbot } from './projection.ts'
 
 export interface ChatbotRouteDeps {
   readonly pool: pg.Pool
@@ -39,7 +40,7 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
   const security = [{ session: [] }]
 
   const readBack = async (orgId: string, id: string): Promise<ChatbotView> => {
-    const chatbot = await findChatbot(deps.pool, orgId, id)
+    const chatbot = await readChatbot(deps.pool, orgId, id)
     if (!chatbot) throw notFound()
     return chatbot
   }

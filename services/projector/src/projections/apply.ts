@@ -2,6 +2,8 @@ import type { JournalRecord } from '@cas/eventlog'
 import type { DomainEvent } from '@cas/events'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
+import { ChatbotBatch } from './chatbot-fold.ts'
+import { writeChatbots } from './chatbots.ts'
 import { ConversationBatch } from './conversation-fold.ts'
 import { writeConversations } from './conversations.ts'
 import { applyErased } from './erasure.ts'
@@ -36,7 +38,7 @@ const CHATBOT_TABLES = [
  * events of deleted chatbots (their key destroyed, or seen deleted here) are dropped with a reason.
  *
  * Set-based: the events are gathered per row, folded into the rows to write by pure functions
- * (conversation-fold.ts, message-fold.ts, rollup-deltas.ts: given the events and the stored rows they
+ * (chatbot-fold.ts, conversation-fold.ts, message-fold.ts, rollup-deltas.ts: given the events and the stored rows they
  * continue, the rows and rollup deltas to write), and written with one multi-row statement per table
  * (see ReadModelChanges), giving the same rows as applying the events one at a time. A chatbot
  * deletion or a conversation erasure reads and deletes what is already written: the changes gathered
@@ -93,6 +95,7 @@ export async function applyToReadModels(
 /** The changes a run of events makes to the read models, gathered to be written together. */
 export class ReadModelChanges {
   readonly rollups = new RollupBatch()
+  private readonly chatbots = new ChatbotBatch()
   private readonly conversations = new ConversationBatch()
   private readonly messages = new MessageBatch()
   private readonly topics = new TopicChanges()
@@ -120,11 +123,13 @@ export class ReadModelChanges {
       case 'analysis.topic-merged':
         this.topics.add(event)
         return
-      // Chatbot state is the gateway's inline projection (the chatbots table); failures change no read model.
       case 'chatbot.created':
       case 'chatbot.renamed':
       case 'chatbot.settings-changed':
       case 'chatbot.key-rotated':
+        this.chatbots.add(event)
+        return
+      // Failures change no read model.
       case 'analysis.failed':
         return
       // Members and invitations are the gateway's (memberships, invitations, audit_log); the projector
@@ -149,11 +154,13 @@ export class ReadModelChanges {
   }
 
   /**
-   * Writes everything gathered: topics, conversations, messages, then the rollups both add to. In this
-   * order (conversations locked before their messages) in every transaction, so that two consumers
-   * touching one conversation (its capture and its analysis come on different topics) never deadlock.
+   * Writes everything gathered: chatbots, topics, conversations, messages, then the rollups both add
+   * to. In this order (conversations locked before their messages) in every transaction, so that two
+   * consumers touching one conversation (its capture and its analysis come on different topics) never
+   * deadlock.
    */
   async flush(client: pg.ClientBase): Promise<void> {
+    await writeChatbots(client, this.chatbots)
     await this.topics.flush(client)
     await writeConversations(client, this.conversations, this.rollups)
     await writeMessages(client, this.messages, this.rollups)
@@ -181,6 +188,7 @@ async function deletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Pro
 async function deleteChatbot(client: pg.ClientBase, chatbotId: string, orgId: string, at: string) {
   for (const table of CHATBOT_TABLES)
     await client.query(`DELETE FROM ${table} WHERE chatbot_id = $1`, [chatbotId])
+  await client.query('DELETE FROM rm_chatbots WHERE id = $1', [chatbotId])
   await client.query(
     'INSERT INTO rm_deleted_chatbots (chatbot_id, org_id, deleted_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
     [chatbotId, orgId, at],

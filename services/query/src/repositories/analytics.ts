@@ -120,19 +120,6 @@ function average(sum: number, count: number): number | null {
   return count === 0 ? null : Math.round((sum / count) * 10_000) / 10_000
 }
 
-/** Whether the chatbot is one of the organization's (a deleted one no longer is). */
-export async function chatbotInOrg(
-  client: pg.ClientBase,
-  orgId: string,
-  chatbotId: string,
-): Promise<boolean> {
-  const { rows } = await client.query<{ found: boolean }>(
-    'SELECT EXISTS (SELECT FROM chatbots WHERE id = $1 AND org_id = $2) AS found',
-    [chatbotId, orgId],
-  )
-  return rows[0]?.found === true
-}
-
 /**
  * Refuses a zone Postgres' AT TIME ZONE does not know. The query schema already checked the name against
  * Node's zone database; Postgres ships its own, which can lag or lead it by a release.

@@ -158,9 +158,11 @@ export async function conversationMessages(client: pg.ClientBase, orgId: string,
 /** The conversation stream's version on the write side: what a read after a capture must wait for. */
 export async function writtenVersion(client: pg.ClientBase, orgId: string, conversationId: string) {
   const { rows } = await client.query<{ version: number }>(
-    // A deleted chatbot's conversations are gone, whatever is left of their streams; so is an erased one.
-    `SELECT s.version FROM event_streams s JOIN chatbots c ON c.id = s.chatbot_id
+    // A deleted chatbot's conversations are gone, whatever is left of their streams (its data key destroyed:
+    // deleted_chatbots, from the moment the deletion commits); so is an erased one.
+    `SELECT s.version FROM event_streams s
       WHERE s.stream_type = 'conversation' AND s.stream_id = $1 AND s.org_id = $2
+        AND NOT EXISTS (SELECT 1 FROM deleted_chatbots d WHERE d.chatbot_id = s.chatbot_id)
         AND NOT EXISTS (SELECT 1 FROM rm_erased_conversations e WHERE e.conversation_id = s.stream_id)`,
     [conversationId, orgId],
   )

@@ -13,7 +13,8 @@ import {
   topicsQuery,
 } from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
-import { chatbotInOrg, checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
+import { checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
+import { chatbotInOrg } from '../repositories/chatbots.ts'
 import { readTopics } from '../repositories/topics.ts'
 
 const count = z.number().int().nonnegative()

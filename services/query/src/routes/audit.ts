@@ -59,8 +59,9 @@ function decodeCursor(cursor: string): string {
 }
 
 /**
- * GET /api/v1/audit: who did what in the organization, newest first, paged, for owners and admins. Read
- * under row-level security from audit_log, which the gateway writes from the events each action commits.
+ * GET /api/v1/audit: who did what in the organization, newest first, paged, for owners and admins. Read,
+ * confined to the organization, from audit_entries (migration 0020): the published view of the audit log
+ * the gateway writes in the transaction of each action, with the actor's email and name as they were then.
  */
 export async function registerAuditRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
   app.withTypeProvider<ZodTypeProvider>().get(
@@ -89,7 +90,7 @@ export async function registerAuditRoutes(app: FastifyInstance, deps: QueryDeps)
         const { rows } = await client.query<AuditRow>(
           `SELECT event_id, position::text, occurred_at, action, actor_id, actor_email, actor_name,
                   target_type, target_id, target_name, details
-             FROM audit_log
+             FROM audit_entries
             WHERE org_id = $1 AND ($2::bigint IS NULL OR position < $2::bigint)
             ORDER BY position DESC LIMIT $3`,
           [orgId, before, limit + 1],

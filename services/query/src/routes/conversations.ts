@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { QueryDeps } from '../deps.ts'
+import { waitForProjection } from '../read-your-writes.ts'
 import {
   conversationMessages,
   findConversation,
@@ -56,8 +57,6 @@ const listQuery = z.strictObject({
     .describe('A topic id or label (case-insensitive), or `other`: conversations in that topic.'),
   q: z.string().min(1).max(200).optional().describe('Full-text search in message content.'),
 })
-
-const POLL_MS = 10
 
 function encodeCursor(key: PageKey): string {
   return Buffer.from(JSON.stringify([key.lastMessageAt, key.id])).toString('base64url')
@@ -165,15 +164,12 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
         writtenVersion(client, orgId, id),
       )
       if (written === undefined) throw notFound()
-      // Read-your-writes: wait (bounded) until the read model has applied what the write side recorded.
-      const deadline = Date.now() + timeoutMs
-      while (Date.now() < deadline) {
-        const projected = await withOrgScope(deps.readerPool, orgId, (client) =>
-          projectedVersion(client, orgId, id),
-        )
-        if (projected >= written) break
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-      }
+      await waitForProjection(
+        async () =>
+          (await withOrgScope(deps.readerPool, orgId, (client) => projectedVersion(client, orgId, id))) >=
+          written,
+        timeoutMs,
+      )
       const found = await withOrgScope(deps.readerPool, orgId, async (client) => {
         const row = await findConversation(client, orgId, id)
         if (!row) return undefined
