@@ -155,9 +155,9 @@ for (const b of backends) {
       await expectExactlyOnceInStreamOrder(db.pool)
     })
 
-    it.skipIf(b.name !== 'kafka')(
-      "applies a fetch's batches of several partitions at the same time, each stream still in order",
-      async () => {
+    // Kafka only: defined for that backend alone (a skipped test fails CI).
+    if (b.name === 'kafka') {
+      it("applies a fetch's batches of several partitions at the same time, each stream still in order", async () => {
         // kafkajs applies a fetch's partition batches one after another unless told otherwise; a
         // transaction each, that made every fetch over many partitions as slow as their sum.
         await appendWorkload(db.pool, { streams: 20, total: 200 })
@@ -183,12 +183,12 @@ for (const b of backends) {
         await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
         expect(mostAtOnce).toBeGreaterThan(1)
         await expectExactlyOnceInStreamOrder(db.pool)
-      },
-    )
+      })
+    }
 
-    it.skipIf(b.name !== 'kafka')(
-      'refuses to apply partitions at the same time when the topics differ in partition count',
-      async () => {
+    // Kafka only: defined for that backend alone (a skipped test fails CI).
+    if (b.name === 'kafka') {
+      it('refuses to apply partitions at the same time when the topics differ in partition count', async () => {
         const { kafka, topicPrefix } = pipeline.backend as { kafka: Kafka; topicPrefix: string }
         const admin = kafka.admin()
         await admin.connect()
@@ -220,8 +220,8 @@ for (const b of backends) {
         const serial = consumer(1)
         cleanups.push(() => serial.stop())
         await expect(serial.start()).resolves.toBeUndefined()
-      },
-    )
+      })
+    }
 
     it('neither loses nor double-applies when the consumer process is killed mid-batch', async () => {
       const groupId = uniqueGroupId('crash')
