@@ -111,10 +111,10 @@ type Line = (s?: string) => void
 
 function renderMachine(r: BenchResults, line: Line) {
   const m = r.machine
-  const busy =
-    machineWasBusy(m.loadAverage, m.cores) || machineWasBusy(r.loadAverageAtEnd ?? 0, m.cores)
-      ? ' — **the machine was busy with other work: every figure below is depressed and noisy**'
-      : ''
+  // Judged at the start only: the load average at the end includes the benchmark's own last minute.
+  const busy = machineWasBusy(m.loadAverage, m.cores)
+    ? ' — **the machine was busy with other work: every figure below is depressed and noisy**'
+    : ''
   line('## Machine')
   line()
   line('| | |')
