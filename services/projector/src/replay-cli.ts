@@ -6,21 +6,22 @@
  * keep serving. Resumes a rebuild that was interrupted. Works on the same DATA_DIR (or DATABASE_URL) as
  * `npm start`, whether the service is running or not. Prints progress: events/s, lag and ETA.
  */
-import { loadConfig } from '@cas/config'
+import { parseConfig } from '@cas/config'
 import { openInfrastructure } from '@cas/platform'
 import { pino } from 'pino'
+import { PROJECTOR_CONFIG } from './config.ts'
 import { READ_MODELS, type RebuildProgress, rebuildReadModels } from './rebuild.ts'
 
 const PROJECTIONS = [READ_MODELS, 'all']
 const projection = process.argv[2]
 if (!projection || !PROJECTIONS.includes(projection)) {
   console.error(`usage: npm run replay -- <${PROJECTIONS.join('|')}>`)
-  console.error('  read-models: conversations, messages and the analytics rollups (the projector)')
-  console.error('  (the chatbots table is updated with each command and holds key hashes no event carries)')
+  console.error('  read-models: chatbots, conversations, messages and the analytics rollups (the projector)')
   process.exit(64)
 }
 
-const config = loadConfig(process.env)
+// The projector's variables only, as the projector reads them: a rebuild is the projector's work.
+const config = parseConfig(PROJECTOR_CONFIG, process.env)
 const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })
 const infra = await openInfrastructure(config, log, 'replay')
 const tty = process.stdout.isTTY
