@@ -130,6 +130,11 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         // Room for a full batch per partition fetch (events of a few KB), so batches are not cut short by
         // the default 1 MB per partition.
         maxBytesPerPartition: Math.max(1 << 20, chunkSize * 4096),
+        // And room for such batches across the partitions of a fetch: with kafkajs' default of 10 MB in all,
+        // a fetch over 36 partitions gave batches of a few hundred events, each paying a transaction, a
+        // checkpoint and a rollup flush. 32 MB: the projector over a backlog 6,100-6,200 → 8,375 events/s
+        // (Kafka mode, bench/FINDINGS.md), its peak RSS 512 → 571 MiB.
+        maxBytes: 32 << 20,
         allowAutoTopicCreation: false,
       })
       const c = consumer
