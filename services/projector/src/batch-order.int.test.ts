@@ -6,13 +6,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { BatchSource, JournalRecord } from '@cas/eventlog'
-import { type EventPayload, type EventType, newEvent } from '@cas/events'
-import { dataKeyFor, sealEvents } from '@cas/keyring'
+import type { EventPayload, EventType } from '@cas/events'
+import { dataKeyFor } from '@cas/keyring'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { analyzed, captured, started } from '../test/fold-test-support.ts'
+import { sealedRecord } from '../test/sealed-record.ts'
 import { projectionHandler } from './app.ts'
 import type { ProjectionStats } from './projections/apply.ts'
 
@@ -46,23 +47,9 @@ function record<T extends EventType>(
   type: T,
   payload: EventPayload<T>,
 ): JournalRecord {
-  const { key, orgId } = keys.get(chatbotId)!
-  const [sealed] = sealEvents(key, { chatbotId, streamId }, [newEvent(type, payload)])
   position += 65_536n
-  return {
-    id: randomUUID(),
-    type: sealed!.type,
-    version: sealed!.version,
-    occurredAt: '2026-11-20T12:00:00.000Z',
-    orgId,
-    chatbotId,
-    streamType,
-    streamId,
-    streamVersion,
-    position: position.toString(),
-    payload: JSON.parse(JSON.stringify(sealed!.payload)),
-    metadata: {},
-  }
+  const { key, orgId } = keys.get(chatbotId)!
+  return sealedRecord({ key, orgId, chatbotId, streamType, streamId, streamVersion, position }, type, payload)
 }
 
 function capture(chatbotId: string, conversationId: string): JournalRecord[] {

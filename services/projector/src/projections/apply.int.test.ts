@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
 import type { JournalRecord } from '@cas/eventlog'
-import { type EventPayload, type EventType, newEvent } from '@cas/events'
-import { dataKeyFor, sealEvents } from '@cas/keyring'
+import type { EventPayload, EventType } from '@cas/events'
+import { dataKeyFor } from '@cas/keyring'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { testKeyring } from '../../../../test/support/keyring.ts'
+import { sealedRecord } from '../../test/sealed-record.ts'
 import { READ_MODEL_TABLES } from '../rebuild.ts'
 import { applyToReadModels, type ProjectionStats } from './apply.ts'
 
@@ -46,22 +47,23 @@ function journal() {
     const stream = `${streamType}/${streamId}`
     const streamVersion = (versions.get(stream) ?? 0) + 1
     versions.set(stream, streamVersion)
-    const [sealed] = sealEvents(keys.get(chatbotId)!, { chatbotId, streamId }, [newEvent(type, payload)])
     position += 65_536n
-    records.push({
-      id: randomUUID(),
-      type: sealed!.type,
-      version: sealed!.version,
-      occurredAt,
-      orgId,
-      chatbotId,
-      streamType,
-      streamId,
-      streamVersion,
-      position: position.toString(),
-      payload: JSON.parse(JSON.stringify(sealed!.payload)),
-      metadata: {},
-    })
+    records.push(
+      sealedRecord(
+        {
+          key: keys.get(chatbotId)!,
+          orgId,
+          chatbotId,
+          streamType,
+          streamId,
+          streamVersion,
+          position,
+          occurredAt,
+        },
+        type,
+        payload,
+      ),
+    )
   }
   return { records, append }
 }

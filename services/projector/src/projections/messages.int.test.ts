@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
 import type { JournalRecord } from '@cas/eventlog'
-import { type EventPayload, type EventType, newEvent } from '@cas/events'
-import { dataKeyFor, sealEvents } from '@cas/keyring'
+import type { EventPayload, EventType } from '@cas/events'
+import { dataKeyFor } from '@cas/keyring'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { testKeyring } from '../../../../test/support/keyring.ts'
+import { sealedRecord } from '../../test/sealed-record.ts'
 import { applyToReadModels } from './apply.ts'
 
 let db: TestDatabase
@@ -34,22 +35,8 @@ function record<T extends EventType>(
   type: T,
   payload: EventPayload<T>,
 ): JournalRecord {
-  const [sealed] = sealEvents(key, { chatbotId, streamId }, [newEvent(type, payload)])
   position += 65_536n
-  return {
-    id: randomUUID(),
-    type: sealed!.type,
-    version: sealed!.version,
-    occurredAt: '2026-11-20T12:00:00.000Z',
-    orgId,
-    chatbotId,
-    streamType,
-    streamId,
-    streamVersion,
-    position: position.toString(),
-    payload: JSON.parse(JSON.stringify(sealed!.payload)),
-    metadata: {},
-  }
+  return sealedRecord({ key, orgId, chatbotId, streamType, streamId, streamVersion, position }, type, payload)
 }
 
 const TOPICS = ['say "hi"', 'back\\slash', 'a,b', '{x}', 'NULL', "can't log in", 'é ü']
