@@ -223,6 +223,33 @@ for (const b of backends) {
       })
     }
 
+    it('orders each batch first in its transaction, before the transaction has an id', async () => {
+      await appendWorkload(db.pool, { streams: 10, total: 100 })
+      const xids: (string | null)[] = []
+      let ordered = 0
+      const c = createEventConsumer(pipeline.backend, {
+        pool: db.pool,
+        groupId: uniqueGroupId('ordered'),
+        streamTypes: ['conversation'],
+        maxBatchSize: 20,
+        orderBatch: async (records, client) => {
+          const { rows } = await client.query<{ xid: string | null }>(
+            'SELECT pg_current_xact_id_if_assigned()::text AS xid',
+          )
+          xids.push(rows[0]!.xid)
+          ordered += records.length
+        },
+        handler: (records, client) => recordApplied(client, records),
+      })
+      cleanups.push(() => c.stop())
+      await c.start()
+      await waitFor(async () => (await appliedCount(db.pool)) >= 100, { what: 'all events applied' })
+      expect(ordered).toBeGreaterThanOrEqual(100)
+      expect(xids.length).toBeGreaterThan(0)
+      expect(xids.every((x) => x === null)).toBe(true)
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
     it('neither loses nor double-applies when the consumer process is killed mid-batch', async () => {
       const groupId = uniqueGroupId('crash')
       await appendWorkload(db.pool, { streams: 30, total: 1_000 })

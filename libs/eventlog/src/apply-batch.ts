@@ -8,6 +8,18 @@ export interface BatchSource {
   readonly partition: number
 }
 
+/**
+ * Runs first in a batch's transaction, with every record of the batch (duplicates too): before the
+ * checkpoint row is locked, so before the transaction has an id. A wait here (for a lock ordering this
+ * batch after another) therefore holds back no journal reader, whose readable bound is the oldest
+ * transaction id still running.
+ */
+export type BatchOrder = (
+  records: readonly JournalRecord[],
+  client: PoolClient,
+  source: BatchSource,
+) => Promise<void>
+
 /** Applies deduplicated records inside the transaction that also records the checkpoint. */
 export type BatchHandler = (
   records: readonly JournalRecord[],
@@ -44,9 +56,16 @@ export async function applyBatch(
   handler: BatchHandler,
   /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
   upTo?: string,
+  order?: BatchOrder,
 ): Promise<BatchOutcome> {
   if (batch.length === 0 && upTo === undefined) return { applied: [], duplicates: 0 }
   return withTransaction(pool, async (client) => {
+    if (order && batch.length > 0)
+      await order(
+        batch.map((b) => b.record),
+        client,
+        source,
+      )
     await client.query(
       `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, -1)
        ON CONFLICT DO NOTHING`,

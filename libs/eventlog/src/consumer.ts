@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import type { BatchHandler } from './apply-batch.ts'
+import type { BatchHandler, BatchOrder } from './apply-batch.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 
 /** What every event-log consumer needs, whichever backend delivers the events. */
@@ -10,6 +10,8 @@ export interface ConsumerOptions {
   readonly streamTypes: readonly StreamType[]
   /** Runs inside the transaction that records the checkpoint; receives each event at most once. */
   readonly handler: BatchHandler
+  /** Runs first in that transaction, before it has an id (see `BatchOrder`). */
+  readonly orderBatch?: BatchOrder
   /** Most events handed to the handler in one transaction (default 500). */
   readonly maxBatchSize?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void

@@ -1,6 +1,7 @@
 export {
   applyBatch,
   type BatchHandler,
+  type BatchOrder,
   type BatchOutcome,
   type BatchSource,
   type SourcedRecord,

@@ -111,6 +111,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       records.map((record) => ({ record, offset: record.position })),
       opts.handler,
       scannedTo,
+      opts.orderBatch,
     )
     recordOutcome(stats, opts, outcome)
     return true

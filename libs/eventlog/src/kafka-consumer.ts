@@ -62,7 +62,15 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   ) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const outcome = await applyBatch(opts.pool, opts.groupId, { topic, partition }, chunk, opts.handler)
+        const outcome = await applyBatch(
+          opts.pool,
+          opts.groupId,
+          { topic, partition },
+          chunk,
+          opts.handler,
+          undefined,
+          opts.orderBatch,
+        )
         recordOutcome(stats, opts, outcome)
         return
       } catch (err) {

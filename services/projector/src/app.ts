@@ -1,5 +1,6 @@
 import {
   type BatchHandler,
+  type BatchOrder,
   createEventConsumer,
   createProgressProbe,
   type EventConsumer,
@@ -76,7 +77,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
       for (const record of records) log?.info(eventLogFields(record), 'projected event')
     },
     partitionsConcurrently: PARTITIONS_AT_ONCE,
-    handler: projectionHandler(groupId, deps.keyring, stats, (reason, record, detail) => {
+    ...projectorBatches(groupId, deps.keyring, stats, (reason, record, detail) => {
       if (reason !== 'chatbot_deleted')
         log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
     }),
@@ -98,16 +99,19 @@ export function createProjector(deps: ProjectorDeps): Projector {
   return { consumer, stats, status }
 }
 
-/** The projector's batch handler: each batch ordered against the others under way, then applied. */
-export function projectionHandler(
+/**
+ * How the projector's consumer applies a batch: first ordered against the batches under way (in the
+ * transaction, before it has an id: see `BatchOrder`), then applied to the read models.
+ */
+export function projectorBatches(
   groupId: string,
   keyring: Keyring,
   stats: ProjectionStats,
   onDrop?: DropLog,
-): BatchHandler {
+): { orderBatch: BatchOrder; handler: BatchHandler } {
   const lockKey = groupLockKey(groupId)
-  return async (records, client, source) => {
-    await orderBatch(client, lockKey, source, records)
-    await applyToReadModels(client, keyring, records, stats, onDrop)
+  return {
+    orderBatch: (records, client, source) => orderBatch(client, lockKey, source, records),
+    handler: (records, client) => applyToReadModels(client, keyring, records, stats, onDrop),
   }
 }

@@ -14,13 +14,13 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/dat
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { analyzed, captured, started } from '../test/fold-test-support.ts'
 import { sealedRecord } from '../test/sealed-record.ts'
-import { projectionHandler } from './app.ts'
+import { projectorBatches } from './app.ts'
 import type { ProjectionStats } from './projections/apply.ts'
 
 let db: TestDatabase
 const keys = new Map<string, { key: Buffer; orgId: string }>()
 const stats: ProjectionStats = { applied: 0, dropped: {} }
-const handler = projectionHandler('projector', testKeyring, stats)
+const { orderBatch, handler } = projectorBatches('projector', testKeyring, stats)
 let position = 1_000n
 
 beforeAll(async () => {
@@ -71,9 +71,12 @@ async function openBatch(records: JournalRecord[], source: BatchSource) {
   const client = await db.pool.connect()
   await client.query('BEGIN')
   let settled = false
-  const applied = handler(records, client, source).finally(() => {
-    settled = true
-  })
+  // As the consumer does (applyBatch): ordered first, then applied, in one transaction.
+  const applied = orderBatch(records, client, source)
+    .then(() => handler(records, client, source))
+    .finally(() => {
+      settled = true
+    })
   return {
     applied,
     get settled() {
