@@ -4,6 +4,7 @@ import { captureBody, createChatbot, postCapture } from '../../../../test/suppor
 import { deeplyNestedJson } from '../../../../test/support/deep-json.ts'
 import { useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
+import { waitFor } from '../../../../test/support/wait.ts'
 
 const gateway = useSignedInGateway()
 
@@ -62,6 +63,55 @@ describe('concurrent captures', () => {
       (await postCapture(gateway.app, rotated.json().apiKey, captureBody('after-rotate'))).statusCode,
     ).toBe(200)
   })
+
+  for (const command of ['rotate-key', 'delete'] as const) {
+    it(`locks a key row before its chatbot row for ${command}, as capture does, so that they queue instead of deadlocking`, async () => {
+      const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+      // A capture in flight: its shared locks on the key row, then the chatbot row (FOR SHARE OF k, c).
+      const inFlight = await gateway.db.pool.connect()
+      try {
+        await inFlight.query('BEGIN')
+        await inFlight.query(
+          `SELECT 1 FROM chatbot_api_keys k JOIN chatbots c ON c.id = k.chatbot_id WHERE c.id = $1
+           FOR SHARE OF k, c`,
+          [chatbot.id],
+        )
+        const waitingOn = async () => {
+          // The row a blocked backend waits for: it holds the tuple lock while waiting on the holder.
+          const { rows } = await gateway.db.pool.query<{ relation: string }>(
+            `SELECT l.relation::regclass::text AS relation FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+              WHERE l.locktype = 'tuple' AND l.granted AND a.wait_event_type = 'Lock'
+                AND a.datname = current_database()`,
+          )
+          return rows.map((r) => r.relation)
+        }
+        const done = gateway.app.inject(
+          command === 'delete'
+            ? { method: 'DELETE', url: `/api/v1/chatbots/${chatbot.id}`, headers: { cookie: gateway.cookie } }
+            : {
+                method: 'POST',
+                url: `/api/v1/chatbots/${chatbot.id}/rotate-key`,
+                headers: { cookie: gateway.cookie },
+              },
+        )
+        const first = await waitFor(async () => {
+          const rows = await waitingOn()
+          return rows.length > 0 && rows
+        })
+        // Writing the chatbot row first, a command then waited for another capture holding the key row.
+        expect(first).toEqual(['chatbot_api_keys'])
+        const capture = postCapture(gateway.app, apiKey, captureBody(`queued-${command}`))
+        await inFlight.query('COMMIT')
+        const [answered, captured] = await Promise.all([done, capture])
+        expect([200, 204]).toContain(answered.statusCode)
+        // Queued behind the command, the capture finds the old key gone.
+        expect([401, 404]).toContain(captured.statusCode)
+      } finally {
+        await inFlight.query('ROLLBACK').catch(() => {})
+        inFlight.release()
+      }
+    })
+  }
 
   it('never fails or leaves capture state behind when captures race a delete', async () => {
     const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)

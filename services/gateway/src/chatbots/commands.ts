@@ -51,6 +51,14 @@ export async function executeChatbotCommand(
     try {
       return await withTransaction(deps.pool, async (client) => {
         await lockStreamForUpdate(client, 'chatbot', chatbotId)
+        // Capture locks a key row, then its chatbot's row (FOR SHARE OF k, c, capture.ts). A command
+        // takes them in the same order, the key rows first, before it writes the chatbot's row (or
+        // deletes it, which deletes the keys too): a rotation or deletion racing captures then waits
+        // for them, where writing the chatbot row first deadlocked with a capture holding its key row.
+        await client.query(
+          'SELECT 1 FROM chatbot_api_keys WHERE chatbot_id = $1 ORDER BY key_hash FOR UPDATE',
+          [chatbotId],
+        )
         const records = await readStream(client, 'chatbot', chatbotId)
         const state = records
           .map((r) => parseRecordedEvent(r) as ChatbotEvent)
