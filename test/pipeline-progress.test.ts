@@ -141,7 +141,11 @@ for (const b of backends) {
             what: 'the events relayed',
             timeoutMs: 120_000,
           })
-          expect(await probe.probe()).toEqual({ events: 3, oldestPendingAt: committedAt(0) })
+          // (Kafka holds at least the three: a send the relay retried after a partial failure holds them
+          // twice, at-least-once, and the consumer drops the copies. A loaded CI machine saw 6.)
+          const relayed = await probe.probe()
+          expect(relayed.oldestPendingAt).toEqual(committedAt(0))
+          expect(relayed.events).toBeGreaterThanOrEqual(3)
         }
 
         // When the group applies them
