@@ -1,3 +1,4 @@
+export { advisoryLockKey } from './advisory-key.ts'
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,

@@ -1,3 +1,4 @@
+import { advisoryLockKey } from '@cas/db'
 import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
@@ -166,11 +167,9 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   }
 }
 
-/** A stable non-negative int4 for the group, the first advisory-lock key (FNV-1a). */
+/** The group's first advisory-lock key. */
 function groupLockKey(groupId: string): number {
-  let h = 0x811c9dc5
-  for (const ch of Buffer.from(`journal-consumer:${groupId}`)) h = Math.imul(h ^ ch, 0x01000193)
-  return (h >>> 0) & 0x7fffffff
+  return advisoryLockKey(`journal-consumer:${groupId}`)
 }
 
 /**

@@ -41,8 +41,8 @@ export interface Projector {
 export const PROJECTOR_GROUP = 'projector'
 
 /**
- * Kafka: partition batches of one fetch applied at the same time. 4 took freshness p99 from 6.6 s to
- * 1.1 s at 400 captures/s on two cores (bench/FINDINGS.md); batches are ordered by `orderBatch`.
+ * Kafka: partition batches of one fetch applied at the same time, ordered by `orderBatch`. One at a time,
+ * freshness p99 was 6.6 s at 399 captures/s on two cores; with 4, 2.1-5.2 s at 450 (bench/FINDINGS.md).
  */
 export const PARTITIONS_AT_ONCE = 4
 

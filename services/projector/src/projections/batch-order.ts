@@ -1,3 +1,4 @@
+import { advisoryLockKey } from '@cas/db'
 import type { BatchSource, JournalRecord } from '@cas/eventlog'
 import type pg from 'pg'
 
@@ -33,9 +34,7 @@ export async function orderBatch(
   await client.query('SELECT pg_advisory_xact_lock($1, $2)', [groupKey, source.partition])
 }
 
-/** A stable non-negative int4 for the projector's consumer group, the first advisory-lock key (FNV-1a). */
+/** The first advisory-lock key of the projector's consumer group's batch ordering. */
 export function groupLockKey(groupId: string): number {
-  let h = 0x811c9dc5
-  for (const ch of Buffer.from(`projector-batches:${groupId}`)) h = Math.imul(h ^ ch, 0x01000193)
-  return (h >>> 0) & 0x7fffffff
+  return advisoryLockKey(`projector-batches:${groupId}`)
 }
