@@ -268,10 +268,12 @@ WITH input AS MATERIALIZED (
   ON CONFLICT (chatbot_id, external_id) DO NOTHING
   RETURNING id, chatbot_id, external_id
 ), existing AS MATERIALIZED (
-  SELECT c.id, c.chatbot_id, c.external_id, c.end_user, c.end_user_organization, c.session, c.custom,
-         c.message_batches
-    FROM capture_conversations c JOIN items ON c.chatbot_id = items.chatbot_id AND c.external_id = items.external_id
-   ORDER BY c.chatbot_id, c.external_id FOR UPDATE OF c
+  SELECT c.* FROM (SELECT chatbot_id, external_id FROM items ORDER BY chatbot_id, external_id) i
+   CROSS JOIN LATERAL (
+     SELECT c.id, c.chatbot_id, c.external_id, c.end_user, c.end_user_organization, c.session, c.custom,
+            c.message_batches
+       FROM capture_conversations c WHERE c.chatbot_id = i.chatbot_id AND c.external_id = i.external_id
+        FOR UPDATE OF c) c
 )
 SELECT items.n, items.chatbot_id, items.org_id, keys.settings, keys.wrapped_key, keys.master_key_id,
        created.id AS created_id, existing.id AS existing_id, existing.end_user, existing.end_user_organization,
