@@ -215,6 +215,7 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
       await client.query(
         `CREATE TABLE ${run.schema_name}.${table} (LIKE public.${table} INCLUDING ALL EXCLUDING INDEXES)`,
       )
+      await copyStorageParameters(client, table, run.schema_name)
       for (const index of await indexesOf(client, 'public', table)) {
         if (index.unique || READ_BY_THE_PROJECTION.has(index.name))
           await createIndexLike(client, index, run.schema_name)
@@ -384,6 +385,20 @@ async function indexesOf(client: pg.ClientBase, schema: string, table: string): 
     [schema, table],
   )
   return rows
+}
+
+/**
+ * Gives the shadow table the public one's storage parameters (`LIKE` copies none of them): rm_messages
+ * keeps room on its pages for the analysis update that follows a capture (migration 0022).
+ */
+async function copyStorageParameters(client: pg.ClientBase, table: string, schema: string): Promise<void> {
+  const { rows } = await client.query<{ options: string[] | null }>(
+    `SELECT reloptions AS options FROM pg_class WHERE oid = to_regclass($1)`,
+    [`public.${table}`],
+  )
+  const options = rows[0]?.options
+  if (options && options.length > 0)
+    await client.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`)
 }
 
 /** Creates `index` (of a public table) on the same table in `schema`, under the same name. */
