@@ -215,7 +215,6 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
       await client.query(
         `CREATE TABLE ${run.schema_name}.${table} (LIKE public.${table} INCLUDING ALL EXCLUDING INDEXES)`,
       )
-      await copyStorageParameters(client, table, run.schema_name)
       for (const index of await indexesOf(client, 'public', table)) {
         if (index.unique || READ_BY_THE_PROJECTION.has(index.name))
           await createIndexLike(client, index, run.schema_name)
@@ -295,6 +294,7 @@ async function swapIn(
       const oldIndexes = await indexNames(client, 'public', table)
       await client.query(`ALTER TABLE public.${table} SET SCHEMA ${replaced}`)
       await client.query(`ALTER TABLE ${run.schema_name}.${table} SET SCHEMA public`)
+      await copyStorageParameters(client, `${replaced}.${table}`, `public.${table}`)
       // Keep the migrations' index names, so later migrations can refer to them.
       const newIndexes = await indexNames(client, 'public', table)
       for (const [definition, name] of oldIndexes) {
@@ -388,17 +388,18 @@ async function indexesOf(client: pg.ClientBase, schema: string, table: string): 
 }
 
 /**
- * Gives the shadow table the public one's storage parameters (`LIKE` copies none of them): rm_messages
- * keeps room on its pages for the analysis update that follows a capture (migration 0022).
+ * Gives the swapped-in table the replaced one's storage parameters, which `LIKE` does not copy. Only at
+ * the swap: the replay inserts whole rows, which need no room for updates (rm_messages keeps half of
+ * each page for the analysis update that follows a live capture, migration 0022; the replay's pages
+ * are full, the live projector's from then on are not).
  */
-async function copyStorageParameters(client: pg.ClientBase, table: string, schema: string): Promise<void> {
+async function copyStorageParameters(client: pg.ClientBase, from: string, to: string): Promise<void> {
   const { rows } = await client.query<{ options: string[] | null }>(
-    `SELECT reloptions AS options FROM pg_class WHERE oid = to_regclass($1)`,
-    [`public.${table}`],
+    'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
+    [from],
   )
   const options = rows[0]?.options
-  if (options && options.length > 0)
-    await client.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`)
+  if (options && options.length > 0) await client.query(`ALTER TABLE ${to} SET (${options.join(', ')})`)
 }
 
 /** Creates `index` (of a public table) on the same table in `schema`, under the same name. */
