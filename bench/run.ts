@@ -19,6 +19,7 @@ import { createPool } from '@cas/db'
 import {
   consumerLag,
   createKafka,
+  EMBEDDED_EVENT_LOG,
   type EventLogBackend,
   ensureTopics,
   journalBacklog,
@@ -437,7 +438,7 @@ interface Backlog {
 
 /** How far behind the projector (relay included in Kafka mode) and the analysis are. */
 function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, topicPrefix: string) {
-  const eventLog: EventLogBackend = kafka ? { kind: 'kafka', kafka, topicPrefix } : { kind: 'journal' }
+  const eventLog: EventLogBackend = kafka ? { kind: 'kafka', kafka, topicPrefix } : EMBEDDED_EVENT_LOG
   return async (): Promise<Backlog> => {
     const relay = mode === 'kafka' ? await journalBacklog(pool, '$relay') : 0
     // Each group's own topics only: the projector reads no organization-events, which would never count down.
@@ -582,7 +583,7 @@ async function measurePipeline() {
       }
       const pipeline: Pipeline = { seedSeconds }
       m.pipeline = pipeline
-      let eventLog: EventLogBackend = { kind: 'journal' }
+      let eventLog: EventLogBackend = EMBEDDED_EVENT_LOG
       if (mode === 'kafka') {
         const kafka = createKafka({ brokers: servers.kafka!.brokers, logLevel: 'nothing' })
         const topicPrefix = 'bench-pipeline.'

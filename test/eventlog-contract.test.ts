@@ -155,33 +155,64 @@ for (const b of backends) {
       await expectExactlyOnceInStreamOrder(db.pool)
     })
 
-    // Kafka only: defined for that backend alone (a skipped test fails CI).
-    if (b.name === 'kafka') {
-      it("applies a fetch's batches of several partitions at the same time, each stream still in order", async () => {
-        // kafkajs applies a fetch's partition batches one after another unless told otherwise; a
-        // transaction each, that made every fetch over many partitions as slow as their sum.
-        await appendWorkload(db.pool, { streams: 20, total: 200 })
-        let running = 0
-        let mostAtOnce = 0
-        const c = createEventConsumer(pipeline.backend, {
-          pool: db.pool,
-          groupId: uniqueGroupId('concurrent'),
-          streamTypes: ['conversation'],
-          maxBatchSize: 50,
-          partitionsConcurrently: 4,
-          handler: async (records, client) => {
-            running++
-            mostAtOnce = Math.max(mostAtOnce, running)
-            await new Promise((r) => setTimeout(r, 100))
-            await recordApplied(client, records)
-            running--
-          },
-        })
-        cleanups.push(() => c.stop())
+    it('applies the batches of several partitions at the same time, each stream still in order', async () => {
+      // kafkajs applies a fetch's partition batches one after another unless told otherwise, and the
+      // journal consumer polled its partitions in turn: a transaction each, one at a time.
+      await appendWorkload(db.pool, { streams: 20, total: 200 })
+      let running = 0
+      let mostAtOnce = 0
+      const c = createEventConsumer(pipeline.backend, {
+        pool: db.pool,
+        groupId: uniqueGroupId('concurrent'),
+        streamTypes: ['conversation'],
+        maxBatchSize: 50,
+        partitionsConcurrently: 4,
+        handler: async (records, client) => {
+          running++
+          mostAtOnce = Math.max(mostAtOnce, running)
+          await new Promise((r) => setTimeout(r, 100))
+          await recordApplied(client, records)
+          running--
+        },
+      })
+      cleanups.push(() => c.stop())
+      if (b.name === 'kafka')
         await waitFor(async () => (await countRelayed(db)) >= 200, { what: 'the workload relayed' })
-        await c.start()
+      await c.start()
+      await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
+      expect(mostAtOnce).toBeGreaterThan(1)
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
+    // Journal only: defined for that backend alone (a skipped test fails CI).
+    if (b.name === 'journal') {
+      it('carries a group on, exactly once, when its partition count changes', async () => {
+        // The embedded default went from one partition to four: a group's one checkpoint is redrawn as
+        // four from the same position, so the new partitions neither start over nor skip.
+        const groupId = uniqueGroupId('repartitioned')
+        const onePartition = createEventConsumer(
+          { kind: 'journal', partitions: 1, pollIntervalMs: 10 },
+          {
+            pool: db.pool,
+            groupId,
+            streamTypes: ['conversation'],
+            maxBatchSize: 50,
+            handler: (records, client) => recordApplied(client, records),
+          },
+        )
+        cleanups.push(() => onePartition.stop())
+        await appendWorkload(db.pool, { streams: 10, total: 100 })
+        await onePartition.start()
+        await waitFor(async () => (await appliedCount(db.pool)) >= 100, { what: 'the first events applied' })
+        await onePartition.stop()
+        await appendWorkload(db.pool, { streams: 10, total: 100 })
+        await consumer(groupId).start()
         await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
-        expect(mostAtOnce).toBeGreaterThan(1)
+        const { rows } = await db.pool.query(
+          `SELECT partition FROM consumer_checkpoints WHERE group_id = $1 AND topic = '$journal' ORDER BY 1`,
+          [groupId],
+        )
+        expect(rows.map((r) => r.partition)).toEqual([0, 1, 2, 3])
         await expectExactlyOnceInStreamOrder(db.pool)
       })
     }

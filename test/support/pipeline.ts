@@ -1,4 +1,4 @@
-import { consumerLag, type EventLogBackend, Relay, type StreamType } from '@cas/eventlog'
+import { consumerLag, EMBEDDED_EVENT_LOG, type EventLogBackend, Relay, type StreamType } from '@cas/eventlog'
 import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { createTestDatabase, type TestDatabase } from './database.ts'
@@ -41,7 +41,7 @@ export async function startPipeline(
   cleanups.push(() => db.drop())
   const { app } = await buildTestGateway(db, env, now, { ownProjector: true })
   cleanups.push(() => app.close())
-  if (mode === 'journal') return { db, app, eventLog: { kind: 'journal', pollIntervalMs: 5 } }
+  if (mode === 'journal') return { db, app, eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 } }
   const topics = await createTestTopics(4)
   const relay = new Relay({
     pool: db.pool,
@@ -79,7 +79,7 @@ export async function consumerCaughtUp(
   // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.
   if (eventLog.kind === 'journal')
     return journalCheckpointsCaughtUp(db.pool, groupId, eventLog.partitions ?? 1)
-  if (!(await journalCheckpointsCaughtUp(db.pool, '$relay'))) return false
+  if (!(await journalCheckpointsCaughtUp(db.pool, '$relay', 1))) return false
   return (await consumerLag(db.pool, eventLog, groupId, streamTypes)) === 0
 }
 

@@ -1,3 +1,4 @@
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
@@ -10,7 +11,7 @@ import { waitFor } from './wait.ts'
 export async function projectorCaughtUp(
   pool: pg.Pool,
   groupId = PROJECTOR_GROUP,
-  partitions = 1,
+  partitions: number = EMBEDDED_EVENT_LOG.partitions,
 ): Promise<boolean> {
   const { rows } = await pool.query<{ caught_up: boolean }>(
     `SELECT count(*) >= $2 AND coalesce(min(last_offset), -1) >= (SELECT coalesce(max(position), 0) FROM event_journal)
@@ -26,7 +27,7 @@ export async function projectAll(pool: pg.Pool): Promise<Projector> {
   const projector = createProjector({
     pool,
     keyring: testKeyring,
-    eventLog: { kind: 'journal', pollIntervalMs: 5 },
+    eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
     logger: false,
   })
   await projector.consumer.start()

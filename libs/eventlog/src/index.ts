@@ -7,7 +7,7 @@ export {
   type SourcedRecord,
 } from './apply-batch.ts'
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
-export { createEventConsumer, type EventLogBackend } from './event-log.ts'
+export { createEventConsumer, EMBEDDED_EVENT_LOG, type EventLogBackend } from './event-log.ts'
 export {
   type AppendRequest,
   type AppendResult,
@@ -23,6 +23,7 @@ export {
   streamVersion,
 } from './journal.ts'
 export {
+  alignCheckpoints,
   createJournalConsumer,
   JOURNAL_TOPIC,
   type JournalConsumerOptions,

@@ -1,6 +1,6 @@
-import { advisoryLockKey } from '@cas/db'
+import { advisoryLockKey, withTransaction } from '@cas/db'
 import type { ClientBase, Pool, PoolClient } from 'pg'
-import { applyBatch } from './apply-batch.ts'
+import { applyBatch, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
@@ -9,7 +9,9 @@ import { backoffMs, Waiter } from './sleep.ts'
 export interface JournalConsumerOptions extends ConsumerOptions {
   /**
    * Virtual partitions: streams are hashed onto this many partitions, each with its own checkpoint, so
-   * that several consumers of one group can split the work (default 1). Keep it fixed for a group.
+   * that several consumers of one group can split the work, and one consumer can apply several batches
+   * at once (`partitionsConcurrently`). Default 1. Members of a group must agree on it; a group that
+   * starts with another count than its checkpoints were kept for has them redrawn (`alignCheckpoints`).
    */
   readonly partitions?: number
   /** How long to wait before looking again when there was nothing new (default 20 ms). */
@@ -21,10 +23,14 @@ export interface JournalConsumerOptions extends ConsumerOptions {
 export const JOURNAL_TOPIC = '$journal'
 // Second advisory-lock key marking group membership; partition locks use 0..partitions-1.
 const MEMBER_KEY = 65_535
+// Second advisory-lock key (transaction-scoped) under which members starting at once align checkpoints.
+const ALIGN_KEY = 65_534
 
 /**
  * The embedded backend: reads the Postgres journal directly, with the same checkpoint-in-transaction and
- * dedup as the Kafka backend (apply-batch.ts).
+ * dedup as the Kafka backend (apply-batch.ts). A member applies the batches of up to
+ * `partitionsConcurrently` of its partitions at once, each in its own transaction, as the Kafka backend
+ * does with a fetch's partitions: a stream's events stay in one partition, in order.
  *
  * Group membership and partition ownership are Postgres session advisory locks on one connection held
  * for the consumer's life: each member holds a shared "member" lock, and exclusive locks on the
@@ -93,28 +99,47 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     stats.partitions = [...owned].sort((a, b) => a - b).map((p) => `${JOURNAL_TOPIC}/${p}`)
   }
 
-  const pollPartition = async (partition: number): Promise<boolean> => {
-    const { rows } = await opts.pool.query<{ last_offset: string }>(
-      'SELECT last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2 AND partition = $3',
-      [opts.groupId, JOURNAL_TOPIC, partition],
+  const maxBatchSize = opts.maxBatchSize ?? 500
+  /**
+   * One read for every partition this member owns, from the lowest of their checkpoints, then each
+   * partition's batch applied in its own transaction, up to `partitionsConcurrently` at a time. A
+   * partition holds about 1/partitions of the journal's events: looking at `partitions` times the batch
+   * size gives each batch about `maxBatchSize` events, and the read returns at most that many per owned
+   * partition. A partition whose checkpoint is ahead of the others' gets events it has applied again,
+   * and skips them (apply-batch.ts).
+   */
+  const pollOwned = async (): Promise<boolean> => {
+    const partitions = [...owned].sort((a, b) => a - b)
+    if (partitions.length === 0) return false
+    const { rows } = await opts.pool.query<{ after: string | null }>(
+      `SELECT min(last_offset)::text AS after FROM consumer_checkpoints
+        WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[])`,
+      [opts.groupId, JOURNAL_TOPIC, partitions],
     )
-    const { records, scannedTo } = await readJournal(opts.pool, {
-      after: rows[0]?.last_offset ?? '0',
-      limit: opts.maxBatchSize ?? 500,
+    const { records, partitionOf, scannedTo } = await readJournal(opts.pool, {
+      after: rows[0]?.after ?? '0',
+      limit: maxBatchSize * partitionCount,
+      maxRecords: maxBatchSize * partitions.length,
       streamTypes: opts.streamTypes,
-      partition: { index: partition, count: partitionCount },
+      partitions: { of: partitions, count: partitionCount },
     })
     if (scannedTo === '') return false
-    const outcome = await applyBatch(
-      opts.pool,
-      opts.groupId,
-      { topic: JOURNAL_TOPIC, partition },
-      records.map((record) => ({ record, offset: record.position })),
-      opts.handler,
-      scannedTo,
-      opts.orderBatch,
-    )
-    recordOutcome(stats, opts, outcome)
+    const batches = new Map(partitions.map((p) => [p, [] as SourcedRecord[]]))
+    for (const [i, record] of records.entries())
+      batches.get(partitionOf[i]!)!.push({ record, offset: record.position })
+    await inTurns(partitions, opts.partitionsConcurrently ?? 1, async (partition) => {
+      if (!running) return
+      const outcome = await applyBatch(
+        opts.pool,
+        opts.groupId,
+        { topic: JOURNAL_TOPIC, partition },
+        batches.get(partition)!,
+        opts.handler,
+        scannedTo,
+        opts.orderBatch,
+      )
+      recordOutcome(stats, opts, outcome)
+    })
     return true
   }
 
@@ -123,11 +148,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     while (running) {
       try {
         if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
-        let progressed = false
-        for (const partition of owned) {
-          if (!running) break
-          if (await pollPartition(partition)) progressed = true
-        }
+        const progressed = await pollOwned()
         failures = 0
         if (!progressed) await waiter.sleep(opts.pollIntervalMs ?? 20)
       } catch (err) {
@@ -145,6 +166,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     async start() {
       if (running) return
       running = true
+      await alignCheckpoints(opts.pool, opts.groupId, partitionCount)
       await rebalance()
       loop = run()
     },
@@ -165,6 +187,60 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       }
     },
   }
+}
+
+/**
+ * Runs `apply` over `items`, at most `limit` at a time. Every call settles before it returns; the first
+ * failure, if any, is thrown then.
+ */
+async function inTurns<T>(
+  items: readonly T[],
+  limit: number,
+  apply: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0
+  const failures: unknown[] = []
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!
+      await apply(item).catch((err: unknown) => failures.push(err))
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
+  if (failures.length > 0) throw failures[0]
+}
+
+/**
+ * Makes the group's journal checkpoints one per partition, 0 to `partitions` - 1, before its first
+ * batch. A new group gets them all at once, from the start of the journal: with only those of the
+ * partitions polled so far, the lag (counted from the lowest) could read 0 while another partition had
+ * not started. A group whose checkpoints were kept for another count (the partition count changed, as
+ * from 1 to the embedded default of `EMBEDDED_EVENT_LOG`) has them redrawn, every partition from the
+ * lowest: nothing is skipped, and what is read again is dropped by stream version (apply-batch.ts).
+ */
+export async function alignCheckpoints(pool: Pool, groupId: string, partitions: number): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [groupLockKey(groupId), ALIGN_KEY])
+    const { rows } = await client.query<{ partition: number; last_offset: string }>(
+      `SELECT partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2
+        ORDER BY partition FOR UPDATE`,
+      [groupId, JOURNAL_TOPIC],
+    )
+    if (rows.length === partitions && rows.every((r, i) => r.partition === i)) return
+    let from = -1n
+    for (const [i, row] of rows.entries()) {
+      if (i === 0 || BigInt(row.last_offset) < from) from = BigInt(row.last_offset)
+    }
+    await client.query('DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2', [
+      groupId,
+      JOURNAL_TOPIC,
+    ])
+    await client.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+       SELECT $1, $2, p, $4 FROM generate_series(0, $3::int - 1) p`,
+      [groupId, JOURNAL_TOPIC, partitions, from.toString()],
+    )
+  })
 }
 
 /** The group's first advisory-lock key. */

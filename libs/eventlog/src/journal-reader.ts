@@ -4,11 +4,17 @@ import type { JournalRecord, StreamType } from './records.ts'
 export interface ReadJournalOptions {
   /** Read positions strictly above this one ('0' or '-1' from the start). */
   readonly after: string
+  /** How many positions to look at past `after`. */
   readonly limit: number
+  /**
+   * Return at most this many of the events found (all when omitted); when more matched, the read ends
+   * at the last one returned (`scannedTo`).
+   */
+  readonly maxRecords?: number
   /** Only these stream types (all when omitted). */
   readonly streamTypes?: readonly StreamType[]
-  /** Only the streams hashed to this virtual partition (see journal-consumer.ts). */
-  readonly partition?: { readonly index: number; readonly count: number }
+  /** Only the streams hashed to these of `count` virtual partitions (see journal-consumer.ts). */
+  readonly partitions?: { readonly of: readonly number[]; readonly count: number }
 }
 
 interface JournalRow {
@@ -24,6 +30,7 @@ interface JournalRow {
   chatbot_id: string
   payload: unknown
   metadata: Record<string, string>
+  partition: number
 }
 
 /**
@@ -34,6 +41,8 @@ export const READABLE_POSITION_BOUND = '(pg_snapshot_xmin(pg_current_snapshot())
 
 export interface JournalPage {
   readonly records: JournalRecord[]
+  /** The virtual partition of each record, by index (0 for a read that is not by partitions). */
+  readonly partitionOf: readonly number[]
   /**
    * The last position this read looked at, matching or not ('' when it found nothing past `after`).
    * A filtered reader can move its checkpoint here even when no event matched.
@@ -51,9 +60,23 @@ export interface JournalPage {
  * Call it outside any transaction that has written, or the caller's own transaction id holds it back.
  */
 export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOptions): Promise<JournalPage> {
-  const rows = await queryJournal<JournalRow>(db, opts, 'j.payload, j.metadata')
-  const scannedTo = rows[0]?.scanned_to ?? ''
-  return { records: rows.filter((r) => r.position !== null).map(toRecord), scannedTo }
+  const all = await queryJournal<JournalRow>(db, opts, 'j.payload, j.metadata')
+  const rows = all.filter((r) => r.position !== null)
+  return {
+    records: rows.map(toRecord),
+    partitionOf: rows.map((r) => r.partition),
+    scannedTo: scannedTo(all, opts),
+  }
+}
+
+/** Where a read ended: the last position it looked at, or its last event when `maxRecords` cut it short. */
+function scannedTo(
+  rows: readonly { position: string | null; scanned_to: string }[],
+  opts: ReadJournalOptions,
+): string {
+  const last = rows.at(-1)?.position
+  if (opts.maxRecords !== undefined && rows.length === opts.maxRecords && last) return last
+  return rows[0]?.scanned_to ?? ''
 }
 
 /** A journal record with its payload and metadata as the JSON text Postgres sent, not parsed. */
@@ -75,7 +98,6 @@ export async function readJournalRaw(
     opts,
     'j.payload::text AS payload_json, j.metadata::text AS metadata_json',
   )
-  const scannedTo = rows[0]?.scanned_to ?? ''
   return {
     records: rows
       .filter((r) => r.position !== null)
@@ -84,7 +106,7 @@ export async function readJournalRaw(
         payloadJson: payload_json,
         metadataJson: metadata_json,
       })),
-    scannedTo,
+    scannedTo: scannedTo(rows, opts),
   }
 }
 
@@ -104,9 +126,16 @@ async function queryJournal<Row>(
     params.push(opts.streamTypes)
     filter += ` AND stream_type = ANY($${params.length}::text[])`
   }
-  if (opts.partition && opts.partition.count > 1) {
-    params.push(opts.partition.count, opts.partition.index)
-    filter += ` AND ${partitionExpression(`$${params.length - 1}`)} = $${params.length}`
+  let partition = '0'
+  if (opts.partitions && opts.partitions.count > 1) {
+    params.push(opts.partitions.count, opts.partitions.of)
+    partition = partitionExpression(`$${params.length - 1}::int`, 'j.stream_id')
+    filter += ` AND ${partition} = ANY($${params.length}::int[])`
+  }
+  let limit = ''
+  if (opts.maxRecords !== undefined) {
+    params.push(opts.maxRecords)
+    limit = ` LIMIT $${params.length}`
   }
   const { rows } = await db.query<Row & { scanned_to: string }>(
     `WITH scan AS (
@@ -117,10 +146,11 @@ async function queryJournal<Row>(
         LIMIT $2
      ), bound AS (SELECT max(position) AS scanned_to FROM scan)
      SELECT j.position::text, j.event_id, j.stream_type, j.stream_id, j.stream_version, j.type, j.version,
-            j.occurred_at, j.org_id, j.chatbot_id, ${bodyColumns}, b.scanned_to::text
+            j.occurred_at, j.org_id, j.chatbot_id, ${bodyColumns}, b.scanned_to::text,
+            ${partition}::int AS partition
        FROM bound b
-       LEFT JOIN event_journal j ON j.position > $1::bigint AND j.position <= b.scanned_to ${filter}
-      ORDER BY j.position`,
+       LEFT JOIN event_journal j ON j.position > $1::bigint AND j.position <= b.scanned_to${filter}
+      ORDER BY j.position${limit}`,
     params,
   )
   return rows

@@ -7,7 +7,7 @@ import {
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
 } from '@cas/db'
-import { createKafka, type EventLogBackend, ensureTopics } from '@cas/eventlog'
+import { createKafka, EMBEDDED_EVENT_LOG, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
 import { type Keyring, loadKeyring } from '@cas/keyring'
 import type { Metrics } from '@cas/metrics'
@@ -101,7 +101,7 @@ export async function openInfrastructure(
     }
 
     if (!config.KAFKA_BROKERS) {
-      return { pool, databaseUrl, eventLog: { kind: 'journal' }, readiness, readerPool, keyring, close }
+      return { pool, databaseUrl, eventLog: EMBEDDED_EVENT_LOG, readiness, readerPool, keyring, close }
     }
     const kafka = createKafka({
       brokers: config.KAFKA_BROKERS,

@@ -239,8 +239,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     pool: opts.pool,
     groupId: run.group_id,
     streamTypes: PROJECTED_STREAM_TYPES,
-    // The journal consumer reads this many positions, of which its partition's streams hold a share.
-    maxBatchSize: backend.kind === 'journal' ? REBUILD_BATCH * REBUILD_JOURNAL_PARTITIONS : REBUILD_BATCH,
+    maxBatchSize: REBUILD_BATCH,
     handler: async (records, client) => {
       // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
       // together with its checkpoint, so what is lost is lost from both, and the resumed rebuild
