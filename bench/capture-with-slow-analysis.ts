@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
 import { createPool, migrate } from '@cas/db'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { type Analyzer, createAnalysisService } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
 import { benchKeyring } from './support/keyring.ts'
@@ -56,7 +57,7 @@ try {
   const analysis = createAnalysisService({
     pool,
     keyring: benchKeyring,
-    eventLog: { kind: 'journal' },
+    eventLog: EMBEDDED_EVENT_LOG,
     analyzer: slowAnalyzer,
     logger: false,
     maxPending: 1_000,

@@ -5,8 +5,10 @@
  * Every acknowledged capture is stored, and once a new projector has caught up, every stored message is
  * in the read models exactly once.
  */
+
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@cas/db'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { createProjector } from '@cas/service-projector'
 import type pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -125,7 +127,7 @@ describe('graceful shutdown on SIGTERM', () => {
     const projector = createProjector({
       pool: db.pool,
       keyring: testKeyring,
-      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
       logger: false,
     })
     await projector.consumer.start()

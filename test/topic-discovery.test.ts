@@ -1,4 +1,5 @@
 import { loadConfig } from '@cas/config'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import {
   ANALYSIS_GROUP,
   type AnalysisService,
@@ -89,7 +90,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     analysis = createAnalysisService({
       pool: db.pool,
       keyring: testKeyring,
-      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
       analyzer,
       logger: false,
     })
@@ -97,7 +98,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     projector = createProjector({
       pool: db.pool,
       keyring: testKeyring,
-      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
       logger: false,
     })
     await projector.consumer.start()
@@ -316,7 +317,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     const result = await rebuildReadModels({
       pool: db.pool,
       keyring: testKeyring,
-      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
       liveGroupId: PROJECTOR_GROUP,
     })
     expect(result.swapped).toBe(true)

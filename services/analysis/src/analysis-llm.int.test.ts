@@ -1,4 +1,5 @@
 import { loadConfig } from '@cas/config'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../../../test/support/auth.ts'
@@ -41,7 +42,7 @@ describe('analysis with ANALYSIS_PROVIDER=llm', () => {
     const service = createAnalysisService({
       pool: db.pool,
       keyring: testKeyring,
-      eventLog: { kind: 'journal', pollIntervalMs: 5 },
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
       analyzer,
       logger: false,
     })

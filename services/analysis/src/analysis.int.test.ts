@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { destroyDataKey } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -43,7 +44,7 @@ async function startService(opts: { maxAttempts?: number; maxPending?: number } 
   service = createAnalysisService({
     pool: db.pool,
     keyring: testKeyring,
-    eventLog: { kind: 'journal', pollIntervalMs: 5 },
+    eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
     analyzer,
     logger: false,
     retryBaseMs: 1,
