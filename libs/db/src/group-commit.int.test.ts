@@ -1,7 +1,8 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
+import { createTestDatabase } from '../../../test/support/database.ts'
 import { freePort } from './free-port.ts'
-import { GroupCommitter } from './group-commit.ts'
+import { GroupCommitter, MIN_SPREAD_GROUP } from './group-commit.ts'
 import { isDatabaseUnavailable } from './unavailable.ts'
 
 describe('group commit with the database unreachable', () => {
@@ -33,5 +34,36 @@ describe('group commit with the database unreachable', () => {
     expect(runs).toBe(0)
     expect(committer.waiting).toBe(0)
     await pool.end()
+  })
+})
+
+describe('group commit under load', () => {
+  it('spreads the queue over the free transactions, at least MIN_SPREAD_GROUP to a group', async () => {
+    // A closed loop of clients once travelled in one group, all of them, while the other transactions
+    // idled: nothing of one group's work overlapped another's.
+    const db = await createTestDatabase()
+    const groups: number[] = []
+    const committer = new GroupCommitter<number, number>(
+      db.pool,
+      {
+        keyOf: (n) => String(n),
+        run: async (_client, group) => group.map((n) => ({ ok: true, value: n })),
+      },
+      { maxTransactions: 4, maxGroup: 64, onCommit: (size) => groups.push(size) },
+    )
+    try {
+      // Submitted in one turn of the event loop: all queued when the transactions start.
+      await Promise.all(Array.from({ length: 64 }, (_, i) => committer.submit(i)))
+      expect(groups.sort((a, b) => a - b)).toEqual([16, 16, 16, 16])
+      groups.length = 0
+      await Promise.all(Array.from({ length: 12 }, (_, i) => committer.submit(i)))
+      expect(groups.sort((a, b) => a - b)).toEqual([12 - MIN_SPREAD_GROUP, MIN_SPREAD_GROUP])
+      groups.length = 0
+      await Promise.all(Array.from({ length: 400 }, (_, i) => committer.submit(i)))
+      expect(Math.max(...groups)).toBe(64)
+      expect(groups.reduce((a, b) => a + b, 0)).toBe(400)
+    } finally {
+      await db.drop()
+    }
   })
 })

@@ -33,11 +33,24 @@ interface Pending<T, R> {
 }
 
 /**
+ * The fewest requests a transaction takes when the queue is spread over the free transactions (when
+ * fewer are queued, it takes them all). Smaller groups cost more per request: a group of four captures
+ * spent about 1.7 times the CPU per capture of a group of sixteen.
+ */
+export const MIN_SPREAD_GROUP = 8
+
+/**
  * Group commit. A request waits in a queue; while fewer than `maxTransactions` transactions run, the queue
- * goes into a new one, up to `maxGroup` requests at a time. Under light load a request therefore has a
+ * goes into new ones, spread evenly over the transactions free at the time (each takes at least
+ * `MIN_SPREAD_GROUP` and at most `maxGroup` requests). Under light load a request therefore has a
  * transaction of its own at once; under heavy load the requests that arrived while the transactions were
- * busy share the next one: one commit (one WAL flush) and, when `run` is written set-based, one statement
- * per step for all of them. Each request's promise settles once its group has committed (or failed).
+ * busy share the next ones: one commit (one WAL flush) per group and, when `run` is written set-based,
+ * one statement per step for all of a group. Each request's promise settles once its group has committed
+ * (or failed).
+ *
+ * Spread rather than all in one: N clients that each send again once answered would otherwise travel
+ * in one group forever, the others idle, and a group's work in this process and in Postgres would never
+ * overlap another's (64 concurrent captures: 2,800-3,300 captures/s in one group, 3,700-4,200 spread).
  *
  * A group that fails as a whole, for a reason other than the database being unreachable, is run again
  * one request per transaction, so that only the request at fault gets the error. Retryable failures
@@ -90,11 +103,13 @@ export class GroupCommitter<T, R> {
   }
 
   private takeGroup(): Pending<T, R>[] {
+    const free = this.opts.maxTransactions - this.running
+    const size = Math.min(this.opts.maxGroup, Math.max(MIN_SPREAD_GROUP, Math.ceil(this.queue.length / free)))
     const group: Pending<T, R>[] = []
     const rest: Pending<T, R>[] = []
     for (const pending of this.queue) {
       const key = this.work.keyOf(pending.request)
-      if (group.length < this.opts.maxGroup && !this.busy.has(key)) {
+      if (group.length < size && !this.busy.has(key)) {
         this.busy.add(key)
         group.push(pending)
       } else rest.push(pending)
