@@ -47,8 +47,10 @@ export async function buildDashboardApp(opts: {
     logger,
     readiness: [],
     now,
+    sessionRoutes: async (scope) => {
+      if (opts.readerPool) await registerQueryRoutes(scope, { readerPool: opts.readerPool, now })
+    },
   })
-  if (opts.readerPool) await registerQueryRoutes(app, { readerPool: opts.readerPool, now })
   await app.ready()
   return app
 }

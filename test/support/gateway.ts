@@ -33,6 +33,12 @@ export async function buildTestGateway(
     logger: process.env.TEST_LOGS ? pino({ level: 'error' }) : false,
     readiness: [],
     now,
+    sessionRoutes: (scope) =>
+      registerQueryRoutes(scope, {
+        readerPool: db.readerPool,
+        now: now ?? (() => new Date()),
+        readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      }),
   })
   if (!opts.ownProjector) {
     app.addHook('onRequest', async (request) => {
@@ -40,11 +46,6 @@ export async function buildTestGateway(
         await catchUpChatbotReadModel(db.pool)
     })
   }
-  await registerQueryRoutes(app, {
-    readerPool: db.readerPool,
-    now: now ?? (() => new Date()),
-    readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
-  })
   await app.ready()
   return { app, config }
 }

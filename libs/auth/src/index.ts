@@ -9,4 +9,4 @@ export {
 } from './principal.ts'
 export { loadSessionSecret } from './session-secret.ts'
 export { PgSessionStore, revokeUserSessions, type SessionPolicy, sessionKey } from './session-store.ts'
-export { registerSessions, SESSION_COOKIE, type SessionDeps } from './sessions.ts'
+export { registerCookieSession, registerSessions, SESSION_COOKIE, type SessionDeps } from './sessions.ts'

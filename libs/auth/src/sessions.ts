@@ -25,9 +25,20 @@ export interface SessionDeps {
  * any route that calls requireUser or requirePermission; sessions started by the gateway work in the query service too.
  */
 export async function registerSessions(app: FastifyInstance, deps: SessionDeps): Promise<void> {
-  const { pool, config, now } = deps
   // First, so a forged request is refused before its session is even read.
-  app.addHook('onRequest', originCheck(config.ALLOWED_ORIGINS))
+  app.addHook('onRequest', originCheck(deps.config.ALLOWED_ORIGINS))
+  await registerCookieSession(app, deps)
+}
+
+/**
+ * The cookie session alone, for the routes of `app`'s scope: an app that also answers routes without
+ * sessions (the gateway's capture) registers it in a scope of the session routes, with the Origin check
+ * on the whole app. Outside that scope no session is made: for a request without the cookie,
+ * @fastify/session makes a new one (an id and its signature) on every request, which was a seventh of
+ * the gateway's CPU under a capture load.
+ */
+export async function registerCookieSession(app: FastifyInstance, deps: SessionDeps): Promise<void> {
+  const { pool, config, now } = deps
   const absoluteMs = config.SESSION_ABSOLUTE_HOURS * 3_600_000
   await app.register(fastifyCookie)
   await app.register(fastifySession, {

@@ -98,6 +98,12 @@ export async function startAllInOne(
         ...pipelineStatusReadiness(infra.pool, ['projection', 'analysis'], now),
       ],
       now,
+      sessionRoutes: (scope) =>
+        registerQueryRoutes(scope, {
+          readerPool: infra.readerPool!,
+          now,
+          readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+        }),
     })
     observeInfrastructure(app.metrics, infra)
     observePipelineStatus(app.metrics, infra.pool, ['projection', 'analysis'])
@@ -109,11 +115,6 @@ export async function startAllInOne(
       analyzer: () => analyzerStatus(analyzer),
     })
     if (relay) app.metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(infra.pool) })
-    await registerQueryRoutes(app, {
-      readerPool: infra.readerPool!,
-      now,
-      readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
-    })
     if (opts.dashboardDir) await registerDashboard(app, { root: opts.dashboardDir })
     stops.unshift(() => app.close())
     await app.listen({ port: config.PORT, host: config.HOST })

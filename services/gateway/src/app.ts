@@ -1,3 +1,4 @@
+import { originCheck, registerCookieSession } from '@cas/auth'
 import { capture, invitations, sessions, valuesOf } from '@cas/config'
 import { createHttpApp, type PoolUsage, type ReadinessCheck } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
@@ -25,6 +26,11 @@ export interface GatewayDeps {
   readonly now?: () => Date
   /** The pools whose saturation sheds requests (default: `pool`). */
   readonly sheddingPools?: readonly PoolUsage[]
+  /**
+   * More routes that read the dashboard session, registered in the gateway's session scope (the
+   * all-in-one's query routes).
+   */
+  readonly sessionRoutes?: (scope: FastifyInstance) => Promise<void>
 }
 
 /**
@@ -54,24 +60,32 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1 })
     : undefined
   if (redis) app.addHook('onClose', async () => void (await redis.quit()))
-  // Auth first: its origin check and session hooks must run before any other route's.
   const unauthenticatedLimit = {
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
   }
-  await registerAuth(app, {
-    pool,
-    config: { ...valuesOf(sessions, config), ...unauthenticatedLimit, SIGNUP_ENABLED: config.SIGNUP_ENABLED },
-    now,
-    redis,
+  // The Origin check first, on every route; the cookie session only in the scope of the routes that
+  // read it (see registerCookieSession): capture, with its API key, makes none.
+  const sessionConfig = valuesOf(sessions, config)
+  app.addHook('onRequest', originCheck(sessionConfig.ALLOWED_ORIGINS))
+  await app.register(async (dashboard) => {
+    await registerCookieSession(dashboard, { pool, config: sessionConfig, now })
+    await registerAuth(dashboard, {
+      pool,
+      config: { ...unauthenticatedLimit, SIGNUP_ENABLED: config.SIGNUP_ENABLED },
+      now,
+      redis,
+    })
+    await registerOrganizations(dashboard, {
+      pool,
+      keyring: deps.keyring,
+      config: { ...valuesOf(invitations, config), ...unauthenticatedLimit },
+      now,
+      redis,
+    })
+    await registerChatbots(dashboard, { pool, keyring: deps.keyring, now })
+    await registerErasureRoutes(dashboard, { pool, now })
+    await deps.sessionRoutes?.(dashboard)
   })
-  await registerOrganizations(app, {
-    pool,
-    keyring: deps.keyring,
-    config: { ...valuesOf(invitations, config), ...unauthenticatedLimit },
-    now,
-    redis,
-  })
-  await registerChatbots(app, { pool, keyring: deps.keyring, now })
   await registerCapture(app, {
     pool,
     keyring: deps.keyring,
@@ -79,7 +93,6 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     now,
     redis,
   })
-  await registerErasureRoutes(app, { pool, now })
   startRetentionSweeper(app, {
     pool,
     now,

@@ -4,7 +4,8 @@ import type { InjectOptions } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { signUp, storedSession, TEST_PASSWORD } from '../../../../test/support/auth.ts'
 import { useTestGateways } from '../../../../test/support/gateway.ts'
-import { registerAuth } from './plugin.ts'
+import { testKeyring } from '../../../../test/support/keyring.ts'
+import { registerGateway } from '../app.ts'
 
 const { db, gateway, closeAfterTest } = useTestGateways({
   env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' },
@@ -144,14 +145,15 @@ describe('Origin check on mutating API requests', () => {
     expect(response.statusCode).not.toBe(403)
   })
 
-  it('protects mutating routes registered after it in other plugins', async () => {
-    // Given an app where another plugin adds a POST route after auth is registered
+  it('protects mutating routes registered after it in other plugins, outside the session scope too', async () => {
+    // Given the gateway's routes, and another plugin adding a POST route after them, outside the scope
+    // where the gateway registers sessions
     const config = loadConfig({ DATABASE_URL: db.url })
     const app = closeAfterTest(await createHttpApp({ logger: false, readiness: [] }))
-    await registerAuth(app, { pool: db.pool, config, now: () => new Date() })
+    await registerGateway(app, { pool: db.pool, keyring: testKeyring, config, logger: false, readiness: [] })
     let calls = 0
-    await app.register(async (chatbots) => {
-      chatbots.post('/api/v1/chatbots', async () => {
+    await app.register(async (other) => {
+      other.post('/api/v1/other', async () => {
         calls++
         return { ok: true }
       })
@@ -161,12 +163,12 @@ describe('Origin check on mutating API requests', () => {
     // When a foreign origin posts to it, and then our own origin does
     const foreign = await app.inject({
       method: 'POST',
-      url: '/api/v1/chatbots',
+      url: '/api/v1/other',
       headers: { origin: 'https://evil.example' },
     })
     const own = await app.inject({
       method: 'POST',
-      url: '/api/v1/chatbots',
+      url: '/api/v1/other',
       headers: { origin: 'http://localhost' },
     })
 

@@ -1,5 +1,4 @@
-import { registerSessions } from '@cas/auth'
-import { type SessionConfig, type SignInConfig, sessions, valuesOf } from '@cas/config'
+import type { SignInConfig } from '@cas/config'
 import { AppError } from '@cas/http'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
@@ -14,8 +13,7 @@ export { type Principal, requirePermission, requireUser, revokeUserSessions } fr
 
 export interface AuthDeps {
   readonly pool: pg.Pool
-  readonly config: SessionConfig &
-    Pick<SignInConfig, 'SIGNUP_ENABLED' | 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
+  readonly config: Pick<SignInConfig, 'SIGNUP_ENABLED' | 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
   readonly redis?: Redis
@@ -24,14 +22,11 @@ export interface AuthDeps {
 const SWEEP_INTERVAL_MS = 10 * 60_000
 
 /**
- * Dashboard sign-in: the Origin check and the cookie session apply to the whole app (so chatbot and every
- * other session route get them), while the per-address rate limit stays inside this plugin's own scope.
- * Register before any route that calls requireUser or requirePermission.
+ * Dashboard sign-in, on an app (or scope) that has sessions (`registerSessions`, or the gateway's session
+ * scope): the per-address rate limit stays inside this plugin's own scope.
  */
 export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promise<void> {
   const { pool, config, now } = deps
-  await registerSessions(app, { pool, config: valuesOf(sessions, config), now })
-
   const dummyHash = await createDummyHash()
   await app.register(async (scope) => {
     // Registered in this scope only, so it limits the routes below and nothing the capture plugin owns.
