@@ -35,6 +35,7 @@ import { type BenchOptions, type Mode, parseBenchArgs, USAGE, UsageError } from 
 import { captureBody, MESSAGES_PER_CAPTURE } from './support/capture-body.ts'
 import { summarizeCpuProfile } from './support/cpu-profile.ts'
 import { databaseCeiling } from './support/database-ceiling.ts'
+import { formatWritten } from './support/format.ts'
 import {
   buildDashboardApp,
   createBenchDatabase,
@@ -174,6 +175,7 @@ async function writeReport(r: BenchResults) {
   const findings = existsSync(findingsFile) ? await readFile(findingsFile, 'utf8') : undefined
   await writeFile(path.join(dir, 'report.json'), `${JSON.stringify(r, null, 2)}\n`)
   await writeFile(path.join(dir, 'REPORT.md'), renderReport(r, findings))
+  await formatWritten([path.join(dir, 'report.json'), path.join(dir, 'REPORT.md')])
   log(`wrote ${path.relative(ROOT, path.join(dir, 'REPORT.md'))} and report.json`)
 }
 
