@@ -124,16 +124,27 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       partitions: { of: partitions, count: partitionCount },
     })
     if (scannedTo === '') return false
-    const batches = new Map(partitions.map((p) => [p, [] as SourcedRecord[]]))
-    for (const [i, record] of records.entries())
-      batches.get(partitionOf[i]!)!.push({ record, offset: record.position })
-    await inTurns(partitions, opts.partitionsConcurrently ?? 1, async (partition) => {
+    const batches = new Map<number, SourcedRecord[]>()
+    for (const [i, record] of records.entries()) {
+      const batch = batches.get(partitionOf[i]!) ?? []
+      batch.push({ record, offset: record.position })
+      batches.set(partitionOf[i]!, batch)
+    }
+    // The partitions with nothing in the read move on together, in one statement rather than a
+    // transaction each: the read, from the lowest of their checkpoints, saw all they had up to here.
+    await moveCheckpoints(
+      opts.pool,
+      opts.groupId,
+      partitions.filter((p) => !batches.has(p)),
+      scannedTo,
+    )
+    await inTurns([...batches], opts.partitionsConcurrently ?? 1, async ([partition, batch]) => {
       if (!running) return
       const outcome = await applyBatch(
         opts.pool,
         opts.groupId,
         { topic: JOURNAL_TOPIC, partition },
-        batches.get(partition)!,
+        batch,
         opts.handler,
         scannedTo,
         opts.orderBatch,
@@ -208,6 +219,20 @@ async function inTurns<T>(
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
   if (failures.length > 0) throw failures[0]
+}
+
+/**
+ * Moves the checkpoints of `partitions` to `to` where they are behind it. Only for partitions a read
+ * from at or below their checkpoints found nothing for up to `to`: a member that applies one of them
+ * meanwhile (a rebalance under way) holds its row, and this waits for it.
+ */
+async function moveCheckpoints(pool: Pool, groupId: string, partitions: readonly number[], to: string) {
+  if (partitions.length === 0) return
+  await pool.query(
+    `UPDATE consumer_checkpoints SET last_offset = $4, updated_at = now()
+      WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[]) AND last_offset < $4`,
+    [groupId, JOURNAL_TOPIC, partitions, to],
+  )
 }
 
 /**
