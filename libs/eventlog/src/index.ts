@@ -28,6 +28,7 @@ export {
   JOURNAL_TOPIC,
   type JournalConsumerOptions,
   journalBacklog,
+  setCheckpoints,
 } from './journal-consumer.ts'
 export {
   type JournalPage,

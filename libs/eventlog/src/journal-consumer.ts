@@ -256,16 +256,29 @@ export async function alignCheckpoints(pool: Pool, groupId: string, partitions: 
     for (const [i, row] of rows.entries()) {
       if (i === 0 || BigInt(row.last_offset) < from) from = BigInt(row.last_offset)
     }
-    await client.query('DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2', [
-      groupId,
-      JOURNAL_TOPIC,
-    ])
-    await client.query(
-      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
-       SELECT $1, $2, p, $4 FROM generate_series(0, $3::int - 1) p`,
-      [groupId, JOURNAL_TOPIC, partitions, from.toString()],
-    )
+    await setCheckpoints(client, groupId, partitions, from.toString())
   })
+}
+
+/**
+ * Replaces a group's journal checkpoints with one per partition, 0 to `partitions` - 1, all at `offset`
+ * (inside the caller's transaction).
+ */
+export async function setCheckpoints(
+  client: ClientBase,
+  groupId: string,
+  partitions: number,
+  offset: string,
+): Promise<void> {
+  await client.query('DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2', [
+    groupId,
+    JOURNAL_TOPIC,
+  ])
+  await client.query(
+    `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+     SELECT $1, $2, p, $4 FROM generate_series(0, $3::int - 1) p`,
+    [groupId, JOURNAL_TOPIC, partitions, offset],
+  )
 }
 
 /** The group's first advisory-lock key. */

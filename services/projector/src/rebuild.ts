@@ -7,6 +7,7 @@ import {
   type EventConsumer,
   type EventLogBackend,
   JOURNAL_TOPIC,
+  setCheckpoints,
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
@@ -107,15 +108,6 @@ interface Run {
 export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildResult> {
   const { pool } = opts
   const { run, resumed } = await startOrResume(pool)
-  if (opts.eventLog.kind === 'journal') {
-    // Every partition has its checkpoint from the start: the lag (counted from the lowest) must not
-    // read 0 while a partition no member has polled yet is still behind.
-    await pool.query(
-      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
-       SELECT $1, $2, p, -1 FROM generate_series(0, $3::int - 1) p ON CONFLICT DO NOTHING`,
-      [run.group_id, JOURNAL_TOPIC, REBUILD_JOURNAL_PARTITIONS],
-    )
-  }
   const stats: ProjectionStats = { applied: 0, dropped: {} }
   const started = Date.now()
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
@@ -309,20 +301,8 @@ async function swapIn(
       await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
     }
     if (journal.length > 0) {
-      await client.query('DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2', [
-        liveGroupId,
-        JOURNAL_TOPIC,
-      ])
-      await client.query(
-        `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
-         SELECT $1, $2, p, $4 FROM generate_series(0, $3::int - 1) p`,
-        [
-          liveGroupId,
-          JOURNAL_TOPIC,
-          eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1,
-          journalReached.toString(),
-        ],
-      )
+      const partitions = eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1
+      await setCheckpoints(client, liveGroupId, partitions, journalReached.toString())
     }
     await client.query("UPDATE replay_runs SET status = 'done', finished_at = now() WHERE id = $1", [run.id])
     await client.query(`DROP SCHEMA ${replaced} CASCADE`)
