@@ -170,6 +170,26 @@ for (const b of backends) {
         expect(rows[0].last).toEqual(committedAt(2_000))
       })
 
+      it('counts an event committed behind a transaction still running, from when it was committed', async () => {
+        const groupId = uniqueGroupId('held')
+        await relay?.start()
+        const probe = probeOf(groupId)
+        await waitFor(() => probe.probe(), { what: 'a first look' })
+        // Given a transaction with an id, running on: nobody reads past it (see journal.ts)
+        const held = await db.pool.connect()
+        try {
+          await held.query('BEGIN')
+          await held.query('SELECT pg_current_xact_id()')
+          // When an event commits after it
+          await append(randomUUID(), committedAt(0))
+          // Then it is pending all the same, and since its commit: one look, nothing to wait for
+          expect(await probe.probe()).toEqual({ events: 1, oldestPendingAt: committedAt(0) })
+        } finally {
+          await held.query('ROLLBACK')
+          held.release()
+        }
+      })
+
       // (On the journal only: in Kafka mode the count is offsets, no scan.)
       if (b.name === 'journal')
         it('counts a backlog up to a limit, and still knows its oldest', async () => {

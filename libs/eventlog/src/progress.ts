@@ -2,7 +2,7 @@ import type { Admin } from 'kafkajs'
 import type { ClientBase, Pool } from 'pg'
 import type { EventLogBackend } from './event-log.ts'
 import { JOURNAL_TOPIC } from './journal-consumer.ts'
-import { partitionExpression, READABLE_POSITION_BOUND } from './journal-reader.ts'
+import { partitionExpression } from './journal-reader.ts'
 import type { StreamType } from './records.ts'
 import { RELAY_GROUP } from './relay.ts'
 import { topicFor } from './topics.ts'
@@ -191,9 +191,15 @@ async function kafkaLooks(
 export const MAX_COUNTED_EVENTS = 100_000
 
 /**
- * Readable journal events of `streamTypes` past a journal-backed group's checkpoints (one per virtual
+ * Committed journal events of `streamTypes` past a journal-backed group's checkpoints (one per virtual
  * partition), up to `maxCounted`, and when the first of them (in journal order: commit order, give
  * or take a transaction's length) was committed.
+ *
+ * Committed, not only readable: an event behind a transaction still running is not readable yet (see
+ * journal.ts), but it is pending all the same, and since when matters. Counting only readable events,
+ * a probe said a group was up to date while another transaction held the events back, and the Kafka
+ * estimate (OldestPendingEstimator) took such events, not yet in the relay's backlog either, for events
+ * committed after its previous look.
  */
 export async function journalProgress(
   db: Pool | ClientBase,
@@ -213,7 +219,6 @@ export async function journalProgress(
        SELECT j.position, j.occurred_at
          FROM event_journal j
         WHERE j.position > (SELECT min(o) FROM checkpoints, unnest(offsets) AS o)
-          AND j.position < ${READABLE_POSITION_BOUND}
           AND j.stream_type = ANY($2::text[])
           AND j.position > (SELECT offsets FROM checkpoints)[${partitionExpression('$3::int', 'j.stream_id')} + 1]
         ORDER BY j.position
