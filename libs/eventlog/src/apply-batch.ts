@@ -1,5 +1,6 @@
 import { withTransaction } from '@cas/db'
 import type { Pool, PoolClient } from 'pg'
+import { markNeverAppends } from './journal.ts'
 import type { JournalRecord } from './records.ts'
 
 /** Where a batch comes from: a Kafka topic's partition, or one of the journal's virtual partitions. */
@@ -40,6 +41,17 @@ export interface BatchOutcome {
   readonly duplicates: number
 }
 
+export interface ApplyBatchOptions {
+  /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
+  readonly upTo?: string
+  readonly order?: BatchOrder
+  /**
+   * The handler never appends to the journal: the transaction is marked so (markNeverAppends), and
+   * journal readers, the relay among them, pass it while it runs.
+   */
+  readonly neverAppends?: boolean
+}
+
 /**
  * Applies one batch from one (topic, partition) and records its checkpoint in the same transaction.
  *
@@ -54,10 +66,9 @@ export async function applyBatch(
   source: BatchSource,
   batch: readonly SourcedRecord[],
   handler: BatchHandler,
-  /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
-  upTo?: string,
-  order?: BatchOrder,
+  opts: ApplyBatchOptions = {},
 ): Promise<BatchOutcome> {
+  const { upTo, order } = opts
   if (batch.length === 0 && upTo === undefined) return { applied: [], duplicates: 0 }
   return withTransaction(pool, async (client) => {
     if (order && batch.length > 0)
@@ -66,6 +77,8 @@ export async function applyBatch(
         client,
         source,
       )
+    // Before the checkpoint row is written: the transaction gets its id marked.
+    if (opts.neverAppends) await markNeverAppends(client)
     await client.query(
       `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, -1)
        ON CONFLICT DO NOTHING`,

@@ -12,6 +12,11 @@ export interface ConsumerOptions {
   readonly handler: BatchHandler
   /** Runs first in that transaction, before it has an id (see `BatchOrder`). */
   readonly orderBatch?: BatchOrder
+  /**
+   * The handler never appends to the journal (a projector): each batch's transaction is marked so, and
+   * journal readers pass it while it runs (markNeverAppends). An append in it fails.
+   */
+  readonly neverAppends?: boolean
   /** Most events handed to the handler in one transaction (default 500). */
   readonly maxBatchSize?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void

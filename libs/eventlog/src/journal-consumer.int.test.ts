@@ -8,9 +8,11 @@ import { withTransaction } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import { createEventConsumer } from './event-log.ts'
 import { appendToStream } from './journal.ts'
 import { alignCheckpoints, JOURNAL_TOPIC } from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
+import type { JournalRecord } from './records.ts'
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -102,5 +104,82 @@ describe('a journal read capped at maxRecords', () => {
     const rest = await readJournal(db.pool, { after: first.scannedTo, limit: 100, maxRecords: 10 })
     expect(rest.records.map((r) => r.streamVersion)).toEqual([3, 4, 5])
     expect(rest.scannedTo).toBe(rest.records[2]!.position)
+  })
+})
+
+describe('a consumer whose handler never appends', () => {
+  /**
+   * A consumer applying a batch held open by its handler, and an event committed meanwhile: whether
+   * another reader (the relay, another group) reads that event before the batch ends.
+   */
+  async function readableWhileApplying(neverAppends: boolean) {
+    const groupId = `held-${randomUUID()}`
+    const append = (streamId: string) =>
+      withTransaction(db.pool, (c) =>
+        appendToStream(c, {
+          streamType: 'conversation',
+          streamId,
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 0,
+          events: [{ type: 'test.happened', version: 1, payload: {} }],
+        }),
+      )
+    const { records } = await append(randomUUID())
+    const first = records[0]!
+    let entered!: () => void
+    const applying = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    let release!: () => void
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const consumer = createEventConsumer(
+      { kind: 'journal', partitions: 1, pollIntervalMs: 5 },
+      {
+        pool: db.pool,
+        groupId,
+        streamTypes: ['conversation'],
+        neverAppends,
+        handler: async (batch: readonly JournalRecord[], client) => {
+          // A write, as the read models are written, then held: the transaction runs on.
+          await client.query('UPDATE consumer_checkpoints SET updated_at = now() WHERE group_id = $1', [
+            groupId,
+          ])
+          if (batch.some((r) => r.id === first.id)) {
+            entered()
+            await released
+          }
+        },
+      },
+    )
+    // Its checkpoint starts just before the first event: the first batch is that event.
+    await db.pool.query(
+      'INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, 0, $3)',
+      [groupId, JOURNAL_TOPIC, (BigInt(first.position) - 1n).toString()],
+    )
+    await consumer.start()
+    try {
+      await applying
+      const later = (await append(randomUUID())).records[0]!
+      const sees = async () =>
+        (await readJournal(db.pool, { after: first.position, limit: 1_000 })).records.some(
+          (r) => r.id === later.id,
+        )
+      if (neverAppends) return await waitFor(sees, { what: 'the later event read' })
+      const seen = [await sees()]
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      seen.push(await sees())
+      return seen.some(Boolean)
+    } finally {
+      release()
+      await consumer.stop()
+    }
+  }
+
+  it('holds no journal reader back while it applies a batch; an unmarked one does', async () => {
+    expect(await readableWhileApplying(true)).toBe(true)
+    expect(await readableWhileApplying(false)).toBe(false)
   })
 })

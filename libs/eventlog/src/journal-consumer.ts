@@ -146,8 +146,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         { topic: JOURNAL_TOPIC, partition },
         batch,
         opts.handler,
-        scannedTo,
-        opts.orderBatch,
+        { upTo: scannedTo, order: opts.orderBatch, neverAppends: opts.neverAppends },
       )
       recordOutcome(stats, opts, outcome)
     })

@@ -1,4 +1,5 @@
 import type { ClientBase, Pool } from 'pg'
+import { NEVER_APPENDS_LOCK } from './journal.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 
 export interface ReadJournalOptions {
@@ -36,8 +37,19 @@ interface JournalRow {
 /**
  * SQL for the exclusive upper bound of readable positions: below the oldest transaction still running
  * (shifted like positions are), every appending transaction has finished. See journal.ts.
+ *
+ * Running transactions marked as never appending (markNeverAppends) are left out: their mark is read
+ * from pg_locks, only when some transaction is running at all. One read a little after the snapshot: a
+ * transaction whose mark is gone by then has finished, and counting it running only holds the bound
+ * back, as it would have without the mark.
  */
-export const READABLE_POSITION_BOUND = '(pg_snapshot_xmin(pg_current_snapshot())::text::bigint * 65536)'
+export const READABLE_POSITION_BOUND = `(SELECT coalesce(
+     (SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) AS x
+       WHERE x::text::bigint % 4294967296 NOT IN (
+         SELECT objid::bigint FROM pg_locks
+          WHERE locktype = 'advisory' AND classid = ${NEVER_APPENDS_LOCK} AND objsubid = 2 AND granted)),
+     pg_snapshot_xmax(s)::text::bigint) * 65536
+   FROM pg_current_snapshot() AS s)`
 
 export interface JournalPage {
   readonly records: JournalRecord[]

@@ -7,6 +7,7 @@ import {
   type AppendRequest,
   appendToStream,
   appendToStreams,
+  markNeverAppends,
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
@@ -205,6 +206,38 @@ describe('journal read', () => {
       return read.length >= 2 && read
     })
     expect(events.map((e) => e.streamId)).toEqual([slowStream, fastStream])
+  })
+
+  it('passes a transaction marked as never appending while it runs, and refuses an append in it', async () => {
+    const [refused, fast] = [randomUUID(), randomUUID()]
+    const head = await lastPosition()
+    const marked = await db.pool.connect()
+    try {
+      await marked.query('BEGIN')
+      await markNeverAppends(marked)
+      // It writes elsewhere, as a projector's batch does, and runs on while a later one commits.
+      await marked.query(
+        "INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, 'test', 0, -1)",
+        [`marked-${randomUUID()}`],
+      )
+      await withTransaction(db.pool, (c) => appendToStream(c, request(fast, 0)))
+      const read = await waitFor(async () => {
+        const events = await readAll(head)
+        return events.length > 0 && events
+      })
+      expect(read.map((e) => e.streamId)).toEqual([fast])
+      // Its promise is kept: an append fails, and takes the transaction with it.
+      await expect(appendToStream(marked, request(refused, 0))).rejects.toThrow(
+        'this transaction was marked as never appending to the event journal',
+      )
+      await marked.query('ROLLBACK')
+    } finally {
+      marked.release()
+    }
+    expect(await streamVersion(db.pool, 'conversation', refused)).toBe(0)
+    // A transaction of its own, unmarked, appends as ever.
+    await withTransaction(db.pool, (c) => appendToStream(c, request(refused, 0)))
+    expect((await readStream(refused, 1)).map((e) => e.streamVersion)).toEqual([1])
   })
 
   it('filters by stream type and still reports how far it scanned', async () => {

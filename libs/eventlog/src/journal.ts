@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { RetryableTransactionError } from '@cas/db'
+import { advisoryLockKey, RetryableTransactionError } from '@cas/db'
 import type { ClientBase, Pool } from 'pg'
 import type { JournalRecord, StreamType } from './records.ts'
 
@@ -16,6 +16,12 @@ import type { JournalRecord, StreamType } from './records.ts'
  * read a stream after a later transaction had appended to it, slot its events *before* the ones it
  * built upon. So an append locks the stream's row and refuses (retryably) when the stream's last
  * appending transaction has a higher id than its own; `withTransaction` runs it again with a fresh id.
+ *
+ * Transactions that never append. A long transaction that writes elsewhere (a projector's batch) has an
+ * id too, and would hold every reader back for as long as it runs although no event can come from it. It
+ * can say so with `markNeverAppends`: readers then leave it out of their bound (READABLE_POSITION_BOUND),
+ * and the journal refuses any append in it (migrations/0023_journal-never-appends.sql), so the promise
+ * cannot be broken.
  */
 
 const EVENTS_PER_TRANSACTION = 1n << 16n
@@ -24,6 +30,27 @@ const streamKey = (r: { streamType: string; streamId: string }) =>
   `${r.streamType}/${r.streamId.toLowerCase()}`
 // xid8 << 16 must fit a signed bigint: 2^47 transactions, about 445 years at 10,000 per second.
 const MAX_XID = 1n << 47n
+
+/**
+ * First key of the transaction-scoped advisory lock that marks a transaction as never appending; the
+ * second is the transaction's id, its low 32 bits read as an int4 (pg_locks shows them as `objid`).
+ */
+export const NEVER_APPENDS_LOCK = advisoryLockKey('journal:never-appends')
+
+/**
+ * Marks the caller's transaction (`client` in BEGIN, before any savepoint) as one that will never
+ * append to the journal, so that journal readers pass it while it runs. It gets its transaction id here
+ * if it had none. An append later in the same transaction fails, and the transaction with it.
+ */
+export async function markNeverAppends(client: ClientBase): Promise<void> {
+  await client.query({
+    name: 'journal-mark-never-appends',
+    text: `SELECT pg_advisory_xact_lock($1, (x - CASE WHEN x >= 2147483648 THEN 4294967296 ELSE 0 END)::int),
+                  set_config('cas.never_appends', 'on', true)
+             FROM (SELECT pg_current_xact_id()::text::bigint % 4294967296 AS x) t`,
+    values: [NEVER_APPENDS_LOCK],
+  })
+}
 
 export type ExpectedVersion = number | 'any' | 'no_stream'
 

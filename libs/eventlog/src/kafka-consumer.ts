@@ -62,15 +62,10 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   ) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const outcome = await applyBatch(
-          opts.pool,
-          opts.groupId,
-          { topic, partition },
-          chunk,
-          opts.handler,
-          undefined,
-          opts.orderBatch,
-        )
+        const outcome = await applyBatch(opts.pool, opts.groupId, { topic, partition }, chunk, opts.handler, {
+          order: opts.orderBatch,
+          neverAppends: opts.neverAppends,
+        })
         recordOutcome(stats, opts, outcome)
         return
       } catch (err) {

@@ -77,6 +77,8 @@ export function createProjector(deps: ProjectorDeps): Projector {
       for (const record of records) log?.info(eventLogFields(record), 'projected event')
     },
     partitionsConcurrently: PARTITIONS_AT_ONCE,
+    // Read models only: the relay and the other journal readers pass a batch while it is applied.
+    neverAppends: true,
     ...projectorBatches(groupId, deps.keyring, stats, (reason, record, detail) => {
       if (reason !== 'chatbot_deleted')
         log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')

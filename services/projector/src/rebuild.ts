@@ -232,6 +232,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     groupId: run.group_id,
     streamTypes: PROJECTED_STREAM_TYPES,
     maxBatchSize: REBUILD_BATCH,
+    neverAppends: true,
     handler: async (records, client) => {
       // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
       // together with its checkpoint, so what is lost is lost from both, and the resumed rebuild
