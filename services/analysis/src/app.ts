@@ -98,6 +98,8 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     pool: deps.pool,
     groupId,
     streamTypes: ANALYSIS_STREAM_TYPES,
+    // It queues jobs; the worker appends the results in transactions of its own.
+    neverAppends: true,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
