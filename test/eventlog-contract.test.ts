@@ -219,6 +219,29 @@ for (const b of backends) {
 
     // Kafka only: defined for that backend alone (a skipped test fails CI).
     if (b.name === 'kafka') {
+      it("applies a fetch's partition batches together, a few transactions for many partitions", async () => {
+        // kafkajs hands each partition's batch apart: a transaction each would pay a commit per partition
+        // per fetch. Two transactions at a time: the four partitions' batches go in pairs.
+        await appendWorkload(db.pool, { streams: 40, total: 400 })
+        await waitFor(async () => (await countRelayed(db)) >= 400, { what: 'the workload relayed' })
+        const sourcesPerTransaction: number[] = []
+        const c = createEventConsumer(pipeline.backend, {
+          pool: db.pool,
+          groupId: uniqueGroupId('combined'),
+          streamTypes: ['conversation'],
+          partitionsConcurrently: 2,
+          handler: async (records, client, sources) => {
+            sourcesPerTransaction.push(sources.length)
+            await recordApplied(client, records)
+          },
+        })
+        cleanups.push(() => c.stop())
+        await c.start()
+        await waitFor(async () => (await appliedCount(db.pool)) >= 400, { what: 'all events applied' })
+        expect(Math.max(...sourcesPerTransaction)).toBe(2)
+        await expectExactlyOnceInStreamOrder(db.pool)
+      })
+
       it('refuses to apply partitions at the same time when the topics differ in partition count', async () => {
         const { kafka, topicPrefix } = pipeline.backend as { kafka: Kafka; topicPrefix: string }
         const admin = kafka.admin()

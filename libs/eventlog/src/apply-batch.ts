@@ -10,22 +10,23 @@ export interface BatchSource {
 }
 
 /**
- * Runs first in a batch's transaction, with every record of the batch (duplicates too): before the
- * checkpoint row is locked, so before the transaction has an id. A wait here (for a lock ordering this
- * batch after another) therefore holds back no journal reader, whose readable bound is the oldest
- * transaction id still running.
+ * Runs first in a batch's transaction, with every record of the batch (duplicates too) and the sources
+ * it comes from (several when batches of one Kafka fetch are applied together): before the checkpoint
+ * rows are locked, so before the transaction has an id. A wait here (for a lock ordering this batch
+ * after another) therefore holds back no journal reader, whose readable bound is the oldest transaction
+ * id still running.
  */
 export type BatchOrder = (
   records: readonly JournalRecord[],
   client: PoolClient,
-  source: BatchSource,
+  sources: readonly BatchSource[],
 ) => Promise<void>
 
-/** Applies deduplicated records inside the transaction that also records the checkpoint. */
+/** Applies deduplicated records inside the transaction that also records the checkpoints. */
 export type BatchHandler = (
   records: readonly JournalRecord[],
   client: PoolClient,
-  source: BatchSource,
+  sources: readonly BatchSource[],
 ) => Promise<void>
 
 export interface SourcedRecord {
@@ -42,8 +43,6 @@ export interface BatchOutcome {
 }
 
 export interface ApplyBatchOptions {
-  /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
-  readonly upTo?: string
   readonly order?: BatchOrder
   /**
    * The handler never appends to the journal: the transaction is marked so (markNeverAppends), and
@@ -52,64 +51,112 @@ export interface ApplyBatchOptions {
   readonly neverAppends?: boolean
 }
 
+/** One source's part of a transaction: its records in order. */
+export interface BatchPart {
+  readonly source: BatchSource
+  readonly batch: readonly SourcedRecord[]
+  /** Move the checkpoint at least this far: the source read up to here and found nothing else for us. */
+  readonly upTo?: string
+}
+
 /**
  * Applies one batch from one (topic, partition) and records its checkpoint in the same transaction.
- *
- * The checkpoint row is locked first. Two consumers that both believe they own a partition (a rebalance
- * in progress, a zombie that lost its session) therefore apply one after the other, and the second finds
- * the checkpoint moved and skips what the first applied. Then events whose stream version this group has
- * already applied are dropped: the relay may have published them twice.
+ * See applyBatches.
  */
-export async function applyBatch(
+export function applyBatch(
   pool: Pool,
   groupId: string,
   source: BatchSource,
   batch: readonly SourcedRecord[],
   handler: BatchHandler,
+  opts: ApplyBatchOptions & { readonly upTo?: string } = {},
+): Promise<BatchOutcome> {
+  return applyBatches(pool, groupId, [{ source, batch, upTo: opts.upTo }], handler, opts)
+}
+
+/**
+ * Applies batches of one or more (topic, partition) sources and records their checkpoints, all in one
+ * transaction.
+ *
+ * The checkpoint rows are locked first, in (topic, partition) order. Two consumers that both believe
+ * they own a partition (a rebalance in progress, a zombie that lost its session) therefore apply one
+ * after the other, and the second finds the checkpoint moved and skips what the first applied. Then
+ * events whose stream version this group has already applied are dropped: the relay may have published
+ * them twice. The handler gets the sources' records in the order of `parts`, so each stream's events in
+ * order (a stream is in one source).
+ */
+export async function applyBatches(
+  pool: Pool,
+  groupId: string,
+  parts: readonly BatchPart[],
+  handler: BatchHandler,
   opts: ApplyBatchOptions = {},
 ): Promise<BatchOutcome> {
-  const { upTo, order } = opts
-  if (batch.length === 0 && upTo === undefined) return { applied: [], duplicates: 0 }
+  const active = parts.filter((p) => p.batch.length > 0 || p.upTo !== undefined)
+  if (active.length === 0) return { applied: [], duplicates: 0 }
+  const sources = active.map((p) => p.source)
   return withTransaction(pool, async (client) => {
-    if (order && batch.length > 0)
-      await order(
-        batch.map((b) => b.record),
-        client,
-        source,
-      )
-    // Before the checkpoint row is written: the transaction gets its id marked.
+    const all = active.flatMap((p) => p.batch.map((b) => b.record))
+    if (opts.order && all.length > 0) await opts.order(all, client, sources)
+    // Before the checkpoint rows are written: the transaction gets its id marked.
     if (opts.neverAppends) await markNeverAppends(client)
+    const topics = sources.map((s) => s.topic)
+    const partitions = sources.map((s) => s.partition)
     await client.query(
-      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, $2, $3, -1)
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+       SELECT $1, s.topic, s.partition, -1 FROM unnest($2::text[], $3::int[]) AS s(topic, partition)
+        ORDER BY s.topic, s.partition
        ON CONFLICT DO NOTHING`,
-      [groupId, source.topic, source.partition],
+      [groupId, topics, partitions],
     )
-    const { rows } = await client.query<{ last_offset: string }>(
-      `SELECT last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2 AND partition = $3
-       FOR UPDATE`,
-      [groupId, source.topic, source.partition],
+    const { rows } = await client.query<{ topic: string; partition: number; last_offset: string }>(
+      `SELECT c.topic, c.partition, c.last_offset::text FROM consumer_checkpoints c
+         JOIN unnest($2::text[], $3::int[]) AS s(topic, partition)
+           ON c.topic = s.topic AND c.partition = s.partition
+        WHERE c.group_id = $1
+        ORDER BY c.topic, c.partition
+          FOR UPDATE OF c`,
+      [groupId, topics, partitions],
     )
-    const checkpoint = BigInt(rows[0]!.last_offset)
-    const fresh = batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => b.record)
+    const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
+    const checkpointOf = (s: BatchSource) => checkpoints.get(`${s.topic}/${s.partition}`) ?? -1n
+    const fresh = active.flatMap((p) => {
+      const checkpoint = checkpointOf(p.source)
+      return p.batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => b.record)
+    })
     const records = await dropSeenStreamVersions(client, groupId, fresh)
     if (records.length > 0) {
-      await handler(records, client, source)
+      await handler(records, client, sources)
       await recordStreamVersions(client, groupId, records)
     }
-    const lastRecord = batch[batch.length - 1]
-    const lastInBatch = lastRecord ? BigInt(lastRecord.offset) : -1n
-    const last = upTo !== undefined && BigInt(upTo) > lastInBatch ? BigInt(upTo) : lastInBatch
-    if (last > checkpoint) {
-      // With the offset, when the last event passed was committed: whatever this partition holds past the
-      // checkpoint was committed after it (progress.ts estimates how far behind a Kafka group is from it).
+    // With the offset, when the last event passed was committed: whatever a partition holds past the
+    // checkpoint was committed after it (progress.ts estimates how far behind a Kafka group is from it).
+    const moves = active.flatMap((p) => {
+      const lastRecord = p.batch[p.batch.length - 1]
+      const lastInBatch = lastRecord ? BigInt(lastRecord.offset) : -1n
+      const last = p.upTo !== undefined && BigInt(p.upTo) > lastInBatch ? BigInt(p.upTo) : lastInBatch
+      return last > checkpointOf(p.source)
+        ? [{ source: p.source, last: last.toString(), occurredAt: lastRecord?.record.occurredAt ?? null }]
+        : []
+    })
+    if (moves.length > 0) {
       await client.query(
-        `UPDATE consumer_checkpoints
-            SET last_offset = $4, last_occurred_at = coalesce($5, last_occurred_at), updated_at = now()
-          WHERE group_id = $1 AND topic = $2 AND partition = $3`,
-        [groupId, source.topic, source.partition, last.toString(), lastRecord?.record.occurredAt ?? null],
+        `UPDATE consumer_checkpoints c
+            SET last_offset = m.last_offset, last_occurred_at = coalesce(m.occurred_at, c.last_occurred_at),
+                updated_at = now()
+           FROM unnest($2::text[], $3::int[], $4::bigint[], $5::timestamptz[])
+                AS m(topic, partition, last_offset, occurred_at)
+          WHERE c.group_id = $1 AND c.topic = m.topic AND c.partition = m.partition`,
+        [
+          groupId,
+          moves.map((m) => m.source.topic),
+          moves.map((m) => m.source.partition),
+          moves.map((m) => m.last),
+          moves.map((m) => m.occurredAt),
+        ],
       )
     }
-    return { applied: records, duplicates: batch.length - records.length }
+    return { applied: records, duplicates: all.length - records.length }
   })
 }
 

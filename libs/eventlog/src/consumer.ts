@@ -23,14 +23,17 @@ export interface ConsumerOptions {
   /** Called after a batch committed, with the events the handler applied (duplicates left out). */
   readonly onApplied?: (records: readonly JournalRecord[]) => void
   /**
-   * Kafka backend: how many partitions' fetched batches are applied at the same time, each in its own
-   * transaction (default 1). kafkajs otherwise applies a fetch's batches one partition after another
-   * before fetching again: with a transaction and a commit per partition batch, a fetch over the 36
-   * partitions of three topics took seconds under load, and freshness with it. A stream's events stay in
-   * one partition, in order; but a key's events in two topics (a conversation's capture and its
-   * analysis) are then applied concurrently, as they already are by two members of a group. Above 1 the
-   * topics must have the same partition count (checked at start), so that the handler can order a key's
-   * batches by their partition number (`BatchSource.partition`).
+   * How many transactions apply batches at the same time (default 1). Journal backend: each of the
+   * member's partitions read in one go has its own. Kafka backend: above 1, the batches of a fetch (one
+   * per partition) are applied together in at most this many transactions, grouped by partition number
+   * (FetchCombiner in kafka-consumer.ts). kafkajs otherwise applies a fetch's batches one partition
+   * after another before fetching again: with a transaction and a commit per partition batch, a fetch
+   * over the 36 partitions of three topics took seconds under load, and freshness with it. A stream's
+   * events stay in one partition, in order; a key's events in two topics (a conversation's capture and
+   * its analysis) have the same partition number, so they share a transaction, while other groups run
+   * concurrently, as they already do in two members of a group. Above 1 the topics must have the same
+   * partition count (checked at start), so that the handler can order a key's batches by their
+   * partition number (`BatchSource.partition`).
    */
   readonly partitionsConcurrently?: number
 }

@@ -1,6 +1,6 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs'
 import type { Pool } from 'pg'
-import { applyBatch, type SourcedRecord } from './apply-batch.ts'
+import { applyBatch, applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { decodeRecord } from './kafka.ts'
@@ -47,7 +47,10 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         }
       }
       const last = batch.messages[Math.min(i + chunkSize, batch.messages.length) - 1]!.offset
-      await applyWithRetry(chunk, batch.topic, batch.partition, isRunning, heartbeat)
+      if (combiner) {
+        const part = { source: { topic: batch.topic, partition: batch.partition }, batch: chunk }
+        if (!(await combiner.add(part, { isRunning, isStale, heartbeat }))) return
+      } else await applyWithRetry(chunk, batch.topic, batch.partition, isRunning, heartbeat)
       resolveOffset(last)
       await heartbeat()
     }
@@ -77,6 +80,54 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       }
     }
   }
+
+  // Above one transaction at a time, the batches of a fetch are applied together (FetchCombiner).
+  const transactions = opts.partitionsConcurrently ?? 1
+  const topicRank = new Map(topics.map((t, i) => [t, i]))
+  const combiner =
+    transactions > 1
+      ? new FetchCombiner(transactions, async (group) => {
+          let waiting = group
+          for (let attempt = 0; ; attempt++) {
+            const live = waiting.filter((w) => {
+              if (w.payload.isRunning() && !w.payload.isStale()) return true
+              w.resolve(false)
+              return false
+            })
+            if (live.length === 0) return
+            // A key's events are in the same partition number of every topic: chatbots first, then
+            // conversations, then their analysis, as the consumer's topics are listed.
+            live.sort(
+              (a, b) =>
+                a.part.source.partition - b.part.source.partition ||
+                (topicRank.get(a.part.source.topic) ?? 0) - (topicRank.get(b.part.source.topic) ?? 0),
+            )
+            try {
+              const outcome = await applyBatches(
+                opts.pool,
+                opts.groupId,
+                live.map((w) => w.part),
+                opts.handler,
+                { order: opts.orderBatch, neverAppends: opts.neverAppends },
+              )
+              recordOutcome(stats, opts, outcome)
+              for (const w of live) w.resolve(true)
+              return
+            } catch (err) {
+              stats.errors++
+              const sources = live.map((w) => `${w.part.source.topic}/${w.part.source.partition}`)
+              log('batch failed; retrying', { sources, attempt, err: (err as Error).message })
+              if (live.some((w) => !w.payload.isRunning())) {
+                for (const w of live) w.reject(err)
+                return
+              }
+              await Promise.all(live.map((w) => w.payload.heartbeat()))
+              await new Promise((r) => setTimeout(r, backoffMs(attempt, 100, 5_000)))
+              waiting = live
+            }
+          }
+        })
+      : undefined
 
   const lag = async (): Promise<PartitionLag[]> => {
     const owned = stats.partitions.map((tp) => {
@@ -156,7 +207,8 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       await c.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: opts.partitionsConcurrently ?? 1,
+        // Combined: every batch of a fetch at once into the combiner, which makes the transactions.
+        partitionsConsumedConcurrently: combiner ? COMBINED_BATCHES : 1,
         eachBatch,
       })
     },
@@ -211,5 +263,63 @@ async function checkCopartitioned(kafka: Kafka, topics: readonly string[]): Prom
       )
   } finally {
     await admin.disconnect()
+  }
+}
+
+/**
+ * Most batches of one fetch handed to the combiner at once (kafkajs' partitionsConsumedConcurrently):
+ * every partition a member is likely to own.
+ */
+const COMBINED_BATCHES = 128
+
+interface Waiting {
+  readonly part: BatchPart
+  readonly payload: Pick<EachBatchPayload, 'isRunning' | 'isStale' | 'heartbeat'>
+  /** true: applied; false: left out (its partition was revoked, or the consumer is stopping). */
+  readonly resolve: (applied: boolean) => void
+  readonly reject: (err: unknown) => void
+}
+
+/**
+ * Applies the batches of a Kafka fetch in at most `transactions` transactions, instead of one each.
+ * kafkajs calls eachBatch per partition: over the 36 partitions of three topics that was 36
+ * transactions, each with its checkpoint and commit, per fetch, and the fetch after waits for the last
+ * of them. The batches that arrive in one turn of the event loop are grouped by partition number
+ * (modulo `transactions`), so a key's batches of every topic (the same partition number, see
+ * checkCopartitioned) share a transaction, and each group is applied in one (applyBatches).
+ */
+class FetchCombiner {
+  private queue: Waiting[] = []
+  private scheduled = false
+
+  constructor(
+    private readonly transactions: number,
+    private readonly apply: (group: Waiting[]) => Promise<void>,
+  ) {}
+
+  /** Resolves once the part is applied (true) or left out (false). */
+  add(part: BatchPart, payload: Waiting['payload']): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ part, payload, resolve, reject })
+      if (this.scheduled) return
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    })
+  }
+
+  private flush(): void {
+    this.scheduled = false
+    const taken = this.queue
+    this.queue = []
+    const groups = new Map<number, Waiting[]>()
+    for (const w of taken) {
+      const key = w.part.source.partition % this.transactions
+      groups.set(key, [...(groups.get(key) ?? []), w])
+    }
+    for (const group of groups.values()) {
+      this.apply(group).catch((err) => {
+        for (const w of group) w.reject(err)
+      })
+    }
   }
 }

@@ -41,8 +41,10 @@ export interface Projector {
 export const PROJECTOR_GROUP = 'projector'
 
 /**
- * Kafka: partition batches of one fetch applied at the same time, ordered by `orderBatch`. One at a time,
- * freshness p99 was 6.6 s at 399 captures/s on two cores; with 4, 2.1-5.2 s at 450 (bench/FINDINGS.md).
+ * Transactions applying batches at the same time, ordered by `orderBatch`: the journal's four partitions,
+ * or in Kafka mode the batches of one fetch in four groups. One at a time, Kafka freshness p99 was 6.6 s
+ * at 399 captures/s on two cores; four partition batches at once, 2.1-5.2 s at 450; a fetch's 36 batches
+ * in four transactions, about 1.3 s (bench/FINDINGS.md).
  */
 export const PARTITIONS_AT_ONCE = 4
 
@@ -113,7 +115,7 @@ export function projectorBatches(
 ): { orderBatch: BatchOrder; handler: BatchHandler } {
   const lockKey = groupLockKey(groupId)
   return {
-    orderBatch: (records, client, source) => orderBatch(client, lockKey, source, records),
+    orderBatch: (records, client, sources) => orderBatch(client, lockKey, sources, records),
     handler: (records, client) => applyToReadModels(client, keyring, records, stats, onDrop),
   }
 }

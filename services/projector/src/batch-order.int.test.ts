@@ -72,8 +72,8 @@ async function openBatch(records: JournalRecord[], source: BatchSource) {
   await client.query('BEGIN')
   let settled = false
   // As the consumer does (applyBatch): ordered first, then applied, in one transaction.
-  const applied = orderBatch(records, client, source)
-    .then(() => handler(records, client, source))
+  const applied = orderBatch(records, client, [source])
+    .then(() => handler(records, client, [source]))
     .finally(() => {
       settled = true
     })

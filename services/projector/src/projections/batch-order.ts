@@ -16,14 +16,14 @@ import type pg from 'pg'
  *   `chatbot.deleted` takes the deletion lock exclusively, every other batch shares it. The deletion
  *   waits for the batches under way, and the batches after it see the chatbot deleted.
  *
- * The deletion lock first, then the partition's: every batch takes them in this order, before any row
+ * The deletion lock first, then the partitions' in ascending order: every batch takes them in this order, before any row
  * lock, so they cannot deadlock with each other. Transaction-scoped advisory locks, under a key of the
  * consumer group (`groupLockKey`): a rebuild into its own tables does not wait for the live projector.
  */
 export async function orderBatch(
   client: pg.ClientBase,
   groupKey: number,
-  source: BatchSource,
+  sources: readonly BatchSource[],
   records: readonly JournalRecord[],
 ): Promise<void> {
   const deletes = records.some((r) => r.type === 'chatbot.deleted')
@@ -31,7 +31,10 @@ export async function orderBatch(
     deletes ? 'SELECT pg_advisory_xact_lock($1, -1)' : 'SELECT pg_advisory_xact_lock_shared($1, -1)',
     [groupKey],
   )
-  await client.query('SELECT pg_advisory_xact_lock($1, $2)', [groupKey, source.partition])
+  // A transaction of several sources (batches of one Kafka fetch applied together) locks each partition
+  // number once, in ascending order, as every batch does: no two wait for each other in a circle.
+  const numbers = [...new Set(sources.map((s) => s.partition))].sort((a, b) => a - b)
+  await client.query('SELECT pg_advisory_xact_lock($1, p) FROM unnest($2::int[]) AS p', [groupKey, numbers])
 }
 
 /** The first advisory-lock key of the projector's consumer group's batch ordering. */
