@@ -1,4 +1,5 @@
 import path from 'node:path'
+import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import {
   ALL_GROUPS,
@@ -31,6 +32,26 @@ describe('loadConfig', () => {
     expect(config.KAFKA_BROKERS).toEqual(['127.0.0.1:9092', 'kafka-2:9093'])
     expect(config.DATABASE_URL).toBeUndefined()
     expect(config.PORT).toBe(8080)
+  })
+
+  it("takes libpq's Unix-socket URL without a host, as pg reads it", () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://cas:secret@/analytics?host=/var/run/postgresql',
+      QUERY_DATABASE_URL: 'postgresql://reader:pw@:5433/analytics?host=/tmp',
+    })
+    expect(config.DATABASE_URL).toBe('postgres://cas:secret@localhost/analytics?host=/var/run/postgresql')
+    expect(config.QUERY_DATABASE_URL).toBe('postgresql://reader:pw@localhost:5433/analytics?host=/tmp')
+    const client = new pg.Client({ connectionString: config.DATABASE_URL })
+    expect({ host: client.host, database: client.database, user: client.user }).toEqual({
+      host: '/var/run/postgresql',
+      database: 'analytics',
+      user: 'cas',
+    })
+    // A URL with a host is left as it is, and one that is no URL is still refused.
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db.internal:5432/x' }).DATABASE_URL).toBe(
+      'postgres://u:p@db.internal:5432/x',
+    )
+    expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow(ConfigError)
   })
 
   it('expires invitations after INVITATION_TTL_DAYS (7) and sends them by mail only with SMTP_URL', () => {

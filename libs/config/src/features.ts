@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { group, variable } from './group.ts'
-import { commaList, flag, int } from './infrastructure.ts'
+import { commaList, flag, int, postgresUrl } from './infrastructure.ts'
 
 export const sessions = group({
   title: 'Dashboard sessions',
@@ -31,7 +31,7 @@ export const reads = group({
   title: 'Dashboard reads',
   about: 'The query service.',
   variables: {
-    QUERY_DATABASE_URL: variable(z.string().url().optional(), {
+    QUERY_DATABASE_URL: variable(postgresUrl.optional(), {
       default: 'derived',
       meaning:
         "The query service's connection, a role confined by row-level security; unset: a `cas_query` role is created through `DATABASE_URL` (which then needs CREATEROLE)",

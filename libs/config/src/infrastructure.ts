@@ -22,6 +22,17 @@ export const commaList = (item: z.ZodString) =>
     )
     .pipe(z.array(item))
 
+/**
+ * A PostgreSQL connection URL. libpq's Unix-socket form without a host
+ * (`postgres://user:pw@/db?host=/var/run/postgresql`) is read as `localhost` with the socket directory in
+ * `host=`, which is what pg makes of it: the URL parser (WHATWG, as `new URL` everywhere) refuses an empty
+ * host after credentials.
+ */
+export const postgresUrl = z
+  .string()
+  .transform((url) => url.replace(/^(postgres(?:ql)?:\/\/(?:[^@/?#]*@)?)(?=[:/?#]|$)/i, '$1localhost'))
+  .pipe(z.string().url())
+
 export const server = group({
   title: 'Process',
   about: 'Every process: where it listens and how much it logs.',
@@ -53,9 +64,10 @@ export const database = group({
         .transform((dir) => path.resolve(dir)),
       { default: '.data', meaning: 'Embedded mode keeps its Postgres cluster in `DATA_DIR/postgres`' },
     ),
-    DATABASE_URL: variable(z.string().url().optional(), {
+    DATABASE_URL: variable(postgresUrl.optional(), {
       default: 'unset',
-      meaning: 'Any PostgreSQL 14+; unset starts the embedded server',
+      meaning:
+        'Any PostgreSQL 14+; unset starts the embedded server. A Unix socket: `postgres://user:pw@/db?host=/var/run/postgresql`',
     }),
     EMBEDDED_POSTGRES_PORT: variable(port.default(0), {
       default: '0',
