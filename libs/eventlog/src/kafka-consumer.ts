@@ -1,6 +1,6 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs'
 import type { Pool } from 'pg'
-import { applyBatch, applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
+import { applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { decodeRecord } from './kafka.ts'
@@ -47,87 +47,68 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         }
       }
       const last = batch.messages[Math.min(i + chunkSize, batch.messages.length) - 1]!.offset
-      if (combiner) {
-        const part = { source: { topic: batch.topic, partition: batch.partition }, batch: chunk }
-        if (!(await combiner.add(part, { isRunning, isStale, heartbeat }))) return
-      } else await applyWithRetry(chunk, batch.topic, batch.partition, isRunning, heartbeat)
+      const part = { source: { topic: batch.topic, partition: batch.partition }, batch: chunk }
+      const payload = { isRunning, isStale, heartbeat }
+      const applied = combiner
+        ? await combiner.add(part, payload)
+        : await new Promise<boolean>((resolve, reject) => {
+            applyWithRetry([{ part, payload, resolve, reject }]).catch(reject)
+          })
+      if (!applied) return
       resolveOffset(last)
       await heartbeat()
     }
   }
 
-  const applyWithRetry = async (
-    chunk: SourcedRecord[],
-    topic: string,
-    partition: number,
-    isRunning: () => boolean,
-    heartbeat: () => Promise<void>,
-  ) => {
+  const topicRank = new Map(topics.map((t, i) => [t, i]))
+  /**
+   * Applies the parts of one or more sources in one transaction, again after a failure (with a
+   * heartbeat and a backoff) until it commits; a part whose partition was revoked meanwhile, or whose
+   * consumer is stopping, is left out.
+   */
+  const applyWithRetry = async (group: readonly Waiting[]): Promise<void> => {
+    let waiting = group
     for (let attempt = 0; ; attempt++) {
+      const live = waiting.filter((w) => {
+        if (w.payload.isRunning() && !w.payload.isStale()) return true
+        w.resolve(false)
+        return false
+      })
+      if (live.length === 0) return
+      // A key's events are in the same partition number of every topic: chatbots first, then
+      // conversations, then their analysis, as the consumer's topics are listed.
+      const parts = live
+        .map((w) => w.part)
+        .sort(
+          (a, b) =>
+            a.source.partition - b.source.partition ||
+            (topicRank.get(a.source.topic) ?? 0) - (topicRank.get(b.source.topic) ?? 0),
+        )
       try {
-        const outcome = await applyBatch(opts.pool, opts.groupId, { topic, partition }, chunk, opts.handler, {
+        const outcome = await applyBatches(opts.pool, opts.groupId, parts, opts.handler, {
           order: opts.orderBatch,
           neverAppends: opts.neverAppends,
         })
         recordOutcome(stats, opts, outcome)
+        for (const w of live) w.resolve(true)
         return
       } catch (err) {
         stats.errors++
-        log('batch failed; retrying', { topic, partition, attempt, err: (err as Error).message })
-        if (!isRunning()) throw err
-        await heartbeat()
+        const sources = parts.map((p) => `${p.source.topic}/${p.source.partition}`)
+        log('batch failed; retrying', { sources, attempt, err: (err as Error).message })
+        if (live.some((w) => !w.payload.isRunning())) {
+          for (const w of live) w.reject(err)
+          return
+        }
+        await Promise.all(live.map((w) => w.payload.heartbeat()))
         await new Promise((r) => setTimeout(r, backoffMs(attempt, 100, 5_000)))
+        waiting = live
       }
     }
   }
-
   // Above one transaction at a time, the batches of a fetch are applied together (FetchCombiner).
   const transactions = opts.partitionsConcurrently ?? 1
-  const topicRank = new Map(topics.map((t, i) => [t, i]))
-  const combiner =
-    transactions > 1
-      ? new FetchCombiner(transactions, async (group) => {
-          let waiting = group
-          for (let attempt = 0; ; attempt++) {
-            const live = waiting.filter((w) => {
-              if (w.payload.isRunning() && !w.payload.isStale()) return true
-              w.resolve(false)
-              return false
-            })
-            if (live.length === 0) return
-            // A key's events are in the same partition number of every topic: chatbots first, then
-            // conversations, then their analysis, as the consumer's topics are listed.
-            live.sort(
-              (a, b) =>
-                a.part.source.partition - b.part.source.partition ||
-                (topicRank.get(a.part.source.topic) ?? 0) - (topicRank.get(b.part.source.topic) ?? 0),
-            )
-            try {
-              const outcome = await applyBatches(
-                opts.pool,
-                opts.groupId,
-                live.map((w) => w.part),
-                opts.handler,
-                { order: opts.orderBatch, neverAppends: opts.neverAppends },
-              )
-              recordOutcome(stats, opts, outcome)
-              for (const w of live) w.resolve(true)
-              return
-            } catch (err) {
-              stats.errors++
-              const sources = live.map((w) => `${w.part.source.topic}/${w.part.source.partition}`)
-              log('batch failed; retrying', { sources, attempt, err: (err as Error).message })
-              if (live.some((w) => !w.payload.isRunning())) {
-                for (const w of live) w.reject(err)
-                return
-              }
-              await Promise.all(live.map((w) => w.payload.heartbeat()))
-              await new Promise((r) => setTimeout(r, backoffMs(attempt, 100, 5_000)))
-              waiting = live
-            }
-          }
-        })
-      : undefined
+  const combiner = transactions > 1 ? new FetchCombiner(transactions, applyWithRetry) : undefined
 
   const lag = async (): Promise<PartitionLag[]> => {
     const owned = stats.partitions.map((tp) => {
