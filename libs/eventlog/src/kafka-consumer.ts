@@ -295,7 +295,9 @@ class FetchCombiner {
     const groups = new Map<number, Waiting[]>()
     for (const w of taken) {
       const key = w.part.source.partition % this.transactions
-      groups.set(key, [...(groups.get(key) ?? []), w])
+      const group = groups.get(key)
+      if (group) group.push(w)
+      else groups.set(key, [w])
     }
     for (const group of groups.values()) {
       this.apply(group).catch((err) => {
