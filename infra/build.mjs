@@ -23,6 +23,8 @@ await build({
     ...Object.fromEntries(services.map((s) => [s, `services/${s}/src/main.ts`])),
     // The local analyzer's worker thread (services/analysis/src/providers/local-thread.ts loads it).
     'local-analyzer-worker': 'services/analysis/src/providers/local-analyzer-worker.ts',
+    // The all-in-one's projector thread (services/projector/src/thread.ts loads it).
+    'projector-worker': 'services/projector/src/projector-worker.ts',
   },
   outdir: 'dist',
   bundle: true,
@@ -33,7 +35,9 @@ await build({
   logLevel: 'warning',
   plugins: [externalPackages],
 })
-console.log(`built ${services.map((s) => `dist/${s}.js`).join(', ')}, dist/local-analyzer-worker.js`)
+console.log(
+  `built ${services.map((s) => `dist/${s}.js`).join(', ')}, dist/local-analyzer-worker.js, dist/projector-worker.js`,
+)
 
 await buildWeb({ configFile: 'services/web/vite.config.ts', logLevel: 'warn' })
 console.log('built the dashboard into dist/web')

@@ -76,7 +76,8 @@ export const database = group({
     DATABASE_POOL_SIZE: variable(int(1, 500).default(20), {
       default: '20',
       unit: 'connections',
-      meaning: 'Connections per process',
+      meaning:
+        "Connections per pool: a process has one, the query service and the all-in-one two (their reads through the reader role); the all-in-one's projector thread has 6 of its own besides",
     }),
     DATABASE_CONNECT_TIMEOUT_MS: variable(int(100, 120_000).default(5_000), {
       default: '5000',

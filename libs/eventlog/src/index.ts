@@ -7,6 +7,7 @@ export {
   type SourcedRecord,
 } from './apply-batch.ts'
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
+export { newConsumerStats } from './consumer.ts'
 export { createEventConsumer, EMBEDDED_EVENT_LOG, type EventLogBackend } from './event-log.ts'
 export {
   type AppendRequest,

@@ -41,7 +41,15 @@ export async function openInfrastructure(
     Partial<Pick<ReadsConfig, 'QUERY_DATABASE_URL'>>,
   log: Logger,
   service: string,
-  opts: { reader?: boolean } = {},
+  opts: {
+    reader?: boolean
+    /**
+     * Another part of this process (the all-in-one's main thread, for a worker thread) opened the
+     * infrastructure already: connect to `config.DATABASE_URL` (the embedded server's, once started)
+     * without migrating, creating topics or warning about the master key file again.
+     */
+    attached?: boolean
+  } = {},
 ): Promise<Infrastructure> {
   const closers: (() => Promise<unknown>)[] = []
   const close = async () => {
@@ -52,7 +60,7 @@ export async function openInfrastructure(
   try {
     let databaseUrl = config.DATABASE_URL
     const dataDir = path.join(config.DATA_DIR, 'postgres')
-    if (!databaseUrl) {
+    if (!databaseUrl && !opts.attached) {
       // Another process of ours (npm start, while a CLI runs) may have the embedded server up already.
       databaseUrl = runningEmbeddedPostgres(dataDir)
       if (databaseUrl) log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
@@ -70,14 +78,17 @@ export async function openInfrastructure(
     }
     const { keyring, source, file } = loadKeyring(config)
     if (source === 'generated') log.warn({ file }, 'generated a new encryption master key; back it up')
-    else if (source === 'file' && config.DATABASE_URL) {
+    else if (source === 'file' && config.DATABASE_URL && !opts.attached) {
       log.warn(
         { file },
         'using the master key file; set ENCRYPTION_MASTER_KEY so every service has the same one',
       )
     }
-    const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
-    if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
+    if (!databaseUrl) throw new Error('an attached infrastructure needs DATABASE_URL')
+    if (!opts.attached) {
+      const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
+      if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
+    }
 
     const pool = createPool(databaseUrl, {
       max: config.DATABASE_POOL_SIZE,
@@ -111,11 +122,12 @@ export async function openInfrastructure(
     const admin: Admin = kafka.admin()
     await admin.connect()
     closers.push(() => admin.disconnect())
-    await ensureTopics(admin, {
-      prefix: config.KAFKA_TOPIC_PREFIX,
-      partitions: config.KAFKA_PARTITIONS,
-      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-    })
+    if (!opts.attached)
+      await ensureTopics(admin, {
+        prefix: config.KAFKA_TOPIC_PREFIX,
+        partitions: config.KAFKA_PARTITIONS,
+        replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+      })
     readiness.push({ name: 'kafka', check: () => admin.describeCluster().then(() => {}) })
     return {
       pool,

@@ -115,7 +115,8 @@ describe('all-in-one service', () => {
       }),
     })
     expect(captured.status).toBe(200)
-    expect(await captured.json()).toMatchObject({
+    const capturedBody = (await captured.json()) as { conversationId: string }
+    expect(capturedBody).toMatchObject({
       ok: true,
       messagesStored: 1,
       analysisQueued: true,
@@ -123,6 +124,27 @@ describe('all-in-one service', () => {
     })
     const { rows } = await db.pool.query("SELECT type FROM event_journal WHERE stream_type = 'conversation'")
     expect(rows.map((r) => r.type)).toEqual(['conversation.started', 'conversation.messages-captured'])
+    // Projected by the projector's thread, read through the query routes of the main thread.
+    const { conversationId } = capturedBody
+    const read = await waitFor(
+      async () => {
+        const res = await fetch(`${base}/api/v1/conversations/${conversationId}`, { headers: { cookie } })
+        const body = (await res.json()) as { conversation?: { messages: { content: string }[] } }
+        return res.status === 200 && body.conversation && body.conversation.messages.length === 1 && body
+      },
+      { what: 'the captured conversation in the read models' },
+    )
+    expect(read.conversation!.messages[0]!.content).toBe('Hello')
+    expect(service.projector.worker).toBeDefined()
+    const applied = await waitFor(
+      async () => {
+        const text = await (await fetch(`${base}/metrics`)).text()
+        const n = Number(text.match(/cas_consumer_applied_events_total\{group="projector"\} (\d+)/)?.[1] ?? 0)
+        return n >= 3 && n
+      },
+      { what: "the projector thread's counters in the process's metrics" },
+    )
+    expect(applied).toBeGreaterThanOrEqual(3)
   })
 
   describe.skipIf(kafkaBrokers() === null)('with KAFKA_BROKERS', () => {

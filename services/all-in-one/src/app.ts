@@ -17,7 +17,8 @@ import {
   createAnalyzer,
 } from '@cas/service-analysis'
 import { buildGatewayApp } from '@cas/service-gateway'
-import { createProjector, type Projector } from '@cas/service-projector'
+import { PARTITIONS_AT_ONCE } from '@cas/service-projector'
+import { type ProjectorThread, startProjectorThread } from '@cas/service-projector/thread'
 import { registerDashboard, registerQueryRoutes } from '@cas/service-query'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -25,7 +26,8 @@ import type { Logger } from 'pino'
 export interface AllInOne extends RunningService {
   readonly app: FastifyInstance
   readonly infra: Infrastructure
-  readonly projector: Projector
+  /** The projector, run in a worker thread. */
+  readonly projector: ProjectorThread
   readonly analysis: AnalysisService
   readonly relay?: Relay
 }
@@ -34,7 +36,8 @@ export interface AllInOne extends RunningService {
  * Every service in one process: the default `npm start`. Embedded Postgres and the journal-backed event
  * log unless DATABASE_URL / KAFKA_BROKERS say otherwise; with Kafka, the relay runs here too. Gateway and
  * query share one HTTP server, which also serves the dashboard (`opts.dashboardDir`, the built
- * services/web) at the base URL; the projector and the analysis service consume in the background.
+ * services/web) at the base URL; the projector (in a worker thread of its own, with its own connections)
+ * and the analysis service consume in the background.
  * This runner is the one place that composes services; the services themselves share only libs.
  */
 export async function startAllInOne(
@@ -63,16 +66,17 @@ export async function startAllInOne(
       stops.unshift(() => r.stop())
       relay = r
     }
-    const projector = createProjector({
-      pool: infra.pool,
-      keyring: infra.keyring,
-      eventLog: infra.eventLog,
-      logger: log,
-    })
-    await projector.consumer.start()
-    stops.unshift(() => projector.consumer.stop())
-    projector.status.start()
-    stops.unshift(() => projector.status.stop())
+    // The projector in a thread of its own (see startProjectorThread): freshness halved under load.
+    const projector = await startProjectorThread(
+      {
+        config,
+        databaseUrl: infra.databaseUrl,
+        log: log && { name: String(log.bindings().name ?? 'all-in-one'), level: log.level },
+        poolSize: PARTITIONS_AT_ONCE + 2,
+      },
+      (msg, fields) => parentLog.error(fields ?? {}, msg),
+    )
+    stops.unshift(() => projector.stop())
     const analyzer = await createAnalyzer(config, (msg, fields) => parentLog.warn(fields ?? {}, msg))
     stops.unshift(async () => analyzer.close?.())
     const analysis = createAnalysisService({

@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startWorkerThread } from '@cas/platform'
 import {
   type AnalysisContext,
   type Analyzer,
@@ -62,19 +61,9 @@ export class ThreadsUnavailableError extends Error {
   }
 }
 
-/**
- * The worker's script: the bundle's own (dist/local-analyzer-worker.js, next to the service's bundle),
- * or, run from the sources, the TypeScript file through tsx.
- */
+/** The worker's script: dist/local-analyzer-worker.js in the bundle, local-analyzer-worker.ts from the sources. */
 function startWorker(mode: ThreadMode, nice: number): Worker {
-  const workerData = { ...mode, nice }
-  const bundled = new URL('./local-analyzer-worker.js', import.meta.url)
-  if (existsSync(fileURLToPath(bundled))) return new Worker(bundled, { workerData })
-  const source = new URL('./local-analyzer-worker.ts', import.meta.url).href
-  return new Worker(
-    `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(source)}))`,
-    { eval: true, workerData },
-  )
+  return startWorkerThread('local-analyzer-worker', import.meta.url, { ...mode, nice })
 }
 
 /**
