@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { appendFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { freePort } from '@cas/db'
 import { spawnWorker, type Worker } from '../../test/support/worker-process.ts'
@@ -83,7 +83,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     url,
     worker,
     // SIGTERM: a graceful shutdown, which also writes the CPU profile.
-    stop: () => worker.kill('SIGTERM'),
+    stop: async () => {
+      const stopped = await worker.kill('SIGTERM')
+      // The service's log (warnings and up, LOG_LEVEL=warn) appended to a file, to find why a run went wrong.
+      const file = process.env.BENCH_SERVICE_LOG
+      if (file) await appendFile(file, `${worker.lines.join('\n')}\n--- stderr\n${worker.stderr()}\n=====\n`)
+      return stopped
+    },
   }
 }
 
