@@ -19,10 +19,16 @@ function productionFiles(dir: string): string[] {
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8')
   return [
-    ...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g),
-    // Worker threads are loaded by URL.
-    ...text.matchAll(/new URL\('(\.[^']+\.ts)', import\.meta\.url\)/g),
-  ].map((m) => m[1] as string)
+    ...[
+      ...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g),
+      // Worker threads are loaded by URL.
+      ...text.matchAll(/new URL\('(\.[^']+\.ts)', import\.meta\.url\)/g),
+    ].map((m) => m[1] as string),
+    // ... or by name, beside the module that starts them (startWorkerThread, libs/platform).
+    ...[...text.matchAll(/startWorkerThread\(\s*'([\w-]+)',\s*import\.meta\.url/g)].map(
+      (m) => `./${m[1]}.ts`,
+    ),
+  ]
 }
 
 /** The files of a package its entry points reach through relative imports. */

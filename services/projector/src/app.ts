@@ -104,6 +104,25 @@ export function createProjector(deps: ProjectorDeps): Projector {
 }
 
 /**
+ * Creates the projector on a process's infrastructure (its pool, keyring and event log) and starts it:
+ * the consumer, then the status reporter. Its owner stops them in the reverse order.
+ */
+export async function startProjector(
+  infra: Pick<ProjectorDeps, 'pool' | 'keyring' | 'eventLog'>,
+  logger: Logger | false,
+): Promise<Projector> {
+  const projector = createProjector({
+    pool: infra.pool,
+    keyring: infra.keyring,
+    eventLog: infra.eventLog,
+    logger,
+  })
+  await projector.consumer.start()
+  projector.status.start()
+  return projector
+}
+
+/**
  * How the projector's consumer applies a batch: first ordered against the batches under way (in the
  * transaction, before it has an id: see `BatchOrder`), then applied to the read models.
  */

@@ -6,19 +6,12 @@ import {
   pipelineStatusReadiness,
   runService,
 } from '@cas/platform'
-import { createProjector } from './app.ts'
+import { startProjector } from './app.ts'
 import { PROJECTOR_CONFIG } from './config.ts'
 
 await runService('projector', PROJECTOR_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'projector')
-  const projector = createProjector({
-    pool: infra.pool,
-    keyring: infra.keyring,
-    eventLog: infra.eventLog,
-    logger: log,
-  })
-  await projector.consumer.start()
-  projector.status.start()
+  const projector = await startProjector(infra, log)
   const app = await createHttpApp({
     logger: log,
     readiness: [...infra.readiness, ...pipelineStatusReadiness(infra.pool, ['projection'])],

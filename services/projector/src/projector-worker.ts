@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { type Infrastructure, openInfrastructure } from '@cas/platform'
 import { pino } from 'pino'
-import { createProjector, type Projector } from './app.ts'
+import { type Projector, startProjector } from './app.ts'
 import type { ProjectorThreadData, ProjectorThreadReply, ProjectorThreadRequest } from './thread.ts'
 
 const port = parentPort!
@@ -25,14 +25,7 @@ try {
     'all-in-one-projector',
     { attached: true },
   )
-  projector = createProjector({
-    pool: infra.pool,
-    keyring: infra.keyring,
-    eventLog: infra.eventLog,
-    logger: log,
-  })
-  await projector.consumer.start()
-  projector.status.start()
+  projector = await startProjector(infra, log)
   post({ kind: 'ready' })
 } catch (err) {
   await infra?.close()
