@@ -46,7 +46,7 @@ export async function openInfrastructure(
     /**
      * Another part of this process (the all-in-one's main thread, for a worker thread) opened the
      * infrastructure already: connect to `config.DATABASE_URL` (the embedded server's, once started)
-     * without migrating, creating topics or warning about the master key file again.
+     * without migrating, creating topics, checking readiness or warning about the master key file again.
      */
     attached?: boolean
   } = {},
@@ -119,16 +119,19 @@ export async function openInfrastructure(
       clientId: `${config.KAFKA_CLIENT_ID}-${service}`,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
     })
-    const admin: Admin = kafka.admin()
-    await admin.connect()
-    closers.push(() => admin.disconnect())
-    if (!opts.attached)
+    // The admin creates the topics and answers readiness: the part of the process that opened the
+    // infrastructure first does both, an attached one neither.
+    if (!opts.attached) {
+      const admin: Admin = kafka.admin()
+      await admin.connect()
+      closers.push(() => admin.disconnect())
       await ensureTopics(admin, {
         prefix: config.KAFKA_TOPIC_PREFIX,
         partitions: config.KAFKA_PARTITIONS,
         replicationFactor: config.KAFKA_REPLICATION_FACTOR,
       })
-    readiness.push({ name: 'kafka', check: () => admin.describeCluster().then(() => {}) })
+      readiness.push({ name: 'kafka', check: () => admin.describeCluster().then(() => {}) })
+    }
     return {
       pool,
       databaseUrl,

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import type { AllConfig } from '@cas/config'
-import { type ConsumerStats, newConsumerStats, type PartitionLag } from '@cas/eventlog'
+import { type ConsumerStats, type EventConsumer, newConsumerStats, type PartitionLag } from '@cas/eventlog'
 import { startWorkerThread } from '@cas/platform'
 import { PROJECTOR_GROUP } from './app.ts'
 
@@ -27,16 +27,11 @@ export type ProjectorThreadReply =
 
 /** The projector run in a thread of its own; `consumer` is what the process's metrics read of it. */
 export interface ProjectorThread {
-  readonly consumer: {
-    readonly groupId: string
-    /**
-     * The consumer's counters, as the thread last sent them (every second, and when it stops), added to
-     * those of the threads before it.
-     */
-    readonly stats: ConsumerStats
-    /** Asked of the thread; empty while it is being started again. */
-    lag(): Promise<PartitionLag[]>
-  }
+  /**
+   * Its `stats` are the counters as the thread last sent them (every second, and when it stops), added
+   * to those of the threads before it; `lag()` is asked of the thread, empty while it is started again.
+   */
+  readonly consumer: Pick<EventConsumer, 'groupId' | 'stats' | 'lag'>
   /** How many times the thread was started again after it stopped without being asked to. */
   readonly restarts: number
   /** The running thread, if any (diagnostics and tests). */
