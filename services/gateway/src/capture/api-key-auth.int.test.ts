@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import type pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { createChatbot } from '../../../../test/support/chatbots.ts'
 import { useSignedInGateway } from '../../../../test/support/gateway.ts'
@@ -28,6 +29,38 @@ describe('API key identification before the capture transaction', () => {
     expect(await keys.identify(requestWith(apiKey))).toBeNull()
     // Not found, not remembered: the new key is known at once.
     expect(await keys.identify(requestWith(newKey))).toMatchObject({ chatbotId: chatbot.id })
+  })
+
+  it('looks a key up once for all the requests that arrive while it is being looked up', async () => {
+    let clock = 1_000_000
+    let queries = 0
+    const counting = {
+      query: (...args: Parameters<pg.Pool['query']>) => {
+        queries++
+        return gateway.db.pool.query(...args)
+      },
+    } as unknown as pg.Pool
+    const keys = new ApiKeyIdentifier(counting, { ttlMs: 5_000, now: () => clock })
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const all = (key: string, n: number) =>
+      Promise.all(Array.from({ length: n }, () => keys.identify(requestWith(key))))
+
+    const first = await all(apiKey, 200)
+    expect(queries).toBe(1)
+    expect(new Set(first.map((identity) => identity?.chatbotId))).toEqual(new Set([chatbot.id]))
+    await all(apiKey, 200)
+    expect(queries).toBe(1)
+    // The entry expires: the next burst is one query again, not one per request.
+    clock += 5_001
+    expect((await all(apiKey, 200)).every((identity) => identity?.chatbotId === chatbot.id)).toBe(true)
+    expect(queries).toBe(2)
+
+    // A key that is not found: one query for the burst, and not remembered after it.
+    const unknown = `svc_live_${'0'.repeat(32)}`
+    expect((await all(unknown, 100)).every((identity) => identity === null)).toBe(true)
+    expect(queries).toBe(3)
+    expect(await keys.identify(requestWith(unknown))).toBeNull()
+    expect(queries).toBe(4)
   })
 
   it('keeps at most maxEntries keys, dropping the oldest', async () => {

@@ -30,9 +30,14 @@ export function bearerApiKey(header: string | undefined): string | null {
  * query on it. This check is only the early answer: the capture transaction checks the key again under
  * lock, so a key rotated or deleted within the last seconds still gets its 401 there. Keys not found are
  * never remembered: a new key works at once.
+ *
+ * Requests that arrive while a key is being looked up wait for that lookup rather than each starting
+ * their own: when a busy key's entry expires, the hundreds of captures in flight for it would otherwise
+ * all queue for the pool at once, long enough for load shedding to answer some of them 503.
  */
 export class ApiKeyIdentifier {
   private readonly known = new Map<string, { chatbotId: string; until: number }>()
+  private readonly inFlight = new Map<string, Promise<string | null>>()
 
   constructor(
     private readonly pool: pg.Pool,
@@ -52,12 +57,21 @@ export class ApiKeyIdentifier {
     return identity
   }
 
-  private async lookUp(keyHash: Buffer): Promise<string | null> {
+  private lookUp(keyHash: Buffer): Promise<string | null> {
     const now = this.opts.now?.() ?? Date.now()
     const cacheKey = keyHash.toString('base64')
     const known = this.known.get(cacheKey)
-    if (known && known.until > now) return known.chatbotId
+    if (known && known.until > now) return Promise.resolve(known.chatbotId)
     this.known.delete(cacheKey)
+    let lookup = this.inFlight.get(cacheKey)
+    if (!lookup) {
+      lookup = this.query(keyHash, cacheKey, now).finally(() => this.inFlight.delete(cacheKey))
+      this.inFlight.set(cacheKey, lookup)
+    }
+    return lookup
+  }
+
+  private async query(keyHash: Buffer, cacheKey: string, now: number): Promise<string | null> {
     const { rows } = await this.pool.query<{ chatbot_id: string }>(
       'SELECT chatbot_id FROM chatbot_api_keys WHERE key_hash = $1',
       [keyHash],
