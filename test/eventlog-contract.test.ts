@@ -277,6 +277,33 @@ for (const b of backends) {
       })
     }
 
+    it('holds back while admit answers no, counting no error, and applies everything once it answers yes', async () => {
+      let admitted = false
+      let asked = 0
+      const c = createEventConsumer(pipeline.backend, {
+        pool: db.pool,
+        groupId: uniqueGroupId('admit'),
+        streamTypes: ['conversation'],
+        maxBatchSize: 50,
+        pauseIntervalMs: 20,
+        admit: async () => {
+          asked++
+          return admitted
+        },
+        handler: (records, client) => recordApplied(client, records),
+      })
+      cleanups.push(() => c.stop())
+      await c.start()
+      await appendWorkload(db.pool, { streams: 10, total: 200 })
+      await waitFor(() => c.stats.paused && asked >= 5, { what: 'the consumer to pause' })
+      expect(await appliedCount(db.pool)).toBe(0)
+      expect(c.stats).toMatchObject({ applied: 0, errors: 0, paused: true })
+      admitted = true
+      await waitFor(async () => (await appliedCount(db.pool)) >= 200, { what: 'all events applied' })
+      expect(c.stats).toMatchObject({ errors: 0, paused: false })
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
+
     it('orders each batch first in its transaction, before the transaction has an id', async () => {
       await appendWorkload(db.pool, { streams: 10, total: 100 })
       const xids: (string | null)[] = []

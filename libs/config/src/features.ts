@@ -202,7 +202,7 @@ export const analysis = group({
       default: '10000',
       unit: 'jobs',
       meaning:
-        'Queued jobs above which the analysis consumer pauses (the backlog stays in the event log, not in memory)',
+        'Queued jobs at which the analysis consumer pauses (the backlog stays in the event log, not in memory; `cas_consumer_paused` says so) until the analyzer has worked some off; each process may pass it by one batch',
     }),
   },
   check: (values) =>

@@ -20,6 +20,15 @@ export interface ConsumerOptions {
   /** Most events handed to the handler in one transaction (default 500). */
   readonly maxBatchSize?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+  /**
+   * Back-pressure from downstream (a job queue that is full): asked before each batch is read (journal)
+   * or applied (Kafka, where the fetched batch waits, heartbeating). While it answers false the
+   * consumer reads and applies nothing, counts no error and logs nothing; it sets `stats.paused` and
+   * asks again every `pauseIntervalMs` (default 250). The events wait in the log, behind the checkpoint.
+   * An admit that throws is a failed batch (logged, counted, retried with a backoff).
+   */
+  readonly admit?: () => Promise<boolean>
+  readonly pauseIntervalMs?: number
   /** Called after a batch committed, with the events the handler applied (duplicates left out). */
   readonly onApplied?: (records: readonly JournalRecord[]) => void
   /**
@@ -47,6 +56,8 @@ export interface ConsumerStats {
   dropped: number
   batches: number
   errors: number
+  /** Whether `admit` holds the consumer back right now (back-pressure, not a failure). */
+  paused: boolean
   /** Partitions this member owns right now (Kafka partitions of its topics, or journal partitions). */
   partitions: string[]
   /** `occurredAt` of the last event this member applied (null before the first). */
@@ -80,6 +91,7 @@ export function newConsumerStats(): ConsumerStats {
     dropped: 0,
     batches: 0,
     errors: 0,
+    paused: false,
     partitions: [],
     lastAppliedOccurredAt: null,
   }

@@ -155,10 +155,19 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
 
   const run = async () => {
     let failures = 0
+    // Asked at start and whenever the last poll found work: an idle consumer polls without asking.
+    let progressed = true
     while (running) {
       try {
         if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
-        const progressed = await pollOwned()
+        if (opts.admit && (progressed || stats.paused)) {
+          stats.paused = !(await opts.admit())
+          if (stats.paused) {
+            await waiter.sleep(opts.pauseIntervalMs ?? 250)
+            continue
+          }
+        }
+        progressed = await pollOwned()
         failures = 0
         if (!progressed) await waiter.sleep(opts.pollIntervalMs ?? 20)
       } catch (err) {

@@ -74,7 +74,10 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         w.resolve(false)
         return false
       })
-      if (live.length === 0) return
+      if (live.length === 0) {
+        stats.paused = false
+        return
+      }
       // A key's events are in the same partition number of every topic: chatbots first, then
       // conversations, then their analysis, as the consumer's topics are listed.
       const parts = live
@@ -85,6 +88,19 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
             (topicRank.get(a.source.topic) ?? 0) - (topicRank.get(b.source.topic) ?? 0),
         )
       try {
+        if (opts.admit) {
+          stats.paused = !(await opts.admit())
+          if (stats.paused) {
+            // The fetched batches wait here (heartbeating, so the group keeps them with this member), and
+            // the fetcher with them: nothing more is read meanwhile.
+            // A heartbeat refused by a rebalance marks the batch stale: it is left out on the next turn.
+            await Promise.all(live.map((w) => w.payload.heartbeat().catch(() => {})))
+            await new Promise((r) => setTimeout(r, opts.pauseIntervalMs ?? 250))
+            waiting = live
+            attempt--
+            continue
+          }
+        }
         const outcome = await applyBatches(opts.pool, opts.groupId, parts, opts.handler, {
           order: opts.orderBatch,
           neverAppends: opts.neverAppends,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { type ConsumerSource, Metrics } from './metrics.ts'
 
-function consumer(groupId: string, lag: ConsumerSource['lag']): ConsumerSource {
+function consumer(groupId: string, lag: ConsumerSource['lag'], paused = false): ConsumerSource {
   return {
     groupId,
-    stats: { applied: 7, duplicates: 2, dropped: 0, errors: 1, lastAppliedOccurredAt: null },
+    stats: { applied: 7, duplicates: 2, dropped: 0, errors: 1, paused, lastAppliedOccurredAt: null },
     lag,
   }
 }
@@ -38,6 +38,15 @@ describe('Metrics', () => {
     expect(body).toContain('cas_consumer_applied_events_total{group="broken"} 7')
     expect(body).toContain('cas_consumer_duplicate_events_total{group="hung"} 2')
     expect(errors.sort()).toEqual(['consumer lag of broken', 'consumer lag of hung'])
+  })
+
+  it('says which consumers back-pressure holds back', async () => {
+    const metrics = new Metrics()
+    metrics.observeConsumer(consumer('analysis', async () => [], true))
+    metrics.observeConsumer(consumer('projector', async () => []))
+    const { body } = await metrics.render()
+    expect(body).toContain('cas_consumer_paused{group="analysis"} 1')
+    expect(body).toContain('cas_consumer_paused{group="projector"} 0')
   })
 
   it('keeps the metrics of separate instances apart (one per app in a process)', async () => {

@@ -16,6 +16,7 @@ export interface ConsumerSource {
     readonly duplicates: number
     readonly dropped: number
     readonly errors: number
+    readonly paused: boolean
     readonly lastAppliedOccurredAt: string | null
   }
   lag(): Promise<readonly { topic: string; partition: number; lag: number }[]>
@@ -191,6 +192,16 @@ export class Metrics {
           for (const l of lags ?? [])
             this.set({ group: c.groupId, topic: l.topic, partition: String(l.partition) }, l.lag)
         }
+      },
+    })
+    new Gauge({
+      name: 'cas_consumer_paused',
+      help: 'Whether the consumer is held back by back-pressure (1) or reads (0): the analysis queue is full.',
+      labelNames: ['group'] as const,
+      registers,
+      collect() {
+        this.reset()
+        for (const c of consumers.values()) this.set({ group: c.groupId }, c.stats.paused ? 1 : 0)
       },
     })
     new Gauge({

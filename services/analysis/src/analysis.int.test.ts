@@ -276,16 +276,26 @@ describe('analysis service', () => {
     analyzer.hold()
     const conversations = []
     for (let i = 0; i < 6; i++) conversations.push((await capture([`waiting ${i} score:0.1`])).conversationId)
-    await waitFor(() => stuck.consumer.stats.errors > 0, { what: 'the consumer to refuse more work' })
-    const { rows } = await db.pool.query(
-      "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
-    )
-    // Not all six: the rest wait in the journal, behind the consumer's checkpoint.
-    expect(rows[0].n).toBeLessThan(6)
+    await waitFor(() => stuck.consumer.stats.paused, { what: 'the consumer to pause' })
+    const queued = async () =>
+      (
+        await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+        )
+      ).rows[0].n
+    // Not all six: the rest wait in the journal, behind the consumer's checkpoint, and stay there while
+    // the consumer is paused: back-pressure, not a failure (no batch error, nothing re-read meanwhile).
+    const applied = stuck.consumer.stats.applied
+    expect(await queued()).toBeLessThan(6)
+    await new Promise((r) => setTimeout(r, 600))
+    expect(await queued()).toBeLessThan(6)
+    expect(stuck.consumer.stats).toMatchObject({ paused: true, errors: 0, applied })
     analyzer.release()
     for (const id of conversations) {
       await waitFor(async () => (await job(id))?.status === 'done', { what: `analysis of ${id}` })
     }
+    await waitFor(() => !stuck.consumer.stats.paused, { what: 'the consumer to resume' })
+    expect(stuck.consumer.stats.errors).toBe(0)
   })
 
   // Issue 19: the analysis service read the gateway's chatbots table for settings and deleted-ness.

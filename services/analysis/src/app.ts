@@ -17,10 +17,10 @@ import {
   enqueueJobs,
   forgetChatbot,
   forgetConversation,
+  hasPendingJobs,
   type JobCounts,
   jobCounts,
   type NewJob,
-  pendingJobs,
 } from './jobs.ts'
 import { AnalysisWorker, jobLogFields } from './worker.ts'
 
@@ -74,15 +74,6 @@ export function analysisSettings(config: AnalysisConfig) {
   }
 }
 
-/** Asked to wait: the job queue is full, so the backlog stays in the event log for now. */
-export class BackpressureError extends Error {
-  readonly retryable = true
-  constructor(pending: number) {
-    super(`${pending} analysis jobs queued; not taking more events until the analyzer catches up`)
-    this.name = 'BackpressureError'
-  }
-}
-
 /**
  * The analysis service: its consumer queues a job for every conversation.messages-captured event that
  * asked for analysis, in the transaction that records its checkpoint; its worker analyzes the jobs and
@@ -100,6 +91,10 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     streamTypes: ANALYSIS_STREAM_TYPES,
     // It queues jobs; the worker appends the results in transactions of its own.
     neverAppends: true,
+    // Back-pressure: with the queue full, the backlog stays in the event log (read again once the
+    // analyzer catches up), not in the jobs table or in memory. Asked before each batch, so a queue may
+    // pass the mark by up to a batch per analysis process.
+    admit: async () => !(await hasPendingJobs(deps.pool, maxPending)),
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
@@ -140,8 +135,6 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         })
       }
       if (jobs.length === 0) return
-      const pending = await pendingJobs(client)
-      if (pending >= maxPending) throw new BackpressureError(pending)
       await enqueueJobs(client, jobs, now())
     },
   })

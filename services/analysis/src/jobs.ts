@@ -67,6 +67,16 @@ export async function enqueueJobs(
 }
 
 /** Jobs waiting or being worked on: the queue the consumer refuses to grow past its limit. */
+/** Whether at least `n` jobs are queued or running: counts no further than `n`. */
+export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number): Promise<boolean> {
+  const { rows } = await client.query<{ full: boolean }>(
+    `SELECT count(*) >= $1 AS full FROM (
+       SELECT 1 FROM analysis_jobs WHERE status IN ('pending', 'running') LIMIT $1) AS queued`,
+    [n],
+  )
+  return rows[0]!.full
+}
+
 export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<number> {
   const { rows } = await client.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
