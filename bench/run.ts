@@ -352,6 +352,8 @@ async function measureCapture(m: ModeResults) {
       poolSize: options.poolSize,
       cpuProfileDir: profileDir,
     })
+    m.analyzer = service.analyzer
+    log(`  analysing with ${service.analyzer ?? 'no analyzer'}`)
     const account = await createAccount(service.url, `bench-${mode}`)
     const backlog = pipelineBacklog(pool, mode, kafka, topicPrefix)
     let captured = 0

@@ -301,6 +301,14 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
       `### Capture: the all-in-one service in its own process, load from autocannon in another, ${r.options.durationSeconds} s per level`,
     )
     line()
+    if (m.analyzer !== undefined) {
+      line(
+        / \(ready\)$/.test(m.analyzer ?? '')
+          ? `Analysis with the language model, as \`npm start\` runs by default: ${m.analyzer}.`
+          : `**Analysis was not the language model** (${m.analyzer ?? 'none'}): the product's default analyses with the model, which costs far more CPU; these figures are not the default's.`,
+      )
+      line()
+    }
     line(
       `| connections | req/s | msg/s | p50 | p99 | max | errors (non-2xx, connection) | ÷ HTTP ceiling | ÷ database ceiling |${kafka ? ' ÷ Kafka ceiling |' : ''} projector backlog at the end | projector caught up | analysis caught up | RSS max |`,
     )
@@ -493,7 +501,7 @@ function renderMethod(r: BenchResults, line: Line) {
   line()
   line(
     `- Capture: \`npm start\`'s bundle (dist/all-in-one.js) runs in its own process with the whole pipeline ` +
-      '(gateway, query, projector, analysis with the local analyzer, and the relay in Kafka mode) against the ' +
+      '(gateway, query, projector, analysis with the language model from `../shared/models` or `ANALYSIS_MODEL_DIR` (the analyzer used is printed above each capture table), and the relay in Kafka mode) against the ' +
       'same Postgres server (and broker) as the ceilings. autocannon runs in another process; every request ' +
       `is a new conversation of ${MESSAGES_PER_CAPTURE} new messages (unique ids), so nothing is deduplicated. ` +
       'Rate limits are raised through CAPTURE_RATE_LIMIT_PER_MINUTE. Latency percentiles are of the 2xx ' +

@@ -123,6 +123,8 @@ export interface StatementStat {
 
 export interface ModeResults {
   readonly mode: Mode
+  /** The analyzer the all-in-one analysed with during the capture measurements (see RunningService). */
+  analyzer?: string | null
   capture?: CaptureLevel[]
   freshness?: Freshness
   pipeline?: Pipeline

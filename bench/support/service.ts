@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { appendFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { freePort } from '@cas/db'
+import { modelConfigEnv } from '../../test/support/model.ts'
 import { spawnWorker, type Worker } from '../../test/support/worker-process.ts'
 import { BENCH_MASTER_KEY } from './keyring.ts'
 import { sleep } from './stats.ts'
@@ -23,6 +24,11 @@ export interface ServiceOptions {
 export interface RunningService {
   readonly url: string
   readonly worker: Worker
+  /**
+   * The analyzer the service analyses with once started (`cas_analysis_analyzer_info`), e.g.
+   * `all-MiniLM-L6-v2 … (ready)` for the language model or `lexical … (fallback)`; null without analysis.
+   */
+  readonly analyzer: string | null
   stop(): Promise<void>
 }
 
@@ -50,6 +56,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000000',
     REDIS_URL: '',
     ENCRYPTION_MASTER_KEY: BENCH_MASTER_KEY,
+    // The language model from ../shared/models (or ANALYSIS_MODEL_DIR), as the tests load it: this
+    // machine cannot reach the hub, and without the model the service would analyse with the lexical
+    // fallback, far cheaper than the product's default. The report says which analyzer ran.
+    ...modelConfigEnv(),
     ...opts.env,
   }
   const nodeArgs = ['--enable-source-maps']
@@ -79,9 +89,11 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     }
     await sleep(200)
   }
+  const analyzer = await analyzerInUse(url, deadline)
   return {
     url,
     worker,
+    analyzer,
     // SIGTERM: a graceful shutdown, which also writes the CPU profile.
     stop: async () => {
       const stopped = await worker.kill('SIGTERM')
@@ -90,6 +102,23 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       if (file) await appendFile(file, `${worker.lines.join('\n')}\n--- stderr\n${worker.stderr()}\n=====\n`)
       return stopped
     },
+  }
+}
+
+/**
+ * Waits (until `deadline`) for the service's analyzer to be chosen: the model loads after /readyz, and a
+ * load measured meanwhile would run without it. Null for a service without analysis (the gateway).
+ */
+async function analyzerInUse(url: string, deadline: number): Promise<string | null> {
+  for (;;) {
+    const metrics = await fetch(`${url}/metrics`).then((r) => (r.ok ? r.text() : ''))
+    const info = /^cas_analysis_analyzer_info\{([^}]*)\} 1$/m.exec(metrics)?.[1]
+    if (!info) return null
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(info)?.[1] ?? '?'
+    if (label('state') !== 'loading' || Date.now() > deadline) {
+      return `${label('analyzer')} ${label('version')} (${label('state')})`
+    }
+    await sleep(200)
   }
 }
 
