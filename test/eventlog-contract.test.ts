@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
 import {
   appendToStream,
+  type ConsumerOptions,
   createEventConsumer,
   type EventConsumer,
   type EventLogBackend,
@@ -97,13 +98,14 @@ for (const b of backends) {
       await db.drop()
     })
 
-    function consumer(groupId: string, name = ''): EventConsumer {
+    function consumer(groupId: string, name = '', more: Partial<ConsumerOptions> = {}): EventConsumer {
       const c = createEventConsumer(pipeline.backend, {
         pool: db.pool,
         groupId,
         streamTypes: ['conversation'],
         maxBatchSize: 50,
         handler: (records, client) => recordApplied(client, records, name),
+        ...more,
       })
       cleanups.push(() => c.stop())
       return c
@@ -280,19 +282,13 @@ for (const b of backends) {
     it('holds back while admit answers no, counting no error, and applies everything once it answers yes', async () => {
       let admitted = false
       let asked = 0
-      const c = createEventConsumer(pipeline.backend, {
-        pool: db.pool,
-        groupId: uniqueGroupId('admit'),
-        streamTypes: ['conversation'],
-        maxBatchSize: 50,
+      const c = consumer(uniqueGroupId('admit'), '', {
         pauseIntervalMs: 20,
         admit: async () => {
           asked++
           return admitted
         },
-        handler: (records, client) => recordApplied(client, records),
       })
-      cleanups.push(() => c.stop())
       await c.start()
       await appendWorkload(db.pool, { streams: 10, total: 200 })
       await waitFor(() => c.stats.paused && asked >= 5, { what: 'the consumer to pause' })
