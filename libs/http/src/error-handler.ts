@@ -42,7 +42,11 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     if (err instanceof UnavailableError) return sendUnavailable(app, err, reply)
     if (err instanceof AppError) {
-      if (err.status >= 500) request.log.error({ err }, 'request failed')
+      // A 503 AppError is expected and retryable (e.g. a read waiting for the projection): a warning
+      // without a stack. A 500 AppError is a failure of ours: an error, with its stack.
+      if (err.code === 'unavailable')
+        request.log.warn({ code: err.code, reason: err.message }, 'request unavailable')
+      else if (err.status >= 500) request.log.error({ err }, 'request failed')
       if (err.status === 503 && !reply.hasHeader('retry-after'))
         reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       reply.code(err.status).send(errorBody(err.code, err.message, err.details))

@@ -46,6 +46,22 @@ function blockEventLoop(ms: number) {
   }
 }
 
+describe('logging of expected 5xx answers', () => {
+  it('logs a 503 AppError (retryable, expected) at warn without a stack, and a 500 AppError at error', async () => {
+    const { logger, lines } = capturingLogger()
+    const a = await app({ logger })
+    a.get('/broken', async () => {
+      throw new AppError('internal', 'Something of ours failed.')
+    })
+    expect((await a.inject('/fail')).statusCode).toBe(503)
+    expect((await a.inject('/broken')).statusCode).toBe(500)
+    const unavailable = lines.find((l) => l.msg === 'request unavailable')
+    expect(unavailable).toMatchObject({ level: 40, code: 'unavailable', reason: 'Try later.' })
+    expect(JSON.stringify(unavailable)).not.toContain('stack')
+    expect(lines.filter((l) => l.level === 50).map((l) => l.msg)).toEqual(['request failed'])
+  })
+})
+
 describe('request ids', () => {
   it('keeps a well-formed X-Request-Id, echoes it, and logs it as requestId', async () => {
     const { logger, lines } = capturingLogger()
