@@ -215,6 +215,23 @@ describe('REPORT.md', () => {
     expect(report.split('\n').find((l) => l.startsWith('| 1 | 400 |'))).toContain('| — | — |')
   })
 
+  it('says which analyzer the capture ran with, and flags any other than the language model', () => {
+    const r = results()
+    const withAnalyzer = (analyzer: string | null) =>
+      renderReport({ ...r, modes: r.modes.map((m) => ({ ...m, analyzer })) })
+    expect(withAnalyzer('local-embedding Xenova/all-MiniLM-L6-v2@q8 (ready)')).toContain(
+      'Analysis with the language model, as `npm start` runs by default: local-embedding',
+    )
+    for (const other of [
+      'local-embedding Xenova/all-MiniLM-L6-v2@q8 (loading)',
+      'lexical v1 (ready)',
+      null,
+    ]) {
+      expect(withAnalyzer(other)).toContain('**Analysis was not the language model**')
+    }
+    expect(report).not.toContain('language model**')
+  })
+
   it('flags a busy machine and appends the hand-written findings', () => {
     const r = results()
     expect(renderReport({ ...r, machine: { ...r.machine, loadAverage: 5 } })).toContain('machine was busy')

@@ -303,7 +303,7 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
     line()
     if (m.analyzer !== undefined) {
       line(
-        / \(ready\)$/.test(m.analyzer ?? '')
+        /^local-embedding .* \(ready\)$/.test(m.analyzer ?? '')
           ? `Analysis with the language model, as \`npm start\` runs by default: ${m.analyzer}.`
           : `**Analysis was not the language model** (${m.analyzer ?? 'none'}): the product's default analyses with the model, which costs far more CPU; these figures are not the default's.`,
       )

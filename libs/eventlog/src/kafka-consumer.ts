@@ -91,9 +91,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         if (opts.admit) {
           stats.paused = !(await opts.admit())
           if (stats.paused) {
-            // The fetched batches wait here (heartbeating, so the group keeps them with this member), and
-            // the fetcher with them: nothing more is read meanwhile.
-            // A heartbeat refused by a rebalance marks the batch stale: it is left out on the next turn.
+            // The fetched batches wait here, and the fetcher with them: nothing more is read meanwhile.
+            // Heartbeats keep them with this member; one refused by a rebalance marks its batch stale,
+            // left out on the next turn.
             await Promise.all(live.map((w) => w.payload.heartbeat().catch(() => {})))
             await new Promise((r) => setTimeout(r, opts.pauseIntervalMs ?? 250))
             waiting = live

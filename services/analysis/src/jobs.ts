@@ -66,8 +66,10 @@ export async function enqueueJobs(
   )
 }
 
-/** Jobs waiting or being worked on: the queue the consumer refuses to grow past its limit. */
-/** Whether at least `n` jobs are queued or running: counts no further than `n`. */
+/**
+ * Whether at least `n` jobs are waiting or being worked on (the queue the consumer pauses at): counts no
+ * further than `n`.
+ */
 export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number): Promise<boolean> {
   const { rows } = await client.query<{ full: boolean }>(
     `SELECT count(*) >= $1 AS full FROM (
@@ -77,6 +79,7 @@ export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number)
   return rows[0]!.full
 }
 
+/** Jobs waiting or being worked on. */
 export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<number> {
   const { rows } = await client.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
