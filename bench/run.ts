@@ -29,7 +29,7 @@ import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { Kafka } from 'kafkajs'
 import type pg from 'pg'
-import { pendingJobs } from '../services/analysis/src/jobs.ts'
+import { jobCounts } from '../services/analysis/src/jobs.ts'
 import { spawnWorker } from '../test/support/worker-process.ts'
 import { type BenchOptions, type Mode, parseBenchArgs, USAGE, UsageError } from './support/args.ts'
 import { captureBody, MESSAGES_PER_CAPTURE } from './support/capture-body.ts'
@@ -450,7 +450,7 @@ function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, to
     const analysis =
       relay +
       (await consumerLag(pool, eventLog, 'analysis', ['conversation', 'chatbot'])) +
-      (await pendingJobs(pool))
+      (await jobCounts(pool)).backlog
     return { projector, analysis }
   }
 }

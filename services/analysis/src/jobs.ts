@@ -79,14 +79,6 @@ export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number)
   return rows[0]!.full
 }
 
-/** Jobs waiting or being worked on. */
-export async function pendingJobs(client: pg.ClientBase | pg.Pool): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
-  )
-  return rows[0]!.n
-}
-
 export interface JobCounts {
   /** Jobs waiting: queued, running, or waiting for a retry. */
   readonly backlog: number
