@@ -9,7 +9,15 @@ export interface PoolOptions {
    * default) waits forever; the services set it from DATABASE_CONNECT_TIMEOUT_MS.
    */
   connectionTimeoutMs?: number
+  /**
+   * How old a connection's cached query plans may get, in ms, before it plans its statements again
+   * (default 5,000; 0 never). See `replanAgedConnections`.
+   */
+  planMaxAgeMs?: number
 }
+
+/** The default of `PoolOptions.planMaxAgeMs`. */
+export const PLAN_MAX_AGE_MS = 5_000
 
 export function createPool(databaseUrl: string, opts: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -26,7 +34,36 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): pg.Pool
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
+  replanAgedConnections(pool, opts.planMaxAgeMs ?? PLAN_MAX_AGE_MS)
   return pool
+}
+
+/**
+ * Has a connection plan its prepared statements again (`DISCARD PLANS`, sent ahead of the borrower's
+ * first query) when it is borrowed and last did so more than `maxAgeMs` ago.
+ *
+ * Why: the hot statements are named (prepared once per connection), and after five executions Postgres
+ * keeps one generic plan for a statement, made with the table sizes of that moment, until something
+ * invalidates it (DDL, or an ANALYZE of a table it reads, which autovacuum runs on its own schedule:
+ * about a minute at best). A plan made while a table was nearly empty (a fresh install, a rebuild, the
+ * first seconds of a burst) scans it sequentially where it should use an index, and each execution then
+ * costs more as the table grows: a 2,000-row batch of the projector's activity upsert took 30 s instead
+ * of 0.1 s over 90,000 rows, and the projector fell ever further behind (bench/FINDINGS.md, issue 18,
+ * seventh session). Planning again costs one round trip and one planning per statement per connection
+ * and period; forcing a custom plan at every execution instead cost 0.5 to 1 ms per execution.
+ */
+function replanAgedConnections(pool: pg.Pool, maxAgeMs: number): void {
+  if (maxAgeMs <= 0) return
+  const plannedAt = new WeakMap<pg.PoolClient, number>()
+  pool.on('acquire', (client) => {
+    const now = Date.now()
+    const at = plannedAt.get(client)
+    if (at !== undefined && now - at < maxAgeMs) return
+    plannedAt.set(client, now)
+    // A new connection has no plans yet. Otherwise the client queues this before the borrower's queries;
+    // a failure here (the connection lost) fails the borrower's next query too, which handles it.
+    if (at !== undefined) client.query('DISCARD PLANS').catch(() => {})
+  })
 }
 
 /** Replaces the database name in a connection string. */
