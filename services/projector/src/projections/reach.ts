@@ -45,7 +45,8 @@ import type pg from 'pg'
  * Every function runs inside the projector's transaction. End users are shared between conversations,
  * so between projector instances: their rows in rm_org_end_users are locked, in one order, before their
  * hours are linked (upsertActivity locks the users it names; the other paths call lockEndUsers). Hot
- * statements are prepared (named): a batch runs each once, and planning them cost more than running them. */
+ * statements are prepared (named): a batch runs each once, and planning them cost more than running them
+ * (the pool has a connection plan them again every 5 s: a plan made over a near-empty table, libs/db pool.ts). */
 
 /** A change to the count of last active hours in one hour, for one chatbot or (chatbotId null) the organization. */
 export interface LastActiveDelta {
