@@ -17,7 +17,7 @@ export interface PoolOptions {
 }
 
 /** The default of `PoolOptions.planMaxAgeMs`. */
-export const PLAN_MAX_AGE_MS = 5_000
+const PLAN_MAX_AGE_MS = 5_000
 
 export function createPool(databaseUrl: string, opts: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
