@@ -160,19 +160,34 @@ export async function applyBatches(
   })
 }
 
+/**
+ * The stream versions this group has applied, for the given (distinct) streams: one index probe per
+ * stream. A plain join of the table with the keys lets the planner choose to read every row of the
+ * group instead (a hash or merge join), which it does once the group's statistics say it is big, or
+ * say nothing yet: a rebuild's new group then read all of its rows per batch, its time per batch
+ * growing with the log (40,000–76,000 rows per batch at 300,000 events), and a live group of a
+ * million conversations would read them all per batch too. A `LIMIT` keeps the lookup a subquery the
+ * planner cannot merge into a join, so its only plan is the probe (libs/eventlog apply-batch.int.test.ts).
+ */
+export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.version
+       FROM unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
+       CROSS JOIN LATERAL (
+         SELECT c.version FROM consumer_stream_versions c
+          WHERE c.group_id = $1 AND c.stream_type = s.stream_type AND c.stream_id = s.stream_id
+          LIMIT 1
+       ) v`
+
 async function dropSeenStreamVersions(
   client: PoolClient,
   groupId: string,
   records: readonly JournalRecord[],
 ) {
   if (records.length === 0) return []
+  const streams = new Map<string, JournalRecord>()
+  for (const r of records) streams.set(`${r.streamType}/${r.streamId}`, r)
   const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>(
-    `SELECT v.stream_type, v.stream_id, v.version
-       FROM consumer_stream_versions v
-       JOIN unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
-         ON v.stream_type = s.stream_type AND v.stream_id = s.stream_id
-      WHERE v.group_id = $1`,
-    [groupId, records.map((r) => r.streamType), records.map((r) => r.streamId)],
+    SEEN_STREAM_VERSIONS,
+    [groupId, [...streams.values()].map((r) => r.streamType), [...streams.values()].map((r) => r.streamId)],
   )
   const seen = new Map(rows.map((r) => [`${r.stream_type}/${r.stream_id}`, r.version]))
   return records.filter((r) => {
