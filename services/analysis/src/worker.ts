@@ -77,6 +77,21 @@ interface StoredRow {
 }
 
 /**
+ * Every result of the given conversations: an index probe per conversation. Written as `= ANY` the
+ * planner estimates the rows from the table's statistics, and with statistics taken while the table was
+ * small (autovacuum analyses it a minute apart at best) the conversations asked for can be its most
+ * common values, estimated at thousands of rows each: it then scanned the whole table (seen under the
+ * benchmark's load: 100–170 ms a commit). A probe per conversation has no such alternative: `OFFSET 0`
+ * keeps the subquery from being merged into a join (lookups.int.test.ts).
+ */
+export const CONVERSATIONS_RESULTS = `SELECT c.id AS conversation_id, r.role, r.score, r.topics, r.topic_labels
+   FROM unnest($1::uuid[]) AS c(id)
+   CROSS JOIN LATERAL (
+     SELECT r.role, r.score, r.topics, r.topic_labels FROM analysis_results r WHERE r.conversation_id = c.id
+     OFFSET 0
+   ) r`
+
+/**
  * Claims due jobs, analyzes them outside any transaction, and commits the results and their events (or
  * schedules a retry, or dead-letters the job after the last attempt with an analysis.failed event).
  * Each job stands alone: a conversation that keeps failing never holds the others up. Results are
@@ -274,11 +289,7 @@ export class AnalysisWorker {
     const moved = await this.moveToNewTopics(client, placement)
     const jobConversations = new Set(kept.map((a) => a.job.conversationId))
     const conversations = [...new Set([...jobConversations, ...moved.keys()])]
-    const { rows: stored } = await client.query<StoredRow>(
-      `SELECT conversation_id, role, score, topics, topic_labels FROM analysis_results
-        WHERE conversation_id = ANY($1::uuid[])`,
-      [conversations],
-    )
+    const { rows: stored } = await client.query<StoredRow>(CONVERSATIONS_RESULTS, [conversations])
     const byConversation = new Map<string, StoredResult[]>()
     for (const row of stored) {
       const list = byConversation.get(row.conversation_id) ?? []

@@ -152,7 +152,7 @@ async function configuredTopics(
  * plain join of analysis_results with the batch's keys lets the planner read the whole table instead
  * (a hash or merge join): at 100,000 results a batch of 2,000 messages took 60 ms that way, 9 ms by
  * probes, at 300,000 results 145 ms. The `LIMIT` keeps the lookup a subquery the planner cannot merge
- * into a join (as SEEN_STREAM_VERSIONS in libs/eventlog; placement.int.test.ts).
+ * into a join (as SEEN_STREAM_VERSIONS in libs/eventlog; lookups.int.test.ts).
  */
 export const PLACED_EARLIER = `SELECT p.conversation_id, p.message_id, r.topic
        FROM unnest($1::uuid[], $2::text[]) AS p(conversation_id, message_id)

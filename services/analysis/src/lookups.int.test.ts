@@ -1,0 +1,85 @@
+/**
+ * The analysis commit's lookups read the rows of the batch's messages and conversations, not the table,
+ * whatever the table's statistics say.
+ */
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { rowsRead } from '../../../test/support/plan-rows.ts'
+import { PLACED_EARLIER } from './topics/placement.ts'
+import { CONVERSATIONS_RESULTS } from './worker.ts'
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await createTestDatabase()
+})
+afterAll(() => db.drop())
+
+it('finds the topics given before by reading the batch’s messages only, however many results there are', async () => {
+  await db.pool.query(
+    `INSERT INTO analysis_results
+     SELECT gen_random_uuid(), 'm-' || i, gen_random_uuid(), gen_random_uuid(), 'user', 0.5, 'neutral',
+            CASE WHEN i % 4 = 0 THEN '{}'::text[] ELSE ARRAY['topic-' || (i % 7), 'other'] END, 'test', now()
+       FROM generate_series(1, 100000) i`,
+  )
+  await db.pool.query('ANALYZE analysis_results')
+  // 600 messages analysed before (a quarter or so without a topic), 1,400 new ones.
+  const before = (
+    await db.pool.query<{ conversation_id: string; message_id: string; topics: string[] }>(
+      'SELECT conversation_id, message_id, topics FROM analysis_results ORDER BY message_id LIMIT 600',
+    )
+  ).rows
+  const asked = [
+    ...before.map((r) => ({ conversationId: r.conversation_id, messageId: r.message_id })),
+    ...Array.from({ length: 1400 }, (_, i) => ({ conversationId: randomUUID(), messageId: `m-${i}` })),
+  ]
+  const params = [asked.map((p) => p.conversationId), asked.map((p) => p.messageId)]
+  const { rows } = await db.pool.query<{ conversation_id: string; message_id: string; topic: string }>(
+    PLACED_EARLIER,
+    params,
+  )
+  const withTopic = before.filter((r) => r.topics.length > 0)
+  expect(withTopic.length).toBeGreaterThan(300)
+  expect(withTopic.length).toBeLessThan(600)
+  expect(new Map(rows.map((r) => [`${r.conversation_id}|${r.message_id}`, r.topic]))).toEqual(
+    new Map(withTopic.map((r) => [`${r.conversation_id}|${r.message_id}`, r.topics[0]])),
+  )
+  expect(await rowsRead(db.pool, 'analysis_results', PLACED_EARLIER, params)).toBeLessThanOrEqual(
+    asked.length,
+  )
+  // The control, which shows what the lookup avoids: joined plainly, the planner reads the table.
+  const plainJoin = `SELECT r.conversation_id, r.message_id, r.topics[1] AS topic FROM analysis_results r
+       JOIN unnest($1::uuid[], $2::text[]) AS p(conversation_id, message_id)
+         ON r.conversation_id = p.conversation_id AND r.message_id = p.message_id
+      WHERE cardinality(r.topics) > 0`
+  expect(await rowsRead(db.pool, 'analysis_results', plainJoin, params)).toBeGreaterThanOrEqual(75000)
+})
+
+it('reads the results of the conversations asked for, even with statistics taken when the table was small', async () => {
+  await db.pool.query('TRUNCATE analysis_results')
+  await db.pool.query('ALTER TABLE analysis_results SET (autovacuum_enabled = false)')
+  const insert = (conversations: number) =>
+    db.pool.query(
+      `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+         topic_labels, analyzer, analyzed_at)
+       SELECT c, 'm-' || i, gen_random_uuid(), gen_random_uuid(), 'user', 0.5, 'neutral', ARRAY['t'], ARRAY['T'],
+              'test', now()
+         FROM (SELECT gen_random_uuid() AS c FROM generate_series(1, $1::int)) cs, generate_series(1, 20) i
+       RETURNING conversation_id`,
+      [conversations],
+    )
+  // Analysed while the table held 50 conversations: each is then one of its most common values.
+  const early = [...new Set((await insert(50)).rows.map((r) => r.conversation_id as string))]
+  await db.pool.query('ANALYZE analysis_results')
+  await insert(10000)
+  const asked = [...early.slice(0, 40), randomUUID()]
+  const { rows } = await db.pool.query(CONVERSATIONS_RESULTS, [asked])
+  expect(rows).toHaveLength(800)
+  expect(new Set(rows.map((r) => r.conversation_id))).toEqual(new Set(early.slice(0, 40)))
+  expect(rows[0]).toMatchObject({ role: 'user', score: 0.5, topics: ['t'], topic_labels: ['T'] })
+  expect(await rowsRead(db.pool, 'analysis_results', CONVERSATIONS_RESULTS, [asked])).toBe(800)
+  // The control, which shows what the lookup avoids: with `= ANY`, the planner scans the table.
+  const anyOf = `SELECT conversation_id, role, score, topics, topic_labels FROM analysis_results
+    WHERE conversation_id = ANY($1::uuid[])`
+  expect(await rowsRead(db.pool, 'analysis_results', anyOf, [asked])).toBeGreaterThanOrEqual(200000)
+})
