@@ -96,15 +96,38 @@ const wants = (s: BenchOptions['sections'][number]) => options.sections.includes
 const kafkaNeeded =
   options.modes.includes('kafka') &&
   (wants('capture') || wants('pipeline') || wants('ceilings') || wants('clients'))
+const preload = [
+  ...(options.profile ? ['pg_stat_statements'] : []),
+  ...(options.explainSlowMs !== undefined ? ['auto_explain'] : []),
+]
 const postgresSettings: Record<string, string> = {
   ...BENCH_POSTGRES_SETTINGS,
-  ...(options.profile
-    ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
+  ...(preload.length > 0 ? { shared_preload_libraries: preload.join(',') } : {}),
+  ...(options.profile ? { 'pg_stat_statements.track': 'all' } : {}),
+  // Actual rows and buffers, without per-node timing (which costs the most).
+  ...(options.explainSlowMs !== undefined
+    ? {
+        'auto_explain.log_min_duration': String(options.explainSlowMs),
+        'auto_explain.log_analyze': 'on',
+        'auto_explain.log_timing': 'off',
+        'auto_explain.log_buffers': 'on',
+      }
     : {}),
 }
+const postgresLog =
+  options.explainSlowMs !== undefined ? path.resolve(ROOT, options.outDir, 'postgres.log') : undefined
 
 log(`starting PostgreSQL${kafkaNeeded ? ' and Kafka' : ''}`)
-const servers = await startBenchServers({ name: 'run', postgres: postgresSettings, kafka: kafkaNeeded })
+if (postgresLog) {
+  await mkdir(path.dirname(postgresLog), { recursive: true })
+  await writeFile(postgresLog, '')
+}
+const servers = await startBenchServers({
+  name: 'run',
+  postgres: postgresSettings,
+  kafka: kafkaNeeded,
+  postgresLog,
+})
 // Interrupted: stop the servers (Postgres, the broker's JVM) rather than leave them running.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -130,6 +153,11 @@ const results: BenchResults = {
 const note = (s: string) => {
   log(`note: ${s}`)
   results.notes.push(s)
+}
+if (postgresLog) {
+  note(
+    `--explain-slow: the plan of every statement slower than ${options.explainSlowMs} ms is in ${path.relative(ROOT, postgresLog)} (auto_explain; the figures are slowed by it)`,
+  )
 }
 
 try {

@@ -32,6 +32,12 @@ describe('npm run bench arguments', () => {
     expect(tuned.outDir).toBe('/tmp/x')
   })
 
+  it('--explain-slow takes the threshold in milliseconds; none by default', () => {
+    expect(parseBenchArgs([]).explainSlowMs).toBeUndefined()
+    expect(parseBenchArgs(['--explain-slow', '50']).explainSlowMs).toBe(50)
+    expect(parseBenchArgs(['--explain-slow', '0']).explainSlowMs).toBe(0)
+  })
+
   it('keeps the projector measurement within the events the rebuild seeds', () => {
     expect(parseBenchArgs(['--rebuild-events', '5000', '--projector-events', '9000']).projectorEvents).toBe(
       5000,
@@ -52,6 +58,7 @@ describe('npm run bench arguments', () => {
     [['--duration', '0']],
     [['--duration', '-3']],
     [['--rebuild-events', '1.5']],
+    [['--explain-slow', 'slow']],
     [['--concurrency', '']],
     [['--frobnicate']],
     [['stray']],

@@ -37,6 +37,8 @@ export interface BenchOptions {
   readonly outDir: string
   /** pg_stat_statements during the capture runs and --cpu-prof of the service. */
   readonly profile: boolean
+  /** Log the plans of statements slower than this (auto_explain) to postgres.log in outDir. */
+  readonly explainSlowMs?: number
 }
 
 const FULL = {
@@ -86,7 +88,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --pool-size N               the service's DATABASE_POOL_SIZE (and the database ceiling's pool)
   --out DIR                   where REPORT.md and report.json go (bench; quick: bench/quick)
   --profile                   pg_stat_statements and a CPU profile of the service during capture, and of
-                              the benchmark process during the pipeline's projector and rebuild`
+                              the benchmark process during the pipeline's projector and rebuild
+  --explain-slow MS           the plan, with actual rows, of every statement slower than MS (auto_explain),
+                              in postgres.log beside the report (costs some speed: for diagnosis)`
 
 export class UsageError extends Error {
   override name = 'UsageError'
@@ -102,6 +106,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       options: {
         quick: { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
+        'explain-slow': { type: 'string' },
         modes: { type: 'string' },
         only: { type: 'string' },
         concurrency: { type: 'string' },
@@ -129,6 +134,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   return {
     quick,
     profile: values.profile === true,
+    explainSlowMs: nonNegativeInt('explain-slow', str('explain-slow')),
     modes: oneOf('modes', str('modes'), MODES) ?? MODES,
     sections: oneOf('only', str('only'), SECTIONS) ?? SECTIONS,
     concurrency: intList('concurrency', str('concurrency')) ?? base.concurrency,

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs'
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -30,6 +31,8 @@ export interface BenchServerOptions {
   /** Start a Kafka broker too (from its jars, infra/kafka). */
   readonly kafka?: boolean
   readonly kafkaHeapMb?: number
+  /** Append the Postgres server's log (its stderr) to this file. */
+  readonly postgresLog?: string
 }
 
 /**
@@ -48,6 +51,7 @@ export async function startBenchServers(opts: BenchServerOptions): Promise<Bench
     const postgres = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'pg'),
       settings: { max_connections: '300', ...opts.postgres },
+      log: opts.postgresLog ? (line) => appendFileSync(opts.postgresLog!, `${line}\n`) : undefined,
     })
     stops.unshift(() => postgres.stop())
     let kafka: KafkaBroker | undefined
