@@ -163,11 +163,11 @@ export async function applyBatches(
 /**
  * The stream versions this group has applied, for the given (distinct) streams: one index probe per
  * stream. A plain join of the table with the keys lets the planner choose to read every row of the
- * group instead (a hash or merge join), which it does once the group's statistics say it is big, or
- * say nothing yet: a rebuild's new group then read all of its rows per batch, its time per batch
- * growing with the log (40,000–76,000 rows per batch at 300,000 events), and a live group of a
- * million conversations would read them all per batch too. A `LIMIT` keeps the lookup a subquery the
- * planner cannot merge into a join, so its only plan is the probe (libs/eventlog apply-batch.int.test.ts).
+ * group instead (a hash or merge join): a rebuild's new group, whose statistics say it is small, read
+ * all of its rows per batch, its time per batch growing with the log (40,000–76,000 rows per batch at
+ * 300,000 events), and a live group of 100,000 to 300,000 streams took 37–214 ms a batch that way,
+ * against 5–6 ms by probes. A `LIMIT` keeps the lookup a subquery the planner cannot merge into a
+ * join, so its only plan is the probe (apply-batch.int.test.ts; bench/FINDINGS.md, eighth session).
  */
 export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.version
        FROM unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
