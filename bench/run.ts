@@ -28,7 +28,7 @@ import {
 import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { Kafka } from 'kafkajs'
-import type pg from 'pg'
+import pg from 'pg'
 import { jobCounts } from '../services/analysis/src/jobs.ts'
 import { spawnWorker } from '../test/support/worker-process.ts'
 import { type BenchOptions, type Mode, parseBenchArgs, USAGE, UsageError } from './support/args.ts'
@@ -664,6 +664,7 @@ async function measurePipeline() {
           `(about ${Math.ceil(total / pipeline.projector.eventsPerSecond / 60)} min at the projector's rate)`,
       )
       let applied = 0
+      const reads = readProbe(url)
       const rebuildRun = await stage(pool, mode, 'rebuild', () =>
         timed(async () => {
           const result = await rebuildReadModels({
@@ -675,12 +676,15 @@ async function measurePipeline() {
           })
           applied = result.applied
         }),
-      )
+      ).finally(() => reads.stop())
+      const readsMeanwhile = await reads.stop()
       const rebuildSeconds = rebuildRun.result
       pipeline.rebuild = {
         ...throughput(applied, rebuildSeconds),
         peakRssMiB: rebuildRun.peakRssMiB,
         cpuSeconds: rebuildRun.cpuSeconds,
+        longestReadMs: readsMeanwhile.longestMs,
+        reads: readsMeanwhile.count,
       }
       pipeline.profiles = [...(pipeline.profiles ?? []), ...rebuildRun.profile]
       log(
@@ -691,6 +695,34 @@ async function measurePipeline() {
     }
   } finally {
     await pool.end()
+  }
+}
+
+/**
+ * A dashboard-like read of the read models every 100 ms, on a connection of its own (not the pool's), until
+ * stopped: how long the rebuild's swap, which moves the tables, makes readers wait.
+ */
+function readProbe(databaseUrl: string): { stop(): Promise<{ longestMs: number; count: number }> } {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  let stopped = false
+  let longestMs = 0
+  let count = 0
+  const running = (async () => {
+    await client.connect()
+    while (!stopped) {
+      const started = performance.now()
+      await client.query('SELECT id FROM rm_conversations ORDER BY id LIMIT 1')
+      longestMs = Math.max(longestMs, performance.now() - started)
+      count++
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  })().finally(() => client.end())
+  return {
+    async stop() {
+      stopped = true
+      await running
+      return { longestMs, count }
+    },
   }
 }
 

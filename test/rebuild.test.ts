@@ -280,5 +280,48 @@ for (const mode of EVENT_LOG_MODES) {
       expect(resumed).toMatchObject({ runId: interrupted.runId, resumed: true, swapped: true })
       expect(await snapshot(db)).toEqual(before)
     })
+
+    // The swap hands the live projector's stream versions over (a row per stream: seconds on a large
+    // deployment) before it moves the tables, from when on every read waits for it to commit.
+    it('keeps the read models readable while the swap hands the stream versions over', async () => {
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const before = await snapshot(db)
+      // Holds one of the live group's stream versions, so that the swap waits at its hand-over.
+      const holder = await db.pool.connect()
+      const reader = await db.pool.connect()
+      try {
+        await holder.query('BEGIN')
+        const held = await holder.query(
+          'SELECT 1 FROM consumer_stream_versions WHERE group_id = $1 LIMIT 1 FOR UPDATE',
+          [liveGroupId],
+        )
+        expect(held.rowCount).toBe(1)
+        const rebuilt = rebuildReadModels({ pool: db.pool, keyring: testKeyring, eventLog, liveGroupId })
+        const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        await waitFor(
+          async () =>
+            (
+              await db.pool.query<{ n: number }>(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'DELETE FROM consumer_stream_versions%'",
+                [me[0]!.pid],
+              )
+            ).rows[0]!.n === 1,
+          { what: 'the swap to wait at the stream versions', timeoutMs: 30_000 },
+        )
+        await reader.query("SET lock_timeout TO '2s'")
+        const { rows } = await reader.query<{ n: number }>('SELECT count(*)::int AS n FROM rm_conversations')
+        expect(rows[0]!.n).toBe(before.rm_conversations!.length)
+        await reader.query('RESET lock_timeout')
+        await holder.query('ROLLBACK')
+        expect(await rebuilt).toMatchObject({ swapped: true })
+        expect(await snapshot(db)).toEqual(before)
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {})
+        holder.release()
+        reader.release()
+      }
+    })
   })
 }

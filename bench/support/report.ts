@@ -378,6 +378,13 @@ function renderMode(r: BenchResults, m: ModeResults, line: Line) {
       )
     }
     line()
+    if (p.rebuild?.longestReadMs !== undefined) {
+      line(
+        `Reads of the read models during the rebuild (${int(p.rebuild.reads ?? 0)}, one every 100 ms on a connection of ` +
+          `their own): the longest took ${p.rebuild.longestReadMs.toFixed(1)} ms (the swap holds the tables while it commits).`,
+      )
+      line()
+    }
   }
 }
 

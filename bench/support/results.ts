@@ -101,7 +101,11 @@ export interface Pipeline {
   /** The live projector (the service's settings), over the first events of the journal or topics. */
   projector?: StageThroughput
   /** Every projection rebuilt from all the events, swap included. */
-  rebuild?: StageThroughput
+  rebuild?: StageThroughput & {
+    /** The longest a read of the read models took meanwhile (one every 100 ms, on a connection of its own). */
+    readonly longestReadMs?: number
+    readonly reads?: number
+  }
   /** Per stage, with --profile. */
   profiles?: StageProfile[]
 }

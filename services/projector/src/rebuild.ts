@@ -280,6 +280,18 @@ async function swapIn(
     })
     if (behind) return false
 
+    // The live projector carries on from where the rebuild is, on the new tables. Handed over before
+    // the tables are moved: with a stream-version row per stream, that takes seconds on a large
+    // deployment (1.1 s at 150,000 streams), and from the first move on, every read of the read models
+    // waits for this transaction to end.
+    for (const table of ['consumer_checkpoints', 'consumer_stream_versions']) {
+      await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [liveGroupId])
+      await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
+    }
+    if (journal.length > 0) {
+      const partitions = eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1
+      await setCheckpoints(client, liveGroupId, partitions, journalReached.toString())
+    }
     const replaced = `replaced_${run.id}`
     await client.query(`CREATE SCHEMA ${replaced}`)
     for (const table of READ_MODEL_TABLES) {
@@ -295,15 +307,6 @@ async function swapIn(
       }
       if (PROTECTED.has(table))
         await client.query('SELECT cas_protect_read_model($1::regclass)', [`public.${table}`])
-    }
-    // The live projector carries on from where the rebuild is, on the new tables.
-    for (const table of ['consumer_checkpoints', 'consumer_stream_versions']) {
-      await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [liveGroupId])
-      await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
-    }
-    if (journal.length > 0) {
-      const partitions = eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1
-      await setCheckpoints(client, liveGroupId, partitions, journalReached.toString())
     }
     await client.query("UPDATE replay_runs SET status = 'done', finished_at = now() WHERE id = $1", [run.id])
     await client.query(`DROP SCHEMA ${replaced} CASCADE`)
