@@ -10,9 +10,9 @@ interface PlanNode {
 
 /**
  * Runs `sql` under EXPLAIN ANALYZE and counts the rows its scans of `table` produced or filtered out,
- * over all their loops: how much of the table a statement reads, whichever plan the planner chose. Approximate for a
- * scan run in many loops (EXPLAIN gives its rows per loop, rounded to two decimals): compare it with
- * bounds far apart, such as one row per key against the table's size.
+ * over all their loops: how much of the table a statement reads, whichever plan the planner chose.
+ * Approximate for a scan run in many loops (EXPLAIN gives its rows per loop, rounded to two decimals):
+ * compare it with bounds far apart, such as one row per key against the table's size.
  */
 export async function rowsRead(
   pool: pg.Pool,

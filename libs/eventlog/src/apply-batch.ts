@@ -183,11 +183,12 @@ async function dropSeenStreamVersions(
   records: readonly JournalRecord[],
 ) {
   if (records.length === 0) return []
-  const streams = new Map<string, JournalRecord>()
-  for (const r of records) streams.set(`${r.streamType}/${r.streamId}`, r)
+  const byStream = new Map<string, JournalRecord>()
+  for (const r of records) byStream.set(`${r.streamType}/${r.streamId}`, r)
+  const streams = [...byStream.values()]
   const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>(
     SEEN_STREAM_VERSIONS,
-    [groupId, [...streams.values()].map((r) => r.streamType), [...streams.values()].map((r) => r.streamId)],
+    [groupId, streams.map((r) => r.streamType), streams.map((r) => r.streamId)],
   )
   const seen = new Map(rows.map((r) => [`${r.stream_type}/${r.stream_id}`, r.version]))
   return records.filter((r) => {
