@@ -244,6 +244,84 @@ for (const b of backends) {
         await expectExactlyOnceInStreamOrder(db.pool)
       })
 
+      it("applies a trailing topic's events after the leading topic's that come before them in the journal", async () => {
+        // Each stream: a large conversation event, then (later in the journal) a small analysis event. A
+        // fetch of a conversation partition stops at 1 MB, about 60 events; one of an analysis partition
+        // holds all of them, so unordered, analysis events would be applied before their conversation's.
+        const streamIds = Array.from({ length: 400 }, () => randomUUID())
+        const text = 'x'.repeat(16_000)
+        for (let i = 0; i < streamIds.length; i += 50) {
+          await withTransaction(db.pool, async (client) => {
+            for (const [streamType, payload] of [
+              ['conversation', { text }],
+              ['analysis', {}],
+            ] as const) {
+              for (const streamId of streamIds.slice(i, i + 50)) {
+                await appendToStream(client, {
+                  streamType,
+                  streamId,
+                  orgId: '00000000-0000-4000-8000-000000000001',
+                  chatbotId: '00000000-0000-4000-8000-000000000002',
+                  expectedVersion: 'any',
+                  events: [{ type: `test.${streamType}`, version: 1, payload }],
+                })
+              }
+            }
+          })
+        }
+        await waitFor(async () => (await countRelayed(db)) >= 800, { what: 'the events relayed' })
+
+        /** Analysis events applied before their stream's conversation event, by one consumer. */
+        const early = async (
+          name: string,
+          partitionsConcurrently: number,
+          more: Partial<ConsumerOptions> = {},
+        ): Promise<number> => {
+          const seen = new Set<string>()
+          let before = 0
+          const c = createEventConsumer(pipeline.backend, {
+            pool: db.pool,
+            groupId: uniqueGroupId(name),
+            streamTypes: ['conversation', 'analysis'],
+            maxBatchSize: 20,
+            partitionsConcurrently,
+            handler: async (records, client) => {
+              for (const r of records) {
+                if (r.streamType === 'conversation') seen.add(r.streamId)
+                else if (!seen.has(r.streamId)) before++
+              }
+              await recordApplied(client, records, name)
+            },
+            ...more,
+          })
+          cleanups.push(() => c.stop())
+          await c.start()
+          await waitFor(
+            async () => {
+              const { rows } = await db.pool.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM test_applied WHERE consumer = $1',
+                [name],
+              )
+              return rows[0]!.n >= 800
+            },
+            { what: `every event applied by ${name}` },
+          )
+          await c.stop()
+          return before
+        }
+        const trailing = { streamType: 'analysis', leader: 'conversation' } as const
+        // One transaction at a time (the rebuild), and a fetch's batches combined (the live projector).
+        for (const transactions of [1, 2]) {
+          // The control: unordered, the analysis topic runs ahead.
+          expect(await early(`unordered-${transactions}`, transactions)).toBeGreaterThan(0)
+          expect(await early(`trailing-${transactions}`, transactions, { trailing })).toBe(0)
+        }
+        const { rows: twice } = await db.pool.query(
+          'SELECT consumer, event_id FROM test_applied GROUP BY 1, 2 HAVING count(*) > 1',
+        )
+        expect(twice).toEqual([])
+      })
+
       it('refuses to apply partitions at the same time when the topics differ in partition count', async () => {
         const { kafka, topicPrefix } = pipeline.backend as { kafka: Kafka; topicPrefix: string }
         const admin = kafka.admin()
@@ -261,13 +339,14 @@ for (const b of backends) {
         } finally {
           await admin.disconnect()
         }
-        const consumer = (partitionsConcurrently: number) =>
+        const consumer = (partitionsConcurrently: number, more: Partial<ConsumerOptions> = {}) =>
           createEventConsumer(pipeline.backend, {
             pool: db.pool,
             groupId: uniqueGroupId('copartitioned'),
             streamTypes: ['conversation', 'analysis'],
             partitionsConcurrently,
             handler: async () => {},
+            ...more,
           })
         const concurrent = consumer(4)
         cleanups.push(() => concurrent.stop())
@@ -276,6 +355,15 @@ for (const b of backends) {
         const serial = consumer(1)
         cleanups.push(() => serial.stop())
         await expect(serial.start()).resolves.toBeUndefined()
+        // Nor for a trailing order, which is then off (it compares partition numbers), and says so.
+        const said: string[] = []
+        const trailing = consumer(1, {
+          trailing: { streamType: 'analysis', leader: 'conversation' },
+          log: (msg) => said.push(msg),
+        })
+        cleanups.push(() => trailing.stop())
+        await expect(trailing.start()).resolves.toBeUndefined()
+        expect(said).toContainEqual(expect.stringMatching(/^trailing order off/))
       })
     }
 

@@ -45,6 +45,20 @@ export interface ConsumerOptions {
    * partition number (`BatchSource.partition`).
    */
   readonly partitionsConcurrently?: number
+  /**
+   * Events of `streamType` wait for the events of `leader` that come before them in the journal
+   * (TrailingOrder in trailing.ts): the projector applies a conversation's analysis after its messages,
+   * even when a Kafka fetch of the small analysis events reaches much further into the journal than one
+   * of the conversation events. Kafka backend, co-partitioned topics (checked at start); the journal
+   * backend reads a stream's events of every type in journal order already (one stream id, one
+   * partition), so it ignores this. Speed only: applied in any order, the events give the same result.
+   */
+  readonly trailing?: {
+    readonly streamType: StreamType
+    readonly leader: StreamType
+    /** Longest a partition is held back (default 30 s): a bound, should the leader stop advancing. */
+    readonly maxHoldMs?: number
+  }
 }
 
 export interface ConsumerStats {

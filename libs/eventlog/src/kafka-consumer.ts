@@ -6,6 +6,7 @@ import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { decodeRecord } from './kafka.ts'
 import { backoffMs } from './sleep.ts'
 import { topicFor } from './topics.ts'
+import { TrailingOrder } from './trailing.ts'
 
 export interface KafkaConsumerOptions extends ConsumerOptions {
   readonly kafka: Kafka
@@ -29,8 +30,25 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   const chunkSize = opts.maxBatchSize ?? 500
   let consumer: Consumer | undefined
   let admin: Promise<Admin> | undefined
+  // Off when the topics turn out not to be co-partitioned (checked at start).
+  let trailing =
+    opts.trailing &&
+    new TrailingOrder(
+      topicFor(opts.trailing.leader, opts.topicPrefix),
+      topicFor(opts.trailing.streamType, opts.topicPrefix),
+      opts.trailing.maxHoldMs,
+    )
 
-  const eachBatch = async ({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload) => {
+  let trailingReady: Promise<void> = Promise.resolve()
+
+  const eachBatch = async ({
+    batch,
+    heartbeat,
+    isRunning,
+    isStale,
+    resolveOffset,
+    pause,
+  }: EachBatchPayload) => {
     for (let i = 0; i < batch.messages.length; i += chunkSize) {
       if (!isRunning() || isStale()) return
       const chunk: SourcedRecord[] = []
@@ -46,15 +64,24 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           })
         }
       }
-      const last = batch.messages[Math.min(i + chunkSize, batch.messages.length) - 1]!.offset
+      const end = Math.min(i + chunkSize, batch.messages.length)
+      const last = batch.messages[end - 1]!.offset
       const part = { source: { topic: batch.topic, partition: batch.partition }, batch: chunk }
+      // Whether the partition has more after this chunk, as fetched: what a trailing topic waits on.
+      const more = end < batch.messages.length || BigInt(batch.offsetLag()) > 0n
       const payload = { isRunning, isStale, heartbeat }
-      const applied = combiner
-        ? await combiner.add(part, payload)
-        : await new Promise<boolean>((resolve, reject) => {
-            applyWithRetry([{ part, payload, resolve, reject }]).catch(reject)
+      const outcome = combiner
+        ? await combiner.add(part, more, payload)
+        : await new Promise<Outcome>((resolve, reject) => {
+            applyWithRetry([{ part, more, payload, resolve, reject }]).catch(reject)
           })
-      if (!applied) return
+      if (outcome === 'left-out') return
+      if (outcome !== 'applied') {
+        // Applied up to the first held event; the rest is fetched again once the partition resumes.
+        resolveOffset((BigInt(outcome.heldFrom) - 1n).toString())
+        trailing?.pause(batch.partition, pause)
+        return
+      }
       resolveOffset(last)
       await heartbeat()
     }
@@ -71,7 +98,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     for (let attempt = 0; ; attempt++) {
       const live = waiting.filter((w) => {
         if (w.payload.isRunning() && !w.payload.isStale()) return true
-        w.resolve(false)
+        w.resolve('left-out')
         return false
       })
       if (live.length === 0) {
@@ -80,13 +107,11 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       }
       // A key's events are in the same partition number of every topic: chatbots first, then
       // conversations, then their analysis, as the consumer's topics are listed.
-      const parts = live
-        .map((w) => w.part)
-        .sort(
-          (a, b) =>
-            a.source.partition - b.source.partition ||
-            (topicRank.get(a.source.topic) ?? 0) - (topicRank.get(b.source.topic) ?? 0),
-        )
+      const ordered = [...live].sort(
+        (a, b) =>
+          a.part.source.partition - b.part.source.partition ||
+          (topicRank.get(a.part.source.topic) ?? 0) - (topicRank.get(b.part.source.topic) ?? 0),
+      )
       try {
         if (opts.admit) {
           stats.paused = !(await opts.admit())
@@ -101,16 +126,29 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
             continue
           }
         }
-        const outcome = await applyBatches(opts.pool, opts.groupId, parts, opts.handler, {
-          order: opts.orderBatch,
-          neverAppends: opts.neverAppends,
+        if (trailing) await trailingReady
+        const admitted = trailing?.admit(ordered.map((w) => ({ ...w.part, more: w.more })))
+        const parts = ordered.flatMap((w, i) => {
+          const n = admitted?.[i] ?? w.part.batch.length
+          if (n === w.part.batch.length) return [w.part]
+          return n === 0 ? [] : [{ ...w.part, batch: w.part.batch.slice(0, n) }]
         })
-        recordOutcome(stats, opts, outcome)
-        for (const w of live) w.resolve(true)
+        if (parts.length > 0) {
+          const outcome = await applyBatches(opts.pool, opts.groupId, parts, opts.handler, {
+            order: opts.orderBatch,
+            neverAppends: opts.neverAppends,
+          })
+          recordOutcome(stats, opts, outcome)
+          trailing?.committed(ordered.map((w) => ({ ...w.part, more: w.more })))
+        }
+        ordered.forEach((w, i) => {
+          const n = admitted?.[i] ?? w.part.batch.length
+          w.resolve(n === w.part.batch.length ? 'applied' : { heldFrom: w.part.batch[n]!.offset })
+        })
         return
       } catch (err) {
         stats.errors++
-        const sources = parts.map((p) => `${p.source.topic}/${p.source.partition}`)
+        const sources = ordered.map((w) => `${w.part.source.topic}/${w.part.source.partition}`)
         log('batch failed; retrying', { sources, attempt, err: (err as Error).message })
         if (live.some((w) => !w.payload.isRunning())) {
           for (const w of live) w.reject(err)
@@ -194,12 +232,31 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           ps.map((p) => `${topic}/${p}`),
         )
         log('joined the consumer group', { groupId: opts.groupId, partitions: stats.partitions })
+        const order = trailing
+        if (order) {
+          order.reset()
+          // Batches wait for this (applyWithRetry): the leader's partitions with a backlog hold theirs.
+          trailingReady = lag()
+            .then((lags) => {
+              for (const l of lags) if (l.topic === order.leaderTopic && l.lag > 0) order.behind(l.partition)
+            })
+            .catch((err) =>
+              log('could not read the lag; trailing events may run ahead', { err: err.message }),
+            )
+        }
         seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
           log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
         )
       })
       await c.connect()
-      if ((opts.partitionsConcurrently ?? 1) > 1) await checkCopartitioned(opts.kafka, topics)
+      if ((opts.partitionsConcurrently ?? 1) > 1 || trailing) {
+        const problem = await copartitionProblem(opts.kafka, topics)
+        if (problem && (opts.partitionsConcurrently ?? 1) > 1) throw new Error(problem)
+        if (problem) {
+          log('trailing order off: partition numbers do not match keys across topics', { problem })
+          trailing = undefined
+        }
+      }
       await c.subscribe({ topics, fromBeginning: true })
       await c.run({
         autoCommit: false,
@@ -245,19 +302,19 @@ async function seekToCheckpoints(
 }
 
 /**
- * Throws unless the topics have the same partition count. With the same count, a key is in the same
- * partition number of every topic, which is what a handler applying partitions concurrently orders by.
+ * Why the topics are not co-partitioned, or undefined when they are. With the same partition count, a
+ * key is in the same partition number of every topic, which is what a handler applying partitions
+ * concurrently orders by, and what the trailing order compares.
  */
-async function checkCopartitioned(kafka: Kafka, topics: readonly string[]): Promise<void> {
+async function copartitionProblem(kafka: Kafka, topics: readonly string[]): Promise<string | undefined> {
   const admin = kafka.admin()
   await admin.connect()
   try {
     const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] })
     const counts = metadata.map((t) => `${t.name} (${t.partitions.length})`)
     if (new Set(metadata.map((t) => t.partitions.length)).size > 1)
-      throw new Error(
-        `topics ${counts.join(', ')} differ in partition count: a key's events would be in different partition numbers, and batches of different partitions could not be applied at the same time safely`,
-      )
+      return `topics ${counts.join(', ')} differ in partition count: a key's events would be in different partition numbers, and batches of different partitions could not be applied at the same time safely`
+    return undefined
   } finally {
     await admin.disconnect()
   }
@@ -269,11 +326,18 @@ async function checkCopartitioned(kafka: Kafka, topics: readonly string[]): Prom
  */
 const COMBINED_BATCHES = 128
 
+/**
+ * What became of a part: applied whole; left out (its partition was revoked, or the consumer is
+ * stopping); or applied up to the offset of its first event held back (TrailingOrder).
+ */
+type Outcome = 'applied' | 'left-out' | { readonly heldFrom: string }
+
 interface Waiting {
   readonly part: BatchPart
+  /** Whether the part's partition had events after it when fetched. */
+  readonly more: boolean
   readonly payload: Pick<EachBatchPayload, 'isRunning' | 'isStale' | 'heartbeat'>
-  /** true: applied; false: left out (its partition was revoked, or the consumer is stopping). */
-  readonly resolve: (applied: boolean) => void
+  readonly resolve: (outcome: Outcome) => void
   readonly reject: (err: unknown) => void
 }
 
@@ -283,7 +347,7 @@ interface Waiting {
  * transactions, each with its checkpoint and commit, per fetch, and the fetch after waits for the last
  * of them. The batches that arrive in one turn of the event loop are grouped by partition number
  * (modulo `transactions`), so a key's batches of every topic (the same partition number, see
- * checkCopartitioned) share a transaction, and each group is applied in one (applyBatches).
+ * copartitionProblem) share a transaction, and each group is applied in one (applyBatches).
  */
 class FetchCombiner {
   private queue: Waiting[] = []
@@ -294,10 +358,10 @@ class FetchCombiner {
     private readonly apply: (group: Waiting[]) => Promise<void>,
   ) {}
 
-  /** Resolves once the part is applied (true) or left out (false). */
-  add(part: BatchPart, payload: Waiting['payload']): Promise<boolean> {
+  /** Resolves once the part is applied, left out, or applied in part (see Outcome). */
+  add(part: BatchPart, more: boolean, payload: Waiting['payload']): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ part, payload, resolve, reject })
+      this.queue.push({ part, more, payload, resolve, reject })
       if (this.scheduled) return
       this.scheduled = true
       setImmediate(() => this.flush())

@@ -59,6 +59,12 @@ export const PROJECTED_STREAM_TYPES = [
 ] as const satisfies readonly StreamType[]
 
 /**
+ * A conversation's analysis is applied after its messages (Kafka): a result that comes first makes a
+ * placeholder row, which its message then has to find and complete, nearly twice the database work.
+ */
+export const ANALYSIS_AFTER_MESSAGES = { streamType: 'analysis', leader: 'conversation' } as const
+
+/**
  * The projector: consumes the chatbot, conversation and analysis events and maintains the read models
  * (chatbots, conversations, messages, hourly rollups). Each batch and its checkpoint commit in one transaction and
  * the consumer drops stream versions already applied, so redelivery never double-counts.
@@ -79,6 +85,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
       for (const record of records) log?.info(eventLogFields(record), 'projected event')
     },
     partitionsConcurrently: PARTITIONS_AT_ONCE,
+    trailing: ANALYSIS_AFTER_MESSAGES,
     // Read models only: the relay and the other journal readers pass a batch while it is applied.
     neverAppends: true,
     ...projectorBatches(groupId, deps.keyring, stats, (reason, record, detail) => {

@@ -11,7 +11,7 @@ import {
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
-import { PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from './app.ts'
+import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from './app.ts'
 import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events. */
@@ -232,6 +232,7 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     groupId: run.group_id,
     streamTypes: PROJECTED_STREAM_TYPES,
     maxBatchSize: REBUILD_BATCH,
+    trailing: ANALYSIS_AFTER_MESSAGES,
     neverAppends: true,
     handler: async (records, client) => {
       // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
