@@ -49,6 +49,8 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     resolveOffset,
     pause,
   }: EachBatchPayload) => {
+    const fetchedTo =
+      batch.topic === trailing?.trailingTopic ? lastPosition(batch, opts.topicPrefix) : undefined
     for (let i = 0; i < batch.messages.length; i += chunkSize) {
       if (!isRunning() || isStale()) return
       const chunk: SourcedRecord[] = []
@@ -71,9 +73,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       const more = end < batch.messages.length || BigInt(batch.offsetLag()) > 0n
       const payload = { isRunning, isStale, heartbeat }
       const outcome = combiner
-        ? await combiner.add(part, more, payload)
+        ? await combiner.add({ part, more, fetchedTo, payload })
         : await new Promise<Outcome>((resolve, reject) => {
-            applyWithRetry([{ part, more, payload, resolve, reject }]).catch(reject)
+            applyWithRetry([{ part, more, fetchedTo, payload, resolve, reject }]).catch(reject)
           })
       if (outcome === 'left-out') return
       if (outcome !== 'applied') {
@@ -127,7 +129,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           }
         }
         if (trailing) await trailingReady
-        const admitted = trailing?.admit(ordered.map((w) => ({ ...w.part, more: w.more })))
+        const admitted = trailing?.admit(
+          ordered.map((w) => ({ ...w.part, more: w.more, fetchedTo: w.fetchedTo })),
+        )
         const parts = ordered.flatMap((w, i) => {
           const n = admitted?.[i] ?? w.part.batch.length
           if (n === w.part.batch.length) return [w.part]
@@ -276,6 +280,13 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   }
 }
 
+/** The journal position of a fetched batch's last event (one more decode per batch). */
+function lastPosition(batch: EachBatchPayload['batch'], topicPrefix?: string): bigint | undefined {
+  const last = batch.messages[batch.messages.length - 1]
+  const decoded = last && decodeRecord(batch.topic, last.value, topicPrefix)
+  return decoded?.ok ? BigInt(decoded.record.position) : undefined
+}
+
 /** The Kafka consumer group of a consumer: its group id, prefixed like the topics it reads. */
 export function kafkaGroupId(groupId: string, topicPrefix = ''): string {
   return `${topicPrefix}${groupId}`
@@ -336,6 +347,8 @@ interface Waiting {
   readonly part: BatchPart
   /** Whether the part's partition had events after it when fetched. */
   readonly more: boolean
+  /** Trailing topic: the journal position of the last event its fetch brought (TrailingPart). */
+  readonly fetchedTo?: bigint
   readonly payload: Pick<EachBatchPayload, 'isRunning' | 'isStale' | 'heartbeat'>
   readonly resolve: (outcome: Outcome) => void
   readonly reject: (err: unknown) => void
@@ -359,9 +372,9 @@ class FetchCombiner {
   ) {}
 
   /** Resolves once the part is applied, left out, or applied in part (see Outcome). */
-  add(part: BatchPart, more: boolean, payload: Waiting['payload']): Promise<Outcome> {
+  add(item: Omit<Waiting, 'resolve' | 'reject'>): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ part, more, payload, resolve, reject })
+      this.queue.push({ ...item, resolve, reject })
       if (this.scheduled) return
       this.scheduled = true
       setImmediate(() => this.flush())

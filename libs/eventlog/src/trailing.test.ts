@@ -80,6 +80,21 @@ describe('TrailingOrder', () => {
     expect(order.held()).toEqual([])
   })
 
+  it('keeps a partition held until the leader has passed all its fetch brought, not just the cut', () => {
+    const order = new TrailingOrder(LEADER, TRAILING)
+    const leader = part(LEADER, 0, [10], true)
+    order.committed([leader])
+    // The chunk applied is cut at 15; the fetch brought the partition's events up to 90.
+    const trailing = { ...part(TRAILING, 0, [5, 15, 20], true), fetchedTo: 90n }
+    expect(order.admit([trailing])).toEqual([1])
+    const resume = vi.fn()
+    order.pause(0, () => resume)
+    order.committed([part(LEADER, 0, [50], true)])
+    expect(resume).not.toHaveBeenCalled()
+    order.committed([part(LEADER, 0, [90], true)])
+    expect(resume).toHaveBeenCalledOnce()
+  })
+
   it('resumes a held partition when the leader has nothing more', () => {
     const order = new TrailingOrder(LEADER, TRAILING)
     expect(order.admit([part(LEADER, 0, [10], true), part(TRAILING, 0, [30], false)])).toEqual([1, 0])

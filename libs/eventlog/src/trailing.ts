@@ -6,6 +6,12 @@ export interface TrailingPart {
   readonly batch: readonly SourcedRecord[]
   /** Whether its partition had events after this batch when it was fetched. */
   readonly more: boolean
+  /**
+   * Journal position of the last event its fetch brought from the partition (a fetch is applied in
+   * batches of a bounded size): a held trailing partition resumes once the leader has passed it, so
+   * that fetching it again brings events that can all be applied, not the same ones cut again.
+   */
+  readonly fetchedTo?: bigint
 }
 
 interface Front {
@@ -16,7 +22,7 @@ interface Front {
 }
 
 interface Hold {
-  /** The first held event's journal position: the hold ends once the leader has applied past it. */
+  /** The hold ends once the leader has applied past this journal position (see `fetchedTo`). */
   readonly position: bigint
   released: boolean
   resume?: () => void
@@ -31,8 +37,8 @@ interface Hold {
  * further into the journal than one of the conversation topic. Applied first, each result makes a
  * placeholder row that its message later has to find and complete: nearly twice the database work per
  * message. So a trailing batch is applied up to the leader's position on its partition number, and the
- * rest waits (its partition paused) until the leader has applied past it, has nothing more to apply,
- * or `maxHoldMs` has passed. Only an ordering for speed: whatever order events come in, the projection
+ * rest waits (its partition paused) until the leader has applied past all its fetch brought, has
+ * nothing more to apply, or `maxHoldMs` has passed. Only an ordering for speed: whatever order events come in, the projection
  * is the same.
  *
  * Positions are compared per partition number, so the topics must be co-partitioned (a key in the same
@@ -69,7 +75,9 @@ export class TrailingOrder {
       const cut = part.batch.findIndex((r) => BigInt(r.record.position) > front.position)
       if (cut < 0) return part.batch.length
       this.release(p)
-      this.holds.set(p, { position: BigInt(part.batch[cut]!.record.position), released: false })
+      const first = BigInt(part.batch[cut]!.record.position)
+      const to = part.fetchedTo !== undefined && part.fetchedTo > first ? part.fetchedTo : first
+      this.holds.set(p, { position: to, released: false })
       return cut
     })
   }
