@@ -129,11 +129,11 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           }
         }
         if (trailing) await trailingReady
-        const admitted = trailing?.admit(
-          ordered.map((w) => ({ ...w.part, more: w.more, fetchedTo: w.fetchedTo })),
-        )
+        const views = ordered.map((w) => ({ ...w.part, more: w.more, fetchedTo: w.fetchedTo }))
+        // How many of each part's records go now: all, unless the trailing order holds some back.
+        const counts = trailing?.admit(views) ?? ordered.map((w) => w.part.batch.length)
         const parts = ordered.flatMap((w, i) => {
-          const n = admitted?.[i] ?? w.part.batch.length
+          const n = counts[i]!
           if (n === w.part.batch.length) return [w.part]
           return n === 0 ? [] : [{ ...w.part, batch: w.part.batch.slice(0, n) }]
         })
@@ -143,10 +143,10 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
             neverAppends: opts.neverAppends,
           })
           recordOutcome(stats, opts, outcome)
-          trailing?.committed(ordered.map((w) => ({ ...w.part, more: w.more })))
+          trailing?.committed(views)
         }
         ordered.forEach((w, i) => {
-          const n = admitted?.[i] ?? w.part.batch.length
+          const n = counts[i]!
           w.resolve(n === w.part.batch.length ? 'applied' : { heldFrom: w.part.batch[n]!.offset })
         })
         return

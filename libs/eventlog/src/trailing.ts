@@ -24,7 +24,6 @@ interface Front {
 interface Hold {
   /** The hold ends once the leader has applied past this journal position (see `fetchedTo`). */
   readonly position: bigint
-  released: boolean
   resume?: () => void
   timer?: NodeJS.Timeout
 }
@@ -38,8 +37,8 @@ interface Hold {
  * placeholder row that its message later has to find and complete: nearly twice the database work per
  * message. So a trailing batch is applied up to the leader's position on its partition number, and the
  * rest waits (its partition paused) until the leader has applied past all its fetch brought, has
- * nothing more to apply, or `maxHoldMs` has passed. Only an ordering for speed: whatever order events come in, the projection
- * is the same.
+ * nothing more to apply, or `maxHoldMs` has passed. Only an ordering for speed: whatever order events
+ * come in, the projection is the same.
  *
  * Positions are compared per partition number, so the topics must be co-partitioned (a key in the same
  * partition number of each). A leader partition this member has applied nothing from holds nothing
@@ -77,7 +76,7 @@ export class TrailingOrder {
       this.release(p)
       const first = BigInt(part.batch[cut]!.record.position)
       const to = part.fetchedTo !== undefined && part.fetchedTo > first ? part.fetchedTo : first
-      this.holds.set(p, { position: to, released: false })
+      this.holds.set(p, { position: to })
       return cut
     })
   }
@@ -102,7 +101,7 @@ export class TrailingOrder {
    */
   pause(partition: number, pause: () => () => void): boolean {
     const hold = this.holds.get(partition)
-    if (!hold || hold.released) return false
+    if (!hold) return false
     hold.resume = pause()
     hold.timer = setTimeout(() => this.release(partition), this.maxHoldMs)
     hold.timer.unref()
@@ -133,7 +132,6 @@ export class TrailingOrder {
     const hold = this.holds.get(partition)
     if (!hold) return
     this.holds.delete(partition)
-    hold.released = true
     if (hold.timer) clearTimeout(hold.timer)
     hold.resume?.()
   }
