@@ -136,13 +136,16 @@ interface MessageRow {
   sentiment_label: 'positive' | 'neutral' | 'negative' | null
 }
 
+/**
+ * A conversation's messages ($1, of organization $2) in sentAt order, ties in arrival order: found through
+ * the primary key's conversation_id, then sorted (no index holds that order: migration 0024).
+ */
+export const CONVERSATION_MESSAGES = `SELECT message_id, role, content, sent_at, sentiment_score, sentiment_label
+   FROM rm_messages WHERE conversation_id = $1 AND org_id = $2 AND content IS NOT NULL ORDER BY sent_at, arrival`
+
 /** The conversation's messages in sentAt order, ties in arrival order. */
 export async function conversationMessages(client: pg.ClientBase, orgId: string, conversationId: string) {
-  const { rows } = await client.query<MessageRow>(
-    `SELECT message_id, role, content, sent_at, sentiment_score, sentiment_label FROM rm_messages
-      WHERE conversation_id = $1 AND org_id = $2 AND content IS NOT NULL ORDER BY sent_at, arrival`,
-    [conversationId, orgId],
-  )
+  const { rows } = await client.query<MessageRow>(CONVERSATION_MESSAGES, [conversationId, orgId])
   return rows.map((m) => ({
     id: m.message_id,
     role: m.role,

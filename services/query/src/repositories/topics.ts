@@ -296,6 +296,20 @@ async function readTopicTrends(
   return trends
 }
 
+/**
+ * Each pair's excerpt ($2 topics, $3 conversations, of organization $1): the conversation's first user
+ * message on the topic (or on a topic merged into it), found through the primary key's conversation_id.
+ */
+export const TOPIC_EXCERPTS = `SELECT p.topic, p.conversation_id, m.content
+       FROM unnest($2::text[], $3::uuid[]) AS p(topic, conversation_id)
+       CROSS JOIN LATERAL (
+         SELECT m.content FROM rm_messages m
+          WHERE m.conversation_id = p.conversation_id AND m.org_id = $1 AND m.role = 'user'
+            AND m.content IS NOT NULL
+            AND (p.topic = ANY(m.topics) OR EXISTS (SELECT 1 FROM rm_topics t WHERE t.id = ANY(m.topics)
+                                                     AND t.canonical_id = p.topic AND t.org_id = $1))
+          ORDER BY m.sent_at, m.arrival LIMIT 1) m`
+
 /** Each example's first end-user message in its topic (in any topic that counts in it), cut short. */
 async function readExcerpts(
   client: pg.ClientBase,
@@ -306,15 +320,7 @@ async function readExcerpts(
   const excerpts = new Map<string, string>()
   if (pairs.length === 0) return excerpts
   const { rows } = await client.query<{ topic: string; conversation_id: string; content: string }>(
-    `SELECT p.topic, p.conversation_id, m.content
-       FROM unnest($2::text[], $3::uuid[]) AS p(topic, conversation_id)
-       CROSS JOIN LATERAL (
-         SELECT m.content FROM rm_messages m
-          WHERE m.conversation_id = p.conversation_id AND m.org_id = $1 AND m.role = 'user'
-            AND m.content IS NOT NULL
-            AND (p.topic = ANY(m.topics) OR EXISTS (SELECT 1 FROM rm_topics t WHERE t.id = ANY(m.topics)
-                                                     AND t.canonical_id = p.topic AND t.org_id = $1))
-          ORDER BY m.sent_at, m.arrival LIMIT 1) m`,
+    TOPIC_EXCERPTS,
     [orgId, pairs.map((p) => p.topic), pairs.map((p) => p.conversation)],
   )
   for (const r of rows) excerpts.set(`${r.topic}|${r.conversation_id}`, r.content.slice(0, EXCERPT_CHARS))
