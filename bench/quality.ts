@@ -27,6 +27,7 @@ import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { dense, kmeans, tfidf } from './quality/kmeans.ts'
 import { normalizedMutualInformation } from './quality/metrics.ts'
+import { formatWritten } from './support/format.ts'
 import { benchKeyring } from './support/keyring.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { seededRandom } from './support/random.ts'
@@ -296,9 +297,7 @@ try {
     console.log(report.join('\n'))
     writeFileSync(values.out, `${report.join('\n')}\n`)
     // In the repository's Markdown style (Biome aligns tables), so that the report passes the lint as written.
-    execFileSync(path.join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', values.out], {
-      stdio: 'ignore',
-    })
+    await formatWritten([values.out])
     console.log(`\nwritten to ${path.relative(ROOT, values.out)}`)
     await model.close?.()
   } finally {
