@@ -26,7 +26,7 @@ import {
   Relay,
 } from '@cas/eventlog'
 import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { Kafka } from 'kafkajs'
 import pg from 'pg'
 import { jobCounts } from '../services/analysis/src/jobs.ts'
@@ -615,6 +615,11 @@ async function measurePipeline() {
       }
       const pipeline: Pipeline = { seedSeconds }
       m.pipeline = pipeline
+      // Every mode's projector starts from empty read models, as the first mode's does: on the tables
+      // an earlier mode's rebuild left, every event would update rows already there (each message read
+      // locked and its search vector computed again) instead of inserting them. The chatbot's row is
+      // the command's own, written before the first mode too.
+      await pool.query(`TRUNCATE ${READ_MODEL_TABLES.filter((t) => t !== 'rm_chatbots').join(', ')}`)
       let eventLog: EventLogBackend = EMBEDDED_EVENT_LOG
       let relayRest = async () => {}
       if (mode === 'kafka') {
