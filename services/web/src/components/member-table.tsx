@@ -16,7 +16,8 @@ export function MemberTable({ rows, onChanged }: { rows: readonly Member[]; onCh
   const me = account!.user.id
   const myRole = account!.organization!.role
   return (
-    // Fixed layout, cells wrapping anywhere: it fits a phone without scrolling sideways.
+    // Fixed layout, cells wrapping anywhere; on a phone each row stacks as a card, its cells named by
+    // data-label (styles.css): five columns do not fit 390 px.
     <table className="members-table">
       <caption className="visually-hidden">Members and their roles</caption>
       <thead>
@@ -92,8 +93,8 @@ function MemberRow({
   return (
     <tr>
       <th scope="row">{label}</th>
-      <td>{member.email}</td>
-      <td>
+      <td data-label="Email">{member.email}</td>
+      <td data-label="Role">
         {manageable && !isMe ? (
           <>
             <label htmlFor={`role-${member.userId}`} className="visually-hidden">
@@ -115,17 +116,21 @@ function MemberRow({
         ) : (
           member.role
         )}
-        <ErrorAlert error={error} />
+        {/* A refusal is shown once: in the Remove dialog while it is open, here otherwise. */}
+        {confirming ? null : <ErrorAlert error={error} />}
       </td>
-      <td>{formatDate(member.joinedAt)}</td>
+      <td data-label="Joined">{formatDate(member.joinedAt)}</td>
       {showActions ? (
-        <td>
+        <td className="member-actions">
           {manageable && !isMe ? (
             <>
               <button
                 type="button"
                 className="button subtle"
-                onClick={() => setConfirming(true)}
+                onClick={() => {
+                  setError(undefined)
+                  setConfirming(true)
+                }}
                 aria-label={`Remove ${member.name}`}
               >
                 Remove…

@@ -1,5 +1,7 @@
 import { type FormEvent, useState } from 'react'
 import { organizations } from '../api/endpoints.ts'
+import type { Member } from '../api/types.ts'
+import { mayLeave } from '../lib/roles.ts'
 import { useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
@@ -7,14 +9,25 @@ import { ErrorAlert } from './alert.tsx'
 import { ConfirmByNameDialog } from './confirm-by-name.tsx'
 import { ConfirmActions, Dialog } from './dialog.tsx'
 
-/** Leaving the current organization, after a confirmation. */
-export function LeaveSection() {
+/**
+ * Leaving the current organization, after a confirmation; not offered to its last owner, who is told
+ * why instead. `members`: the organization's people, when the role may read them (an owner's may).
+ */
+export function LeaveSection({
+  members,
+  onRefused,
+}: {
+  members: readonly Member[] | undefined
+  /** Called when the server refused, so the page reads who is an owner again. */
+  onRefused: () => void
+}) {
   const { account, setAccount } = useSession()
   const { navigate } = useRouter()
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>()
   const organization = account!.organization!
+  const allowed = mayLeave(organization.role, account!.user.id, members)
   const leave = async () => {
     setBusy(true)
     setError(undefined)
@@ -25,22 +38,37 @@ export function LeaveSection() {
     } catch (err) {
       setError(err)
       setBusy(false)
+      onRefused()
     }
+  }
+  const open = () => {
+    setError(undefined)
+    setConfirming(true)
   }
   return (
     <section className="card" aria-labelledby="leave-heading">
       <h2 id="leave-heading">Leave {organization.name}</h2>
-      <p>You lose access at once; only a new invitation brings you back.</p>
-      <button type="button" className="button secondary" onClick={() => setConfirming(true)}>
-        Leave organization…
-      </button>
-      <ErrorAlert error={error} prefix="You did not leave." />
+      {allowed === false ? (
+        <p>
+          You are the only owner of {organization.name}, and an organization keeps at least one owner: to
+          leave it, make someone else an owner first (under People), or delete the organization.
+        </p>
+      ) : (
+        <>
+          <p>You lose access at once; only a new invitation brings you back.</p>
+          <button type="button" className="button secondary" onClick={open} disabled={allowed === undefined}>
+            Leave organization…
+          </button>
+        </>
+      )}
+      {/* A refusal is shown once: in the dialog while it is open, here once it is closed. */}
+      {confirming ? null : <ErrorAlert error={error} prefix="You did not leave." />}
       <Dialog open={confirming} title={`Leave ${organization.name}?`} onClose={() => setConfirming(false)}>
         <p>
           You will no longer see {organization.name}'s chatbots, conversations or analytics. An organization
           keeps at least one owner: as its last owner, make someone else an owner first.
         </p>
-        <ErrorAlert error={error} />
+        <ErrorAlert error={error} prefix="You did not leave." />
         <ConfirmActions
           onCancel={() => setConfirming(false)}
           onConfirm={leave}

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import {
+  activeFilterCount,
   conversationQuery,
   endOfDay,
   filtersFromSearch,
   filtersProblem,
+  filtersToggleLabel,
   filtersToSearch,
   hasFilters,
   NO_FILTERS,
@@ -64,5 +66,15 @@ describe('conversation filters', () => {
   it('say when the days are the wrong way round', () => {
     expect(filtersProblem({ ...NO_FILTERS, from: '2026-03-02', to: '2026-03-01' })).toMatch(/on or before/)
     expect(filtersProblem({ ...NO_FILTERS, from: '2026-03-01', to: '2026-03-01' })).toBeUndefined()
+  })
+
+  it('are counted for the Filters toggle that hides them on a phone', () => {
+    // Regression: on a phone the filters filled the first screen; collapsed, the toggle says how many apply.
+    expect(activeFilterCount(NO_FILTERS)).toBe(0)
+    expect(filtersToggleLabel(NO_FILTERS)).toBe('Filters')
+    const two = filtersFromSearch('?sentiment=negative&q=refund&topic=%20')
+    expect(activeFilterCount(two)).toBe(2)
+    expect(filtersToggleLabel(two)).toBe('Filters (2 active)')
+    expect(filtersToggleLabel({ ...two, from: '2026-03-01', to: '2026-03-31' })).toBe('Filters (4 active)')
   })
 })

@@ -54,7 +54,18 @@ export function filtersToSearch(filters: ConversationFilters): URLSearchParams {
 }
 
 export function hasFilters(filters: ConversationFilters): boolean {
-  return KEYS.some((key) => filters[key].trim() !== '')
+  return activeFilterCount(filters) > 0
+}
+
+/** How many filters are set: the days from and to count as one each. */
+export function activeFilterCount(filters: ConversationFilters): number {
+  return KEYS.filter((key) => filters[key].trim() !== '').length
+}
+
+/** The label of the button that shows the filters on a phone, with how many are in force. */
+export function filtersToggleLabel(filters: ConversationFilters): string {
+  const count = activeFilterCount(filters)
+  return count === 0 ? 'Filters' : `Filters (${count} active)`
 }
 
 /** Midnight at the start of a yyyy-mm-dd day in the viewer's zone, as an ISO instant. */

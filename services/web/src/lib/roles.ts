@@ -1,4 +1,4 @@
-import type { Role } from '../api/types.ts'
+import type { Member, Role } from '../api/types.ts'
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer']
 
@@ -20,4 +20,18 @@ export function rolesGrantableBy(role: Role): Role[] {
 /** Whether someone may change, remove or revoke the invitation of a person with `target`'s role. */
 export function mayManage(actor: Role, target: Role): boolean {
   return actor === 'owner' || (actor === 'admin' && target !== 'owner')
+}
+
+/**
+ * Whether the person may leave: not an owner no other owner would outlast (the server refuses the last
+ * owner). Undefined while an owner's fellow owners are not known yet.
+ */
+export function mayLeave(
+  role: Role,
+  userId: string,
+  members: readonly Member[] | undefined,
+): boolean | undefined {
+  if (role !== 'owner') return true
+  if (!members) return undefined
+  return members.some((m) => m.role === 'owner' && m.userId !== userId)
 }

@@ -11,6 +11,7 @@ import {
   conversationQuery,
   filtersFromSearch,
   filtersProblem,
+  filtersToggleLabel,
   filtersToSearch,
   hasFilters,
 } from '../lib/filters.ts'
@@ -29,6 +30,8 @@ export function ConversationsPage() {
   const applied = useMemo(() => filtersFromSearch(location.search), [location.search])
   const [draft, setDraft] = useState<ConversationFilters>(applied)
   const [problem, setProblem] = useState<string>()
+  // On a phone the filters are behind a toggle, closed at first: the conversations come first.
+  const [filtersOpen, setFiltersOpen] = useState(false)
   // The cursors of the pages up to the current one (the first page has none), for these filters only.
   const [paging, setPaging] = useState({
     search: location.search,
@@ -66,14 +69,33 @@ export function ConversationsPage() {
     const found = filtersProblem(draft)
     setProblem(found)
     const topic = topicToApply(draft.topic, applied.topic, topicLabel)
-    if (!found) navigate(paths.conversations(filtersToSearch({ ...draft, topic })))
+    if (!found) {
+      setFiltersOpen(false)
+      navigate(paths.conversations(filtersToSearch({ ...draft, topic })))
+    }
   }
 
   return (
     <section className="page">
       <PageHeading title="Conversations" />
       <Freshness />
-      <form onSubmit={apply} className="card filters" aria-label="Filter conversations">
+      <p className="filters-toggle">
+        <button
+          type="button"
+          className="button secondary"
+          aria-expanded={filtersOpen}
+          aria-controls="conversation-filters"
+          onClick={() => setFiltersOpen((open) => !open)}
+        >
+          {filtersToggleLabel(applied)}
+        </button>
+      </p>
+      <form
+        id="conversation-filters"
+        onSubmit={apply}
+        className={`card filters${filtersOpen ? '' : ' closed-on-phone'}`}
+        aria-label="Filter conversations"
+      >
         <FilterFields
           draft={draft}
           setDraft={setDraft}

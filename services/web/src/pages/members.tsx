@@ -68,7 +68,7 @@ export function MembersPage() {
           )}
         </section>
       ) : null}
-      <LeaveSection />
+      <LeaveSection members={list.data} onRefused={list.refresh} />
       {can('organization:delete') ? <DeleteOrganizationSection /> : null}
       <CreateOrganizationSection />
     </section>
