@@ -8,9 +8,14 @@ import {
   appendToStream,
   type ConsumerOptions,
   createEventConsumer,
+  deadLetterTopic,
   type EventConsumer,
   type EventLogBackend,
+  type JournalRecord,
+  listDeadLetters,
   Relay,
+  requestRedrive,
+  showDeadLetter,
   topicFor,
 } from '@cas/eventlog'
 import type { Kafka } from 'kafkajs'
@@ -366,6 +371,123 @@ for (const b of backends) {
         expect(said).toContainEqual(expect.stringMatching(/^trailing order off/))
       })
     }
+
+    it('sets aside an event it cannot apply, keeps every other stream flowing, and re-drives it after a fix', async () => {
+      // Regression (issue 30): one event the handler could never apply (a lone surrogate, which jsonb
+      // refuses) was retried forever and held back every stream behind it.
+      let fixed = false
+      const isPoison = (r: JournalRecord) => (r.payload as { poison?: boolean }).poison === true
+      const groupId = uniqueGroupId('poison')
+      const c = consumer(groupId, '', {
+        maxAttempts: 3,
+        redriveIntervalMs: 100,
+        handler: async (records, client) => {
+          if (!fixed && records.some(isPoison))
+            await client.query('SELECT $1::jsonb', [JSON.stringify({ content: '\ud800 hello' })])
+          await recordApplied(client, records)
+        },
+      })
+      await c.start()
+      const append = (streamId: string, payload: Record<string, unknown>) =>
+        withTransaction(db.pool, (client) =>
+          appendToStream(client, {
+            streamType: 'conversation',
+            streamId,
+            orgId: randomUUID(),
+            chatbotId: randomUUID(),
+            expectedVersion: 'any',
+            events: [{ type: 'test.happened', version: 1, payload }],
+          }),
+        )
+      const poisoned = randomUUID()
+      const bad = (await append(poisoned, { poison: true })).records[0]!
+      await appendWorkload(db.pool, { streams: 20, total: 300 })
+      const after = (await append(poisoned, {})).records[0]!
+
+      await waitFor(async () => (await appliedCount(db.pool)) >= 301, {
+        timeoutMs: 45_000,
+        what: "every other event applied, the poisoned stream's next one too",
+      })
+      const [letter, ...more] = await waitFor(async () => {
+        const letters = await listDeadLetters(db.pool, { groupId })
+        return letters.length > 0 && letters
+      })
+      expect(more).toEqual([])
+      expect(letter).toMatchObject({
+        eventId: bad.id,
+        eventType: 'test.happened',
+        streamType: 'conversation',
+        streamId: poisoned,
+        streamVersion: 1,
+        attempts: 3,
+        redriveRequestedAt: null,
+      })
+      expect(letter!.error).toMatch(/json/i)
+      expect(c.stats.deadLettered).toBe(1)
+      expect((await showDeadLetter(db.pool, letter!.id))?.record).toMatchObject({
+        id: bad.id,
+        payload: { poison: true },
+      })
+      const { rows: appliedOfPoisoned } = await db.pool.query<{ event_id: string }>(
+        'SELECT event_id FROM test_applied WHERE stream_id = $1',
+        [poisoned],
+      )
+      expect(appliedOfPoisoned.map((r) => r.event_id)).toEqual([after.id])
+
+      // The operator fixes the cause and re-drives it: applied once, and gone from the store.
+      fixed = true
+      expect(await requestRedrive(db.pool, { ids: [letter!.id] })).toBe(1)
+      await waitFor(async () => (await listDeadLetters(db.pool, { groupId })).length === 0, {
+        what: 'the dead letter re-driven',
+      })
+      expect(c.stats.redriven).toBe(1)
+      const { rows: dupes } = await db.pool.query(
+        'SELECT event_id FROM test_applied GROUP BY event_id HAVING count(*) > 1',
+      )
+      expect(dupes).toEqual([])
+      expect(await appliedCount(db.pool)).toBe(302)
+      if (b.name === 'kafka') {
+        // Kafka mode also publishes it to the dead-letter topic, for whoever watches the topics.
+        const kafka = (pipeline.backend as Extract<EventLogBackend, { kind: 'kafka' }>).kafka
+        const topic = deadLetterTopic((pipeline.backend as { topicPrefix?: string }).topicPrefix)
+        const reader = kafka.consumer({ groupId: uniqueGroupId('dlq-reader') })
+        cleanups.push(() => reader.disconnect())
+        const seen: { value: string; group: string }[] = []
+        await reader.connect()
+        await reader.subscribe({ topics: [topic], fromBeginning: true })
+        await reader.run({
+          eachMessage: async ({ message }) => {
+            seen.push({ value: message.value!.toString(), group: String(message.headers?.group) })
+          },
+        })
+        await waitFor(() => seen.length > 0, { what: 'the dead letter on its topic' })
+        expect(JSON.parse(seen[0]!.value)).toMatchObject({ id: bad.id, payload: { poison: true } })
+        expect(seen[0]!.group).toBe(groupId)
+      }
+    })
+
+    it('retries a failure the database can cure for as long as it lasts, setting nothing aside', async () => {
+      // A lost connection, a deadlock, our own SQL not matching the schema: retrying (after a fix) cures
+      // them, so they never set good events aside, however often they fail.
+      let failures = 0
+      const groupId = uniqueGroupId('transient')
+      const c = consumer(groupId, '', {
+        maxAttempts: 2,
+        handler: async (records, client) => {
+          if (failures < 6) {
+            failures++
+            await client.query('SELECT * FROM a_table_a_deployment_forgot')
+          }
+          await recordApplied(client, records)
+        },
+      })
+      await c.start()
+      await appendWorkload(db.pool, { streams: 5, total: 40 })
+      await waitFor(async () => (await appliedCount(db.pool)) >= 40, { what: 'every event applied' })
+      expect(failures).toBe(6)
+      expect(await listDeadLetters(db.pool, { groupId })).toEqual([])
+      await expectExactlyOnceInStreamOrder(db.pool)
+    })
 
     it('holds back while admit answers no, counting no error, and applies everything once it answers yes', async () => {
       let admitted = false

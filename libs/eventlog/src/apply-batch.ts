@@ -199,7 +199,12 @@ async function dropSeenStreamVersions(
   })
 }
 
-async function recordStreamVersions(client: PoolClient, groupId: string, records: readonly JournalRecord[]) {
+/** Records the latest stream version of each record's stream as applied by the group. */
+export async function recordStreamVersions(
+  client: PoolClient,
+  groupId: string,
+  records: readonly JournalRecord[],
+) {
   const latest = new Map<string, JournalRecord>()
   for (const r of records) latest.set(`${r.streamType}/${r.streamId}`, r)
   const rows = [...latest.values()]

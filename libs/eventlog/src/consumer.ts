@@ -29,6 +29,15 @@ export interface ConsumerOptions {
    */
   readonly admit?: () => Promise<boolean>
   readonly pauseIntervalMs?: number
+  /**
+   * Attempts at a failing batch before the consumer looks for the event at fault, and then at that event
+   * on its own before it is set aside in the dead-letter store (default DEFAULT_MAX_ATTEMPTS,
+   * dead-letters.ts). Failures that retrying can cure (the database away, a lock lost) are retried for as
+   * long as they last and set nothing aside.
+   */
+  readonly maxAttempts?: number
+  /** How often the consumer looks for dead letters an operator asked to re-drive (default 2 s). */
+  readonly redriveIntervalMs?: number
   /** Called after a batch committed, with the events the handler applied (duplicates left out). */
   readonly onApplied?: (records: readonly JournalRecord[]) => void
   /**
@@ -70,6 +79,10 @@ export interface ConsumerStats {
   dropped: number
   batches: number
   errors: number
+  /** Events set aside in the dead-letter store by this member (dead-letters.ts). */
+  deadLettered: number
+  /** Dead letters this member applied again on an operator's request. */
+  redriven: number
   /** Whether `admit` holds the consumer back right now (back-pressure, not a failure). */
   paused: boolean
   /** Partitions this member owns right now (Kafka partitions of its topics, or journal partitions). */
@@ -105,6 +118,8 @@ export function newConsumerStats(): ConsumerStats {
     dropped: 0,
     batches: 0,
     errors: 0,
+    deadLettered: 0,
+    redriven: 0,
     paused: false,
     partitions: [],
     lastAppliedOccurredAt: null,
@@ -115,10 +130,15 @@ export function newConsumerStats(): ConsumerStats {
 export function recordOutcome(
   stats: ConsumerStats,
   opts: ConsumerOptions,
-  outcome: { readonly applied: readonly JournalRecord[]; readonly duplicates: number },
+  outcome: {
+    readonly applied: readonly JournalRecord[]
+    readonly duplicates: number
+    readonly deadLettered?: readonly JournalRecord[]
+  },
 ): void {
   stats.applied += outcome.applied.length
   stats.duplicates += outcome.duplicates
+  stats.deadLettered += outcome.deadLettered?.length ?? 0
   stats.batches++
   const last = outcome.applied[outcome.applied.length - 1]
   if (last) stats.lastAppliedOccurredAt = last.occurredAt

@@ -8,6 +8,21 @@ export {
 } from './apply-batch.ts'
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
 export { newConsumerStats } from './consumer.ts'
+export {
+  applyIsolated,
+  countDeadLetters,
+  DEFAULT_MAX_ATTEMPTS,
+  type DeadLetter,
+  type DeadLetterSelection,
+  type DeadLetterWithRecord,
+  discardDeadLetters,
+  isTransientError,
+  listDeadLetters,
+  redriveRequested,
+  requestRedrive,
+  showDeadLetter,
+  startRedrivePoller,
+} from './dead-letters.ts'
 export { createEventConsumer, EMBEDDED_EVENT_LOG, type EventLogBackend } from './event-log.ts'
 export {
   type AppendRequest,
@@ -51,7 +66,12 @@ export {
   sendLane,
   waitForTopicLeaders,
 } from './kafka.ts'
-export { createKafkaConsumer, type KafkaConsumerOptions, kafkaGroupId } from './kafka-consumer.ts'
+export {
+  createKafkaConsumer,
+  deadLetterTopic,
+  type KafkaConsumerOptions,
+  kafkaGroupId,
+} from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
 export {
   BEHIND_AFTER_SECONDS,
@@ -85,5 +105,5 @@ export {
   type RelayStats,
   relayBacklog,
 } from './relay.ts'
-export { backoffMs, Waiter } from './sleep.ts'
+export { backoffMs, delay, Waiter } from './sleep.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

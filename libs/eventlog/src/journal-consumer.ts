@@ -3,8 +3,9 @@ import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startRedrivePoller } from './dead-letters.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
-import { backoffMs, Waiter } from './sleep.ts'
+import { backoffMs, delay, Waiter } from './sleep.ts'
 
 export interface JournalConsumerOptions extends ConsumerOptions {
   /**
@@ -49,6 +50,12 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   let running = false
   let loop: Promise<void> | undefined
   let lastRebalance = 0
+  let redrive: { stop(): Promise<void> } | undefined
+  // Batches of each partition that failed in a row: at `maxAttempts`, the next one is applied an event
+  // at a time, and the event at fault set aside (dead-letters.ts).
+  const failuresOf = new Map<number, number>()
+  const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+  const batchOptions = { order: opts.orderBatch, neverAppends: opts.neverAppends }
 
   const connect = async () => {
     const client = await opts.pool.connect()
@@ -140,15 +147,32 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     )
     await inTurns([...batches], opts.partitionsConcurrently ?? 1, async ([partition, batch]) => {
       if (!running) return
-      const outcome = await applyBatch(
-        opts.pool,
-        opts.groupId,
-        { topic: JOURNAL_TOPIC, partition },
-        batch,
-        opts.handler,
-        { upTo: scannedTo, order: opts.orderBatch, neverAppends: opts.neverAppends },
-      )
-      recordOutcome(stats, opts, outcome)
+      const source = { topic: JOURNAL_TOPIC, partition }
+      try {
+        const outcome =
+          (failuresOf.get(partition) ?? 0) >= maxAttempts
+            ? await applyIsolated(
+                opts.pool,
+                opts.groupId,
+                [{ source, batch, upTo: scannedTo }],
+                opts.handler,
+                {
+                  ...batchOptions,
+                  maxAttempts,
+                  log,
+                  backoff: (attempt) => delay(backoffMs(attempt, 50, 1_000)),
+                },
+              )
+            : await applyBatch(opts.pool, opts.groupId, source, batch, opts.handler, {
+                ...batchOptions,
+                upTo: scannedTo,
+              })
+        failuresOf.delete(partition)
+        recordOutcome(stats, opts, outcome)
+      } catch (err) {
+        failuresOf.set(partition, (failuresOf.get(partition) ?? 0) + 1)
+        throw err
+      }
     })
     return true
   }
@@ -172,7 +196,11 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         if (!progressed) await waiter.sleep(opts.pollIntervalMs ?? 20)
       } catch (err) {
         stats.errors++
-        log('journal consumer batch failed; retrying', { group: opts.groupId, err: (err as Error).message })
+        log('journal consumer batch failed; retrying', {
+          group: opts.groupId,
+          err: (err as Error).message,
+          attempts: Object.fromEntries(failuresOf),
+        })
         await waiter.sleep(backoffMs(failures++, 100, 5_000))
       }
     }
@@ -188,10 +216,20 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       await alignCheckpoints(opts.pool, opts.groupId, partitionCount)
       await rebalance()
       loop = run()
+      redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
+        ...batchOptions,
+        intervalMs: opts.redriveIntervalMs,
+        log,
+        onRedriven: (records) => {
+          stats.redriven += records.length
+          opts.onApplied?.(records)
+        },
+      })
     },
     async stop() {
       running = false
       waiter.wake()
+      await redrive?.stop()
       await loop
       const client = lockClient
       lockClient = undefined

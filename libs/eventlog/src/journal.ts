@@ -297,6 +297,11 @@ export async function purgeStreamEvents(
     `DELETE FROM event_journal WHERE stream_type = $1 AND stream_id = $2 AND type <> ALL($3::text[])`,
     [streamType, streamId, keepTypes],
   )
+  // The events set aside by consumers hold the same personal data (dead-letters.ts).
+  await client.query('DELETE FROM dead_letters WHERE stream_type = $1 AND stream_id = $2', [
+    streamType,
+    streamId,
+  ])
   return rowCount ?? 0
 }
 
@@ -311,5 +316,6 @@ export async function purgeChatbotEvents(
         AND j.type <> ALL($2::text[])`,
     [chatbotId, keepTypes],
   )
+  await client.query('DELETE FROM dead_letters WHERE chatbot_id = $1', [chatbotId])
   return rowCount ?? 0
 }

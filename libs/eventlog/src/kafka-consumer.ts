@@ -1,10 +1,17 @@
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs'
+import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs'
 import type { Pool } from 'pg'
 import { applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
-import { decodeRecord } from './kafka.ts'
-import { backoffMs } from './sleep.ts'
+import {
+  applyIsolated,
+  DEFAULT_MAX_ATTEMPTS,
+  type DeadLetterSink,
+  isTransientError,
+  startRedrivePoller,
+} from './dead-letters.ts'
+import { decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
+import { backoffMs, delay } from './sleep.ts'
 import { topicFor } from './topics.ts'
 import { TrailingOrder } from './trailing.ts'
 
@@ -89,6 +96,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     }
   }
 
+  const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+  const deadLetters = new DeadLetterTopic(opts.kafka, deadLetterTopic(opts.topicPrefix))
+  let redrive: { stop(): Promise<void> } | undefined
   const topicRank = new Map(topics.map((t, i) => [t, i]))
   /**
    * Applies the parts of one or more sources in one transaction, again after a failure (with a
@@ -97,6 +107,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
    */
   const applyWithRetry = async (group: readonly Waiting[]): Promise<void> => {
     let waiting = group
+    let lastError: unknown
     for (let attempt = 0; ; attempt++) {
       const live = waiting.filter((w) => {
         if (w.payload.isRunning() && !w.payload.isStale()) return true
@@ -130,6 +141,30 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         }
         if (trailing) await trailingReady
         const views = ordered.map((w) => ({ ...w.part, more: w.more, fetchedTo: w.fetchedTo }))
+        if (attempt >= maxAttempts && lastError !== undefined && !isTransientError(lastError)) {
+          // The same batches failed again and again, with an error retrying does not cure: an event at
+          // a time, the one at fault set aside (dead-letters.ts), every part applied whole (the
+          // trailing order is only for speed).
+          const outcome = await applyIsolated(
+            opts.pool,
+            opts.groupId,
+            ordered.map((w) => w.part),
+            opts.handler,
+            {
+              order: opts.orderBatch,
+              neverAppends: opts.neverAppends,
+              maxAttempts,
+              log,
+              sink: deadLetters.send,
+              backoff: (n) => delay(backoffMs(n, 50, 1_000)),
+              afterEach: () => Promise.all(live.map((w) => w.payload.heartbeat().catch(() => {}))),
+            },
+          )
+          recordOutcome(stats, opts, outcome)
+          trailing?.committed(views)
+          for (const w of ordered) w.resolve('applied')
+          return
+        }
         // How many of each part's records go now: all, unless the trailing order holds some back.
         const counts = trailing?.admit(views) ?? ordered.map((w) => w.part.batch.length)
         const parts = ordered.flatMap((w, i) => {
@@ -152,6 +187,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         return
       } catch (err) {
         stats.errors++
+        lastError = err
         const sources = ordered.map((w) => `${w.part.source.topic}/${w.part.source.partition}`)
         log('batch failed; retrying', { sources, attempt, err: (err as Error).message })
         if (live.some((w) => !w.payload.isRunning())) {
@@ -269,9 +305,21 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         partitionsConsumedConcurrently: combiner ? COMBINED_BATCHES : 1,
         eachBatch,
       })
+      redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
+        order: opts.orderBatch,
+        neverAppends: opts.neverAppends,
+        intervalMs: opts.redriveIntervalMs,
+        log,
+        onRedriven: (records) => {
+          stats.redriven += records.length
+          opts.onApplied?.(records)
+        },
+      })
     },
     async stop() {
+      await redrive?.stop()
       await consumer?.disconnect()
+      await deadLetters.close()
       stats.partitions = []
       const a = admin
       admin = undefined
@@ -397,5 +445,85 @@ class FetchCombiner {
         for (const w of group) w.reject(err)
       })
     }
+  }
+}
+
+/** The Kafka topic that receives every consumer group's dead letters (`<prefix>dead-letters`). */
+export function deadLetterTopic(topicPrefix = ''): string {
+  return `${topicPrefix}dead-letters`
+}
+
+/**
+ * The dead-letter topic in Kafka mode: each event a group sets aside is published there (keyed by its
+ * stream, the event as it arrived, with the group, error, attempts and source in headers) before the
+ * transaction that records it in the dead_letters table, which the operator command and the re-drive
+ * read. Published at least once: a crash between the two publishes it again on the next attempt. The
+ * topic is made on first use (one partition: dead letters are rare, and read in the order they came).
+ */
+class DeadLetterTopic {
+  private producer: Promise<Producer> | undefined
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+  ) {}
+
+  readonly send: DeadLetterSink = async (letter) => {
+    const producer = await this.connect()
+    await producer.send({
+      topic: this.topic,
+      acks: -1,
+      messages: [
+        {
+          key: letter.record.streamId,
+          value: encodeRecord(letter.record),
+          headers: {
+            group: letter.groupId,
+            error: letter.error,
+            attempts: String(letter.attempts),
+            'source-topic': letter.source.topic,
+            'source-partition': String(letter.source.partition),
+            'source-offset': letter.offset,
+            'stream-type': letter.record.streamType,
+          },
+        },
+      ],
+    })
+  }
+
+  private connect(): Promise<Producer> {
+    this.producer ??= (async () => {
+      const admin = this.kafka.admin()
+      await admin.connect()
+      try {
+        if (!(await admin.listTopics()).includes(this.topic)) {
+          await admin
+            .createTopics({ waitForLeaders: false, topics: [{ topic: this.topic, numPartitions: 1 }] })
+            .catch((err: { type?: string }) => {
+              if (err.type !== 'TOPIC_ALREADY_EXISTS') throw err
+            })
+        }
+        await waitForTopicLeaders(admin, [this.topic])
+      } finally {
+        await admin.disconnect()
+      }
+      const producer = this.kafka.producer({
+        allowAutoTopicCreation: false,
+        idempotent: true,
+        maxInFlightRequests: 1,
+      })
+      await producer.connect()
+      return producer
+    })().catch((err) => {
+      this.producer = undefined
+      throw err
+    })
+    return this.producer
+  }
+
+  async close(): Promise<void> {
+    const producer = this.producer
+    this.producer = undefined
+    await producer?.then((p) => p.disconnect()).catch(() => {})
   }
 }

@@ -22,3 +22,8 @@ export class Waiter {
 export function backoffMs(attempt: number, baseMs = 100, capMs = 5_000): number {
   return Math.random() * Math.min(capMs, baseMs * 2 ** attempt)
 }
+
+/** A plain sleep (several may run at once, unlike one Waiter's). */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

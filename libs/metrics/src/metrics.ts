@@ -16,10 +16,16 @@ export interface ConsumerSource {
     readonly duplicates: number
     readonly dropped: number
     readonly errors: number
+    readonly deadLettered?: number
     readonly paused: boolean
     readonly lastAppliedOccurredAt: string | null
   }
   lag(): Promise<readonly { topic: string; partition: number; lag: number }[]>
+}
+
+/** The events consumers set aside (the dead_letters table), per consumer group. */
+export interface DeadLetterSource {
+  count(): Promise<Readonly<Record<string, number>>>
 }
 
 /** The relay: its counters, and how many journal events wait to be published. */
@@ -84,6 +90,7 @@ export class Metrics {
   private readonly relays: RelaySource[] = []
   private readonly analyses: AnalysisSource[] = []
   private readonly pipelines: PipelineSource[] = []
+  private readonly deadLetterSources: DeadLetterSource[] = []
   private readonly onError: (what: string, err: unknown) => void
 
   readonly httpDuration = new Histogram({
@@ -179,7 +186,26 @@ export class Metrics {
       'Batches that failed and were retried.',
       (c) => c.stats.errors,
     )
+    consumerCounter(
+      'cas_consumer_dead_lettered_events_total',
+      'Events this process set aside in the dead-letter store after failing them again and again.',
+      (c) => c.stats.deadLettered ?? 0,
+    )
     const collect = this.collectSafely.bind(this)
+    const deadLetterSources = this.deadLetterSources
+    new Gauge({
+      name: 'cas_dead_letter_events',
+      help: 'Events in the dead-letter store, per consumer group: set aside, waiting for an operator to re-drive or discard them (npm run dead-letters).',
+      labelNames: ['group'] as const,
+      registers,
+      async collect() {
+        this.reset()
+        for (const source of deadLetterSources) {
+          const counts = await collect('dead letters', () => source.count())
+          for (const [group, n] of Object.entries(counts ?? {})) this.set({ group }, n)
+        }
+      },
+    })
     new Gauge({
       name: 'cas_consumer_lag_events',
       help: "Events in the log past the group's Postgres checkpoint, per partition this process owns (Kafka high-water mark, or the readable end of the journal).",
@@ -397,6 +423,11 @@ export class Metrics {
 
   observeAnalysis(analysis: AnalysisSource): void {
     this.analyses.push(analysis)
+  }
+
+  /** Exposes how many events the consumers have set aside (read from the store at scrape). */
+  observeDeadLetters(source: DeadLetterSource): void {
+    this.deadLetterSources.push(source)
   }
 
   /** Exposes how current the stages this process runs are (read from the pipeline status at scrape). */

@@ -1,4 +1,4 @@
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
-export { observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
+export { deadLetterReadiness, observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'
 export { startWorkerThread } from './worker-thread.ts'

@@ -1,4 +1,4 @@
-import { type PipelineStage, readPipelineStatus } from '@cas/eventlog'
+import { countDeadLetters, type PipelineStage, readPipelineStatus } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
 import type { Metrics } from '@cas/metrics'
 import type pg from 'pg'
@@ -18,6 +18,20 @@ export function pipelineStatusReadiness(
   }))
 }
 
+/**
+ * /readyz `details.deadLetters`: the events consumers set aside, in all and per consumer group
+ * (`npm run dead-letters` lists them). Described, never checked: the rest of the pipeline flows.
+ */
+export function deadLetterReadiness(pool: pg.Pool): ReadinessCheck {
+  return {
+    name: 'deadLetters',
+    detail: async () => {
+      const byGroup = await countDeadLetters(pool)
+      return { total: Object.values(byGroup).reduce((a, b) => a + b, 0), byGroup }
+    },
+  }
+}
+
 /** The metrics of the stages this process runs (cas_pipeline_*), read from the pipeline status at scrape. */
 export function observePipelineStatus(
   metrics: Metrics,
@@ -25,4 +39,5 @@ export function observePipelineStatus(
   stages: readonly PipelineStage[],
 ): void {
   metrics.observePipeline({ stages, status: () => readPipelineStatus(pool, new Date()) })
+  metrics.observeDeadLetters({ count: () => countDeadLetters(pool) })
 }

@@ -1,6 +1,7 @@
 import type { AllConfig } from '@cas/config'
 import { Relay, relayBacklog } from '@cas/eventlog'
 import {
+  deadLetterReadiness,
   type Infrastructure,
   observeInfrastructure,
   observePipelineStatus,
@@ -100,6 +101,7 @@ export async function startAllInOne(
         ...infra.readiness,
         analyzerReadiness(analyzer),
         ...pipelineStatusReadiness(infra.pool, ['projection', 'analysis'], now),
+        deadLetterReadiness(infra.pool),
       ],
       now,
       sessionRoutes: (scope) =>

@@ -1,5 +1,6 @@
 import { createHttpApp } from '@cas/http'
 import {
+  deadLetterReadiness,
   observeInfrastructure,
   observePipelineStatus,
   openInfrastructure,
@@ -29,6 +30,7 @@ await runService('analysis', ANALYSIS_CONFIG, async (config, log) => {
       ...infra.readiness,
       analyzerReadiness(analyzer),
       ...pipelineStatusReadiness(infra.pool, ['analysis']),
+      deadLetterReadiness(infra.pool),
     ],
   })
   observeInfrastructure(app.metrics, infra)

@@ -1,5 +1,6 @@
 import { createHttpApp } from '@cas/http'
 import {
+  deadLetterReadiness,
   observeInfrastructure,
   observePipelineStatus,
   openInfrastructure,
@@ -14,7 +15,11 @@ await runService('projector', PROJECTOR_CONFIG, async (config, log) => {
   const projector = await startProjector(infra, log)
   const app = await createHttpApp({
     logger: log,
-    readiness: [...infra.readiness, ...pipelineStatusReadiness(infra.pool, ['projection'])],
+    readiness: [
+      ...infra.readiness,
+      ...pipelineStatusReadiness(infra.pool, ['projection']),
+      deadLetterReadiness(infra.pool),
+    ],
   })
   observeInfrastructure(app.metrics, infra)
   observePipelineStatus(app.metrics, infra.pool, ['projection'])

@@ -53,6 +53,8 @@ export async function eraseConversations(
         AND NOT event_id = ANY($2)`,
     [ids, erased.map((r) => r.id)],
   )
+  // Events a consumer set aside hold the same personal data (libs/eventlog/src/dead-letters.ts).
+  await client.query('DELETE FROM dead_letters WHERE stream_id = ANY($1)', [ids])
   await client.query('DELETE FROM capture_conversations WHERE id = ANY($1)', [ids])
   return erased
 }
