@@ -1,5 +1,8 @@
 import type pg from 'pg'
 
+/** A pool, or one connection of it (for a statement that must run after a SET on that connection). */
+type Queryable = pg.Pool | pg.PoolClient
+
 interface PlanNode {
   'Relation Name'?: string
   'Actual Rows': number
@@ -15,7 +18,7 @@ interface PlanNode {
  * compare it with bounds far apart, such as one row per key against the table's size.
  */
 export async function rowsRead(
-  pool: pg.Pool,
+  pool: Queryable,
   table: string,
   sql: string,
   params: readonly unknown[],
@@ -29,4 +32,43 @@ export async function rowsRead(
       ? Math.round((node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'])
       : 0) + (node.Plans ?? []).reduce((sum, p) => sum + count(p), 0)
   return count(rows[0]!['QUERY PLAN'][0].Plan)
+}
+
+interface ScanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  Filter?: string
+  'Index Cond'?: string
+  'Recheck Cond'?: string
+  Plans?: ScanNode[]
+}
+
+/**
+ * The scans of `table` in `sql`'s plan (EXPLAIN, not run): their node type, index, and conditions.
+ * A bitmap heap scan's index scan beneath it is listed on its own (it names the index, not the table).
+ */
+export async function scansOf(
+  pool: Queryable,
+  table: string,
+  sql: string,
+  params: readonly unknown[],
+): Promise<{ type: string; index?: string; conditions: string }[]> {
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: ScanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, [
+    ...params,
+  ])
+  const scans: { type: string; index?: string; conditions: string }[] = []
+  const walk = (node: ScanNode, under?: string) => {
+    const onTable = node['Relation Name'] === table || (under === table && node['Index Name'] !== undefined)
+    if (onTable) {
+      scans.push({
+        type: node['Node Type'],
+        ...(node['Index Name'] ? { index: node['Index Name'] } : {}),
+        conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].filter(Boolean).join(' AND '),
+      })
+    }
+    for (const p of node.Plans ?? []) walk(p, node['Relation Name'] ?? under)
+  }
+  walk(rows[0]!['QUERY PLAN'][0].Plan)
+  return scans
 }

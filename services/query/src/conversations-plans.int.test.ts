@@ -6,14 +6,15 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
-import { rowsRead } from '../../../test/support/plan-rows.ts'
-import { CONVERSATION_MESSAGES } from './repositories/conversations.ts'
+import { rowsRead, scansOf } from '../../../test/support/plan-rows.ts'
+import { CONVERSATION_MESSAGES, listConversationsQuery } from './repositories/conversations.ts'
 import { TOPIC_EXCERPTS } from './repositories/topics.ts'
 
 const ORG = randomUUID()
 const CHATBOT = randomUUID()
 let db: TestDatabase
 let conversations: string[]
+let crashing: string[]
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -32,7 +33,23 @@ beforeAll(async () => {
        FROM unnest($1::uuid[]) AS c, generate_series(1, 10) AS i`,
     [conversations, ORG, CHATBOT],
   )
-  await db.pool.query('ANALYZE rm_messages')
+  // Their conversations, the last message of conversation n at minute n; in three of them (far apart in
+  // that order) the end user's message 3 says the app crashed, crashes or kept crashing.
+  await db.pool.query(
+    `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, message_count, first_message_at,
+       last_message_at)
+     SELECT c, $2, $3, 'c-' || n, 10, timestamptz '2026-01-01T00:00:00Z' + n * interval '1 minute',
+            timestamptz '2026-01-01T00:00:00Z' + n * interval '1 minute'
+       FROM unnest($1::uuid[]) WITH ORDINALITY AS x(c, n)`,
+    [conversations, ORG, CHATBOT],
+  )
+  crashing = [conversations[100]!, conversations[10_000]!, conversations[19_000]!]
+  await db.pool.query(
+    `UPDATE rm_messages SET content = (ARRAY['the app crashed', 'it crashes', 'it keeps crashing'])[n]
+      FROM unnest($1::uuid[]) WITH ORDINALITY AS x(c, n) WHERE conversation_id = x.c AND message_id = 'm-3'`,
+    [crashing],
+  )
+  await db.pool.query('ANALYZE rm_messages, rm_conversations')
 })
 afterAll(() => db.drop())
 
@@ -73,4 +90,35 @@ it('finds each topic example’s first end-user message on the topic, touching o
     ]),
   )
   expect(await rowsRead(db.pool, 'rm_messages', TOPIC_EXCERPTS, params)).toBeLessThanOrEqual(30)
+})
+
+it('searches the stored vector of stems, reaching messages through an index only', async () => {
+  const { sql, params } = listConversationsQuery(ORG, { q: 'crash' }, 20)
+  const { rows } = await db.pool.query<{ id: string }>(sql, params)
+  expect(rows.map((r) => r.id)).toEqual([...crashing].reverse())
+  // Either plan the planner may choose (the GIN index of rm_messages_search, or each conversation's
+  // messages by the primary key) reads the stored column: no message's vector is computed at query time.
+  const scans = await scansOf(db.pool, 'rm_messages', sql, params)
+  expect(scans.length).toBeGreaterThan(0)
+  for (const scan of scans) {
+    expect(scan.type).not.toBe('Seq Scan')
+    expect(scan.conditions).not.toContain('to_tsvector')
+  }
+  expect(scans.map((s) => s.conditions).join(' ')).toContain('content_search @@')
+  // The control: an expression the index was not built on is computed for every message probed.
+  const computed = sql.replace('m.content_search', "to_tsvector('english', coalesce(m.content, ''))")
+  const computedScans = await scansOf(db.pool, 'rm_messages', computed, params)
+  expect(computedScans.map((s) => s.conditions).join(' ')).toContain('to_tsvector')
+  // A rare word is found through the GIN index when the planner expects few matches (nested loops off:
+  // the planner's estimate for a word outside its statistics is 0.5 % of the messages at least).
+  const client = await db.pool.connect()
+  try {
+    await client.query('SET enable_nestloop = off')
+    const rare = await scansOf(client, 'rm_messages', sql, params)
+    expect(rare.map((s) => s.index)).toContain('rm_messages_search')
+    expect(await rowsRead(client, 'rm_messages', sql, params)).toBeLessThanOrEqual(3)
+  } finally {
+    await client.query('RESET enable_nestloop')
+    client.release()
+  }
 })

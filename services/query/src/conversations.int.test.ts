@@ -186,6 +186,61 @@ describe('GET /api/v1/conversations', () => {
   })
 })
 
+describe('GET /api/v1/conversations?q= (stemmed full-text search)', () => {
+  let stems: { id: string; apiKey: string }
+  beforeAll(async () => {
+    const created = await createChatbot(app, cookie, { name: 'Stems bot' })
+    stems = { id: created.chatbot.id, apiKey: created.apiKey }
+    const say = (conversationId: string, content: string) =>
+      capture(stems.apiKey, conversationId, [['m', '2026-11-03T10:00:00Z', content]])
+    await say('crash', 'The app crash happened at login')
+    await say('crashes', 'It crashes every time I open settings')
+    await say('crashed', 'Yesterday the whole thing crashed')
+    await say('crashing', 'Why does it keep crashing?')
+    await say('crash-title', 'CRASH report attached')
+    await say('cancel', 'How do I cancel my plan?')
+    await say('cancelled', 'I cancelled last week but was charged')
+    await say('canceling', 'Canceling is impossible on the phone')
+    await say('unrelated', 'The crane lifted the canvas')
+    await projectAll(db.pool)
+  })
+
+  const found = async (q: string) => {
+    const res = await get(`/api/v1/conversations?chatbotId=${stems.id}&limit=100&q=${encodeURIComponent(q)}`)
+    expect(res.statusCode, res.body).toBe(200)
+    return res
+      .json()
+      .conversations.map((c: { conversationId: string }) => c.conversationId)
+      .sort()
+  }
+
+  it.each(['crash', 'crashes', 'crashed', 'crashing', 'Crash'])(
+    'q=%s finds every inflection of crash',
+    async (q) => {
+      expect(await found(q)).toEqual(['crash', 'crash-title', 'crashed', 'crashes', 'crashing'])
+    },
+  )
+
+  it.each(['cancel', 'cancelled', 'canceling'])('q=%s finds every inflection of cancel', async (q) => {
+    expect(await found(q)).toEqual(['cancel', 'canceling', 'cancelled'])
+  })
+
+  it('keeps websearch syntax: phrases, OR and exclusion, over stems', async () => {
+    expect(await found('"keeps crashing"')).toEqual(['crashing'])
+    expect(await found('crashed or cancelling')).toEqual([
+      'cancel',
+      'canceling',
+      'cancelled',
+      'crash',
+      'crash-title',
+      'crashed',
+      'crashes',
+      'crashing',
+    ])
+    expect(await found('crash -report')).toEqual(['crash', 'crashed', 'crashes', 'crashing'])
+  })
+})
+
 describe('GET /api/v1/conversations/:id', () => {
   it('returns the conversation with its messages in sentAt order, ties in arrival order', async () => {
     const id = await capture(bot.apiKey, 'ordered', [

@@ -77,6 +77,12 @@ export function toConversation(r: ConversationRow, resolved: Map<string, TopicRe
 export type Conversation = ReturnType<typeof toConversation>
 
 /**
+ * The text-search configuration of `q`: the one rm_messages.content_search is indexed with (migration
+ * 0026), so that a word finds its inflections (crash, crashes, crashed, crashing) through the GIN index.
+ */
+export const SEARCH_CONFIG = 'english'
+
+/**
  * One page of the organization's conversations, newest last message first (ties by id), after `after`.
  * Returns one row more than `limit` when there is a next page.
  */
@@ -87,6 +93,18 @@ export async function listConversations(
   limit: number,
   after?: PageKey,
 ): Promise<ConversationRow[]> {
+  const { sql, params } = listConversationsQuery(orgId, filters, limit, after)
+  const { rows } = await client.query<ConversationRow>(sql, params)
+  return rows
+}
+
+/** listConversations' statement and parameters (the plan tests read its plan). */
+export function listConversationsQuery(
+  orgId: string,
+  filters: ConversationFilters,
+  limit: number,
+  after?: PageKey,
+): { sql: string; params: unknown[] } {
   const params: unknown[] = [orgId]
   const where = ['c.org_id = $1', LISTABLE]
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -102,7 +120,7 @@ export async function listConversations(
   if (filters.q) {
     add(
       (p) => `EXISTS (SELECT 1 FROM rm_messages m WHERE m.conversation_id = c.id
-                AND m.content_search @@ websearch_to_tsquery('simple', ${p}))`,
+                AND m.content_search @@ websearch_to_tsquery('${SEARCH_CONFIG}', ${p}))`,
       filters.q,
     )
   }
@@ -111,12 +129,11 @@ export async function listConversations(
     where.push(`(c.last_message_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`)
   }
   params.push(limit + 1)
-  const { rows } = await client.query<ConversationRow>(
-    `SELECT ${COLUMNS} FROM rm_conversations c WHERE ${where.join(' AND ')}
+  return {
+    sql: `SELECT ${COLUMNS} FROM rm_conversations c WHERE ${where.join(' AND ')}
       ORDER BY c.last_message_at DESC, c.id DESC LIMIT $${params.length}`,
     params,
-  )
-  return rows
+  }
 }
 
 export async function findConversation(client: pg.ClientBase, orgId: string, id: string) {

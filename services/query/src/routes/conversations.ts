@@ -55,7 +55,14 @@ const listQuery = z.strictObject({
     .max(200)
     .optional()
     .describe('A topic id or label (case-insensitive), or `other`: conversations in that topic.'),
-  q: z.string().min(1).max(200).optional().describe('Full-text search in message content.'),
+  q: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed.',
+    ),
 })
 
 function encodeCursor(key: PageKey): string {
