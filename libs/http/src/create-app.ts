@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { Metrics } from '@cas/metrics'
 import swagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance, LogController } from 'fastify'
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -12,11 +18,12 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Logger } from 'pino'
 import { installErrorHandler } from './error-handler.ts'
+import { errorBody } from './errors.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
 import { MAX_BODY_DEPTH } from './json-depth.ts'
 import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
-import { refuseNulCharacters } from './nul-check.ts'
 import { installBodyParsing } from './request-body.ts'
+import { refuseIllFormedText } from './text-check.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,6 +58,26 @@ export function requestIdOf(raw: IncomingMessage): string {
 }
 
 /**
+ * The router's own refusals, in the API.md error body like every other (Fastify's default body is its
+ * own): a path whose percent-encoded bytes are not UTF-8, which cannot become a parameter. Answered here
+ * in full: the router refuses before the request has a route, its hooks or the error handler.
+ */
+function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code !== 'FST_ERR_BAD_URL') {
+    reply.send(error)
+    return
+  }
+  reply
+    .code(400)
+    .header('x-request-id', request.id)
+    .send(
+      errorBody('invalid_request', 'The request path is not valid: percent-encoded bytes must be UTF-8.', [
+        { path: '/', message: 'not valid UTF-8 once percent-decoded', in: 'params' },
+      ]),
+    )
+}
+
+/**
  * A Fastify instance with zod route schemas (validation, serialization and the OpenAPI document at
  * GET /api/v1/openapi.json, generated from them), the API.md error body, request ids (the caller's
  * X-Request-Id when well-formed, echoed back; logged as `requestId`), Prometheus metrics at GET /metrics,
@@ -70,6 +97,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     // Path parameters are validated by the route schemas (a user id may be 256 characters, percent-encoded
     // up to 12 bytes each); the router's own default limit of 100 answered 414 to valid requests.
     routerOptions: { maxParamLength: 4096 },
+    // The router's own refusals, in the API.md error body like every other (Fastify's default body is
+    // its own): a path whose percent-encoded bytes are not UTF-8, which cannot become a parameter.
+    frameworkErrors: answerRouterError,
   }) as unknown as FastifyInstance
   const log = opts.logger || undefined
   const metrics =
@@ -90,7 +120,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     closing = true
   })
   if (opts.loadShedding) installLoadShedding(app, opts.loadShedding)
-  refuseNulCharacters(app)
+  refuseIllFormedText(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -1,11 +1,15 @@
+import { isUtf8 } from 'node:buffer'
 import { errorCodes, type FastifyInstance, type RouteOptions } from 'fastify'
 import { AppError } from './errors.ts'
 import { jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
+import { notUtf8Error } from './utf8.ts'
 
 /**
  * How every service reads request bodies (API.md: the API speaks JSON):
  * - `application/json` is parsed (prototype poisoning refused, as Fastify does) and may nest at most
  *   MAX_BODY_DEPTH levels; deeper is a 400 naming the path of the first value beyond.
+ * - A JSON body must be UTF-8 (RFC 8259): one that is not is a 400, never decoded with U+FFFD in place of
+ *   the bytes it could not read (that would store text other than what the client sent, in silence).
  * - An empty body is no body, whatever its content type: many clients send `Content-Type:
  *   application/json` on every request, also on those that take none (DELETE, rotate-key, logout).
  * - Any other content type with a body is 415.
@@ -16,9 +20,12 @@ import { jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
 export function installBodyParsing(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined)
-    parseJson(request, String(body), (err, parsed) => {
+    const bytes = body as Buffer
+    // One SIMD pass (simdutf); the decoding below then cannot meet a byte it would have to replace.
+    if (!isUtf8(bytes)) return done(notUtf8Error(bytes), undefined)
+    parseJson(request, bytes.toString('utf8'), (err, parsed) => {
       if (err) return done(err, undefined)
       const tooDeep = pathDeeperThan(parsed, MAX_BODY_DEPTH)
       if (tooDeep) return done(tooDeepError(jsonPointer(tooDeep)), undefined)
