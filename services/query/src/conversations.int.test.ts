@@ -241,6 +241,88 @@ describe('GET /api/v1/conversations?q= (stemmed full-text search)', () => {
   })
 })
 
+describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
+  let topicsBot: { id: string; apiKey: string }
+  const BILLING = randomUUID()
+  const LOGIN = randomUUID()
+  const PASSWORDS = randomUUID()
+  const append = (streamId: string, events: ReturnType<typeof newEvent>[]) =>
+    withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId,
+        orgId: bot.orgId,
+        chatbotId: topicsBot.id,
+        expectedVersion: 'any',
+        events,
+      }),
+    )
+  /** A conversation of one end-user message, analyzed into the given topics (message and conversation). */
+  const onTopics = async (conversationId: string, topics: { id: string; label: string }[]) => {
+    const id = await capture(topicsBot.apiKey, conversationId, [
+      ['m', '2026-11-04T10:00:00Z', conversationId],
+    ])
+    const analyzer = { name: 'test', version: '1' }
+    const sentiment = { score: 0, label: 'neutral' as const }
+    await append(id, [
+      newEvent('analysis.messages-analyzed', { analyzer, results: [{ messageId: 'm', sentiment, topics }] }),
+      newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
+    ])
+  }
+
+  beforeAll(async () => {
+    const created = await createChatbot(app, cookie, { name: 'Topics bot' })
+    topicsBot = { id: created.chatbot.id, apiKey: created.apiKey }
+    // Discovered topics (rm_topics rows, labelled) and key phrases (their own labels, no row).
+    const discovered = (topicId: string, label: string) =>
+      newEvent('analysis.topic-discovered', { topicId, label, keywords: [], configured: false })
+    await append(topicsBot.id, [
+      discovered(BILLING, 'Billing, invoices'),
+      discovered(LOGIN, 'Login problems'),
+      discovered(PASSWORDS, 'Password reset'),
+    ])
+    await onTopics('invoice', [{ id: BILLING, label: 'Billing, invoices' }])
+    await onTopics('login', [{ id: LOGIN, label: 'Login problems' }])
+    await onTopics('reset', [{ id: PASSWORDS, label: 'Password reset' }])
+    await onTopics('phrase', [{ id: 'rebilling fees', label: 'rebilling fees' }])
+    await onTopics('tail', [{ id: 'other', label: 'other' }])
+    await projectAll(db.pool)
+  })
+
+  const listed = async (topic: string) => {
+    const res = await get(
+      `/api/v1/conversations?chatbotId=${topicsBot.id}&limit=100&topic=${encodeURIComponent(topic)}`,
+    )
+    expect(res.statusCode, res.body).toBe(200)
+    return res
+      .json()
+      .conversations.map((c: { conversationId: string }) => c.conversationId)
+      .sort()
+  }
+
+  it.each([
+    ['a whole label', 'Login problems', ['login']],
+    ['a label in another case', 'LOGIN PROBLEMS', ['login']],
+    ['a word of a label, any case', 'login', ['login']],
+    ['part of a word, in labels and key phrases', 'BILL', ['invoice', 'phrase']],
+    ['part of a key phrase', 'fees', ['phrase']],
+    ['a topic id', PASSWORDS, ['reset']],
+    ['"other", the long tail', 'other', ['tail']],
+    ['LIKE wildcards, taken literally', '%', []],
+    ['an underscore, taken literally', 'log_n', []],
+    ['no label', 'shipping', []],
+  ])('matches %s', async (_what, topic, expected) => {
+    expect(await listed(topic)).toEqual(expected)
+  })
+
+  it('matches in the whole organization without chatbotId', async () => {
+    const res = await get(`/api/v1/conversations?limit=100&topic=${encodeURIComponent('reset')}`)
+    expect(res.json().conversations.map((c: { conversationId: string }) => c.conversationId)).toEqual([
+      'reset',
+    ])
+  })
+})
+
 describe('GET /api/v1/conversations/:id', () => {
   it('returns the conversation with its messages in sentAt order, ties in arrival order', async () => {
     const id = await capture(bot.apiKey, 'ordered', [

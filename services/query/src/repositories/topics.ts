@@ -74,8 +74,10 @@ export function conversationTopics(ids: readonly string[], resolved: Map<string,
 }
 
 /**
- * The topic ids a `topic=` filter stands for: a topic id or a label (case-insensitive), and every topic
- * counting in the same canonical topic; the value itself too (a key phrase, "other").
+ * The topic ids a `topic=` filter stands for: the value itself (a topic id, a key phrase, "other"), every
+ * topic whose label contains it in any case ("bill" finds "Billing" and "Bills and refunds"), every key
+ * phrase of the lexical or LLM analyzer containing it (they have no rm_topics row: found among the topic
+ * ids of the daily counts), and every topic counting in the same canonical topic as one of those.
  */
 export async function topicFilterIds(
   client: pg.ClientBase,
@@ -88,10 +90,19 @@ export async function topicFilterIds(
       WHERE t.org_id = $1 AND ($3::uuid IS NULL OR t.chatbot_id = $3)
         AND (t.chatbot_id, t.canonical_id) IN (
           SELECT chatbot_id, canonical_id FROM rm_topics
-           WHERE org_id = $1 AND ($3::uuid IS NULL OR chatbot_id = $3) AND (id = $2 OR lower(label) = lower($2)))`,
-    [orgId, topic, chatbotId ?? null],
+           WHERE org_id = $1 AND ($3::uuid IS NULL OR chatbot_id = $3) AND (id = $2 OR label ILIKE $4))
+     UNION
+     SELECT d.topic FROM rm_daily_topics d
+      WHERE d.org_id = $1 AND ($3::uuid IS NULL OR d.chatbot_id = $3) AND d.topic ILIKE $4
+        AND NOT EXISTS (SELECT FROM rm_topics t WHERE t.chatbot_id = d.chatbot_id AND t.id = d.topic)`,
+    [orgId, topic, chatbotId ?? null, `%${likeEscaped(topic)}%`],
   )
   return [...new Set([topic, ...rows.map((r) => r.id)])]
+}
+
+/** A value matched literally inside a LIKE pattern (the default escape character is the backslash). */
+export function likeEscaped(value: string): string {
+  return value.replace(/[\\%_]/g, '\\$&')
 }
 
 export interface TopicSummary {

@@ -54,7 +54,9 @@ const listQuery = z.strictObject({
     .min(1)
     .max(200)
     .optional()
-    .describe('A topic id or label (case-insensitive), or `other`: conversations in that topic.'),
+    .describe(
+      'A topic id, `other`, or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches.',
+    ),
   q: z
     .string()
     .min(1)
