@@ -65,6 +65,13 @@ const MATRIX: Record<string, RouteCase> = {
       payload: { name: 'Renamed', settings: { analysisEnabled: false } },
     }),
   },
+  'POST /api/v1/chatbots/{id}/test-conversation': {
+    allowed: READERS,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/test-conversation`,
+    }),
+  },
   'DELETE /api/v1/chatbots/{id}': {
     allowed: MANAGERS,
     request: async (f) => ({ method: 'DELETE', url: `/api/v1/chatbots/${await f.chatbot()}` }),

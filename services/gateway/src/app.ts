@@ -9,6 +9,7 @@ import type { Logger } from 'pino'
 import { registerAuth } from './auth/plugin.ts'
 import { registerCapture } from './capture/routes.ts'
 import { registerChatbots } from './chatbots/routes.ts'
+import { registerTestConversation } from './chatbots/test-conversation.ts'
 import type { GatewayAppConfig } from './config.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
@@ -83,6 +84,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
       redis,
     })
     await registerChatbots(dashboard, { pool, keyring: deps.keyring, now })
+    await registerTestConversation(dashboard, { pool, keyring: deps.keyring, now })
     await registerErasureRoutes(dashboard, { pool, now })
     await deps.sessionRoutes?.(dashboard)
   })

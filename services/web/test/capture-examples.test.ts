@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TEST_CONVERSATION } from '../../gateway/src/chatbots/test-conversation.ts'
 import {
   curlExample,
   exampleCapture,
@@ -68,6 +69,10 @@ describe('the capture examples the onboarding shows', () => {
     expect(curlExample(origin, undefined)).toContain(`Bearer ${KEY_PLACEHOLDER}`)
     expect(javascriptExample(origin, undefined)).toContain(`Bearer ${KEY_PLACEHOLDER}`)
     expect(exampleCapture().messages).toHaveLength(2)
+  })
+
+  it('are what "Send a test conversation" sends (the server sends it, with the chatbot\'s key)', () => {
+    expect(exampleCapture()).toEqual(TEST_CONVERSATION)
   })
 
   it('quotes text for the shell whatever it holds', async () => {

@@ -50,7 +50,6 @@ export async function request<T>(
     body?: unknown
     query?: Query
     signal?: AbortSignal
-    headers?: Record<string, string>
     quietUnauthorized?: boolean
   } = {},
 ): Promise<T> {
@@ -59,10 +58,7 @@ export async function request<T>(
     response = await fetch(withQuery(path, opts.query), {
       method,
       credentials: 'same-origin',
-      headers: {
-        ...(opts.body === undefined ? { accept: 'application/json' } : jsonHeaders),
-        ...opts.headers,
-      },
+      headers: opts.body === undefined ? { accept: 'application/json' } : jsonHeaders,
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       signal: opts.signal,
     })

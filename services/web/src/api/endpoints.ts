@@ -78,6 +78,9 @@ export const chatbots = {
   rotateKey: (id: string) =>
     request<ChatbotWithKey>('POST', `/api/v1/chatbots/${encodeURIComponent(id)}/rotate-key`),
   remove: (id: string) => request<{ ok: true }>('DELETE', `/api/v1/chatbots/${encodeURIComponent(id)}`),
+  /** Captures the onboarding's example conversation with the chatbot's key, which the page need not have. */
+  sendTestConversation: (id: string) =>
+    request<CaptureResult>('POST', `/api/v1/chatbots/${encodeURIComponent(id)}/test-conversation`),
 }
 
 export interface CaptureResult {
@@ -87,17 +90,6 @@ export interface CaptureResult {
   readonly analysisQueued: boolean
   readonly warnings: string[]
 }
-
-/**
- * A capture with a chatbot's key, as its server would send it: how the onboarding sends a test
- * conversation from the browser. A refused key must not read as an expired session.
- */
-export const capture = (apiKey: string, body: unknown) =>
-  request<CaptureResult>('POST', '/api/v1/capture', {
-    body,
-    headers: { authorization: `Bearer ${apiKey}` },
-    quietUnauthorized: true,
-  })
 
 export type ConversationQuery = Record<string, string | number | undefined>
 

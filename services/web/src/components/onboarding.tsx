@@ -1,8 +1,9 @@
-import { useState } from 'react'
-import { capture } from '../api/endpoints.ts'
+import { useEffect, useState } from 'react'
+import { chatbots } from '../api/endpoints.ts'
 import type { Chatbot, Conversation } from '../api/types.ts'
-import { curlExample, exampleCapture, javascriptExample, KEY_PLACEHOLDER } from '../lib/capture-examples.ts'
+import { curlExample, javascriptExample, KEY_PLACEHOLDER } from '../lib/capture-examples.ts'
 import { formatDateTime, plural } from '../lib/format.ts'
+import { onboardingStage } from '../lib/onboarding.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
@@ -20,34 +21,47 @@ interface OnboardingProps {
 }
 
 /**
- * How to send the first conversation, with the key while this tab still knows it, and a status that
- * waits for the chatbot's first message (the page polls for it), then turns green.
+ * How to send the first conversation (with the key while this tab still knows it) and a "Send a test
+ * conversation" button that needs no key (the server sends it with the chatbot's), so it is there after
+ * a reload too; a status that waits for the chatbot's first message (the page polls for it), turns green
+ * for whoever watched it wait, and otherwise says when the last message came.
  */
 export function Onboarding({ chatbot, latest, loading, onSent }: OnboardingProps) {
-  const { freshKey } = useSession()
+  const { freshKey, can } = useSession()
   const apiKey = freshKey(chatbot.id)
   const origin = window.location.origin
+  const [waitedHere, setWaitedHere] = useState(false)
+  useEffect(() => {
+    if (!loading && !latest) setWaitedHere(true)
+  }, [loading, latest])
+  const stage = onboardingStage({ loading, hasConversation: latest !== undefined, waitedHere })
 
   return (
     <section className="card" aria-labelledby="onboarding-heading">
       <h2 id="onboarding-heading">{latest ? 'Receiving conversations' : 'Send your first conversation'}</h2>
       <div role="status" aria-live="polite">
-        {latest ? (
+        {latest && stage === 'first-message' ? (
           <p className="status-line received">
             <span className="dot" aria-hidden="true" /> First message received. Latest conversation{' '}
             <Link to={paths.conversation(latest.id)}>{latest.conversationId}</Link>, last message{' '}
             {formatDateTime(latest.lastMessageAt)}.
           </p>
-        ) : loading ? null : (
+        ) : latest ? (
+          <p className="status-line received">
+            <span className="dot" aria-hidden="true" /> Last message{' '}
+            <time dateTime={latest.lastMessageAt}>{formatDateTime(latest.lastMessageAt)}</time>, in
+            conversation <Link to={paths.conversation(latest.id)}>{latest.conversationId}</Link>.
+          </p>
+        ) : stage === 'waiting' ? (
           <p className="status-line waiting">
             <span className="dot" aria-hidden="true" /> Waiting for the first message… this updates by itself
             as soon as one arrives.
           </p>
-        )}
+        ) : null}
       </div>
-      {apiKey && !latest ? <SendTestConversation apiKey={apiKey} onSent={onSent} /> : null}
       <details open={!latest}>
         <summary>Capture examples (curl and JavaScript)</summary>
+        {can('chatbots:edit') ? <SendTestConversation chatbotId={chatbot.id} onSent={onSent} /> : null}
         <p>
           Your chatbot's server sends each conversation's messages to <code>{origin}/api/v1/capture</code>{' '}
           with the chatbot's API key.{' '}
@@ -66,13 +80,13 @@ export function Onboarding({ chatbot, latest, loading, onSent }: OnboardingProps
   )
 }
 
-/** Sends the example conversation from here, with the key this tab still has: no terminal needed. */
-function SendTestConversation({ apiKey, onSent }: { apiKey: string; onSent: () => void }) {
+/** Sends the example conversation from here: the server captures it with the chatbot's key. */
+function SendTestConversation({ chatbotId, onSent }: { chatbotId: string; onSent: () => void }) {
   const [state, setState] = useState<{ busy: boolean; result?: string; error?: unknown }>({ busy: false })
   const send = async () => {
     setState({ busy: true })
     try {
-      const sent = await capture(apiKey, exampleCapture())
+      const sent = await chatbots.sendTestConversation(chatbotId)
       const stored =
         sent.messagesStored === 0
           ? 'It was already sent: nothing new was stored.'

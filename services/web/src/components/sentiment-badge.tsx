@@ -1,5 +1,10 @@
 import type { Sentiment, SentimentLabel } from '../api/types.ts'
-import { describeSentiment, SENTIMENT_LABELS } from '../lib/format.ts'
+import {
+  describeSentiment,
+  formatAverageSentiment,
+  SENTIMENT_LABELS,
+  SENTIMENT_SCALE,
+} from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 
@@ -7,6 +12,19 @@ import { paths } from '../lib/routes.ts'
 export function SentimentBadge({ sentiment }: { sentiment: Sentiment | null }) {
   return (
     <span className={`badge sentiment-${sentiment?.label ?? 'pending'}`}>{describeSentiment(sentiment)}</span>
+  )
+}
+
+/**
+ * An average sentiment as a figure's value: the score with its word ("0.00 (neutral)") and, under it,
+ * the scale it is on, so that a lone "0.00" is never left to guess.
+ */
+export function AverageSentiment({ average }: { average: number | null }) {
+  return (
+    <>
+      {formatAverageSentiment(average)}
+      <span className="figure-note">{average === null ? 'nothing analysed yet' : SENTIMENT_SCALE}</span>
+    </>
   )
 }
 

@@ -22,9 +22,11 @@ describe('chart text for those who cannot see the chart', () => {
   it('summarises the sentiment trend over the periods with data', () => {
     expect(trendSummary([point(null, 0), point(null, 0)])).toBe('No analysed messages in this range.')
     expect(trendSummary([point(0.5, 2), point(null, 0), point(-0.25, 3)])).toBe(
-      '5 analysed messages over 2 of 3 periods; average from +0.50 in the first period with data to \u22120.25 in the last.',
+      '5 analysed messages over 2 of 3 periods; average from +0.50 (positive) in the first period with data to \u22120.25 (negative) in the last, on a scale from \u22121 (negative) to +1 (positive).',
     )
-    expect(trendSummary([point(0, 1)])).toBe('1 analysed messages over 1 of 1 periods; average 0.00.')
+    expect(trendSummary([point(0, 1)])).toBe(
+      '1 analysed messages over 1 of 1 periods; average 0.00 (neutral), on a scale from \u22121 (negative) to +1 (positive).',
+    )
   })
 
   it('names the top topics and the roles', () => {
@@ -79,7 +81,7 @@ describe('formatting', () => {
 describe("the assistant's sentiment, apart from the end users'", () => {
   it('says it in a line of its own', () => {
     expect(assistantSentimentLine({ average: 0.4, positive: 3, neutral: 1, negative: 0, analyzed: 4 })).toBe(
-      'Assistant messages: average +0.40 over 4 analysed messages (3 positive, 1 neutral, 0 negative).',
+      'Assistant messages: average +0.40 (positive) over 4 analysed messages (3 positive, 1 neutral, 0 negative).',
     )
     expect(assistantSentimentLine({ average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 })).toBe(
       'Assistant messages: none analysed in this range.',

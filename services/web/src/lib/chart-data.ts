@@ -1,5 +1,5 @@
 import type { Interval, Overview, SentimentCounts, SentimentPoint } from '../api/types.ts'
-import { formatNumber, formatScore, plural } from './format.ts'
+import { formatAverageSentiment, formatNumber, plural, SENTIMENT_SCALE } from './format.ts'
 
 export const COLORS = {
   positive: '#1e7d3a',
@@ -35,9 +35,9 @@ export function trendSummary(points: readonly SentimentPoint[]): string {
   const last = analyzed.at(-1)!
   const span =
     analyzed.length === 1
-      ? `average ${formatScore(first.average!)}`
-      : `average from ${formatScore(first.average!)} in the first period with data to ${formatScore(last.average!)} in the last`
-  return `${formatNumber(total)} analysed messages over ${analyzed.length} of ${points.length} periods; ${span}.`
+      ? `average ${formatAverageSentiment(first.average)}`
+      : `average from ${formatAverageSentiment(first.average)} in the first period with data to ${formatAverageSentiment(last.average)} in the last`
+  return `${formatNumber(total)} analysed messages over ${analyzed.length} of ${points.length} periods; ${span}, ${SENTIMENT_SCALE}.`
 }
 
 export function topicsSummary(topics: Overview['topTopics']): string {
@@ -62,5 +62,5 @@ export function rolesSummary(counts: readonly { role: string; count: number }[])
 /** The assistant's sentiment, told apart from the end users' that the figures describe. */
 export function assistantSentimentLine(s: SentimentCounts): string {
   if (s.analyzed === 0 || s.average === null) return 'Assistant messages: none analysed in this range.'
-  return `Assistant messages: average ${formatScore(s.average)} over ${plural(s.analyzed, 'analysed message')} (${formatNumber(s.positive)} positive, ${formatNumber(s.neutral)} neutral, ${formatNumber(s.negative)} negative).`
+  return `Assistant messages: average ${formatAverageSentiment(s.average)} over ${plural(s.analyzed, 'analysed message')} (${formatNumber(s.positive)} positive, ${formatNumber(s.neutral)} neutral, ${formatNumber(s.negative)} negative).`
 }

@@ -51,6 +51,19 @@ export function sentimentOf(score: number | null): Sentiment | null {
   return { score, label }
 }
 
+/** The scale every sentiment score is on, in words: said wherever an average is shown. */
+export const SENTIMENT_SCALE = 'on a scale from \u22121 (negative) to +1 (positive)'
+
+/**
+ * An average score with its word, by the service's thresholds (sentimentOf): "0.00 (neutral)",
+ * "+0.62 (positive)", "−0.40 (negative)"; "—" when nothing was analysed.
+ */
+export function formatAverageSentiment(average: number | null): string {
+  const sentiment = sentimentOf(average)
+  if (!sentiment) return '\u2014'
+  return `${formatScore(sentiment.score)} (${sentiment.label})`
+}
+
 /** "3 messages", "1 message". */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${formatNumber(n)} ${n === 1 ? one : many}`

@@ -7,6 +7,7 @@ import { ChartFigure } from '../components/chart.tsx'
 import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
+import { AverageSentiment } from '../components/sentiment-badge.tsx'
 import {
   analyticsQuery,
   selectionFromSearch,
@@ -22,7 +23,7 @@ import {
   topicsSummary,
   trendSummary,
 } from '../lib/chart-data.ts'
-import { formatDateTime, formatNumber, formatScore } from '../lib/format.ts'
+import { formatAverageSentiment, formatDateTime, formatNumber } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
@@ -80,7 +81,12 @@ function Figures({ overview: o, tz }: { overview: Overview; tz: string }) {
         <Figure label="Messages" value={formatNumber(o.totalMessages)} />
         <Figure label="End users" value={formatNumber(o.uniqueUsers)} />
         <Figure label="Messages per conversation" value={formatNumber(o.avgMessagesPerConversation)} />
-        <Figure label="End users' sentiment" value={s.average === null ? '—' : formatScore(s.average)} />
+        <div>
+          <dt>End users' sentiment</dt>
+          <dd>
+            <AverageSentiment average={s.average} />
+          </dd>
+        </div>
         <Figure
           label="Analysed end-user messages"
           value={`${formatNumber(s.analyzed)}`}
@@ -121,7 +127,11 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
         },
       ],
     },
-    options: { scales: { y: { min: -1, max: 1, title: { display: true, text: 'score (−1 to 1)' } } } },
+    options: {
+      scales: {
+        y: { min: -1, max: 1, title: { display: true, text: 'score (\u22121 negative to +1 positive)' } },
+      },
+    },
   }
   const labelCounts: ChartConfiguration = {
     type: 'bar',
@@ -139,9 +149,9 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
   }
   const rows = trend.points.map((p, i) => ({
     key: p.bucket,
-    cells: [labels[i]!, p.average === null ? '—' : formatScore(p.average), p.positive, p.neutral, p.negative],
+    cells: [labels[i]!, formatAverageSentiment(p.average), p.positive, p.neutral, p.negative],
   }))
-  const columns = ['Period', 'Average', 'Positive', 'Neutral', 'Negative']
+  const columns = ['Period', 'Average (\u22121 to +1)', 'Positive', 'Neutral', 'Negative']
   return (
     <>
       <ChartFigure

@@ -6,8 +6,9 @@ import { ErrorAlert } from '../components/alert.tsx'
 import { ApiKeySection, DeleteSection, KeyReveal } from '../components/chatbot-key.tsx'
 import { Onboarding } from '../components/onboarding.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
+import { AverageSentiment } from '../components/sentiment-badge.tsx'
 import { SettingsSection } from '../components/settings-section.tsx'
-import { formatDate, formatNumber, formatScore } from '../lib/format.ts'
+import { formatDate, formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
@@ -52,7 +53,13 @@ export function ChatbotPage({ id }: { id: string }) {
         Key <code>{chatbot.api_key_prefix}</code> · created {formatDate(chatbot.created_at)}
       </p>
       <KeyReveal chatbot={chatbot} />
-      <Onboarding chatbot={chatbot} latest={latest} loading={newest.loading} onSent={newest.refresh} />
+      <Onboarding
+        key={chatbot.id}
+        chatbot={chatbot}
+        latest={latest}
+        loading={newest.loading}
+        onSent={newest.refresh}
+      />
       <Summary chatbot={chatbot} latestMessageAt={latest?.lastMessageAt} />
       {can('chatbots:edit') ? <RenameSection chatbot={chatbot} onSaved={setUpdated} /> : null}
       {can('chatbots:edit') ? <SettingsSection chatbot={chatbot} onSaved={setUpdated} /> : null}
@@ -94,7 +101,9 @@ function Summary({ chatbot, latestMessageAt }: { chatbot: Chatbot; latestMessage
           </div>
           <div>
             <dt>End users' sentiment</dt>
-            <dd>{o.sentiment.average === null ? '—' : formatScore(o.sentiment.average)}</dd>
+            <dd>
+              <AverageSentiment average={o.sentiment.average} />
+            </dd>
           </div>
         </dl>
       ) : null}

@@ -8,7 +8,14 @@ import { RangeForm } from '../components/range-form.tsx'
 import { SentimentBadge, SentimentLabelBadge } from '../components/sentiment-badge.tsx'
 import { RankingChart, TrendChart } from '../components/topic-charts.tsx'
 import { selectionFromSearch, selectionToSearch, viewerTimeZone } from '../lib/analytics-range.ts'
-import { formatDateTime, formatNumber, formatShare, plural, sentimentOf } from '../lib/format.ts'
+import {
+  formatDateTime,
+  formatNumber,
+  formatShare,
+  plural,
+  SENTIMENT_SCALE,
+  sentimentOf,
+} from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { MAX_TOPICS, OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
@@ -137,6 +144,9 @@ function Figures({ figures }: { figures: TopicFigures }) {
         <dt>Average sentiment</dt>
         <dd>
           <SentimentBadge sentiment={sentimentOf(figures.averageSentiment)} />
+          <span className="figure-note">
+            {figures.averageSentiment === null ? 'nothing analysed yet' : SENTIMENT_SCALE}
+          </span>
         </dd>
       </div>
     </dl>
