@@ -1,0 +1,189 @@
+/**
+ * One bad event never stops the pipeline (DESIGN.md guarantee 9), in both modes. Regression (issue 30):
+ * a capture holding a lone UTF-16 surrogate answered 200, then the projector and the analysis consumer
+ * failed on it forever (jsonb refuses it), and no other organization's captures were projected again.
+ * Here such an event is written straight into the journal (and, in Kafka mode, also straight into the
+ * topic), past the gateway's checks, while another organization captures.
+ */
+import { randomUUID } from 'node:crypto'
+import { loadConfig } from '@cas/config'
+import { withTransaction } from '@cas/db'
+import {
+  appendToStream,
+  encodeRecord,
+  type JournalRecord,
+  listDeadLetters,
+  requestRedrive,
+  topicFor,
+} from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import { dataKeyFor, sealEvents } from '@cas/keyring'
+import { deadLetterReadiness } from '@cas/platform'
+import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { uniqueGroupId } from './support/kafka.ts'
+import { testKeyring } from './support/keyring.ts'
+import { EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
+import { waitFor } from './support/wait.ts'
+
+const LONE_SURROGATE = '\ud800 hello'
+
+for (const mode of EVENT_LOG_MODES) {
+  describe.skipIf(!mode.available)(`dead letters, ${mode.name} mode`, () => {
+    const cleanups: (() => Promise<unknown>)[] = []
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c()
+    })
+
+    it('sets aside an event no consumer can apply while other organizations capture and read on', async () => {
+      // Reads wait for their capture to be projected, up to this bound (503 past it).
+      const pipeline = await startPipeline(mode.name, cleanups, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' })
+      const { db, app } = pipeline
+      const { projector, groupId: projectorGroup } = await startLiveProjector(pipeline, cleanups)
+      const analysisGroup = uniqueGroupId('analysis')
+      const analysis = createAnalysisService({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog: pipeline.eventLog,
+        // The lexical analyzer: what is tested is the consumer, not the model.
+        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ANALYSIS_PROVIDER: 'lexical' })),
+        logger: false,
+        groupId: analysisGroup,
+      })
+      await analysis.start()
+      cleanups.push(() => analysis.stop())
+
+      const victim = await signUp(app)
+      const { chatbot: victimBot } = await createChatbot(app, victim.cookie)
+      const other = await signUp(app)
+      const { apiKey } = await createChatbot(app, other.cookie)
+
+      // A conversation of the victim's chatbot whose message content jsonb cannot hold, sealed with the
+      // chatbot's key as the gateway seals, appended past the gateway's checks.
+      const orgId = victim.organization.id
+      const poison = async (streamId: string) => {
+        const dataKey = await withTransaction(db.pool, (client) =>
+          dataKeyFor(client, testKeyring, victimBot.id, orgId),
+        )
+        return sealEvents(dataKey, { chatbotId: victimBot.id, streamId }, [
+          newEvent('conversation.started', {
+            conversationId: `poisoned-${streamId}`,
+            user: {},
+            organization: {},
+            session: {},
+            custom: {},
+          }),
+          newEvent('conversation.messages-captured', {
+            messages: [
+              { id: 'm-1', role: 'user', content: LONE_SURROGATE, sentAt: new Date().toISOString() },
+            ],
+            receivedAt: new Date().toISOString(),
+            analysisRequested: true,
+          }),
+        ])
+      }
+      const streamId = randomUUID()
+      const events = await poison(streamId)
+      const bad = await withTransaction(db.pool, async (client) => {
+        const { records } = await appendToStream(client, {
+          streamType: 'conversation',
+          streamId,
+          orgId,
+          chatbotId: victimBot.id,
+          expectedVersion: 0,
+          events,
+        })
+        return records[1]!
+      })
+      let straightIntoKafka: JournalRecord | undefined
+      if (pipeline.eventLog.kind === 'kafka') {
+        // And one that never was in the journal: produced straight into the topic.
+        const { kafka, topicPrefix } = pipeline.eventLog
+        const kafkaStream = randomUUID()
+        const sealed = (await poison(kafkaStream))[1]!
+        straightIntoKafka = {
+          ...bad,
+          id: randomUUID(),
+          streamId: kafkaStream,
+          streamVersion: 1,
+          payload: sealed.payload,
+        }
+        const producer = kafka.producer()
+        await producer.connect()
+        cleanups.push(() => producer.disconnect())
+        await producer.send({
+          topic: topicFor('conversation', topicPrefix),
+          messages: [{ key: kafkaStream, value: encodeRecord(straightIntoKafka) }],
+        })
+      }
+
+      // The other organization captures and reads each conversation at once, while the bad event fails.
+      for (let i = 0; i < 12; i++) {
+        const captured = await postCapture(app, apiKey, {
+          conversationId: `other-${i}`,
+          messages: [{ id: 'u1', role: 'user', content: `Where is my order ${i}?` }],
+        })
+        expect(captured.statusCode, captured.body).toBe(200)
+        const read = await app.inject({
+          method: 'GET',
+          url: `/api/v1/conversations/${captured.json().conversationId}`,
+          headers: { cookie: other.cookie },
+        })
+        expect(read.statusCode, `read ${i}: ${read.body}`).toBe(200)
+        expect(read.json().conversation.messages[0].content).toBe(`Where is my order ${i}?`)
+      }
+
+      const expected = straightIntoKafka ? [bad.id, straightIntoKafka.id].sort() : [bad.id]
+      const projectorLetters = await waitFor(
+        async () => {
+          const letters = await listDeadLetters(db.pool, { groupId: projectorGroup })
+          return letters.length === expected.length && letters
+        },
+        { timeoutMs: 45_000, what: "the bad events in the projector's dead letters" },
+      )
+      expect(projectorLetters.map((l) => l.eventId).sort()).toEqual(expected)
+      for (const letter of projectorLetters) {
+        expect(letter).toMatchObject({ eventType: 'conversation.messages-captured', chatbotId: victimBot.id })
+        expect(letter.error).toMatch(/json|surrogate/i)
+      }
+      const analysisLetters = await waitFor(
+        async () => {
+          const letters = await listDeadLetters(db.pool, { groupId: analysisGroup })
+          return letters.length === expected.length && letters
+        },
+        { timeoutMs: 45_000, what: "the bad events in the analysis's dead letters" },
+      )
+      expect(analysisLetters.map((l) => l.eventId).sort()).toEqual(expected)
+      expect(projector.consumer.stats.deadLettered).toBe(expected.length)
+      const readiness = await deadLetterReadiness(db.pool).detail!()
+      expect(readiness).toEqual({
+        total: 2 * expected.length,
+        byGroup: { [projectorGroup]: expected.length, [analysisGroup]: expected.length },
+      })
+
+      // Everyone else reads on.
+      const after = await postCapture(app, apiKey, {
+        conversationId: 'other-after',
+        messages: [{ id: 'u1', role: 'user', content: 'Thanks!' }],
+      })
+      const read = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations/${after.json().conversationId}`,
+        headers: { cookie: other.cookie },
+      })
+      expect(read.statusCode, read.body).toBe(200)
+
+      // Re-driven without a fix, it fails again and stays, no longer asked for.
+      expect(await requestRedrive(db.pool, { all: true, groupId: projectorGroup })).toBe(expected.length)
+      await waitFor(
+        async () =>
+          (await listDeadLetters(db.pool, { groupId: projectorGroup })).every(
+            (l) => l.redriveRequestedAt === null && l.attempts > projectorLetters[0]!.attempts,
+          ),
+        { what: 'the re-drive to fail again' },
+      )
+    })
+  })
+}
