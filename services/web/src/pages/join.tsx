@@ -5,13 +5,12 @@ import type { InvitationPreview } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { formatDate } from '../lib/format.ts'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_RULES } from '../lib/password-rules.ts'
 import { ROLE_DESCRIPTIONS } from '../lib/roles.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { article } from './not-found.tsx'
-
-const MIN_PASSWORD = 10
 
 /**
  * An invitation link (`/join#<token>`): the token is in the fragment, which the browser never sends to a
@@ -172,11 +171,12 @@ function SignUpToJoin({ token, preview }: { token: string; preview: InvitationPr
             type="password"
             autoComplete="new-password"
             required
-            minLength={MIN_PASSWORD}
+            minLength={PASSWORD_MIN_LENGTH}
+            maxLength={PASSWORD_MAX_LENGTH}
             aria-describedby="join-password-hint"
           />
           <p id="join-password-hint" className="hint">
-            At least {MIN_PASSWORD} characters.
+            {PASSWORD_RULES}
           </p>
         </div>
         <button type="submit" className="button primary" disabled={busy}>

@@ -2,11 +2,10 @@ import { type FormEvent, useState } from 'react'
 import { auth } from '../api/endpoints.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_RULES } from '../lib/password-rules.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths, safeNext } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
-
-const MIN_PASSWORD = 10
 
 export function SignInPage() {
   const { location, navigate } = useRouter()
@@ -120,11 +119,12 @@ export function SignUpPage() {
               type="password"
               autoComplete="new-password"
               required
-              minLength={MIN_PASSWORD}
+              minLength={PASSWORD_MIN_LENGTH}
+              maxLength={PASSWORD_MAX_LENGTH}
               aria-describedby="password-hint"
             />
             <p id="password-hint" className="hint">
-              At least {MIN_PASSWORD} characters.
+              {PASSWORD_RULES}
             </p>
           </div>
           <button type="submit" className="button primary" disabled={busy}>
