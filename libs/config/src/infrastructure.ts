@@ -62,7 +62,23 @@ export const database = group({
         .min(1)
         .default('.data')
         .transform((dir) => path.resolve(dir)),
-      { default: '.data', meaning: 'Embedded mode keeps its Postgres cluster in `DATA_DIR/postgres`' },
+      {
+        default: '.data',
+        meaning:
+          'Embedded mode keeps its Postgres cluster in `DATA_DIR/postgres`; also where the generated master key and the downloaded model are kept',
+      },
+    ),
+    DATA_DIR_FALLBACK: variable(
+      z
+        .string()
+        .min(1)
+        .default('/var/lib/conversation-analytics')
+        .transform((dir) => path.resolve(dir)),
+      {
+        default: '/var/lib/conversation-analytics',
+        meaning:
+          "As root with `DATA_DIR` unset and the checkout's `.data` out of the `postgres` user's reach (a checkout under `/root`): `DATA_DIR` is `DATA_DIR_FALLBACK/<checkout name>-<hash of its path>` instead, created mode 711, and the log says so",
+      },
     ),
     DATABASE_URL: variable(postgresUrl.optional(), {
       default: 'unset',

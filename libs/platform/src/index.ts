@@ -1,3 +1,10 @@
+export {
+  chooseDataDir,
+  type DataDirChoice,
+  type DataDirConfig,
+  fallbackName,
+  withChosenDataDir,
+} from './data-dir.ts'
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
 export { deadLetterReadiness, observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'

@@ -1,6 +1,7 @@
 import { ConfigError, type ConfigOf, type Group, parseConfig, type ServerConfig, server } from '@cas/config'
 import { EmbeddedPostgresError } from '@cas/db'
 import { type Logger, pino } from 'pino'
+import { withChosenDataDir } from './data-dir.ts'
 
 export interface RunningService {
   /** Stops accepting work, finishes what is in flight, and releases everything. */
@@ -33,6 +34,8 @@ export async function runService<const Gs extends readonly Group[]>(
   const log = pino({ name, level: config.LOG_LEVEL })
   let service: RunningService
   try {
+    // As root from a private home, DATA_DIR may move where the embedded Postgres can reach it.
+    config = withChosenDataDir(config, process.env, log)
     service = await start(config, log)
   } catch (err) {
     // Its message says why and what to do, in one line: a stack trace would only bury it.

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util'
 import { parseConfig } from '@cas/config'
-import { openInfrastructure } from '@cas/platform'
+import { openInfrastructure, withChosenDataDir } from '@cas/platform'
 import { pino } from 'pino'
 import { analysisSettings } from './app.ts'
 import { ANALYSIS_CONFIG } from './config.ts'
@@ -28,8 +28,10 @@ if (!chatbot || !/^[0-9a-f-]{36}$/i.test(chatbot) || (since && Number.isNaN(sinc
   process.exit(64)
 }
 
-const config = parseConfig(ANALYSIS_CONFIG, process.env)
-const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })
+const parsed = parseConfig(ANALYSIS_CONFIG, process.env)
+const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
+// The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
+const config = withChosenDataDir(parsed, process.env, log)
 const infra = await openInfrastructure(config, log, 'reanalyze')
 try {
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
