@@ -1,7 +1,7 @@
 # One image for every service; pick one with the command, e.g. `node dist/gateway.js`.
 # The default command is the all-in-one with its embedded Postgres, whose data (and the master key) live in
 # DATA_DIR, a volume: docker run -p 3000:3000 -v cas-data:/data conversation-analytics
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs
@@ -12,7 +12,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
 COPY --from=build /app/node_modules node_modules
