@@ -7,17 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { loadConfig } from '@cas/config'
-import { withTransaction } from '@cas/db'
-import {
-  appendToStream,
-  encodeRecord,
-  type JournalRecord,
-  listDeadLetters,
-  requestRedrive,
-  topicFor,
-} from '@cas/eventlog'
-import { newEvent } from '@cas/events'
-import { dataKeyFor, sealEvents } from '@cas/keyring'
+import { encodeRecord, type JournalRecord, listDeadLetters, requestRedrive, topicFor } from '@cas/eventlog'
 import { deadLetterReadiness } from '@cas/platform'
 import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -26,9 +16,8 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
+import { appendPoisonedConversation, poisonedConversation } from './support/poison.ts'
 import { waitFor } from './support/wait.ts'
-
-const LONE_SURROGATE = '\ud800 hello'
 
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`dead letters, ${mode.name} mode`, () => {
@@ -63,46 +52,13 @@ for (const mode of EVENT_LOG_MODES) {
       // A conversation of the victim's chatbot whose message content jsonb cannot hold, sealed with the
       // chatbot's key as the gateway seals, appended past the gateway's checks.
       const orgId = victim.organization.id
-      const poison = async (streamId: string) => {
-        const dataKey = await withTransaction(db.pool, (client) =>
-          dataKeyFor(client, testKeyring, victimBot.id, orgId),
-        )
-        return sealEvents(dataKey, { chatbotId: victimBot.id, streamId }, [
-          newEvent('conversation.started', {
-            conversationId: `poisoned-${streamId}`,
-            user: {},
-            organization: {},
-            session: {},
-            custom: {},
-          }),
-          newEvent('conversation.messages-captured', {
-            messages: [
-              { id: 'm-1', role: 'user', content: LONE_SURROGATE, sentAt: new Date().toISOString() },
-            ],
-            receivedAt: new Date().toISOString(),
-            analysisRequested: true,
-          }),
-        ])
-      }
-      const streamId = randomUUID()
-      const events = await poison(streamId)
-      const bad = await withTransaction(db.pool, async (client) => {
-        const { records } = await appendToStream(client, {
-          streamType: 'conversation',
-          streamId,
-          orgId,
-          chatbotId: victimBot.id,
-          expectedVersion: 0,
-          events,
-        })
-        return records[1]!
-      })
+      const bad = await appendPoisonedConversation(db.pool, { id: victimBot.id, orgId })
       let straightIntoKafka: JournalRecord | undefined
       if (pipeline.eventLog.kind === 'kafka') {
         // And one that never was in the journal: produced straight into the topic.
         const { kafka, topicPrefix } = pipeline.eventLog
         const kafkaStream = randomUUID()
-        const sealed = (await poison(kafkaStream))[1]!
+        const sealed = (await poisonedConversation(db.pool, { id: victimBot.id, orgId }, kafkaStream))[1]!
         straightIntoKafka = {
           ...bad,
           id: randomUUID(),

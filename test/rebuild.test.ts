@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
-import { appendToStream } from '@cas/eventlog'
+import { appendToStream, listDeadLetters } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
@@ -15,6 +15,7 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
+import { appendPoisonedConversation } from './support/poison.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
@@ -137,6 +138,10 @@ for (const mode of EVENT_LOG_MODES) {
       await waitFor(caughtUp, { what: 'the live projector to catch up', timeoutMs: 30_000 })
       const before = await snapshot(db)
       expect(before.rm_conversations!.length).toBeGreaterThan(0)
+      // The list's previews (the end users' first messages) are among what the rebuild must give again.
+      expect(
+        before.rm_conversations!.filter((row) => JSON.parse(row).preview !== null).length,
+      ).toBeGreaterThan(0)
       const indexes = () =>
         db.pool
           .query(
@@ -180,6 +185,34 @@ for (const mode of EVENT_LOG_MODES) {
       })
       expect(read.statusCode).toBe(200)
       expect(read.json().conversation.messages.map((m: { id: string }) => m.id)).toEqual(['new'])
+    })
+
+    it('sets aside an event it cannot apply, finishes, and hands its dead letters to the live projector', async () => {
+      // Regression (issue 30): a replay met the same unappliable event as the live projector and retried it
+      // for ever, never reaching the swap.
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      const { cookie, organization } = await signUp(app)
+      const { chatbot, apiKey } = await createChatbot(app, cookie)
+      const bad = await appendPoisonedConversation(db.pool, { id: chatbot.id, orgId: organization.id })
+      const res = await postCapture(app, apiKey, {
+        conversationId: 'fine',
+        messages: [{ id: 'u1', role: 'user', content: 'all good' }],
+      })
+      expect(res.statusCode).toBe(200)
+      await waitFor(caughtUp, { what: 'the live projector to pass the bad event', timeoutMs: 45_000 })
+      const liveLetters = await listDeadLetters(db.pool, { groupId: liveGroupId })
+      expect(liveLetters.map((l) => l.eventId)).toEqual([bad.id])
+
+      const result = await rebuildReadModels({ pool: db.pool, keyring: testKeyring, eventLog, liveGroupId })
+      expect(result).toMatchObject({ swapped: true })
+      const letters = await listDeadLetters(db.pool)
+      expect(letters.map((l) => [l.groupId, l.eventId])).toEqual([[liveGroupId, bad.id]])
+      const read = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations/${res.json().conversationId}`,
+        headers: { cookie },
+      })
+      expect(read.statusCode).toBe(200)
     })
 
     if (mode.name !== 'journal') return

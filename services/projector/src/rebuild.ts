@@ -284,8 +284,9 @@ async function swapIn(
     // The live projector carries on from where the rebuild is, on the new tables. Handed over before
     // the tables are moved: with a stream-version row per stream, that takes seconds on a large
     // deployment (1.1 s at 150,000 streams), and from the first move on, every read of the read models
-    // waits for this transaction to end.
-    for (const table of ['consumer_checkpoints', 'consumer_stream_versions']) {
+    // waits for this transaction to end. The events the rebuild set aside (dead-letters.ts) are the
+    // live group's now: those of the old tables go with them, and a re-drive applies to the new ones.
+    for (const table of ['consumer_checkpoints', 'consumer_stream_versions', 'dead_letters']) {
       await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [liveGroupId])
       await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
     }

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream, type EventToAppend, type JournalRecord } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import { dataKeyFor, sealEvents } from '@cas/keyring'
+import type pg from 'pg'
+import { testKeyring } from './keyring.ts'
+
+/** Message content no consumer can store: jsonb refuses a lone UTF-16 surrogate (issue 30). */
+export const LONE_SURROGATE = '\ud800 hello'
+
+/**
+ * A new conversation of the chatbot whose message holds `LONE_SURROGATE`, sealed with the chatbot's key as
+ * the gateway seals: `conversation.started`, then the `conversation.messages-captured` no consumer can
+ * apply. What a capture made before the gateway refused such text.
+ */
+export async function poisonedConversation(
+  pool: pg.Pool,
+  chatbot: { readonly id: string; readonly orgId: string },
+  streamId: string = randomUUID(),
+): Promise<EventToAppend[]> {
+  const dataKey = await withTransaction(pool, (client) =>
+    dataKeyFor(client, testKeyring, chatbot.id, chatbot.orgId),
+  )
+  const now = new Date().toISOString()
+  return sealEvents(dataKey, { chatbotId: chatbot.id, streamId }, [
+    newEvent('conversation.started', {
+      conversationId: `poisoned-${streamId}`,
+      user: {},
+      organization: {},
+      session: {},
+      custom: {},
+    }),
+    newEvent('conversation.messages-captured', {
+      messages: [{ id: 'm-1', role: 'user', content: LONE_SURROGATE, sentAt: now }],
+      receivedAt: now,
+      analysisRequested: true,
+    }),
+  ])
+}
+
+/** Appends a `poisonedConversation` straight into the journal; returns the event no consumer can apply. */
+export async function appendPoisonedConversation(
+  pool: pg.Pool,
+  chatbot: { readonly id: string; readonly orgId: string },
+): Promise<JournalRecord> {
+  const streamId = randomUUID()
+  const events = await poisonedConversation(pool, chatbot, streamId)
+  return withTransaction(pool, async (client) => {
+    const { records } = await appendToStream(client, {
+      streamType: 'conversation',
+      streamId,
+      orgId: chatbot.orgId,
+      chatbotId: chatbot.id,
+      expectedVersion: 0,
+      events,
+    })
+    return records[1]!
+  })
+}
