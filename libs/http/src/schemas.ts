@@ -26,7 +26,13 @@ const END_STORABLE_MS = Date.parse('+010000-01-01T00:00:00Z')
  * 0001 to 9999 (a zone offset can push a four-digit year past either end). For request fields and query
  * parameters that reach a timestamptz.
  */
-export const isoDateTimeSchema = z.iso.datetime({ offset: true }).refine((value) => {
-  const ms = Date.parse(value)
-  return ms >= FIRST_STORABLE_MS && ms < END_STORABLE_MS
-}, 'must be between the years 0001 and 9999 in UTC')
+export const isoDateTimeSchema = z.iso
+  .datetime({
+    offset: true,
+    // Zod's own "Invalid ISO datetime" leaves a caller sending local time (no zone) to guess what is wrong.
+    error: 'must be an ISO 8601 date-time with a zone, Z or +hh:mm (e.g. 2026-11-28T10:00:00Z)',
+  })
+  .refine((value) => {
+    const ms = Date.parse(value)
+    return ms >= FIRST_STORABLE_MS && ms < END_STORABLE_MS
+  }, 'must be between the years 0001 and 9999 in UTC')

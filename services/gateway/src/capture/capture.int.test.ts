@@ -119,6 +119,9 @@ describe('POST /api/v1/capture', () => {
     body.messages[2] = { ...body.messages[2]!, content: 'a different text' }
     const result = (await postCapture(app, apiKey, body)).json()
     expect(result.messagesStored).toBe(2)
+    expect(result.warnings).toEqual([
+      'message id x is repeated with a different message; the first was stored',
+    ])
     const [, captured] = await journalEvents(db.pool, 'conversation', result.conversationId)
     expect(captured?.payload.messages).toEqual(body.messages.slice(0, 2))
   })
@@ -188,7 +191,7 @@ describe('POST /api/v1/capture', () => {
     ])
   })
 
-  it('accepts the deprecated userId and metadata, with a Deprecation header and no warning for them', async () => {
+  it('accepts the deprecated userId and metadata, with a Deprecation header; only their conflict with custom warns', async () => {
     const res = await postCapture(
       app,
       apiKey,
@@ -200,7 +203,7 @@ describe('POST /api/v1/capture', () => {
     )
     expect(res.statusCode).toBe(200)
     expect(res.headers.deprecation).toBe('true')
-    expect(res.json().warnings).toEqual([])
+    expect(res.json().warnings).toEqual(['metadata.plan and custom.plan differ; custom.plan was kept'])
     const [started] = await journalEvents(db.pool, 'conversation', res.json().conversationId)
     expect(started?.payload.user).toEqual({ id: 'legacy-user' })
     expect(started?.payload.custom).toEqual({ plan: 'new', seats: 2 })

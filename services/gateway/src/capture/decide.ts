@@ -26,8 +26,13 @@ export interface CaptureCommand {
   readonly deprecated: boolean
   /** When the gateway received it (ISO 8601, UTC). */
   readonly receivedAt: string
-  /** Its messages, the first of each id only, sentAt defaulted to receivedAt and in UTC. */
+  /**
+   * Its messages, the first of each id only, sentAt in UTC: receivedAt when the caller gave none or one
+   * more than MAX_FUTURE_SKEW_MS after it.
+   */
   readonly messages: readonly StoredMessage[]
+  /** What the request carried that is not stored as sent (answered as warnings). */
+  readonly warnings: readonly string[]
 }
 
 export interface StoredMessage {
@@ -77,22 +82,51 @@ export interface CaptureResult {
   readonly deprecated: boolean
 }
 
+/**
+ * How far past its receive time a message's sentAt may be. A clock a little ahead is common and harmless;
+ * a sentAt far in the future (a year 2999, a wrong unit) would keep its conversation first in "newest
+ * first" for ever. One day covers every time zone mistaken for UTC with room to spare.
+ */
+export const MAX_FUTURE_SKEW_MS = 24 * 60 * 60 * 1000
+
 /** Normalizes a validated request body into the command the decision takes. */
 export function captureCommand(body: CaptureBody, receivedAt: Date): CaptureCommand {
-  const { metadata, deprecated } = incomingMetadata(body)
+  const { metadata, deprecated, warnings } = incomingMetadata(body)
   const received = receivedAt.toISOString()
+  const latestAllowed = receivedAt.getTime() + MAX_FUTURE_SKEW_MS
   // Within one request the first message with an id wins, as across requests.
-  const seen = new Set<string>()
-  const messages = body.messages
-    .filter((m) => !seen.has(m.id) && seen.add(m.id))
-    .map((m) => ({
-      id: m.id,
-      role: m.role,
-      content: m.content,
-      sentAt: m.sentAt ? new Date(m.sentAt).toISOString() : received,
-    }))
-  return { conversationId: body.conversationId, metadata, deprecated, receivedAt: received, messages }
+  const firstById = new Map<string, StoredMessage>()
+  const repeated = new Set<string>()
+  for (const m of body.messages) {
+    let sentAt = received
+    if (m.sentAt) {
+      const ms = Date.parse(m.sentAt)
+      if (ms > latestAllowed) {
+        warnings.push(
+          `message ${m.id} sentAt ${m.sentAt} is more than 24 hours after the receive time; the receive time was stored`,
+        )
+      } else sentAt = new Date(ms).toISOString()
+    }
+    const message: StoredMessage = { id: m.id, role: m.role, content: m.content, sentAt }
+    const first = firstById.get(m.id)
+    if (!first) firstById.set(m.id, message)
+    else if (!repeated.has(m.id) && !sameMessage(first, message)) {
+      repeated.add(m.id)
+      warnings.push(`message id ${m.id} is repeated with a different message; the first was stored`)
+    }
+  }
+  return {
+    conversationId: body.conversationId,
+    metadata,
+    deprecated,
+    receivedAt: received,
+    messages: [...firstById.values()],
+    warnings,
+  }
 }
+
+const sameMessage = (a: StoredMessage, b: StoredMessage) =>
+  a.role === b.role && a.content === b.content && a.sentAt === b.sentAt
 
 /**
  * What a capture does to a conversation:
@@ -136,7 +170,10 @@ export function decideCapture(command: CaptureCommand, state: CaptureState): Cap
       conversationId: conversation.id,
       messagesStored: newMessages.length,
       analysisQueued: analysisRequested,
-      warnings: customFieldWarnings(command.metadata.custom, customFieldSchema(settings)),
+      warnings: [
+        ...command.warnings,
+        ...customFieldWarnings(command.metadata.custom, customFieldSchema(settings)),
+      ],
       deprecated: command.deprecated,
     },
   }

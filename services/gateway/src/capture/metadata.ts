@@ -16,11 +16,27 @@ export const EMPTY_METADATA: ConversationMetadata = { user: {}, organization: {}
 
 /**
  * The metadata a capture carries, with the deprecated fields folded in: `userId` fills `user.id` when
- * absent, `metadata` merges under `custom` (custom wins).
+ * absent, `metadata` merges under `custom` (custom wins). When both of a pair are given and disagree, the
+ * value dropped is said in a warning: the caller's integration sends two sources of truth.
  */
-export function incomingMetadata(body: CaptureBody): { metadata: ConversationMetadata; deprecated: boolean } {
+export function incomingMetadata(body: CaptureBody): {
+  metadata: ConversationMetadata
+  deprecated: boolean
+  warnings: string[]
+} {
+  const warnings: string[] = []
   const user = { ...(body.user as Flat | undefined) }
-  if (body.userId !== undefined && user.id === undefined) user.id = body.userId
+  if (body.userId !== undefined) {
+    if (user.id === undefined) user.id = body.userId
+    else if (user.id !== body.userId) warnings.push('userId and user.id differ; user.id was kept')
+  }
+  if (body.metadata && body.custom) {
+    for (const [name, value] of Object.entries(body.metadata)) {
+      if (Object.hasOwn(body.custom, name) && body.custom[name] !== value) {
+        warnings.push(`metadata.${name} and custom.${name} differ; custom.${name} was kept`)
+      }
+    }
+  }
   return {
     metadata: {
       user,
@@ -29,6 +45,7 @@ export function incomingMetadata(body: CaptureBody): { metadata: ConversationMet
       custom: { ...body.metadata, ...body.custom },
     },
     deprecated: body.userId !== undefined || body.metadata !== undefined,
+    warnings,
   }
 }
 

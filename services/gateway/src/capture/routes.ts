@@ -1,14 +1,14 @@
 import type { CaptureConfig, SignInConfig } from '@cas/config'
-import { AppError, errorResponses, eventTrace } from '@cas/http'
+import { AppError, decompressRequestBody, errorResponses, eventTrace } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 import { CaptureCommitter } from './group-commit.ts'
-import { captureBodySchema, captureResponseSchema } from './schema.ts'
+import { CAPTURE_FIELDS, captureBodySchema, captureResponseSchema } from './schema.ts'
 
 export interface CaptureRouteDeps {
   readonly pool: pg.Pool
@@ -21,13 +21,16 @@ export interface CaptureRouteDeps {
 
 /**
  * POST /api/v1/capture. In its own plugin scope: the rate limit applies per API key, or per client address
- * for requests without a valid key. Bodies are JSON only (anything else is 415), as everywhere.
- * Order of checks: rate limit and key (401) before the body is read (413, 415), then validation (400).
+ * for requests without a valid key. Bodies are JSON only (anything else is 415), as everywhere, and may be
+ * gzip-compressed (other encodings are 415). Order of checks: rate limit and key (401) before the body is
+ * read (413, 415), then validation (400).
  */
 export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDeps): Promise<void> {
   const { config, pool } = deps
   await app.register(async (scope) => {
     const keys = new ApiKeyIdentifier(pool)
+    // The top-level fields of each body that the schema does not know (it drops them): said in warnings.
+    const unknownFields = new WeakMap<FastifyRequest, string[]>()
     const committer = new CaptureCommitter(pool, deps.keyring, deps.now, {
       maxTransactions: config.CAPTURE_MAX_TRANSACTIONS,
       maxGroup: config.CAPTURE_MAX_GROUP,
@@ -58,13 +61,22 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       {
         // After the rate limit (an onRequest hook, so failed attempts count against the client address)
         // and before the body is read.
-        preParsing: async (request) => {
-          if (!(await keys.identify(request))) {
-            throw new AppError(
-              'unauthorized',
-              'A valid API key is required: Authorization: Bearer svc_live_…',
-            )
-          }
+        preParsing: [
+          async (request) => {
+            if (!(await keys.identify(request))) {
+              throw new AppError(
+                'unauthorized',
+                'A valid API key is required: Authorization: Bearer svc_live_…',
+              )
+            }
+          },
+          decompressRequestBody,
+        ],
+        preValidation: async (request) => {
+          const body = request.body
+          if (body === null || typeof body !== 'object' || Array.isArray(body)) return
+          const unknown = Object.keys(body).filter((field) => !CAPTURE_FIELDS.has(field))
+          if (unknown.length > 0) unknownFields.set(request, unknown)
         },
         schema: {
           tags: ['capture'],
@@ -99,9 +111,15 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
           conversationId: result.conversationId,
           messagesStored: result.messagesStored,
           analysisQueued: result.analysisQueued,
-          warnings: result.warnings,
+          warnings: [...(unknownFields.get(request) ?? []).map(unknownFieldWarning), ...result.warnings],
         }
       },
     )
   })
+}
+
+/** `field userID is not a capture field and was ignored (did you mean userId?)` */
+function unknownFieldWarning(field: string): string {
+  const meant = [...CAPTURE_FIELDS].find((known) => known.toLowerCase() === field.toLowerCase())
+  return `field ${field} is not a capture field and was ignored${meant ? ` (did you mean ${meant}?)` : ''}`
 }
