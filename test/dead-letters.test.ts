@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto'
 import { loadConfig } from '@cas/config'
 import { encodeRecord, type JournalRecord, listDeadLetters, requestRedrive, topicFor } from '@cas/eventlog'
-import { deadLetterReadiness } from '@cas/platform'
+import { Metrics } from '@cas/metrics'
+import { deadLetterReadiness, observePipelineStatus } from '@cas/platform'
 import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
@@ -118,6 +119,16 @@ for (const mode of EVENT_LOG_MODES) {
         total: 2 * expected.length,
         byGroup: { [projectorGroup]: expected.length, [analysisGroup]: expected.length },
       })
+
+      const metrics = new Metrics()
+      metrics.observeConsumer(projector.consumer)
+      observePipelineStatus(metrics, db.pool, ['projection'])
+      const { body } = await metrics.render()
+      expect(body).toContain(`cas_dead_letter_events{group="${projectorGroup}"} ${expected.length}`)
+      expect(body).toContain(`cas_dead_letter_events{group="${analysisGroup}"} ${expected.length}`)
+      expect(body).toContain(
+        `cas_consumer_dead_lettered_events_total{group="${projectorGroup}"} ${expected.length}`,
+      )
 
       // Everyone else reads on.
       const after = await postCapture(app, apiKey, {
