@@ -291,6 +291,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         .getByText(/^Negative/)
         .waitFor()
       await item('order-1002').getByText('refunds', { exact: true }).waitFor()
+      // Each conversation shows the end user's first message, so that the list can be scanned.
+      await item('order-1002')
+        .getByText('This is terrible. My refund never arrived and I am angry.', { exact: true })
+        .waitFor()
+      await item('order-1001')
+        .getByText('Thank you so much, this is wonderful and works great!', { exact: true })
+        .waitFor()
+      expect(await item('order-1001').getByText('Happy to help!').count()).toBe(0)
 
       const only = async (id: string) => {
         await conversationLink(id).waitFor()

@@ -132,6 +132,18 @@ for (const mode of EVENT_LOG_MODES) {
           active: 3,
           conversations: 3,
         })
+        // The conversation list's preview holds the end user's words, in clear like the messages.
+        const previews = () =>
+          db.pool
+            .query('SELECT preview FROM rm_conversations WHERE chatbot_id = $1 ORDER BY preview', [
+              chatbot.id,
+            ])
+            .then((r) => r.rows.map((row) => row.preview))
+        expect(await previews()).toEqual([
+          'private question of ada',
+          'private question of ada',
+          'private question of bob',
+        ])
 
         const res = await app.inject({
           method: 'DELETE',
@@ -142,6 +154,7 @@ for (const mode of EVENT_LOG_MODES) {
         expect(res.json()).toEqual({ ok: true, conversationsErased: 2 })
         await projected()
         expect(await traces(ada)).toEqual([])
+        expect(await previews()).toEqual(['private question of bob'])
         expect(await totals(chatbot.id)).toEqual({
           messages: 2,
           analyzed: 1,

@@ -131,6 +131,7 @@ describe('GET /api/v1/conversations', () => {
           assistantSentiment: null,
           topics: ['refunds', 'umbrellas'],
           topicIds: ['refunds', 'umbrellas'],
+          preview: 'I want a refund for my broken umbrella',
         },
       ],
     })
@@ -183,6 +184,67 @@ describe('GET /api/v1/conversations', () => {
   it('answers 401 without a session', async () => {
     const res = await app.inject('/api/v1/conversations')
     expect(res.statusCode).toBe(401)
+  })
+})
+
+describe("the list's preview: the end user's first message", () => {
+  let previews: { id: string; apiKey: string }
+  const listed = async () => {
+    const res = await get(`/api/v1/conversations?chatbotId=${previews.id}&limit=100`)
+    expect(res.statusCode, res.body).toBe(200)
+    return Object.fromEntries(
+      res
+        .json()
+        .conversations.map((c: { conversationId: string; preview: string | null }) => [
+          c.conversationId,
+          c.preview,
+        ]),
+    )
+  }
+  const send = (
+    conversationId: string,
+    messages: { id: string; role: string; content: string; sentAt: string }[],
+  ) =>
+    postCapture(app, previews.apiKey, { conversationId, messages }).then((res) =>
+      expect(res.statusCode, res.body).toBe(200),
+    )
+
+  beforeAll(async () => {
+    const created = await createChatbot(app, cookie, { name: 'Previews bot' })
+    previews = { id: created.chatbot.id, apiKey: created.apiKey }
+  })
+
+  it('is the first end-user message with text, on one line, cut to 160 characters without splitting a character', async () => {
+    await send('greeted', [
+      { id: 'a', role: 'assistant', content: 'Hi! How can I help?', sentAt: '2026-11-05T10:00:00Z' },
+      { id: 'b', role: 'user', content: '  ', sentAt: '2026-11-05T10:00:01Z' },
+      { id: 'c', role: 'user', content: 'My order\n\nnever   arrived', sentAt: '2026-11-05T10:00:02Z' },
+      { id: 'd', role: 'user', content: 'Hello?', sentAt: '2026-11-05T10:00:03Z' },
+    ])
+    await send('long', [
+      { id: 'a', role: 'user', content: `${'🙂'.repeat(200)} end`, sentAt: '2026-11-05T10:00:00Z' },
+    ])
+    await send('silent', [
+      { id: 'a', role: 'assistant', content: 'Anyone there?', sentAt: '2026-11-05T10:00:00Z' },
+    ])
+    await projectAll(db.pool)
+    const shown = await listed()
+    expect(shown.greeted).toBe('My order never arrived')
+    expect(shown.long).toBe(`${'🙂'.repeat(159)}…`)
+    expect(shown.silent).toBeNull()
+  })
+
+  it('changes when a later capture brings an earlier end-user message, and only then', async () => {
+    await send('late', [{ id: 'b', role: 'user', content: 'Second thought', sentAt: '2026-11-05T11:00:00Z' }])
+    await projectAll(db.pool)
+    expect((await listed()).late).toBe('Second thought')
+    await send('late', [{ id: 'c', role: 'user', content: 'Even later', sentAt: '2026-11-05T12:00:00Z' }])
+    await send('silent', [{ id: 'b', role: 'user', content: 'Now I speak', sentAt: '2026-11-05T12:00:00Z' }])
+    await projectAll(db.pool)
+    expect(await listed()).toMatchObject({ late: 'Second thought', silent: 'Now I speak' })
+    await send('late', [{ id: 'a', role: 'user', content: 'First, in fact', sentAt: '2026-11-05T10:30:00Z' }])
+    await projectAll(db.pool)
+    expect((await listed()).late).toBe('First, in fact')
   })
 })
 

@@ -61,6 +61,11 @@ describe('the conversation fold', () => {
         messages: 2,
         firstMessageAt: '2026-11-20T12:10:00.000Z',
         lastMessageAt: '2026-11-20T13:05:00.000Z',
+        preview: {
+          text: 'text of m1',
+          sentAt: '2026-11-20T12:10:00.000Z',
+          arrival: expect.stringMatching(/001$/),
+        },
       },
     ])
     expect(then.activity.map((a) => [a.hour, a.endUserId])).toEqual([
@@ -71,6 +76,48 @@ describe('the conversation fold', () => {
       [H, 1, 1, 0],
       [H2, 1, 0, 1],
     ])
+  })
+
+  it("previews the end user's first message by sentAt, then arrival, skipping other roles and blank text", () => {
+    const at = (minute: number) => `2026-11-20T12:${String(minute).padStart(2, '0')}:00.000Z`
+    const capture = (messages: [string, 'user' | 'assistant', number, string][]) => ({
+      ...captured(),
+      messages: messages.map(([id, role, minute, content]) => ({ id, role, content, sentAt: at(minute) })),
+    })
+    const then = given([
+      recorded('conversation.started', started({ id: 'u-1' }), { streamVersion: 1 }),
+      recorded(
+        'conversation.messages-captured',
+        capture([
+          ['a1', 'assistant', 1, 'How can I help?'],
+          ['u1', 'user', 5, 'second by sentAt'],
+          ['u2', 'user', 3, '   \n '],
+        ]),
+        { streamVersion: 2 },
+      ),
+      // A later capture with an earlier message: it comes first; of two at one sentAt, the first to arrive.
+      recorded(
+        'conversation.messages-captured',
+        capture([
+          ['u3', 'user', 4, '  My   parcel\nnever came  '],
+          ['u4', 'user', 4, 'same minute, arrived after'],
+        ]),
+        { streamVersion: 3 },
+      ),
+      recorded('conversation.messages-captured', capture([['u5', 'user', 9, 'later']]), { streamVersion: 4 }),
+    ])
+    expect(then.inserts[0]!.preview).toEqual({
+      text: 'My parcel never came',
+      sentAt: at(4),
+      arrival: expect.stringMatching(/001$/),
+    })
+    const assistantOnly = given([
+      recorded('conversation.messages-captured', capture([['a1', 'assistant', 1, 'Hello']]), {
+        streamVersion: 2,
+        streamId: crypto.randomUUID(),
+      }),
+    ])
+    expect(assistantOnly.inserts[0]!.preview).toBeUndefined()
   })
 
   it('changes a stored conversation, giving each capture the end user it had when captured', () => {

@@ -1,4 +1,6 @@
 import type { RecordedEvent } from '@cas/events'
+import { arrivalOf } from './message-fold.ts'
+import { previewOf } from './preview.ts'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 
 type Started = RecordedEvent<'conversation.started'>
@@ -29,6 +31,12 @@ export interface ConversationChange {
   messages: number
   firstMessageAt?: string
   lastMessageAt?: string
+  /**
+   * The first end-user message of these events with more than whitespace (by sentAt, then arrival) as
+   * previewOf gives it: it replaces the row's preview when it comes before the row's (preview_sent_at,
+   * preview_arrival). A message id is stored once, so the first one never changes otherwise.
+   */
+  preview?: { text: string; sentAt: string; arrival: string }
   /** analysis.conversation-analyzed: the last result (topics by id). */
   sentiment?: {
     score: number
@@ -158,7 +166,17 @@ function foldConversation(
       case 'conversation.messages-captured': {
         const messages = e.payload.messages
         change.messages += messages.length
-        for (const m of messages) {
+        messages.forEach((m, i) => {
+          if (
+            m.role === 'user' &&
+            (change.preview === undefined || !earlier(change.preview.sentAt, m.sentAt))
+          ) {
+            const arrival = arrivalOf(e.position, i)
+            if (change.preview === undefined || before(m.sentAt, arrival, change.preview)) {
+              const text = previewOf(m.content)
+              if (text !== undefined) change.preview = { text, sentAt: m.sentAt, arrival }
+            }
+          }
           if (change.firstMessageAt === undefined || earlier(m.sentAt, change.firstMessageAt))
             change.firstMessageAt = m.sentAt
           if (change.lastMessageAt === undefined || earlier(change.lastMessageAt, m.sentAt))
@@ -166,7 +184,7 @@ function foldConversation(
           const hour = hourOf(m.sentAt)
           rollups.addMessage(e.orgId, e.chatbotId, hour, m.role as Role)
           rollups.addActivity(e.orgId, e.chatbotId, hour, e.streamId, endUser)
-        }
+        })
         stream(e)
         break
       }
@@ -194,6 +212,17 @@ function earlier(a: string, b: string): boolean {
   // As toISOString() writes them (what events carry), they compare as strings.
   if (CANONICAL_UTC.test(a) && CANONICAL_UTC.test(b)) return a < b
   return Date.parse(a) < Date.parse(b)
+}
+
+/** Whether a message (sentAt, arrival) comes before the preview's, in the messages' order. */
+function before(sentAt: string, arrival: string, preview: { sentAt: string; arrival: string }): boolean {
+  if (earlier(sentAt, preview.sentAt)) return true
+  if (earlier(preview.sentAt, sentAt)) return false
+  // Arrivals are non-negative integers written out in digits, without leading zeros.
+  return (
+    arrival.length < preview.arrival.length ||
+    (arrival.length === preview.arrival.length && arrival < preview.arrival)
+  )
 }
 
 function compare(a: string, b: string): number {

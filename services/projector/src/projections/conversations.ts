@@ -35,12 +35,13 @@ export async function writeConversations(
       `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, end_user,
          end_user_organization, session, custom, updated_at, stream_version, message_count, first_message_at,
          last_message_at, sentiment_score, sentiment_label, assistant_sentiment_score, assistant_sentiment_label,
-         topics)
+         topics, preview, preview_sent_at, preview_arrival)
        SELECT d.id, d.org_id, d.chatbot_id, d.external_id, d.created_at, coalesce(d.end_user, '{}'),
               coalesce(d.end_user_organization, '{}'), coalesce(d.session, '{}'), coalesce(d.custom, '{}'),
               d.updated_at, coalesce(d.stream_version, 0), d.message_count, d.first_message_at,
               d.last_message_at, d.sentiment_score, d.sentiment_label, d.assistant_sentiment_score,
-              d.assistant_sentiment_label, coalesce(d.topics, '{}')
+              d.assistant_sentiment_label, coalesce(d.topics, '{}'), d.preview, d.preview_sent_at,
+              d.preview_arrival
          FROM ${CHANGES} ORDER BY d.id
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
@@ -73,7 +74,11 @@ export async function writeConversations(
                                           ELSE d.assistant_sentiment_score END,
          assistant_sentiment_label = CASE WHEN d.sentiment_label IS NULL THEN c.assistant_sentiment_label
                                           ELSE d.assistant_sentiment_label END,
-         topics = coalesce(d.topics, c.topics)
+         topics = coalesce(d.topics, c.topics),
+         -- The first end-user message so far: the batch's first, if it comes before the row's.
+         ${PREVIEW_SET.map(
+           (column) => `${column} = CASE WHEN ${PREVIEW_EARLIER} THEN d.${column} ELSE c.${column} END`,
+         ).join(',\n         ')}
         FROM ${CHANGES}
        WHERE c.id = d.id`,
       changeParams(updates.sort((a, b) => compare(a.id, b.id))),
@@ -89,7 +94,12 @@ const CHANGES = `json_to_recordset($1::json) AS d(id uuid, org_id uuid, chatbot_
     created_at timestamptz, end_user jsonb, end_user_organization jsonb, session jsonb, custom jsonb,
     updated_at timestamptz, stream_version int, message_count int, first_message_at timestamptz,
     last_message_at timestamptz, sentiment_score float8, sentiment_label text, assistant_sentiment_score float8,
-    assistant_sentiment_label text, topics text[])`
+    assistant_sentiment_label text, topics text[], preview text, preview_sent_at timestamptz,
+    preview_arrival numeric)`
+
+const PREVIEW_SET = ['preview', 'preview_sent_at', 'preview_arrival']
+const PREVIEW_EARLIER = `d.preview_sent_at IS NOT NULL AND (c.preview_sent_at IS NULL
+             OR (d.preview_sent_at, d.preview_arrival) < (c.preview_sent_at, c.preview_arrival))`
 
 function changeParams(changes: readonly ConversationChange[]): [string] {
   return [
@@ -114,6 +124,9 @@ function changeParams(changes: readonly ConversationChange[]): [string] {
         assistant_sentiment_score: c.sentiment?.assistant?.score,
         assistant_sentiment_label: c.sentiment?.assistant?.label,
         topics: c.sentiment?.topics,
+        preview: c.preview?.text,
+        preview_sent_at: c.preview?.sentAt,
+        preview_arrival: c.preview?.arrival,
       })),
     ),
   ]

@@ -64,6 +64,17 @@ export interface MessageRow {
   analyzer?: string
 }
 
+/**
+ * A captured message's arrival (rm_messages.arrival): journal position × 1000 + its index in the capture
+ * + 1, written out as digits. For the first 999 messages of a capture (the API takes 100 at most) that is
+ * the position followed by i + 1 on three digits, without BigInt's cost.
+ */
+export function arrivalOf(position: number | string | bigint, i: number): string {
+  return i < 999
+    ? `${position}${String(i + 1).padStart(3, '0')}`
+    : (BigInt(position) * 1000n + BigInt(i + 1)).toString()
+}
+
 export const messageKey = (conversationId: string, messageId: string) => `${conversationId}|${messageId}`
 
 /** A batch's captures and results gathered per message, in the order they came. */
@@ -71,12 +82,7 @@ export class MessageBatch {
   private readonly pending = new Map<string, MessageSteps>()
 
   addCaptured(e: MessagesCaptured): void {
-    // position × 1000 + i + 1, written out as digits: for the first 999 messages of a capture (the API
-    // takes 100 at most) that is the position followed by i + 1 on three digits, without BigInt's cost.
-    const arrival = (i: number) =>
-      i < 999
-        ? `${e.position}${String(i + 1).padStart(3, '0')}`
-        : (BigInt(e.position) * 1000n + BigInt(i + 1)).toString()
+    const arrival = (i: number) => arrivalOf(e.position, i)
     e.payload.messages.forEach((m, i) => {
       this.entry(e.streamId, m.id, e.orgId, e.chatbotId).steps.push({
         kind: 'captured',

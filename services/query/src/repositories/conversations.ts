@@ -36,11 +36,12 @@ interface ConversationRow {
   assistant_sentiment_score: number | null
   assistant_sentiment_label: 'positive' | 'neutral' | 'negative' | null
   topics: string[]
+  preview: string | null
 }
 
 const COLUMNS = `c.id, c.chatbot_id, c.external_id, c.end_user, c.end_user_organization, c.session, c.custom,
   c.message_count, c.first_message_at, c.last_message_at, c.created_at, c.updated_at, c.sentiment_score,
-  c.sentiment_label, c.assistant_sentiment_score, c.assistant_sentiment_label, c.topics`
+  c.sentiment_label, c.assistant_sentiment_score, c.assistant_sentiment_label, c.topics, c.preview`
 
 // Rows created by analysis results that overtook their conversation are not conversations yet.
 const LISTABLE = 'c.external_id IS NOT NULL AND c.last_message_at IS NOT NULL'
@@ -71,6 +72,7 @@ export function toConversation(r: ConversationRow, resolved: Map<string, TopicRe
         : null,
     topics: topics.map((t) => t.label),
     topicIds: topics.map((t) => t.id),
+    preview: r.preview,
   }
 }
 

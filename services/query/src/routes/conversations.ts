@@ -39,6 +39,12 @@ const conversationSchema = z.object({
   assistantSentiment: sentimentSchema.describe("The mean of the assistant's messages."),
   topics: z.array(z.string()).describe("The labels of the topics of the end user's messages, most first."),
   topicIds: z.array(z.string()).describe('Their ids, in the same order.'),
+  preview: z
+    .string()
+    .nullable()
+    .describe(
+      "The conversation's first end-user message (by sentAt) with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut); null when the end user has said nothing yet.",
+    ),
 })
 
 const listQuery = z.strictObject({

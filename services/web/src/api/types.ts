@@ -141,6 +141,11 @@ export interface Conversation {
   readonly topics: string[]
   /** Their ids, in the same order (the conversation list's `topic` filter takes either). */
   readonly topicIds: string[]
+  /**
+   * The end user's first message with text (by sentAt), on one line, at most 160 characters (an ellipsis
+   * ends one that was cut); null while the end user has said nothing.
+   */
+  readonly preview: string | null
 }
 
 export interface Message {

@@ -261,6 +261,12 @@ function ConversationItem({
         {' · last '}
         <time dateTime={c.lastMessageAt}>{formatDateTime(c.lastMessageAt)}</time>
       </p>
+      {/* What the end user came with, first: what a support lead scans the list for. */}
+      {c.preview === null ? (
+        <p className="conversation-preview muted">No message from the end user yet.</p>
+      ) : (
+        <p className="conversation-preview">{c.preview}</p>
+      )}
       <TopicList topics={c.topics} topicIds={c.topicIds} chatbotId={c.chatbotId} />
     </li>
   )
