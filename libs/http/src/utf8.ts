@@ -3,7 +3,8 @@ import { firstStringPath } from './text-check.ts'
 
 /**
  * Stands in for the first byte that is not UTF-8 when the body is read again to say where it is: a lone
- * surrogate, which no UTF-8 byte sequence decodes to.
+ * surrogate, which no UTF-8 byte sequence decodes to. (An escaped one earlier in the JSON would be found
+ * first; that body is refused for it anyway.)
  */
 const MARK = '\udc80'
 
@@ -29,7 +30,9 @@ function pathOfByte(bytes: Buffer, offset: number): string {
   } catch {
     return '/'
   }
-  return firstStringPath(document, (s) => (s.includes(MARK) ? true : undefined))?.path ?? '/'
+  // The only string that is not well-formed: the rest was UTF-8, and MARK may also be the second half of
+  // a pair (U+1D480 is \ud835\udc80).
+  return firstStringPath(document, (s) => (s.isWellFormed() ? undefined : true))?.path ?? '/'
 }
 
 /**
