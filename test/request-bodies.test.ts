@@ -146,6 +146,54 @@ describe('nesting', () => {
   })
 })
 
+describe('text that cannot be stored', () => {
+  it('Regression (issue 30): answers every route that takes JSON 400, naming the string, for a lone surrogate or bytes that are not UTF-8', async () => {
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    const bodies = [
+      // Chatbot names and settings (keys and values), and whatever else a route takes.
+      ['{"name":"bot \\ud83d","settings":{}}', '/name', 'contains a lone UTF-16 surrogate'],
+      [
+        '{"name":"bot","settings":{"topics":{"\\udfff":["x"]}}}',
+        '/settings/topics/\udfff',
+        'contains a lone',
+      ],
+      ['{"x":[{"y":"ok \\ud83d\\ude00 \\ude00"}]}', '/x/0/y', 'contains a lone'],
+    ] as const
+    for (const op of withBody) {
+      const url = urlOf(op, { chatbotId: chatbot.id })
+      for (const [payload, path, message] of bodies) {
+        const res = await send(op, url, payload, apiKey)
+        expect(res.statusCode, `${op.method} ${op.path} ${payload}: ${res.body}`).toBe(400)
+        expect(res.json().error.details).toEqual([
+          { path, message: expect.stringContaining(message), in: 'body' },
+        ])
+      }
+      const latin1 = Buffer.from('{"name":"Café"}', 'latin1')
+      const res = await gateway.app.inject({
+        method: op.method as 'POST',
+        url,
+        headers: {
+          cookie: gateway.cookie,
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+        },
+        payload: latin1,
+      })
+      expect(res.statusCode, `${op.method} ${op.path}: ${res.body}`).toBe(400)
+      expect(res.json().error.details).toEqual([
+        { path: '/name', message: 'not valid UTF-8 (byte 12)', in: 'body' },
+      ])
+    }
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+    const after = (
+      await gateway.app.inject({ url: `/api/v1/chatbots/${chatbot.id}`, headers: { cookie: gateway.cookie } })
+    ).json()
+    expect(after).toMatchObject({ name: chatbot.name, settings: chatbot.settings })
+  })
+})
+
 describe('empty bodies', () => {
   it('Regression (issue 16): rotate-key and DELETE with Content-Type: application/json and no body were "not valid JSON"', async () => {
     const { chatbot } = await createChatbot(gateway.app, gateway.cookie)

@@ -110,6 +110,12 @@ describe('bodies that are not UTF-8', () => {
     expect((await postJson(outside)).json().error.details[0].path).toBe('/')
   })
 
+  it('names the right string when another holds a pair whose second half is the stand-in U+DC80', async () => {
+    // Found by test/unicode-capture.test.ts: 𝒀 (U+1D480) is \ud835\udc80 in UTF-16.
+    const body = Buffer.concat([utf8('{"value":{"a":"𝒀","b":"x'), Buffer.from([0xff]), utf8('"}}')])
+    expect((await postJson(body)).json().error.details[0].path).toBe('/value/b')
+  })
+
   it('takes UTF-8 with a byte order mark', async () => {
     const res = await postJson(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8('{"value":"é"}')]))
     expect(res.statusCode, res.body).toBe(200)
