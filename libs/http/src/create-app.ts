@@ -128,8 +128,10 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
         title: 'Conversation Analytics API',
         version: '1.0.0',
         description:
-          'Capture chatbot conversations and read their analytics. Request bodies are JSON and nest at most ' +
-          `${MAX_BODY_DEPTH} levels of objects and arrays; an empty body is no body, whatever its Content-Type.`,
+          'Capture chatbot conversations and read their analytics. Request bodies are JSON in UTF-8 and nest at ' +
+          `most ${MAX_BODY_DEPTH} levels of objects and arrays; an empty body is no body, whatever its ` +
+          'Content-Type. Text anywhere in a request (body, query string, path; values and keys) must not hold ' +
+          'U+0000 or a lone UTF-16 surrogate: such a request is refused with 400 naming where.',
       },
       components: {
         securitySchemes: {

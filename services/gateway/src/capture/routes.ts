@@ -80,6 +80,13 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
         },
         schema: {
           tags: ['capture'],
+          summary: 'Capture messages of one conversation',
+          description:
+            'The body is JSON in UTF-8 (anything else is 400), uncompressed or with Content-Encoding: gzip ' +
+            '(other encodings are 415), at most 4 MiB once decompressed (413). Text holding U+0000 or a lone ' +
+            'UTF-16 surrogate (an escaped \\ud800 not in a pair) is refused with 400 naming it, and so is a ' +
+            'string value of user, organization, session, custom or metadata longer than 1,024 characters. ' +
+            'What is taken but not stored as sent comes back in warnings.',
           security: [{ apiKey: [] }],
           body: captureBodySchema,
           response: {
