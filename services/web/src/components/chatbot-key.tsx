@@ -81,16 +81,24 @@ export function ApiKeySection({ chatbot, onRotated }: { chatbot: Chatbot; onRota
       <p>
         Current key: <code>{chatbot.api_key_prefix}</code>
       </p>
-      <button type="button" className="button secondary" onClick={() => setConfirming(true)}>
+      <button
+        type="button"
+        className="button secondary"
+        onClick={() => {
+          setError(undefined)
+          setConfirming(true)
+        }}
+      >
         Rotate key…
       </button>
-      <ErrorAlert error={error} prefix="The key was not rotated." />
+      {/* A refusal is shown once: in the dialog while it is open, here once it is closed. */}
+      {confirming ? null : <ErrorAlert error={error} prefix="The key was not rotated." />}
       <Dialog open={confirming} title="Rotate the API key?" onClose={closed}>
         <p>
           A new key is made and shown once. The current key (<code>{chatbot.api_key_prefix}</code>) stops
           working immediately: captures sent with it are refused until your chatbot uses the new one.
         </p>
-        <ErrorAlert error={error} />
+        <ErrorAlert error={error} prefix="The key was not rotated." />
         <ConfirmActions
           onCancel={() => setConfirming(false)}
           onConfirm={rotate}
