@@ -213,6 +213,8 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     const relay = await startRelay({
       batchSize: 20,
       maxInFlight: 4,
+      // Waits for the operator, never publishing by reference (the next test).
+      maxAttempts: Number.POSITIVE_INFINITY,
       log: (_msg, fields) => errors.push(String(fields?.err)),
     })
     await startConsumer()
@@ -280,5 +282,68 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     // Kafka holds copies of what was delivered after the failed batch (resent from the checkpoint), but
     // each stream's first copies are in order.
     expect((await expectStreamsInOrderInKafka()).copies).toBeGreaterThan(0)
+  })
+
+  it('publishes an event Kafka keeps refusing by reference, in its place, and consumers read its payload from the journal', async () => {
+    // Regression (issue 30): one event larger than the topic's limit stopped the relay's checkpoint for
+    // good, and its lane with it, until an operator raised the limit.
+    // Above the broker's default limit on a message (message.max.bytes, about 1 MB).
+    const blob = 'x'.repeat(1_500_000)
+    const logged: string[] = []
+    const relay = await startRelay({
+      batchSize: 20,
+      maxInFlight: 2,
+      maxAttempts: 2,
+      log: (msg) => logged.push(msg),
+    })
+    const payloads = new Map<string, unknown>()
+    const c = createEventConsumer(
+      { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
+      {
+        pool: db.pool,
+        groupId: uniqueGroupId('by-reference'),
+        streamTypes: ['conversation'],
+        handler: async (records, client) => {
+          for (const r of records) payloads.set(r.id, r.payload)
+          await recordApplied(client, records)
+        },
+      },
+    )
+    await c.start()
+    cleanups.push(() => c.stop())
+
+    const big = randomUUID()
+    const append = (streamId: string, payload: unknown = {}) =>
+      withTransaction(db.pool, (client) =>
+        appendToStream(client, {
+          streamType: 'conversation',
+          streamId,
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 'any',
+          events: [{ type: 'test.happened', version: 1, payload }],
+        }),
+      )
+    await append(big)
+    const bigEvent = (await append(big, { blob })).records[0]!
+    await append(big, { after: true })
+    await appendWorkload(db.pool, { streams: 10, total: 100 })
+
+    const total = await journalCount()
+    await waitFor(async () => (await appliedCount(db.pool)) >= total, {
+      timeoutMs: 60_000,
+      what: 'every event applied, the refused one too',
+    })
+    await expectExactlyOnceInStreamOrder(db.pool)
+    expect(payloads.get(bigEvent.id)).toEqual({ blob })
+    expect(relay.stats.byReference).toBe(1)
+    expect(relay.stats.errors).toBeGreaterThanOrEqual(2)
+    expect(logged).toContain('published an event by reference: Kafka refused it as a record')
+    // In Kafka: the envelope in the event's place, saying where its payload is.
+    const inKafka = (await readTopicsRaw(t.kafka, t.topicPrefix))
+      .map((m) => JSON.parse(m.value) as { id: string; payload: unknown; payloadRef?: string })
+      .filter((e) => e.id === bigEvent.id)
+    expect(inKafka[0]).toMatchObject({ payload: null, payloadRef: 'journal', streamVersion: 2 })
+    await expectStreamsInOrderInKafka()
   })
 })

@@ -61,10 +61,13 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     for (let i = 0; i < batch.messages.length; i += chunkSize) {
       if (!isRunning() || isStale()) return
       const chunk: SourcedRecord[] = []
+      const byReference: number[] = []
       for (const m of batch.messages.slice(i, i + chunkSize)) {
         const decoded = decodeRecord(batch.topic, m.value, opts.topicPrefix)
-        if (decoded.ok) chunk.push({ record: decoded.record, offset: m.offset })
-        else {
+        if (decoded.ok) {
+          if (decoded.byReference) byReference.push(chunk.length)
+          chunk.push({ record: decoded.record, offset: m.offset })
+        } else {
           stats.dropped++
           log('dropped an undecodable message', {
             topic: batch.topic,
@@ -73,6 +76,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           })
         }
       }
+      if (byReference.length > 0) await readPayloads(opts.pool, chunk, byReference)
       const end = Math.min(i + chunkSize, batch.messages.length)
       const last = batch.messages[end - 1]!.offset
       const part = { source: { topic: batch.topic, partition: batch.partition }, batch: chunk }
@@ -325,6 +329,23 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       admin = undefined
       await a?.then((connected) => connected.disconnect()).catch(() => {})
     },
+  }
+}
+
+/**
+ * Fills in the payloads of events the relay published by reference (Kafka refused them as too large:
+ * encodeRawReference) from the journal. An event no longer there (its chatbot deleted, its conversation
+ * erased) keeps a null payload, which the handler meets as it meets any event it cannot open.
+ */
+async function readPayloads(pool: Pool, chunk: SourcedRecord[], indexes: readonly number[]): Promise<void> {
+  const { rows } = await pool.query<{ event_id: string; payload: unknown }>(
+    'SELECT event_id, payload FROM event_journal WHERE event_id = ANY($1::uuid[])',
+    [indexes.map((i) => chunk[i]!.record.id)],
+  )
+  const payloads = new Map(rows.map((r) => [r.event_id, r.payload]))
+  for (const i of indexes) {
+    const { record, offset } = chunk[i]!
+    chunk[i] = { record: { ...record, payload: payloads.get(record.id) ?? null }, offset }
   }
 }
 

@@ -230,12 +230,41 @@ export function encodeRawRecord(r: RawJournalRecord): string {
   )
 }
 
+/**
+ * The envelope of an event Kafka refused as a record (too large for the topic): every field but the
+ * payload, which stays in the journal, and `"payloadRef": "journal"` saying where to read it (by the
+ * event's id). The relay publishes an event so only after Kafka refused it again and again (relay.ts),
+ * and the service's consumers read the payload back from the journal (kafka-consumer.ts).
+ */
+export function encodeRawReference(r: RawJournalRecord): string {
+  const s = JSON.stringify
+  return (
+    `{"id":${s(r.id)},"type":${s(r.type)},"version":${r.version},"occurredAt":${s(r.occurredAt)},` +
+    `"orgId":${s(r.orgId)},"chatbotId":${s(r.chatbotId)},"streamId":${s(r.streamId)},` +
+    `"streamVersion":${r.streamVersion},"position":${s(r.position)},"metadata":${r.metadataJson},` +
+    `"payload":null,"payloadRef":"journal"}`
+  )
+}
+
+/**
+ * Whether Kafka refused a record as such (too large, invalid): sending it again the same way fails the
+ * same way, whatever the cluster does meanwhile, until an operator changes the topic's limits.
+ */
+export function refusesRecord(err: unknown): boolean {
+  const types = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE'])
+  const e = err as { type?: string; message?: string; errors?: unknown[]; originalError?: unknown }
+  if (!e || typeof e !== 'object') return false
+  if (e.type && types.has(e.type)) return true
+  if (/larger than the max message size|MESSAGE_TOO_LARGE/i.test(e.message ?? '')) return true
+  return (e.errors ?? []).some(refusesRecord) || (e.originalError ? refusesRecord(e.originalError) : false)
+}
+
 /** Reads a message value back into a record, or explains why it can't. */
 export function decodeRecord(
   topic: string,
   value: Buffer | null,
   prefix = '',
-): { ok: true; record: JournalRecord } | { ok: false; reason: string } {
+): { ok: true; record: JournalRecord; byReference?: true } | { ok: false; reason: string } {
   const streamType = streamTypeOfTopic(topic, prefix)
   if (!streamType) return { ok: false, reason: `unknown topic ${topic}` }
   if (!value) return { ok: false, reason: 'empty message' }
@@ -254,6 +283,10 @@ export function decodeRecord(
     typeof e.position !== 'string'
   ) {
     return { ok: false, reason: 'not an event envelope' }
+  }
+  if ((raw as { payloadRef?: unknown }).payloadRef === 'journal') {
+    const { payloadRef: _ref, ...envelope } = raw as JournalRecord & { payloadRef: string }
+    return { ok: true, record: { ...envelope, streamType }, byReference: true }
   }
   return { ok: true, record: { ...(raw as JournalRecord), streamType } }
 }

@@ -1,8 +1,16 @@
 import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
+import { DEFAULT_MAX_ATTEMPTS } from './dead-letters.ts'
 import { journalBacklog } from './journal-consumer.ts'
 import { type RawJournalRecord, readJournalRaw } from './journal-reader.ts'
-import { createRelayProducer, encodeRawRecord, sendEvery, sendLane } from './kafka.ts'
+import {
+  createRelayProducer,
+  encodeRawRecord,
+  encodeRawReference,
+  refusesRecord,
+  sendEvery,
+  sendLane,
+} from './kafka.ts'
 import { backoffMs, Waiter } from './sleep.ts'
 import { topicFor } from './topics.ts'
 
@@ -19,11 +27,20 @@ export interface RelayOptions {
   readonly maxInFlight?: number
   /** How long to wait before looking again when the journal had nothing new (default 20 ms). */
   readonly pollIntervalMs?: number
+  /**
+   * Sends in a row that Kafka refused because of a record (too large for the topic, invalid) before the
+   * relay publishes the refused events by reference (default DEFAULT_MAX_ATTEMPTS): the envelope
+   * without its payload, which consumers read from the journal (encodeRawReference). Infinity leaves the
+   * relay waiting for an operator to raise the topic's limit.
+   */
+  readonly maxAttempts?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
 }
 
 export interface RelayStats {
   published: number
+  /** Events published by reference: Kafka refused them as they were (see `maxAttempts`). */
+  byReference: number
   batches: number
   errors: number
   isLeader: boolean
@@ -50,7 +67,14 @@ const LEADER_LOCK = [0x7265_6c61, 1] as const
  * advisory lock for as long as its session lives, so a standby takes over when it dies.
  */
 export class Relay {
-  readonly stats: RelayStats = { published: 0, batches: 0, errors: 0, isLeader: false, checkpoint: '0' }
+  readonly stats: RelayStats = {
+    published: 0,
+    byReference: 0,
+    batches: 0,
+    errors: 0,
+    isLeader: false,
+    checkpoint: '0',
+  }
   private readonly producer: Producer
   private readonly maxInFlight: number
   private readonly waiter = new Waiter()
@@ -59,6 +83,11 @@ export class Relay {
   private leaderClient: PoolClient | undefined
   private leaderLost: ((err: Error) => void) | undefined
   private failures = 0
+  /**
+   * Runs in a row that Kafka's refusal of a record ended, at the same checkpoint (other lanes' sends
+   * succeed meanwhile, so `failures` alone, reset by any progress, would not count them).
+   */
+  private refused = { checkpoint: '', runs: 0 }
 
   constructor(private readonly opts: RelayOptions) {
     this.maxInFlight = opts.maxInFlight ?? DEFAULT_RELAY_MAX_IN_FLIGHT
@@ -106,6 +135,12 @@ export class Relay {
             batchSize: this.opts.batchSize ?? DEFAULT_RELAY_BATCH_SIZE,
             lanes: this.maxInFlight,
             pollIntervalMs: this.opts.pollIntervalMs ?? 20,
+            // Kafka keeps refusing a record of the batch at the checkpoint: one batch, an event at a
+            // time, those refused by reference, then back to whole batches.
+            careful:
+              this.refused.checkpoint === checkpoint &&
+              this.refused.runs >= (this.opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS),
+            log: this.opts.log,
             leading: () => this.leaderClient === leader,
             proceed: () => this.running && this.leaderClient === leader,
             progressed: () => {
@@ -117,6 +152,9 @@ export class Relay {
         await run.run()
       } catch (err) {
         this.stats.errors++
+        if (!refusesRecord(err)) this.refused = { checkpoint: '', runs: 0 }
+        else if (this.refused.checkpoint === this.stats.checkpoint) this.refused.runs++
+        else this.refused = { checkpoint: this.stats.checkpoint, runs: 1 }
         this.opts.log?.('relay batch failed; retrying from the checkpoint', {
           err: (err as Error).message,
           attempt: this.failures,
@@ -185,6 +223,12 @@ interface RunContext {
   readonly proceed: () => boolean
   /** Called on each acknowledgement. */
   readonly progressed: () => void
+  /**
+   * One batch only, each event in a request of its own, and an event Kafka refuses as a record
+   * published by reference instead (after `RelayOptions.maxAttempts` such failures in a row).
+   */
+  readonly careful: boolean
+  readonly log: RelayOptions['log']
 }
 
 /** One batch read from the journal. */
@@ -237,6 +281,8 @@ class PublishRun {
   private ackedTo: string
   private writtenTo: string
   private writer: { busy: boolean; idle: Promise<void> } = { busy: false, idle: Promise.resolve() }
+  /** Careful runs: each message's by-reference form, and the event it carries. */
+  private readonly references = new WeakMap<Message, { value: string; record: RawJournalRecord }>()
 
   constructor(
     private readonly c: RunContext,
@@ -249,6 +295,7 @@ class PublishRun {
   async run(): Promise<void> {
     try {
       while (!this.failure && this.c.proceed()) {
+        if (this.c.careful && this.window.length > 0) break
         if (!this.hasRoom()) {
           await this.c.waiter.sleep(1_000)
           continue
@@ -284,11 +331,13 @@ class PublishRun {
       parts.set(lane, byTopic)
       const messages = byTopic.get(topic) ?? []
       byTopic.set(topic, messages)
-      messages.push({
+      const message = {
         key: r.streamId,
         value: encodeRawRecord(r),
         headers: { 'event-type': r.type, 'event-version': String(r.version) },
-      })
+      }
+      if (this.c.careful) this.references.set(message, { value: encodeRawReference(r), record: r })
+      messages.push(message)
     }
     const batch: Batch = {
       last: records[records.length - 1]!.position,
@@ -330,10 +379,12 @@ class PublishRun {
             else topicMessages.set(topic, [...messages])
           }
         }
-        await sendEvery(
-          this.c.producer,
-          [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
-        )
+        if (this.c.careful) await this.sendEach(topicMessages)
+        else
+          await sendEvery(
+            this.c.producer,
+            [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
+          )
         for (const part of parts) {
           if (--part.batch.unacked === 0) {
             this.c.stats.published += part.batch.size
@@ -347,6 +398,45 @@ class PublishRun {
       this.fail(err)
     } finally {
       lane.busy = false
+    }
+  }
+
+  /**
+   * Sends each message in a request of its own, in order; one Kafka refuses as a record goes by reference
+   * (the envelope without its payload, `"payloadRef": "journal"`), so that the stream keeps its order and
+   * nothing is skipped. A message refused even so fails the run as any send does.
+   */
+  private async sendEach(topicMessages: ReadonlyMap<string, Message[]>): Promise<void> {
+    for (const [topic, messages] of topicMessages) {
+      for (const message of messages) {
+        try {
+          await sendEvery(this.c.producer, [{ topic, messages: [message] }])
+        } catch (err) {
+          const reference = this.references.get(message)
+          if (!reference || !refusesRecord(err)) throw err
+          await sendEvery(this.c.producer, [
+            {
+              topic,
+              messages: [
+                {
+                  ...message,
+                  value: reference.value,
+                  headers: { ...message.headers, 'payload-ref': 'journal' },
+                },
+              ],
+            },
+          ])
+          this.c.stats.byReference++
+          this.c.log?.('published an event by reference: Kafka refused it as a record', {
+            eventId: reference.record.id,
+            type: reference.record.type,
+            streamId: reference.record.streamId,
+            position: reference.record.position,
+            bytes: Buffer.byteLength(message.value as string),
+            err: (err as Error).message,
+          })
+        }
+      }
     }
   }
 

@@ -30,7 +30,12 @@ export interface DeadLetterSource {
 
 /** The relay: its counters, and how many journal events wait to be published. */
 export interface RelaySource {
-  readonly stats: { readonly published: number; readonly errors: number; readonly isLeader: boolean }
+  readonly stats: {
+    readonly published: number
+    readonly byReference?: number
+    readonly errors: number
+    readonly isLeader: boolean
+  }
   backlog(): Promise<number>
 }
 
@@ -265,6 +270,15 @@ export class Metrics {
       collect() {
         this.reset()
         for (const r of relays) this.inc(r.stats.published)
+      },
+    })
+    new Counter({
+      name: 'cas_relay_events_by_reference_total',
+      help: 'Events Kafka kept refusing as records (too large), published by reference instead: the envelope, its payload read from the journal.',
+      registers,
+      collect() {
+        this.reset()
+        for (const r of relays) this.inc(r.stats.byReference ?? 0)
       },
     })
     new Counter({
