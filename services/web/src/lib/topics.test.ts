@@ -76,9 +76,10 @@ describe('the Topics page', () => {
 
   it('ranks the numbers in a table, with "other" apart at the end', () => {
     expect(rankingRows(report)).toEqual([
-      { key: 't-password', cells: ['password reset', 5, '50%', 5, '\u22120.25'] },
+      // The average with its word, as everywhere an average sentiment is shown.
+      { key: 't-password', cells: ['password reset', 5, '50%', 5, '\u22120.25 (negative)'] },
       { key: 't-delivery', cells: ['order delivery', 3, '30%', 3, '—'] },
-      { key: 'other', cells: ['Other', 2, '20%', 2, '\u22120.50'] },
+      { key: 'other', cells: ['Other', 2, '20%', 2, '\u22120.50 (negative)'] },
     ])
     expect(rankingRows({ ...report, other: null }).map((r) => r.key)).toEqual(['t-password', 't-delivery'])
   })

@@ -1,7 +1,7 @@
 import type { Conversation, Interval, Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { type AnalyticsSelection, analyticsQuery } from './analytics-range.ts'
 import { bucketLabel } from './chart-data.ts'
-import { formatNumber, formatScore, formatShare } from './format.ts'
+import { formatAverageSentiment, formatNumber, formatShare } from './format.ts'
 
 /** The long tail's id in the API: `?topic=other` lists its conversations. */
 export const OTHER_TOPIC_ID = 'other'
@@ -30,10 +30,16 @@ export function chartLabel(name: string, max = 22): string {
   return name.length <= max ? name : `${name.slice(0, max - 1).trimEnd()}…`
 }
 
-const averageText = (figures: TopicFigures) =>
-  figures.averageSentiment === null ? '—' : formatScore(figures.averageSentiment)
+/** The average with its word ("−0.25 (negative)"); the column names the scale. */
+const averageText = (figures: TopicFigures) => formatAverageSentiment(figures.averageSentiment)
 
-export const RANKING_COLUMNS = ['Topic', 'Conversations', 'Share', 'Messages', 'Average sentiment'] as const
+export const RANKING_COLUMNS = [
+  'Topic',
+  'Conversations',
+  'Share',
+  'Messages',
+  'Average sentiment (\u22121 to +1)',
+] as const
 
 /** The ranking's numbers, a row per topic in rank order and "other" last: the table beside the chart. */
 export function rankingRows(report: TopicsReport, chatbotNames?: Map<string, string>) {
