@@ -130,6 +130,17 @@ for (const mode of EVENT_LOG_MODES) {
         `cas_consumer_dead_lettered_events_total{group="${projectorGroup}"} ${expected.length}`,
       )
 
+      // The dashboard's freshness line says up to date: nothing but the events set aside is pending.
+      projector.status.start()
+      cleanups.push(() => projector.status.stop())
+      await waitFor(
+        async () => {
+          const status = await app.inject({ url: '/api/v1/status', headers: { cookie: other.cookie } })
+          return status.statusCode === 200 && status.json().projection.state === 'up-to-date'
+        },
+        { what: 'the projection up to date', timeoutMs: 30_000 },
+      )
+
       // Everyone else reads on.
       const after = await postCapture(app, apiKey, {
         conversationId: 'other-after',
