@@ -383,6 +383,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       const topics = page.locator('figure', { hasText: 'Top topics' })
       await topics.getByText('Show the numbers as a table').click()
       await topics.getByRole('rowheader', { name: 'refunds' }).waitFor()
+      // Counted in conversations, as on the Topics page.
+      await topics.getByRole('columnheader', { name: 'Conversations' }).waitFor()
       // A top topic leads to its conversations; the assistant's sentiment is told apart from the end users'.
       expect(
         await topics.getByRole('link', { name: 'refunds', exact: true }).first().getAttribute('href'),

@@ -48,12 +48,17 @@ export async function capture(
   return res.json().conversationId
 }
 
-/** Appends an analysis result per message `[id, score, label, topics]`, as the analyzer would. */
+/**
+ * Appends an analysis result per message `[id, score, label, topics]`, and the conversation's summary
+ * with `conversationTopics` (the topics of its end users' messages, as the analyzer sums them up; by
+ * default those of every result given), as the analyzer would.
+ */
 export async function analyze(
   db: TestDatabase,
   bot: Bot,
   conversation: string,
   results: [string, number, Label, string[]][],
+  conversationTopics: string[] = [...new Set(results.flatMap(([, , , topics]) => topics))],
 ): Promise<void> {
   await withTransaction(db.pool, (client) =>
     appendToStream(client, {
@@ -70,6 +75,12 @@ export async function analyze(
             sentiment: { score, label },
             topics: topics.map((t) => ({ id: t, label: t })),
           })),
+        }),
+        newEvent('analysis.conversation-analyzed', {
+          analyzer: { name: 'test', version: '1' },
+          sentiment: { score: 0, label: 'neutral' },
+          assistantSentiment: null,
+          topics: conversationTopics.map((t) => ({ id: t, label: t })),
         }),
       ],
     }),
@@ -100,7 +111,8 @@ const TEN_TOPICS = Array.from({ length: 10 }, (_, i) => `t${String(i + 1).padSta
  *
  * Analyzed: c1 m1 0.5 positive [billing], m2 0 neutral [billing, refund], m3 -0.75 negative [refund];
  * c2 m1 0.25 positive [account]; c3 m1 0 neutral [t01..t10]; c4 m1 0.75 positive [shipping];
- * c5 m1 1 positive [billing]; cb m1 -1 negative [billing].
+ * c5 m1 1 positive [billing]; cb m1 -1 negative [billing]. Each conversation's topics are those of its end
+ * user's messages (c1: billing, refund).
  */
 export async function seedAnalytics(app: FastifyInstance, db: TestDatabase): Promise<Seeded> {
   const orgA = await newOrg(app)
@@ -165,11 +177,17 @@ export async function seedAnalytics(app: FastifyInstance, db: TestDatabase): Pro
     'u1',
   )
 
-  await analyze(db, a1, c1, [
-    ['m1', 0.5, 'positive', ['billing']],
-    ['m2', 0, 'neutral', ['billing', 'refund']],
-    ['m3', -0.75, 'negative', ['refund']],
-  ])
+  await analyze(
+    db,
+    a1,
+    c1,
+    [
+      ['m1', 0.5, 'positive', ['billing']],
+      ['m2', 0, 'neutral', ['billing', 'refund']],
+      ['m3', -0.75, 'negative', ['refund']],
+    ],
+    ['billing', 'refund'],
+  )
   await analyze(db, a1, c2, [['m1', 0.25, 'positive', ['account']]])
   await analyze(db, a1, c3, [['m1', 0, 'neutral', TEN_TOPICS]])
   await analyze(db, a2, c4, [['m1', 0.75, 'positive', ['shipping']]])

@@ -98,6 +98,12 @@ async function analyze(org: Org, bot: Bot, conversation: string, topic: string) 
             topics: [{ id: topic, label: topic }],
           })),
         }),
+        newEvent('analysis.conversation-analyzed', {
+          analyzer: { name: 'test', version: '1' },
+          sentiment: { score: 0.5, label: 'positive' as const },
+          assistantSentiment: null,
+          topics: [{ id: topic, label: topic }],
+        }),
       ],
     }),
   )
@@ -114,10 +120,16 @@ async function bruteForce(orgId: string, chatbotId: string | undefined, from: st
     params,
   )
   const { rows: topics } = await db.pool.query(
-    // Topics are the end users' (key phrases here: their own ids).
-    `SELECT topic, topic AS id, count(*)::int AS count FROM rm_messages m, unnest(m.topics) AS topic
-      WHERE ${where} AND m.role = 'user'
-      GROUP BY topic ORDER BY count DESC, topic COLLATE "C" LIMIT 10`,
+    // Conversations with a message in range, per topic of theirs (key phrases here: their own ids), as the
+    // Topics page counts them; ties by the end users' messages on the topic in range, then by topic.
+    `WITH active AS (SELECT DISTINCT m.conversation_id FROM rm_messages m WHERE ${where}),
+          messages AS (SELECT topic, count(*) AS n FROM rm_messages m, unnest(m.topics) AS topic
+                        WHERE ${where} AND m.role = 'user' GROUP BY topic)
+     SELECT t.topic, t.topic AS id, count(*)::int AS count
+       FROM active a JOIN rm_conversations c ON c.id = a.conversation_id, unnest(c.topics) AS t(topic)
+       LEFT JOIN messages ON messages.topic = t.topic
+      WHERE t.topic <> 'other'
+      GROUP BY t.topic, messages.n ORDER BY count DESC, coalesce(messages.n, 0) DESC, t.topic COLLATE "C" LIMIT 10`,
     params,
   )
   return { ...rows[0], topTopics: topics }

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Seeded, seedAnalytics } from '../../../test/support/analytics-seed.ts'
+import {
+  analyze,
+  capture,
+  newBot,
+  newOrg,
+  type Seeded,
+  seedAnalytics,
+} from '../../../test/support/analytics-seed.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { projectAll } from '../../../test/support/projector.ts'
@@ -52,11 +59,12 @@ describe('GET /api/v1/analytics/overview', () => {
       sentiment: { average: 0.2917, positive: 4, neutral: 1, negative: 1, analyzed: 6 },
       // The assistant's (c1 m2) apart.
       assistantSentiment: { average: 0, positive: 0, neutral: 1, negative: 0, analyzed: 1 },
-      // Ten at most, of the end users' messages (c1 m2's topics are the assistant's); ties by topic.
+      // Ten at most, by conversations (billing: c1 and c5), then end-user messages, then label.
       topTopics: [
         { topic: 'billing', id: 'billing', count: 2 },
         ...ones(['account', 'refund', 'shipping', 't01', 't02', 't03', 't04', 't05', 't06']),
       ],
+      otherTopic: null,
       messagesByRole: { user: 6, assistant: 3, system: 1, tool: 1 },
     })
   })
@@ -146,6 +154,7 @@ describe('GET /api/v1/analytics/overview', () => {
       sentiment: { average: 1, positive: 1, neutral: 0, negative: 0, analyzed: 1 },
       assistantSentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
       topTopics: ones(['billing']),
+      otherTopic: null,
       messagesByRole: { user: 1, assistant: 0, system: 0, tool: 0 },
     })
     expect(await ok('?from=2026-10-01T00:00:00Z&to=2026-10-02T00:00:00Z')).toEqual({
@@ -158,6 +167,7 @@ describe('GET /api/v1/analytics/overview', () => {
       sentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
       assistantSentiment: { average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 },
       topTopics: [],
+      otherTopic: null,
       messagesByRole: { user: 0, assistant: 0, system: 0, tool: 0 },
     })
   })
@@ -198,5 +208,79 @@ describe('GET /api/v1/analytics/overview', () => {
     expect(error.details).toEqual([expect.objectContaining({ path, message: expect.any(String) })])
     // Our own checks say where the parameter is; the shared handler's schema errors do not (yet).
     expect(error.details[0].in ?? 'querystring').toBe('querystring')
+  })
+})
+
+describe('top topics, on the overview as on the Topics page', () => {
+  it('counts conversations, not messages, ranks them as the Topics page does, and shows Other apart in both', async () => {
+    const org = await newOrg(app)
+    const bot = await newBot(app, org)
+    const at = (minute: number) => `2026-11-20T10:${String(minute).padStart(2, '0')}:00Z`
+    // "setup": one talkative conversation of six end-user messages. "login": three conversations of one.
+    // "other": two conversations in no topic. "billing": two conversations, one message each in range.
+    const chatty = await capture(
+      app,
+      bot,
+      'chatty',
+      Array.from({ length: 6 }, (_, i) => [`m${i}`, 'user', at(i)] as [string, 'user', string]),
+    )
+    await analyze(
+      db,
+      bot,
+      chatty,
+      Array.from(
+        { length: 6 },
+        (_, i) => [`m${i}`, 0.25, 'positive', ['setup']] as [string, number, 'positive', string[]],
+      ),
+    )
+    for (const [name, topic] of [
+      ['l1', 'login'],
+      ['l2', 'login'],
+      ['l3', 'login'],
+      ['o1', 'other'],
+      ['o2', 'other'],
+      ['b1', 'billing'],
+      ['b2', 'billing'],
+    ] as const) {
+      const id = await capture(app, bot, name, [['m', 'user', at(30)]])
+      await analyze(db, bot, id, [['m', -0.25, 'negative', [topic]]])
+    }
+    await projectAll(db.pool)
+    const range = 'from=2026-11-20T00:00:00Z&to=2026-11-20T12:00:00Z'
+    const overview = await ok(`?${range}`, org.cookie)
+    const topicsRes = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/topics?${range}`,
+      headers: { cookie: org.cookie },
+    })
+    expect(topicsRes.statusCode, topicsRes.body).toBe(200)
+    const page = topicsRes.json()
+    // Conversations first: login (3) above billing (2, fewer messages would not matter) above setup (1
+    // conversation of 6 messages), whose six messages ranked it first when the overview counted messages.
+    expect(overview.topTopics).toEqual([
+      { topic: 'login', id: 'login', count: 3 },
+      { topic: 'billing', id: 'billing', count: 2 },
+      { topic: 'setup', id: 'setup', count: 1 },
+    ])
+    expect(overview.otherTopic).toEqual({ topic: 'Other', id: 'other', count: 2 })
+    // The Topics page: the same topics, in the same order, with the same counts; "other" apart there too.
+    expect(
+      page.topics.map((t: { label: string; id: string; conversations: number }) => ({
+        topic: t.label,
+        id: t.id,
+        count: t.conversations,
+      })),
+    ).toEqual(overview.topTopics)
+    expect(page.other.conversations).toBe(overview.otherTopic.count)
+    // A conversation in no topic shows as Other in the conversation list too.
+    const list = await app.inject({
+      method: 'GET',
+      url: '/api/v1/conversations?topic=other',
+      headers: { cookie: org.cookie },
+    })
+    expect(list.json().conversations.map((c: { topics: string[] }) => c.topics)).toEqual([
+      ['Other'],
+      ['Other'],
+    ])
   })
 })

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { invalidQuery } from '../analytics/range.ts'
-import { OTHER_TOPIC, rangeTopicRowsSql } from './topics.ts'
+import { OTHER_TOPIC, OTHER_TOPIC_LABEL, rankTopics } from './topics.ts'
 
 /**
  * Analytics read the rollups the projector keeps, never the messages (migrations/0005_read-models.sql,
@@ -37,7 +37,10 @@ export interface Overview {
   sentiment: SentimentFigures
   /** The assistant's messages. */
   assistantSentiment: SentimentFigures
+  /** The topics of most conversations with a message in range, as ranked on the Topics page. */
   topTopics: { topic: string; id: string; count: number }[]
+  /** "other", the long tail (conversations in no topic), apart as on the Topics page; null when none. */
+  otherTopic: { topic: string; id: string; count: number } | null
   messagesByRole: { user: number; assistant: number; system: number; tool: number }
 }
 
@@ -163,21 +166,16 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
        FROM ${table} WHERE ${where}`,
     params,
   )
-  // Topics by the topic they count in now (a merged one in the one it merged into), labelled as now; a
-  // key phrase (lexical analyzer) is its own label. "other", the long tail, is no top topic. Ties in order
-  // of the label's bytes (COLLATE "C"): the same order whatever the database's locale.
-  const rows = rangeTopicRowsSql(scope, params.length, chatbot)
-  const { rows: topics } = await client.query<{ topic: string; id: string; count: number }>(
-    `SELECT coalesce(c.label, x.id) AS topic, x.id, x.count FROM (
-       SELECT coalesce(t.canonical_id, r.topic) AS id, min(r.chatbot_id::text)::uuid AS chatbot_id,
-              sum(r.messages)::float8 AS count
-         FROM (${rows.sql}) r LEFT JOIN rm_topics t ON t.chatbot_id = r.chatbot_id AND t.id = r.topic
-        WHERE r.topic <> '${OTHER_TOPIC}'
-        GROUP BY 1 HAVING sum(r.messages) > 0) x
-       LEFT JOIN rm_topics c ON c.chatbot_id = x.chatbot_id AND c.id = x.id
-      ORDER BY x.count DESC, coalesce(c.label, x.id) COLLATE "C", x.id COLLATE "C" LIMIT ${TOP_TOPICS}`,
-    [...params, ...rows.params],
-  )
+  // Topics as the Topics page ranks them (rankTopics): by conversations with a message in range, in the
+  // topic they count in now (a merged one in the one it merged into), labelled as now; a key phrase
+  // (lexical analyzer) is its own label. "other", the long tail, is apart, as on the Topics page.
+  const ranking = await rankTopics(client, scope)
+  const topics = ranking.ranked
+    .slice(0, TOP_TOPICS)
+    .map((t) => ({ topic: t.label, id: t.id, count: t.conversations }))
+  const other = ranking.other
+    ? { topic: OTHER_TOPIC_LABEL, id: OTHER_TOPIC, count: ranking.other.conversations }
+    : null
   const s = stats[0] ?? {}
   const get = (key: string) => s[key] ?? 0
   const conversations = get('conversations')
@@ -202,6 +200,7 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
       analyzed: get('assistant_sentiment_count'),
     },
     topTopics: topics,
+    otherTopic: other,
     messagesByRole: {
       user: get('user'),
       assistant: get('assistant'),

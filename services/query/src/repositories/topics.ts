@@ -4,6 +4,8 @@ import { DAY_MS, type Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
 
 export const OTHER_TOPIC = OTHER_TOPIC_ID
+/** How "other" is named wherever a label is shown: the overview, the Topics page, a conversation's topics. */
+export const OTHER_TOPIC_LABEL = 'Other'
 
 /**
  * Topics as the read models hold them: results name a topic by id (rm_topics gives its label, and the
@@ -48,7 +50,7 @@ export async function resolveTopics(
   orgId: string,
   ids: readonly string[],
 ): Promise<Map<string, TopicRef>> {
-  const resolved = new Map<string, TopicRef>(ids.map((id) => [id, { id, label: id }]))
+  const resolved = new Map<string, TopicRef>(ids.map((id) => [id, ownRef(id)]))
   if (ids.length === 0) return resolved
   const { rows } = await client.query<{ id: string; canonical: string; label: string }>(
     `SELECT t.id, c.id AS canonical, c.label FROM rm_topics t
@@ -60,12 +62,15 @@ export async function resolveTopics(
   return resolved
 }
 
+/** A topic id without an rm_topics row: a key phrase is its own label; "other" is called Other. */
+const ownRef = (id: string): TopicRef => ({ id, label: id === OTHER_TOPIC ? OTHER_TOPIC_LABEL : id })
+
 /** A conversation's topics as the API shows them: canonical, labelled as now, each once, in order. */
 export function conversationTopics(ids: readonly string[], resolved: Map<string, TopicRef>): TopicRef[] {
   const seen = new Set<string>()
   const out: TopicRef[] = []
   for (const id of ids) {
-    const ref = resolved.get(id) ?? { id, label: id }
+    const ref = resolved.get(id) ?? ownRef(id)
     if (seen.has(ref.id)) continue
     seen.add(ref.id)
     out.push(ref)
@@ -77,7 +82,8 @@ export function conversationTopics(ids: readonly string[], resolved: Map<string,
  * The topic ids a `topic=` filter stands for: the value itself (a topic id, a key phrase, "other"), every
  * topic whose label contains it in any case ("bill" finds "Billing" and "Bills and refunds"), every key
  * phrase of the lexical or LLM analyzer containing it (they have no rm_topics row: found among the topic
- * ids of the daily counts), and every topic counting in the same canonical topic as one of those.
+ * ids of the daily counts), "other" for part of its label Other, and every topic counting in the same
+ * canonical topic as one of those.
  */
 export async function topicFilterIds(
   client: pg.ClientBase,
@@ -97,7 +103,9 @@ export async function topicFilterIds(
         AND NOT EXISTS (SELECT FROM rm_topics t WHERE t.chatbot_id = d.chatbot_id AND t.id = d.topic)`,
     [orgId, topic, chatbotId ?? null, `%${likeEscaped(topic)}%`],
   )
-  return [...new Set([topic, ...rows.map((r) => r.id)])]
+  // "other" is labelled Other (ownRef): part of that label finds it too.
+  const other = OTHER_TOPIC_LABEL.toLowerCase().includes(topic.toLowerCase()) ? [OTHER_TOPIC] : []
+  return [...new Set([topic, ...other, ...rows.map((r) => r.id)])]
 }
 
 /** A value matched literally inside a LIKE pattern (the default escape character is the backslash). */
@@ -135,19 +143,42 @@ export interface TopicsReport {
 const EXAMPLES = 3
 const EXCERPT_CHARS = 200
 
+type Example = { id: string; conversationId: string; lastMessageAt: string; sentiment: string | null }
+
+/** A topic as ranked: its conversations with a message in range first (rankTopics). */
+export interface RankedTopic {
+  id: string
+  chatbotId: string
+  label: string
+  keywords: string[]
+  configured: boolean
+  conversations: number
+  messages: number
+  sentimentSum: number
+  /** The most recent conversations, when asked for (withExamples). */
+  examples: Example[]
+}
+
+export interface TopicRanking {
+  /** Conversations with a message in range that have a topic ("other" included). */
+  conversationsWithTopics: number
+  /** Every topic but "other", most conversations first, then most messages, then by label and id. */
+  ranked: RankedTopic[]
+  /** "other", the long tail: the conversations in no topic close enough. */
+  other: { conversations: number; messages: number; sentimentSum: number } | null
+}
+
 /**
- * The topics of the scope's conversations with a message in range, most conversations first: each
- * canonical topic's conversations (those whose topics include it), messages, share of the
- * conversations with a topic, the end users' mean sentiment, messages per bucket, and the most recent
- * conversations as examples with the first end-user message of theirs in the topic. "other" apart.
+ * The topics of the scope's conversations with a message in range, ranked: each canonical topic's
+ * conversations (those whose topics include it), its analyzed end-user messages in range and the sum of
+ * their sentiment, "other" apart. The one ranking of the Topics page (readTopics) and of the overview's
+ * top topics (readOverview), so that the two always agree (issue 30: the overview counted messages).
  */
-export async function readTopics(
+export async function rankTopics(
   client: pg.ClientBase,
   scope: RollupScope,
-  interval: Interval,
-  tz: string,
-  limit: number,
-): Promise<TopicsReport> {
+  options: { withExamples?: boolean } = {},
+): Promise<TopicRanking> {
   const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
   let chatbot: string | null = null
   if (scope.chatbotId !== undefined) {
@@ -155,12 +186,17 @@ export async function readTopics(
     chatbot = `$${params.length}::uuid`
   }
   const byChatbot = chatbot === null ? '' : `AND c.chatbot_id = ${chatbot}`
+  const examples = options.withExamples
+    ? `to_jsonb((array_agg(jsonb_build_object('id', id, 'conversationId', external_id,
+                                              'lastMessageAt', last_message_at, 'sentiment', sentiment_label)
+                           ORDER BY last_message_at DESC, id DESC))[1:${EXAMPLES}])`
+    : `'[]'::jsonb`
   // Conversations with a message in range, and the canonical topics they are in.
   const { rows: perTopic } = await client.query<{
     topic: string
     chatbot_id: string
     conversations: number
-    examples: { id: string; conversationId: string; lastMessageAt: string; sentiment: string | null }[]
+    examples: Example[]
   }>(
     `WITH active AS (
        SELECT c.id, c.chatbot_id, c.external_id, c.last_message_at, c.sentiment_label, c.topics
@@ -176,21 +212,12 @@ export async function readTopics(
          LEFT JOIN rm_topics t ON t.chatbot_id = a.chatbot_id AND t.id = k.key
      )
      SELECT topic, min(chatbot_id::text) AS chatbot_id, count(*)::float8 AS conversations,
-            to_jsonb((array_agg(jsonb_build_object('id', id, 'conversationId', external_id,
-                                                   'lastMessageAt', last_message_at, 'sentiment', sentiment_label)
-                                ORDER BY last_message_at DESC, id DESC))[1:${EXAMPLES}]) AS examples
+            ${examples} AS examples,
+            (SELECT count(*)::float8 FROM active) AS with_topics
        FROM placed GROUP BY topic`,
     params,
   )
-  const { rows: totals } = await client.query<{ n: number }>(
-    `SELECT count(*)::float8 AS n FROM rm_conversations c
-      WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
-        AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
-        AND EXISTS (SELECT 1 FROM rm_hourly_activity a
-                     WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)`,
-    params,
-  )
-  const conversationsWithTopics = totals[0]?.n ?? 0
+  const conversationsWithTopics = (perTopic[0] as { with_topics?: number } | undefined)?.with_topics ?? 0
   const rowsSql = rangeTopicRowsSql(scope, params.length, chatbot)
   const { rows: sums } = await client.query<{ topic: string; messages: number; sentiment_sum: number }>(
     `SELECT coalesce(t.canonical_id, r.topic) AS topic, sum(r.messages)::float8 AS messages,
@@ -210,20 +237,10 @@ export async function readTopics(
     perTopic.map((t) => t.topic),
   ])
   const descriptionOf = new Map(described.map((d) => [d.id, d]))
-  const figures = (topic: string, conversations: number) => {
-    const s = sumsOf.get(topic)
-    const messages = s?.messages ?? 0
-    return {
-      conversations,
-      messages,
-      share:
-        conversationsWithTopics === 0
-          ? 0
-          : Math.round((conversations / conversationsWithTopics) * 10_000) / 10_000,
-      averageSentiment:
-        messages === 0 ? null : Math.round(((s?.sentiment_sum ?? 0) / messages) * 10_000) / 10_000,
-    }
-  }
+  const figures = (topic: string) => ({
+    messages: sumsOf.get(topic)?.messages ?? 0,
+    sentimentSum: sumsOf.get(topic)?.sentiment_sum ?? 0,
+  })
   const ranked = perTopic
     .filter((t) => t.topic !== OTHER_TOPIC)
     .map((t) => {
@@ -234,7 +251,8 @@ export async function readTopics(
         label: d?.label ?? t.topic,
         keywords: d?.keywords ?? [],
         configured: d?.configured ?? false,
-        ...figures(t.topic, t.conversations),
+        conversations: t.conversations,
+        ...figures(t.topic),
         examples: t.examples,
       }
     })
@@ -244,15 +262,60 @@ export async function readTopics(
         b.messages - a.messages ||
         (a.label < b.label ? -1 : a.label > b.label ? 1 : a.id < b.id ? -1 : 1),
     )
-    .slice(0, limit)
   const otherRow = perTopic.find((t) => t.topic === OTHER_TOPIC)
-  const shown = [...ranked.map((t) => t.id), ...(otherRow ? [OTHER_TOPIC] : [])]
+  return {
+    conversationsWithTopics,
+    ranked,
+    other: otherRow ? { conversations: otherRow.conversations, ...figures(OTHER_TOPIC) } : null,
+  }
+}
+
+/**
+ * The topics of the scope's conversations with a message in range, most conversations first (rankTopics):
+ * each canonical topic's conversations, messages, share of the conversations with a topic, the end
+ * users' mean sentiment, messages per bucket, and the most recent conversations as examples with the
+ * first end-user message of theirs in the topic. "other" apart.
+ */
+export async function readTopics(
+  client: pg.ClientBase,
+  scope: RollupScope,
+  interval: Interval,
+  tz: string,
+  limit: number,
+): Promise<TopicsReport> {
+  const {
+    conversationsWithTopics,
+    ranked: all,
+    other,
+  } = await rankTopics(client, scope, { withExamples: true })
+  const figures = (f: { conversations: number; messages: number; sentimentSum: number }) => ({
+    conversations: f.conversations,
+    messages: f.messages,
+    share:
+      conversationsWithTopics === 0
+        ? 0
+        : Math.round((f.conversations / conversationsWithTopics) * 10_000) / 10_000,
+    averageSentiment: f.messages === 0 ? null : Math.round((f.sentimentSum / f.messages) * 10_000) / 10_000,
+  })
+  const ranked = all.slice(0, limit)
+  const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
+  let chatbot: string | null = null
+  if (scope.chatbotId !== undefined) {
+    params.push(scope.chatbotId)
+    chatbot = `$${params.length}::uuid`
+  }
+  const shown = [...ranked.map((t) => t.id), ...(other ? [OTHER_TOPIC] : [])]
   const trends = await readTopicTrends(client, params, chatbot, interval, tz, shown)
   const excerpts = await readExcerpts(client, scope.orgId, ranked)
   return {
     conversationsWithTopics,
     topics: ranked.map((t) => ({
-      ...t,
+      id: t.id,
+      chatbotId: t.chatbotId,
+      label: t.label,
+      keywords: t.keywords,
+      configured: t.configured,
+      ...figures(t),
       trend: trends.get(t.id) ?? [],
       examples: t.examples.map((e) => ({
         id: e.id,
@@ -262,9 +325,7 @@ export async function readTopics(
         excerpt: excerpts.get(`${t.id}|${e.id}`) ?? null,
       })),
     })),
-    other: otherRow
-      ? { ...figures(OTHER_TOPIC, otherRow.conversations), trend: trends.get(OTHER_TOPIC) ?? [] }
-      : null,
+    other: other ? { ...figures(other), trend: trends.get(OTHER_TOPIC) ?? [] } : null,
   }
 }
 

@@ -50,7 +50,15 @@ const overviewResponse = z.object({
         count,
       }),
     )
-    .describe('The 10 topics of most end-user messages in range ("other" left out); ties by label.'),
+    .describe(
+      'The 10 topics of most conversations with a message in range, ranked as on the Topics page (GET /api/v1/analytics/topics: most conversations, then most end-user messages, then by label); "other" apart (otherTopic). `count` is conversations.',
+    ),
+  otherTopic: z
+    .object({ topic: z.string().describe('"Other".'), id: z.string().describe('"other".'), count })
+    .nullable()
+    .describe(
+      'The long tail: conversations with a message in range in no topic close enough (`?topic=other` lists them), apart from topTopics and shown after them, as on the Topics page; null when there are none.',
+    ),
   messagesByRole: z.object({ user: count, assistant: count, system: count, tool: count }),
 })
 

@@ -183,8 +183,13 @@ export interface Overview {
   readonly sentiment: SentimentCounts
   /** The assistant's messages, apart. */
   readonly assistantSentiment: SentimentCounts
-  /** `topic` is the label; `count` the end-user messages in it. */
+  /**
+   * `topic` is the label; `count` the conversations in it with a message in range, ranked as on the Topics
+   * page (most conversations, then most end-user messages, then by label); "other" apart.
+   */
   readonly topTopics: { readonly topic: string; readonly id: string; readonly count: number }[]
+  /** "other", the long tail: conversations in no topic, shown after the top topics; null when none. */
+  readonly otherTopic: { readonly topic: string; readonly id: string; readonly count: number } | null
   readonly messagesByRole: Record<string, number>
 }
 

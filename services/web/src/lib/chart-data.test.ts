@@ -4,6 +4,7 @@ import {
   bucketLabel,
   roleCounts,
   rolesSummary,
+  topicBars,
   topicsSummary,
   trendSummary,
 } from './chart-data.ts'
@@ -38,7 +39,15 @@ describe('chart text for those who cannot see the chart', () => {
         { topic: 'billing', id: 't-billing', count: 2 },
         { topic: 'other', id: 't-other', count: 1 },
       ]),
-    ).toBe('Most frequent: refunds (7), login (3), billing (2).')
+    ).toBe('Most conversations: refunds (7), login (3), billing (2).')
+    const other = { topic: 'Other', id: 'other', count: 4 }
+    expect(topicsSummary([{ topic: 'refunds', id: 't-refunds', count: 7 }], other)).toBe(
+      'Most conversations: refunds (7). 4 in no topic (Other).',
+    )
+    expect(topicsSummary([], other)).toBe('No topics in this range; 4 in no topic (Other).')
+    const top = [{ topic: 'refunds', id: 't-refunds', count: 7 }]
+    expect(topicBars({ topTopics: top, otherTopic: other })).toEqual([...top, other])
+    expect(topicBars({ topTopics: top, otherTopic: null })).toEqual(top)
     const roles = roleCounts({ assistant: 4, user: 5, system: 0, tool: 1 })
     expect(roles).toEqual([
       { role: 'user', count: 5 },

@@ -40,12 +40,18 @@ export function trendSummary(points: readonly SentimentPoint[]): string {
   return `${formatNumber(total)} analysed messages over ${analyzed.length} of ${points.length} periods; ${span}, ${SENTIMENT_SCALE}.`
 }
 
-export function topicsSummary(topics: Overview['topTopics']): string {
-  if (topics.length === 0) return 'No topics found in this range.'
-  return `Most frequent: ${topics
+export function topicsSummary(topics: Overview['topTopics'], other?: Overview['otherTopic']): string {
+  const tail = other ? ` ${formatNumber(other.count)} in no topic (Other).` : ''
+  if (topics.length === 0) return other ? `No topics in this range;${tail}` : 'No topics found in this range.'
+  return `Most conversations: ${topics
     .slice(0, 3)
     .map((t) => `${t.topic} (${formatNumber(t.count)})`)
-    .join(', ')}.`
+    .join(', ')}.${tail}`
+}
+
+/** The top topics, then "other" (labelled Other by the API) last, as the Topics page ranks them. */
+export function topicBars(overview: Pick<Overview, 'topTopics' | 'otherTopic'>): Overview['topTopics'] {
+  return overview.otherTopic ? [...overview.topTopics, overview.otherTopic] : overview.topTopics
 }
 
 /** Roles with their counts, the usual ones first, the ones never seen left out. */

@@ -20,6 +20,7 @@ import {
   COLORS,
   roleCounts,
   rolesSummary,
+  topicBars,
   topicsSummary,
   trendSummary,
 } from '../lib/chart-data.ts'
@@ -173,13 +174,16 @@ function TrendCharts({ trend }: { trend: SentimentTrend }) {
 }
 
 function OverviewCharts({ overview, chatbotId }: { overview: Overview; chatbotId?: string }) {
-  const topics = overview.topTopics
+  // The top topics by conversations, then Other (the long tail) last, as on the Topics page.
+  const topics = topicBars(overview)
   const roles = roleCounts(overview.messagesByRole)
   const topicChart: ChartConfiguration = {
     type: 'bar',
     data: {
       labels: topics.map((t) => t.topic),
-      datasets: [{ label: 'Messages', data: topics.map((t) => t.count), backgroundColor: COLORS.primary }],
+      datasets: [
+        { label: 'Conversations', data: topics.map((t) => t.count), backgroundColor: COLORS.primary },
+      ],
     },
     options: {
       indexAxis: 'y',
@@ -203,10 +207,10 @@ function OverviewCharts({ overview, chatbotId }: { overview: Overview; chatbotId
       <ChartFigure
         id="topics"
         title="Top topics"
-        summary={topicsSummary(topics)}
+        summary={topicsSummary(overview.topTopics, overview.otherTopic)}
         config={topicChart}
         table={{
-          columns: ['Topic', 'Messages'],
+          columns: ['Topic', 'Conversations'],
           rows: topics.map((t) => ({
             key: t.id,
             cells: [t.topic, t.count],
