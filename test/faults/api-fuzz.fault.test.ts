@@ -10,10 +10,13 @@
  * schema-valid request to succeed, but a random chatbot id is schema-valid and rightly 404, a cursor we
  * never issued rightly 400) and unsupported_method (it wants 405 for methods a path lacks; Fastify answers
  * 404, in our error body, which API.md allows).
+ * Schemathesis sends well-formed UTF-8 only: lone UTF-16 surrogates and bytes that are not UTF-8 are
+ * generated here (fast-check) into any string or key of every JSON operation's body.
  * SCHEMATHESIS_SEED picks another seed (default fixed, so CI runs are reproducible).
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { nestedJson } from '../support/deep-json.ts'
@@ -223,6 +226,153 @@ describe('fault 7: the API under generated input, with two organizations', () =>
       expect([400, 413, 415], `${method} ${path}: ${await res.text()}`).not.toContain(res.status)
     }
     expect((await fetch(`${aio.url}/healthz`)).status).toBe(200)
+  })
+
+  it('answers a lone UTF-16 surrogate or bytes that are not UTF-8, in any string or key of any JSON operation, 400 naming it over HTTP; projection goes on', async () => {
+    // Issue 30: one capture with "\ud800" was taken and stopped every organization's projections and
+    // analysis. Schemathesis generates neither (its strings are well-formed, sent as UTF-8): generated here.
+    const account = await signUpOverHttp(aio.url, 'Org text')
+    const chatbot = await createChatbotOverHttp(aio.url, account.cookie, 'text')
+    const doc = (await call(aio.url, 'GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { requestBody?: unknown }>>
+    }
+    const withBody = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([, op]) => op.requestBody !== undefined)
+        .map(([method]) => ({ method: method.toUpperCase(), path: path.replace('{id}', chatbot.id) })),
+    )
+    expect(withBody.length).toBeGreaterThanOrEqual(5)
+    const send = (op: { method: string; path: string }, body: string | Buffer) =>
+      fetch(`${aio.url}${op.path.replace('{userId}', 'u')}`, {
+        method: op.method,
+        headers: {
+          cookie: account.cookie,
+          authorization: `Bearer ${chatbot.apiKey}`,
+          'content-type': 'application/json',
+        },
+        body,
+      })
+    // Every command's events (analysis may still be appending its own for the conversations captured before).
+    const commandEvents = async () =>
+      (await db.pool.query("SELECT count(*)::int AS n FROM event_journal WHERE stream_type <> 'analysis'"))
+        .rows[0].n as number
+    const eventsBefore = await commandEvents()
+
+    // Any JSON object of well-formed strings (U+0000 aside, refused on its own), and one string or key of it.
+    const key = fc
+      .string({ unit: 'binary', maxLength: 8 })
+      .map((k) => k.replaceAll('\u0000', ''))
+      .filter((k) => k !== '__proto__' && k !== 'constructor')
+    const leaf = fc.string({ unit: 'binary', maxLength: 16 }).map((v) => v.replaceAll('\u0000', ''))
+    const bodies = fc.dictionary(
+      key,
+      fc.oneof(
+        leaf,
+        fc.integer(),
+        fc.dictionary(key, leaf, { maxKeys: 3 }),
+        fc.array(leaf, { maxLength: 3 }),
+      ),
+      { minKeys: 1, maxKeys: 5 },
+    )
+    const spots = bodies.chain((body) => {
+      const found: { path: (string | number)[]; isKey: boolean }[] = []
+      const walk = (value: unknown, path: (string | number)[]) => {
+        if (typeof value === 'string') found.push({ path, isKey: false })
+        else if (Array.isArray(value)) for (const [i, item] of value.entries()) walk(item, [...path, i])
+        else if (value !== null && typeof value === 'object')
+          for (const [k, item] of Object.entries(value)) {
+            found.push({ path: [...path, k], isKey: true })
+            walk(item, [...path, k])
+          }
+      }
+      walk(body, [])
+      return fc.tuple(fc.constant(body), fc.constantFrom(...found))
+    })
+    /** The body as JSON text with `mark` in the chosen string or key, and that string's JSON Pointer. */
+    const marked = (
+      body: Record<string, unknown>,
+      spot: { path: (string | number)[]; isKey: boolean },
+      mark: string,
+    ) => {
+      const copy = structuredClone(body)
+      const parent = spot.path
+        .slice(0, -1)
+        .reduce<Record<string | number, unknown>>(
+          (node, step) => node[step] as Record<string | number, unknown>,
+          copy,
+        )
+      const last = spot.path.at(-1)!
+      let path = spot.path
+      if (spot.isKey) {
+        const value = parent[last]
+        delete parent[last]
+        parent[`${last}${mark}`] = value
+        path = [...spot.path.slice(0, -1), `${last}${mark}`]
+      } else parent[last] = `${parent[last]}${mark}`
+      return { json: JSON.stringify(copy), path }
+    }
+    const pointer = (path: (string | number)[]) =>
+      path.map((step) => `/${String(step).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
+
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...withBody),
+        spots,
+        fc.integer({ min: 0xd800, max: 0xdfff }),
+        async (op, [body, spot], unit) => {
+          const { json, path } = marked(body, spot, String.fromCharCode(unit))
+          const res = await send(op, json)
+          const text = await res.text()
+          expect(res.status, `${op.method} ${op.path} ${json}: ${text}`).toBe(400)
+          expect(JSON.parse(text).error.details).toEqual([
+            { path: pointer(path), message: expect.stringContaining('lone UTF-16 surrogate'), in: 'body' },
+          ])
+        },
+      ),
+      { numRuns: 150 },
+    )
+
+    const notUtf8 = fc.oneof(
+      fc.integer({ min: 0x80, max: 0xbf }).map((b) => [b]),
+      fc.integer({ min: 0xc2, max: 0xf4 }).map((b) => [b]),
+      fc.integer({ min: 0xa0, max: 0xbf }).map((b) => [0xed, b, 0x80]),
+      fc.integer({ min: 0xf5, max: 0xff }).map((b) => [b]),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...withBody), spots, notUtf8, async (op, [body, spot], bytes) => {
+        const TOKEN = 'NOT-UTF8-HERE'
+        const [before, after] = marked(body, spot, TOKEN).json.split(TOKEN)
+        const res = await send(
+          op,
+          Buffer.concat([Buffer.from(before!), Buffer.from(bytes), Buffer.from(after!)]),
+        )
+        const text = await res.text()
+        expect(res.status, `${op.method} ${op.path}: ${text}`).toBe(400)
+        expect(JSON.parse(text).error.message).toMatch(/^The request body must be UTF-8/)
+      }),
+      { numRuns: 150 },
+    )
+
+    // Nothing of it was stored; and everybody's captures are still projected and read back, text of any
+    // script included.
+    expect(await commandEvents()).toBe(eventsBefore)
+    const content = 'Grüße 👋🏽 — 日本語, עברית, 𝒀 and a flag 🇺🇦'
+    for (const org of [a, b]) {
+      const captured = await call(aio.url, 'POST', '/api/v1/capture', {
+        headers: { authorization: `Bearer ${org.chatbot.apiKey}` },
+        body: { conversationId: 'after-ill-formed-text', messages: [{ id: '1', role: 'user', content }] },
+      })
+      expect(captured.status, JSON.stringify(captured.body)).toBe(200)
+      const id = (captured.body as { conversationId: string }).conversationId
+      const read = await waitFor(async () => {
+        const r = await call(aio.url, 'GET', `/api/v1/conversations/${id}`, { cookie: org.account.cookie })
+        return r.status === 200 && r
+      })
+      expect(
+        (read.body as { conversation: { messages: { content: string }[] } }).conversation.messages,
+      ).toEqual([expect.objectContaining({ content })])
+    }
+    expect((await fetch(`${aio.url}/readyz`)).status).toBe(200)
   })
 
   it('Schemathesis finds no 5xx and no nonconformance in capture, and invalid bodies are rejected', async () => {
