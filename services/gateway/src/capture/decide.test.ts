@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { type CaptureCommand, type CaptureState, captureCommand, decideCapture } from './decide.ts'
+import {
+  type CaptureCommand,
+  type CaptureState,
+  captureCommand,
+  decideCapture,
+  MAX_FUTURE_SKEW_MS,
+} from './decide.ts'
 import type { ConversationMetadata } from './metadata.ts'
 import { captureBodySchema } from './schema.ts'
 
@@ -152,5 +158,38 @@ describe('decideCapture', () => {
       existing(['y']),
     )
     expect(decision.registry?.lastMessageAt).toBe('2026-11-25T09:10:00.000Z')
+  })
+
+  it('answers first the warnings of the command (what it did not take as sent), then the custom fields', () => {
+    const decision = decideCapture(
+      command({
+        userId: 'legacy',
+        user: { id: 'current' },
+        custom: { tier: 'gold' },
+        messages: [message('a'), message('a', { role: 'assistant' })],
+      }),
+      fresh(),
+    )
+    expect(decision.result.warnings).toEqual([
+      'userId and user.id differ; user.id was kept',
+      'message id a is repeated with a different message; the first was stored',
+      'custom field tier is not in the schema',
+    ])
+  })
+})
+
+describe('captureCommand', () => {
+  it(`keeps a sentAt up to ${MAX_FUTURE_SKEW_MS / 3_600_000} hours after the receive time, and stores the receive time past that`, () => {
+    const at = (ms: number) => new Date(RECEIVED.getTime() + ms).toISOString()
+    const { messages, warnings } = command({
+      messages: [
+        message('edge', { sentAt: at(MAX_FUTURE_SKEW_MS) }),
+        message('over', { sentAt: at(MAX_FUTURE_SKEW_MS + 1) }),
+      ],
+    })
+    expect(messages.map((m) => m.sentAt)).toEqual([at(MAX_FUTURE_SKEW_MS), RECEIVED.toISOString()])
+    expect(warnings).toEqual([
+      `message over sentAt ${at(MAX_FUTURE_SKEW_MS + 1)} is more than 24 hours after the receive time; the receive time was stored`,
+    ])
   })
 })
