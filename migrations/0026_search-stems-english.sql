@@ -8,10 +8,15 @@
 --
 -- One configuration for every chatbot, not one per chatbot language: the vector is a generated column of
 -- the message row, so a per-chatbot language would have to travel with every message the projector
--- writes (in Kafka mode a chatbot's settings arrive on another topic than its messages, so a message can
--- be projected before them), a change of language would re-index every message of the chatbot, and the
--- query would parse `q` once per configuration in use. The stemmer only strips English endings, and the
--- query goes through the same stemmer as the text, so a word in another language still finds itself.
+-- writes. The projector cannot look it up: a chatbot's events and its conversations' events are in
+-- different partitions (topics in Kafka mode, virtual partitions of the journal in embedded mode),
+-- applied by concurrent transactions, so a message is often projected before its chatbot's settings
+-- (tried: which language a message got depended on timing, and a rebuild could differ from the live
+-- tables). It would have to come with the capture (the gateway has the settings), a new field of the
+-- sealed messages-captured event; and a change of language would leave earlier messages in the old
+-- one, so `q` would be parsed in every language the chatbot has had. The stemmer only strips English
+-- endings, and the query goes through the same stemmer as the text, so a word in another language still
+-- finds itself.
 -- What 'english' drops: its stop words ("the", "and", "is", ...) are not indexed, and a query of stop
 -- words only matches nothing.
 --
