@@ -38,17 +38,22 @@ export async function decompressRequestBody(
   // Fastify stops listening once it has refused a body (413); a failure after that must not be an
   // unhandled 'error' event.
   body.on('error', () => {})
-  const fail = (error: AppError) => {
-    payload.unpipe(gunzip)
-    gunzip.destroy()
-    body.destroy(error)
-  }
-  payload.on('data', (chunk: Buffer) => {
+  const count = (chunk: Buffer) => {
     body.receivedEncodedLength += chunk.length
     if (body.receivedEncodedLength > limit) {
       fail(new AppError('payload_too_large', `The request body is larger than ${limit} bytes compressed.`))
     }
-  })
+  }
+  let failed = false
+  const fail = (error: AppError) => {
+    if (failed) return
+    failed = true
+    payload.off('data', count)
+    payload.unpipe(gunzip)
+    gunzip.destroy()
+    body.destroy(error)
+  }
+  payload.on('data', count)
   payload.on('error', () => fail(new AppError('invalid_request', 'The request body was not received whole.')))
   gunzip.on('error', () =>
     fail(new AppError('invalid_request', 'The request body is not valid gzip (Content-Encoding: gzip).')),
