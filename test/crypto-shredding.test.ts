@@ -192,7 +192,11 @@ for (const mode of EVENT_LOG_MODES) {
       const byId = await rowsMentioning(db, doomed.chatbot.id)
       expect(Object.keys(byId).filter((table) => !TOMBSTONE_TABLES.includes(table))).toEqual([])
       // The kept chatbot is untouched: the scan does see content where it is.
-      expect(await rowsMentioning(db, stays.content)).toMatchObject({ 'public.rm_messages': 1 })
+      // (and in the conversation list's preview of its first end-user message, which goes with the row).
+      expect(await rowsMentioning(db, stays.content)).toMatchObject({
+        'public.rm_messages': 1,
+        'public.rm_conversations': 1,
+      })
 
       if (eventLog.kind === 'kafka') {
         // Its records are still in Kafka, sealed; with the key destroyed every reader skips them as deleted.
