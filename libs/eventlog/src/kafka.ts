@@ -221,12 +221,16 @@ export function encodeRecord(r: JournalRecord): string {
  * each colon and comma).
  */
 export function encodeRawRecord(r: RawJournalRecord): string {
+  return `${rawEnvelope(r)}"payload":${r.payloadJson}}`
+}
+
+/** The envelope's fields but the payload, as encodeRecord writes them, up to the comma before it. */
+function rawEnvelope(r: RawJournalRecord): string {
   const s = JSON.stringify
   return (
     `{"id":${s(r.id)},"type":${s(r.type)},"version":${r.version},"occurredAt":${s(r.occurredAt)},` +
     `"orgId":${s(r.orgId)},"chatbotId":${s(r.chatbotId)},"streamId":${s(r.streamId)},` +
-    `"streamVersion":${r.streamVersion},"position":${s(r.position)},"metadata":${r.metadataJson},` +
-    `"payload":${r.payloadJson}}`
+    `"streamVersion":${r.streamVersion},"position":${s(r.position)},"metadata":${r.metadataJson},`
   )
 }
 
@@ -237,13 +241,7 @@ export function encodeRawRecord(r: RawJournalRecord): string {
  * and the service's consumers read the payload back from the journal (kafka-consumer.ts).
  */
 export function encodeRawReference(r: RawJournalRecord): string {
-  const s = JSON.stringify
-  return (
-    `{"id":${s(r.id)},"type":${s(r.type)},"version":${r.version},"occurredAt":${s(r.occurredAt)},` +
-    `"orgId":${s(r.orgId)},"chatbotId":${s(r.chatbotId)},"streamId":${s(r.streamId)},` +
-    `"streamVersion":${r.streamVersion},"position":${s(r.position)},"metadata":${r.metadataJson},` +
-    `"payload":null,"payloadRef":"journal"}`
-  )
+  return `${rawEnvelope(r)}"payload":null,"payloadRef":"journal"}`
 }
 
 /**
