@@ -83,10 +83,26 @@ function kmeansOnce(
 ): { labels: number[]; score: number } {
   const n = vectors.length
   const centroids = Array.from({ length: k }, () => new Float32Array(dimensions))
+  // A dense vector (an embedding) is read without its index: the same sum, several times faster.
   const similarity = (v: SparseVector, c: Float32Array) => {
     let s = 0
-    for (let i = 0; i < v.indexes.length; i++) s += v.weights[i]! * c[v.indexes[i]!]!
-    return s
+    const w = v.weights
+    if (w.length !== dimensions) {
+      for (let i = 0; i < v.indexes.length; i++) s += w[i]! * c[v.indexes[i]!]!
+      return s
+    }
+    let s1 = 0
+    let s2 = 0
+    let s3 = 0
+    let i = 0
+    for (; i + 3 < dimensions; i += 4) {
+      s += w[i]! * c[i]!
+      s1 += w[i + 1]! * c[i + 1]!
+      s2 += w[i + 2]! * c[i + 2]!
+      s3 += w[i + 3]! * c[i + 3]!
+    }
+    for (; i < dimensions; i++) s += w[i]! * c[i]!
+    return s + s1 + s2 + s3
   }
   // k-means++: each next seed drawn with probability proportional to its squared distance to the nearest one.
   const nearest = new Float64Array(n).fill(Number.POSITIVE_INFINITY)

@@ -156,3 +156,31 @@ export function adjustedRandIndex(labels: readonly string[], clusters: readonly 
   if (maximum === expected) return 1
   return (sumCells - expected) / (maximum - expected)
 }
+
+export interface ClusteringScore {
+  readonly nmi: number
+  readonly acc: number
+  readonly ari: number
+  /** Distinct clusters. */
+  readonly clusters: number
+  /** The largest cluster's share of the items, beside the largest label's. */
+  readonly largestShare: number
+  readonly largestLabelShare: number
+}
+
+/** Every measure the quality report gives a clustering, against the labels. */
+export function scoreClustering(labels: readonly string[], clusters: readonly string[]): ClusteringScore {
+  const largest = (xs: readonly string[]) => {
+    const counts = new Map<string, number>()
+    for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1)
+    return xs.length === 0 ? 0 : Math.max(...counts.values()) / xs.length
+  }
+  return {
+    nmi: normalizedMutualInformation(labels, clusters),
+    acc: clusteringAccuracy(labels, clusters),
+    ari: adjustedRandIndex(labels, clusters),
+    clusters: new Set(clusters).size,
+    largestShare: largest(clusters),
+    largestLabelShare: largest(labels),
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * One development set through the real API of a running service: each request captured as a realistic
+ * conversation (quality/datasets.ts) with analysis off, then analysed as a whole (a re-analysis: the same
+ * worker, jobs, placement and events as after a capture, so that the analysis rate is its own, not
+ * capture's), and each conversation's topic read back through the API.
+ */
+import type pg from 'pg'
+import { enqueueReanalysis } from '../../services/analysis/src/reanalyze.ts'
+import { benchKeyring } from '../support/keyring.ts'
+import { seededRandom } from '../support/random.ts'
+import { createAccount } from '../support/service.ts'
+import { conversationOf, type DevelopmentSet } from './datasets.ts'
+
+export interface ApiTopic {
+  readonly id: string
+  readonly label: string
+  readonly keywords: string[]
+  readonly conversations: number
+}
+
+export interface ThroughApi {
+  /** Each request's conversation's first topic, or 'other'. */
+  readonly topicOfRequest: readonly string[]
+  readonly topics: readonly ApiTopic[]
+  readonly other: number
+  readonly userMessages: number
+  readonly greeted: number
+  readonly captureSeconds: number
+  readonly analysisSeconds: number
+  readonly deadJobs: number
+}
+
+export async function measureThroughApi(
+  serviceUrl: string,
+  pool: pg.Pool,
+  set: DevelopmentSet,
+  opts: {
+    analyzer: { name: string; version: string }
+    concurrency: number
+    greetingShare: number
+    seed: number
+  },
+): Promise<ThroughApi> {
+  const account = await createAccount(serviceUrl, `quality-${set.name}`)
+  const patched = await fetch(`${serviceUrl}/api/v1/chatbots/${account.chatbotId}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', cookie: account.cookie },
+    body: JSON.stringify({ settings: { analysisEnabled: false } }),
+  })
+  if (!patched.ok) throw new Error(`turning analysis off answered ${patched.status}`)
+
+  const random = seededRandom(opts.seed + 1)
+  const conversations = set.requests.map((r, i) =>
+    conversationOf(r.text, i, { greetingShare: opts.greetingShare, random }),
+  )
+  const userMessages = conversations.flat().filter((m) => m.role === 'user').length
+  const captureStarted = performance.now()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      for (let i = next++; i < conversations.length; i = next++) {
+        const res = await fetch(`${serviceUrl}/api/v1/capture`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${account.apiKey}` },
+          body: JSON.stringify({ conversationId: `${set.name}-${i}`, messages: conversations[i] }),
+        })
+        if (!res.ok) throw new Error(`capture answered ${res.status}: ${await res.text()}`)
+      }
+    }),
+  )
+  const captureSeconds = (performance.now() - captureStarted) / 1000
+  const queued = await enqueueReanalysis(pool, benchKeyring, {
+    chatbotId: account.chatbotId,
+    analyzer: opts.analyzer,
+    now: new Date(),
+  })
+  if (queued.length !== conversations.length) throw new Error(`${queued.length} captures queued for analysis`)
+  const analysisStarted = performance.now()
+  // Until every job is analysed and the read models have every event.
+  const deadline = Date.now() + 30 * 60_000
+  for (;;) {
+    const { rows } = await pool.query<{ open: number; caught_up: boolean }>(
+      `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS open,
+              coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = 'projector'), -1)
+                >= coalesce((SELECT max(position) FROM event_journal), 0) AS caught_up`,
+    )
+    if (rows[0]!.open === 0 && rows[0]!.caught_up) break
+    if (Date.now() > deadline) throw new Error('analysis did not finish within 30 minutes')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  const analysisSeconds = (performance.now() - analysisStarted) / 1000
+  const { rows: dead } = await pool.query<{ dead: number }>(
+    "SELECT count(*) FILTER (WHERE status = 'dead')::int AS dead FROM analysis_jobs",
+  )
+
+  const cookie = { cookie: account.cookie }
+  const topicsRes = await fetch(
+    `${serviceUrl}/api/v1/analytics/topics?chatbotId=${account.chatbotId}&days=2&limit=1000`,
+    { headers: cookie },
+  )
+  const topicsReport = (await topicsRes.json()) as {
+    topics: ApiTopic[]
+    other: { conversations: number } | null
+  }
+  const topicOf = new Map<string, string>()
+  let cursor: string | null = null
+  do {
+    const res = await fetch(
+      `${serviceUrl}/api/v1/conversations?chatbotId=${account.chatbotId}&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      { headers: cookie },
+    )
+    const page = (await res.json()) as {
+      conversations: { conversationId: string; topicIds: string[] }[]
+      nextCursor: string | null
+    }
+    for (const c of page.conversations) topicOf.set(c.conversationId, c.topicIds[0] ?? 'other')
+    cursor = page.nextCursor
+  } while (cursor)
+
+  return {
+    topicOfRequest: set.requests.map((_, i) => topicOf.get(`${set.name}-${i}`) ?? 'other'),
+    topics: topicsReport.topics,
+    other: topicsReport.other?.conversations ?? 0,
+    userMessages,
+    greeted: conversations.filter((c) => c.length > 2).length,
+    captureSeconds,
+    analysisSeconds,
+    deadJobs: dead[0]!.dead,
+  }
+}
