@@ -27,8 +27,9 @@ export interface MessageAnalysis {
    */
   readonly topics: readonly string[]
   /**
-   * A semantic analyzer's, for an end user's message with something to be about (at least one content
-   * word): its sentence embedding (unit length) and the terms a topic label can take from it.
+   * A semantic analyzer's, for an end user's request (not a greeting, thanks or other social act, as the
+   * model judges: topics/requests.ts) with at least one content word: its sentence embedding (unit
+   * length) and the terms a topic label can take from it.
    */
   readonly embedding?: Float32Array
   readonly terms?: readonly string[]

@@ -1,7 +1,8 @@
 /**
  * The default analyzer: the local language model (embedding-model.ts) for what end users talk about,
- * and the lexical scorer for how they feel. Per message: its sentiment; for an end user's message with a
- * content word, its sentence embedding and the terms a topic label may take from it (topics/terms.ts).
+ * and the lexical scorer for how they feel. Per message: its sentiment; for an end user's request (the
+ * model's judgement, topics/requests.ts: greetings, thanks and acknowledgements are not) with a content
+ * word, its sentence embedding and the terms a topic label may take from it (topics/terms.ts).
  * Assistant, system and tool messages get a sentiment only: they never make topics. The topics
  * themselves are decided by the analysis worker, per chatbot, from the embeddings (topics/topic-model.ts).
  */
@@ -15,13 +16,14 @@ import {
   type SemanticAbilities,
 } from '../analyzer.ts'
 import { averageLinkageClusters } from '../topics/agglomerative.ts'
+import { REQUEST_ANCHORS, requestsAmong, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
 import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
-/** Bump when this file's or topics/terms.ts's rules change results. */
-const RULES_VERSION = 1
+/** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
+const RULES_VERSION = 2
 /** Embeddings kept by text: greetings and stock phrases recur ("where is my order?"). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -35,6 +37,8 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   const sentiment = createSentimentScorer()
   const extractor = createTermExtractor()
   const cache = new Map<string, Float32Array>()
+  // Once per analyzer: each message is then judged by a few dot products.
+  const anchors = { social: await model.embed(SOCIAL_ANCHORS), request: await model.embed(REQUEST_ANCHORS) }
 
   async function embedTexts(texts: readonly string[]): Promise<Float32Array[]> {
     const missing = [...new Set(texts.filter((t) => !cache.has(t)))]
@@ -68,10 +72,16 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         }
       }
       const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
+      // A message without a content word has nothing to name a topic after, whatever it says; of the
+      // others, the model (not their words: "ok cool", "thanks, that solved it!") says which ask for something.
       const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
-      const embeddings = await embedTexts(toEmbed.map((m) => m.content.trim()))
+      const texts = toEmbed.map((m) => m.content.trim())
+      const embeddings = await embedTexts(texts)
+      const requests = await requestsAmong(texts, embeddings, anchors, embedTexts)
       if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
-      const byMessage = new Map<MessageToAnalyze, Float32Array>(toEmbed.map((m, i) => [m, embeddings[i]!]))
+      const byMessage = new Map<MessageToAnalyze, Float32Array>(
+        toEmbed.flatMap((m, i) => (requests[i] ? [[m, embeddings[i]!] as const] : [])),
+      )
       return messages.map((m, i): MessageAnalysis => {
         const embedding = byMessage.get(m)
         const score = sentiment.score(m.content)

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import { clausesOf, isSocial, requestsAmong, SOCIAL_MARGIN, socialMargin } from './requests.ts'
+import { normalized } from './vectors.ts'
+
+/** Unit vectors in 4 dimensions: axis 0 a social act, axis 1 a request, 2 and 3 anything else. */
+const unit = (...v: number[]) => normalized(Float32Array.from(v))
+const anchors = { social: [unit(1, 0, 0, 0), unit(1, 0, 1, 0)], request: [unit(0, 1, 0, 0)] }
+const SOCIAL = unit(1, 0, 0, 0)
+const REQUEST = unit(0, 1, 0, 0)
+
+describe('only requests make topics: the decision', () => {
+  it("scores a message by how much nearer it lies to a social anchor than to a request's", () => {
+    expect(socialMargin(SOCIAL, anchors)).toBeCloseTo(1)
+    expect(socialMargin(REQUEST, anchors)).toBeCloseTo(-1)
+    // Its nearest anchor of each kind counts, not their mean.
+    expect(socialMargin(unit(1, 0, 1, 0), anchors)).toBeCloseTo(1)
+  })
+
+  it('counts a message unlike both kinds as a request: the doubt goes to keeping a topic', () => {
+    const elsewhere = unit(0, 0, 0, 1)
+    expect(socialMargin(elsewhere, anchors)).toBeCloseTo(0)
+    expect(isSocial([socialMargin(elsewhere, anchors)])).toBe(false)
+  })
+
+  it('is social only when the whole message and each of its clauses reach the margin', () => {
+    expect(isSocial([SOCIAL_MARGIN])).toBe(true)
+    expect(isSocial([SOCIAL_MARGIN - 0.01])).toBe(false)
+    expect(isSocial([0.9, 0.8])).toBe(true)
+    // "hi, my card was declined": the greeting is social, the clause after it is not.
+    expect(isSocial([0.5, 0.9, -0.4])).toBe(false)
+    expect(isSocial([])).toBe(false)
+  })
+
+  it('splits a message into clauses at sentence ends, commas, colons and dashes', () => {
+    expect(clausesOf('hi, my card was declined')).toEqual(['hi', 'my card was declined'])
+    expect(clausesOf('Thanks! One more thing: how do I export?')).toEqual([
+      'Thanks',
+      'One more thing',
+      'how do I export',
+    ])
+    expect(clausesOf('ok - thanks')).toEqual(['ok', 'thanks'])
+    expect(clausesOf('a well-known issue')).toEqual(['a well-known issue'])
+    expect(clausesOf('... :)')).toEqual([])
+    const long = `${'my export fails, '.repeat(30)}why`
+    expect(clausesOf(long)).toEqual([long])
+  })
+
+  it('embeds the clauses of only the messages judged social as a whole, and takes any request among them', async () => {
+    const vectors: Record<string, Float32Array> = {
+      'hi, where is my parcel': unit(2, 1, 0, 0),
+      hi: SOCIAL,
+      'where is my parcel': REQUEST,
+      'ok, thanks': unit(1, 0, 0, 0),
+      ok: SOCIAL,
+      thanks: SOCIAL,
+      'my parcel is late, why': REQUEST,
+    }
+    const embedded: string[] = []
+    const embed = async (texts: readonly string[]) => {
+      embedded.push(...texts)
+      return texts.map((t) => vectors[t]!)
+    }
+    const texts = ['hi, where is my parcel', 'ok, thanks', 'my parcel is late, why']
+    const requests = await requestsAmong(
+      texts,
+      texts.map((t) => vectors[t]!),
+      anchors,
+      embed,
+    )
+    expect(requests).toEqual([true, false, true])
+    expect(embedded).toEqual(['hi', 'where is my parcel', 'ok', 'thanks'])
+  })
+})

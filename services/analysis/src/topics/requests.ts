@@ -1,0 +1,157 @@
+import { dot, type Vector } from './vectors.ts'
+
+/**
+ * Whether an end user's message asks for something: only requests make topics (issue 31). Greetings,
+ * thanks, acknowledgements, farewells, yes/no answers and pleasantries say nothing a topic could be
+ * about, however often they recur ("thanks, that solved it!" and "ok I'll wait" once made topics).
+ *
+ * Decided with the language model, not a word list: a message's embedding is compared with two small
+ * sets of anchor phrases, social acts and requests, written here as general English (none is taken from
+ * an evaluation corpus). Its social margin is its similarity to the nearest social anchor minus that to
+ * the nearest request anchor. It is social when that margin reaches SOCIAL_MARGIN, and a request
+ * otherwise: a message unlike both (a complaint, praise of the product, a question on anything) counts,
+ * so the doubt goes to keeping a topic. A message is scored whole and, when that is social and it has
+ * several clauses, clause by clause: "hi, my card was declined" and "thanks! one more thing: how do I
+ * export?" are requests by a clause. The margin was chosen on CLINC150's validation split and confirmed
+ * on its test split, DSTC11 and GoEmotions (bench/requests.ts, bench/FINDINGS.md).
+ */
+
+/** Social acts: what a conversation is made of around its requests. */
+export const SOCIAL_ANCHORS: readonly string[] = [
+  // greetings and pleasantries
+  'hi',
+  'hello',
+  'hey there',
+  'good morning',
+  'hello, how are you?',
+  'hi, how is it going?',
+  "I'm fine, and you?",
+  'nice to meet you',
+  // thanks
+  'thanks',
+  'thank you',
+  'thank you so much for your help',
+  'thanks, that was helpful',
+  'much appreciated',
+  'great, thanks a lot',
+  // acknowledgements
+  'ok',
+  'okay cool',
+  'got it',
+  'alright, I see',
+  'sounds good',
+  'that makes sense',
+  'perfect, that worked',
+  'okay, I will try that',
+  'sure, I can wait',
+  'no problem',
+  // farewells
+  'bye',
+  'goodbye',
+  'see you later',
+  'have a nice day',
+  "that's all for now",
+  // confirmations and answers
+  'yes',
+  'yes please',
+  "yeah, that's right",
+  'no',
+  'no thanks',
+  "nope, that's not it",
+  'maybe',
+  "I'm not sure",
+  'that is true',
+  "I don't know",
+  // praise of the conversation itself
+  'I appreciate it',
+  'you are awesome',
+]
+
+/** Requests: asking how, for, why, or saying what is wrong, about nothing in particular. */
+export const REQUEST_ANCHORS: readonly string[] = [
+  'I need help with my account',
+  'how do I change my settings?',
+  'how can I do that?',
+  'I want to cancel my order',
+  'I would like to change my plan',
+  'can you check the status of my request?',
+  'could you send me a copy of the document?',
+  'please update my address',
+  'my payment is not working',
+  'the app keeps crashing',
+  'I have a problem with my device',
+  "I can't log in",
+  'where can I find my bill?',
+  'why was I charged twice?',
+  'what is the price of this?',
+  'when will it arrive?',
+  'is it possible to get a refund?',
+  'what are your opening hours?',
+  'tell me how this works',
+  'I am looking for information about the service',
+  'what should I do about this error?',
+  'I lost my card',
+  'set a reminder for tomorrow',
+  'how much does it cost to ship abroad?',
+]
+
+/** Chosen on CLINC150's validation split: bench/FINDINGS.md, "Only requests make topics". */
+export const SOCIAL_MARGIN = 0.2
+
+export interface RequestAnchors {
+  readonly social: readonly Vector[]
+  readonly request: readonly Vector[]
+}
+
+/** Similarity to the nearest social anchor minus similarity to the nearest request anchor (unit vectors). */
+export function socialMargin(embedding: Vector, anchors: RequestAnchors): number {
+  return nearest(embedding, anchors.social) - nearest(embedding, anchors.request)
+}
+
+function nearest(v: Vector, anchors: readonly Vector[]): number {
+  let best = -Infinity
+  for (const a of anchors) best = Math.max(best, dot(v, a))
+  return best
+}
+
+/** A message is social when it and each of its clauses are: a request as soon as one is not. */
+export function isSocial(margins: readonly number[], margin = SOCIAL_MARGIN): boolean {
+  return margins.length > 0 && margins.every((m) => m >= margin)
+}
+
+/** Clauses longer than this many characters are not split further: a long message is rarely social. */
+const SPLIT_MAX_CHARS = 300
+
+/**
+ * A message's clauses: its sentences, and their parts split at commas, colons and dashes, each with a
+ * letter. One clause (or none) for a message that does not split, or is too long to be worth splitting.
+ */
+export function clausesOf(text: string): string[] {
+  if (text.length > SPLIT_MAX_CHARS) return [text]
+  return text
+    .split(/[.!?;:,\n\u2026]+|\s[-\u2013\u2014]+\s/u)
+    .map((c) => c.trim())
+    .filter((c) => /\p{L}/u.test(c))
+}
+
+/**
+ * Which of the texts are requests, given their embeddings: each scored whole, and the ones judged social
+ * that have several clauses scored again by clause (embedded with `embed`, the analyzer's cached model
+ * call). Social messages are the few, and multi-clause ones fewer: the clauses cost little.
+ */
+export async function requestsAmong(
+  texts: readonly string[],
+  embeddings: readonly Vector[],
+  anchors: RequestAnchors,
+  embed: (texts: readonly string[]) => Promise<Vector[]>,
+): Promise<boolean[]> {
+  const margins = embeddings.map((e) => socialMargin(e, anchors))
+  const split = texts.map((t, i) => (isSocial([margins[i]!]) ? clausesOf(t) : []))
+  const clauseVectors = await embed(split.flatMap((c) => (c.length > 1 ? c : [])))
+  let at = 0
+  return margins.map((whole, i) => {
+    const clauses =
+      split[i]!.length > 1 ? split[i]!.map(() => socialMargin(clauseVectors[at++]!, anchors)) : []
+    return !isSocial([whole, ...clauses])
+  })
+}
