@@ -16,7 +16,7 @@ import {
   type SemanticAbilities,
 } from '../analyzer.ts'
 import { averageLinkageClusters } from '../topics/agglomerative.ts'
-import { REQUEST_ANCHORS, requestsAmong, SOCIAL_ANCHORS } from '../topics/requests.ts'
+import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
 import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
@@ -76,11 +76,10 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       // others, the model (not their words: "ok cool", "thanks, that solved it!") says which ask for something.
       const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
       const texts = toEmbed.map((m) => m.content.trim())
-      const embeddings = await embedTexts(texts)
-      const requests = await requestsAmong(texts, embeddings, anchors, embedTexts)
+      const placed = await requestEmbeddings(texts, await embedTexts(texts), anchors, embedTexts)
       if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
       const byMessage = new Map<MessageToAnalyze, Float32Array>(
-        toEmbed.flatMap((m, i) => (requests[i] ? [[m, embeddings[i]!] as const] : [])),
+        toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
       )
       return messages.map((m, i): MessageAnalysis => {
         const embedding = byMessage.get(m)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { clausesOf, isSocial, requestsAmong, SOCIAL_MARGIN, socialMargin } from './requests.ts'
+import { clausesOf, isSocial, requestEmbeddings, SOCIAL_MARGIN, socialMargin } from './requests.ts'
 import { normalized } from './vectors.ts'
 
 /** Unit vectors in 4 dimensions: axis 0 a social act, axis 1 a request, 2 and 3 anything else. */
@@ -45,11 +45,11 @@ describe('only requests make topics: the decision', () => {
     expect(clausesOf(long)).toEqual([long])
   })
 
-  it('embeds the clauses of only the messages judged social as a whole, and takes any request among them', async () => {
+  it('places a request by its whole embedding, or by its request clauses when the whole reads as social', async () => {
     const vectors: Record<string, Float32Array> = {
-      'hi, where is my parcel': unit(2, 1, 0, 0),
+      'hi, where is my parcel': unit(3, 1, 0, 0),
       hi: SOCIAL,
-      'where is my parcel': REQUEST,
+      'where is my parcel': unit(0, 1, 1, 0),
       'ok, thanks': unit(1, 0, 0, 0),
       ok: SOCIAL,
       thanks: SOCIAL,
@@ -61,13 +61,17 @@ describe('only requests make topics: the decision', () => {
       return texts.map((t) => vectors[t]!)
     }
     const texts = ['hi, where is my parcel', 'ok, thanks', 'my parcel is late, why']
-    const requests = await requestsAmong(
+    const placed = await requestEmbeddings(
       texts,
       texts.map((t) => vectors[t]!),
       anchors,
       embed,
     )
-    expect(requests).toEqual([true, false, true])
+    // The greeting's clause is left out of where the message goes.
+    expect(placed[0]).toEqual(vectors['where is my parcel'])
+    expect(placed[1]).toBeUndefined()
+    expect(placed[2]).toBe(REQUEST)
+    // Only the messages social as a whole are split and embedded again.
     expect(embedded).toEqual(['hi', 'where is my parcel', 'ok', 'thanks'])
   })
 })

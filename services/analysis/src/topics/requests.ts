@@ -1,4 +1,4 @@
-import { dot, type Vector } from './vectors.ts'
+import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
  * Whether an end user's message asks for something: only requests make topics (issue 31). Greetings,
@@ -12,7 +12,7 @@ import { dot, type Vector } from './vectors.ts'
  * otherwise: a message unlike both (a complaint, praise of the product, a question on anything) counts,
  * so the doubt goes to keeping a topic. A message is scored whole and, when that is social and it has
  * several clauses, clause by clause: "hi, my card was declined" and "thanks! one more thing: how do I
- * export?" are requests by a clause. The margin was chosen on CLINC150's validation split and confirmed
+ * export?" are requests by a clause, and are placed by those clauses. The margin was chosen on CLINC150's validation split and confirmed
  * on its test split, DSTC11 and GoEmotions (bench/requests.ts, bench/FINDINGS.md).
  */
 
@@ -135,23 +135,30 @@ export function clausesOf(text: string): string[] {
 }
 
 /**
- * Which of the texts are requests, given their embeddings: each scored whole, and the ones judged social
- * that have several clauses scored again by clause (embedded with `embed`, the analyzer's cached model
- * call). Social messages are the few, and multi-clause ones fewer: the clauses cost little.
+ * What to place of each text, given its embedding: the embedding itself when the whole is a request;
+ * when the whole reads as social but a clause is a request ("hi, my card was declined"), the mean of its
+ * request clauses' embeddings, so that the greeting does not pull the message away from its topic;
+ * undefined for a social message. Clauses are embedded (with `embed`, the analyzer's cached model call)
+ * only for the texts judged social as a whole that have several: those are few, so they cost little.
  */
-export async function requestsAmong(
+export async function requestEmbeddings(
   texts: readonly string[],
   embeddings: readonly Vector[],
   anchors: RequestAnchors,
   embed: (texts: readonly string[]) => Promise<Vector[]>,
-): Promise<boolean[]> {
+): Promise<(Vector | undefined)[]> {
   const margins = embeddings.map((e) => socialMargin(e, anchors))
   const split = texts.map((t, i) => (isSocial([margins[i]!]) ? clausesOf(t) : []))
   const clauseVectors = await embed(split.flatMap((c) => (c.length > 1 ? c : [])))
   let at = 0
   return margins.map((whole, i) => {
-    const clauses =
-      split[i]!.length > 1 ? split[i]!.map(() => socialMargin(clauseVectors[at++]!, anchors)) : []
-    return !isSocial([whole, ...clauses])
+    if (!isSocial([whole])) return embeddings[i]!
+    if (split[i]!.length < 2) return undefined
+    const clauses = split[i]!.map(() => clauseVectors[at++]!)
+    const asking = clauses.filter((v) => !isSocial([socialMargin(v, anchors)]))
+    if (asking.length === 0) return undefined
+    const sum = new Float32Array(asking[0]!.length)
+    for (const v of asking) addInto(sum, v)
+    return normalized(sum)
   })
 }
