@@ -34,7 +34,7 @@ export function computeAnchors(
     return [value, (performance.now() - started) / 1000]
   }
   const [tfidfLabels, tfidfSeconds] = timed(() => kmeans(tfidf(texts), k, { seed }))
-  const [toldLabels, toldSeconds] = timed(() => kmeans(dense(embeddings), k, { seed, restarts: 1 }))
+  const [toldLabels, toldSeconds] = timed(() => kmeans(dense(embeddings), k, { seed }))
   const [choice, choiceSeconds] = timed(() => kmeansBySilhouette(embeddings, { seed }))
   const score = (labels: readonly number[]) => scoreClustering(intents, labels.map(String))
   const curve = [...choice.scores]

@@ -98,11 +98,11 @@ export function kmeansBySilhouette(
   const sims = sampleSimilarities(vectors, { sampleSize: opts.sampleSize ?? 2000, seed })
   const data = dense(vectors)
   const scores: { k: number; silhouette: number }[] = []
-  const tried = new Map<number, number[]>()
+  const tried = new Set<number>()
   const tryK = (k: number) => {
     if (tried.has(k) || k >= vectors.length) return
     const labels = kmeans(data, k, { seed, restarts: 1, maxIterations: opts.maxIterations ?? 30 })
-    tried.set(k, labels)
+    tried.add(k)
     scores.push({ k, silhouette: meanSilhouette(sims, labels) })
   }
   const grid = candidateKs(vectors.length)
@@ -116,5 +116,7 @@ export function kmeansBySilhouette(
   const step = Math.max(1, Math.ceil((high - low) / 4))
   for (let k = low; k <= high; k += step) tryK(k)
   const best = bestOf()
-  return { k: best.k, labels: tried.get(best.k)!, scores }
+  // The search runs each k once; the clustering reported at the chosen k is the best of three seedings,
+  // as the k-means told k is, so that the anchor does not hang on one seeding's luck.
+  return { k: best.k, labels: kmeans(data, best.k, { seed, restarts: 3 }), scores }
 }
