@@ -1,6 +1,10 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 
-const BROWSER_TESTS = ['test/dashboard-browser.test.ts', 'test/dashboard-phone-browser.test.ts']
+const BROWSER_TESTS = [
+  'test/dashboard-browser.test.ts',
+  'test/dashboard-phone-browser.test.ts',
+  'test/dashboard-long-values-browser.test.ts',
+]
 
 const common = {
   testTimeout: 60_000,

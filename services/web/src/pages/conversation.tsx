@@ -2,9 +2,11 @@ import { ApiError } from '../api/client.ts'
 import { conversations } from '../api/endpoints.ts'
 import type { ConversationDetail, Message } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
+import { ExpandableText } from '../components/expandable-text.tsx'
 import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
+import { MESSAGE_LIMITS, METADATA_LIMITS } from '../lib/cut-text.ts'
 import { formatDateTime, plural } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
@@ -90,7 +92,13 @@ function MessageItem({ message: m }: { message: Message }) {
         <time dateTime={m.sentAt}>{formatDateTime(m.sentAt)}</time>
         <SentimentBadge sentiment={m.sentiment} />
       </div>
-      <p className="message-content">{m.content === '' ? <em>(empty message)</em> : m.content}</p>
+      <p className="message-content">
+        {m.content === '' ? (
+          <em>(empty message)</em>
+        ) : (
+          <ExpandableText text={m.content} limits={MESSAGE_LIMITS} />
+        )}
+      </p>
     </li>
   )
 }
@@ -115,8 +123,16 @@ function Metadata({ conversation: c }: { conversation: ConversationDetail }) {
             <dl className="pairs">
               {Object.entries(values).map(([key, value]) => (
                 <div key={key}>
-                  <dt>{key}</dt>
-                  <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+                  {/* Long values (older data, before capture refused them) are cut, with a toggle. */}
+                  <dt>
+                    <ExpandableText text={key} limits={METADATA_LIMITS} />
+                  </dt>
+                  <dd>
+                    <ExpandableText
+                      text={typeof value === 'string' ? value : JSON.stringify(value)}
+                      limits={METADATA_LIMITS}
+                    />
+                  </dd>
                 </div>
               ))}
             </dl>

@@ -6,6 +6,7 @@ import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { CursorPager } from '../components/pager.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
+import { shortText } from '../lib/cut-text.ts'
 import {
   type ConversationFilters,
   conversationQuery,
@@ -23,6 +24,8 @@ import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const PAGE_SIZE = 20
+/** The end user's name in the list is cut here (older data has names of 1 MB); the conversation has all. */
+const USER_NAME_CHARS = 80
 const POLL_MS = 3_000
 
 export function ConversationsPage() {
@@ -245,7 +248,8 @@ function ConversationItem({
   conversation: Conversation
   chatbotName?: string
 }) {
-  const user = endUserName(c.user)
+  const name = endUserName(c.user)
+  const user = name === undefined ? undefined : shortText(name, USER_NAME_CHARS)
   return (
     <li className="card conversation-item">
       <div className="conversation-head">
