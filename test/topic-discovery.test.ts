@@ -183,9 +183,13 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     const byRequest = await captureAll(REQUESTS)
     const all = await conversations()
     const topicOf = (conversationId: string) => all.get(conversationId)!.topicIds
+    // A paraphrase outside its request's spread waits in "other" (issue 31: it joins only when clearly
+    // inside), at most one of five here; none is placed in another request's topic.
     const requestTopics = [...byRequest].map(([request, ids]) => {
-      const topics = new Set(ids.map((id) => topicOf(id).join()))
+      const placed = ids.map((id) => topicOf(id).join()).filter((t) => t !== 'other')
+      const topics = new Set(placed)
       expect(topics.size, `${request}: ${[...topics].join(' / ')}`).toBe(1)
+      expect(placed.length, request).toBeGreaterThanOrEqual(ids.length - 1)
       return [...topics][0]!
     })
     expect(requestTopics.every((t) => t !== '' && t !== 'other')).toBe(true)
@@ -214,10 +218,14 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
       if (now.topicIds.join() !== c.topicIds.join())
         expect(found, `${conversationId}: ${c.topics} → ${now.topics}`).toContain(now.topicIds[0])
     }
+    // Each later message is in its request's topic or, outside its spread, waits in "other".
     const passwordTopic = before.get('password-1')!.topicIds
-    for (const id of later.get('password')!) expect(after.get(id)!.topicIds).toEqual(passwordTopic)
-    const invoices = new Set(later.get('invoice')!.map((id) => after.get(id)!.topicIds.join()))
+    for (const id of later.get('password')!)
+      expect([passwordTopic.join(), 'other']).toContain(after.get(id)!.topicIds.join())
+    const invoicesPlaced = later.get('invoice')!.map((id) => after.get(id)!.topicIds.join())
+    const invoices = new Set(invoicesPlaced.filter((t) => t !== 'other'))
     expect(invoices.size).toBe(1)
+    expect(invoicesPlaced.filter((t) => t !== 'other').length).toBeGreaterThanOrEqual(3)
     expect(found).toEqual([[...invoices][0]])
   })
 
@@ -230,14 +238,19 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
   it('answers the topics with their figures, and filters conversations by topic id or label', async () => {
     const report = await topicsReport()
     const password = report.topics.find((t: { label: string }) => t.label.includes('password'))
+    // Seven password conversations, less any that waits in "other" (outside the topic's spread).
+    const placed = [...(await conversations()).values()].filter((c) =>
+      c.topicIds.includes(password.id),
+    ).length
+    expect(placed).toBeGreaterThanOrEqual(5)
     expect(password).toMatchObject({
       chatbotId,
-      conversations: 7,
-      messages: 7,
+      conversations: placed,
+      messages: placed,
       configured: false,
     })
-    expect(password.share).toBeCloseTo(7 / report.conversationsWithTopics, 4)
-    expect(password.trend.reduce((sum: number, p: { messages: number }) => sum + p.messages, 0)).toBe(7)
+    expect(password.share).toBeCloseTo(placed / report.conversationsWithTopics, 4)
+    expect(password.trend.reduce((sum: number, p: { messages: number }) => sum + p.messages, 0)).toBe(placed)
     expect(password.examples).toHaveLength(3)
     expect(password.examples[0].excerpt).toMatch(/password/i)
     const refunds = report.topics.find((t: { label: string }) => t.label === 'refunds')
@@ -250,12 +263,14 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     const byLabel = await conversations(`&topic=${encodeURIComponent(password.label.toUpperCase())}`)
     expect([...byId.keys()].sort()).toEqual([...byLabel.keys()].sort())
     expect([...byId.keys()].every((id) => id.startsWith('password-'))).toBe(true)
-    expect(byId.size).toBe(7)
+    expect(byId.size).toBe(placed)
   })
 
   it("re-analysis embeds a chatbot's earlier messages and places them in topics, under the model's version", async () => {
     const quiet = await createChatbot(app, cookie, { name: 'Quiet', settings: { analysisEnabled: false } })
-    for (const [i, text] of REQUESTS.password.entries()) {
+    // Two requests: a lone group, with nothing to set it against, is not told from noise (issue 31).
+    const texts = [...REQUESTS.password, ...REQUESTS.delivery]
+    for (const [i, text] of texts.entries()) {
       const res = await postCapture(app, quiet.apiKey, {
         conversationId: `quiet-${i}`,
         messages: [{ id: 'q', role: 'user', content: text }],
@@ -267,17 +282,25 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
       analyzer: analyzer.info,
       now: new Date(),
     })
-    expect(queued).toHaveLength(REQUESTS.password.length)
+    expect(queued).toHaveLength(texts.length)
     await settled()
-    const { rows } = await db.pool.query<{ analyzer: string; topics: string[] }>(
-      'SELECT analyzer, topics FROM rm_messages WHERE chatbot_id = $1',
+    const { rows } = await db.pool.query<{ analyzer: string; topics: string[]; content: string }>(
+      'SELECT analyzer, topics, content FROM rm_messages WHERE chatbot_id = $1',
       [quiet.chatbot.id],
     )
-    expect(rows).toHaveLength(REQUESTS.password.length)
+    expect(rows).toHaveLength(texts.length)
     for (const r of rows)
       expect(r.analyzer).toMatch(/^local-embedding@Xenova\/all-MiniLM-L6-v2@q8#[0-9a-f]{16}\+/)
-    expect(new Set(rows.map((r) => r.topics.join())).size).toBe(1)
-    expect(rows[0]!.topics[0]).toMatch(/^[0-9a-f-]{36}$/)
+    const topicsOf = (request: string[]) =>
+      rows
+        .filter((r) => request.includes(r.content))
+        .map((r) => r.topics.join())
+        .filter((t) => t !== 'other')
+    const password = topicsOf(REQUESTS.password)
+    expect(password.length).toBeGreaterThanOrEqual(REQUESTS.password.length - 1)
+    expect(new Set(password).size).toBe(1)
+    expect(password[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(topicsOf(REQUESTS.delivery)).not.toContain(password[0])
   })
 
   it('a re-analysis with the same model leaves every message in its topic, counted once', async () => {
@@ -323,5 +346,65 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     expect(result.swapped).toBe(true)
     expect(await snapshot()).toEqual(before)
     await projector.consumer.start()
+  })
+
+  it('keeps distinct requests of one domain apart, paraphrases of each together (issue 31)', async () => {
+    // One insurer's requests (hand-written, not from DSTC11): close together, unlike CLINC150's domains.
+    const insurer = {
+      claim: [
+        'I need to file a claim for my car accident',
+        'How do I report a claim after a fender bender?',
+        'I want to open a claim, someone hit my car',
+        'Can I submit an insurance claim for hail damage?',
+        'start a new claim for my damaged vehicle',
+      ],
+      quote: [
+        'Can I get a quote for car insurance?',
+        'How much would it cost to insure my new truck?',
+        'I would like a price for auto coverage',
+        'give me a quote for insuring my Honda',
+        'what would my premium be for a new policy?',
+      ],
+      bill: [
+        'I want to pay my insurance bill',
+        'How can I make a payment on my policy?',
+        'pay my premium online please',
+        "I need to pay this month's bill",
+        'where do I pay my insurance invoice?',
+      ],
+      driver: [
+        'I want to add my daughter as a driver',
+        'How do I add a new driver to my policy?',
+        'please put my husband on my car insurance',
+        'can I add my son to my auto policy, he just got his license',
+        'add another driver to my plan',
+      ],
+    }
+    const bot = await createChatbot(app, cookie, { name: 'Insurer' })
+    for (const [request, texts] of Object.entries(insurer)) {
+      for (const [i, text] of texts.entries()) {
+        const res = await postCapture(app, bot.apiKey, {
+          conversationId: `${request}-${i}`,
+          messages: [
+            { id: 'q', role: 'user', content: text },
+            { id: 'a', role: 'assistant', content: BOILERPLATE },
+          ],
+        })
+        expect(res.statusCode, res.body).toBe(200)
+      }
+    }
+    await settled()
+    const { rows } = await db.pool.query<{ topics: string[]; content: string }>(
+      "SELECT topics, content FROM rm_messages WHERE chatbot_id = $1 AND role = 'user'",
+      [bot.chatbot.id],
+    )
+    const topicOf = new Map(rows.map((r) => [r.content, r.topics.join()]))
+    const requestTopics = Object.entries(insurer).map(([request, texts]) => {
+      const placed = texts.map((t) => topicOf.get(t)!).filter((t) => t !== 'other')
+      expect(new Set(placed).size, `${request}: ${placed.join(' / ')}`).toBe(1)
+      expect(placed.length, request).toBeGreaterThanOrEqual(3)
+      return placed[0]!
+    })
+    expect(new Set(requestTopics).size).toBe(4)
   })
 })

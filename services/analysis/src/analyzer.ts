@@ -56,8 +56,8 @@ export interface SemanticAbilities {
   readonly model: string
   /** Embeddings of short texts: the descriptions of the chatbot's own topics. */
   embedTexts(texts: readonly string[]): Promise<Float32Array[]>
-  /** Average-linkage clusters of unit vectors (topics/agglomerative.ts), off the calling thread. */
-  cluster(vectors: readonly Float32Array[], minSimilarity: number): Promise<number[]>
+  /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
+  cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }
 
 /** Which analyzer is in use, for the readiness output and the metrics. */

@@ -29,7 +29,8 @@ export type ThreadRequest =
       readonly kind: 'cluster'
       readonly vectors: Float32Array
       readonly dimensions: number
-      readonly minSimilarity: number
+      /** The existing topics' member means (poolClusters), flattened like `vectors`. */
+      readonly references: Float32Array
     }
 
 export type ThreadReply =
@@ -162,14 +163,19 @@ export async function startAnalyzerThreads(
       : {
           model,
           embedTexts: (texts) => send<Float32Array[]>({ id: nextId++, kind: 'embed', texts: [...texts] }),
-          cluster(vectors, minSimilarity) {
+          cluster(vectors, references) {
             const dimensions = vectors[0]?.length ?? 0
-            const flat = new Float32Array(vectors.length * dimensions)
-            for (const [i, v] of vectors.entries()) flat.set(v, i * dimensions)
+            const flatten = (list: readonly Float32Array[]) => {
+              const flat = new Float32Array(list.length * dimensions)
+              for (const [i, v] of list.entries()) flat.set(v, i * dimensions)
+              return flat
+            }
+            const flat = flatten(vectors)
+            const refs = flatten(references)
             return send<number[]>(
-              { id: nextId++, kind: 'cluster', vectors: flat, dimensions, minSimilarity },
+              { id: nextId++, kind: 'cluster', vectors: flat, dimensions, references: refs },
               undefined,
-              [flat.buffer],
+              [flat.buffer, refs.buffer],
             )
           },
         }

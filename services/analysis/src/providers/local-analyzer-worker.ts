@@ -7,7 +7,7 @@ import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { type Analyzer, AnalyzerError, type MessageAnalysis } from '../analyzer.ts'
-import { averageLinkageClusters } from '../topics/agglomerative.ts'
+import { poolClusters } from '../topics/agglomerative.ts'
 import type { ThreadMode, ThreadReply, ThreadRequest } from './analyzer-threads.ts'
 import { createLocalAnalyzer } from './local.ts'
 import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
@@ -52,12 +52,12 @@ port.on('message', async (request: ThreadRequest) => {
       if (!semantic) throw new AnalyzerError('provider_error', 'no language model in this thread', false)
       reply({ id: request.id, embeddings: await semantic.semantic.embedTexts(request.texts) })
     } else {
-      const { vectors, dimensions, minSimilarity } = request
-      const n = dimensions === 0 ? 0 : vectors.length / dimensions
-      const split = Array.from({ length: n }, (_, i) =>
-        vectors.subarray(i * dimensions, (i + 1) * dimensions),
-      )
-      reply({ id: request.id, clusters: averageLinkageClusters(split, minSimilarity) })
+      const { vectors, dimensions, references } = request
+      const split = (flat: Float32Array) =>
+        Array.from({ length: dimensions === 0 ? 0 : flat.length / dimensions }, (_, i) =>
+          flat.subarray(i * dimensions, (i + 1) * dimensions),
+        )
+      reply({ id: request.id, clusters: poolClusters(split(vectors), split(references)) })
     }
   } catch (err) {
     reply(errorReply(request.id, err))

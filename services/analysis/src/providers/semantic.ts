@@ -15,7 +15,7 @@ import {
   type MessageToAnalyze,
   type SemanticAbilities,
 } from '../analyzer.ts'
-import { averageLinkageClusters } from '../topics/agglomerative.ts'
+import { poolClusters } from '../topics/agglomerative.ts'
 import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
@@ -63,7 +63,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     semantic: {
       model: model.version,
       embedTexts,
-      cluster: async (vectors, minSimilarity) => averageLinkageClusters(vectors, minSimilarity),
+      cluster: async (vectors, references) => poolClusters(vectors, references),
     },
     async analyzeMessages(messages, _context, signal) {
       for (const m of messages) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { averageLinkageClusters } from './agglomerative.ts'
+import { poolClusters } from './agglomerative.ts'
 import {
   type ConfiguredTopic,
   DEFAULT_TOPIC_OPTIONS,
@@ -13,7 +13,7 @@ import {
   type TopicModelOptions,
   type TopicState,
 } from './topic-model.ts'
-import { normalized } from './vectors.ts'
+import { dot, normalized } from './vectors.ts'
 
 // Given/When/Then over synthetic embeddings: each "request" is a direction of its own in 16 dimensions,
 // and its paraphrases are that direction plus a little deterministic noise.
@@ -44,11 +44,46 @@ function point(k: number, n: number, terms: string[] = [`word${k}`, `term${k}`],
   }
 }
 
+/** A state holding topics of these members (founded together: their spread leave-one-out), oldest first. */
+function stateWith(topics: Float32Array[][]) {
+  const state = emptyTopicState('bot')
+  const ids = topics.map((members, k) => {
+    const id = `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
+    const sum = new Float32Array(DIM)
+    for (const m of members) for (let i = 0; i < DIM; i++) sum[i]! += m[i]!
+    const spread = { count: 0, sum: 0, squares: 0 }
+    for (const m of members) {
+      const others = Float32Array.from(sum, (x, i) => x - m[i]!)
+      const s = dot(m, normalized(others))
+      spread.count++
+      spread.sum += s
+      spread.squares += s * s
+    }
+    state.topics.set(id, {
+      id,
+      label: `topic ${k}`,
+      keywords: [],
+      configured: false,
+      mergedInto: null,
+      sum,
+      centroid: normalized(sum),
+      size: members.length,
+      terms: new Map([[`word${k}`, members.length]]),
+      labelledAtSize: members.length,
+      spread,
+      seq: state.seq++,
+    })
+    return id
+  })
+  return { state, ids }
+}
+
 function deps() {
   let next = 0
   return {
     newId: () => `00000000-0000-4000-8000-${String(next++).padStart(12, '0')}`,
-    cluster: async (vectors: readonly Float32Array[], min: number) => averageLinkageClusters(vectors, min),
+    cluster: async (vectors: readonly Float32Array[], references: readonly Float32Array[]) =>
+      poolClusters(vectors, references),
   }
 }
 
@@ -85,12 +120,14 @@ async function given(
 
 describe('topic discovery (pure decision)', () => {
   it('finds a topic once several messages are alike, and places its first messages in it too', async () => {
+    // Beside two of another request: a lone group, with nothing to set it against, is not told from noise.
     const first = [point(0, 0), point(0, 1)]
+    const another = [point(5, 0), point(5, 1)]
     const third = [point(0, 2)]
-    const { topicOf, events, decisions } = await given([first, third])
+    const { topicOf, events, decisions } = await given([[...first, ...another], third])
     // Two alike messages are not yet a topic: they wait, in "other".
     expect(decisions[0]!.events).toEqual([])
-    expect([...decisions[0]!.assigned.values()]).toEqual([OTHER_TOPIC, OTHER_TOPIC])
+    expect([...decisions[0]!.assigned.values()]).toEqual([OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC])
     expect(events).toHaveLength(1)
     expect(events[0]).toMatchObject({ type: 'analysis.topic-discovered', payload: { configured: false } })
     const id = (events[0]!.payload as { topicId: string }).topicId
@@ -156,41 +193,83 @@ describe('topic discovery (pure decision)', () => {
     expect(batch.filter((p) => topicOf(p) === OTHER_TOPIC)).toHaveLength(3)
   })
 
-  it('counts a message near a topic in it while it waits, and in "other" when no topic is near', async () => {
-    const topic = [0, 1, 2].map((n) => point(0, n))
-    // About 0.59 similar to the topic: not enough to join it (0.6), enough to count in it (0.5).
+  it('makes a message outside a topic\'s spread wait in the pool, counted in "other", not in its nearest topic', async () => {
+    const topic = [0, 1, 2, 3].map((n) => point(0, n))
+    const lonely = [point(8, 0), point(11, 0)]
+    // Nearer the topic than anything else (about 0.6), but far outside its paraphrases' spread (about 0.95).
     const nearby = new Float32Array(DIM)
     nearby[0] = 0.6
     nearby[14] = 0.8
     const near = { ...point(0, 9), embedding: nearby }
-    const far = point(7, 0)
-    const { topicOf, state, events } = await given([topic, [near, far]])
+    const inside = point(0, 4)
+    const { topicOf, state, events } = await given([
+      [...topic, ...lonely],
+      [near, inside],
+    ])
     const id = (events[0]!.payload as { topicId: string }).topicId
-    expect(topicOf(near)).toBe(id)
-    expect(topicOf(far)).toBe(OTHER_TOPIC)
-    expect(state.pool.map((p) => p.attachedTo).sort()).toEqual([id, OTHER_TOPIC].sort())
+    expect(topicOf(inside)).toBe(id)
+    expect(topicOf(near)).toBe(OTHER_TOPIC)
+    expect(state.pool.map((p) => p.conversationId)).toContain(near.conversationId)
+    expect(state.pool.every((p) => p.attachedTo === OTHER_TOPIC)).toBe(true)
   })
 
-  it('merges a topic that comes within mergeSimilarity of an older one into it, by an event', async () => {
-    // Joining takes 0.9 here and merging 0.6: two groups 0.69 apart make two topics, then one.
-    const a = normalized(Float32Array.from([1, 0, ...new Array(DIM - 2).fill(0)]))
-    const b = normalized(Float32Array.from([1, 1.05, ...new Array(DIM - 2).fill(0)]))
-    const at = (v: Float32Array, n: number): NewPoint => ({ ...point(0, n), embedding: v })
-    const older = [0, 1, 2].map((n) => at(a, n))
-    const younger = [3, 4, 5].map((n) => at(b, n))
-    const { events, topicOf, state } = await given([older, younger], {
-      joinSimilarity: 0.9,
-      mergeSimilarity: 0.6,
-    })
-    const discovered = events.filter((e) => e.type === 'analysis.topic-discovered')
-    expect(discovered).toHaveLength(2)
-    const [first, second] = discovered.map((e) => (e.payload as { topicId: string }).topicId)
-    expect(events.at(-1)).toEqual({
-      type: 'analysis.topic-merged',
-      payload: { topicId: second, into: first },
-    })
-    for (const p of [...older, ...younger]) expect(topicOf(p)).toBe(first)
-    expect(state.topics.get(first!)!.size).toBe(6)
+  it('does not let an early, large topic absorb later, distinct requests near it (no snowball)', async () => {
+    // One domain: later requests share a direction with the first (about 0.6 similar to it, what a fixed
+    // join threshold of 0.6 took), each with paraphrases of their own.
+    const near = (k: number, n: number): NewPoint => {
+      const v = new Float32Array(DIM)
+      v[0] = 0.6
+      v[k] = 0.8
+      v[(k + 1 + (n % 3)) % DIM] = 0.12
+      return { ...point(k, n), embedding: normalized(v) }
+    }
+    const early = Array.from({ length: 30 }, (_, n) => point(0, n))
+    const later = [4, 7, 10].flatMap((k) => [0, 1, 2, 3, 4].map((n) => near(k, n)))
+    const { topicOf } = await given([early, later.slice(0, 8), later.slice(8)])
+    const big = topicOf(early[0]!)
+    for (const p of later) expect(topicOf(p)).not.toBe(big)
+    const laterTopics = [4, 7, 10].map(
+      (k) => new Set(later.filter((_, i) => Math.floor(i / 5) === [4, 7, 10].indexOf(k)).map(topicOf)),
+    )
+    for (const t of laterTopics) expect(t.size).toBe(1)
+    expect(new Set(laterTopics.map((t) => [...t][0])).size).toBe(3)
+  })
+
+  it('takes its granularity from the data: the same code makes 4 topics of tight requests, 2 of spread ones', async () => {
+    // Two families of two requests each; a paraphrase adds noise in a direction of its own.
+    const family = (spread: number, separation: number) =>
+      [0, 1, 2, 3].flatMap((r) =>
+        [0, 1, 2, 3, 4, 5].map((n): NewPoint => {
+          const v = new Float32Array(DIM)
+          v[r < 2 ? 0 : 1] = 1
+          v[2 + r] = separation
+          v[6 + ((r * 6 + n) % 10)] = spread
+          return { ...point(r, n), embedding: normalized(v) }
+        }),
+      )
+    const topicsOf = async (points: NewPoint[]) => {
+      const { state } = await given([points])
+      return [...state.topics.values()].filter((t) => t.mergedInto === null).length
+    }
+    expect(await topicsOf(family(0.1, 0.6))).toBe(4)
+    expect(await topicsOf(family(0.6, 0.15))).toBe(2)
+  })
+
+  it('merges a topic into an older one once their members are as similar between them as within one, by an event', async () => {
+    // The younger topic's members lie around the older one's: each 0.78 similar to it, 0.61 to each other.
+    const { state, ids } = stateWith([
+      [0, 1, 2].map(() => direction(0)),
+      [3, 4, 5].map((k) =>
+        normalized(Float32Array.from(direction(0).map((x, i) => x + (i === k ? 0.8 : 0)))),
+      ),
+    ])
+    const joining = { ...point(0, 0), embedding: direction(0) }
+    const { events, topicOf } = await given([[joining]], {}, [], state)
+    expect(topicOf(joining)).toBe(ids[0])
+    expect(events).toEqual([{ type: 'analysis.topic-merged', payload: { topicId: ids[1], into: ids[0] } }])
+    expect(state.topics.get(ids[0]!)!.size).toBe(7)
+    expect(state.topics.get(ids[0]!)!.spread.count).toBe(6)
+    expect(placedBefore(state, { conversationId: 'member-1-0', messageId: 'm' }, ids[1]!)).toBe(ids[0])
   })
 
   it("lets the chatbot's own topics win: a keyword places a message whatever its embedding", async () => {
@@ -201,8 +280,10 @@ describe('topic discovery (pure decision)', () => {
       seed: direction(3),
     }
     const byKeyword = point(9, 0, ['want', 'refund'], 'I want a refund please')
-    const bySimilarity = { ...point(3, 1), text: 'give it back' }
-    const { topicOf, events, state } = await given([[byKeyword, bySimilarity]], {}, [configured])
+    // Similar messages join it too, judged by the spread of the chatbot's discovered topics (here one).
+    const bySimilarity = { ...point(3, 1), embedding: direction(3), text: 'give it back' }
+    const { state } = stateWith([[0, 1, 2, 3].map((n) => paraphrase(0, n))])
+    const { topicOf, events } = await given([[bySimilarity, byKeyword]], {}, [configured], state)
     expect(events[0]).toEqual({
       type: 'analysis.topic-discovered',
       payload: {
@@ -237,15 +318,5 @@ describe('topic discovery (pure decision)', () => {
     expect(placedBefore(plain.state, waiting, OTHER_TOPIC)).toBe(OTHER_TOPIC)
     // Another model's topic, or a key phrase: not this state's; the message is placed anew.
     expect(placedBefore(plain.state, point(3, 0), 'refund')).toBeUndefined()
-
-    const a = normalized(Float32Array.from([1, 0, ...new Array(DIM - 2).fill(0)]))
-    const b = normalized(Float32Array.from([1, 1.05, ...new Array(DIM - 2).fill(0)]))
-    const older = [0, 1, 2].map((n) => ({ ...point(0, n), embedding: a }))
-    const younger = [3, 4, 5].map((n) => ({ ...point(0, n), embedding: b }))
-    const merged = await given([older, younger], { joinSimilarity: 0.9, mergeSimilarity: 0.6 })
-    const [first, second] = merged.events
-      .filter((e) => e.type === 'analysis.topic-discovered')
-      .map((e) => (e.payload as { topicId: string }).topicId)
-    expect(placedBefore(merged.state, younger[0]!, second!)).toBe(first)
   })
 })

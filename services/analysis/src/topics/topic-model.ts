@@ -8,17 +8,29 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * new messages in, assignments and events out; services/analysis/src/topics/topic-store.ts reads and
  * writes the state around it).
  *
- * - A message joins the topic whose centroid (the normalized mean of its members' embeddings) is most
- *   similar, when at least `joinSimilarity` similar, and moves that centroid.
- * - A message no topic takes waits in a pool, counted as the nearest topic's when at least
- *   `attachSimilarity` similar (outlier reduction, as BERTopic's), as "other" otherwise.
- * - Each time the pool has grown by a quarter, it is clustered (average linkage, cut at
- *   `clusterSimilarity`): a cluster of `minTopicSize` or more is a new topic (or joins the topic its
- *   centroid is similar enough to), so a topic is found without being told how many there are, and
- *   only once several end users ask about it. Its members move to it: they are reassigned, by events.
- * - Topics whose centroids drift within `mergeSimilarity` of each other merge, into the older one; ids
- *   never change otherwise. Labels come from the members' words (labels.ts), and are recomputed each
- *   time a topic has doubled since its last label.
+ * How coarse the topics are comes from the chatbot's own data, never from a similarity fitted to one
+ * corpus (issue 31: a fixed join threshold chosen on CLINC150's ten far-apart domains let early topics
+ * snowball on a one-domain chatbot's traffic, where requests lie close together):
+ * - Each topic keeps its spread: the count, sum and sum of squares of its founding members' mean
+ *   similarities to the other founders, summed when topics merge. A message joins the topic whose
+ *   centroid is most similar only when it lies inside that topic's spread: when its mean similarity to
+ *   the topic's members (exact from the embedding sum, and unlike the similarity to a centroid the same
+ *   whatever the topic's size) is at least mean − `insideDeviations`·sd. A topic with few founders has its mean and variance shrunk
+ *   toward the chatbot's topics' pooled ones, as if it had `priorMembers` more members like those. The
+ *   spread is not updated as messages join: each would join near the edge and lower the bar for the next,
+ *   the snowball by another road (measured: bench/FINDINGS.md).
+ * - A message no topic takes waits in a pool, counted as "other" meanwhile (no longer as its nearest
+ *   topic's: that was the snowball).
+ * - Each time the pool has grown by a quarter, it is clustered: the average-linkage dendrogram cut where
+ *   the silhouette is highest (agglomerative.ts, measured against the existing topics too). A cluster of
+ *   `minTopicSize` or more joins the topic its centroid lies inside, or becomes a new topic, so a topic is
+ *   found without being told how many there are, and only once several end users ask about it. Its
+ *   members move to it: they are reassigned, by events. A pooled message that now lies inside a topic
+ *   joins it.
+ * - Two topics merge, into the older one, when the mean similarity between their members is at least the
+ *   mean similarity within one of them (all exact from the embedding sums): as average linkage would join
+ *   them. Ids never change otherwise. Labels come from the members' words (labels.ts), and are recomputed
+ *   each time a topic has doubled since its last label.
  * - The chatbot's own topics (settings.topics: label → keywords) come first: a message naming a keyword
  *   joins it whatever its embedding, and its centroid starts from the embedding of its label and keywords,
  *   so that similar messages join it too. Their labels never change, and they never merge into another.
@@ -26,22 +38,18 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  *   "other"). The pool keeps at most `poolCapacity` messages, the oldest leaving first.
  */
 export interface TopicModelOptions {
-  readonly joinSimilarity: number
-  readonly attachSimilarity: number
-  readonly clusterSimilarity: number
-  readonly mergeSimilarity: number
+  readonly insideDeviations: number
+  readonly priorMembers: number
   readonly minTopicSize: number
   readonly maxTopics: number
   readonly poolCapacity: number
   readonly poolGrowth: number
 }
 
-/** The values chosen on CLINC150's validation split (never its test split, the benchmark's): bench/FINDINGS.md. */
+/** insideDeviations and priorMembers chosen on CLINC150's validation split, confirmed on DSTC11's development set: bench/FINDINGS.md. */
 export const DEFAULT_TOPIC_OPTIONS: TopicModelOptions = {
-  joinSimilarity: 0.6,
-  attachSimilarity: 0.5,
-  clusterSimilarity: 0.4,
-  mergeSimilarity: 0.8,
+  insideDeviations: 1,
+  priorMembers: 10,
   minTopicSize: 3,
   maxTopics: 300,
   poolCapacity: 1_000,
@@ -63,8 +71,16 @@ export interface Topic {
   size: number
   terms: TermCounts
   labelledAtSize: number
+  /** Its founding members' mean similarities to the other founders: how many, their sum, their sum of squares. */
+  spread: Spread
   /** Creation order: the older of two merging topics survives. */
   readonly seq: number
+}
+
+export interface Spread {
+  count: number
+  sum: number
+  squares: number
 }
 
 export interface PoolPoint {
@@ -72,7 +88,7 @@ export interface PoolPoint {
   readonly messageId: string
   readonly embedding: Vector
   readonly terms: readonly string[]
-  /** The topic the message counts in while it waits: the nearest one, or OTHER_TOPIC. */
+  /** The topic the message counts in while it waits: OTHER_TOPIC (a nearest topic's in states before issue 31). */
   attachedTo: string
   readonly seq: number
 }
@@ -136,8 +152,8 @@ export interface TopicDecision {
 
 export interface TopicModelDeps {
   readonly newId: () => string
-  /** averageLinkageClusters (agglomerative.ts), possibly run on another thread. */
-  readonly cluster: (vectors: readonly Vector[], minSimilarity: number) => Promise<number[]>
+  /** poolClusters (agglomerative.ts), possibly run on another thread. */
+  readonly cluster: (vectors: readonly Vector[], references: readonly Vector[]) => Promise<number[]>
 }
 
 const MAX_TERMS_KEPT = 400
@@ -203,6 +219,8 @@ class Decision {
   private matchers: { matcher: TopicMatcher; topicId: string }[] = []
   /** The topics not merged away, in creation order: the ones a message can join. */
   private active: Topic[]
+  /** The active topics' spreads pooled: what a young topic's is shrunk toward. */
+  private prior: Spread
 
   constructor(
     private readonly state: TopicState,
@@ -212,6 +230,7 @@ class Decision {
     this.active = [...state.topics.values()]
       .filter((t) => t.mergedInto === null)
       .sort((a, b) => a.seq - b.seq)
+    this.prior = pooledSpread(this.active)
   }
 
   configure(configured: readonly ConfiguredTopic[]): void {
@@ -265,13 +284,13 @@ class Decision {
       this.assigned.set(key, byKeyword.id)
       return
     }
-    const { topic, similarity } = this.nearestTopic(point.embedding)
-    if (topic && similarity >= this.options.joinSimilarity) {
-      this.join(topic, point.embedding, point.terms)
-      this.assigned.set(key, topic.id)
+    const inside = this.topicInside(point.embedding)
+    if (inside) {
+      this.join(inside.topic, point.embedding, point.terms)
+      this.assigned.set(key, inside.topic.id)
       return
     }
-    const attachedTo = topic && similarity >= this.options.attachSimilarity ? topic.id : OTHER_TOPIC
+    const attachedTo = OTHER_TOPIC
     const pooled: PoolPoint = {
       conversationId: point.conversationId,
       messageId: point.messageId,
@@ -298,7 +317,10 @@ class Decision {
     const pool = this.state.pool
     const numbers = await this.deps.cluster(
       pool.map((p) => p.embedding),
-      this.options.clusterSimilarity,
+      this.active.flatMap((t) => {
+        const count = t.size + (t.configured ? 1 : 0)
+        return count > 0 ? [scaled(t.sum, 1 / count)] : []
+      }),
     )
     const clusters = new Map<number, PoolPoint[]>()
     numbers.forEach((n, i) => {
@@ -320,32 +342,37 @@ class Decision {
       if (members.length < this.options.minTopicSize) continue
       const sum = new Float32Array(centroid.length)
       for (const m of members) addInto(sum, m.embedding)
-      const { topic, similarity } = this.nearestTopic(normalized(sum))
-      let target = topic && similarity >= this.options.joinSimilarity ? topic : undefined
+      let target = this.topicInside(sum, members.length)?.topic
       if (!target && this.discoveredCount() < this.options.maxTopics) {
         target = this.newTopic(this.deps.newId(), new Float32Array(sum.length), false)
         this.created.push(target)
+        // A new topic's spread: each member's mean similarity to the others.
+        for (const m of members) record(target.spread, (dot(m.embedding, sum) - 1) / (members.length - 1))
+        for (const m of members) this.join(target, m.embedding, m.terms)
+      } else if (target) {
+        for (const m of members) this.join(target, m.embedding, m.terms)
       }
       if (!target) continue
       for (const m of members) {
-        this.join(target, m.embedding, m.terms)
         this.moveOutOfPool(m, target.id)
         placed.add(m)
       }
+      this.prior = pooledSpread(this.active)
     }
     const rest: PoolPoint[] = []
     for (const p of pool) {
       if (placed.has(p)) continue
-      const { topic, similarity } = this.nearestTopic(p.embedding)
-      if (topic && similarity >= this.options.joinSimilarity) {
-        this.join(topic, p.embedding, p.terms)
-        this.moveOutOfPool(p, topic.id)
+      const inside = this.topicInside(p.embedding)
+      if (inside) {
+        this.join(inside.topic, p.embedding, p.terms)
+        this.moveOutOfPool(p, inside.topic.id)
         continue
       }
-      if (topic && similarity >= this.options.attachSimilarity && p.attachedTo !== topic.id) {
-        p.attachedTo = topic.id
+      // A message counted in its nearest topic by a state before issue 31 counts in "other" now.
+      if (p.attachedTo !== OTHER_TOPIC) {
+        p.attachedTo = OTHER_TOPIC
         this.changedPool.set(pointKey(p), p)
-        this.reassign(p, topic.id)
+        this.reassign(p, OTHER_TOPIC)
       }
       rest.push(p)
     }
@@ -385,7 +412,11 @@ class Decision {
     }
   }
 
-  /** Merges topics whose centroids have come within mergeSimilarity, until none have. */
+  /**
+   * Merges two topics when the mean similarity between their members is at least the mean similarity
+   * within one of them (average linkage's criterion, from the sums: Σa·Σb / (na·nb) against
+   * (|Σa|² − na) / (na·(na − 1)) for unit members), until none do.
+   */
   merge(): void {
     for (;;) {
       const active = this.active
@@ -394,7 +425,7 @@ class Decision {
         if (!this.changedTopics.has(a.id)) continue
         for (const b of active) {
           if (a === b || (a.configured && b.configured)) continue
-          if (dot(a.centroid, b.centroid) >= this.options.mergeSimilarity) {
+          if (belongTogether(a, b)) {
             pair = [a, b]
             break
           }
@@ -407,6 +438,9 @@ class Decision {
       addInto(into.sum, from.sum)
       into.centroid = normalized(into.sum)
       into.size += from.size
+      into.spread.count += from.spread.count
+      into.spread.sum += from.spread.sum
+      into.spread.squares += from.spread.squares
       addTerms(into.terms, from.terms.entries())
       from.mergedInto = into.id
       this.active = active.filter((t) => t !== from)
@@ -443,6 +477,7 @@ class Decision {
       size: 0,
       terms: new Map(),
       labelledAtSize: 0,
+      spread: { count: 0, sum: 0, squares: 0 },
       seq: this.state.seq++,
     }
     this.state.topics.set(id, topic)
@@ -503,9 +538,68 @@ class Decision {
     return { topic, similarity }
   }
 
+  /**
+   * The topic whose centroid is most similar to `v` (a message's embedding, or the sum of `count` of
+   * them) when it lies inside that topic's spread: when its mean similarity to the topic's members
+   * (exact from the sums) is at least the topic's threshold. Else undefined.
+   */
+  private topicInside(v: Vector, count = 1): { topic: Topic } | undefined {
+    const { topic } = this.nearestTopic(v)
+    if (!topic) return undefined
+    const members = topic.size + (topic.configured ? 1 : 0)
+    if (members === 0) return undefined
+    return dot(v, topic.sum) / (count * members) >= this.joinThreshold(topic) ? { topic } : undefined
+  }
+
+  /** mean − insideDeviations·sd of the founders' mean similarities to each other, shrunk toward the pooled spread. */
+  private joinThreshold(topic: Topic): number {
+    const k = this.options.priorMembers
+    const own = topic.spread
+    const prior = this.prior
+    if (own.count === 0 && prior.count === 0) return Number.POSITIVE_INFINITY
+    const priorMean = prior.count > 0 ? prior.sum / prior.count : own.sum / own.count
+    const priorSquares = prior.count > 0 ? prior.squares / prior.count : own.squares / own.count
+    const weight = own.count + k
+    const mean = (own.sum + k * priorMean) / weight
+    const variance = Math.max(0, (own.squares + k * priorSquares) / weight - mean * mean)
+    return mean - this.options.insideDeviations * Math.sqrt(variance)
+  }
+
   private discoveredCount(): number {
     return this.active.filter((t) => !t.configured).length
   }
+}
+
+function record(spread: Spread, similarity: number): void {
+  spread.count++
+  spread.sum += similarity
+  spread.squares += similarity * similarity
+}
+
+function pooledSpread(topics: readonly Topic[]): Spread {
+  const pooled = { count: 0, sum: 0, squares: 0 }
+  for (const t of topics) {
+    pooled.count += t.spread.count
+    pooled.sum += t.spread.sum
+    pooled.squares += t.spread.squares
+  }
+  return pooled
+}
+
+/** The members' mean similarity between the two topics is at least that within one of them. */
+function belongTogether(a: Topic, b: Topic): boolean {
+  const na = a.size + (a.configured ? 1 : 0)
+  const nb = b.size + (b.configured ? 1 : 0)
+  if (na < 2 || nb < 2) return false
+  const between = dot(a.sum, b.sum) / (na * nb)
+  const within = (sum: Vector, n: number) => (dot(sum, sum) - n) / (n * (n - 1))
+  return between >= Math.min(within(a.sum, na), within(b.sum, nb))
+}
+
+function scaled(v: Vector, factor: number): Vector {
+  const out = new Float32Array(v.length)
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! * factor
+  return out
 }
 
 function centroidOf(points: readonly PoolPoint[]): Vector {

@@ -86,15 +86,17 @@ export class TopicStore {
     if (topics.length > 0) {
       await client.query(
         `INSERT INTO topic_clusters AS t (chatbot_id, id, label, keywords, configured, merged_into, embedding_sum,
-           size, terms, labelled_at_size, seq)
+           size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares)
          SELECT $1, d.id, d.label, d.keywords, d.configured, d.merged_into, decode(d.embedding_sum, 'base64'),
-                d.size, d.terms, d.labelled_at_size, d.seq
+                d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares
            FROM json_to_recordset($2::json) AS d(id uuid, label text, keywords text[], configured boolean,
-                merged_into uuid, embedding_sum text, size int, terms jsonb, labelled_at_size int, seq bigint)
+                merged_into uuid, embedding_sum text, size int, terms jsonb, labelled_at_size int, seq bigint,
+                spread_count int, spread_sum double precision, spread_squares double precision)
          ON CONFLICT (chatbot_id, id) DO UPDATE SET label = EXCLUDED.label, keywords = EXCLUDED.keywords,
            configured = EXCLUDED.configured, merged_into = EXCLUDED.merged_into,
            embedding_sum = EXCLUDED.embedding_sum, size = EXCLUDED.size, terms = EXCLUDED.terms,
-           labelled_at_size = EXCLUDED.labelled_at_size`,
+           labelled_at_size = EXCLUDED.labelled_at_size, spread_count = EXCLUDED.spread_count,
+           spread_sum = EXCLUDED.spread_sum, spread_squares = EXCLUDED.spread_squares`,
         [
           chatbotId,
           JSON.stringify(
@@ -109,6 +111,9 @@ export class TopicStore {
               terms: Object.fromEntries(t.terms),
               labelled_at_size: t.labelledAtSize,
               seq: t.seq,
+              spread_count: t.spread.count,
+              spread_sum: t.spread.sum,
+              spread_squares: t.spread.squares,
             })),
           ),
         ],
@@ -173,8 +178,12 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
     terms: Record<string, number>
     labelled_at_size: number
     seq: string
+    spread_count: number
+    spread_sum: number
+    spread_squares: number
   }>(
-    `SELECT id, label, keywords, configured, merged_into, embedding_sum, size, terms, labelled_at_size, seq::text
+    `SELECT id, label, keywords, configured, merged_into, embedding_sum, size, terms, labelled_at_size, seq::text,
+            spread_count, spread_sum, spread_squares
        FROM topic_clusters WHERE chatbot_id = $1 ORDER BY seq`,
     [chatbotId],
   )
@@ -191,6 +200,7 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
       size: t.size,
       terms: new Map(Object.entries(t.terms)),
       labelledAtSize: t.labelled_at_size,
+      spread: { count: t.spread_count, sum: t.spread_sum, squares: t.spread_squares },
       seq: Number(t.seq),
     }
     state.topics.set(topic.id, topic)

@@ -1,0 +1,235 @@
+/**
+ * Topic discovery measured offline (issue 31): no API, no database. Each data set is embedded once with the
+ * service's own analyzer (providers/semantic.ts: the same model, the same terms) and cached under
+ * .cache/topics-offline/ (git-ignored); then decideTopics (topics/topic-model.ts) places its requests in a
+ * seeded shuffled order, in batches as the analysis worker commits them, and the final topics are scored
+ * against the intents.
+ *
+ *   npm run bench:topics-offline -- [--set clinc150-test|clinc150-val|dstc11]... [--baseline DIR]
+ *                                    [--seed N] [--batch N]
+ *
+ * --baseline DIR: a checkout of an earlier commit (`git worktree add /tmp/old <commit>`, with
+ * node_modules linked in) whose topic model is run on the same vectors, in the same order, beside this one.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import * as current from '../services/analysis/src/topics/topic-model.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { adjustedRandIndex, clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
+import { seededRandom } from './support/random.ts'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const DATA = path.resolve(ROOT, '../shared/data')
+const CACHE = path.join(ROOT, '.cache/topics-offline')
+const SETS = ['clinc150-test', 'clinc150-val', 'dstc11'] as const
+type SetName = (typeof SETS)[number]
+
+interface Labelled {
+  readonly text: string
+  readonly intent: string
+}
+interface Embedded extends Labelled {
+  readonly embedding?: Float32Array
+  readonly terms?: readonly string[]
+}
+
+function load(set: SetName): Labelled[] {
+  if (set === 'dstc11') {
+    return readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { utterance: string; intent: string })
+      .map((r) => ({ text: r.utterance, intent: r.intent }))
+  }
+  const full = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
+    string,
+    [string, string][]
+  >
+  return full[set === 'clinc150-test' ? 'test' : 'val']!.map(([text, intent]) => ({ text, intent }))
+}
+
+async function embedded(set: SetName): Promise<Embedded[]> {
+  const file = path.join(CACHE, `${set}.json`)
+  if (existsSync(file)) {
+    const rows = JSON.parse(readFileSync(file, 'utf8')) as (Labelled & { e?: string; terms?: string[] })[]
+    return rows.map((r) => ({
+      text: r.text,
+      intent: r.intent,
+      ...(r.e ? { embedding: new Float32Array(new Uint8Array(Buffer.from(r.e, 'base64')).buffer) } : {}),
+      ...(r.terms ? { terms: r.terms } : {}),
+    }))
+  }
+  const analyzer = await createSemanticAnalyzer({
+    modelDir: TEST_MODEL_DIR,
+    cacheDir: path.join(ROOT, '.cache/models'),
+    hubUrl: UNREACHABLE_HUB,
+  })
+  const rows = load(set)
+  const out: Embedded[] = []
+  for (let i = 0; i < rows.length; i += 256) {
+    const chunk = rows.slice(i, i + 256)
+    const results = await analyzer.analyzeMessages(
+      chunk.map((r, j) => ({ id: String(j), role: 'user' as const, content: r.text })),
+      {},
+    )
+    results.forEach((r, j) => {
+      out.push({
+        ...chunk[j]!,
+        ...(r.embedding ? { embedding: r.embedding, terms: r.terms ?? [] } : {}),
+      })
+    })
+  }
+  mkdirSync(CACHE, { recursive: true })
+  writeFileSync(
+    file,
+    JSON.stringify(
+      out.map((r) => ({
+        text: r.text,
+        intent: r.intent,
+        ...(r.embedding
+          ? {
+              e: Buffer.from(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength).toString(
+                'base64',
+              ),
+              terms: r.terms,
+            }
+          : {}),
+      })),
+    ),
+  )
+  return out
+}
+
+type TopicModule = typeof current
+interface Model {
+  readonly name: string
+  readonly topics: TopicModule
+  readonly cluster: (vectors: readonly Float32Array[], arg: never) => Promise<number[]>
+  /** Options overriding the module's defaults (--option name=value: this checkout's only). */
+  readonly options?: Record<string, number>
+}
+
+async function modelAt(name: string, dir: string): Promise<Model> {
+  const topics = (await import(path.join(dir, 'services/analysis/src/topics/topic-model.ts'))) as TopicModule
+  const agglomerative = (await import(
+    path.join(dir, 'services/analysis/src/topics/agglomerative.ts')
+  )) as Record<string, (vectors: readonly Float32Array[], arg: never) => number[]>
+  const fn = agglomerative.poolClusters ?? agglomerative.averageLinkageClusters!
+  return { name, topics, cluster: async (vectors, arg) => fn(vectors, arg) }
+}
+
+/** The final topic of each request (merged topics counted in their survivor; "other" and none alike). */
+async function run(model: Model, data: readonly Embedded[], order: readonly number[], batch: number) {
+  const { topics } = model
+  const state = topics.emptyTopicState('bench')
+  let next = 0
+  const deps = { newId: () => `t${next++}`, cluster: model.cluster as never }
+  const topicOf = new Map<string, string>()
+  const started = performance.now()
+  for (let i = 0; i < order.length; i += batch) {
+    const points = order.slice(i, i + batch).flatMap((index) => {
+      const r = data[index]!
+      return r.embedding
+        ? [
+            {
+              conversationId: String(index),
+              messageId: 'q',
+              embedding: r.embedding,
+              terms: r.terms!,
+              text: r.text,
+            },
+          ]
+        : []
+    })
+    const decision = await topics.decideTopics(state, points, [], deps, {
+      ...topics.DEFAULT_TOPIC_OPTIONS,
+      ...model.options,
+    })
+    for (const [key, id] of decision.assigned) topicOf.set(key, id)
+    for (const r of decision.reassigned) topicOf.set(topics.pointKey(r), r.topicId)
+  }
+  const ms = performance.now() - started
+  const canonical = (id: string): string => {
+    const merged = state.topics.get(id)?.mergedInto
+    return merged ? canonical(merged) : id
+  }
+  const clusters = data.map((_, index) => {
+    const id = topicOf.get(topics.pointKey({ conversationId: String(index), messageId: 'q' }))
+    return id === undefined || id === topics.OTHER_TOPIC ? topics.OTHER_TOPIC : canonical(id)
+  })
+  return { clusters, ms }
+}
+
+function score(intents: readonly string[], clusters: readonly string[]) {
+  const n = intents.length
+  const share = (xs: readonly string[], skip?: string) => {
+    const counts = new Map<string, number>()
+    for (const x of xs) if (x !== skip) counts.set(x, (counts.get(x) ?? 0) + 1)
+    return { count: counts.size, largest: Math.max(0, ...counts.values()) / n }
+  }
+  const topics = share(clusters, current.OTHER_TOPIC)
+  return {
+    nmi: normalizedMutualInformation(intents, clusters),
+    acc: clusteringAccuracy(intents, clusters),
+    ari: adjustedRandIndex(intents, clusters),
+    topics: topics.count,
+    largest: topics.largest,
+    largestIntent: share(intents).largest,
+    intents: share(intents).count,
+    other: clusters.filter((c) => c === current.OTHER_TOPIC).length / n,
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      set: { type: 'string', multiple: true },
+      baseline: { type: 'string' },
+      seed: { type: 'string', default: '31' },
+      batch: { type: 'string', default: '50' },
+      option: { type: 'string', multiple: true },
+    },
+  })
+  const sets = (values.set ?? ['clinc150-test', 'dstc11']) as SetName[]
+  for (const s of sets) if (!SETS.includes(s)) throw new Error(`--set: one of ${SETS.join(', ')}`)
+  const options = Object.fromEntries(
+    (values.option ?? []).map((o) => {
+      const [name, value] = o.split('=')
+      return [name!, Number(value)]
+    }),
+  )
+  const models: Model[] = [
+    { ...(await modelAt(`this checkout ${values.option?.join(' ') ?? ''}`.trim(), ROOT)), options },
+  ]
+  if (values.baseline)
+    models.unshift(await modelAt(`baseline ${values.baseline}`, path.resolve(values.baseline)))
+  const batch = Number(values.batch)
+  for (const set of sets) {
+    const data = await embedded(set)
+    const random = seededRandom(Number(values.seed))
+    const order = data.map((_, i) => i)
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[order[i], order[j]] = [order[j]!, order[i]!]
+    }
+    console.log(`\n${set}: ${data.length} requests, batches of ${batch}, seed ${values.seed}`)
+    console.log('| model | NMI | ACC | ARI | topics | largest topic | largest intent | other | ms |')
+    console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+    for (const model of models) {
+      const { clusters, ms } = await run(model, data, order, batch)
+      const s = score(
+        data.map((r) => r.intent),
+        clusters,
+      )
+      const pct = (x: number) => `${(100 * x).toFixed(1)} %`
+      console.log(
+        `| ${model.name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${ms.toFixed(0)} |`,
+      )
+    }
+  }
+}
+
+await main()
