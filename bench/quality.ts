@@ -172,7 +172,7 @@ const labelAgreement = createLabelAgreement()
 function setReport(set: DevelopmentSet, run: ThroughApi, anchor: Anchors): string[] {
   const intents = set.requests.map((r) => r.intent)
   const intentCount = new Set(intents).size
-  const score = scoreClustering(intents, [...run.topicOfRequest])
+  const score = scoreClustering(intents, [...run.topicOfRequest], { other: 'other' })
   const covered = run.topicOfRequest.map((c, i) => [c, i] as const).filter(([c]) => c !== 'other')
   const topicCount = new Set(covered.map(([c]) => c)).size
   const topicById = new Map(run.topics.map((t) => [t.id, t]))

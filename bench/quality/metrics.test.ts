@@ -5,6 +5,7 @@ import {
   clusteringAccuracy,
   maximumWeightAssignment,
   normalizedMutualInformation,
+  scoreClustering,
 } from './metrics.ts'
 
 describe('normalizedMutualInformation', () => {
@@ -102,5 +103,17 @@ describe('adjustedRandIndex', () => {
 
   it('is 0 when one partition is a single block and the other is not', () => {
     expect(adjustedRandIndex(['a', 'a', 'a', 'b', 'b', 'b'], ['x', 'x', 'x', 'x', 'x', 'x'])).toBe(0)
+  })
+})
+
+describe('scoreClustering', () => {
+  it('counts "other" as one cluster for the measures but as no topic', () => {
+    const score = scoreClustering(['a', 'a', 'a', 'b', 'b', 'c'], ['o', 'o', 'o', 'x', 'x', 'y'], {
+      other: 'o',
+    })
+    expect(score.clusters).toBe(2)
+    expect(score.largestShare).toBeCloseTo(2 / 6, 12)
+    expect(score.largestLabelShare).toBeCloseTo(3 / 6, 12)
+    expect(score.nmi).toBeCloseTo(1, 12)
   })
 })

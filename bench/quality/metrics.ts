@@ -168,19 +168,28 @@ export interface ClusteringScore {
   readonly largestLabelShare: number
 }
 
-/** Every measure the quality report gives a clustering, against the labels. */
-export function scoreClustering(labels: readonly string[], clusters: readonly string[]): ClusteringScore {
-  const largest = (xs: readonly string[]) => {
+/**
+ * Every measure the quality report gives a clustering, against the labels. Items in `opts.other` (what
+ * waits outside every topic) count as one cluster for NMI, ACC and ARI, but are no topic: neither counted
+ * among the clusters nor the largest one.
+ */
+export function scoreClustering(
+  labels: readonly string[],
+  clusters: readonly string[],
+  opts: { other?: string } = {},
+): ClusteringScore {
+  const largest = (xs: readonly string[], total: number) => {
     const counts = new Map<string, number>()
     for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1)
-    return xs.length === 0 ? 0 : Math.max(...counts.values()) / xs.length
+    return counts.size === 0 ? 0 : Math.max(...counts.values()) / total
   }
+  const topics = clusters.filter((c) => c !== opts.other)
   return {
     nmi: normalizedMutualInformation(labels, clusters),
     acc: clusteringAccuracy(labels, clusters),
     ari: adjustedRandIndex(labels, clusters),
-    clusters: new Set(clusters).size,
-    largestShare: largest(clusters),
-    largestLabelShare: largest(labels),
+    clusters: new Set(topics).size,
+    largestShare: largest(topics, clusters.length),
+    largestLabelShare: largest(labels, labels.length),
   }
 }
