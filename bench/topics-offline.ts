@@ -6,11 +6,14 @@
  * against the intents.
  *
  *   npm run bench:topics-offline -- [--set clinc150-test|clinc150-val|dstc11]... [--baseline DIR]
- *                                    [--seed N] [--batch N]
+ *                                    [--seed N] [--batch N] [--option name=value]... [--anchors]
  *
  * --baseline DIR: a checkout of an earlier commit (`git worktree add /tmp/old <commit>`, with
  * node_modules linked in) whose topic model is run on the same vectors, in the same order, beside this one.
+ * --option: this checkout's TopicModelOptions overridden (how its constants were chosen: bench/FINDINGS.md).
+ * --anchors: bench/quality/anchors.ts on the same vectors (the requests with a content word).
  */
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +21,7 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import * as current from '../services/analysis/src/topics/topic-model.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { computeAnchors } from './quality/anchors.ts'
 import { adjustedRandIndex, clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
 import { seededRandom } from './support/random.ts'
 
@@ -51,8 +55,15 @@ function load(set: SetName): Labelled[] {
   return full[set === 'clinc150-test' ? 'test' : 'val']!.map(([text, intent]) => ({ text, intent }))
 }
 
+/** The requests with the service's results, cached per analyzer version (a change of model or rules re-embeds). */
 async function embedded(set: SetName): Promise<Embedded[]> {
-  const file = path.join(CACHE, `${set}.json`)
+  const analyzer = await createSemanticAnalyzer({
+    modelDir: TEST_MODEL_DIR,
+    cacheDir: path.join(ROOT, '.cache/models'),
+    hubUrl: UNREACHABLE_HUB,
+  })
+  const version = createHash('sha256').update(analyzer.info.version).digest('hex').slice(0, 12)
+  const file = path.join(CACHE, `${set}-${version}.json`)
   if (existsSync(file)) {
     const rows = JSON.parse(readFileSync(file, 'utf8')) as (Labelled & { e?: string; terms?: string[] })[]
     return rows.map((r) => ({
@@ -62,11 +73,6 @@ async function embedded(set: SetName): Promise<Embedded[]> {
       ...(r.terms ? { terms: r.terms } : {}),
     }))
   }
-  const analyzer = await createSemanticAnalyzer({
-    modelDir: TEST_MODEL_DIR,
-    cacheDir: path.join(ROOT, '.cache/models'),
-    hubUrl: UNREACHABLE_HUB,
-  })
   const rows = load(set)
   const out: Embedded[] = []
   for (let i = 0; i < rows.length; i += 256) {
@@ -191,6 +197,7 @@ async function main() {
       seed: { type: 'string', default: '31' },
       batch: { type: 'string', default: '50' },
       option: { type: 'string', multiple: true },
+      anchors: { type: 'boolean', default: false },
     },
   })
   const sets = (values.set ?? ['clinc150-test', 'dstc11']) as SetName[]
@@ -218,6 +225,20 @@ async function main() {
     console.log(`\n${set}: ${data.length} requests, batches of ${batch}, seed ${values.seed}`)
     console.log('| model | NMI | ACC | ARI | topics | largest topic | largest intent | other | ms |')
     console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+    if (values.anchors) {
+      const withVectors = data.filter((r) => r.embedding)
+      const anchors = computeAnchors(
+        withVectors.map((r) => r.text),
+        withVectors.map((r) => r.intent),
+        withVectors.map((r) => r.embedding!),
+        Number(values.seed),
+      )
+      for (const a of [anchors.tfidf, anchors.embeddingsToldK, anchors.silhouette]) {
+        console.log(
+          `| ${a.name} | ${a.score.nmi.toFixed(3)} | ${a.score.acc.toFixed(3)} | ${a.score.ari.toFixed(3)} | | | | | ${(1000 * a.seconds).toFixed(0)} |`,
+        )
+      }
+    }
     for (const model of models) {
       const { clusters, ms } = await run(model, data, order, batch)
       const s = score(
