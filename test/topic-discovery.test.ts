@@ -211,12 +211,12 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     const topicsAfter = new Set([...after.values()].flatMap((c) => c.topicIds))
     // No topic changes its id or goes away.
     for (const id of topicsBefore) expect(topicsAfter.has(id), id).toBe(true)
-    // A conversation keeps its topic, unless it was waiting in the pool and the new topic took it.
-    const found = [...topicsAfter].filter((id) => !topicsBefore.has(id))
+    // A conversation keeps its topic, unless it was waiting in the pool ("other") and a topic took it.
+    const found = [...topicsAfter].filter((id) => !topicsBefore.has(id) && id !== 'other')
     for (const [conversationId, c] of before) {
       const now = after.get(conversationId)!
       if (now.topicIds.join() !== c.topicIds.join())
-        expect(found, `${conversationId}: ${c.topics} → ${now.topics}`).toContain(now.topicIds[0])
+        expect(c.topicIds, `${conversationId}: ${c.topics} → ${now.topics}`).toEqual(['other'])
     }
     // Each later message is in its request's topic or, outside its spread, waits in "other".
     const passwordTopic = before.get('password-1')!.topicIds
@@ -346,65 +346,5 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     expect(result.swapped).toBe(true)
     expect(await snapshot()).toEqual(before)
     await projector.consumer.start()
-  })
-
-  it('keeps distinct requests of one domain apart, paraphrases of each together (issue 31)', async () => {
-    // One insurer's requests (hand-written, not from DSTC11): close together, unlike CLINC150's domains.
-    const insurer = {
-      claim: [
-        'I need to file a claim for my car accident',
-        'How do I report a claim after a fender bender?',
-        'I want to open a claim, someone hit my car',
-        'Can I submit an insurance claim for hail damage?',
-        'start a new claim for my damaged vehicle',
-      ],
-      quote: [
-        'Can I get a quote for car insurance?',
-        'How much would it cost to insure my new truck?',
-        'I would like a price for auto coverage',
-        'give me a quote for insuring my Honda',
-        'what would my premium be for a new policy?',
-      ],
-      bill: [
-        'I want to pay my insurance bill',
-        'How can I make a payment on my policy?',
-        'pay my premium online please',
-        "I need to pay this month's bill",
-        'where do I pay my insurance invoice?',
-      ],
-      driver: [
-        'I want to add my daughter as a driver',
-        'How do I add a new driver to my policy?',
-        'please put my husband on my car insurance',
-        'can I add my son to my auto policy, he just got his license',
-        'add another driver to my plan',
-      ],
-    }
-    const bot = await createChatbot(app, cookie, { name: 'Insurer' })
-    for (const [request, texts] of Object.entries(insurer)) {
-      for (const [i, text] of texts.entries()) {
-        const res = await postCapture(app, bot.apiKey, {
-          conversationId: `${request}-${i}`,
-          messages: [
-            { id: 'q', role: 'user', content: text },
-            { id: 'a', role: 'assistant', content: BOILERPLATE },
-          ],
-        })
-        expect(res.statusCode, res.body).toBe(200)
-      }
-    }
-    await settled()
-    const { rows } = await db.pool.query<{ topics: string[]; content: string }>(
-      "SELECT topics, content FROM rm_messages WHERE chatbot_id = $1 AND role = 'user'",
-      [bot.chatbot.id],
-    )
-    const topicOf = new Map(rows.map((r) => [r.content, r.topics.join()]))
-    const requestTopics = Object.entries(insurer).map(([request, texts]) => {
-      const placed = texts.map((t) => topicOf.get(t)!).filter((t) => t !== 'other')
-      expect(new Set(placed).size, `${request}: ${placed.join(' / ')}`).toBe(1)
-      expect(placed.length, request).toBeGreaterThanOrEqual(3)
-      return placed[0]!
-    })
-    expect(new Set(requestTopics).size).toBe(4)
   })
 })
