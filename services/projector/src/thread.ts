@@ -40,7 +40,15 @@ export interface ProjectorThread {
   stop(): Promise<void>
 }
 
-const COUNTERS = ['applied', 'duplicates', 'dropped', 'batches', 'errors', 'deadLettered', 'redriven'] as const
+const COUNTERS = [
+  'applied',
+  'duplicates',
+  'dropped',
+  'batches',
+  'errors',
+  'deadLettered',
+  'redriven',
+] as const
 
 /** How long a thread that stopped unasked waits before it is started again. */
 const RESTART_DELAY_MS = 1_000
