@@ -12,6 +12,7 @@ import {
   Tooltip,
 } from 'chart.js'
 import { type ReactNode, useEffect, useRef } from 'react'
+import { keyed } from '../lib/chart-data.ts'
 import { Link } from '../lib/router.tsx'
 
 // Only the pieces the dashboard draws with, so the bundle carries nothing else of Chart.js.
@@ -112,8 +113,8 @@ export function ChartFigure({
             <caption className="visually-hidden">{title}</caption>
             <thead>
               <tr>
-                {table.columns.map((c) => (
-                  <th key={c} scope="col">
+                {keyed(table.columns, table.columns).map(({ value: c, key }) => (
+                  <th key={key} scope="col">
                     {c}
                   </th>
                 ))}
@@ -122,13 +123,13 @@ export function ChartFigure({
             <tbody>
               {table.rows.map((row) => (
                 <tr key={row.key}>
-                  {row.cells.map((cell, i) =>
-                    i === 0 ? (
-                      <th key={table.columns[i]} scope="row">
+                  {keyed(table.columns, row.cells).map(({ value: cell, key, first }) =>
+                    first ? (
+                      <th key={key} scope="row">
                         {row.to ? <Link to={row.to}>{cell}</Link> : cell}
                       </th>
                     ) : (
-                      <td key={table.columns[i]}>{cell}</td>
+                      <td key={key}>{cell}</td>
                     ),
                   )}
                 </tr>

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   assistantSentimentLine,
   bucketLabel,
+  keyed,
   roleCounts,
   rolesSummary,
   topicBars,
@@ -95,5 +96,18 @@ describe("the assistant's sentiment, apart from the end users'", () => {
     expect(assistantSentimentLine({ average: null, positive: 0, neutral: 0, negative: 0, analyzed: 0 })).toBe(
       'Assistant messages: none analysed in this range.',
     )
+  })
+})
+
+describe('keyed', () => {
+  it('gives columns that share a name distinct keys, in order, marking the first', () => {
+    // Regression: two topics labelled alike made two table columns with one React key.
+    const columns = ['day', 'question number', 'card', 'question number']
+    expect(keyed(columns, [1, 2, 3, 4])).toEqual([
+      { value: 1, key: 'day', first: true },
+      { value: 2, key: 'question number', first: false },
+      { value: 3, key: 'card', first: false },
+      { value: 4, key: 'question number#2', first: false },
+    ])
   })
 })

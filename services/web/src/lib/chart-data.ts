@@ -70,3 +70,20 @@ export function assistantSentimentLine(s: SentimentCounts): string {
   if (s.analyzed === 0 || s.average === null) return 'Assistant messages: none analysed in this range.'
   return `Assistant messages: average ${formatAverageSentiment(s.average)} over ${plural(s.analyzed, 'analysed message')} (${formatNumber(s.positive)} positive, ${formatNumber(s.neutral)} neutral, ${formatNumber(s.negative)} negative).`
 }
+
+/**
+ * Each value with a key made from its column's name, unique even when two columns share one (two topics
+ * may have the same label), and whether it is the row's first.
+ */
+export function keyed<T>(
+  columns: readonly string[],
+  values: readonly T[],
+): { value: T; key: string; first: boolean }[] {
+  const seen = new Map<string, number>()
+  return values.map((value, i) => {
+    const name = columns[i] ?? ''
+    const n = (seen.get(name) ?? 0) + 1
+    seen.set(name, n)
+    return { value, key: n === 1 ? name : `${name}#${n}`, first: i === 0 }
+  })
+}
