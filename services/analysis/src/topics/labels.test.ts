@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { labelTopic, termCorpus } from './labels.ts'
+import { distinctLabel, labelTopic, termCorpus } from './labels.ts'
 
 const counts = (entries: Record<string, number>) => new Map(Object.entries(entries))
 
@@ -22,5 +22,19 @@ describe('topic labels (class-based TF-IDF)', () => {
     const topic = counts({ invoice: 3, march: 1, receipt: 2 })
     expect(labelTopic(topic, termCorpus([topic])).keywords).toEqual(['invoice', 'receipt'])
     expect(labelTopic(new Map(), termCorpus([]))).toEqual({ label: '', keywords: [] })
+  })
+})
+
+describe('distinctLabel', () => {
+  const topic = { label: 'card, lost, stolen', keywords: ['card', 'lost', 'stolen', 'replace', 'block'] }
+  it('keeps a label no other topic has, and lengthens or numbers one that another has', () => {
+    expect(distinctLabel(topic, new Set(['refund']))).toBe('card, lost, stolen')
+    expect(distinctLabel(topic, new Set(['card, lost, stolen']))).toBe('card, lost, stolen, replace')
+    const all = new Set([
+      'card, lost, stolen',
+      'card, lost, stolen, replace',
+      'card, lost, stolen, replace, block',
+    ])
+    expect(distinctLabel(topic, all)).toBe('card, lost, stolen (2)')
   })
 })

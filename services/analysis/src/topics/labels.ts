@@ -56,11 +56,25 @@ export function labelTopic(terms: TermCounts, corpus: TermCorpus): TopicLabel {
   return { label: labelOf(keywords), keywords }
 }
 
+/**
+ * A label no other topic of the chatbot has (`taken`): the topic's own label when free, else its label
+ * of one keyword more, and so on, else that label numbered. Two topics whose first words agree ("card,
+ * lost" and "card, lost, stolen") then still read apart on the Topics page and in its tables.
+ */
+export function distinctLabel(topic: TopicLabel, taken: ReadonlySet<string>): string {
+  if (!taken.has(topic.label)) return topic.label
+  for (let terms = LABEL_TERMS + 1; terms <= topic.keywords.length; terms++) {
+    const longer = labelOf(topic.keywords, terms)
+    if (!taken.has(longer)) return longer
+  }
+  for (let n = 2; ; n++) if (!taken.has(`${topic.label} (${n})`)) return `${topic.label} (${n})`
+}
+
 /** The first keywords, a bigram taking the place of a word of it already chosen and words of a chosen bigram left out. */
-function labelOf(keywords: readonly string[]): string {
+function labelOf(keywords: readonly string[], terms = LABEL_TERMS): string {
   const picked: string[] = []
   for (const term of keywords) {
-    if (picked.length >= LABEL_TERMS) break
+    if (picked.length >= terms) break
     const words = term.split(' ')
     if (words.length === 1) {
       if (picked.some((p) => p.split(' ').includes(term))) continue

@@ -179,6 +179,20 @@ describe('topic discovery (pure decision)', () => {
     expect(labels.find((l) => l.includes('track'))).toMatch(/^order status, track/)
   })
 
+  it('never gives two topics of a chatbot the same label', async () => {
+    // Regression (issue 31): two requests worded alike made two topics of one label ("question number").
+    const words = ['question', 'number', 'account', 'card', 'lost']
+    const cards = [0, 1, 2, 3].map((n) => point(0, n, words))
+    const accounts = [0, 1, 2, 3].map((n) => point(4, n, [...words.slice(0, 3), 'open']))
+    const later = [0, 1, 2, 3].map((n) => point(8, n, words))
+    const { events } = await given([[...cards, ...accounts], later])
+    const labels = events
+      .filter((e) => e.type === 'analysis.topic-discovered' || e.type === 'analysis.topic-relabeled')
+      .map((e) => (e.payload as { label: string }).label)
+    expect(labels.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(labels).size).toBe(labels.length)
+  })
+
   it('gives no topic to a message without a content word', async () => {
     const chitChat = { ...point(0, 0), terms: [] }
     const { decisions, state } = await given([[chitChat]])

@@ -1,6 +1,6 @@
 import { OTHER_TOPIC_ID } from '@cas/events'
 import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
-import { labelTopic, type TermCounts, termCorpus } from './labels.ts'
+import { distinctLabel, labelTopic, type TermCounts, termCorpus } from './labels.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
@@ -392,8 +392,13 @@ class Decision {
   label(): void {
     const active = this.active
     const corpus = termCorpus(active.map((t) => t.terms))
+    // No two topics of a chatbot share a label (issue 31): a new or changed label is made distinct
+    // from the others' (distinctLabel).
+    const taken = new Set(active.filter((t) => !this.created.includes(t)).map((t) => t.label))
     for (const topic of this.created) {
-      Object.assign(topic, labelTopic(topic.terms, corpus))
+      const labelled = labelTopic(topic.terms, corpus)
+      Object.assign(topic, labelled, { label: distinctLabel(labelled, taken) })
+      taken.add(topic.label)
       topic.labelledAtSize = topic.size
       this.events.push({
         type: 'analysis.topic-discovered',
@@ -402,7 +407,11 @@ class Decision {
     }
     for (const topic of active) {
       if (topic.configured || this.created.includes(topic) || topic.size < 2 * topic.labelledAtSize) continue
-      const { label, keywords } = labelTopic(topic.terms, corpus)
+      const labelled = labelTopic(topic.terms, corpus)
+      taken.delete(topic.label)
+      const label = distinctLabel(labelled, taken)
+      const keywords = labelled.keywords
+      taken.add(label)
       topic.labelledAtSize = topic.size
       this.changedTopics.add(topic.id)
       if (label === topic.label && sameList(keywords, topic.keywords)) continue
