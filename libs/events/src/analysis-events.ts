@@ -178,6 +178,30 @@ export const analysisTopicMergedV1 = defineEvent({
   example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
 })
 
+export const analysisTopicSplitV1 = defineEvent({
+  type: 'analysis.topic-split',
+  version: 1,
+  streamType: 'analysis',
+  description: `Re-clustering found that a topic held more than one request: topicId keeps its id (and label) on its larger part, and each topic of \`into\` (announced by analysis.topic-discovered just before) took another part. The messages that moved are in their conversations' analysis.messages-analyzed events. ${topicStreamNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('The topic that split; it remains, holding its larger part.'),
+    into: z.array(z.uuid()).min(1).describe('The new topics holding the other parts.'),
+  }),
+  example: {
+    topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+    into: ['1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10'],
+  },
+})
+
+export const analysisTopicRetiredV1 = defineEvent({
+  type: 'analysis.topic-retired',
+  version: 1,
+  streamType: 'analysis',
+  description: `Re-clustering found no topic in what topicId held lately: it takes no message from now on. Its recent messages moved (to other topics or to "other") by their conversations' analysis.messages-analyzed events; older results that name it keep counting in it. ${topicStreamNote}`,
+  payload: z.strictObject({ topicId: z.uuid().describe('The topic retired; its id is not used again.') }),
+  example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10' },
+})
+
 export const analysisFailedV1 = defineEvent({
   type: 'analysis.failed',
   version: 1,
@@ -218,6 +242,8 @@ export const analysisEventDefinitions = [
   analysisTopicDiscoveredV1,
   analysisTopicRelabeledV1,
   analysisTopicMergedV1,
+  analysisTopicSplitV1,
+  analysisTopicRetiredV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -228,4 +254,6 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicDiscoveredV1.schema,
   analysisTopicRelabeledV1.schema,
   analysisTopicMergedV1.schema,
+  analysisTopicSplitV1.schema,
+  analysisTopicRetiredV1.schema,
 ])

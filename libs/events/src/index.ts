@@ -9,6 +9,8 @@ export {
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
   analysisTopicRelabeledV1,
+  analysisTopicRetiredV1,
+  analysisTopicSplitV1,
   OTHER_TOPIC_ID,
 } from './analysis-events.ts'
 export {

@@ -250,6 +250,7 @@ export class AnalysisWorker {
     if (kept.length === 0) return
     const placement = await placeTopics(client, this.opts.analyzer.semantic, this.topicStore, kept, {
       maxTopics: this.opts.maxTopics,
+      now,
     })
     const outs = kept.map(({ job, results }) => {
       const roles = new Map(job.messages.map((m) => [m.id, m.role]))

@@ -17,6 +17,7 @@ import {
   type TopicState,
 } from './topic-model.ts'
 import type { TopicStore } from './topic-store.ts'
+import { addToWindow } from './topic-window.ts'
 
 export interface Placement {
   /** The topic of each end-user message of the jobs that has one, by `conversationId|messageId`. */
@@ -48,7 +49,7 @@ export async function placeTopics(
   semantic: SemanticAbilities | undefined,
   store: TopicStore,
   analyzed: readonly Analyzed[],
-  options: { maxTopics?: number | undefined },
+  options: { maxTopics?: number | undefined; now: Date },
 ): Promise<Placement> {
   const placement: Placement = { topicsOf: new Map(), reassigned: [], topicAppends: [] }
   if (!semantic) return placement
@@ -83,14 +84,22 @@ export async function placeTopics(
     })
     const before = await placedEarlier(client, state, points)
     const configured = await configuredTopics(chatbotId, jobs[0]!.context, state, semantic)
+    const fresh = points.filter((p) => !before.has(pointKey(p)))
     const decision = await decideTopics(
       state,
-      points.filter((p) => !before.has(pointKey(p))),
+      fresh,
       configured,
       { newId: randomUUID, cluster: semantic.cluster },
       { ...DEFAULT_TOPIC_OPTIONS, maxTopics: options.maxTopics ?? DEFAULT_TOPIC_OPTIONS.maxTopics },
     )
     await store.save(client, locked.get(chatbotId)!, decision)
+    // What the next re-clustering clusters (a message without a content word is no request).
+    await addToWindow(
+      client,
+      { chatbotId, orgId: jobs[0]!.job.orgId },
+      fresh.filter((p) => p.terms.length > 0),
+      options.now,
+    )
     const ref = (id: string): TopicRef => ({
       id,
       label: id === OTHER_TOPIC ? OTHER_TOPIC : (state.topics.get(id)?.label ?? id),

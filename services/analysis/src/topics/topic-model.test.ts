@@ -65,6 +65,7 @@ function stateWith(topics: Float32Array[][]) {
       keywords: [],
       configured: false,
       mergedInto: null,
+      retired: false,
       sum,
       centroid: normalized(sum),
       size: members.length,

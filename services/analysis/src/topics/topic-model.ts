@@ -65,6 +65,8 @@ export interface Topic {
   keywords: string[]
   configured: boolean
   mergedInto: string | null
+  /** Re-clustering found no cluster for it (recluster.ts): it takes no message again. */
+  retired: boolean
   /** Sum of the members' embeddings (and, for a configured topic, of its description's). */
   sum: Vector
   centroid: Vector
@@ -131,6 +133,8 @@ export type TopicEvent =
       readonly payload: { topicId: string; label: string; keywords: string[] }
     }
   | { readonly type: 'analysis.topic-merged'; readonly payload: { topicId: string; into: string } }
+  | { readonly type: 'analysis.topic-split'; readonly payload: { topicId: string; into: string[] } }
+  | { readonly type: 'analysis.topic-retired'; readonly payload: { topicId: string } }
 
 export interface Reassignment {
   readonly conversationId: string
@@ -184,7 +188,8 @@ export function placedBefore(
   if (pooled) return pooled.attachedTo
   let topic = state.topics.get(storedTopic)
   while (topic?.mergedInto) topic = state.topics.get(topic.mergedInto)
-  return topic?.id
+  // A retired topic counts nothing: its message is placed afresh.
+  return topic?.retired ? undefined : topic?.id
 }
 
 /**
@@ -228,7 +233,7 @@ class Decision {
     private readonly options: TopicModelOptions,
   ) {
     this.active = [...state.topics.values()]
-      .filter((t) => t.mergedInto === null)
+      .filter((t) => t.mergedInto === null && !t.retired)
       .sort((a, b) => a.seq - b.seq)
     this.prior = pooledSpread(this.active)
   }
@@ -481,6 +486,7 @@ class Decision {
       keywords: [],
       configured,
       mergedInto: null,
+      retired: false,
       sum: Float32Array.from(seed),
       centroid: normalized(seed),
       size: 0,
@@ -560,18 +566,8 @@ class Decision {
     return dot(v, topic.sum) / (count * members) >= this.joinThreshold(topic) ? { topic } : undefined
   }
 
-  /** mean − insideDeviations·sd of the founders' mean similarities to each other, shrunk toward the pooled spread. */
   private joinThreshold(topic: Topic): number {
-    const k = this.options.priorMembers
-    const own = topic.spread
-    const prior = this.prior
-    if (own.count === 0 && prior.count === 0) return Number.POSITIVE_INFINITY
-    const priorMean = prior.count > 0 ? prior.sum / prior.count : own.sum / own.count
-    const priorSquares = prior.count > 0 ? prior.squares / prior.count : own.squares / own.count
-    const weight = own.count + k
-    const mean = (own.sum + k * priorMean) / weight
-    const variance = Math.max(0, (own.squares + k * priorSquares) / weight - mean * mean)
-    return mean - this.options.insideDeviations * Math.sqrt(variance)
+    return insideThreshold(topic, this.prior, this.options)
   }
 
   private discoveredCount(): number {
@@ -579,13 +575,29 @@ class Decision {
   }
 }
 
-function record(spread: Spread, similarity: number): void {
+/**
+ * mean − insideDeviations·sd of a topic's founders' mean similarities to each other, shrunk toward the
+ * pooled spread of the chatbot's topics (`prior`) as if it had priorMembers more founders.
+ */
+export function insideThreshold(topic: Topic, prior: Spread, options: TopicModelOptions): number {
+  const k = options.priorMembers
+  const own = topic.spread
+  if (own.count === 0 && prior.count === 0) return Number.POSITIVE_INFINITY
+  const priorMean = prior.count > 0 ? prior.sum / prior.count : own.sum / own.count
+  const priorSquares = prior.count > 0 ? prior.squares / prior.count : own.squares / own.count
+  const weight = own.count + k
+  const mean = (own.sum + k * priorMean) / weight
+  const variance = Math.max(0, (own.squares + k * priorSquares) / weight - mean * mean)
+  return mean - options.insideDeviations * Math.sqrt(variance)
+}
+
+export function record(spread: Spread, similarity: number): void {
   spread.count++
   spread.sum += similarity
   spread.squares += similarity * similarity
 }
 
-function pooledSpread(topics: readonly Topic[]): Spread {
+export function pooledSpread(topics: readonly Topic[]): Spread {
   const pooled = { count: 0, sum: 0, squares: 0 }
   for (const t of topics) {
     pooled.count += t.spread.count
@@ -623,7 +635,7 @@ function survivorFirst(a: Topic, b: Topic): [Topic, Topic] {
   return a.seq < b.seq ? [a, b] : [b, a]
 }
 
-function addTerms(into: TermCounts, terms: Iterable<readonly [string, number]>): void {
+export function addTerms(into: TermCounts, terms: Iterable<readonly [string, number]>): void {
   for (const [term, n] of terms) into.set(term, (into.get(term) ?? 0) + n)
   if (into.size <= MAX_TERMS_KEPT) return
   // Bounded: the rarest terms go (ties by term, so the same counts keep the same terms).

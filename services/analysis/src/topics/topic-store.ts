@@ -66,6 +66,7 @@ export class TopicStore {
         // ones stay in the read models, with the results that named them).
         await client.query('DELETE FROM topic_clusters WHERE chatbot_id = $1', [chatbotId])
         await client.query('DELETE FROM topic_pool WHERE chatbot_id = $1', [chatbotId])
+        await client.query('DELETE FROM topic_window WHERE chatbot_id = $1', [chatbotId])
         await client.query('UPDATE topic_models SET model = $2 WHERE chatbot_id = $1', [chatbotId, model])
         state = emptyTopicState(chatbotId)
         state.seq = Number(row.seq)
@@ -86,14 +87,14 @@ export class TopicStore {
     if (topics.length > 0) {
       await client.query(
         `INSERT INTO topic_clusters AS t (chatbot_id, id, label, keywords, configured, merged_into, embedding_sum,
-           size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares)
+           size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares, retired)
          SELECT $1, d.id, d.label, d.keywords, d.configured, d.merged_into, decode(d.embedding_sum, 'base64'),
-                d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares
+                d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares, d.retired
            FROM json_to_recordset($2::json) AS d(id uuid, label text, keywords text[], configured boolean,
                 merged_into uuid, embedding_sum text, size int, terms jsonb, labelled_at_size int, seq bigint,
-                spread_count int, spread_sum double precision, spread_squares double precision)
+                spread_count int, spread_sum double precision, spread_squares double precision, retired boolean)
          ON CONFLICT (chatbot_id, id) DO UPDATE SET label = EXCLUDED.label, keywords = EXCLUDED.keywords,
-           configured = EXCLUDED.configured, merged_into = EXCLUDED.merged_into,
+           configured = EXCLUDED.configured, merged_into = EXCLUDED.merged_into, retired = EXCLUDED.retired,
            embedding_sum = EXCLUDED.embedding_sum, size = EXCLUDED.size, terms = EXCLUDED.terms,
            labelled_at_size = EXCLUDED.labelled_at_size, spread_count = EXCLUDED.spread_count,
            spread_sum = EXCLUDED.spread_sum, spread_squares = EXCLUDED.spread_squares`,
@@ -114,6 +115,7 @@ export class TopicStore {
               spread_count: t.spread.count,
               spread_sum: t.spread.sum,
               spread_squares: t.spread.squares,
+              retired: t.retired,
             })),
           ),
         ],
@@ -181,9 +183,10 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
     spread_count: number
     spread_sum: number
     spread_squares: number
+    retired: boolean
   }>(
     `SELECT id, label, keywords, configured, merged_into, embedding_sum, size, terms, labelled_at_size, seq::text,
-            spread_count, spread_sum, spread_squares
+            spread_count, spread_sum, spread_squares, retired
        FROM topic_clusters WHERE chatbot_id = $1 ORDER BY seq`,
     [chatbotId],
   )
@@ -195,6 +198,7 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
       keywords: t.keywords,
       configured: t.configured,
       mergedInto: t.merged_into,
+      retired: t.retired,
       sum,
       centroid: normalized(sum),
       size: t.size,
@@ -231,17 +235,17 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
 }
 
 /** Embeddings are stored as their float32 bytes (this machine's byte order: little-endian everywhere we run). */
-function bytesOf(v: Float32Array): Buffer {
+export function bytesOf(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength)
 }
 
-function vectorOf(bytes: Buffer): Float32Array {
+export function vectorOf(bytes: Buffer): Float32Array {
   // A copy: the driver's Buffer may not be aligned for a Float32Array view.
   const copy = new Uint8Array(bytes)
   return new Float32Array(copy.buffer, 0, copy.byteLength / 4)
 }
 
-/** Removes a conversation's pooled messages (erasure): its chatbot's state changes, so its token does. */
+/** Removes a conversation's pooled and windowed messages (erasure): its chatbot's state changes, so its token does. */
 export async function forgetPooledConversation(
   client: pg.ClientBase,
   chatbotId: string,
@@ -249,6 +253,10 @@ export async function forgetPooledConversation(
 ): Promise<void> {
   // Under the chatbot's lock: a decision in progress must not write the messages back.
   await client.query('SELECT 1 FROM topic_models WHERE chatbot_id = $1 FOR UPDATE', [chatbotId])
+  await client.query('DELETE FROM topic_window WHERE chatbot_id = $1 AND conversation_id = $2', [
+    chatbotId,
+    conversationId,
+  ])
   const { rowCount } = await client.query(
     'DELETE FROM topic_pool WHERE chatbot_id = $1 AND conversation_id = $2',
     [chatbotId, conversationId],

@@ -121,6 +121,8 @@ export class ReadModelChanges {
       case 'analysis.topic-discovered':
       case 'analysis.topic-relabeled':
       case 'analysis.topic-merged':
+      case 'analysis.topic-split':
+      case 'analysis.topic-retired':
         this.topics.add(event)
         return
       case 'chatbot.created':

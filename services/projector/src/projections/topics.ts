@@ -5,10 +5,13 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-discovered'>
   | RecordedEvent<'analysis.topic-relabeled'>
   | RecordedEvent<'analysis.topic-merged'>
+  | RecordedEvent<'analysis.topic-split'>
+  | RecordedEvent<'analysis.topic-retired'>
 
 /**
- * rm_topics: each chatbot's topics by id, with their current label and keywords, and the topic a merged
- * one now counts in (canonical_id). Topic events are few (a topic is found, relabeled or merged now and
+ * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
+ * one now counts in (canonical_id), and their lineage from re-clustering: the topic a split-off one came
+ * from (split_from) and when a topic was retired (retired_at). Topic events are few (a topic is found, relabeled or merged now and
  * then), so they are applied one statement each, in order. A merge moves every topic counting in the
  * merged one, so a chain of merges ends in one canonical topic.
  */
@@ -94,6 +97,19 @@ export class TopicChanges {
           await client.query(
             'UPDATE rm_topics SET canonical_id = $3, updated_at = $4 WHERE chatbot_id = $1 AND canonical_id = $2',
             [e.chatbotId, e.payload.topicId, e.payload.into, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-split':
+          await client.query(
+            `UPDATE rm_topics SET split_from = $2, updated_at = $4
+              WHERE chatbot_id = $1 AND id = ANY($3::text[])`,
+            [e.chatbotId, e.payload.topicId, e.payload.into, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-retired':
+          await client.query(
+            'UPDATE rm_topics SET retired_at = $3, updated_at = $3 WHERE chatbot_id = $1 AND id = $2',
+            [e.chatbotId, e.payload.topicId, e.occurredAt],
           )
           break
         default: {

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest'
+import { poolClusters } from './agglomerative.ts'
+import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
+import { decideTopics, emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
+import { addInto, dot, normalized } from './vectors.ts'
+
+// Given a state and a window of synthetic requests (each request a direction of its own in 16
+// dimensions, its paraphrases that direction plus a little deterministic noise), when the window is
+// re-clustered (the real silhouette-cut clustering), then the topics keep, split, merge or retire as said.
+const DIM = 16
+
+function paraphrase(k: number, n: number): Float32Array {
+  const v = new Float32Array(DIM)
+  v[k] = 1
+  v[(k + 1 + (n % 3)) % DIM] = 0.25
+  v[(k + 5 + (n % 4)) % DIM] = 0.15
+  return normalized(v)
+}
+
+const id = (k: number) => `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
+
+/** `n` paraphrases of request k, stored in topic `topicId`. */
+function requests(k: number, n: number, topicId: string): WindowPoint[] {
+  return Array.from({ length: n }, (_, i) => ({
+    conversationId: `c-${k}-${i}-${topicId}`,
+    messageId: 'm',
+    embedding: paraphrase(k, i),
+    terms: [`word${k}`, `term${k}`],
+    topicId,
+  }))
+}
+
+/** A state whose topics hold the given window points (by their topicId), oldest first. */
+function stateOf(topicIds: string[], window: WindowPoint[]): TopicState {
+  const state = emptyTopicState('bot')
+  for (const t of topicIds) {
+    const members = window.filter((p) => p.topicId === t)
+    const sum = new Float32Array(DIM)
+    for (const m of members) addInto(sum, m.embedding)
+    const spread = { count: 0, sum: 0, squares: 0 }
+    for (const m of members) {
+      const s = (dot(m.embedding, sum) - 1) / (members.length - 1)
+      spread.count++
+      spread.sum += s
+      spread.squares += s * s
+    }
+    state.topics.set(t, {
+      id: t,
+      label: `label of ${t.slice(-2)}`,
+      keywords: [],
+      configured: false,
+      mergedInto: null,
+      retired: false,
+      sum,
+      centroid: normalized(sum),
+      size: members.length,
+      terms: new Map([[`word${t}`, members.length]]),
+      labelledAtSize: members.length,
+      spread,
+      seq: state.seq++,
+    })
+  }
+  return state
+}
+
+function recluster(state: TopicState, window: WindowPoint[]) {
+  const { points, references } = clusteringInput(state, window)
+  let next = 100
+  return decideRecluster(
+    state,
+    points,
+    poolClusters(
+      points.map((p) => p.embedding),
+      references,
+    ),
+    { newId: () => id(next++) },
+  )
+}
+
+describe('re-clustering a window (issue 31)', () => {
+  it('keeps the ids and labels of topics that persist, and moves nothing', () => {
+    const window = [...requests(0, 10, id(1)), ...requests(1, 10, id(2)), ...requests(2, 10, id(3))]
+    const state = stateOf([id(1), id(2), id(3)], window)
+    const decision = recluster(state, window)
+    expect(decision.events).toEqual([])
+    expect(decision.reassigned).toEqual([])
+    expect([...state.topics.values()].map((t) => [t.id, t.label, t.mergedInto, t.retired])).toEqual([
+      [id(1), 'label of 01', null, false],
+      [id(2), 'label of 02', null, false],
+      [id(3), 'label of 03', null, false],
+    ])
+  })
+
+  it('splits an early topic that absorbed a later, distinct request: the id stays on the larger part', () => {
+    const window = [...requests(0, 12, id(1)), ...requests(3, 8, id(1)), ...requests(6, 10, id(2))]
+    const state = stateOf([id(1), id(2)], window)
+    const decision = recluster(state, window)
+    const newId = id(100)
+    expect(decision.events.map((e) => e.type)).toEqual(['analysis.topic-discovered', 'analysis.topic-split'])
+    expect(decision.events[1]!.payload).toEqual({ topicId: id(1), into: [newId] })
+    expect(decision.reassigned.map((r) => r.topicId)).toEqual(Array(8).fill(newId))
+    expect(decision.reassigned.map((r) => r.conversationId)).toEqual(
+      requests(3, 8, id(1)).map((p) => p.conversationId),
+    )
+    expect(state.topics.get(id(1))!.size).toBe(12)
+    expect(state.topics.get(id(1))!.label).toBe('label of 01')
+    expect(state.topics.get(newId)!.size).toBe(8)
+    expect(state.topics.get(newId)!.label).not.toBe('label of 01')
+
+    // Then a later message of the absorbed request no longer joins the early topic.
+    const later = {
+      conversationId: 'later',
+      messageId: 'm',
+      embedding: paraphrase(3, 20),
+      terms: ['word3'],
+      text: '',
+    }
+    const placed = decideTopics(state, [later], [], {
+      newId: () => id(200),
+      cluster: async (v, r) => poolClusters(v, r),
+    })
+    return placed.then((d) => expect(d.assigned.get('later\u0000m')).toBe(newId))
+  })
+
+  it('merges two topics of one request into the older, by an event; nothing of the older moves', () => {
+    const window = [...requests(0, 10, id(1)), ...requests(0, 6, id(2)), ...requests(5, 10, id(3))]
+    const state = stateOf([id(1), id(2), id(3)], window)
+    const decision = recluster(state, window)
+    expect(decision.events).toEqual([
+      { type: 'analysis.topic-merged', payload: { topicId: id(2), into: id(1) } },
+    ])
+    expect(decision.reassigned).toEqual([])
+    expect(state.topics.get(id(2))!.mergedInto).toBe(id(1))
+    expect(state.topics.get(id(1))!.size).toBe(16)
+  })
+
+  it('retires a topic no cluster takes; its messages wait in "other"', () => {
+    const scattered: WindowPoint[] = [7, 9, 11].map((k) => ({ ...requests(k, 1, id(2))[0]! }))
+    const window = [...requests(0, 10, id(1)), ...scattered, ...requests(4, 10, id(3))]
+    const state = stateOf([id(1), id(2), id(3)], window)
+    const decision = recluster(state, window)
+    expect(decision.events).toEqual([{ type: 'analysis.topic-retired', payload: { topicId: id(2) } }])
+    expect(state.topics.get(id(2))!.retired).toBe(true)
+    expect(decision.reassigned.map((r) => r.topicId)).toEqual([OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC])
+    expect(state.pool.map((p) => p.conversationId)).toEqual(scattered.map((p) => p.conversationId))
+  })
+
+  it('is deterministic: the same state and window give the same topics, events and moves', () => {
+    const window = [...requests(0, 12, id(1)), ...requests(3, 8, id(1)), ...requests(6, 9, OTHER_TOPIC)]
+    const once = recluster(stateOf([id(1)], window), window)
+    const twice = recluster(stateOf([id(1)], window), window)
+    expect(once.events).toEqual(twice.events)
+    expect(once.reassigned).toEqual(twice.reassigned)
+    expect(once.summary).toEqual({
+      clustered: 29,
+      topics: 3,
+      kept: 1,
+      created: 2,
+      merged: 0,
+      retired: 0,
+      split: 1,
+    })
+  })
+})

@@ -1,0 +1,383 @@
+import { distinctLabel, labelTopic, termCorpus } from './labels.ts'
+import {
+  addTerms,
+  DEFAULT_TOPIC_OPTIONS,
+  insideThreshold,
+  OTHER_TOPIC,
+  type PoolPoint,
+  pointKey,
+  pooledSpread,
+  type Reassignment,
+  record,
+  type Topic,
+  type TopicDecision,
+  type TopicEvent,
+  type TopicModelOptions,
+  type TopicState,
+} from './topic-model.ts'
+import { addInto, dot, normalized, type Vector } from './vectors.ts'
+
+/**
+ * Re-clustering a chatbot's recent requests (issue 31), the pure decision: the window's clusters in,
+ * topics, reassignments and lineage events out. The I/O around it is reclusterer.ts.
+ *
+ * The window (the chatbot's most recent end-user requests, at most TOPIC_RECLUSTER_WINDOW) is clustered
+ * afresh by the same silhouette-cut average linkage as the pool (agglomerative.ts, run on a worker
+ * thread), so how coarse the topics are comes from the data. The new clusters are then matched to the
+ * existing topics by shared members, so that topics keep their identities:
+ * - Pairs (cluster, topic) sharing members are taken most shared first, each cluster and each topic at
+ *   most once, when they share at least half of the smaller of the two (the overlap coefficient ≥ ½).
+ *   The cluster keeps the topic's id and label (relabelled only when most of its members are new to it).
+ * - A cluster left without a topic is a new topic. When most of its members came from one topic that
+ *   another cluster kept, that topic split: it keeps its id on its larger part (the one most shared,
+ *   matched first), and `analysis.topic-split` names the new parts.
+ * - A topic left without a cluster merged (`analysis.topic-merged`) into the topic that took at least
+ *   half of its window's members, or else is retired (`analysis.topic-retired`): it takes no message
+ *   again, and its window's members moved where their clusters went.
+ * - Topics with no member in the window (none asked about lately) and the chatbot's own topics
+ *   (settings.topics, whose members are left out of the clustering) are left as they are.
+ * Each re-clustered topic's embedding sum, size, terms and spread are its window members' from now on,
+ * so that between runs a new message joins it only inside its present spread. Messages of no cluster
+ * (or of one smaller than minTopicSize) wait in the pool ("other"); then every waiting message that lies
+ * inside a topic's spread joins it. Conversations change topic by the reassignments (the caller publishes
+ * them as analysis.messages-analyzed events), so a replay rebuilds the same assignment.
+ * Deterministic for the same state, window, cluster numbers and ids.
+ */
+export interface WindowPoint {
+  readonly conversationId: string
+  readonly messageId: string
+  readonly embedding: Vector
+  readonly terms: readonly string[]
+  /** The topic its latest result names (OTHER_TOPIC while it waits). */
+  readonly topicId: string
+}
+
+export interface ReclusterDeps {
+  readonly newId: () => string
+}
+
+export interface ReclusterSummary {
+  readonly clustered: number
+  readonly topics: number
+  readonly kept: number
+  readonly created: number
+  readonly merged: number
+  readonly retired: number
+  readonly split: number
+}
+
+/** The topic a stored topic id counts in now: merges followed; OTHER_TOPIC for a retired or unknown one. */
+export function currentTopic(state: TopicState, id: string): string {
+  let topic = state.topics.get(id)
+  while (topic?.mergedInto) topic = state.topics.get(topic.mergedInto)
+  return topic && !topic.retired ? topic.id : OTHER_TOPIC
+}
+
+/**
+ * What is clustered: the window's messages not in one of the chatbot's own topics, and those topics'
+ * member means as references (a message nearer one of them than its cluster lowers that cut's silhouette).
+ */
+export function clusteringInput(state: TopicState, window: readonly WindowPoint[]) {
+  const points = window.filter((p) => !state.topics.get(currentTopic(state, p.topicId))?.configured)
+  const references = [...state.topics.values()]
+    .filter((t) => t.configured && t.mergedInto === null && !t.retired)
+    .map((t) => {
+      const out = new Float32Array(t.sum.length)
+      addInto(out, t.sum, 1 / (t.size + 1))
+      return out
+    })
+  return { points, references }
+}
+
+/**
+ * Re-clusters the state in place from `points` (clusteringInput's) and their cluster numbers; returns
+ * what changed, as decideTopics does, and a summary.
+ */
+export function decideRecluster(
+  state: TopicState,
+  points: readonly WindowPoint[],
+  numbers: readonly number[],
+  deps: ReclusterDeps,
+  options: TopicModelOptions = DEFAULT_TOPIC_OPTIONS,
+): TopicDecision & { summary: ReclusterSummary } {
+  const before = points.map((p) => currentTopic(state, p.topicId))
+  const byNumber = new Map<number, number[]>()
+  numbers.forEach((n, i) => {
+    const list = byNumber.get(n) ?? []
+    list.push(i)
+    byNumber.set(n, list)
+  })
+  const clusters = [...byNumber.keys()]
+    .sort((a, b) => a - b)
+    .map((n) => byNumber.get(n)!)
+    .filter((members) => members.length >= options.minTopicSize)
+  const windowMembers = new Map<string, number>()
+  for (const t of before) if (t !== OTHER_TOPIC) windowMembers.set(t, (windowMembers.get(t) ?? 0) + 1)
+  const shared = clusters.map((members) => countBy(members.map((i) => before[i]!)))
+
+  // Most shared first; ties: the older topic, then the cluster of the earlier first member.
+  const pairs = shared
+    .flatMap((counts, c) =>
+      [...counts].filter(([t]) => t !== OTHER_TOPIC).map(([t, n]) => ({ c, t, n, seq: seqOf(state, t) })),
+    )
+    .sort((a, b) => b.n - a.n || a.seq - b.seq || a.c - b.c)
+  const idOf: (string | undefined)[] = clusters.map(() => undefined)
+  const kept = new Set<string>()
+  for (const { c, t, n } of pairs) {
+    if (idOf[c] !== undefined || kept.has(t)) continue
+    if (2 * n < Math.min(clusters[c]!.length, windowMembers.get(t)!)) continue
+    idOf[c] = t
+    kept.add(t)
+  }
+
+  const events: TopicEvent[] = []
+  const changedTopics = new Set<string>()
+  const created: Topic[] = []
+  const splits = new Map<string, string[]>()
+  for (const [c, members] of clusters.entries()) {
+    if (idOf[c] !== undefined) continue
+    const topic = newTopic(state, deps.newId())
+    created.push(topic)
+    idOf[c] = topic.id
+    changedTopics.add(topic.id)
+    const [parent, n] = plurality(shared[c]!)
+    if (parent !== undefined && 2 * n > members.length && kept.has(parent)) {
+      splits.set(parent, [...(splits.get(parent) ?? []), topic.id])
+    }
+  }
+
+  // Each re-clustered topic is its window members from now on.
+  const relabel: Topic[] = []
+  for (const [c, members] of clusters.entries()) {
+    const topic = state.topics.get(idOf[c]!)!
+    const previous = shared[c]!.get(topic.id) ?? 0
+    rebuild(
+      topic,
+      members.map((i) => points[i]!),
+    )
+    changedTopics.add(topic.id)
+    if (!created.includes(topic) && 2 * previous < members.length) relabel.push(topic)
+  }
+
+  const after: string[] = points.map(() => OTHER_TOPIC)
+  for (const [c, members] of clusters.entries()) for (const i of members) after[i] = idOf[c]!
+  let merged = 0
+  let retired = 0
+  const endings: TopicEvent[] = []
+  for (const t of [...windowMembers.keys()].sort((a, b) => seqOf(state, a) - seqOf(state, b))) {
+    if (kept.has(t)) continue
+    const topic = state.topics.get(t)!
+    const went = countBy(before.flatMap((b, i) => (b === t && after[i] !== OTHER_TOPIC ? [after[i]!] : [])))
+    const [into, n] = plurality(went)
+    changedTopics.add(t)
+    if (into !== undefined && 2 * n >= windowMembers.get(t)!) {
+      topic.mergedInto = into
+      merged++
+      endings.push({ type: 'analysis.topic-merged', payload: { topicId: t, into } })
+    } else {
+      topic.retired = true
+      retired++
+      endings.push({ type: 'analysis.topic-retired', payload: { topicId: t } })
+    }
+  }
+
+  label(state, created, relabel, events)
+  for (const [topicId, into] of splits)
+    events.push({ type: 'analysis.topic-split', payload: { topicId, into } })
+  events.push(...endings)
+
+  // The pool: what waited and was not clustered, then the clustered messages of no topic, oldest first.
+  const reassigned = new Map<string, Reassignment>()
+  const changedPool = new Map<string, PoolPoint>()
+  const removedPool = new Map<string, PoolPoint>()
+  const clusteredKeys = new Map(points.map((p, i) => [pointKey(p), i]))
+  const pool: PoolPoint[] = state.pool.filter((p) => !clusteredKeys.has(pointKey(p)))
+  for (const p of state.pool) if (clusteredKeys.has(pointKey(p))) removedPool.set(pointKey(p), p)
+  for (const [i, p] of points.entries()) {
+    const key = pointKey(p)
+    if (after[i] !== OTHER_TOPIC) continue
+    const pooled: PoolPoint = {
+      conversationId: p.conversationId,
+      messageId: p.messageId,
+      embedding: p.embedding,
+      terms: p.terms,
+      attachedTo: OTHER_TOPIC,
+      seq: state.seq++,
+    }
+    pool.push(pooled)
+    removedPool.delete(key)
+    changedPool.set(key, pooled)
+  }
+  // A merged topic's messages count in the one it merged into (the merge event says so); a retired
+  // topic's are moved, to "other" at least.
+  for (const [i, p] of points.entries()) {
+    if (after[i] !== followMerges(state, p.topicId)) reassign(reassigned, p, after[i]!)
+  }
+  for (const p of pool.splice(0, Math.max(0, pool.length - options.poolCapacity))) {
+    changedPool.delete(pointKey(p))
+    removedPool.set(pointKey(p), p)
+  }
+
+  // Waiting messages that lie inside a topic's present spread join it.
+  const active = [...state.topics.values()]
+    .filter((t) => t.mergedInto === null && !t.retired)
+    .sort((a, b) => a.seq - b.seq)
+  const prior = pooledSpread(active)
+  const waiting: PoolPoint[] = []
+  for (const p of pool) {
+    const topic = inside(active, prior, p.embedding, options)
+    if (!topic) {
+      waiting.push(p)
+      continue
+    }
+    addInto(topic.sum, p.embedding)
+    topic.centroid = normalized(topic.sum)
+    topic.size++
+    addTerms(
+      topic.terms,
+      p.terms.map((t) => [t, 1]),
+    )
+    changedTopics.add(topic.id)
+    changedPool.delete(pointKey(p))
+    removedPool.set(pointKey(p), p)
+    reassign(reassigned, p, topic.id)
+  }
+  state.pool = waiting
+  state.poolSizeAtClustering = waiting.length
+  state.addedSinceClustering = 0
+
+  return {
+    assigned: new Map(),
+    reassigned: [...reassigned.values()],
+    events,
+    changedTopics,
+    changedPool,
+    removedPool,
+    summary: {
+      clustered: points.length,
+      topics: clusters.length,
+      kept: kept.size,
+      created: created.length,
+      merged,
+      retired,
+      split: splits.size,
+    },
+  }
+}
+
+function reassign(into: Map<string, Reassignment>, p: WindowPoint | PoolPoint, topicId: string): void {
+  into.set(pointKey(p), { conversationId: p.conversationId, messageId: p.messageId, topicId })
+}
+
+/** The sum, size, terms and spread of these members (each one's mean similarity to the others). */
+function rebuild(topic: Topic, members: readonly WindowPoint[]): void {
+  const sum = new Float32Array(members[0]!.embedding.length)
+  for (const m of members) addInto(sum, m.embedding)
+  topic.sum = sum
+  topic.centroid = normalized(sum)
+  topic.size = members.length
+  topic.terms = new Map()
+  for (const m of members) {
+    addTerms(
+      topic.terms,
+      m.terms.map((t) => [t, 1]),
+    )
+  }
+  topic.spread = { count: 0, sum: 0, squares: 0 }
+  for (const m of members) record(topic.spread, (dot(m.embedding, sum) - 1) / (members.length - 1))
+  topic.labelledAtSize = members.length
+}
+
+/** New topics get labels; kept topics whose members are mostly new get them again. No two alike. */
+function label(state: TopicState, created: Topic[], relabel: Topic[], events: TopicEvent[]): void {
+  const active = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired)
+  const corpus = termCorpus(active.map((t) => t.terms))
+  const taken = new Set(active.filter((t) => !created.includes(t)).map((t) => t.label))
+  for (const topic of created) {
+    const labelled = labelTopic(topic.terms, corpus)
+    topic.label = distinctLabel(labelled, taken)
+    topic.keywords = labelled.keywords
+    taken.add(topic.label)
+    events.push({
+      type: 'analysis.topic-discovered',
+      payload: { topicId: topic.id, label: topic.label, keywords: [...topic.keywords], configured: false },
+    })
+  }
+  for (const topic of relabel) {
+    const labelled = labelTopic(topic.terms, corpus)
+    taken.delete(topic.label)
+    const newLabel = distinctLabel(labelled, taken)
+    taken.add(newLabel)
+    if (newLabel === topic.label) continue
+    topic.label = newLabel
+    topic.keywords = labelled.keywords
+    events.push({
+      type: 'analysis.topic-relabeled',
+      payload: { topicId: topic.id, label: newLabel, keywords: [...labelled.keywords] },
+    })
+  }
+}
+
+function inside(
+  active: readonly Topic[],
+  prior: ReturnType<typeof pooledSpread>,
+  v: Vector,
+  options: TopicModelOptions,
+) {
+  let nearest: Topic | undefined
+  let best = Number.NEGATIVE_INFINITY
+  for (const t of active) {
+    const s = dot(v, t.centroid)
+    if (s > best) {
+      best = s
+      nearest = t
+    }
+  }
+  if (!nearest) return undefined
+  const members = nearest.size + (nearest.configured ? 1 : 0)
+  if (members === 0) return undefined
+  return dot(v, nearest.sum) / members >= insideThreshold(nearest, prior, options) ? nearest : undefined
+}
+
+function newTopic(state: TopicState, id: string): Topic {
+  const topic: Topic = {
+    id,
+    label: '',
+    keywords: [],
+    configured: false,
+    mergedInto: null,
+    retired: false,
+    sum: new Float32Array(0),
+    centroid: new Float32Array(0),
+    size: 0,
+    terms: new Map(),
+    labelledAtSize: 0,
+    spread: { count: 0, sum: 0, squares: 0 },
+    seq: state.seq++,
+  }
+  state.topics.set(id, topic)
+  return topic
+}
+
+function followMerges(state: TopicState, id: string): string {
+  let topic = state.topics.get(id)
+  while (topic?.mergedInto) topic = state.topics.get(topic.mergedInto)
+  return topic?.id ?? id
+}
+
+function seqOf(state: TopicState, id: string): number {
+  return state.topics.get(id)?.seq ?? Number.POSITIVE_INFINITY
+}
+
+function countBy(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1)
+  return counts
+}
+
+/** The most frequent value other than OTHER_TOPIC (ties: the first counted), and its count. */
+function plurality(counts: ReadonlyMap<string, number>): [string | undefined, number] {
+  let best: [string | undefined, number] = [undefined, 0]
+  for (const [v, n] of counts) if (v !== OTHER_TOPIC && n > best[1]) best = [v, n]
+  return best
+}
