@@ -22,6 +22,7 @@ import { errorBody } from './errors.ts'
 import { type ReadinessCheck, registerHealthRoutes } from './health.ts'
 import { MAX_BODY_DEPTH } from './json-depth.ts'
 import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
+import { finishOpenApiDocument } from './openapi.ts'
 import { installBodyParsing } from './request-body.ts'
 import { refuseIllFormedText } from './text-check.ts'
 
@@ -142,7 +143,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     },
     transform: jsonSchemaTransform,
     // Schemas with an id (JsonValue) are referenced with $ref: this puts them under components.schemas.
-    transformObject: jsonSchemaTransformObject,
+    // Then the shared error responses, headers and health routes (libs/http/src/openapi.ts).
+    transformObject: (documentObject) => finishOpenApiDocument(jsonSchemaTransformObject(documentObject)),
   })
   app
     .withTypeProvider<ZodTypeProvider>()

@@ -14,5 +14,14 @@ export {
 export { type ReadinessCheck, registerHealthRoutes } from './health.ts'
 export { type JsonPath, jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
 export { installLoadShedding, type LoadSheddingOptions, type PoolUsage } from './load-shedding.ts'
+export {
+  documented,
+  ERROR_RESPONSES,
+  finishOpenApiDocument,
+  RESPONSE_HEADERS,
+  type ResponseDoc,
+  type ResponseHeader,
+  rateLimitHeaders,
+} from './openapi.ts'
 export { errorBodySchema, errorResponses, isoDateTimeSchema } from './schemas.ts'
 export { type EventTrace, eventTrace } from './trace.ts'

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ERROR_STATUS, type ErrorCode } from './errors.ts'
+import { ERROR_RESPONSE_KEY } from './openapi.ts'
 
 /** The API.md error body, for route response schemas (and so the OpenAPI document). */
 export const errorBodySchema = z.object({
@@ -13,9 +14,15 @@ export const errorBodySchema = z.object({
   }),
 })
 
-/** Response schemas for the error statuses a route can answer with, keyed by status. */
+/**
+ * Response schemas for the error statuses a route can answer with, keyed by status. In the OpenAPI
+ * document each becomes a reference to the shared response of its code (libs/http/src/openapi.ts), which
+ * describes it and gives an example.
+ */
 export function errorResponses(...codes: ErrorCode[]): Record<number, typeof errorBodySchema> {
-  return Object.fromEntries(codes.map((code) => [ERROR_STATUS[code], errorBodySchema]))
+  return Object.fromEntries(
+    codes.map((code) => [ERROR_STATUS[code], errorBodySchema.meta({ [ERROR_RESPONSE_KEY]: code })]),
+  )
 }
 
 const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z')

@@ -3,6 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 
+interface Operation {
+  summary?: string
+  description?: string
+  responses: Record<string, unknown>
+}
+
 let db: TestDatabase
 let app: FastifyInstance
 beforeAll(async () => {
@@ -44,7 +50,16 @@ describe('GET /api/v1/openapi.json', () => {
       ]),
     )
     const capture = doc.paths['/api/v1/capture'].post
-    expect(Object.keys(capture.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429', '503'])
+    expect(Object.keys(capture.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '413',
+      '415',
+      '429',
+      '500',
+      '503',
+    ])
     const body = capture.requestBody.content['application/json'].schema
     expect(body.required).toEqual(expect.arrayContaining(['conversationId', 'messages']))
     expect(body.properties.messages.maxItems).toBe(100)
@@ -53,14 +68,59 @@ describe('GET /api/v1/openapi.json', () => {
     )
     // The new routes say what a role that may not act gets, and what they take
     const invite = doc.paths['/api/v1/invitations'].post
-    expect(Object.keys(invite.responses).sort()).toEqual(['200', '400', '401', '403', '409', '429'])
+    expect(Object.keys(invite.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '409',
+      '429',
+      '500',
+      '503',
+    ])
     expect(invite.requestBody.content['application/json'].schema.properties.role.enum).toEqual([
       'owner',
       'admin',
       'member',
       'viewer',
     ])
-    expect(Object.keys(doc.paths['/api/v1/audit'].get.responses).sort()).toEqual(['200', '400', '401', '403'])
-    expect(doc.paths['/api/v1/invitations/accept'].post.security).toBeUndefined()
+    expect(Object.keys(doc.paths['/api/v1/audit'].get.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '500',
+      '503',
+    ])
+    // Accepting an invitation needs no session (one is used when present)
+    expect(doc.paths['/api/v1/invitations/accept'].post.security).toEqual([])
+    // Errors are the shared responses, each with an example of the API.md body and its headers
+    expect(capture.responses['429']).toEqual({ $ref: '#/components/responses/RateLimited' })
+    const rateLimited = doc.components.responses.RateLimited
+    expect(Object.keys(rateLimited.headers)).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+    )
+    expect(rateLimited.content['application/json'].example.error.code).toBe('rate_limited')
+    // Capture's answer says what it means, gives an example and lists Deprecation and the rate-limit headers
+    const ok = capture.responses['200']
+    expect(ok.description).not.toBe('Default Response')
+    expect(ok.content['application/json'].example.ok).toBe(true)
+    expect(Object.keys(ok.headers)).toEqual(
+      expect.arrayContaining(['X-Request-Id', 'Deprecation', 'RateLimit-Limit']),
+    )
+    expect(capture.requestBody.content['application/json'].example.conversationId).toBe('chat-0001')
+    expect(body.properties.userId.deprecated).toBe(true)
+    // No operation is left undocumented
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        expect({ path, method, summary: op.summary, description: op.description }).toEqual({
+          path,
+          method,
+          summary: expect.any(String),
+          description: expect.any(String),
+        })
+        expect(JSON.stringify(op.responses)).not.toContain('Default Response')
+      }
+    }
   })
 })

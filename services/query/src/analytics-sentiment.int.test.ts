@@ -256,7 +256,7 @@ describe('GET /api/v1/analytics/sentiment', () => {
     for (const path of ['/api/v1/analytics/overview', '/api/v1/analytics/sentiment']) {
       const op = doc.paths[path].get
       expect(op.tags).toEqual(['analytics'])
-      expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404'])
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '500', '503'])
       const params = op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)
       expect(params).toEqual(
         expect.arrayContaining(['query:chatbotId', 'query:from', 'query:to', 'query:days', 'query:tz']),

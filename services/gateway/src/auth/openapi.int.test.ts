@@ -30,15 +30,17 @@ describe('auth routes in the OpenAPI document', () => {
       'organizationName',
       'password',
     ])
-    expect(Object.keys(signup.responses).sort()).toEqual(['200', '400', '403', '409', '429'])
+    expect(Object.keys(signup.responses).sort()).toEqual(['200', '400', '403', '409', '429', '500', '503'])
     expect(Object.keys(paths['/api/v1/auth/login'].post.responses).sort()).toEqual([
       '200',
       '400',
       '401',
       '403',
       '429',
+      '500',
+      '503',
     ])
     expect(paths['/api/v1/auth/logout'].post.security).toEqual([{ session: [] }])
-    expect(Object.keys(paths['/api/v1/auth/me'].get.responses).sort()).toEqual(['200', '401'])
+    expect(Object.keys(paths['/api/v1/auth/me'].get.responses).sort()).toEqual(['200', '401', '500', '503'])
   })
 })

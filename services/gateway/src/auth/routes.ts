@@ -1,5 +1,5 @@
 import { requireUser, SESSION_COOKIE } from '@cas/auth'
-import { AppError, errorResponses, eventTrace } from '@cas/http'
+import { AppError, documented, errorResponses, eventTrace, rateLimitHeaders } from '@cas/http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
@@ -7,7 +7,13 @@ import { z } from 'zod'
 import { type Account, createAccount, findAccount, findUserForLogin } from './accounts.ts'
 import { clearLoginFailures, LOGIN_THROTTLE, recordLoginAttempt } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
-import { accountResponseSchema, loginBodySchema, okResponseSchema, signupBodySchema } from './schemas.ts'
+import {
+  accountExample,
+  accountResponseSchema,
+  loginBodySchema,
+  okResponseSchema,
+  signupBodySchema,
+} from './schemas.ts'
 
 /** One message for an unknown email and a wrong password, so the answer doesn't reveal which accounts exist. */
 export const INVALID_CREDENTIALS = 'The email or password is incorrect.'
@@ -35,10 +41,21 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
+        operationId: 'signUp',
         summary: 'Create an account and an organization with this person as its owner, and sign in',
+        description:
+          'Creates a person (email, password of at least 10 characters, optional name) and an organization ' +
+          'they own, and signs them in: the answer sets the session cookie (cas_session) that the dashboard ' +
+          "routes read. 409 when the email already has an account; 403 when the server's SIGNUP_ENABLED is " +
+          'false. Rate-limited per client address (UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE).',
+        security: [],
         body: signupBodySchema,
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Signed up and signed in: the new account, working in its new organization.',
+            example: accountExample,
+            headers: rateLimitHeaders,
+          }),
           ...errorResponses('invalid_request', 'forbidden', 'conflict', 'rate_limited'),
         },
       },
@@ -69,10 +86,21 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
+        operationId: 'logIn',
         summary: 'Sign in with email and password',
+        description:
+          'Checks the password and starts a session (the cas_session cookie), working in the first ' +
+          'organization the person joined. A wrong email and a wrong password get the same 401. After 5 ' +
+          'failed attempts for one email within 15 minutes, 429 with Retry-After; the sign-in routes are ' +
+          'also rate-limited per client address.',
+        security: [],
         body: loginBodySchema,
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Signed in: the account, and the session cookie in Set-Cookie.',
+            example: accountExample,
+            headers: rateLimitHeaders,
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'rate_limited'),
         },
       },
@@ -98,9 +126,16 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
+        operationId: 'logOut',
         summary: 'Sign out: the session is destroyed server-side',
+        description:
+          'Destroys the session on the server and clears the cookie. Idempotent: without a valid session it ' +
+          'still answers 200. 403 only for a cross-site request (the Origin check).',
         security: SESSION_SECURITY,
-        response: { 200: okResponseSchema, ...errorResponses('forbidden') },
+        response: {
+          200: documented(okResponseSchema, { description: 'Signed out.', example: { ok: true } }),
+          ...errorResponses('forbidden'),
+        },
       },
     },
     async (request, reply) => {
@@ -121,9 +156,19 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
+        operationId: 'getAccount',
         summary: 'The signed-in person, the organization they work in and every one they belong to',
+        description:
+          "The session's person, the organization the session works in (with the role's permissions there, " +
+          'which the dashboard uses to show what the role may do), and every organization they belong to.',
         security: SESSION_SECURITY,
-        response: { 200: accountResponseSchema, ...errorResponses('unauthorized') },
+        response: {
+          200: documented(accountResponseSchema, {
+            description: 'The signed-in account.',
+            example: accountExample,
+          }),
+          ...errorResponses('unauthorized'),
+        },
       },
     },
     async (request) => {
@@ -137,11 +182,18 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     {
       schema: {
         tags: TAGS,
+        operationId: 'switchOrganization',
         summary: 'Switch the organization this session works in (one the person belongs to)',
+        description:
+          "Every dashboard read and command works in the session's current organization; this switches it, " +
+          'from the answer on. 404 for an organization the person does not belong to (whether or not it exists).',
         security: SESSION_SECURITY,
         body: z.strictObject({ organizationId: z.string().describe('The id of one of your organizations.') }),
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Switched: the account, now working in that organization.',
+            example: accountExample,
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
         },
       },

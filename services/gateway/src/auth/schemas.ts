@@ -55,3 +55,16 @@ export const accountResponseSchema = z.object({
 })
 
 export const okResponseSchema = z.object({ ok: z.literal(true) })
+
+/** The account in the OpenAPI document's examples: an owner of one organization. */
+export const accountExample: z.output<typeof accountResponseSchema> = {
+  ok: true,
+  user: { id: '3d6f0c2a-8b1e-4f5a-9c7d-2e4b6a8c0f13', email: 'ada@example.com', name: 'Ada' },
+  organization: {
+    id: '9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d',
+    name: 'Acme',
+    role: 'owner',
+    permissions: Object.keys(PERMISSIONS) as Permission[],
+  },
+  organizations: [{ id: '9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d', name: 'Acme', role: 'owner' }],
+}

@@ -1,5 +1,12 @@
 import type { CaptureConfig, SignInConfig } from '@cas/config'
-import { AppError, decompressRequestBody, errorResponses, eventTrace } from '@cas/http'
+import {
+  AppError,
+  decompressRequestBody,
+  documented,
+  errorResponses,
+  eventTrace,
+  rateLimitHeaders,
+} from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -8,7 +15,7 @@ import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 import { CaptureCommitter } from './group-commit.ts'
-import { CAPTURE_FIELDS, captureBodySchema, captureResponseSchema } from './schema.ts'
+import { CAPTURE_FIELDS, captureBodyExample, captureBodySchema, captureResponseSchema } from './schema.ts'
 
 export interface CaptureRouteDeps {
   readonly pool: pg.Pool
@@ -18,6 +25,19 @@ export interface CaptureRouteDeps {
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
   readonly redis?: Redis
 }
+
+/** Capture's rules and answers, for the OpenAPI document (the README's "What capture takes" in full). */
+const CAPTURE_DESCRIPTION = `Sends messages of one conversation with the chatbot's API key (\`Authorization: Bearer svc_live_…\`), from the chatbot's backend. The messages are stored durably before the answer, and analysed (sentiment, topics) afterwards.
+
+Rules:
+- **Idempotent per message id.** A conversation (\`conversationId\`, the caller's id) stores each message \`id\` once: sending a batch again stores nothing new, and \`messagesStored\` counts only the new messages, exactly, also under concurrent sends. Retry freely with the same ids.
+- **Sizes.** 1–100 messages; \`conversationId\` and message ids 1–256 characters; \`content\` up to 32,768; \`user.id\` up to 256; every other string value of \`user\`, \`organization\`, \`session\`, \`custom\` and \`metadata\` up to 1,024 (these objects are flat: strings, numbers, booleans). Longer is a 400 naming the field, never cut. The body is at most 4 MiB (413), also once gzip-decompressed.
+- **Body.** JSON in UTF-8 (\`Content-Type: application/json\`, else 415), uncompressed or \`Content-Encoding: gzip\` (other encodings are 415). Text holding U+0000 or a lone UTF-16 surrogate is a 400 naming where. Timestamps need a zone (\`Z\` or \`+hh:mm\`).
+- **Later captures** of a conversation replace the \`user\`, \`organization\`, \`session\` and \`custom\` fields they carry.
+- **Warnings, not silence.** The capture succeeds and \`warnings\` says, one sentence each: a custom field outside \`settings.customFields\` or of another type (stored as given); a top-level field capture does not know (ignored); a message id repeated in one request with a different message (the first is stored); \`userId\`/\`metadata\` disagreeing with \`user.id\`/\`custom\` (the new field is kept); a \`sentAt\` more than 24 hours after the receive time (the receive time is stored).
+- **Deprecated fields** \`userId\` and \`metadata\` still work; the answer then carries \`Deprecation: true\`.
+
+Errors (the API.md error body): 400 \`invalid_request\` with \`details\` naming each invalid field by JSON Pointer; 401 \`unauthorized\` for a missing, malformed, unknown, rotated-away or deleted key; 413 \`payload_too_large\`; 415 \`unsupported_media_type\`; 429 \`rate_limited\` past CAPTURE_RATE_LIMIT_PER_MINUTE per key (with \`Retry-After\`: retry then); 503 \`unavailable\` under overload or with the database down (with \`Retry-After\`). Retry 429 and 5xx with the same message ids; do not retry other 4xx.`
 
 /**
  * POST /api/v1/capture. In its own plugin scope: the rate limit applies per API key, or per client address
@@ -80,17 +100,27 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
         },
         schema: {
           tags: ['capture'],
+          operationId: 'capture',
           summary: 'Capture messages of one conversation',
-          description:
-            'The body is JSON in UTF-8 (anything else is 400), uncompressed or with Content-Encoding: gzip ' +
-            '(other encodings are 415), at most 4 MiB once decompressed (413). Text holding U+0000 or a lone ' +
-            'UTF-16 surrogate (an escaped \\ud800 not in a pair) is refused with 400 naming it, and so is a ' +
-            'string value of user, organization, session, custom or metadata longer than 1,024 characters. ' +
-            'What is taken but not stored as sent comes back in warnings.',
+          description: CAPTURE_DESCRIPTION,
           security: [{ apiKey: [] }],
-          body: captureBodySchema,
+          body: captureBodySchema.meta({ examples: [captureBodyExample] }),
           response: {
-            200: captureResponseSchema,
+            200: documented(captureResponseSchema, {
+              description:
+                'Taken: the messages are stored durably and analysed afterwards. `messagesStored` counts the ' +
+                'messages new to the conversation (a message id already stored is not stored again, so a ' +
+                'retry is safe); `warnings` says what was taken other than as sent. With a deprecated field ' +
+                '(`userId`, `metadata`) the answer carries `Deprecation: true`.',
+              example: {
+                ok: true,
+                conversationId: '0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57',
+                messagesStored: 2,
+                analysisQueued: true,
+                warnings: ['custom field seats should be number'],
+              },
+              headers: [...rateLimitHeaders, 'Deprecation'],
+            }),
             ...errorResponses(
               'invalid_request',
               'unauthorized',

@@ -72,11 +72,13 @@ export const captureBodySchema = z
       .optional(),
     userId: userIdSchema
       .describe('Deprecated: use user.id. When both are given and differ, user.id is kept, with a warning.')
+      .meta({ deprecated: true })
       .optional(),
     metadata: flatObjectSchema
       .describe(
         `Deprecated: use custom. A key in both with different values keeps custom, with a warning. ${limits}`,
       )
+      .meta({ deprecated: true })
       .optional(),
   })
   .describe(
@@ -86,6 +88,17 @@ export const captureBodySchema = z
 
 /** The body's fields: any other top-level key is ignored, with a warning. */
 export const CAPTURE_FIELDS: ReadonlySet<string> = new Set(Object.keys(captureBodySchema.shape))
+
+/** The capture in the OpenAPI document's example (the README's). */
+export const captureBodyExample: z.input<typeof captureBodySchema> = {
+  conversationId: 'chat-0001',
+  messages: [
+    { id: 'm-1', role: 'user', content: 'How do I reset my password?', sentAt: '2026-11-21T10:00:00Z' },
+    { id: 'm-2', role: 'assistant', content: 'Use the link on the sign-in page.' },
+  ],
+  user: { id: 'u-42', plan: 'pro' },
+  custom: { plan: 'pro' },
+}
 
 export type CaptureBody = z.output<typeof captureBodySchema>
 export type CaptureMessage = z.output<typeof captureMessageSchema>

@@ -1,5 +1,5 @@
 import { actorTrace, requirePermission } from '@cas/auth'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { settingsPatchSchema, settingsSchema } from '@cas/settings'
 import { type ChatbotView, chatbotSchema, isUuid } from '@cas/views'
@@ -28,6 +28,21 @@ const withKeySchema = z.object({
 // Malformed ids are answered like unknown ones (API.md: never reveal existence), so params are not validated.
 const idParams = z.object({ id: z.string() })
 
+/** A chatbot in the OpenAPI document's examples. */
+export const chatbotExample: ChatbotView = {
+  id: '2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60',
+  name: 'Support bot',
+  api_key_prefix: 'svc_live_3kQ9…',
+  settings: { customFields: { plan: 'string' } },
+  created_at: '2026-11-21T10:00:00.000Z',
+}
+
+const withKeyExample = {
+  ok: true as const,
+  chatbot: chatbotExample,
+  apiKey: 'svc_live_3kQ9vL2xR7mN4pT8wY1zB6cF0hJ5dG',
+}
+
 const notFound = () => new AppError('not_found', 'No chatbot with this id.')
 
 /**
@@ -53,10 +68,24 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     '/api/v1/chatbots',
     {
       schema: {
+        operationId: 'createChatbot',
+        description:
+          'Owners and admins create a chatbot in the current organization, with a name (1–100 ' +
+          'characters) and optional settings: customFields (field name → "string" | "number" | ' +
+          '"boolean", which capture checks custom fields against), analysisEnabled, topics (label → ' +
+          'keywords) and retentionDays. The answer holds its API key (svc_live_…), shown this once: ' +
+          'only its hash is kept.',
+        summary: 'Create a chatbot and its API key',
         tags,
         security,
         body: z.strictObject({ name: nameSchema, settings: settingsSchema.optional() }),
-        response: { 200: withKeySchema, ...errorResponses('invalid_request', 'unauthorized', 'forbidden') },
+        response: {
+          200: documented(withKeySchema, {
+            description: 'Created: the chatbot and its full API key, shown this once.',
+            example: withKeyExample,
+          }),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
+        },
       },
     },
     async (request) => {
@@ -81,6 +110,12 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     '/api/v1/chatbots/:id',
     {
       schema: {
+        operationId: 'updateChatbot',
+        description:
+          'Owners, admins and members change the name, the settings, or both. `settings` is a JSON ' +
+          'Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 ' +
+          'for a chatbot not in the current organization.',
+        summary: 'Rename a chatbot or change its settings',
         tags,
         security,
         params: idParams,
@@ -89,7 +124,10 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
           settings: settingsPatchSchema.optional(),
         }),
         response: {
-          200: chatbotSchema,
+          200: documented(chatbotSchema, {
+            description: 'Changed: the chatbot as it is now.',
+            example: { ...chatbotExample, name: 'Support bot (EU)' },
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
         },
       },
@@ -115,11 +153,20 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     '/api/v1/chatbots/:id',
     {
       schema: {
+        operationId: 'deleteChatbot',
+        description:
+          'Owners and admins delete a chatbot for good: its key stops working at once, and its ' +
+          'conversations, messages, analytics and events are erased (the event journal keeps only the ' +
+          'event saying it was deleted).',
+        summary: 'Delete a chatbot with all its data',
         tags,
         security,
         params: idParams,
         response: {
-          200: z.object({ ok: z.literal(true) }),
+          200: documented(z.object({ ok: z.literal(true) }), {
+            description: 'Deleted.',
+            example: { ok: true },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'not_found'),
         },
       },
@@ -143,10 +190,21 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     '/api/v1/chatbots/:id/rotate-key',
     {
       schema: {
+        operationId: 'rotateChatbotKey',
+        description:
+          "Owners and admins replace the chatbot's API key: the old key stops working at once (capture " +
+          'with it is 401), and the new one is in this answer only.',
+        summary: 'Issue a new API key for a chatbot',
         tags,
         security,
         params: idParams,
-        response: { 200: withKeySchema, ...errorResponses('unauthorized', 'forbidden', 'not_found') },
+        response: {
+          200: documented(withKeySchema, {
+            description: 'Rotated: the chatbot and its new API key, shown this once.',
+            example: withKeyExample,
+          }),
+          ...errorResponses('unauthorized', 'forbidden', 'not_found'),
+        },
       },
     },
     async (request) => {

@@ -1,6 +1,6 @@
 import { actorTrace, requirePermission } from '@cas/auth'
 import { withTransaction } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
@@ -45,11 +45,26 @@ export async function registerTestConversation(
     {
       schema: {
         tags: ['chatbots'],
+        operationId: 'sendTestConversation',
+        description:
+          "For a person who may edit the chatbot: captures the dashboard's example conversation (id " +
+          "welcome-conversation, two messages) with the chatbot's current key, as POST /api/v1/capture " +
+          'would, so that the dashboard can show a first conversation without the key in the page. Sent ' +
+          'again, it stores nothing new. 409 when the key changed meanwhile.',
         summary: "Capture the onboarding's example conversation with the chatbot's key",
         security: [{ session: [] }],
         params: z.object({ id: z.string() }),
         response: {
-          200: captureResponseSchema,
+          200: documented(captureResponseSchema, {
+            description: 'Captured, answered as a capture.',
+            example: {
+              ok: true,
+              conversationId: '0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57',
+              messagesStored: 2,
+              analysisQueued: true,
+              warnings: [],
+            },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'not_found', 'conflict'),
         },
       },

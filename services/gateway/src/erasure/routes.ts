@@ -1,7 +1,7 @@
 import { actorTrace, requirePermission } from '@cas/auth'
 import { withTransaction } from '@cas/db'
 import { type ConversationEvent, parseRecordedEvent } from '@cas/events'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -21,11 +21,20 @@ export async function registerErasureRoutes(app: FastifyInstance, deps: { pool: 
     '/api/v1/chatbots/:id/users/:userId',
     {
       schema: {
+        operationId: 'eraseEndUser',
+        description:
+          'Owners and admins erase every conversation whose user.id (as captured) is userId: from the ' +
+          'event journal, every read model and the analysis state, so that no replay brings them back. ' +
+          'The erasure is in the audit log. Erasing a user with no conversations answers 200 with 0.',
+        summary: 'Erase every conversation of one end user of a chatbot',
         tags: ['chatbots'],
         security: [{ session: [] }],
         params: z.object({ id: z.string(), userId: z.string().min(1).max(256) }),
         response: {
-          200: z.object({ ok: z.literal(true), conversationsErased: z.number().int() }),
+          200: documented(z.object({ ok: z.literal(true), conversationsErased: z.number().int() }), {
+            description: 'Erased: how many conversations.',
+            example: { ok: true, conversationsErased: 3 },
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
         },
       },

@@ -1,13 +1,13 @@
 import { withTransaction } from '@cas/db'
 import type { OrganizationRole } from '@cas/events'
-import { AppError, errorResponses, eventTrace } from '@cas/http'
+import { AppError, documented, errorResponses, eventTrace, rateLimitHeaders } from '@cas/http'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { createUser } from '../auth/accounts.ts'
 import { hashPassword } from '../auth/passwords.ts'
 import { accountOf, signIn, switchOrganization } from '../auth/routes.ts'
-import { accountResponseSchema } from '../auth/schemas.ts'
+import { accountExample, accountResponseSchema } from '../auth/schemas.ts'
 import { runOrganizationCommand } from './commands.ts'
 import { parseInvitationToken, secretMatches } from './invitation-token.ts'
 import { acceptBodySchema, lookupBodySchema, lookupResponseSchema } from './schemas.ts'
@@ -76,10 +76,29 @@ export function registerInvitationRoutes(scope: FastifyInstance, deps: Invitatio
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupInvitation',
+        security: [],
+        description:
+          'Anyone holding an invitation link (its token, the part after #) reads what it invites to, ' +
+          'without a session: the organization, the email, the role, the inviter. 404 for a link that ' +
+          'is wrong, used, revoked or expired. Rate-limited per client address.',
         summary: 'What an invitation link invites to (no session needed)',
         body: lookupBodySchema,
         response: {
-          200: lookupResponseSchema,
+          200: documented(lookupResponseSchema, {
+            description: 'What the invitation invites to.',
+            example: {
+              ok: true,
+              invitation: {
+                organization: { name: 'Acme' },
+                email: 'alan@example.com',
+                role: 'viewer',
+                invitedBy: 'Ada',
+                expiresAt: '2026-11-28T10:00:00.000Z',
+              },
+            },
+            headers: rateLimitHeaders,
+          }),
           ...errorResponses('invalid_request', 'forbidden', 'not_found', 'rate_limited'),
         },
       },
@@ -105,11 +124,24 @@ export function registerInvitationRoutes(scope: FastifyInstance, deps: Invitatio
     {
       schema: {
         tags: TAGS,
+        operationId: 'acceptInvitation',
+        // A session is optional: with one, the signed-in person joins; without, a new one signs up.
+        security: [],
+        description:
+          'With a session: joins the organization as the signed-in person, whose email must be the ' +
+          "invitation's (403 otherwise). Without one: signs up a new person with the invitation's " +
+          'email, the given password (at least 10 characters) and name, and signs them in (409 when ' +
+          'that email already has an account: sign in first). Either way the session then works in the ' +
+          'organization. 404 for a link that is wrong, used, revoked or expired.',
         summary:
           'Accept an invitation: as the signed-in person it names, or by signing up with its email and a password',
         body: acceptBodySchema,
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Joined: the account, working in the organization it joined.',
+            example: accountExample,
+            headers: rateLimitHeaders,
+          }),
           ...errorResponses(
             'invalid_request',
             'unauthorized',

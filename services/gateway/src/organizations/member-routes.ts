@@ -1,7 +1,7 @@
 import { actorTrace, requirePermission } from '@cas/auth'
 import { withTransaction } from '@cas/db'
 import type { OrganizationRole } from '@cas/events'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -12,9 +12,11 @@ import { invitationLink, issueInvitation } from './invitation-token.ts'
 import type { InvitationMailer } from './mailer.ts'
 import {
   idParams,
+  invitationExample,
   invitationsResponseSchema,
   inviteBodySchema,
   invitedResponseSchema,
+  memberExample,
   memberSchema,
   membersResponseSchema,
   roleBodySchema,
@@ -53,8 +55,18 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'listMembers',
+        description:
+          'Members of the organization the session works in, with their roles (owners, admins and ' +
+          'members may read them).',
         summary: "The organization's members, in the order they joined",
-        response: { 200: membersResponseSchema, ...errorResponses('unauthorized', 'forbidden') },
+        response: {
+          200: documented(membersResponseSchema, {
+            description: 'The members.',
+            example: { ok: true, members: [memberExample] },
+          }),
+          ...errorResponses('unauthorized', 'forbidden'),
+        },
       },
     },
     async (request) => {
@@ -69,11 +81,18 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'updateMemberRole',
+        description:
+          "Owners and admins change a member's role; only owners act on an owner or give the owner " +
+          'role, and the last owner cannot be demoted (409). 404 for someone who is not a member.',
         summary: "Change a member's role (owners only for the owner role; never the last owner's)",
         params: userIdParams,
         body: roleBodySchema,
         response: {
-          200: z.object({ ok: z.literal(true), member: memberSchema }),
+          200: documented(z.object({ ok: z.literal(true), member: memberSchema }), {
+            description: 'Changed: the member with their new role.',
+            example: { ok: true, member: { ...memberExample, role: 'admin' } },
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'conflict'),
         },
       },
@@ -101,10 +120,17 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'removeMember',
+        description:
+          'Owners and admins remove a member (only owners remove an owner; never the last owner: 409). ' +
+          'Their sessions in this organization stop working at once.',
         summary: 'Remove a member; they lose access with their very next request',
         params: userIdParams,
         response: {
-          200: z.object({ ok: z.literal(true) }),
+          200: documented(z.object({ ok: z.literal(true) }), {
+            description: 'Removed.',
+            example: { ok: true },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'not_found', 'conflict'),
         },
       },
@@ -130,8 +156,16 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'listInvitations',
+        description: 'Invitations not yet used, revoked or expired, newest first (owners and admins).',
         summary: 'Pending invitations to the organization',
-        response: { 200: invitationsResponseSchema, ...errorResponses('unauthorized', 'forbidden') },
+        response: {
+          200: documented(invitationsResponseSchema, {
+            description: 'The pending invitations.',
+            example: { ok: true, invitations: [invitationExample] },
+          }),
+          ...errorResponses('unauthorized', 'forbidden'),
+        },
       },
     },
     async (request) => {
@@ -146,10 +180,24 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'createInvitation',
+        description:
+          'Owners and admins invite an email with a role (only owners invite owners). The answer holds ' +
+          'the link to accept it, shown this once (only a hash of its secret is kept), and whether it ' +
+          'was emailed (SMTP_URL). 409 when the email is already a member. At most ' +
+          'INVITATION_RATE_LIMIT_PER_HOUR invitations per organization per hour (429).',
         summary: 'Invite someone by email with a role; the link is in this answer only',
         body: inviteBodySchema,
         response: {
-          200: invitedResponseSchema,
+          200: documented(invitedResponseSchema, {
+            description: 'Invited: the invitation, its single-use link and whether it was emailed.',
+            example: {
+              ok: true,
+              invitation: invitationExample,
+              link: 'http://127.0.0.1:3000/join#7c9e1a3b5d7f4b9c8e1a3b5d7f9c1e24.q2V8x7Lr0pW4mZ9t',
+              emailed: false,
+            },
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'conflict', 'rate_limited'),
         },
       },
@@ -206,10 +254,17 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'revokeInvitation',
+        description:
+          'Owners and admins revoke a pending invitation; 404 when it is not pending in this ' +
+          'organization.',
         summary: 'Revoke a pending invitation; its link stops working at once',
         params: idParams,
         response: {
-          200: z.object({ ok: z.literal(true) }),
+          200: documented(z.object({ ok: z.literal(true) }), {
+            description: 'Revoked.',
+            example: { ok: true },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'not_found'),
         },
       },

@@ -1,7 +1,7 @@
 import { actorTrace, requirePermission, requireUser } from '@cas/auth'
 import { withTransaction } from '@cas/db'
 import { purgeStreamEvents } from '@cas/eventlog'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -9,7 +9,7 @@ import type pg from 'pg'
 import { z } from 'zod'
 import { createOrganization, findAccount } from '../auth/accounts.ts'
 import { accountOf, switchOrganization } from '../auth/routes.ts'
-import { accountResponseSchema, organizationNameSchema } from '../auth/schemas.ts'
+import { accountExample, accountResponseSchema, organizationNameSchema } from '../auth/schemas.ts'
 import { executeChatbotCommand } from '../chatbots/commands.ts'
 import { runOrganizationCommand } from './commands.ts'
 
@@ -39,10 +39,17 @@ export function registerOrganizationRoutes(scope: FastifyInstance, deps: Organiz
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'createOrganization',
+        description:
+          'Creates an organization (a name of 1–100 characters) owned by the signed-in person, who may ' +
+          'belong to none yet, and switches the session to it.',
         summary: 'Create an organization with yourself as its owner, and switch to it',
         body: z.strictObject({ name: organizationNameSchema }),
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Created: the account, now working in the new organization as its owner.',
+            example: accountExample,
+          }),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
         },
       },
@@ -69,9 +76,16 @@ export function registerOrganizationRoutes(scope: FastifyInstance, deps: Organiz
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'leaveOrganization',
+        description:
+          'Leaves the organization the session works in; the session moves to the first organization ' +
+          'left, or to none. 409 for its last owner (transfer ownership or delete the organization).',
         summary: 'Leave the current organization (not as its last owner)',
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description: 'Left: the account, working in its first remaining organization (null when none).',
+            example: { ...accountExample, organization: null, organizations: [] },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'conflict'),
         },
       },
@@ -96,10 +110,21 @@ export function registerOrganizationRoutes(scope: FastifyInstance, deps: Organiz
       schema: {
         tags: TAGS,
         security: SECURITY,
+        operationId: 'deleteOrganization',
+        description:
+          'Owners only. Deletes every chatbot of the organization with its conversations, events and ' +
+          'analytics (as DELETE /api/v1/chatbots/{id} does), then the organization with its members, ' +
+          'invitations and audit log; the event journal keeps only the events saying so. The session ' +
+          'moves to the first organization left. 409 when chatbots keep being created meanwhile: try ' +
+          'again.',
         summary:
           'Delete the current organization for good: every chatbot with its data (as DELETE /chatbots/:id), its members, invitations and audit log',
         response: {
-          200: accountResponseSchema,
+          200: documented(accountResponseSchema, {
+            description:
+              'Deleted: the account, working in its first remaining organization (null when none).',
+            example: { ...accountExample, organization: null, organizations: [] },
+          }),
           ...errorResponses('unauthorized', 'forbidden', 'conflict'),
         },
       },

@@ -73,3 +73,24 @@ export const acceptBodySchema = z.strictObject({
 
 export const userIdParams = z.object({ userId: z.string() })
 export const idParams = z.object({ id: z.string() })
+
+const EXAMPLE_TIME = '2026-11-21T10:00:00.000Z'
+
+/** A member in the OpenAPI document's examples. */
+export const memberExample: z.output<typeof memberSchema> = {
+  userId: '5b7d9f1a-3c5e-4a7b-9d1f-2a4c6e8a0b13',
+  email: 'grace@example.com',
+  name: 'Grace',
+  role: 'member',
+  joinedAt: EXAMPLE_TIME,
+}
+
+/** An invitation in the OpenAPI document's examples. */
+export const invitationExample: z.output<typeof invitationSchema> = {
+  id: '7c9e1a3b-5d7f-4b9c-8e1a-3b5d7f9c1e24',
+  email: 'alan@example.com',
+  role: 'viewer',
+  invitedBy: { id: '3d6f0c2a-8b1e-4f5a-9c7d-2e4b6a8c0f13', email: 'ada@example.com', name: 'Ada' },
+  createdAt: EXAMPLE_TIME,
+  expiresAt: '2026-11-28T10:00:00.000Z',
+}

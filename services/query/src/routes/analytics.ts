@@ -1,6 +1,6 @@
 import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
@@ -130,6 +130,80 @@ const topicsResponse = z.object({
     .describe("The long tail: end users' messages no topic is similar enough to (?topic=other)."),
 })
 
+const EXAMPLE_RANGE = { from: '2026-10-29T10:00:00.000Z', to: '2026-11-28T11:00:00.000Z' }
+const EXAMPLE_CHATBOT = '2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60'
+
+const overviewExample: z.output<typeof overviewResponse> = {
+  ok: true,
+  range: EXAMPLE_RANGE,
+  totalConversations: 120,
+  totalMessages: 480,
+  uniqueUsers: 95,
+  avgMessagesPerConversation: 4,
+  sentiment: { average: 0.12, positive: 90, neutral: 110, negative: 40, analyzed: 240 },
+  assistantSentiment: { average: 0.35, positive: 120, neutral: 115, negative: 5, analyzed: 240 },
+  topTopics: [
+    { topic: 'Password reset', id: 'a1b2c3d4e5f60718', count: 40 },
+    { topic: 'Billing, invoices', id: 'b2c3d4e5f6071829', count: 25 },
+  ],
+  otherTopic: { topic: 'Other', id: 'other', count: 12 },
+  messagesByRole: { user: 240, assistant: 240, system: 0, tool: 0 },
+}
+
+const topicsExample: z.output<typeof topicsResponse> = {
+  ok: true,
+  interval: 'week',
+  range: EXAMPLE_RANGE,
+  conversationsWithTopics: 77,
+  topics: [
+    {
+      id: 'a1b2c3d4e5f60718',
+      chatbotId: EXAMPLE_CHATBOT,
+      label: 'Password reset',
+      keywords: ['password', 'reset', 'link'],
+      configured: false,
+      conversations: 40,
+      messages: 52,
+      share: 0.52,
+      averageSentiment: -0.2,
+      trend: [
+        { bucket: '2026-11-16T00:00:00.000Z', messages: 20 },
+        { bucket: '2026-11-23T00:00:00.000Z', messages: 32 },
+      ],
+      examples: [
+        {
+          id: '0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57',
+          conversationId: 'chat-0001',
+          lastMessageAt: '2026-11-27T09:30:00.000Z',
+          sentiment: 'negative',
+          excerpt: 'How do I reset my password? The link never arrives.',
+        },
+      ],
+    },
+  ],
+  other: {
+    conversations: 12,
+    messages: 14,
+    share: 0.16,
+    averageSentiment: 0,
+    trend: [
+      { bucket: '2026-11-16T00:00:00.000Z', messages: 6 },
+      { bucket: '2026-11-23T00:00:00.000Z', messages: 8 },
+    ],
+  },
+}
+
+const sentimentExample: z.output<typeof sentimentResponse> = {
+  ok: true,
+  interval: 'day',
+  role: 'user',
+  range: { from: '2026-11-26T00:00:00.000Z', to: '2026-11-28T00:00:00.000Z' },
+  points: [
+    { bucket: '2026-11-26T00:00:00.000Z', average: 0.1, positive: 12, neutral: 20, negative: 5, count: 37 },
+    { bucket: '2026-11-27T00:00:00.000Z', average: null, positive: 0, neutral: 0, negative: 0, count: 0 },
+  ],
+}
+
 /** Checks, in the request's organization scope, what only the database can tell: the chatbot and the zone. */
 async function checkScope(client: pg.ClientBase, orgId: string, chatbotId: string | undefined, tz: string) {
   // Another organization's chatbot answers like an unknown one (API.md: never reveal existence).
@@ -155,10 +229,21 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       schema: {
         tags,
         security,
+        operationId: 'getAnalyticsOverview',
+        summary: 'Conversations, messages, users, sentiment and top topics over a range',
         description:
-          'Aggregate metrics of the organization, or of one chatbot. `tz` is accepted but changes nothing here.',
+          'Aggregate figures of the organization, or of one chatbot (`chatbotId`), over a range: `from`/`to`, ' +
+          'or the `days` (default 30, at most 365) before `to` (default now), widened to whole UTC hours. ' +
+          'Computed from hourly rollups. `tz` is accepted but changes nothing here. 404 for a chatbot not in ' +
+          'the organization.',
         querystring: analyticsQuery,
-        response: { 200: overviewResponse, ...errors },
+        response: {
+          200: documented(overviewResponse, {
+            description: 'The figures over the range the answer names.',
+            example: overviewExample,
+          }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -183,10 +268,22 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       schema: {
         tags,
         security,
+        operationId: 'getAnalyticsTopics',
+        summary: 'What end users talk about: topics with their figures, trend and examples',
         description:
-          'What end users talk about: the topics found in their messages (or configured in settings.topics), with conversations, messages, share, sentiment, a trend and examples.',
+          'What end users talk about: the topics found in their messages (or configured in settings.topics), ' +
+          'with conversations, messages, share, sentiment, a trend per `interval` (hour, day, week; hour for ' +
+          'ranges of at most 7 days) and up to 3 recent examples; most conversations first, `limit` at most ' +
+          '1,000 (default 20). The long tail no topic is close enough to is `other`, apart. Range parameters ' +
+          'as for the overview; `tz` sets the day and week buckets.',
         querystring: topicsQuery,
-        response: { 200: topicsResponse, ...errors },
+        response: {
+          200: documented(topicsResponse, {
+            description: 'The topics over the range, and the long tail apart.',
+            example: topicsExample,
+          }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -213,10 +310,20 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       schema: {
         tags,
         security,
+        operationId: 'getAnalyticsSentiment',
+        summary: 'Sentiment over time, one point per hour, day or week',
         description:
-          "Sentiment per hour, day or week, with a point for every bucket in range: the end users' messages, or the assistant's with `role=assistant`.",
+          "Sentiment per hour, day or week, with a point for every bucket in range: the end users' messages, " +
+          "or the assistant's with `role=assistant`. Range parameters as for the overview; `tz` sets where " +
+          'days and weeks start.',
         querystring: sentimentRoleQuery,
-        response: { 200: sentimentResponse, ...errors },
+        response: {
+          200: documented(sentimentResponse, {
+            description: 'One point per bucket in range, empty buckets included.',
+            example: sentimentExample,
+          }),
+          ...errors,
+        },
       },
     },
     async (request) => {

@@ -1,6 +1,6 @@
 import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -70,14 +70,47 @@ export async function registerAuditRoutes(app: FastifyInstance, deps: QueryDeps)
       schema: {
         tags: ['audit'],
         security: [{ session: [] }],
+        operationId: 'listAuditEntries',
+        description:
+          'Owners and admins read who did what in the organization (invitations, roles, members, ' +
+          "chatbots and their keys and settings, erasures), newest first, with the actor's email and " +
+          'name as they were then. Paged: `limit` at most 100 (default 50); pass `nextCursor` back as ' +
+          '`cursor` for the next page (null on the last).',
         summary: "The organization's audit log, newest first",
         querystring: auditQuery,
         response: {
-          200: z.object({
-            ok: z.literal(true),
-            entries: z.array(entrySchema),
-            nextCursor: z.string().nullable(),
-          }),
+          200: documented(
+            z.object({
+              ok: z.literal(true),
+              entries: z.array(entrySchema),
+              nextCursor: z.string().nullable(),
+            }),
+            {
+              description: 'One page of entries, newest first.',
+              example: {
+                ok: true,
+                entries: [
+                  {
+                    id: '8d0f2b4c-6e8a-4c1d-9f3b-5d7f9b1d3f57',
+                    occurredAt: '2026-11-21T10:05:00.000Z',
+                    action: 'chatbot.key-rotated',
+                    actor: {
+                      id: '3d6f0c2a-8b1e-4f5a-9c7d-2e4b6a8c0f13',
+                      email: 'ada@example.com',
+                      name: 'Ada',
+                    },
+                    target: {
+                      type: 'chatbot',
+                      id: '2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60',
+                      name: 'Support bot',
+                    },
+                    details: {},
+                  },
+                ],
+                nextCursor: 'MTIzNA',
+              },
+            },
+          ),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
         },
       },

@@ -1,6 +1,6 @@
 import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
-import { AppError, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses } from '@cas/http'
 import { chatbotSchema, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -15,6 +15,14 @@ import { chatbotsBehind, findChatbot, listChatbots } from '../repositories/chatb
  * recorded for the chatbot's stream (for a list, for every chatbot of the organization). A deleted
  * chatbot is gone at once: its deletion is read from its destroyed data key, not from the read model.
  */
+const chatbotExample: z.output<typeof chatbotSchema> = {
+  id: '2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60',
+  name: 'Support bot',
+  api_key_prefix: 'svc_live_3kQ9…',
+  settings: { customFields: { plan: 'string' } },
+  created_at: '2026-11-21T10:00:00.000Z',
+}
+
 export async function registerChatbotReadRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>()
   const tags = ['chatbots']
@@ -27,9 +35,21 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
     '/api/v1/chatbots',
     {
       schema: {
+        operationId: 'listChatbots',
+        description:
+          'Owners, admins and members list the chatbots of the organization the session works in, with ' +
+          'their settings and the first characters of their keys (never a whole key). A chatbot just ' +
+          'created or changed is listed as it now is (read-your-writes).',
+        summary: "The organization's chatbots",
         tags,
         security,
-        response: { 200: z.array(chatbotSchema), ...errorResponses('forbidden', 'unauthorized') },
+        response: {
+          200: documented(z.array(chatbotSchema), {
+            description: 'The chatbots.',
+            example: [chatbotExample],
+          }),
+          ...errorResponses('forbidden', 'unauthorized'),
+        },
       },
     },
     async (request) => {
@@ -43,11 +63,20 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
     '/api/v1/chatbots/:id',
     {
       schema: {
+        operationId: 'getChatbot',
+        description:
+          'Owners, admins and members read one chatbot of the current organization (404 for any other ' +
+          'id). A chatbot just created is waited for up to READ_YOUR_WRITES_TIMEOUT_MS; 503 with ' +
+          'Retry-After when it is still not there.',
+        summary: 'One chatbot',
         tags,
         security,
         params: z.object({ id: z.string() }),
         response: {
-          200: chatbotSchema,
+          200: documented(chatbotSchema, {
+            description: 'The chatbot.',
+            example: chatbotExample,
+          }),
           ...errorResponses('forbidden', 'unauthorized', 'not_found', 'unavailable'),
         },
       },

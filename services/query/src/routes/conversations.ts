@@ -1,6 +1,6 @@
 import { requirePermission } from '@cas/auth'
 import { withOrgScope } from '@cas/db'
-import { AppError, errorResponses, isoDateTimeSchema } from '@cas/http'
+import { AppError, documented, errorResponses, isoDateTimeSchema } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -46,6 +46,26 @@ const conversationSchema = z.object({
       "The conversation's first end-user message (by sentAt) with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut); null when the end user has said nothing yet.",
     ),
 })
+
+const conversationExample: z.output<typeof conversationSchema> = {
+  id: '0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57',
+  chatbotId: '2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60',
+  conversationId: 'chat-0001',
+  user: { id: 'u-42', plan: 'pro' },
+  organization: {},
+  session: {},
+  custom: { plan: 'pro' },
+  messageCount: 2,
+  firstMessageAt: '2026-11-21T10:00:00.000Z',
+  lastMessageAt: '2026-11-21T10:00:05.000Z',
+  createdAt: '2026-11-21T10:00:06.000Z',
+  updatedAt: '2026-11-21T10:00:09.000Z',
+  sentiment: { score: -0.3, label: 'negative' },
+  assistantSentiment: { score: 0.2, label: 'neutral' },
+  topics: ['Password reset'],
+  topicIds: ['a1b2c3d4e5f60718'],
+  preview: 'How do I reset my password?',
+}
 
 const listQuery = z.strictObject({
   chatbotId: z.uuid().optional(),
@@ -107,15 +127,34 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     '/api/v1/conversations',
     {
       schema: {
+        operationId: 'listConversations',
+        description:
+          'The conversations of the organization (or of one chatbot), by last message time, newest ' +
+          'first. Filters: `from`/`to` (last message time, ISO 8601 with a zone), `userId` (user.id), ' +
+          "`sentiment` (the end user's), `topic` (a topic id, `other`, or part of a label or key phrase " +
+          'in any case) and `q` (full-text search in messages, stemmed English, web-search syntax). ' +
+          'Paged: `limit` at most 100 (default 20); pass `nextCursor` back as `cursor`. A conversation ' +
+          'read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected.',
+        summary: 'List conversations, newest first, with filters and full-text search',
         tags,
         security,
         querystring: listQuery,
         response: {
-          200: z.object({
-            ok: z.literal(true),
-            conversations: z.array(conversationSchema),
-            nextCursor: z.string().nullable(),
-          }),
+          200: documented(
+            z.object({
+              ok: z.literal(true),
+              conversations: z.array(conversationSchema),
+              nextCursor: z.string().nullable(),
+            }),
+            {
+              description: 'One page of conversations, and the cursor of the next (null on the last).',
+              example: {
+                ok: true,
+                conversations: [conversationExample],
+                nextCursor: 'WyIyMDI2LTExLTIxVDEwOjAwOjA1LjAwMFoiXQ',
+              },
+            },
+          ),
           ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
         },
       },
@@ -148,24 +187,58 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     '/api/v1/conversations/:id',
     {
       schema: {
+        operationId: 'getConversation',
+        description:
+          "A conversation by the service's id (the `id` of the list and of capture's answer, not the " +
+          "caller's conversationId), with every message in order of sentAt and each message's " +
+          'sentiment. 404 for an id not in the organization; 503 with Retry-After while a conversation ' +
+          'just captured is not projected yet.',
+        summary: 'One conversation with its messages',
         tags,
         security,
         params: z.object({ id: z.string() }),
         response: {
-          200: z.object({
-            ok: z.literal(true),
-            conversation: conversationSchema.extend({
-              messages: z.array(
-                z.object({
-                  id: z.string(),
-                  role: z.string(),
-                  content: z.string(),
-                  sentAt: z.string(),
-                  sentiment: sentimentSchema,
-                }),
-              ),
+          200: documented(
+            z.object({
+              ok: z.literal(true),
+              conversation: conversationSchema.extend({
+                messages: z.array(
+                  z.object({
+                    id: z.string(),
+                    role: z.string(),
+                    content: z.string(),
+                    sentAt: z.string(),
+                    sentiment: sentimentSchema,
+                  }),
+                ),
+              }),
             }),
-          }),
+            {
+              description: 'The conversation and its messages.',
+              example: {
+                ok: true,
+                conversation: {
+                  ...conversationExample,
+                  messages: [
+                    {
+                      id: 'm-1',
+                      role: 'user',
+                      content: 'How do I reset my password?',
+                      sentAt: '2026-11-21T10:00:00.000Z',
+                      sentiment: { score: -0.3, label: 'negative' },
+                    },
+                    {
+                      id: 'm-2',
+                      role: 'assistant',
+                      content: 'Use the link on the sign-in page.',
+                      sentAt: '2026-11-21T10:00:05.000Z',
+                      sentiment: { score: 0.2, label: 'neutral' },
+                    },
+                  ],
+                },
+              },
+            },
+          ),
           ...errorResponses('forbidden', 'unauthorized', 'not_found', 'unavailable'),
         },
       },

@@ -5,7 +5,7 @@ import {
   STALE_AFTER_SECONDS,
   type StageStatus,
 } from '@cas/eventlog'
-import { errorResponses } from '@cas/http'
+import { documented, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -55,9 +55,23 @@ export async function registerStatusRoutes(app: FastifyInstance, deps: QueryDeps
       schema: {
         tags: ['status'],
         security: [{ session: [] }],
+        operationId: 'getStatus',
+        summary: 'How current the figures are',
         description:
-          'How current the conversations, analytics and analysis are: up to date, or how many seconds behind.',
-        response: { 200: statusResponse, ...errorResponses('unauthorized', 'forbidden') },
+          'How current the conversations, analytics and analysis are: up to date, or how many seconds behind. ' +
+          'About the whole service (one pipeline applies every organization’s events), without counts.',
+        response: {
+          200: documented(statusResponse, {
+            description: 'The state of the projection and of the analysis.',
+            example: {
+              ok: true,
+              at: '2026-11-21T10:00:10.000Z',
+              projection: { state: 'up-to-date', behindSeconds: 0, checkedAt: '2026-11-21T10:00:09.000Z' },
+              analysis: { state: 'behind', behindSeconds: 12, checkedAt: '2026-11-21T10:00:08.000Z' },
+            },
+          }),
+          ...errorResponses('unauthorized', 'forbidden'),
+        },
       },
     },
     async (request) => {
