@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import type { FastifyInstance } from 'fastify'
+import ts from 'typescript'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+
+const run = promisify(execFile)
+const doc = readFileSync(fileURLToPath(new URL('../docs/first-conversation.md', import.meta.url)), 'utf8')
+
+interface Block {
+  readonly lang: string
+  readonly code: string
+  /** The Markdown before it (to find a block by its heading or a comment). */
+  readonly before: string
+}
+
+/** The fenced code blocks of the page, in order. */
+function blocks(): Block[] {
+  return [...doc.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    lang: m[1]!,
+    code: m[2]!,
+    before: doc.slice(0, m.index),
+  }))
+}
+
+/** The first block after `marker`. */
+function blockAfter(marker: string): Block {
+  const at = doc.indexOf(marker)
+  expect(at, `"${marker}" in docs/first-conversation.md`).toBeGreaterThanOrEqual(0)
+  const block = blocks().find((b) => b.before.length > at)
+  if (!block) throw new Error(`no code block after "${marker}"`)
+  return block
+}
+
+// "Send your first conversation", run as a reader would: the curl example against the service itself.
+describe('docs/first-conversation.md', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let env: Record<string, string>
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+    env = {
+      PATH: process.env.PATH ?? '',
+      CONVERSATION_ANALYTICS_URL: address,
+      CONVERSATION_ANALYTICS_API_KEY: apiKey,
+    }
+  })
+  afterAll(async () => {
+    await app?.close()
+    await db?.drop()
+  })
+
+  it('the curl example captures a conversation with the key from the environment, and sent again stores nothing new', async () => {
+    const curl = blockAfter('<!-- The block below is run against the service')
+    expect(curl.lang).toBe('sh')
+    const first = JSON.parse((await run('sh', ['-c', curl.code], { env })).stdout)
+    expect(first).toMatchObject({ ok: true, messagesStored: 2, analysisQueued: true, warnings: [] })
+    const again = JSON.parse((await run('sh', ['-c', curl.code], { env })).stdout)
+    expect(again).toMatchObject({ ok: true, conversationId: first.conversationId, messagesStored: 0 })
+    // The answer the page shows has the same fields
+    const shown = JSON.parse(blockAfter('The answer:').code)
+    expect(Object.keys(shown).sort()).toEqual(Object.keys(first).sort())
+  })
+
+  it('the curl example is refused without a valid key (what a reader who forgot the export sees)', async () => {
+    const curl = blockAfter('<!-- The block below is run against the service')
+    const { stdout } = await run('sh', ['-c', curl.code], {
+      env: { ...env, CONVERSATION_ANALYTICS_API_KEY: 'svc_live_not-a-key' },
+    })
+    expect(JSON.parse(stdout).error.code).toBe('unauthorized')
+  })
+
+  it('the OpenTelemetry variables point the exporter at /v1/traces with the key', async () => {
+    const vars = blockAfter('## A plain OpenTelemetry setup')
+    const { stdout } = await run('sh', ['-c', `${vars.code}\nenv`], { env })
+    expect(stdout).toContain(`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=${env.CONVERSATION_ANALYTICS_URL}/v1/traces`)
+    expect(stdout).toContain(
+      `OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20${env.CONVERSATION_ANALYTICS_API_KEY}`,
+    )
+  })
+
+  it('every Python and TypeScript example is well-formed code', async () => {
+    const python = blocks().filter((b) => b.lang === 'python')
+    const typescript = blocks().filter((b) => b.lang === 'ts')
+    expect(python.length).toBeGreaterThanOrEqual(4)
+    expect(typescript.length).toBeGreaterThanOrEqual(4)
+    for (const block of python) {
+      await run('python3', ['-c', 'import ast, sys; ast.parse(sys.argv[1])', block.code])
+    }
+    for (const block of typescript) {
+      const out = ts.transpileModule(block.code, {
+        reportDiagnostics: true,
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      })
+      expect(out.diagnostics?.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([])
+    }
+  })
+
+  it('is linked from the first screen of the README', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8')
+    const firstScreen = readme.split('\n').slice(0, 20).join('\n')
+    expect(firstScreen).toContain('(docs/first-conversation.md)')
+  })
+})
