@@ -6,6 +6,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs
 COPY services services
+# The TypeScript SDK is a workspace too (its dev dependency, openapi-typescript, is in the lock file).
+COPY sdks/typescript/package.json sdks/typescript/
 # onnxruntime-node's install script would fetch GPU libraries; the CPU ones the service uses are in the package.
 ENV ONNXRUNTIME_NODE_INSTALL=skip
 RUN npm ci --no-audit --no-fund

@@ -27,6 +27,7 @@ export default defineConfig({
             'test/**/*.test.ts',
             'infra/**/*.test.ts',
             'bench/**/*.test.ts',
+            'sdks/**/*.test.ts',
           ],
           // The fault tests have their own command (npm run test:faults, vitest.faults.config.ts).
           exclude: [...configDefaults.exclude, 'test/faults/**', ...BROWSER_TESTS],

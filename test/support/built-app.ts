@@ -18,9 +18,17 @@ export async function buildApp(): Promise<void> {
 
 export interface BuiltApp {
   readonly baseUrl: string
+  /** The service's current process (a new one after restart). */
   readonly process: Worker
   /** Its embedded Postgres, as the superuser the app itself connects as. */
   databaseUrl(): string
+  /**
+   * Ends the service's process (SIGKILL by default: a crash, in the middle of whatever it was doing),
+   * keeping its data directory; afterwards nothing answers on its port until start().
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>
+  /** Starts the service again on the same port and data directory; resolves once /healthz answers. */
+  start(): Promise<void>
   /** Stops the service (and so its embedded Postgres) and removes its data directory. */
   stop(): Promise<void>
 }
@@ -29,54 +37,82 @@ export interface BuiltApp {
  * The built all-in-one (dist/all-in-one.js, what `npm start` runs after building) in a child process on a
  * fresh DATA_DIR, so with its own embedded Postgres, answering on a free port; resolves once /healthz does.
  */
-export async function startBuiltApp(env: Record<string, string> = {}): Promise<BuiltApp> {
+export async function startBuiltApp(
+  env: Record<string, string> = {},
+  opts: { port?: number } = {},
+): Promise<BuiltApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cas-built-app-'))
   // Postgres runs as its own user when we are root: it must be able to reach its data directory.
   await chmod(dataDir, 0o755)
-  const port = await freePort()
+  const port = opts.port ?? (await freePort())
   const baseUrl = `http://127.0.0.1:${port}`
-  const child = spawnWorker(
-    {
-      // `npm start`'s defaults, whatever servers the test run itself was pointed at (empty is unset).
-      DATABASE_URL: '',
-      QUERY_DATABASE_URL: '',
-      KAFKA_BROKERS: '',
-      REDIS_URL: '',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    `${ROOT}dist/all-in-one.js`,
-    ['--enable-source-maps'],
-  )
+  const spawnService = () =>
+    spawnWorker(
+      {
+        // `npm start`'s defaults, whatever servers the test run itself was pointed at (empty is unset).
+        DATABASE_URL: '',
+        QUERY_DATABASE_URL: '',
+        KAFKA_BROKERS: '',
+        REDIS_URL: '',
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      `${ROOT}dist/all-in-one.js`,
+      ['--enable-source-maps'],
+    )
+  let child = spawnService()
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    await child.kill(signal)
+    await stopLeftoverPostgres(dataDir)
+  }
   const stop = async () => {
     await child.kill('SIGTERM')
     await stopLeftoverPostgres(dataDir)
     await rm(dataDir, { recursive: true, force: true })
   }
-  const exited = new Promise<never>((_, reject) =>
-    child.process.once('exit', (code) => reject(new Error(`the built app exited (${code}) while starting`))),
-  )
-  exited.catch(() => {})
-  const healthy = waitFor(async () => (await fetch(`${baseUrl}/healthz`).catch(() => undefined))?.ok, {
-    timeoutMs: 90_000,
-    what: 'the built app to answer /healthz',
-  })
-  healthy.catch(() => {})
-  try {
+  const untilHealthy = async () => {
+    const current = child
+    const exited = new Promise<never>((_, reject) =>
+      current.process.once('exit', (code) =>
+        reject(new Error(`the built app exited (${code}) while starting: ${current.stderr()}`)),
+      ),
+    )
+    exited.catch(() => {})
+    const healthy = waitFor(async () => (await fetch(`${baseUrl}/healthz`).catch(() => undefined))?.ok, {
+      timeoutMs: 90_000,
+      what: 'the built app to answer /healthz',
+    })
+    healthy.catch(() => {})
     await Promise.race([healthy, exited])
+  }
+  try {
+    await untilHealthy()
   } catch (err) {
     await stop()
     throw err
+  }
+  const start = async () => {
+    child = spawnService()
+    await untilHealthy()
   }
   const databaseUrl = () => {
     const url = runningEmbeddedPostgres(path.join(dataDir, 'postgres'))
     if (!url) throw new Error(`the built app's Postgres is not running (${dataDir})`)
     return url
   }
-  return { baseUrl, process: child, databaseUrl, stop }
+  return {
+    baseUrl,
+    get process() {
+      return child
+    },
+    databaseUrl,
+    kill,
+    start,
+    stop,
+  }
 }
 
 /**
