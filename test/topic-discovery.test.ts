@@ -337,10 +337,28 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
         'SELECT id, label, keywords, configured, canonical_id FROM rm_topics ORDER BY id',
       )
       const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
-      return { topics, placed }
+      const { rows: themes } = await db.pool.query<{
+        chatbot_id: string
+        label: string
+        topic_ids: string[]
+      }>('SELECT chatbot_id, id, label, topic_ids, position FROM rm_themes ORDER BY chatbot_id, id')
+      return { topics, placed, themes }
     }
     const before = await snapshot()
     expect(before.topics.length).toBeGreaterThanOrEqual(5)
+    // The topics are grouped into themes (themes.ts): each theme's topics are topics of its chatbot not
+    // merged away, no topic is in two themes, and no two themes of a chatbot share a label.
+    const own = before.themes.filter((t) => t.chatbot_id === chatbotId)
+    expect(own.length).toBeGreaterThanOrEqual(1)
+    const grouped = own.flatMap((t) => t.topic_ids)
+    expect(new Set(grouped).size).toBe(grouped.length)
+    const canonical = new Set(
+      (before.topics as { id: string; canonical_id: string }[])
+        .filter((t) => t.id === t.canonical_id)
+        .map((t) => t.id),
+    )
+    for (const id of grouped) expect(canonical.has(id), id).toBe(true)
+    expect(new Set(own.map((t) => t.label)).size).toBe(own.length)
     await projector.consumer.stop()
     const result = await rebuildReadModels({
       pool: db.pool,

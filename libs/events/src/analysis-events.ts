@@ -202,6 +202,40 @@ export const analysisTopicRetiredV1 = defineEvent({
   example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10' },
 })
 
+export const analysisThemesAssignedV1 = defineEvent({
+  type: 'analysis.themes-assigned',
+  version: 1,
+  streamType: 'analysis',
+  description: `A chatbot's topics were grouped into themes anew (its topics were found, relabeled or merged): the payload is the whole grouping and replaces the one before. A topic in no theme has none. ${topicStreamNote}`,
+  payload: z.strictObject({
+    themes: z
+      .array(
+        z.strictObject({
+          themeId: z
+            .uuid()
+            .describe(
+              'Stable while the theme keeps most of its topics: filter conversations with ?theme=<id>.',
+            ),
+          label: z
+            .string()
+            .min(1)
+            .describe('A broad label from its topics\' own words ("Card", "Claim, policy").'),
+          topicIds: z.array(z.uuid()).min(1).describe('Its topics (none merged away).'),
+        }),
+      )
+      .describe('Every theme of the chatbot; each topic is in at most one.'),
+  }),
+  example: {
+    themes: [
+      {
+        themeId: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b',
+        label: 'Card',
+        topicIds: ['9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10'],
+      },
+    ],
+  },
+})
+
 export const analysisFailedV1 = defineEvent({
   type: 'analysis.failed',
   version: 1,
@@ -244,6 +278,7 @@ export const analysisEventDefinitions = [
   analysisTopicMergedV1,
   analysisTopicSplitV1,
   analysisTopicRetiredV1,
+  analysisThemesAssignedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -256,4 +291,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicMergedV1.schema,
   analysisTopicSplitV1.schema,
   analysisTopicRetiredV1.schema,
+  analysisThemesAssignedV1.schema,
 ])

@@ -6,6 +6,7 @@ export {
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
+  analysisThemesAssignedV1,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
   analysisTopicRelabeledV1,

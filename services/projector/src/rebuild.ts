@@ -30,6 +30,7 @@ export const READ_MODEL_TABLES = [
   'rm_deleted_chatbots',
   'rm_erased_conversations',
   'rm_topics',
+  'rm_themes',
 ] as const
 /** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */
 const PROTECTED = new Set<string>(READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots'))

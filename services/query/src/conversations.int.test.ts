@@ -385,6 +385,139 @@ describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
   })
 })
 
+describe('themes: GET /api/v1/conversations?theme= and the topics API', () => {
+  let themesBot: { id: string; apiKey: string }
+  const CARD_DELIVERY = randomUUID()
+  const CARD_ACTIVATE = randomUUID()
+  const LOST_CARD = randomUUID()
+  const TRANSFER_FEE = randomUUID()
+  const CARDS = randomUUID()
+  const TRANSFERS = randomUUID()
+  const append = (streamId: string, events: ReturnType<typeof newEvent>[]) =>
+    withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId,
+        orgId: bot.orgId,
+        chatbotId: themesBot.id,
+        expectedVersion: 'any',
+        events,
+      }),
+    )
+  /** A conversation of one end-user message per topic, analyzed into them. */
+  const onTopics = async (conversationId: string, topics: { id: string; label: string }[]) => {
+    const id = await capture(
+      themesBot.apiKey,
+      conversationId,
+      topics.map((t, i) => [`m${i}`, `2026-11-04T10:00:0${i}Z`, t.label]),
+    )
+    const analyzer = { name: 'test', version: '1' }
+    const sentiment = { score: 0, label: 'neutral' as const }
+    const results = topics.map((t, i) => ({ messageId: `m${i}`, sentiment, topics: [t] }))
+    await append(id, [
+      newEvent('analysis.messages-analyzed', { analyzer, results }),
+      newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
+    ])
+  }
+  const topic = (id: string, label: string) => ({ id, label })
+
+  beforeAll(async () => {
+    const created = await createChatbot(app, cookie, { name: 'Themes bot' })
+    themesBot = { id: created.chatbot.id, apiKey: created.apiKey }
+    const discovered = (topicId: string, label: string) =>
+      newEvent('analysis.topic-discovered', { topicId, label, keywords: [], configured: false })
+    const themes = (list: [string, string, string[]][]) =>
+      newEvent('analysis.themes-assigned', {
+        themes: list.map(([themeId, label, topicIds]) => ({ themeId, label, topicIds })),
+      })
+    await append(themesBot.id, [
+      discovered(CARD_DELIVERY, 'card delivery'),
+      discovered(CARD_ACTIVATE, 'activate card'),
+      discovered(LOST_CARD, 'lost card'),
+      discovered(TRANSFER_FEE, 'transfer fee'),
+      // A first grouping, replaced whole by the second.
+      themes([[TRANSFERS, 'Everything', [CARD_DELIVERY, CARD_ACTIVATE, LOST_CARD, TRANSFER_FEE]]]),
+      newEvent('analysis.topic-merged', { topicId: LOST_CARD, into: CARD_ACTIVATE }),
+      themes([
+        [CARDS, 'Card', [CARD_DELIVERY, CARD_ACTIVATE]],
+        [TRANSFERS, 'Transfer', [TRANSFER_FEE]],
+      ]),
+    ])
+    await onTopics('delivery', [topic(CARD_DELIVERY, 'card delivery')])
+    await onTopics('both', [topic(CARD_DELIVERY, 'card delivery'), topic(CARD_ACTIVATE, 'activate card')])
+    await onTopics('lost', [topic(LOST_CARD, 'lost card')])
+    await onTopics('fee', [topic(TRANSFER_FEE, 'transfer fee')])
+    await onTopics('phrase', [topic('card fees', 'card fees')])
+    await projectAll(db.pool)
+  })
+
+  const listed = async (query: string) => {
+    const res = await get(`/api/v1/conversations?chatbotId=${themesBot.id}&limit=100&${query}`)
+    expect(res.statusCode, res.body).toBe(200)
+    return res
+      .json()
+      .conversations.map((c: { conversationId: string }) => c.conversationId)
+      .sort()
+  }
+
+  it('lists the conversations in any topic of the theme, merged topics included', async () => {
+    expect(await listed(`theme=${CARDS}`)).toEqual(['both', 'delivery', 'lost'])
+    expect(await listed(`theme=${TRANSFERS}`)).toEqual(['fee'])
+    expect(await listed(`theme=${randomUUID()}`)).toEqual([])
+  })
+
+  it('takes a theme and a topic together as both', async () => {
+    expect(await listed(`theme=${CARDS}&topic=${CARD_ACTIVATE}`)).toEqual(['both', 'lost'])
+    expect(await listed(`theme=${TRANSFERS}&topic=card`)).toEqual([])
+  })
+
+  it('answers 400 invalid_request for a theme that is no id', async () => {
+    for (const theme of ['cards', '', '1234']) {
+      const res = await get(`/api/v1/conversations?theme=${encodeURIComponent(theme)}`)
+      expect(res.statusCode, theme).toBe(400)
+      expect(res.json()).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
+    }
+  })
+
+  it('gives each topic its theme and each theme its totals, a conversation in two of its topics once', async () => {
+    const res = await get(
+      `/api/v1/analytics/topics?chatbotId=${themesBot.id}&from=2026-11-04T00:00:00Z&to=2026-11-05T00:00:00Z`,
+    )
+    expect(res.statusCode, res.body).toBe(200)
+    const page = res.json()
+    const themeOf = Object.fromEntries(
+      page.topics.map((t: { label: string; theme: unknown }) => [t.label, t.theme]),
+    )
+    expect(themeOf).toEqual({
+      'card delivery': { id: CARDS, label: 'Card' },
+      'activate card': { id: CARDS, label: 'Card' },
+      'transfer fee': { id: TRANSFERS, label: 'Transfer' },
+      'card fees': null,
+    })
+    expect(page.themes).toEqual([
+      {
+        id: CARDS,
+        chatbotId: themesBot.id,
+        label: 'Card',
+        conversations: 3,
+        messages: 4,
+        share: 0.6,
+        // As ranked: two conversations each, two messages each, then by label.
+        topicIds: [CARD_ACTIVATE, CARD_DELIVERY],
+      },
+      {
+        id: TRANSFERS,
+        chatbotId: themesBot.id,
+        label: 'Transfer',
+        conversations: 1,
+        messages: 1,
+        share: 0.2,
+        topicIds: [TRANSFER_FEE],
+      },
+    ])
+  })
+})
+
 describe('GET /api/v1/conversations/:id', () => {
   it('returns the conversation with its messages in sentAt order, ties in arrival order', async () => {
     const id = await capture(bot.apiKey, 'ordered', [

@@ -61,7 +61,7 @@ function cutsToTry(n: number, oneAllowed: boolean): number[] {
   return cuts
 }
 
-function similarities(vectors: readonly Vector[]): Float32Array {
+export function similarities(vectors: readonly Vector[]): Float32Array {
   const n = vectors.length
   const sim = new Float32Array(n * n)
   for (let i = 0; i < n; i++) {
@@ -80,7 +80,7 @@ function similarities(vectors: readonly Vector[]): Float32Array {
  * similarity matrix (overwritten), exact for average linkage (a reducible linkage, so the chain finds the
  * same merges as the textbook O(n³) loop, and sorting them by similarity gives the dendrogram's levels).
  */
-function averageLinkageMerges(sim: Float32Array, n: number): [number, number][] {
+export function averageLinkageMerges(sim: Float32Array, n: number): [number, number][] {
   const size = new Array<number>(n).fill(1)
   const active = new Uint8Array(n).fill(1)
   const merges: { a: number; b: number; s: number; order: number }[] = []
@@ -125,7 +125,7 @@ function averageLinkageMerges(sim: Float32Array, n: number): [number, number][] 
 }
 
 /** Cluster numbers after the first `count` merges, in order of each cluster's first member. */
-function labelsAfter(merges: readonly [number, number][], n: number, count: number): number[] {
+export function labelsAfter(merges: readonly [number, number][], n: number, count: number): number[] {
   const parent = Array.from({ length: n }, (_, i) => i)
   const find = (i: number): number => {
     while (parent[i] !== i) {

@@ -6,6 +6,7 @@ import type { AnalysisContext, MessageAnalysis, SemanticAbilities } from '../ana
 import { type AnalysisJob, traceOf } from '../jobs.ts'
 import type { TopicRef } from '../summary.ts'
 import { configuredTopicId } from './ids.ts'
+import { assignThemes } from './theme-store.ts'
 import {
   type ConfiguredTopic,
   DEFAULT_TOPIC_OPTIONS,
@@ -118,14 +119,17 @@ export async function placeTopics(
         metadata: cause,
       })
     }
-    if (decision.events.length > 0) {
+    // Topics found, relabeled or merged: the themes may change too (theme-store.ts), after them on the stream.
+    const themes = decision.events.length > 0 ? await assignThemes(client, state) : undefined
+    const events = themes ? [...decision.events, themes] : decision.events
+    if (events.length > 0) {
       placement.topicAppends.push({
         streamType: 'analysis',
         streamId: chatbotId,
         orgId: jobs[0]!.job.orgId,
         chatbotId,
         expectedVersion: 'any',
-        events: decision.events.map((e) => newEvent(e.type, e.payload, cause)),
+        events: events.map((e) => newEvent(e.type, e.payload, cause)),
       })
     }
   }

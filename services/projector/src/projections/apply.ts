@@ -30,6 +30,7 @@ const CHATBOT_TABLES = [
   'rm_chatbot_user_hours',
   'rm_daily_topics',
   'rm_topics',
+  'rm_themes',
 ]
 
 /**
@@ -123,6 +124,7 @@ export class ReadModelChanges {
       case 'analysis.topic-merged':
       case 'analysis.topic-split':
       case 'analysis.topic-retired':
+      case 'analysis.themes-assigned':
         this.topics.add(event)
         return
       case 'chatbot.created':

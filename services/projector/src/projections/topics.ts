@@ -7,13 +7,15 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-merged'>
   | RecordedEvent<'analysis.topic-split'>
   | RecordedEvent<'analysis.topic-retired'>
+  | RecordedEvent<'analysis.themes-assigned'>
 
 /**
  * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
  * one now counts in (canonical_id), and their lineage from re-clustering: the topic a split-off one came
  * from (split_from) and when a topic was retired (retired_at). Topic events are few (a topic is found, relabeled or merged now and
  * then), so they are applied one statement each, in order. A merge moves every topic counting in the
- * merged one, so a chain of merges ends in one canonical topic.
+ * merged one, so a chain of merges ends in one canonical topic. rm_themes: each chatbot's themes, replaced
+ * whole by each analysis.themes-assigned (in its order: position).
  */
 export class TopicChanges {
   private readonly pending: TopicEvent[] = []
@@ -110,6 +112,27 @@ export class TopicChanges {
           await client.query(
             'UPDATE rm_topics SET retired_at = $3, updated_at = $3 WHERE chatbot_id = $1 AND id = $2',
             [e.chatbotId, e.payload.topicId, e.occurredAt],
+          )
+          break
+        case 'analysis.themes-assigned':
+          await client.query('DELETE FROM rm_themes WHERE chatbot_id = $1', [e.chatbotId])
+          await client.query(
+            `INSERT INTO rm_themes (org_id, chatbot_id, id, label, topic_ids, position, updated_at)
+             SELECT $1, $2, d.id, d.label, d.topic_ids, d.position, $4
+               FROM json_to_recordset($3::json) AS d(id text, label text, topic_ids text[], position int)`,
+            [
+              e.orgId,
+              e.chatbotId,
+              JSON.stringify(
+                e.payload.themes.map((t, position) => ({
+                  id: t.themeId,
+                  label: t.label,
+                  topic_ids: t.topicIds,
+                  position,
+                })),
+              ),
+              e.occurredAt,
+            ],
           )
           break
         default: {

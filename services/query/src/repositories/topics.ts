@@ -119,6 +119,8 @@ export interface TopicSummary {
   label: string
   keywords: string[]
   configured: boolean
+  /** The theme the topic is grouped in (themes.ts of the analysis service); null when none. */
+  theme: TopicRef | null
   conversations: number
   messages: number
   share: number
@@ -133,11 +135,28 @@ export interface TopicSummary {
   }[]
 }
 
+export interface ThemeSummary {
+  id: string
+  chatbotId: string
+  label: string
+  /** Conversations with a message in range in any of its topics (each once). */
+  conversations: number
+  /** Its topics' end-user messages in range. */
+  messages: number
+  share: number
+  /** Its topics with conversations in range, as ranked. */
+  topicIds: string[]
+}
+
 export interface TopicsReport {
   /** Conversations with a message in range that have a topic ("other" included). */
   conversationsWithTopics: number
   topics: TopicSummary[]
-  other: Omit<TopicSummary, 'id' | 'chatbotId' | 'label' | 'keywords' | 'configured' | 'examples'> | null
+  themes: ThemeSummary[]
+  other: Omit<
+    TopicSummary,
+    'id' | 'chatbotId' | 'label' | 'keywords' | 'configured' | 'examples' | 'theme'
+  > | null
 }
 
 const EXAMPLES = 3
@@ -167,6 +186,16 @@ export interface TopicRanking {
   /** "other", the long tail: the conversations in no topic close enough. */
   other: { conversations: number; messages: number; sentimentSum: number } | null
 }
+
+/** The `active` CTE: the scope's conversations with a message in range ($1 org, $2 from, $3 to) that have a topic. */
+const activeConversations = (byChatbot: string) => `active AS (
+       SELECT c.id, c.chatbot_id, c.external_id, c.last_message_at, c.sentiment_label, c.topics
+         FROM rm_conversations c
+        WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
+          AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
+          AND EXISTS (SELECT 1 FROM rm_hourly_activity a
+                       WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)
+     )`
 
 /**
  * The topics of the scope's conversations with a message in range, ranked: each canonical topic's
@@ -198,14 +227,7 @@ export async function rankTopics(
     conversations: number
     examples: Example[]
   }>(
-    `WITH active AS (
-       SELECT c.id, c.chatbot_id, c.external_id, c.last_message_at, c.sentiment_label, c.topics
-         FROM rm_conversations c
-        WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
-          AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
-          AND EXISTS (SELECT 1 FROM rm_hourly_activity a
-                       WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)
-     ), placed AS (
+    `WITH ${activeConversations(byChatbot)}, placed AS (
        SELECT DISTINCT a.id, a.chatbot_id, a.external_id, a.last_message_at, a.sentiment_label,
               coalesce(t.canonical_id, k.key) AS topic
          FROM active a CROSS JOIN LATERAL unnest(a.topics) AS k(key)
@@ -307,14 +329,28 @@ export async function readTopics(
   const shown = [...ranked.map((t) => t.id), ...(other ? [OTHER_TOPIC] : [])]
   const trends = await readTopicTrends(client, params, chatbot, interval, tz, shown)
   const excerpts = await readExcerpts(client, scope.orgId, ranked)
+  const themes = await readThemes(client, scope, all)
+  const themeOf = new Map(
+    themes.flatMap((th) => th.topicIds.map((id) => [id, { id: th.id, label: th.label }])),
+  )
   return {
     conversationsWithTopics,
+    themes: themes.map((th) => ({
+      id: th.id,
+      chatbotId: th.chatbotId,
+      label: th.label,
+      conversations: th.conversations,
+      messages: th.messages,
+      share: figures({ ...th, sentimentSum: 0 }).share,
+      topicIds: th.topicIds,
+    })),
     topics: ranked.map((t) => ({
       id: t.id,
       chatbotId: t.chatbotId,
       label: t.label,
       keywords: t.keywords,
       configured: t.configured,
+      theme: themeOf.get(t.id) ?? null,
       ...figures(t),
       trend: trends.get(t.id) ?? [],
       examples: t.examples.map((e) => ({
@@ -327,6 +363,85 @@ export async function readTopics(
     })),
     other: other ? { ...figures(other), trend: trends.get(OTHER_TOPIC) ?? [] } : null,
   }
+}
+
+/**
+ * The themes of the ranked topics (rm_themes), each with its conversations with a message in range (a
+ * conversation in two of its topics counts once), its topics' messages, and its ranked topics; most
+ * conversations first, then in the order the grouping gave them.
+ */
+async function readThemes(
+  client: pg.ClientBase,
+  scope: RollupScope,
+  ranked: readonly RankedTopic[],
+): Promise<
+  {
+    id: string
+    chatbotId: string
+    label: string
+    conversations: number
+    messages: number
+    topicIds: string[]
+  }[]
+> {
+  if (ranked.length === 0) return []
+  const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
+  let byChatbot = ''
+  if (scope.chatbotId !== undefined) {
+    params.push(scope.chatbotId)
+    byChatbot = `AND c.chatbot_id = $${params.length}::uuid`
+  }
+  const { rows } = await client.query<{
+    id: string
+    chatbot_id: string
+    label: string
+    topic_ids: string[]
+    conversations: number
+  }>(
+    `WITH ${activeConversations(byChatbot)}, placed AS (
+       SELECT DISTINCT a.id, a.chatbot_id, coalesce(t.canonical_id, k.key) AS topic
+         FROM active a CROSS JOIN LATERAL unnest(a.topics) AS k(key)
+         LEFT JOIN rm_topics t ON t.chatbot_id = a.chatbot_id AND t.id = k.key
+     )
+     SELECT th.id, th.chatbot_id::text, th.label, th.topic_ids, count(DISTINCT p.id)::float8 AS conversations
+       FROM rm_themes th JOIN placed p ON p.chatbot_id = th.chatbot_id AND p.topic = ANY(th.topic_ids)
+      WHERE th.org_id = $1
+      GROUP BY th.chatbot_id, th.id, th.label, th.topic_ids, th.position
+      ORDER BY conversations DESC, th.chatbot_id, th.position`,
+    params,
+  )
+  return rows.map((r) => {
+    const own = new Set(r.topic_ids)
+    const topics = ranked.filter((t) => t.chatbotId === r.chatbot_id && own.has(t.id))
+    return {
+      id: r.id,
+      chatbotId: r.chatbot_id,
+      label: r.label,
+      conversations: r.conversations,
+      messages: topics.reduce((sum, t) => sum + t.messages, 0),
+      topicIds: topics.map((t) => t.id),
+    }
+  })
+}
+
+/**
+ * The topic ids a `theme=` filter stands for: the theme's topics and every topic counting in one of them
+ * (merged into it). An unknown theme stands for none.
+ */
+export async function themeFilterIds(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string | undefined,
+  theme: string,
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT t.id FROM rm_topics t
+      WHERE t.org_id = $1 AND (t.chatbot_id, t.canonical_id) IN (
+              SELECT th.chatbot_id, k.id FROM rm_themes th CROSS JOIN LATERAL unnest(th.topic_ids) AS k(id)
+               WHERE th.org_id = $1 AND th.id = $2 AND ($3::uuid IS NULL OR th.chatbot_id = $3))`,
+    [orgId, theme, chatbotId ?? null],
+  )
+  return rows.map((r) => r.id)
 }
 
 /** Messages per bucket of each shown topic, a point for every bucket (0 where none). */

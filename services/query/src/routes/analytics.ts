@@ -106,6 +106,15 @@ const topicsResponse = z.object({
         label: z.string(),
         keywords: z.array(z.string()),
         configured: z.boolean().describe("One of the chatbot's own topics (settings.topics)."),
+        theme: z
+          .object({
+            id: z.string().describe('Filter conversations with ?theme=<id>.'),
+            label: z.string(),
+          })
+          .nullable()
+          .describe(
+            "The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet).",
+          ),
         ...topicFigures,
         examples: z
           .array(
@@ -124,6 +133,23 @@ const topicsResponse = z.object({
       }),
     )
     .describe('Most conversations first (ties: more messages, then label).'),
+  themes: z
+    .array(
+      z.object({
+        id: z.string().describe('Filter conversations with ?theme=<id>.'),
+        chatbotId: z.uuid(),
+        label: z.string().describe('One or two words its topics share ("Card", "Claim, policy").'),
+        conversations: count.describe(
+          'Conversations with a message in range in any of its topics (one in two of them counts once).',
+        ),
+        messages: count.describe("Its topics' end-user messages in range."),
+        share: z.number().describe('conversations / the conversations in range that have a topic.'),
+        topicIds: z
+          .array(z.string())
+          .describe('Its topics with conversations in range, as ranked (those beyond `limit` too).'),
+      }),
+    )
+    .describe('The themes of the topics with conversations in range, most conversations first.'),
   other: z
     .object(topicFigures)
     .nullable()

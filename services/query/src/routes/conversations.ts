@@ -16,7 +16,7 @@ import {
   toConversation,
   writtenVersion,
 } from '../repositories/conversations.ts'
-import { resolveTopics, topicFilterIds } from '../repositories/topics.ts'
+import { resolveTopics, themeFilterIds, topicFilterIds } from '../repositories/topics.ts'
 
 const sentimentSchema = z
   .object({ score: z.number(), label: z.enum(['positive', 'neutral', 'negative']) })
@@ -82,6 +82,12 @@ const listQuery = z.strictObject({
     .optional()
     .describe(
       'A topic id, `other`, or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches.',
+    ),
+  theme: z
+    .uuid()
+    .optional()
+    .describe(
+      "A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both.",
     ),
   q: z
     .string()
@@ -161,12 +167,16 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'conversations:read')
-      const { limit, cursor, from, to, topic, ...filters } = request.query
+      const { limit, cursor, from, to, topic, theme, ...filters } = request.query
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
       const page = await withOrgScope(deps.readerPool, orgId, async (client) => {
-        const topicIds =
+        const byTopic =
           topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
+        const byTheme =
+          theme === undefined ? undefined : await themeFilterIds(client, orgId, filters.chatbotId, theme)
+        const topicIds =
+          byTopic && byTheme ? byTopic.filter((id) => byTheme.includes(id)) : (byTopic ?? byTheme)
         const rows = await listConversations(client, orgId, { ...filters, ...range, topicIds }, limit, after)
         const resolved = await resolveTopics(
           client,

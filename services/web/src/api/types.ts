@@ -248,8 +248,24 @@ export interface Topic extends TopicFigures {
   readonly keywords: string[]
   /** One of the chatbot's own topics (settings.topics), not a discovered one. */
   readonly configured: boolean
+  /** The theme it is grouped in; null for key phrases and topics not grouped yet. */
+  readonly theme: { readonly id: string; readonly label: string } | null
   /** The most recent conversations of the topic, at most 3. */
   readonly examples: TopicExample[]
+}
+
+/** A handful of a chatbot's topics that are about one thing ("Card"), with their totals over the range. */
+export interface Theme {
+  /** The conversation list's `theme` filter takes it. */
+  readonly id: string
+  readonly chatbotId: string
+  readonly label: string
+  /** Conversations with a message in range in any of its topics, each once. */
+  readonly conversations: number
+  readonly messages: number
+  readonly share: number
+  /** Its topics with conversations in range, as ranked. */
+  readonly topicIds: string[]
 }
 
 export interface TopicsReport {
@@ -258,6 +274,8 @@ export interface TopicsReport {
   readonly conversationsWithTopics: number
   /** Most conversations first. */
   readonly topics: Topic[]
+  /** The topics' themes, most conversations first. */
+  readonly themes: Theme[]
   /** The long tail: end users' messages no topic is similar enough to. */
   readonly other: TopicFigures | null
 }

@@ -20,6 +20,7 @@ describe('conversation filters', () => {
       to: '2026-03-31',
       sentiment: 'negative' as const,
       topic: 'refunds',
+      theme: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b',
       userId: 'user 42',
       q: 'money back',
     }
@@ -30,7 +31,9 @@ describe('conversation filters', () => {
   })
 
   it('drop values the API would refuse instead of sending them', () => {
-    expect(filtersFromSearch('?sentiment=angry&from=yesterday&to=2026-1-2&topic=%20billing%20')).toEqual({
+    expect(
+      filtersFromSearch('?sentiment=angry&from=yesterday&to=2026-1-2&topic=%20billing%20&theme=cards'),
+    ).toEqual({
       ...NO_FILTERS,
       topic: 'billing',
     })
@@ -47,6 +50,7 @@ describe('conversation filters', () => {
       to: endOfDay('2026-03-02'),
       sentiment: undefined,
       topic: undefined,
+      theme: undefined,
       userId: undefined,
       q: 'refund',
       limit: 20,

@@ -1,4 +1,5 @@
 import type { SentimentLabel } from '../api/types.ts'
+import { isThemeId } from './themes.ts'
 
 /** The conversation list's filters as the form holds them: '' means "any". Kept in the page's URL. */
 export interface ConversationFilters {
@@ -9,6 +10,8 @@ export interface ConversationFilters {
   readonly to: string
   readonly sentiment: '' | SentimentLabel
   readonly topic: string
+  /** A theme id (a UUID; the Topics page links to it). */
+  readonly theme: string
   readonly userId: string
   readonly q: string
 }
@@ -19,6 +22,7 @@ export const NO_FILTERS: ConversationFilters = {
   to: '',
   sentiment: '',
   topic: '',
+  theme: '',
   userId: '',
   q: '',
 }
@@ -38,6 +42,7 @@ export function filtersFromSearch(search: string): ConversationFilters {
     to: DAY.test(get('to')) ? get('to') : '',
     sentiment: SENTIMENTS.has(sentiment) ? (sentiment as SentimentLabel) : '',
     topic: get('topic'),
+    theme: isThemeId(get('theme')) ? get('theme') : '',
     userId: get('userId'),
     q: get('q'),
   }
@@ -101,6 +106,7 @@ export function conversationQuery(
     to: filters.to ? endOfDay(filters.to) : undefined,
     sentiment: filters.sentiment || undefined,
     topic: text(filters.topic),
+    theme: text(filters.theme),
     userId: text(filters.userId),
     q: text(filters.q),
     limit,

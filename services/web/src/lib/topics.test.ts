@@ -32,6 +32,7 @@ function topic(
     label,
     keywords: [],
     configured: false,
+    theme: null,
     conversations,
     messages: trend.reduce((n, m) => n + m, 0),
     share: conversations / 10,
@@ -54,6 +55,7 @@ const report: TopicsReport = {
   interval: 'day',
   range: { from: DAYS[0]!, to: '2026-03-04T00:00:00.000Z' },
   conversationsWithTopics: 10,
+  themes: [],
   topics: [
     topic('t-password', 'password reset', 5, [1, 3, 1], { averageSentiment: -0.25 }),
     topic('t-delivery', 'order delivery', 3, [0, 0, 3]),

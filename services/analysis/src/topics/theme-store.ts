@@ -1,0 +1,44 @@
+import type pg from 'pg'
+import { groupThemes, type Theme } from './themes.ts'
+import type { TopicState } from './topic-model.ts'
+
+export interface ThemesAssigned {
+  readonly type: 'analysis.themes-assigned'
+  readonly payload: { themes: { themeId: string; label: string; topicIds: string[] }[] }
+}
+
+/**
+ * The hook that keeps a chatbot's themes (themes.ts) in step with its topics: call it after the chatbot's
+ * topic state was saved, in the same transaction and under the same lock (TopicStore.lock), whenever
+ * topics may have been found, relabeled, merged or moved (topic placement, re-clustering). It groups
+ * anew only when the chatbot's topics (their ids and labels) differ from those of the last grouping, and
+ * returns the event to append on the chatbot's topic stream when the themes changed, else undefined.
+ */
+export async function assignThemes(
+  client: pg.ClientBase,
+  state: TopicState,
+): Promise<ThemesAssigned | undefined> {
+  const topics = [...state.topics.values()].filter((t) => t.mergedInto === null && t.size > 0)
+  // JSON: a text column takes no NUL characters as separators.
+  const signature = JSON.stringify(
+    topics.map((t) => [t.id, t.label]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)),
+  )
+  const { rows } = await client.query<{ signature: string; themes: Theme[] }>(
+    'SELECT signature, themes FROM topic_themes WHERE chatbot_id = $1',
+    [state.chatbotId],
+  )
+  const stored = rows[0]
+  if (stored?.signature === signature) return undefined
+  const previous = stored?.themes ?? []
+  const themes = groupThemes(topics, previous)
+  await client.query(
+    `INSERT INTO topic_themes (chatbot_id, signature, themes) VALUES ($1, $2, $3)
+     ON CONFLICT (chatbot_id) DO UPDATE SET signature = EXCLUDED.signature, themes = EXCLUDED.themes`,
+    [state.chatbotId, signature, JSON.stringify(themes)],
+  )
+  if (JSON.stringify(themes) === JSON.stringify(previous)) return undefined
+  return {
+    type: 'analysis.themes-assigned',
+    payload: { themes: themes.map((t) => ({ themeId: t.id, label: t.label, topicIds: t.topicIds })) },
+  }
+}

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest'
+import { groupThemes, MAX_THEMES, type ThemeTopic } from './themes.ts'
+import { normalized } from './vectors.ts'
+
+const DIMENSIONS = 16
+
+/** A unit vector near axis `axis`, nudged along `nudge` so that no two topics coincide. */
+function near(axis: number, nudge: number, amount = 0.3): Float32Array {
+  const v = new Float32Array(DIMENSIONS)
+  v[axis] = 1
+  v[(nudge % (DIMENSIONS - 8)) + 8] = amount
+  return normalized(v)
+}
+
+let n = 0
+function topic(label: string, centroid: Float32Array, size = 10): ThemeTopic {
+  const words = label.split(/[\s,]+/)
+  const terms = new Map<string, number>(words.map((w) => [w, size]))
+  n++
+  return {
+    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    label,
+    keywords: words,
+    terms,
+    centroid,
+    size,
+  }
+}
+
+const cards = [
+  topic('card delivery', near(0, 0), 30),
+  topic('card activate', near(0, 1), 20),
+  topic('lost card', near(0, 2), 10),
+]
+const transfers = [
+  topic('transfer fee', near(1, 3), 25),
+  topic('pending transfer', near(1, 4), 15),
+  topic('transfer failed', near(1, 5), 5),
+]
+const passwords = [
+  topic('reset password', near(2, 6), 12),
+  topic('password change', near(2, 7), 8),
+  topic('forgot password', near(2, 0), 4),
+]
+const all = [...cards, ...transfers, ...passwords]
+const ids = (list: readonly ThemeTopic[]) => list.map((t) => t.id).sort()
+
+describe('groupThemes', () => {
+  it('groups topics whose centroids lie together, and labels each group by the word its topics share', () => {
+    const themes = groupThemes(all)
+    expect(themes.map((t) => [...t.topicIds].sort())).toEqual([ids(cards), ids(transfers), ids(passwords)])
+    expect(themes.map((t) => t.label)).toEqual(['Card', 'Transfer', 'Password'])
+    // Largest topic first within a theme; largest theme first.
+    expect(themes[0]!.topicIds[0]).toBe(cards[0]!.id)
+  })
+
+  it('chooses how many themes from the data: two groups make two themes', () => {
+    const themes = groupThemes([...cards, ...transfers])
+    expect(themes.map((t) => [...t.topicIds].sort())).toEqual([ids(cards), ids(transfers)])
+  })
+
+  it('is the same whatever the order of the topics', () => {
+    expect(groupThemes([...all].reverse())).toEqual(groupThemes(all))
+  })
+
+  it('makes one theme of fewer than four topics, and none of none', () => {
+    const themes = groupThemes(cards)
+    expect(themes).toHaveLength(1)
+    expect(themes[0]!.label).toBe('Card')
+    expect(groupThemes([])).toEqual([])
+  })
+
+  it('keeps a theme id while the theme keeps most of its topics; a new theme gets a new id', () => {
+    const before = groupThemes(all)
+    const extra = [topic('card limit', near(0, 3), 6), topic('card declined', near(0, 4), 6)]
+    const after = groupThemes([...all, ...extra], before)
+    const cardTheme = after.find((t) => t.topicIds.includes(cards[0]!.id))!
+    expect(cardTheme.id).toBe(before[0]!.id)
+    expect(cardTheme.topicIds).toEqual(expect.arrayContaining(extra.map((t) => t.id)))
+    expect(new Set(after.map((t) => t.id)).size).toBe(after.length)
+    // Without the previous themes, the same grouping gets ids from its topics alone.
+    const fresh = groupThemes(all)
+    expect(fresh.map((t) => t.id)).toEqual(before.map((t) => t.id))
+    const refreshed = groupThemes(all, [{ id: 'kept', label: 'x', topicIds: [transfers[1]!.id] }])
+    expect(refreshed.find((t) => t.topicIds.includes(transfers[0]!.id))!.id).toBe('kept')
+  })
+
+  it('never gives two themes one label', () => {
+    // Two groups far apart whose topics all say "card".
+    const a = [
+      topic('card fee', near(3, 0)),
+      topic('card charge', near(3, 1)),
+      topic('card cost', near(3, 2)),
+    ]
+    const b = [topic('card pin', near(4, 3)), topic('card code', near(4, 4)), topic('card lock', near(4, 5))]
+    const themes = groupThemes([...a, ...b])
+    expect(themes).toHaveLength(2)
+    expect(new Set(themes.map((t) => t.label)).size).toBe(2)
+    for (const t of themes) expect(t.label).toMatch(/^Card/)
+  })
+
+  it('makes at most a handful of themes however many topics', () => {
+    const many = Array.from({ length: 40 }, (_, i) => topic(`word${i} thing${i}`, near(i % 8, i, 0.05 * i)))
+    const themes = groupThemes(many)
+    expect(themes.length).toBeGreaterThanOrEqual(2)
+    expect(themes.length).toBeLessThanOrEqual(MAX_THEMES)
+    expect(themes.flatMap((t) => t.topicIds).sort()).toEqual(ids(many))
+  })
+})

@@ -1,0 +1,203 @@
+import { averageLinkageMerges, labelsAfter, similarities } from './agglomerative.ts'
+import { uuidFromText } from './ids.ts'
+import { termCorpus } from './labels.ts'
+import type { Vector } from './vectors.ts'
+
+/** What grouping needs of a topic: its centroid (unit vector), size, label and words. */
+export interface ThemeTopic {
+  readonly id: string
+  readonly label: string
+  readonly keywords: readonly string[]
+  /** How many of its messages use each term (labels.ts). */
+  readonly terms: ReadonlyMap<string, number>
+  readonly centroid: Vector
+  readonly size: number
+}
+
+export interface Theme {
+  readonly id: string
+  /** One or two words its topics share, the first capitalized: "Card", "Claim, policy". */
+  readonly label: string
+  /** Largest topic first. */
+  readonly topicIds: string[]
+}
+
+/** A handful: the Topics page's groups, not a second level of topics. */
+export const MAX_THEMES = 12
+/** Fewer topics than this make one theme: two or three topics need no grouping. */
+const MIN_TOPICS_TO_GROUP = 4
+
+/**
+ * A chatbot's topics grouped into themes (issue 31, item 3). Pure and deterministic: the same topics (in
+ * any order) and previous themes give the same themes.
+ *
+ * Grouping: the average-linkage dendrogram of the topics' centroids (cosine), cut where the mean
+ * silhouette is highest among 2 … min(MAX_THEMES, n / 2) groups, ties to the coarser cut: how many themes
+ * comes from how the chatbot's own topics lie, not from a constant fitted to a corpus. Fewer than four
+ * topics make one theme.
+ *
+ * Labels: the theme's members' words as one document, scored by class-based TF-IDF against the other
+ * themes (as a topic's label against the other topics, labels.ts), single words only (a theme is broader
+ * than its topics' phrases), times how many of its topics name the word in their label or keywords: the
+ * word that is both the theme's own and most of its topics' comes first, and a second word is added when
+ * the first leaves some of its topics out. No two themes share a label.
+ *
+ * Ids: a theme keeps the id of the previous theme it shares most topics with (each previous id used
+ * once, the largest overlaps first); a new theme's id derives from its topics' ids.
+ */
+export function groupThemes(topics: readonly ThemeTopic[], previous: readonly Theme[] = []): Theme[] {
+  if (topics.length === 0) return []
+  const sorted = [...topics].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  const groups = clusterCentroids(sorted.map((t) => t.centroid))
+  const members = new Map<number, ThemeTopic[]>()
+  sorted.forEach((t, i) => {
+    const list = members.get(groups[i]!) ?? []
+    list.push(t)
+    members.set(groups[i]!, list)
+  })
+  const bySize = (a: ThemeTopic, b: ThemeTopic) => b.size - a.size || (a.id < b.id ? -1 : 1)
+  const themes = [...members.values()]
+    .map((list) => list.sort(bySize))
+    .sort((a, b) => total(b) - total(a) || (a[0]!.id < b[0]!.id ? -1 : 1))
+  const labels = themeLabels(themes)
+  const ids = themeIds(
+    themes.map((list) => list.map((t) => t.id)),
+    previous,
+  )
+  return themes.map((list, i) => ({ id: ids[i]!, label: labels[i]!, topicIds: list.map((t) => t.id) }))
+}
+
+const total = (list: readonly ThemeTopic[]) => list.reduce((s, t) => s + t.size, 0)
+
+/** A group number per centroid: the average-linkage cut of best mean silhouette. */
+export function clusterCentroids(centroids: readonly Vector[]): number[] {
+  const n = centroids.length
+  if (n < MIN_TOPICS_TO_GROUP) return centroids.map(() => 0)
+  const similarity = similarities(centroids)
+  const merges = averageLinkageMerges(Float32Array.from(similarity), n)
+  let best: { labels: number[]; score: number } | undefined
+  for (let k = 2; k <= Math.min(MAX_THEMES, Math.floor(n / 2)); k++) {
+    const labels = labelsAfter(merges, n, n - k)
+    const score = meanSilhouette(labels, k, similarity, n)
+    if (!best || score > best.score) best = { labels, score }
+  }
+  return best!.labels
+}
+
+/** The mean silhouette (cosine distance) of all points; a point alone in its group scores 0. */
+function meanSilhouette(labels: readonly number[], k: number, sim: Float32Array, n: number): number {
+  const sizes = new Array<number>(k).fill(0)
+  for (const l of labels) sizes[l]!++
+  const sums = new Float64Array(k)
+  let total = 0
+  for (let i = 0; i < n; i++) {
+    const own = labels[i]!
+    if (sizes[own] === 1) continue
+    sums.fill(0)
+    // The diagonal is 0: a point's own similarity is left out of its group's sum.
+    for (let j = 0; j < n; j++) sums[labels[j]!]! += sim[i * n + j]!
+    const a = 1 - sums[own]! / (sizes[own]! - 1)
+    let b = Number.POSITIVE_INFINITY
+    for (let c = 0; c < k; c++) if (c !== own) b = Math.min(b, 1 - sums[c]! / sizes[c]!)
+    const denominator = Math.max(a, b)
+    total += denominator > 0 ? (b - a) / denominator : 0
+  }
+  return total / n
+}
+
+/** The words of a topic's label and keywords, single words (a bigram's words each). */
+function wordsOf(topic: ThemeTopic): Set<string> {
+  const words = new Set<string>()
+  for (const phrase of [topic.label, ...topic.keywords]) {
+    for (const w of phrase.toLowerCase().split(/[\s,]+/)) if (/\p{L}/u.test(w)) words.add(w)
+  }
+  return words
+}
+
+function themeLabels(themes: readonly (readonly ThemeTopic[])[]): string[] {
+  // Each theme's single-word terms, counted over its topics' messages.
+  const docs = themes.map((list) => {
+    const counts = new Map<string, number>()
+    for (const t of list) {
+      for (const [term, n] of t.terms) if (!term.includes(' ')) counts.set(term, (counts.get(term) ?? 0) + n)
+    }
+    return counts
+  })
+  const corpus = termCorpus(docs)
+  const taken = new Set<string>()
+  return themes.map((list, i) => {
+    const doc = docs[i]!
+    let size = 0
+    for (const n of doc.values()) size += n
+    const topicWords = list.map(wordsOf)
+    const score = (w: string) => {
+      const n = doc.get(w) ?? 0
+      const f = Math.max(corpus.frequency.get(w) ?? 0, n)
+      return size === 0 || f === 0 ? 0 : (n / size) * Math.log(1 + corpus.averageTermsPerTopic / f)
+    }
+    const candidates = [...new Set(topicWords.flatMap((w) => [...w]))]
+    const covering = (w: string, among: readonly Set<string>[]) => among.filter((s) => s.has(w)).length
+    const rank = (among: readonly Set<string>[]) =>
+      candidates
+        .map((w) => ({ w, c: covering(w, among), s: score(w) }))
+        .filter((x) => x.c > 0)
+        .sort((a, b) => b.c * b.s - a.c * a.s || b.c - a.c || (a.w < b.w ? -1 : 1))
+        .map((x) => x.w)
+    const ranked = rank(topicWords)
+    if (ranked.length === 0) return distinct('Topics', taken)
+    const first = ranked[0]!
+    const words = [first]
+    const left = topicWords.filter((s) => !s.has(first))
+    if (left.length > 0) {
+      const second = rank(left)[0]
+      if (second !== undefined) words.push(second)
+    }
+    let label = capitalized(words.join(', '))
+    // Another theme has it: one more of its words, else a number.
+    for (const w of ranked) {
+      if (!taken.has(label)) break
+      if (!words.includes(w)) {
+        words.push(w)
+        label = capitalized(words.join(', '))
+      }
+    }
+    return distinct(label, taken)
+  })
+}
+
+function distinct(label: string, taken: Set<string>): string {
+  let out = label
+  for (let n = 2; taken.has(out); n++) out = `${label} (${n})`
+  taken.add(out)
+  return out
+}
+
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
+
+/** Each group's id: the previous theme's it shares most topics with, else one from its topics' ids. */
+function themeIds(groups: readonly string[][], previous: readonly Theme[]): string[] {
+  const pairs: { g: number; p: number; overlap: number }[] = []
+  groups.forEach((topics, g) => {
+    const own = new Set(topics)
+    previous.forEach((theme, p) => {
+      const overlap = theme.topicIds.filter((id) => own.has(id)).length
+      if (overlap > 0) pairs.push({ g, p, overlap })
+    })
+  })
+  pairs.sort((a, b) => b.overlap - a.overlap || (previous[a.p]!.id < previous[b.p]!.id ? -1 : 1) || a.g - b.g)
+  const ids: (string | undefined)[] = groups.map(() => undefined)
+  const used = new Set<number>()
+  for (const { g, p } of pairs) {
+    if (ids[g] !== undefined || used.has(p)) continue
+    ids[g] = previous[p]!.id
+    used.add(p)
+  }
+  const reserved = new Set(ids.filter((id) => id !== undefined))
+  return groups.map((topics, g) => {
+    if (ids[g] !== undefined) return ids[g]!
+    let id = uuidFromText(`theme\u0000${[...topics].sort().join('\u0000')}`)
+    for (let n = 2; reserved.has(id); n++) id = uuidFromText(`theme\u0000${n}\u0000${topics.join('\u0000')}`)
+    reserved.add(id)
+    return id
+  })
+}
