@@ -18,7 +18,7 @@ export async function assignThemes(
   client: pg.ClientBase,
   state: TopicState,
 ): Promise<ThemesAssigned | undefined> {
-  const topics = [...state.topics.values()].filter((t) => t.mergedInto === null && t.size > 0)
+  const topics = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired && t.size > 0)
   // JSON: a text column takes no NUL characters as separators.
   const signature = JSON.stringify(
     topics.map((t) => [t.id, t.label]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)),

@@ -181,6 +181,17 @@ const topicsExample: z.output<typeof topicsResponse> = {
   interval: 'week',
   range: EXAMPLE_RANGE,
   conversationsWithTopics: 77,
+  themes: [
+    {
+      id: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b',
+      chatbotId: EXAMPLE_CHATBOT,
+      label: 'Account',
+      conversations: 40,
+      messages: 52,
+      share: 0.52,
+      topicIds: ['a1b2c3d4e5f60718'],
+    },
+  ],
   topics: [
     {
       id: 'a1b2c3d4e5f60718',
@@ -188,6 +199,7 @@ const topicsExample: z.output<typeof topicsResponse> = {
       label: 'Password reset',
       keywords: ['password', 'reset', 'link'],
       configured: false,
+      theme: { id: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b', label: 'Account' },
       conversations: 40,
       messages: 52,
       share: 0.52,
