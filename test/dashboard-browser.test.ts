@@ -210,7 +210,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       expect(await page.getByText(apiKey).count()).toBe(0)
       expect(await page.locator('pre').first().textContent()).toContain('Bearer YOUR_API_KEY')
       // The test conversation needs no key in the page: still there, folded away with the examples.
-      await page.getByText('Capture examples (curl and JavaScript)').click()
+      await page.getByText('Capture examples (curl, JavaScript, SDKs, OpenTelemetry)').click()
       await page.getByRole('button', { name: 'Send a test conversation' }).waitFor()
       expect(await page.getByText('First message received').count()).toBe(0)
       await page.getByText(apiKey.slice(0, 13), { exact: false }).first().waitFor()

@@ -222,7 +222,7 @@ describe.skipIf(!CHROMIUM)('the dashboard on a phone', () => {
       expect(await page.getByText('First message received').count()).toBe(0)
       expect(await status.getByRole('link', { name: 'welcome-conversation' }).count()).toBe(1)
       // Still there, with the examples: sent again, nothing new is stored.
-      await page.getByText('Capture examples (curl and JavaScript)').click()
+      await page.getByText('Capture examples (curl, JavaScript, SDKs, OpenTelemetry)').click()
       await page.getByRole('button', { name: 'Send a test conversation' }).click()
       await page.getByText('It was already sent: nothing new was stored.').waitFor()
       await checkPage('05-chatbot-receiving')

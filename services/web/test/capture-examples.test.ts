@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
+import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_CONVERSATION } from '../../gateway/src/chatbots/test-conversation.ts'
 import {
@@ -9,7 +13,10 @@ import {
   exampleCapture,
   javascriptExample,
   KEY_PLACEHOLDER,
+  opentelemetryExample,
+  pythonSdkExample,
   shellQuote,
+  typescriptSdkExample,
 } from '../src/lib/capture-examples.ts'
 
 const run = promisify(execFile)
@@ -79,5 +86,89 @@ describe('the capture examples the onboarding shows', () => {
     const text = `it's "quoted" $HOME \`x\` \\ done`
     const { stdout } = await run('sh', ['-c', `printf %s ${shellQuote(text)}`])
     expect(stdout).toBe(text)
+  })
+})
+
+const ORIGIN = 'https://analytics.example.com'
+
+// The SDK snippets, run with stand-ins for the SDKs that record what the snippet asks of them: the options
+// it builds the client with and the captures it makes, in the SDKs' own signatures (sdks/typescript
+// ConversationAnalytics({ apiKey, baseUrl }).capture({...}); sdks/python Client(api_key=, base_url=)
+// .capture(conversation_id, messages, user=...)).
+describe('the SDK and OpenTelemetry snippets the onboarding shows beside curl', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'onboarding-snippets-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('the TypeScript SDK snippet is valid TypeScript that captures the example conversation with the key', async () => {
+    const code = typescriptSdkExample(ORIGIN, KEY)
+    const out = ts.transpileModule(code, {
+      reportDiagnostics: true,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    })
+    expect(out.diagnostics).toEqual([])
+    expect(code).toContain("import { ConversationAnalytics } from '@conversation-analytics/sdk'")
+    const standIn = [
+      'const calls = []',
+      'class ConversationAnalytics {',
+      "  constructor(options) { calls.push(['new', options]) }",
+      "  capture(body) { calls.push(['capture', body]) }",
+      "  async shutdown() { calls.push(['shutdown']) }",
+      '}',
+    ].join('\n')
+    const program = `${standIn}\n${out.outputText.replace(/^import .*$/m, '')}\nconsole.log(JSON.stringify(calls))`
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program])
+    expect(JSON.parse(stdout)).toEqual([
+      ['new', { apiKey: KEY, baseUrl: ORIGIN }],
+      ['capture', exampleCapture()],
+      ['shutdown'],
+    ])
+    expect(typescriptSdkExample(ORIGIN, undefined)).toContain(`apiKey: "${KEY_PLACEHOLDER}"`)
+  })
+
+  it('the Python SDK snippet is valid Python that captures the example conversation with the key', async () => {
+    writeFileSync(
+      join(dir, 'conversation_analytics.py'),
+      [
+        'import json',
+        'calls = []',
+        'class Client:',
+        '    def __init__(self, api_key=None, base_url=None):',
+        '        calls.append(["new", {"api_key": api_key, "base_url": base_url}])',
+        '    def capture(self, conversation_id, messages, user=None):',
+        '        calls.append(["capture", {"conversationId": conversation_id, "messages": messages, "user": user}])',
+        '    def shutdown(self):',
+        '        calls.append(["shutdown"])',
+        '        print(json.dumps(calls))',
+      ].join('\n'),
+    )
+    const { stdout } = await run('python3', ['-c', pythonSdkExample(ORIGIN, KEY)], {
+      env: { ...process.env, PYTHONPATH: dir },
+    })
+    expect(JSON.parse(stdout)).toEqual([
+      ['new', { api_key: KEY, base_url: ORIGIN }],
+      ['capture', exampleCapture()],
+      ['shutdown'],
+    ])
+    expect(pythonSdkExample(ORIGIN, undefined)).toContain(`api_key="${KEY_PLACEHOLDER}"`)
+  })
+
+  it('the OpenTelemetry snippet sets the standard OTLP exporter variables to /v1/traces with the key', async () => {
+    const { stdout } = await run('sh', ['-c', `${opentelemetryExample(ORIGIN, KEY)}\nenv`], {
+      env: { PATH: process.env.PATH ?? '' },
+    })
+    const vars = Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('OTEL_'))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    )
+    expect(vars).toEqual({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${ORIGIN}/v1/traces`,
+      // The OTLP exporter variables percent-decode header values.
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=Bearer%20${KEY}`,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+    })
+    expect(opentelemetryExample(ORIGIN, undefined)).toContain(`Bearer%20${KEY_PLACEHOLDER}`)
   })
 })

@@ -1,7 +1,14 @@
 import { useEffect, useState } from 'react'
 import { chatbots } from '../api/endpoints.ts'
 import type { Chatbot, Conversation } from '../api/types.ts'
-import { curlExample, javascriptExample, KEY_PLACEHOLDER } from '../lib/capture-examples.ts'
+import {
+  curlExample,
+  javascriptExample,
+  KEY_PLACEHOLDER,
+  opentelemetryExample,
+  pythonSdkExample,
+  typescriptSdkExample,
+} from '../lib/capture-examples.ts'
 import { formatDateTime, plural } from '../lib/format.ts'
 import { onboardingStage } from '../lib/onboarding.ts'
 import { Link } from '../lib/router.tsx'
@@ -9,6 +16,9 @@ import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
 import { CodeBlock } from './code-block.tsx'
+
+/** The examples' fold: its label, which the browser tests click. */
+const CAPTURE_EXAMPLES = 'Capture examples (curl, JavaScript, SDKs, OpenTelemetry)'
 
 interface OnboardingProps {
   readonly chatbot: Chatbot
@@ -60,7 +70,7 @@ export function Onboarding({ chatbot, latest, loading, onSent }: OnboardingProps
         ) : null}
       </div>
       <details open={!latest}>
-        <summary>Capture examples (curl and JavaScript)</summary>
+        <summary>{CAPTURE_EXAMPLES}</summary>
         {can('chatbots:edit') ? <SendTestConversation chatbotId={chatbot.id} onSent={onSent} /> : null}
         <p>
           Your chatbot's server sends each conversation's messages to <code>{origin}/api/v1/capture</code>{' '}
@@ -71,6 +81,17 @@ export function Onboarding({ chatbot, latest, loading, onSent }: OnboardingProps
         </p>
         <CodeBlock label="curl" code={curlExample(origin, apiKey)} />
         <CodeBlock label="JavaScript" code={javascriptExample(origin, apiKey)} />
+        <p>
+          Or let an SDK batch, compress and retry for you, in the background (<code>sdks/typescript</code> and{' '}
+          <code>sdks/python</code> in the repository):
+        </p>
+        <CodeBlock label="TypeScript SDK" code={typescriptSdkExample(origin, apiKey)} />
+        <CodeBlock label="Python SDK" code={pythonSdkExample(origin, apiKey)} />
+        <p>
+          Already using OpenTelemetry? Export your traces to <code>{origin}/v1/traces</code>: the GenAI spans
+          (OpenAI, Vercel AI SDK and other instrumentations) become conversations, other spans are ignored.
+        </p>
+        <CodeBlock label="OpenTelemetry" code={opentelemetryExample(origin, apiKey)} />
         <p className="muted">
           Send the same <code>conversationId</code> again to add messages to a conversation; a message{' '}
           <code>id</code> is stored once. Sentiment and topics are added within seconds.
