@@ -18,9 +18,40 @@ export interface Sentiment {
   readonly label: SentimentLabel
 }
 
+/**
+ * The emotions an end user's message is scored for (GoEmotions' names, Demszky et al. 2020): frustration
+ * is anger, annoyance or disappointment (and disapproval); gratitude marks thanks.
+ */
+export const EMOTIONS = [
+  'anger',
+  'annoyance',
+  'disappointment',
+  'disapproval',
+  'sadness',
+  'fear',
+  'confusion',
+  'gratitude',
+  'joy',
+  'approval',
+] as const
+export type Emotion = (typeof EMOTIONS)[number]
+
+/**
+ * Per emotion a score in 0..1; 0.5 and above means the emotion is expressed (each emotion's threshold of
+ * best F1 on GoEmotions' dev split, calibrated to 0.5). `frustration` (0..1, same reading) is anger,
+ * annoyance or disappointment aimed at the service, a head of its own: complaints about the service are
+ * frustration, a sad subject ("my card was stolen") is not.
+ */
+export type Emotions = Readonly<Record<Emotion | 'frustration', number>>
+
 export interface MessageAnalysis {
   readonly messageId: string
   readonly sentiment: Sentiment
+  /**
+   * The local language model's, for end users' messages only: emotion scores (providers/learned-sentiment.ts).
+   * Absent from the lexical and LLM analyzers, and for assistant, system and tool messages.
+   */
+  readonly emotions?: Emotions
   /**
    * Short lowercase topic labels, most relevant first; at most 5. Empty from a semantic analyzer, whose
    * topics the worker discovers from the embeddings (topics/topic-model.ts).

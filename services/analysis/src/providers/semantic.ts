@@ -1,6 +1,7 @@
 /**
- * The default analyzer: the local language model (embedding-model.ts) for what end users talk about,
- * and the lexical scorer for how they feel. Per message: its sentiment; for an end user's request (the
+ * The default analyzer: the local language model (embedding-model.ts) for what end users talk about and
+ * how they feel. Per end user's message: its sentiment and emotions from the learned heads on its
+ * embedding (learned-sentiment.ts, with the lexical score as one input); for an end user's request (the
  * model's judgement, topics/requests.ts: greetings, thanks and acknowledgements are not) with a content
  * word, its sentence embedding and the terms a topic label may take from it (topics/terms.ts).
  * Assistant, system and tool messages get a sentiment only: they never make topics. The topics
@@ -19,6 +20,7 @@ import { poolClusters } from '../topics/agglomerative.ts'
 import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
+import { loadLearnedSentiment } from './learned-sentiment.ts'
 import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
@@ -35,6 +37,7 @@ export interface SemanticAnalyzer extends Analyzer {
 export async function createSemanticAnalyzer(source: ModelSource): Promise<SemanticAnalyzer> {
   const model = await loadEmbeddingModel(source)
   const sentiment = createSentimentScorer()
+  const learned = loadLearnedSentiment()
   const extractor = createTermExtractor()
   const cache = new Map<string, Float32Array>()
   // Once per analyzer: each message is then judged by a few dot products.
@@ -54,7 +57,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
 
   const info: AnalyzerInfo = {
     name: SEMANTIC_ANALYZER_NAME,
-    version: `${model.version}+sentiment:${SENTIMENT_VERSION}+rules-v${RULES_VERSION}`,
+    version: `${model.version}+sentiment:${SENTIMENT_VERSION}+${learned.version}+rules-v${RULES_VERSION}`,
   }
   return {
     info,
@@ -72,19 +75,34 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         }
       }
       const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
+      // Every end user's message with text is embedded: the learned sentiment reads its embedding.
+      const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
+      const own = new Map(users.map((m, i) => [m, i]))
+      const userEmbeddings = await embedTexts(users.map((m) => m.content.trim()))
       // A message without a content word has nothing to name a topic after, whatever it says; of the
       // others, the model (not their words: "ok cool", "thanks, that solved it!") says which ask for something.
       const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
       const texts = toEmbed.map((m) => m.content.trim())
-      const placed = await requestEmbeddings(texts, await embedTexts(texts), anchors, embedTexts)
+      const placed = await requestEmbeddings(
+        texts,
+        toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
+        anchors,
+        embedTexts,
+      )
       if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
       const byMessage = new Map<MessageToAnalyze, Float32Array>(
         toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
       )
       return messages.map((m, i): MessageAnalysis => {
         const embedding = byMessage.get(m)
-        const score = sentiment.score(m.content)
-        const result = { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics: [] }
+        const lexical = sentiment.score(m.content)
+        const at = own.get(m)
+        // Assistant, system and tool messages keep the lexical score: the heads read end users.
+        const read =
+          at === undefined
+            ? { sentiment: { score: lexical, label: labelFor(lexical) } }
+            : learned.analyze(userEmbeddings[at]!, lexical)
+        const result = { messageId: m.id, ...read, topics: [] }
         return embedding ? { ...result, embedding, terms: terms[i]! } : result
       })
     },

@@ -1,0 +1,87 @@
+/**
+ * The learned sentiment and emotions, through the default analyzer with the real model (../shared/models):
+ * what end users' messages read as, and what the conversation signals take from them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  hasTestModel,
+  requireTestModel,
+  TEST_MODEL_DIR,
+  UNREACHABLE_HUB,
+} from '../../../../test/support/model.ts'
+import { EMOTIONS, labelFor, type MessageAnalysis } from '../analyzer.ts'
+import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
+
+requireTestModel()
+
+describe.skipIf(!hasTestModel)('learned sentiment and emotions', () => {
+  let analyzer: SemanticAnalyzer
+  beforeAll(async () => {
+    analyzer = await createSemanticAnalyzer({
+      modelDir: TEST_MODEL_DIR,
+      cacheDir: TEST_MODEL_DIR,
+      hubUrl: UNREACHABLE_HUB,
+    })
+  }, 120_000)
+  afterAll(async () => {
+    await analyzer?.close?.()
+  })
+
+  const read = async (content: string): Promise<MessageAnalysis> =>
+    (await analyzer.analyzeMessages([{ id: 'm', role: 'user', content }], {}))[0]!
+
+  it("gives every end user's message a score, its label, and each emotion in 0..1", async () => {
+    for (const content of ['hi', 'Where is my order?', 'thanks!!', '👍', 'my card was stolen']) {
+      const { sentiment, emotions } = await read(content)
+      expect(sentiment.score).toBeGreaterThanOrEqual(-1)
+      expect(sentiment.score).toBeLessThanOrEqual(1)
+      expect(labelFor(sentiment.score)).toBe(sentiment.label)
+      expect(Object.keys(emotions!).sort()).toEqual([...EMOTIONS, 'frustration'].sort())
+      for (const value of Object.values(emotions!)) {
+        expect(value).toBeGreaterThanOrEqual(0)
+        expect(value).toBeLessThanOrEqual(1)
+      }
+    }
+  })
+
+  it("leaves the assistant's messages to the lexical score, without emotions", async () => {
+    const [assistant] = await analyzer.analyzeMessages(
+      [{ id: 'a', role: 'assistant', content: 'I am sorry, I did not understand that.' }],
+      {},
+    )
+    expect(assistant!.emotions).toBeUndefined()
+  })
+
+  it('reads complaints without emotional words as negative and frustrated', async () => {
+    for (const content of [
+      'your app is the buggiest app I have ever used. It crashes constantly',
+      'I have been waiting three weeks for my refund',
+      'This is terrible. My refund never arrived and I am angry.',
+    ]) {
+      const { sentiment, emotions } = await read(content)
+      expect(sentiment.label, content).toBe('negative')
+      expect(emotions!.frustration, content).toBeGreaterThanOrEqual(0.5)
+    }
+  })
+
+  it('reads a stolen card as sad news, not as frustration with the service', async () => {
+    const { emotions } = await read('my card was stolen')
+    expect(emotions!.frustration).toBeLessThan(0.5)
+  })
+
+  it('reads thanks as gratitude, and a plain question as neutral without gratitude', async () => {
+    for (const content of ['thanks, that fixed it', 'Thank you so much for your help!']) {
+      const { sentiment, emotions } = await read(content)
+      expect(sentiment.label, content).toBe('positive')
+      expect(emotions!.gratitude, content).toBeGreaterThanOrEqual(0.5)
+      expect(emotions!.frustration, content).toBeLessThan(0.5)
+    }
+    const question = await read('How do I change my delivery address?')
+    expect(question.sentiment.label).toBe('neutral')
+    expect(question.emotions!.gratitude).toBeLessThan(0.5)
+  })
+
+  it('versions the analyzer by the trained weights', () => {
+    expect(analyzer.info.version).toMatch(/\+learned-[0-9a-f]{12}\+/)
+  })
+})

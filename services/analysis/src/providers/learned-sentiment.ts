@@ -1,0 +1,106 @@
+/**
+ * The learned sentiment and emotions of an end user's message: linear heads on the message's MiniLM
+ * embedding (the one the analyzer computes for topics anyway), trained offline by `npm run
+ * train:sentiment` (services/analysis/train/train-sentiment.ts) and shipped as sentiment-model.json.
+ * A few thousand multiply-adds a message: nothing beside the embedding itself.
+ *
+ * - Sentiment: softmax over negative / neutral / positive, from the embedding and the lexical score
+ *   (sentiment.ts) as one more input. The label is the most probable class; the score is P(positive) −
+ *   P(negative), kept on the label's side of ±0.05 so that labelFor(score) gives the same label.
+ * - Emotions: one sigmoid per emotion (analyzer.ts EMOTIONS), each calibrated so that 0.5 is its
+ *   threshold of best F1 on GoEmotions' dev split.
+ * - Frustration: one sigmoid trained on GoEmotions' anger, annoyance and disappointment against its other
+ *   comments, and on complaint anchors against misfortunes (a stolen wallet, a death), requests and thanks.
+ *
+ * Training data (services/analysis/train/README.md): GoEmotions (Demszky et al. 2020, Google Research,
+ * CC BY 4.0), VADER's ground-truth snippets (Hutto & Gilbert 2014, MIT), anchor phrases written for
+ * this project.
+ */
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { EMOTIONS, type Emotions, labelFor, type Sentiment, type SentimentLabel } from '../analyzer.ts'
+
+export interface SentimentModelFile {
+  readonly about: string
+  readonly embeddingModel: string
+  readonly sentiment: {
+    readonly classes: SentimentLabel[]
+    readonly inputs: 'embedding+lexical'
+    readonly weights: number[][]
+    readonly bias: number[]
+  }
+  /** One sigmoid on the embedding: anger, annoyance or disappointment aimed at the service. */
+  readonly frustration: { readonly weights: number[][]; readonly bias: number[] }
+  readonly emotions: {
+    readonly labels: string[]
+    readonly calibration: Record<string, { threshold: number; f1: number; support: number }>
+    readonly weights: number[][]
+    readonly bias: number[]
+  }
+}
+
+export interface LearnedSentiment {
+  /** `learned-<first 12 hex digits of the weights' SHA-256>`: new weights, new analyzer version. */
+  readonly version: string
+  /** The embedding (unit length, 384 dimensions) and the lexical score of one message. */
+  analyze(embedding: Float32Array, lexicalScore: number): { sentiment: Sentiment; emotions: Emotions }
+}
+
+const MODEL_URL = new URL('./sentiment-model.json', import.meta.url)
+/** Emotion scores are rounded: events and stored results carry them. */
+const round3 = (x: number) => Math.round(x * 1000) / 1000
+const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
+
+export function loadLearnedSentiment(): LearnedSentiment {
+  const raw = readFileSync(MODEL_URL)
+  const file = JSON.parse(raw.toString('utf8')) as SentimentModelFile
+  if (file.sentiment.classes.join() !== 'negative,neutral,positive') {
+    throw new Error('sentiment-model.json: classes must be negative, neutral, positive')
+  }
+  if (file.emotions.labels.join() !== EMOTIONS.join()) {
+    throw new Error(`sentiment-model.json: emotions must be ${EMOTIONS.join(', ')}`)
+  }
+  const sentimentW = file.sentiment.weights.map((w) => Float64Array.from(w))
+  const emotionW = file.emotions.weights.map((w) => Float64Array.from(w))
+  const frustrationW = Float64Array.from(file.frustration.weights[0]!)
+  const dims = emotionW[0]!.length
+  const dot = (w: Float64Array, x: Float32Array) => {
+    let s = 0
+    for (let j = 0; j < dims; j++) s += w[j]! * x[j]!
+    return s
+  }
+  return {
+    version: `learned-${createHash('sha256').update(raw).digest('hex').slice(0, 12)}`,
+    analyze(embedding, lexicalScore) {
+      if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+      const z = sentimentW.map(
+        (w, k) => dot(w, embedding) + w[dims]! * lexicalScore + file.sentiment.bias[k]!,
+      )
+      const max = Math.max(...z)
+      const e = z.map((v) => Math.exp(v - max))
+      const sum = e[0]! + e[1]! + e[2]!
+      const [neg, neu, pos] = e.map((v) => v / sum) as [number, number, number]
+      const label: SentimentLabel = neg >= neu && neg >= pos ? 'negative' : pos > neu ? 'positive' : 'neutral'
+      const raw = pos - neg
+      const score =
+        label === 'negative'
+          ? Math.min(raw, -0.05)
+          : label === 'positive'
+            ? Math.max(raw, 0.05)
+            : clampNeutral(raw)
+      const scores = Object.fromEntries(
+        EMOTIONS.map((emotion, k) => [
+          emotion,
+          round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!)),
+        ]),
+      ) as Record<(typeof EMOTIONS)[number], number>
+      const frustration = round3(sigmoid(dot(frustrationW, embedding) + file.frustration.bias[0]!))
+      const rounded = Math.round(score * 1e4) / 1e4
+      return { sentiment: { score: rounded, label: labelFor(rounded) }, emotions: { ...scores, frustration } }
+    },
+  }
+}
+
+function clampNeutral(x: number): number {
+  return Math.max(-0.049, Math.min(0.049, x))
+}

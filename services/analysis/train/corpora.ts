@@ -1,0 +1,110 @@
+/**
+ * The labelled corpora the sentiment model is trained and measured on (services/analysis/train/README.md
+ * and bench/data/README.md say where each comes from and under which licence):
+ * - GoEmotions (../shared/data/goemotions, CC BY 4.0): Reddit comments, 27 emotions + neutral, and the same
+ *   comments mapped to sentiment groups (ambiguous, negative, neutral, positive);
+ * - VADER's four ground-truth corpora (bench/data/vader-corpora, MIT, Hutto & Gilbert 2014): tweets, NYT
+ *   editorial snippets, movie review snippets, Amazon review snippets, each rated −4..4 by 20 people;
+ * - UCI Sentiment Labelled Sentences (bench/data/uci-sentiment, CC BY 4.0): reviews, negative or positive;
+ * - the support messages written for this project (bench/data/support-sentiment), 3 classes;
+ * - DSTC11 track 2's development set (../shared/data/dstc11, CDLA-Permissive-2.0): real customer requests
+ *   to an insurer, unlabelled for sentiment.
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+
+export const ROOT = path.resolve(import.meta.dirname, '../../..')
+export const SHARED_DATA = process.env.SHARED_DATA_DIR ?? path.join(ROOT, '../shared/data')
+const BENCH_DATA = path.join(ROOT, 'bench/data')
+
+export type Polarity = 'negative' | 'neutral' | 'positive'
+export const POLARITIES: readonly Polarity[] = ['negative', 'neutral', 'positive']
+
+export interface LabelledText {
+  readonly text: string
+  /** 3-class label, or undefined when the corpus has none (DSTC11). */
+  readonly label?: Polarity
+  /** VADER corpora: the raters' mean, −4..4. */
+  readonly rating?: number
+  /** GoEmotions: the indices of its emotions (GOEMOTIONS_LABELS). */
+  readonly emotions?: readonly number[]
+}
+
+export const GOEMOTIONS_LABELS: readonly string[] = readFileSync(
+  path.join(SHARED_DATA, 'goemotions/original/labels.txt'),
+  'utf8',
+)
+  .trim()
+  .split('\n')
+
+const GROUPS = ['ambiguous', 'negative', 'neutral', 'positive'] as const
+
+/** GoEmotions split: emotions from `original/`, sentiment group from `group/` (same comments, same order). */
+export function goEmotions(split: 'train' | 'dev' | 'test'): LabelledText[] {
+  const read = (folder: string) =>
+    readFileSync(path.join(SHARED_DATA, `goemotions/${folder}/${split}.tsv`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'))
+  const original = read('original')
+  const group = read('group')
+  return original.map(([text, labels, id], i) => {
+    const [gText, gLabels, gId] = group[i]!
+    if (gId !== id || gText !== text) throw new Error(`goemotions ${split}: line ${i + 1} differs`)
+    // A comment in several groups (e.g. negative and positive) has no single polarity.
+    const groups = new Set(gLabels!.split(',').map((g) => GROUPS[Number(g)]!))
+    const label = groups.size === 1 && !groups.has('ambiguous') ? ([...groups][0] as Polarity) : undefined
+    return { text: text!, emotions: labels!.split(',').map(Number), ...(label ? { label } : {}) }
+  })
+}
+
+export const VADER_CORPORA = [
+  'tweets',
+  'nytEditorialSnippets',
+  'movieReviewSnippets',
+  'amazonReviewSnippets',
+] as const
+export type VaderCorpus = (typeof VADER_CORPORA)[number]
+/** A mean rating within ±this (on −4..4) is neutral when a VADER corpus is read as 3 classes. */
+export const VADER_NEUTRAL_BAND = 0.5
+
+export function vaderCorpus(name: VaderCorpus): LabelledText[] {
+  return readFileSync(path.join(BENCH_DATA, `vader-corpora/${name}_GroundTruth.txt`), 'utf8')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const [, rating, ...rest] = line.split('\t')
+      const r = Number(rating)
+      const label: Polarity =
+        r >= VADER_NEUTRAL_BAND ? 'positive' : r <= -VADER_NEUTRAL_BAND ? 'negative' : 'neutral'
+      return { text: rest.join('\t').trim(), rating: r, label }
+    })
+}
+
+export const UCI_SOURCES = ['amazon', 'yelp', 'imdb'] as const
+export function uciSentences(source: (typeof UCI_SOURCES)[number]): LabelledText[] {
+  const rows = JSON.parse(readFileSync(path.join(BENCH_DATA, `uci-sentiment/${source}.json`), 'utf8')) as {
+    text: string
+    class: 0 | 1 | null
+  }[]
+  return rows
+    .filter((row) => row.class !== null)
+    .map((row) => ({ text: row.text, label: row.class === 0 ? 'negative' : 'positive' }))
+}
+
+export function supportMessages(half: 'dev' | 'test'): LabelledText[] {
+  const [, ...lines] = readFileSync(path.join(BENCH_DATA, `support-sentiment/${half}.tsv`), 'utf8')
+    .trimEnd()
+    .split('\n')
+  return lines.map((line) => {
+    const [label, , text] = line.split('\t')
+    return { label: label as Polarity, text: text! }
+  })
+}
+
+export function dstc11Requests(): LabelledText[] {
+  return readFileSync(path.join(SHARED_DATA, 'dstc11/development.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => ({ text: (JSON.parse(line) as { utterance: string }).utterance }))
+}
