@@ -250,6 +250,63 @@ export const analysisFailedV1 = defineEvent({
   example: { messageIds: ['m-1', 'm-2'], reason: 'model timed out', attempt: 1, retryable: true },
 })
 
+/** The built-in conversation signals (services/analysis/src/signals/detect.ts). */
+export const BUILTIN_SIGNAL_NAMES = [
+  'escalation',
+  'bot_failure',
+  'repetition',
+  'frustration',
+  'resolution',
+  'abandonment',
+] as const
+
+export const signalNameSchema = z
+  .string()
+  .regex(/^(escalation|bot_failure|repetition|frustration|resolution|abandonment|custom:[a-z0-9-]{1,64})$/)
+  .describe(
+    "A built-in signal (escalation, bot_failure, repetition, frustration, resolution, abandonment) or a chatbot's own, `custom:` and the slug of its label.",
+  )
+
+export const analysisSignalsDetectedV1 = defineEvent({
+  type: 'analysis.signals-detected',
+  version: 1,
+  streamType: 'analysis',
+  description:
+    "A conversation's signals, all of them as of now: each replaces the conversation's earlier ones (an empty list: none). Decided when its messages are analysed and once more when its quiet period has passed (abandonment); streamId is the internal conversation id.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema.describe(
+      'The analyzer whose cues decided them: its version includes the rules of the signals.',
+    ),
+    signals: z.array(
+      z.strictObject({
+        name: signalNameSchema,
+        label: z.string().min(1).max(100).optional().describe("A chatbot's own signal's label."),
+        confidence: z.number().min(0).max(1).describe('0.5 at the threshold, towards 1 beyond it.'),
+        evidence: z.array(messageIdSchema).describe('The messages it fired on, in conversation order.'),
+      }),
+    ),
+    settled: z
+      .boolean()
+      .describe(
+        'Whether the quiet period has passed: abandonment is decided, and nothing changes until a new message.',
+      ),
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    signals: [
+      { name: 'bot_failure', confidence: 0.93, evidence: ['m-2'] },
+      { name: 'escalation', confidence: 0.81, evidence: ['m-3'] },
+      {
+        name: 'custom:asks-for-a-discount',
+        label: 'asks for a discount',
+        confidence: 0.7,
+        evidence: ['m-1'],
+      },
+    ],
+    settled: false,
+  },
+})
+
 /** v1 topics were labels (key phrases): each is its own id. v1 had no assistant sentiment. */
 const asTopicRefs = (labels: readonly string[]) => labels.map((label) => ({ id: label, label }))
 
@@ -279,6 +336,7 @@ export const analysisEventDefinitions = [
   analysisTopicSplitV1,
   analysisTopicRetiredV1,
   analysisThemesAssignedV1,
+  analysisSignalsDetectedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -292,4 +350,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicSplitV1.schema,
   analysisTopicRetiredV1.schema,
   analysisThemesAssignedV1.schema,
+  analysisSignalsDetectedV1.schema,
 ])

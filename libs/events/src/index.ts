@@ -6,13 +6,16 @@ export {
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
+  analysisSignalsDetectedV1,
   analysisThemesAssignedV1,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
   analysisTopicRelabeledV1,
   analysisTopicRetiredV1,
   analysisTopicSplitV1,
+  BUILTIN_SIGNAL_NAMES,
   OTHER_TOPIC_ID,
+  signalNameSchema,
 } from './analysis-events.ts'
 export {
   capturedMessageSchema,

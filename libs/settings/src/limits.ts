@@ -17,3 +17,11 @@ export const MAX_TOPIC_KEYWORDS = 100
 /** `retentionDays`: whole days from 1 to 3650 (ten years); absent keeps conversations forever. */
 export const MIN_RETENTION_DAYS = 1
 export const MAX_RETENTION_DAYS = 3_650
+
+/** settings.signals: a chatbot's own signals at most, their examples at most, and an example's length. */
+export const MAX_CUSTOM_SIGNALS = 20
+export const MAX_SIGNAL_EXAMPLES = 50
+export const MAX_SIGNAL_EXAMPLE_LENGTH = 300
+/** settings.signals.abandonmentAfterMinutes: a minute to a week; 30 when absent. */
+export const MAX_QUIET_MINUTES = 10_080
+export const DEFAULT_QUIET_MINUTES = 30

@@ -1,13 +1,18 @@
-import { jsonObjectSchema } from '@cas/events'
+import { BUILTIN_SIGNAL_NAMES, jsonObjectSchema } from '@cas/events'
 import { pathDeeperThan } from '@cas/http'
 import { z } from 'zod'
 import {
   CUSTOM_FIELD_TYPES,
   type CustomFieldType,
+  DEFAULT_QUIET_MINUTES,
+  MAX_CUSTOM_SIGNALS,
   MAX_NAME_LENGTH,
+  MAX_QUIET_MINUTES,
   MAX_RETENTION_DAYS,
   MAX_SETTINGS_BYTES,
   MAX_SETTINGS_DEPTH,
+  MAX_SIGNAL_EXAMPLE_LENGTH,
+  MAX_SIGNAL_EXAMPLES,
   MAX_TOPIC_KEYWORDS,
   MIN_RETENTION_DAYS,
 } from './limits.ts'
@@ -50,6 +55,42 @@ export const knownSettingsSchema = z.looseObject({
       z.array(z.string().min(1).max(MAX_NAME_LENGTH)).max(MAX_TOPIC_KEYWORDS),
     )
     .describe("The chatbot's own topics: label → keywords; a message mentioning a keyword gets the label.")
+    .optional(),
+  signals: z
+    .looseObject({
+      disabled: z
+        .array(z.enum(BUILTIN_SIGNAL_NAMES))
+        .describe('Built-in signals turned off: never detected for this chatbot.')
+        .optional(),
+      custom: z
+        .array(
+          z.strictObject({
+            label: z
+              .string()
+              .min(1)
+              .max(MAX_NAME_LENGTH)
+              .regex(/[\p{L}\p{N}]/u, 'a label needs a letter or digit'),
+            examples: z
+              .array(z.string().min(1).max(MAX_SIGNAL_EXAMPLE_LENGTH))
+              .min(1)
+              .max(MAX_SIGNAL_EXAMPLES),
+          }),
+        )
+        .max(MAX_CUSTOM_SIGNALS)
+        .describe(
+          "The chatbot's own signals: a label and example phrases; an end-user message as near to an example as the analyzer's margin fires it (named `custom:` and the label's slug).",
+        )
+        .optional(),
+      abandonmentAfterMinutes: z
+        .int()
+        .min(1)
+        .max(MAX_QUIET_MINUTES)
+        .describe(
+          `The quiet period after which a conversation can be abandoned (default ${DEFAULT_QUIET_MINUTES}).`,
+        )
+        .optional(),
+    })
+    .describe("Conversation signals: which are off, the chatbot's own, and the quiet period of abandonment.")
     .optional(),
 })
 
@@ -109,4 +150,38 @@ export function chatbotTopics(settings: StoredSettings): Record<string, string[]
  */
 export function retentionDaysSql(column: string): string {
   return `CASE WHEN jsonb_typeof(${column} -> 'retentionDays') = 'number' THEN (${column} ->> 'retentionDays')::int END`
+}
+
+/** A custom signal's name: `custom:` and its label's slug (lowercase letters, digits and dashes, at most 64). */
+export function customSignalName(label: string): string {
+  const slug = label
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '')
+  return `custom:${slug || 'signal'}`
+}
+
+export interface ChatbotSignalSettings {
+  readonly disabled: string[]
+  /** Named by customSignalName; of two labels with one name, the first. */
+  readonly custom: { name: string; label: string; examples: string[] }[]
+  readonly quietPeriodMs: number
+}
+
+/** The chatbot's signal settings, with their defaults (everything on, no custom signal, 30 minutes). */
+export function chatbotSignals(settings: StoredSettings): ChatbotSignalSettings {
+  const signals = known(settings, 'signals') ?? {}
+  const custom: ChatbotSignalSettings['custom'] = []
+  for (const c of signals.custom ?? []) {
+    const name = customSignalName(c.label)
+    if (!custom.some((k) => k.name === name)) custom.push({ name, label: c.label, examples: c.examples })
+  }
+  return {
+    disabled: signals.disabled ?? [],
+    custom,
+    quietPeriodMs: (signals.abandonmentAfterMinutes ?? DEFAULT_QUIET_MINUTES) * 60_000,
+  }
 }

@@ -3,6 +3,8 @@
  * implement it (providers/local.ts, the default, and providers/llm.ts); config picks one.
  */
 
+import type { ChatbotSignalSettings } from '@cas/settings'
+
 export type MessageRole = 'user' | 'assistant' | 'system' | 'tool'
 export type SentimentLabel = 'positive' | 'neutral' | 'negative'
 
@@ -10,6 +12,8 @@ export interface MessageToAnalyze {
   readonly id: string
   readonly role: MessageRole
   readonly content: string
+  /** When it was sent (ISO 8601), as captured: the signals order a conversation by it. */
+  readonly sentAt?: string
 }
 
 export interface Sentiment {
@@ -79,6 +83,8 @@ export interface AnalysisContext {
    * (case-insensitive, whole word) is given that label as a topic.
    */
   readonly topics?: Readonly<Record<string, readonly string[]>>
+  /** The chatbot's signal settings (settings.signals): its own signals are scored with the model. */
+  readonly signals?: ChatbotSignalSettings
 }
 
 /** What a semantic analyzer (the local language model) offers topic discovery besides its results. */

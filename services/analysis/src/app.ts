@@ -43,6 +43,8 @@ export interface AnalysisServiceDeps {
   readonly maxTopics?: number
   readonly groupId?: string
   readonly now?: () => Date
+  /** How often conversations past their quiet period are looked at again (abandonment; default 30 s). */
+  readonly signalSweepMs?: number
   /** How often the analysis's status is reported (default 2 s). */
   readonly statusIntervalMs?: number
 }
@@ -131,7 +133,12 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
           conversationId: event.streamId,
           orgId: event.orgId,
           chatbotId: event.chatbotId,
-          messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
+          messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
+            id,
+            role,
+            content,
+            sentAt,
+          })),
         })
       }
       if (jobs.length === 0) return
@@ -146,6 +153,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
     maxTopics: deps.maxTopics,
+    signalSweepMs: deps.signalSweepMs,
     now,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onAnalyzed: (job) =>

@@ -189,6 +189,7 @@ export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: 
   await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM topic_models WHERE chatbot_id = $1', [chatbotId])
+  await client.query('DELETE FROM analysis_signal_state WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_chatbots WHERE chatbot_id = $1', [chatbotId])
 }
 
@@ -200,6 +201,7 @@ export async function forgetConversation(
 ): Promise<void> {
   await client.query('DELETE FROM analysis_jobs WHERE conversation_id = $1', [conversationId])
   await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
+  await client.query('DELETE FROM analysis_signal_state WHERE conversation_id = $1', [conversationId])
   await forgetPooledConversation(client, chatbotId, conversationId)
 }
 

@@ -44,7 +44,12 @@ export async function enqueueReanalysis(
       conversationId: event.streamId,
       orgId: event.orgId,
       chatbotId: event.chatbotId,
-      messages: event.payload.messages.map(({ id, role, content }) => ({ id, role, content })),
+      messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
+        id,
+        role,
+        content,
+        sentAt,
+      })),
     })
   }
   for (let i = 0; i < jobs.length; i += 500) await enqueueJobs(pool, jobs.slice(i, i + 500), request.now)

@@ -2,7 +2,7 @@ import { GroupCommitter, withTransaction } from '@cas/db'
 import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import { deletedChatbots } from '@cas/keyring'
-import { chatbotTopics } from '@cas/settings'
+import { chatbotSignals, chatbotTopics } from '@cas/settings'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
 import { chatbotSettings } from './chatbot-settings.ts'
@@ -16,6 +16,9 @@ import {
   retryJob,
   traceOf,
 } from './jobs.ts'
+import type { ScoredMessage } from './signals/cues.ts'
+import { SignalScorer } from './signals/scorer.ts'
+import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
 import { type Placement, placeTopics } from './topics/placement.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -38,6 +41,8 @@ export interface WorkerOptions {
   readonly onAnalyzed?: (job: AnalysisJob) => void
   /** Topics a chatbot's end users' messages may make at most (ANALYSIS_MAX_TOPICS). */
   readonly maxTopics?: number
+  /** How often conversations whose quiet period has passed are looked at again (abandonment); default 30 s. */
+  readonly signalSweepMs?: number
 }
 
 export interface WorkerStats {
@@ -52,6 +57,8 @@ interface Analyzed {
   readonly job: AnalysisJob
   readonly results: readonly MessageAnalysis[]
   readonly context: AnalysisContext
+  /** The signals' cues of each message (the language model's), in the job's order. */
+  readonly scored: readonly (ScoredMessage | undefined)[]
 }
 
 interface ResultOut {
@@ -108,6 +115,8 @@ export class AnalysisWorker {
   private readonly log: NonNullable<WorkerOptions['log']>
   private readonly committer: GroupCommitter<Analyzed, undefined>
   private readonly topicStore = new TopicStore()
+  private signalScorer: SignalScorer | undefined
+  private lastSweep = 0
 
   constructor(private readonly opts: WorkerOptions) {
     this.now = opts.now ?? (() => new Date())
@@ -155,6 +164,7 @@ export class AnalysisWorker {
           continue
         }
       }
+      await this.maybeSweep()
       // One read of the settings for the claim; a job whose read failed goes the way of any failure.
       const contexts = this.contextsFor(claimed)
       contexts.catch(() => {})
@@ -199,7 +209,8 @@ export class AnalysisWorker {
           true,
         )
       }
-      await this.committer.submit({ job, results, context })
+      const scored = await this.scoreSignals(job, context)
+      await this.committer.submit({ job, results, context, scored })
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
       this.opts.onAnalyzed?.(job)
@@ -208,6 +219,44 @@ export class AnalysisWorker {
         // The lease expires and the job is claimed again: still never lost.
         this.log('could not record an analysis failure', { jobId: job.id, err: failErr.message }),
       )
+    }
+  }
+
+  /** The signals' cues of the job's messages, with the language model; none without it. */
+  private async scoreSignals(job: AnalysisJob, context: AnalysisContext) {
+    const semantic = this.opts.analyzer.semantic
+    if (!semantic) return job.messages.map(() => undefined)
+    this.signalScorer ??= new SignalScorer(semantic)
+    return this.signalScorer.score(job.messages, context.signals)
+  }
+
+  /**
+   * Every signalSweepMs: the conversations whose quiet period has passed, decided again as of now
+   * (abandonment), a hundred at a time, each batch in a transaction of its own with its events.
+   */
+  private async maybeSweep(): Promise<void> {
+    const every = this.opts.signalSweepMs ?? 30_000
+    if (Date.now() - this.lastSweep < every) return
+    this.lastSweep = Date.now()
+    try {
+      await this.sweepSignals()
+    } catch (err) {
+      this.log('sweeping conversation signals failed', { err: (err as Error).message })
+    }
+  }
+
+  /** Decides again the signals of every conversation whose quiet period has passed. */
+  async sweepSignals(): Promise<number> {
+    let total = 0
+    for (;;) {
+      const appended = await withTransaction(this.opts.pool, async (client) => {
+        const now = this.now()
+        const appends = await sweepDueSignals(client, this.opts.analyzer.info, now, 100)
+        if (appends.length > 0) await appendToStreams(client, appends, { now: this.now })
+        return appends.length
+      })
+      total += appended
+      if (appended < 100) return total
     }
   }
 
@@ -259,21 +308,35 @@ export class AnalysisWorker {
         return { messageId: result.messageId, sentiment: result.sentiment, topics }
       })
     })
-    const rows = kept.flatMap(({ job }, i) => {
-      const roles = new Map(job.messages.map((m) => [m.id, m.role]))
-      return outs[i]!.map((out) => ({ job, out, role: roles.get(out.messageId) }))
-    })
+    const rows = kept.flatMap(({ job, scored }, i) =>
+      outs[i]!.map((out, position) => {
+        const message = job.messages[position]!
+        const cue = scored[position]
+        return {
+          job,
+          out,
+          role: message.role,
+          sentAt: validDate(message.sentAt),
+          position,
+          cues: cue ? JSON.stringify(cue.cues) : null,
+          vector: cue && message.role === 'user' ? `{${Array.from(cue.vector).join(',')}}` : null,
+        }
+      }),
+    )
     await client.query(
       `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-         topic_labels, analyzer, analyzed_at)
+         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector)
        SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
-              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2
-         FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[])
-              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics)
+              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2, r.sent_at, r.position, r.cues,
+              r.vector::real[]
+         FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[],
+                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::text[])
+              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, vector)
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
          topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
-         analyzed_at = EXCLUDED.analyzed_at`,
+         analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
+         cues = EXCLUDED.cues, vector = EXCLUDED.vector`,
       [
         `${info.name}@${info.version}`,
         now,
@@ -285,6 +348,10 @@ export class AnalysisWorker {
         rows.map((r) => r.out.sentiment.score),
         rows.map((r) => r.out.sentiment.label),
         rows.map((r) => JSON.stringify(r.out.topics)),
+        rows.map((r) => r.sentAt),
+        rows.map((r) => r.position),
+        rows.map((r) => r.cues),
+        rows.map((r) => r.vector),
       ],
     )
     const moved = await this.moveToNewTopics(client, placement)
@@ -330,6 +397,24 @@ export class AnalysisWorker {
         expectedVersion: 'any',
         events: resultEvents(conversationId, m.results, m.metadata),
       })
+    }
+    // The signals of the jobs' conversations, decided again with their new messages.
+    const signalAppends = await decideSignals(
+      client,
+      kept.map(({ job }) => ({
+        conversationId: job.conversationId,
+        orgId: job.orgId,
+        chatbotId: job.chatbotId,
+        metadata: traceOf(job),
+      })),
+      info,
+      now,
+    )
+    // One append per stream: a conversation's signals go after its results.
+    for (const signalAppend of signalAppends) {
+      const i = appends.findIndex((a) => a.streamType === 'analysis' && a.streamId === signalAppend.streamId)
+      if (i === -1) appends.push(signalAppend)
+      else appends[i] = { ...appends[i]!, events: [...appends[i]!.events, ...signalAppend.events] }
     }
     await appendToStreams(client, appends, { now: this.now })
     await completeJobs(
@@ -453,6 +538,13 @@ function topicsOf(
   return result.topics.map((label) => ({ id: label, label }))
 }
 
+/** A captured sentAt as a Date; null when absent (a job queued before sentAt was kept) or unreadable. */
+function validDate(value: string | undefined): Date | null {
+  if (value === undefined) return null
+  const d = new Date(value)
+  return Number.isNaN(d.getTime()) ? null : d
+}
+
 function refsOf(ids: readonly string[], labels: readonly string[]): TopicRef[] {
   return ids.map((id, i) => ({ id, label: labels[i] ?? id }))
 }
@@ -466,7 +558,8 @@ const SETTINGS_WAIT_MS = 500
 /** A chatbot's analysis context: its own topics, when its settings have any. */
 function contextOf(settings: Record<string, unknown>): AnalysisContext {
   const topics = chatbotTopics(settings)
-  return topics ? { topics } : {}
+  const signals = chatbotSignals(settings)
+  return topics ? { topics, signals } : { signals }
 }
 
 /** What the worker logs about a job. */

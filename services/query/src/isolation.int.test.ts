@@ -23,6 +23,7 @@ const READ_MODELS = [
   'rm_org_user_hours',
   'rm_org_end_users',
   'rm_chatbots',
+  'rm_conversation_signals',
   'chatbots',
   'event_streams',
   'audit_log',
@@ -67,8 +68,8 @@ describe('row-level security of the read models', () => {
     for (const table of READ_MODELS) {
       const { rows } = await db.readerPool.query(`SELECT count(*)::int AS n FROM ${table}`)
       expect(rows[0].n, table).toBe(0)
-      // (Topics only exist once analysis ran, which this file does not need.)
-      if (table === 'rm_hourly_topics' || table === 'rm_daily_topics') continue
+      // (Topics and signals only exist once analysis ran, which this file does not need.)
+      if (['rm_hourly_topics', 'rm_daily_topics', 'rm_conversation_signals'].includes(table)) continue
       const owner = await db.pool.query(`SELECT count(*)::int AS n FROM ${table}`)
       expect(owner.rows[0].n, `${table} has rows`).toBeGreaterThan(0)
     }

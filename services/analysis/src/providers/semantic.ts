@@ -16,6 +16,7 @@ import {
   type MessageToAnalyze,
   type SemanticAbilities,
 } from '../analyzer.ts'
+import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
 import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
@@ -57,7 +58,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
 
   const info: AnalyzerInfo = {
     name: SEMANTIC_ANALYZER_NAME,
-    version: `${model.version}+sentiment:${SENTIMENT_VERSION}+${learned.version}+rules-v${RULES_VERSION}`,
+    version: `${model.version}+sentiment:${SENTIMENT_VERSION}+${learned.version}+rules-v${RULES_VERSION}+signals-v${SIGNALS_VERSION}`,
   }
   return {
     info,

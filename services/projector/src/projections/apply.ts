@@ -10,6 +10,7 @@ import { applyErased } from './erasure.ts'
 import { MessageBatch } from './message-fold.ts'
 import { writeMessages } from './messages.ts'
 import { RollupBatch } from './rollups.ts'
+import { SignalChanges } from './signals.ts'
 import { TopicChanges } from './topics.ts'
 
 export interface ProjectionStats {
@@ -31,6 +32,7 @@ const CHATBOT_TABLES = [
   'rm_daily_topics',
   'rm_topics',
   'rm_themes',
+  'rm_conversation_signals',
 ]
 
 /**
@@ -100,6 +102,7 @@ export class ReadModelChanges {
   private readonly conversations = new ConversationBatch()
   private readonly messages = new MessageBatch()
   private readonly topics = new TopicChanges()
+  private readonly signals = new SignalChanges()
 
   add(event: DomainEvent): void {
     switch (event.type) {
@@ -132,6 +135,9 @@ export class ReadModelChanges {
       case 'chatbot.settings-changed':
       case 'chatbot.key-rotated':
         this.chatbots.add(event)
+        return
+      case 'analysis.signals-detected':
+        this.signals.add(event)
         return
       // Failures change no read model.
       case 'analysis.failed':
@@ -168,6 +174,7 @@ export class ReadModelChanges {
     await this.topics.flush(client)
     await writeConversations(client, this.conversations, this.rollups)
     await writeMessages(client, this.messages, this.rollups)
+    await this.signals.flush(client)
     await this.rollups.flush(client)
   }
 }

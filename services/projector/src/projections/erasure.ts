@@ -27,6 +27,7 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
   foldErasure(e, rows, rollups)
   await rollups.eraseConversation(client, e.streamId)
   await client.query('DELETE FROM rm_messages WHERE conversation_id = $1', [e.streamId])
+  await client.query('DELETE FROM rm_conversation_signals WHERE conversation_id = $1', [e.streamId])
   await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
   await client.query(
     `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)

@@ -9,6 +9,8 @@ export interface ConversationFilters {
   readonly sentiment?: 'positive' | 'neutral' | 'negative'
   /** The topic ids a `topic=` stands for (topicFilterIds). */
   readonly topicIds?: readonly string[]
+  /** Conversations with this signal. */
+  readonly signal?: string
   readonly q?: string
 }
 
@@ -119,6 +121,13 @@ export function listConversationsQuery(
   if (filters.userId) add((p) => `c.end_user_id = ${p}`, filters.userId)
   if (filters.sentiment) add((p) => `c.sentiment_label = ${p}`, filters.sentiment)
   if (filters.topicIds) add((p) => `c.topics && ${p}::text[]`, filters.topicIds)
+  if (filters.signal) {
+    add(
+      (p) =>
+        `EXISTS (SELECT 1 FROM rm_conversation_signals s WHERE s.conversation_id = c.id AND s.signal = ${p})`,
+      filters.signal,
+    )
+  }
   if (filters.q) {
     add(
       (p) => `EXISTS (SELECT 1 FROM rm_messages m WHERE m.conversation_id = c.id

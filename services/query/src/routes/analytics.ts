@@ -15,6 +15,7 @@ import {
 import type { QueryDeps } from '../deps.ts'
 import { checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
 import { chatbotInOrg } from '../repositories/chatbots.ts'
+import { readSignals } from '../repositories/signals.ts'
 import { readTopics } from '../repositories/topics.ts'
 
 const count = z.number().int().nonnegative()
@@ -242,6 +243,109 @@ const sentimentExample: z.output<typeof sentimentResponse> = {
   ],
 }
 
+const rateSchema = z.number().min(0).max(1)
+const signalsResponse = z.object({
+  ok: z.literal(true),
+  interval: z.enum(['hour', 'day', 'week']),
+  range: rangeSchema,
+  conversations: count.describe('Conversations whose last message is in range.'),
+  signals: z
+    .array(
+      z.object({
+        name: z.string().describe('A built-in signal, or custom:<slug>; every built-in one is listed.'),
+        label: z.string().nullable().describe("A chatbot's own signal's label."),
+        conversations: count.describe('Conversations in range with the signal.'),
+        rate: rateSchema.describe('conversations / the conversations in range.'),
+        trend: z
+          .array(z.object({ bucket: z.string(), conversations: count, rate: rateSchema }))
+          .describe("Per bucket of the last message's time: conversations with the signal and their rate."),
+      }),
+    )
+    .describe('Built-in signals first, in their documented order, then custom ones by name.'),
+  topics: z
+    .array(
+      z.object({
+        id: z.string().describe('The topic id (?topic= of the conversations).'),
+        label: z.string(),
+        conversations: count,
+        signals: z
+          .record(z.string(), z.object({ conversations: count, rate: rateSchema }))
+          .describe('Knowledge gaps: bot_failure, escalation, repetition, frustration and abandonment.'),
+      }),
+    )
+    .describe('Per topic (most conversations first), the rates of the knowledge-gap signals.'),
+  needsAttention: z
+    .array(
+      z.object({
+        id: z.string(),
+        label: z.string(),
+        conversations: count,
+        botFailures: count,
+        botFailureRate: rateSchema,
+        score: rateSchema.describe(
+          "The lower bound of the 95 % Wilson interval of the bot-failure rate: the ranking's key.",
+        ),
+        examples: z
+          .array(z.uuid())
+          .describe(
+            'Its latest conversations with a bot failure (at most 3): GET /api/v1/conversations/{id}.',
+          ),
+        link: z.string().describe('The conversation list filtered to the topic and bot_failure.'),
+      }),
+    )
+    .describe('Topics with a bot failure, ranked by how often the bot fails their users.'),
+  buckets: z.array(z.object({ bucket: z.string(), conversations: count })),
+})
+
+const signalsExample: z.output<typeof signalsResponse> = {
+  ok: true,
+  interval: 'week',
+  range: EXAMPLE_RANGE,
+  conversations: 120,
+  signals: [
+    {
+      name: 'bot_failure',
+      label: null,
+      conversations: 18,
+      rate: 0.15,
+      trend: [
+        { bucket: '2026-11-16T00:00:00.000Z', conversations: 8, rate: 0.16 },
+        { bucket: '2026-11-23T00:00:00.000Z', conversations: 10, rate: 0.1429 },
+      ],
+    },
+  ],
+  topics: [
+    {
+      id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+      label: 'Password reset',
+      conversations: 40,
+      signals: {
+        bot_failure: { conversations: 12, rate: 0.3 },
+        escalation: { conversations: 6, rate: 0.15 },
+        repetition: { conversations: 5, rate: 0.125 },
+        frustration: { conversations: 4, rate: 0.1 },
+        abandonment: { conversations: 7, rate: 0.175 },
+      },
+    },
+  ],
+  needsAttention: [
+    {
+      id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+      label: 'Password reset',
+      conversations: 40,
+      botFailures: 12,
+      botFailureRate: 0.3,
+      score: 0.1806,
+      examples: ['0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57'],
+      link: '/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure',
+    },
+  ],
+  buckets: [
+    { bucket: '2026-11-16T00:00:00.000Z', conversations: 50 },
+    { bucket: '2026-11-23T00:00:00.000Z', conversations: 70 },
+  ],
+}
+
 /** Checks, in the request's organization scope, what only the database can tell: the chatbot and the zone. */
 async function checkScope(client: pg.ClientBase, orgId: string, chatbotId: string | undefined, tz: string) {
   // Another organization's chatbot answers like an unknown one (API.md: never reveal existence).
@@ -338,6 +442,53 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
         interval,
         range: { from: range.from.toISOString(), to: range.to.toISOString() },
         ...report,
+      }
+    },
+  )
+
+  r.get(
+    '/api/v1/analytics/signals',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'getAnalyticsSignals',
+        summary:
+          'Where the bot lets users down: conversation signals, knowledge gaps and topics needing attention',
+        description:
+          'Conversation signals (escalation, bot failure, repetition, frustration, resolution, abandonment, and custom ones) over the conversations whose last message is in range: counts, rates and trends per `interval`; per topic the knowledge-gap rates; and the topics that need attention, ranked by how often the bot fails their users. Range, `chatbotId`, `tz`, `interval` and `limit` as for the topics.',
+        querystring: topicsQuery,
+        response: {
+          200: documented(signalsResponse, {
+            description: 'The signals over the range, per topic, and the topics needing attention.',
+            example: signalsExample,
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requirePermission(request, 'analytics:read')
+      const { chatbotId, tz, interval, limit, ...rest } = request.query
+      const range = resolveRange(rest, deps.now())
+      checkInterval(interval, range)
+      const report = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        await checkScope(client, orgId, chatbotId, tz)
+        return readSignals(client, { orgId, chatbotId, from: range.from, to: range.to }, interval, tz, limit)
+      })
+      return {
+        ok: true as const,
+        interval,
+        range: { from: range.from.toISOString(), to: range.to.toISOString() },
+        ...report,
+        needsAttention: report.needsAttention.map((t) => ({
+          ...t,
+          link: `/api/v1/conversations?${new URLSearchParams({
+            ...(chatbotId ? { chatbotId } : {}),
+            topic: t.id,
+            signal: 'bot_failure',
+          })}`,
+        })),
       }
     },
   )

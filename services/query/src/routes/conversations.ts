@@ -16,7 +16,9 @@ import {
   toConversation,
   writtenVersion,
 } from '../repositories/conversations.ts'
+import { signalsOf } from '../repositories/signals.ts'
 import { resolveTopics, themeFilterIds, topicFilterIds } from '../repositories/topics.ts'
+import { conversationSignalSchema, signalParamSchema } from './signal-schemas.ts'
 
 const sentimentSchema = z
   .object({ score: z.number(), label: z.enum(['positive', 'neutral', 'negative']) })
@@ -45,6 +47,9 @@ const conversationSchema = z.object({
     .describe(
       "The conversation's first end-user message (by sentAt) with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut); null when the end user has said nothing yet.",
     ),
+  signals: z
+    .array(conversationSignalSchema)
+    .describe('Its signals (README "Conversation signals"), built-in ones first; empty when none.'),
 })
 
 const conversationExample: z.output<typeof conversationSchema> = {
@@ -65,6 +70,7 @@ const conversationExample: z.output<typeof conversationSchema> = {
   topics: ['Password reset'],
   topicIds: ['a1b2c3d4e5f60718'],
   preview: 'How do I reset my password?',
+  signals: [{ name: 'bot_failure', label: null, confidence: 0.87, evidence: ['m-2'] }],
 }
 
 const listQuery = z.strictObject({
@@ -75,6 +81,9 @@ const listQuery = z.strictObject({
   to: isoDateTimeSchema.optional().describe('Last message at or before.'),
   userId: z.string().min(1).max(256).optional().describe('End-user id (user.id).'),
   sentiment: z.enum(['positive', 'neutral', 'negative']).optional(),
+  signal: signalParamSchema
+    .optional()
+    .describe('Conversations with this signal (a built-in one, or `custom:<slug>`).'),
   topic: z
     .string()
     .min(1)
@@ -183,7 +192,19 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
           orgId,
           rows.flatMap((r) => r.topics),
         )
-        return { rows, conversations: rows.slice(0, limit).map((r) => toConversation(r, resolved)) }
+        const shown = rows.slice(0, limit)
+        const signals = await signalsOf(
+          client,
+          orgId,
+          shown.map((r) => r.id),
+        )
+        return {
+          rows,
+          conversations: shown.map((r) => ({
+            ...toConversation(r, resolved),
+            signals: signals.get(r.id) ?? [],
+          })),
+        }
       })
       const { rows } = page
       const last = page.conversations.at(-1)
@@ -272,7 +293,12 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
         const row = await findConversation(client, orgId, id)
         if (!row) return undefined
         const resolved = await resolveTopics(client, orgId, row.topics)
-        return { ...toConversation(row, resolved), messages: await conversationMessages(client, orgId, id) }
+        const signals = (await signalsOf(client, orgId, [id])).get(id) ?? []
+        return {
+          ...toConversation(row, resolved),
+          signals,
+          messages: await conversationMessages(client, orgId, id),
+        }
       })
       if (!found) {
         reply.header('retry-after', '1')

@@ -1,0 +1,103 @@
+/**
+ * Conversation signals measured on the labelled conversations of bench/data/signals (issue 32): each
+ * conversation's messages are scored by the analyzer's language model and its signals decided as the
+ * service decides them (services/analysis/src/signals), as of one minute after the quiet period, and
+ * compared with the labels. Precision and recall per built-in signal; with --dump, every message's cues.
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import type { SemanticAnalyzer } from '../../services/analysis/src/providers/semantic.ts'
+import { cuesOf, embedSignalAnchors } from '../../services/analysis/src/signals/cues.ts'
+import {
+  BUILTIN_SIGNALS,
+  type ConversationMessage,
+  DEFAULT_QUIET_PERIOD_MS,
+  detectSignals,
+} from '../../services/analysis/src/signals/detect.ts'
+
+export interface LabelledConversation {
+  readonly id: string
+  readonly domain: string
+  readonly signals: readonly string[]
+  readonly messages: readonly (readonly ['user' | 'assistant', string])[]
+}
+
+export const SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/conversations.json')
+
+export function loadSignalsSet(): LabelledConversation[] {
+  return JSON.parse(readFileSync(SIGNALS_SET, 'utf8'))
+}
+
+export interface SignalScore {
+  readonly signal: string
+  readonly positives: number
+  readonly tp: number
+  readonly fp: number
+  readonly fn: number
+  readonly precision: number
+  readonly recall: number
+}
+
+export interface SignalsReport {
+  readonly conversations: number
+  readonly scores: SignalScore[]
+  readonly errors: { id: string; signal: string; kind: 'fp' | 'fn' }[]
+  readonly dump: string[]
+}
+
+export async function measureSignals(
+  analyzer: SemanticAnalyzer,
+  set: readonly LabelledConversation[],
+): Promise<SignalsReport> {
+  const embed = analyzer.semantic.embedTexts
+  const anchors = await embedSignalAnchors(embed)
+  const start = Date.UTC(2026, 0, 1)
+  const counts = new Map(BUILTIN_SIGNALS.map((s) => [s as string, { tp: 0, fp: 0, fn: 0, positives: 0 }]))
+  const errors: SignalsReport['errors'] = []
+  const dump: string[] = []
+  for (const c of set) {
+    const scored = await cuesOf(
+      c.messages.map(([role, content]) => ({ role, content })),
+      anchors,
+      embed,
+    )
+    const messages: ConversationMessage[] = c.messages.map(([role], i) => ({
+      id: String(i),
+      role,
+      sentAt: new Date(start + i * 60_000),
+      cues: scored[i]?.cues,
+      vector: role === 'user' ? scored[i]?.vector : undefined,
+    }))
+    const now = new Date(start + c.messages.length * 60_000 + DEFAULT_QUIET_PERIOD_MS)
+    const { signals } = detectSignals(
+      messages,
+      { disabled: new Set(), custom: [], quietPeriodMs: DEFAULT_QUIET_PERIOD_MS },
+      now,
+    )
+    const found = new Set(signals.map((s) => s.name))
+    dump.push(`${c.id}: labels [${c.signals.join(', ')}] found [${[...found].join(', ')}]`)
+    c.messages.forEach(([role, content], i) => {
+      dump.push(`   ${role.padEnd(9)} ${JSON.stringify(scored[i]?.cues)} ${content}`)
+    })
+    for (const signal of BUILTIN_SIGNALS) {
+      const count = counts.get(signal)!
+      const labelled = c.signals.includes(signal)
+      if (labelled) count.positives++
+      if (labelled && found.has(signal)) count.tp++
+      else if (found.has(signal)) {
+        count.fp++
+        errors.push({ id: c.id, signal, kind: 'fp' })
+      } else if (labelled) {
+        count.fn++
+        errors.push({ id: c.id, signal, kind: 'fn' })
+      }
+    }
+  }
+  const scores = [...counts].map(([signal, n]) => ({
+    signal,
+    ...n,
+    precision: n.tp + n.fp === 0 ? 1 : n.tp / (n.tp + n.fp),
+    recall: n.positives === 0 ? 1 : n.tp / n.positives,
+  }))
+  return { conversations: set.length, scores, errors, dump }
+}

@@ -1,0 +1,28 @@
+/**
+ * npm run bench:signals [-- --dump]: precision and recall per conversation signal on the labelled
+ * conversations of bench/data/signals (README there), with the language model of ../shared/models.
+ * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
+ */
+
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { loadSignalsSet, measureSignals } from './quality/signals.ts'
+
+const { values } = parseArgs({ options: { dump: { type: 'boolean', default: false } } })
+const analyzer = await createSemanticAnalyzer({
+  modelDir: TEST_MODEL_DIR,
+  cacheDir: path.join(tmpdir(), 'bench-signals-models'),
+  hubUrl: UNREACHABLE_HUB,
+})
+const report = await measureSignals(analyzer, loadSignalsSet())
+if (values.dump) console.log(report.dump.join('\n'))
+console.log(`\n${report.conversations} labelled conversations (bench/data/signals)\n`)
+console.log('| signal | labelled | precision | recall |')
+console.log('| --- | ---: | ---: | ---: |')
+for (const s of report.scores) {
+  console.log(`| ${s.signal} | ${s.positives} | ${s.precision.toFixed(2)} | ${s.recall.toFixed(2)} |`)
+}
+console.log(`\nerrors: ${report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}`)

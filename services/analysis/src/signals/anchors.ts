@@ -1,0 +1,176 @@
+/**
+ * Anchor phrases of the conversation signals (issue 32): short general English, written here for the
+ * purpose (none is taken from an evaluation set, bench/data/signals/README.md). A message is scored by
+ * how much nearer its embedding lies to the nearest anchor of a cue than to the nearest of its contrast
+ * set (cues.ts): the contrast sets hold what is easily confused with the cue and is not it — a person
+ * named in a report ("someone stole my card") for escalation, a sad subject for frustration, an ordinary
+ * answer or an apology for a bot failure, a thanks that says it still fails for resolution.
+ */
+
+/** The end user asks for a person. */
+export const ESCALATION_REQUEST_ANCHORS: readonly string[] = [
+  'I want to talk to a human',
+  'can I speak with a real person?',
+  'connect me to an agent please',
+  'let me talk to someone from customer service',
+  'transfer me to a representative',
+  'I need a live operator',
+  'get me a manager',
+  'is there a human I can chat with?',
+  'stop the bot, I want a person',
+  'put me through to your support team',
+  'can someone from your team help me?',
+  'who can I talk to about this?',
+  'I would rather discuss this with a person than a bot',
+]
+
+/** The bot hands the conversation over to a person. */
+export const HANDOVER_ANCHORS: readonly string[] = [
+  "I'm transferring you to a human agent",
+  'let me connect you with a member of our team',
+  'an agent will join the conversation shortly',
+  "I'll hand this over to a colleague who can help",
+  'please hold while I put you through to a person',
+  'a support specialist will take over from here',
+  "I'm passing you to our team now",
+  'someone from our team will reply here shortly',
+  "I'm bringing in a specialist to help you",
+]
+
+/** Mentions of people that ask for no one: reports, stories, complaints about a person. */
+export const ESCALATION_CONTRAST_ANCHORS: readonly string[] = [
+  'someone stole my card',
+  'a person called me pretending to be from the bank',
+  'my husband used my account without asking',
+  'a man at the shop charged me twice',
+  'the courier left my parcel outside',
+  'my friend recommended your service',
+  'can I add another person to my plan?',
+  'who is the account holder?',
+  'the human resources department needs a letter',
+  'thank you for your help',
+  'what is the point of this chat?',
+  'this bot is useless',
+  'the staff were very friendly',
+]
+
+/** The bot says it cannot help, did not understand, or has no answer. */
+export const FAILURE_ANCHORS: readonly string[] = [
+  "I'm sorry, I didn't understand that",
+  "I don't know the answer to that",
+  "I can't help with that request",
+  "sorry, I'm not able to do that",
+  "I don't have any information about that",
+  "I'm not sure what you mean",
+  'that is outside of what I can help with',
+  'sorry, I could not find anything matching your question',
+  'I am unable to answer this',
+  'something went wrong, please try again later',
+  "I'm not able to help with that",
+  'I have no details on that topic',
+  "I can't do that here",
+]
+
+/** The bot asks the end user to say it again, or more clearly. */
+export const CLARIFICATION_ANCHORS: readonly string[] = [
+  'could you please rephrase that?',
+  'can you say that another way?',
+  'could you clarify what you mean?',
+  'sorry, can you repeat your question?',
+  'what exactly do you mean?',
+]
+
+/** What a bot says when it is helping: answers, actions, apologies with a remedy, offers of more help. */
+export const ANSWER_ANCHORS: readonly string[] = [
+  'here is how you can do that',
+  'I have updated your address',
+  'your order will arrive on Tuesday',
+  'you can reset your password from the settings page',
+  'is there anything else I can help you with?',
+  "I'm sorry to hear that, let me check for you",
+  'sorry for the inconvenience, I have issued a refund',
+  'I understand, let me look into this',
+  'sure, I can help with that',
+  'the fee is ten dollars per month',
+  'hello! how can I help you today?',
+  'you are welcome, have a great day',
+  "I'm sorry.",
+  "I'm sorry that happened",
+  'sorry about that',
+  "I'm sorry for your loss",
+  "I'll pass your feedback on to the team",
+  'see you at your appointment',
+  'yes, you can do that in the app',
+]
+
+/** Anger, annoyance or disappointment aimed at the service or the bot. */
+export const FRUSTRATION_ANCHORS: readonly string[] = [
+  'this is ridiculous',
+  'you are useless',
+  'this is not helping at all',
+  "I'm so fed up with this service",
+  'this is the worst support I have ever had',
+  'why is this so hard?',
+  "I'm really annoyed, nothing works",
+  'what a waste of time',
+  'I am very disappointed with your company',
+  'are you even listening to me?',
+  'I keep getting the same useless answer',
+  'unbelievable, I am going to cancel',
+  'this is absurd',
+  'your company is a joke',
+  'what is the point of this?',
+  'I am really unhappy with your service',
+  'nobody ever fixes anything',
+]
+
+/** Sad or bad subjects told plainly, and plain problem reports: not frustration with the service. */
+export const FRUSTRATION_CONTRAST_ANCHORS: readonly string[] = [
+  'my card was stolen',
+  'my father passed away and I need to close his account',
+  'I lost my job and cannot pay this month',
+  'my phone broke in an accident',
+  'I was robbed yesterday',
+  'I am sick and cannot come to the appointment',
+  'my flight was cancelled because of the storm',
+  'the package arrived damaged',
+  'I was charged twice',
+  'the app crashes when I open it',
+  "I can't log in to my account",
+]
+
+/** The end user confirms that it worked, or thanks at the end. */
+export const RESOLUTION_ANCHORS: readonly string[] = [
+  'thanks, that worked',
+  'great, it works now',
+  'that solved my problem, thank you',
+  'perfect, all sorted',
+  'thank you so much for your help',
+  'problem fixed, thanks',
+  "ok that's all I needed, thanks",
+  'awesome, I can see it now',
+  "it's working again, thanks a lot",
+  'found it, thank you',
+  'done, thanks!',
+  'thanks',
+]
+
+/** Thanks or acknowledgements that say it is not solved, and new problems. */
+export const RESOLUTION_CONTRAST_ANCHORS: readonly string[] = [
+  'thanks but it still does not work',
+  "that didn't help",
+  'it is still broken',
+  'no, that is not what I asked',
+  'I tried that already',
+  'ok, and how do I change my email?',
+  'the error is still there',
+  'I still have the same problem',
+  'ok',
+  'alright',
+  'cool',
+  'got it',
+  'I see',
+  'good to know',
+  'will do',
+  'yes please',
+]

@@ -1,0 +1,199 @@
+import type { MessageRole } from '../analyzer.ts'
+import { REQUEST_ANCHORS, SOCIAL_ANCHORS, socialMargin } from '../topics/requests.ts'
+import { dot, type Vector } from '../topics/vectors.ts'
+import {
+  ANSWER_ANCHORS,
+  CLARIFICATION_ANCHORS,
+  ESCALATION_CONTRAST_ANCHORS,
+  ESCALATION_REQUEST_ANCHORS,
+  FAILURE_ANCHORS,
+  FRUSTRATION_ANCHORS,
+  FRUSTRATION_CONTRAST_ANCHORS,
+  HANDOVER_ANCHORS,
+  RESOLUTION_ANCHORS,
+  RESOLUTION_CONTRAST_ANCHORS,
+} from './anchors.ts'
+
+/**
+ * What one message says towards the signals, as margins: its similarity to the nearest anchor of a cue
+ * minus its similarity to the nearest anchor of that cue's contrast set (anchors.ts). Positive: nearer
+ * the cue. Stored with the message's result (analysis_results.cues), so that a conversation's signals
+ * can be decided again from them as messages arrive and as time passes (detect.ts).
+ */
+export interface MessageCues {
+  /** requests.ts's social margin of the whole message: ≥ SOCIAL_MARGIN is a greeting, thanks, yes… */
+  readonly social: number
+  /** End user: asks for a person. */
+  readonly escalation?: number
+  /** End user: anger, annoyance or disappointment at the service. */
+  readonly frustration?: number
+  /** End user: confirms it worked, or thanks. */
+  readonly resolution?: number
+  /** Assistant: hands over to a person. */
+  readonly handover?: number
+  /** Assistant: cannot help, did not understand, has no answer. */
+  readonly failure?: number
+  /** Assistant: asks the end user to say it again. */
+  readonly clarification?: number
+  /** End user: the chatbot's own signals (settings.signals.custom), by id. */
+  readonly custom?: Readonly<Record<string, number>>
+}
+
+/** A chatbot's own signal: a label and example phrases (settings.signals.custom). */
+export interface CustomSignal {
+  /** `custom:` and the label's slug. */
+  readonly name: string
+  readonly label: string
+  readonly examples: readonly string[]
+}
+
+/** A message's cues, and the embedding of the whole message (repetition compares them). */
+export interface ScoredMessage {
+  readonly cues: MessageCues
+  readonly vector: Vector
+}
+
+export type Embed = (texts: readonly string[]) => Promise<Vector[]>
+
+interface AnchorSet {
+  readonly cue: readonly Vector[]
+  readonly contrast: readonly Vector[]
+}
+
+export interface SignalAnchors {
+  readonly social: readonly Vector[]
+  readonly request: readonly Vector[]
+  readonly escalation: AnchorSet
+  readonly frustration: AnchorSet
+  readonly resolution: AnchorSet
+  readonly handover: AnchorSet
+  readonly failure: AnchorSet
+  readonly clarification: AnchorSet
+}
+
+/** Embeds every anchor once (the analyzer's model): then each message costs a few dot products. */
+export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
+  const groups = [
+    SOCIAL_ANCHORS,
+    REQUEST_ANCHORS,
+    ESCALATION_REQUEST_ANCHORS,
+    ESCALATION_CONTRAST_ANCHORS,
+    FRUSTRATION_ANCHORS,
+    FRUSTRATION_CONTRAST_ANCHORS,
+    RESOLUTION_ANCHORS,
+    RESOLUTION_CONTRAST_ANCHORS,
+    HANDOVER_ANCHORS,
+    ANSWER_ANCHORS,
+    FAILURE_ANCHORS,
+    CLARIFICATION_ANCHORS,
+  ]
+  const vectors = await embed(groups.flat())
+  let at = 0
+  const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar] = groups.map(
+    (g) => {
+      const out = vectors.slice(at, at + g.length)
+      at += g.length
+      return out
+    },
+  ) as Vector[][]
+  const background = [...social!, ...request!]
+  return {
+    social: social!,
+    request: request!,
+    escalation: { cue: esc!, contrast: [...escNot!, ...background] },
+    frustration: { cue: fru!, contrast: [...fruNot!, ...background] },
+    resolution: { cue: res!, contrast: [...resNot!, ...request!] },
+    handover: { cue: hand!, contrast: [...answer!, ...fail!] },
+    failure: { cue: fail!, contrast: [...answer!, ...hand!] },
+    clarification: { cue: clar!, contrast: answer! },
+  }
+}
+
+export function nearest(v: Vector, anchors: readonly Vector[]): number {
+  let best = -Infinity
+  for (const a of anchors) best = Math.max(best, dot(v, a))
+  return best
+}
+
+function margin(v: Vector, set: AnchorSet): number {
+  return nearest(v, set.cue) - nearest(v, set.contrast)
+}
+
+/** Longer messages are scored by their first this many characters. */
+const MAX_CHARS = 1_000
+/** Sentences of a message scored on their own, at most. */
+const MAX_SENTENCES = 4
+
+/** The message's sentences (at most MAX_SENTENCES), when it has more than one. */
+export function sentencesOf(text: string): string[] {
+  const sentences = text
+    .slice(0, MAX_CHARS)
+    .split(/(?<=[.!?\u2026])\s+|\n+/u)
+    .map((s) => s.trim())
+    .filter((s) => /\p{L}/u.test(s))
+  return sentences.length > 1 ? sentences.slice(0, MAX_SENTENCES) : []
+}
+
+export interface CueInput {
+  readonly role: MessageRole
+  readonly content: string
+}
+
+/** What cuesOf must embed for each message: the whole text first, then its sentences. */
+export function unitsOf(m: CueInput): string[] {
+  if (m.role !== 'user' && m.role !== 'assistant') return []
+  const text = m.content.slice(0, MAX_CHARS).trim()
+  if (!/\p{L}/u.test(text)) return []
+  return [text, ...sentencesOf(text)]
+}
+
+/** Rounded to 3 decimals: stored, and compared across runs (a replay, a re-analysis). */
+const round = (x: number) => Math.round(x * 1000) / 1000
+
+/**
+ * The cues of each message (undefined for a message with no letter, or of another role than the end
+ * user's and the assistant's). The whole message and each of its sentences are scored; a cue takes the
+ * best unit ("I want a person. This is useless." is both escalation and frustration), except the social
+ * margin and resolution, which take the whole message ("thanks! but it still fails" is no resolution).
+ */
+export async function cuesOf(
+  messages: readonly CueInput[],
+  anchors: SignalAnchors,
+  embed: Embed,
+  custom: readonly { readonly name: string; readonly examples: readonly Vector[] }[] = [],
+): Promise<(ScoredMessage | undefined)[]> {
+  const units = messages.map(unitsOf)
+  const vectors = await embed(units.flat())
+  let at = 0
+  return messages.map((m, i) => {
+    const n = units[i]!.length
+    const vs = vectors.slice(at, at + n)
+    at += n
+    if (n === 0) return undefined
+    const whole = vs[0]!
+    const best = (set: AnchorSet) => round(Math.max(...vs.map((v) => margin(v, set))))
+    const social = round(socialMargin(whole, anchors))
+    if (m.role === 'assistant') {
+      const cues = {
+        social,
+        handover: best(anchors.handover),
+        failure: best(anchors.failure),
+        clarification: best(anchors.clarification),
+      }
+      return { cues, vector: whole }
+    }
+    const cues: MessageCues = {
+      social,
+      escalation: best(anchors.escalation),
+      frustration: best(anchors.frustration),
+      resolution: round(margin(whole, anchors.resolution)),
+    }
+    if (custom.length === 0) return { cues, vector: whole }
+    const background = [...anchors.social, ...anchors.request]
+    const scores: Record<string, number> = {}
+    for (const c of custom) {
+      scores[c.name] = round(Math.max(...vs.map((v) => nearest(v, c.examples) - nearest(v, background))))
+    }
+    return { cues: { ...cues, custom: scores }, vector: whole }
+  })
+}

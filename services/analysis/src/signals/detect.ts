@@ -1,0 +1,234 @@
+import type { MessageRole } from '../analyzer.ts'
+import { SOCIAL_MARGIN } from '../topics/requests.ts'
+import { dot, type Vector } from '../topics/vectors.ts'
+import type { CustomSignal, MessageCues } from './cues.ts'
+
+/**
+ * A conversation's signals (issue 32), decided from its messages' cues (cues.ts), its structure and the
+ * time passed since its last message. Pure: the same messages, settings and time give the same signals,
+ * so a replay (the events) and a re-analysis (the same analyzer) give the same signals.
+ *
+ * - escalation: an end-user message asks for a person, or an assistant message hands over to one;
+ * - bot_failure: an assistant message says it cannot help, did not understand or has no answer;
+ * - repetition: the end user asks again what they asked before (two requests, an answer between them,
+ *   as similar as REPETITION_SIMILARITY), or the assistant asks for clarification twice or more;
+ * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
+ *   subject told plainly is not);
+ * - resolution: the end user confirms it worked or thanks, and after that asks nothing new and the
+ *   assistant neither fails nor hands over;
+ * - abandonment: the conversation has been quiet for the quiet period, and ends on an end-user message
+ *   the assistant did not answer (not a greeting, thanks or other social act) or on a bot failure,
+ *   without resolution;
+ * - custom:<slug>: an end-user message is nearer to the signal's examples than to any generic request or
+ *   social anchor by CUSTOM_MARGIN.
+ *
+ * Messages without cues (analysed without the language model) fire nothing, abandonment included.
+ *
+ * The thresholds are margins between anchor sets, chosen on the labelled conversations of
+ * bench/data/signals (bench/FINDINGS.md, "Conversation signals").
+ */
+export const BUILTIN_SIGNALS = [
+  'escalation',
+  'bot_failure',
+  'repetition',
+  'frustration',
+  'resolution',
+  'abandonment',
+] as const
+export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
+
+/** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
+export const SIGNALS_VERSION = 1
+
+export const THRESHOLDS = {
+  escalation: 0.08,
+  handover: 0.08,
+  failure: 0.06,
+  clarification: 0.06,
+  frustration: 0.06,
+  resolution: 0.06,
+  custom: 0.05,
+  /** Cosine similarity of two end-user requests that ask the same thing. */
+  repetition: 0.75,
+} as const
+
+/** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
+const CONFIDENCE_SCALE = 0.04
+
+/** The default quiet period before a conversation can be abandoned: 30 minutes. */
+export const DEFAULT_QUIET_PERIOD_MS = 30 * 60_000
+
+export interface ConversationMessage {
+  readonly id: string
+  readonly role: MessageRole
+  readonly sentAt: Date
+  /** Absent for a message without letters, or analyzed without the language model. */
+  readonly cues?: MessageCues | undefined
+  /** The whole end-user message's embedding (repetition). */
+  readonly vector?: Vector | undefined
+}
+
+export interface SignalSettings {
+  /** Built-in signals turned off for the chatbot. */
+  readonly disabled: ReadonlySet<string>
+  readonly custom: readonly CustomSignal[]
+  readonly quietPeriodMs: number
+}
+
+export interface DetectedSignal {
+  /** A built-in signal's name, or `custom:<slug>`. */
+  readonly name: string
+  /** A custom signal's label. */
+  readonly label?: string
+  /** 0.5 … 1: how far its strongest evidence lies beyond the threshold. */
+  readonly confidence: number
+  /** The messages it fired on, in conversation order. */
+  readonly evidence: string[]
+}
+
+export interface Detection {
+  readonly signals: DetectedSignal[]
+  /** When abandonment can next be decided (the last message's time plus the quiet period). */
+  readonly dueAt: Date | null
+  /** The quiet period has passed: nothing changes until a new message. */
+  readonly settled: boolean
+}
+
+export function confidenceOf(margin: number, threshold: number): number {
+  return Math.round(100 / (1 + Math.exp(-(margin - threshold) / CONFIDENCE_SCALE))) / 100
+}
+
+class Collector {
+  readonly found = new Map<string, { label?: string; confidence: number; evidence: string[] }>()
+  add(name: string, id: string, confidence: number, label?: string) {
+    const entry = this.found.get(name)
+    if (!entry) {
+      this.found.set(name, { ...(label === undefined ? {} : { label }), confidence, evidence: [id] })
+      return
+    }
+    entry.confidence = Math.max(entry.confidence, confidence)
+    if (!entry.evidence.includes(id)) entry.evidence.push(id)
+  }
+}
+
+const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
+const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MARGIN
+/**
+ * A last end-user message left waiting: one nearer a request than a social act (its social margin
+ * below zero: "ok I'll file it" is not), or a complaint or a request for a person.
+ */
+const unanswered = (m: ConversationMessage) =>
+  (m.cues !== undefined && m.cues.social < 0) ||
+  fires(m.cues?.frustration, THRESHOLDS.frustration) ||
+  fires(m.cues?.escalation, THRESHOLDS.escalation)
+
+/**
+ * The signals of a conversation whose messages (in conversation order: sentAt, then arrival) are given,
+ * as of `now`.
+ */
+export function detectSignals(
+  messages: readonly ConversationMessage[],
+  settings: SignalSettings,
+  now: Date,
+): Detection {
+  const talk = messages.filter((m) => m.role === 'user' || m.role === 'assistant')
+  const out = new Collector()
+  const t = THRESHOLDS
+  const failed = (m: ConversationMessage) => m.role === 'assistant' && fires(m.cues?.failure, t.failure)
+  const handedOver = (m: ConversationMessage) => m.role === 'assistant' && fires(m.cues?.handover, t.handover)
+
+  const clarifications: ConversationMessage[] = []
+  for (const m of talk) {
+    const c = m.cues
+    if (!c) continue
+    if (m.role === 'user') {
+      if (fires(c.escalation, t.escalation))
+        out.add('escalation', m.id, confidenceOf(c.escalation!, t.escalation))
+      if (fires(c.frustration, t.frustration))
+        out.add('frustration', m.id, confidenceOf(c.frustration!, t.frustration))
+      for (const custom of settings.custom) {
+        const margin = c.custom?.[custom.name]
+        if (fires(margin, t.custom)) out.add(custom.name, m.id, confidenceOf(margin!, t.custom), custom.label)
+      }
+    } else {
+      if (handedOver(m)) out.add('escalation', m.id, confidenceOf(c.handover!, t.handover))
+      if (failed(m)) out.add('bot_failure', m.id, confidenceOf(c.failure!, t.failure))
+      if (fires(c.clarification, t.clarification)) clarifications.push(m)
+    }
+  }
+
+  // Repetition: a request asked again after an answer, or the assistant asking to rephrase twice.
+  const requests = talk.filter((m) => m.role === 'user' && m.vector && !isSocial(m))
+  for (let j = 1; j < requests.length; j++) {
+    const later = requests[j]!
+    for (let i = 0; i < j; i++) {
+      const earlier = requests[i]!
+      const similarity = dot(earlier.vector!, later.vector!)
+      if (similarity < t.repetition || !answeredBetween(talk, earlier, later)) continue
+      const confidence = confidenceOf(similarity, t.repetition)
+      out.add('repetition', earlier.id, confidence)
+      out.add('repetition', later.id, confidence)
+    }
+  }
+  if (clarifications.length >= 2) {
+    for (const m of clarifications)
+      out.add('repetition', m.id, confidenceOf(m.cues!.clarification!, t.clarification))
+  }
+
+  // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
+  for (let k = talk.length - 1; k >= 0; k--) {
+    const m = talk[k]!
+    if (m.role !== 'user' || !fires(m.cues?.resolution, t.resolution)) continue
+    const after = talk.slice(k + 1)
+    const undone = after.some(
+      (a) =>
+        failed(a) ||
+        handedOver(a) ||
+        (a.role === 'user' && !isSocial(a) && !fires(a.cues?.resolution, t.resolution)),
+    )
+    if (!undone) out.add('resolution', m.id, confidenceOf(m.cues!.resolution!, t.resolution))
+    break
+  }
+
+  // Abandonment: once quiet long enough, an unanswered request (or complaint) or a failure last.
+  const last = talk.at(-1)
+  let dueAt: Date | null = null
+  let settled = true
+  if (last) {
+    const lastAt = Math.max(...talk.map((m) => m.sentAt.getTime()))
+    dueAt = new Date(lastAt + settings.quietPeriodMs)
+    settled = now.getTime() >= dueAt.getTime()
+    if (settled && !out.found.has('resolution')) {
+      if (last.role === 'user' && unanswered(last)) out.add('abandonment', last.id, 0.9)
+      else if (failed(last) && !handedOver(last))
+        out.add('abandonment', last.id, confidenceOf(last.cues!.failure!, t.failure))
+    }
+  }
+
+  const order = (name: string) => {
+    const i = (BUILTIN_SIGNALS as readonly string[]).indexOf(name)
+    return i === -1 ? BUILTIN_SIGNALS.length : i
+  }
+  const position = new Map(talk.map((m, i) => [m.id, i]))
+  const signals = [...out.found]
+    .filter(([name]) => !settings.disabled.has(name))
+    .sort(([a], [b]) => order(a) - order(b) || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, s]) => ({
+      name,
+      ...(s.label === undefined ? {} : { label: s.label }),
+      confidence: s.confidence,
+      evidence: [...s.evidence].sort((a, b) => position.get(a)! - position.get(b)!),
+    }))
+  return { signals, dueAt, settled }
+}
+
+/** Whether an assistant message lies between two messages of the conversation. */
+function answeredBetween(
+  talk: readonly ConversationMessage[],
+  earlier: ConversationMessage,
+  later: ConversationMessage,
+): boolean {
+  const from = talk.indexOf(earlier)
+  const to = talk.indexOf(later)
+  return talk.slice(from + 1, to).some((m) => m.role === 'assistant')
+}

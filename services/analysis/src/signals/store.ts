@@ -1,0 +1,187 @@
+import type { AppendRequest } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import { type ChatbotSignalSettings, chatbotSignals } from '@cas/settings'
+import type pg from 'pg'
+import type { AnalyzerInfo, MessageRole } from '../analyzer.ts'
+import { chatbotSettings } from '../chatbot-settings.ts'
+import type { MessageCues } from './cues.ts'
+import {
+  type ConversationMessage,
+  type DetectedSignal,
+  detectSignals,
+  type SignalSettings,
+} from './detect.ts'
+
+/** A conversation whose signals are to be decided again, and the metadata of the events it may cause. */
+export interface SignalTarget {
+  readonly conversationId: string
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly metadata: Record<string, string>
+}
+
+interface ResultRow {
+  conversation_id: string
+  message_id: string
+  role: MessageRole
+  at: Date
+  cues: MessageCues | null
+  vector: number[] | null
+}
+
+interface StateRow {
+  conversation_id: string
+  analyzer: string
+  signals: DetectedSignal[]
+  settled: boolean
+}
+
+export function signalSettingsOf(settings: ChatbotSignalSettings): SignalSettings {
+  return {
+    disabled: new Set(settings.disabled),
+    custom: settings.custom,
+    quietPeriodMs: settings.quietPeriodMs,
+  }
+}
+
+/**
+ * Decides the signals of the given conversations again from their stored results (in the caller's
+ * transaction, after the results it writes), records them, and returns the analysis.signals-detected
+ * appends of those whose signals changed (or were decided by another analyzer). Each conversation's state row is
+ * locked first, in id order, so that a commit and the sweep never interleave on one conversation.
+ */
+export async function decideSignals(
+  client: pg.ClientBase,
+  targets: readonly SignalTarget[],
+  analyzer: AnalyzerInfo,
+  now: Date,
+): Promise<AppendRequest[]> {
+  if (targets.length === 0) return []
+  const ids = [...new Set(targets.map((t) => t.conversationId))].sort()
+  const { rows: states } = await client.query<StateRow>(
+    `SELECT conversation_id, analyzer, signals, settled FROM analysis_signal_state
+      WHERE conversation_id = ANY($1::uuid[]) ORDER BY conversation_id FOR UPDATE`,
+    [ids],
+  )
+  const stateOf = new Map(states.map((s) => [s.conversation_id, s]))
+  const messages = await conversationMessages(client, ids)
+  const settings = await chatbotSettings(
+    client,
+    targets.map((t) => t.chatbotId),
+  )
+  const analyzerName = `${analyzer.name}@${analyzer.version}`
+  const appends: AppendRequest[] = []
+  const rows: { target: SignalTarget; signals: DetectedSignal[]; dueAt: Date | null; settled: boolean }[] = []
+  const seen = new Set<string>()
+  for (const target of targets) {
+    if (seen.has(target.conversationId)) continue
+    seen.add(target.conversationId)
+    const options = signalSettingsOf(chatbotSignals(settings.get(target.chatbotId) ?? {}))
+    const detection = detectSignals(messages.get(target.conversationId) ?? [], options, now)
+    rows.push({ target, ...detection })
+    // Announced when they change, or when another analyzer decides them; a conversation that never had
+    // a signal causes no event (its absence in the read model says as much).
+    const before = stateOf.get(target.conversationId)
+    const same = JSON.stringify(before?.signals ?? []) === JSON.stringify(detection.signals)
+    const sameAnalyzer = before?.analyzer === analyzerName
+    if (same && (sameAnalyzer || detection.signals.length === 0)) continue
+    appends.push({
+      streamType: 'analysis',
+      streamId: target.conversationId,
+      orgId: target.orgId,
+      chatbotId: target.chatbotId,
+      expectedVersion: 'any',
+      events: [
+        newEvent(
+          'analysis.signals-detected',
+          {
+            analyzer: { name: analyzer.name, version: analyzer.version },
+            signals: detection.signals,
+            settled: detection.settled,
+          },
+          target.metadata,
+        ),
+      ],
+    })
+  }
+  await client.query(
+    `INSERT INTO analysis_signal_state (conversation_id, org_id, chatbot_id, analyzer, signals, due_at, settled, updated_at)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::boolean[],
+                          $8::timestamptz[])
+     ON CONFLICT (conversation_id) DO UPDATE SET analyzer = EXCLUDED.analyzer, signals = EXCLUDED.signals,
+       due_at = EXCLUDED.due_at, settled = EXCLUDED.settled, updated_at = EXCLUDED.updated_at`,
+    [
+      rows.map((r) => r.target.conversationId),
+      rows.map((r) => r.target.orgId),
+      rows.map((r) => r.target.chatbotId),
+      rows.map(() => analyzerName),
+      rows.map((r) => JSON.stringify(r.signals)),
+      rows.map((r) => r.dueAt),
+      rows.map((r) => r.settled),
+      rows.map(() => now),
+    ],
+  )
+  return appends
+}
+
+/**
+ * The stored messages of the conversations, in conversation order: by sentAt (the analysis time for a
+ * message analysed before sentAt was kept), then place in their capture.
+ */
+async function conversationMessages(
+  client: pg.ClientBase,
+  ids: readonly string[],
+): Promise<Map<string, ConversationMessage[]>> {
+  const { rows } = await client.query<ResultRow>(
+    `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues, r.vector
+       FROM unnest($1::uuid[]) AS c(id)
+       CROSS JOIN LATERAL (
+         SELECT r.message_id, r.role, coalesce(r.sent_at, r.analyzed_at) AS at, r.position, r.cues, r.vector
+           FROM analysis_results r WHERE r.conversation_id = c.id OFFSET 0
+       ) r
+      ORDER BY c.id, r.at, r.position, r.message_id`,
+    [ids],
+  )
+  const out = new Map<string, ConversationMessage[]>()
+  for (const row of rows) {
+    const list = out.get(row.conversation_id) ?? []
+    list.push({
+      id: row.message_id,
+      role: row.role,
+      sentAt: row.at,
+      cues: row.cues ?? undefined,
+      vector: row.vector ? Float32Array.from(row.vector) : undefined,
+    })
+    out.set(row.conversation_id, list)
+  }
+  return out
+}
+
+/**
+ * The sweep: conversations whose quiet period has passed since their signals were last decided, decided
+ * again as of `now` (abandonment), at most `limit` at a time; skips those a commit holds. Returns the
+ * appends to make in the same transaction.
+ */
+export async function sweepDueSignals(
+  client: pg.ClientBase,
+  analyzer: AnalyzerInfo,
+  now: Date,
+  limit: number,
+): Promise<AppendRequest[]> {
+  const { rows } = await client.query<{ conversation_id: string; org_id: string; chatbot_id: string }>(
+    `SELECT conversation_id, org_id, chatbot_id FROM analysis_signal_state
+      WHERE NOT settled AND due_at <= $1 ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  )
+  return decideSignals(
+    client,
+    rows.map((r) => ({
+      conversationId: r.conversation_id,
+      orgId: r.org_id,
+      chatbotId: r.chatbot_id,
+      metadata: {},
+    })),
+    analyzer,
+    now,
+  )
+}

@@ -1,0 +1,324 @@
+import { loadConfig } from '@cas/config'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import {
+  type AnalysisService,
+  type Analyzer,
+  createAnalysisService,
+  createAnalyzer,
+} from '@cas/service-analysis'
+import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { testKeyring } from './support/keyring.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
+import { projectorCaughtUp } from './support/projector.ts'
+import { waitFor } from './support/wait.ts'
+
+// Conversation signals (issue 32) end to end with the real language model: captured through the API,
+// analysed, announced as analysis.signals-detected, projected, and read back through the API.
+requireTestModel()
+
+type Turn = readonly ['user' | 'assistant', string]
+
+const ANSWER = 'You can find it under Settings, in the Account section.'
+
+/** Hand-written for these tests (not the anchors' phrasings, not the bench set's). */
+const CONVERSATIONS: Record<string, readonly Turn[]> = {
+  'person-1': [['user', "I'd like to talk to a real person please"]],
+  'person-2': [['user', 'can you get me a human agent?']],
+  'person-3': [['user', 'Put me through to somebody in customer support']],
+  'person-4': [['user', 'Is there any way to reach an actual employee instead of this bot?']],
+  stolen: [
+    ['user', 'a person stole my card'],
+    ['assistant', 'I have blocked your card and a new one is on its way.'],
+    ['user', 'thank you'],
+  ],
+  'not-sure': [
+    ['user', 'What is the warranty on refurbished laptops?'],
+    ['assistant', "I'm not sure I understand."],
+  ],
+  rephrased: [
+    ['user', 'How do I change the email address on my account?'],
+    ['assistant', 'Our newsletter comes out every Monday.'],
+    ['user', 'I want to update the e-mail address of my account, how?'],
+    ['assistant', ANSWER],
+  ],
+  fixed: [
+    ['user', 'My invoices page is blank'],
+    ['assistant', 'Please clear your browser cache and reload the page.'],
+    ['user', 'thanks, that fixed it'],
+  ],
+  discount: [['user', 'any chance of getting a reduced price on my order?']],
+  'discount-2': [['user', 'is there a promotional code I could use?']],
+  parcel: [
+    ['user', 'where is my parcel?'],
+    ['assistant', 'It is out for delivery today.'],
+  ],
+}
+
+interface Signal {
+  name: string
+  label: string | null
+  confidence: number
+  evidence: string[]
+}
+
+describe.skipIf(!hasTestModel)('conversation signals, with the language model', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let analyzer: Analyzer
+  let analysis: AnalysisService
+  let projector: Projector
+  let cookie: string
+  let apiKey: string
+  let chatbotId: string
+  /** How far the analysis's clock is ahead of the wall clock: moved past the quiet period by a test. */
+  let ahead = 0
+  const ids = new Map<string, string>()
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    analyzer = await createAnalyzer(
+      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
+    )
+    await analyzer.ready
+    analysis = createAnalysisService({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      analyzer,
+      logger: false,
+      now: () => new Date(Date.now() + ahead),
+      // The tests sweep when they mean to (worker.sweepSignals).
+      signalSweepMs: 3_600_000,
+    })
+    await analysis.start()
+    projector = createProjector({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      logger: false,
+    })
+    await projector.consumer.start()
+    ;({ cookie } = await signUp(app))
+    ;({
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, {
+      name: 'Support',
+      settings: {
+        signals: {
+          custom: [
+            {
+              label: 'Asks for a discount',
+              examples: ['can I get a discount?', 'do you have a coupon?', 'is it cheaper for students?'],
+            },
+          ],
+          abandonmentAfterMinutes: 30,
+        },
+      },
+    }))
+    const start = Date.now() - 60_000
+    for (const [name, turns] of Object.entries(CONVERSATIONS)) {
+      const res = await postCapture(app, apiKey, {
+        conversationId: name,
+        messages: turns.map(([role, content], i) => ({
+          id: `m${i}`,
+          role,
+          content,
+          sentAt: new Date(start + i * 1_000).toISOString(),
+        })),
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      ids.set(name, res.json().conversationId)
+    }
+    await settled()
+  })
+  afterAll(async () => {
+    await projector?.consumer.stop()
+    await analysis?.stop()
+    await analyzer?.close?.()
+    await app?.close()
+    await db?.drop()
+  })
+
+  async function settled() {
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status NOT IN ('done', 'dead')",
+        )
+        return rows[0].n === 0 && (await projectorCaughtUp(db.pool))
+      },
+      { what: 'analysis and projection', timeoutMs: 120_000 },
+    )
+  }
+
+  async function signalsOf(name: string): Promise<Signal[]> {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations/${ids.get(name)}`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().conversation.signals
+  }
+  const names = async (name: string) => (await signalsOf(name)).map((s) => s.name)
+
+  it('takes a request for a person, however phrased, as escalation, with the message as evidence', async () => {
+    for (const name of ['person-1', 'person-2', 'person-3', 'person-4']) {
+      const escalation = (await signalsOf(name)).find((s) => s.name === 'escalation')
+      expect(escalation, name).toMatchObject({ evidence: ['m0'] })
+      expect(escalation!.confidence).toBeGreaterThanOrEqual(0.5)
+    }
+  })
+
+  it('does not take "a person stole my card" for escalation, nor its sad subject for frustration', async () => {
+    const found = await names('stolen')
+    expect(found).not.toContain('escalation')
+    expect(found).not.toContain('frustration')
+  })
+
+  it('takes the bot\'s "I\'m not sure I understand" for a failure', async () => {
+    expect(await signalsOf('not-sure')).toContainEqual(
+      expect.objectContaining({ name: 'bot_failure', evidence: ['m1'] }),
+    )
+  })
+
+  it('takes a rephrased question for repetition, both asks as evidence', async () => {
+    expect(await signalsOf('rephrased')).toContainEqual(
+      expect.objectContaining({ name: 'repetition', evidence: ['m0', 'm2'] }),
+    )
+  })
+
+  it('takes "thanks, that fixed it" at the end for resolution', async () => {
+    expect(await signalsOf('fixed')).toContainEqual(
+      expect.objectContaining({ name: 'resolution', evidence: ['m2'] }),
+    )
+    expect(await names('parcel')).not.toContain('resolution')
+  })
+
+  it("fires a chatbot's own signal on paraphrases of its examples, and not on another request", async () => {
+    for (const name of ['discount', 'discount-2']) {
+      expect(await signalsOf(name), name).toContainEqual({
+        name: 'custom:asks-for-a-discount',
+        label: 'Asks for a discount',
+        confidence: expect.any(Number),
+        evidence: ['m0'],
+      })
+    }
+    expect(await names('parcel')).not.toContain('custom:asks-for-a-discount')
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/conversations?signal=custom:asks-for-a-discount',
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(
+      res
+        .json()
+        .conversations.map((c: { conversationId: string }) => c.conversationId)
+        .sort(),
+    ).toEqual(['discount', 'discount-2'])
+  })
+
+  it('makes an unanswered last message abandonment only after the quiet period', async () => {
+    expect(await names('person-1')).not.toContain('abandonment')
+    expect(await names('not-sure')).not.toContain('abandonment')
+    // Still within the quiet period: the sweep changes nothing.
+    await analysis.worker.sweepSignals()
+    await settled()
+    expect(await names('person-1')).not.toContain('abandonment')
+    ahead = 31 * 60_000
+    await analysis.worker.sweepSignals()
+    await settled()
+    expect(await signalsOf('person-1')).toContainEqual(
+      expect.objectContaining({ name: 'abandonment', evidence: ['m0'] }),
+    )
+    // Ending on a bot failure is abandonment too; ending on a thanks, or an answer, is not.
+    expect(await names('not-sure')).toContain('abandonment')
+    expect(await names('fixed')).not.toContain('abandonment')
+    expect(await names('parcel')).not.toContain('abandonment')
+    const list = await app.inject({
+      method: 'GET',
+      url: '/api/v1/conversations?signal=abandonment&limit=100',
+      headers: { cookie },
+    })
+    expect(list.json().conversations.map((c: { conversationId: string }) => c.conversationId)).toContain(
+      'person-1',
+    )
+  })
+
+  it('reports counts, rates and trends by signal, and refuses an unknown signal', async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/signals?chatbotId=${chatbotId}&days=7`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.conversations).toBe(Object.keys(CONVERSATIONS).length)
+    const escalation = body.signals.find((s: { name: string }) => s.name === 'escalation')
+    expect(escalation.conversations).toBeGreaterThanOrEqual(4)
+    expect(escalation.rate).toBeCloseTo(escalation.conversations / body.conversations, 3)
+    expect(escalation.trend.reduce((n: number, p: { conversations: number }) => n + p.conversations, 0)).toBe(
+      escalation.conversations,
+    )
+    expect(body.signals.map((s: { name: string }) => s.name).slice(0, 6)).toEqual([
+      'escalation',
+      'bot_failure',
+      'repetition',
+      'frustration',
+      'resolution',
+      'abandonment',
+    ])
+    for (const url of ['/api/v1/conversations?signal=angry', '/api/v1/analytics/signals?interval=minute']) {
+      const bad = await app.inject({ method: 'GET', url, headers: { cookie } })
+      expect(bad.statusCode, url).toBe(400)
+      expect(bad.json()).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
+    }
+  })
+
+  it('gives the same signals after a replay of the events and after a re-analysis', async () => {
+    const snapshot = async () => {
+      const { rows } = await db.pool.query(
+        `SELECT conversation_id, signal, label, confidence, evidence FROM rm_conversation_signals
+          WHERE chatbot_id = $1 ORDER BY conversation_id, signal`,
+        [chatbotId],
+      )
+      return rows
+    }
+    const before = await snapshot()
+    expect(before.length).toBeGreaterThan(10)
+    await projector.consumer.stop()
+    const result = await rebuildReadModels({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: EMBEDDED_EVENT_LOG,
+      liveGroupId: PROJECTOR_GROUP,
+    })
+    expect(result).toMatchObject({ swapped: true })
+    expect(await snapshot()).toEqual(before)
+    await projector.consumer.start()
+    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+      chatbotId,
+      analyzer: analyzer.info,
+      now: new Date(Date.now() + ahead),
+    })
+    expect(queued.length).toBe(Object.keys(CONVERSATIONS).length)
+    await settled()
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM analysis_jobs WHERE status = 'done' AND chatbot_id = $1",
+      [chatbotId],
+    )
+    expect(rows[0].n).toBe(2 * Object.keys(CONVERSATIONS).length)
+    expect(await snapshot()).toEqual(before)
+  })
+})
