@@ -34,6 +34,13 @@ import { type Anchors, computeAnchors } from './quality/anchors.ts'
 import { BOILERPLATE, type DevelopmentSet, loadSet, SET_NAMES, type SetName } from './quality/datasets.ts'
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { type ClusteringScore, scoreClustering } from './quality/metrics.ts'
+import {
+  loadCustomSet,
+  loadSignalsSet,
+  measureCustomSignals,
+  measureSignals,
+  signalsReport,
+} from './quality/signals.ts'
 import { measureThroughApi, type ThroughApi } from './quality/through-api.ts'
 import { formatWritten } from './support/format.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
@@ -87,6 +94,9 @@ const model = await createSemanticAnalyzer({
   cacheDir: path.join(ROOT, '.cache/models'),
   hubUrl: UNREACHABLE_HUB,
 })
+// Conversation signals (issue 32) on the labelled conversations, with the same model.
+const signals = await measureSignals(model, loadSignalsSet())
+const customSignals = await measureCustomSignals(model, loadCustomSet())
 const anchors = new Map<SetName, Anchors>()
 const embedRates = new Map<SetName, number>()
 for (const set of sets) {
@@ -306,6 +316,7 @@ const report = [
   `Analyzer ${analyzer?.name}@${analyzer?.version}, ${values.threads} analyzer thread(s), model load ${analyzer?.loadMs ?? '?'} ms. Targets from issue 31, on this machine; the re-clustering time and memory for one chatbot of 10,000 and 100,000 conversations are not measured here yet (re-clustering is being built).`,
   '',
   ...sets.flatMap((set) => [...setReport(set, measured.get(set.name)!, anchors.get(set.name)!), '']),
+  ...signalsReport(signals, customSignals),
 ]
 console.log(report.join('\n'))
 writeFileSync(values.out, `${report.join('\n')}\n`)

@@ -9,7 +9,13 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { loadSignalsSet, measureSignals } from './quality/signals.ts'
+import {
+  loadCustomSet,
+  loadSignalsSet,
+  measureCustomSignals,
+  measureSignals,
+  signalsReport,
+} from './quality/signals.ts'
 
 const { values } = parseArgs({ options: { dump: { type: 'boolean', default: false } } })
 const analyzer = await createSemanticAnalyzer({
@@ -19,10 +25,4 @@ const analyzer = await createSemanticAnalyzer({
 })
 const report = await measureSignals(analyzer, loadSignalsSet())
 if (values.dump) console.log(report.dump.join('\n'))
-console.log(`\n${report.conversations} labelled conversations (bench/data/signals)\n`)
-console.log('| signal | labelled | precision | recall |')
-console.log('| --- | ---: | ---: | ---: |')
-for (const s of report.scores) {
-  console.log(`| ${s.signal} | ${s.positives} | ${s.precision.toFixed(2)} | ${s.recall.toFixed(2)} |`)
-}
-console.log(`\nerrors: ${report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}`)
+console.log(signalsReport(report, await measureCustomSignals(analyzer, loadCustomSet())).join('\n'))

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { customSignalName } from '@cas/settings'
 import type { SemanticAnalyzer } from '../../services/analysis/src/providers/semantic.ts'
 import { cuesOf, embedSignalAnchors } from '../../services/analysis/src/signals/cues.ts'
 import {
@@ -13,6 +14,7 @@ import {
   type ConversationMessage,
   DEFAULT_QUIET_PERIOD_MS,
   detectSignals,
+  THRESHOLDS,
 } from '../../services/analysis/src/signals/detect.ts'
 
 export interface LabelledConversation {
@@ -100,4 +102,86 @@ export async function measureSignals(
     recall: n.positives === 0 ? 1 : n.tp / n.positives,
   }))
   return { conversations: set.length, scores, errors, dump }
+}
+
+export interface CustomSignalCase {
+  readonly label: string
+  readonly examples: readonly string[]
+  readonly positives: readonly string[]
+  readonly negatives: readonly string[]
+}
+
+export const CUSTOM_SET = path.resolve(import.meta.dirname, '../data/signals/custom.json')
+
+/**
+ * A chatbot's own signals on paraphrases of their examples (positives) and on other requests of the same
+ * domain (negatives), each message alone: precision and recall at the service's margin, and the margins
+ * of both sides (the threshold is to lie between them).
+ */
+export async function measureCustomSignals(analyzer: SemanticAnalyzer, cases: readonly CustomSignalCase[]) {
+  const embed = analyzer.semantic.embedTexts
+  const anchors = await embedSignalAnchors(embed)
+  const out: {
+    label: string
+    precision: number
+    recall: number
+    lowestPositive: number
+    highestNegative: number
+  }[] = []
+  for (const c of cases) {
+    const name = customSignalName(c.label)
+    const custom = [{ name, examples: await embed(c.examples) }]
+    const texts = [...c.positives, ...c.negatives]
+    const scored = await cuesOf(
+      texts.map((content) => ({ role: 'user' as const, content })),
+      anchors,
+      embed,
+      custom,
+    )
+    const margins = scored.map((s) => s?.cues.custom?.[name] ?? -1)
+    const fired = margins.map((m) => m >= THRESHOLDS.custom)
+    const tp = fired.slice(0, c.positives.length).filter(Boolean).length
+    const fp = fired.slice(c.positives.length).filter(Boolean).length
+    out.push({
+      label: c.label,
+      precision: tp + fp === 0 ? 1 : tp / (tp + fp),
+      recall: tp / c.positives.length,
+      lowestPositive: Math.min(...margins.slice(0, c.positives.length)),
+      highestNegative: Math.max(...margins.slice(c.positives.length)),
+    })
+  }
+  return out
+}
+
+export function loadCustomSet(): CustomSignalCase[] {
+  return JSON.parse(readFileSync(CUSTOM_SET, 'utf8'))
+}
+
+/** The signals' section of a report, in Markdown. */
+export function signalsReport(
+  report: SignalsReport,
+  custom: Awaited<ReturnType<typeof measureCustomSignals>>,
+): string[] {
+  const f = (x: number) => x.toFixed(2)
+  return [
+    '## Conversation signals (issue 32)',
+    '',
+    `${report.conversations} multi-turn support conversations written and labelled for it (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
+    '',
+    '| signal | labelled | precision | recall |',
+    '|---|--:|--:|--:|',
+    ...report.scores.map((s) => `| ${s.signal} | ${s.positives} | ${f(s.precision)} | ${f(s.recall)} |`),
+    '',
+    `Errors: ${report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}.`,
+    '',
+    "A chatbot's own signals, each message alone (bench/data/signals/custom.json):",
+    '',
+    '| custom signal | precision | recall | lowest positive margin | highest negative margin |',
+    '|---|--:|--:|--:|--:|',
+    ...custom.map(
+      (c) =>
+        `| ${c.label} | ${f(c.precision)} | ${f(c.recall)} | ${c.lowestPositive.toFixed(3)} | ${c.highestNegative.toFixed(3)} |`,
+    ),
+    '',
+  ]
 }

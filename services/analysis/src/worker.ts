@@ -558,8 +558,10 @@ const SETTINGS_WAIT_MS = 500
 /** A chatbot's analysis context: its own topics, when its settings have any. */
 function contextOf(settings: Record<string, unknown>): AnalysisContext {
   const topics = chatbotTopics(settings)
+  // Only its own signals are scored with the context; the rest of settings.signals is read when deciding.
   const signals = chatbotSignals(settings)
-  return topics ? { topics, signals } : { signals }
+  const scored = signals.custom.length > 0 ? { signals } : {}
+  return topics ? { topics, ...scored } : scored
 }
 
 /** What the worker logs about a job. */

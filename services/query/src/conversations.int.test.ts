@@ -132,6 +132,7 @@ describe('GET /api/v1/conversations', () => {
           topics: ['refunds', 'umbrellas'],
           topicIds: ['refunds', 'umbrellas'],
           preview: 'I want a refund for my broken umbrella',
+          signals: [],
         },
       ],
     })
