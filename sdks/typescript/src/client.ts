@@ -92,8 +92,10 @@ export class ConversationAnalytics {
   #timer: ReturnType<typeof setTimeout> | undefined
   #pumping: Promise<void> | undefined
   #closed = false
-  /** Aborts sleeps and requests when shutdown() runs out of time. */
-  readonly #abort = new AbortController()
+  /** Aborts sleeps and requests when shutdown() or the flush at exit runs out of time. */
+  #abort = new AbortController()
+  /** Why what is left is being given up (said in the `shutdown` errors). */
+  #givingUp = ''
   #stats = { delivered: 0, stored: 0, dropped: 0, failed: 0, retries: 0, rateLimited: 0, requests: 0 }
 
   constructor(options: ConversationAnalyticsOptions) {
@@ -216,10 +218,7 @@ export class ConversationAnalytics {
     })
     const done = await Promise.race([flushed, timedOut])
     clearTimeout(timer)
-    if (!done) {
-      this.#abort.abort()
-      await flushed
-    }
+    if (!done) await this.#giveUp('shutdown() ran out of time', flushed)
     return this.stats()
   }
 
@@ -228,17 +227,31 @@ export class ConversationAnalytics {
     return { queued: this.#held, ...this.#stats }
   }
 
-  /** @internal For the exit hooks: a flush, waited for at most shutdownTimeout. */
+  /**
+   * @internal For the exit hooks: a flush, for at most shutdownTimeout; then what is left is given up
+   * (reported as `shutdown`), so that retries against a service that is down do not keep the process
+   * alive. The client goes on taking captures, should the program go on.
+   */
   async flushOnExit(): Promise<void> {
     if (this.#held === 0) return
     let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([
-      this.flush(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.#options.shutdownTimeout)
+    const flushed = this.flush().then(() => true)
+    const done = await Promise.race([
+      flushed,
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.#options.shutdownTimeout)
       }),
     ])
     clearTimeout(timer)
+    if (!done) await this.#giveUp('the flush at exit ran out of time (shutdownTimeout)', flushed)
+  }
+
+  /** Aborts the sleeps and requests of `flushing`, which reports what it gives up; then a new start. */
+  async #giveUp(reason: string, flushing: Promise<unknown>): Promise<void> {
+    this.#givingUp = reason
+    this.#abort.abort()
+    await flushing
+    this.#abort = new AbortController()
   }
 
   #queuedCount(): number {
@@ -337,7 +350,7 @@ export class ConversationAnalytics {
     for (let attempt = 0; ; attempt++) {
       if (this.#abort.signal.aborted) {
         this.#stats.failed += count
-        this.#report('shutdown', `shutdown() ran out of time: ${count} messages were not sent`, count, {
+        this.#report('shutdown', `${this.#givingUp}: ${count} messages were not sent`, count, {
           conversationId,
         })
         return

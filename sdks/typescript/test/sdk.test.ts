@@ -198,7 +198,8 @@ describe('flushing on exit (the built package, in a child process)', () => {
         [],
       )
       const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-        child.process.once('exit', (code, signal) => resolve({ code, signal })),
+        // 'close': after the exit and the last of its output.
+        child.process.once('close', (code, signal) => resolve({ code, signal })),
       )
       await child.waitForLine((line) => line === 'queued')
       if (mode === 'SIGTERM') child.process.kill('SIGTERM')
@@ -207,6 +208,7 @@ describe('flushing on exit (the built package, in a child process)', () => {
         mode === 'SIGTERM' ? { code: null, signal: 'SIGTERM' } : { code: 0, signal: null },
       )
       expect(child.stderr()).toBe('')
+      expect(child.lines).toEqual(['queued'])
       expect(contents(await waitForMessages(account, `exit-${mode}`, 3))).toEqual([
         `${mode} message 1`,
         `${mode} message 2`,
@@ -214,6 +216,25 @@ describe('flushing on exit (the built package, in a child process)', () => {
       ])
     })
   }
+  it('gives up what it cannot send to a dead server after shutdownTimeout, so the process still exits', async () => {
+    const child = spawnWorker(
+      {
+        API_KEY: 'svc_live_unused',
+        BASE_URL: `http://127.0.0.1:${await freePort()}`,
+        CONVERSATION_ID: 'exit-dead',
+        MODE: 'beforeExit',
+        SHUTDOWN_TIMEOUT: '500',
+      },
+      fileURLToPath(new URL('./fixtures/exit-child.mjs', import.meta.url)),
+      [],
+    )
+    const exited = new Promise<number | null>((resolve) =>
+      child.process.once('exit', (code) => resolve(code)),
+    )
+    // Without giving up, its 10 retries would end as retries_exhausted instead.
+    expect(await exited).toBe(0)
+    expect(child.lines).toEqual(['queued', 'error shutdown 3'])
+  })
 })
 
 describe('a dead server', () => {
