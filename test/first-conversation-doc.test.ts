@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
@@ -43,11 +45,14 @@ describe('docs/first-conversation.md', () => {
   let db: TestDatabase
   let app: FastifyInstance
   let env: Record<string, string>
+  let cookie: string
+  const dir = mkdtempSync(join(tmpdir(), 'first-conversation-'))
   beforeAll(async () => {
     db = await createTestDatabase()
     ;({ app } = await buildTestGateway(db))
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
-    const { apiKey } = await createChatbot(app, (await signUp(app)).cookie)
+    cookie = (await signUp(app)).cookie
+    const { apiKey } = await createChatbot(app, cookie)
     env = {
       PATH: process.env.PATH ?? '',
       CONVERSATION_ANALYTICS_URL: address,
@@ -57,7 +62,20 @@ describe('docs/first-conversation.md', () => {
   afterAll(async () => {
     await app?.close()
     await db?.drop()
+    rmSync(dir, { recursive: true, force: true })
   })
+
+  /** The environment of the page's examples, for a chatbot of its own. */
+  async function freshChatbotEnv(): Promise<Record<string, string>> {
+    const { apiKey } = await createChatbot(app, cookie, { name: `bot ${Math.random()}` })
+    return { ...env, CONVERSATION_ANALYTICS_API_KEY: apiKey }
+  }
+
+  /** Runs the curl example: after another example stored the same messages, it stores nothing new. */
+  async function curl(runEnv: Record<string, string>) {
+    const block = blockAfter('<!-- The block below is run against the service')
+    return JSON.parse((await run('sh', ['-c', block.code], { env: runEnv })).stdout)
+  }
 
   it('the curl example captures a conversation with the key from the environment, and sent again stores nothing new', async () => {
     const curl = blockAfter('<!-- The block below is run against the service')
@@ -77,6 +95,22 @@ describe('docs/first-conversation.md', () => {
       env: { ...env, CONVERSATION_ANALYTICS_API_KEY: 'svc_live_not-a-key' },
     })
     expect(JSON.parse(stdout).error.code).toBe('unauthorized')
+  })
+
+  it('the TypeScript example sends the same conversation through the SDK (sdks/typescript)', async () => {
+    const runEnv = await freshChatbotEnv()
+    const block = blockAfter('## TypeScript')
+    expect(block.lang).toBe('sh')
+    const example = blocks().find((b) => b.lang === 'ts' && b.before.length > block.before.length)!
+    expect(example.code).toContain("from '@conversation-analytics/sdk'")
+    // The SDK from this repository rather than from the registry: its source, run by tsx.
+    const sdk = fileURLToPath(new URL('../sdks/typescript/src/index.ts', import.meta.url))
+    const file = join(dir, 'typescript-example.mts')
+    writeFileSync(file, example.code.replace("'@conversation-analytics/sdk'", JSON.stringify(sdk)))
+    const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url))
+    await run(tsx, [file], { env: runEnv })
+    // It stored the page's two messages: the curl example, the same conversation, finds nothing new
+    expect(await curl(runEnv)).toMatchObject({ ok: true, messagesStored: 0 })
   })
 
   it('the OpenTelemetry variables point the exporter at /v1/traces with the key', async () => {
