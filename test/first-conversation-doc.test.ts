@@ -113,6 +113,18 @@ describe('docs/first-conversation.md', () => {
     expect(await curl(runEnv)).toMatchObject({ ok: true, messagesStored: 0 })
   })
 
+  it('the Python example sends the same conversation through the SDK (sdks/python)', async () => {
+    const runEnv = await freshChatbotEnv()
+    const block = blockAfter('## Python')
+    expect(block.lang).toBe('sh')
+    const example = blocks().find((b) => b.lang === 'python' && b.before.length > block.before.length)!
+    expect(example.code).toContain('from conversation_analytics import Client')
+    // The SDK from this repository rather than from PyPI (it needs nothing but the standard library).
+    const sdk = fileURLToPath(new URL('../sdks/python/src', import.meta.url))
+    await run('python3', ['-c', example.code], { env: { ...runEnv, PYTHONPATH: sdk } })
+    expect(await curl(runEnv)).toMatchObject({ ok: true, messagesStored: 0 })
+  })
+
   it('the OpenTelemetry variables point the exporter at /v1/traces with the key', async () => {
     const vars = blockAfter('## A plain OpenTelemetry setup')
     const { stdout } = await run('sh', ['-c', `${vars.code}\nenv`], { env })
