@@ -23,6 +23,8 @@ await build({
     ...Object.fromEntries(services.map((s) => [s, `services/${s}/src/main.ts`])),
     // The local analyzer's worker thread (services/analysis/src/providers/local-thread.ts loads it).
     'local-analyzer-worker': 'services/analysis/src/providers/local-analyzer-worker.ts',
+    // The re-clustering's thread (services/analysis/src/topics/recluster-thread.ts loads it).
+    'recluster-worker': 'services/analysis/src/topics/recluster-worker.ts',
     // The all-in-one's projector thread (services/projector/src/thread.ts loads it).
     'projector-worker': 'services/projector/src/projector-worker.ts',
   },
@@ -36,7 +38,7 @@ await build({
   plugins: [externalPackages],
 })
 console.log(
-  `built ${services.map((s) => `dist/${s}.js`).join(', ')}, dist/local-analyzer-worker.js, dist/projector-worker.js`,
+  `built ${services.map((s) => `dist/${s}.js`).join(', ')}, dist/local-analyzer-worker.js, dist/recluster-worker.js, dist/projector-worker.js`,
 )
 
 await buildWeb({ configFile: 'services/web/vite.config.ts', logLevel: 'warn' })

@@ -154,6 +154,37 @@ export const analysis = group({
       meaning:
         'Topics a chatbot\'s end users\' messages may make at most, besides its own (`settings.topics`); the long tail is "other"',
     }),
+    TOPIC_RECLUSTER_WINDOW: variable(int(50, 50_000).default(5_000), {
+      default: '5000',
+      unit: 'requests',
+      meaning:
+        "A chatbot's most recent end-user requests that re-clustering clusters afresh (bounds its time and memory: about 25 s and 250 MB at 5,000 on one core); older ones keep their topics",
+    }),
+    TOPIC_RECLUSTER_GROWTH_PERCENT: variable(int(1, 1_000).default(10), {
+      default: '10',
+      unit: '%',
+      meaning:
+        "A chatbot's topics are re-clustered once its requests have grown by this share of the last run's window (at least 10 requests)",
+    }),
+    TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: variable(int(0, 86_400).default(60), {
+      default: '60',
+      meaning: "Floor: a chatbot's topics are re-clustered at most once in this long",
+    }),
+    TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: variable(int(1, 86_400).default(180), {
+      default: '180',
+      meaning:
+        'Ceiling: a chatbot with requests not yet re-clustered has them re-clustered within this long, however few (so its topics settle within it after a burst stops)',
+    }),
+    TOPIC_RECLUSTER_TIMEOUT_SECONDS: variable(int(1, 3_600).default(120), {
+      default: '120',
+      meaning: 'A re-clustering run taking longer fails (its thread is stopped) and is retried',
+    }),
+    TOPIC_RECLUSTER_MAX_ATTEMPTS: variable(int(1, 100).default(3), {
+      default: '3',
+      unit: 'attempts',
+      meaning:
+        'Attempts of a failing re-clustering (30 s, then 60 s, … apart) before it waits for the ceiling interval and starts over; analysis goes on meanwhile',
+    }),
     LLM_BASE_URL: variable(z.string().url().optional(), {
       default: 'unset',
       meaning:

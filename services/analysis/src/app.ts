@@ -22,6 +22,7 @@ import {
   jobCounts,
   type NewJob,
 } from './jobs.ts'
+import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
 import { AnalysisWorker, jobLogFields } from './worker.ts'
 
 export type { Analyzer } from './analyzer.ts'
@@ -45,6 +46,8 @@ export interface AnalysisServiceDeps {
   readonly now?: () => Date
   /** How often conversations past their quiet period are looked at again (abandonment; default 30 s). */
   readonly signalSweepMs?: number
+  /** Re-clustering each chatbot's topics in the background (topics/reclusterer.ts); none when unset. */
+  readonly recluster?: ReclusterPolicy
   /** How often the analysis's status is reported (default 2 s). */
   readonly statusIntervalMs?: number
 }
@@ -52,6 +55,8 @@ export interface AnalysisServiceDeps {
 export interface AnalysisService {
   readonly consumer: EventConsumer
   readonly worker: AnalysisWorker
+  /** Re-clusters chatbots' topics in the background; undefined when the service runs without it. */
+  readonly reclusterer: Reclusterer | undefined
   /**
    * Keeps the `analysis` row of the pipeline status: how far analysis is behind the messages captured for
    * it (events not yet queued, jobs waiting). Started and stopped with the service.
@@ -73,6 +78,7 @@ export function analysisSettings(config: AnalysisConfig) {
     maxAttempts: config.ANALYSIS_MAX_ATTEMPTS,
     maxPending: config.ANALYSIS_MAX_PENDING,
     maxTopics: config.ANALYSIS_MAX_TOPICS,
+    recluster: reclusterPolicy(config),
   }
 }
 
@@ -159,6 +165,15 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     onAnalyzed: (job) =>
       log?.info({ ...jobLogFields(job), messages: job.messages.length }, 'analyzed messages'),
   })
+  const reclusterer = deps.recluster
+    ? new Reclusterer({
+        pool: deps.pool,
+        analyzer: deps.analyzer,
+        policy: deps.recluster,
+        now,
+        log: (msg, fields) => log?.warn(fields ?? {}, msg),
+      })
+    : undefined
   const probe = createProgressProbe({
     pool: deps.pool,
     eventLog: deps.eventLog,
@@ -189,6 +204,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   return {
     consumer,
     worker,
+    reclusterer,
     status,
     jobs: () => jobCounts(deps.pool),
     async start() {
@@ -198,7 +214,9 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       // fallback chosen), without holding up the process's start.
       const ready = deps.analyzer.ready ?? Promise.resolve()
       starting = ready.then(() => {
-        if (!stopped) worker.start()
+        if (stopped) return
+        worker.start()
+        reclusterer?.start()
       })
     },
     async stop() {
@@ -206,6 +224,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       await status.stop()
       await consumer.stop()
       await starting
+      await reclusterer?.stop()
       await worker.stop()
     },
   }

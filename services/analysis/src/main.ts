@@ -45,6 +45,7 @@ await runService('analysis', ANALYSIS_CONFIG, async (config, log) => {
     ok: true,
     analyzer: analyzerStatus(analyzer),
     worker: service.worker.stats,
+    reclustering: service.reclusterer?.stats ?? null,
   }))
   await app.listen({ port: config.PORT, host: config.HOST })
   return {

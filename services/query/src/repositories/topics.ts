@@ -108,6 +108,23 @@ export async function topicFilterIds(
   return [...new Set([topic, ...other, ...rows.map((r) => r.id)])]
 }
 
+/**
+ * Whether the chatbot's (or the organization's) topics are settling: requests placed since the last
+ * re-clustering (topic_reclustering, kept by the analysis service's reclusterer), and when the latest ran.
+ */
+export async function readReclustering(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string | undefined,
+): Promise<{ settling: boolean; lastReclusteredAt: string | null }> {
+  const { rows } = await client.query<{ settling: boolean; last: Date | null }>(
+    `SELECT coalesce(bool_or(requests_since_run > 0), false) AS settling, max(last_run_at) AS last
+       FROM topic_reclustering WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2)`,
+    [orgId, chatbotId ?? null],
+  )
+  return { settling: rows[0]!.settling, lastReclusteredAt: rows[0]!.last?.toISOString() ?? null }
+}
+
 /** A value matched literally inside a LIKE pattern (the default escape character is the backslash). */
 export function likeEscaped(value: string): string {
   return value.replace(/[\\%_]/g, '\\$&')

@@ -16,7 +16,7 @@ import type { QueryDeps } from '../deps.ts'
 import { checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
 import { chatbotInOrg } from '../repositories/chatbots.ts'
 import { readSignals } from '../repositories/signals.ts'
-import { readTopics } from '../repositories/topics.ts'
+import { readReclustering, readTopics } from '../repositories/topics.ts'
 
 const count = z.number().int().nonnegative()
 const average = z
@@ -155,6 +155,23 @@ const topicsResponse = z.object({
     .object(topicFigures)
     .nullable()
     .describe("The long tail: end users' messages no topic is similar enough to (?topic=other)."),
+  reclustering: z
+    .object({
+      settling: z
+        .boolean()
+        .describe(
+          'Requests have arrived since the last re-clustering: topics may still split, merge or be retired at the next run (within TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS).',
+        ),
+      lastReclusteredAt: z
+        .string()
+        .nullable()
+        .describe(
+          "When the chatbot's topics were last re-clustered (the latest of the chatbots'); null: never.",
+        ),
+    })
+    .describe(
+      "The background re-clustering of the chatbot's topics (of the organization's chatbots without chatbotId).",
+    ),
 })
 
 const EXAMPLE_RANGE = { from: '2026-10-29T10:00:00.000Z', to: '2026-11-28T11:00:00.000Z' }
@@ -435,7 +452,16 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
       checkInterval(interval, range)
       const report = await withOrgScope(deps.readerPool, orgId, async (client) => {
         await checkScope(client, orgId, chatbotId, tz)
-        return readTopics(client, { orgId, chatbotId, from: range.from, to: range.to }, interval, tz, limit)
+        return {
+          ...(await readTopics(
+            client,
+            { orgId, chatbotId, from: range.from, to: range.to },
+            interval,
+            tz,
+            limit,
+          )),
+          reclustering: await readReclustering(client, orgId, chatbotId),
+        }
       })
       return {
         ok: true as const,

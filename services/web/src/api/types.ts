@@ -278,6 +278,8 @@ export interface TopicsReport {
   readonly themes: Theme[]
   /** The long tail: end users' messages no topic is similar enough to. */
   readonly other: TopicFigures | null
+  /** The background re-clustering: settling while requests wait for the next run. */
+  readonly reclustering: { readonly settling: boolean; readonly lastReclusteredAt: string | null }
 }
 
 /** How current one stage of the pipeline is (GET /api/v1/status). */

@@ -61,6 +61,7 @@ const report: TopicsReport = {
     topic('t-delivery', 'order delivery', 3, [0, 0, 3]),
   ],
   other,
+  reclustering: { settling: false, lastReclusteredAt: null },
 }
 
 describe('the Topics page', () => {

@@ -95,6 +95,7 @@ function Report({
         {formatDateTime(report.range.from)} to {formatDateTime(report.range.to)} ({tz}).{' '}
         {plural(report.conversationsWithTopics, 'conversation')} with a topic. Updates by itself.
       </p>
+      <Reclustering reclustering={report.reclustering} />
       {report.topics.length > 0 ? (
         <div className="chart-grid">
           <RankingChart report={report} names={names} chatbotId={chatbotId} />
@@ -122,6 +123,19 @@ function Report({
       </section>
       {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} /> : null}
     </>
+  )
+}
+
+/** Topics are re-clustered in the background as requests arrive: say when they may still change. */
+function Reclustering({ reclustering }: { reclustering: TopicsReport['reclustering'] }) {
+  const last = reclustering.lastReclusteredAt
+  return (
+    <p className="muted" role="status">
+      {reclustering.settling
+        ? 'Topics are settling: new requests are re-clustered within a few minutes, and topics may split or merge.'
+        : 'Topics are settled.'}{' '}
+      {last ? `Last re-clustered ${formatDateTime(last)}.` : 'Not re-clustered yet.'}
+    </p>
   )
 }
 

@@ -1,0 +1,45 @@
+import { startWorkerThread } from '@cas/platform'
+import type { Vector } from './vectors.ts'
+
+/**
+ * The window's clusters (agglomerative.ts), computed in a thread of its own started for the run
+ * (recluster-worker.ts): neither the HTTP event loop nor the analyzer's threads wait for it. Past
+ * `timeoutMs` the thread is stopped and the run fails (its policy retries it).
+ */
+export function clusterInThread(
+  vectors: readonly Vector[],
+  references: readonly Vector[],
+  options: { timeoutMs: number; nice?: number },
+): Promise<number[]> {
+  const dimensions = vectors[0]?.length ?? references[0]?.length ?? 0
+  const flat = (list: readonly Vector[]) => {
+    const out = new Float32Array(list.length * dimensions)
+    for (const [i, v] of list.entries()) out.set(v, i * dimensions)
+    return out
+  }
+  const worker = startWorkerThread('recluster-worker', import.meta.url, {
+    vectors: flat(vectors),
+    references: flat(references),
+    dimensions,
+    nice: options.nice ?? 10,
+  })
+  return new Promise<number[]>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`re-clustering took longer than ${options.timeoutMs} ms`))
+      void worker.terminate()
+    }, options.timeoutMs)
+    worker.once('message', (clusters: number[]) => {
+      clearTimeout(timer)
+      resolve(clusters)
+      void worker.terminate()
+    })
+    worker.once('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    worker.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`re-clustering thread exited (${code})`))
+    })
+  })
+}

@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto'
+import type { AnalysisConfig } from '@cas/config'
+import { withTransaction } from '@cas/db'
+import { type AppendRequest, appendToStreams, Waiter } from '@cas/eventlog'
+import { type NewEvent, newEvent } from '@cas/events'
+import type pg from 'pg'
+import type { Analyzer, MessageAnalysis } from '../analyzer.ts'
+import { type StoredResult, summarizeConversation, type TopicRef } from '../summary.ts'
+import { CONVERSATIONS_RESULTS } from '../worker.ts'
+import { clusteringInput, decideRecluster, type ReclusterSummary, type WindowPoint } from './recluster.ts'
+import { clusterInThread } from './recluster-thread.ts'
+import { DEFAULT_TOPIC_OPTIONS, OTHER_TOPIC, pointKey, type TopicModelOptions } from './topic-model.ts'
+import { TopicStore } from './topic-store.ts'
+import { readWindow } from './topic-window.ts'
+import type { Vector } from './vectors.ts'
+
+/**
+ * The re-clustering job's policy, in one place (CONVENTIONS 12). When: a chatbot is due once its
+ * requests since the last run reach `growth` of that run's window (at least MIN_REQUESTS), no sooner
+ * than `minIntervalMs` after the last run (or, before the first, after its first request), and at the latest `maxIntervalMs` after its first request not
+ * yet re-clustered. Concurrency: one run at a time per process, and per chatbot across processes (a
+ * lease of `timeoutMs`). Timeout: the clustering thread is stopped after `timeoutMs`. Retry: a failed run
+ * is tried again after RETRY_BASE_MS, doubling, up to `maxAttempts`; then it waits `maxIntervalMs` and
+ * starts over. A failing run never holds up analysis: messages keep joining topics inside their spreads,
+ * or wait in "other".
+ */
+export interface ReclusterPolicy {
+  readonly window: number
+  readonly growth: number
+  readonly minIntervalMs: number
+  readonly maxIntervalMs: number
+  readonly timeoutMs: number
+  readonly maxAttempts: number
+  readonly retryBaseMs: number
+  /** How often due chatbots are looked for. */
+  readonly pollIntervalMs: number
+}
+
+const MIN_REQUESTS = 10
+const RETRY_BASE_MS = 30_000
+const POLL_INTERVAL_MS = 5_000
+
+export function reclusterPolicy(config: AnalysisConfig): ReclusterPolicy {
+  return {
+    window: config.TOPIC_RECLUSTER_WINDOW,
+    growth: config.TOPIC_RECLUSTER_GROWTH_PERCENT / 100,
+    minIntervalMs: config.TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS * 1_000,
+    maxIntervalMs: config.TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS * 1_000,
+    timeoutMs: config.TOPIC_RECLUSTER_TIMEOUT_SECONDS * 1_000,
+    maxAttempts: config.TOPIC_RECLUSTER_MAX_ATTEMPTS,
+    retryBaseMs: RETRY_BASE_MS,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  }
+}
+
+export interface ReclustererOptions {
+  readonly pool: pg.Pool
+  readonly analyzer: Analyzer
+  readonly policy: ReclusterPolicy
+  readonly topicOptions?: TopicModelOptions
+  readonly now?: () => Date
+  readonly newId?: () => string
+  /** The window's clusters; by default in a thread of the run's own (recluster-thread.ts). */
+  readonly cluster?: (
+    vectors: readonly Vector[],
+    references: readonly Vector[],
+    timeoutMs: number,
+  ) => Promise<number[]>
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+}
+
+export interface ReclusterStats {
+  runs: number
+  failures: number
+  lastDurationMs: number
+}
+
+export type RunOutcome =
+  | { readonly chatbotId: string; readonly ok: true; readonly summary: ReclusterSummary }
+  | { readonly chatbotId: string; readonly ok: false; readonly reason: string; readonly attempt: number }
+
+interface Claim {
+  chatbot_id: string
+  org_id: string
+  requests_since_run: number
+  attempts: number
+}
+
+/**
+ * The background job that re-clusters each chatbot's window (recluster.ts decides; this does the I/O):
+ * claims a due chatbot, reads its window and clusters it in a thread, outside any transaction (the
+ * chatbot's topics go on taking messages meanwhile), then, with the chatbot's topic state locked,
+ * decides on the state as it now is, writes it, moves the messages that changed topic (their results, and
+ * an analysis.messages-analyzed and analysis.conversation-analyzed event per conversation) and appends
+ * the lineage events on the chatbot's topic stream, all in one transaction.
+ */
+export class Reclusterer {
+  readonly stats: ReclusterStats = { runs: 0, failures: 0, lastDurationMs: 0 }
+  private running = false
+  private loop: Promise<void> | undefined
+  private readonly waiter = new Waiter()
+  private readonly store = new TopicStore(0)
+  private readonly now: () => Date
+  private readonly log: NonNullable<ReclustererOptions['log']>
+
+  constructor(private readonly opts: ReclustererOptions) {
+    this.now = opts.now ?? (() => new Date())
+    this.log = opts.log ?? (() => {})
+  }
+
+  start(): void {
+    if (this.running || !this.opts.analyzer.semantic) return
+    this.running = true
+    this.loop = (async () => {
+      while (this.running) {
+        let ran: RunOutcome | undefined
+        try {
+          ran = await this.runDue()
+        } catch (err) {
+          this.log('re-clustering: could not look for due chatbots', { reason: (err as Error).message })
+        }
+        if (!ran && this.running) await this.waiter.sleep(this.opts.policy.pollIntervalMs)
+      }
+    })()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.waiter.wake()
+    await this.loop
+  }
+
+  /** Claims one due chatbot and re-clusters it; undefined when none is due. Never throws for a failed run. */
+  async runDue(): Promise<RunOutcome | undefined> {
+    const semantic = this.opts.analyzer.semantic
+    if (!semantic) return undefined
+    const claim = await this.claim()
+    if (!claim) return undefined
+    const started = Date.now()
+    try {
+      const summary = await this.run(claim, semantic.model)
+      this.stats.runs++
+      this.stats.lastDurationMs = Date.now() - started
+      this.log('re-clustered topics', {
+        chatbotId: claim.chatbot_id,
+        ms: this.stats.lastDurationMs,
+        ...summary,
+      })
+      return { chatbotId: claim.chatbot_id, ok: true, summary }
+    } catch (err) {
+      const reason = (err as Error).message
+      const attempt = claim.attempts + 1
+      this.stats.failures++
+      const { policy } = this.opts
+      const last = attempt >= policy.maxAttempts
+      const retryIn = last ? policy.maxIntervalMs : policy.retryBaseMs * 2 ** (attempt - 1)
+      this.log(last ? 're-clustering failed; starting over later' : 're-clustering failed; will retry', {
+        chatbotId: claim.chatbot_id,
+        attempt,
+        reason,
+      })
+      await this.opts.pool.query(
+        `UPDATE topic_reclustering SET attempts = $2, next_attempt_at = $3, running_until = NULL, last_error = $4
+          WHERE chatbot_id = $1`,
+        [claim.chatbot_id, last ? 0 : attempt, new Date(this.now().getTime() + retryIn), reason],
+      )
+      return { chatbotId: claim.chatbot_id, ok: false, reason, attempt }
+    }
+  }
+
+  private async claim(): Promise<Claim | undefined> {
+    const { policy } = this.opts
+    const now = this.now()
+    const { rows } = await this.opts.pool.query<Claim>(
+      `UPDATE topic_reclustering r SET running_until = $1::timestamptz + make_interval(secs => $2 / 1000.0)
+        WHERE r.chatbot_id = (
+          SELECT chatbot_id FROM topic_reclustering
+           WHERE requests_since_run > 0
+             AND (running_until IS NULL OR running_until < $1)
+             AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
+             AND coalesce(last_run_at, pending_since) <= $1::timestamptz - make_interval(secs => $3 / 1000.0)
+             AND (requests_since_run >= greatest($5::int, ceil(window_at_run * $6::float8))
+                  OR pending_since <= $1::timestamptz - make_interval(secs => $4 / 1000.0))
+           ORDER BY pending_since, chatbot_id
+           LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING r.chatbot_id, r.org_id, r.requests_since_run, r.attempts`,
+      [now, policy.timeoutMs, policy.minIntervalMs, policy.maxIntervalMs, MIN_REQUESTS, policy.growth],
+    )
+    return rows[0]
+  }
+
+  private async run(claim: Claim, model: string): Promise<ReclusterSummary> {
+    const { policy } = this.opts
+    const chatbots = [{ chatbotId: claim.chatbot_id, orgId: claim.org_id }]
+    // A short transaction: the window as it is now, and which topics are the chatbot's own.
+    const { points, references } = await withTransaction(this.opts.pool, async (client) => {
+      const { state } = (await this.store.lock(client, chatbots, model)).get(claim.chatbot_id)!
+      return clusteringInput(state, await readWindow(client, claim.chatbot_id, policy.window))
+    })
+    const cluster = this.opts.cluster ?? ((v, r, timeoutMs) => clusterInThread(v, r, { timeoutMs }))
+    const numbers = await cluster(
+      points.map((p) => p.embedding),
+      references,
+      policy.timeoutMs,
+    )
+    return withTransaction(this.opts.pool, async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM topic_models WHERE chatbot_id = $1 FOR UPDATE', [
+        claim.chatbot_id,
+      ])
+      // The chatbot was deleted meanwhile: nothing to do (its rows went with it).
+      if (!rowCount) return emptySummary(points.length)
+      const locked = (await this.store.lock(client, chatbots, model)).get(claim.chatbot_id)!
+      // Where each message is now: placements since the window was read may have moved some.
+      const now = await topicsNow(client, points)
+      const current = points.map((p) => ({ ...p, topicId: now.get(pointKey(p)) ?? p.topicId }))
+      const decision = decideRecluster(
+        locked.state,
+        current,
+        numbers,
+        { newId: this.opts.newId ?? randomUUID },
+        this.opts.topicOptions ?? DEFAULT_TOPIC_OPTIONS,
+      )
+      await this.store.save(client, locked, decision)
+      const at = this.now()
+      const metadata = { correlationId: randomUUID() }
+      const label = (id: string): TopicRef => ({
+        id,
+        label: id === OTHER_TOPIC ? OTHER_TOPIC : (locked.state.topics.get(id)?.label ?? id),
+      })
+      const appends = await moveResults(
+        client,
+        decision.reassigned.map((r) => ({ ...r, topic: label(r.topicId) })),
+        this.opts.analyzer.info,
+        metadata,
+      )
+      if (decision.events.length > 0) {
+        appends.unshift({
+          streamType: 'analysis',
+          streamId: claim.chatbot_id,
+          orgId: claim.org_id,
+          chatbotId: claim.chatbot_id,
+          expectedVersion: 'any',
+          events: decision.events.map((e) => newEvent(e.type, e.payload, metadata)),
+        })
+      }
+      await appendToStreams(client, appends, { now: this.now })
+      await client.query(
+        `UPDATE topic_reclustering SET requests_since_run = greatest(0, requests_since_run - $2),
+           pending_since = CASE WHEN requests_since_run - $2 > 0 THEN $4::timestamptz END,
+           window_at_run = $3, last_run_at = $4, attempts = 0, next_attempt_at = NULL, running_until = NULL,
+           last_error = NULL
+         WHERE chatbot_id = $1`,
+        [claim.chatbot_id, claim.requests_since_run, points.length, at],
+      )
+      return decision.summary
+    })
+  }
+}
+
+function emptySummary(clustered: number): ReclusterSummary {
+  return { clustered, topics: 0, kept: 0, created: 0, merged: 0, retired: 0, split: 0 }
+}
+
+/** The topic each message's latest result names now. */
+async function topicsNow(
+  client: pg.ClientBase,
+  points: readonly WindowPoint[],
+): Promise<Map<string, string>> {
+  const { rows } = await client.query<{ conversation_id: string; message_id: string; topic: string | null }>(
+    `SELECT p.conversation_id, p.message_id, r.topics[1] AS topic
+       FROM unnest($1::uuid[], $2::text[]) AS p(conversation_id, message_id)
+       JOIN analysis_results r ON r.conversation_id = p.conversation_id AND r.message_id = p.message_id`,
+    [points.map((p) => p.conversationId), points.map((p) => p.messageId)],
+  )
+  return new Map(
+    rows.map((r) => [
+      pointKey({ conversationId: r.conversation_id, messageId: r.message_id }),
+      r.topic ?? OTHER_TOPIC,
+    ]),
+  )
+}
+
+/**
+ * Conversations change topic by events: the moved messages' stored results get their new topic, and each
+ * conversation an analysis.messages-analyzed event with them and an analysis.conversation-analyzed event
+ * with its new summary (a replay applies the same). Messages gone meanwhile (erased) are left out.
+ */
+async function moveResults(
+  client: pg.ClientBase,
+  moves: readonly { conversationId: string; messageId: string; topic: TopicRef }[],
+  analyzer: { name: string; version: string },
+  metadata: Record<string, string>,
+): Promise<AppendRequest[]> {
+  if (moves.length === 0) return []
+  const { rows } = await client.query<{
+    conversation_id: string
+    message_id: string
+    org_id: string
+    chatbot_id: string
+    score: number
+    label: MessageAnalysis['sentiment']['label']
+  }>(
+    `UPDATE analysis_results r SET topics = ARRAY[m.topic_id], topic_labels = ARRAY[m.topic_label]
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS m(conversation_id, message_id, topic_id, topic_label)
+      WHERE r.conversation_id = m.conversation_id AND r.message_id = m.message_id
+      RETURNING r.conversation_id, r.message_id, r.org_id, r.chatbot_id, r.score, r.label`,
+    [
+      moves.map((m) => m.conversationId),
+      moves.map((m) => m.messageId),
+      moves.map((m) => m.topic.id),
+      moves.map((m) => m.topic.label),
+    ],
+  )
+  const topicOf = new Map(moves.map((m) => [pointKey(m), m.topic]))
+  const byConversation = new Map<string, typeof rows>()
+  for (const row of rows) {
+    const list = byConversation.get(row.conversation_id) ?? []
+    list.push(row)
+    byConversation.set(row.conversation_id, list)
+  }
+  const conversations = [...byConversation.keys()].sort()
+  const { rows: stored } = await client.query<{
+    conversation_id: string
+    role: StoredResult['role']
+    score: number
+    topics: string[]
+    topic_labels: string[]
+  }>(CONVERSATIONS_RESULTS, [conversations])
+  const results = new Map<string, StoredResult[]>()
+  for (const row of stored) {
+    const list = results.get(row.conversation_id) ?? []
+    list.push({
+      role: row.role,
+      score: row.score,
+      topics: row.topics.map((id, i) => ({ id, label: row.topic_labels[i] ?? id })),
+    })
+    results.set(row.conversation_id, list)
+  }
+  return conversations.map((conversationId) => {
+    const moved = byConversation.get(conversationId)!
+    const events: NewEvent[] = [
+      newEvent(
+        'analysis.messages-analyzed',
+        {
+          analyzer,
+          results: moved.map((r) => ({
+            messageId: r.message_id,
+            sentiment: { score: r.score, label: r.label },
+            topics: [topicOf.get(pointKey({ conversationId, messageId: r.message_id }))!],
+          })),
+        },
+        metadata,
+      ),
+      newEvent(
+        'analysis.conversation-analyzed',
+        { analyzer, ...summarizeConversation(results.get(conversationId) ?? []) },
+        metadata,
+      ),
+    ]
+    return {
+      streamType: 'analysis',
+      streamId: conversationId,
+      orgId: moved[0]!.org_id,
+      chatbotId: moved[0]!.chatbot_id,
+      expectedVersion: 'any',
+      events,
+    }
+  })
+}
