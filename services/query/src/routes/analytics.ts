@@ -247,6 +247,7 @@ const topicsExample: z.output<typeof topicsResponse> = {
       { bucket: '2026-11-23T00:00:00.000Z', messages: 8 },
     ],
   },
+  reclustering: { settling: true, lastReclusteredAt: '2026-11-28T10:58:00.000Z' },
 }
 
 const sentimentExample: z.output<typeof sentimentResponse> = {
