@@ -263,6 +263,12 @@ function setReport(set: DevelopmentSet, run: ThroughApi, anchor: Anchors): strin
       '',
     ],
     ['the model alone, one thread, embeddings per second', embedRates.get(set.name)!.toFixed(0), '', ''],
+    [
+      'after the last result, until the background re-clustering settled (its default schedule), seconds',
+      run.settleSeconds.toFixed(0),
+      '',
+      '',
+    ],
   ]
   const anchorRow = (a: { name: string; score: ClusteringScore; seconds: number }) =>
     `| ${a.name} | ${f(a.score.nmi)} | ${f(a.score.acc)} | ${f(a.score.ari)} | ${a.score.clusters} | ${pct(a.score.largestShare)} | ${a.seconds.toFixed(1)} s |`

@@ -201,13 +201,17 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   it('keeps the ids of the topics that persist across a re-clustering', async () => {
     await capture({ claim: INSURER.claim, driver: INSURER.driver })
     const before = await topicsByRequest()
-    expect(before.get('claim')!.topic).not.toBe(before.get('driver')!.topic)
+    // As the captures' batches fall, one request may still wait in "other" (no topic yet); at least one
+    // has a topic.
+    const placed = ['claim', 'driver'].filter((r) => before.get(r)!.topic !== 'other')
+    expect(placed.length).toBeGreaterThan(0)
     const outcome = await reclusterer().runDue()
     expect(outcome).toMatchObject({ chatbotId, ok: true })
     await settled()
     const after = await topicsByRequest()
-    expect(after.get('claim')!.topic).toBe(before.get('claim')!.topic)
-    expect(after.get('driver')!.topic).toBe(before.get('driver')!.topic)
+    for (const request of placed) expect(after.get(request)!.topic, request).toBe(before.get(request)!.topic)
+    // And the run finds both requests' topics, apart.
+    expect(after.get('claim')!.topic).not.toBe(after.get('driver')!.topic)
     expect(after.get('claim')!.members).toBeGreaterThanOrEqual(4)
     expect(after.get('driver')!.members).toBeGreaterThanOrEqual(4)
     // Nothing waits for a run now.

@@ -28,6 +28,8 @@ export interface ThroughApi {
   readonly captureSeconds: number
   readonly analysisSeconds: number
   readonly deadJobs: number
+  /** From the last result analysed to the re-clustering settled, its events projected. */
+  readonly settleSeconds: number
 }
 
 export async function measureThroughApi(
@@ -89,6 +91,26 @@ export async function measureThroughApi(
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
   const analysisSeconds = (performance.now() - analysisStarted) / 1000
+  // Then until the background re-clustering has settled (README: within TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS
+  // of the last request, plus the run) and the read models have its events: the topics as they stay.
+  const settleStarted = performance.now()
+  for (;;) {
+    const res = await fetch(
+      `${serviceUrl}/api/v1/analytics/topics?chatbotId=${account.chatbotId}&days=2&limit=1`,
+      {
+        headers: { cookie: account.cookie },
+      },
+    )
+    const { reclustering } = (await res.json()) as { reclustering: { settling: boolean } }
+    const { rows } = await pool.query<{ caught_up: boolean }>(
+      `SELECT coalesce((SELECT min(last_offset) FROM consumer_checkpoints WHERE group_id = 'projector'), -1)
+                >= coalesce((SELECT max(position) FROM event_journal), 0) AS caught_up`,
+    )
+    if (!reclustering.settling && rows[0]!.caught_up) break
+    if (Date.now() > deadline) throw new Error('re-clustering did not settle within 30 minutes')
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+  }
+  const settleSeconds = (performance.now() - settleStarted) / 1000
   const { rows: dead } = await pool.query<{ dead: number }>(
     "SELECT count(*) FILTER (WHERE status = 'dead')::int AS dead FROM analysis_jobs",
   )
@@ -125,6 +147,7 @@ export async function measureThroughApi(
     greeted: conversations.filter((c) => c.length > 2).length,
     captureSeconds,
     analysisSeconds,
+    settleSeconds,
     deadJobs: dead[0]!.dead,
   }
 }
