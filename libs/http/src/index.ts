@@ -24,4 +24,5 @@ export {
   rateLimitHeaders,
 } from './openapi.ts'
 export { errorBodySchema, errorResponses, isoDateTimeSchema } from './schemas.ts'
+export { findIllFormedText } from './text-check.ts'
 export { type EventTrace, eventTrace } from './trace.ts'

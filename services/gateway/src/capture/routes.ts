@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import { registerOtlp } from '../otlp/routes.ts'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 import { CaptureCommitter } from './group-commit.ts'
 import { CAPTURE_FIELDS, captureBodyExample, captureBodySchema, captureResponseSchema } from './schema.ts'
@@ -40,7 +41,7 @@ Rules:
 Errors (the API.md error body): 400 \`invalid_request\` with \`details\` naming each invalid field by JSON Pointer; 401 \`unauthorized\` for a missing, malformed, unknown, rotated-away or deleted key; 413 \`payload_too_large\`; 415 \`unsupported_media_type\`; 429 \`rate_limited\` past CAPTURE_RATE_LIMIT_PER_MINUTE per key (with \`Retry-After\`: retry then); 503 \`unavailable\` under overload or with the database down (with \`Retry-After\`). Retry 429 and 5xx with the same message ids; do not retry other 4xx.`
 
 /**
- * POST /api/v1/capture. In its own plugin scope: the rate limit applies per API key, or per client address
+ * POST /api/v1/capture, and POST /v1/traces (OTLP, see ../otlp/routes.ts). In their own plugin scope: the rate limit applies per API key, or per client address
  * for requests without a valid key. Bodies are JSON only (anything else is 415), as everywhere, and may be
  * gzip-compressed (other encodings are 415). Order of checks: rate limit and key (401) before the body is
  * read (413, 415), then validation (400).
@@ -152,6 +153,8 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
         }
       },
     )
+    // OTLP/HTTP trace export: the same keys, rate limit and capture transactions (services/gateway/src/otlp).
+    await registerOtlp(scope, { keys, committer })
   })
 }
 
