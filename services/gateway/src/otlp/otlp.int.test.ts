@@ -411,7 +411,16 @@ describe('the OpenAPI document', () => {
       'application/json',
       'application/x-protobuf',
     ])
-    expect(Object.keys(route.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429', '503'])
+    expect(Object.keys(route.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '413',
+      '415',
+      '429',
+      '500',
+      '503',
+    ])
     for (const response of Object.values(route.responses) as { description: string }[]) {
       expect(response.description.length).toBeGreaterThan(20)
     }

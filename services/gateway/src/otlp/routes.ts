@@ -4,7 +4,10 @@ import {
   AppError,
   DATABASE_RETRY_AFTER_SECONDS,
   decompressRequestBody,
+  documented,
   eventTrace,
+  type ResponseHeader,
+  rateLimitHeaders,
   UnavailableError,
 } from '@cas/http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -78,17 +81,6 @@ const exportResponseSchema = z
   .describe(
     'ExportTraceServiceResponse, in the encoding of the request (protobuf for application/x-protobuf).',
   )
-  .meta({
-    examples: [
-      {},
-      {
-        partialSuccess: {
-          rejectedSpans: '1',
-          errorMessage: 'span eee19b7ec3c1b174: a user message is longer than 32,768 characters',
-        },
-      },
-    ],
-  })
 
 /** For the OpenAPI document only: the body is read by spans.ts, not validated by a schema. */
 const exportRequestSchema = z
@@ -152,7 +144,19 @@ const statusSchema = z
     message: z.string(),
   })
   .describe('google.rpc.Status, in the encoding of the request (protobuf for application/x-protobuf).')
-  .meta({ examples: [{ code: 16, message: 'A valid API key is required.' }] })
+
+/** A documented google.rpc.Status answer. */
+const status = (
+  description: string,
+  code: number,
+  message: string,
+  headers: readonly ResponseHeader[] = [],
+) =>
+  documented(statusSchema, {
+    description: `${description} A google.rpc.Status in the encoding of the request.`,
+    example: { code, message },
+    headers,
+  })
 
 /**
  * POST /v1/traces, OTLP/HTTP trace export (registered in capture's scope: the same API keys and the same
@@ -201,6 +205,7 @@ export async function registerOtlp(scope: FastifyInstance, deps: OtlpRouteDeps):
         ],
         schema: {
           tags: ['capture'],
+          operationId: 'exportTraces',
           summary: 'Ingest OpenTelemetry GenAI traces (OTLP/HTTP)',
           description:
             'The standard OTLP/HTTP trace export: point an OpenTelemetry exporter at the service (its base ' +
@@ -221,21 +226,52 @@ export async function registerOtlp(scope: FastifyInstance, deps: OtlpRouteDeps):
           consumes: [CONTENT_TYPES.protobuf, CONTENT_TYPES.json],
           produces: [CONTENT_TYPES.protobuf, CONTENT_TYPES.json],
           response: {
-            200: exportResponseSchema.describe(
-              'Taken: every span stored or ignored, or some rejected (partialSuccess). ' +
-                exportResponseSchema.description,
-            ),
-            400: statusSchema.describe(
+            200: documented(exportResponseSchema, {
+              description:
+                'Taken: every span stored or ignored, or some refused (partialSuccess). ' +
+                'ExportTraceServiceResponse, in the encoding of the request.',
+              example: {
+                partialSuccess: {
+                  rejectedSpans: '1',
+                  errorMessage: 'span eee19b7ec3c1b174: a user message is longer than 32,768 characters',
+                },
+              },
+              headers: rateLimitHeaders,
+            }),
+            400: status(
               'Not an ExportTraceServiceRequest (bad protobuf, JSON or gzip), or no body.',
+              3,
+              'The request body is not a protobuf ExportTraceServiceRequest: invalid wire type 4 at offset 1.',
             ),
-            401: statusSchema.describe('No API key, or not a valid one.'),
-            413: statusSchema.describe('The body is over 16 MiB, compressed or decompressed.'),
-            415: statusSchema.describe(
+            401: status('No API key, or not a valid one.', 16, 'A valid API key is required.'),
+            413: status(
+              'The body is over 16 MiB, compressed or decompressed.',
+              3,
+              'The request body is larger than 16777216 bytes.',
+            ),
+            415: status(
               'A Content-Type other than application/x-protobuf or application/json, or a ' +
                 'Content-Encoding other than gzip.',
+              3,
+              'OTLP/HTTP bodies are application/x-protobuf or application/json.',
             ),
-            429: statusSchema.describe('Rate limited (per API key, shared with capture): see Retry-After.'),
-            503: statusSchema.describe('Overloaded or the database is unavailable: see Retry-After.'),
+            429: status(
+              'Rate limited (per API key, one budget with capture): retry after Retry-After seconds.',
+              8,
+              'Too many requests; retry in 1 minute.',
+              ['RetryAfter', ...rateLimitHeaders],
+            ),
+            500: status(
+              'A failure of ours; it has been logged.',
+              13,
+              'Something went wrong on our side; it has been logged.',
+            ),
+            503: status(
+              'Overloaded, or the database is unavailable: retry after Retry-After seconds.',
+              14,
+              'The database is unavailable; retry after the time given.',
+              ['RetryAfter'],
+            ),
           },
         },
       },
