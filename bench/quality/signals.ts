@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { customSignalName } from '@cas/settings'
 import type { SemanticAnalyzer } from '../../services/analysis/src/providers/semantic.ts'
-import { cuesOf, embedSignalAnchors } from '../../services/analysis/src/signals/cues.ts'
+import { cuesOf, embedSignalAnchors, withEmotions } from '../../services/analysis/src/signals/cues.ts'
 import {
   BUILTIN_SIGNALS,
   type ConversationMessage,
@@ -58,11 +58,9 @@ export async function measureSignals(
   const errors: SignalsReport['errors'] = []
   const dump: string[] = []
   for (const c of set) {
-    const scored = await cuesOf(
-      c.messages.map(([role, content]) => ({ role, content })),
-      anchors,
-      embed,
-    )
+    const input = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
+    const analysed = await analyzer.analyzeMessages(input, {})
+    const scored = (await cuesOf(input, anchors, embed)).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const messages: ConversationMessage[] = c.messages.map(([role], i) => ({
       id: String(i),
       role,

@@ -16,7 +16,7 @@ import {
   retryJob,
   traceOf,
 } from './jobs.ts'
-import type { ScoredMessage } from './signals/cues.ts'
+import { type ScoredMessage, withEmotions } from './signals/cues.ts'
 import { SignalScorer } from './signals/scorer.ts'
 import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
@@ -209,7 +209,9 @@ export class AnalysisWorker {
           true,
         )
       }
-      const scored = await this.scoreSignals(job, context)
+      const scored = (await this.scoreSignals(job, context)).map((cue, i) =>
+        withEmotions(cue, results[i]!.emotions),
+      )
       await this.committer.submit({ job, results, context, scored })
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++

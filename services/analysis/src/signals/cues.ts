@@ -35,6 +35,9 @@ export interface MessageCues {
   readonly failure?: number
   /** Assistant: asks the end user to say it again. */
   readonly clarification?: number
+  /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
+  readonly emotionFrustration?: number
+  readonly gratitude?: number
   /** End user: the chatbot's own signals (settings.signals.custom), by id. */
   readonly custom?: Readonly<Record<string, number>>
 }
@@ -196,4 +199,20 @@ export async function cuesOf(
     }
     return { cues: { ...cues, custom: scores }, vector: whole }
   })
+}
+
+/** The cues with the analyzer's emotions of the message added (end users' messages of the local model). */
+export function withEmotions(
+  scored: ScoredMessage | undefined,
+  emotions: { readonly frustration: number; readonly gratitude: number } | undefined,
+): ScoredMessage | undefined {
+  if (!scored || !emotions) return scored
+  return {
+    ...scored,
+    cues: {
+      ...scored.cues,
+      emotionFrustration: round(emotions.frustration),
+      gratitude: round(emotions.gratitude),
+    },
+  }
 }

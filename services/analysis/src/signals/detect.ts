@@ -13,9 +13,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * - repetition: the end user asks again what they asked before (two requests, an answer between them,
  *   as similar as REPETITION_SIMILARITY), or the assistant asks for clarification twice or more;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
- *   subject told plainly is not);
- * - resolution: the end user confirms it worked or thanks, and after that asks nothing new and the
- *   assistant neither fails nor hands over;
+ *   subject told plainly is not): the anchors, confirmed by the learned emotion head when there is one;
+ * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head),
+ *   and after that asks nothing new and the assistant neither fails nor hands over;
  * - abandonment: the conversation has been quiet for the quiet period, and ends on an end-user message
  *   the assistant did not answer (not a greeting, thanks or other social act) or on a bot failure,
  *   without resolution;
@@ -38,7 +38,7 @@ export const BUILTIN_SIGNALS = [
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 1
+export const SIGNALS_VERSION = 2
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -48,6 +48,10 @@ export const THRESHOLDS = {
   frustration: 0.06,
   resolution: 0.06,
   custom: 0.05,
+  /** With the learned emotions: frustration's emotion head at least this (0.5 is its calibrated "expressed"). */
+  emotionFrustration: 0.4,
+  /** With the learned emotions: gratitude at least this (its calibrated "expressed") is a thanks. */
+  gratitude: 0.5,
   /** Cosine similarity of two end-user requests that ask the same thing. */
   repetition: 0.75,
 } as const
@@ -112,6 +116,36 @@ class Collector {
 }
 
 const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
+
+/**
+ * Frustration: with the learned emotions (the local model's end-user messages), the message must be
+ * nearer the frustration anchors than any sad subject, request or social act (margin ≥ 0: aimed at the
+ * service) and its emotion head must say anger, annoyance or disappointment (≥ 0.4); without them, the
+ * anchors alone decide (margin ≥ THRESHOLDS.frustration). Returns its confidence, or undefined.
+ */
+function frustration(c: MessageCues): number | undefined {
+  const margin = c.frustration
+  if (margin === undefined) return undefined
+  if (c.emotionFrustration === undefined) {
+    return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
+  }
+  if (margin < 0 || c.emotionFrustration < THRESHOLDS.emotionFrustration) return undefined
+  return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(c.emotionFrustration * 100) / 100)
+}
+
+/** Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head. Its confidence, or undefined. */
+function resolution(c: MessageCues | undefined): number | undefined {
+  if (!c) return undefined
+  const byAnchors = fires(c.resolution, THRESHOLDS.resolution)
+    ? confidenceOf(c.resolution!, THRESHOLDS.resolution)
+    : undefined
+  const byGratitude =
+    c.gratitude !== undefined && c.gratitude >= THRESHOLDS.gratitude
+      ? Math.round(c.gratitude * 100) / 100
+      : undefined
+  if (byAnchors === undefined) return byGratitude
+  return Math.max(byAnchors, byGratitude ?? 0)
+}
 const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MARGIN
 /**
  * A last end-user message left waiting: one nearer a request than a social act (its social margin
@@ -119,7 +153,7 @@ const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MAR
  */
 const unanswered = (m: ConversationMessage) =>
   (m.cues !== undefined && m.cues.social < 0) ||
-  fires(m.cues?.frustration, THRESHOLDS.frustration) ||
+  (m.cues !== undefined && frustration(m.cues) !== undefined) ||
   fires(m.cues?.escalation, THRESHOLDS.escalation)
 
 /**
@@ -144,8 +178,8 @@ export function detectSignals(
     if (m.role === 'user') {
       if (fires(c.escalation, t.escalation))
         out.add('escalation', m.id, confidenceOf(c.escalation!, t.escalation))
-      if (fires(c.frustration, t.frustration))
-        out.add('frustration', m.id, confidenceOf(c.frustration!, t.frustration))
+      const frustrated = frustration(c)
+      if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
       for (const custom of settings.custom) {
         const margin = c.custom?.[custom.name]
         if (fires(margin, t.custom)) out.add(custom.name, m.id, confidenceOf(margin!, t.custom), custom.label)
@@ -178,15 +212,14 @@ export function detectSignals(
   // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
   for (let k = talk.length - 1; k >= 0; k--) {
     const m = talk[k]!
-    if (m.role !== 'user' || !fires(m.cues?.resolution, t.resolution)) continue
+    const confidence = m.role === 'user' ? resolution(m.cues) : undefined
+    if (confidence === undefined) continue
     const after = talk.slice(k + 1)
     const undone = after.some(
       (a) =>
-        failed(a) ||
-        handedOver(a) ||
-        (a.role === 'user' && !isSocial(a) && !fires(a.cues?.resolution, t.resolution)),
+        failed(a) || handedOver(a) || (a.role === 'user' && !isSocial(a) && resolution(a.cues) === undefined),
     )
-    if (!undone) out.add('resolution', m.id, confidenceOf(m.cues!.resolution!, t.resolution))
+    if (!undone) out.add('resolution', m.id, confidence)
     break
   }
 
