@@ -16,7 +16,10 @@
  * largest intent's; label agreement; the share of topics made of the assistant's words; end-user messages
  * analysed per second. Beside them, anchors computed first in the same run on the same requests and the
  * same MiniLM embeddings (quality/anchors.ts), before the service starts, so that they do not slow it.
- * Targets from issue 31 beside the figures. Nothing in the service is tuned to these sets.
+ * Targets from issue 31 beside the figures. Nothing in the service is tuned to these sets. Then sentiment
+ * (sentiment/measure.ts): precision and recall per class and macro-F1 of the learned heads beside VADER,
+ * on VADER's four corpora, the UCI sentences, GoEmotions' test split and the support messages, with issue
+ * 32's targets.
  *
  * The embeddings are exported to bench/.cache/quality/<set>.{json,f32} (git-ignored) for studies
  * (bench/FINDINGS.md, issue 31); --embeddings-only exports them and stops.
@@ -42,6 +45,7 @@ import {
   signalsReport,
 } from './quality/signals.ts'
 import { measureThroughApi, type ThroughApi } from './quality/through-api.ts'
+import { measureSentiment, sentimentMarkdown, sentimentTargets } from './sentiment/measure.ts'
 import { formatWritten } from './support/format.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { startBenchServers } from './support/servers.ts'
@@ -120,6 +124,9 @@ for (const set of sets) {
 }
 await model.close?.()
 if (values['embeddings-only']) process.exit(0)
+// Sentiment on the public sets and the support messages, in the same run, before the service starts.
+const sentiment = await measureSentiment()
+console.log('sentiment measured')
 
 if (!values['skip-build'] || !existsSync(DIST_ALL_IN_ONE)) {
   execFileSync(process.execPath, ['infra/build.mjs'], { cwd: ROOT, stdio: 'inherit' })
@@ -323,6 +330,13 @@ const report = [
   '',
   ...sets.flatMap((set) => [...setReport(set, measured.get(set.name)!, anchors.get(set.name)!), '']),
   ...signalsReport(signals, customSignals),
+  '',
+  '## Sentiment: learned heads beside VADER (`npm run bench:sentiment` measures the same)',
+  '',
+  ...sentimentTargets(sentiment),
+  '',
+  ...sentimentMarkdown(sentiment),
+  '',
 ]
 console.log(report.join('\n'))
 writeFileSync(values.out, `${report.join('\n')}\n`)

@@ -98,6 +98,15 @@ export const COMPLAINT_ANCHORS: readonly string[] = [
   'another price hike, really?',
   'my rate jumped this month and nobody explained why',
   'the fees went up and we were never told',
+  'a huge jump in my bill with no heads-up',
+  'you doubled the fee overnight',
+  // leaving: a customer who says so is unhappy, however calm the words
+  'I might buy from a different store next time',
+  'time to find a new bank',
+  'I am looking at other providers',
+  'I am done with you guys',
+  'considering other options at this point',
+  'I will go to your competitor',
 ]
 
 /**
