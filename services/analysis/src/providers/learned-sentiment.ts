@@ -17,8 +17,9 @@
  * this project.
  */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { EMOTIONS, type Emotions, labelFor, type Sentiment, type SentimentLabel } from '../analyzer.ts'
+// Imported, not read from disk: the bundles (dist/) carry the weights.
+import shipped from './sentiment-model.json' with { type: 'json' }
 
 export interface SentimentModelFile {
   readonly about: string
@@ -40,20 +41,19 @@ export interface SentimentModelFile {
 }
 
 export interface LearnedSentiment {
-  /** `learned-<first 12 hex digits of the weights' SHA-256>`: new weights, new analyzer version. */
+  /** `learned-<first 12 hex digits of the weights' SHA-256 (as JSON)>`: new weights, new analyzer version. */
   readonly version: string
   /** The embedding (unit length, 384 dimensions) and the lexical score of one message. */
   analyze(embedding: Float32Array, lexicalScore: number): { sentiment: Sentiment; emotions: Emotions }
 }
 
-const MODEL_URL = new URL('./sentiment-model.json', import.meta.url)
 /** Emotion scores are rounded: events and stored results carry them. */
 const round3 = (x: number) => Math.round(x * 1000) / 1000
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
 
-export function loadLearnedSentiment(): LearnedSentiment {
-  const raw = readFileSync(MODEL_URL)
-  const file = JSON.parse(raw.toString('utf8')) as SentimentModelFile
+export function loadLearnedSentiment(
+  file: SentimentModelFile = shipped as SentimentModelFile,
+): LearnedSentiment {
   if (file.sentiment.classes.join() !== 'negative,neutral,positive') {
     throw new Error('sentiment-model.json: classes must be negative, neutral, positive')
   }
@@ -70,7 +70,7 @@ export function loadLearnedSentiment(): LearnedSentiment {
     return s
   }
   return {
-    version: `learned-${createHash('sha256').update(raw).digest('hex').slice(0, 12)}`,
+    version: `learned-${createHash('sha256').update(JSON.stringify(file)).digest('hex').slice(0, 12)}`,
     analyze(embedding, lexicalScore) {
       if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
       const z = sentimentW.map(
