@@ -11,6 +11,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
+import { journalEvents } from './support/journal.ts'
 
 const run = promisify(execFile)
 const doc = readFileSync(fileURLToPath(new URL('../docs/first-conversation.md', import.meta.url)), 'utf8')
@@ -123,6 +124,37 @@ describe('docs/first-conversation.md', () => {
     const sdk = fileURLToPath(new URL('../sdks/python/src', import.meta.url))
     await run('python3', ['-c', example.code], { env: { ...runEnv, PYTHONPATH: sdk } })
     expect(await curl(runEnv)).toMatchObject({ ok: true, messagesStored: 0 })
+  })
+
+  it('the plain OpenTelemetry example (Node.js) exports its GenAI span to /v1/traces, which stores the conversation', async () => {
+    const { apiKey, chatbot } = await createChatbot(app, cookie, { name: 'otel bot' })
+    const section = blockAfter('## A plain OpenTelemetry setup')
+    const example = blocks().find((b) => b.lang === 'ts' && b.before.length > section.before.length)!
+    expect(example.code).toContain("from '@opentelemetry/sdk-trace-node'")
+    // Run from the repository, where the OpenTelemetry packages are installed (devDependencies).
+    const file = fileURLToPath(new URL('./.first-conversation-otel.mts', import.meta.url))
+    writeFileSync(file, example.code)
+    try {
+      const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url))
+      await run(tsx, [file], { env: { ...env, CONVERSATION_ANALYTICS_API_KEY: apiKey } })
+    } finally {
+      rmSync(file, { force: true })
+    }
+    const { rows } = await db.pool.query<{ id: string }>(
+      'SELECT id FROM capture_conversations WHERE chatbot_id = $1 AND external_id = $2',
+      [chatbot.id, 'otel-conversation'],
+    )
+    expect(rows).toHaveLength(1)
+    const events = await journalEvents(db.pool, 'conversation', rows[0]!.id)
+    const messages = events
+      .filter((e) => e.type === 'conversation.messages-captured')
+      .flatMap((e) => e.payload.messages as unknown as { role: string; content: string }[])
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'How do I reset my password?'],
+      ['assistant', 'Use the link on the sign-in page.'],
+    ])
+    const started = events.find((e) => e.type === 'conversation.started')
+    expect(started?.payload.user).toMatchObject({ id: 'u-42' })
   })
 
   it('the OpenTelemetry variables point the exporter at /v1/traces with the key', async () => {
