@@ -376,10 +376,19 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       })
       expect(await figure('Messages').textContent()).toBe('7')
       expect(await figure('End users').textContent()).toBe('3')
-      // Four charts, drawn as soon as both the overview and the trend have answered.
-      await waitFor(async () => (await page.locator('canvas[role="img"]').count()) === 4, {
-        what: '4 charts',
+      // Six charts, drawn as soon as the overview, the trend and the signals have answered.
+      await waitFor(async () => (await page.locator('canvas[role="img"]').count()) === 6, {
+        what: '6 charts',
       })
+      // The signals: every built-in one in the table, each leading to its conversations; Needs attention.
+      const signals = page.locator('figure', { hasText: 'Conversations by signal' })
+      await signals.getByText('Show the numbers as a table').click()
+      expect(await signals.getByRole('link', { name: 'Bot failure', exact: true }).getAttribute('href')).toBe(
+        '/conversations?signal=bot_failure',
+      )
+      await signals.getByRole('rowheader', { name: 'Abandonment' }).waitFor()
+      await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor()
+      await page.getByRole('heading', { level: 3, name: 'Knowledge gaps by topic' }).waitFor()
 
       const topics = page.locator('figure', { hasText: 'Top topics' })
       await topics.getByText('Show the numbers as a table').click()

@@ -15,6 +15,7 @@ import type {
   PipelineStatus,
   Role,
   SentimentTrend,
+  SignalsReport,
   TopicsReport,
 } from './types.ts'
 
@@ -119,6 +120,9 @@ export const analytics = {
   /** What end users talk about: `limit` topics at most (1..1000, default 20), and "other" apart. */
   topics: (query: AnalyticsQuery & { interval: Interval; limit?: number }, signal?: AbortSignal) =>
     request<TopicsReport>('GET', '/api/v1/analytics/topics', { query, signal }),
+  /** Conversation signals: by signal with trends, per topic, and the topics needing attention. */
+  signals: (query: AnalyticsQuery & { interval: Interval }, signal?: AbortSignal) =>
+    request<SignalsReport>('GET', '/api/v1/analytics/signals', { query, signal }),
 }
 
 export const pipeline = {

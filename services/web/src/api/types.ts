@@ -146,6 +146,47 @@ export interface Conversation {
    * ends one that was cut); null while the end user has said nothing.
    */
   readonly preview: string | null
+  /** Its signals (escalation, bot_failure, …, custom:<slug>), built-in ones first. */
+  readonly signals: ConversationSignal[]
+}
+
+export interface ConversationSignal {
+  readonly name: string
+  /** A chatbot's own signal's label; null for a built-in one. */
+  readonly label: string | null
+  readonly confidence: number
+  /** The ids of the messages it fired on. */
+  readonly evidence: string[]
+}
+
+export interface SignalsReport {
+  readonly interval: 'hour' | 'day' | 'week'
+  readonly range: { readonly from: string; readonly to: string }
+  readonly conversations: number
+  readonly signals: {
+    readonly name: string
+    readonly label: string | null
+    readonly conversations: number
+    readonly rate: number
+    readonly trend: { readonly bucket: string; readonly conversations: number; readonly rate: number }[]
+  }[]
+  readonly topics: {
+    readonly id: string
+    readonly label: string
+    readonly conversations: number
+    readonly signals: Record<string, { readonly conversations: number; readonly rate: number }>
+  }[]
+  readonly needsAttention: {
+    readonly id: string
+    readonly label: string
+    readonly conversations: number
+    readonly botFailures: number
+    readonly botFailureRate: number
+    readonly score: number
+    readonly examples: string[]
+    readonly link: string
+  }[]
+  readonly buckets: { readonly bucket: string; readonly conversations: number }[]
 }
 
 export interface Message {

@@ -23,6 +23,7 @@ describe('conversation filters', () => {
       theme: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b',
       userId: 'user 42',
       q: 'money back',
+      signal: 'custom:asks-for-a-discount',
     }
     expect(filtersFromSearch(`?${filtersToSearch(filters)}`)).toEqual(filters)
     expect(filtersToSearch(NO_FILTERS).toString()).toBe('')
@@ -32,7 +33,9 @@ describe('conversation filters', () => {
 
   it('drop values the API would refuse instead of sending them', () => {
     expect(
-      filtersFromSearch('?sentiment=angry&from=yesterday&to=2026-1-2&topic=%20billing%20&theme=cards'),
+      filtersFromSearch(
+        '?sentiment=angry&from=yesterday&to=2026-1-2&topic=%20billing%20&theme=cards&signal=angry',
+      ),
     ).toEqual({
       ...NO_FILTERS,
       topic: 'billing',
@@ -53,6 +56,7 @@ describe('conversation filters', () => {
       theme: undefined,
       userId: undefined,
       q: 'refund',
+      signal: undefined,
       limit: 20,
       cursor: undefined,
     })

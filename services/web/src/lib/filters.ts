@@ -14,6 +14,8 @@ export interface ConversationFilters {
   readonly theme: string
   readonly userId: string
   readonly q: string
+  /** A signal (escalation, bot_failure, …, custom:<slug>): the Analytics page links to it. */
+  readonly signal: string
 }
 
 export const NO_FILTERS: ConversationFilters = {
@@ -25,10 +27,13 @@ export const NO_FILTERS: ConversationFilters = {
   theme: '',
   userId: '',
   q: '',
+  signal: '',
 }
 
 const KEYS = Object.keys(NO_FILTERS) as (keyof ConversationFilters)[]
 const DAY = /^\d{4}-\d{2}-\d{2}$/
+const SIGNAL =
+  /^(escalation|bot_failure|repetition|frustration|resolution|abandonment|custom:[a-z0-9-]{1,64})$/
 const SENTIMENTS = new Set(['positive', 'neutral', 'negative'])
 
 /** Reads filters from a URL query string; values that make no sense are dropped rather than sent. */
@@ -45,6 +50,7 @@ export function filtersFromSearch(search: string): ConversationFilters {
     theme: isThemeId(get('theme')) ? get('theme') : '',
     userId: get('userId'),
     q: get('q'),
+    signal: SIGNAL.test(get('signal')) ? get('signal') : '',
   }
 }
 
@@ -109,6 +115,7 @@ export function conversationQuery(
     theme: text(filters.theme),
     userId: text(filters.userId),
     q: text(filters.q),
+    signal: text(filters.signal),
     limit,
     cursor,
   }

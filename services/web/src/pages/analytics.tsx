@@ -8,6 +8,7 @@ import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
 import { AverageSentiment } from '../components/sentiment-badge.tsx'
+import { NeedsAttention, SignalsSection } from '../components/signal-sections.tsx'
 import {
   analyticsQuery,
   selectionFromSearch,
@@ -47,6 +48,12 @@ export function AnalyticsPage() {
     POLL_MS,
   )
 
+  const signals = usePolled(
+    (signal) => analytics.signals({ ...query, interval: selection.interval }, signal),
+    `${key}|${selection.interval}|signals`,
+    POLL_MS,
+  )
+
   return (
     <section className="page">
       <PageHeading title="Analytics" />
@@ -57,7 +64,7 @@ export function AnalyticsPage() {
         chatbots={bots.allowed ? (bots.data ?? []) : null}
         onApply={(s) => navigate(`${paths.analytics()}?${selectionToSearch(s)}`)}
       />
-      <ErrorAlert error={overview.error ?? trend.error} />
+      <ErrorAlert error={overview.error ?? trend.error ?? signals.error} />
       {overview.data ? <Figures overview={overview.data} tz={tz} /> : <p role="status">Loading figures…</p>}
       <div className="chart-grid">
         {trend.data ? <TrendCharts trend={trend.data} /> : null}
@@ -65,6 +72,12 @@ export function AnalyticsPage() {
           <OverviewCharts overview={overview.data} chatbotId={selection.chatbotId || undefined} />
         ) : null}
       </div>
+      {signals.data ? (
+        <>
+          <NeedsAttention report={signals.data} chatbotId={selection.chatbotId || undefined} />
+          <SignalsSection report={signals.data} chatbotId={selection.chatbotId || undefined} />
+        </>
+      ) : null}
     </section>
   )
 }

@@ -6,10 +6,12 @@ import { ExpandableText } from '../components/expandable-text.tsx'
 import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
+import { SignalChips } from '../components/signal-chips.tsx'
 import { MESSAGE_LIMITS, METADATA_LIMITS } from '../lib/cut-text.ts'
 import { formatDateTime, plural } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { SIGNAL_MEANINGS, signalName } from '../lib/signals.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 import { NotFoundPage } from './not-found.tsx'
@@ -67,13 +69,15 @@ export function ConversationPage({ id }: { id: string }) {
         </span>
       </div>
       <TopicList topics={c.topics} topicIds={c.topicIds} chatbotId={c.chatbotId} />
+      <SignalChips signals={c.signals} />
+      <SignalEvidence conversation={c} />
       <ErrorAlert error={detail.error} prefix="Could not refresh:" />
       <div className="conversation-layout">
         <section aria-labelledby="transcript-heading" className="transcript-section">
           <h2 id="transcript-heading">Transcript</h2>
           <ol className="transcript">
             {c.messages.map((m) => (
-              <MessageItem key={m.id} message={m} />
+              <MessageItem key={m.id} message={m} signals={signalsOn(c, m.id)} />
             ))}
           </ol>
         </section>
@@ -83,7 +87,32 @@ export function ConversationPage({ id }: { id: string }) {
   )
 }
 
-function MessageItem({ message: m }: { message: Message }) {
+/** The signals that fired on a message (it is among their evidence). */
+function signalsOn(c: ConversationDetail, messageId: string): string[] {
+  return c.signals.filter((s) => s.evidence.includes(messageId)).map((s) => signalName(s))
+}
+
+/** Each signal of the conversation with its meaning, its confidence and the messages it fired on. */
+function SignalEvidence({ conversation: c }: { conversation: ConversationDetail }) {
+  if (c.signals.length === 0) return null
+  const position = new Map(c.messages.map((m, i) => [m.id, i + 1]))
+  return (
+    <section aria-labelledby="signals-heading" className="card signal-evidence">
+      <h2 id="signals-heading">Signals</h2>
+      <ul>
+        {c.signals.map((s) => (
+          <li key={s.name}>
+            <strong>{signalName(s)}</strong> ({Math.round(s.confidence * 100)} % confidence)
+            {SIGNAL_MEANINGS[s.name] ? ` ${SIGNAL_MEANINGS[s.name]}` : ''} On{' '}
+            {s.evidence.map((id) => `message ${position.get(id) ?? id}`).join(', ')}.
+          </li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+function MessageItem({ message: m, signals }: { message: Message; signals: string[] }) {
   const from = ROLE_NAMES[m.role] ?? m.role
   return (
     <li className={`message role-${m.role === 'user' ? 'user' : 'other'}`}>
@@ -91,6 +120,7 @@ function MessageItem({ message: m }: { message: Message }) {
         <strong>{from}</strong>
         <time dateTime={m.sentAt}>{formatDateTime(m.sentAt)}</time>
         <SentimentBadge sentiment={m.sentiment} />
+        {signals.length > 0 ? <span className="message-signals">{signals.join(', ')}</span> : null}
       </div>
       <p className="message-content">
         {m.content === '' ? (

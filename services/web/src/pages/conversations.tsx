@@ -6,6 +6,7 @@ import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { CursorPager } from '../components/pager.tsx'
 import { SentimentBadge, TopicList } from '../components/sentiment-badge.tsx'
+import { SignalChips } from '../components/signal-chips.tsx'
 import { shortText } from '../lib/cut-text.ts'
 import {
   type ConversationFilters,
@@ -19,6 +20,7 @@ import {
 import { endUserName, formatDateTime, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { signalName } from '../lib/signals.ts'
 import { topicFilterLabel, topicForInput, topicToApply } from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
@@ -125,6 +127,20 @@ export function ConversationsPage() {
         <p className="muted">
           Newest first. New conversations and analysis results appear here by themselves.
         </p>
+        {applied.signal ? (
+          <p className="active-filter">
+            <span>
+              Signal: <strong>{signalName({ name: applied.signal })}</strong>
+            </span>
+            <button
+              type="button"
+              className="button subtle"
+              onClick={() => navigate(paths.conversations(filtersToSearch({ ...applied, signal: '' })))}
+            >
+              Clear signal filter
+            </button>
+          </p>
+        ) : null}
         {applied.topic ? (
           <p className="active-filter">
             <span>
@@ -272,6 +288,7 @@ function ConversationItem({
         <p className="conversation-preview">{c.preview}</p>
       )}
       <TopicList topics={c.topics} topicIds={c.topicIds} chatbotId={c.chatbotId} />
+      <SignalChips signals={c.signals} />
     </li>
   )
 }

@@ -1,0 +1,174 @@
+import type { ChartConfiguration } from 'chart.js'
+import type { SignalsReport } from '../api/types.ts'
+import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
+import { formatNumber } from '../lib/format.ts'
+import { Link } from '../lib/router.tsx'
+import { paths } from '../lib/routes.ts'
+import { percent, SIGNAL_MEANINGS, SIGNAL_NAMES, signalName } from '../lib/signals.ts'
+import { ChartFigure } from './chart.tsx'
+
+const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
+
+function listOf(params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v) search.set(k, v)
+  return paths.conversations(search)
+}
+
+/** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
+export function SignalsSection({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+  const rates: ChartConfiguration = {
+    type: 'bar',
+    data: {
+      labels: report.signals.map((s) => signalName(s)),
+      datasets: [
+        {
+          label: 'Share of conversations (%)',
+          data: report.signals.map((s) => Math.round(s.rate * 1000) / 10),
+          backgroundColor: COLORS.primary,
+        },
+      ],
+    },
+    options: {
+      indexAxis: 'y',
+      plugins: { legend: { display: false } },
+      scales: { x: { beginAtZero: true, title: { display: true, text: '% of conversations' } } },
+    },
+  }
+  const builtIn = report.signals.filter((s) => SIGNAL_NAMES[s.name])
+  const labels = report.buckets.map((b) => bucketLabel(b.bucket, report.interval))
+  const trend: ChartConfiguration = {
+    type: 'line',
+    data: {
+      labels,
+      datasets: builtIn.map((s, i) => ({
+        label: signalName(s),
+        data: s.trend.map((p) => Math.round(p.rate * 1000) / 10),
+        borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
+        backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
+      })),
+    },
+    options: { scales: { y: { beginAtZero: true, title: { display: true, text: '% of conversations' } } } },
+  }
+  const summary = `${formatNumber(report.conversations)} conversations: ${report.signals
+    .map((s) => `${signalName(s)} ${percent(s.rate)}`)
+    .join(', ')}.`
+  return (
+    <section aria-labelledby="signals-heading" className="signals-section">
+      <h2 id="signals-heading">Signals</h2>
+      <p className="muted">
+        Of the {formatNumber(report.conversations)} conversations whose last message is in range, those where
+        the bot let the end user down, and those it resolved.
+      </p>
+      <div className="chart-grid">
+        <ChartFigure
+          id="signal-rates"
+          title="Conversations by signal"
+          summary={summary}
+          config={rates}
+          table={{
+            columns: ['Signal', 'Conversations', 'Share', 'Meaning'],
+            rows: report.signals.map((s) => ({
+              key: s.name,
+              cells: [
+                signalName(s),
+                s.conversations,
+                percent(s.rate),
+                SIGNAL_MEANINGS[s.name] ?? s.label ?? '',
+              ],
+              to: listOf({ signal: s.name, chatbotId }),
+            })),
+          }}
+        />
+        <ChartFigure
+          id="signal-trend"
+          title={`Signals by ${report.interval}`}
+          summary={summary}
+          config={trend}
+          table={{
+            columns: ['Period', 'Conversations', ...builtIn.map((s) => signalName(s))],
+            rows: report.buckets.map((b, i) => ({
+              key: b.bucket,
+              cells: [labels[i]!, b.conversations, ...builtIn.map((s) => s.trend[i]?.conversations ?? 0)],
+            })),
+          }}
+        />
+      </div>
+      <section aria-labelledby="gaps-heading" className="card">
+        <h3 id="gaps-heading">Knowledge gaps by topic</h3>
+        {report.topics.length === 0 ? (
+          <p className="empty">No topics in this range yet.</p>
+        ) : (
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard.
+          <section className="table-scroll" tabIndex={0} aria-label="Knowledge gaps by topic (table)">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Topic</th>
+                  <th scope="col">Conversations</th>
+                  {GAPS.map((g) => (
+                    <th key={g} scope="col">
+                      {SIGNAL_NAMES[g]}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {report.topics.map((t) => (
+                  <tr key={t.id}>
+                    <th scope="row">
+                      <Link to={paths.topicConversations(t.id, chatbotId)}>{t.label}</Link>
+                    </th>
+                    <td>{formatNumber(t.conversations)}</td>
+                    {GAPS.map((g) => (
+                      <td key={g}>{percent(t.signals[g]?.rate ?? 0)}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        )}
+      </section>
+    </section>
+  )
+}
+
+/** The topics whose users the bot fails most, with example conversations and the filtered list. */
+export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+  return (
+    <section aria-labelledby="attention-heading" className="card needs-attention" id="needs-attention">
+      <h2 id="attention-heading">Needs attention</h2>
+      <p className="muted">
+        Topics ranked by how often the bot fails their users (the lower bound of the bot-failure rate's 95 %
+        interval, so that one failure in one conversation does not come first).
+      </p>
+      {report.needsAttention.length === 0 ? (
+        <p className="empty">No bot failure in this range.</p>
+      ) : (
+        <ol className="attention-list">
+          {report.needsAttention.map((t) => (
+            <li key={t.id}>
+              <Link to={listOf({ topic: t.id, signal: 'bot_failure', chatbotId })}>
+                <strong>{t.label}</strong>
+              </Link>
+              : the bot failed in {formatNumber(t.botFailures)} of {formatNumber(t.conversations)}{' '}
+              conversations ({percent(t.botFailureRate)}).{' '}
+              {t.examples.length > 0 ? (
+                <span>
+                  Examples:{' '}
+                  {t.examples.map((id, i) => (
+                    <span key={id}>
+                      {i > 0 ? ', ' : ''}
+                      <Link to={paths.conversation(id)}>{`conversation ${i + 1}`}</Link>
+                    </span>
+                  ))}
+                </span>
+              ) : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  )
+}

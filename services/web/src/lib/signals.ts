@@ -1,0 +1,28 @@
+/** How the dashboard names the conversation signals (README "Conversation signals"). */
+export const SIGNAL_NAMES: Record<string, string> = {
+  escalation: 'Escalation',
+  bot_failure: 'Bot failure',
+  repetition: 'Repetition',
+  frustration: 'Frustration',
+  resolution: 'Resolution',
+  abandonment: 'Abandonment',
+}
+
+/** What each built-in signal means, in a sentence. */
+export const SIGNAL_MEANINGS: Record<string, string> = {
+  escalation: 'The end user asked for a person, or the bot handed over.',
+  bot_failure: 'The bot said it cannot help, did not understand or has no answer.',
+  repetition: 'The end user asked the same thing again, or the bot kept asking to rephrase.',
+  frustration: 'Anger, annoyance or disappointment aimed at the service.',
+  resolution: 'The end user confirmed it worked, or thanked at the end.',
+  abandonment: 'Quiet since an unanswered end-user message or a bot failure, without resolution.',
+}
+
+export function signalName(s: { name: string; label?: string | null }): string {
+  return SIGNAL_NAMES[s.name] ?? s.label ?? s.name.replace(/^custom:/, '')
+}
+
+/** A rate (0..1) as a percentage with one decimal. */
+export function percent(rate: number): string {
+  return `${(rate * 100).toFixed(1)} %`
+}
