@@ -8,9 +8,6 @@
  * and are analysed: sentiment, and topics from the end user's words only.
  */
 
-import { loadConfig } from '@cas/config'
-import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
-import { createProjector } from '@cas/service-projector'
 import { context, type Span, trace } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -21,48 +18,18 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import { countRows } from './support/journal.ts'
-import { uniqueGroupId } from './support/kafka.ts'
-import { testKeyring } from './support/keyring.ts'
-import { modelConfigEnv } from './support/model.ts'
-import { startPipeline, type TestPipeline } from './support/pipeline.ts'
-import { waitFor } from './support/wait.ts'
+import { type OtelStack, startOtelStack, turns } from './support/otel.ts'
 
 /** @opentelemetry/core's ExportResultCode (a dependency of the SDK's, not of ours). */
 const ExportResultCode = { SUCCESS: 0, FAILED: 1 } as const
 
 const cleanups: (() => Promise<unknown>)[] = []
-let pipeline: TestPipeline
-let baseUrl: string
-let cookie: string
-
+let stack: OtelStack
 beforeAll(async () => {
-  pipeline = await startPipeline('journal', cleanups)
-  const projector = createProjector({
-    pool: pipeline.db.pool,
-    keyring: testKeyring,
-    eventLog: pipeline.eventLog,
-    logger: false,
-    groupId: uniqueGroupId('projector'),
-  })
-  await projector.consumer.start()
-  cleanups.push(() => projector.consumer.stop())
-  const analysis = createAnalysisService({
-    pool: pipeline.db.pool,
-    keyring: testKeyring,
-    eventLog: pipeline.eventLog,
-    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: pipeline.db.url, ...modelConfigEnv() })),
-    logger: false,
-    groupId: uniqueGroupId('analysis'),
-  })
-  await analysis.start()
-  cleanups.push(() => analysis.stop())
-  baseUrl = await pipeline.app.listen({ port: 0, host: '127.0.0.1' })
-  cookie = (await signUp(pipeline.app)).cookie
+  stack = await startOtelStack(cleanups)
 }, 120_000)
-
 afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
@@ -88,7 +55,7 @@ class RecordingExporter implements SpanExporter {
 function sdk(apiKey: string) {
   const exporter = new RecordingExporter(
     new OTLPTraceExporter({
-      url: `${baseUrl}/v1/traces`,
+      url: `${stack.baseUrl}/v1/traces`,
       headers: { Authorization: `Bearer ${apiKey}` },
       compression: 'gzip' as never,
     }),
@@ -102,39 +69,9 @@ function sdk(apiKey: string) {
 
 const T0 = Date.now() - 10 * 60_000
 
-interface Conversation {
-  id: string
-  conversationId: string
-  user: Record<string, unknown>
-  topics: string[]
-  sentiment: { label: string } | null
-  messages: { role: string; content: string; sentiment: { label: string } | null }[]
-}
-
-async function read(chatbotId: string, externalId: string, analysed: boolean): Promise<Conversation> {
-  const get = (url: string) =>
-    pipeline.app.inject({ method: 'GET', url, headers: { cookie } }).then((r) => r.json())
-  return waitFor(
-    async () => {
-      const list = await get(`/api/v1/conversations?chatbotId=${chatbotId}`)
-      const found = list.conversations?.find((c: Conversation) => c.conversationId === externalId)
-      if (!found) return undefined
-      const { conversation } = await get(`/api/v1/conversations/${found.id}`)
-      const users = conversation.messages.filter((m: Conversation['messages'][number]) => m.role === 'user')
-      return (
-        (!analysed || (conversation.sentiment && users.every((m: { sentiment: unknown }) => m.sentiment))) &&
-        conversation
-      )
-    },
-    { what: `conversation ${externalId}${analysed ? ', analysed' : ''}`, timeoutMs: 60_000 },
-  )
-}
-
-const turns = (c: Conversation) => c.messages.map((m) => `${m.role}: ${m.content}`)
-
 describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', () => {
   it('sends current-convention chat spans: one conversation, each message once, analysed', async () => {
-    const { apiKey, chatbot } = await createChatbot(pipeline.app, cookie, {
+    const { apiKey, chatbot } = await createChatbot(stack.pipeline.app, stack.cookie, {
       name: 'Umbrella shop',
       settings: { topics: { refunds: ['refund', 'money back'], shipping: ['delivery', 'parcel'] } },
     })
@@ -192,7 +129,7 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
     expect(exporter.results.length).toBe(4)
     expect(exporter.results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true)
 
-    const conversation = await read(chatbot.id, 'node-current', true)
+    const conversation = await stack.read(chatbot.id, 'node-current', true)
     expect(conversation.user).toEqual({ id: 'u-42' })
     expect(turns(conversation)).toEqual([
       'system: You handle delivery and parcel questions for the umbrella shop.',
@@ -214,7 +151,9 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
   })
 
   it('sends the earlier forms (gen_ai.prompt.N attributes, gen_ai.*.message events) keyed by session.id and by trace', async () => {
-    const { apiKey, chatbot } = await createChatbot(pipeline.app, cookie, { name: 'Earlier forms' })
+    const { apiKey, chatbot } = await createChatbot(stack.pipeline.app, stack.cookie, {
+      name: 'Earlier forms',
+    })
     const { exporter, provider, tracer } = sdk(apiKey)
     // OpenLLMetry-style attributes, two turns of one session; the second repeats the first.
     const prompt = (at: number, messages: [string, string][], completion: string) => {
@@ -271,7 +210,7 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
     await provider.shutdown()
     expect(exporter.results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true)
 
-    const session = await read(chatbot.id, 'node-session', false)
+    const session = await stack.read(chatbot.id, 'node-session', false)
     expect(session.user).toEqual({ id: 'u-7' })
     expect(turns(session)).toEqual([
       'system: Be brief.',
@@ -280,7 +219,7 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
       'user: And on Sunday?',
       'assistant: Closed on Sunday.',
     ])
-    expect(turns(await read(chatbot.id, traceId, true))).toEqual([
+    expect(turns(await stack.read(chatbot.id, traceId, true))).toEqual([
       'system: You are a florist.',
       'user: Do you deliver roses?',
       'assistant: Yes, every day.',
@@ -288,7 +227,7 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
   })
 
   it('fails the export with a wrong key (401), storing nothing', async () => {
-    const before = await countRows(pipeline.db.pool, 'capture_conversations')
+    const before = await countRows(stack.pipeline.db.pool, 'capture_conversations')
     const { exporter, provider, tracer } = sdk('svc_live_0000000000000000000000000000000000000000')
     tracer.startSpan('chat', { attributes: { 'gen_ai.prompt.0.content': 'hello' } }).end()
     // The span processor may pass the failed export on to forceFlush: the exporter's result says it.
@@ -297,6 +236,6 @@ describe('the official OpenTelemetry SDK for Node.js, OTLP/protobuf exporter', (
     expect(exporter.results).toHaveLength(1)
     expect(exporter.results[0]!.code).toBe(ExportResultCode.FAILED)
     expect(exporter.results[0]!.error?.message).toBe('Unauthorized')
-    expect(await countRows(pipeline.db.pool, 'capture_conversations')).toBe(before)
+    expect(await countRows(stack.pipeline.db.pool, 'capture_conversations')).toBe(before)
   })
 })

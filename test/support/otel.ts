@@ -1,0 +1,84 @@
+import { loadConfig } from '@cas/config'
+import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
+import { createProjector } from '@cas/service-projector'
+import { signUp } from './auth.ts'
+import { uniqueGroupId } from './kafka.ts'
+import { testKeyring } from './keyring.ts'
+import { modelConfigEnv } from './model.ts'
+import { startPipeline, type TestPipeline } from './pipeline.ts'
+import { waitFor } from './wait.ts'
+
+/** A conversation as GET /api/v1/conversations/:id answers it (the parts the OTel tests read). */
+export interface ReadConversation {
+  id: string
+  conversationId: string
+  user: Record<string, unknown>
+  topics: string[]
+  sentiment: { label: string } | null
+  messages: { role: string; content: string; sentiment: { label: string } | null }[]
+}
+
+export interface OtelStack {
+  readonly pipeline: TestPipeline
+  /** Where the gateway listens (OTLP exporters need a real port). */
+  readonly baseUrl: string
+  /** A signed-in user's session cookie. */
+  readonly cookie: string
+  /** Waits for a conversation (by the caller's id) to be readable, and analysed when asked. */
+  read(chatbotId: string, externalId: string, analysed: boolean): Promise<ReadConversation>
+}
+
+/**
+ * For the OpenTelemetry exporters' tests: the gateway and query routes on a fresh database, listening on
+ * a port, with a projector and the analysis service (the test model) on the journal. What it starts is
+ * pushed onto `cleanups`.
+ */
+export async function startOtelStack(cleanups: (() => Promise<unknown>)[]): Promise<OtelStack> {
+  const pipeline = await startPipeline('journal', cleanups)
+  const projector = createProjector({
+    pool: pipeline.db.pool,
+    keyring: testKeyring,
+    eventLog: pipeline.eventLog,
+    logger: false,
+    groupId: uniqueGroupId('projector'),
+  })
+  await projector.consumer.start()
+  cleanups.push(() => projector.consumer.stop())
+  const analysis = createAnalysisService({
+    pool: pipeline.db.pool,
+    keyring: testKeyring,
+    eventLog: pipeline.eventLog,
+    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: pipeline.db.url, ...modelConfigEnv() })),
+    logger: false,
+    groupId: uniqueGroupId('analysis'),
+  })
+  await analysis.start()
+  cleanups.push(() => analysis.stop())
+  const baseUrl = await pipeline.app.listen({ port: 0, host: '127.0.0.1' })
+  const { cookie } = await signUp(pipeline.app)
+  const get = (url: string) =>
+    pipeline.app.inject({ method: 'GET', url, headers: { cookie } }).then((r) => r.json())
+  return {
+    pipeline,
+    baseUrl,
+    cookie,
+    read: (chatbotId, externalId, analysed) =>
+      waitFor(
+        async () => {
+          const list = await get(`/api/v1/conversations?chatbotId=${chatbotId}`)
+          const found = list.conversations?.find((c: ReadConversation) => c.conversationId === externalId)
+          if (!found) return undefined
+          const { conversation } = (await get(`/api/v1/conversations/${found.id}`)) as {
+            conversation: ReadConversation
+          }
+          const users = conversation.messages.filter((m) => m.role === 'user')
+          const done = !analysed || (conversation.sentiment && users.every((m) => m.sentiment))
+          return done && conversation
+        },
+        { what: `conversation ${externalId}${analysed ? ', analysed' : ''}`, timeoutMs: 60_000 },
+      ),
+  }
+}
+
+/** `role: content` of each message, in order. */
+export const turns = (c: ReadConversation) => c.messages.map((m) => `${m.role}: ${m.content}`)
