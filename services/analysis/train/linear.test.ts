@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest'
+import { evaluate, pearson } from './evaluate.ts'
+import { logits, type Sample, sigmoid, softmax, train } from './linear.ts'
+
+describe('the training of the linear heads', () => {
+  // Three classes on a line: x < −1, −1..1, > 1 (with a constant feature), separable by a softmax.
+  const points = Array.from({ length: 90 }, (_, i) => -3 + (i * 6) / 89)
+  const classOf = (x: number) => (x < -1 ? 0 : x > 1 ? 2 : 1)
+  const samples: Sample[] = points.map((x) => ({
+    x: [x, x * x],
+    y: [0, 1, 2].map((k) => (k === classOf(x) ? 1 : 0)),
+    weight: 1,
+  }))
+  const opts = { epochs: 300, learningRate: 0.05, l2: 0, batch: 16, seed: 7 }
+
+  it('learns separable classes with a softmax, the same weights for the same seed', () => {
+    const head = train(samples, 3, { ...opts, kind: 'softmax' })
+    const predicted = points.map((x) => {
+      const p = softmax(logits(head, [x, x * x]))
+      return p.indexOf(Math.max(...p))
+    })
+    const right = predicted.filter((k, i) => k === classOf(points[i]!)).length
+    expect(right / points.length).toBeGreaterThan(0.9)
+    expect(train(samples, 3, { ...opts, kind: 'softmax' })).toEqual(head)
+  })
+
+  it('learns one label with a sigmoid', () => {
+    const binary = samples.map((s, i) => ({ ...s, y: [points[i]! > 0 ? 1 : 0] }))
+    const head = train(binary, 1, { ...opts, kind: 'sigmoid' })
+    expect(sigmoid(logits(head, [2, 4])[0]!)).toBeGreaterThan(0.9)
+    expect(sigmoid(logits(head, [-2, 4])[0]!)).toBeLessThan(0.1)
+  })
+})
+
+describe('the evaluation', () => {
+  it('gives precision and recall per class and macro-F1 over the classes present', () => {
+    const ev = evaluate(
+      ['negative', 'negative', 'positive', 'positive'],
+      ['negative', 'neutral', 'positive', 'negative'],
+    )
+    expect(ev.perClass.negative).toMatchObject({ precision: 0.5, recall: 0.5, support: 2 })
+    expect(ev.perClass.positive).toMatchObject({ precision: 1, recall: 0.5 })
+    expect(ev.perClass.neutral.support).toBe(0)
+    // neutral has no examples: the mean of negative's F1 (0.5) and positive's (2/3).
+    expect(ev.macroF1).toBeCloseTo((0.5 + 2 / 3) / 2)
+    expect(ev.accuracy).toBe(0.5)
+  })
+
+  it("computes Pearson's r", () => {
+    expect(pearson([1, 2, 3], [2, 4, 6])).toBeCloseTo(1)
+    expect(pearson([1, 2, 3], [3, 2, 1])).toBeCloseTo(-1)
+  })
+})
