@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,9 +11,36 @@ import { spawnWorker, type Worker } from './worker-process.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** `npm run build`: the services into dist/, the dashboard into dist/web. */
+/**
+ * `npm run build`: the services into dist/, the dashboard into dist/web. Once per test run: the test files
+ * that need the built app run side by side, and one rebuilding dist/ while another starts its service
+ * from it could hand that one a file half written. The first to ask builds; the others wait for it (the
+ * run's scratch directory, CAS_TEST_BUILD_DIR, from test/support/global-setup.ts). Without it, it builds.
+ */
 export async function buildApp(): Promise<void> {
-  await promisify(execFile)(process.execPath, ['infra/build.mjs'], { cwd: ROOT })
+  const build = () => promisify(execFile)(process.execPath, ['infra/build.mjs'], { cwd: ROOT })
+  const shared = process.env.CAS_TEST_BUILD_DIR
+  if (!shared) return void (await build())
+  const outcome = path.join(shared, 'outcome')
+  try {
+    await mkdir(shared)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    const result = await waitFor(() => readFile(outcome, 'utf8').catch(() => ''), {
+      timeoutMs: 600_000,
+      intervalMs: 200,
+      what: 'the build another test file of this run started',
+    })
+    if (result !== 'ok') throw new Error(`the build another test file of this run started failed: ${result}`)
+    return
+  }
+  try {
+    await build()
+    await writeFile(outcome, 'ok')
+  } catch (err) {
+    await writeFile(outcome, String(err))
+    throw err
+  }
 }
 
 export interface BuiltApp {

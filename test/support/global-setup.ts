@@ -42,6 +42,8 @@ export default async function setup(project: TestProject) {
   // Postgres runs as its own user when we are root: it must be able to reach its data directory.
   await chmod(scratch, 0o755)
   stops.push(() => rm(scratch, { recursive: true, force: true }))
+  // The test files that need the built app share one build of it (buildApp, test/support/built-app.ts).
+  process.env.CAS_TEST_BUILD_DIR = path.join(scratch, 'build')
 
   const docker =
     !process.env.DATABASE_URL || !process.env.KAFKA_BROKERS ? await dockerEngineReachable() : false
