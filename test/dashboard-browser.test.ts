@@ -508,7 +508,10 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       const passwordCount = String(inPasswordTopic)
       // The page polls by itself.
       const ranked = page.locator('ol.topic-list > li')
-      const passwordItem = ranked.filter({ has: page.getByRole('heading', { level: 3, name: /password/i }) })
+      // Topics are grouped by theme (h3), each topic's heading an h4 under its theme's.
+      const passwordItem = ranked.filter({
+        has: page.locator('.topic-head').getByRole('heading', { name: /password/i }),
+      })
       const cardFigure = (item: typeof ranked, label: string) =>
         item
           .locator('.topic-figures > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
@@ -526,17 +529,46 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         )
       ).json()) as {
         topics: { id: string; label: string; conversations: number; messages: number }[]
+        themes: { id: string; label: string; conversations: number; topicIds: string[] }[]
         other: { conversations: number; messages: number } | null
       }
       await waitFor(async () => (await ranked.count()) === report.topics.length, {
         what: 'every topic listed',
       })
-      const headings = await ranked.locator('h3').allTextContents()
+      // Grouped by theme, each topic keeps its rank: in rank order they are the API's.
+      const byRank = (texts: string[]) => [...texts].sort((a, b) => Number.parseInt(a) - Number.parseInt(b))
+      const headings = byRank(await ranked.locator('.topic-head h4').allTextContents())
       expect(headings).toEqual(report.topics.map((t, i) => `${i + 1}. ${t.label}`))
       const counts = await ranked.evaluateAll((items) =>
-        items.map((li) => Number(li.querySelector('.topic-figures dd')?.textContent)),
+        items
+          .map((li) => [
+            Number.parseInt(li.querySelector('.topic-head h4')?.textContent ?? ''),
+            Number(li.querySelector('.topic-figures dd')?.textContent),
+          ])
+          .sort((a, b) => a[0]! - b[0]!)
+          .map(([, n]) => n),
       )
-      expect(counts).toEqual([...counts].sort((a, b) => b - a))
+      expect(counts).toEqual([...counts].sort((a, b) => b! - a!))
+      // The themes' totals as a table, the API's; a theme leads to its conversations.
+      expect(report.themes.length).toBeGreaterThanOrEqual(1)
+      const themeTable = page.getByRole('region', { name: 'Themes (table)' })
+      const themeCells = await themeTable
+        .locator('tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
+        )
+      expect(themeCells.map(([name, topics, conversations]) => [name, topics, conversations])).toEqual(
+        report.themes.map((t) => [t.label, String(t.topicIds.length), String(t.conversations)]),
+      )
+      const passwordTheme = report.themes.find((t) =>
+        t.topicIds.some((id) => report.topics.find((x) => x.id === id && /password/i.test(x.label))),
+      )!
+      await page
+        .getByRole('heading', {
+          level: 3,
+          name: new RegExp(`^${passwordTheme.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ·`),
+        })
+        .waitFor()
       const passwordTopic = report.topics.find((t) => /password/i.test(t.label))!
       expect(passwordTopic).toMatchObject({
         conversations: Number(passwordCount),
@@ -615,6 +647,27 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       })
       await conversationLink('delivery-3').waitFor()
       expect(await activeFilter.count()).toBe(0)
+
+      // The conversation list filters by theme: the theme's conversations, the API's.
+      await page.getByLabel('Theme', { exact: true }).selectOption(passwordTheme.id)
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await activeFilter.getByText(passwordTheme.label, { exact: true }).waitFor()
+      const { conversations: inTheme } = (await (
+        await page.request.get(
+          `/api/v1/conversations?chatbotId=${chatbotId}&theme=${passwordTheme.id}&limit=100`,
+        )
+      ).json()) as { conversations: { conversationId: string }[] }
+      expect(inTheme.map((c) => c.conversationId)).toEqual(expect.arrayContaining(placed))
+      const firstPage = inTheme
+        .slice(0, 20)
+        .map((c) => c.conversationId)
+        .sort()
+        .join()
+      await waitFor(async () => (await listed()) === firstPage, { what: "the theme's conversations listed" })
+      await page.getByRole('button', { name: 'Clear theme filter' }).click()
+      await waitFor(() => !new URL(page.url()).searchParams.has('theme'), {
+        what: 'the theme filter cleared',
+      })
     },
     150_000,
   )

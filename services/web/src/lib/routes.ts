@@ -73,6 +73,9 @@ export const paths = {
   /** The conversation list filtered by a topic (its id, or `other`), of one chatbot when given. */
   topicConversations: (topic: string, chatbotId?: string): string =>
     paths.conversations(new URLSearchParams(chatbotId ? { chatbotId, topic } : { topic })),
+  /** The conversation list filtered by a theme (its id), of its chatbot. */
+  themeConversations: (theme: string, chatbotId: string): string =>
+    paths.conversations(new URLSearchParams({ chatbotId, theme })),
 }
 
 /**

@@ -21,6 +21,7 @@ import { endUserName, formatDateTime, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { signalName } from '../lib/signals.ts'
+import { themeFilterLabel, themeName } from '../lib/themes.ts'
 import { topicFilterLabel, topicForInput, topicToApply } from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
@@ -51,6 +52,13 @@ export function ConversationsPage() {
 
   const bots = useChatbotList()
   const topics = usePolled((signal) => analytics.overview({ days: 90 }, signal), '')
+  // The themes to filter by: those of the topics of the last 90 days (one topic asked for: themes are all).
+  const themeReport = usePolled(
+    (signal) => analytics.topics({ days: 90, interval: 'week', limit: 1 }, signal),
+    'themes',
+  )
+  const themes = themeReport.data?.themes ?? []
+  const themeLabel = themeFilterLabel(applied.theme, themes)
   const page = usePolled(
     (signal) => conversations.list(conversationQuery(applied, PAGE_SIZE, cursor), signal),
     `${location.search}|${cursor ?? ''}`,
@@ -106,6 +114,7 @@ export function ConversationsPage() {
           setDraft={setDraft}
           bots={bots.allowed ? (bots.data ?? []) : null}
           topics={topics.data?.topTopics ?? []}
+          themes={themes.map((t) => ({ id: t.id, name: themeName(t, names.size > 1 ? names : undefined) }))}
         />
         <ErrorAlert error={problem} />
         <div className="actions">
@@ -162,6 +171,20 @@ export function ConversationsPage() {
             </Link>
           </p>
         ) : null}
+        {applied.theme ? (
+          <p className="active-filter">
+            <span>
+              Theme: <strong>{themeLabel ?? 'a theme no longer listed'}</strong>
+            </span>
+            <button
+              type="button"
+              className="button subtle"
+              onClick={() => navigate(paths.conversations(filtersToSearch({ ...applied, theme: '' })))}
+            >
+              Clear theme filter
+            </button>
+          </p>
+        ) : null}
         <ErrorAlert error={page.error} />
         {page.loading ? (
           <p role="status">Loading conversations…</p>
@@ -194,12 +217,14 @@ function FilterFields({
   setDraft,
   bots,
   topics,
+  themes,
 }: {
   draft: ConversationFilters
   setDraft: (f: ConversationFilters) => void
   /** null: the role may not read chatbots, so there is nothing to choose from. */
   bots: readonly Chatbot[] | null
   topics: readonly { topic: string }[]
+  themes: readonly { id: string; name: string }[]
 }) {
   const set = (key: keyof ConversationFilters) => (e: { target: { value: string } }) =>
     setDraft({ ...draft, [key]: e.target.value })
@@ -241,6 +266,22 @@ function FilterFields({
           ))}
         </datalist>
       </div>
+      {themes.length > 0 || draft.theme ? (
+        <div className="field">
+          <label htmlFor="f-theme">Theme</label>
+          <select id="f-theme" value={draft.theme} onChange={set('theme')}>
+            <option value="">Any theme</option>
+            {draft.theme && !themes.some((t) => t.id === draft.theme) ? (
+              <option value={draft.theme}>A theme no longer listed</option>
+            ) : null}
+            {themes.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : null}
       <div className="field">
         <label htmlFor="f-user">End user id</label>
         <input id="f-user" value={draft.userId} onChange={set('userId')} maxLength={256} />

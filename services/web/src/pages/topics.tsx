@@ -18,6 +18,7 @@ import {
 } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { groupByTheme, THEME_COLUMNS, type ThemeGroup, themeName, themeRows } from '../lib/themes.ts'
 import { MAX_TOPICS, OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
@@ -102,10 +103,23 @@ function Report({
           <TrendChart report={report} names={names} />
         </div>
       ) : null}
+      {report.themes.length > 0 ? <ThemeTable report={report} names={names} /> : null}
       <section aria-labelledby="ranked-heading">
-        <h2 id="ranked-heading">Topics, most conversations first</h2>
+        <h2 id="ranked-heading">
+          {report.themes.length > 0
+            ? 'Topics by theme, most conversations first'
+            : 'Topics, most conversations first'}
+        </h2>
         {report.topics.length === 0 ? (
           <p className="empty">{EMPTY}</p>
+        ) : report.themes.length > 0 ? (
+          groupByTheme(report).map((group) => (
+            <ThemeSection
+              key={group.theme ? `${group.theme.chatbotId}|${group.theme.id}` : ''}
+              group={group}
+              names={names}
+            />
+          ))
         ) : (
           <ol className="card-list topic-list">
             {report.topics.map((t, i) => (
@@ -139,6 +153,81 @@ function Reclustering({ reclustering }: { reclustering: TopicsReport['reclusteri
   )
 }
 
+/** Each theme's totals, most conversations first, each linking to its conversations. */
+function ThemeTable({ report, names }: { report: TopicsReport; names?: Map<string, string> }) {
+  const rows = themeRows(report, names)
+  return (
+    <section aria-labelledby="themes-heading">
+      <h2 id="themes-heading">Themes</h2>
+      <p className="muted">
+        Topics about one thing, grouped by their meaning. A conversation in two topics of a theme counts once.
+      </p>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard. */}
+      <section className="table-scroll" tabIndex={0} aria-label="Themes (table)">
+        <table>
+          <caption className="visually-hidden">Themes</caption>
+          <thead>
+            <tr>
+              {THEME_COLUMNS.map((c) => (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {report.themes.map((theme, i) => {
+              const [name, ...cells] = rows[i]!.cells
+              return (
+                <tr key={rows[i]!.key}>
+                  <th scope="row">
+                    <Link to={paths.themeConversations(theme.id, theme.chatbotId)}>{name}</Link>
+                  </th>
+                  {cells.map((cell, j) => (
+                    <td key={THEME_COLUMNS[j + 1]}>{typeof cell === 'number' ? formatNumber(cell) : cell}</td>
+                  ))}
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </section>
+    </section>
+  )
+}
+
+/** A theme's heading with its totals, then its shown topics; the topics in no theme under their own heading. */
+function ThemeSection({ group, names }: { group: ThemeGroup; names?: Map<string, string> }) {
+  const { theme } = group
+  const headingId = `theme-${theme ? `${theme.chatbotId}-${theme.id}` : 'none'}`
+  return (
+    <section className="theme-group" aria-labelledby={headingId}>
+      <h3 id={headingId}>
+        {theme ? themeName(theme, names) : 'In no theme yet'}
+        {theme ? (
+          <span className="theme-totals muted">
+            {' '}
+            · {plural(theme.conversations, 'conversation')} ({formatShare(theme.share)}) ·{' '}
+            {plural(theme.messages, 'end-user message')}
+          </span>
+        ) : null}
+      </h3>
+      {theme ? (
+        <p className="topic-link">
+          <Link to={paths.themeConversations(theme.id, theme.chatbotId)}>
+            Conversations about {theme.label}
+          </Link>
+        </p>
+      ) : null}
+      <ol className="card-list topic-list">
+        {group.topics.map(({ topic: t, rank }) => (
+          <TopicItem key={t.id} topic={t} rank={rank} chatbotName={names?.get(t.chatbotId)} level={4} />
+        ))}
+      </ol>
+    </section>
+  )
+}
+
 function Figures({ figures }: { figures: TopicFigures }) {
   return (
     <dl className="topic-figures">
@@ -167,13 +256,26 @@ function Figures({ figures }: { figures: TopicFigures }) {
   )
 }
 
-function TopicItem({ topic: t, rank, chatbotName }: { topic: Topic; rank: number; chatbotName?: string }) {
+function TopicItem({
+  topic: t,
+  rank,
+  chatbotName,
+  level = 3,
+}: {
+  topic: Topic
+  rank: number
+  chatbotName?: string
+  /** Its heading's level: 4 under a theme's heading. */
+  level?: 3 | 4
+}) {
+  const Heading = level === 3 ? 'h3' : 'h4'
+  const Sub = level === 3 ? 'h4' : 'h5'
   return (
     <li className="card topic-item">
       <div className="topic-head">
-        <h3>
+        <Heading>
           <span className="topic-rank">{rank}.</span> {t.label}
-        </h3>
+        </Heading>
         {t.configured ? <span className="badge topic-configured">Your topic</span> : null}
         {chatbotName ? <span className="muted">{chatbotName}</span> : null}
       </div>
@@ -186,7 +288,7 @@ function TopicItem({ topic: t, rank, chatbotName }: { topic: Topic; rank: number
       <Figures figures={t} />
       {t.examples.length > 0 ? (
         <>
-          <h4>Examples</h4>
+          <Sub>Examples</Sub>
           <ul className="topic-examples">
             {t.examples.map((e) => (
               <li key={e.id}>
