@@ -12,6 +12,10 @@
  * node_modules linked in) whose topic model is run on the same vectors, in the same order, beside this one.
  * --option: this checkout's TopicModelOptions overridden (how its constants were chosen: bench/FINDINGS.md).
  * --anchors: bench/quality/anchors.ts on the same vectors (the requests with a content word).
+ * labels: label agreement (bench/quality/label-agreement.ts) of the final topics; --show-labels lists
+ * the labels that share no stem with their majority intent. LABEL_VARIANTS=1: the agreement of other
+ * labellers on the same final topics, and the ceiling of any label from the members' repeated words
+ * (bench/FINDINGS.md "Issue 31, items 3 and 5").
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -19,9 +23,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import { termCorpus } from '../services/analysis/src/topics/labels.ts'
 import * as current from '../services/analysis/src/topics/topic-model.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { computeAnchors } from './quality/anchors.ts'
+import { createLabelAgreement } from './quality/label-agreement.ts'
 import { adjustedRandIndex, clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
 import { seededRandom } from './support/random.ts'
 
@@ -166,8 +172,70 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
     const id = topicOf.get(topics.pointKey({ conversationId: String(index), messageId: 'q' }))
     return id === undefined || id === topics.OTHER_TOPIC ? topics.OTHER_TOPIC : canonical(id)
   })
-  return { clusters, ms }
+  // Each final topic's label and its members' intents: label agreement as bench:quality measures it.
+  const labelled = [...state.topics.values()]
+    .filter((t) => t.mergedInto === null && !(t as { retired?: boolean }).retired)
+    .map((t) => ({
+      label: t.label,
+      memberIntents: data.filter((_, i) => clusters[i] === t.id).map((r) => r.intent),
+    }))
+    .filter((t) => t.memberIntents.length > 0)
+  const variants: Record<string, number> = {}
+  if (process.env.LABEL_VARIANTS) {
+    const active = [...state.topics.values()].filter(
+      (t) => t.mergedInto === null && data.some((_, i) => clusters[i] === t.id),
+    )
+    const corpus = termCorpus(active.map((t) => t.terms))
+    const topicsWith = new Map<string, number>()
+    for (const t of active)
+      for (const term of t.terms.keys()) topicsWith.set(term, (topicsWith.get(term) ?? 0) + 1)
+    const members = (t: (typeof active)[number]) =>
+      data.filter((_, i) => clusters[i] === t.id).map((r) => r.intent)
+    const variant = (name: string, label: (t: (typeof active)[number]) => string) => {
+      variants[name] = agreement(active.map((t) => ({ label: label(t), memberIntents: members(t) }))).share
+    }
+    const ranked = (t: (typeof active)[number], score: (term: string, n: number) => number) =>
+      [...t.terms]
+        .filter(([, n]) => n >= 2)
+        .map(([term, n]) => ({ term, s: score(term, n) }))
+        .sort((a, b) => b.s - a.s || (a.term < b.term ? -1 : 1))
+        .map((x) => x.term)
+    const ctfidf = (t: (typeof active)[number]) => {
+      let total = 0
+      for (const n of t.terms.values()) total += n
+      return (term: string, n: number) =>
+        (n / total) * Math.log(1 + corpus.averageTermsPerTopic / Math.max(corpus.frequency.get(term) ?? 0, n))
+    }
+    const idf = (term: string) => Math.log(1 + active.length / (topicsWith.get(term) ?? 1))
+    // The ceiling of any label from the members' repeated words: all of them at once.
+    variant('ceiling: every repeated term', (t) => ranked(t, () => 0).join(', ') || t.label)
+    variant('first term', (t) => ranked(t, ctfidf(t))[0] ?? t.label)
+    variant('two terms', (t) => ranked(t, ctfidf(t)).slice(0, 2).join(', ') || t.label)
+    variant(
+      'tfidf two',
+      (t) =>
+        ranked(t, (term, n) => (n / t.size) * idf(term))
+          .slice(0, 2)
+          .join(', ') || t.label,
+    )
+    variant('tfidf one', (t) => ranked(t, (term, n) => (n / t.size) * idf(term))[0] ?? t.label)
+    variant('tfidf bigram', (t) => {
+      const r = ranked(t, (term, n) => (n / t.size) * idf(term))
+      return r.find((x) => x.includes(' ')) ?? r[0] ?? t.label
+    })
+    variant('coverage^2 idf one', (t) => ranked(t, (term, n) => (n / t.size) ** 2 * idf(term))[0] ?? t.label)
+    variant(
+      'coverage^2 idf two',
+      (t) =>
+        ranked(t, (term, n) => (n / t.size) ** 2 * idf(term))
+          .slice(0, 2)
+          .join(', ') || t.label,
+    )
+  }
+  return { clusters, ms, labels: agreement(labelled), variants }
 }
+
+const agreement = createLabelAgreement()
 
 function score(intents: readonly string[], clusters: readonly string[]) {
   const n = intents.length
@@ -198,6 +266,7 @@ async function main() {
       batch: { type: 'string', default: '50' },
       option: { type: 'string', multiple: true },
       anchors: { type: 'boolean', default: false },
+      'show-labels': { type: 'boolean', default: false },
     },
   })
   const sets = (values.set ?? ['clinc150-test', 'dstc11']) as SetName[]
@@ -223,8 +292,8 @@ async function main() {
       ;[order[i], order[j]] = [order[j]!, order[i]!]
     }
     console.log(`\n${set}: ${data.length} requests, batches of ${batch}, seed ${values.seed}`)
-    console.log('| model | NMI | ACC | ARI | topics | largest topic | largest intent | other | ms |')
-    console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+    console.log('| model | NMI | ACC | ARI | topics | largest topic | largest intent | other | labels | ms |')
+    console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
     if (values.anchors) {
       const withVectors = data.filter((r) => r.embedding)
       const anchors = computeAnchors(
@@ -235,20 +304,25 @@ async function main() {
       )
       for (const a of [anchors.tfidf, anchors.embeddingsToldK, anchors.silhouette]) {
         console.log(
-          `| ${a.name} | ${a.score.nmi.toFixed(3)} | ${a.score.acc.toFixed(3)} | ${a.score.ari.toFixed(3)} | | | | | ${(1000 * a.seconds).toFixed(0)} |`,
+          `| ${a.name} | ${a.score.nmi.toFixed(3)} | ${a.score.acc.toFixed(3)} | ${a.score.ari.toFixed(3)} | | | | | | ${(1000 * a.seconds).toFixed(0)} |`,
         )
       }
     }
     for (const model of models) {
-      const { clusters, ms } = await run(model, data, order, batch)
+      const { clusters, ms, labels, variants } = await run(model, data, order, batch)
+      for (const [name, share] of Object.entries(variants))
+        console.log(`  variant ${name}: ${share.toFixed(3)}`)
       const s = score(
         data.map((r) => r.intent),
         clusters,
       )
       const pct = (x: number) => `${(100 * x).toFixed(1)} %`
       console.log(
-        `| ${model.name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${ms.toFixed(0)} |`,
+        `| ${model.name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${labels.share.toFixed(3)} | ${ms.toFixed(0)} |`,
       )
+      if (values['show-labels']) {
+        for (const d of labels.disagreeing) console.log(`  label "${d.label}" / intent ${d.intent}`)
+      }
     }
   }
 }
