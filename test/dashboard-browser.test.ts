@@ -541,13 +541,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         what: 'every topic listed',
       })
       // Grouped by theme, each topic keeps its rank: in rank order they are the API's.
-      const byRank = (texts: string[]) => [...texts].sort((a, b) => Number.parseInt(a) - Number.parseInt(b))
+      const byRank = (texts: string[]) =>
+        [...texts].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))
       const headings = byRank(await ranked.locator('.topic-head h4').allTextContents())
       expect(headings).toEqual(report.topics.map((t, i) => `${i + 1}. ${t.label}`))
       const counts = await ranked.evaluateAll((items) =>
         items
           .map((li) => [
-            Number.parseInt(li.querySelector('.topic-head h4')?.textContent ?? ''),
+            Number.parseInt(li.querySelector('.topic-head h4')?.textContent ?? '', 10),
             Number(li.querySelector('.topic-figures dd')?.textContent),
           ])
           .sort((a, b) => a[0]! - b[0]!)
