@@ -106,7 +106,13 @@ const isObj = (v: AttributeValue | undefined): v is Obj =>
 /** A value as text: strings as they are, anything else as JSON. */
 function asText(value: AttributeValue | undefined): string {
   if (value === undefined || value === null) return ''
-  return typeof value === 'string' ? value : JSON.stringify(value)
+  if (typeof value === 'string') return value
+  try {
+    return JSON.stringify(value)
+  } catch {
+    // Nested too deep for the stack (arguments of a JSON string sent to hurt): left out.
+    return ''
+  }
 }
 
 /** `get_weather({"city":"Paris"})`: how a tool call is stored. */
@@ -236,7 +242,7 @@ function promptAttributes(span: Span, dropped: string[]): MappedMessage[] | null
       const match = key.match(pattern)
       if (!match) continue
       const n = Number(match[1])
-      const message = byIndex.get(n) ?? {}
+      const message = byIndex.get(n) ?? (Object.create(null) as Obj)
       byIndex.set(n, message)
       const path = match[2]!
       const call = path.match(/^tool_calls\.(\d+)\.(name|arguments)$/)
@@ -244,7 +250,7 @@ function promptAttributes(span: Span, dropped: string[]): MappedMessage[] | null
         if (!Array.isArray(message.tool_calls)) message.tool_calls = []
         const calls = message.tool_calls
         const m = Number(call[1])
-        if (!isObj(calls[m])) calls[m] = {}
+        if (!isObj(calls[m])) calls[m] = Object.create(null) as Obj
         ;(calls[m] as Obj)[call[2]!] = value
       } else message[path] = value
     }

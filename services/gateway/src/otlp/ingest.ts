@@ -1,5 +1,6 @@
 import { findIllFormedText } from '@cas/http'
 import { type CaptureBody, captureBodySchema, MAX_USER_ID_LENGTH } from '../capture/schema.ts'
+import { OtlpFormatError } from './codec.ts'
 import { isGenAiSpan, type MappedMessage, mapSpan, messageIds } from './genai.ts'
 import type { Span } from './spans.ts'
 
@@ -96,12 +97,18 @@ export function planIngest(spans: readonly Span[]): IngestPlan {
     const all = [...messages.values()]
     const bodies: CaptureBody[] = []
     for (let start = 0; start < all.length; start += MAX_MESSAGES_PER_BODY) {
-      const body = captureBodySchema.parse({
+      const parsed = captureBodySchema.safeParse({
         conversationId,
         messages: all.slice(start, start + MAX_MESSAGES_PER_BODY),
         ...(conversation.userId !== undefined ? { user: { id: conversation.userId } } : {}),
       })
-      bodies.push(body)
+      // The checks above make capture's schema hold; should one be missed, a 400 rather than a 500.
+      if (!parsed.success) {
+        throw new OtlpFormatError(
+          `conversation ${conversationId} cannot be captured: ${parsed.error.issues[0]?.message}`,
+        )
+      }
+      bodies.push(parsed.data)
     }
     conversations.push(bodies)
   }

@@ -291,6 +291,33 @@ describe('POST /v1/traces, OTLP/JSON', () => {
   })
 })
 
+describe('POST /v1/traces, odd but valid input: stored, never a 500', () => {
+  it('takes a time past the year 9999, deeply nested tool arguments and a __proto__ attribute', async () => {
+    const { apiKey, chatbotId } = await newKey()
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`
+    const odd = {
+      ...span({
+        startMs: T0,
+        attributes: {
+          'gen_ai.conversation.id': str('odd'),
+          'gen_ai.prompt.0.role': str('user'),
+          'gen_ai.prompt.0.content': str('Still here?'),
+          'gen_ai.prompt.0.__proto__': str('x'),
+          'gen_ai.completion.0.role': str('assistant'),
+          'gen_ai.completion.0.tool_calls.0.name': str('deep'),
+          'gen_ai.completion.0.tool_calls.0.arguments': str(deep),
+        },
+      }),
+      endTimeUnixNano: '99999999999999999999',
+    }
+    const res = await post(request(odd), apiKey)
+    expect(res.statusCode, res.body).toBe(200)
+    const stored = await conversation(chatbotId, 'odd')
+    expect(stored?.messages.map((m) => m.role)).toEqual(['user', 'tool'])
+    expect(stored?.messages[0]?.content).toBe('Still here?')
+  })
+})
+
 describe('POST /v1/traces, protobuf', () => {
   it('takes a gzip protobuf request and answers in protobuf', async () => {
     const { apiKey, chatbotId } = await newKey()

@@ -89,8 +89,13 @@ function timeMs(obj: Obj, name: string, where: string): number | null {
   } catch {
     throw new OtlpFormatError(`${where}.${name} must be an unsigned integer of nanoseconds.`)
   }
-  return nanos === 0n ? null : Number(nanos / 1_000_000n)
+  const ms = Number(nanos / 1_000_000n)
+  // 0 is "not given"; past the year 9999 no date can say it: both are taken as the receive time.
+  return nanos === 0n || ms > MAX_TIME_MS ? null : ms
 }
+
+/** 9999-12-31T23:59:59.999Z, the last instant capture's sentAt can hold. */
+const MAX_TIME_MS = 253_402_300_799_999
 
 function anyValue(value: unknown, where: string, depth: number): AttributeValue {
   if (depth > MAX_VALUE_DEPTH) {
