@@ -326,7 +326,7 @@ const report = [
   '',
   machineLine(machine),
   '',
-  `Analyzer ${analyzer?.name}@${analyzer?.version}, ${values.threads} analyzer thread(s), model load ${analyzer?.loadMs ?? '?'} ms. Targets from issue 31, on this machine; the re-clustering time and memory for one chatbot of 10,000 and 100,000 conversations are not measured here yet (re-clustering is being built).`,
+  `Analyzer ${analyzer?.name}@${analyzer?.version}, ${values.threads} analyzer thread(s), model load ${analyzer?.loadMs ?? '?'} ms. Targets from issue 31, on this machine; the re-clustering time and memory for one chatbot of 10,000 and 100,000 conversations are measured by \`npm run bench:recluster\` (bench/FINDINGS.md, "Issue 31, item 2"); the topics here are read once the background re-clustering has settled.`,
   '',
   ...sets.flatMap((set) => [...setReport(set, measured.get(set.name)!, anchors.get(set.name)!), '']),
   ...signalsReport(signals, customSignals),
