@@ -73,6 +73,8 @@ export interface ReclusterStats {
   runs: number
   failures: number
   lastDurationMs: number
+  /** The last run's phases: reading the window, clustering it (its thread), deciding and committing. */
+  lastPhasesMs: { read: number; cluster: number; commit: number }
 }
 
 export type RunOutcome =
@@ -95,7 +97,12 @@ interface Claim {
  * the lineage events on the chatbot's topic stream, all in one transaction.
  */
 export class Reclusterer {
-  readonly stats: ReclusterStats = { runs: 0, failures: 0, lastDurationMs: 0 }
+  readonly stats: ReclusterStats = {
+    runs: 0,
+    failures: 0,
+    lastDurationMs: 0,
+    lastPhasesMs: { read: 0, cluster: 0, commit: 0 },
+  }
   private running = false
   private loop: Promise<void> | undefined
   private readonly waiter = new Waiter()
@@ -192,18 +199,24 @@ export class Reclusterer {
   private async run(claim: Claim, model: string): Promise<ReclusterSummary> {
     const { policy } = this.opts
     const chatbots = [{ chatbotId: claim.chatbot_id, orgId: claim.org_id }]
+    const phases = this.stats.lastPhasesMs
+    let started = performance.now()
     // A short transaction: the window as it is now, and which topics are the chatbot's own.
     const { points, references } = await withTransaction(this.opts.pool, async (client) => {
       const { state } = (await this.store.lock(client, chatbots, model)).get(claim.chatbot_id)!
       return clusteringInput(state, await readWindow(client, claim.chatbot_id, policy.window))
     })
+    phases.read = performance.now() - started
+    started = performance.now()
     const cluster = this.opts.cluster ?? ((v, r, timeoutMs) => clusterInThread(v, r, { timeoutMs }))
     const numbers = await cluster(
       points.map((p) => p.embedding),
       references,
       policy.timeoutMs,
     )
-    return withTransaction(this.opts.pool, async (client) => {
+    phases.cluster = performance.now() - started
+    started = performance.now()
+    const summary = await withTransaction(this.opts.pool, async (client) => {
       const { rowCount } = await client.query('SELECT 1 FROM topic_models WHERE chatbot_id = $1 FOR UPDATE', [
         claim.chatbot_id,
       ])
@@ -254,6 +267,8 @@ export class Reclusterer {
       )
       return decision.summary
     })
+    phases.commit = performance.now() - started
+    return summary
   }
 }
 
