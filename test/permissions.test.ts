@@ -84,6 +84,44 @@ const MATRIX: Record<string, RouteCase> = {
     allowed: MANAGERS,
     request: async (f) => ({ method: 'DELETE', url: `/api/v1/chatbots/${await f.chatbot()}/users/u-1` }),
   },
+  'POST /api/v1/chatbots/{id}/topics/{topicId}/rename': {
+    allowed: MANAGERS,
+    // No such topic: an allowed role gets past the permission to the 404.
+    ok: 404,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/topics/${randomUUID()}/rename`,
+      payload: { label: 'Refunds' },
+    }),
+  },
+  'POST /api/v1/chatbots/{id}/topics/{topicId}/hide': {
+    allowed: MANAGERS,
+    // No such topic: an allowed role gets past the permission to the 404.
+    ok: 404,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/topics/${randomUUID()}/hide`,
+    }),
+  },
+  'POST /api/v1/chatbots/{id}/topics/{topicId}/unhide': {
+    allowed: MANAGERS,
+    // No such topic: an allowed role gets past the permission to the 404.
+    ok: 404,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/topics/${randomUUID()}/unhide`,
+    }),
+  },
+  'POST /api/v1/chatbots/{id}/topics/{topicId}/merge': {
+    allowed: MANAGERS,
+    // No such topic: an allowed role gets past the permission to the 404.
+    ok: 404,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/topics/${randomUUID()}/merge`,
+      payload: { into: randomUUID() },
+    }),
+  },
   'GET /api/v1/conversations': {
     allowed: ALL,
     request: () => ({ method: 'GET', url: '/api/v1/conversations' }),

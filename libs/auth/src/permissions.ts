@@ -18,6 +18,8 @@ export const PERMISSIONS = {
   'chatbots:rotate-key': ['owner', 'admin'],
   'chatbots:delete': ['owner', 'admin'],
   'end-users:erase': ['owner', 'admin'],
+  /** Rename, hide, unhide and merge a chatbot's topics. */
+  'topics:manage': ['owner', 'admin'],
   'members:read': ['owner', 'admin', 'member'],
   /** Invite, list and revoke invitations, change roles, remove members (owners: see above). */
   'members:manage': ['owner', 'admin'],

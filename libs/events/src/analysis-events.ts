@@ -202,6 +202,51 @@ export const analysisTopicRetiredV1 = defineEvent({
   example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10' },
 })
 
+const userTopicNote =
+  "A decision of an owner or admin of the chatbot's organization (metadata.actor says who), on the chatbot's topic stream: streamId is the chatbot's id."
+
+export const analysisTopicRenamedByUserV1 = defineEvent({
+  type: 'analysis.topic-renamed-by-user',
+  version: 1,
+  streamType: 'analysis',
+  description: `A topic was renamed by hand: its label is pinned from now on (neither growth nor re-clustering relabels it, and re-clustering leaves the topic and its members as they are, like the chatbot's own topics). ${userTopicNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid(),
+    label: z.string().min(1).max(80).describe("The new label, distinct from the chatbot's other topics'."),
+  }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'Refunds' },
+})
+
+export const analysisTopicHiddenV1 = defineEvent({
+  type: 'analysis.topic-hidden',
+  version: 1,
+  streamType: 'analysis',
+  description: `A topic was hidden: analytics lists and the dashboard leave it out until it is unhidden. Messages keep joining it, and conversations keep it. ${userTopicNote}`,
+  payload: z.strictObject({ topicId: z.uuid() }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
+export const analysisTopicUnhiddenV1 = defineEvent({
+  type: 'analysis.topic-unhidden',
+  version: 1,
+  streamType: 'analysis',
+  description: `A hidden topic is shown again. ${userTopicNote}`,
+  payload: z.strictObject({ topicId: z.uuid() }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
+export const analysisTopicMergedByUserV1 = defineEvent({
+  type: 'analysis.topic-merged-by-user',
+  version: 1,
+  streamType: 'analysis',
+  description: `A topic was merged by hand into another: topicId's messages count in \`into\` from now on (as for analysis.topic-merged), topicId is not used again, and \`into\` is pinned: re-clustering leaves it and its members as they are, so that it never undoes the merge. ${userTopicNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('The topic merged away.'),
+    into: z.uuid().describe('The topic that remains, with its label.'),
+  }),
+  example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
 export const analysisThemesAssignedV1 = defineEvent({
   type: 'analysis.themes-assigned',
   version: 1,
@@ -337,6 +382,10 @@ export const analysisEventDefinitions = [
   analysisTopicRetiredV1,
   analysisThemesAssignedV1,
   analysisSignalsDetectedV1,
+  analysisTopicRenamedByUserV1,
+  analysisTopicHiddenV1,
+  analysisTopicUnhiddenV1,
+  analysisTopicMergedByUserV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -349,6 +398,10 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicMergedV1.schema,
   analysisTopicSplitV1.schema,
   analysisTopicRetiredV1.schema,
+  analysisTopicRenamedByUserV1.schema,
+  analysisTopicHiddenV1.schema,
+  analysisTopicUnhiddenV1.schema,
+  analysisTopicMergedByUserV1.schema,
   analysisThemesAssignedV1.schema,
   analysisSignalsDetectedV1.schema,
 ])

@@ -14,6 +14,7 @@ import type { GatewayAppConfig } from './config.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
 import { registerOrganizations } from './organizations/plugin.ts'
+import { registerTopicCommands } from './topics/routes.ts'
 
 export interface GatewayDeps {
   readonly pool: pg.Pool
@@ -84,6 +85,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
       redis,
     })
     await registerChatbots(dashboard, { pool, keyring: deps.keyring, now })
+    await registerTopicCommands(dashboard, { pool, now })
     await registerTestConversation(dashboard, { pool, keyring: deps.keyring, now })
     await registerErasureRoutes(dashboard, { pool, now })
     await deps.sessionRoutes?.(dashboard)

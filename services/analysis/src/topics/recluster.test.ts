@@ -51,6 +51,8 @@ function stateOf(topicIds: string[], window: WindowPoint[]): TopicState {
       configured: false,
       mergedInto: null,
       retired: false,
+      pinned: false,
+      hidden: false,
       sum,
       centroid: normalized(sum),
       size: members.length,
@@ -132,6 +134,27 @@ describe('re-clustering a window (issue 31)', () => {
     expect(decision.reassigned).toEqual([])
     expect(state.topics.get(id(2))!.mergedInto).toBe(id(1))
     expect(state.topics.get(id(1))!.size).toBe(16)
+  })
+
+  it('leaves a pinned topic (renamed or merged into by a user) and its members as they are', () => {
+    // The same window that splits an unpinned topic (above): pinned, it keeps both requests and its label.
+    const window = [...requests(0, 12, id(1)), ...requests(3, 8, id(1)), ...requests(6, 10, id(2))]
+    const state = stateOf([id(1), id(2)], window)
+    state.topics.get(id(1))!.pinned = true
+    state.topics.get(id(1))!.label = 'Named by hand'
+    const decision = recluster(state, window)
+    expect(decision.events).toEqual([])
+    expect(decision.reassigned).toEqual([])
+    expect(state.topics.get(id(1))).toMatchObject({ label: 'Named by hand', size: 20, mergedInto: null })
+    // Also when the user pinned it after the window was clustered.
+    const later = stateOf([id(1), id(2)], window)
+    const { points, references } = clusteringInput(later, window)
+    const numbers = poolClusters(
+      points.map((p) => p.embedding),
+      references,
+    )
+    later.topics.get(id(1))!.pinned = true
+    expect(decideRecluster(later, points, numbers, { newId: () => id(300) }).events).toEqual([])
   })
 
   it('retires a topic no cluster takes; its messages wait in "other"', () => {

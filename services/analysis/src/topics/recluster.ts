@@ -34,8 +34,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * - A topic left without a cluster merged (`analysis.topic-merged`) into the topic that took at least
  *   half of its window's members, or else is retired (`analysis.topic-retired`): it takes no message
  *   again, and its window's members moved where their clusters went.
- * - Topics with no member in the window (none asked about lately) and the chatbot's own topics
- *   (settings.topics, whose members are left out of the clustering) are left as they are.
+ * - Topics with no member in the window (none asked about lately), the chatbot's own topics
+ *   (settings.topics) and the topics a user renamed or merged into (pinned), whose members are left out
+ *   of the clustering, are left as they are: a user's merge or label is never undone by a run.
  * Each re-clustered topic's embedding sum, size, terms and spread are its window members' from now on,
  * so that between runs a new message joins it only inside its present spread. Messages of no cluster
  * (or of one smaller than minTopicSize) wait in the pool ("other"); then every waiting message that lies
@@ -73,17 +74,22 @@ export function currentTopic(state: TopicState, id: string): string {
   return topic && !topic.retired ? topic.id : OTHER_TOPIC
 }
 
+/** The chatbot's own topics and those a user renamed or merged into: re-clustering leaves them as they are. */
+function isHeld(t: Topic | undefined): boolean {
+  return t !== undefined && (t.configured || t.pinned)
+}
+
 /**
  * What is clustered: the window's messages not in one of the chatbot's own topics, and those topics'
  * member means as references (a message nearer one of them than its cluster lowers that cut's silhouette).
  */
 export function clusteringInput(state: TopicState, window: readonly WindowPoint[]) {
-  const points = window.filter((p) => !state.topics.get(currentTopic(state, p.topicId))?.configured)
+  const points = window.filter((p) => !isHeld(state.topics.get(currentTopic(state, p.topicId))))
   const references = [...state.topics.values()]
-    .filter((t) => t.configured && t.mergedInto === null && !t.retired)
+    .filter((t) => isHeld(t) && t.mergedInto === null && !t.retired && t.size + (t.configured ? 1 : 0) > 0)
     .map((t) => {
       const out = new Float32Array(t.sum.length)
-      addInto(out, t.sum, 1 / (t.size + 1))
+      addInto(out, t.sum, 1 / (t.size + (t.configured ? 1 : 0)))
       return out
     })
   return { points, references }
@@ -95,11 +101,15 @@ export function clusteringInput(state: TopicState, window: readonly WindowPoint[
  */
 export function decideRecluster(
   state: TopicState,
-  points: readonly WindowPoint[],
-  numbers: readonly number[],
+  clustered: readonly WindowPoint[],
+  clusterNumbers: readonly number[],
   deps: ReclusterDeps,
   options: TopicModelOptions = DEFAULT_TOPIC_OPTIONS,
 ): TopicDecision & { summary: ReclusterSummary } {
+  // A topic configured, renamed or merged into by a user since the window was read is left as it is too.
+  const free = clustered.map((p) => !isHeld(state.topics.get(currentTopic(state, p.topicId))))
+  const points = clustered.filter((_, i) => free[i])
+  const numbers = clusterNumbers.filter((_, i) => free[i])
   const before = points.map((p) => currentTopic(state, p.topicId))
   const byNumber = new Map<number, number[]>()
   numbers.forEach((n, i) => {
@@ -347,6 +357,8 @@ function newTopic(state: TopicState, id: string): Topic {
     configured: false,
     mergedInto: null,
     retired: false,
+    pinned: false,
+    hidden: false,
     sum: new Float32Array(0),
     centroid: new Float32Array(0),
     size: 0,

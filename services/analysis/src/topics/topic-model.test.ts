@@ -66,6 +66,8 @@ function stateWith(topics: Float32Array[][]) {
       configured: false,
       mergedInto: null,
       retired: false,
+      pinned: false,
+      hidden: false,
       sum,
       centroid: normalized(sum),
       size: members.length,

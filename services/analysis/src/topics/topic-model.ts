@@ -67,6 +67,13 @@ export interface Topic {
   mergedInto: string | null
   /** Re-clustering found no cluster for it (recluster.ts): it takes no message again. */
   retired: boolean
+  /**
+   * Renamed, or merged into, by an owner or admin (services/gateway/src/topics): its label never changes,
+   * it never merges away, and re-clustering leaves it and its members as they are (like a configured one).
+   */
+  pinned: boolean
+  /** Hidden by an owner or admin: out of analytics lists; it takes messages as before. */
+  hidden: boolean
   /** Sum of the members' embeddings (and, for a configured topic, of its description's). */
   sum: Vector
   centroid: Vector
@@ -411,7 +418,13 @@ class Decision {
       })
     }
     for (const topic of active) {
-      if (topic.configured || this.created.includes(topic) || topic.size < 2 * topic.labelledAtSize) continue
+      if (
+        topic.configured ||
+        topic.pinned ||
+        this.created.includes(topic) ||
+        topic.size < 2 * topic.labelledAtSize
+      )
+        continue
       const labelled = labelTopic(topic.terms, corpus)
       taken.delete(topic.label)
       const label = distinctLabel(labelled, taken)
@@ -438,7 +451,7 @@ class Decision {
       for (const a of active) {
         if (!this.changedTopics.has(a.id)) continue
         for (const b of active) {
-          if (a === b || (a.configured && b.configured)) continue
+          if (a === b || (held(a) && held(b))) continue
           if (belongTogether(a, b)) {
             pair = [a, b]
             break
@@ -487,6 +500,8 @@ class Decision {
       configured,
       mergedInto: null,
       retired: false,
+      pinned: false,
+      hidden: false,
       sum: Float32Array.from(seed),
       centroid: normalized(seed),
       size: 0,
@@ -629,9 +644,15 @@ function centroidOf(points: readonly PoolPoint[]): Vector {
   return normalized(sum)
 }
 
-/** The topic that survives a merge first: a configured one, else the older. */
+/** A configured topic, or one a user renamed or merged into: it never merges away. */
+function held(t: Topic): boolean {
+  return t.configured || t.pinned
+}
+
+/** The topic that survives a merge first: a configured one, else a pinned one, else the older. */
 function survivorFirst(a: Topic, b: Topic): [Topic, Topic] {
   if (a.configured !== b.configured) return a.configured ? [a, b] : [b, a]
+  if (a.pinned !== b.pinned) return a.pinned ? [a, b] : [b, a]
   return a.seq < b.seq ? [a, b] : [b, a]
 }
 

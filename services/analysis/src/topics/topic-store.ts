@@ -87,17 +87,20 @@ export class TopicStore {
     if (topics.length > 0) {
       await client.query(
         `INSERT INTO topic_clusters AS t (chatbot_id, id, label, keywords, configured, merged_into, embedding_sum,
-           size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares, retired)
+           size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares, retired, pinned, hidden)
          SELECT $1, d.id, d.label, d.keywords, d.configured, d.merged_into, decode(d.embedding_sum, 'base64'),
-                d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares, d.retired
+                d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares, d.retired,
+                d.pinned, d.hidden
            FROM json_to_recordset($2::json) AS d(id uuid, label text, keywords text[], configured boolean,
                 merged_into uuid, embedding_sum text, size int, terms jsonb, labelled_at_size int, seq bigint,
-                spread_count int, spread_sum double precision, spread_squares double precision, retired boolean)
+                spread_count int, spread_sum double precision, spread_squares double precision, retired boolean,
+                pinned boolean, hidden boolean)
          ON CONFLICT (chatbot_id, id) DO UPDATE SET label = EXCLUDED.label, keywords = EXCLUDED.keywords,
            configured = EXCLUDED.configured, merged_into = EXCLUDED.merged_into, retired = EXCLUDED.retired,
            embedding_sum = EXCLUDED.embedding_sum, size = EXCLUDED.size, terms = EXCLUDED.terms,
            labelled_at_size = EXCLUDED.labelled_at_size, spread_count = EXCLUDED.spread_count,
-           spread_sum = EXCLUDED.spread_sum, spread_squares = EXCLUDED.spread_squares`,
+           spread_sum = EXCLUDED.spread_sum, spread_squares = EXCLUDED.spread_squares, pinned = EXCLUDED.pinned,
+           hidden = EXCLUDED.hidden`,
         [
           chatbotId,
           JSON.stringify(
@@ -116,6 +119,8 @@ export class TopicStore {
               spread_sum: t.spread.sum,
               spread_squares: t.spread.squares,
               retired: t.retired,
+              pinned: t.pinned,
+              hidden: t.hidden,
             })),
           ),
         ],
@@ -184,9 +189,11 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
     spread_sum: number
     spread_squares: number
     retired: boolean
+    pinned: boolean
+    hidden: boolean
   }>(
     `SELECT id, label, keywords, configured, merged_into, embedding_sum, size, terms, labelled_at_size, seq::text,
-            spread_count, spread_sum, spread_squares, retired
+            spread_count, spread_sum, spread_squares, retired, pinned, hidden
        FROM topic_clusters WHERE chatbot_id = $1 ORDER BY seq`,
     [chatbotId],
   )
@@ -199,6 +206,8 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
       configured: t.configured,
       mergedInto: t.merged_into,
       retired: t.retired,
+      pinned: t.pinned,
+      hidden: t.hidden,
       sum,
       centroid: normalized(sum),
       size: t.size,

@@ -127,6 +127,10 @@ export class ReadModelChanges {
       case 'analysis.topic-merged':
       case 'analysis.topic-split':
       case 'analysis.topic-retired':
+      case 'analysis.topic-renamed-by-user':
+      case 'analysis.topic-hidden':
+      case 'analysis.topic-unhidden':
+      case 'analysis.topic-merged-by-user':
       case 'analysis.themes-assigned':
         this.topics.add(event)
         return

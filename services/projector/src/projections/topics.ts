@@ -8,6 +8,10 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-split'>
   | RecordedEvent<'analysis.topic-retired'>
   | RecordedEvent<'analysis.themes-assigned'>
+  | RecordedEvent<'analysis.topic-renamed-by-user'>
+  | RecordedEvent<'analysis.topic-hidden'>
+  | RecordedEvent<'analysis.topic-unhidden'>
+  | RecordedEvent<'analysis.topic-merged-by-user'>
 
 /**
  * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
@@ -15,7 +19,9 @@ export type TopicEvent =
  * from (split_from) and when a topic was retired (retired_at). Topic events are few (a topic is found, relabeled or merged now and
  * then), so they are applied one statement each, in order. A merge moves every topic counting in the
  * merged one, so a chain of merges ends in one canonical topic. rm_themes: each chatbot's themes, replaced
- * whole by each analysis.themes-assigned (in its order: position).
+ * whole by each analysis.themes-assigned (in its order: position). An owner's or admin's rename pins the
+ * label (pinned), hide and unhide set hidden, and a merge by hand moves topics as a merge does and pins
+ * the topic they now count in.
  */
 export class TopicChanges {
   private readonly pending: TopicEvent[] = []
@@ -93,6 +99,29 @@ export class TopicChanges {
           await client.query(
             'UPDATE rm_topics SET label = $3, keywords = $4, updated_at = $5 WHERE chatbot_id = $1 AND id = $2',
             [e.chatbotId, e.payload.topicId, e.payload.label, e.payload.keywords, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-renamed-by-user':
+          await client.query(
+            'UPDATE rm_topics SET label = $3, pinned = true, updated_at = $4 WHERE chatbot_id = $1 AND id = $2',
+            [e.chatbotId, e.payload.topicId, e.payload.label, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-hidden':
+        case 'analysis.topic-unhidden':
+          await client.query(
+            'UPDATE rm_topics SET hidden = $3, updated_at = $4 WHERE chatbot_id = $1 AND id = $2',
+            [e.chatbotId, e.payload.topicId, e.type === 'analysis.topic-hidden', e.occurredAt],
+          )
+          break
+        case 'analysis.topic-merged-by-user':
+          await client.query(
+            'UPDATE rm_topics SET pinned = true, updated_at = $3 WHERE chatbot_id = $1 AND id = $2',
+            [e.chatbotId, e.payload.into, e.occurredAt],
+          )
+          await client.query(
+            'UPDATE rm_topics SET canonical_id = $3, updated_at = $4 WHERE chatbot_id = $1 AND canonical_id = $2',
+            [e.chatbotId, e.payload.topicId, e.payload.into, e.occurredAt],
           )
           break
         case 'analysis.topic-merged':

@@ -174,6 +174,8 @@ export interface TopicsReport {
     TopicSummary,
     'id' | 'chatbotId' | 'label' | 'keywords' | 'configured' | 'examples' | 'theme'
   > | null
+  /** The scope's topics an owner or admin hid: in neither `topics` nor `themes`. */
+  hiddenTopics: { id: string; chatbotId: string; label: string }[]
 }
 
 const EXAMPLES = 3
@@ -271,17 +273,19 @@ export async function rankTopics(
     label: string
     keywords: string[]
     configured: boolean
-  }>(`SELECT id, label, keywords, configured FROM rm_topics WHERE org_id = $1 AND id = ANY($2::text[])`, [
-    scope.orgId,
-    perTopic.map((t) => t.topic),
-  ])
+    hidden: boolean
+  }>(
+    `SELECT id, label, keywords, configured, hidden FROM rm_topics WHERE org_id = $1 AND id = ANY($2::text[])`,
+    [scope.orgId, perTopic.map((t) => t.topic)],
+  )
   const descriptionOf = new Map(described.map((d) => [d.id, d]))
   const figures = (topic: string) => ({
     messages: sumsOf.get(topic)?.messages ?? 0,
     sentimentSum: sumsOf.get(topic)?.sentiment_sum ?? 0,
   })
+  // A topic an owner or admin hid is left out (its conversations keep it, and count in the shares).
   const ranked = perTopic
-    .filter((t) => t.topic !== OTHER_TOPIC)
+    .filter((t) => t.topic !== OTHER_TOPIC && !descriptionOf.get(t.topic)?.hidden)
     .map((t) => {
       const d = descriptionOf.get(t.topic)
       return {
@@ -350,8 +354,16 @@ export async function readTopics(
   const themeOf = new Map(
     themes.flatMap((th) => th.topicIds.map((id) => [id, { id: th.id, label: th.label }])),
   )
+  const { rows: hidden } = await client.query<{ id: string; chatbot_id: string; label: string }>(
+    `SELECT id, chatbot_id, label FROM rm_topics
+      WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2) AND hidden AND canonical_id = id
+        AND retired_at IS NULL
+      ORDER BY lower(label), id`,
+    [scope.orgId, scope.chatbotId ?? null],
+  )
   return {
     conversationsWithTopics,
+    hiddenTopics: hidden.map((h) => ({ id: h.id, chatbotId: h.chatbot_id, label: h.label })),
     themes: themes.map((th) => ({
       id: th.id,
       chatbotId: th.chatbotId,

@@ -155,6 +155,11 @@ const topicsResponse = z.object({
     .object(topicFigures)
     .nullable()
     .describe("The long tail: end users' messages no topic is similar enough to (?topic=other)."),
+  hiddenTopics: z
+    .array(z.object({ id: z.string(), chatbotId: z.uuid(), label: z.string() }))
+    .describe(
+      'Topics an owner or admin hid (POST /api/v1/chatbots/{id}/topics/{topicId}/hide): left out of `topics` and `themes`, whatever the range; unhide them to show them again.',
+    ),
   reclustering: z
     .object({
       settling: z
@@ -247,6 +252,9 @@ const topicsExample: z.output<typeof topicsResponse> = {
       { bucket: '2026-11-23T00:00:00.000Z', messages: 8 },
     ],
   },
+  hiddenTopics: [
+    { id: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', chatbotId: EXAMPLE_CHATBOT, label: 'thanks, bye' },
+  ],
   reclustering: { settling: true, lastReclusteredAt: '2026-11-28T10:58:00.000Z' },
 }
 

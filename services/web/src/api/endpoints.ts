@@ -10,6 +10,7 @@ import type {
   Invitation,
   InvitationPreview,
   Invited,
+  ManagedTopic,
   Member,
   Overview,
   PipelineStatus,
@@ -110,6 +111,25 @@ export interface AnalyticsQuery {
   to?: string
   tz?: string
   [key: string]: string | number | undefined
+}
+
+const topicUrl = (chatbotId: string, topicId: string, command: string) =>
+  `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/topics/${encodeURIComponent(topicId)}/${command}`
+
+/** Owners and admins manage a chatbot's topics (each command is an event). */
+export const topics = {
+  rename: (chatbotId: string, topicId: string, label: string) =>
+    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'rename'), {
+      body: { label },
+    }),
+  hide: (chatbotId: string, topicId: string) =>
+    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'hide')),
+  unhide: (chatbotId: string, topicId: string) =>
+    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'unhide')),
+  merge: (chatbotId: string, topicId: string, into: string) =>
+    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'merge'), {
+      body: { into },
+    }),
 }
 
 export const analytics = {

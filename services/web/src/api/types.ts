@@ -19,6 +19,7 @@ export type Permission =
   | 'chatbots:rotate-key'
   | 'chatbots:delete'
   | 'end-users:erase'
+  | 'topics:manage'
   | 'members:read'
   | 'members:manage'
   | 'audit:read'
@@ -321,6 +322,18 @@ export interface TopicsReport {
   readonly other: TopicFigures | null
   /** The background re-clustering: settling while requests wait for the next run. */
   readonly reclustering: { readonly settling: boolean; readonly lastReclusteredAt: string | null }
+  /** Topics an owner or admin hid: in neither `topics` nor `themes`. */
+  readonly hiddenTopics: { readonly id: string; readonly chatbotId: string; readonly label: string }[]
+}
+
+/** A topic as a command on it (rename, hide, unhide, merge) leaves it. */
+export interface ManagedTopic {
+  readonly id: string
+  readonly label: string
+  readonly pinned: boolean
+  readonly hidden: boolean
+  readonly configured: boolean
+  readonly mergedInto: string | null
 }
 
 /** How current one stage of the pipeline is (GET /api/v1/status). */

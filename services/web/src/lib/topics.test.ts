@@ -5,6 +5,8 @@ import { formatShare, sentimentOf } from './format.ts'
 import { paths } from './routes.ts'
 import {
   chartLabel,
+  labelToSend,
+  mergeTargets,
   rankingRows,
   rankingSummary,
   topicFilterLabel,
@@ -62,6 +64,7 @@ const report: TopicsReport = {
   ],
   other,
   reclustering: { settling: false, lastReclusteredAt: null },
+  hiddenTopics: [],
 }
 
 describe('the Topics page', () => {
@@ -173,5 +176,33 @@ describe('figures of a topic', () => {
     expect(sentimentOf(0.05)).toEqual({ score: 0.05, label: 'positive' })
     expect(sentimentOf(0.0499)).toEqual({ score: 0.0499, label: 'neutral' })
     expect(sentimentOf(-0.05)).toEqual({ score: -0.05, label: 'negative' })
+  })
+})
+
+describe('managing topics (owners and admins)', () => {
+  const OTHER_BOT = '6f1c1d7e-0000-4000-8000-000000000002'
+  const all = [
+    topic('a', 'Refunds', 5, [1, 2, 2]),
+    topic('b', 'Card delivery', 3, [1, 1, 1]),
+    topic('c', 'Billing', 2, [0, 1, 1], { configured: true }),
+    topic('d', 'Login', 1, [0, 0, 1], { chatbotId: OTHER_BOT }),
+  ] as Topic[]
+
+  it("offers the same chatbot's other topics as merge targets, configured ones too", () => {
+    expect(mergeTargets(all, all[0]!)).toEqual([
+      { id: 'b', label: 'Card delivery' },
+      { id: 'c', label: 'Billing' },
+    ])
+  })
+
+  it('offers none for a configured topic, which is never merged away', () => {
+    expect(mergeTargets(all, all[2]!)).toEqual([])
+  })
+
+  it('sends a tidied label, and nothing for an empty, too long or unchanged one', () => {
+    expect(labelToSend('  Card   refunds ', 'Refunds')).toBe('Card refunds')
+    expect(labelToSend('   ', 'Refunds')).toBeUndefined()
+    expect(labelToSend('x'.repeat(81), 'Refunds')).toBeUndefined()
+    expect(labelToSend('Refunds', 'Refunds')).toBeUndefined()
   })
 })

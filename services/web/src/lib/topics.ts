@@ -156,3 +156,25 @@ export function topicForInput(applied: string, label: string | undefined): strin
 export function topicToApply(typed: string, applied: string, label: string | undefined): string {
   return label !== undefined && typed.trim() === label ? applied : typed
 }
+
+/**
+ * The topics another may be merged into on the Topics page: the same chatbot's other shown topics,
+ * labelled, in the page's order. A chatbot's own topic (settings.topics) is never merged away, so it
+ * has none.
+ */
+export function mergeTargets(
+  topics: readonly Topic[],
+  topic: Pick<Topic, 'id' | 'chatbotId' | 'configured'>,
+) {
+  if (topic.configured) return []
+  return topics
+    .filter((t) => t.chatbotId === topic.chatbotId && t.id !== topic.id)
+    .map((t) => ({ id: t.id, label: t.label }))
+}
+
+/** A new label to send: tidied, and undefined when empty, over 80 characters, or unchanged. */
+export function labelToSend(typed: string, current: string): string | undefined {
+  const label = typed.trim().replace(/\s+/g, ' ')
+  if (label.length === 0 || label.length > 80 || label === current) return undefined
+  return label
+}

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'react'
-import { analytics } from '../api/endpoints.ts'
+import { analytics, topics as topicCommands } from '../api/endpoints.ts'
 import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { Freshness } from '../components/freshness.tsx'
@@ -18,8 +18,17 @@ import {
 } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
+import { useSession } from '../lib/session.tsx'
 import { groupByTheme, THEME_COLUMNS, type ThemeGroup, themeName, themeRows } from '../lib/themes.ts'
-import { MAX_TOPICS, OTHER_TOPIC_ID, OTHER_TOPIC_LABEL, TOPICS_PAGE, topicsQuery } from '../lib/topics.ts'
+import {
+  labelToSend,
+  MAX_TOPICS,
+  mergeTargets,
+  OTHER_TOPIC_ID,
+  OTHER_TOPIC_LABEL,
+  TOPICS_PAGE,
+  topicsQuery,
+} from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
@@ -66,6 +75,7 @@ export function TopicsPage() {
           chatbotId={selection.chatbotId || undefined}
           limit={limit}
           onMore={() => setMore({ search: location.search, limit: limit + TOPICS_PAGE })}
+          onChanged={report.refresh}
         />
       ) : report.loading ? (
         <p role="status">Loading topics…</p>
@@ -81,6 +91,7 @@ function Report({
   chatbotId,
   limit,
   onMore,
+  onChanged,
 }: {
   report: TopicsReport
   tz: string
@@ -88,8 +99,18 @@ function Report({
   chatbotId?: string
   limit: number
   onMore: () => void
+  onChanged: () => void
 }) {
-  if (report.topics.length === 0 && !report.other) return <p className="empty">{EMPTY}</p>
+  const { can } = useSession()
+  const manage = can('topics:manage')
+  const hidden = manage ? <HiddenTopics report={report} onChanged={onChanged} /> : null
+  if (report.topics.length === 0 && !report.other)
+    return (
+      <>
+        <p className="empty">{EMPTY}</p>
+        {hidden}
+      </>
+    )
   return (
     <>
       <p className="muted">
@@ -118,12 +139,19 @@ function Report({
               key={group.theme ? `${group.theme.chatbotId}|${group.theme.id}` : ''}
               group={group}
               names={names}
+              manage={manage ? { topics: report.topics, onChanged } : undefined}
             />
           ))
         ) : (
           <ol className="card-list topic-list">
             {report.topics.map((t, i) => (
-              <TopicItem key={t.id} topic={t} rank={i + 1} chatbotName={names?.get(t.chatbotId)} />
+              <TopicItem
+                key={t.id}
+                topic={t}
+                rank={i + 1}
+                chatbotName={names?.get(t.chatbotId)}
+                manage={manage ? { topics: report.topics, onChanged } : undefined}
+              />
             ))}
           </ol>
         )}
@@ -136,7 +164,130 @@ function Report({
         ) : null}
       </section>
       {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} /> : null}
+      {hidden}
     </>
+  )
+}
+
+/** Owners and admins: the hidden topics, each with a button to show it again. */
+function HiddenTopics({ report, onChanged }: { report: TopicsReport; onChanged: () => void }) {
+  const [error, setError] = useState<unknown>()
+  if (report.hiddenTopics.length === 0) return null
+  return (
+    <section aria-labelledby="hidden-heading" className="card">
+      <h2 id="hidden-heading">Hidden topics</h2>
+      <ErrorAlert error={error} />
+      <ul className="topic-hidden-list">
+        {report.hiddenTopics.map((t) => (
+          <li key={t.id}>
+            {t.label}{' '}
+            <button
+              type="button"
+              className="button secondary"
+              onClick={async () => {
+                try {
+                  await topicCommands.unhide(t.chatbotId, t.id)
+                  setError(undefined)
+                  onChanged()
+                } catch (err) {
+                  setError(err)
+                }
+              }}
+            >
+              Show {t.label} again
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+/** Owners and admins: rename (pins the label), hide, merge into another topic of the chatbot. */
+function ManageTopic({
+  topic: t,
+  topics,
+  onChanged,
+}: {
+  topic: Topic
+  topics: readonly Topic[]
+  onChanged: () => void
+}) {
+  const [label, setLabel] = useState(t.label)
+  const targets = mergeTargets(topics, t)
+  const [into, setInto] = useState('')
+  const [error, setError] = useState<unknown>()
+  const [busy, setBusy] = useState(false)
+  const run = async (command: () => Promise<unknown>) => {
+    setBusy(true)
+    try {
+      await command()
+      setError(undefined)
+      onChanged()
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const toSend = labelToSend(label, t.label)
+  return (
+    <details className="topic-manage">
+      <summary>Manage {t.label}</summary>
+      <ErrorAlert error={error} />
+      {t.configured ? (
+        <p className="muted">One of the chatbot's own topics: rename it in the chatbot's settings.</p>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            if (toSend) void run(() => topicCommands.rename(t.chatbotId, t.id, toSend))
+          }}
+        >
+          <label htmlFor={`rename-${t.id}`}>New label</label>
+          <input
+            id={`rename-${t.id}`}
+            value={label}
+            maxLength={80}
+            onChange={(e) => setLabel(e.target.value)}
+          />
+          <button type="submit" className="button" disabled={busy || !toSend}>
+            Rename
+          </button>
+        </form>
+      )}
+      {targets.length > 0 ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            if (into) void run(() => topicCommands.merge(t.chatbotId, t.id, into))
+          }}
+        >
+          <label htmlFor={`merge-${t.id}`}>Merge into</label>
+          <select id={`merge-${t.id}`} value={into} onChange={(e) => setInto(e.target.value)}>
+            <option value="">Choose a topic…</option>
+            {targets.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+          <button type="submit" className="button secondary" disabled={busy || !into}>
+            Merge
+          </button>
+        </form>
+      ) : null}
+      <p className="actions">
+        <button
+          type="button"
+          className="button secondary"
+          disabled={busy}
+          onClick={() => void run(() => topicCommands.hide(t.chatbotId, t.id))}
+        >
+          Hide from analytics
+        </button>
+      </p>
+    </details>
   )
 }
 
@@ -197,7 +348,15 @@ function ThemeTable({ report, names }: { report: TopicsReport; names?: Map<strin
 }
 
 /** A theme's heading with its totals, then its shown topics; the topics in no theme under their own heading. */
-function ThemeSection({ group, names }: { group: ThemeGroup; names?: Map<string, string> }) {
+function ThemeSection({
+  group,
+  names,
+  manage,
+}: {
+  group: ThemeGroup
+  names?: Map<string, string>
+  manage?: { topics: readonly Topic[]; onChanged: () => void }
+}) {
   const { theme } = group
   const headingId = `theme-${theme ? `${theme.chatbotId}-${theme.id}` : 'none'}`
   return (
@@ -221,7 +380,14 @@ function ThemeSection({ group, names }: { group: ThemeGroup; names?: Map<string,
       ) : null}
       <ol className="card-list topic-list">
         {group.topics.map(({ topic: t, rank }) => (
-          <TopicItem key={t.id} topic={t} rank={rank} chatbotName={names?.get(t.chatbotId)} level={4} />
+          <TopicItem
+            key={t.id}
+            topic={t}
+            rank={rank}
+            chatbotName={names?.get(t.chatbotId)}
+            level={4}
+            manage={manage}
+          />
         ))}
       </ol>
     </section>
@@ -261,12 +427,15 @@ function TopicItem({
   rank,
   chatbotName,
   level = 3,
+  manage,
 }: {
   topic: Topic
   rank: number
   chatbotName?: string
   /** Its heading's level: 4 under a theme's heading. */
   level?: 3 | 4
+  /** Owners and admins only. */
+  manage?: { topics: readonly Topic[]; onChanged: () => void }
 }) {
   const Heading = level === 3 ? 'h3' : 'h4'
   const Sub = level === 3 ? 'h4' : 'h5'
@@ -308,6 +477,7 @@ function TopicItem({
       <p className="topic-link">
         <Link to={paths.topicConversations(t.id, t.chatbotId)}>Conversations about {t.label}</Link>
       </p>
+      {manage ? <ManageTopic topic={t} topics={manage.topics} onChanged={manage.onChanged} /> : null}
     </li>
   )
 }

@@ -1,0 +1,155 @@
+import { actorTrace, requirePermission } from '@cas/auth'
+import { AppError, documented, errorResponses } from '@cas/http'
+import { isUuid } from '@cas/views'
+import type { FastifyInstance } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type pg from 'pg'
+import { z } from 'zod'
+import { executeTopicCommand } from './commands.ts'
+import type { TopicCommand } from './topic-decision.ts'
+
+export interface TopicRouteDeps {
+  readonly pool: pg.Pool
+  readonly now: () => Date
+}
+
+// Malformed ids are answered like unknown ones (API.md: never reveal existence), so params are not validated.
+const params = z.object({ id: z.string(), topicId: z.string() })
+
+const topicSchema = z
+  .object({
+    id: z.string().describe("The topic's id."),
+    label: z.string().describe('Its label as of now.'),
+    pinned: z
+      .boolean()
+      .describe('Renamed or merged into by hand: its label and members are kept by re-clustering.'),
+    hidden: z.boolean().describe('Left out of analytics lists and the dashboard (it still takes messages).'),
+    configured: z.boolean().describe("One of the chatbot's own topics (settings.topics)."),
+    mergedInto: z.string().nullable().describe('The topic it was merged into, if it was.'),
+  })
+  .describe('The topic after the command.')
+
+const answerSchema = z.object({ ok: z.literal(true), topic: topicSchema })
+
+const exampleTopic: z.infer<typeof topicSchema> = {
+  id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+  label: 'Refunds',
+  pinned: true,
+  hidden: false,
+  configured: false,
+  mergedInto: null,
+}
+
+/**
+ * Topic commands for the dashboard (issue 31, item 6): owners and admins rename, hide, unhide and merge a
+ * chatbot's topics. Each produces an event on the chatbot's topic stream (topic-decision.ts, commands.ts).
+ */
+export async function registerTopicCommands(app: FastifyInstance, deps: TopicRouteDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>()
+  const tags = ['topics']
+  const security = [{ session: [] }]
+  const ids = (p: { id: string; topicId: string }) => {
+    if (!isUuid(p.id)) throw new AppError('not_found', 'No chatbot with this id.')
+    if (!isUuid(p.topicId)) throw new AppError('not_found', 'No topic with this id.')
+    return { chatbotId: p.id.toLowerCase(), topicId: p.topicId.toLowerCase() }
+  }
+  const errors = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'conflict')
+
+  const route = (
+    name: 'rename' | 'hide' | 'unhide' | 'merge',
+    doc: { operationId: string; summary: string; description: string; example: typeof exampleTopic },
+    body: z.ZodType | undefined,
+    command: (body: unknown) => TopicCommand,
+  ) =>
+    r.post(
+      `/api/v1/chatbots/:id/topics/:topicId/${name}`,
+      {
+        schema: {
+          operationId: doc.operationId,
+          summary: doc.summary,
+          description: doc.description,
+          tags,
+          security,
+          params,
+          ...(body ? { body } : {}),
+          response: {
+            200: documented(answerSchema, {
+              description: 'Done (or nothing to do): the topic as it is now.',
+              example: { ok: true as const, topic: doc.example },
+            }),
+            ...errors,
+          },
+        },
+      },
+      async (request) => {
+        const principal = requirePermission(request, 'topics:manage')
+        const { chatbotId, topicId } = ids(request.params)
+        const { topic } = await executeTopicCommand(
+          deps,
+          principal.orgId,
+          chatbotId,
+          topicId,
+          command(request.body),
+          actorTrace(request, principal),
+        )
+        return { ok: true as const, topic }
+      },
+    )
+
+  route(
+    'rename',
+    {
+      operationId: 'renameTopic',
+      summary: 'Rename a topic and pin its label',
+      description:
+        "Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Produces analysis.topic-renamed-by-user.",
+      example: exampleTopic,
+    },
+    z.strictObject({
+      label: z.string().trim().min(1).max(80).describe('The new label, 1 to 80 characters.'),
+    }),
+    (body) => ({ type: 'rename', label: (body as { label: string }).label }),
+  )
+  route(
+    'hide',
+    {
+      operationId: 'hideTopic',
+      summary: 'Hide a topic from analytics',
+      description:
+        'Owners and admins hide a topic: analytics lists and the dashboard leave it out until it is unhidden. It still takes messages, and conversations keep it. Hiding a hidden topic changes nothing. Produces analysis.topic-hidden.',
+      example: { ...exampleTopic, pinned: false, label: 'thanks, bye', hidden: true },
+    },
+    undefined,
+    () => ({ type: 'hide' }),
+  )
+  route(
+    'unhide',
+    {
+      operationId: 'unhideTopic',
+      summary: 'Show a hidden topic again',
+      description:
+        'Owners and admins show a hidden topic in analytics again. Unhiding a shown topic changes nothing. Produces analysis.topic-unhidden.',
+      example: { ...exampleTopic, pinned: false, label: 'thanks, bye' },
+    },
+    undefined,
+    () => ({ type: 'unhide' }),
+  )
+  route(
+    'merge',
+    {
+      operationId: 'mergeTopic',
+      summary: 'Merge a topic into another',
+      description:
+        "Owners and admins merge the topic into `into`, another topic of the chatbot: its conversations count in `into` from now on, and it is not used again. `into` keeps its label and is pinned, so re-clustering never undoes the merge. 400 when `into` is the topic itself, not one of the chatbot's, or merged away or retired; 409 for one of the chatbot's own topics (settings.topics) or a topic already merged away or retired. Produces analysis.topic-merged-by-user. The answer is the merged topic.",
+      example: {
+        ...exampleTopic,
+        id: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10',
+        label: 'money back',
+        pinned: false,
+        mergedInto: exampleTopic.id,
+      },
+    },
+    z.strictObject({ into: z.string().describe('The id of the topic that remains.') }),
+    (body) => ({ type: 'merge', into: (body as { into: string }).into.toLowerCase() }),
+  )
+}

@@ -1,0 +1,119 @@
+/**
+ * Commands on a chatbot's topics (issue 31, item 6), the pure decision: the chatbot's topics and one
+ * command in, the events and the rows' changes out (commands.ts does the I/O around it). Owners and admins
+ * rename a topic (its label is then pinned), hide or unhide one, and merge one into another.
+ *
+ * - The chatbot's own topics (settings.topics) win: they are renamed there, never here, and never merged
+ *   away (another topic may be merged into one).
+ * - No two topics of a chatbot share a label (case aside).
+ * - A merge's target is pinned too: re-clustering leaves pinned topics and their members as they are
+ *   (services/analysis/src/topics/recluster.ts), so that the next run never undoes the merge.
+ * - A command that changes nothing (hide a hidden topic, rename to its pinned label) produces no event.
+ */
+export type TopicCommand =
+  | { readonly type: 'rename'; readonly label: string }
+  | { readonly type: 'hide' }
+  | { readonly type: 'unhide' }
+  | { readonly type: 'merge'; readonly into: string }
+
+/** A topic as the analysis service keeps it (topic_clusters), what the decision needs of it. */
+export interface TopicRow {
+  readonly id: string
+  readonly label: string
+  readonly configured: boolean
+  readonly mergedInto: string | null
+  readonly retired: boolean
+  readonly pinned: boolean
+  readonly hidden: boolean
+}
+
+export type TopicCommandEvent =
+  | { readonly type: 'analysis.topic-renamed-by-user'; readonly payload: { topicId: string; label: string } }
+  | { readonly type: 'analysis.topic-hidden'; readonly payload: { topicId: string } }
+  | { readonly type: 'analysis.topic-unhidden'; readonly payload: { topicId: string } }
+  | { readonly type: 'analysis.topic-merged-by-user'; readonly payload: { topicId: string; into: string } }
+
+export interface TopicChange {
+  readonly id: string
+  readonly label?: string
+  readonly pinned?: boolean
+  readonly hidden?: boolean
+  /** This topic is merged into that one. */
+  readonly mergedInto?: string
+}
+
+export type TopicRefusal =
+  | { readonly reason: 'not_found' }
+  | { readonly reason: 'gone'; readonly message: string }
+  | { readonly reason: 'configured' }
+  | { readonly reason: 'label_taken'; readonly other: string }
+  | { readonly reason: 'bad_target'; readonly message: string }
+
+export type TopicDecision =
+  | { readonly ok: true; readonly events: TopicCommandEvent[]; readonly changes: TopicChange[] }
+  | ({ readonly ok: false } & TopicRefusal)
+
+const sameLabel = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase()
+
+export function decideTopicCommand(
+  topics: ReadonlyMap<string, TopicRow>,
+  topicId: string,
+  command: TopicCommand,
+): TopicDecision {
+  const topic = topics.get(topicId)
+  if (!topic) return { ok: false, reason: 'not_found' }
+  const gone = goneMessage(topic)
+  if (gone) return { ok: false, reason: 'gone', message: gone }
+  switch (command.type) {
+    case 'rename': {
+      if (topic.configured) return { ok: false, reason: 'configured' }
+      const label = command.label.trim().replace(/\s+/g, ' ')
+      const other = [...topics.values()].find(
+        (t) => t.id !== topic.id && goneMessage(t) === undefined && sameLabel(t.label, label),
+      )
+      if (other) return { ok: false, reason: 'label_taken', other: other.id }
+      if (topic.pinned && topic.label === label) return { ok: true, events: [], changes: [] }
+      return {
+        ok: true,
+        events: [{ type: 'analysis.topic-renamed-by-user', payload: { topicId, label } }],
+        changes: [{ id: topicId, label, pinned: true }],
+      }
+    }
+    case 'hide':
+    case 'unhide': {
+      const hidden = command.type === 'hide'
+      if (topic.hidden === hidden) return { ok: true, events: [], changes: [] }
+      return {
+        ok: true,
+        events: [
+          { type: hidden ? 'analysis.topic-hidden' : 'analysis.topic-unhidden', payload: { topicId } },
+        ],
+        changes: [{ id: topicId, hidden }],
+      }
+    }
+    case 'merge': {
+      if (topic.configured) return { ok: false, reason: 'configured' }
+      const into = topics.get(command.into)
+      if (command.into === topicId) {
+        return { ok: false, reason: 'bad_target', message: 'A topic cannot be merged into itself.' }
+      }
+      if (!into) return { ok: false, reason: 'bad_target', message: 'The chatbot has no topic with this id.' }
+      const intoGone = goneMessage(into)
+      if (intoGone) return { ok: false, reason: 'bad_target', message: intoGone }
+      return {
+        ok: true,
+        events: [{ type: 'analysis.topic-merged-by-user', payload: { topicId, into: into.id } }],
+        changes: [
+          { id: topicId, mergedInto: into.id },
+          { id: into.id, pinned: true },
+        ],
+      }
+    }
+  }
+}
+
+function goneMessage(t: TopicRow): string | undefined {
+  if (t.mergedInto !== null) return `This topic was merged into ${t.mergedInto}.`
+  if (t.retired) return 'This topic was retired by re-clustering: it takes no message any more.'
+  return undefined
+}

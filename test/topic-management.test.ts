@@ -1,0 +1,424 @@
+import { randomUUID } from 'node:crypto'
+import { loadConfig } from '@cas/config'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import {
+  ANALYSIS_GROUP,
+  type AnalysisService,
+  type Analyzer,
+  createAnalysisService,
+  createAnalyzer,
+} from '@cas/service-analysis'
+import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Reclusterer, type ReclusterPolicy } from '../services/analysis/src/topics/reclusterer.ts'
+import type { Vector } from '../services/analysis/src/topics/vectors.ts'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { journalEvents } from './support/journal.ts'
+import { testKeyring } from './support/keyring.ts'
+import { join } from './support/members.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
+import { projectorCaughtUp } from './support/projector.ts'
+import { waitFor } from './support/wait.ts'
+
+// Topics a lead can manage (issue 31, item 6), end to end with the real language model: owners and admins
+// rename, hide, unhide and merge topics through the gateway; each command is an event on the chatbot's
+// topic stream; the analysis' topic model and re-clustering honour them; a replay rebuilds the same.
+requireTestModel()
+
+/** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
+const INSURER = {
+  claim: [
+    'I need to file a claim for my car accident',
+    'How do I report a claim after a fender bender?',
+    'I want to open a claim, someone hit my car',
+    'Can I submit an insurance claim for hail damage?',
+    'start a new claim for my damaged vehicle',
+  ],
+  driver: [
+    'I want to add my daughter as a driver',
+    'How do I add a new driver to my policy?',
+    'please put my husband on my car insurance',
+    'can I add my son to my auto policy, he just got his license',
+    'add another driver to my plan',
+  ],
+  quote: [
+    'Can I get a quote for car insurance?',
+    'How much would it cost to insure my new truck?',
+    'I would like a price for auto coverage',
+    'give me a quote for insuring my Honda',
+    'what would my premium be for a new policy?',
+  ],
+  bill: [
+    'I want to pay my insurance bill',
+    'How can I make a payment on my policy?',
+    'pay my premium online please',
+    "I need to pay this month's bill",
+    'where do I pay my insurance invoice?',
+  ],
+}
+
+/** Every run due as soon as a request is waiting; a failed run retried at once. */
+const EAGER: ReclusterPolicy = {
+  window: 5_000,
+  growth: 0.1,
+  minIntervalMs: 0,
+  maxIntervalMs: 0,
+  timeoutMs: 120_000,
+  maxAttempts: 3,
+  retryBaseMs: 1,
+  pollIntervalMs: 10,
+}
+
+describe.skipIf(!hasTestModel)('topics a lead can manage, with the language model', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let analyzer: Analyzer
+  let analysis: AnalysisService
+  let projector: Projector
+  let cookie: string
+  let memberCookie: string
+  let adminCookie: string
+  let apiKey: string
+  let chatbotId: string
+  let n = 0
+  const requestOf = new Map<string, string>()
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    analyzer = await createAnalyzer(
+      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
+    )
+    await analyzer.ready
+    analysis = createAnalysisService({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      analyzer,
+      logger: false,
+    })
+    await analysis.start()
+    projector = createProjector({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      logger: false,
+    })
+    await projector.consumer.start()
+    ;({ cookie } = await signUp(app))
+    memberCookie = (await join(app, cookie, 'member')).cookie
+    adminCookie = (await join(app, cookie, 'admin')).cookie
+    ;({
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, { name: 'Insurer' }))
+  })
+  afterAll(async () => {
+    await analysis?.stop()
+    await projector?.consumer.stop()
+    await analyzer?.close?.()
+    await app?.close()
+    await db?.drop()
+  })
+
+  async function capture(requests: Partial<Record<keyof typeof INSURER, string[]>>) {
+    for (const [request, texts] of Object.entries(requests)) {
+      for (const text of texts) {
+        const conversationId = `${request}-${++n}`
+        requestOf.set(conversationId, request)
+        const res = await postCapture(app, apiKey, {
+          conversationId,
+          messages: [{ id: 'q', role: 'user', content: text }],
+        })
+        expect(res.statusCode, res.body).toBe(200)
+      }
+    }
+    await settled()
+  }
+
+  async function settled() {
+    await waitFor(
+      async () => {
+        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+        )
+        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
+      },
+      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
+    )
+  }
+
+  /** Each request's topic as the conversations API shows it: the one most of its conversations are in. */
+  async function topicsByRequest() {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations?chatbotId=${chatbotId}&limit=100`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const byRequest = new Map<string, Map<string, number>>()
+    for (const c of res.json().conversations as { conversationId: string; topicIds: string[] }[]) {
+      const request = requestOf.get(c.conversationId)!
+      const counts = byRequest.get(request) ?? new Map<string, number>()
+      const topic = c.topicIds.join()
+      if (topic !== 'other') counts.set(topic, (counts.get(topic) ?? 0) + 1)
+      byRequest.set(request, counts)
+    }
+    return new Map(
+      [...byRequest].map(([request, counts]) => {
+        const [topic, members] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['other', 0]
+        return [request, { topic, members }] as const
+      }),
+    )
+  }
+
+  function reclusterer(cluster?: (v: readonly Vector[], r: readonly Vector[]) => Promise<number[]>) {
+    return new Reclusterer({
+      pool: db.pool,
+      analyzer,
+      policy: EAGER,
+      ...(cluster ? { cluster: (v, r) => cluster(v, r) } : {}),
+    })
+  }
+
+  /** A clustering numbering the window's messages by their request: what a run is told is fixed. */
+  function byRequest(numbers: Record<string, number>) {
+    const bytes = (v: Vector) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
+    return async (vectors: readonly Vector[]) => {
+      const { rows } = await db.pool.query<{ embedding: Buffer; external_id: string }>(
+        `SELECT w.embedding, c.external_id FROM topic_window w JOIN rm_conversations c ON c.id = w.conversation_id
+          WHERE w.chatbot_id = $1`,
+        [chatbotId],
+      )
+      const requestOfVector = new Map(
+        rows.map((r) => [r.embedding.toString('base64'), requestOf.get(r.external_id)!]),
+      )
+      return vectors.map((v) => numbers[requestOfVector.get(bytes(v))!]!)
+    }
+  }
+
+  const command = (topicId: string, name: string, payload?: object, as = cookie) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${chatbotId}/topics/${topicId}/${name}`,
+      headers: { cookie: as },
+      ...(payload ? { payload } : {}),
+    })
+
+  const userEvents = async () =>
+    (await journalEvents(db.pool, 'analysis', chatbotId))
+      .filter((e) => /-by-user$|hidden$/.test(e.type))
+      .map((e) => ({ type: e.type, payload: e.payload }))
+
+  const rmTopic = async (id: string) =>
+    (
+      await db.pool.query(
+        'SELECT label, pinned, hidden, canonical_id FROM rm_topics WHERE chatbot_id = $1 AND id = $2',
+        [chatbotId, id],
+      )
+    ).rows[0]
+
+  let topics: Map<string, { topic: string; members: number }>
+
+  it("finds the requests' topics (the ground the commands stand on)", async () => {
+    await capture(INSURER)
+    expect(await reclusterer(byRequest({ claim: 0, driver: 1, quote: 2, bill: 3 })).runDue()).toMatchObject({
+      ok: true,
+    })
+    await settled()
+    topics = await topicsByRequest()
+    for (const request of Object.keys(INSURER)) expect(topics.get(request)!.members, request).toBe(5)
+    expect(new Set([...topics.values()].map((t) => t.topic)).size).toBe(4)
+  })
+
+  it('members and viewers may not manage topics (403), and change nothing', async () => {
+    const claim = topics.get('claim')!.topic
+    const viewerCookie = (await join(app, cookie, 'viewer')).cookie
+    for (const as of [memberCookie, viewerCookie]) {
+      for (const [name, payload] of [
+        ['rename', { label: 'Mine' }],
+        ['hide'],
+        ['unhide'],
+        ['merge', { into: claim }],
+      ] as const) {
+        const res = await command(claim, name, payload, as)
+        expect(res.statusCode, res.body).toBe(403)
+        expect(res.json()).toMatchObject({ error: { code: 'forbidden' } })
+      }
+    }
+    expect(await userEvents()).toEqual([])
+  })
+
+  it("refuses bad input with 4xx in the API's error shape, changing nothing", async () => {
+    const claim = topics.get('claim')!.topic
+    const driver = topics.get('driver')!.topic
+    const cases: [string, string, object | undefined, number][] = [
+      [claim, 'rename', { label: '   ' }, 400],
+      [claim, 'rename', { label: 'x'.repeat(81) }, 400],
+      [claim, 'rename', {}, 400],
+      [claim, 'rename', { label: 'ok', extra: 1 }, 400],
+      [claim, 'merge', { into: claim }, 400],
+      [claim, 'merge', { into: randomUUID() }, 400],
+      [claim, 'merge', {}, 400],
+      [randomUUID(), 'hide', undefined, 404],
+      ['not-a-uuid', 'hide', undefined, 404],
+      // Another topic's label, in another case.
+      [claim, 'rename', { label: (await rmTopic(driver)).label.toUpperCase() }, 409],
+    ]
+    for (const [topicId, name, payload, status] of cases) {
+      const res = await command(topicId, name, payload)
+      expect(res.statusCode, `${name} ${JSON.stringify(payload)}: ${res.body}`).toBe(status)
+      expect(res.json().error).toMatchObject({ code: expect.any(String), message: expect.any(String) })
+    }
+    const other = await app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${randomUUID()}/topics/${claim}/hide`,
+      headers: { cookie },
+    })
+    expect(other.statusCode).toBe(404)
+    expect(await userEvents()).toEqual([])
+  })
+
+  it('renames a topic: an event, the label pinned, kept by the next re-clustering', async () => {
+    const claim = topics.get('claim')!.topic
+    const res = await command(claim, 'rename', { label: '  Car   claims ' })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toMatchObject({ ok: true, topic: { id: claim, label: 'Car claims', pinned: true } })
+    // Again: nothing to do, no second event.
+    expect((await command(claim, 'rename', { label: 'Car claims' }, adminCookie)).statusCode).toBe(200)
+    expect(await userEvents()).toEqual([
+      { type: 'analysis.topic-renamed-by-user', payload: { topicId: claim, label: 'Car claims' } },
+    ])
+    await settled()
+    expect(await rmTopic(claim)).toMatchObject({ label: 'Car claims', pinned: true })
+
+    // A run that would put claims and drivers in one cluster, with new claims: the pinned topic and its
+    // members are left as they are (its label too), and the drivers keep theirs.
+    await capture({ claim: ['I was rear-ended and want to claim the repair'] })
+    expect(await reclusterer(byRequest({ claim: 0, driver: 0, quote: 2, bill: 3 })).runDue()).toMatchObject({
+      ok: true,
+    })
+    await settled()
+    const after = await topicsByRequest()
+    expect(after.get('claim')!.topic).toBe(claim)
+    expect(after.get('claim')!.members).toBeGreaterThanOrEqual(5)
+    expect(after.get('driver')!.topic).toBe(topics.get('driver')!.topic)
+    expect(await rmTopic(claim)).toMatchObject({ label: 'Car claims', pinned: true })
+    const { rows } = await db.pool.query('SELECT label, pinned FROM topic_clusters WHERE id = $1', [claim])
+    expect(rows).toEqual([{ label: 'Car claims', pinned: true }])
+  })
+
+  it('hides a topic from the analytics lists (conversations keep it) and unhides it', async () => {
+    const driver = topics.get('driver')!.topic
+    const report = async () =>
+      (
+        await app.inject({
+          method: 'GET',
+          url: `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=2`,
+          headers: { cookie },
+        })
+      ).json()
+    expect((await report()).topics.map((t: { id: string }) => t.id)).toContain(driver)
+    const res = await command(driver, 'hide', undefined, adminCookie)
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().topic).toMatchObject({ id: driver, hidden: true })
+    await settled()
+    const hidden = await report()
+    expect(hidden.topics.map((t: { id: string }) => t.id)).not.toContain(driver)
+    expect(hidden.hiddenTopics).toEqual([{ id: driver, chatbotId, label: expect.any(String) }])
+    expect((await topicsByRequest()).get('driver')!.topic).toBe(driver)
+    // Hidden persists through a re-clustering.
+    await capture({ driver: ['add my nephew as a driver on the car policy'] })
+    expect(await reclusterer().runDue()).toMatchObject({ ok: true })
+    await settled()
+    expect((await report()).topics.map((t: { id: string }) => t.id)).not.toContain(driver)
+    expect((await command(driver, 'unhide')).statusCode).toBe(200)
+    await settled()
+    const shown = await report()
+    expect(shown.topics.map((t: { id: string }) => t.id)).toContain(driver)
+    expect(shown.hiddenTopics).toEqual([])
+    expect((await userEvents()).slice(-2)).toEqual([
+      { type: 'analysis.topic-hidden', payload: { topicId: driver } },
+      { type: 'analysis.topic-unhidden', payload: { topicId: driver } },
+    ])
+  })
+
+  it('merges a topic into another: conversations move by the event, and no re-clustering undoes it', async () => {
+    const now = await topicsByRequest()
+    const quote = now.get('quote')!.topic
+    const bill = now.get('bill')!.topic
+    expect(quote).not.toBe(bill)
+    const placement = async () => {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations?chatbotId=${chatbotId}&limit=100`,
+        headers: { cookie },
+      })
+      return new Map(
+        (res.json().conversations as { conversationId: string; topicIds: string[] }[]).map(
+          (c) => [c.conversationId, c.topicIds.join()] as const,
+        ),
+      )
+    }
+    const inQuote = [...(await placement())].filter(([, t]) => t === quote).map(([c]) => c)
+    expect(inQuote.length).toBeGreaterThan(0)
+    const res = await command(quote, 'merge', { into: bill })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().topic).toMatchObject({ id: quote, mergedInto: bill })
+    expect((await userEvents()).at(-1)).toEqual({
+      type: 'analysis.topic-merged-by-user',
+      payload: { topicId: quote, into: bill },
+    })
+    await settled()
+    expect(await rmTopic(quote)).toMatchObject({ canonical_id: bill })
+    expect(await rmTopic(bill)).toMatchObject({ pinned: true })
+    const merged = await placement()
+    for (const c of inQuote) expect(merged.get(c), c).toBe(bill)
+    // A merged topic takes no more commands.
+    expect((await command(quote, 'rename', { label: 'Quotes' })).statusCode).toBe(409)
+    expect((await command(bill, 'merge', { into: quote })).statusCode).toBe(400)
+
+    // A run that would split them again (and new quotes): the merge holds, its conversations stay.
+    await capture({ quote: ['what would it cost to cover my camper van?'] })
+    expect(await reclusterer(byRequest({ claim: 0, driver: 1, quote: 2, bill: 3 })).runDue()).toMatchObject({
+      ok: true,
+    })
+    await settled()
+    const after = await placement()
+    for (const c of inQuote) expect(after.get(c), c).toBe(bill)
+    expect((await topicsByRequest()).get('bill')!.topic).toBe(bill)
+    const { rows } = await db.pool.query('SELECT merged_into FROM topic_clusters WHERE id = $1', [quote])
+    expect(rows).toEqual([{ merged_into: bill }])
+  })
+
+  it('rebuilds the same topics, labels, pins, hidden flags and assignments from the events on a replay', async () => {
+    expect((await command(topics.get('driver')!.topic, 'hide')).statusCode).toBe(200)
+    await settled()
+    const snapshot = async () => {
+      const { rows: all } = await db.pool.query(
+        'SELECT id, label, keywords, canonical_id, pinned, hidden, retired_at IS NOT NULL AS retired FROM rm_topics ORDER BY id',
+      )
+      const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
+      return { all, placed }
+    }
+    const before = await snapshot()
+    expect(before.all.filter((t) => t.pinned).length).toBe(2)
+    expect(before.all.filter((t) => t.hidden).length).toBe(1)
+    await projector.consumer.stop()
+    const result = await rebuildReadModels({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      liveGroupId: PROJECTOR_GROUP,
+    })
+    expect(result.swapped).toBe(true)
+    expect(await snapshot()).toEqual(before)
+    await projector.consumer.start()
+  })
+})
