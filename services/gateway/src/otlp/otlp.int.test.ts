@@ -6,8 +6,8 @@
 import { gzipSync } from 'node:zlib'
 import protobuf from 'protobufjs'
 import { describe, expect, it } from 'vitest'
-import { createChatbot } from '../../../../test/support/chatbots.ts'
-import { useSignedInGateway } from '../../../../test/support/gateway.ts'
+import { captureBody, createChatbot } from '../../../../test/support/chatbots.ts'
+import { buildTestGateway, useSignedInGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
 import { decodeResponse, decodeStatus } from './codec.ts'
 import { OTLP_DESCRIPTOR } from './descriptor.ts'
@@ -425,6 +425,34 @@ describe('POST /v1/traces, bad input: a google.rpc.Status, nothing stored', () =
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({})
     expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+})
+
+describe('POST /v1/traces, rate limit', () => {
+  it('shares capture budget per key: past it, 429 with Retry-After and a google.rpc.Status', async () => {
+    const limited = await buildTestGateway(gateway.db, { CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
+    try {
+      const { apiKey } = await createChatbot(limited.app, gateway.cookie, { name: 'Limited' })
+      const send = (path: string, payload: object) =>
+        limited.app.inject({
+          method: 'POST',
+          url: path,
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          payload: JSON.stringify(payload),
+        })
+      const statuses = [
+        (await send('/api/v1/capture', captureBody('rl-capture'))).statusCode,
+        (await send('/v1/traces', request())).statusCode,
+        (await send('/v1/traces', request())).statusCode,
+      ]
+      expect(statuses).toEqual([200, 200, 200])
+      const over = await send('/v1/traces', request())
+      expect(over.statusCode).toBe(429)
+      expect(over.json()).toEqual({ code: 8, message: expect.stringContaining('Too many requests') })
+      expect(Number(over.headers['retry-after'])).toBeGreaterThan(0)
+    } finally {
+      await limited.app.close()
+    }
   })
 })
 
