@@ -275,6 +275,18 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
       [chatbotId, newPart],
     )
     expect(topic).toEqual([{ split_from: early }])
+    // The themes are grouped anew after the split (theme-store.ts): the new part is in one, after the
+    // split on the chatbot's stream.
+    const themes = (await lineage('analysis.themes-assigned')) as {
+      themes: { topicIds: string[] }[]
+    }[]
+    expect(themes.at(-1)!.themes.flatMap((t) => t.topicIds)).toContain(newPart)
+    const { rows: order } = await db.pool.query<{ type: string }>(
+      `SELECT type FROM event_journal WHERE stream_id = $1 AND type IN ('analysis.topic-split', 'analysis.themes-assigned')
+        ORDER BY position`,
+      [chatbotId],
+    )
+    expect(order.at(-1)!.type).toBe('analysis.themes-assigned')
   })
 
   it('an early, large topic does not absorb later, distinct requests between runs either', async () => {

@@ -9,6 +9,7 @@ import { type StoredResult, summarizeConversation, type TopicRef } from '../summ
 import { CONVERSATIONS_RESULTS } from '../worker.ts'
 import { clusteringInput, decideRecluster, type ReclusterSummary, type WindowPoint } from './recluster.ts'
 import { clusterInThread } from './recluster-thread.ts'
+import { assignThemes } from './theme-store.ts'
 import { DEFAULT_TOPIC_OPTIONS, OTHER_TOPIC, pointKey, type TopicModelOptions } from './topic-model.ts'
 import { TopicStore } from './topic-store.ts'
 import { readWindow } from './topic-window.ts'
@@ -246,6 +247,8 @@ export class Reclusterer {
         this.opts.analyzer.info,
         metadata,
       )
+      // Topics split, merged, retired or relabeled: the themes may change too (theme-store.ts), after them.
+      const themes = decision.events.length > 0 ? await assignThemes(client, locked.state) : undefined
       if (decision.events.length > 0) {
         appends.unshift({
           streamType: 'analysis',
@@ -253,7 +256,10 @@ export class Reclusterer {
           orgId: claim.org_id,
           chatbotId: claim.chatbot_id,
           expectedVersion: 'any',
-          events: decision.events.map((e) => newEvent(e.type, e.payload, metadata)),
+          events: [
+            ...decision.events.map((e) => newEvent(e.type, e.payload, metadata)),
+            ...(themes ? [newEvent(themes.type, themes.payload, metadata)] : []),
+          ],
         })
       }
       await appendToStreams(client, appends, { now: this.now })
