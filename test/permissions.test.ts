@@ -144,6 +144,10 @@ const MATRIX: Record<string, RouteCase> = {
     allowed: ALL,
     request: () => ({ method: 'GET', url: '/api/v1/analytics/topics' }),
   },
+  'GET /api/v1/analytics/signals': {
+    allowed: ALL,
+    request: () => ({ method: 'GET', url: '/api/v1/analytics/signals' }),
+  },
   'GET /api/v1/status': { allowed: ALL, request: () => ({ method: 'GET', url: '/api/v1/status' }) },
   'GET /api/v1/members': { allowed: READERS, request: () => ({ method: 'GET', url: '/api/v1/members' }) },
   'PATCH /api/v1/members/{userId}': {
