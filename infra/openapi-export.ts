@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { buildOpenApiDocument, openApiFileText } from '../services/all-in-one/src/openapi-document.ts'
+import { buildOpenApiDocument, openApiFileText } from './openapi-document.ts'
 
 const path = fileURLToPath(new URL('../openapi/openapi.json', import.meta.url))
 let before = ''

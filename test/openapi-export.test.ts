@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { buildOpenApiDocument, openApiFileText } from '../services/all-in-one/src/openapi-document.ts'
+import { buildOpenApiDocument, openApiFileText } from '../infra/openapi-document.ts'
 
 const checkedIn = readFileSync(fileURLToPath(new URL('../openapi/openapi.json', import.meta.url)), 'utf8')
 
