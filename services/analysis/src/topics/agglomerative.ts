@@ -15,6 +15,7 @@ const EVERY_CUT_UP_TO = 64
  * least two clusters (a lone group cannot be told from noise). Singletons score 0, as scikit-learn's.
  * Then a cluster any member of which has a silhouette ≤ 0 is dissolved into singletons: in a small pool
  * the best cut can be coarse (one cluster per domain), and such a cluster has members nearer another.
+ * With `dissolve: false` (re-clustering a whole window) no cluster is dissolved.
  * Returns a cluster number per vector (clusters numbered in order of their first member, then the
  * dissolved points each a number of its own).
  *
@@ -23,7 +24,11 @@ const EVERY_CUT_UP_TO = 64
  * sampled points, O(300·n) each, and O(n·r) dot products for r references; the dissolving pass O(n²).
  * Deterministic.
  */
-export function poolClusters(vectors: readonly Vector[], references: readonly Vector[] = []): number[] {
+export function poolClusters(
+  vectors: readonly Vector[],
+  references: readonly Vector[] = [],
+  options: { dissolve?: boolean } = {},
+): number[] {
   const n = vectors.length
   if (n <= 1) return vectors.map(() => 0)
   const similarity = similarities(vectors)
@@ -44,6 +49,7 @@ export function poolClusters(vectors: readonly Vector[], references: readonly Ve
     if (!best || score > best.score) best = { labels, score }
   }
   if (!best) return vectors.map((_, i) => i)
+  if (options.dissolve === false) return best.labels
   // A cluster with a member no nearer its own cluster than another (or a topic) is none: its members go apart.
   const k = Math.max(...best.labels) + 1
   const all = Array.from({ length: n }, (_, i) => i)

@@ -25,4 +25,6 @@ const split = (flat: Float32Array) =>
   Array.from({ length: dimensions === 0 ? 0 : flat.length / dimensions }, (_, i) =>
     flat.subarray(i * dimensions, (i + 1) * dimensions),
   )
-parentPort!.postMessage(poolClusters(split(vectors), split(references)))
+// The whole window at the silhouette's best cut, no cluster dissolved: the dissolving that suits a small
+// pool (agglomerative.ts) sent half of a window of thousands to "other" (bench/FINDINGS.md, issue 31 item 2).
+parentPort!.postMessage(poolClusters(split(vectors), split(references), { dissolve: false }))

@@ -74,6 +74,7 @@ function recluster(state: TopicState, window: WindowPoint[]) {
     poolClusters(
       points.map((p) => p.embedding),
       references,
+      { dissolve: false },
     ),
     { newId: () => id(next++) },
   )
