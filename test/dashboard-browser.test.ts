@@ -66,7 +66,13 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     await clearScreenshots()
     await buildApp()
     // The app analyses with the test model whatever the environment says, and never reaches for the hub.
-    app = await startBuiltApp(hasTestModel ? modelConfigEnv() : {})
+    // Re-clustering (README, Topics) runs seconds after a burst, not the default minute, so that the
+    // topics step can wait for the topics to settle before it compares the page with the API.
+    app = await startBuiltApp({
+      ...(hasTestModel ? modelConfigEnv() : {}),
+      TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: '2',
+      TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: '5',
+    })
     browser = await launchChromium(CHROMIUM!)
     const context = await browser.newContext({
       baseURL: app.baseUrl,
@@ -502,7 +508,30 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       const topicsNow = async () =>
         (await (
           await page.request.get(`/api/v1/analytics/topics?chatbotId=${chatbotId}&days=90&interval=day`)
-        ).json()) as { topics: { label: string; conversations: number }[] }
+        ).json()) as {
+          topics: { label: string; conversations: number }[]
+          reclustering: { settling: boolean; lastReclusteredAt: string | null }
+        }
+      // Background re-clustering moves conversations between topics and "other" until it has run on
+      // everything captured: the counts below are compared once it has settled.
+      await waitFor(
+        async () => {
+          const { reclustering } = await topicsNow()
+          return !reclustering.settling && reclustering.lastReclusteredAt !== null
+        },
+        { timeoutMs: 120_000, what: 'the topics settled (re-clustering run on every request)' },
+      )
+      // ... and the events of its last run projected: the same report twice, three seconds apart.
+      let previous = ''
+      await waitFor(
+        async () => {
+          const now = JSON.stringify(await topicsNow())
+          const same = now === previous
+          previous = now
+          return same
+        },
+        { timeoutMs: 120_000, intervalMs: 3_000, what: 'the topics report unchanged for three seconds' },
+      )
       // The password topic: the first (most conversations) whose label says so; another may too.
       const passwordNow = (await topicsNow()).topics.find((t) => /password/i.test(t.label))
       const inPasswordTopic = passwordNow?.conversations
@@ -558,14 +587,25 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
       // The themes' totals as a table, the API's; a theme leads to its conversations.
       expect(report.themes.length).toBeGreaterThanOrEqual(1)
       const themeTable = page.getByRole('region', { name: 'Themes (table)' })
-      const themeCells = await themeTable
-        .locator('tbody tr')
-        .evaluateAll((trs) =>
-          trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
-        )
-      expect(themeCells.map(([name, topics, conversations]) => [name, topics, conversations])).toEqual(
-        report.themes.map((t) => [t.label, String(t.topicIds.length), String(t.conversations)]),
-      )
+      const themeRows = async () =>
+        (
+          await themeTable
+            .locator('tbody tr')
+            .evaluateAll((trs) =>
+              trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
+            )
+        ).map(([name, topics, conversations]) => [name, topics, conversations])
+      const apiThemeRows = report.themes.map((t) => [
+        t.label,
+        String(t.topicIds.length),
+        String(t.conversations),
+      ])
+      // The page polls by itself: it shows the report above once its next poll has come back.
+      await waitFor(async () => JSON.stringify(await themeRows()) === JSON.stringify(apiThemeRows), {
+        timeoutMs: 30_000,
+        what: "the themes' table as the API reports it",
+      }).catch(() => undefined)
+      expect(await themeRows()).toEqual(apiThemeRows)
       const passwordTheme = report.themes.find((t) =>
         t.topicIds.some((id) => report.topics.find((x) => x.id === id && /password/i.test(x.label))),
       )!
