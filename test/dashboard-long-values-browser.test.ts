@@ -212,8 +212,10 @@ describe.skipIf(!CHROMIUM)('long values on the dashboard', () => {
         has: page.getByRole('link', { name: CONVERSATION_ID, exact: true }),
       })
       await item.waitFor()
-      const line = (await item.locator('p.muted').first().textContent()) ?? ''
-      expect(line).toMatch(/^Long bot · with Name-[a-z0-9-]{75}… · 2 messages · last /)
+      // The chatbot's name comes with the chatbot list, which may load after the conversations.
+      await expect
+        .poll(async () => (await item.locator('p.muted').first().textContent()) ?? '', { timeout: 15_000 })
+        .toMatch(/^Long bot · with Name-[a-z0-9-]{75}… · 2 messages · last /)
       expect((await measure()).height).toBeLessThan(MAX_PAGE_HEIGHT)
       await checkPage('390-list')
     },

@@ -188,9 +188,13 @@ describe('fault 7: the API under generated input, with two organizations', () =>
         },
         body,
       })
-    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
-    )
+    // API.md's routes: POST /v1/traces answers in OTLP's contract (google.rpc.Status; fields OTLP does
+    // not define are ignored, as OTLP requires of a receiver), tested in services/gateway/src/otlp.
+    const operations = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/api/'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+      )
     const withBody = operations.filter(({ op }) => op.requestBody !== undefined)
     expect(withBody.length).toBeGreaterThanOrEqual(5)
     for (const { method, path } of withBody) {
@@ -236,11 +240,14 @@ describe('fault 7: the API under generated input, with two organizations', () =>
     const doc = (await call(aio.url, 'GET', '/api/v1/openapi.json')).body as {
       paths: Record<string, Record<string, { requestBody?: unknown }>>
     }
-    const withBody = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.entries(methods)
-        .filter(([, op]) => op.requestBody !== undefined)
-        .map(([method]) => ({ method: method.toUpperCase(), path: path.replace('{id}', chatbot.id) })),
-    )
+    // API.md's routes (POST /v1/traces is OTLP's, as above).
+    const withBody = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/api/'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods)
+          .filter(([, op]) => op.requestBody !== undefined)
+          .map(([method]) => ({ method: method.toUpperCase(), path: path.replace('{id}', chatbot.id) })),
+      )
     expect(withBody.length).toBeGreaterThanOrEqual(5)
     const send = (op: { method: string; path: string }, body: string | Buffer) =>
       fetch(`${aio.url}${op.path.replace('{userId}', 'u')}`, {
@@ -415,6 +422,10 @@ describe('fault 7: the API under generated input, with two organizations', () =>
       '/api/v1/organizations',
       '--exclude-path',
       '/api/v1/capture',
+      // OTLP ingestion takes a chatbot key, not a session, and protobuf, which Schemathesis cannot
+      // serialize; its bad input is tested in services/gateway/src/otlp/otlp.int.test.ts.
+      '--exclude-path',
+      '/v1/traces',
       '--max-examples',
       '15',
     ])
