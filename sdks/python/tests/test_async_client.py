@@ -59,7 +59,11 @@ def test_retries_across_a_restart_in_the_middle_of_a_batch(service, chatbot):
         await asyncio.get_running_loop().run_in_executor(None, service.start)
         assert await client.flush(timeout=300)
         stats = client.stats
-        assert (stats.sent, stats.stored, stats.failed) == (600, 600, 0)
+        assert (stats.sent, stats.failed) == (600, 0)
+        # A request the service committed just before it died was never answered: sent again, it is
+        # acknowledged as already stored (messagesStored 0). One request (30 messages) is in flight at a
+        # time, so at most one is counted so; the read-back below shows nothing lost and nothing doubled.
+        assert 570 <= stats.stored <= 600
         assert stats.retries >= 1
         assert await client.shutdown()
         return sent
