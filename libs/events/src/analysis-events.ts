@@ -295,7 +295,7 @@ export const analysisFailedV1 = defineEvent({
   example: { messageIds: ['m-1', 'm-2'], reason: 'model timed out', attempt: 1, retryable: true },
 })
 
-/** The built-in conversation signals (services/analysis/src/signals/detect.ts). */
+/** The built-in conversation signals, decided by services/analysis/src/signals/detect.ts: the one list. */
 export const BUILTIN_SIGNAL_NAMES = [
   'escalation',
   'bot_failure',
@@ -307,9 +307,9 @@ export const BUILTIN_SIGNAL_NAMES = [
 
 export const signalNameSchema = z
   .string()
-  .regex(/^(escalation|bot_failure|repetition|frustration|resolution|abandonment|custom:[a-z0-9-]{1,64})$/)
+  .regex(new RegExp(`^(${BUILTIN_SIGNAL_NAMES.join('|')}|custom:[a-z0-9-]{1,64})$`))
   .describe(
-    "A built-in signal (escalation, bot_failure, repetition, frustration, resolution, abandonment) or a chatbot's own, `custom:` and the slug of its label.",
+    `A built-in signal (${BUILTIN_SIGNAL_NAMES.join(', ')}) or a chatbot's own, \`custom:\` and the slug of its label.`,
   )
 
 export const analysisSignalsDetectedV1 = defineEvent({

@@ -1,3 +1,4 @@
+import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type { MessageRole } from '../analyzer.ts'
 import { SOCIAL_MARGIN } from '../topics/requests.ts'
 import { dot, type Vector } from '../topics/vectors.ts'
@@ -27,14 +28,7 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * The thresholds are margins between anchor sets, chosen on the labelled conversations of
  * bench/data/signals (bench/FINDINGS.md, "Conversation signals").
  */
-export const BUILTIN_SIGNALS = [
-  'escalation',
-  'bot_failure',
-  'repetition',
-  'frustration',
-  'resolution',
-  'abandonment',
-] as const
+export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */

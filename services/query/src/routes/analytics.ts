@@ -8,12 +8,18 @@ import { z } from 'zod'
 import {
   analyticsQuery,
   checkInterval,
+  type Interval,
   resolveRange,
   sentimentRoleQuery,
   topicsQuery,
 } from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
-import { checkTimeZone, readOverview, readSentimentPoints } from '../repositories/analytics.ts'
+import {
+  checkTimeZone,
+  type RollupScope,
+  readOverview,
+  readSentimentPoints,
+} from '../repositories/analytics.ts'
 import { chatbotInOrg } from '../repositories/chatbots.ts'
 import { readSignals } from '../repositories/signals.ts'
 import { readReclustering, readTopics } from '../repositories/topics.ts'
@@ -381,6 +387,35 @@ async function checkScope(client: pg.ClientBase, orgId: string, chatbotId: strin
   await checkTimeZone(client, tz)
 }
 
+interface ScopedQuery {
+  readonly chatbotId?: string | undefined
+  readonly tz: string
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly days?: number | undefined
+}
+
+/**
+ * An analytics request's common part: its range resolved (and, when it has buckets, the interval checked
+ * against it), then `read` run in the organization's scope once the chatbot and the zone are known good.
+ */
+async function readScoped<T>(
+  deps: QueryDeps,
+  orgId: string,
+  query: ScopedQuery,
+  interval: Interval | undefined,
+  read: (client: pg.ClientBase, scope: RollupScope) => Promise<T>,
+): Promise<{ range: { from: string; to: string }; result: T }> {
+  const { chatbotId, tz } = query
+  const range = resolveRange({ from: query.from, to: query.to, days: query.days }, deps.now())
+  if (interval !== undefined) checkInterval(interval, range)
+  const result = await withOrgScope(deps.readerPool, orgId, async (client) => {
+    await checkScope(client, orgId, chatbotId, tz)
+    return read(client, { orgId, chatbotId, from: range.from, to: range.to })
+  })
+  return { range: { from: range.from.toISOString(), to: range.to.toISOString() }, result }
+}
+
 /**
  * Dashboard analytics, from the projector's hourly rollups only (see repositories/analytics.ts). Ranges
  * resolve to whole UTC hours (analytics/range.ts), and responses say which hours they cover.
@@ -416,17 +451,8 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
-      const { chatbotId, tz, ...rest } = request.query
-      const range = resolveRange(rest, deps.now())
-      const overview = await withOrgScope(deps.readerPool, orgId, async (client) => {
-        await checkScope(client, orgId, chatbotId, tz)
-        return readOverview(client, { orgId, chatbotId, from: range.from, to: range.to })
-      })
-      return {
-        ok: true as const,
-        range: { from: range.from.toISOString(), to: range.to.toISOString() },
-        ...overview,
-      }
+      const { range, result } = await readScoped(deps, orgId, request.query, undefined, readOverview)
+      return { ok: true as const, range, ...result }
     },
   )
 
@@ -456,28 +482,18 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
-      const { chatbotId, tz, interval, limit, ...rest } = request.query
-      const range = resolveRange(rest, deps.now())
-      checkInterval(interval, range)
-      const report = await withOrgScope(deps.readerPool, orgId, async (client) => {
-        await checkScope(client, orgId, chatbotId, tz)
-        return {
-          ...(await readTopics(
-            client,
-            { orgId, chatbotId, from: range.from, to: range.to },
-            interval,
-            tz,
-            limit,
-          )),
-          reclustering: await readReclustering(client, orgId, chatbotId),
-        }
-      })
-      return {
-        ok: true as const,
+      const { chatbotId, tz, interval, limit } = request.query
+      const { range, result } = await readScoped(
+        deps,
+        orgId,
+        request.query,
         interval,
-        range: { from: range.from.toISOString(), to: range.to.toISOString() },
-        ...report,
-      }
+        async (client, scope) => ({
+          ...(await readTopics(client, scope, interval, tz, limit)),
+          reclustering: await readReclustering(client, orgId, chatbotId),
+        }),
+      )
+      return { ok: true as const, interval, range, ...result }
     },
   )
 
@@ -504,17 +520,18 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
-      const { chatbotId, tz, interval, limit, ...rest } = request.query
-      const range = resolveRange(rest, deps.now())
-      checkInterval(interval, range)
-      const report = await withOrgScope(deps.readerPool, orgId, async (client) => {
-        await checkScope(client, orgId, chatbotId, tz)
-        return readSignals(client, { orgId, chatbotId, from: range.from, to: range.to }, interval, tz, limit)
-      })
+      const { chatbotId, tz, interval, limit } = request.query
+      const { range, result: report } = await readScoped(
+        deps,
+        orgId,
+        request.query,
+        interval,
+        (client, scope) => readSignals(client, scope, interval, tz, limit),
+      )
       return {
         ok: true as const,
         interval,
-        range: { from: range.from.toISOString(), to: range.to.toISOString() },
+        range,
         ...report,
         needsAttention: report.needsAttention.map((t) => ({
           ...t,
@@ -552,21 +569,15 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
-      const { chatbotId, tz, interval, role, ...rest } = request.query
-      const range = resolveRange(rest, deps.now())
-      checkInterval(interval, range)
-      const points = await withOrgScope(deps.readerPool, orgId, async (client) => {
-        await checkScope(client, orgId, chatbotId, tz)
-        const scope = { orgId, chatbotId, from: range.from, to: range.to }
-        return readSentimentPoints(client, scope, interval, tz, role)
-      })
-      return {
-        ok: true as const,
+      const { tz, interval, role } = request.query
+      const { range, result: points } = await readScoped(
+        deps,
+        orgId,
+        request.query,
         interval,
-        role,
-        range: { from: range.from.toISOString(), to: range.to.toISOString() },
-        points,
-      }
+        (client, scope) => readSentimentPoints(client, scope, interval, tz, role),
+      )
+      return { ok: true as const, interval, role, range, points }
     },
   )
 }
