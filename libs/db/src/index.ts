@@ -1,4 +1,5 @@
 export { advisoryLockKey } from './advisory-key.ts'
+export { type BackgroundLoop, type BackgroundLoopOptions, backgroundLoop } from './background-loop.ts'
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
@@ -13,6 +14,7 @@ export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'
 export { blockedOnTheWayTo, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
 export { ensureReaderLogin, READER_LOGIN, readerLoginUrl } from './reader-role.ts'
+export { delay, type RetryOptions, type RetryPolicy, retry, retryDelayMs } from './retry.ts'
 export {
   isRetryable,
   RetryableTransactionError,
@@ -20,3 +22,4 @@ export {
   withTransaction,
 } from './transaction.ts'
 export { isDatabaseUnavailable } from './unavailable.ts'
+export { Waiter } from './waiter.ts'

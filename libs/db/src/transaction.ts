@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { type RetryPolicy, retry } from './retry.ts'
 
 /** Postgres error codes after which the whole transaction may simply be run again. */
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01'])
@@ -27,6 +28,9 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable'
 }
 
+/** Transactions that lost a race are run again soon: 5 ms doubling, full jitter. */
+const SERIALIZATION_RETRY: RetryPolicy = { baseMs: 5, maxMs: 1_000, jitter: 'full' }
+
 /**
  * Runs `fn` inside BEGIN/COMMIT on one pooled connection, rolling back on any error and running it again
  * (with a short jittered backoff) when the failure is retryable: a serialization failure, a deadlock, or
@@ -37,26 +41,28 @@ export async function withTransaction<T>(
   fn: (client: pg.PoolClient) => Promise<T>,
   opts: TransactionOptions = {},
 ): Promise<T> {
-  const retries = opts.retries ?? 5
-  for (let attempt = 0; ; attempt++) {
-    const client = await pool.connect()
-    let release: boolean | Error = false
-    try {
-      await client.query(opts.isolation ? `BEGIN ISOLATION LEVEL ${opts.isolation.toUpperCase()}` : 'BEGIN')
-      const result = await fn(client)
-      await client.query('COMMIT')
-      return result
-    } catch (err) {
+  return retry(
+    { ...SERIALIZATION_RETRY, retries: opts.retries ?? 5 },
+    async () => {
+      const client = await pool.connect()
+      let release: boolean | Error = false
       try {
-        await client.query('ROLLBACK')
-      } catch (rollbackErr) {
-        // The connection is broken: destroy it rather than return it to the pool.
-        release = rollbackErr as Error
+        await client.query(opts.isolation ? `BEGIN ISOLATION LEVEL ${opts.isolation.toUpperCase()}` : 'BEGIN')
+        const result = await fn(client)
+        await client.query('COMMIT')
+        return result
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK')
+        } catch (rollbackErr) {
+          // The connection is broken: destroy it rather than return it to the pool.
+          release = rollbackErr as Error
+        }
+        throw err
+      } finally {
+        client.release(release)
       }
-      if (attempt >= retries || !isRetryable(err)) throw err
-    } finally {
-      client.release(release)
-    }
-    await new Promise((r) => setTimeout(r, Math.random() * 5 * 2 ** attempt))
-  }
+    },
+    { retryable: isRetryable },
+  )
 }

@@ -105,5 +105,5 @@ export {
   type RelayStats,
   relayBacklog,
 } from './relay.ts'
-export { backoffMs, delay, Waiter } from './sleep.ts'
+export { BATCH_RETRY, IN_BATCH_RETRY, RELAY_RETRY } from './retry-policies.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -1,11 +1,11 @@
-import { advisoryLockKey, withTransaction } from '@cas/db'
+import { advisoryLockKey, delay, retryDelayMs, Waiter, withTransaction } from '@cas/db'
 import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startRedrivePoller } from './dead-letters.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
-import { backoffMs, delay, Waiter } from './sleep.ts'
+import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
 
 export interface JournalConsumerOptions extends ConsumerOptions {
   /**
@@ -160,7 +160,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
                   ...batchOptions,
                   maxAttempts,
                   log,
-                  backoff: (attempt) => delay(backoffMs(attempt, 50, 1_000)),
+                  backoff: (attempt) => delay(retryDelayMs(IN_BATCH_RETRY, attempt)),
                 },
               )
             : await applyBatch(opts.pool, opts.groupId, source, batch, opts.handler, {
@@ -201,7 +201,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
           err: (err as Error).message,
           attempts: Object.fromEntries(failuresOf),
         })
-        await waiter.sleep(backoffMs(failures++, 100, 5_000))
+        await waiter.sleep(retryDelayMs(BATCH_RETRY, failures++))
       }
     }
   }

@@ -1,3 +1,4 @@
+import { delay, retryDelayMs } from '@cas/db'
 import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs'
 import type { Pool } from 'pg'
 import { applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
@@ -11,7 +12,7 @@ import {
   startRedrivePoller,
 } from './dead-letters.ts'
 import { decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
-import { backoffMs, delay } from './sleep.ts'
+import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
 import { topicFor } from './topics.ts'
 import { TrailingOrder } from './trailing.ts'
 
@@ -160,7 +161,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
               maxAttempts,
               log,
               sink: deadLetters.send,
-              backoff: (n) => delay(backoffMs(n, 50, 1_000)),
+              backoff: (n) => delay(retryDelayMs(IN_BATCH_RETRY, n)),
               afterEach: () => Promise.all(live.map((w) => w.payload.heartbeat().catch(() => {}))),
             },
           )
@@ -199,7 +200,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           return
         }
         await Promise.all(live.map((w) => w.payload.heartbeat()))
-        await new Promise((r) => setTimeout(r, backoffMs(attempt, 100, 5_000)))
+        await delay(retryDelayMs(BATCH_RETRY, attempt))
         waiting = live
       }
     }

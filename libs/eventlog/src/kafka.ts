@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { type RetryPolicy, retry } from '@cas/db'
 import {
   type Admin,
   type ICustomPartitioner,
@@ -54,7 +54,7 @@ export function createRelayProducer(kafka: Kafka, opts: { maxInFlight?: number }
 }
 
 /** How `sendEvery` retries: 100 ms doubling up to 5 s, about 26 s in all, as long as kafkajs' own retries took. */
-export const SEND_RETRY = { retries: 10, initialMs: 100, maxMs: 5_000 }
+export const SEND_RETRY: RetryPolicy = { baseMs: 100, maxMs: 5_000, jitter: 'none', retries: 10 }
 
 /**
  * Sends every message with acks=all, or throws. Each attempt is a new `sendBatch` of all of them, so a
@@ -70,16 +70,11 @@ export const SEND_RETRY = { retries: 10, initialMs: 100, maxMs: 5_000 }
 export async function sendEvery(
   producer: Producer,
   topicMessages: TopicMessages[],
-  retry: { retries: number; initialMs: number; maxMs: number } = SEND_RETRY,
+  policy: RetryPolicy = SEND_RETRY,
 ): Promise<RecordMetadata[]> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await producer.sendBatch({ acks: -1, topicMessages })
-    } catch (err) {
-      if (attempt >= retry.retries || !isRetriableSendError(err)) throw err
-      await sleep(Math.min(retry.initialMs * 2 ** attempt, retry.maxMs))
-    }
-  }
+  return retry(policy, () => producer.sendBatch({ acks: -1, topicMessages }), {
+    retryable: isRetriableSendError,
+  })
 }
 
 /** kafkajs wraps a retriable error in KafkaJSNumberOfRetriesExceeded once its retries (none) are spent. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
+import { type BackgroundLoop, backgroundLoop } from '@cas/db'
 import type { ClientBase, Pool } from 'pg'
-import { Waiter } from './sleep.ts'
 
 /**
  * How current the service's figures are, per stage of the pipeline (migrations/0016_pipeline-status.sql):
@@ -111,27 +111,33 @@ export class StageReporter {
   private readonly intervalMs: number
   private readonly takeOverAfterMs: number
   private readonly now: () => Date
-  private readonly waiter = new Waiter()
-  private running = false
-  private loop: Promise<void> | undefined
+  private readonly loop: BackgroundLoop
 
   constructor(private readonly opts: StageReporterOptions) {
     this.intervalMs = opts.intervalMs ?? 2_000
     this.takeOverAfterMs = opts.takeOverAfterMs ?? 3 * this.intervalMs
     this.reporterId = opts.reporterId ?? `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`
     this.now = opts.now ?? (() => new Date())
+    this.loop = backgroundLoop({
+      run: async () => void (await this.report()),
+      intervalMs: this.intervalMs,
+      // Readers see the row age and, past STALE_AFTER_SECONDS, say the stage's state is unknown.
+      onError: (err, failures) => {
+        if (failures === 0)
+          opts.log?.('could not report the pipeline status; retrying', {
+            stage: opts.stage,
+            err: (err as Error).message,
+          })
+      },
+    })
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
   async stop(): Promise<void> {
-    this.running = false
-    this.waiter.wake()
-    await this.loop
+    await this.loop.stop()
     await this.opts.release?.()
   }
 
@@ -163,24 +169,5 @@ export class StageReporter {
       ],
     )
     return (written.rowCount ?? 0) > 0
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0
-    while (this.running) {
-      try {
-        await this.report()
-        failures = 0
-      } catch (err) {
-        // Readers see the row age and, past STALE_AFTER_SECONDS, say the stage's state is unknown.
-        if (failures++ === 0) {
-          this.opts.log?.('could not report the pipeline status; retrying', {
-            stage: this.opts.stage,
-            err: (err as Error).message,
-          })
-        }
-      }
-      await this.waiter.sleep(this.intervalMs)
-    }
   }
 }

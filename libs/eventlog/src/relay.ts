@@ -1,3 +1,4 @@
+import { retryDelayMs, Waiter } from '@cas/db'
 import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
 import { DEFAULT_MAX_ATTEMPTS } from './dead-letters.ts'
@@ -11,7 +12,7 @@ import {
   sendEvery,
   sendLane,
 } from './kafka.ts'
-import { backoffMs, Waiter } from './sleep.ts'
+import { RELAY_RETRY } from './retry-policies.ts'
 import { topicFor } from './topics.ts'
 
 export interface RelayOptions {
@@ -160,7 +161,7 @@ export class Relay {
           attempt: this.failures,
         })
         await this.releaseLeadership()
-        await this.waiter.sleep(backoffMs(this.failures++, 200, 5_000))
+        await this.waiter.sleep(retryDelayMs(RELAY_RETRY, this.failures++))
       }
     }
   }

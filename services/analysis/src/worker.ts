@@ -1,5 +1,5 @@
-import { GroupCommitter, withTransaction } from '@cas/db'
-import { type AppendRequest, appendToStream, appendToStreams, backoffMs, Waiter } from '@cas/eventlog'
+import { type BackgroundLoop, backgroundLoop, GroupCommitter, retryDelayMs, withTransaction } from '@cas/db'
+import { type AppendRequest, appendToStream, appendToStreams, BATCH_RETRY } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import { deletedChatbots } from '@cas/keyring'
 import { chatbotSignals, chatbotTopics } from '@cas/settings'
@@ -107,10 +107,8 @@ export const CONVERSATIONS_RESULTS = `SELECT c.id AS conversation_id, r.role, r.
  */
 export class AnalysisWorker {
   readonly stats: WorkerStats = { analyzedMessages: 0, jobsDone: 0, retries: 0, deadLetters: 0, inFlight: 0 }
-  private running = false
-  private loop: Promise<void> | undefined
   private readonly inFlight = new Set<Promise<void>>()
-  private readonly waiter = new Waiter()
+  private readonly loop: BackgroundLoop
   private readonly now: () => Date
   private readonly log: NonNullable<WorkerOptions['log']>
   private readonly committer: GroupCommitter<Analyzed, undefined>
@@ -121,6 +119,14 @@ export class AnalysisWorker {
   constructor(private readonly opts: WorkerOptions) {
     this.now = opts.now ?? (() => new Date())
     this.log = opts.log ?? (() => {})
+    this.loop = backgroundLoop({
+      run: () => this.claimAndStart(),
+      intervalMs: opts.pollIntervalMs ?? 50,
+      // The database is away: look again later, less often the longer it stays away.
+      retry: BATCH_RETRY,
+      onError: (err, attempt) =>
+        this.log('claiming analysis jobs failed', { err: (err as Error).message, attempt }),
+    })
     this.committer = new GroupCommitter(
       opts.pool,
       {
@@ -135,52 +141,39 @@ export class AnalysisWorker {
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
   /** Stops claiming, and waits for the jobs in flight to finish and commit. */
   async stop(): Promise<void> {
-    this.running = false
-    this.waiter.wake()
-    await this.loop
+    await this.loop.stop()
     await Promise.allSettled([...this.inFlight])
   }
 
-  private async run(): Promise<void> {
-    let failures = 0
-    while (this.running) {
-      const free = this.opts.concurrency - this.inFlight.size
-      let claimed: AnalysisJob[] = []
-      if (free > 0) {
-        try {
-          claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
-          failures = 0
-        } catch (err) {
-          this.log('claiming analysis jobs failed', { err: (err as Error).message, attempt: failures })
-          // The database is away: look again later, less often the longer it stays away.
-          await this.waiter.sleep(backoffMs(failures++, 100, 5_000))
-          continue
-        }
-      }
-      await this.maybeSweep()
-      // One read of the settings for the claim; a job whose read failed goes the way of any failure.
-      const contexts = this.contextsFor(claimed)
-      contexts.catch(() => {})
-      for (const job of claimed) {
-        const task: Promise<void> = this.process(job, contexts).finally(() => {
-          this.inFlight.delete(task)
-          this.stats.inFlight = this.inFlight.size
-          this.waiter.wake()
-        })
-        this.inFlight.add(task)
-      }
-      this.stats.inFlight = this.inFlight.size
-      if (claimed.length === 0 || this.inFlight.size >= this.opts.concurrency) {
-        await this.waiter.sleep(this.opts.pollIntervalMs ?? 50)
-      }
+  /**
+   * One turn of the loop: claims what the free slots can take and starts analyzing it; says whether to
+   * claim again at once (it claimed, and slots are left). A finished job wakes the loop.
+   */
+  private async claimAndStart(): Promise<boolean> {
+    const free = this.opts.concurrency - this.inFlight.size
+    let claimed: AnalysisJob[] = []
+    if (free > 0) {
+      claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
     }
+    await this.maybeSweep()
+    // One read of the settings for the claim; a job whose read failed goes the way of any failure.
+    const contexts = this.contextsFor(claimed)
+    contexts.catch(() => {})
+    for (const job of claimed) {
+      const task: Promise<void> = this.process(job, contexts).finally(() => {
+        this.inFlight.delete(task)
+        this.stats.inFlight = this.inFlight.size
+        this.loop.wake()
+      })
+      this.inFlight.add(task)
+    }
+    this.stats.inFlight = this.inFlight.size
+    return claimed.length > 0 && this.inFlight.size < this.opts.concurrency
   }
 
   private async process(job: AnalysisJob, contexts: Promise<Map<string, ChatbotContext>>): Promise<void> {
@@ -478,8 +471,10 @@ export class AnalysisWorker {
       err instanceof AnalyzerError ? `${err.code}: ${err.message}` : `error: ${(err as Error).message}`
     const now = this.now()
     if (retryable && job.attempts < this.opts.maxAttempts) {
-      const base = this.opts.retryBaseMs ?? 1_000
-      const delay = Math.min(300_000, base * 2 ** (job.attempts - 1)) * (0.5 + Math.random() / 2)
+      const delay = retryDelayMs(
+        { baseMs: this.opts.retryBaseMs ?? 1_000, maxMs: 300_000, jitter: 'equal' },
+        job.attempts - 1,
+      )
       this.stats.retries++
       this.log('analysis failed; will retry', { ...jobLogFields(job), attempt: job.attempts, reason })
       await retryJob(this.opts.pool, job.id, reason, new Date(now.getTime() + delay), now)

@@ -31,6 +31,7 @@
  */
 import { createHash } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
+import { type RetryPolicy, retryDelayMs } from '@cas/db'
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai'
 import { z } from 'zod'
 import {
@@ -72,8 +73,8 @@ const MAX_TOPICS = 5
 const MAX_TOPIC_LENGTH = 64
 /** Longer contents are cut (sentiment and topics show early; this bounds the tokens of one call). */
 const MAX_CONTENT_CHARS = 4000
-const BACKOFF_BASE_MS = 500
-const BACKOFF_MAX_MS = 30_000
+/** An LLM call that failed retryably: 500 ms doubling up to 30 s, equal jitter (unless Retry-After says). */
+const LLM_RETRY: RetryPolicy = { baseMs: 500, maxMs: 30_000, jitter: 'equal' }
 const RETRY_AFTER_MAX_MS = 60_000
 const SCHEMA_NAME = 'message_analyses'
 
@@ -279,11 +280,10 @@ export function createLlmAnalyzer(opts: LlmAnalyzerOptions): Analyzer {
         log('llm analysis failed, giving up', fields)
         throw new AnalyzerError(failure.code, `${failure.message} (after ${attempt} attempts)`, true)
       }
-      const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1))
       const waitMs =
         failure.retryAfterMs !== undefined
           ? Math.min(failure.retryAfterMs, RETRY_AFTER_MAX_MS)
-          : Math.round(backoff / 2 + (random() * backoff) / 2)
+          : Math.round(retryDelayMs(LLM_RETRY, attempt - 1, random))
       log('llm call failed, retrying', { ...fields, delayMs: waitMs })
       await abortable(sleep(waitMs, signal), signal)
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AnalysisConfig } from '@cas/config'
-import { withTransaction } from '@cas/db'
-import { type AppendRequest, appendToStreams, Waiter } from '@cas/eventlog'
+import { type BackgroundLoop, backgroundLoop, withTransaction } from '@cas/db'
+import { type AppendRequest, appendToStreams } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { Analyzer, MessageAnalysis } from '../analyzer.ts'
@@ -104,9 +104,7 @@ export class Reclusterer {
     lastDurationMs: 0,
     lastPhasesMs: { read: 0, cluster: 0, commit: 0 },
   }
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly waiter = new Waiter()
+  private readonly loop: BackgroundLoop
   private readonly store = new TopicStore(0)
   private readonly now: () => Date
   private readonly log: NonNullable<ReclustererOptions['log']>
@@ -114,28 +112,21 @@ export class Reclusterer {
   constructor(private readonly opts: ReclustererOptions) {
     this.now = opts.now ?? (() => new Date())
     this.log = opts.log ?? (() => {})
+    this.loop = backgroundLoop({
+      // A chatbot re-clustered: look for the next one at once.
+      run: async () => (await this.runDue()) !== undefined,
+      intervalMs: opts.policy.pollIntervalMs,
+      onError: (err) =>
+        this.log('re-clustering: could not look for due chatbots', { reason: (err as Error).message }),
+    })
   }
 
   start(): void {
-    if (this.running || !this.opts.analyzer.semantic) return
-    this.running = true
-    this.loop = (async () => {
-      while (this.running) {
-        let ran: RunOutcome | undefined
-        try {
-          ran = await this.runDue()
-        } catch (err) {
-          this.log('re-clustering: could not look for due chatbots', { reason: (err as Error).message })
-        }
-        if (!ran && this.running) await this.waiter.sleep(this.opts.policy.pollIntervalMs)
-      }
-    })()
+    if (this.opts.analyzer.semantic) this.loop.start()
   }
 
   async stop(): Promise<void> {
-    this.running = false
-    this.waiter.wake()
-    await this.loop
+    await this.loop.stop()
   }
 
   /** Claims one due chatbot and re-clusters it; undefined when none is due. Never throws for a failed run. */

@@ -1,3 +1,4 @@
+import { backgroundLoop } from '@cas/db'
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 
@@ -22,12 +23,14 @@ export function startExpirySweeper(
   app: FastifyInstance,
   opts: { pool: pg.Pool; now: () => Date; throttleWindowMs: number; intervalMs: number },
 ): void {
-  const timer = setInterval(() => {
-    sweepExpired(opts.pool, opts.now(), opts.throttleWindowMs).catch((err: unknown) => {
-      app.log.warn({ err }, 'sweeping expired sessions failed; will try again')
-    })
-  }, opts.intervalMs)
-  // Housekeeping must never keep a process alive on its own.
-  timer.unref()
-  app.addHook('onClose', async () => clearInterval(timer))
+  const loop = backgroundLoop({
+    intervalMs: opts.intervalMs,
+    firstRunAfterInterval: true,
+    // Housekeeping must never keep a process alive on its own.
+    unref: true,
+    run: async () => void (await sweepExpired(opts.pool, opts.now(), opts.throttleWindowMs)),
+    onError: (err) => app.log.warn({ err }, 'sweeping expired sessions failed; will try again'),
+  })
+  loop.start()
+  app.addHook('onClose', () => loop.stop())
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '@cas/db'
+import { backgroundLoop, withTransaction } from '@cas/db'
 import { retentionDaysSql } from '@cas/settings'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type pg from 'pg'
@@ -56,26 +56,26 @@ export function startRetentionSweeper(
     log?: Pick<FastifyBaseLogger, 'info' | 'error'>
   },
 ): void {
-  let running: Promise<unknown> | undefined
-  const timer = setInterval(() => {
-    if (running) return
-    // One correlation id per sweep: its events, and its log lines, can be followed together.
-    const sweepId = randomUUID()
-    running = sweepRetention(deps.pool, deps.now, { correlationId: sweepId, causationId: sweepId })
-      .then((erased) => {
+  const loop = backgroundLoop({
+    intervalMs: deps.intervalMs,
+    firstRunAfterInterval: true,
+    // Housekeeping must never keep a process alive on its own.
+    unref: true,
+    run: async () => {
+      // One correlation id per sweep: its events, and its log lines, can be followed together.
+      const sweepId = randomUUID()
+      try {
+        const erased = await sweepRetention(deps.pool, deps.now, {
+          correlationId: sweepId,
+          causationId: sweepId,
+        })
         if (erased > 0)
           deps.log?.info({ correlationId: sweepId, erased }, 'retention sweep erased conversations')
-      })
-      .catch((err) =>
-        deps.log?.error({ err, correlationId: sweepId }, 'retention sweep failed; trying again later'),
-      )
-      .finally(() => {
-        running = undefined
-      })
-  }, deps.intervalMs)
-  timer.unref()
-  app.addHook('onClose', async () => {
-    clearInterval(timer)
-    await running
+      } catch (err) {
+        deps.log?.error({ err, correlationId: sweepId }, 'retention sweep failed; trying again later')
+      }
+    },
   })
+  loop.start()
+  app.addHook('onClose', () => loop.stop())
 }

@@ -1,0 +1,71 @@
+import { type RetryPolicy, retryDelayMs } from './retry.ts'
+import { Waiter } from './waiter.ts'
+
+export interface BackgroundLoopOptions {
+  /**
+   * One turn. Returning `true` says there is more to do at once (the next turn starts without waiting);
+   * anything else waits `intervalMs` (or until `wake()`).
+   */
+  readonly run: () => Promise<unknown>
+  readonly intervalMs: number
+  /** Told of a turn that threw, with the failures in a row before it (0 for the first). */
+  readonly onError?: (err: unknown, failures: number) => void
+  /** The wait after a failed turn (default: `intervalMs`). */
+  readonly retry?: RetryPolicy
+  /** Whether the first turn waits an interval (a sweep every N minutes) or runs at once (default). */
+  readonly firstRunAfterInterval?: boolean
+  /** The waits do not keep the process alive on their own (housekeeping). */
+  readonly unref?: boolean
+  /** Injected for tests: how a wait is made (the loop's Waiter otherwise). `wake()` ends it early. */
+  readonly sleep?: (ms: number, waiter: Waiter) => Promise<void>
+}
+
+export interface BackgroundLoop {
+  start(): void
+  /** Ends the wait under way, if any, so that the next turn starts now. */
+  wake(): void
+  /** Stops starting turns, ends the wait under way and resolves once the turn under way (if any) is done. */
+  stop(): Promise<void>
+  readonly running: boolean
+}
+
+/** The start/stop loop every background task runs: a turn, a wait, again, until stopped. */
+export function backgroundLoop(opts: BackgroundLoopOptions): BackgroundLoop {
+  const waiter = new Waiter({ unref: opts.unref })
+  const sleep = (ms: number) => (opts.sleep ? opts.sleep(ms, waiter) : waiter.sleep(ms))
+  let running = false
+  let loop: Promise<void> | undefined
+  const turns = async () => {
+    let failures = 0
+    if (opts.firstRunAfterInterval) await sleep(opts.intervalMs)
+    while (running) {
+      let wait = opts.intervalMs
+      try {
+        const more = await opts.run()
+        failures = 0
+        if (more === true) continue
+      } catch (err) {
+        opts.onError?.(err, failures)
+        if (opts.retry) wait = retryDelayMs(opts.retry, failures)
+        failures++
+      }
+      if (running) await sleep(wait)
+    }
+  }
+  return {
+    start() {
+      if (running) return
+      running = true
+      loop = turns()
+    },
+    wake: () => waiter.wake(),
+    async stop() {
+      running = false
+      waiter.wake()
+      await loop
+    },
+    get running() {
+      return running
+    },
+  }
+}
