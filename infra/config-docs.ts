@@ -20,7 +20,7 @@ const SERVICES: Readonly<Record<string, readonly Group[]>> = {
   'all-in-one': ALL_IN_ONE_CONFIG,
 }
 
-/** The README with its configuration tables as the schema generates them. */
-export function readmeWithConfigTables(readme: string): string {
-  return replaceBetweenMarkers(readme, BEGIN, END, configTables(ALL_GROUPS, SERVICES))
+/** docs/configuration.md with its tables as the schema generates them. */
+export function withConfigTables(markdown: string): string {
+  return replaceBetweenMarkers(markdown, BEGIN, END, configTables(ALL_GROUPS, SERVICES))
 }

@@ -1,17 +1,17 @@
 /**
- * npm run docs:config: writes the README's configuration tables from the schema (libs/config) and the
- * groups each service reads. test/config-docs.test.ts fails while the README differs from it.
+ * npm run docs:config: writes docs/configuration.md's tables from the schema (libs/config) and the groups
+ * each service reads. test/config-docs.test.ts fails while the file differs from it.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { readmeWithConfigTables } from './config-docs.ts'
+import { withConfigTables } from './config-docs.ts'
 
-const readmePath = fileURLToPath(new URL('../README.md', import.meta.url))
-const before = readFileSync(readmePath, 'utf8')
-const after = readmeWithConfigTables(before)
-writeFileSync(readmePath, after)
+const path = fileURLToPath(new URL('../docs/configuration.md', import.meta.url))
+const before = readFileSync(path, 'utf8')
+const after = withConfigTables(before)
+writeFileSync(path, after)
 console.log(
   after === before
-    ? 'README.md: configuration tables already current'
-    : 'README.md: configuration tables written',
+    ? 'docs/configuration.md: configuration tables already current'
+    : 'docs/configuration.md: configuration tables written',
 )

@@ -66,7 +66,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
     await clearScreenshots()
     await buildApp()
     // The app analyses with the test model whatever the environment says, and never reaches for the hub.
-    // Re-clustering (README, Topics) runs seconds after a burst, not the default minute, so that the
+    // Re-clustering (docs/analysis.md, Topics) runs seconds after a burst, not the default minute, so that the
     // topics step can wait for the topics to settle before it compares the page with the API.
     app = await startBuiltApp({
       ...(hasTestModel ? modelConfigEnv() : {}),
@@ -504,7 +504,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser', () => {
         { timeoutMs: 90_000, what: 'every conversation analysed' },
       )
       // One paraphrase may wait in "other" when it does not lie inside the topic's spread yet (the
-      // topics come from the data: README, Topics).
+      // topics come from the data: docs/analysis.md, Topics).
       const topicsNow = async () =>
         (await (
           await page.request.get(`/api/v1/analytics/topics?chatbotId=${chatbotId}&days=90&interval=day`)

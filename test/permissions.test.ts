@@ -8,7 +8,7 @@ import { invite, join, ROLES, tokenOf } from './support/members.ts'
 
 /**
  * The permission matrix: every session route against every role. The routes are those of the OpenAPI
- * document (a new route without a row here fails the first test), and the README's matrix must say the
+ * document (a new route without a row here fails the first test), and docs/api.md's matrix must say the
  * same as this file.
  */
 const { db } = useTestGateways()
@@ -294,8 +294,8 @@ describe('the permission matrix', () => {
     expect(without.sort()).toEqual([...PUBLIC_ROUTES].sort())
   })
 
-  it("is the README's", () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  it("is docs/api.md's", () => {
+    const readme = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8')
     const documented = new Map<string, Role[]>()
     for (const line of readme.split('\n')) {
       const cells = line.split('|').map((c) => c.trim())

@@ -11,7 +11,7 @@ import { countRows } from './support/journal.ts'
 
 const gateway = useSignedInGateway()
 
-// The documented limits (README, "Using the API"; the OpenAPI descriptions).
+// The documented limits (docs/api.md; the OpenAPI descriptions).
 const MAX_BODY_DEPTH = 32
 const MAX_SETTINGS_DEPTH = 16
 

@@ -7,7 +7,7 @@ const root = fileURLToPath(new URL('.', import.meta.url))
 /**
  * The dashboard builds into dist/web (beside the services' bundles), which the query service (and so the
  * all-in-one) serves. `npm run dev -w @cas/web` serves it with hot reload and sends /api to a running
- * `npm start` (start that with ALLOWED_ORIGINS=http://localhost:5173, see README.md).
+ * `npm start` (start that with ALLOWED_ORIGINS=http://localhost:5173, see docs/dashboard.md).
  */
 export default defineConfig({
   root,

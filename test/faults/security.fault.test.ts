@@ -3,7 +3,7 @@
  * - The query service's role (cas_query) cannot get around row-level security: not by switching roles,
  *   turning row security off, changing or shadowing the policy's function, dropping policies, writing,
  *   reading the write side, or carrying an organization over from one transaction to the next.
- * - Stored password hashes are argon2id with the parameters the README states (m=19456 KiB, t=2, p=1).
+ * - Stored password hashes are argon2id with the parameters docs/api.md states (m=19456 KiB, t=2, p=1).
  * - The session cookie is HttpOnly, SameSite=Lax, Path=/, host-only, and Secure over HTTPS (behind a
  *   trusted proxy, TRUST_PROXY=true).
  * - A session cookie replayed after logout is 401; a cross-origin POST (PATCH, DELETE) is 403.

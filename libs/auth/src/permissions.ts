@@ -1,7 +1,7 @@
 import type { OrganizationRole } from '@cas/events'
 
 /**
- * What each role may do in its organization: the permission matrix of the README, enforced on the server
+ * What each role may do in its organization: the permission matrix of docs/api.md, enforced on the server
  * by requirePermission for every session route (403 `forbidden` for a role without the permission). Who
  * may act on owners (invite one, change or remove one) is decided by the organization's decider: only
  * owners, and never so as to leave the organization without one.

@@ -4,7 +4,7 @@ function row(cells: readonly string[], widths: readonly number[]): string {
   return `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
 }
 
-/** A Markdown table padded as Biome formats it (the README is checked by `npm run lint`). */
+/** A Markdown table padded as Biome formats it (docs/configuration.md is checked by `npm run lint`). */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i]!.length)))
   return [
@@ -18,7 +18,7 @@ const code = (text: string) => (text.startsWith('`') ? text : `\`${text}\``)
 const PLAIN_DEFAULTS = new Set(['unset', 'empty', 'derived', 'generated'])
 
 /**
- * The README's configuration tables: one per concern, each variable with its default (and unit), its
+ * docs/configuration.md's tables: one per concern, each variable with its default (and unit), its
  * meaning, and the processes that read it (from the groups each service parses).
  */
 export function configTables(

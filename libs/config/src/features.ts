@@ -137,7 +137,7 @@ export const analysis = group({
     ANALYSIS_PROVIDER: variable(z.enum(['local', 'lexical', 'llm']).default('local'), {
       default: 'local',
       meaning:
-        '`local` (the language model, the lexical analyzer when it cannot be had), `lexical` (no model) or `llm` ([Analysis](#analysis))',
+        '`local` (the language model, the lexical analyzer when it cannot be had), `lexical` (no model) or `llm` ([Analysis](analysis.md))',
     }),
     ANALYSIS_MODEL_DIR: variable(z.string().min(1).optional(), {
       default: 'unset',

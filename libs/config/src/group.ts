@@ -1,6 +1,6 @@
 import { z } from 'zod'
 
-/** One environment variable: how it is parsed, and what the README's configuration table says of it. */
+/** One environment variable: how it is parsed, and what docs/configuration.md says of it. */
 export interface Variable<S extends z.ZodType = z.ZodType> {
   readonly schema: S
   /** The default as the table shows it (`unset`, `generated`, a value). */

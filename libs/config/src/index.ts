@@ -9,7 +9,7 @@ export { database, encryption, eventLog, http, relay, server } from './infrastru
 
 /**
  * Every variable, by concern. A service parses only the groups it uses (its src/config.ts lists them);
- * the README's configuration table is generated from these (`npm run docs:config`).
+ * docs/configuration.md is generated from these (`npm run docs:config`).
  */
 export const ALL_GROUPS = [
   server,

@@ -84,7 +84,7 @@ function processMetrics(): Registry {
 }
 
 /**
- * The Prometheus metrics of one service process, all of them defined here (the README's table lists
+ * The Prometheus metrics of one service process, all of them defined here (docs/operations.md's table lists
  * them). HTTP apps feed the HTTP ones; services register what they run (pools, consumers, the relay,
  * the analysis worker), and the gauges read those at scrape time.
  */

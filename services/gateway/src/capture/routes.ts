@@ -27,7 +27,7 @@ export interface CaptureRouteDeps {
   readonly redis?: Redis
 }
 
-/** Capture's rules and answers, for the OpenAPI document (the README's "What capture takes" in full). */
+/** Capture's rules and answers, for the OpenAPI document (docs/api.md's "What capture takes" in full). */
 const CAPTURE_DESCRIPTION = `Sends messages of one conversation with the chatbot's API key (\`Authorization: Bearer svc_live_…\`), from the chatbot's backend. The messages are stored durably before the answer, and analysed (sentiment, topics) afterwards.
 
 Rules:

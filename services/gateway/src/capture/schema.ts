@@ -89,7 +89,7 @@ export const captureBodySchema = z
 /** The body's fields: any other top-level key is ignored, with a warning. */
 export const CAPTURE_FIELDS: ReadonlySet<string> = new Set(Object.keys(captureBodySchema.shape))
 
-/** The capture in the OpenAPI document's example (the README's). */
+/** The capture in the OpenAPI document's example (docs/api.md's). */
 export const captureBodyExample: z.input<typeof captureBodySchema> = {
   conversationId: 'chat-0001',
   messages: [

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import type { Attributes, AttributeValue, Span } from './spans.ts'
 
 /**
- * The OpenTelemetry GenAI semantic conventions mapped onto conversations and messages (README
- * "OpenTelemetry" has the table). Pure: a span in, the conversation it belongs to and the messages it
+ * The OpenTelemetry GenAI semantic conventions mapped onto conversations and messages (docs/opentelemetry.md
+ * has the table). Pure: a span in, the conversation it belongs to and the messages it
  * carries out. Each span is read in the first of these forms it has (one form only: instrumentations in
  * transition emit two, and reading both would store each message twice):
  * 1. current: `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`, on the

@@ -1,4 +1,4 @@
-/** How the dashboard names the conversation signals (README "Conversation signals"). */
+/** How the dashboard names the conversation signals (docs/analysis.md, "Conversation signals"). */
 export const SIGNAL_NAMES: Record<string, string> = {
   escalation: 'Escalation',
   bot_failure: 'Bot failure',
