@@ -50,7 +50,7 @@ export const MIN_SPREAD_GROUP = 8
  *
  * Spread rather than all in one: N clients that each send again once answered would otherwise travel
  * in one group forever, the others idle, and a group's work in this process and in Postgres would never
- * overlap another's (64 concurrent captures: 2,800-3,300 captures/s in one group, 3,700-4,200 spread).
+ * overlap another's (the measurements: bench/FINDINGS.md, "From source comments").
  *
  * A group that fails as a whole, for a reason other than the database being unreachable, is run again
  * one request per transaction, so that only the request at fault gets the error. Retryable failures

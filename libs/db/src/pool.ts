@@ -47,9 +47,8 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): pg.Pool
  * invalidates it (DDL, or an ANALYZE of a table it reads, which autovacuum runs on its own schedule:
  * about a minute at best). A plan made while a table was nearly empty (a fresh install, a rebuild, the
  * first seconds of a burst) scans it sequentially where it should use an index, and each execution then
- * costs more as the table grows: a 2,000-row batch of the projector's activity upsert took 30 s instead
- * of 0.1 s over 90,000 rows, and the projector fell ever further behind (bench/FINDINGS.md, issue 18,
- * seventh session). Planning again costs one round trip and one planning per statement per connection
+ * costs more as the table grows, until the projector falls ever further behind (the measurements:
+ * bench/FINDINGS.md, "From source comments"). Planning again costs one round trip and one planning per statement per connection
  * and period; forcing a custom plan at every execution instead cost 0.5 to 1 ms per execution.
  */
 function replanAgedConnections(pool: pg.Pool, maxAgeMs: number): void {

@@ -266,8 +266,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         maxBytesPerPartition: Math.max(1 << 20, chunkSize * 4096),
         // And room for such batches across the partitions of a fetch: with kafkajs' default of 10 MB in all,
         // a fetch over 36 partitions gave batches of a few hundred events, each paying a transaction, a
-        // checkpoint and a rollup flush. 32 MB: the projector over a backlog 6,100-6,200 → 8,375 events/s
-        // (Kafka mode, bench/FINDINGS.md), its peak RSS 512 → 571 MiB.
+        // checkpoint and a rollup flush. 32 MB: what it gained, and cost in memory: bench/FINDINGS.md, "From source comments".
         maxBytes: 32 << 20,
         allowAutoTopicCreation: false,
       })

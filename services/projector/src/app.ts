@@ -42,9 +42,8 @@ export const PROJECTOR_GROUP = 'projector'
 
 /**
  * Transactions applying batches at the same time, ordered by `orderBatch`: the journal's four partitions,
- * or in Kafka mode the batches of one fetch in four groups. One at a time, Kafka freshness p99 was 6.6 s
- * at 399 captures/s on two cores; four partition batches at once, 2.1-5.2 s at 450; a fetch's 36 batches
- * in four transactions, about 1.3 s (bench/FINDINGS.md).
+ * or in Kafka mode the batches of one fetch in four groups. One at a time, the projector was what kept
+ * Kafka freshness high (the measurements: bench/FINDINGS.md, "From source comments").
  */
 export const PARTITIONS_AT_ONCE = 4
 

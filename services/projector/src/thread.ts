@@ -56,8 +56,7 @@ const RESTART_DELAY_MS = 1_000
 /**
  * Runs the projector (startProjector: the consumer and its status reporter) in a worker thread: the
  * all-in-one's projector, so that projecting does not queue behind capture and dashboard requests on
- * one event loop, nor they behind it. Measured at 450 captures/s over 60 s on two cores, freshness
- * p50 / p99 halved (bench/FINDINGS.md). The thread has its own connections to the process's database and
+ * one event loop, nor they behind it (the measurements: bench/FINDINGS.md, "From source comments"). The thread has its own connections to the process's database and
  * its own Kafka client; the read models, checkpoints and pipeline status it writes are what every other
  * part reads.
  *

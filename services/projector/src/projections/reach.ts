@@ -38,9 +38,6 @@ import type pg from 'pg'
  * - Three families: the organization's conversation counts are already its chatbots' sums (a
  *   conversation is one chatbot's), but its end users are not (one end user of two chatbots counts
  *   once), so end users have a chain per chatbot and one per organization.
- * Simplified in issue 19 to one linking statement for the three families (the conversations' was a
- * copy), one lock and one forget statement: the code below this comment went from 475 to 454 lines
- * (rollups.ts 206 to 202); the statements a batch runs, and their plans, are the same.
  *
  * Every function runs inside the projector's transaction. End users are shared between conversations,
  * so between projector instances: their rows in rm_org_end_users are locked, in one order, before their
