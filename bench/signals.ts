@@ -1,6 +1,7 @@
 /**
  * npm run bench:signals [-- --dump]: precision and recall per conversation signal on the labelled
- * conversations of bench/data/signals (README there), with the language model of ../shared/models.
+ * conversations of bench/data/signals (README there): the development set and the held-out one, with
+ * the language model of ../shared/models.
  * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
  */
 
@@ -10,6 +11,7 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
+  HELD_OUT_SIGNALS_SET,
   loadCustomSet,
   loadSignalsSet,
   measureCustomSignals,
@@ -24,5 +26,7 @@ const analyzer = await createSemanticAnalyzer({
   hubUrl: UNREACHABLE_HUB,
 })
 const report = await measureSignals(analyzer, loadSignalsSet())
-if (values.dump) console.log(report.dump.join('\n'))
-console.log(signalsReport(report, await measureCustomSignals(analyzer, loadCustomSet())).join('\n'))
+const heldOut = await measureSignals(analyzer, loadSignalsSet(HELD_OUT_SIGNALS_SET))
+if (values.dump) console.log([...report.dump, '--- held out', ...heldOut.dump].join('\n'))
+const custom = await measureCustomSignals(analyzer, loadCustomSet())
+console.log(signalsReport(report, custom, heldOut).join('\n'))

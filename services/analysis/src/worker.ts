@@ -314,7 +314,7 @@ export class AnalysisWorker {
           sentAt: validDate(message.sentAt),
           position,
           cues: cue ? JSON.stringify(cue.cues) : null,
-          vector: cue && message.role === 'user' ? `{${Array.from(cue.vector).join(',')}}` : null,
+          vector: cue ? `{${Array.from(cue.vector).join(',')}}` : null,
         }
       }),
     )

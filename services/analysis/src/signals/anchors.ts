@@ -22,6 +22,9 @@ export const ESCALATION_REQUEST_ANCHORS: readonly string[] = [
   'can someone from your team help me?',
   'who can I talk to about this?',
   'I would rather discuss this with a person than a bot',
+  // A team or a department rather than "a person".
+  'I need to speak to someone in the right department',
+  'can you pass me on to the team that deals with this?',
 ]
 
 /** The bot hands the conversation over to a person. */
@@ -35,6 +38,12 @@ export const HANDOVER_ANCHORS: readonly string[] = [
   "I'm passing you to our team now",
   'someone from our team will reply here shortly',
   "I'm bringing in a specialist to help you",
+  // To a team or a department rather than "a person".
+  "I'll transfer you to the right department",
+  'you will be connected to the next available adviser',
+  // The person arriving: the handover seen from the other side.
+  "Hi, my name is Sam from customer care, I'll be helping you from now on",
+  "Hello, this is Alex from the support team, I've taken over your chat",
 ]
 
 /** Mentions of people that ask for no one: reports, stories, complaints about a person. */
@@ -99,6 +108,7 @@ export const ANSWER_ANCHORS: readonly string[] = [
   'sorry about that',
   "I'm sorry for your loss",
   "I'll pass your feedback on to the team",
+  "thanks, I'll let our staff know you said so",
   'see you at your appointment',
   'yes, you can do that in the app',
 ]

@@ -74,7 +74,12 @@ export interface SignalAnchors {
   readonly clarification: AnchorSet
 }
 
-/** Embeds every anchor once (the analyzer's model): then each message costs a few dot products. */
+/**
+ * Embeds every anchor once (the analyzer's model): then each message costs a few dot products. Each
+ * anchor alone: the quantized model's activations are scaled per batch, so a text's embedding moves
+ * with the texts batched with it (cosine 0.988 between the same anchor embedded alone and among others),
+ * enough to move a margin by 0.02; embedded alone, an anchor's vector no longer depends on the lists.
+ */
 export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
   const groups = [
     SOCIAL_ANCHORS,
@@ -90,7 +95,8 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
     FAILURE_ANCHORS,
     CLARIFICATION_ANCHORS,
   ]
-  const vectors = await embed(groups.flat())
+  const vectors: Vector[] = []
+  for (const text of groups.flat()) vectors.push(...(await embed([text])))
   let at = 0
   const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar] = groups.map(
     (g) => {
@@ -107,7 +113,7 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
     frustration: { cue: fru!, contrast: [...fruNot!, ...background] },
     resolution: { cue: res!, contrast: [...resNot!, ...request!] },
     handover: { cue: hand!, contrast: [...answer!, ...fail!] },
-    failure: { cue: fail!, contrast: [...answer!, ...hand!] },
+    failure: { cue: fail!, contrast: [...answer!, ...hand!, ...clar!] },
     clarification: { cue: clar!, contrast: answer! },
   }
 }

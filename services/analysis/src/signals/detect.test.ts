@@ -79,6 +79,22 @@ describe('conversation signals: the decision', () => {
     ])
   })
 
+  it('reads a request asked again as repetition: very similar, or similar and ignoring the answer', () => {
+    // Unit vectors in 2-d: cos(a, b) is the similarity.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (answer: number, later: number) =>
+      conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
+        ...m,
+        vector: unit([0, answer, later][i]!),
+      }))
+    const rep = (answer: number, later: number) => names(talk(answer, later), at(5)).includes('repetition')
+    expect(rep(90, 30)).toBe(true) // cos 0.87: whatever the answer
+    expect(rep(150, 45)).toBe(true) // cos 0.71, the answer (cos -0.26) further than the first request
+    expect(rep(60, 45)).toBe(false) // cos 0.71, but nearer the answer (0.97): a follow-up
+    expect(rep(90, 55)).toBe(false) // cos 0.57: another request
+  })
+
   it('fires nothing on messages without cues (no language model)', () => {
     const bare: ConversationMessage[] = [{ id: 'm0', role: 'user', sentAt: at(0) }]
     expect(detectSignals(bare, settings, at(90)).signals).toEqual([])

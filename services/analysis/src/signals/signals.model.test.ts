@@ -1,0 +1,125 @@
+/**
+ * The conversation signals' decisions with the real model (../shared/models), without the service around
+ * them: each conversation scored as the analysis scores it (cues.ts, with the learned emotions) and
+ * decided (detect.ts). The phrasings are written for this test: neither anchors nor bench sets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  hasTestModel,
+  requireTestModel,
+  TEST_MODEL_DIR,
+  UNREACHABLE_HUB,
+} from '../../../../test/support/model.ts'
+import { createSemanticAnalyzer, type SemanticAnalyzer } from '../providers/semantic.ts'
+import { cuesOf, embedSignalAnchors, type SignalAnchors, withEmotions } from './cues.ts'
+import { type ConversationMessage, DEFAULT_QUIET_PERIOD_MS, detectSignals } from './detect.ts'
+
+requireTestModel()
+
+type Turn = readonly ['user' | 'assistant', string]
+
+describe.skipIf(!hasTestModel)('conversation signals with the language model', () => {
+  let analyzer: SemanticAnalyzer
+  let anchors: SignalAnchors
+  beforeAll(async () => {
+    analyzer = await createSemanticAnalyzer({
+      modelDir: TEST_MODEL_DIR,
+      cacheDir: TEST_MODEL_DIR,
+      hubUrl: UNREACHABLE_HUB,
+    })
+    anchors = await embedSignalAnchors(analyzer.semantic.embedTexts)
+  }, 120_000)
+  afterAll(async () => {
+    await analyzer?.close?.()
+  })
+
+  /** The conversation's signals before its quiet period ends (no abandonment). */
+  async function signals(...turns: Turn[]): Promise<string[]> {
+    const input = turns.map(([role, content], i) => ({ id: `m${i}`, role, content }))
+    const analysed = await analyzer.analyzeMessages(input, {})
+    const scored = (await cuesOf(input, anchors, analyzer.semantic.embedTexts)).map((s, i) =>
+      withEmotions(s, analysed[i]!.emotions),
+    )
+    const start = Date.UTC(2026, 10, 29, 9)
+    const messages: ConversationMessage[] = turns.map(([role], i) => ({
+      id: `m${i}`,
+      role,
+      sentAt: new Date(start + i * 60_000),
+      cues: scored[i]?.cues,
+      vector: scored[i]?.vector,
+    }))
+    const settings = { disabled: new Set<string>(), custom: [], quietPeriodMs: DEFAULT_QUIET_PERIOD_MS }
+    return detectSignals(messages, settings, new Date(start)).signals.map((s) => s.name)
+  }
+
+  it('reads a question asked again in other words, after an answer beside the point, as repetition', async () => {
+    expect(
+      await signals(
+        ['user', 'is there wifi in the rooms?'],
+        ['assistant', 'Breakfast is served from 7 to 10 in the lobby restaurant.'],
+        ['user', 'do guests get internet access in their room?'],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        // Cosine 0.66: under the similarity that is repetition whatever lies between.
+        ['user', 'what time does the pool open?'],
+        ['assistant', 'Towels are available at the reception desk.'],
+        ['user', 'when can I use the swimming pool?'],
+      ),
+    ).toContain('repetition')
+  })
+
+  it('does not read a follow-up on the answer as repetition', async () => {
+    expect(
+      await signals(
+        ['user', "what's your cheapest phone plan?"],
+        ['assistant', 'The Basic plan is 10 a month and includes 5 GB of data.'],
+        ['user', 'does the Basic plan include calls abroad?'],
+      ),
+    ).not.toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'how do I book a table for Saturday?'],
+        ['assistant', 'You can book a table on our website or by phone.'],
+        ['user', 'can I book a table for twelve people?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('reads a handover to a department, and the person arriving, as escalation', async () => {
+    expect(
+      await signals(
+        ['user', 'my invoice shows the wrong VAT number'],
+        ['assistant', "I'll put you through to our accounts department now."],
+      ),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'my invoice shows the wrong VAT number'],
+        ['assistant', 'Hi there, Priya from the accounts team here, I am picking up your chat.'],
+      ),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'The engineer who came yesterday was brilliant'],
+        ['assistant', 'Thank you for the kind words, I will share them with the team!'],
+      ),
+    ).not.toContain('escalation')
+  })
+
+  it("reads the bot's request for more detail as no failure, and its not understanding as one", async () => {
+    expect(
+      await signals(
+        ['user', 'my heating is acting weird'],
+        ['assistant', 'Could you tell me a bit more about what is happening?'],
+      ),
+    ).not.toContain('bot_failure')
+    expect(
+      await signals(
+        ['user', 'What is the warranty on refurbished laptops?'],
+        ['assistant', "I'm not sure I understand."],
+      ),
+    ).toContain('bot_failure')
+  })
+})
