@@ -2,6 +2,7 @@ import { request } from './client.ts'
 import type {
   Account,
   AuditPage,
+  CaptureResult,
   Chatbot,
   ChatbotWithKey,
   ConversationDetail,
@@ -83,14 +84,6 @@ export const chatbots = {
   /** Captures the onboarding's example conversation with the chatbot's key, which the page need not have. */
   sendTestConversation: (id: string) =>
     request<CaptureResult>('POST', `/api/v1/chatbots/${encodeURIComponent(id)}/test-conversation`),
-}
-
-export interface CaptureResult {
-  readonly ok: true
-  readonly conversationId: string
-  readonly messagesStored: number
-  readonly analysisQueued: boolean
-  readonly warnings: string[]
 }
 
 export type ConversationQuery = Record<string, string | number | undefined>

@@ -55,7 +55,7 @@ export function topicBars(overview: Pick<Overview, 'topTopics' | 'otherTopic'>):
 }
 
 /** Roles with their counts, the usual ones first, the ones never seen left out. */
-export function roleCounts(byRole: Overview['messagesByRole']): { role: string; count: number }[] {
+export function roleCounts(byRole: Readonly<Record<string, number>>): { role: string; count: number }[] {
   const order = ['user', 'assistant', 'system', 'tool']
   const roles = [...order, ...Object.keys(byRole).filter((r) => !order.includes(r))]
   return roles.map((role) => ({ role, count: byRole[role] ?? 0 })).filter((r, i) => r.count > 0 || i < 2)
