@@ -10,6 +10,11 @@ export interface ConsumerOptions {
   readonly streamTypes: readonly StreamType[]
   /** Runs inside the transaction that records the checkpoint; receives each event at most once. */
   readonly handler: BatchHandler
+  /**
+   * Where the handler counts the events it drops, by reason (ConsumerPipeline.consumerOptions() gives
+   * both): exposed as `stats.droppedEvents`, with the consumer's own (undecodable messages).
+   */
+  readonly droppedEvents?: Record<string, number>
   /** Runs first in that transaction, before it has an id (see `BatchOrder`). */
   readonly orderBatch?: BatchOrder
   /**
@@ -77,6 +82,11 @@ export interface ConsumerStats {
   duplicates: number
   /** Messages that could not be read as events, each logged with its reason. */
   dropped: number
+  /**
+   * Events dropped by the consumer's steps (decode, open, skip the deleted, handle: consumer-pipeline.ts),
+   * by reason. Undecodable messages are counted here too, as `undecodable`.
+   */
+  readonly droppedEvents: Record<string, number>
   batches: number
   errors: number
   /** Events set aside in the dead-letter store by this member (dead-letters.ts). */
@@ -111,11 +121,12 @@ export interface EventConsumer {
   lag(): Promise<PartitionLag[]>
 }
 
-export function newConsumerStats(): ConsumerStats {
+export function newConsumerStats(droppedEvents: Record<string, number> = {}): ConsumerStats {
   return {
     applied: 0,
     duplicates: 0,
     dropped: 0,
+    droppedEvents,
     batches: 0,
     errors: 0,
     deadLettered: 0,

@@ -9,6 +9,7 @@ import {
   type BatchSource,
   recordStreamVersions,
 } from './apply-batch.ts'
+import { DeadLetterError } from './consumer-pipeline.ts'
 import { markNeverAppends } from './journal.ts'
 import type { JournalRecord } from './records.ts'
 
@@ -123,7 +124,8 @@ export async function applyIsolated(
         } catch (err) {
           const item = one.batch[0]
           if (!item || isTransientError(err)) throw err
-          if (attempt < maxAttempts) {
+          // A step that said `deadLetter` (consumer-pipeline.ts) is not tried again: it knows.
+          if (attempt < maxAttempts && !(err instanceof DeadLetterError)) {
             await opts.backoff?.(attempt - 1)
             continue
           }

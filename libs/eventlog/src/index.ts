@@ -9,6 +9,22 @@ export {
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
 export { newConsumerStats } from './consumer.ts'
 export {
+  assertNever,
+  ConsumerPipeline,
+  DeadLetterError,
+  deadLetter,
+  drop,
+  eachEvent,
+  ok,
+  type PipelineOptions,
+  pipeline,
+  RetryBatchError,
+  retry,
+  type Step,
+  type StepItem,
+  type StepResult,
+} from './consumer-pipeline.ts'
+export {
   applyIsolated,
   countDeadLetters,
   DEFAULT_MAX_ATTEMPTS,
@@ -57,6 +73,7 @@ export {
 export {
   createKafka,
   createRelayProducer,
+  decodeMessage,
   decodeRecord,
   encodeRawRecord,
   encodeRecord,

@@ -3,6 +3,7 @@ import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { DeadLetterError } from './consumer-pipeline.ts'
 import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startRedrivePoller } from './dead-letters.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
 import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
@@ -40,7 +41,7 @@ const ALIGN_KEY = 65_534
  * its partitions up. Ownership is only a work split: correctness comes from the locked checkpoint.
  */
 export function createJournalConsumer(opts: JournalConsumerOptions): EventConsumer {
-  const stats = newConsumerStats()
+  const stats = newConsumerStats(opts.droppedEvents)
   const partitionCount = opts.partitions ?? 1
   const groupKey = groupLockKey(opts.groupId)
   const waiter = new Waiter()
@@ -170,7 +171,11 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         failuresOf.delete(partition)
         recordOutcome(stats, opts, outcome)
       } catch (err) {
-        failuresOf.set(partition, (failuresOf.get(partition) ?? 0) + 1)
+        // A step's `deadLetter` (consumer-pipeline.ts): straight to an event at a time, to set it aside.
+        failuresOf.set(
+          partition,
+          err instanceof DeadLetterError ? maxAttempts : (failuresOf.get(partition) ?? 0) + 1,
+        )
         throw err
       }
     })

@@ -4,6 +4,7 @@ import type { Pool } from 'pg'
 import { applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { assertNever, DeadLetterError } from './consumer-pipeline.ts'
 import {
   applyIsolated,
   DEFAULT_MAX_ATTEMPTS,
@@ -11,7 +12,7 @@ import {
   isTransientError,
   startRedrivePoller,
 } from './dead-letters.ts'
-import { decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
+import { decodeMessage, decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
 import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
 import { topicFor } from './topics.ts'
 import { TrailingOrder } from './trailing.ts'
@@ -32,7 +33,7 @@ export interface KafkaConsumerOptions extends ConsumerOptions {
  * batch is stale (its partition was revoked) or the consumer is stopping.
  */
 export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
-  const stats = newConsumerStats()
+  const stats = newConsumerStats(opts.droppedEvents)
   const topics = opts.streamTypes.map((t) => topicFor(t, opts.topicPrefix))
   const log = opts.log ?? (() => {})
   const chunkSize = opts.maxBatchSize ?? 500
@@ -64,17 +65,27 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       const chunk: SourcedRecord[] = []
       const byReference: number[] = []
       for (const m of batch.messages.slice(i, i + chunkSize)) {
-        const decoded = decodeRecord(batch.topic, m.value, opts.topicPrefix)
-        if (decoded.ok) {
-          if (decoded.byReference) byReference.push(chunk.length)
-          chunk.push({ record: decoded.record, offset: m.offset })
-        } else {
-          stats.dropped++
-          log('dropped an undecodable message', {
-            topic: batch.topic,
-            offset: m.offset,
-            reason: decoded.reason,
-          })
+        // The decode step: a message that is not an event is dropped (counted, logged), never retried.
+        const decoded = decodeMessage(batch.topic, m.value, opts.topicPrefix)
+        switch (decoded.kind) {
+          case 'ok':
+            if (decoded.value.byReference) byReference.push(chunk.length)
+            chunk.push({ record: decoded.value.record, offset: m.offset })
+            break
+          case 'drop':
+            stats.dropped++
+            stats.droppedEvents[decoded.reason] = (stats.droppedEvents[decoded.reason] ?? 0) + 1
+            log('dropped an undecodable message', {
+              topic: batch.topic,
+              offset: m.offset,
+              reason: decoded.detail,
+            })
+            break
+          case 'retry':
+          case 'deadLetter':
+            throw new Error(`decoding does not ${decoded.kind}`)
+          default:
+            assertNever(decoded, 'step result')
         }
       }
       if (byReference.length > 0) await readPayloads(opts.pool, chunk, byReference)
@@ -146,7 +157,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         }
         if (trailing) await trailingReady
         const views = ordered.map((w) => ({ ...w.part, more: w.more, fetchedTo: w.fetchedTo }))
-        if (attempt >= maxAttempts && lastError !== undefined && !isTransientError(lastError)) {
+        // A step's `deadLetter` (consumer-pipeline.ts) goes there at once, without the batch's attempts.
+        const deadLettering = attempt >= maxAttempts || lastError instanceof DeadLetterError
+        if (deadLettering && lastError !== undefined && !isTransientError(lastError)) {
           // The same batches failed again and again, with an error retrying does not cure: an event at
           // a time, the one at fault set aside (dead-letters.ts), every part applied whole (the
           // trailing order is only for speed).

@@ -10,6 +10,7 @@ import {
   type RecordMetadata,
   type TopicMessages,
 } from 'kafkajs'
+import { drop, ok, type StepResult } from './consumer-pipeline.ts'
 import type { RawJournalRecord } from './journal-reader.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 import { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'
@@ -250,6 +251,20 @@ export function refusesRecord(err: unknown): boolean {
   if (e.type && types.has(e.type)) return true
   if (/larger than the max message size|MESSAGE_TOO_LARGE/i.test(e.message ?? '')) return true
   return (e.errors ?? []).some(refusesRecord) || (e.originalError ? refusesRecord(e.originalError) : false)
+}
+
+/**
+ * The Kafka consumer's decode step (consumer-pipeline.ts): the record, or a drop as `undecodable` with
+ * why in its detail.
+ */
+export function decodeMessage(
+  topic: string,
+  value: Buffer | null,
+  prefix = '',
+): StepResult<{ record: JournalRecord; byReference?: true }> {
+  const decoded = decodeRecord(topic, value, prefix)
+  if (!decoded.ok) return drop('undecodable', decoded.reason)
+  return ok(decoded.byReference ? { record: decoded.record, byReference: true } : { record: decoded.record })
 }
 
 /** Reads a message value back into a record, or explains why it can't. */

@@ -1,4 +1,4 @@
-import type { JournalRecord } from '@cas/eventlog'
+import { drop, type JournalRecord, ok, type Step } from '@cas/eventlog'
 import {
   openSealedEvent,
   type RecordedEvent,
@@ -63,20 +63,23 @@ export async function openRecords(
 }
 
 /**
- * The events of a batch a consumer applies: those that open. An event of a deleted chatbot is skipped in
- * silence (deletion is how it is meant to go; `chatbot.deleted` itself opens, so that the consumer
- * forgets the chatbot); any other event that does not open is handed to `onDropped`, to log and count.
+ * The open step of a consumer pipeline (ConsumerPipeline in @cas/eventlog): each record's event, opened,
+ * upcast and validated, or dropped with its reason. An event of a deleted chatbot (its key destroyed) is
+ * dropped as `chatbot_deleted`, which is how deletion is meant to go (`chatbot.deleted` itself opens, so
+ * that the consumer forgets the chatbot); any other event that does not open, as `key_missing` or
+ * `invalid_event`.
  */
-export async function openLiveEvents(
-  client: pg.ClientBase | pg.Pool,
-  keyring: Keyring,
-  records: readonly JournalRecord[],
-  onDropped: (skipped: Extract<OpenedRecord, { ok: false }>) => void,
-): Promise<RecordedEvent[]> {
-  const events: RecordedEvent[] = []
-  for (const opened of await openRecords(client, keyring, records)) {
-    if (opened.ok) events.push(opened.event)
-    else if (opened.reason !== 'key_destroyed') onDropped(opened)
-  }
-  return events
+export function openStep(keyring: Keyring): Step<JournalRecord, RecordedEvent> {
+  return async (items, client) =>
+    (
+      await openRecords(
+        client,
+        keyring,
+        items.map((i) => i.value),
+      )
+    ).map((opened) =>
+      opened.ok
+        ? ok(opened.event)
+        : drop(opened.reason === 'key_destroyed' ? 'chatbot_deleted' : opened.reason, opened.detail),
+    )
 }

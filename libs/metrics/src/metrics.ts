@@ -15,6 +15,8 @@ export interface ConsumerSource {
     readonly applied: number
     readonly duplicates: number
     readonly dropped: number
+    /** Events the consumer's steps dropped, by reason (consumer-pipeline.ts in @cas/eventlog). */
+    readonly droppedEvents?: Readonly<Record<string, number>>
     readonly errors: number
     readonly deadLettered?: number
     readonly paused: boolean
@@ -186,6 +188,18 @@ export class Metrics {
       'Messages that could not be read as events.',
       (c) => c.stats.dropped,
     )
+    new Counter({
+      name: 'cas_consumer_dropped_events_total',
+      help: 'Events a consumer dropped, by reason: undecodable, or dropped by one of its steps (open, skip the deleted, handle).',
+      labelNames: ['group', 'reason'] as const,
+      registers,
+      collect() {
+        this.reset()
+        for (const c of consumers.values())
+          for (const [reason, n] of Object.entries(c.stats.droppedEvents ?? {}))
+            this.inc({ group: c.groupId, reason }, n)
+      },
+    })
     consumerCounter(
       'cas_consumer_batch_errors_total',
       'Batches that failed and were retried.',

@@ -8,20 +8,12 @@ import {
   StageReporter,
   type StreamType,
 } from '@cas/eventlog'
-import { type Keyring, openLiveEvents } from '@cas/keyring'
+import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
-import { rememberChatbotSettings } from './chatbot-settings.ts'
-import {
-  enqueueJobs,
-  forgetChatbot,
-  forgetConversation,
-  hasPendingJobs,
-  type JobCounts,
-  jobCounts,
-  type NewJob,
-} from './jobs.ts'
+import { analysisPipeline } from './consumer.ts'
+import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
 import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
 import { AnalysisWorker, jobLogFields } from './worker.ts'
 
@@ -107,49 +99,13 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
     },
-    handler: async (records, client) => {
-      const jobs: NewJob[] = []
-      // A deleted chatbot's events do not open (its key is destroyed): they queue nothing.
-      const events = await openLiveEvents(client, deps.keyring, records, (dropped) =>
-        log?.warn(
-          { eventId: dropped.record.id, reason: dropped.reason, detail: dropped.detail },
-          'dropped an event',
-        ),
-      )
-      for (const event of events) {
-        if (event.type === 'chatbot.created' || event.type === 'chatbot.settings-changed') {
-          // What the analysis reads of a chatbot's settings (its own topics), kept from its events.
-          await rememberChatbotSettings(client, event.chatbotId, event.payload.settings)
-          continue
-        }
-        if (event.type === 'conversation.erased') {
-          await forgetConversation(client, event.chatbotId, event.streamId)
-          continue
-        }
-        if (event.type === 'chatbot.deleted') {
-          // Deleting a chatbot deletes its analysis results too (spec.md), and the message content queued.
-          await forgetChatbot(client, event.chatbotId)
-          continue
-        }
-        if (event.type !== 'conversation.messages-captured' || !event.payload.analysisRequested) continue
-        jobs.push({
-          sourceEventId: event.id,
-          requestedAt: new Date(event.occurredAt),
-          ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
-          conversationId: event.streamId,
-          orgId: event.orgId,
-          chatbotId: event.chatbotId,
-          messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
-            id,
-            role,
-            content,
-            sentAt,
-          })),
-        })
-      }
-      if (jobs.length === 0) return
-      await enqueueJobs(client, jobs, now())
-    },
+    // Open, then handle (consumer.ts): drops counted by reason (cas_consumer_dropped_events_total).
+    ...analysisPipeline({
+      consumer: groupId,
+      keyring: deps.keyring,
+      now,
+      log: (msg, fields) => log?.warn(fields ?? {}, msg),
+    }).consumerOptions(),
   })
   const worker = new AnalysisWorker({
     pool: deps.pool,

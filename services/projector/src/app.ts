@@ -12,7 +12,7 @@ import {
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
-import { applyToReadModels, type DropLog, type ProjectionStats } from './projections/apply.ts'
+import { type Log, type ProjectionStats, projectionPipeline } from './projections/apply.ts'
 import { groupLockKey, orderBatch } from './projections/batch-order.ts'
 
 export interface ProjectorDeps {
@@ -87,10 +87,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
     trailing: ANALYSIS_AFTER_MESSAGES,
     // Read models only: the relay and the other journal readers pass a batch while it is applied.
     neverAppends: true,
-    ...projectorBatches(groupId, deps.keyring, stats, (reason, record, detail) => {
-      if (reason !== 'chatbot_deleted')
-        log?.warn({ reason, detail, eventId: record.id, type: record.type }, 'dropped an event')
-    }),
+    ...projectorBatches(groupId, deps.keyring, stats, (msg, fields) => log?.warn(fields ?? {}, msg)),
   })
   const probe = createProgressProbe({
     pool: deps.pool,
@@ -130,17 +127,18 @@ export async function startProjector(
 
 /**
  * How the projector's consumer applies a batch: first ordered against the batches under way (in the
- * transaction, before it has an id: see `BatchOrder`), then applied to the read models.
+ * transaction, before it has an id: see `BatchOrder`), then run through the projector's steps (open,
+ * skip the deleted, apply to the read models: `projectionPipeline`), whose drops it counts by reason.
  */
 export function projectorBatches(
   groupId: string,
   keyring: Keyring,
   stats: ProjectionStats,
-  onDrop?: DropLog,
-): { orderBatch: BatchOrder; handler: BatchHandler } {
+  log?: Log,
+): { orderBatch: BatchOrder; handler: BatchHandler; droppedEvents: Record<string, number> } {
   const lockKey = groupLockKey(groupId)
   return {
     orderBatch: (records, client, sources) => orderBatch(client, lockKey, sources, records),
-    handler: (records, client) => applyToReadModels(client, keyring, records, stats, onDrop),
+    ...projectionPipeline(keyring, stats, { consumer: groupId, log }).consumerOptions(),
   }
 }

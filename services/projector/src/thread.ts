@@ -50,6 +50,12 @@ const COUNTERS = [
   'redriven',
 ] as const
 
+/** Adds the drops by reason of `more` to `into`, and returns it. */
+function addDrops(into: Record<string, number>, more: Readonly<Record<string, number>>) {
+  for (const [reason, n] of Object.entries(more)) into[reason] = (into[reason] ?? 0) + n
+  return into
+}
+
 /** How long a thread that stopped unasked waits before it is started again. */
 const RESTART_DELAY_MS = 1_000
 
@@ -74,6 +80,7 @@ export async function startProjectorThread(
   const before = newConsumerStats()
   const carryOver = () => {
     for (const key of COUNTERS) before[key] += stats[key]
+    addDrops(before.droppedEvents, stats.droppedEvents)
     before.lastAppliedOccurredAt = stats.lastAppliedOccurredAt ?? before.lastAppliedOccurredAt
     stats = newConsumerStats()
   }
@@ -148,6 +155,7 @@ export async function startProjectorThread(
       get stats() {
         const total = {
           ...stats,
+          droppedEvents: addDrops({ ...before.droppedEvents }, stats.droppedEvents),
           lastAppliedOccurredAt: stats.lastAppliedOccurredAt ?? before.lastAppliedOccurredAt,
         }
         for (const key of COUNTERS) total[key] += before[key]

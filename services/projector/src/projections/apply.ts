@@ -1,6 +1,6 @@
-import type { JournalRecord } from '@cas/eventlog'
-import type { DomainEvent } from '@cas/events'
-import { type Keyring, openRecords } from '@cas/keyring'
+import { type ConsumerPipeline, drop, type JournalRecord, ok, pipeline, type Step } from '@cas/eventlog'
+import type { DomainEvent, RecordedEvent } from '@cas/events'
+import { type Keyring, openStep } from '@cas/keyring'
 import type pg from 'pg'
 import { ChatbotBatch } from './chatbot-fold.ts'
 import { writeChatbots } from './chatbots.ts'
@@ -15,11 +15,11 @@ import { TopicChanges } from './topics.ts'
 
 export interface ProjectionStats {
   applied: number
-  /** Events dropped, by reason (each also logged). */
+  /** Events dropped, by reason (each also logged, but a deleted chatbot's). */
   dropped: Record<string, number>
 }
 
-export type DropLog = (reason: string, record: JournalRecord, detail?: string) => void
+export type Log = (msg: string, fields?: Record<string, unknown>) => void
 
 /** Tables holding rows of one chatbot, cleared when it is deleted. */
 const CHATBOT_TABLES = [
@@ -36,63 +36,85 @@ const CHATBOT_TABLES = [
 ]
 
 /**
- * Applies a batch of events (already deduplicated by the consumer) to the read models, inside the
- * consumer's transaction, opening sealed payloads with their chatbots' data keys. Invalid events and
- * events of deleted chatbots (their key destroyed, or seen deleted here) are dropped with a reason.
- *
- * Set-based: the events are gathered per row, folded into the rows to write by pure functions
- * (chatbot-fold.ts, conversation-fold.ts, message-fold.ts, rollup-deltas.ts: given the events and the stored rows they
- * continue, the rows and rollup deltas to write), and written with one multi-row statement per table
- * (see ReadModelChanges), giving the same rows as applying the events one at a time. A chatbot
- * deletion or a conversation erasure reads and deletes what is already written: the changes gathered
- * before it are written first.
+ * The projector's steps (ConsumerPipeline in @cas/eventlog), run over each batch (already deduplicated
+ * by the consumer) inside the consumer's transaction: open the sealed payloads with their chatbots' data
+ * keys, skip the events of deleted chatbots and erased conversations, then apply the rest to the read
+ * models (`handleStep`). Drops are counted by reason in `stats.dropped`, the consumer's
+ * `stats.droppedEvents`; a deleted chatbot's are not logged.
  */
+export function projectionPipeline(
+  keyring: Keyring,
+  stats: ProjectionStats,
+  opts: { readonly consumer?: string; readonly log?: Log } = {},
+): ConsumerPipeline<void> {
+  return pipeline({
+    consumer: opts.consumer ?? 'projector',
+    quiet: ['chatbot_deleted'],
+    log: opts.log,
+    drops: stats.dropped,
+  })
+    .pipe(openStep(keyring))
+    .pipe(skipDeletedStep())
+    .pipe(handleStep(stats))
+}
+
+/** Applies a batch to the read models: the projector's steps (`projectionPipeline`) run over it. */
 export async function applyToReadModels(
   client: pg.ClientBase,
   keyring: Keyring,
   records: readonly JournalRecord[],
   stats: ProjectionStats,
-  onDrop: DropLog = () => {},
+  log?: Log,
 ): Promise<void> {
-  const drop = (reason: string, record: JournalRecord, detail?: string) => {
-    stats.dropped[reason] = (stats.dropped[reason] ?? 0) + 1
-    onDrop(reason, record, detail)
+  await projectionPipeline(keyring, stats, { log }).run(records, client)
+}
+
+/**
+ * Drops the events of chatbots deleted (`chatbot_deleted`) and of conversations erased
+ * (`conversation_erased`), before this batch or earlier in it: late events never bring rows back.
+ */
+function skipDeletedStep(): Step<RecordedEvent, RecordedEvent> {
+  return async (items, client) => {
+    const deleted = await deletedChatbots(client, [...new Set(items.map((i) => i.value.chatbotId))])
+    const erased = await erasedConversations(client, [...new Set(items.map((i) => i.value.streamId))])
+    return items.map(({ value: event }) => {
+      if (deleted.has(event.chatbotId)) return drop('chatbot_deleted')
+      if (event.type === 'chatbot.deleted') deleted.add(event.chatbotId)
+      else if (erased.has(event.streamId)) return drop('conversation_erased')
+      else if (event.type === 'conversation.erased') erased.add(event.streamId)
+      return ok(event)
+    })
   }
-  const deleted = await deletedChatbots(client, [...new Set(records.map((r) => r.chatbotId))])
-  const erased = await erasedConversations(client, [...new Set(records.map((r) => r.streamId))])
-  const changes = new ReadModelChanges()
-  for (const opened of await openRecords(client, keyring, records)) {
-    const record = opened.record
-    if (!opened.ok) {
-      // A destroyed data key means the chatbot was deleted: its events are skipped as deleted.
-      drop(opened.reason === 'key_destroyed' ? 'chatbot_deleted' : opened.reason, record, opened.detail)
-      continue
+}
+
+/**
+ * Applies the events to the read models. Set-based: the events are gathered per row, folded into the
+ * rows to write by pure functions (chatbot-fold.ts, conversation-fold.ts, message-fold.ts,
+ * rollup-deltas.ts: given the events and the stored rows they continue, the rows and rollup deltas to
+ * write), and written with one multi-row statement per table (see ReadModelChanges), giving the same
+ * rows as applying the events one at a time. A chatbot deletion or a conversation erasure reads and
+ * deletes what is already written: the changes gathered before it are written first.
+ */
+function handleStep(stats: ProjectionStats): Step<RecordedEvent, void> {
+  return async (items, client) => {
+    const changes = new ReadModelChanges()
+    for (const { value: event } of items) {
+      if (event.type === 'chatbot.deleted') {
+        // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
+        await changes.flush(client)
+        await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
+        await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
+      } else if (event.type === 'conversation.erased') {
+        await changes.flush(client)
+        await applyErased(client, event, changes.rollups)
+      } else {
+        changes.add(event)
+      }
+      stats.applied++
     }
-    const event = opened.event
-    if (deleted.has(event.chatbotId)) {
-      drop('chatbot_deleted', record)
-      continue
-    }
-    if (event.type !== 'chatbot.deleted' && erased.has(event.streamId)) {
-      drop('conversation_erased', record)
-      continue
-    }
-    if (event.type === 'chatbot.deleted') {
-      // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
-      await changes.flush(client)
-      await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
-      await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
-      deleted.add(event.chatbotId)
-    } else if (event.type === 'conversation.erased') {
-      await changes.flush(client)
-      await applyErased(client, event, changes.rollups)
-      erased.add(event.streamId)
-    } else {
-      changes.add(event)
-    }
-    stats.applied++
+    await changes.flush(client)
+    return items.map(() => ok(undefined))
   }
-  await changes.flush(client)
 }
 
 /** The changes a run of events makes to the read models, gathered to be written together. */

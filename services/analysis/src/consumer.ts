@@ -1,0 +1,98 @@
+import { assertNever, type ConsumerPipeline, ok, pipeline, type Step } from '@cas/eventlog'
+import type { RecordedEvent } from '@cas/events'
+import { type Keyring, openStep } from '@cas/keyring'
+import { rememberChatbotSettings } from './chatbot-settings.ts'
+import { enqueueJobs, forgetChatbot, forgetConversation, type NewJob } from './jobs.ts'
+
+/**
+ * The analysis consumer's steps (ConsumerPipeline in @cas/eventlog): open each event (a deleted
+ * chatbot's do not open, its key destroyed: dropped as `chatbot_deleted`, quietly), then handle it.
+ */
+export function analysisPipeline(opts: {
+  readonly consumer: string
+  readonly keyring: Keyring
+  readonly now: () => Date
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+}): ConsumerPipeline<void> {
+  return pipeline({ consumer: opts.consumer, quiet: ['chatbot_deleted'], log: opts.log })
+    .pipe(openStep(opts.keyring))
+    .pipe(handleStep(opts.now))
+}
+
+/**
+ * Queues a job for every conversation.messages-captured event that asked for analysis, in the
+ * transaction that records the checkpoint; keeps what the analysis reads of a chatbot's settings; forgets
+ * what an erasure or a deletion takes away. Every event type is named: a new one fails to compile here
+ * until it is decided what analysis does with it.
+ */
+function handleStep(now: () => Date): Step<RecordedEvent, void> {
+  return async (items, client) => {
+    const jobs: NewJob[] = []
+    for (const { value: event } of items) {
+      switch (event.type) {
+        case 'chatbot.created':
+        case 'chatbot.settings-changed':
+          // What the analysis reads of a chatbot's settings (its own topics), kept from its events.
+          await rememberChatbotSettings(client, event.chatbotId, event.payload.settings)
+          break
+        case 'conversation.erased':
+          await forgetConversation(client, event.chatbotId, event.streamId)
+          break
+        case 'chatbot.deleted':
+          // Deleting a chatbot deletes its analysis results too (spec.md), and the message content queued.
+          await forgetChatbot(client, event.chatbotId)
+          break
+        case 'conversation.messages-captured':
+          if (!event.payload.analysisRequested) break
+          jobs.push({
+            sourceEventId: event.id,
+            requestedAt: new Date(event.occurredAt),
+            ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
+            conversationId: event.streamId,
+            orgId: event.orgId,
+            chatbotId: event.chatbotId,
+            messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
+              id,
+              role,
+              content,
+              sentAt,
+            })),
+          })
+          break
+        // Nothing for analysis to do.
+        case 'chatbot.renamed':
+        case 'chatbot.key-rotated':
+        case 'conversation.started':
+        case 'conversation.metadata-updated':
+          break
+        // Not on the streams this consumer reads (conversation, chatbot).
+        case 'analysis.conversation-analyzed':
+        case 'analysis.messages-analyzed':
+        case 'analysis.failed':
+        case 'analysis.signals-detected':
+        case 'analysis.themes-assigned':
+        case 'analysis.topic-discovered':
+        case 'analysis.topic-relabeled':
+        case 'analysis.topic-merged':
+        case 'analysis.topic-split':
+        case 'analysis.topic-retired':
+        case 'analysis.topic-renamed-by-user':
+        case 'analysis.topic-hidden':
+        case 'analysis.topic-unhidden':
+        case 'analysis.topic-merged-by-user':
+        case 'organization.created':
+        case 'organization.member-invited':
+        case 'organization.invitation-revoked':
+        case 'organization.member-joined':
+        case 'organization.member-role-changed':
+        case 'organization.member-removed':
+        case 'organization.deleted':
+          break
+        default:
+          assertNever(event, 'event')
+      }
+    }
+    if (jobs.length > 0) await enqueueJobs(client, jobs, now())
+    return items.map(() => ok(undefined))
+  }
+}
