@@ -1,5 +1,15 @@
 export { originCheck } from './origin-check.ts'
-export { can, PERMISSIONS, type Permission, permissionsOf } from './permissions.ts'
+export {
+  can,
+  keepsAnOwner,
+  mayActOnRole,
+  mayManage,
+  PERMISSIONS,
+  type Permission,
+  permissionsOf,
+  ROLES,
+  rolesGrantableBy,
+} from './permissions.ts'
 export {
   actorTrace,
   type Principal,

@@ -1,4 +1,5 @@
-import type { OrganizationRole } from '@cas/events'
+// Without zod or Node: the dashboard imports this file (@cas/auth/permissions).
+import { type OrganizationRole, organizationRoles } from '@cas/events/roles'
 
 /**
  * What each role may do in its organization: the permission matrix of docs/api.md, enforced on the server
@@ -38,4 +39,34 @@ export function can(role: OrganizationRole, permission: Permission): boolean {
 /** Every permission of a role, for the dashboard to show only what may be used (the server still decides). */
 export function permissionsOf(role: OrganizationRole): Permission[] {
   return (Object.keys(PERMISSIONS) as Permission[]).filter((permission) => can(role, permission))
+}
+
+/** The roles, from most to least powerful. */
+export const ROLES: readonly OrganizationRole[] = organizationRoles
+
+/**
+ * The owner rules, on top of the permissions: only owners act on owners (invite one, give or take the
+ * owner role, remove one, revoke an owner's invitation). The organization's decider enforces them; the
+ * dashboard offers only what they allow.
+ */
+export function mayActOnRole(actor: OrganizationRole, role: OrganizationRole): boolean {
+  return actor === 'owner' || role !== 'owner'
+}
+
+/**
+ * Whether the organization keeps an owner once a person of `role` leaves, is removed or loses the owner
+ * role, `otherOwners` being the owners besides that person.
+ */
+export function keepsAnOwner(role: OrganizationRole, otherOwners: number): boolean {
+  return role !== 'owner' || otherOwners > 0
+}
+
+/** The roles someone may give: those they may act on, when they may manage members at all. */
+export function rolesGrantableBy(role: OrganizationRole): OrganizationRole[] {
+  return can(role, 'members:manage') ? ROLES.filter((r) => mayActOnRole(role, r)) : []
+}
+
+/** Whether someone may change, remove or revoke the invitation of a person with `target`'s role. */
+export function mayManage(actor: OrganizationRole, target: OrganizationRole): boolean {
+  return can(actor, 'members:manage') && mayActOnRole(actor, target)
 }

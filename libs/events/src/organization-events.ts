@@ -2,14 +2,9 @@ import { z } from 'zod'
 import { defineEvent, type EventDefinition } from './envelope.ts'
 import { utcTimestampSchema, uuidSchema } from './primitives.ts'
 
-/**
- * The roles a person can have in an organization, from most to least powerful. `owner`: everything,
- * the organization's members, roles and deletion included; `admin`: members other than owners,
- * chatbots, keys, settings, deletions and erasures; `member`: reads everything, edits chatbot names and
- * settings; `viewer`: reads conversations and analytics only.
- */
-export const organizationRoles = ['owner', 'admin', 'member', 'viewer'] as const
-export type OrganizationRole = (typeof organizationRoles)[number]
+import { organizationRoles } from './roles.ts'
+
+export { type OrganizationRole, organizationRoles } from './roles.ts'
 
 /**
  * Organization events belong to no chatbot: their envelope's `chatbotId` is always the nil UUID, so that

@@ -1,5 +1,5 @@
-// The bounds of the chatbot settings the service reads, without zod: the dashboard imports these (its
-// bundle has no zod), the schema in settings.ts is built from them.
+// The bounds and defaults of the chatbot settings the service reads, without zod: the dashboard imports
+// these (its bundle has no zod), the schema in settings.ts is built from them.
 
 export const CUSTOM_FIELD_TYPES = ['string', 'number', 'boolean'] as const
 export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
@@ -25,3 +25,11 @@ export const MAX_SIGNAL_EXAMPLE_LENGTH = 300
 /** settings.signals.abandonmentAfterMinutes: a minute to a week; 30 when absent. */
 export const MAX_QUIET_MINUTES = 10_080
 export const DEFAULT_QUIET_MINUTES = 30
+
+/**
+ * Whether capture queues analysis: unless `analysisEnabled` is false (the default is on; a value of
+ * another type is not false). The dashboard shows it with the same rule.
+ */
+export function analysisEnabled(settings: Readonly<Record<string, unknown>>): boolean {
+  return settings.analysisEnabled !== false
+}

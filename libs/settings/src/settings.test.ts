@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_RETENTION_DAYS, MAX_SETTINGS_DEPTH } from './limits.ts'
-import {
-  analysisEnabled,
-  chatbotTopics,
-  customFieldSchema,
-  retentionDaysSql,
-  settingsSchema,
-} from './settings.ts'
+import { analysisEnabled, MAX_RETENTION_DAYS, MAX_SETTINGS_DEPTH } from './limits.ts'
+import { chatbotTopics, customFieldSchema, retentionDaysSql, settingsSchema } from './settings.ts'
 
 describe('chatbot settings', () => {
   it('reads analysisEnabled as on unless it is false', () => {

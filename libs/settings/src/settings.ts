@@ -134,11 +134,6 @@ export function customFieldSchema(settings: StoredSettings): Record<string, Cust
   return known(settings, 'customFields') ?? {}
 }
 
-/** Whether capture queues analysis: unless `analysisEnabled` is false (the default is on). */
-export function analysisEnabled(settings: StoredSettings): boolean {
-  return known(settings, 'analysisEnabled') ?? true
-}
-
 /** The chatbot's own topics (label → keywords), when it has any. */
 export function chatbotTopics(settings: StoredSettings): Record<string, string[]> | undefined {
   return known(settings, 'topics')

@@ -1,3 +1,4 @@
+import { keepsAnOwner, mayActOnRole } from '@cas/auth'
 import {
   type NewEvent,
   newEvent,
@@ -122,12 +123,11 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
 
   const actor = state.members.get(command.actor.userId)
   if (!actor) return refuse('not_a_member')
-  const isOwner = actor.role === 'owner'
   const owners = [...state.members.values()].filter((m) => m.role === 'owner').length
 
   switch (command.type) {
     case 'invite': {
-      if (command.role === 'owner' && !isOwner) return refuse('owners_only')
+      if (!mayActOnRole(actor.role, command.role)) return refuse('owners_only')
       for (const member of state.members.values()) {
         if (member.email === command.email) return refuse('already_member')
       }
@@ -145,7 +145,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
     case 'revoke-invitation': {
       const invitation = state.invitations.get(command.invitationId)
       if (!invitation) return refuse('not_found')
-      if (invitation.role === 'owner' && !isOwner) return refuse('owners_only')
+      if (!mayActOnRole(actor.role, invitation.role)) return refuse('owners_only')
       return {
         ok: true,
         events: [
@@ -159,9 +159,10 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
     case 'change-role': {
       const target = state.members.get(command.userId)
       if (!target) return refuse('not_found')
-      if ((target.role === 'owner' || command.role === 'owner') && !isOwner) return refuse('owners_only')
+      if (!mayActOnRole(actor.role, target.role) || !mayActOnRole(actor.role, command.role))
+        return refuse('owners_only')
       if (target.role === command.role) return { ok: true, events: [] }
-      if (target.role === 'owner' && owners === 1) return refuse('last_owner')
+      if (!keepsAnOwner(target.role, owners - 1)) return refuse('last_owner')
       return {
         ok: true,
         events: [
@@ -179,9 +180,9 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
       const userId = command.type === 'leave' ? command.actor.userId : command.userId
       const target = state.members.get(userId)
       if (!target) return refuse('not_found')
-      if (target.role === 'owner' && command.type === 'remove-member' && !isOwner)
+      if (command.type === 'remove-member' && !mayActOnRole(actor.role, target.role))
         return refuse('owners_only')
-      if (target.role === 'owner' && owners === 1) return refuse('last_owner')
+      if (!keepsAnOwner(target.role, owners - 1)) return refuse('last_owner')
       const reason = userId === command.actor.userId ? 'left' : 'removed'
       return {
         ok: true,
@@ -191,7 +192,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
       }
     }
     case 'delete':
-      if (!isOwner) return refuse('owners_only')
+      if (actor.role !== 'owner') return refuse('owners_only')
       return { ok: true, events: [newEvent('organization.deleted', {})] }
     default: {
       const unhandled: never = command

@@ -16,8 +16,8 @@ export type User = Account['user']
 /** An organization a person belongs to, with their role in it. */
 export type Organization = Account['organizations'][number]
 export type Role = Organization['role']
-/** What a role may do (libs/auth permissions.ts); the server decides every request all the same. */
-export type Permission = NonNullable<Account['organization']>['permissions'][number]
+/** What a role may do; the server decides every request all the same. */
+export type { Permission } from '@cas/auth/permissions'
 
 export type Member = Answer<'listMembers'>['members'][number]
 export type Invitation = Answer<'listInvitations'>['invitations'][number]

@@ -1,25 +1,16 @@
+import { keepsAnOwner, mayManage, ROLES, rolesGrantableBy } from '@cas/auth/permissions'
 import type { Member, Role } from '../api/types.ts'
 
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer']
+// The owner rules are libs/auth's (the organization's decider enforces them): the dashboard offers only
+// what they allow.
+export { mayManage, ROLES, rolesGrantableBy }
 
-/** What each role may do, in a sentence (docs/api.md's permission matrix). */
+/** What each role may do, in a sentence (the README's permission matrix). */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   owner: 'everything, including members, roles and deleting the organization',
   admin: 'members other than owners, chatbots, keys, settings, deletions and erasures',
   member: 'reads everything, renames chatbots and changes their settings',
   viewer: 'reads conversations and analytics only',
-}
-
-/** The roles someone may give: owners any, admins any but owner, others none. */
-export function rolesGrantableBy(role: Role): Role[] {
-  if (role === 'owner') return [...ROLES]
-  if (role === 'admin') return ROLES.filter((r) => r !== 'owner')
-  return []
-}
-
-/** Whether someone may change, remove or revoke the invitation of a person with `target`'s role. */
-export function mayManage(actor: Role, target: Role): boolean {
-  return actor === 'owner' || (actor === 'admin' && target !== 'owner')
 }
 
 /**
@@ -33,5 +24,5 @@ export function mayLeave(
 ): boolean | undefined {
   if (role !== 'owner') return true
   if (!members) return undefined
-  return members.some((m) => m.role === 'owner' && m.userId !== userId)
+  return keepsAnOwner(role, members.filter((m) => m.role === 'owner' && m.userId !== userId).length)
 }

@@ -1,4 +1,5 @@
 import {
+  analysisEnabled,
   CUSTOM_FIELD_TYPES,
   MAX_NAME_LENGTH,
   MAX_RETENTION_DAYS,
@@ -21,7 +22,7 @@ export { CUSTOM_FIELD_TYPES, MAX_RETENTION_DAYS }
 
 export function settingsToForm(settings: ChatbotSettings): SettingsForm {
   return {
-    analysisEnabled: settings.analysisEnabled !== false,
+    analysisEnabled: analysisEnabled(settings),
     retentionDays: settings.retentionDays === undefined ? '' : String(settings.retentionDays),
     customFields: Object.entries(settings.customFields ?? {}).map(([name, type]) => ({ name, type })),
     topics: Object.entries(settings.topics ?? {}).map(([label, keywords]) => ({
@@ -91,8 +92,7 @@ export function settingsPatch(
 ): Record<string, unknown> | undefined {
   const patch: Record<string, unknown> = {}
 
-  if (form.analysisEnabled !== (current.analysisEnabled !== false))
-    patch.analysisEnabled = form.analysisEnabled
+  if (form.analysisEnabled !== analysisEnabled(current)) patch.analysisEnabled = form.analysisEnabled
 
   const retention = form.retentionDays.trim() === '' ? undefined : Number(form.retentionDays)
   if (retention !== current.retentionDays) patch.retentionDays = retention ?? null

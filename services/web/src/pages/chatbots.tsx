@@ -1,3 +1,4 @@
+import { analysisEnabled } from '@cas/settings/limits'
 import { type FormEvent, useState } from 'react'
 import { chatbots } from '../api/endpoints.ts'
 import { ErrorAlert } from '../components/alert.tsx'
@@ -82,7 +83,7 @@ export function ChatbotsPage() {
                   </h3>
                   <p className="muted">
                     Key <code>{bot.api_key_prefix}</code> · created {formatDate(bot.created_at)}
-                    {bot.settings.analysisEnabled === false ? ' · analysis off' : ''}
+                    {analysisEnabled(bot.settings) ? '' : ' · analysis off'}
                   </p>
                 </div>
                 <Link
