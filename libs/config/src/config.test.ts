@@ -1,10 +1,13 @@
 import path from 'node:path'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { variable } from './group.ts'
 import {
   ALL_GROUPS,
   analysis,
   ConfigError,
+  defaultsOf,
   eventLog,
   loadConfig,
   parseConfig,
@@ -13,6 +16,7 @@ import {
   sessions,
   valuesOf,
 } from './index.ts'
+import { int } from './infrastructure.ts'
 
 describe('loadConfig', () => {
   it('defaults to the embedded setup on port 3000', () => {
@@ -138,5 +142,17 @@ describe('a service configuration', () => {
         expect(v.meaning, name).not.toMatch(/\n/)
       }
     }
+  })
+
+  it("states each default once, in the schema: the table's default is the schema's", () => {
+    const v = variable(int(1, 100).default(42), { meaning: 'x' })
+    expect(v.default).toBe('42')
+    expect(variable(z.string().optional(), { meaning: 'x' }).default).toBe('unset')
+    expect(variable(z.string().optional(), { absent: 'generated', meaning: 'x' }).default).toBe('generated')
+    expect(() => variable(int(1, 100).default(42), { absent: 'generated', meaning: 'x' })).toThrow()
+    expect(defaultsOf(relay)).toEqual({ RELAY_BATCH_SIZE: 500, RELAY_MAX_IN_FLIGHT: 4 })
+    expect(defaultsOf(analysis).ANALYSIS_MAX_TOPICS).toBe(
+      Number(analysis.variables.ANALYSIS_MAX_TOPICS.default),
+    )
   })
 })

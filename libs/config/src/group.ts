@@ -37,11 +37,55 @@ export function group<V extends Record<string, Variable>>(def: Group<V>): Group<
   return def
 }
 
+/**
+ * A variable: its schema states its default (zod `.default()`), the one place it is written; the
+ * configuration table shows it as the schema produces it. `absent` says, for a variable without a
+ * default, what happens when it is unset (`generated`, `derived`, a path made of others); `unset` when
+ * omitted.
+ */
 export function variable<S extends z.ZodType>(
   schema: S,
-  doc: { default: string; unit?: string; meaning: string },
+  doc: { absent?: string; unit?: string; meaning: string },
 ): Variable<S> {
-  return { schema, ...doc }
+  const value = defaultOf(schema)
+  if (value !== undefined && doc.absent !== undefined)
+    throw new Error(`a variable with a default (${value}) says nothing of its absence (${doc.absent})`)
+  return {
+    schema: schema.describe(doc.meaning),
+    default: value ?? doc.absent ?? 'unset',
+    ...(doc.unit ? { unit: doc.unit } : {}),
+    meaning: doc.meaning,
+  }
+}
+
+/**
+ * The schema's default as the table shows it (the value written, before any transform: `.data`, not the
+ * absolute path it resolves to); undefined when it has none.
+ */
+export function defaultOf(schema: z.ZodType): string | undefined {
+  const found = writtenDefault(schema)
+  if (!found) return undefined
+  const value = found.value
+  if (value === undefined) return undefined
+  if (Array.isArray(value)) return value.length === 0 ? 'empty' : value.join(',')
+  if (value === '') return 'empty'
+  return String(value)
+}
+
+/** The `.default()` in a schema, looked for through pipes (transforms) and wrappers. */
+function writtenDefault(schema: z.ZodType): { value: unknown } | undefined {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+  if (def.type === 'default') {
+    const d = def.defaultValue
+    return { value: typeof d === 'function' ? (d as () => unknown)() : d }
+  }
+  for (const inner of [def.in, def.innerType]) {
+    if (inner) {
+      const found = writtenDefault(inner as z.ZodType)
+      if (found) return found
+    }
+  }
+  return undefined
 }
 
 export class ConfigError extends Error {
@@ -71,6 +115,14 @@ export function parseConfig<const Gs extends readonly Group[]>(
   const problems = groups.flatMap((g) => g.check?.(parsed.data as never) ?? [])
   if (problems.length > 0) throw new ConfigError(problems)
   return parsed.data as ConfigOf<Gs>
+}
+
+/**
+ * What `g`'s variables are when unset: the schema's defaults, for code that runs without a parsed
+ * configuration (tests, tools) and must not state a default of its own.
+ */
+export function defaultsOf<G extends Group>(g: G): GroupValues<G> {
+  return parseConfig([g], {}) as GroupValues<G>
 }
 
 /** Only `g`'s variables of a parsed configuration: what a module that reads that concern is given. */

@@ -4,7 +4,16 @@ import { database, encryption, eventLog, http, relay, server } from './infrastru
 
 export { configTables, replaceBetweenMarkers } from './docs.ts'
 export { analysis, capture, invitations, reads, retention, sessions, signIn } from './features.ts'
-export { ConfigError, type ConfigOf, type Group, type GroupValues, parseConfig, valuesOf } from './group.ts'
+export {
+  ConfigError,
+  type ConfigOf,
+  defaultOf,
+  defaultsOf,
+  type Group,
+  type GroupValues,
+  parseConfig,
+  valuesOf,
+} from './group.ts'
 export { database, encryption, eventLog, http, relay, server } from './infrastructure.ts'
 
 /**

@@ -1,3 +1,4 @@
+import { defaultsOf, eventLog } from '@cas/config'
 import { delay, retryDelayMs } from '@cas/db'
 import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs'
 import type { Pool } from 'pg'
@@ -37,6 +38,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
   const topics = opts.streamTypes.map((t) => topicFor(t, opts.topicPrefix))
   const log = opts.log ?? (() => {})
   const chunkSize = opts.maxBatchSize ?? 500
+  const sessionTimeoutMs = opts.sessionTimeoutMs ?? defaultsOf(eventLog).KAFKA_SESSION_TIMEOUT_MS
   let consumer: Consumer | undefined
   let admin: Promise<Admin> | undefined
   // Off when the topics turn out not to be co-partitioned (checked at start).
@@ -269,9 +271,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         // Environments sharing a cluster (distinct topic prefixes) must not share consumer groups either.
         // The checkpoints in Postgres keep the bare group id.
         groupId: kafkaGroupId(opts.groupId, opts.topicPrefix),
-        sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+        sessionTimeout: sessionTimeoutMs,
         // A rebalance waits at most this long for members to rejoin before dropping the silent ones.
-        rebalanceTimeout: Math.max(2 * (opts.sessionTimeoutMs ?? 30_000), 10_000),
+        rebalanceTimeout: Math.max(2 * sessionTimeoutMs, 10_000),
         heartbeatInterval: 1_000,
         maxWaitTimeInMs: 100,
         // Room for a full batch per partition fetch (events of a few KB), so batches are not cut short by

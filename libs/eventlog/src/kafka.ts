@@ -1,3 +1,4 @@
+import { defaultsOf, eventLog } from '@cas/config'
 import { type RetryPolicy, retry } from '@cas/db'
 import {
   type Admin,
@@ -150,13 +151,13 @@ export async function ensureTopics(
   const existing = new Set(await admin.listTopics())
   const missing = wanted.filter((t) => !existing.has(t))
   if (missing.length > 0) {
-    const replicationFactor = opts.replicationFactor ?? 1
+    const replicationFactor = opts.replicationFactor ?? defaultsOf(eventLog).KAFKA_REPLICATION_FACTOR
     await admin.createTopics({
       // kafkajs' wait gives up on UNKNOWN_TOPIC_OR_PARTITION; waitForTopicLeaders below does not.
       waitForLeaders: false,
       topics: missing.map((topic) => ({
         topic,
-        numPartitions: opts.partitions ?? 12,
+        numPartitions: opts.partitions ?? defaultsOf(eventLog).KAFKA_PARTITIONS,
         replicationFactor,
         // The relay sends with acks=all, which waits only for the in-sync replicas: with three or more
         // copies, an acknowledged batch must be on two of them, so losing one broker loses nothing

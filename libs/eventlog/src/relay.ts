@@ -1,3 +1,4 @@
+import { defaultsOf, relay as relayConfig } from '@cas/config'
 import { retryDelayMs, Waiter } from '@cas/db'
 import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
@@ -48,8 +49,9 @@ export interface RelayStats {
   checkpoint: string
 }
 
-export const DEFAULT_RELAY_BATCH_SIZE = 500
-export const DEFAULT_RELAY_MAX_IN_FLIGHT = 4
+/** RELAY_BATCH_SIZE's and RELAY_MAX_IN_FLIGHT's defaults (libs/config states them). */
+export const DEFAULT_RELAY_BATCH_SIZE = defaultsOf(relayConfig).RELAY_BATCH_SIZE
+export const DEFAULT_RELAY_MAX_IN_FLIGHT = defaultsOf(relayConfig).RELAY_MAX_IN_FLIGHT
 
 /** The relay's checkpoint in consumer_checkpoints: a journal position, as a one-partition journal group's. */
 export const RELAY_GROUP = '$relay'

@@ -1,4 +1,4 @@
-import type { AnalysisConfig } from '@cas/config'
+import { type AnalysisConfig, analysis as analysisConfig, defaultsOf } from '@cas/config'
 import {
   createEventConsumer,
   createProgressProbe,
@@ -83,7 +83,8 @@ export function analysisSettings(config: AnalysisConfig) {
 export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisService {
   const log = deps.logger || undefined
   const now = deps.now ?? (() => new Date())
-  const maxPending = deps.maxPending ?? 10_000
+  const defaults = defaultsOf(analysisConfig)
+  const maxPending = deps.maxPending ?? defaults.ANALYSIS_MAX_PENDING
   const groupId = deps.groupId ?? ANALYSIS_GROUP
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
@@ -110,8 +111,8 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const worker = new AnalysisWorker({
     pool: deps.pool,
     analyzer: deps.analyzer,
-    concurrency: deps.concurrency ?? 64,
-    maxAttempts: deps.maxAttempts ?? 5,
+    concurrency: deps.concurrency ?? defaults.ANALYSIS_CONCURRENCY,
+    maxAttempts: deps.maxAttempts ?? defaults.ANALYSIS_MAX_ATTEMPTS,
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
     maxTopics: deps.maxTopics,

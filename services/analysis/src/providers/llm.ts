@@ -31,6 +31,7 @@
  */
 import { createHash } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
+import { analysis, defaultsOf } from '@cas/config'
 import { type RetryPolicy, retryDelayMs } from '@cas/db'
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai'
 import { z } from 'zod'
@@ -169,9 +170,10 @@ export function llmAnalyzerVersion(model: string, temperature?: number): string 
 }
 
 export function createLlmAnalyzer(opts: LlmAnalyzerOptions): Analyzer {
-  const timeoutMs = opts.timeoutMs ?? 30_000
+  const defaults = defaultsOf(analysis)
+  const timeoutMs = opts.timeoutMs ?? defaults.LLM_TIMEOUT_MS
   const maxRetries = opts.maxRetries ?? 4
-  const concurrency = opts.concurrency ?? 4
+  const concurrency = opts.concurrency ?? defaults.LLM_CONCURRENCY
   const batchSize = opts.batchSize ?? 20
   if (!(timeoutMs > 0)) throw new RangeError('timeoutMs must be positive')
   if (!Number.isInteger(maxRetries) || maxRetries < 0)

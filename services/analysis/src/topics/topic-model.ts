@@ -1,3 +1,4 @@
+import { analysis, defaultsOf } from '@cas/config'
 import { OTHER_TOPIC_ID } from '@cas/events'
 import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 import { distinctLabel, labelTopic, type TermCounts, termCorpus } from './labels.ts'
@@ -51,7 +52,7 @@ export const DEFAULT_TOPIC_OPTIONS: TopicModelOptions = {
   insideDeviations: 1,
   priorMembers: 10,
   minTopicSize: 3,
-  maxTopics: 300,
+  maxTopics: defaultsOf(analysis).ANALYSIS_MAX_TOPICS,
   poolCapacity: 1_000,
   poolGrowth: 0.25,
 }

@@ -1,4 +1,5 @@
 import { requirePermission } from '@cas/auth'
+import { defaultsOf, reads } from '@cas/config'
 import { withOrgScope } from '@cas/db'
 import { AppError, documented, errorResponses } from '@cas/http'
 import { chatbotSchema, isUuid } from '@cas/views'
@@ -27,7 +28,7 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
   const r = app.withTypeProvider<ZodTypeProvider>()
   const tags = ['chatbots']
   const security = [{ session: [] }]
-  const timeoutMs = deps.readYourWritesTimeoutMs ?? 2_000
+  const timeoutMs = deps.readYourWritesTimeoutMs ?? defaultsOf(reads).READ_YOUR_WRITES_TIMEOUT_MS
   const caughtUp = (orgId: string, id?: string) => () =>
     withOrgScope(deps.readerPool, orgId, async (client) => (await chatbotsBehind(client, orgId, id)) === 0)
 

@@ -1,4 +1,5 @@
 import { requirePermission } from '@cas/auth'
+import { defaultsOf, reads } from '@cas/config'
 import { withOrgScope } from '@cas/db'
 import { AppError, documented, errorResponses, isoDateTimeSchema } from '@cas/http'
 import { isUuid } from '@cas/views'
@@ -136,7 +137,7 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
   const r = app.withTypeProvider<ZodTypeProvider>()
   const tags = ['conversations']
   const security = [{ session: [] }]
-  const timeoutMs = deps.readYourWritesTimeoutMs ?? 2_000
+  const timeoutMs = deps.readYourWritesTimeoutMs ?? defaultsOf(reads).READ_YOUR_WRITES_TIMEOUT_MS
 
   r.get(
     '/api/v1/conversations',
