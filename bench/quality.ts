@@ -38,6 +38,7 @@ import { BOILERPLATE, type DevelopmentSet, loadSet, SET_NAMES, type SetName } fr
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { type ClusteringScore, scoreClustering } from './quality/metrics.ts'
 import {
+  HELD_OUT_CUSTOM_SET,
   HELD_OUT_SIGNALS_SET,
   loadCustomSet,
   loadSignalsSet,
@@ -102,7 +103,13 @@ const model = await createSemanticAnalyzer({
 // Conversation signals (issue 32) on the labelled conversations, with the same model.
 const signals = await measureSignals(model, loadSignalsSet())
 const heldOutSignals = await measureSignals(model, loadSignalsSet(HELD_OUT_SIGNALS_SET))
-const customSignals = await measureCustomSignals(model, loadCustomSet())
+const customSignals = [
+  ...(await measureCustomSignals(model, loadCustomSet())),
+  ...(await measureCustomSignals(model, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
+    ...c,
+    set: 'held out',
+  })),
+]
 const anchors = new Map<SetName, Anchors>()
 const embedRates = new Map<SetName, number>()
 for (const set of sets) {

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
+  HELD_OUT_CUSTOM_SET,
   HELD_OUT_SIGNALS_SET,
   loadCustomSet,
   loadSignalsSet,
@@ -28,5 +29,11 @@ const analyzer = await createSemanticAnalyzer({
 const report = await measureSignals(analyzer, loadSignalsSet())
 const heldOut = await measureSignals(analyzer, loadSignalsSet(HELD_OUT_SIGNALS_SET))
 if (values.dump) console.log([...report.dump, '--- held out', ...heldOut.dump].join('\n'))
-const custom = await measureCustomSignals(analyzer, loadCustomSet())
+const custom = [
+  ...(await measureCustomSignals(analyzer, loadCustomSet())),
+  ...(await measureCustomSignals(analyzer, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
+    ...c,
+    set: 'held out',
+  })),
+]
 console.log(signalsReport(report, custom, heldOut).join('\n'))

@@ -112,6 +112,8 @@ export interface CustomSignalCase {
 }
 
 export const CUSTOM_SET = path.resolve(import.meta.dirname, '../data/signals/custom.json')
+/** Written before the custom signals' decision was changed, and never tuned on (README there). */
+export const HELD_OUT_CUSTOM_SET = path.resolve(import.meta.dirname, '../data/signals/custom-heldout.json')
 
 /**
  * A chatbot's own signals on paraphrases of their examples (positives) and on other requests of the same
@@ -123,6 +125,9 @@ export async function measureCustomSignals(analyzer: SemanticAnalyzer, cases: re
   const anchors = await embedSignalAnchors(embed)
   const out: {
     label: string
+    tp: number
+    fp: number
+    positives: number
     precision: number
     recall: number
     lowestPositive: number
@@ -144,6 +149,9 @@ export async function measureCustomSignals(analyzer: SemanticAnalyzer, cases: re
     const fp = fired.slice(c.positives.length).filter(Boolean).length
     out.push({
       label: c.label,
+      tp,
+      fp,
+      positives: c.positives.length,
       precision: tp + fp === 0 ? 1 : tp / (tp + fp),
       recall: tp / c.positives.length,
       lowestPositive: Math.min(...margins.slice(0, c.positives.length)),
@@ -153,14 +161,14 @@ export async function measureCustomSignals(analyzer: SemanticAnalyzer, cases: re
   return out
 }
 
-export function loadCustomSet(): CustomSignalCase[] {
-  return JSON.parse(readFileSync(CUSTOM_SET, 'utf8'))
+export function loadCustomSet(file = CUSTOM_SET): CustomSignalCase[] {
+  return JSON.parse(readFileSync(file, 'utf8'))
 }
 
 /** The signals' section of a report, in Markdown: the development set, and the held-out one when given. */
 export function signalsReport(
   report: SignalsReport,
-  custom: Awaited<ReturnType<typeof measureCustomSignals>>,
+  custom: (Awaited<ReturnType<typeof measureCustomSignals>>[number] & { set?: string })[],
   heldOut?: SignalsReport,
 ): string[] {
   const f = (x: number) => x.toFixed(2)
@@ -185,14 +193,21 @@ export function signalsReport(
       ? ['', `Held out: ${heldOut.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}.`]
       : []),
     '',
-    "A chatbot's own signals, each message alone (bench/data/signals/custom.json):",
+    "A chatbot's own signals, each message alone (bench/data/signals/custom.json, development, and custom-heldout.json, held out; each signal 5 paraphrases of its examples and 6 other messages of its domain):",
     '',
-    '| custom signal | precision | recall | lowest positive margin | highest negative margin |',
-    '|---|--:|--:|--:|--:|',
+    '| custom signal | set | precision | recall | lowest positive margin | highest negative margin |',
+    '|---|---|--:|--:|--:|--:|',
     ...custom.map(
       (c) =>
-        `| ${c.label} | ${f(c.precision)} | ${f(c.recall)} | ${c.lowestPositive.toFixed(3)} | ${c.highestNegative.toFixed(3)} |`,
+        `| ${c.label} | ${c.set ?? 'development'} | ${f(c.precision)} | ${f(c.recall)} | ${c.lowestPositive.toFixed(3)} | ${c.highestNegative.toFixed(3)} |`,
     ),
+    ...(['development', 'held out'] as const).map((set) => {
+      const cases = custom.filter((c) => (c.set ?? 'development') === set)
+      const tp = cases.reduce((n, c) => n + c.tp, 0)
+      const fp = cases.reduce((n, c) => n + c.fp, 0)
+      const positives = cases.reduce((n, c) => n + c.positives, 0)
+      return `| all (${set}) | ${set} | ${f(tp + fp === 0 ? 1 : tp / (tp + fp))} | ${f(positives === 0 ? 1 : tp / positives)} | | |`
+    }),
     '',
   ]
 }

@@ -124,6 +124,27 @@ export function nearest(v: Vector, anchors: readonly Vector[]): number {
   return best
 }
 
+/** The mean similarity of the k nearest anchors (all of them when fewer). */
+export function nearestMean(v: Vector, anchors: readonly Vector[], k: number): number {
+  const top = anchors
+    .map((a) => dot(v, a))
+    .sort((a, b) => b - a)
+    .slice(0, k)
+  return top.length === 0 ? -Infinity : top.reduce((sum, x) => sum + x, 0) / top.length
+}
+
+/**
+ * A chatbot's own signal's margin for one embedded unit: its mean similarity to the 2 nearest of the
+ * signal's examples minus its mean similarity to the 2 nearest generic requests and social acts. Positive:
+ * nearer the signal than anything generic. Two on each side, not the nearest alone, so that one phrase
+ * sharing a noun ("the charger is too slow" with "the charger started smoking") weighs less
+ * (bench/FINDINGS.md, "Custom signals").
+ */
+export function customMargin(v: Vector, examples: readonly Vector[], background: readonly Vector[]): number {
+  return nearestMean(v, examples, CUSTOM_NEAREST) - nearestMean(v, background, CUSTOM_NEAREST)
+}
+const CUSTOM_NEAREST = 2
+
 function margin(v: Vector, set: AnchorSet): number {
   return nearest(v, set.cue) - nearest(v, set.contrast)
 }
@@ -201,7 +222,7 @@ export async function cuesOf(
     const background = [...anchors.social, ...anchors.request]
     const scores: Record<string, number> = {}
     for (const c of custom) {
-      scores[c.name] = round(Math.max(...vs.map((v) => nearest(v, c.examples) - nearest(v, background))))
+      scores[c.name] = round(Math.max(...vs.map((v) => customMargin(v, c.examples, background))))
     }
     return { cues: { ...cues, custom: scores }, vector: whole }
   })

@@ -22,8 +22,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * - abandonment: the conversation has been quiet for the quiet period, and ends on an end-user message
  *   the assistant did not answer (not a greeting, thanks or other social act) or on a bot failure,
  *   without resolution;
- * - custom:<slug>: an end-user message is nearer to the signal's examples than to any generic request or
- *   social anchor by CUSTOM_MARGIN.
+ * - custom:<slug>: an end-user message is nearer the signal's 2 nearest examples than the 2 nearest
+ *   generic requests or social anchors (on average: cues.ts, customMargin).
  *
  * Messages without cues (analysed without the language model) fire nothing, abandonment included.
  *
@@ -34,7 +34,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 3
+export const SIGNALS_VERSION = 4
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -43,7 +43,8 @@ export const THRESHOLDS = {
   clarification: 0.06,
   frustration: 0.06,
   resolution: 0.06,
-  custom: 0.05,
+  /** A chatbot's own signal: nearer its examples than the generic phrases (cues.ts, customMargin). */
+  custom: 0,
   /** With the learned emotions: frustration's emotion head at least this (0.5 is its calibrated "expressed"). */
   emotionFrustration: 0.4,
   /** With the learned emotions: gratitude at least this (its calibrated "expressed") is a thanks. */

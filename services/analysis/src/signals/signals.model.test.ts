@@ -11,7 +11,7 @@ import {
   UNREACHABLE_HUB,
 } from '../../../../test/support/model.ts'
 import { createSemanticAnalyzer, type SemanticAnalyzer } from '../providers/semantic.ts'
-import { cuesOf, embedSignalAnchors, type SignalAnchors, withEmotions } from './cues.ts'
+import { type CustomSignal, cuesOf, embedSignalAnchors, type SignalAnchors, withEmotions } from './cues.ts'
 import { type ConversationMessage, DEFAULT_QUIET_PERIOD_MS, detectSignals } from './detect.ts'
 
 requireTestModel()
@@ -35,9 +35,19 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
 
   /** The conversation's signals before its quiet period ends (no abandonment). */
   async function signals(...turns: Turn[]): Promise<string[]> {
+    return signalsWith([], ...turns)
+  }
+
+  async function signalsWith(ownSignals: readonly CustomSignal[], ...turns: Turn[]): Promise<string[]> {
     const input = turns.map(([role, content], i) => ({ id: `m${i}`, role, content }))
     const analysed = await analyzer.analyzeMessages(input, {})
-    const scored = (await cuesOf(input, anchors, analyzer.semantic.embedTexts)).map((s, i) =>
+    const custom = await Promise.all(
+      ownSignals.map(async (c) => ({
+        name: c.name,
+        examples: await analyzer.semantic.embedTexts(c.examples),
+      })),
+    )
+    const scored = (await cuesOf(input, anchors, analyzer.semantic.embedTexts, custom)).map((s, i) =>
       withEmotions(s, analysed[i]!.emotions),
     )
     const start = Date.UTC(2026, 10, 29, 9)
@@ -48,7 +58,11 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       cues: scored[i]?.cues,
       vector: scored[i]?.vector,
     }))
-    const settings = { disabled: new Set<string>(), custom: [], quietPeriodMs: DEFAULT_QUIET_PERIOD_MS }
+    const settings = {
+      disabled: new Set<string>(),
+      custom: ownSignals,
+      quietPeriodMs: DEFAULT_QUIET_PERIOD_MS,
+    }
     return detectSignals(messages, settings, new Date(start)).signals.map((s) => s.name)
   }
 
@@ -121,5 +135,33 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['assistant', "I'm not sure I understand."],
       ),
     ).toContain('bot_failure')
+  })
+
+  it("fires a chatbot's own signal on paraphrases of its examples, not on other requests of its domain", async () => {
+    const giftWrap: CustomSignal = {
+      name: 'custom:asks-for-gift-wrapping',
+      label: 'Asks for gift wrapping',
+      examples: [
+        'can you gift wrap my order?',
+        'do you offer gift wrapping?',
+        'can I add a gift message to the parcel?',
+      ],
+    }
+    for (const paraphrase of [
+      'could the present be wrapped before you send it?',
+      'is it possible to have the item wrapped as a gift?',
+      'I want to include a birthday card note with the delivery',
+    ]) {
+      expect(await signalsWith([giftWrap], ['user', paraphrase]), paraphrase).toContain(giftWrap.name)
+    }
+    for (const other of [
+      'where is my parcel?',
+      'can I change the delivery address on my order?',
+      "how do I return a sweater that doesn't fit?",
+      'do you ship to Canada?',
+      'my order arrived damaged',
+    ]) {
+      expect(await signalsWith([giftWrap], ['user', other]), other).not.toContain(giftWrap.name)
+    }
   })
 })
