@@ -12,6 +12,12 @@
  * node_modules linked in) whose topic model is run on the same vectors, in the same order, beside this one.
  * --option: this checkout's TopicModelOptions overridden (how its constants were chosen: bench/FINDINGS.md).
  * --anchors: bench/quality/anchors.ts on the same vectors (the requests with a content word).
+ * --window: instead of the online model, the background re-clustering of one window (topics/recluster.ts)
+ * holding every request of the set, on an empty state: the landed window clustering (UMAP + HDBSCAN,
+ * topics/window-clusters.ts) beside the silhouette-cut average linkage it replaced (agglomerative.ts);
+ * --min-cluster-size 5,8,10 and --umap-seed 31,32 add HDBSCAN rows (how min_cluster_size was chosen).
+ * --time N: the two window clusterings timed in-process on N real request vectors (the three sets'
+ * together, first N), with the resident set before and after.
  * labels: label agreement (bench/quality/label-agreement.ts) of the final topics; --show-labels lists
  * the labels that share no stem with their majority intent. LABEL_VARIANTS=1: the agreement of other
  * labellers on the same final topics, and the ceiling of any label from the members' repeated words
@@ -23,8 +29,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import { poolClusters } from '../services/analysis/src/topics/agglomerative.ts'
 import { termCorpus } from '../services/analysis/src/topics/labels.ts'
+import { clusteringInput, decideRecluster } from '../services/analysis/src/topics/recluster.ts'
 import * as current from '../services/analysis/src/topics/topic-model.ts'
+import { WINDOW_CLUSTERING, windowClusters } from '../services/analysis/src/topics/window-clusters.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { computeAnchors } from './quality/anchors.ts'
 import { createLabelAgreement } from './quality/label-agreement.ts'
@@ -235,6 +244,48 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
   return { clusters, ms, labels: agreement(labelled), variants }
 }
 
+/** The whole set as one re-clustering window of an empty state: each request's topic after the run. */
+function runWindow(
+  data: readonly Embedded[],
+  order: readonly number[],
+  cluster: (vectors: readonly Float32Array[], references: readonly Float32Array[]) => number[],
+) {
+  const state = current.emptyTopicState('bench')
+  const window = order.flatMap((index) => {
+    const r = data[index]!
+    return r.embedding
+      ? [
+          {
+            conversationId: String(index),
+            messageId: 'q',
+            embedding: r.embedding,
+            terms: r.terms!,
+            topicId: current.OTHER_TOPIC,
+          },
+        ]
+      : []
+  })
+  const { points, references } = clusteringInput(state, window)
+  const started = performance.now()
+  const numbers = cluster(
+    points.map((p) => p.embedding),
+    references,
+  )
+  const ms = performance.now() - started
+  let next = 0
+  const decision = decideRecluster(state, points, numbers, { newId: () => `t${next++}` })
+  const topicOf = new Map(decision.reassigned.map((r) => [r.conversationId, r.topicId]))
+  const clusters = data.map((_, index) => topicOf.get(String(index)) ?? current.OTHER_TOPIC)
+  const labelled = [...state.topics.values()]
+    .filter((t) => t.mergedInto === null && !t.retired)
+    .map((t) => ({
+      label: t.label,
+      memberIntents: data.filter((_, i) => clusters[i] === t.id).map((r) => r.intent),
+    }))
+    .filter((t) => t.memberIntents.length > 0)
+  return { clusters, ms, labels: agreement(labelled) }
+}
+
 const agreement = createLabelAgreement()
 
 function score(intents: readonly string[], clusters: readonly string[]) {
@@ -267,8 +318,37 @@ async function main() {
       option: { type: 'string', multiple: true },
       anchors: { type: 'boolean', default: false },
       'show-labels': { type: 'boolean', default: false },
+      window: { type: 'boolean', default: false },
+      'min-cluster-size': { type: 'string' },
+      'umap-seed': { type: 'string' },
+      time: { type: 'string' },
     },
   })
+  if (values.time) {
+    const all: Float32Array[] = []
+    for (const set of SETS) for (const r of await embedded(set)) if (r.embedding) all.push(r.embedding)
+    const vectors = all.slice(0, Number(values.time))
+    const mb = () => (process.memoryUsage().rss / 1e6).toFixed(0)
+    console.log(
+      `${vectors.length} vectors; load average ${(await import('node:os'))
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
+    for (const [name, cluster] of [
+      ['UMAP + HDBSCAN', () => windowClusters(vectors)],
+      ['average linkage, silhouette cut', () => poolClusters(vectors, [], { dissolve: false })],
+    ] as const) {
+      const before = mb()
+      const started = performance.now()
+      const numbers = cluster()
+      const seconds = (performance.now() - started) / 1000
+      console.log(
+        `${name}: ${seconds.toFixed(1)} s, ${new Set(numbers.filter((x) => x >= 0)).size} clusters, resident set ${before} → ${mb()} MB`,
+      )
+    }
+    return
+  }
   const sets = (values.set ?? ['clinc150-test', 'dstc11']) as SetName[]
   for (const s of sets) if (!SETS.includes(s)) throw new Error(`--set: one of ${SETS.join(', ')}`)
   const options = Object.fromEntries(
@@ -308,6 +388,40 @@ async function main() {
         )
       }
     }
+    const pct = (x: number) => `${(100 * x).toFixed(1)} %`
+    const row = (name: string, r: { clusters: string[]; ms: number; labels: { share: number } }) => {
+      const s = score(
+        data.map((d) => d.intent),
+        r.clusters,
+      )
+      console.log(
+        `| ${name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${r.labels.share.toFixed(3)} | ${r.ms.toFixed(0)} |`,
+      )
+    }
+    if (values.window) {
+      row(
+        'window: average linkage, silhouette cut (before)',
+        runWindow(data, order, (v, r) => poolClusters(v, r, { dissolve: false })),
+      )
+      row(
+        `window: UMAP + HDBSCAN, min_cluster_size ${WINDOW_CLUSTERING.minClusterSize}, seed ${WINDOW_CLUSTERING.seed}`,
+        runWindow(data, order, (v, r) => windowClusters(v, r)),
+      )
+      const sizes = (values['min-cluster-size'] ?? '').split(',').filter(Boolean).map(Number)
+      const seeds = (values['umap-seed'] ?? '').split(',').filter(Boolean).map(Number)
+      for (const minClusterSize of sizes.length > 0 ? sizes : [WINDOW_CLUSTERING.minClusterSize]) {
+        for (const seed of seeds.length > 0 ? seeds : [WINDOW_CLUSTERING.seed]) {
+          if (minClusterSize === WINDOW_CLUSTERING.minClusterSize && seed === WINDOW_CLUSTERING.seed) continue
+          row(
+            `window: UMAP + HDBSCAN, min_cluster_size ${minClusterSize}, seed ${seed}`,
+            runWindow(data, order, (v, r) =>
+              windowClusters(v, r, { ...WINDOW_CLUSTERING, minClusterSize, seed }),
+            ),
+          )
+        }
+      }
+      continue
+    }
     for (const model of models) {
       const { clusters, ms, labels, variants } = await run(model, data, order, batch)
       for (const [name, share] of Object.entries(variants))
@@ -316,7 +430,6 @@ async function main() {
         data.map((r) => r.intent),
         clusters,
       )
-      const pct = (x: number) => `${(100 * x).toFixed(1)} %`
       console.log(
         `| ${model.name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${labels.share.toFixed(3)} | ${ms.toFixed(0)} |`,
       )

@@ -21,7 +21,7 @@ import { SignalScorer } from './signals/scorer.ts'
 import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
 import { type Placement, placeTopics } from './topics/placement.ts'
-import { TopicStore } from './topics/topic-store.ts'
+import { moveResults, TopicStore } from './topics/topic-store.ts'
 
 export interface WorkerOptions {
   readonly pool: pg.Pool
@@ -65,14 +65,6 @@ interface ResultOut {
   readonly messageId: string
   readonly sentiment: MessageAnalysis['sentiment']
   readonly topics: TopicRef[]
-}
-
-/** Earlier results of one conversation that a new topic took. */
-interface MovedResults {
-  readonly orgId: string
-  readonly chatbotId: string
-  readonly metadata: Record<string, string>
-  readonly results: ResultOut[]
 }
 
 interface StoredRow {
@@ -349,7 +341,8 @@ export class AnalysisWorker {
         rows.map((r) => r.vector),
       ],
     )
-    const moved = await this.moveToNewTopics(client, placement)
+    // Earlier messages a new topic took: their results get the topic, their conversations a results event.
+    const moved = await moveResults(client, placement.reassigned)
     const jobConversations = new Set(kept.map((a) => a.job.conversationId))
     const conversations = [...new Set([...jobConversations, ...moved.keys()])]
     const { rows: stored } = await client.query<StoredRow>(CONVERSATIONS_RESULTS, [conversations])
@@ -417,52 +410,6 @@ export class AnalysisWorker {
       kept.map((a) => a.job.id),
       now,
     )
-  }
-
-  /**
-   * Earlier messages a new topic took: their stored results get the topic, and their conversations a
-   * results event of their own. Messages gone meanwhile (erased) are left out.
-   */
-  private async moveToNewTopics(
-    client: pg.ClientBase,
-    placement: Placement,
-  ): Promise<Map<string, MovedResults>> {
-    const moved = new Map<string, MovedResults>()
-    if (placement.reassigned.length === 0) return moved
-    const { rows } = await client.query<{
-      conversation_id: string
-      message_id: string
-      org_id: string
-      chatbot_id: string
-      score: number
-      label: MessageAnalysis['sentiment']['label']
-    }>(
-      `UPDATE analysis_results r SET topics = ARRAY[m.topic_id], topic_labels = ARRAY[m.topic_label]
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS m(conversation_id, message_id, topic_id, topic_label)
-        WHERE r.conversation_id = m.conversation_id AND r.message_id = m.message_id
-        RETURNING r.conversation_id, r.message_id, r.org_id, r.chatbot_id, r.score, r.label`,
-      [
-        placement.reassigned.map((r) => r.conversationId),
-        placement.reassigned.map((r) => r.messageId),
-        placement.reassigned.map((r) => r.topic.id),
-        placement.reassigned.map((r) => r.topic.label),
-      ],
-    )
-    const topicOf = new Map(placement.reassigned.map((r) => [`${r.conversationId}|${r.messageId}`, r]))
-    for (const row of rows) {
-      const reassignment = topicOf.get(`${row.conversation_id}|${row.message_id}`)!
-      let entry = moved.get(row.conversation_id)
-      if (!entry) {
-        entry = { orgId: row.org_id, chatbotId: row.chatbot_id, metadata: reassignment.metadata, results: [] }
-        moved.set(row.conversation_id, entry)
-      }
-      entry.results.push({
-        messageId: row.message_id,
-        sentiment: { score: row.score, label: row.label },
-        topics: [reassignment.topic],
-      })
-    }
-    return moved
   }
 
   private async fail(job: AnalysisJob, err: unknown): Promise<void> {

@@ -2,7 +2,8 @@ import { startWorkerThread } from '@cas/platform'
 import type { Vector } from './vectors.ts'
 
 /**
- * The window's clusters (agglomerative.ts), computed in a thread of its own started for the run
+ * The window's clusters (window-clusters.ts: UMAP + HDBSCAN, −1 for noise; a small window's by average
+ * linkage against the `references`), computed in a thread of its own started for the run
  * (recluster-worker.ts): neither the HTTP event loop nor the analyzer's threads wait for it. Past
  * `timeoutMs` the thread is stopped and the run fails (its policy retries it).
  */

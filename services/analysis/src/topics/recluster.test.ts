@@ -3,17 +3,19 @@ import { poolClusters } from './agglomerative.ts'
 import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
 import { decideTopics, emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
 import { addInto, dot, normalized } from './vectors.ts'
+import { seededRandom, windowClusters } from './window-clusters.ts'
 
 // Given a state and a window of synthetic requests (each request a direction of its own in 16
-// dimensions, its paraphrases that direction plus a little deterministic noise), when the window is
-// re-clustered (the real silhouette-cut clustering), then the topics keep, split, merge or retire as said.
+// dimensions, its paraphrases that direction plus a little seeded noise), when the window is re-clustered
+// (the real clustering: UMAP + HDBSCAN, window-clusters.ts, or where said a given one), then the topics
+// keep, split, merge or retire as said.
 const DIM = 16
 
 function paraphrase(k: number, n: number): Float32Array {
+  const random = seededRandom(1_000 * k + n)
   const v = new Float32Array(DIM)
-  v[k] = 1
-  v[(k + 1 + (n % 3)) % DIM] = 0.25
-  v[(k + 5 + (n % 4)) % DIM] = 0.15
+  for (let i = 0; i < DIM; i++) v[i] = (random() - 0.5) * 0.3
+  v[k]! += 1
   return normalized(v)
 }
 
@@ -65,17 +67,19 @@ function stateOf(topicIds: string[], window: WindowPoint[]): TopicState {
   return state
 }
 
-function recluster(state: TopicState, window: WindowPoint[]) {
+/** Re-clusters the window: by the real clustering, or by the cluster number `given` each point (−1: noise). */
+function recluster(state: TopicState, window: WindowPoint[], given?: (p: WindowPoint) => number) {
   const { points, references } = clusteringInput(state, window)
   let next = 100
   return decideRecluster(
     state,
     points,
-    poolClusters(
-      points.map((p) => p.embedding),
-      references,
-      { dissolve: false },
-    ),
+    given
+      ? points.map(given)
+      : windowClusters(
+          points.map((p) => p.embedding),
+          references,
+        ),
     { newId: () => id(next++) },
   )
 }
@@ -125,6 +129,17 @@ describe('re-clustering a window (issue 31)', () => {
     return placed.then((d) => expect(d.assigned.get('later\u0000m')).toBe(newId))
   })
 
+  it('splits an absorbed request off with UMAP + HDBSCAN too (a window of 100: the density path)', () => {
+    const window = [...requests(0, 40, id(1)), ...requests(3, 30, id(1)), ...requests(6, 30, id(2))]
+    const state = stateOf([id(1), id(2)], window)
+    const decision = recluster(state, window)
+    expect(decision.events.map((e) => e.type)).toEqual(['analysis.topic-discovered', 'analysis.topic-split'])
+    expect(decision.events[1]!.payload).toEqual({ topicId: id(1), into: [id(100)] })
+    expect(new Set(decision.reassigned.map((r) => r.topicId))).toEqual(new Set([id(100)]))
+    expect(state.topics.get(id(1))!.size).toBe(40)
+    expect(state.topics.get(id(2))!.size).toBe(30)
+  })
+
   it('merges two topics of one request into the older, by an event; nothing of the older moves', () => {
     const window = [...requests(0, 10, id(1)), ...requests(0, 6, id(2)), ...requests(5, 10, id(3))]
     const state = stateOf([id(1), id(2), id(3)], window)
@@ -150,7 +165,7 @@ describe('re-clustering a window (issue 31)', () => {
     // Also when the user pinned it after the window was clustered.
     const later = stateOf([id(1), id(2)], window)
     const { points, references } = clusteringInput(later, window)
-    const numbers = poolClusters(
+    const numbers = windowClusters(
       points.map((p) => p.embedding),
       references,
     )
@@ -158,11 +173,13 @@ describe('re-clustering a window (issue 31)', () => {
     expect(decideRecluster(later, points, numbers, { newId: () => id(300) }).events).toEqual([])
   })
 
-  it('retires a topic no cluster takes; its messages wait in "other"', () => {
+  it('retires a topic whose members are all noise; its messages wait in "other"', () => {
+    // A given clustering: UMAP draws lone messages toward their nearest group, so the real one may not
+    // leave them out; HDBSCAN's noise is hdbscan.test.ts's.
     const scattered: WindowPoint[] = [7, 9, 11].map((k) => ({ ...requests(k, 1, id(2))[0]! }))
     const window = [...requests(0, 10, id(1)), ...scattered, ...requests(4, 10, id(3))]
     const state = stateOf([id(1), id(2), id(3)], window)
-    const decision = recluster(state, window)
+    const decision = recluster(state, window, (p) => (p.topicId === id(1) ? 0 : p.topicId === id(3) ? 1 : -1))
     expect(decision.events).toEqual([{ type: 'analysis.topic-retired', payload: { topicId: id(2) } }])
     expect(state.topics.get(id(2))!.retired).toBe(true)
     expect(decision.reassigned.map((r) => r.topicId)).toEqual([OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC])

@@ -22,8 +22,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * topics, reassignments and lineage events out. The I/O around it is reclusterer.ts.
  *
  * The window (the chatbot's most recent end-user requests, at most TOPIC_RECLUSTER_WINDOW) is clustered
- * afresh by the same silhouette-cut average linkage as the pool (agglomerative.ts, run on a worker
- * thread), so how coarse the topics are comes from the data. The new clusters are then matched to the
+ * afresh, on a worker thread, by UMAP to 5 dimensions and HDBSCAN (window-clusters.ts; a window of
+ * under 64 requests by the pool's silhouette-cut average linkage), so how coarse the topics are comes
+ * from the data's density; HDBSCAN's noise (cluster number −1) waits. The new clusters are then matched to the
  * existing topics by shared members, so that topics keep their identities:
  * - Pairs (cluster, topic) sharing members are taken most shared first, each cluster and each topic at
  *   most once, when they share at least half of the smaller of the two (the overlap coefficient ≥ ½).
@@ -113,6 +114,8 @@ export function decideRecluster(
   const before = points.map((p) => currentTopic(state, p.topicId))
   const byNumber = new Map<number, number[]>()
   numbers.forEach((n, i) => {
+    // Noise (a negative number): no cluster; it waits.
+    if (n < 0) return
     const list = byNumber.get(n) ?? []
     list.push(i)
     byNumber.set(n, list)

@@ -4,14 +4,14 @@ import { type BackgroundLoop, backgroundLoop, withTransaction } from '@cas/db'
 import { type AppendRequest, appendToStreams } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
-import type { Analyzer, MessageAnalysis } from '../analyzer.ts'
+import type { Analyzer } from '../analyzer.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from '../summary.ts'
 import { CONVERSATIONS_RESULTS } from '../worker.ts'
 import { clusteringInput, decideRecluster, type ReclusterSummary, type WindowPoint } from './recluster.ts'
 import { clusterInThread } from './recluster-thread.ts'
 import { assignThemes } from './theme-store.ts'
 import { DEFAULT_TOPIC_OPTIONS, OTHER_TOPIC, pointKey, type TopicModelOptions } from './topic-model.ts'
-import { TopicStore } from './topic-store.ts'
+import { moveResults, type ResultMove, TopicStore } from './topic-store.ts'
 import { readWindow } from './topic-window.ts'
 import type { Vector } from './vectors.ts'
 
@@ -61,7 +61,7 @@ export interface ReclustererOptions {
   readonly topicOptions?: TopicModelOptions
   readonly now?: () => Date
   readonly newId?: () => string
-  /** The window's clusters; by default in a thread of the run's own (recluster-thread.ts). */
+  /** The window's clusters (−1: noise); by default in a thread of the run's own (recluster-thread.ts). */
   readonly cluster?: (
     vectors: readonly Vector[],
     references: readonly Vector[],
@@ -232,11 +232,10 @@ export class Reclusterer {
         id,
         label: id === OTHER_TOPIC ? OTHER_TOPIC : (locked.state.topics.get(id)?.label ?? id),
       })
-      const appends = await moveResults(
+      const appends = await moveResultEvents(
         client,
-        decision.reassigned.map((r) => ({ ...r, topic: label(r.topicId) })),
+        decision.reassigned.map((r) => ({ ...r, topic: label(r.topicId), metadata })),
         this.opts.analyzer.info,
-        metadata,
       )
       // Topics split, merged, retired or relabeled: the themes may change too (theme-store.ts), after them.
       const themes = decision.events.length > 0 ? await assignThemes(client, locked.state) : undefined
@@ -293,44 +292,18 @@ async function topicsNow(
 }
 
 /**
- * Conversations change topic by events: the moved messages' stored results get their new topic, and each
- * conversation an analysis.messages-analyzed event with them and an analysis.conversation-analyzed event
- * with its new summary (a replay applies the same). Messages gone meanwhile (erased) are left out.
+ * Conversations change topic by events: the moved messages' stored results get their new topic
+ * (topic-store.ts's moveResults), and each conversation an analysis.messages-analyzed event with them and
+ * an analysis.conversation-analyzed event with its new summary (a replay applies the same).
  */
-async function moveResults(
+async function moveResultEvents(
   client: pg.ClientBase,
-  moves: readonly { conversationId: string; messageId: string; topic: TopicRef }[],
+  moves: readonly ResultMove[],
   analyzer: { name: string; version: string },
-  metadata: Record<string, string>,
 ): Promise<AppendRequest[]> {
-  if (moves.length === 0) return []
-  const { rows } = await client.query<{
-    conversation_id: string
-    message_id: string
-    org_id: string
-    chatbot_id: string
-    score: number
-    label: MessageAnalysis['sentiment']['label']
-  }>(
-    `UPDATE analysis_results r SET topics = ARRAY[m.topic_id], topic_labels = ARRAY[m.topic_label]
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS m(conversation_id, message_id, topic_id, topic_label)
-      WHERE r.conversation_id = m.conversation_id AND r.message_id = m.message_id
-      RETURNING r.conversation_id, r.message_id, r.org_id, r.chatbot_id, r.score, r.label`,
-    [
-      moves.map((m) => m.conversationId),
-      moves.map((m) => m.messageId),
-      moves.map((m) => m.topic.id),
-      moves.map((m) => m.topic.label),
-    ],
-  )
-  const topicOf = new Map(moves.map((m) => [pointKey(m), m.topic]))
-  const byConversation = new Map<string, typeof rows>()
-  for (const row of rows) {
-    const list = byConversation.get(row.conversation_id) ?? []
-    list.push(row)
-    byConversation.set(row.conversation_id, list)
-  }
-  const conversations = [...byConversation.keys()].sort()
+  const moved = await moveResults(client, moves)
+  if (moved.size === 0) return []
+  const conversations = [...moved.keys()].sort()
   const { rows: stored } = await client.query<{
     conversation_id: string
     role: StoredResult['role']
@@ -349,20 +322,9 @@ async function moveResults(
     results.set(row.conversation_id, list)
   }
   return conversations.map((conversationId) => {
-    const moved = byConversation.get(conversationId)!
+    const { orgId, chatbotId, metadata, results: changed } = moved.get(conversationId)!
     const events: NewEvent[] = [
-      newEvent(
-        'analysis.messages-analyzed',
-        {
-          analyzer,
-          results: moved.map((r) => ({
-            messageId: r.message_id,
-            sentiment: { score: r.score, label: r.label },
-            topics: [topicOf.get(pointKey({ conversationId, messageId: r.message_id }))!],
-          })),
-        },
-        metadata,
-      ),
+      newEvent('analysis.messages-analyzed', { analyzer, results: changed }, metadata),
       newEvent(
         'analysis.conversation-analyzed',
         { analyzer, ...summarizeConversation(results.get(conversationId) ?? []) },
@@ -372,8 +334,8 @@ async function moveResults(
     return {
       streamType: 'analysis',
       streamId: conversationId,
-      orgId: moved[0]!.org_id,
-      chatbotId: moved[0]!.chatbot_id,
+      orgId,
+      chatbotId,
       expectedVersion: 'any',
       events,
     }

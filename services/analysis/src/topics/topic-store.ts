@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
+import type { MessageAnalysis } from '../analyzer.ts'
+import type { TopicRef } from '../summary.ts'
 import {
   emptyTopicState,
   type PoolPoint,
@@ -273,4 +275,73 @@ export async function forgetPooledConversation(
   if (rowCount) {
     await client.query('UPDATE topic_models SET token = gen_random_uuid() WHERE chatbot_id = $1', [chatbotId])
   }
+}
+
+/** A stored result that changes topic: a new topic took it, or a re-clustering moved it. */
+export interface ResultMove {
+  readonly conversationId: string
+  readonly messageId: string
+  readonly topic: TopicRef
+  /** The trace of what moved it, for the events that say so. */
+  readonly metadata: Record<string, string>
+}
+
+/** One conversation's moved results, as an analysis.messages-analyzed event carries them. */
+export interface MovedResults {
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly metadata: Record<string, string>
+  readonly results: {
+    readonly messageId: string
+    readonly sentiment: MessageAnalysis['sentiment']
+    readonly topics: TopicRef[]
+  }[]
+}
+
+/**
+ * Gives the moved messages' stored results their new topic, and returns them by conversation (the
+ * metadata of a conversation's first move), for the caller's events: conversations change topic by
+ * events, so that a replay applies the same. Messages gone meanwhile (erased) are left out. Both the
+ * analysis worker (a new topic takes waiting messages) and the re-clustering job call it.
+ */
+export async function moveResults(
+  client: pg.ClientBase,
+  moves: readonly ResultMove[],
+): Promise<Map<string, MovedResults>> {
+  const moved = new Map<string, MovedResults>()
+  if (moves.length === 0) return moved
+  const { rows } = await client.query<{
+    conversation_id: string
+    message_id: string
+    org_id: string
+    chatbot_id: string
+    score: number
+    label: MessageAnalysis['sentiment']['label']
+  }>(
+    `UPDATE analysis_results r SET topics = ARRAY[m.topic_id], topic_labels = ARRAY[m.topic_label]
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS m(conversation_id, message_id, topic_id, topic_label)
+      WHERE r.conversation_id = m.conversation_id AND r.message_id = m.message_id
+      RETURNING r.conversation_id, r.message_id, r.org_id, r.chatbot_id, r.score, r.label`,
+    [
+      moves.map((m) => m.conversationId),
+      moves.map((m) => m.messageId),
+      moves.map((m) => m.topic.id),
+      moves.map((m) => m.topic.label),
+    ],
+  )
+  const moveOf = new Map(moves.map((m) => [`${m.conversationId}|${m.messageId}`, m]))
+  for (const row of rows) {
+    const move = moveOf.get(`${row.conversation_id}|${row.message_id}`)!
+    let entry = moved.get(row.conversation_id)
+    if (!entry) {
+      entry = { orgId: row.org_id, chatbotId: row.chatbot_id, metadata: move.metadata, results: [] }
+      moved.set(row.conversation_id, entry)
+    }
+    entry.results.push({
+      messageId: row.message_id,
+      sentiment: { score: row.score, label: row.label },
+      topics: [move.topic],
+    })
+  }
+  return moved
 }
