@@ -26,8 +26,9 @@ import { projectorCaughtUp } from './support/projector.ts'
 import { waitFor } from './support/wait.ts'
 
 // Topics a lead can manage (issue 31, item 6), end to end with the real language model: owners and admins
-// rename, hide, unhide and merge topics through the gateway; each command is an event on the chatbot's
-// topic stream; the analysis' topic model and re-clustering honour them; a replay rebuilds the same.
+// rename, hide, unhide and merge topics through the gateway, which commits each command as an event on the
+// chatbot's stream; the analysis service applies it to its topic state and records what it did on the
+// chatbot's topic stream; the topic model and re-clustering honour them; a replay rebuilds the same.
 requireTestModel()
 
 /** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
@@ -146,9 +147,10 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       async () => {
         if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
         const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
+          `SELECT (SELECT count(*) FROM analysis_jobs WHERE status IN ('pending', 'running'))
+                + (SELECT count(*) FROM analysis_commands WHERE status = 'pending') AS n`,
         )
-        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
+        return Number(rows[0].n) === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
       },
       { timeoutMs: 60_000, what: 'analysis and projection to finish' },
     )
@@ -211,9 +213,18 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       ...(payload ? { payload } : {}),
     })
 
-  const userEvents = async () =>
-    (await journalEvents(db.pool, 'analysis', chatbotId))
+  /** What the analysis service did, once every command asked for is applied and projected. */
+  const userEvents = async () => {
+    await settled()
+    return (await journalEvents(db.pool, 'analysis', chatbotId))
       .filter((e) => /-by-user$|hidden$/.test(e.type))
+      .map((e) => ({ type: e.type, payload: e.payload }))
+  }
+
+  /** The commands the gateway committed on the chatbot's stream. */
+  const commandEvents = async () =>
+    (await journalEvents(db.pool, 'chatbot', chatbotId))
+      .filter((e) => /^chatbot\.topic-/.test(e.type))
       .map((e) => ({ type: e.type, payload: e.payload }))
 
   const rmTopic = async (id: string) =>
@@ -252,6 +263,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
         expect(res.json()).toMatchObject({ error: { code: 'forbidden' } })
       }
     }
+    expect(await commandEvents()).toEqual([])
     expect(await userEvents()).toEqual([])
   })
 
@@ -282,6 +294,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       headers: { cookie },
     })
     expect(other.statusCode).toBe(404)
+    expect(await commandEvents()).toEqual([])
     expect(await userEvents()).toEqual([])
   })
 
@@ -295,7 +308,10 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     expect(await userEvents()).toEqual([
       { type: 'analysis.topic-renamed-by-user', payload: { topicId: claim, label: 'Car claims' } },
     ])
-    await settled()
+    expect((await commandEvents())[0]).toEqual({
+      type: 'chatbot.topic-rename-requested',
+      payload: { topicId: claim, label: 'Car claims' },
+    })
     expect(await rmTopic(claim)).toMatchObject({ label: 'Car claims', pinned: true })
 
     // A run that would put claims and drivers in one cluster, with new claims: the pinned topic and its

@@ -342,6 +342,8 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
           headers: { cookie },
         })
       ).json().reclustering
+    // What the last run said (analysis.topics-reclustered), once projected.
+    await settled()
     expect(await report()).toMatchObject({ settling: false, lastReclusteredAt: expect.stringMatching(/Z$/) })
     await capture({ claim: ['I need to claim for a cracked windshield'] })
     expect(await report()).toMatchObject({ settling: true })

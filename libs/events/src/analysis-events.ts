@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { defineEvent } from './envelope.ts'
+import { utcTimestampSchema } from './primitives.ts'
 import { defineUpcaster } from './upcasting.ts'
 
 const analyzerSchema = z
@@ -368,6 +369,31 @@ export const analysisUpcasters = [
   })),
 ]
 
+export const analysisTopicsSettlingV1 = defineEvent({
+  type: 'analysis.topics-settling',
+  version: 1,
+  streamType: 'analysis',
+  description: `The chatbot's first request since its topics were last re-clustered was placed: its topics are settling until the next re-clustering (analysis.topics-reclustered). ${topicStreamNote}`,
+  payload: z.strictObject({
+    since: utcTimestampSchema.describe('When the first request waiting for re-clustering was placed.'),
+  }),
+  example: { since: '2026-11-28T09:15:00.000Z' },
+})
+
+export const analysisTopicsReclusteredV1 = defineEvent({
+  type: 'analysis.topics-reclustered',
+  version: 1,
+  streamType: 'analysis',
+  description: `The chatbot's topics were re-clustered (after the run's lineage events). \`settling\` says whether requests placed while it ran still wait for the next run. ${topicStreamNote}`,
+  payload: z.strictObject({
+    reclusteredAt: utcTimestampSchema.describe('When the run committed.'),
+    settling: z.boolean().describe('Requests placed since the run read its window wait for the next run.'),
+    clustered: z.number().int().nonnegative().describe('Requests the run clustered (its window).'),
+    topics: z.number().int().nonnegative().describe('Clusters the run found.'),
+  }),
+  example: { reclusteredAt: '2026-11-28T09:20:00.000Z', settling: false, clustered: 1200, topics: 18 },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -386,6 +412,8 @@ export const analysisEventDefinitions = [
   analysisTopicHiddenV1,
   analysisTopicUnhiddenV1,
   analysisTopicMergedByUserV1,
+  analysisTopicsSettlingV1,
+  analysisTopicsReclusteredV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -404,4 +432,6 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicMergedByUserV1.schema,
   analysisThemesAssignedV1.schema,
   analysisSignalsDetectedV1.schema,
+  analysisTopicsSettlingV1.schema,
+  analysisTopicsReclusteredV1.schema,
 ])

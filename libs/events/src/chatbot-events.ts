@@ -68,6 +68,53 @@ export const chatbotDeletedV1 = defineEvent({
   example: {},
 })
 
+const topicCommandNote =
+  "A command of an owner or admin of the chatbot's organization (metadata.actorId says who), on the chatbot's stream. The analysis service applies it to the chatbot's topics and records what it did on the chatbot's topic stream (analysis.topic-*); a command its topics no longer allow (the topic merged away meanwhile, say) changes nothing."
+
+const topicIdSchema = z.uuid().describe("The topic's id (analysis.topic-discovered).")
+
+export const chatbotTopicRenameRequestedV1 = defineEvent({
+  type: 'chatbot.topic-rename-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description: `A topic is to get this label, pinned from then on (analysis.topic-renamed-by-user once applied). ${topicCommandNote}`,
+  payload: z.strictObject({
+    topicId: topicIdSchema,
+    label: z.string().min(1).max(80).describe('The new label, 1 to 80 characters, spaces tidied.'),
+  }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'Refunds' },
+})
+
+export const chatbotTopicHideRequestedV1 = defineEvent({
+  type: 'chatbot.topic-hide-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description: `A topic is to be left out of analytics lists (analysis.topic-hidden once applied). ${topicCommandNote}`,
+  payload: z.strictObject({ topicId: topicIdSchema }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
+export const chatbotTopicUnhideRequestedV1 = defineEvent({
+  type: 'chatbot.topic-unhide-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description: `A hidden topic is to be shown again (analysis.topic-unhidden once applied). ${topicCommandNote}`,
+  payload: z.strictObject({ topicId: topicIdSchema }),
+  example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
+export const chatbotTopicMergeRequestedV1 = defineEvent({
+  type: 'chatbot.topic-merge-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description: `A topic is to be merged into another (analysis.topic-merged-by-user once applied). ${topicCommandNote}`,
+  payload: z.strictObject({
+    topicId: topicIdSchema.describe('The topic to merge away.'),
+    into: topicIdSchema.describe('The topic that is to remain.'),
+  }),
+  example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const chatbotEventDefinitions = [
   chatbotCreatedV1,
@@ -75,6 +122,10 @@ export const chatbotEventDefinitions = [
   chatbotSettingsChangedV1,
   chatbotKeyRotatedV1,
   chatbotDeletedV1,
+  chatbotTopicRenameRequestedV1,
+  chatbotTopicHideRequestedV1,
+  chatbotTopicUnhideRequestedV1,
+  chatbotTopicMergeRequestedV1,
 ] as const
 
 /** The latest version of each chatbot event type: what readers see after upcasting. */
@@ -84,4 +135,8 @@ export const chatbotEventSchema = z.discriminatedUnion('type', [
   chatbotSettingsChangedV1.schema,
   chatbotKeyRotatedV1.schema,
   chatbotDeletedV1.schema,
+  chatbotTopicRenameRequestedV1.schema,
+  chatbotTopicHideRequestedV1.schema,
+  chatbotTopicUnhideRequestedV1.schema,
+  chatbotTopicMergeRequestedV1.schema,
 ])

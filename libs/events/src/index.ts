@@ -16,6 +16,8 @@ export {
   analysisTopicRenamedByUserV1,
   analysisTopicRetiredV1,
   analysisTopicSplitV1,
+  analysisTopicsReclusteredV1,
+  analysisTopicsSettlingV1,
   analysisTopicUnhiddenV1,
   BUILTIN_SIGNAL_NAMES,
   OTHER_TOPIC_ID,
@@ -37,6 +39,10 @@ export {
   chatbotKeyRotatedV1,
   chatbotRenamedV1,
   chatbotSettingsChangedV1,
+  chatbotTopicHideRequestedV1,
+  chatbotTopicMergeRequestedV1,
+  chatbotTopicRenameRequestedV1,
+  chatbotTopicUnhideRequestedV1,
 } from './chatbot-events.ts'
 export {
   conversationErasedV1,
@@ -123,6 +129,17 @@ export {
   sealedForm,
   sealPayload,
 } from './sealed.ts'
+export {
+  decideTopicCommand,
+  type TopicChange,
+  type TopicCommand,
+  type TopicCommandEvent,
+  type TopicDecision,
+  type TopicRow,
+  tidyLabel,
+  topicCommandOf,
+  topicCommandRequest,
+} from './topic-commands.ts'
 export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'
 export { upcast } from './upcasters.ts'
 export { createUpcaster, defineUpcaster, type Upcaster } from './upcasting.ts'

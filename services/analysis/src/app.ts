@@ -12,6 +12,7 @@ import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
+import { type CommandPolicy, CommandRunner } from './command-runner.ts'
 import { analysisPipeline } from './consumer.ts'
 import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
 import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
@@ -42,6 +43,8 @@ export interface AnalysisServiceDeps {
   readonly recluster?: ReclusterPolicy
   /** How often the analysis's status is reported (default 2 s). */
   readonly statusIntervalMs?: number
+  /** Applying owners' and admins' command events (command-runner.ts); its default policy when unset. */
+  readonly commands?: CommandPolicy
 }
 
 export interface AnalysisService {
@@ -49,6 +52,8 @@ export interface AnalysisService {
   readonly worker: AnalysisWorker
   /** Re-clusters chatbots' topics in the background; undefined when the service runs without it. */
   readonly reclusterer: Reclusterer | undefined
+  /** Applies the command events of owners and admins (topic commands) queued by the consumer. */
+  readonly commands: CommandRunner
   /**
    * Keeps the `analysis` row of the pipeline status: how far analysis is behind the messages captured for
    * it (events not yet queued, jobs waiting). Started and stopped with the service.
@@ -86,6 +91,12 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const defaults = defaultsOf(analysisConfig)
   const maxPending = deps.maxPending ?? defaults.ANALYSIS_MAX_PENDING
   const groupId = deps.groupId ?? ANALYSIS_GROUP
+  const commands = new CommandRunner({
+    pool: deps.pool,
+    policy: deps.commands,
+    now,
+    log: (msg, fields) => log?.warn(fields ?? {}, msg),
+  })
   const consumer = createEventConsumer(deps.eventLog, {
     pool: deps.pool,
     groupId,
@@ -99,6 +110,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
+      if (records.some((r) => r.streamType === 'chatbot')) commands.wake()
     },
     // Open, then handle (consumer.ts): drops counted by reason (cas_consumer_dropped_events_total).
     ...analysisPipeline({
@@ -162,6 +174,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     consumer,
     worker,
     reclusterer,
+    commands,
     status,
     jobs: () => jobCounts(deps.pool),
     async start() {
@@ -174,6 +187,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         if (stopped) return
         worker.start()
         reclusterer?.start()
+        commands.start()
       })
     },
     async stop() {
@@ -182,6 +196,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       await consumer.stop()
       await starting
       await reclusterer?.stop()
+      await commands.stop()
       await worker.stop()
     },
   }

@@ -2,6 +2,7 @@ import { assertNever, type ConsumerPipeline, ok, pipeline, type Step } from '@ca
 import type { RecordedEvent } from '@cas/events'
 import { type Keyring, openStep } from '@cas/keyring'
 import { rememberChatbotSettings } from './chatbot-settings.ts'
+import { type CommandEvent, queueCommands } from './command-runner.ts'
 import { enqueueJobs, forgetChatbot, forgetConversation, type NewJob } from './jobs.ts'
 
 /**
@@ -20,14 +21,15 @@ export function analysisPipeline(opts: {
 }
 
 /**
- * Queues a job for every conversation.messages-captured event that asked for analysis, in the
- * transaction that records the checkpoint; keeps what the analysis reads of a chatbot's settings; forgets
+ * Queues a job for every conversation.messages-captured event that asked for analysis, and every
+ * owner's or admin's command event (command-runner.ts), in the transaction that records the checkpoint; keeps what the analysis reads of a chatbot's settings; forgets
  * what an erasure or a deletion takes away. Every event type is named: a new one fails to compile here
  * until it is decided what analysis does with it.
  */
 function handleStep(now: () => Date): Step<RecordedEvent, void> {
   return async (items, client) => {
     const jobs: NewJob[] = []
+    const commands: CommandEvent[] = []
     for (const { value: event } of items) {
       switch (event.type) {
         case 'chatbot.created':
@@ -59,6 +61,13 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
             })),
           })
           break
+        // Owners' and admins' commands on the chatbot's topics: applied by the command runner.
+        case 'chatbot.topic-rename-requested':
+        case 'chatbot.topic-hide-requested':
+        case 'chatbot.topic-unhide-requested':
+        case 'chatbot.topic-merge-requested':
+          commands.push(event)
+          break
         // Nothing for analysis to do.
         case 'chatbot.renamed':
         case 'chatbot.key-rotated':
@@ -80,6 +89,8 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.topic-hidden':
         case 'analysis.topic-unhidden':
         case 'analysis.topic-merged-by-user':
+        case 'analysis.topics-settling':
+        case 'analysis.topics-reclustered':
         case 'organization.created':
         case 'organization.member-invited':
         case 'organization.invitation-revoked':
@@ -92,6 +103,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
           assertNever(event, 'event')
       }
     }
+    if (commands.length > 0) await queueCommands(client, commands)
     if (jobs.length > 0) await enqueueJobs(client, jobs, now())
     return items.map(() => ok(undefined))
   }

@@ -31,6 +31,7 @@ export const READ_MODEL_TABLES = [
   'rm_erased_conversations',
   'rm_topics',
   'rm_themes',
+  'rm_topic_reclustering',
   'rm_conversation_signals',
 ] as const
 /** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */

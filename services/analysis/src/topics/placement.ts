@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AppendRequest } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { AnalysisContext, MessageAnalysis, SemanticAbilities } from '../analyzer.ts'
 import { type AnalysisJob, traceOf } from '../jobs.ts'
@@ -95,7 +95,7 @@ export async function placeTopics(
     )
     await store.save(client, locked.get(chatbotId)!, decision)
     // What the next re-clustering clusters (a message without a content word is no request).
-    await addToWindow(
+    const settling = await addToWindow(
       client,
       { chatbotId, orgId: jobs[0]!.job.orgId },
       fresh.filter((p) => p.terms.length > 0),
@@ -121,7 +121,12 @@ export async function placeTopics(
     }
     // Topics found, relabeled or merged: the themes may change too (theme-store.ts), after them on the stream.
     const themes = decision.events.length > 0 ? await assignThemes(client, state) : undefined
-    const events = themes ? [...decision.events, themes] : decision.events
+    const events: NewEvent[] = (themes ? [...decision.events, themes] : decision.events).map((e) =>
+      newEvent(e.type, e.payload, cause),
+    )
+    // The first request since the last re-clustering: its topics are settling until the next one.
+    if (settling)
+      events.push(newEvent('analysis.topics-settling', { since: options.now.toISOString() }, cause))
     if (events.length > 0) {
       placement.topicAppends.push({
         streamType: 'analysis',
@@ -129,7 +134,7 @@ export async function placeTopics(
         orgId: jobs[0]!.job.orgId,
         chatbotId,
         expectedVersion: 'any',
-        events: events.map((e) => newEvent(e.type, e.payload, cause)),
+        events,
       })
     }
   }

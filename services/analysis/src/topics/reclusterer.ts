@@ -252,15 +252,44 @@ export class Reclusterer {
           ],
         })
       }
-      await appendToStreams(client, appends, { now: this.now })
-      await client.query(
+      const { rows: after } = await client.query<{ waiting: number }>(
         `UPDATE topic_reclustering SET requests_since_run = greatest(0, requests_since_run - $2),
            pending_since = CASE WHEN requests_since_run - $2 > 0 THEN $4::timestamptz END,
            window_at_run = $3, last_run_at = $4, attempts = 0, next_attempt_at = NULL, running_until = NULL,
            last_error = NULL
-         WHERE chatbot_id = $1`,
+         WHERE chatbot_id = $1
+         RETURNING requests_since_run AS waiting`,
         [claim.chatbot_id, claim.requests_since_run, points.length, at],
       )
+      // After the lineage: whether the topics are settling now and when they were re-clustered, for the
+      // read side (it read topic_reclustering, this service's own table, before).
+      const reclustered = newEvent(
+        'analysis.topics-reclustered',
+        {
+          reclusteredAt: at.toISOString(),
+          settling: (after[0]?.waiting ?? 0) > 0,
+          clustered: decision.summary.clustered,
+          topics: decision.summary.topics,
+        },
+        metadata,
+      )
+      const topicAppend = appends.find((a) => a.streamType === 'analysis' && a.streamId === claim.chatbot_id)
+      if (topicAppend)
+        appends[appends.indexOf(topicAppend)] = {
+          ...topicAppend,
+          events: [...topicAppend.events, reclustered],
+        }
+      else {
+        appends.unshift({
+          streamType: 'analysis',
+          streamId: claim.chatbot_id,
+          orgId: claim.org_id,
+          chatbotId: claim.chatbot_id,
+          expectedVersion: 'any',
+          events: [reclustered],
+        })
+      }
+      await appendToStreams(client, appends, { now: this.now })
       return decision.summary
     })
     phases.commit = performance.now() - started

@@ -69,7 +69,7 @@ export interface Topic {
   /** Re-clustering found no cluster for it (recluster.ts): it takes no message again. */
   retired: boolean
   /**
-   * Renamed, or merged into, by an owner or admin (services/gateway/src/topics): its label never changes,
+   * Renamed, or merged into, by an owner or admin (topic-commands.ts): its label never changes,
    * it never merges away, and re-clustering leaves it and its members as they are (like a configured one).
    */
   pinned: boolean

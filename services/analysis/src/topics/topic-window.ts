@@ -6,7 +6,9 @@ import { bytesOf, vectorOf } from './topic-store.ts'
 /**
  * The window (migrations/0029_topic-reclustering.sql): each chatbot's most recent end-user requests, with
  * their embeddings and terms, which re-clustering clusters (reclusterer.ts). Written in the transaction
- * that places them, which also counts them toward the chatbot's next re-clustering.
+ * that places them, which also counts them toward the chatbot's next re-clustering. Returns whether these
+ * are the first requests since the chatbot's topics were last re-clustered: its topics are settling from
+ * now (analysis.topics-settling, which the caller appends).
  */
 export async function addToWindow(
   client: pg.ClientBase,
@@ -18,8 +20,8 @@ export async function addToWindow(
     terms: readonly string[]
   }[],
   now: Date,
-): Promise<void> {
-  if (points.length === 0) return
+): Promise<boolean> {
+  if (points.length === 0) return false
   await client.query(
     `INSERT INTO topic_window (chatbot_id, conversation_id, message_id, embedding, terms)
      SELECT $1, d.conversation_id, d.message_id, decode(d.embedding, 'base64'), d.terms
@@ -37,6 +39,11 @@ export async function addToWindow(
       ),
     ],
   )
+  // The caller holds the chatbot's topic state lock, which each re-clustering's commit takes too.
+  const { rows: before } = await client.query<{ waiting: number }>(
+    'SELECT requests_since_run AS waiting FROM topic_reclustering WHERE chatbot_id = $1',
+    [chatbot.chatbotId],
+  )
   await client.query(
     `INSERT INTO topic_reclustering AS r (chatbot_id, org_id, requests_since_run, pending_since)
      VALUES ($1, $2, $3, $4)
@@ -44,6 +51,7 @@ export async function addToWindow(
        pending_since = coalesce(r.pending_since, EXCLUDED.pending_since)`,
     [chatbot.chatbotId, chatbot.orgId, points.length, now],
   )
+  return (before[0]?.waiting ?? 0) === 0
 }
 
 /**

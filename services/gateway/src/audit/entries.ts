@@ -70,6 +70,12 @@ export function auditEntriesOf(
       case 'chatbot.deleted':
         entries.push({ ...base, target: chatbot(event, chatbotName), details: {} })
         break
+      case 'chatbot.topic-rename-requested':
+      case 'chatbot.topic-hide-requested':
+      case 'chatbot.topic-unhide-requested':
+      case 'chatbot.topic-merge-requested':
+        entries.push({ ...base, target: chatbot(event, chatbotName), details: { ...event.payload } })
+        break
       case 'organization.created':
         entries.push({
           ...base,

@@ -102,6 +102,12 @@ export function evolve(state: ChatbotState, event: ChatbotEvent): ChatbotState {
       return state.status === 'active' ? { ...state, settings: event.payload.settings as JsonObject } : state
     case 'chatbot.key-rotated':
       return state.status === 'active' ? { ...state, apiKeyPrefix: event.payload.apiKeyPrefix } : state
+    // Commands on the chatbot's topics: the analysis service applies them (topics/commands.ts).
+    case 'chatbot.topic-rename-requested':
+    case 'chatbot.topic-hide-requested':
+    case 'chatbot.topic-unhide-requested':
+    case 'chatbot.topic-merge-requested':
+      return state
     case 'chatbot.deleted':
       return { status: 'deleted', orgId: event.orgId }
     default: {

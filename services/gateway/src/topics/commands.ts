@@ -1,35 +1,42 @@
 import { withTransaction } from '@cas/db'
-import { appendToStream } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { appendToStream, lockStreamForUpdate, readStream } from '@cas/eventlog'
+import {
+  type ChatbotEvent,
+  decideTopicCommand,
+  newEvent,
+  parseRecordedEvent,
+  type TopicCommand,
+  type TopicRow,
+  topicCommandRequest,
+} from '@cas/events'
 import { AppError, type EventTrace } from '@cas/http'
 import type pg from 'pg'
-import { decideTopicCommand, type TopicChange, type TopicCommand, type TopicRow } from './topic-decision.ts'
+import { auditEntriesOf } from '../audit/entries.ts'
+import { recordAudit } from '../audit/record.ts'
+import { evolve, initialChatbotState } from '../chatbots/chatbot.ts'
 
 export interface TopicCommandDeps {
   readonly pool: pg.Pool
   readonly now: () => Date
 }
 
-export interface TopicCommandResult {
-  readonly topic: {
-    readonly id: string
-    readonly label: string
-    readonly pinned: boolean
-    readonly hidden: boolean
-    readonly configured: boolean
-    readonly mergedInto: string | null
-  }
+export interface TopicView {
+  readonly id: string
+  readonly label: string
+  readonly pinned: boolean
+  readonly hidden: boolean
+  readonly configured: boolean
+  readonly mergedInto: string | null
 }
 
 /**
- * Runs one topic command (topic-decision.ts decides) in one transaction: it takes the chatbot's topic
- * state lock (topic_models FOR UPDATE, as the analysis service does for each placement and re-clustering),
- * changes the analysis service's topic rows (topic_clusters) as the events say, gives the state a new token
- * (so that no analysis process goes on with a cached copy), and appends the events to the chatbot's topic
- * stream (analysis, streamId = the chatbot's id), where they stay in order with the analysis' own topic
- * events; the projector applies them to rm_topics. The state is the analysis service's, written here under
- * its lock so that a command's effect is there when the answer is: the next placement or re-clustering
- * sees it.
+ * Runs one topic command in one transaction, as the chatbot's other commands run: under the chatbot
+ * stream's lock, it decides (decideTopicCommand) on the chatbot's topics as the read model has them
+ * (rm_topics, built from the analysis service's events), refuses what is already wrong there, and
+ * appends the command as a chatbot.topic-*-requested event to the chatbot's stream, with its audit entry.
+ * The topic state is the analysis service's: it applies the event (deciding again on its own state) and
+ * records what it did on the chatbot's topic stream (analysis.topic-*), which the projector applies to
+ * rm_topics. The answer is the topic as the command leaves it.
  */
 export async function executeTopicCommand(
   deps: TopicCommandDeps,
@@ -38,18 +45,17 @@ export async function executeTopicCommand(
   topicId: string,
   command: TopicCommand,
   trace?: EventTrace,
-): Promise<TopicCommandResult> {
+): Promise<{ topic: TopicView }> {
   return withTransaction(deps.pool, async (client) => {
-    const { rowCount: chatbot } = await client.query('SELECT 1 FROM chatbots WHERE id = $1 AND org_id = $2', [
-      chatbotId,
-      orgId,
-    ])
-    if (!chatbot) throw new AppError('not_found', 'No chatbot with this id.')
-    const { rowCount: model } = await client.query(
-      'SELECT 1 FROM topic_models WHERE chatbot_id = $1 AND org_id = $2 FOR UPDATE',
-      [chatbotId, orgId],
-    )
-    const topics = model ? await readTopics(client, chatbotId) : new Map<string, TopicRow>()
+    await lockStreamForUpdate(client, 'chatbot', chatbotId)
+    const records = await readStream(client, 'chatbot', chatbotId)
+    const chatbot = records
+      .map((r) => parseRecordedEvent(r) as ChatbotEvent)
+      .reduce(evolve, initialChatbotState)
+    if (chatbot.status !== 'active' || chatbot.orgId !== orgId) {
+      throw new AppError('not_found', 'No chatbot with this id.')
+    }
+    const topics = await readTopics(client, chatbotId)
     const decision = decideTopicCommand(topics, topicId, command)
     if (!decision.ok) {
       switch (decision.reason) {
@@ -71,50 +77,59 @@ export async function executeTopicCommand(
       }
     }
     if (decision.events.length > 0) {
-      for (const change of decision.changes) await applyChange(client, chatbotId, change)
-      await client.query('UPDATE topic_models SET token = gen_random_uuid() WHERE chatbot_id = $1', [
-        chatbotId,
-      ])
-      await appendToStream(
+      const request = topicCommandRequest(topicId, command)
+      const appended = await appendToStream(
         client,
         {
-          streamType: 'analysis',
+          streamType: 'chatbot',
           streamId: chatbotId,
           orgId,
           chatbotId,
-          expectedVersion: 'any',
-          events: decision.events.map((e) => newEvent(e.type, e.payload)),
+          expectedVersion: records.length,
+          events: [newEvent(request.type, request.payload)],
           metadata: trace,
         },
         { now: deps.now },
       )
+      // The gateway's chatbot row follows its stream's version (read-your-writes of the chatbot).
+      await client.query('UPDATE chatbots SET stream_version = $2 WHERE id = $1', [
+        chatbotId,
+        appended.streamVersion,
+      ])
+      const events = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent)
+      await recordAudit(client, auditEntriesOf(events, { chatbotName: chatbot.name }))
     }
-    const after = (await readTopics(client, chatbotId)).get(topicId)!
+    const topic = topics.get(topicId)!
+    const changed = Object.assign(
+      {},
+      ...decision.changes.filter((c) => c.id === topicId),
+    ) as Partial<TopicRow>
     return {
       topic: {
-        id: after.id,
-        label: after.label,
-        pinned: after.pinned,
-        hidden: after.hidden,
-        configured: after.configured,
-        mergedInto: after.mergedInto,
+        id: topic.id,
+        label: changed.label ?? topic.label,
+        pinned: changed.pinned ?? topic.pinned,
+        hidden: changed.hidden ?? topic.hidden,
+        configured: topic.configured,
+        mergedInto: (changed as { mergedInto?: string }).mergedInto ?? topic.mergedInto,
       },
     }
   })
 }
 
+/** The chatbot's topics as the read model has them: merged ones count in another (canonical_id). */
 async function readTopics(client: pg.ClientBase, chatbotId: string): Promise<Map<string, TopicRow>> {
   const { rows } = await client.query<{
     id: string
     label: string
     configured: boolean
-    merged_into: string | null
+    canonical_id: string
     retired: boolean
     pinned: boolean
     hidden: boolean
   }>(
-    `SELECT id, label, configured, merged_into, retired, pinned, hidden FROM topic_clusters
-      WHERE chatbot_id = $1 ORDER BY seq`,
+    `SELECT id, label, configured, canonical_id, retired_at IS NOT NULL AS retired, pinned, hidden
+       FROM rm_topics WHERE chatbot_id = $1`,
     [chatbotId],
   )
   return new Map(
@@ -124,100 +139,11 @@ async function readTopics(client: pg.ClientBase, chatbotId: string): Promise<Map
         id: r.id,
         label: r.label,
         configured: r.configured,
-        mergedInto: r.merged_into,
+        mergedInto: r.canonical_id === r.id ? null : r.canonical_id,
         retired: r.retired,
         pinned: r.pinned,
         hidden: r.hidden,
       },
     ]),
   )
-}
-
-async function applyChange(client: pg.ClientBase, chatbotId: string, change: TopicChange): Promise<void> {
-  if (change.label !== undefined) {
-    await client.query('UPDATE topic_clusters SET label = $3 WHERE chatbot_id = $1 AND id = $2', [
-      chatbotId,
-      change.id,
-      change.label,
-    ])
-  }
-  if (change.pinned !== undefined) {
-    await client.query('UPDATE topic_clusters SET pinned = $3 WHERE chatbot_id = $1 AND id = $2', [
-      chatbotId,
-      change.id,
-      change.pinned,
-    ])
-  }
-  if (change.hidden !== undefined) {
-    await client.query('UPDATE topic_clusters SET hidden = $3 WHERE chatbot_id = $1 AND id = $2', [
-      chatbotId,
-      change.id,
-      change.hidden,
-    ])
-  }
-  if (change.mergedInto !== undefined) await mergeRows(client, chatbotId, change.id, change.mergedInto)
-}
-
-/**
- * The merged topic's members count in the target from now on: its embedding sum, size, spread and terms
- * are added to the target's (as the analysis service's own merges do, topic-model.ts), so that messages
- * like the merged topic's join the target; messages waiting attached to it are attached to the target.
- */
-async function mergeRows(
-  client: pg.ClientBase,
-  chatbotId: string,
-  from: string,
-  into: string,
-): Promise<void> {
-  const { rows } = await client.query<{
-    id: string
-    embedding_sum: Buffer
-    size: number
-    terms: Record<string, number>
-    spread_count: number
-    spread_sum: number
-    spread_squares: number
-  }>(
-    `SELECT id, embedding_sum, size, terms, spread_count, spread_sum, spread_squares FROM topic_clusters
-      WHERE chatbot_id = $1 AND id = ANY($2::uuid[])`,
-    [chatbotId, [from, into]],
-  )
-  const source = rows.find((r) => r.id === from)!
-  const target = rows.find((r) => r.id === into)!
-  const sum = floats(target.embedding_sum)
-  const add = floats(source.embedding_sum)
-  if (sum.length === add.length) for (let i = 0; i < sum.length; i++) sum[i]! += add[i]!
-  const terms = { ...target.terms }
-  for (const [term, n] of Object.entries(source.terms)) terms[term] = (terms[term] ?? 0) + n
-  await client.query(
-    `UPDATE topic_clusters SET embedding_sum = $3, size = size + $4, terms = $5, spread_count = spread_count + $6,
-       spread_sum = spread_sum + $7, spread_squares = spread_squares + $8
-     WHERE chatbot_id = $1 AND id = $2`,
-    [
-      chatbotId,
-      into,
-      Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength),
-      source.size,
-      JSON.stringify(terms),
-      source.spread_count,
-      source.spread_sum,
-      source.spread_squares,
-    ],
-  )
-  await client.query('UPDATE topic_clusters SET merged_into = $3 WHERE chatbot_id = $1 AND id = $2', [
-    chatbotId,
-    from,
-    into,
-  ])
-  await client.query('UPDATE topic_pool SET attached_to = $3 WHERE chatbot_id = $1 AND attached_to = $2', [
-    chatbotId,
-    from,
-    into,
-  ])
-}
-
-/** An embedding sum's float32 bytes (a copy: the driver's Buffer may not be aligned for a view). */
-function floats(bytes: Buffer): Float32Array {
-  const copy = new Uint8Array(bytes)
-  return new Float32Array(copy.buffer, 0, copy.byteLength / 4)
 }

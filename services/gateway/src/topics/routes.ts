@@ -1,4 +1,5 @@
 import { actorTrace, requirePermission } from '@cas/auth'
+import type { TopicCommand } from '@cas/events'
 import { AppError, documented, errorResponses } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
@@ -6,7 +7,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
 import { executeTopicCommand } from './commands.ts'
-import type { TopicCommand } from './topic-decision.ts'
 
 export interface TopicRouteDeps {
   readonly pool: pg.Pool
@@ -27,7 +27,9 @@ const topicSchema = z
     configured: z.boolean().describe("One of the chatbot's own topics (settings.topics)."),
     mergedInto: z.string().nullable().describe('The topic it was merged into, if it was.'),
   })
-  .describe('The topic after the command.')
+  .describe(
+    'The topic as the command leaves it (the lists show it once the analysis service has applied it).',
+  )
 
 const answerSchema = z.object({ ok: z.literal(true), topic: topicSchema })
 
@@ -42,7 +44,7 @@ const exampleTopic: z.infer<typeof topicSchema> = {
 
 /**
  * Topic commands for the dashboard (issue 31, item 6): owners and admins rename, hide, unhide and merge a
- * chatbot's topics. Each produces an event on the chatbot's topic stream (topic-decision.ts, commands.ts).
+ * chatbot's topics. Each commits a command event on the chatbot's stream that the analysis service applies (commands.ts).
  */
 export async function registerTopicCommands(app: FastifyInstance, deps: TopicRouteDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>()
@@ -102,7 +104,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       operationId: 'renameTopic',
       summary: 'Rename a topic and pin its label',
       description:
-        "Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Produces analysis.topic-renamed-by-user.",
+        "Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).",
       example: exampleTopic,
     },
     z.strictObject({
@@ -116,7 +118,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       operationId: 'hideTopic',
       summary: 'Hide a topic from analytics',
       description:
-        'Owners and admins hide a topic: analytics lists and the dashboard leave it out until it is unhidden. It still takes messages, and conversations keep it. Hiding a hidden topic changes nothing. Produces analysis.topic-hidden.',
+        'Owners and admins hide a topic: analytics lists and the dashboard leave it out until it is unhidden. It still takes messages, and conversations keep it. Hiding a hidden topic changes nothing. Commits chatbot.topic-hide-requested; the analysis service applies it (analysis.topic-hidden).',
       example: { ...exampleTopic, pinned: false, label: 'thanks, bye', hidden: true },
     },
     undefined,
@@ -128,7 +130,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       operationId: 'unhideTopic',
       summary: 'Show a hidden topic again',
       description:
-        'Owners and admins show a hidden topic in analytics again. Unhiding a shown topic changes nothing. Produces analysis.topic-unhidden.',
+        'Owners and admins show a hidden topic in analytics again. Unhiding a shown topic changes nothing. Commits chatbot.topic-unhide-requested; the analysis service applies it (analysis.topic-unhidden).',
       example: { ...exampleTopic, pinned: false, label: 'thanks, bye' },
     },
     undefined,
@@ -140,7 +142,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       operationId: 'mergeTopic',
       summary: 'Merge a topic into another',
       description:
-        "Owners and admins merge the topic into `into`, another topic of the chatbot: its conversations count in `into` from now on, and it is not used again. `into` keeps its label and is pinned, so re-clustering never undoes the merge. 400 when `into` is the topic itself, not one of the chatbot's, or merged away or retired; 409 for one of the chatbot's own topics (settings.topics) or a topic already merged away or retired. Produces analysis.topic-merged-by-user. The answer is the merged topic.",
+        "Owners and admins merge the topic into `into`, another topic of the chatbot: its conversations count in `into` from now on, and it is not used again. `into` keeps its label and is pinned, so re-clustering never undoes the merge. 400 when `into` is the topic itself, not one of the chatbot's, or merged away or retired; 409 for one of the chatbot's own topics (settings.topics) or a topic already merged away or retired. Commits chatbot.topic-merge-requested; the analysis service applies it (analysis.topic-merged-by-user). The answer is the merged topic.",
       example: {
         ...exampleTopic,
         id: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10',

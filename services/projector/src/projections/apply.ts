@@ -32,6 +32,7 @@ const CHATBOT_TABLES = [
   'rm_daily_topics',
   'rm_topics',
   'rm_themes',
+  'rm_topic_reclustering',
   'rm_conversation_signals',
 ]
 
@@ -154,12 +155,18 @@ export class ReadModelChanges {
       case 'analysis.topic-unhidden':
       case 'analysis.topic-merged-by-user':
       case 'analysis.themes-assigned':
+      case 'analysis.topics-settling':
+      case 'analysis.topics-reclustered':
         this.topics.add(event)
         return
       case 'chatbot.created':
       case 'chatbot.renamed':
       case 'chatbot.settings-changed':
       case 'chatbot.key-rotated':
+      case 'chatbot.topic-rename-requested':
+      case 'chatbot.topic-hide-requested':
+      case 'chatbot.topic-unhide-requested':
+      case 'chatbot.topic-merge-requested':
         this.chatbots.add(event)
         return
       case 'analysis.signals-detected':

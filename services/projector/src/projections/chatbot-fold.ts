@@ -4,12 +4,18 @@ type Created = RecordedEvent<'chatbot.created'>
 type Renamed = RecordedEvent<'chatbot.renamed'>
 type SettingsChanged = RecordedEvent<'chatbot.settings-changed'>
 type KeyRotated = RecordedEvent<'chatbot.key-rotated'>
+/** Owners' and admins' topic commands: the chatbot's row keeps only their stream version. */
+type TopicCommandRequested =
+  | RecordedEvent<'chatbot.topic-rename-requested'>
+  | RecordedEvent<'chatbot.topic-hide-requested'>
+  | RecordedEvent<'chatbot.topic-unhide-requested'>
+  | RecordedEvent<'chatbot.topic-merge-requested'>
 
 /**
  * The events that change an rm_chatbots row. `chatbot.deleted` is not among them: it removes the row with
  * the rest of the chatbot's read-model rows (apply.ts deleteChatbot), after what came before it is written.
  */
-export type ChatbotChangeEvent = Created | Renamed | SettingsChanged | KeyRotated
+export type ChatbotChangeEvent = Created | Renamed | SettingsChanged | KeyRotated | TopicCommandRequested
 
 /**
  * What a run of one chatbot's events does to its rm_chatbots row: the fields they set (undefined: left as
@@ -85,6 +91,12 @@ function foldChatbot(events: readonly ChatbotChangeEvent[]): ChatbotChange | und
         break
       case 'chatbot.key-rotated':
         change.apiKeyPrefix = e.payload.apiKeyPrefix
+        break
+      // The analysis service applies them; their effect reaches rm_topics by its events.
+      case 'chatbot.topic-rename-requested':
+      case 'chatbot.topic-hide-requested':
+      case 'chatbot.topic-unhide-requested':
+      case 'chatbot.topic-merge-requested':
         break
       default: {
         const unhandled: never = e

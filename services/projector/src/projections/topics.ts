@@ -12,6 +12,8 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-hidden'>
   | RecordedEvent<'analysis.topic-unhidden'>
   | RecordedEvent<'analysis.topic-merged-by-user'>
+  | RecordedEvent<'analysis.topics-settling'>
+  | RecordedEvent<'analysis.topics-reclustered'>
 
 /**
  * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
@@ -21,7 +23,8 @@ export type TopicEvent =
  * merged one, so a chain of merges ends in one canonical topic. rm_themes: each chatbot's themes, replaced
  * whole by each analysis.themes-assigned (in its order: position). An owner's or admin's rename pins the
  * label (pinned), hide and unhide set hidden, and a merge by hand moves topics as a merge does and pins
- * the topic they now count in.
+ * the topic they now count in. rm_topic_reclustering: whether each chatbot's topics are settling
+ * (analysis.topics-settling) and when they were last re-clustered (analysis.topics-reclustered).
  */
 export class TopicChanges {
   private readonly pending: TopicEvent[] = []
@@ -141,6 +144,26 @@ export class TopicChanges {
           await client.query(
             'UPDATE rm_topics SET retired_at = $3, updated_at = $3 WHERE chatbot_id = $1 AND id = $2',
             [e.chatbotId, e.payload.topicId, e.occurredAt],
+          )
+          break
+        case 'analysis.topics-settling':
+          await client.query(
+            `INSERT INTO rm_topic_reclustering (org_id, chatbot_id, settling, settling_since, updated_at)
+             VALUES ($1, $2, true, $3, $4)
+             ON CONFLICT (chatbot_id) DO UPDATE SET settling = true, settling_since = EXCLUDED.settling_since,
+               updated_at = EXCLUDED.updated_at`,
+            [e.orgId, e.chatbotId, e.payload.since, e.occurredAt],
+          )
+          break
+        case 'analysis.topics-reclustered':
+          await client.query(
+            `INSERT INTO rm_topic_reclustering (org_id, chatbot_id, settling, settling_since, last_reclustered_at,
+               updated_at)
+             VALUES ($1, $2, $3, CASE WHEN $3 THEN $4::timestamptz END, $4, $5)
+             ON CONFLICT (chatbot_id) DO UPDATE SET settling = EXCLUDED.settling,
+               settling_since = EXCLUDED.settling_since, last_reclustered_at = EXCLUDED.last_reclustered_at,
+               updated_at = EXCLUDED.updated_at`,
+            [e.orgId, e.chatbotId, e.payload.settling, e.payload.reclusteredAt, e.occurredAt],
           )
           break
         case 'analysis.themes-assigned':

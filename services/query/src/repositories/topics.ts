@@ -110,7 +110,8 @@ export async function topicFilterIds(
 
 /**
  * Whether the chatbot's (or the organization's) topics are settling: requests placed since the last
- * re-clustering (topic_reclustering, kept by the analysis service's reclusterer), and when the latest ran.
+ * re-clustering, and when the latest ran (rm_topic_reclustering, projected from the analysis service's
+ * analysis.topics-settling and analysis.topics-reclustered).
  */
 export async function readReclustering(
   client: pg.ClientBase,
@@ -118,8 +119,8 @@ export async function readReclustering(
   chatbotId: string | undefined,
 ): Promise<{ settling: boolean; lastReclusteredAt: string | null }> {
   const { rows } = await client.query<{ settling: boolean; last: Date | null }>(
-    `SELECT coalesce(bool_or(requests_since_run > 0), false) AS settling, max(last_run_at) AS last
-       FROM topic_reclustering WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2)`,
+    `SELECT coalesce(bool_or(settling), false) AS settling, max(last_reclustered_at) AS last
+       FROM rm_topic_reclustering WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2)`,
     [orgId, chatbotId ?? null],
   )
   return { settling: rows[0]!.settling, lastReclusteredAt: rows[0]!.last?.toISOString() ?? null }

@@ -374,7 +374,7 @@ export type paths = {
         put?: never;
         /**
          * Rename a topic and pin its label
-         * @description Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Produces analysis.topic-renamed-by-user.
+         * @description Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).
          */
         post: operations["renameTopic"];
         delete?: never;
@@ -394,7 +394,7 @@ export type paths = {
         put?: never;
         /**
          * Hide a topic from analytics
-         * @description Owners and admins hide a topic: analytics lists and the dashboard leave it out until it is unhidden. It still takes messages, and conversations keep it. Hiding a hidden topic changes nothing. Produces analysis.topic-hidden.
+         * @description Owners and admins hide a topic: analytics lists and the dashboard leave it out until it is unhidden. It still takes messages, and conversations keep it. Hiding a hidden topic changes nothing. Commits chatbot.topic-hide-requested; the analysis service applies it (analysis.topic-hidden).
          */
         post: operations["hideTopic"];
         delete?: never;
@@ -414,7 +414,7 @@ export type paths = {
         put?: never;
         /**
          * Show a hidden topic again
-         * @description Owners and admins show a hidden topic in analytics again. Unhiding a shown topic changes nothing. Produces analysis.topic-unhidden.
+         * @description Owners and admins show a hidden topic in analytics again. Unhiding a shown topic changes nothing. Commits chatbot.topic-unhide-requested; the analysis service applies it (analysis.topic-unhidden).
          */
         post: operations["unhideTopic"];
         delete?: never;
@@ -434,7 +434,7 @@ export type paths = {
         put?: never;
         /**
          * Merge a topic into another
-         * @description Owners and admins merge the topic into `into`, another topic of the chatbot: its conversations count in `into` from now on, and it is not used again. `into` keeps its label and is pinned, so re-clustering never undoes the merge. 400 when `into` is the topic itself, not one of the chatbot's, or merged away or retired; 409 for one of the chatbot's own topics (settings.topics) or a topic already merged away or retired. Produces analysis.topic-merged-by-user. The answer is the merged topic.
+         * @description Owners and admins merge the topic into `into`, another topic of the chatbot: its conversations count in `into` from now on, and it is not used again. `into` keeps its label and is pinned, so re-clustering never undoes the merge. 400 when `into` is the topic itself, not one of the chatbot's, or merged away or retired; 409 for one of the chatbot's own topics (settings.topics) or a topic already merged away or retired. Commits chatbot.topic-merge-requested; the analysis service applies it (analysis.topic-merged-by-user). The answer is the merged topic.
          */
         post: operations["mergeTopic"];
         delete?: never;
@@ -2465,7 +2465,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
-                        /** @description The topic after the command. */
+                        /** @description The topic as the command leaves it (the lists show it once the analysis service has applied it). */
                         topic: {
                             /** @description The topic's id. */
                             id: string;
@@ -2527,7 +2527,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
-                        /** @description The topic after the command. */
+                        /** @description The topic as the command leaves it (the lists show it once the analysis service has applied it). */
                         topic: {
                             /** @description The topic's id. */
                             id: string;
@@ -2589,7 +2589,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
-                        /** @description The topic after the command. */
+                        /** @description The topic as the command leaves it (the lists show it once the analysis service has applied it). */
                         topic: {
                             /** @description The topic's id. */
                             id: string;
@@ -2658,7 +2658,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
-                        /** @description The topic after the command. */
+                        /** @description The topic as the command leaves it (the lists show it once the analysis service has applied it). */
                         topic: {
                             /** @description The topic's id. */
                             id: string;
@@ -3809,7 +3809,7 @@ export interface operations {
                              */
                             id: string;
                             occurredAt: string;
-                            /** @description The event type: organization.created, organization.member-invited, organization.invitation-revoked, organization.member-joined, organization.member-role-changed, organization.member-removed, chatbot.created, chatbot.renamed, chatbot.settings-changed, chatbot.key-rotated, chatbot.deleted, conversation.erased (an end-user erasure). */
+                            /** @description The event type: organization.created, organization.member-invited, organization.invitation-revoked, organization.member-joined, organization.member-role-changed, organization.member-removed, chatbot.created, chatbot.renamed, chatbot.settings-changed, chatbot.key-rotated, chatbot.deleted, chatbot.topic-rename-requested, chatbot.topic-hide-requested, chatbot.topic-unhide-requested, chatbot.topic-merge-requested (a command on the chatbot's topics, details its payload), conversation.erased (an end-user erasure). */
                             action: string;
                             /** @description Who did it, as they were then; null when nobody signed in did (none so far). */
                             actor: {

@@ -33,6 +33,14 @@ export function describeAuditEntry(entry: AuditEntry): string {
       return `rotated the API key of ${name} (now ${String(d.apiKeyPrefix)})`
     case 'chatbot.deleted':
       return `deleted the chatbot ${name}`
+    case 'chatbot.topic-rename-requested':
+      return `renamed a topic of ${name} to ${String(d.label)}`
+    case 'chatbot.topic-hide-requested':
+      return `hid a topic of ${name}`
+    case 'chatbot.topic-unhide-requested':
+      return `showed a hidden topic of ${name} again`
+    case 'chatbot.topic-merge-requested':
+      return `merged two topics of ${name}`
     case 'conversation.erased':
       return `erased an end user's data from ${name} (${plural(Number(d.conversationsErased ?? 0), 'conversation')})`
     default:

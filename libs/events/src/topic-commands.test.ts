@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decideTopicCommand, type TopicRow } from './topic-decision.ts'
+import { decideTopicCommand, type TopicRow } from './topic-commands.ts'
 
 const id = (k: number) => `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
 const row = (k: number, over: Partial<TopicRow> = {}): TopicRow => ({

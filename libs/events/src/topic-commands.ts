@@ -1,7 +1,11 @@
 /**
  * Commands on a chatbot's topics (issue 31, item 6), the pure decision: the chatbot's topics and one
- * command in, the events and the rows' changes out (commands.ts does the I/O around it). Owners and admins
- * rename a topic (its label is then pinned), hide or unhide one, and merge one into another.
+ * command in, the analysis events and the topics' changes out. Owners and admins rename a topic (its label
+ * is then pinned), hide or unhide one, and merge one into another. Two sides decide with it: the gateway,
+ * on the topics as the read model shows them, refuses what it can already see is wrong and commits the
+ * command as a chatbot.topic-*-requested event; the analysis service, on its own topic state (which
+ * may have moved on meanwhile), decides again when it applies that event, and its events and changes
+ * are what happens (a command it refuses then changes nothing).
  *
  * - The chatbot's own topics (settings.topics) win: they are renamed there, never here, and never merged
  *   away (another topic may be merged into one).
@@ -16,7 +20,7 @@ export type TopicCommand =
   | { readonly type: 'unhide' }
   | { readonly type: 'merge'; readonly into: string }
 
-/** A topic as the analysis service keeps it (topic_clusters), what the decision needs of it. */
+/** A topic as the decision needs it (the analysis service's topic_clusters, or the read model's rm_topics). */
 export interface TopicRow {
   readonly id: string
   readonly label: string
@@ -67,7 +71,7 @@ export function decideTopicCommand(
   switch (command.type) {
     case 'rename': {
       if (topic.configured) return { ok: false, reason: 'configured' }
-      const label = command.label.trim().replace(/\s+/g, ' ')
+      const label = tidyLabel(command.label)
       const other = [...topics.values()].find(
         (t) => t.id !== topic.id && goneMessage(t) === undefined && sameLabel(t.label, label),
       )
@@ -116,4 +120,58 @@ function goneMessage(t: TopicRow): string | undefined {
   if (t.mergedInto !== null) return `This topic was merged into ${t.mergedInto}.`
   if (t.retired) return 'This topic was retired by re-clustering: it takes no message any more.'
   return undefined
+}
+
+/** The command a chatbot.topic-*-requested event carries. */
+export function topicCommandOf(
+  event:
+    | {
+        readonly type: 'chatbot.topic-rename-requested'
+        readonly payload: { topicId: string; label: string }
+      }
+    | { readonly type: 'chatbot.topic-hide-requested'; readonly payload: { topicId: string } }
+    | { readonly type: 'chatbot.topic-unhide-requested'; readonly payload: { topicId: string } }
+    | { readonly type: 'chatbot.topic-merge-requested'; readonly payload: { topicId: string; into: string } },
+): { readonly topicId: string; readonly command: TopicCommand } {
+  const { topicId } = event.payload
+  switch (event.type) {
+    case 'chatbot.topic-rename-requested':
+      return { topicId, command: { type: 'rename', label: event.payload.label } }
+    case 'chatbot.topic-hide-requested':
+      return { topicId, command: { type: 'hide' } }
+    case 'chatbot.topic-unhide-requested':
+      return { topicId, command: { type: 'unhide' } }
+    case 'chatbot.topic-merge-requested':
+      return { topicId, command: { type: 'merge', into: event.payload.into } }
+    default: {
+      const unhandled: never = event
+      throw new Error(`unhandled topic command ${JSON.stringify(unhandled)}`)
+    }
+  }
+}
+
+/** The chatbot.topic-*-requested event that asks for a command. */
+export function topicCommandRequest(
+  topicId: string,
+  command: TopicCommand,
+):
+  | { readonly type: 'chatbot.topic-rename-requested'; readonly payload: { topicId: string; label: string } }
+  | { readonly type: 'chatbot.topic-hide-requested'; readonly payload: { topicId: string } }
+  | { readonly type: 'chatbot.topic-unhide-requested'; readonly payload: { topicId: string } }
+  | { readonly type: 'chatbot.topic-merge-requested'; readonly payload: { topicId: string; into: string } } {
+  switch (command.type) {
+    case 'rename':
+      return { type: 'chatbot.topic-rename-requested', payload: { topicId, label: tidyLabel(command.label) } }
+    case 'hide':
+      return { type: 'chatbot.topic-hide-requested', payload: { topicId } }
+    case 'unhide':
+      return { type: 'chatbot.topic-unhide-requested', payload: { topicId } }
+    case 'merge':
+      return { type: 'chatbot.topic-merge-requested', payload: { topicId, into: command.into } }
+  }
+}
+
+/** A label as a command gives it: trimmed, inner runs of spaces made one. */
+export function tidyLabel(label: string): string {
+  return label.trim().replace(/\s+/g, ' ')
 }

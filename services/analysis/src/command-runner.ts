@@ -1,0 +1,183 @@
+import { type BackgroundLoop, backgroundLoop, type RetryPolicy, retryDelayMs, withTransaction } from '@cas/db'
+import { type ChatbotEvent, topicCommandOf } from '@cas/events'
+import type pg from 'pg'
+import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
+
+/** The command events of owners and admins this service applies (their events are the analysis'). */
+export type CommandEvent = Extract<
+  ChatbotEvent,
+  {
+    type:
+      | 'chatbot.topic-rename-requested'
+      | 'chatbot.topic-hide-requested'
+      | 'chatbot.topic-unhide-requested'
+      | 'chatbot.topic-merge-requested'
+  }
+>
+
+/**
+ * Queues command events in the consumer's transaction (which appends nothing: the consumer is marked so,
+ * and journal readers pass it); the runner applies them in transactions of their own.
+ */
+export async function queueCommands(client: pg.ClientBase, events: readonly CommandEvent[]): Promise<void> {
+  for (const event of events) {
+    await client.query(
+      `INSERT INTO analysis_commands (source_event_id, org_id, chatbot_id, type, payload, metadata, requested_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (source_event_id) DO NOTHING`,
+      [
+        event.id,
+        event.orgId,
+        event.chatbotId,
+        event.type,
+        JSON.stringify(event.payload),
+        JSON.stringify(event.metadata),
+        event.occurredAt,
+      ],
+    )
+  }
+}
+
+/**
+ * The command runner's policy, in one place (CONVENTIONS 12). Concurrency: one command at a time per
+ * process; a chatbot's commands one at a time across processes, in the order they were committed (a
+ * command waits while an earlier one of its chatbot is queued). Retry: a command that fails (the
+ * database away, say) is tried again after `retry`'s wait, doubling, up to `maxAttempts`; then it is set
+ * aside (status dead, its error kept, logged) and the chatbot's later commands go on. A command its
+ * topics refuse (decided again on the topics as they are when it is applied) is done: it changes nothing.
+ */
+export interface CommandPolicy {
+  readonly maxAttempts: number
+  /** The wait before a failed command is tried again. */
+  readonly retry: RetryPolicy
+  /** How often queued commands are looked for when nothing wakes the runner. */
+  readonly pollIntervalMs: number
+}
+
+export const DEFAULT_COMMAND_POLICY: CommandPolicy = {
+  maxAttempts: 5,
+  retry: { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' },
+  pollIntervalMs: 1_000,
+}
+
+interface QueuedCommand {
+  id: string
+  org_id: string
+  chatbot_id: string
+  type: CommandEvent['type']
+  payload: CommandEvent['payload']
+  metadata: Record<string, string>
+  attempts: number
+  source_event_id: string
+}
+
+export interface CommandRunnerOptions {
+  readonly pool: pg.Pool
+  readonly policy?: CommandPolicy
+  readonly now?: () => Date
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+}
+
+/** Applies the queued command events, oldest first (see CommandPolicy). */
+export class CommandRunner {
+  readonly stats = { applied: 0, refused: 0, failures: 0 }
+  private readonly loop: BackgroundLoop
+  private readonly policy: CommandPolicy
+  private readonly now: () => Date
+  private readonly log: NonNullable<CommandRunnerOptions['log']>
+
+  constructor(private readonly opts: CommandRunnerOptions) {
+    this.policy = opts.policy ?? DEFAULT_COMMAND_POLICY
+    this.now = opts.now ?? (() => new Date())
+    this.log = opts.log ?? (() => {})
+    this.loop = backgroundLoop({
+      // A command applied: look for the next one at once.
+      run: () => this.runNext(),
+      intervalMs: this.policy.pollIntervalMs,
+      onError: (err) =>
+        this.log('commands: could not look for queued commands', { reason: (err as Error).message }),
+    })
+  }
+
+  start(): void {
+    this.loop.start()
+  }
+
+  /** Looks for queued commands now (the consumer queued some). */
+  wake(): void {
+    this.loop.wake()
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop()
+  }
+
+  /** Applies the next due command, if any; whether there was one. */
+  async runNext(): Promise<boolean> {
+    let claimed: QueuedCommand | undefined
+    try {
+      return await withTransaction(this.opts.pool, async (client) => {
+        const { rows } = await client.query<QueuedCommand>(
+          `SELECT c.id::text, c.org_id, c.chatbot_id, c.type, c.payload, c.metadata, c.attempts, c.source_event_id
+             FROM analysis_commands c
+            WHERE c.status = 'pending' AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $1)
+              AND NOT EXISTS (SELECT FROM analysis_commands e
+                               WHERE e.chatbot_id = c.chatbot_id AND e.status = 'pending' AND e.id < c.id)
+            ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          [this.now()],
+        )
+        claimed = rows[0]
+        if (!claimed) return false
+        const outcome = await this.apply(client, claimed)
+        await client.query('DELETE FROM analysis_commands WHERE id = $1', [claimed.id])
+        if (outcome.applied) this.stats.applied++
+        else {
+          this.stats.refused++
+          this.log('commands: refused a command its topics no longer allow', {
+            eventId: claimed.source_event_id,
+            type: claimed.type,
+            reason: outcome.reason,
+          })
+        }
+        return true
+      })
+    } catch (err) {
+      if (!claimed) throw err
+      await this.failed(claimed, err as Error)
+      return true
+    }
+  }
+
+  private apply(client: pg.ClientBase, queued: QueuedCommand): Promise<TopicCommandOutcome> {
+    const event = { type: queued.type, payload: queued.payload } as CommandEvent
+    // The events it produces carry who asked and the request's ids, and name the command as their cause.
+    const metadata = { ...queued.metadata, causationId: queued.source_event_id }
+    const { topicId, command } = topicCommandOf(event)
+    return applyTopicCommand(
+      client,
+      { orgId: queued.org_id, chatbotId: queued.chatbot_id, topicId },
+      command,
+      metadata,
+      this.now,
+    )
+  }
+
+  private async failed(queued: QueuedCommand, err: Error): Promise<void> {
+    this.stats.failures++
+    const attempt = queued.attempts + 1
+    const dead = attempt >= this.policy.maxAttempts
+    this.log(
+      dead ? 'commands: a command failed for good; set aside' : 'commands: a command failed; will retry',
+      {
+        eventId: queued.source_event_id,
+        type: queued.type,
+        attempt,
+        reason: err.message,
+      },
+    )
+    const retryAt = new Date(this.now().getTime() + retryDelayMs(this.policy.retry, attempt - 1))
+    await this.opts.pool.query(
+      `UPDATE analysis_commands SET attempts = $2, status = $3, next_attempt_at = $4, last_error = $5 WHERE id = $1`,
+      [queued.id, attempt, dead ? 'dead' : 'pending', retryAt, err.message],
+    )
+  }
+}
