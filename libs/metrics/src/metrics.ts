@@ -455,7 +455,8 @@ export class Metrics {
 
   /** Exposes how many events the consumers have set aside (read from the store at scrape). */
   observeDeadLetters(source: DeadLetterSource): void {
-    this.deadLetterSources.push(source)
+    // One store per process: services that share it (the projector's, the analysis's) declare it once.
+    this.deadLetterSources.splice(0, this.deadLetterSources.length, source)
   }
 
   /** Exposes how current the stages this process runs are (read from the pipeline status at scrape). */

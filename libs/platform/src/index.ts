@@ -1,3 +1,4 @@
+export { type Composed, type ServiceModule, startComposed } from './compose.ts'
 export {
   chooseDataDir,
   type DataDirChoice,
@@ -5,6 +6,7 @@ export {
   fallbackName,
   withChosenDataDir,
 } from './data-dir.ts'
+export { httpAppOptions } from './http-options.ts'
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
 export { deadLetterReadiness, observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'

@@ -9,12 +9,20 @@ import {
   type StreamType,
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
+import {
+  deadLetterReadiness,
+  type Infrastructure,
+  observePipelineStatus,
+  pipelineStatusReadiness,
+  type ServiceModule,
+} from '@cas/platform'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
 import { type CommandPolicy, CommandRunner } from './command-runner.ts'
 import { analysisPipeline } from './consumer.ts'
 import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
+import { type AnalyzerConfig, analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
 import { AnalysisWorker, jobLogFields } from './worker.ts'
 
@@ -201,4 +209,77 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     },
   }
 }
+
+/**
+ * The analysis service as a process composes it (startComposed): its analyzer (loaded in the
+ * background), consumer, worker and re-clusterer, started before the process listens; the analysis
+ * stage's readiness and the analyzer's; its metrics; (`statusRoute`, its own process) GET /analysis.
+ * Closing stops consuming (committing the batch in flight), lets the jobs in flight commit, then closes
+ * the analyzer.
+ */
+export function analysisService(
+  infra: Pick<Infrastructure, 'pool' | 'keyring' | 'eventLog'>,
+  config: AnalyzerConfig,
+  logger: Logger | false,
+  opts: { readonly statusRoute?: boolean } = {},
+): ServiceModule & { readonly service: AnalysisService | undefined } {
+  let analyzer: Analyzer | undefined
+  let service: AnalysisService | undefined
+  const running = () => {
+    if (!analyzer || !service) throw new Error('the analysis service has not started')
+    return { analyzer, service }
+  }
+  const log = logger || undefined
+  const warn = (msg: string, fields?: Record<string, unknown>) => log?.warn(fields ?? {}, msg)
+  return {
+    name: 'analysis',
+    get service() {
+      return service
+    },
+    async start() {
+      const a = await createAnalyzer(config, warn)
+      analyzer = a
+      a.ready?.then(() => log?.info({ analyzer: analyzerStatus(a) }, 'analyzer ready'))
+      service = createAnalysisService({
+        pool: infra.pool,
+        keyring: infra.keyring,
+        eventLog: infra.eventLog,
+        analyzer: a,
+        logger,
+        ...analysisSettings(config),
+      })
+      await service.start()
+    },
+    readiness: () => [
+      analyzerReadiness(running().analyzer),
+      ...pipelineStatusReadiness(infra.pool, ['analysis']),
+      deadLetterReadiness(infra.pool),
+    ],
+    metrics(metrics) {
+      const { analyzer, service } = running()
+      observePipelineStatus(metrics, infra.pool, ['analysis'])
+      metrics.observeConsumer(service.consumer)
+      metrics.observeAnalysis({
+        stats: service.worker.stats,
+        jobs: () => service.jobs(),
+        analyzer: () => analyzerStatus(analyzer),
+      })
+    },
+    async routes(app) {
+      if (!opts.statusRoute) return
+      const { analyzer, service } = running()
+      app.get('/analysis', async () => ({
+        ok: true,
+        analyzer: analyzerStatus(analyzer),
+        worker: service.worker.stats,
+        reclustering: service.reclusterer?.stats ?? null,
+      }))
+    },
+    async close() {
+      await service?.stop()
+      await analyzer?.close?.()
+    },
+  }
+}
+
 export { analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'

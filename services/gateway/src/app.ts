@@ -2,6 +2,7 @@ import { originCheck, registerCookieSession } from '@cas/auth'
 import { capture, invitations, sessions, valuesOf } from '@cas/config'
 import { createHttpApp, type PoolUsage, type ReadinessCheck } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
+import { httpAppOptions, type ServiceModule } from '@cas/platform'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type pg from 'pg'
@@ -43,19 +44,32 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const app = await createHttpApp({
     logger: deps.logger,
     readiness: deps.readiness,
-    trustProxy: deps.config.TRUST_PROXY,
-    loadShedding: {
-      maxEventLoopDelayMs: deps.config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
-      maxPoolWaiting: deps.config.OVERLOAD_MAX_POOL_WAITING,
-      pools: deps.sheddingPools ?? [deps.pool],
-    },
+    ...httpAppOptions(deps.config, deps.sheddingPools ?? [deps.pool]),
   })
   await registerGateway(app, deps)
   return app
 }
 
+/** What the gateway's routes are given. */
+export type GatewayRouteDeps = Pick<GatewayDeps, 'pool' | 'keyring' | 'config' | 'now' | 'sessionRoutes'>
+
+/**
+ * The gateway as a process composes it (startComposed): its routes, which keep their own background
+ * sweeps (retention, expired sessions) and Redis connection, closed with the app.
+ */
+export function gatewayService(deps: GatewayRouteDeps): ServiceModule {
+  return {
+    name: 'gateway',
+    routes: (app) => registerGateway(app, deps),
+    close: async () => {},
+  }
+}
+
 /** Adds the gateway's routes to an app (its own, or the all-in-one's). */
-export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+export async function registerGateway(
+  app: FastifyInstance,
+  deps: GatewayRouteDeps & Partial<GatewayDeps>,
+): Promise<void> {
   const now = deps.now ?? (() => new Date())
   const { pool, config } = deps
   const redis = config.REDIS_URL

@@ -1,23 +1,15 @@
-import { observeInfrastructure, openInfrastructure, runService } from '@cas/platform'
-import { buildGatewayApp } from './app.ts'
+import { httpAppOptions, openInfrastructure, runService, startComposed } from '@cas/platform'
+import { gatewayService } from './app.ts'
 import { GATEWAY_CONFIG } from './config.ts'
 
 await runService('gateway', GATEWAY_CONFIG, async (config, log) => {
   const infra = await openInfrastructure(config, log, 'gateway')
-  const app = await buildGatewayApp({
-    pool: infra.pool,
-    keyring: infra.keyring,
+  // close(): stops accepting connections, answers the requests in flight, then closes the pools.
+  return startComposed({
+    infra,
     config,
     logger: log,
-    readiness: infra.readiness,
+    http: httpAppOptions(config, [infra.pool]),
+    services: [gatewayService({ pool: infra.pool, keyring: infra.keyring, config })],
   })
-  observeInfrastructure(app.metrics, infra)
-  await app.listen({ port: config.PORT, host: config.HOST })
-  return {
-    // Stops accepting connections, answers the requests in flight, then closes the pools.
-    async close() {
-      await app.close()
-      await infra.close()
-    },
-  }
 })

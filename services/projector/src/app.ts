@@ -10,6 +10,13 @@ import {
   type StreamType,
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
+import {
+  deadLetterReadiness,
+  type Infrastructure,
+  observePipelineStatus,
+  pipelineStatusReadiness,
+  type ServiceModule,
+} from '@cas/platform'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { type Log, type ProjectionStats, projectionPipeline } from './projections/apply.ts'
@@ -140,5 +147,58 @@ export function projectorBatches(
   return {
     orderBatch: (records, client, sources) => orderBatch(client, lockKey, sources, records),
     ...projectionPipeline(keyring, stats, { consumer: groupId, log }).consumerOptions(),
+  }
+}
+
+/**
+ * What a process running the projection adds to its readiness and metrics, however it runs the
+ * projector (here, or in a thread of its own): the `projection` stage's status and the dead letters.
+ */
+export function projectionStage(
+  pool: pg.Pool,
+  consumer: () => Pick<EventConsumer, 'groupId' | 'stats' | 'lag'>,
+): Pick<ServiceModule, 'readiness' | 'metrics'> {
+  return {
+    readiness: () => [...pipelineStatusReadiness(pool, ['projection']), deadLetterReadiness(pool)],
+    metrics: (metrics) => {
+      observePipelineStatus(metrics, pool, ['projection'])
+      metrics.observeConsumer(consumer())
+    },
+  }
+}
+
+/**
+ * The projector as a process composes it (startComposed): its consumer and status reporter, started
+ * before the process listens; the projection's readiness and metrics; (`statusRoute`, its own process)
+ * GET /projector with its counters. Closing finishes and commits the batch in flight and leaves the group.
+ */
+export function projectorService(
+  infra: Pick<Infrastructure, 'pool' | 'keyring' | 'eventLog'>,
+  logger: Logger | false,
+  opts: { readonly statusRoute?: boolean } = {},
+): ServiceModule {
+  let projector: Projector | undefined
+  const running = () => {
+    if (!projector) throw new Error('the projector has not started')
+    return projector
+  }
+  return {
+    name: 'projector',
+    async start() {
+      projector = await startProjector(infra, logger)
+    },
+    ...projectionStage(infra.pool, () => running().consumer),
+    async routes(app) {
+      if (!opts.statusRoute) return
+      app.get('/projector', async () => ({
+        ok: true,
+        consumer: running().consumer.stats,
+        projection: running().stats,
+      }))
+    },
+    async close() {
+      await projector?.status.stop()
+      await projector?.consumer.stop()
+    },
   }
 }

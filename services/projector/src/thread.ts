@@ -1,8 +1,9 @@
 import type { Worker } from 'node:worker_threads'
 import type { AllConfig } from '@cas/config'
 import { type ConsumerStats, type EventConsumer, newConsumerStats, type PartitionLag } from '@cas/eventlog'
-import { startWorkerThread } from '@cas/platform'
-import { PROJECTOR_GROUP } from './app.ts'
+import { type Infrastructure, type ServiceModule, startWorkerThread } from '@cas/platform'
+import type { Logger } from 'pino'
+import { PARTITIONS_AT_ONCE, PROJECTOR_GROUP, projectionStage } from './app.ts'
 
 /** What the projector's thread is given (structured-cloned into it). */
 export interface ProjectorThreadData {
@@ -188,5 +189,40 @@ export async function startProjectorThread(
       })
       await w.terminate()
     },
+  }
+}
+
+/**
+ * The projector in a thread of its own (startProjectorThread) as the all-in-one composes it: the same
+ * readiness and metrics as the projector's own process, the thread's counters behind them.
+ */
+export function projectorThreadService(
+  config: AllConfig,
+  infra: Pick<Infrastructure, 'pool' | 'databaseUrl'>,
+  log: Logger | false,
+  onError: (msg: string, fields?: Record<string, unknown>) => void,
+): ServiceModule & { readonly thread: ProjectorThread | undefined } {
+  let thread: ProjectorThread | undefined
+  return {
+    name: 'projector',
+    get thread() {
+      return thread
+    },
+    async start() {
+      thread = await startProjectorThread(
+        {
+          config,
+          databaseUrl: infra.databaseUrl,
+          log: log && { name: String(log.bindings().name ?? 'all-in-one'), level: log.level },
+          poolSize: PARTITIONS_AT_ONCE + 2,
+        },
+        onError,
+      )
+    },
+    ...projectionStage(infra.pool, () => {
+      if (!thread) throw new Error('the projector thread has not started')
+      return thread.consumer
+    }),
+    close: async () => thread?.stop(),
   }
 }

@@ -1,6 +1,7 @@
 import { registerSessions } from '@cas/auth'
 import { type HttpConfig, type SessionConfig, sessions, valuesOf } from '@cas/config'
 import { createHttpApp, type ReadinessCheck } from '@cas/http'
+import { httpAppOptions, pipelineStatusReadiness, type ServiceModule } from '@cas/platform'
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -35,17 +36,36 @@ export async function buildQueryApp(deps: QueryAppDeps): Promise<FastifyInstance
   const app = await createHttpApp({
     logger: deps.logger,
     readiness: deps.readiness,
-    trustProxy: deps.config.TRUST_PROXY,
-    loadShedding: {
-      maxEventLoopDelayMs: deps.config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
-      maxPoolWaiting: deps.config.OVERLOAD_MAX_POOL_WAITING,
-      pools: [deps.readerPool],
-    },
+    ...httpAppOptions(deps.config, [deps.readerPool]),
   })
+  await registerQueryApp(app, deps)
+  return app
+}
+
+async function registerQueryApp(
+  app: FastifyInstance,
+  deps: Omit<QueryAppDeps, 'logger' | 'readiness' | 'config'> & { readonly config: SessionConfig },
+): Promise<void> {
   await registerSessions(app, { pool: deps.pool, config: valuesOf(sessions, deps.config), now: deps.now })
   await registerQueryRoutes(app, deps)
   if (deps.dashboardDir) await registerDashboard(app, { root: deps.dashboardDir })
-  return app
+}
+
+/**
+ * The query service as a process of its own composes it (startComposed): sessions (read only), the read
+ * routes and the dashboard; its readiness describes every stage of the pipeline, as the dashboard shows
+ * it. (The all-in-one registers the read routes in the gateway's session scope instead:
+ * `registerQueryRoutes`.)
+ */
+export function queryService(
+  deps: Omit<QueryAppDeps, 'logger' | 'readiness' | 'config'> & { readonly config: SessionConfig },
+): ServiceModule {
+  return {
+    name: 'query',
+    readiness: () => pipelineStatusReadiness(deps.pool, ['projection', 'analysis']),
+    routes: (app) => registerQueryApp(app, deps),
+    close: async () => {},
+  }
 }
 
 /** Adds the read routes to an app that already has sessions (its own, or the all-in-one's). */

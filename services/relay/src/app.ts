@@ -1,6 +1,5 @@
 import { Relay, relayBacklog } from '@cas/eventlog'
-import { createHttpApp, type ReadinessCheck } from '@cas/http'
-import type { FastifyInstance } from 'fastify'
+import type { ServiceModule } from '@cas/platform'
 import type { Kafka } from 'kafkajs'
 import type pg from 'pg'
 import type { Logger } from 'pino'
@@ -13,14 +12,33 @@ export interface RelayServiceDeps {
   readonly batchSize?: number
   readonly maxInFlight?: number
   readonly logger: Logger
-  readonly readiness: readonly ReadinessCheck[]
 }
 
-/** The relay (journal → Kafka) plus a small HTTP server for its health and state. */
-export async function buildRelayService(
+/**
+ * The relay (journal → Kafka) as a process composes it (startComposed): started before the process
+ * listens, its metrics, and (`statusRoute`, its own process) GET /relay with its state. Closing lets the
+ * batches in flight be acknowledged and checkpointed.
+ */
+export function relayService(
   deps: RelayServiceDeps,
-): Promise<{ relay: Relay; app: FastifyInstance }> {
-  const relay = new Relay({
+  opts: { readonly statusRoute?: boolean } = {},
+): ServiceModule & { readonly relay: Relay } {
+  const relay = createRelay(deps)
+  return {
+    name: 'relay',
+    relay,
+    start: () => relay.start(),
+    metrics: (metrics) =>
+      metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(deps.pool) }),
+    routes: async (app) => {
+      if (opts.statusRoute) app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
+    },
+    close: () => relay.stop(),
+  }
+}
+
+function createRelay(deps: RelayServiceDeps): Relay {
+  return new Relay({
     pool: deps.pool,
     kafka: deps.kafka,
     topicPrefix: deps.topicPrefix,
@@ -28,9 +46,4 @@ export async function buildRelayService(
     maxInFlight: deps.maxInFlight,
     log: (msg, fields) => deps.logger.warn(fields ?? {}, msg),
   })
-  const app = await createHttpApp({ logger: deps.logger, readiness: deps.readiness })
-  app.metrics.observePool('primary', deps.pool)
-  app.metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(deps.pool) })
-  app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
-  return { relay, app }
 }
