@@ -136,8 +136,18 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     await lock.query('LOCK TABLE consumer_checkpoints IN SHARE MODE')
     const relay = await startRelay({ batchSize: 10, maxInFlight: 3 })
     await waitFor(() => relay.stats.batches >= 6, { what: 'six batches acknowledged' })
-    // Then it waits for its checkpoint: no more than 2 × 3 batches are ever acknowledged and unrecorded.
-    await new Promise((r) => setTimeout(r, 500))
+    // Then it waits for its checkpoint (its write is blocked by the lock): no more than 2 × 3 batches are
+    // ever acknowledged and unrecorded.
+    await waitFor(
+      async () =>
+        (
+          await db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%consumer_checkpoints%'`,
+          )
+        ).rows[0]!.n > 0,
+      { what: "the relay's checkpoint write waiting for the lock" },
+    )
     expect(relay.stats.batches).toBe(6)
     expect(relay.stats.checkpoint).toBe('0')
     await lock.query('ROLLBACK')

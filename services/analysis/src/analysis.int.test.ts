@@ -290,7 +290,17 @@ describe('analysis service', () => {
     // The rest wait in the journal, behind the consumer's checkpoint, and stay there while the consumer
     // is paused: back-pressure, not a failure (no batch error, nothing read meanwhile).
     for (let i = 2; i < 6; i++) conversations.push((await capture([`waiting ${i} score:0.1`])).conversationId)
-    await new Promise((r) => setTimeout(r, 600))
+    // The analysis's status, reported since, counts them as waiting in the event log.
+    const captured = new Date()
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query<{ events: number; checked_at: Date }>(
+          "SELECT events, checked_at FROM pipeline_status WHERE stage = 'analysis'",
+        )
+        return rows[0] !== undefined && rows[0].checked_at > captured && rows[0].events >= 4
+      },
+      { what: 'the pipeline status to count the four captures waiting' },
+    )
     expect(await queued()).toBe(2)
     expect(stuck.consumer.stats).toMatchObject({ paused: true, errors: 0, applied })
     analyzer.release()

@@ -12,6 +12,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
+import { waitFor } from '../../../test/support/wait.ts'
 import { analyzed, captured, started } from '../test/fold-test-support.ts'
 import { sealedRecord } from '../test/sealed-record.ts'
 import { projectorBatches } from './app.ts'
@@ -94,7 +95,18 @@ async function project(records: JournalRecord[], source: BatchSource) {
   await (await openBatch(records, source)).commit()
 }
 
-const pause = () => new Promise((resolve) => setTimeout(resolve, 300))
+/** Resolves once a transaction of this database waits for a lock another holds (the second batch). */
+const heldBack = () =>
+  waitFor(
+    async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE NOT l.granted AND a.datname = current_database()`,
+        )
+      ).rows[0]!.n > 0,
+    { what: 'the second batch to wait for the first' },
+  )
 
 async function rows(table: string, column: string, id: string): Promise<unknown[]> {
   const { rows } = await db.pool.query(`SELECT * FROM ${table} WHERE ${column} = $1`, [id])
@@ -133,7 +145,7 @@ describe('the projector orders batches applied at the same time', () => {
       ],
       { topic: 'analysis', partition: 5 },
     )
-    await pause()
+    await heldBack()
     expect(analysis.settled, 'the analysis waited for the erasure').toBe(false)
     const droppedBefore = stats.dropped.conversation_erased ?? 0
     await erasure.commit()
@@ -155,7 +167,7 @@ describe('the projector orders batches applied at the same time', () => {
     await deletion.applied
     const later = randomUUID()
     const captureBatch = await openBatch(capture(chatbotId, later), { topic: 'conversation', partition: 2 })
-    await pause()
+    await heldBack()
     expect(captureBatch.settled, 'the capture waited for the deletion').toBe(false)
     await deletion.commit()
     await captureBatch.commit()
