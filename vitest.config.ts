@@ -1,7 +1,8 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 
+/** The dashboard's browser tests: one file per page in test/dashboard/, and two for phones and long values. */
 const BROWSER_TESTS = [
-  'test/dashboard-browser.test.ts',
+  'test/dashboard/*.test.ts',
   'test/dashboard-phone-browser.test.ts',
   'test/dashboard-long-values-browser.test.ts',
 ]
@@ -38,13 +39,16 @@ export default defineConfig({
         },
       },
       {
-        // The dashboard in headless Chromium against `npm start` on a fresh data directory: it brings its
-        // own Postgres (the embedded one) and runs alone, after the rest, so that a browser, a build and a
-        // whole service starting up never compete with the timing-sensitive Kafka and analysis tests.
+        // The dashboard in headless Chromium against `npm start` on a fresh data directory, started once for
+        // all the browser files when the first asks (test/support/dashboard-global-setup.ts): it brings its
+        // own Postgres (the embedded one). The files run one at a time, after the rest, so that a browser, a
+        // build and a whole service never compete with the timing-sensitive Kafka and analysis tests, and
+        // so that the one holding up the pipeline (conversations: freshness) holds up no other file.
         test: {
           ...common,
           name: 'browser',
           include: BROWSER_TESTS,
+          globalSetup: ['test/support/dashboard-global-setup.ts'],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },

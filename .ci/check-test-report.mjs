@@ -26,7 +26,9 @@ const passed = by('passed')
 const failed = by('failed')
 const notRun = tests.filter((t) => !['passed', 'failed'].includes(t.status))
 const kafka = passed.filter((t) => /kafka/i.test(`${t.file} ${t.fullName}`))
-const browser = passed.filter((t) => t.file === 'test/dashboard-browser.test.ts')
+// The dashboard's browser tests: a file per page under test/dashboard/.
+const BROWSER_DIR = 'test/dashboard/'
+const browser = passed.filter((t) => t.file.startsWith(BROWSER_DIR))
 const problems = []
 if (failed.length) problems.push(`${failed.length} failed`)
 if (notRun.length)
@@ -34,8 +36,8 @@ if (notRun.length)
 if (kafka.length < minKafka)
   problems.push(`only ${kafka.length} Kafka-backed tests passed: the Kafka tests did not run`)
 const browserExpected =
-  (only === undefined || 'test/'.startsWith(only) || only === 'test/dashboard-browser.test.ts') &&
-  (exclude === undefined || !'test/dashboard-browser.test.ts'.startsWith(exclude))
+  (only === undefined || BROWSER_DIR.startsWith(only)) &&
+  (exclude === undefined || !BROWSER_DIR.startsWith(exclude))
 if (browserExpected && browser.length === 0) problems.push("the dashboard's browser tests did not run")
 if (nodeMajor !== undefined && process.versions.node.split('.')[0] !== nodeMajor)
   problems.push(`the tests were to run on Node.js ${nodeMajor}, but node on this PATH is ${process.version}`)

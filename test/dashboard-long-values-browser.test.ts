@@ -8,8 +8,8 @@ import {
   screenshot,
   seriousAxeViolations,
 } from './support/browser.ts'
-import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
-import { hasTestModel, modelConfigEnv, UNREACHABLE_HUB } from './support/model.ts'
+import { sharedApp } from './support/dashboard.ts'
+import type { SharedApp } from './support/dashboard-global-setup.ts'
 import { waitFor } from './support/wait.ts'
 
 const CHROMIUM = findChromium()
@@ -52,16 +52,15 @@ const CONVERSATION_ID = unbroken('long-values-', 256)
  * checked with axe-core and saved as .ci-artifacts/screenshots/long-values-*.png.
  */
 describe.skipIf(!CHROMIUM)('long values on the dashboard', () => {
-  let app: BuiltApp
+  let app: SharedApp
   let browser: Browser
   let page: Page
   let errors: string[]
   let conversation = ''
 
   beforeAll(async () => {
-    await buildApp()
-    // Analysis is off for the chatbot; the model is there only for the app to start as it always does.
-    app = await startBuiltApp(hasTestModel ? modelConfigEnv() : { ANALYSIS_MODEL_HUB_URL: UNREACHABLE_HUB })
+    // The built app every browser test file shares (test/support/dashboard-global-setup.ts).
+    app = await sharedApp()
     browser = await launchChromium(CHROMIUM!)
     const context = await browser.newContext({
       baseURL: app.baseUrl,
@@ -112,7 +111,6 @@ describe.skipIf(!CHROMIUM)('long values on the dashboard', () => {
 
   afterAll(async () => {
     await browser?.close()
-    await app?.stop()
   })
 
   const heading = () => page.getByRole('heading', { level: 1, name: `Conversation ${CONVERSATION_ID}` })

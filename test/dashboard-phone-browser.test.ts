@@ -9,8 +9,9 @@ import {
   screenshot,
   seriousAxeViolations,
 } from './support/browser.ts'
-import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
+import { sharedApp } from './support/dashboard.ts'
+import type { SharedApp } from './support/dashboard-global-setup.ts'
+import { requireTestModel } from './support/model.ts'
 import { waitFor } from './support/wait.ts'
 
 const CHROMIUM = findChromium()
@@ -32,7 +33,7 @@ const PHONE = { width: 390, height: 844 }
 
 /**
  * The dashboard on a phone, in headless Chromium at 390 px against the real build (as
- * test/dashboard-browser.test.ts runs it), for the defects of issue 30: the password rules stated on
+ * test/dashboard/*.test.ts run it), for the defects of issue 30: the password rules stated on
  * sign-up before submitting; the Members table within the screen; Leave not offered to the last owner and
  * a refusal shown once; "Send a test conversation" still there after a reload; "First message received"
  * only as fresh feedback; the sentiment figure with its word and scale; the Conversations filters behind
@@ -40,7 +41,7 @@ const PHONE = { width: 390, height: 844 }
  * and is saved as .ci-artifacts/screenshots/phone-*.png.
  */
 describe.skipIf(!CHROMIUM)('the dashboard on a phone', () => {
-  let app: BuiltApp
+  let app: SharedApp
   let browser: Browser
   let page: Page
   let errors: string[]
@@ -51,8 +52,8 @@ describe.skipIf(!CHROMIUM)('the dashboard on a phone', () => {
   let chatbotId = ''
 
   beforeAll(async () => {
-    await buildApp()
-    app = await startBuiltApp(hasTestModel ? modelConfigEnv() : {})
+    // The built app every browser test file shares (test/support/dashboard-global-setup.ts).
+    app = await sharedApp()
     browser = await launchChromium(CHROMIUM!)
     const context = await browser.newContext({
       baseURL: app.baseUrl,
@@ -71,7 +72,6 @@ describe.skipIf(!CHROMIUM)('the dashboard on a phone', () => {
 
   afterAll(async () => {
     await browser?.close()
-    await app?.stop()
   })
 
   /** Saves the page as phone-<name>, checks it with axe-core, that it logged no error and fits the width. */

@@ -1,0 +1,208 @@
+import pg from 'pg'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import {
+  bulkCaptures,
+  CAPTURES,
+  CHROMIUM,
+  createSupportBot,
+  STEP_TIMEOUT,
+  signUp,
+  useDashboard,
+} from '../support/dashboard.ts'
+import { waitFor } from '../support/wait.ts'
+
+/**
+ * The Conversations page and a conversation's, in headless Chromium against the built app
+ * (test/support/dashboard-global-setup.ts), for a chatbot with a test conversation and two captures
+ * (createSupportBot): the conversations and their sentiment appear without a reload, filter, take a new
+ * one as it arrives, page with the cursor; a transcript with per-message sentiment and its metadata; and
+ * the line saying how far behind conversations and analysis are while a long transaction (held by the
+ * test on the app's own Postgres) stalls the projector and the analysis service, then "Up to date".
+ */
+describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
+  const dashboard = useDashboard()
+  const { app, checkPage, heading, conversationLink, capture } = dashboard
+  let page: Page
+  let apiKey = ''
+
+  /** A link of the main navigation (a conversation's page has a "Conversations" link of its own). */
+  const navLink = (name: string) =>
+    page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })
+
+  beforeAll(async () => {
+    page = dashboard.page
+    await signUp(page, { name: 'Ada', organizationName: 'Acme Support' })
+    ;({ apiKey } = await createSupportBot(dashboard))
+    await page.goto('/chatbots')
+    await heading('Chatbots').waitFor()
+  }, 120_000)
+
+  it(
+    'lists conversations with their sentiment, filters them, and shows new ones as they arrive',
+    async () => {
+      await navLink('Conversations').click()
+      await heading('Conversations').waitFor()
+      const item = (id: string) => page.getByRole('listitem').filter({ has: conversationLink(id) })
+      // The analysis results arrive after the conversations: the list picks them up by itself.
+      await item('order-1001')
+        .getByText(/^Positive/)
+        .waitFor()
+      await item('order-1002')
+        .getByText(/^Negative/)
+        .waitFor()
+      await item('order-1002').getByText('refunds', { exact: true }).waitFor()
+      // Each conversation shows the end user's first message, so that the list can be scanned.
+      await item('order-1002')
+        .getByText('This is terrible. My refund never arrived and I am angry.', { exact: true })
+        .waitFor()
+      await item('order-1001')
+        .getByText('Thank you so much, this is wonderful and works great!', { exact: true })
+        .waitFor()
+      expect(await item('order-1001').getByText('Happy to help!').count()).toBe(0)
+
+      const only = async (id: string) => {
+        await conversationLink(id).waitFor()
+        await waitFor(async () => (await page.locator('.conversation-list > li').count()) === 1, {
+          what: `only ${id} listed`,
+        })
+      }
+      await page.getByLabel('Sentiment', { exact: true }).selectOption('negative')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      expect(new URL(page.url()).searchParams.get('sentiment')).toBe('negative')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('Topic', { exact: true }).fill('refunds')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('Text in messages', { exact: true }).fill('wonderful')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1001')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+
+      await page.getByLabel('End user id', { exact: true }).fill('u-2')
+      await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await only('order-1002')
+      await page.getByRole('button', { name: 'Clear filters' }).click()
+      await conversationLink('order-1001').waitFor()
+
+      const live = await capture(apiKey, CAPTURES.live)
+      expect(live.status).toBe(200)
+      await conversationLink('order-1003').waitFor()
+      await checkPage('08-conversations')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'shows a conversation as a transcript with per-message sentiment and its metadata',
+    async () => {
+      await conversationLink('order-1002').click()
+      await heading('Conversation order-1002').waitFor()
+      const messages = page.locator('ol.transcript > li')
+      expect(await messages.count()).toBe(2)
+      await messages
+        .nth(0)
+        .getByText(/^Negative/)
+        .waitFor()
+      expect(await messages.nth(0).textContent()).toContain('My refund never arrived')
+      await messages
+        .nth(1)
+        .getByText(/^(Positive|Neutral|Negative) /)
+        .waitFor()
+      const details = page.getByRole('complementary', { name: 'Details' })
+      await details.getByText('grace@example.com').waitFor()
+      await details.getByText('pro', { exact: true }).waitFor()
+      await details.getByText('mobile', { exact: true }).waitFor()
+      await checkPage('09-conversation')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'pages through conversations with the cursor',
+    async () => {
+      const bulk = bulkCaptures().map((body) => capture(apiKey, body))
+      expect((await Promise.all(bulk)).map((r) => r.status)).toEqual(Array(20).fill(200))
+      // Lists are eventually consistent: page once all 24 conversations are projected.
+      await waitFor(
+        () =>
+          page.evaluate(async () => {
+            const res = await fetch('/api/v1/conversations?limit=100')
+            return res.ok && ((await res.json()) as { conversations: unknown[] }).conversations.length === 24
+          }),
+        { what: 'all 24 conversations to be projected' },
+      )
+      await navLink('Conversations').click()
+      await heading('Conversations').waitFor()
+      const items = page.locator('.conversation-list > li')
+      const older = page.getByRole('button', { name: 'Older' })
+      await waitFor(async () => (await items.count()) === 20 && (await older.isEnabled()), {
+        what: 'a full page',
+      })
+      await older.click()
+      await page.getByText('Page 2').waitFor()
+      await conversationLink('order-1001').waitFor()
+      expect(await items.count()).toBe(4)
+      expect(await older.isEnabled()).toBe(false)
+      await page.getByRole('button', { name: 'Newer' }).click()
+      await page.getByText('Page 1').waitFor()
+      await conversationLink('bulk-20').waitFor()
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'says how current the figures are: how far behind while projection and analysis are held up, then up to date',
+    async () => {
+      await navLink('Conversations').click()
+      await heading('Conversations').waitFor()
+      const freshness = page.getByRole('main').locator('p.freshness[role="status"]')
+      await freshness.getByText('Up to date', { exact: true }).waitFor({ timeout: 60_000 })
+
+      // Given a long transaction holding the tables the projector and the analysis service write, as an
+      // operator's migration or a forgotten session would: both stall, while capture and reads go on
+      const db = new pg.Client({ connectionString: app.databaseUrl() })
+      await db.connect()
+      try {
+        await db.query('BEGIN')
+        await db.query('LOCK TABLE rm_conversations, analysis_jobs IN SHARE MODE')
+        // When a conversation is captured
+        const sent = await capture(apiKey, {
+          conversationId: 'held-up',
+          messages: [{ id: 'm-1', role: 'user', content: 'Is anyone there? I have been waiting for ages.' }],
+        })
+        expect(sent.status).toBe(200)
+        // Then the page says, by itself, that both are behind and by how much, and the list lacks it
+        await waitFor(
+          async () =>
+            /^Conversations \d+ s behind · Analysis \d+ s behind$/.test(
+              (await freshness.textContent()) ?? '',
+            ),
+          { timeoutMs: 60_000, what: 'the page to say both are behind' },
+        )
+        expect(await conversationLink('held-up').count()).toBe(0)
+        await checkPage('10c-figures-behind')
+      } finally {
+        await db.query('ROLLBACK').catch(() => {})
+        await db.end()
+      }
+
+      // When the transaction ends, both catch up, and the page says so (and lists the conversation)
+      await freshness.getByText('Up to date', { exact: true }).waitFor({ timeout: 60_000 })
+      await conversationLink('held-up').waitFor()
+      // The same figures for operators: /readyz describes them, and stays ready.
+      const ready = await fetch(`${app.baseUrl}/readyz`)
+      expect(ready.status).toBe(200)
+      expect(((await ready.json()) as { details: unknown }).details).toMatchObject({
+        projection: { state: 'up-to-date' },
+        analysis: { state: 'up-to-date', jobs: 0 },
+      })
+    },
+    STEP_TIMEOUT,
+  )
+})

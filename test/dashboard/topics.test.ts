@@ -1,0 +1,305 @@
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import {
+  bulkCaptures,
+  CAPTURES,
+  CHROMIUM,
+  createSupportBot,
+  signUp,
+  useDashboard,
+} from '../support/dashboard.ts'
+import { hasTestModel } from '../support/model.ts'
+import { waitFor } from '../support/wait.ts'
+
+/**
+ * The Topics page, in headless Chromium against the built app (test/support/dashboard-global-setup.ts):
+ * the topics the language model (../shared/models) finds in paraphrased requests, ranked and grouped by
+ * theme as the API reports them, their numbers as tables, and each followed to its conversations; the
+ * conversation list filtered by theme. The chatbot first has the conversations the other pages' tests
+ * start from (createSupportBot, CAPTURES.live, the twenty of bulkCaptures), as the topics would meet them.
+ */
+/** Paraphrases of two end-user requests (hand-written), each answered with the same boilerplate. */
+const REQUESTS = {
+  password: [
+    'How do I reset my password?',
+    "I forgot my password and can't sign in",
+    'I need to change my password',
+    "The password reset link isn't arriving",
+    'how can I recover my password',
+  ],
+  delivery: ['Where is my order?', "My package hasn't arrived yet", 'When will my order be delivered?'],
+}
+const BOILERPLATE = 'I am sorry to hear that. Let me help you with that right away, our team is here for you.'
+
+describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
+  const dashboard = useDashboard()
+  const { checkPage, heading, conversationLink, capture } = dashboard
+  let page: Page
+  let apiKey = ''
+  let chatbotId = ''
+
+  beforeAll(async () => {
+    page = dashboard.page
+    await signUp(page, { name: 'Ada', organizationName: 'Acme Support' })
+    ;({ apiKey, chatbotId } = await createSupportBot(dashboard))
+    for (const body of [CAPTURES.live, ...bulkCaptures()])
+      expect((await capture(apiKey, body)).status).toBe(200)
+    await page.goto('/chatbots')
+    await heading('Chatbots').waitFor()
+  }, 120_000)
+
+  it.skipIf(!hasTestModel)(
+    'ranks the topics end users ask about, with their numbers as a table, and links each to its conversations',
+    async () => {
+      const captured = new Map<string, string[]>()
+      const internalIds: string[] = []
+      for (const [request, texts] of Object.entries(REQUESTS)) {
+        for (const [i, text] of texts.entries()) {
+          const conversationId = `${request}-${i + 1}`
+          const sent = await capture(apiKey, {
+            conversationId,
+            messages: [
+              { id: 'q', role: 'user', content: text },
+              { id: 'a', role: 'assistant', content: BOILERPLATE },
+            ],
+          })
+          expect(sent.status).toBe(200)
+          internalIds.push(String(sent.body.conversationId))
+          captured.set(request, [...(captured.get(request) ?? []), conversationId])
+        }
+      }
+
+      await page.getByRole('link', { name: 'Topics', exact: true }).click()
+      await heading('Topics').waitFor()
+      await page.getByLabel('Chatbot', { exact: true }).selectOption({ label: 'Support bot EU' })
+      await page.getByRole('button', { name: 'Show', exact: true }).click()
+      await waitFor(() => new URL(page.url()).searchParams.get('chatbotId') === chatbotId, {
+        what: 'the chatbot chosen',
+      })
+      // Topics form as the analysis places the paraphrases (a conversation's topics come with its
+      // sentiment, in one result): once every conversation has been analysed, they hold still.
+      await waitFor(
+        async () => {
+          for (const id of internalIds) {
+            const res = await page.request.get(`/api/v1/conversations/${id}`)
+            if (!res.ok() || (await res.json()).conversation.sentiment === null) return false
+          }
+          return true
+        },
+        { timeoutMs: 90_000, what: 'every conversation analysed' },
+      )
+      // One paraphrase may wait in "other" when it does not lie inside the topic's spread yet (the
+      // topics come from the data: docs/analysis.md, Topics).
+      const topicsNow = async () =>
+        (await (
+          await page.request.get(`/api/v1/analytics/topics?chatbotId=${chatbotId}&days=90&interval=day`)
+        ).json()) as {
+          topics: { label: string; conversations: number }[]
+          reclustering: { settling: boolean; lastReclusteredAt: string | null }
+        }
+      // Background re-clustering moves conversations between topics and "other" until it has run on
+      // everything captured: the counts below are compared once it has settled.
+      await waitFor(
+        async () => {
+          const { reclustering } = await topicsNow()
+          return !reclustering.settling && reclustering.lastReclusteredAt !== null
+        },
+        { timeoutMs: 120_000, what: 'the topics settled (re-clustering run on every request)' },
+      )
+      // ... and the events of its last run projected: the same report twice, three seconds apart.
+      let previous = ''
+      await waitFor(
+        async () => {
+          const now = JSON.stringify(await topicsNow())
+          const same = now === previous
+          previous = now
+          return same
+        },
+        { timeoutMs: 120_000, intervalMs: 3_000, what: 'the topics report unchanged for three seconds' },
+      )
+      // The password topic: the first (most conversations) whose label says so; another may too.
+      const passwordNow = (await topicsNow()).topics.find((t) => /password/i.test(t.label))
+      const inPasswordTopic = passwordNow?.conversations
+      expect(inPasswordTopic).toBeGreaterThanOrEqual(4)
+      const passwordCount = String(inPasswordTopic)
+      // The page polls by itself.
+      const ranked = page.locator('ol.topic-list > li')
+      // Topics are grouped by theme (h3), each topic's heading an h4 under its theme's: "2. label".
+      const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      const passwordItem = ranked.filter({
+        has: page
+          .locator('.topic-head')
+          .getByRole('heading', { name: new RegExp(`^\\d+\\. ${escaped(passwordNow!.label)}$`) }),
+      })
+      const cardFigure = (item: typeof ranked, label: string) =>
+        item
+          .locator('.topic-figures > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
+          .locator('dd')
+      await waitFor(
+        async () => (await cardFigure(passwordItem, 'Conversations').textContent()) === passwordCount,
+        { timeoutMs: 90_000, what: `the password topic with its ${passwordCount} conversations` },
+      )
+
+      // The page ranks as the API does, most conversations first, "other" apart at the end.
+      const url = new URL(page.url())
+      const report = (await (
+        await page.request.get(
+          `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=${url.searchParams.get('range')}&interval=day`,
+        )
+      ).json()) as {
+        topics: { id: string; label: string; conversations: number; messages: number }[]
+        themes: { id: string; label: string; conversations: number; topicIds: string[] }[]
+        other: { conversations: number; messages: number } | null
+      }
+      await waitFor(async () => (await ranked.count()) === report.topics.length, {
+        what: 'every topic listed',
+      })
+      // Grouped by theme, each topic keeps its rank: in rank order they are the API's.
+      const byRank = (texts: string[]) =>
+        [...texts].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))
+      const headings = byRank(await ranked.locator('.topic-head h4').allTextContents())
+      expect(headings).toEqual(report.topics.map((t, i) => `${i + 1}. ${t.label}`))
+      const counts = await ranked.evaluateAll((items) =>
+        items
+          .map((li) => [
+            Number.parseInt(li.querySelector('.topic-head h4')?.textContent ?? '', 10),
+            Number(li.querySelector('.topic-figures dd')?.textContent),
+          ])
+          .sort((a, b) => a[0]! - b[0]!)
+          .map(([, n]) => n),
+      )
+      expect(counts).toEqual([...counts].sort((a, b) => b! - a!))
+      // The themes' totals as a table, the API's; a theme leads to its conversations.
+      expect(report.themes.length).toBeGreaterThanOrEqual(1)
+      const themeTable = page.getByRole('region', { name: 'Themes (table)' })
+      const themeRows = async () =>
+        (
+          await themeTable
+            .locator('tbody tr')
+            .evaluateAll((trs) =>
+              trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
+            )
+        ).map(([name, topics, conversations]) => [name, topics, conversations])
+      const apiThemeRows = report.themes.map((t) => [
+        t.label,
+        String(t.topicIds.length),
+        String(t.conversations),
+      ])
+      // The page polls by itself: it shows the report above once its next poll has come back.
+      await waitFor(async () => JSON.stringify(await themeRows()) === JSON.stringify(apiThemeRows), {
+        timeoutMs: 30_000,
+        what: "the themes' table as the API reports it",
+      }).catch(() => undefined)
+      expect(await themeRows()).toEqual(apiThemeRows)
+      const passwordTheme = report.themes.find((t) =>
+        t.topicIds.some((id) => report.topics.find((x) => x.id === id && /password/i.test(x.label))),
+      )!
+      await page
+        .getByRole('heading', {
+          level: 3,
+          name: new RegExp(`^${escaped(passwordTheme.label)} ·`),
+        })
+        .waitFor()
+      const passwordTopic = report.topics.find((t) => /password/i.test(t.label))!
+      expect(passwordTopic).toMatchObject({
+        conversations: Number(passwordCount),
+        messages: Number(passwordCount),
+      })
+      expect(await cardFigure(passwordItem, 'End-user messages').textContent()).toBe(passwordCount)
+      // Each topic is the bot's users' words, never the boilerplate the bot says to everyone.
+      for (const word of ['sorry', 'right away', 'team']) expect(headings.join(' ')).not.toContain(word)
+      const examples = passwordItem.locator('.topic-examples > li')
+      expect(await examples.count()).toBe(3)
+      expect(await examples.first().locator('q').textContent()).toMatch(/password/i)
+
+      // The same numbers as a table: a row per topic in rank order, "other" last.
+      const ranking = page.locator('figure', { hasText: 'Conversations by topic' })
+      await ranking.getByText('Show the numbers as a table').click()
+      const rows = ranking.locator('tbody tr')
+      const cells = await rows.evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent ?? '')),
+      )
+      const expected = [
+        ...report.topics.map((t) => [t.label, String(t.conversations), String(t.messages)]),
+        ...(report.other
+          ? [['Other', String(report.other.conversations), String(report.other.messages)]]
+          : []),
+      ]
+      expect(cells.map(([topic, conversations, , messages]) => [topic, conversations, messages])).toEqual(
+        expected,
+      )
+      // The trend's table: the password topic's messages per day add up to its 5.
+      const trend = page.locator('figure', { hasText: 'Top topics by day' })
+      await trend.getByText('Show the numbers as a table').click()
+      const perDay = await trend.locator('table').evaluate((table, label) => {
+        const column = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent === label)
+        return [...table.querySelectorAll('tbody tr')].map((tr) => Number(tr.children[column]?.textContent))
+      }, passwordTopic.label)
+      expect(perDay.reduce((sum, n) => sum + n, 0)).toBe(Number(passwordCount))
+      await trend.getByText('Show the numbers as a table').click()
+      await checkPage('10a-topics')
+
+      // A topic's link lists its conversations, and only those.
+      await passwordItem.getByRole('link', { name: `Conversations about ${passwordTopic.label}` }).click()
+      await heading('Conversations').waitFor()
+      expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({
+        chatbotId,
+        topic: passwordTopic.id,
+      })
+      const activeFilter = page.locator('.active-filter')
+      await activeFilter.getByText(passwordTopic.label, { exact: true }).waitFor()
+      await waitFor(
+        async () => (await page.getByLabel('Topic', { exact: true }).inputValue()) === passwordTopic.label,
+        {
+          what: "the Topic box showing the topic's label rather than its id",
+        },
+      )
+      const listed = async () =>
+        (await page.locator('.conversation-list > li h3').allTextContents()).sort().join()
+      const { conversations: inTopic } = (await (
+        await page.request.get(`/api/v1/conversations?chatbotId=${chatbotId}&topic=${passwordTopic.id}`)
+      ).json()) as { conversations: { conversationId: string }[] }
+      const placed = inTopic.map((c) => c.conversationId).sort()
+      expect(placed).toHaveLength(Number(passwordCount))
+      for (const id of placed) expect(captured.get('password')).toContain(id)
+      await waitFor(async () => (await listed()) === placed.join(), {
+        what: 'only the password conversations listed',
+      })
+      await page
+        .locator('.conversation-list > li')
+        .first()
+        .getByRole('link', { name: passwordTopic.label, exact: true })
+        .waitFor()
+      await checkPage('10b-conversations-by-topic')
+
+      await page.getByRole('button', { name: 'Clear topic filter' }).click()
+      await waitFor(() => !new URL(page.url()).searchParams.has('topic'), {
+        what: 'the topic filter cleared',
+      })
+      await conversationLink('delivery-3').waitFor()
+      expect(await activeFilter.count()).toBe(0)
+
+      // The conversation list filters by theme: the theme's conversations, the API's.
+      await page.getByLabel('Theme', { exact: true }).selectOption(passwordTheme.id)
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await activeFilter.getByText(passwordTheme.label, { exact: true }).waitFor()
+      const { conversations: inTheme } = (await (
+        await page.request.get(
+          `/api/v1/conversations?chatbotId=${chatbotId}&theme=${passwordTheme.id}&limit=100`,
+        )
+      ).json()) as { conversations: { conversationId: string }[] }
+      expect(inTheme.map((c) => c.conversationId)).toEqual(expect.arrayContaining(placed))
+      const firstPage = inTheme
+        .slice(0, 20)
+        .map((c) => c.conversationId)
+        .sort()
+        .join()
+      await waitFor(async () => (await listed()) === firstPage, { what: "the theme's conversations listed" })
+      await page.getByRole('button', { name: 'Clear theme filter' }).click()
+      await waitFor(() => !new URL(page.url()).searchParams.has('theme'), {
+        what: 'the theme filter cleared',
+      })
+    },
+    150_000,
+  )
+})
