@@ -11,31 +11,15 @@ import {
 } from '@cas/eventlog'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
-import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP } from './app.ts'
-import { applyToReadModels, type ProjectionStats } from './projections/apply.ts'
+import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP, projectorBatches } from './app.ts'
+import type { ProjectionStats } from './projections/apply.ts'
+import { PROTECTED_TABLES, READ_MODEL_TABLES } from './projections/registry.ts'
 
-/** The projector's tables, rebuilt together: they are one projection of the same events. */
-export const READ_MODEL_TABLES = [
-  'rm_chatbots',
-  'rm_conversations',
-  'rm_messages',
-  'rm_hourly_stats',
-  'rm_hourly_topics',
-  'rm_hourly_activity',
-  'rm_org_hourly_stats',
-  'rm_daily_topics',
-  'rm_chatbot_user_hours',
-  'rm_org_user_hours',
-  'rm_org_end_users',
-  'rm_deleted_chatbots',
-  'rm_erased_conversations',
-  'rm_topics',
-  'rm_themes',
-  'rm_topic_reclustering',
-  'rm_conversation_signals',
-] as const
-/** Tables the query role reads under row-level security (the deleted-chatbot tombstones are the projector's own). */
-const PROTECTED = new Set<string>(READ_MODEL_TABLES.filter((t) => t !== 'rm_deleted_chatbots'))
+/** The projector's tables, rebuilt together: they are one projection of the same events (registry.ts). */
+export { READ_MODEL_TABLES } from './projections/registry.ts'
+
+/** Tables the query role reads under row-level security (registry.ts). */
+const PROTECTED = new Set<string>(PROTECTED_TABLES)
 export const READ_MODELS = 'read-models'
 /**
  * Non-unique indexes the projection itself reads through, kept on the shadow tables during the replay.
@@ -224,12 +208,19 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
   return { run, resumed: false }
 }
 
-/** The projector, writing into the shadow tables: unqualified table names resolve to the run's schema. */
+/**
+ * The projector, writing into the shadow tables: unqualified table names resolve to the run's schema.
+ * Its batches are ordered as the live projector's are (`projectorBatches`: the deletion lock, then the
+ * partition locks, under a key of the rebuild's own group), so that its members, which run at once, each
+ * read what the others wrote: a capture after its chatbot's deletion in another member's partition
+ * waits for the deletion and is dropped, as batch-order.int.test.ts shows of the live one.
+ */
 function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats): EventConsumer {
   const backend: EventLogBackend =
     opts.eventLog.kind === 'journal'
       ? { ...opts.eventLog, partitions: REBUILD_JOURNAL_PARTITIONS }
       : opts.eventLog
+  const { orderBatch, handler, droppedEvents } = projectorBatches(run.group_id, opts.keyring, stats)
   return createEventConsumer(backend, {
     pool: opts.pool,
     groupId: run.group_id,
@@ -237,14 +228,16 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     maxBatchSize: REBUILD_BATCH,
     trailing: ANALYSIS_AFTER_MESSAGES,
     neverAppends: true,
-    handler: async (records, client) => {
+    orderBatch,
+    droppedEvents,
+    handler: async (records, client, sources) => {
       // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
       // together with its checkpoint, so what is lost is lost from both, and the resumed rebuild
       // replays it. The swap itself commits synchronously, making everything before it durable.
       await client.query(
         `SET LOCAL search_path TO ${run.schema_name}, public; SET LOCAL synchronous_commit TO off`,
       )
-      await applyToReadModels(client, opts.keyring, records, stats)
+      await handler(records, client, sources)
     },
   })
 }

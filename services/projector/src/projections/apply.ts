@@ -1,17 +1,9 @@
 import { type ConsumerPipeline, drop, type JournalRecord, ok, pipeline, type Step } from '@cas/eventlog'
-import type { DomainEvent, RecordedEvent } from '@cas/events'
+import type { RecordedEvent } from '@cas/events'
 import { type Keyring, openStep } from '@cas/keyring'
 import type pg from 'pg'
-import { ChatbotBatch } from './chatbot-fold.ts'
-import { writeChatbots } from './chatbots.ts'
-import { ConversationBatch } from './conversation-fold.ts'
-import { writeConversations } from './conversations.ts'
 import { applyErased } from './erasure.ts'
-import { MessageBatch } from './message-fold.ts'
-import { writeMessages } from './messages.ts'
-import { RollupBatch } from './rollups.ts'
-import { SignalChanges } from './signals.ts'
-import { TopicChanges } from './topics.ts'
+import { CHATBOT_TABLES, ReadModelChanges } from './registry.ts'
 
 export interface ProjectionStats {
   applied: number
@@ -20,21 +12,6 @@ export interface ProjectionStats {
 }
 
 export type Log = (msg: string, fields?: Record<string, unknown>) => void
-
-/** Tables holding rows of one chatbot, cleared when it is deleted. */
-const CHATBOT_TABLES = [
-  'rm_messages',
-  'rm_conversations',
-  'rm_hourly_stats',
-  'rm_hourly_topics',
-  'rm_hourly_activity',
-  'rm_chatbot_user_hours',
-  'rm_daily_topics',
-  'rm_topics',
-  'rm_themes',
-  'rm_topic_reclustering',
-  'rm_conversation_signals',
-]
 
 /**
  * The projector's steps (ConsumerPipeline in @cas/eventlog), run over each batch (already deduplicated
@@ -100,115 +77,26 @@ function handleStep(stats: ProjectionStats): Step<RecordedEvent, void> {
   return async (items, client) => {
     const changes = new ReadModelChanges()
     for (const { value: event } of items) {
-      if (event.type === 'chatbot.deleted') {
-        // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
-        await changes.flush(client)
-        await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
-        await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
-      } else if (event.type === 'conversation.erased') {
-        await changes.flush(client)
-        await applyErased(client, event, changes.rollups)
-      } else {
-        changes.add(event)
+      switch (event.type) {
+        // The barriers (registry.ts BARRIERS): what each table declares for them.
+        case 'chatbot.deleted':
+          // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
+          await changes.flush(client)
+          await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
+          await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
+          break
+        case 'conversation.erased':
+          await changes.flush(client)
+          await applyErased(client, event, changes.rollups)
+          break
+        // Every other event, to the read models that fold it (registry.ts, which places every type).
+        default:
+          changes.add(event)
       }
       stats.applied++
     }
     await changes.flush(client)
     return items.map(() => ok(undefined))
-  }
-}
-
-/** The changes a run of events makes to the read models, gathered to be written together. */
-export class ReadModelChanges {
-  readonly rollups = new RollupBatch()
-  private readonly chatbots = new ChatbotBatch()
-  private readonly conversations = new ConversationBatch()
-  private readonly messages = new MessageBatch()
-  private readonly topics = new TopicChanges()
-  private readonly signals = new SignalChanges()
-
-  add(event: DomainEvent): void {
-    switch (event.type) {
-      case 'conversation.started':
-      case 'conversation.metadata-updated':
-        this.conversations.add(event)
-        return
-      case 'analysis.conversation-analyzed':
-        this.conversations.add(event)
-        this.topics.addNamed(event, event.payload.topics)
-        return
-      case 'conversation.messages-captured':
-        this.conversations.add(event)
-        this.messages.addCaptured(event)
-        return
-      case 'analysis.messages-analyzed':
-        this.messages.addAnalyzed(event)
-        for (const r of event.payload.results) this.topics.addNamed(event, r.topics)
-        return
-      case 'analysis.topic-discovered':
-      case 'analysis.topic-relabeled':
-      case 'analysis.topic-merged':
-      case 'analysis.topic-split':
-      case 'analysis.topic-retired':
-      case 'analysis.topic-renamed-by-user':
-      case 'analysis.topic-hidden':
-      case 'analysis.topic-unhidden':
-      case 'analysis.topic-merged-by-user':
-      case 'analysis.themes-assigned':
-      case 'analysis.topics-settling':
-      case 'analysis.topics-reclustered':
-        this.topics.add(event)
-        return
-      case 'chatbot.created':
-      case 'chatbot.renamed':
-      case 'chatbot.settings-changed':
-      case 'chatbot.key-rotated':
-      case 'chatbot.topic-rename-requested':
-      case 'chatbot.topic-hide-requested':
-      case 'chatbot.topic-unhide-requested':
-      case 'chatbot.topic-merge-requested':
-        this.chatbots.add(event)
-        return
-      case 'analysis.signals-detected':
-        this.signals.add(event)
-        return
-      // Failures change no read model.
-      case 'analysis.failed':
-        return
-      // Members and invitations are the gateway's (memberships, invitations, audit_log); the projector
-      // does not subscribe to the organization stream, so these only reach here from a foreign batch.
-      case 'organization.created':
-      case 'organization.member-invited':
-      case 'organization.invitation-revoked':
-      case 'organization.member-joined':
-      case 'organization.member-role-changed':
-      case 'organization.member-removed':
-      case 'organization.deleted':
-        return
-      // Barriers: the caller writes what is gathered, then applies them itself.
-      case 'chatbot.deleted':
-      case 'conversation.erased':
-        throw new Error(`${event.type} is applied on its own, after a flush`)
-      default: {
-        const unhandled: never = event
-        throw new Error(`unhandled event ${JSON.stringify(unhandled)}`)
-      }
-    }
-  }
-
-  /**
-   * Writes everything gathered: chatbots, topics, conversations, messages, then the rollups both add
-   * to. In this order (conversations locked before their messages) in every transaction, so that two
-   * consumers touching one conversation (its capture and its analysis come on different topics) never
-   * deadlock.
-   */
-  async flush(client: pg.ClientBase): Promise<void> {
-    await writeChatbots(client, this.chatbots)
-    await this.topics.flush(client)
-    await writeConversations(client, this.conversations, this.rollups)
-    await writeMessages(client, this.messages, this.rollups)
-    await this.signals.flush(client)
-    await this.rollups.flush(client)
   }
 }
 
@@ -228,7 +116,10 @@ async function deletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Pro
   return new Set(rows.map((r) => r.chatbot_id))
 }
 
-/** Removes every read-model row of the chatbot and remembers it, so late events never bring rows back. */
+/**
+ * Removes every read-model row of the chatbot (the tables registry.ts declares `rows-deleted` and its
+ * `row-deleted` row) and remembers it, so late events never bring rows back.
+ */
 async function deleteChatbot(client: pg.ClientBase, chatbotId: string, orgId: string, at: string) {
   for (const table of CHATBOT_TABLES)
     await client.query(`DELETE FROM ${table} WHERE chatbot_id = $1`, [chatbotId])

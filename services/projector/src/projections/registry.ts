@@ -1,0 +1,318 @@
+import { assertNever } from '@cas/eventlog'
+import type { EventType, RecordedEvent } from '@cas/events'
+import type pg from 'pg'
+import { ChatbotBatch } from './chatbot-fold.ts'
+import { writeChatbots } from './chatbots.ts'
+import { ConversationBatch } from './conversation-fold.ts'
+import { writeConversations } from './conversations.ts'
+import { MessageBatch } from './message-fold.ts'
+import { writeMessages } from './messages.ts'
+import { RollupBatch } from './rollups.ts'
+import { SignalChanges } from './signals.ts'
+import { TopicChanges } from './topics.ts'
+
+/**
+ * The read models, each declared once (the model is Emmett's projections): its tables, with what a
+ * chatbot's deletion and a conversation's erasure do to each and whether the query role reads it under
+ * row-level security; the events it handles; and its fold and writer for a batch. The live projector
+ * (apply.ts), the rebuild (rebuild.ts) and the isolation test (services/query) are derived from it.
+ *
+ * Adding a read model: its migration (tables, `cas_protect_read_model` for row-level security), its
+ * fold and writer, and an entry here. Adding an event type: its schema in libs/events, and its place
+ * here (a read model's `events`, or `UNPROJECTED` with why): this file does not compile until it has one.
+ */
+
+/** What `chatbot.deleted` does to a table. */
+export type OnChatbotDeleted =
+  /** Its rows of the chatbot (`chatbot_id`) are deleted. */
+  | 'rows-deleted'
+  /** The chatbot's own row (`id`) is deleted. */
+  | 'row-deleted'
+  /** An organization's rollup: the chatbot's share is taken out (RollupBatch.removeChatbot). */
+  | 'chatbot-taken-out'
+  /** The tombstone that drops the chatbot's late events. */
+  | 'tombstone'
+  | 'unchanged'
+
+/** What `conversation.erased` does to a table (erasure.ts). */
+export type OnErasure =
+  /** Its rows of the conversation are deleted. */
+  | 'rows-deleted'
+  /** A rollup: the conversation's messages and results are taken back out of their hours. */
+  | 'counts-taken-out'
+  /** Activity and reach: the conversation's hours are unlinked and their neighbours relinked. */
+  | 'relinked'
+  /** The tombstone that drops the conversation's late analysis results. */
+  | 'tombstone'
+  | 'unchanged'
+
+export interface ReadModelTable {
+  readonly name: string
+  /** The query role reads it, confined to the organization of its transaction (cas_protect_read_model). */
+  readonly rowLevelSecurity: boolean
+  readonly onChatbotDeleted: OnChatbotDeleted
+  readonly onErasure: OnErasure
+}
+
+/** A read model's changes for one batch: its fold (`add`, pure), then its writer (`flush`). */
+export interface ReadModelBatch<E extends EventType> {
+  add(event: RecordedEvent<E>): void
+  flush(client: pg.ClientBase): Promise<void>
+}
+
+export interface ReadModel<E extends EventType = EventType> {
+  readonly name: string
+  readonly tables: readonly ReadModelTable[]
+  /** The events it folds (besides the deletion and erasure every table declares). */
+  readonly events: readonly E[]
+  /** A new batch of its changes; the conversation and message models add to the shared rollups. */
+  readonly batch: (rollups: RollupBatch) => ReadModelBatch<E>
+}
+
+const readModel = <E extends EventType>(model: ReadModel<E>) => model
+
+const table = (
+  name: string,
+  onChatbotDeleted: OnChatbotDeleted,
+  onErasure: OnErasure,
+  rowLevelSecurity = true,
+): ReadModelTable => ({ name, rowLevelSecurity, onChatbotDeleted, onErasure })
+
+const chatbots = readModel({
+  name: 'chatbots',
+  tables: [table('rm_chatbots', 'row-deleted', 'unchanged')],
+  events: [
+    'chatbot.created',
+    'chatbot.renamed',
+    'chatbot.settings-changed',
+    'chatbot.key-rotated',
+    // Owners' and admins' topic commands: the chatbot's row keeps only their stream version.
+    'chatbot.topic-rename-requested',
+    'chatbot.topic-hide-requested',
+    'chatbot.topic-unhide-requested',
+    'chatbot.topic-merge-requested',
+  ],
+  batch: () => {
+    const batch = new ChatbotBatch()
+    return { add: (event) => batch.add(event), flush: (client) => writeChatbots(client, batch) }
+  },
+})
+
+const topics = readModel({
+  name: 'topics',
+  tables: [
+    table('rm_topics', 'rows-deleted', 'unchanged'),
+    table('rm_themes', 'rows-deleted', 'unchanged'),
+    table('rm_topic_reclustering', 'rows-deleted', 'unchanged'),
+  ],
+  events: [
+    'analysis.topic-discovered',
+    'analysis.topic-relabeled',
+    'analysis.topic-merged',
+    'analysis.topic-split',
+    'analysis.topic-retired',
+    'analysis.topic-renamed-by-user',
+    'analysis.topic-hidden',
+    'analysis.topic-unhidden',
+    'analysis.topic-merged-by-user',
+    'analysis.themes-assigned',
+    'analysis.topics-settling',
+    'analysis.topics-reclustered',
+    // The topics an analysis named, counted as they are used.
+    'analysis.conversation-analyzed',
+    'analysis.messages-analyzed',
+  ],
+  batch: () => {
+    const changes = new TopicChanges()
+    return {
+      add: (event) => {
+        switch (event.type) {
+          case 'analysis.conversation-analyzed':
+            changes.addNamed(event, event.payload.topics)
+            return
+          case 'analysis.messages-analyzed':
+            for (const r of event.payload.results) changes.addNamed(event, r.topics)
+            return
+          case 'analysis.topic-discovered':
+          case 'analysis.topic-relabeled':
+          case 'analysis.topic-merged':
+          case 'analysis.topic-split':
+          case 'analysis.topic-retired':
+          case 'analysis.topic-renamed-by-user':
+          case 'analysis.topic-hidden':
+          case 'analysis.topic-unhidden':
+          case 'analysis.topic-merged-by-user':
+          case 'analysis.themes-assigned':
+          case 'analysis.topics-settling':
+          case 'analysis.topics-reclustered':
+            changes.add(event)
+            return
+          default:
+            assertNever(event, 'event')
+        }
+      },
+      flush: (client) => changes.flush(client),
+    }
+  },
+})
+
+const conversations = readModel({
+  name: 'conversations',
+  tables: [table('rm_conversations', 'rows-deleted', 'rows-deleted')],
+  events: [
+    'conversation.started',
+    'conversation.metadata-updated',
+    'conversation.messages-captured',
+    'analysis.conversation-analyzed',
+  ],
+  batch: (rollups) => {
+    const batch = new ConversationBatch()
+    return { add: (event) => batch.add(event), flush: (client) => writeConversations(client, batch, rollups) }
+  },
+})
+
+const messages = readModel({
+  name: 'messages',
+  tables: [table('rm_messages', 'rows-deleted', 'rows-deleted')],
+  events: ['conversation.messages-captured', 'analysis.messages-analyzed'],
+  batch: (rollups) => {
+    const batch = new MessageBatch()
+    return {
+      add: (event) => {
+        switch (event.type) {
+          case 'conversation.messages-captured':
+            batch.addCaptured(event)
+            return
+          case 'analysis.messages-analyzed':
+            batch.addAnalyzed(event)
+            return
+          default:
+            assertNever(event, 'event')
+        }
+      },
+      flush: (client) => writeMessages(client, batch, rollups),
+    }
+  },
+})
+
+const signals = readModel({
+  name: 'signals',
+  tables: [table('rm_conversation_signals', 'rows-deleted', 'rows-deleted')],
+  events: ['analysis.signals-detected'],
+  batch: () => {
+    const changes = new SignalChanges()
+    return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
+  },
+})
+
+/** The hourly and daily rollups and reach: written from the deltas the conversation and message models add. */
+const rollups = readModel({
+  name: 'rollups',
+  tables: [
+    table('rm_hourly_stats', 'rows-deleted', 'counts-taken-out'),
+    table('rm_hourly_topics', 'rows-deleted', 'counts-taken-out'),
+    table('rm_daily_topics', 'rows-deleted', 'counts-taken-out'),
+    table('rm_hourly_activity', 'rows-deleted', 'relinked'),
+    table('rm_chatbot_user_hours', 'rows-deleted', 'relinked'),
+    table('rm_org_hourly_stats', 'chatbot-taken-out', 'counts-taken-out'),
+    table('rm_org_user_hours', 'chatbot-taken-out', 'relinked'),
+    table('rm_org_end_users', 'chatbot-taken-out', 'relinked'),
+  ],
+  events: [],
+  batch: (shared) => ({
+    add: () => {},
+    flush: (client) => shared.flush(client),
+  }),
+})
+
+/** The tombstones of deletion and erasure: written by them (apply.ts, erasure.ts), read before every batch. */
+const tombstones = readModel({
+  name: 'tombstones',
+  tables: [
+    // The projector's own: the query service reads deleted chatbots through the `deleted_chatbots` view.
+    table('rm_deleted_chatbots', 'tombstone', 'unchanged', false),
+    table('rm_erased_conversations', 'unchanged', 'tombstone'),
+  ],
+  events: [],
+  batch: () => ({ add: () => {}, flush: async () => {} }),
+})
+
+/**
+ * Every read model, in the order a batch writes them: chatbots, topics, conversations, messages, signals,
+ * then the rollups both conversations and messages add to. The same order in every transaction
+ * (conversations locked before their messages), so that two consumers touching one conversation (its
+ * capture and its analysis come on different topics) never deadlock.
+ */
+export const READ_MODELS = [chatbots, topics, conversations, messages, signals, rollups, tombstones] as const
+
+/** Applied on their own, after the batch so far is written (apply.ts): they read and delete what is there. */
+export const BARRIERS = ['chatbot.deleted', 'conversation.erased'] as const
+
+/** Events no read model folds, and why. */
+export const UNPROJECTED = [
+  // Failures change no read model.
+  'analysis.failed',
+  // Members and invitations are the gateway's (memberships, invitations, audit_log); the projector does
+  // not subscribe to the organization stream.
+  'organization.created',
+  'organization.member-invited',
+  'organization.invitation-revoked',
+  'organization.member-joined',
+  'organization.member-role-changed',
+  'organization.member-removed',
+  'organization.deleted',
+] as const
+
+type Placed =
+  | (typeof READ_MODELS)[number]['events'][number]
+  | (typeof BARRIERS)[number]
+  | (typeof UNPROJECTED)[number]
+/** Every event type has a place above: an error here names the one that has none. */
+const everyEventPlaced: [Exclude<EventType, Placed>] extends [never] ? true : Exclude<EventType, Placed> =
+  true
+void everyEventPlaced
+
+/** Every table of the read models, rebuilt together (rebuild.ts). */
+export const READ_MODEL_TABLES: readonly string[] = READ_MODELS.flatMap((m) => m.tables.map((t) => t.name))
+
+/** The tables the query role reads under row-level security. */
+export const PROTECTED_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
+  m.tables.filter((t) => t.rowLevelSecurity).map((t) => t.name),
+)
+
+/** The tables holding rows of one chatbot (`chatbot_id`), cleared when it is deleted. */
+export const CHATBOT_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
+  m.tables.filter((t) => t.onChatbotDeleted === 'rows-deleted').map((t) => t.name),
+)
+
+/** The read models folding each event type. */
+const FOLDED_BY = new Map<string, ReadModel[]>()
+for (const model of READ_MODELS as readonly ReadModel[]) {
+  for (const type of model.events) FOLDED_BY.set(type, [...(FOLDED_BY.get(type) ?? []), model])
+}
+
+/** The changes a run of events makes to the read models, gathered to be written together. */
+export class ReadModelChanges {
+  readonly rollups = new RollupBatch()
+  private readonly batches = new Map<ReadModel, ReadModelBatch<EventType>>(
+    (READ_MODELS as readonly ReadModel[]).map((m) => [m, m.batch(this.rollups)]),
+  )
+
+  /** Folds an event into every read model that handles it. */
+  add(event: RecordedEvent): void {
+    const models = FOLDED_BY.get(event.type)
+    if (models) {
+      for (const model of models) this.batches.get(model)!.add(event)
+      return
+    }
+    if ((BARRIERS as readonly string[]).includes(event.type))
+      throw new Error(`${event.type} is applied on its own, after a flush`)
+    if (!(UNPROJECTED as readonly string[]).includes(event.type))
+      throw new Error(`unhandled event ${JSON.stringify(event)}`)
+  }
+
+  /** Writes everything gathered, read model by read model in READ_MODELS' order. */
+  async flush(client: pg.ClientBase): Promise<void> {
+    for (const batch of this.batches.values()) await batch.flush(client)
+  }
+}
