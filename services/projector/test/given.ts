@@ -1,0 +1,169 @@
+// Shared by the projector's database tests of the projection: given(events).projected().thenRows(…).
+// The events are written as the gateway and the analysis service append them (sealed under each
+// chatbot's data key, in journal order), applied by the live projector's steps into read-model tables
+// of their own, and the rows read back.
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import type { JournalRecord } from '@cas/eventlog'
+import type { EventPayload, EventType } from '@cas/events'
+import { dataKeyFor } from '@cas/keyring'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { testKeyring } from '../../../test/support/keyring.ts'
+import { applyToReadModels, type ProjectionStats } from '../src/projections/apply.ts'
+import { READ_MODEL_TABLES } from '../src/projections/registry.ts'
+import { sealedRecord } from './sealed-record.ts'
+
+/** An event of the journal, before it is sealed (which needs the database's data keys). */
+export interface JournalEvent {
+  readonly chatbotId: string
+  readonly streamType: 'conversation' | 'analysis' | 'chatbot'
+  readonly streamId: string
+  readonly type: EventType
+  readonly payload: unknown
+  readonly occurredAt: string
+}
+
+/** Writes events in journal order: `append` for each, `events` for `given`. */
+export function journal(orgId: string) {
+  const events: JournalEvent[] = []
+  const append = <T extends EventType>(
+    chatbotId: string,
+    streamType: JournalEvent['streamType'],
+    streamId: string,
+    type: T,
+    payload: EventPayload<T>,
+    occurredAt = '2026-11-20T12:00:00.000Z',
+  ) => {
+    events.push({ chatbotId, streamType, streamId, type, payload, occurredAt })
+  }
+  return { orgId, events, append }
+}
+
+export type Row = Record<string, unknown>
+
+export interface Projected {
+  /** Every row of `table`, as JSON (to_jsonb). */
+  rows(table: string): Promise<Row[]>
+  /** Then `table` holds exactly these rows, each seen through `select`, in any order. */
+  thenRows(table: string, select: (row: Row) => unknown, expected: readonly unknown[]): Promise<Projected>
+  /** What the projector counted: events applied, and dropped by reason. */
+  stats(): Promise<ProjectionStats>
+  /** Then the events dropped, by reason, were these. */
+  thenDropped(expected: Record<string, number>): Promise<Projected>
+}
+
+/**
+ * Registers a test database for the file (created before its tests, dropped after) and returns `given`:
+ * `given(events).projected({ batches })` applies the events, in transactions of `batches` events each
+ * (cycled; default all in one), into fresh read-model tables, as the projector does.
+ */
+export function projectionTests() {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createTestDatabase()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+  const keys = new Map<string, Buffer>()
+  const keyOf = async (orgId: string, chatbotId: string) => {
+    let key = keys.get(chatbotId)
+    if (!key) {
+      key = await dataKeyFor(db.pool, testKeyring, chatbotId, orgId)
+      keys.set(chatbotId, key)
+    }
+    return key
+  }
+
+  /** Seals the events as the journal holds them: stream versions and positions in order. */
+  const seal = async (orgId: string, events: readonly JournalEvent[]): Promise<JournalRecord[]> => {
+    const versions = new Map<string, number>()
+    let position = 1_000n
+    const records: JournalRecord[] = []
+    for (const e of events) {
+      const stream = `${e.streamType}/${e.streamId}`
+      const streamVersion = (versions.get(stream) ?? 0) + 1
+      versions.set(stream, streamVersion)
+      position += 65_536n
+      const place = {
+        key: await keyOf(orgId, e.chatbotId),
+        orgId,
+        chatbotId: e.chatbotId,
+        streamType: e.streamType,
+        streamId: e.streamId,
+        streamVersion,
+        position,
+        occurredAt: e.occurredAt,
+      }
+      records.push(sealedRecord(place, e.type, e.payload as EventPayload<typeof e.type>))
+    }
+    return records
+  }
+
+  const project = async (records: readonly JournalRecord[], sizes: readonly number[]) => {
+    const schema = `given_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+    await withTransaction(db.pool, async (client) => {
+      await client.query(`CREATE SCHEMA ${schema}`)
+      for (const table of READ_MODEL_TABLES)
+        await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
+    })
+    const stats: ProjectionStats = { applied: 0, dropped: {} }
+    for (let i = 0, b = 0; i < records.length; b++) {
+      const size = sizes[b % sizes.length]!
+      const batch = records.slice(i, i + size)
+      i += size
+      await withTransaction(db.pool, async (client) => {
+        await client.query(`SET LOCAL search_path TO ${schema}, public`)
+        await applyToReadModels(client, testKeyring, batch, stats)
+      })
+    }
+    return { schema, stats }
+  }
+
+  function given(j: { readonly orgId: string; readonly events: readonly JournalEvent[] }) {
+    return {
+      /** The records as the journal holds them (sealed). */
+      records: () => seal(j.orgId, j.events),
+      projected(opts: { readonly batches?: readonly number[] } = {}): Projected {
+        const done = seal(j.orgId, j.events).then((records) =>
+          project(records, opts.batches ?? [Math.max(records.length, 1)]),
+        )
+        const projected: Projected = {
+          async rows(table) {
+            const { schema } = await done
+            const { rows } = await db.pool.query<{ row: Row }>(
+              `SELECT to_jsonb(t) AS row FROM ${schema}.${table} t`,
+            )
+            return rows.map((r) => r.row)
+          },
+          async thenRows(table, select, expected) {
+            const seen = (await projected.rows(table)).map(select)
+            const key = (v: unknown) => JSON.stringify(v)
+            expect(
+              seen.sort((a, b) => key(a).localeCompare(key(b))),
+              table,
+            ).toEqual([...expected].sort((a, b) => key(a).localeCompare(key(b))))
+            return projected
+          },
+          stats: async () => (await done).stats,
+          async thenDropped(expected) {
+            expect((await done).stats.dropped).toEqual(expected)
+            return projected
+          },
+        }
+        return projected
+      },
+    }
+  }
+
+  /** Every read-model table's rows (as sorted JSON text), to compare two ways of projecting. */
+  async function allRows(projected: Projected): Promise<Record<string, string[]>> {
+    const tables: Record<string, string[]> = {}
+    for (const table of READ_MODEL_TABLES)
+      tables[table] = (await projected.rows(table)).map((r) => JSON.stringify(r)).sort()
+    return tables
+  }
+
+  return { given, allRows, keyOf }
+}
