@@ -69,36 +69,49 @@ export function umapEmbedding(vectors: readonly Vector[], options: WindowCluster
 
 /**
  * Each vector's `k` nearest by cosine distance, itself first (as umap-learn's exact search for small
- * sets returns them). O(n² · d).
+ * sets returns them). O(n² · d / 2): each pair's dot product once, offered to both lists.
  */
 export function nearestNeighbours(
   vectors: readonly Vector[],
   k: number,
 ): { indices: number[][]; distances: number[][] } {
   const n = vectors.length
+  const size = Math.min(k, n)
+  // Each vector's list, most similar first: indices and similarities, `count` filled.
+  const ids = new Int32Array(n * size)
+  const sims = new Float64Array(n * size)
+  const count = new Int32Array(n)
+  const offer = (i: number, j: number, s: number) => {
+    const base = i * size
+    let at = count[i]!
+    if (at === size) {
+      if (s <= sims[base + size - 1]!) return
+      at = size - 1
+    } else count[i] = at + 1
+    // Ties keep the earlier offer first: pairs are offered in index order, so the lower index.
+    while (at > 0 && sims[base + at - 1]! < s) {
+      ids[base + at] = ids[base + at - 1]!
+      sims[base + at] = sims[base + at - 1]!
+      at--
+    }
+    ids[base + at] = j
+    sims[base + at] = s
+  }
+  for (let i = 0; i < n; i++) {
+    offer(i, i, Number.POSITIVE_INFINITY)
+    const vi = vectors[i]!
+    for (let j = i + 1; j < n; j++) {
+      const s = dot(vi, vectors[j]!)
+      offer(i, j, s)
+      offer(j, i, s)
+    }
+  }
   const indices: number[][] = []
   const distances: number[][] = []
-  const sims = new Float64Array(n)
   for (let i = 0; i < n; i++) {
-    for (let j = 0; j < n; j++) sims[j] = j === i ? Number.POSITIVE_INFINITY : dot(vectors[i]!, vectors[j]!)
-    // The k most similar (itself first), kept sorted by an insertion into a list of at most k.
-    const top: number[] = []
-    for (let j = 0; j < n; j++) {
-      const s = sims[j]!
-      if (top.length === k) {
-        if (s <= sims[top[k - 1]!]!) continue
-        top.pop()
-      }
-      let at = top.length
-      top.push(j)
-      while (at > 0 && sims[top[at - 1]!]! < s) {
-        top[at] = top[at - 1]!
-        at--
-      }
-      top[at] = j
-    }
-    indices.push(top)
-    distances.push(top.map((j) => (j === i ? 0 : Math.max(0, 1 - sims[j]!))))
+    const row = Array.from(ids.subarray(i * size, i * size + count[i]!))
+    indices.push(row)
+    distances.push(row.map((j, r) => (j === i ? 0 : Math.max(0, 1 - sims[i * size + r]!))))
   }
   return { indices, distances }
 }
