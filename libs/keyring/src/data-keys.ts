@@ -78,7 +78,7 @@ export async function destroyDataKey(
  * Of these chatbots, the deleted ones. A chatbot is deleted exactly when its data key is destroyed (in the
  * transaction that deletes it): the one sign of deletion every consumer reads, whatever it consumes.
  */
-export async function deletedChatbots(
+export async function chatbotsWithDestroyedKeys(
   client: pg.ClientBase | pg.Pool,
   chatbotIds: readonly string[],
 ): Promise<Set<string>> {

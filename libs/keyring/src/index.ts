@@ -1,7 +1,7 @@
 export {
+  chatbotsWithDestroyedKeys,
   DESTROYED,
   dataKeyFor,
-  deletedChatbots,
   destroyDataKey,
   loadDataKeys,
   type StoredDataKey,

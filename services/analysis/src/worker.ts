@@ -1,7 +1,7 @@
 import { type BackgroundLoop, backgroundLoop, GroupCommitter, retryDelayMs, withTransaction } from '@cas/db'
 import { type AppendRequest, appendToStream, appendToStreams, BATCH_RETRY } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
-import { deletedChatbots } from '@cas/keyring'
+import { chatbotsWithDestroyedKeys } from '@cas/keyring'
 import { chatbotSignals, chatbotTopics } from '@cas/settings'
 import type pg from 'pg'
 import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
@@ -258,7 +258,7 @@ export class AnalysisWorker {
     // applied the chatbot.deleted that will forget it.
     const [settings, deleted] = await Promise.all([
       chatbotSettings(this.opts.pool, ids),
-      deletedChatbots(this.opts.pool, ids),
+      chatbotsWithDestroyedKeys(this.opts.pool, ids),
     ])
     const contexts = new Map<string, ChatbotContext>()
     for (const [id, stored] of settings) contexts.set(id, contextOf(stored))

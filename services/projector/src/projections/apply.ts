@@ -53,7 +53,7 @@ export async function applyToReadModels(
  */
 function skipDeletedStep(): Step<RecordedEvent, RecordedEvent> {
   return async (items, client) => {
-    const deleted = await deletedChatbots(client, [...new Set(items.map((i) => i.value.chatbotId))])
+    const deleted = await readModelDeletedChatbots(client, [...new Set(items.map((i) => i.value.chatbotId))])
     const erased = await erasedConversations(client, [...new Set(items.map((i) => i.value.streamId))])
     return items.map(({ value: event }) => {
       if (deleted.has(event.chatbotId)) return drop('chatbot_deleted')
@@ -108,7 +108,8 @@ async function erasedConversations(client: pg.ClientBase, streamIds: string[]): 
   return new Set(rows.map((r) => r.conversation_id))
 }
 
-async function deletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Promise<Set<string>> {
+/** Of these chatbots, those the read models recorded as deleted (rm_deleted_chatbots). */
+async function readModelDeletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Promise<Set<string>> {
   const { rows } = await client.query<{ chatbot_id: string }>(
     'SELECT chatbot_id FROM rm_deleted_chatbots WHERE chatbot_id = ANY($1)',
     [chatbotIds],
