@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
+import { CONVERSATION_TABLES } from './registry.ts'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 import type { RollupBatch } from './rollups.ts'
 
@@ -26,8 +27,9 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
   )
   foldErasure(e, rows, rollups)
   await rollups.eraseConversation(client, e.streamId)
-  await client.query('DELETE FROM rm_messages WHERE conversation_id = $1', [e.streamId])
-  await client.query('DELETE FROM rm_conversation_signals WHERE conversation_id = $1', [e.streamId])
+  // The tables registry.ts declares `rows-deleted` on erasure (its messages, its signals), then its row.
+  for (const table of CONVERSATION_TABLES)
+    await client.query(`DELETE FROM ${table} WHERE conversation_id = $1`, [e.streamId])
   await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
   await client.query(
     `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)

@@ -36,8 +36,10 @@ export type OnChatbotDeleted =
 
 /** What `conversation.erased` does to a table (erasure.ts). */
 export type OnErasure =
-  /** Its rows of the conversation are deleted. */
+  /** Its rows of the conversation (`conversation_id`) are deleted. */
   | 'rows-deleted'
+  /** The conversation's own row (`id`) is deleted. */
+  | 'row-deleted'
   /** A rollup: the conversation's messages and results are taken back out of their hours. */
   | 'counts-taken-out'
   /** Activity and reach: the conversation's hours are unlinked and their neighbours relinked. */
@@ -158,7 +160,7 @@ const topics = readModel({
 
 const conversations = readModel({
   name: 'conversations',
-  tables: [table('rm_conversations', 'rows-deleted', 'rows-deleted')],
+  tables: [table('rm_conversations', 'rows-deleted', 'row-deleted')],
   events: [
     'conversation.started',
     'conversation.metadata-updated',
@@ -283,6 +285,11 @@ export const PROTECTED_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
 /** The tables holding rows of one chatbot (`chatbot_id`), cleared when it is deleted. */
 export const CHATBOT_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
   m.tables.filter((t) => t.onChatbotDeleted === 'rows-deleted').map((t) => t.name),
+)
+
+/** The tables holding rows of one conversation (`conversation_id`), cleared when it is erased. */
+export const CONVERSATION_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
+  m.tables.filter((t) => t.onErasure === 'rows-deleted').map((t) => t.name),
 )
 
 /** The read models folding each event type. */
