@@ -53,6 +53,24 @@ describe('sentiment: support complaints read negative', () => {
   })
 })
 
+describe('sentiment: changes nobody announced, and leaving (issue 32)', () => {
+  it.each([
+    "That's a pretty big increase without warning",
+    'the price went up without any notice',
+    'you changed my plan without asking me',
+    'they closed my account without my permission',
+    "I'm thinking of shopping elsewhere",
+    'I will take my business elsewhere',
+  ])('scores %j negative', (text) => {
+    expect(label(text)).toBe('negative')
+  })
+
+  it('keeps "without" a negation elsewhere, and a price increase asked for neutral', () => {
+    expect(scorer.score('it works without problems')).toBeGreaterThan(0)
+    expect(scorer.score('can you increase my spending limit?')).toBe(0)
+  })
+})
+
 describe('sentiment: what is not a complaint', () => {
   it.each([
     'it is not broken',

@@ -13,7 +13,7 @@ import type { VaderRules } from './vader.ts'
  * Bump when a score can change: a valence or rule here or in support-phrases.ts, or a rule of vader.ts (our
  * port: the package's version no longer covers it). It versions every score (SENTIMENT_VERSION).
  */
-export const SUPPORT_RULES_VERSION = 1
+export const SUPPORT_RULES_VERSION = 2
 
 const B_INCR = 0.293
 
@@ -45,6 +45,12 @@ const PROBLEM_WORDS: Readonly<Record<string, number>> = {
   greyed_out: -1.2,
   in_circles: -1.2,
   how_many_times: -1.5,
+  // Something done to the customer without their knowing or consent: "without warning", "without asking
+  // me", "without my permission" (VADER's negation turns its "warning" positive).
+  without_notice: -1.5,
+  // A customer who says "elsewhere" to a company is going there: "I'll shop elsewhere", "take my business
+  // elsewhere", "look elsewhere" (a threat to leave; VADER has no rating for it).
+  elsewhere: -1.2,
 }
 
 /**
@@ -52,14 +58,15 @@ const PROBLEM_WORDS: Readonly<Record<string, number>> = {
  * help", "I want to", "can I pay by card?", "can I cancel my order?", "how do I freeze my card?", "how do I
  * dispute a transaction?"; the events keep their rating: "my flight was cancelled"), the names of products
  * and features ("free shipping", "saved drafts", "customer support", "interest rate", "data processing
- * agreement", "is my card active", "clear the cache", "order number"), and degree adverbs rated as
+ * agreement", "is my card active", "clear the cache", "order number"), a price or a limit going up ("a
+ * big increase", "can you increase my limit?": VADER rates "increase" +1.3), and degree adverbs rated as
  * adjectives ("pretty slow", "super slow": boosters below).
  */
 // biome-ignore format: a word list
 const NOT_SENTIMENT = [
   'please', 'pls', 'plz', 'help', 'want', 'free', 'save', 'saved', 'support', 'supported', 'interest',
   'agreement', 'active', 'clear', 'restore', 'share', 'care', 'number', 'pay', 'freeze', 'pretty', 'super',
-  'cancel', 'dispute',
+  'cancel', 'dispute', 'increase', 'increased', 'increases',
 ]
 
 /** Degree words of complaints; VADER's sign rule makes them intensify either way ("still love it"). */

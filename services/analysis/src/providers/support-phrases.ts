@@ -88,6 +88,39 @@ export function mergePhrases(tokens: string[]): string[] {
   return merged
 }
 
+/** What a customer was not given: "without (any, prior, my) warning, notice, permission…", "without asking". */
+const NOTICE_WORDS: ReadonlySet<string> = new Set([
+  'warning',
+  'notice',
+  'notification',
+  'permission',
+  'consent',
+  'explanation',
+  'asking',
+  'telling',
+  'informing',
+  'notifying',
+  'agreement',
+  'authorization',
+  'authorisation',
+])
+const NOTICE_FILLERS: ReadonlySet<string> = new Set([
+  'any',
+  'prior',
+  'advance',
+  'my',
+  'our',
+  'proper',
+  'a',
+  'even',
+])
+
+function withoutNotice(w: readonly string[], at: number): Match | undefined {
+  let k = at
+  while (k < at + 2 && NOTICE_FILLERS.has(w[k] ?? '')) k++
+  return NOTICE_WORDS.has(w[k] ?? '') ? { key: 'without_notice', end: k + 1 } : undefined
+}
+
 function phraseAt(w: readonly string[], i: number): Match | undefined {
   const word = w[i]!
   const next = w[i + 1]
@@ -100,6 +133,7 @@ function phraseAt(w: readonly string[], i: number): Match | undefined {
   if ((word === 'timed' || word === 'times' || word === 'timing') && next === 'out') {
     return { key: 'timed_out', end: i + 2 }
   }
+  if (word === 'without') return withoutNotice(w, i + 1)
   if (word === 'on' && next === 'hold') return { key: 'on_hold', end: i + 2 }
   if (CHARGED.has(word)) {
     const at = next === 'me' || next === 'us' ? i + 2 : i + 1
