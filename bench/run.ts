@@ -22,7 +22,7 @@ import {
   EMBEDDED_EVENT_LOG,
   type EventLogBackend,
   ensureTopics,
-  journalBacklog,
+  journalTotalLag,
   Relay,
 } from '@cas/eventlog'
 import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
@@ -472,7 +472,7 @@ interface Backlog {
 function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, topicPrefix: string) {
   const eventLog: EventLogBackend = kafka ? { kind: 'kafka', kafka, topicPrefix } : EMBEDDED_EVENT_LOG
   return async (): Promise<Backlog> => {
-    const relay = mode === 'kafka' ? await journalBacklog(pool, '$relay') : 0
+    const relay = mode === 'kafka' ? await journalTotalLag(pool, '$relay') : 0
     // Each group's own topics only: the projector reads no organization-events, which would never count down.
     const projector = relay + (await consumerLag(pool, eventLog, 'projector', PROJECTED_STREAM_TYPES))
     const analysis =
@@ -603,7 +603,7 @@ async function measurePipeline() {
     // cluster holds the journal's read bound back).
     const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_journal')
     const total = rows[0]!.n
-    while ((await journalBacklog(pool, 'bench-nobody')) < total) await sleep(50)
+    while ((await journalTotalLag(pool, 'bench-nobody')) < total) await sleep(50)
     log(`  ${total} events in ${seedSeconds.toFixed(1)} s`)
     await pool.query('VACUUM ANALYZE event_journal')
 

@@ -3,7 +3,7 @@
  * log's end against the checkpoint in Postgres), projection lag in seconds, relay lag, and the analysis
  * backlog, retries and dead letters, read through the Prometheus text a scrape gets.
  */
-import { createEventConsumer, type EventConsumer, Relay, relayBacklog } from '@cas/eventlog'
+import { createEventConsumer, type EventConsumer, Relay, relayLag } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
 import { createAnalysisService } from '@cas/service-analysis'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -159,7 +159,7 @@ describe.skipIf(kafkaBrokers() === null)('relay metrics', () => {
     const { kafka, topicPrefix } = await createTestTopics(2)
     const relay = new Relay({ pool: db.pool, kafka, topicPrefix, pollIntervalMs: 5 })
     const metrics = new Metrics()
-    metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(db.pool) })
+    metrics.observeRelay({ stats: relay.stats, lag: () => relayLag(db.pool) })
 
     // organization.created and member-joined (the sign-up), chatbot.created, conversation.started,
     // conversation.messages-captured

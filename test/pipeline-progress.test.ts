@@ -1,5 +1,5 @@
 /**
- * How far a consumer group is behind what was committed (libs/eventlog/src/progress.ts), on both backends:
+ * How far a consumer group is behind what was committed (libs/eventlog/src/lag-probe.ts), on both backends:
  * the journal read directly, and Kafka fed by the relay. Real Postgres, real Kafka.
  */
 import { randomUUID } from 'node:crypto'
@@ -7,12 +7,12 @@ import { withTransaction } from '@cas/db'
 import {
   appendToStream,
   createEventConsumer,
-  createProgressProbe,
+  createLagProbe,
   type EventLogBackend,
-  journalProgress,
-  type ProgressProbe,
+  journalGroupLag,
+  type LagProbe,
   Relay,
-  relayBacklog,
+  relayLag,
 } from '@cas/eventlog'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { appliedCount, createAppliedTable, recordApplied } from './support/applied.ts'
@@ -78,8 +78,8 @@ for (const b of backends) {
         )
       }
 
-      function probeOf(groupId: string): ProgressProbe {
-        const probe = createProgressProbe({
+      function probeOf(groupId: string): LagProbe {
+        const probe = createLagProbe({
           pool: db.pool,
           eventLog: backend,
           groupId,
@@ -94,7 +94,7 @@ for (const b of backends) {
        * transaction still running on the server began (the readable bound is cluster-wide), and the other
        * test files running meanwhile hold transactions of their own: the wait is long, the answer exact.
        */
-      const pending = async (probe: ProgressProbe, events: number) => {
+      const pending = async (probe: LagProbe, events: number) => {
         let last: unknown
         try {
           return await waitFor(
@@ -137,7 +137,7 @@ for (const b of backends) {
         if (relay) {
           // When the relay publishes them: still pending, and as old (not "since they reached Kafka")
           await relay.start()
-          await waitFor(async () => (await relayBacklog(db.pool)) === 0, {
+          await waitFor(async () => (await relayLag(db.pool)) === 0, {
             what: 'the events relayed',
             timeoutMs: 120_000,
           })
@@ -196,7 +196,7 @@ for (const b of backends) {
           const groupId = uniqueGroupId('capped')
           for (const offset of [0, 1_000, 2_000]) await append(randomUUID(), committedAt(offset))
           await pending(probeOf(groupId), 3)
-          expect(await journalProgress(db.pool, groupId, 4, ['conversation'], 2)).toEqual({
+          expect(await journalGroupLag(db.pool, groupId, 4, ['conversation'], 2)).toEqual({
             events: 2,
             oldestPendingAt: committedAt(0),
           })
@@ -225,7 +225,7 @@ for (const b of backends) {
         await append(randomUUID(), committedAt(5_000))
         await append(randomUUID(), committedAt(6_000))
         if (relay)
-          await waitFor(async () => (await relayBacklog(db.pool)) === 0, {
+          await waitFor(async () => (await relayLag(db.pool)) === 0, {
             what: 'relayed',
             timeoutMs: 120_000,
           })

@@ -4,7 +4,7 @@
  * projection held back by not starting its consumer, the analysis by an analyzer that holds its calls.
  */
 import { loadConfig } from '@cas/config'
-import { Relay, relayBacklog } from '@cas/eventlog'
+import { Relay, relayLag } from '@cas/eventlog'
 import { createHttpApp } from '@cas/http'
 import { observePipelineStatus, pipelineStatusReadiness } from '@cas/platform'
 import { type AnalysisService, createAnalysisService } from '@cas/service-analysis'
@@ -147,7 +147,7 @@ for (const mode of EVENT_LOG_MODES) {
         })
         await relay.start()
         cleanups.push(() => relay.stop())
-        await waitFor(async () => (await relayBacklog(db.pool)) === 0, { what: 'everything relayed' })
+        await waitFor(async () => (await relayLag(db.pool)) === 0, { what: 'everything relayed' })
         const relayed = await status()
         expect(relayed.projection).toMatchObject({ state: 'behind' })
         expect(relayed.projection.behindSeconds).toBeGreaterThanOrEqual(TEN_MINUTES_MS / 1000)

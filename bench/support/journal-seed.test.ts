@@ -4,7 +4,7 @@
  * a rebuild.
  */
 import { withTransaction } from '@cas/db'
-import { appendToStream, journalBacklog, readJournal } from '@cas/eventlog'
+import { appendToStream, journalTotalLag, readJournal } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { openRecords } from '@cas/keyring'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
@@ -44,7 +44,7 @@ describe('the benchmark journal seed', () => {
     expect(seeded).toBe(CONVERSATIONS * EVENTS_PER_CONVERSATION)
     total = seeded + 1 // and chatbot.created
     // The journal's read bound is the cluster-wide xmin, which other test files' transactions hold back.
-    await waitFor(async () => (await journalBacklog(db.pool, 'nobody')) === total + ORGANIZATION_EVENTS, {
+    await waitFor(async () => (await journalTotalLag(db.pool, 'nobody')) === total + ORGANIZATION_EVENTS, {
       what: 'a readable seed',
     })
   })

@@ -76,7 +76,7 @@ export async function consumerCaughtUp(
   streamTypes: readonly StreamType[] = PROJECTED_STREAM_TYPES,
 ): Promise<boolean> {
   const { db, eventLog } = pipeline
-  // Not journalBacklog: its bound is the cluster-wide xmin, which other tests' transactions hold back.
+  // Not journalTotalLag: its bound is the cluster-wide xmin, which other tests' transactions hold back.
   if (eventLog.kind === 'journal')
     return journalCheckpointsCaughtUp(db.pool, groupId, eventLog.partitions ?? 1)
   if (!(await journalCheckpointsCaughtUp(db.pool, '$relay', 1))) return false

@@ -59,7 +59,7 @@ export {
   createJournalConsumer,
   JOURNAL_TOPIC,
   type JournalConsumerOptions,
-  journalBacklog,
+  journalTotalLag,
   setCheckpoints,
 } from './journal-consumer.ts'
 export {
@@ -91,6 +91,16 @@ export {
 } from './kafka-consumer.ts'
 export { consumerLag } from './lag.ts'
 export {
+  createLagProbe,
+  type GroupLag,
+  journalGroupLag,
+  type LagProbe,
+  type LagProbeOptions,
+  MAX_COUNTED_EVENTS,
+  OldestPendingEstimator,
+  type PartitionLook,
+} from './lag-probe.ts'
+export {
   BEHIND_AFTER_SECONDS,
   PIPELINE_STAGES,
   type PipelineStage,
@@ -102,16 +112,6 @@ export {
   type StageReporterOptions,
   type StageStatus,
 } from './pipeline-status.ts'
-export {
-  createProgressProbe,
-  type GroupProgress,
-  journalProgress,
-  MAX_COUNTED_EVENTS,
-  OldestPendingEstimator,
-  type PartitionLook,
-  type ProgressProbe,
-  type ProgressProbeOptions,
-} from './progress.ts'
 export { eventLogFields, type JournalRecord, type StreamType } from './records.ts'
 export {
   DEFAULT_RELAY_BATCH_SIZE,
@@ -120,7 +120,7 @@ export {
   Relay,
   type RelayOptions,
   type RelayStats,
-  relayBacklog,
+  relayLag,
 } from './relay.ts'
 export { BATCH_RETRY, IN_BATCH_RETRY, RELAY_RETRY } from './retry-policies.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

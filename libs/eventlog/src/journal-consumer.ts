@@ -343,7 +343,7 @@ function groupLockKey(groupId: string): number {
  * since it was) has passed nothing: counting only the checkpoints there are said "caught up" while a
  * partition had not started.
  */
-export async function journalBacklog(
+export async function journalTotalLag(
   db: Pool | ClientBase,
   groupId: string,
   partitions = 1,

@@ -11,7 +11,7 @@ import {
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
-import { journalBacklog } from './journal-consumer.ts'
+import { journalTotalLag } from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
 
 let db: TestDatabase
@@ -264,14 +264,14 @@ describe('journal backlog of a consumer group', () => {
       `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset) VALUES ($1, '$journal', 1, $2)`,
       [groupId, events[2]!.position],
     )
-    expect(await journalBacklog(db.pool, groupId, 1)).toBe(0)
-    const behind = await journalBacklog(db.pool, groupId, 3)
+    expect(await journalTotalLag(db.pool, groupId, 1)).toBe(0)
+    const behind = await journalTotalLag(db.pool, groupId, 3)
     expect(behind).toBeGreaterThanOrEqual(3)
     await db.pool.query(
       `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
        VALUES ($1, '$journal', 0, $2), ($1, '$journal', 2, $2)`,
       [groupId, events[2]!.position],
     )
-    expect(await journalBacklog(db.pool, groupId, 3)).toBe(0)
+    expect(await journalTotalLag(db.pool, groupId, 3)).toBe(0)
   })
 })

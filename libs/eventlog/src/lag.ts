@@ -1,6 +1,6 @@
 import type { Pool } from 'pg'
 import type { EventLogBackend } from './event-log.ts'
-import { journalBacklog } from './journal-consumer.ts'
+import { journalTotalLag } from './journal-consumer.ts'
 import type { StreamType } from './records.ts'
 import { STREAM_TYPES, topicFor } from './topics.ts'
 
@@ -15,7 +15,7 @@ export async function consumerLag(
   groupId: string,
   streamTypes: readonly StreamType[] = STREAM_TYPES,
 ): Promise<number> {
-  if (eventLog.kind === 'journal') return journalBacklog(pool, groupId, eventLog.partitions ?? 1)
+  if (eventLog.kind === 'journal') return journalTotalLag(pool, groupId, eventLog.partitions ?? 1)
   const admin = eventLog.kafka.admin()
   await admin.connect()
   try {

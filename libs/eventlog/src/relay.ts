@@ -3,7 +3,7 @@ import { retryDelayMs, Waiter } from '@cas/db'
 import type { Kafka, Message, Producer } from 'kafkajs'
 import type { Pool, PoolClient } from 'pg'
 import { DEFAULT_MAX_ATTEMPTS } from './dead-letters.ts'
-import { journalBacklog } from './journal-consumer.ts'
+import { journalTotalLag } from './journal-consumer.ts'
 import { type RawJournalRecord, readJournalRaw } from './journal-reader.ts'
 import {
   createRelayProducer,
@@ -499,6 +499,6 @@ async function readCheckpoint(pool: Pool): Promise<string> {
 }
 
 /** Relay lag: journal events committed (and readable) that the relay has not yet had acknowledged by Kafka. */
-export function relayBacklog(pool: Pool): Promise<number> {
-  return journalBacklog(pool, CHECKPOINT.group)
+export function relayLag(pool: Pool): Promise<number> {
+  return journalTotalLag(pool, CHECKPOINT.group)
 }

@@ -30,7 +30,7 @@ export interface DeadLetterSource {
   count(): Promise<Readonly<Record<string, number>>>
 }
 
-/** The relay: its counters, and how many journal events wait to be published. */
+/** The relay: its counters, and its lag (journal events waiting to be published). */
 export interface RelaySource {
   readonly stats: {
     readonly published: number
@@ -38,7 +38,7 @@ export interface RelaySource {
     readonly errors: number
     readonly isLeader: boolean
   }
-  backlog(): Promise<number>
+  lag(): Promise<number>
 }
 
 /** The analysis service: its worker's counters and the job queue. */
@@ -272,8 +272,8 @@ export class Metrics {
       async collect() {
         this.reset()
         for (const r of relays) {
-          const backlog = await collect('relay lag', () => r.backlog())
-          if (backlog !== undefined) this.set(backlog)
+          const lag = await collect('relay lag', () => r.lag())
+          if (lag !== undefined) this.set(lag)
         }
       },
     })

@@ -1,7 +1,7 @@
 import { type AnalysisConfig, analysis as analysisConfig, defaultsOf } from '@cas/config'
 import {
   createEventConsumer,
-  createProgressProbe,
+  createLagProbe,
   type EventConsumer,
   type EventLogBackend,
   eventLogFields,
@@ -151,7 +151,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         log: (msg, fields) => log?.warn(fields ?? {}, msg),
       })
     : undefined
-  const probe = createProgressProbe({
+  const probe = createLagProbe({
     pool: deps.pool,
     eventLog: deps.eventLog,
     groupId,

@@ -2,7 +2,7 @@ import {
   type BatchHandler,
   type BatchOrder,
   createEventConsumer,
-  createProgressProbe,
+  createLagProbe,
   type EventConsumer,
   type EventLogBackend,
   eventLogFields,
@@ -96,7 +96,7 @@ export function createProjector(deps: ProjectorDeps): Projector {
     neverAppends: true,
     ...projectorBatches(groupId, deps.keyring, stats, (msg, fields) => log?.warn(fields ?? {}, msg)),
   })
-  const probe = createProgressProbe({
+  const probe = createLagProbe({
     pool: deps.pool,
     eventLog: deps.eventLog,
     groupId,

@@ -1,4 +1,4 @@
-import { Relay, relayBacklog } from '@cas/eventlog'
+import { Relay, relayLag } from '@cas/eventlog'
 import type { ServiceModule } from '@cas/platform'
 import type { Kafka } from 'kafkajs'
 import type pg from 'pg'
@@ -28,8 +28,7 @@ export function relayService(
     name: 'relay',
     relay,
     start: () => relay.start(),
-    metrics: (metrics) =>
-      metrics.observeRelay({ stats: relay.stats, backlog: () => relayBacklog(deps.pool) }),
+    metrics: (metrics) => metrics.observeRelay({ stats: relay.stats, lag: () => relayLag(deps.pool) }),
     routes: async (app) => {
       if (opts.statusRoute) app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
     },

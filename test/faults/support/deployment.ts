@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database.ts
 import { waitFor } from '../../support/wait.ts'
 import { createChatbotOverHttp, type HttpChatbot, signUpOverHttp } from './http.ts'
 import { type ServiceProcess, serviceProcess, startService } from './processes.ts'
-import { installApplyAudit, relayBacklog } from './read-models.ts'
+import { installApplyAudit, relayLag } from './read-models.ts'
 
 export interface DeploymentOptions {
   readonly brokers: readonly string[]
@@ -117,7 +117,7 @@ export async function waitUntilDrained(
   d: Deployment,
   timeouts: { readonly relayMs: number; readonly projectorMs: number },
 ): Promise<void> {
-  await waitFor(async () => (await relayBacklog(d.db.pool)) === 0, {
+  await waitFor(async () => (await relayLag(d.db.pool)) === 0, {
     timeoutMs: timeouts.relayMs,
     what: 'the relay to publish everything',
   })

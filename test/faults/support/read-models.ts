@@ -111,7 +111,7 @@ export async function expectReadModelsEqualAcknowledged(pool: pg.Pool, load: Cap
 }
 
 /** Events in the journal not yet published by the relay (0 once it has caught up). */
-export async function relayBacklog(pool: pg.Pool): Promise<number> {
+export async function relayLag(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM event_journal
       WHERE position > coalesce((SELECT last_offset FROM consumer_checkpoints

@@ -8,7 +8,7 @@ import { RELAY_GROUP } from './relay.ts'
 import { topicFor } from './topics.ts'
 
 /** How far a consumer group, all its partitions together, is behind what was committed. */
-export interface GroupProgress {
+export interface GroupLag {
   /**
    * Events committed that the group has not applied yet (in Kafka mode, those not yet relayed too); on
    * the journal (and the relay's backlog), counted up to MAX_COUNTED_EVENTS.
@@ -21,13 +21,13 @@ export interface GroupProgress {
   readonly oldestPendingAt: Date | null
 }
 
-export interface ProgressProbe {
+export interface LagProbe {
   /** Looks at the log's end and the group's checkpoints now. */
-  probe(): Promise<GroupProgress>
+  probe(): Promise<GroupLag>
   close(): Promise<void>
 }
 
-export interface ProgressProbeOptions {
+export interface LagProbeOptions {
   readonly pool: Pool
   readonly eventLog: EventLogBackend
   readonly groupId: string
@@ -40,11 +40,11 @@ export interface ProgressProbeOptions {
  * of the group asks and whatever partitions it owns: the answer is the same for the whole group, even
  * while none of its processes runs.
  */
-export function createProgressProbe(opts: ProgressProbeOptions): ProgressProbe {
+export function createLagProbe(opts: LagProbeOptions): LagProbe {
   const { pool, eventLog, groupId, streamTypes } = opts
   if (eventLog.kind === 'journal') {
     return {
-      probe: () => journalProgress(pool, groupId, eventLog.partitions ?? 1, streamTypes),
+      probe: () => journalGroupLag(pool, groupId, eventLog.partitions ?? 1, streamTypes),
       close: async () => {},
     }
   }
@@ -67,7 +67,7 @@ export function createProgressProbe(opts: ProgressProbeOptions): ProgressProbe {
     async probe() {
       const at = now().getTime()
       // Committed, not yet in Kafka: the relay's backlog is the group's too.
-      const relayed = await journalProgress(pool, RELAY_GROUP, 1, streamTypes)
+      const relayed = await journalGroupLag(pool, RELAY_GROUP, 1, streamTypes)
       let looks: PartitionLook[]
       try {
         looks = await kafkaLooks(await connected(), pool, groupId, topics)
@@ -201,13 +201,13 @@ export const MAX_COUNTED_EVENTS = 100_000
  * estimate (OldestPendingEstimator) took such events, not yet in the relay's backlog either, for events
  * committed after its previous look.
  */
-export async function journalProgress(
+export async function journalGroupLag(
   db: Pool | ClientBase,
   groupId: string,
   partitions: number,
   streamTypes: readonly StreamType[],
   maxCounted = MAX_COUNTED_EVENTS,
-): Promise<GroupProgress> {
+): Promise<GroupLag> {
   // Each partition's checkpoint, read once (an array indexed by partition), so that the journal is read
   // in position order from the earliest and the scan stops at the count's limit.
   const { rows } = await db.query<{ events: number; oldest: Date | null }>(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { OldestPendingEstimator, type PartitionLook } from './progress.ts'
+import { OldestPendingEstimator, type PartitionLook } from './lag-probe.ts'
 
 const HOUR = 3_600_000
 const look = (partition: string, pending: number, lastAppliedAt: number | null): PartitionLook => ({
