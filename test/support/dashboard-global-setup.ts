@@ -50,7 +50,7 @@ export default async function setup(project: TestProject) {
     await clearScreenshots()
     await buildApp()
     // The app analyses with the test model whatever the environment says, and never reaches for the hub.
-    // Re-clustering (README, Topics) runs seconds after a burst, not the default minute, so that the
+    // Re-clustering (docs/analysis.md, Topics) runs seconds after a burst, not the default minute, so that the
     // topics test can wait for the topics to settle before it compares the page with the API.
     return startBuiltApp({
       ...(hasTestModel ? modelConfigEnv() : { ANALYSIS_MODEL_HUB_URL: UNREACHABLE_HUB }),

@@ -111,7 +111,7 @@ export const ERROR_RESPONSES: Record<ErrorCode, ErrorResponseDoc> = {
   forbidden: {
     name: 'Forbidden',
     description:
-      'Signed in, but not allowed: the role may not do this (see the permission matrix in the README), the ' +
+      'Signed in, but not allowed: the role may not do this (see the permission matrix in docs/api.md), the ' +
       'session works in no organization, or a cross-site request was refused by the Origin check.',
     message: 'Your role may not do this.',
   },

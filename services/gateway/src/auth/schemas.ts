@@ -33,7 +33,7 @@ export const loginBodySchema = z.object({
 
 export const roleSchema = z
   .enum(organizationRoles)
-  .describe('owner, admin, member or viewer (the README has what each may do).')
+  .describe('owner, admin, member or viewer (docs/api.md has what each may do).')
 
 const userSchema = z.object({ id: z.uuid(), email: z.string(), name: z.string() })
 const organizationSummarySchema = z.object({ id: z.uuid(), name: z.string(), role: roleSchema })

@@ -50,7 +50,9 @@ const conversationSchema = z.object({
     ),
   signals: z
     .array(conversationSignalSchema)
-    .describe('Its signals (README "Conversation signals"), built-in ones first; empty when none.'),
+    .describe(
+      'Its signals (docs/analysis.md, "Conversation signals"), built-in ones first; empty when none.',
+    ),
 })
 
 const conversationExample: z.output<typeof conversationSchema> = {

@@ -712,7 +712,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Signed in, but not allowed: the role may not do this (see the permission matrix in the README), the session works in no organization, or a cross-site request was refused by the Origin check. */
+        /** @description Signed in, but not allowed: the role may not do this (see the permission matrix in docs/api.md), the session works in no organization, or a cross-site request was refused by the Origin check. */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -948,7 +948,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -961,7 +961,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1057,7 +1057,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1070,7 +1070,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1187,7 +1187,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1200,7 +1200,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1289,7 +1289,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1302,7 +1302,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1357,7 +1357,7 @@ export interface operations {
                             email: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1422,7 +1422,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description owner, admin, member or viewer (the README has what each may do).
+                     * @description owner, admin, member or viewer (docs/api.md has what each may do).
                      * @enum {string}
                      */
                     role: "owner" | "admin" | "member" | "viewer";
@@ -1458,7 +1458,7 @@ export interface operations {
                             email: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1520,7 +1520,7 @@ export interface operations {
                             id: string;
                             email: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1556,7 +1556,7 @@ export interface operations {
                     /** Format: email */
                     email: string;
                     /**
-                     * @description owner, admin, member or viewer (the README has what each may do).
+                     * @description owner, admin, member or viewer (docs/api.md has what each may do).
                      * @enum {string}
                      */
                     role: "owner" | "admin" | "member" | "viewer";
@@ -1598,7 +1598,7 @@ export interface operations {
                             id: string;
                             email: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1714,7 +1714,7 @@ export interface operations {
                             /** @description The email it was sent to: accepting signs in or signs up as that person. */
                             email: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1816,7 +1816,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1829,7 +1829,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1922,7 +1922,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1935,7 +1935,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -1993,7 +1993,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -2006,7 +2006,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -2064,7 +2064,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -2077,7 +2077,7 @@ export interface operations {
                             id: string;
                             name: string;
                             /**
-                             * @description owner, admin, member or viewer (the README has what each may do).
+                             * @description owner, admin, member or viewer (docs/api.md has what each may do).
                              * @enum {string}
                              */
                             role: "owner" | "admin" | "member" | "viewer";
@@ -2909,7 +2909,7 @@ export interface operations {
                             topicIds: string[];
                             /** @description The conversation's first end-user message (by sentAt) with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut); null when the end user has said nothing yet. */
                             preview: string | null;
-                            /** @description Its signals (README "Conversation signals"), built-in ones first; empty when none. */
+                            /** @description Its signals (docs/analysis.md, "Conversation signals"), built-in ones first; empty when none. */
                             signals: {
                                 /** @description escalation, bot_failure, repetition, frustration, resolution, abandonment, or custom:<slug>. */
                                 name: string;
@@ -3066,7 +3066,7 @@ export interface operations {
                             topicIds: string[];
                             /** @description The conversation's first end-user message (by sentAt) with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut); null when the end user has said nothing yet. */
                             preview: string | null;
-                            /** @description Its signals (README "Conversation signals"), built-in ones first; empty when none. */
+                            /** @description Its signals (docs/analysis.md, "Conversation signals"), built-in ones first; empty when none. */
                             signals: {
                                 /** @description escalation, bot_failure, repetition, frustration, resolution, abandonment, or custom:<slug>. */
                                 name: string;

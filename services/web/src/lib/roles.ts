@@ -5,7 +5,7 @@ import type { Member, Role } from '../api/types.ts'
 // what they allow.
 export { mayManage, ROLES, rolesGrantableBy }
 
-/** What each role may do, in a sentence (the README's permission matrix). */
+/** What each role may do, in a sentence (docs/api.md's permission matrix). */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   owner: 'everything, including members, roles and deleting the organization',
   admin: 'members other than owners, chatbots, keys, settings, deletions and erasures',
