@@ -65,7 +65,7 @@ try {
   await analysis.start()
   report('with a 2 s-per-call provider running', await load(base, apiKey, 'b'))
   console.log(
-    `analysis backlog at the end: ${analysis.worker.stats.inFlight} in flight, the rest queued or in the log`,
+    `analysis lag at the end: ${analysis.jobRunner.stats.inFlight} in flight, the rest queued or in the log`,
   )
   await analysis.stop()
   await app.close()

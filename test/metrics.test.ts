@@ -109,7 +109,7 @@ for (const mode of EVENT_LOG_MODES) {
         retryBaseMs: 1,
       })
       const metrics = new Metrics()
-      metrics.observeAnalysis({ stats: analysis.worker.stats, jobs: () => analysis.jobs() })
+      metrics.observeAnalysis({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
       analyzer.hold()
       await analysis.start()
       cleanups.push(async () => {

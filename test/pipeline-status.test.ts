@@ -160,7 +160,7 @@ for (const mode of EVENT_LOG_MODES) {
       })
       cleanups.push(() => ops.close())
       observePipelineStatus(ops.metrics, db.pool, ['projection', 'analysis'])
-      ops.metrics.observeAnalysis({ stats: analysis.worker.stats, jobs: () => analysis.jobs() })
+      ops.metrics.observeAnalysis({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
       const ready = await waitFor(
         async () => {
           const response = await ops.inject('/readyz')

@@ -233,11 +233,11 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     expect(await names('person-1')).not.toContain('abandonment')
     expect(await names('not-sure')).not.toContain('abandonment')
     // Still within the quiet period: the sweep changes nothing.
-    await analysis.worker.sweepSignals()
+    await analysis.jobRunner.sweepSignals()
     await settled()
     expect(await names('person-1')).not.toContain('abandonment')
     ahead = 31 * 60_000
-    await analysis.worker.sweepSignals()
+    await analysis.jobRunner.sweepSignals()
     await settled()
     expect(await signalsOf('person-1')).toContainEqual(
       expect.objectContaining({ name: 'abandonment', evidence: ['m0'] }),

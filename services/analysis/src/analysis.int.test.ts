@@ -180,7 +180,7 @@ describe('analysis service', () => {
     const { conversationId } = await capture(['flaky fail:2 score:0.5'])
     await waitFor(async () => (await job(conversationId))?.status === 'done')
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 3 })
-    expect(service?.worker.stats.retries).toBeGreaterThanOrEqual(2)
+    expect(service?.jobRunner.stats.retries).toBeGreaterThanOrEqual(2)
   })
 
   it('keeps analyzing other conversations while one keeps failing', async () => {

@@ -21,10 +21,10 @@ import type { Logger } from 'pino'
 import type { Analyzer } from './analyzer.ts'
 import { type CommandPolicy, CommandRunner } from './command-runner.ts'
 import { analysisPipeline } from './consumer.ts'
+import { AnalysisJobRunner, jobLogFields } from './job-runner.ts'
 import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
 import { type AnalyzerConfig, analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
-import { AnalysisWorker, jobLogFields } from './worker.ts'
 
 export type { Analyzer } from './analyzer.ts'
 export { AnalyzerError } from './analyzer.ts'
@@ -57,7 +57,7 @@ export interface AnalysisServiceDeps {
 
 export interface AnalysisService {
   readonly consumer: EventConsumer
-  readonly worker: AnalysisWorker
+  readonly jobRunner: AnalysisJobRunner
   /** Re-clusters chatbots' topics in the background; undefined when the service runs without it. */
   readonly reclusterer: Reclusterer | undefined
   /** Applies the command events of owners and admins (topic commands) queued by the consumer. */
@@ -89,7 +89,7 @@ export function analysisSettings(config: AnalysisConfig) {
 
 /**
  * The analysis service: its consumer queues a job for every conversation.messages-captured event that
- * asked for analysis, in the transaction that records its checkpoint; its worker analyzes the jobs and
+ * asked for analysis, in the transaction that records its checkpoint; its job runner analyzes the jobs and
  * appends analysis.messages-analyzed and analysis.conversation-analyzed (or analysis.failed). Capture
  * never waits for any of it.
  */
@@ -109,7 +109,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     pool: deps.pool,
     groupId,
     streamTypes: ANALYSIS_STREAM_TYPES,
-    // It queues jobs; the worker appends the results in transactions of its own.
+    // It queues jobs; the job runner appends the results in transactions of its own.
     neverAppends: true,
     // Back-pressure: with the queue full, the backlog stays in the event log (read again once the
     // analyzer catches up), not in the jobs table or in memory. Asked before each batch, so a queue may
@@ -128,7 +128,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       log: (msg, fields) => log?.warn(fields ?? {}, msg),
     }).consumerOptions(),
   })
-  const worker = new AnalysisWorker({
+  const jobRunner = new AnalysisJobRunner({
     pool: deps.pool,
     analyzer: deps.analyzer,
     concurrency: deps.concurrency ?? defaults.ANALYSIS_CONCURRENCY,
@@ -180,7 +180,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   let stopped = false
   return {
     consumer,
-    worker,
+    jobRunner,
     reclusterer,
     commands,
     status,
@@ -188,12 +188,12 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     async start() {
       status.start()
       await consumer.start()
-      // Jobs queue meanwhile: the worker starts once the analyzer is usable (the model loaded, or its
+      // Jobs queue meanwhile: the job runner starts once the analyzer is usable (the model loaded, or its
       // fallback chosen), without holding up the process's start.
       const ready = deps.analyzer.ready ?? Promise.resolve()
       starting = ready.then(() => {
         if (stopped) return
-        worker.start()
+        jobRunner.start()
         reclusterer?.start()
         commands.start()
       })
@@ -205,14 +205,14 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       await starting
       await reclusterer?.stop()
       await commands.stop()
-      await worker.stop()
+      await jobRunner.stop()
     },
   }
 }
 
 /**
  * The analysis service as a process composes it (startComposed): its analyzer (loaded in the
- * background), consumer, worker and re-clusterer, started before the process listens; the analysis
+ * background), consumer, job runner and re-clusterer, started before the process listens; the analysis
  * stage's readiness and the analyzer's; its metrics; (`statusRoute`, its own process) GET /analysis.
  * Closing stops consuming (committing the batch in flight), lets the jobs in flight commit, then closes
  * the analyzer.
@@ -260,7 +260,7 @@ export function analysisService(
       observePipelineStatus(metrics, infra.pool, ['analysis'])
       metrics.observeConsumer(service.consumer)
       metrics.observeAnalysis({
-        stats: service.worker.stats,
+        stats: service.jobRunner.stats,
         jobs: () => service.jobs(),
         analyzer: () => analyzerStatus(analyzer),
       })
@@ -271,7 +271,7 @@ export function analysisService(
       app.get('/analysis', async () => ({
         ok: true,
         analyzer: analyzerStatus(analyzer),
-        worker: service.worker.stats,
+        worker: service.jobRunner.stats,
         reclustering: service.reclusterer?.stats ?? null,
       }))
     },

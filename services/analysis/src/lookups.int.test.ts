@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { rowsRead } from '../../../test/support/plan-rows.ts'
+import { CONVERSATIONS_RESULTS } from './job-runner.ts'
 import { PLACED_EARLIER } from './topics/placement.ts'
-import { CONVERSATIONS_RESULTS } from './worker.ts'
 
 let db: TestDatabase
 beforeAll(async () => {

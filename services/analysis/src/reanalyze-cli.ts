@@ -11,9 +11,9 @@ import { openInfrastructure, withChosenDataDir } from '@cas/platform'
 import { pino } from 'pino'
 import { analysisSettings } from './app.ts'
 import { ANALYSIS_CONFIG } from './config.ts'
+import { AnalysisJobRunner } from './job-runner.ts'
 import { createAnalyzer } from './providers/index.ts'
 import { enqueueReanalysis } from './reanalyze.ts'
-import { AnalysisWorker } from './worker.ts'
 
 const USAGE = 'usage: npm run reanalyze -- --chatbot <id> [--since <ISO 8601 date>]'
 let chatbot: string | undefined
@@ -44,8 +44,8 @@ try {
     now: new Date(),
   })
   console.log(`${keys.length} captures queued for ${analyzer.info.name}@${analyzer.info.version}`)
-  const worker = new AnalysisWorker({ pool: infra.pool, analyzer, ...analysisSettings(config) })
-  worker.start()
+  const jobRunner = new AnalysisJobRunner({ pool: infra.pool, analyzer, ...analysisSettings(config) })
+  jobRunner.start()
   try {
     for (;;) {
       const { rows } = await infra.pool.query<{ open: number; dead: number }>(
@@ -60,7 +60,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 1_000))
     }
   } finally {
-    await worker.stop()
+    await jobRunner.stop()
     await analyzer.close?.()
   }
 } finally {

@@ -15,8 +15,8 @@ import {
 import { waitFor } from '../../../test/support/wait.ts'
 import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { createAnalysisService } from './app.ts'
+import { AnalysisJobRunner } from './job-runner.ts'
 import { enqueueReanalysis } from './reanalyze.ts'
-import { AnalysisWorker } from './worker.ts'
 
 const V1 = new ScriptedAnalyzer({ name: 'scripted', version: 'v1' })
 // Version 2 judges every message the opposite way.
@@ -96,7 +96,7 @@ for (const mode of EVENT_LOG_MODES) {
         [keys.filter((k) => !queued.some((q) => q.id === k))],
       )
       expect(owed).toEqual([{ requested_at: asked }])
-      const worker = new AnalysisWorker({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
+      const worker = new AnalysisJobRunner({ pool: db.pool, analyzer: V2, concurrency: 2, maxAttempts: 3 })
       worker.start()
       try {
         await waitFor(async () => {

@@ -23,7 +23,7 @@ import { type StoredResult, summarizeConversation, type TopicRef } from './summa
 import { type Placement, placeTopics } from './topics/placement.ts'
 import { moveResults, TopicStore } from './topics/topic-store.ts'
 
-export interface WorkerOptions {
+export interface JobRunnerOptions {
   readonly pool: pg.Pool
   readonly analyzer: Analyzer
   /** Jobs analyzed at once. */
@@ -45,7 +45,7 @@ export interface WorkerOptions {
   readonly signalSweepMs?: number
 }
 
-export interface WorkerStats {
+export interface JobRunnerStats {
   analyzedMessages: number
   jobsDone: number
   retries: number
@@ -97,18 +97,24 @@ export const CONVERSATIONS_RESULTS = `SELECT c.id AS conversation_id, r.role, r.
  * committed by group commit: jobs finishing while another commit runs share the next transaction (one
  * statement per step for all of them); a conversation's jobs commit one after the other.
  */
-export class AnalysisWorker {
-  readonly stats: WorkerStats = { analyzedMessages: 0, jobsDone: 0, retries: 0, deadLetters: 0, inFlight: 0 }
+export class AnalysisJobRunner {
+  readonly stats: JobRunnerStats = {
+    analyzedMessages: 0,
+    jobsDone: 0,
+    retries: 0,
+    deadLetters: 0,
+    inFlight: 0,
+  }
   private readonly inFlight = new Set<Promise<void>>()
   private readonly loop: BackgroundLoop
   private readonly now: () => Date
-  private readonly log: NonNullable<WorkerOptions['log']>
+  private readonly log: NonNullable<JobRunnerOptions['log']>
   private readonly committer: GroupCommitter<Analyzed, undefined>
   private readonly topicStore = new TopicStore()
   private signalScorer: SignalScorer | undefined
   private lastSweep = 0
 
-  constructor(private readonly opts: WorkerOptions) {
+  constructor(private readonly opts: JobRunnerOptions) {
     this.now = opts.now ?? (() => new Date())
     this.log = opts.log ?? (() => {})
     this.loop = backgroundLoop({
