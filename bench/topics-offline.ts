@@ -16,6 +16,7 @@
  * holding every request of the set, on an empty state: the landed window clustering (UMAP + HDBSCAN,
  * topics/window-clusters.ts) beside the silhouette-cut average linkage it replaced (agglomerative.ts);
  * --min-cluster-size 5,8,10 and --umap-seed 31,32 add HDBSCAN rows (how min_cluster_size was chosen).
+ * --epochs N: UMAP's epochs for those rows (default: umap-js's choice).
  * --time N: the two window clusterings timed in-process on N real request vectors (the three sets'
  * together, first N), with the resident set before and after.
  * labels: label agreement (bench/quality/label-agreement.ts) of the final topics; --show-labels lists
@@ -322,6 +323,7 @@ async function main() {
       'min-cluster-size': { type: 'string' },
       'umap-seed': { type: 'string' },
       time: { type: 'string' },
+      epochs: { type: 'string' },
     },
   })
   if (values.time) {
@@ -411,11 +413,19 @@ async function main() {
       const seeds = (values['umap-seed'] ?? '').split(',').filter(Boolean).map(Number)
       for (const minClusterSize of sizes.length > 0 ? sizes : [WINDOW_CLUSTERING.minClusterSize]) {
         for (const seed of seeds.length > 0 ? seeds : [WINDOW_CLUSTERING.seed]) {
-          if (minClusterSize === WINDOW_CLUSTERING.minClusterSize && seed === WINDOW_CLUSTERING.seed) continue
+          const epochs = values.epochs ? Number(values.epochs) : undefined
+          const isDefault =
+            minClusterSize === WINDOW_CLUSTERING.minClusterSize && seed === WINDOW_CLUSTERING.seed
+          if (isDefault && epochs === undefined) continue
           row(
-            `window: UMAP + HDBSCAN, min_cluster_size ${minClusterSize}, seed ${seed}`,
+            `window: UMAP + HDBSCAN, min_cluster_size ${minClusterSize}, seed ${seed}${epochs ? `, ${epochs} epochs` : ''}`,
             runWindow(data, order, (v, r) =>
-              windowClusters(v, r, { ...WINDOW_CLUSTERING, minClusterSize, seed }),
+              windowClusters(v, r, {
+                ...WINDOW_CLUSTERING,
+                minClusterSize,
+                seed,
+                ...(epochs ? { epochs } : {}),
+              }),
             ),
           )
         }

@@ -17,6 +17,8 @@ export interface WindowClusterOptions {
   readonly minDist: number
   readonly minClusterSize: number
   readonly seed: number
+  /** UMAP's epochs; unset: umap-js's own choice (400 at 2,500–5,000 points). */
+  readonly epochs?: number
 }
 
 export const WINDOW_CLUSTERING: WindowClusterOptions = {
@@ -59,6 +61,7 @@ export function umapEmbedding(vectors: readonly Vector[], options: WindowCluster
     nComponents: options.components,
     nNeighbors: options.neighbours,
     minDist: options.minDist,
+    ...(options.epochs ? { nEpochs: options.epochs } : {}),
     random: seededRandom(options.seed),
     distanceFn: (a, b) => 1 - dot(a as unknown as Vector, b as unknown as Vector),
   })
