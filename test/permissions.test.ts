@@ -84,6 +84,14 @@ const MATRIX: Record<string, RouteCase> = {
     allowed: MANAGERS,
     request: async (f) => ({ method: 'DELETE', url: `/api/v1/chatbots/${await f.chatbot()}/users/u-1` }),
   },
+  'POST /api/v1/chatbots/{id}/topics': {
+    allowed: MANAGERS,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/topics`,
+      payload: { label: 'Roadside', examples: ['I need a tow truck', 'my battery is dead'] },
+    }),
+  },
   'POST /api/v1/chatbots/{id}/topics/{topicId}/rename': {
     allowed: MANAGERS,
     // No such topic: an allowed role gets past the permission to the 404.

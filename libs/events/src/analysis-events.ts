@@ -394,6 +394,27 @@ export const analysisTopicsReclusteredV1 = defineEvent({
   example: { reclusteredAt: '2026-11-28T09:20:00.000Z', settling: false, clustered: 1200, topics: 18 },
 })
 
+export const analysisTopicCreatedByUserV1 = defineEvent({
+  type: 'analysis.topic-created-by-user',
+  version: 1,
+  streamType: 'analysis',
+  description: `A topic was created from an owner's or admin's example phrases (chatbot.topic-creation-requested): its label is pinned from now on. The recent requests that lie clearly nearer it than their current topic moved into it, by their conversations' analysis.messages-analyzed events, after this one. ${userTopicNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('The new topic.'),
+    label: z.string().min(1).max(80).describe('Its label, as given.'),
+    keywords: z
+      .array(z.string())
+      .describe("Its most frequent terms, from the examples' and its members' words."),
+    examples: z.number().int().min(2).describe('How many example phrases it was made from.'),
+  }),
+  example: {
+    topicId: '4c1e9a77-5b2d-4f0e-8a63-2d7f1b9c0e45',
+    label: 'Roadside assistance',
+    keywords: ['tow', 'car', 'battery', 'break'],
+    examples: 4,
+  },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -414,6 +435,7 @@ export const analysisEventDefinitions = [
   analysisTopicMergedByUserV1,
   analysisTopicsSettlingV1,
   analysisTopicsReclusteredV1,
+  analysisTopicCreatedByUserV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -434,4 +456,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisSignalsDetectedV1.schema,
   analysisTopicsSettlingV1.schema,
   analysisTopicsReclusteredV1.schema,
+  analysisTopicCreatedByUserV1.schema,
 ])

@@ -115,6 +115,27 @@ export const chatbotTopicMergeRequestedV1 = defineEvent({
   example: { topicId: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21' },
 })
 
+export const chatbotTopicCreationRequestedV1 = defineEvent({
+  type: 'chatbot.topic-creation-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description: `A topic is to be created from example phrases, with this label pinned: the analysis service embeds the examples, creates the topic and moves into it the recent requests that lie clearly nearer it than their current topic (analysis.topic-created-by-user once applied). ${topicCommandNote}`,
+  payload: z.strictObject({
+    topicId: z.uuid().describe('The id the new topic gets.'),
+    label: z.string().min(1).max(80).describe('Its label, 1 to 80 characters, spaces tidied.'),
+    examples: z
+      .array(z.string().min(1).max(500))
+      .min(2)
+      .max(20)
+      .describe('2 to 20 example requests, each 1 to 500 characters.'),
+  }),
+  example: {
+    topicId: '4c1e9a77-5b2d-4f0e-8a63-2d7f1b9c0e45',
+    label: 'Roadside assistance',
+    examples: ['my car broke down and I need a tow', 'can you send someone to jump start my battery'],
+  },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const chatbotEventDefinitions = [
   chatbotCreatedV1,
@@ -126,6 +147,7 @@ export const chatbotEventDefinitions = [
   chatbotTopicHideRequestedV1,
   chatbotTopicUnhideRequestedV1,
   chatbotTopicMergeRequestedV1,
+  chatbotTopicCreationRequestedV1,
 ] as const
 
 /** The latest version of each chatbot event type: what readers see after upcasting. */
@@ -139,4 +161,5 @@ export const chatbotEventSchema = z.discriminatedUnion('type', [
   chatbotTopicHideRequestedV1.schema,
   chatbotTopicUnhideRequestedV1.schema,
   chatbotTopicMergeRequestedV1.schema,
+  chatbotTopicCreationRequestedV1.schema,
 ])

@@ -8,6 +8,7 @@ export {
   analysisMessagesAnalyzedV2,
   analysisSignalsDetectedV1,
   analysisThemesAssignedV1,
+  analysisTopicCreatedByUserV1,
   analysisTopicDiscoveredV1,
   analysisTopicHiddenV1,
   analysisTopicMergedByUserV1,
@@ -39,6 +40,7 @@ export {
   chatbotKeyRotatedV1,
   chatbotRenamedV1,
   chatbotSettingsChangedV1,
+  chatbotTopicCreationRequestedV1,
   chatbotTopicHideRequestedV1,
   chatbotTopicMergeRequestedV1,
   chatbotTopicRenameRequestedV1,
@@ -139,6 +141,7 @@ export {
   tidyLabel,
   topicCommandOf,
   topicCommandRequest,
+  topicWithLabel,
 } from './topic-commands.ts'
 export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'
 export { upcast } from './upcasters.ts'

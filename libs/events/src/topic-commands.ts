@@ -59,6 +59,13 @@ export type TopicDecision =
 
 const sameLabel = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase()
 
+/** The topic (not merged away nor retired) that has this label, case aside: no two topics share one. */
+export function topicWithLabel(topics: ReadonlyMap<string, TopicRow>, label: string): TopicRow | undefined {
+  return [...topics.values()].find(
+    (t) => goneMessage(t) === undefined && sameLabel(t.label, tidyLabel(label)),
+  )
+}
+
 export function decideTopicCommand(
   topics: ReadonlyMap<string, TopicRow>,
   topicId: string,

@@ -101,6 +101,8 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const groupId = deps.groupId ?? ANALYSIS_GROUP
   const commands = new CommandRunner({
     pool: deps.pool,
+    analyzer: deps.analyzer,
+    window: deps.recluster?.window,
     policy: deps.commands,
     now,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),

@@ -1,7 +1,10 @@
 import { type BackgroundLoop, backgroundLoop, type RetryPolicy, retryDelayMs, withTransaction } from '@cas/db'
 import { type ChatbotEvent, topicCommandOf } from '@cas/events'
 import type pg from 'pg'
+import type { Analyzer } from './analyzer.ts'
 import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
+import { createTopicFromExamples, embedExamples } from './topics/topic-creation.ts'
+import { TopicStore } from './topics/topic-store.ts'
 
 /** The command events of owners and admins this service applies (their events are the analysis'). */
 export type CommandEvent = Extract<
@@ -12,6 +15,7 @@ export type CommandEvent = Extract<
       | 'chatbot.topic-hide-requested'
       | 'chatbot.topic-unhide-requested'
       | 'chatbot.topic-merge-requested'
+      | 'chatbot.topic-creation-requested'
   }
 >
 
@@ -72,6 +76,10 @@ interface QueuedCommand {
 
 export interface CommandRunnerOptions {
   readonly pool: pg.Pool
+  /** Embeds a created topic's examples. */
+  readonly analyzer: Analyzer
+  /** The chatbot's recent requests a created topic may take (TOPIC_RECLUSTER_WINDOW). */
+  readonly window?: number
   readonly policy?: CommandPolicy
   readonly now?: () => Date
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
@@ -81,6 +89,7 @@ export interface CommandRunnerOptions {
 export class CommandRunner {
   readonly stats = { applied: 0, refused: 0, failures: 0 }
   private readonly loop: BackgroundLoop
+  private readonly store = new TopicStore(0)
   private readonly policy: CommandPolicy
   private readonly now: () => Date
   private readonly log: NonNullable<CommandRunnerOptions['log']>
@@ -147,18 +156,29 @@ export class CommandRunner {
     }
   }
 
-  private apply(client: pg.ClientBase, queued: QueuedCommand): Promise<TopicCommandOutcome> {
+  private async apply(client: pg.ClientBase, queued: QueuedCommand): Promise<TopicCommandOutcome> {
     const event = { type: queued.type, payload: queued.payload } as CommandEvent
     // The events it produces carry who asked and the request's ids, and name the command as their cause.
     const metadata = { ...queued.metadata, causationId: queued.source_event_id }
+    const target = { orgId: queued.org_id, chatbotId: queued.chatbot_id }
+    if (event.type === 'chatbot.topic-creation-requested') {
+      // The model's time holds the command's row only, not the chatbot's topic state.
+      const examples = await embedExamples(this.opts.analyzer, event.payload.examples)
+      return createTopicFromExamples(
+        client,
+        { analyzer: this.opts.analyzer, store: this.store, window: this.opts.window ?? 5_000, now: this.now },
+        {
+          ...target,
+          topicId: event.payload.topicId,
+          label: event.payload.label,
+          examples: event.payload.examples,
+        },
+        examples,
+        metadata,
+      )
+    }
     const { topicId, command } = topicCommandOf(event)
-    return applyTopicCommand(
-      client,
-      { orgId: queued.org_id, chatbotId: queued.chatbot_id, topicId },
-      command,
-      metadata,
-      this.now,
-    )
+    return applyTopicCommand(client, { ...target, topicId }, command, metadata, this.now)
   }
 
   private async failed(queued: QueuedCommand, err: Error): Promise<void> {

@@ -66,6 +66,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'chatbot.topic-hide-requested':
         case 'chatbot.topic-unhide-requested':
         case 'chatbot.topic-merge-requested':
+        case 'chatbot.topic-creation-requested':
           commands.push(event)
           break
         // Nothing for analysis to do.
@@ -91,6 +92,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.topic-merged-by-user':
         case 'analysis.topics-settling':
         case 'analysis.topics-reclustered':
+        case 'analysis.topic-created-by-user':
         case 'organization.created':
         case 'organization.member-invited':
         case 'organization.invitation-revoked':

@@ -325,7 +325,7 @@ async function topicsNow(
  * (topic-store.ts's moveResults), and each conversation an analysis.messages-analyzed event with them and
  * an analysis.conversation-analyzed event with its new summary (a replay applies the same).
  */
-async function moveResultEvents(
+export async function moveResultEvents(
   client: pg.ClientBase,
   moves: readonly ResultMove[],
   analyzer: { name: string; version: string },

@@ -74,7 +74,12 @@ export function auditEntriesOf(
       case 'chatbot.topic-hide-requested':
       case 'chatbot.topic-unhide-requested':
       case 'chatbot.topic-merge-requested':
-        entries.push({ ...base, target: chatbot(event, chatbotName), details: { ...event.payload } })
+      case 'chatbot.topic-creation-requested':
+        entries.push({
+          ...base,
+          target: chatbot(event, chatbotName),
+          details: { ...event.payload } as { [key: string]: JsonValue },
+        })
         break
       case 'organization.created':
         entries.push({

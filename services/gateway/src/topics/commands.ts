@@ -3,11 +3,15 @@ import { appendToStream, lockStreamForUpdate, readStream } from '@cas/eventlog'
 import {
   type ChatbotEvent,
   decideTopicCommand,
+  type NewEvent,
   newEvent,
   parseRecordedEvent,
+  type TopicChange,
   type TopicCommand,
   type TopicRow,
+  tidyLabel,
   topicCommandRequest,
+  topicWithLabel,
 } from '@cas/events'
 import { AppError, type EventTrace } from '@cas/http'
 import type pg from 'pg'
@@ -30,10 +34,8 @@ export interface TopicView {
 }
 
 /**
- * Runs one topic command in one transaction, as the chatbot's other commands run: under the chatbot
- * stream's lock, it decides (decideTopicCommand) on the chatbot's topics as the read model has them
- * (rm_topics, built from the analysis service's events), refuses what is already wrong there, and
- * appends the command as a chatbot.topic-*-requested event to the chatbot's stream, with its audit entry.
+ * Runs one topic command (onChatbotTopics): decideTopicCommand on the chatbot's topics as the read model
+ * has them, refusing what is already wrong there, and the command as a chatbot.topic-*-requested event.
  * The topic state is the analysis service's: it applies the event (deciding again on its own state) and
  * records what it did on the chatbot's topic stream (analysis.topic-*), which the projector applies to
  * rm_topics. The answer is the topic as the command leaves it.
@@ -46,16 +48,7 @@ export async function executeTopicCommand(
   command: TopicCommand,
   trace?: EventTrace,
 ): Promise<{ topic: TopicView }> {
-  return withTransaction(deps.pool, async (client) => {
-    await lockStreamForUpdate(client, 'chatbot', chatbotId)
-    const records = await readStream(client, 'chatbot', chatbotId)
-    const chatbot = records
-      .map((r) => parseRecordedEvent(r) as ChatbotEvent)
-      .reduce(evolve, initialChatbotState)
-    if (chatbot.status !== 'active' || chatbot.orgId !== orgId) {
-      throw new AppError('not_found', 'No chatbot with this id.')
-    }
-    const topics = await readTopics(client, chatbotId)
+  return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
     const decision = decideTopicCommand(topics, topicId, command)
     if (!decision.ok) {
       switch (decision.reason) {
@@ -76,8 +69,82 @@ export async function executeTopicCommand(
           ])
       }
     }
-    if (decision.events.length > 0) {
-      const request = topicCommandRequest(topicId, command)
+    const request = topicCommandRequest(topicId, command)
+    const topic = topics.get(topicId)!
+    const changed = Object.assign({}, ...decision.changes.filter((c) => c.id === topicId)) as TopicChange
+    return {
+      event: decision.events.length > 0 ? newEvent(request.type, request.payload) : undefined,
+      result: {
+        topic: {
+          id: topic.id,
+          label: changed.label ?? topic.label,
+          pinned: changed.pinned ?? topic.pinned,
+          hidden: changed.hidden ?? topic.hidden,
+          configured: topic.configured,
+          mergedInto: changed.mergedInto ?? topic.mergedInto,
+        },
+      },
+    }
+  })
+}
+
+/**
+ * Asks for a topic made from examples (chatbot.topic-creation-requested): its id is given here, its
+ * label must be no other topic's. The analysis service embeds the examples and creates it.
+ */
+export async function executeTopicCreation(
+  deps: TopicCommandDeps,
+  orgId: string,
+  chatbotId: string,
+  request: { readonly topicId: string; readonly label: string; readonly examples: readonly string[] },
+  trace?: EventTrace,
+): Promise<{ topic: TopicView }> {
+  return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
+    const label = tidyLabel(request.label)
+    const other = topicWithLabel(topics, label)
+    if (other) throw new AppError('conflict', `Another topic of this chatbot (${other.id}) has this label.`)
+    const examples = request.examples.map((e) => e.trim())
+    return {
+      event: newEvent('chatbot.topic-creation-requested', { topicId: request.topicId, label, examples }),
+      result: {
+        topic: {
+          id: request.topicId,
+          label,
+          pinned: true,
+          hidden: false,
+          configured: false,
+          mergedInto: null,
+        },
+      },
+    }
+  })
+}
+
+/**
+ * Runs one command on a chatbot's topics in one transaction, as the chatbot's other commands run: under
+ * the chatbot stream's lock, `decide` sees the chatbot's topics as the read model has them (rm_topics,
+ * built from the analysis service's events) and throws for what is already wrong there; the command
+ * event it returns (none when the command changes nothing) is appended to the chatbot's stream with its
+ * audit entry.
+ */
+async function onChatbotTopics<Result>(
+  deps: TopicCommandDeps,
+  orgId: string,
+  chatbotId: string,
+  trace: EventTrace | undefined,
+  decide: (topics: ReadonlyMap<string, TopicRow>) => { event: NewEvent | undefined; result: Result },
+): Promise<Result> {
+  return withTransaction(deps.pool, async (client) => {
+    await lockStreamForUpdate(client, 'chatbot', chatbotId)
+    const records = await readStream(client, 'chatbot', chatbotId)
+    const chatbot = records
+      .map((r) => parseRecordedEvent(r) as ChatbotEvent)
+      .reduce(evolve, initialChatbotState)
+    if (chatbot.status !== 'active' || chatbot.orgId !== orgId) {
+      throw new AppError('not_found', 'No chatbot with this id.')
+    }
+    const { event, result } = decide(await readTopics(client, chatbotId))
+    if (event) {
       const appended = await appendToStream(
         client,
         {
@@ -86,7 +153,7 @@ export async function executeTopicCommand(
           orgId,
           chatbotId,
           expectedVersion: records.length,
-          events: [newEvent(request.type, request.payload)],
+          events: [event],
           metadata: trace,
         },
         { now: deps.now },
@@ -99,21 +166,7 @@ export async function executeTopicCommand(
       const events = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent)
       await recordAudit(client, auditEntriesOf(events, { chatbotName: chatbot.name }))
     }
-    const topic = topics.get(topicId)!
-    const changed = Object.assign(
-      {},
-      ...decision.changes.filter((c) => c.id === topicId),
-    ) as Partial<TopicRow>
-    return {
-      topic: {
-        id: topic.id,
-        label: changed.label ?? topic.label,
-        pinned: changed.pinned ?? topic.pinned,
-        hidden: changed.hidden ?? topic.hidden,
-        configured: topic.configured,
-        mergedInto: (changed as { mergedInto?: string }).mergedInto ?? topic.mergedInto,
-      },
-    }
+    return result
   })
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { actorTrace, requirePermission } from '@cas/auth'
 import type { TopicCommand } from '@cas/events'
 import { AppError, documented, errorResponses } from '@cas/http'
@@ -6,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
-import { executeTopicCommand } from './commands.ts'
+import { executeTopicCommand, executeTopicCreation } from './commands.ts'
 
 export interface TopicRouteDeps {
   readonly pool: pg.Pool
@@ -98,6 +99,54 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       },
     )
 
+  r.post(
+    '/api/v1/chatbots/:id/topics',
+    {
+      schema: {
+        operationId: 'createTopic',
+        summary: 'Create a topic from examples',
+        description:
+          "Owners and admins create a topic of their own: a label (1 to 80 characters, no other topic's) and 2 to 20 example requests (each 1 to 500 characters). Commits chatbot.topic-creation-requested; the analysis service embeds the examples, creates the topic with its label pinned (analysis.topic-created-by-user), and moves into it the chatbot's recent requests that lie clearly nearer it than their current topic: inside its spread, by the rule the topic model places messages with. Later requests like the examples join it. The answer is the topic as it will be; it shows in the topic list once the analysis service has created it. 409 for a label another topic has.",
+        tags,
+        security,
+        params: z.object({ id: z.string() }),
+        body: z.strictObject({
+          label: z.string().trim().min(1).max(80).describe("The topic's label, 1 to 80 characters."),
+          examples: z
+            .array(z.string().trim().min(1).max(500))
+            .min(2)
+            .max(20)
+            .describe('2 to 20 example requests, each 1 to 500 characters.'),
+        }),
+        response: {
+          200: documented(answerSchema, {
+            description: 'Asked for: the topic as it will be.',
+            example: {
+              ok: true as const,
+              topic: {
+                ...exampleTopic,
+                id: '4c1e9a77-5b2d-4f0e-8a63-2d7f1b9c0e45',
+                label: 'Roadside assistance',
+              },
+            },
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const principal = requirePermission(request, 'topics:manage')
+      if (!isUuid(request.params.id)) throw new AppError('not_found', 'No chatbot with this id.')
+      const { topic } = await executeTopicCreation(
+        deps,
+        principal.orgId,
+        request.params.id.toLowerCase(),
+        { topicId: randomUUID(), label: request.body.label, examples: request.body.examples },
+        actorTrace(request, principal),
+      )
+      return { ok: true as const, topic }
+    },
+  )
   route(
     'rename',
     {

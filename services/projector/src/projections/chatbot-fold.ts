@@ -10,6 +10,7 @@ type TopicCommandRequested =
   | RecordedEvent<'chatbot.topic-hide-requested'>
   | RecordedEvent<'chatbot.topic-unhide-requested'>
   | RecordedEvent<'chatbot.topic-merge-requested'>
+  | RecordedEvent<'chatbot.topic-creation-requested'>
 
 /**
  * The events that change an rm_chatbots row. `chatbot.deleted` is not among them: it removes the row with
@@ -97,6 +98,7 @@ function foldChatbot(events: readonly ChatbotChangeEvent[]): ChatbotChange | und
       case 'chatbot.topic-hide-requested':
       case 'chatbot.topic-unhide-requested':
       case 'chatbot.topic-merge-requested':
+      case 'chatbot.topic-creation-requested':
         break
       default: {
         const unhandled: never = e

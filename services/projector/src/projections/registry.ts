@@ -93,6 +93,7 @@ const chatbots = readModel({
     'chatbot.topic-hide-requested',
     'chatbot.topic-unhide-requested',
     'chatbot.topic-merge-requested',
+    'chatbot.topic-creation-requested',
   ],
   batch: () => {
     const batch = new ChatbotBatch()
@@ -120,6 +121,7 @@ const topics = readModel({
     'analysis.themes-assigned',
     'analysis.topics-settling',
     'analysis.topics-reclustered',
+    'analysis.topic-created-by-user',
     // The topics an analysis named, counted as they are used.
     'analysis.conversation-analyzed',
     'analysis.messages-analyzed',
@@ -147,6 +149,7 @@ const topics = readModel({
           case 'analysis.themes-assigned':
           case 'analysis.topics-settling':
           case 'analysis.topics-reclustered':
+          case 'analysis.topic-created-by-user':
             changes.add(event)
             return
           default:

@@ -14,6 +14,7 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-merged-by-user'>
   | RecordedEvent<'analysis.topics-settling'>
   | RecordedEvent<'analysis.topics-reclustered'>
+  | RecordedEvent<'analysis.topic-created-by-user'>
 
 /**
  * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
@@ -144,6 +145,16 @@ export class TopicChanges {
           await client.query(
             'UPDATE rm_topics SET retired_at = $3, updated_at = $3 WHERE chatbot_id = $1 AND id = $2',
             [e.chatbotId, e.payload.topicId, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-created-by-user':
+          await client.query(
+            `INSERT INTO rm_topics (org_id, chatbot_id, id, label, keywords, configured, canonical_id, discovered_at,
+               updated_at, pinned)
+             VALUES ($1, $2, $3, $4, $5, false, $3, $6, $6, true)
+             ON CONFLICT (chatbot_id, id) DO UPDATE SET label = EXCLUDED.label, keywords = EXCLUDED.keywords,
+               pinned = true, updated_at = EXCLUDED.updated_at`,
+            [e.orgId, e.chatbotId, e.payload.topicId, e.payload.label, e.payload.keywords, e.occurredAt],
           )
           break
         case 'analysis.topics-settling':

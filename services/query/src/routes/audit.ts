@@ -15,7 +15,7 @@ const entrySchema = z.object({
       'The event type: organization.created, organization.member-invited, organization.invitation-revoked, ' +
         'organization.member-joined, organization.member-role-changed, organization.member-removed, ' +
         'chatbot.created, chatbot.renamed, chatbot.settings-changed, chatbot.key-rotated, chatbot.deleted, ' +
-        'chatbot.topic-rename-requested, chatbot.topic-hide-requested, chatbot.topic-unhide-requested, ' +
+        'chatbot.topic-rename-requested, chatbot.topic-hide-requested, chatbot.topic-unhide-requested, chatbot.topic-creation-requested, ' +
         "chatbot.topic-merge-requested (a command on the chatbot's topics, details its payload), " +
         'conversation.erased (an end-user erasure).',
     ),

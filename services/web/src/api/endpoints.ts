@@ -111,6 +111,14 @@ const topicUrl = (chatbotId: string, topicId: string, command: string) =>
 
 /** Owners and admins manage a chatbot's topics (each command is an event). */
 export const topics = {
+  create: (chatbotId: string, label: string, examples: readonly string[]) =>
+    request<{ ok: true; topic: ManagedTopic }>(
+      'POST',
+      `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/topics`,
+      {
+        body: { label, examples },
+      },
+    ),
   rename: (chatbotId: string, topicId: string, label: string) =>
     request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'rename'), {
       body: { label },

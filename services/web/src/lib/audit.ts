@@ -41,6 +41,8 @@ export function describeAuditEntry(entry: AuditEntry): string {
       return `showed a hidden topic of ${name} again`
     case 'chatbot.topic-merge-requested':
       return `merged two topics of ${name}`
+    case 'chatbot.topic-creation-requested':
+      return `created the topic ${String(d.label)} of ${name} from examples`
     case 'conversation.erased':
       return `erased an end user's data from ${name} (${plural(Number(d.conversationsErased ?? 0), 'conversation')})`
     default:

@@ -5,6 +5,7 @@ import { formatShare, sentimentOf } from './format.ts'
 import { paths } from './routes.ts'
 import {
   chartLabel,
+  examplesToSend,
   labelToSend,
   mergeTargets,
   rankingRows,
@@ -204,5 +205,17 @@ describe('managing topics (owners and admins)', () => {
     expect(labelToSend('   ', 'Refunds')).toBeUndefined()
     expect(labelToSend('x'.repeat(81), 'Refunds')).toBeUndefined()
     expect(labelToSend('Refunds', 'Refunds')).toBeUndefined()
+  })
+})
+
+describe('examplesToSend', () => {
+  it('takes 2 to 20 non-empty lines of at most 500 characters, trimmed', () => {
+    expect(examplesToSend(' tow my car \n\n  jump start my battery ')).toEqual([
+      'tow my car',
+      'jump start my battery',
+    ])
+    expect(examplesToSend('only one')).toBeUndefined()
+    expect(examplesToSend(Array.from({ length: 21 }, (_, i) => `tow ${i}`).join('\n'))).toBeUndefined()
+    expect(examplesToSend(`tow my car\n${'x'.repeat(501)}`)).toBeUndefined()
   })
 })

@@ -178,3 +178,16 @@ export function labelToSend(typed: string, current: string): string | undefined 
   if (label.length === 0 || label.length > 80 || label === current) return undefined
   return label
 }
+
+/**
+ * The example requests typed one a line, as the create-topic command takes them (2 to 20, each 1 to 500
+ * characters); undefined while they are not that.
+ */
+export function examplesToSend(typed: string): string[] | undefined {
+  const examples = typed
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0)
+  if (examples.length < 2 || examples.length > 20 || examples.some((e) => e.length > 500)) return undefined
+  return examples
+}

@@ -21,6 +21,7 @@ import { paths } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { groupByTheme, THEME_COLUMNS, type ThemeGroup, themeName, themeRows } from '../lib/themes.ts'
 import {
+  examplesToSend,
   labelToSend,
   MAX_TOPICS,
   mergeTargets,
@@ -103,7 +104,12 @@ function Report({
 }) {
   const { can } = useSession()
   const manage = can('topics:manage')
-  const hidden = manage ? <HiddenTopics report={report} onChanged={onChanged} /> : null
+  const hidden = manage ? (
+    <>
+      {chatbotId ? <CreateTopic chatbotId={chatbotId} onChanged={onChanged} /> : null}
+      <HiddenTopics report={report} onChanged={onChanged} />
+    </>
+  ) : null
   if (report.topics.length === 0 && !report.other)
     return (
       <>
@@ -200,6 +206,68 @@ function HiddenTopics({ report, onChanged }: { report: TopicsReport; onChanged: 
         ))}
       </ul>
     </section>
+  )
+}
+
+/**
+ * Owners and admins: a topic of their own, from a label and example requests (one a line). The analysis
+ * service creates it and moves into it the requests that lie clearly nearer it; it shows once it has.
+ */
+function CreateTopic({ chatbotId, onChanged }: { chatbotId: string; onChanged: () => void }) {
+  const [label, setLabel] = useState('')
+  const [typed, setTyped] = useState('')
+  const [error, setError] = useState<unknown>()
+  const [busy, setBusy] = useState(false)
+  const [asked, setAsked] = useState<string>()
+  const labelOk = labelToSend(label, '')
+  const examples = examplesToSend(typed)
+  return (
+    <details className="topic-manage">
+      <summary>Manage: create a topic from examples</summary>
+      <ErrorAlert error={error} />
+      {asked ? (
+        <p role="status" className="muted">
+          Creating {asked}: it shows in the list once the analysis has placed its requests.
+        </p>
+      ) : null}
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault()
+          if (!labelOk || !examples) return
+          setBusy(true)
+          try {
+            const { topic } = await topicCommands.create(chatbotId, labelOk, examples)
+            setError(undefined)
+            setAsked(topic.label)
+            setLabel('')
+            setTyped('')
+            onChanged()
+          } catch (err) {
+            setError(err)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <label htmlFor="create-topic-label">Label</label>
+        <input
+          id="create-topic-label"
+          value={label}
+          maxLength={80}
+          onChange={(e) => setLabel(e.target.value)}
+        />
+        <label htmlFor="create-topic-examples">Example requests, one a line (2 to 20)</label>
+        <textarea
+          id="create-topic-examples"
+          rows={5}
+          value={typed}
+          onChange={(e) => setTyped(e.target.value)}
+        />
+        <button type="submit" className="button" disabled={busy || !labelOk || !examples}>
+          Create topic
+        </button>
+      </form>
+    </details>
   )
 }
 

@@ -1,0 +1,163 @@
+import { currentTopic, type WindowPoint } from './recluster.ts'
+import {
+  addTerms,
+  DEFAULT_TOPIC_OPTIONS,
+  insideThreshold,
+  type PoolPoint,
+  pointKey,
+  pooledSpread,
+  type Reassignment,
+  record,
+  type Topic,
+  type TopicDecision,
+  type TopicModelOptions,
+  type TopicState,
+} from './topic-model.ts'
+import { addInto, dot, normalized, type Vector } from './vectors.ts'
+
+/** One example phrase of a topic an owner or admin creates: its embedding and terms, as a request's. */
+export interface ExamplePoint {
+  readonly embedding: Vector
+  readonly terms: readonly string[]
+}
+
+export interface TopicCreation {
+  readonly topicId: string
+  readonly label: string
+  readonly examples: readonly ExamplePoint[]
+}
+
+export type CreationDecision =
+  | {
+      readonly ok: true
+      /** For the store to write (topics and pool), and the messages that move into the new topic. */
+      readonly decision: TopicDecision
+      readonly event: {
+        readonly type: 'analysis.topic-created-by-user'
+        readonly payload: { topicId: string; label: string; keywords: string[]; examples: number }
+      }
+    }
+  | { readonly ok: false; readonly reason: 'exists' | 'label_taken' | 'too_few_examples' }
+
+const KEYWORDS = 5
+
+/**
+ * Creates a topic from an owner's or admin's examples (pure: the state, the examples' embeddings and the
+ * chatbot's window in; the state changed in place, and what changed, out). The topic is made as the
+ * topic model makes one from a cluster: its examples are its founding members (their embedding sum,
+ * their count, their terms) and its spread is theirs (each example's mean similarity to the others). Its
+ * label is the one given, pinned: never relabelled, never merged away, left as it is by re-clustering.
+ *
+ * A request of the window moves into it when it lies clearly nearer it than its current topic, by the
+ * topic model's own rule: it lies inside the new topic's spread (its mean similarity to the examples is
+ * at least the new topic's threshold, insideThreshold) and its mean similarity to the examples is above
+ * its mean similarity to its current topic's members. Requests waiting in "other" move on the first test
+ * alone. The chatbot's own topics (settings.topics) and pinned topics keep their members. Moved requests
+ * join the new topic (and leave their old one's sums), so later messages like them join it too.
+ */
+export function decideTopicCreation(
+  state: TopicState,
+  creation: TopicCreation,
+  window: readonly WindowPoint[],
+  options: TopicModelOptions = DEFAULT_TOPIC_OPTIONS,
+): CreationDecision {
+  if (state.topics.has(creation.topicId)) return { ok: false, reason: 'exists' }
+  const active = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired)
+  const label = creation.label.trim().toLowerCase()
+  if (active.some((t) => t.label.trim().toLowerCase() === label)) return { ok: false, reason: 'label_taken' }
+  const examples = creation.examples
+  if (examples.length < 2) return { ok: false, reason: 'too_few_examples' }
+  const prior = pooledSpread(active)
+  const sum = new Float32Array(examples[0]!.embedding.length)
+  for (const e of examples) addInto(sum, e.embedding)
+  const spread = { count: 0, sum: 0, squares: 0 }
+  for (const e of examples)
+    record(spread, (dot(e.embedding, sum) - dot(e.embedding, e.embedding)) / (examples.length - 1))
+  const terms = new Map<string, number>()
+  addTerms(
+    terms,
+    examples.flatMap((e) => e.terms.map((t) => [t, 1] as const)),
+  )
+  const topic: Topic = {
+    id: creation.topicId,
+    label: creation.label,
+    keywords: [],
+    configured: false,
+    mergedInto: null,
+    retired: false,
+    pinned: true,
+    hidden: false,
+    sum,
+    centroid: normalized(sum),
+    size: examples.length,
+    terms,
+    labelledAtSize: examples.length,
+    spread,
+    seq: state.seq++,
+  }
+  const threshold = insideThreshold(topic, prior, options)
+  const founders = new Float32Array(sum)
+  const reassigned: Reassignment[] = []
+  const changedTopics = new Set<string>([topic.id])
+  const removedPool = new Map<string, PoolPoint>()
+  const pooled = new Map(state.pool.map((p) => [pointKey(p), p]))
+  for (const point of window) {
+    const nearNew = dot(point.embedding, founders) / examples.length
+    if (nearNew < threshold) continue
+    const from = state.topics.get(currentTopic(state, point.topicId))
+    if (from && (from.configured || from.pinned)) continue
+    if (from) {
+      const members = from.size + (from.configured ? 1 : 0)
+      if (members > 0 && dot(point.embedding, from.sum) / members >= nearNew) continue
+      // It leaves its old topic's sums, so that messages like it no longer lean that way.
+      addInto(from.sum, point.embedding, -1)
+      from.size = Math.max(0, from.size - 1)
+      from.centroid = normalized(from.sum)
+      addTerms(
+        from.terms,
+        point.terms.map((t) => [t, -1] as const),
+      )
+      for (const [t, n] of from.terms) if (n <= 0) from.terms.delete(t)
+      changedTopics.add(from.id)
+    }
+    const key = pointKey(point)
+    const waiting = pooled.get(key)
+    if (waiting) {
+      state.pool = state.pool.filter((p) => p !== waiting)
+      removedPool.set(key, waiting)
+    }
+    addInto(topic.sum, point.embedding)
+    topic.size++
+    addTerms(
+      topic.terms,
+      point.terms.map((t) => [t, 1] as const),
+    )
+    reassigned.push({ conversationId: point.conversationId, messageId: point.messageId, topicId: topic.id })
+  }
+  topic.centroid = normalized(topic.sum)
+  topic.keywords = [...topic.terms]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, KEYWORDS)
+    .map(([t]) => t)
+  state.topics.set(topic.id, topic)
+  return {
+    ok: true,
+    decision: {
+      assigned: new Map(),
+      reassigned,
+      events: [],
+      changedTopics,
+      changedPool: new Map(),
+      removedPool,
+    },
+    event: {
+      type: 'analysis.topic-created-by-user',
+      payload: {
+        topicId: topic.id,
+        label: topic.label,
+        keywords: topic.keywords,
+        examples: examples.length,
+      },
+    },
+  }
+}

@@ -1,0 +1,313 @@
+import { randomUUID } from 'node:crypto'
+import { loadConfig } from '@cas/config'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import {
+  ANALYSIS_GROUP,
+  type AnalysisService,
+  type Analyzer,
+  createAnalysisService,
+  createAnalyzer,
+} from '@cas/service-analysis'
+import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { journalEvents } from './support/journal.ts'
+import { testKeyring } from './support/keyring.ts'
+import { join } from './support/members.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
+import { projectorCaughtUp } from './support/projector.ts'
+import { waitFor } from './support/wait.ts'
+
+// Creating a topic from examples (issue 31, item 6), end to end with the real language model: owners and
+// admins give a label and 2 to 20 example requests; the gateway commits the command as an event; the
+// analysis service embeds the examples, creates the topic (label pinned) and moves into it the requests
+// that lie clearly nearer it than their own topic; later paraphrases join it, distinct requests do not.
+requireTestModel()
+
+/** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
+const INSURER = {
+  claim: [
+    'I need to file a claim for my car accident',
+    'How do I report a claim after a fender bender?',
+    'I want to open a claim, someone hit my car',
+    'Can I submit an insurance claim for hail damage?',
+    'start a new claim for my damaged vehicle',
+  ],
+  driver: [
+    'I want to add my daughter as a driver',
+    'How do I add a new driver to my policy?',
+    'please put my husband on my car insurance',
+    'can I add my son to my auto policy, he just got his license',
+    'add another driver to my plan',
+  ],
+  quote: [
+    'Can I get a quote for car insurance?',
+    'How much would it cost to insure my new truck?',
+    'I would like a price for auto coverage',
+    'give me a quote for insuring my Honda',
+    'what would my premium be for a new policy?',
+  ],
+  bill: [
+    'I want to pay my insurance bill',
+    'How can I make a payment on my policy?',
+    'pay my premium online please',
+    "I need to pay this month's bill",
+    'where do I pay my insurance invoice?',
+  ],
+}
+
+const ROADSIDE = {
+  examples: [
+    'My car broke down on the highway and I need a tow truck',
+    'Can you send roadside assistance, my battery is dead',
+    'I have a flat tire and need someone to come help me',
+    'my vehicle will not start, I need a tow',
+  ],
+  /** Asked before the topic exists (too few to make a topic of their own): they wait in "other". */
+  before: [
+    'my car broke down on the highway, I need a tow truck',
+    'please send roadside assistance, my battery is dead',
+  ],
+  /** Asked after: paraphrases of the examples. */
+  after: [
+    'my car broke down and I need a tow truck',
+    'my battery is dead, can you send roadside assistance?',
+    'I got a flat tire and need someone to come and help',
+  ],
+}
+
+describe.skipIf(!hasTestModel)('creating a topic from examples, with the language model', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let analyzer: Analyzer
+  let analysis: AnalysisService
+  let projector: Projector
+  let cookie: string
+  let memberCookie: string
+  let apiKey: string
+  let chatbotId: string
+  let n = 0
+  const requestOf = new Map<string, string>()
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    analyzer = await createAnalyzer(
+      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
+    )
+    await analyzer.ready
+    analysis = createAnalysisService({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      analyzer,
+      logger: false,
+    })
+    await analysis.start()
+    projector = createProjector({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      logger: false,
+    })
+    await projector.consumer.start()
+    ;({ cookie } = await signUp(app))
+    memberCookie = (await join(app, cookie, 'member')).cookie
+    ;({
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, { name: 'Insurer' }))
+  })
+  afterAll(async () => {
+    await analysis?.stop()
+    await projector?.consumer.stop()
+    await analyzer?.close?.()
+    await app?.close()
+    await db?.drop()
+  })
+
+  async function capture(requests: Record<string, string[]>) {
+    for (const [request, texts] of Object.entries(requests)) {
+      for (const text of texts) {
+        const conversationId = `${request}-${++n}`
+        requestOf.set(conversationId, request)
+        const res = await postCapture(app, apiKey, {
+          conversationId,
+          messages: [{ id: 'q', role: 'user', content: text }],
+        })
+        expect(res.statusCode, res.body).toBe(200)
+      }
+    }
+    await settled()
+  }
+
+  async function settled() {
+    await waitFor(
+      async () => {
+        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
+        const { rows } = await db.pool.query(
+          `SELECT (SELECT count(*) FROM analysis_jobs WHERE status IN ('pending', 'running'))
+                + (SELECT count(*) FROM analysis_commands WHERE status = 'pending') AS n`,
+        )
+        return Number(rows[0].n) === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
+      },
+      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
+    )
+  }
+
+  /** Each conversation's topic (its caller's id → topic id), as the conversations API shows it. */
+  async function placement() {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations?chatbotId=${chatbotId}&limit=100`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return new Map(
+      (res.json().conversations as { conversationId: string; topicIds: string[] }[]).map(
+        (c) => [c.conversationId, c.topicIds.join()] as const,
+      ),
+    )
+  }
+
+  const ofRequest = (placed: Map<string, string>, request: string) =>
+    [...placed].filter(([c]) => requestOf.get(c) === request).map(([, topic]) => topic)
+
+  const create = (payload: object, as = cookie) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${chatbotId}/topics`,
+      headers: { cookie: as },
+      payload,
+    })
+
+  const journal = async () => ({
+    commands: (await journalEvents(db.pool, 'chatbot', chatbotId)).filter((e) =>
+      e.type.startsWith('chatbot.topic-'),
+    ),
+    created: (await journalEvents(db.pool, 'analysis', chatbotId)).filter(
+      (e) => e.type === 'analysis.topic-created-by-user',
+    ),
+  })
+
+  let before: Map<string, string>
+
+  it("finds topics in the insurer's requests (the ground the command stands on)", async () => {
+    await capture(INSURER)
+    await capture({ roadside: ROADSIDE.before })
+    before = await placement()
+    const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM rm_topics WHERE chatbot_id = $1', [
+      chatbotId,
+    ])
+    expect(rows[0].n).toBeGreaterThan(0)
+  })
+
+  it("refuses bad input (400), a member (403) and a taken label (409) in the API's error shape, changing nothing", async () => {
+    const examples = ROADSIDE.examples
+    const cases: [object, number][] = [
+      [{ label: '', examples }, 400],
+      [{ label: '   ', examples }, 400],
+      [{ label: 'x'.repeat(81), examples }, 400],
+      [{ label: 'Roadside', examples: [examples[0]] }, 400],
+      [{ label: 'Roadside', examples: [] }, 400],
+      [{ label: 'Roadside', examples: Array.from({ length: 21 }, (_, i) => `tow my car number ${i}`) }, 400],
+      [{ label: 'Roadside', examples: [examples[0], 'y'.repeat(501)] }, 400],
+      [{ label: 'Roadside', examples: [examples[0], '  '] }, 400],
+      [{ label: 'Roadside' }, 400],
+      [{ label: 'Roadside', examples, extra: 1 }, 400],
+    ]
+    for (const [payload, status] of cases) {
+      const res = await create(payload)
+      expect(res.statusCode, `${JSON.stringify(payload).slice(0, 80)}: ${res.body}`).toBe(status)
+      expect(res.json()).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_request', message: expect.any(String) },
+      })
+      expect(res.json().error.details.length).toBeGreaterThan(0)
+    }
+    const member = await create({ label: 'Roadside', examples }, memberCookie)
+    expect(member.statusCode).toBe(403)
+    expect(member.json()).toMatchObject({ ok: false, error: { code: 'forbidden' } })
+    const { rows } = await db.pool.query('SELECT label FROM rm_topics WHERE chatbot_id = $1 LIMIT 1', [
+      chatbotId,
+    ])
+    const taken = await create({ label: rows[0].label.toUpperCase(), examples })
+    expect(taken.statusCode, taken.body).toBe(409)
+    expect(taken.json()).toMatchObject({ ok: false, error: { code: 'conflict' } })
+    const unknown = await app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${randomUUID()}/topics`,
+      headers: { cookie },
+      payload: { label: 'Roadside', examples },
+    })
+    expect(unknown.statusCode).toBe(404)
+    await settled()
+    expect(await journal()).toEqual({ commands: [], created: [] })
+    expect(await placement()).toEqual(before)
+  })
+
+  let roadside: string
+
+  it('creates the topic: an event, its label pinned, and the roadside requests move into it', async () => {
+    const res = await create({ label: '  Roadside   assistance ', examples: ROADSIDE.examples })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toMatchObject({ ok: true, topic: { label: 'Roadside assistance', pinned: true } })
+    roadside = res.json().topic.id
+    await settled()
+    const { commands, created } = await journal()
+    expect(commands.map((e) => e.type)).toEqual(['chatbot.topic-creation-requested'])
+    expect(created.map((e) => e.payload)).toEqual([
+      { topicId: roadside, label: 'Roadside assistance', keywords: expect.any(Array), examples: 4 },
+    ])
+    const { rows } = await db.pool.query(
+      'SELECT label, pinned, hidden FROM rm_topics WHERE chatbot_id = $1 AND id = $2',
+      [chatbotId, roadside],
+    )
+    expect(rows).toEqual([{ label: 'Roadside assistance', pinned: true, hidden: false }])
+    const after = await placement()
+    expect(ofRequest(after, 'roadside')).toEqual(ROADSIDE.before.map(() => roadside))
+    // Distinct requests stay where they were.
+    for (const request of Object.keys(INSURER))
+      expect(ofRequest(after, request)).toEqual(ofRequest(before, request))
+  })
+
+  it('places later paraphrases in it, and later distinct requests elsewhere', async () => {
+    await capture({
+      paraphrase: ROADSIDE.after,
+      distinct: [
+        'I want to add my wife as a driver',
+        'how do I pay my premium?',
+        'file a claim for hail damage',
+      ],
+    })
+    const placed = await placement()
+    expect(ofRequest(placed, 'paraphrase')).toEqual(ROADSIDE.after.map(() => roadside))
+    for (const topic of ofRequest(placed, 'distinct')) expect(topic).not.toBe(roadside)
+  })
+
+  it('rebuilds the same topics and assignments from the events on a replay', async () => {
+    const snapshot = async () => {
+      const { rows: all } = await db.pool.query(
+        'SELECT id, label, keywords, canonical_id, pinned, hidden FROM rm_topics ORDER BY id',
+      )
+      const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
+      return { all, placed }
+    }
+    const before = await snapshot()
+    await projector.consumer.stop()
+    const result = await rebuildReadModels({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      liveGroupId: PROJECTOR_GROUP,
+    })
+    expect(result.swapped).toBe(true)
+    expect(await snapshot()).toEqual(before)
+    await projector.consumer.start()
+  })
+})
