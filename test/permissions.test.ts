@@ -130,6 +130,19 @@ const MATRIX: Record<string, RouteCase> = {
       payload: { into: randomUUID() },
     }),
   },
+  'POST /api/v1/chatbots/{id}/reanalysis': {
+    allowed: MANAGERS,
+    ok: 202,
+    request: async (f) => ({
+      method: 'POST',
+      url: `/api/v1/chatbots/${await f.chatbot()}/reanalysis`,
+      payload: {},
+    }),
+  },
+  'GET /api/v1/chatbots/{id}/reanalysis': {
+    allowed: READERS,
+    request: async (f) => ({ method: 'GET', url: `/api/v1/chatbots/${await f.chatbot()}/reanalysis` }),
+  },
   'GET /api/v1/conversations': {
     allowed: ALL,
     request: () => ({ method: 'GET', url: '/api/v1/conversations' }),

@@ -415,6 +415,54 @@ export const analysisTopicCreatedByUserV1 = defineEvent({
   },
 })
 
+const reanalysisNote =
+  "Progress of a re-analysis an owner or admin asked for (chatbot.reanalysis-requested), on the chatbot's topic stream (streamId is the chatbot's id)."
+
+export const analysisReanalysisStartedV1 = defineEvent({
+  type: 'analysis.reanalysis-started',
+  version: 1,
+  streamType: 'analysis',
+  description: `The chatbot's captured messages were queued for analysis by the analyzer named. ${reanalysisNote}`,
+  payload: z.strictObject({
+    reanalysisId: z.uuid().describe('The re-analysis (chatbot.reanalysis-requested).'),
+    total: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe(
+        'Captures queued (a capture already analysed by this analyzer version is not queued again, but counts).',
+      ),
+    analyzer: z.string().describe('The analyzer, as name@version.'),
+  }),
+  example: { reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f', total: 1200, analyzer: 'minilm@3' },
+})
+
+export const analysisReanalysisProgressedV1 = defineEvent({
+  type: 'analysis.reanalysis-progressed',
+  version: 1,
+  streamType: 'analysis',
+  description: `More of a re-analysis' captures were analysed. ${reanalysisNote}`,
+  payload: z.strictObject({
+    reanalysisId: z.uuid(),
+    done: z.number().int().nonnegative().describe('Captures analysed (or failed for good) so far.'),
+    total: z.number().int().nonnegative(),
+  }),
+  example: { reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f', done: 600, total: 1200 },
+})
+
+export const analysisReanalysisFinishedV1 = defineEvent({
+  type: 'analysis.reanalysis-finished',
+  version: 1,
+  streamType: 'analysis',
+  description: `Every capture of a re-analysis was analysed, or failed for good. ${reanalysisNote}`,
+  payload: z.strictObject({
+    reanalysisId: z.uuid(),
+    done: z.number().int().nonnegative().describe('Captures analysed.'),
+    failed: z.number().int().nonnegative().describe('Captures whose analysis failed for good.'),
+  }),
+  example: { reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f', done: 1199, failed: 1 },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -436,6 +484,9 @@ export const analysisEventDefinitions = [
   analysisTopicsSettlingV1,
   analysisTopicsReclusteredV1,
   analysisTopicCreatedByUserV1,
+  analysisReanalysisStartedV1,
+  analysisReanalysisProgressedV1,
+  analysisReanalysisFinishedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -457,4 +508,7 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisTopicsSettlingV1.schema,
   analysisTopicsReclusteredV1.schema,
   analysisTopicCreatedByUserV1.schema,
+  analysisReanalysisStartedV1.schema,
+  analysisReanalysisProgressedV1.schema,
+  analysisReanalysisFinishedV1.schema,
 ])

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineEvent } from './envelope.ts'
-import { jsonObjectSchema } from './primitives.ts'
+import { jsonObjectSchema, utcTimestampSchema } from './primitives.ts'
 
 // Payloads are strict so that a secret (API key, key hash) can never slip into a published event.
 
@@ -136,6 +136,19 @@ export const chatbotTopicCreationRequestedV1 = defineEvent({
   },
 })
 
+export const chatbotReanalysisRequestedV1 = defineEvent({
+  type: 'chatbot.reanalysis-requested',
+  version: 1,
+  streamType: 'chatbot',
+  description:
+    "An owner or admin asked for the chatbot's captured messages (since a date, all by default) to be analysed again by the analyzer the analysis service runs now: it queues them and reports progress on the chatbot's topic stream (analysis.reanalysis-started, -progressed, -finished).",
+  payload: z.strictObject({
+    reanalysisId: z.uuid().describe('The id the re-analysis gets.'),
+    since: utcTimestampSchema.optional().describe('Only messages captured at or after this time.'),
+  }),
+  example: { reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f' },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const chatbotEventDefinitions = [
   chatbotCreatedV1,
@@ -148,6 +161,7 @@ export const chatbotEventDefinitions = [
   chatbotTopicUnhideRequestedV1,
   chatbotTopicMergeRequestedV1,
   chatbotTopicCreationRequestedV1,
+  chatbotReanalysisRequestedV1,
 ] as const
 
 /** The latest version of each chatbot event type: what readers see after upcasting. */
@@ -162,4 +176,5 @@ export const chatbotEventSchema = z.discriminatedUnion('type', [
   chatbotTopicUnhideRequestedV1.schema,
   chatbotTopicMergeRequestedV1.schema,
   chatbotTopicCreationRequestedV1.schema,
+  chatbotReanalysisRequestedV1.schema,
 ])

@@ -102,6 +102,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
   const commands = new CommandRunner({
     pool: deps.pool,
     analyzer: deps.analyzer,
+    keyring: deps.keyring,
     window: deps.recluster?.window,
     policy: deps.commands,
     now,

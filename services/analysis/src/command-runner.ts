@@ -1,7 +1,9 @@
 import { type BackgroundLoop, backgroundLoop, type RetryPolicy, retryDelayMs, withTransaction } from '@cas/db'
 import { type ChatbotEvent, topicCommandOf } from '@cas/events'
+import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Analyzer } from './analyzer.ts'
+import { reportReanalyses, startReanalysis } from './reanalysis-runs.ts'
 import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
 import { createTopicFromExamples, embedExamples } from './topics/topic-creation.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -16,6 +18,7 @@ export type CommandEvent = Extract<
       | 'chatbot.topic-unhide-requested'
       | 'chatbot.topic-merge-requested'
       | 'chatbot.topic-creation-requested'
+      | 'chatbot.reanalysis-requested'
   }
 >
 
@@ -78,6 +81,8 @@ export interface CommandRunnerOptions {
   readonly pool: pg.Pool
   /** Embeds a created topic's examples. */
   readonly analyzer: Analyzer
+  /** Opens the captures a re-analysis queues (chatbot.reanalysis-requested). */
+  readonly keyring: Keyring
   /** The chatbot's recent requests a created topic may take (TOPIC_RECLUSTER_WINDOW). */
   readonly window?: number
   readonly policy?: CommandPolicy
@@ -89,6 +94,8 @@ export interface CommandRunnerOptions {
 export class CommandRunner {
   readonly stats = { applied: 0, refused: 0, failures: 0 }
   private readonly loop: BackgroundLoop
+  /** Reports the running re-analyses' progress (reanalysis-runs.ts), every poll interval. */
+  private readonly progress: BackgroundLoop
   private readonly store = new TopicStore(0)
   private readonly policy: CommandPolicy
   private readonly now: () => Date
@@ -105,10 +112,20 @@ export class CommandRunner {
       onError: (err) =>
         this.log('commands: could not look for queued commands', { reason: (err as Error).message }),
     })
+    this.progress = backgroundLoop({
+      run: async () => {
+        await reportReanalyses(opts.pool, this.now)
+        return false
+      },
+      intervalMs: this.policy.pollIntervalMs,
+      onError: (err) =>
+        this.log('commands: could not report re-analysis progress', { reason: (err as Error).message }),
+    })
   }
 
   start(): void {
     this.loop.start()
+    this.progress.start()
   }
 
   /** Looks for queued commands now (the consumer queued some). */
@@ -116,8 +133,8 @@ export class CommandRunner {
     this.loop.wake()
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop()
+  async stop(): Promise<void> {
+    await Promise.all([this.loop.stop(), this.progress.stop()])
   }
 
   /** Applies the next due command, if any; whether there was one. */
@@ -161,6 +178,21 @@ export class CommandRunner {
     // The events it produces carry who asked and the request's ids, and name the command as their cause.
     const metadata = { ...queued.metadata, causationId: queued.source_event_id }
     const target = { orgId: queued.org_id, chatbotId: queued.chatbot_id }
+    if (event.type === 'chatbot.reanalysis-requested') {
+      await startReanalysis(
+        client,
+        this.opts.keyring,
+        {
+          ...target,
+          reanalysisId: event.payload.reanalysisId,
+          ...(event.payload.since ? { since: new Date(event.payload.since) } : {}),
+          analyzer: this.opts.analyzer.info,
+        },
+        metadata,
+        this.now,
+      )
+      return { applied: true, events: 1 }
+    }
     if (event.type === 'chatbot.topic-creation-requested') {
       // The model's time holds the command's row only, not the chatbot's topic state.
       const examples = await embedExamples(this.opts.analyzer, event.payload.examples)

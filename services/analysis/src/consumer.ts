@@ -67,6 +67,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'chatbot.topic-unhide-requested':
         case 'chatbot.topic-merge-requested':
         case 'chatbot.topic-creation-requested':
+        case 'chatbot.reanalysis-requested':
           commands.push(event)
           break
         // Nothing for analysis to do.
@@ -93,6 +94,9 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.topics-settling':
         case 'analysis.topics-reclustered':
         case 'analysis.topic-created-by-user':
+        case 'analysis.reanalysis-started':
+        case 'analysis.reanalysis-progressed':
+        case 'analysis.reanalysis-finished':
         case 'organization.created':
         case 'organization.member-invited':
         case 'organization.invitation-revoked':

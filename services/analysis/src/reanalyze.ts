@@ -20,7 +20,7 @@ export interface ReanalysisRequest {
  * again for the same version queues nothing new. Returns the ids of the jobs it asked for.
  */
 export async function enqueueReanalysis(
-  pool: pg.Pool,
+  pool: pg.ClientBase | pg.Pool,
   keyring: Keyring,
   request: ReanalysisRequest,
 ): Promise<string[]> {

@@ -15,7 +15,7 @@ const orgs: { orgId: string; cookie: string; chatbotId: string; conversationId: 
 /** The read models the query role reads under row-level security (the projector's registry), and the gateway's tables it reads. */
 const READ_MODELS = [...PROTECTED_TABLES, 'chatbots', 'event_streams', 'audit_log']
 /**
- * Tables this file leaves empty: topics, their re-clustering and signals only exist once analysis ran,
+ * Tables this file leaves empty: topics, their re-clustering, re-analyses and signals only exist once analysis ran,
  * which it does not need; nothing is erased.
  */
 const EMPTY_HERE = [
@@ -25,6 +25,7 @@ const EMPTY_HERE = [
   'rm_topics',
   'rm_themes',
   'rm_topic_reclustering',
+  'rm_reanalysis',
   'rm_erased_conversations',
 ]
 

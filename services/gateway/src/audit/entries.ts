@@ -75,6 +75,7 @@ export function auditEntriesOf(
       case 'chatbot.topic-unhide-requested':
       case 'chatbot.topic-merge-requested':
       case 'chatbot.topic-creation-requested':
+      case 'chatbot.reanalysis-requested':
         entries.push({
           ...base,
           target: chatbot(event, chatbotName),

@@ -108,6 +108,7 @@ export function evolve(state: ChatbotState, event: ChatbotEvent): ChatbotState {
     case 'chatbot.topic-unhide-requested':
     case 'chatbot.topic-merge-requested':
     case 'chatbot.topic-creation-requested':
+    case 'chatbot.reanalysis-requested':
       return state
     case 'chatbot.deleted':
       return { status: 'deleted', orgId: event.orgId }

@@ -121,6 +121,46 @@ export async function executeTopicCreation(
 }
 
 /**
+ * Asks for the chatbot's captured messages to be analysed again by the analyzer the analysis service runs
+ * now (chatbot.reanalysis-requested). One re-analysis at a time: refused (conflict) while the last one
+ * asked for has not been started by the analysis service (rm_reanalysis does not hold it yet) or is running.
+ */
+export async function executeReanalysisRequest(
+  deps: TopicCommandDeps,
+  orgId: string,
+  chatbotId: string,
+  request: { readonly reanalysisId: string; readonly since?: string },
+  trace?: EventTrace,
+): Promise<{ reanalysisId: string }> {
+  return onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
+    const last = records
+      .map((r) => parseRecordedEvent(r) as ChatbotEvent)
+      .filter((e) => e.type === 'chatbot.reanalysis-requested')
+      .at(-1)
+    if (last) {
+      const { rows } = await client.query<{ reanalysis_id: string; status: string }>(
+        'SELECT reanalysis_id, status FROM rm_reanalysis WHERE chatbot_id = $1',
+        [chatbotId],
+      )
+      const row = rows[0]
+      if (!row || row.reanalysis_id !== last.payload.reanalysisId || row.status === 'running') {
+        throw new AppError(
+          'conflict',
+          `A re-analysis of this chatbot (${last.payload.reanalysisId}) is still running: wait until it has finished.`,
+        )
+      }
+    }
+    return {
+      event: newEvent('chatbot.reanalysis-requested', {
+        reanalysisId: request.reanalysisId,
+        ...(request.since ? { since: request.since } : {}),
+      }),
+      result: { reanalysisId: request.reanalysisId },
+    }
+  })
+}
+
+/**
  * Runs one command on a chatbot's topics in one transaction, as the chatbot's other commands run: under
  * the chatbot stream's lock, `decide` sees the chatbot's topics as the read model has them (rm_topics,
  * built from the analysis service's events) and throws for what is already wrong there; the command
@@ -134,6 +174,26 @@ async function onChatbotTopics<Result>(
   trace: EventTrace | undefined,
   decide: (topics: ReadonlyMap<string, TopicRow>) => { event: NewEvent | undefined; result: Result },
 ): Promise<Result> {
+  return onChatbot(deps, orgId, chatbotId, trace, async (client) =>
+    decide(await readTopics(client, chatbotId)),
+  )
+}
+
+/**
+ * Runs one command on a chatbot in one transaction, under its stream's lock: `decide` sees the stream
+ * and throws for what is wrong; the command event it returns (none when the command changes nothing) is
+ * appended to the chatbot's stream with its audit entry.
+ */
+async function onChatbot<Result>(
+  deps: TopicCommandDeps,
+  orgId: string,
+  chatbotId: string,
+  trace: EventTrace | undefined,
+  decide: (
+    client: pg.ClientBase,
+    records: Awaited<ReturnType<typeof readStream>>,
+  ) => Promise<{ event: NewEvent | undefined; result: Result }>,
+): Promise<Result> {
   return withTransaction(deps.pool, async (client) => {
     await lockStreamForUpdate(client, 'chatbot', chatbotId)
     const records = await readStream(client, 'chatbot', chatbotId)
@@ -143,7 +203,7 @@ async function onChatbotTopics<Result>(
     if (chatbot.status !== 'active' || chatbot.orgId !== orgId) {
       throw new AppError('not_found', 'No chatbot with this id.')
     }
-    const { event, result } = decide(await readTopics(client, chatbotId))
+    const { event, result } = await decide(client, records)
     if (event) {
       const appended = await appendToStream(
         client,

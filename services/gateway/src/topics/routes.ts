@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { actorTrace, requirePermission } from '@cas/auth'
 import type { TopicCommand } from '@cas/events'
-import { AppError, documented, errorResponses } from '@cas/http'
+import { AppError, documented, errorResponses, isoDateTimeSchema } from '@cas/http'
 import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
-import { executeTopicCommand, executeTopicCreation } from './commands.ts'
+import { executeReanalysisRequest, executeTopicCommand, executeTopicCreation } from './commands.ts'
 
 export interface TopicRouteDeps {
   readonly pool: pg.Pool
@@ -160,6 +160,43 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       label: z.string().trim().min(1).max(80).describe('The new label, 1 to 80 characters.'),
     }),
     (body) => ({ type: 'rename', label: (body as { label: string }).label }),
+  )
+  r.post(
+    '/api/v1/chatbots/:id/reanalysis',
+    {
+      schema: {
+        operationId: 'startReanalysis',
+        summary: 'Re-analyse a chatbot',
+        description:
+          "Owners and admins send the chatbot's captured messages (those captured at or after `since`, all by default; the body is `{}` for all) through the analyzer the analysis service runs now, as `npm run reanalyze` does: the results carry that analyzer's name and version and replace earlier ones in the read models. Commits chatbot.reanalysis-requested; the analysis service queues the captures (analysis.reanalysis-started) and reports progress (analysis.reanalysis-progressed, analysis.reanalysis-finished): follow it with GET /api/v1/chatbots/{id}/reanalysis. 202 with the re-analysis' id; 409 while an earlier re-analysis of the chatbot is running.",
+        tags,
+        security,
+        params: z.object({ id: z.string() }),
+        body: z.strictObject({
+          since: isoDateTimeSchema.optional().describe('Only messages captured at or after this time.'),
+        }),
+        response: {
+          202: documented(z.object({ ok: z.literal(true), reanalysisId: z.string() }), {
+            description: 'Asked for: the analysis service starts it shortly.',
+            example: { ok: true as const, reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f' },
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = requirePermission(request, 'topics:manage')
+      if (!isUuid(request.params.id)) throw new AppError('not_found', 'No chatbot with this id.')
+      const since = request.body.since
+      const { reanalysisId } = await executeReanalysisRequest(
+        deps,
+        principal.orgId,
+        request.params.id.toLowerCase(),
+        { reanalysisId: randomUUID(), ...(since ? { since: new Date(since).toISOString() } : {}) },
+        actorTrace(request, principal),
+      )
+      return reply.code(202).send({ ok: true as const, reanalysisId })
+    },
   )
   route(
     'hide',

@@ -11,6 +11,7 @@ type TopicCommandRequested =
   | RecordedEvent<'chatbot.topic-unhide-requested'>
   | RecordedEvent<'chatbot.topic-merge-requested'>
   | RecordedEvent<'chatbot.topic-creation-requested'>
+  | RecordedEvent<'chatbot.reanalysis-requested'>
 
 /**
  * The events that change an rm_chatbots row. `chatbot.deleted` is not among them: it removes the row with
@@ -99,6 +100,7 @@ function foldChatbot(events: readonly ChatbotChangeEvent[]): ChatbotChange | und
       case 'chatbot.topic-unhide-requested':
       case 'chatbot.topic-merge-requested':
       case 'chatbot.topic-creation-requested':
+      case 'chatbot.reanalysis-requested':
         break
       default: {
         const unhandled: never = e

@@ -7,6 +7,7 @@ import { ConversationBatch } from './conversation-fold.ts'
 import { writeConversations } from './conversations.ts'
 import { MessageBatch } from './message-fold.ts'
 import { writeMessages } from './messages.ts'
+import { ReanalysisChanges } from './reanalysis.ts'
 import { RollupBatch } from './rollups.ts'
 import { SignalChanges } from './signals.ts'
 import { TopicChanges } from './topics.ts'
@@ -94,6 +95,7 @@ const chatbots = readModel({
     'chatbot.topic-unhide-requested',
     'chatbot.topic-merge-requested',
     'chatbot.topic-creation-requested',
+    'chatbot.reanalysis-requested',
   ],
   batch: () => {
     const batch = new ChatbotBatch()
@@ -210,6 +212,17 @@ const signals = readModel({
   },
 })
 
+/** Each chatbot's latest re-analysis, as its progress events report it. */
+const reanalysis = readModel({
+  name: 'reanalysis',
+  tables: [table('rm_reanalysis', 'rows-deleted', 'unchanged')],
+  events: ['analysis.reanalysis-started', 'analysis.reanalysis-progressed', 'analysis.reanalysis-finished'],
+  batch: () => {
+    const changes = new ReanalysisChanges()
+    return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
+  },
+})
+
 /** The hourly and daily rollups and reach: written from the deltas the conversation and message models add. */
 const rollups = readModel({
   name: 'rollups',
@@ -248,7 +261,16 @@ const tombstones = readModel({
  * (conversations locked before their messages), so that two consumers touching one conversation (its
  * capture and its analysis come on different topics) never deadlock.
  */
-export const READ_MODELS = [chatbots, topics, conversations, messages, signals, rollups, tombstones] as const
+export const READ_MODELS = [
+  chatbots,
+  topics,
+  conversations,
+  messages,
+  signals,
+  reanalysis,
+  rollups,
+  tombstones,
+] as const
 
 /** Applied on their own, after the batch so far is written (apply.ts): they read and delete what is there. */
 export const BARRIERS = ['chatbot.deleted', 'conversation.erased'] as const

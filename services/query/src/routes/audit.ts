@@ -17,6 +17,7 @@ const entrySchema = z.object({
         'chatbot.created, chatbot.renamed, chatbot.settings-changed, chatbot.key-rotated, chatbot.deleted, ' +
         'chatbot.topic-rename-requested, chatbot.topic-hide-requested, chatbot.topic-unhide-requested, chatbot.topic-creation-requested, ' +
         "chatbot.topic-merge-requested (a command on the chatbot's topics, details its payload), " +
+        'chatbot.reanalysis-requested (a re-analysis of the chatbot, details its payload), ' +
         'conversation.erased (an end-user erasure).',
     ),
   actor: z

@@ -96,4 +96,85 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
       throw new AppError('unavailable', 'The chatbot is still being processed; try again shortly.')
     },
   )
+
+  const reanalysisSchema = z.object({
+    reanalysis: z
+      .object({
+        id: z.string().describe("The re-analysis' id (the answer of POST /api/v1/chatbots/{id}/reanalysis)."),
+        status: z.enum(['running', 'finished']),
+        analyzer: z.string().describe('The analyzer it runs, as name@version.'),
+        done: z.number().int().describe('Captures analysed so far.'),
+        failed: z.number().int().describe('Captures whose analysis failed for good (known once finished).'),
+        total: z.number().int().describe('Captures it queued.'),
+        started_at: z.string(),
+        finished_at: z.string().nullable(),
+      })
+      .nullable()
+      .describe('The latest re-analysis the analysis service started; null when there has been none.'),
+  })
+  r.get(
+    '/api/v1/chatbots/:id/reanalysis',
+    {
+      schema: {
+        operationId: 'getReanalysis',
+        description:
+          "Owners, admins and members read the progress of the chatbot's latest re-analysis (POST /api/v1/chatbots/{id}/reanalysis), as the analysis service reports it (analysis.reanalysis-*). A re-analysis just asked for shows once the analysis service has started it. 404 for a chatbot not of the current organization.",
+        summary: "A chatbot's latest re-analysis",
+        tags,
+        security,
+        params: z.object({ id: z.string() }),
+        response: {
+          200: documented(reanalysisSchema, {
+            description: 'The latest re-analysis, or null.',
+            example: {
+              reanalysis: {
+                id: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f',
+                status: 'running' as const,
+                analyzer: 'minilm@3',
+                done: 600,
+                failed: 0,
+                total: 1200,
+                started_at: '2026-11-28T10:00:00.000Z',
+                finished_at: null,
+              },
+            },
+          }),
+          ...errorResponses('forbidden', 'unauthorized', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requirePermission(request, 'chatbots:read')
+      const notFound = () => new AppError('not_found', 'No chatbot with this id.')
+      if (!isUuid(request.params.id)) throw notFound()
+      const id = request.params.id.toLowerCase()
+      return withOrgScope(deps.readerPool, orgId, async (client) => {
+        if (!(await findChatbot(client, orgId, id))) throw notFound()
+        const { rows } = await client.query<{
+          id: string
+          status: 'running' | 'finished'
+          analyzer: string
+          done: number
+          failed: number
+          total: number
+          started_at: Date
+          finished_at: Date | null
+        }>(
+          `SELECT reanalysis_id AS id, status, analyzer, done, failed, total, started_at, finished_at
+             FROM rm_reanalysis WHERE chatbot_id = $1 AND org_id = $2`,
+          [id, orgId],
+        )
+        const row = rows[0]
+        return {
+          reanalysis: row
+            ? {
+                ...row,
+                started_at: row.started_at.toISOString(),
+                finished_at: row.finished_at?.toISOString() ?? null,
+              }
+            : null,
+        }
+      })
+    },
+  )
 }

@@ -43,6 +43,8 @@ export function describeAuditEntry(entry: AuditEntry): string {
       return `merged two topics of ${name}`
     case 'chatbot.topic-creation-requested':
       return `created the topic ${String(d.label)} of ${name} from examples`
+    case 'chatbot.reanalysis-requested':
+      return `started a re-analysis of ${name}`
     case 'conversation.erased':
       return `erased an end user's data from ${name} (${plural(Number(d.conversationsErased ?? 0), 'conversation')})`
     default:

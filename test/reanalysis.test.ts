@@ -1,0 +1,215 @@
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { type AnalysisService, createAnalysisService } from '@cas/service-analysis'
+import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { journalEvents } from './support/journal.ts'
+import { testKeyring } from './support/keyring.ts'
+import { join } from './support/members.ts'
+import { projectorCaughtUp } from './support/projector.ts'
+import { waitFor } from './support/wait.ts'
+
+// Re-analysis from the dashboard (issue 31, item 6): an owner or admin asks the gateway, which commits
+// chatbot.reanalysis-requested; the analysis service queues the chatbot's captures for the analyzer it runs
+// now and reports progress on the chatbot's topic stream; the projector keeps the latest in rm_reanalysis,
+// which GET /api/v1/chatbots/:id/reanalysis reads.
+
+const V1 = new ScriptedAnalyzer({ name: 'scripted', version: 'v1' })
+// Version 2 judges every message the opposite way.
+const V2 = new ScriptedAnalyzer({ name: 'scripted', version: 'v2' }, -1)
+const CAPTURES = 4
+
+describe('re-analysing a chatbot through the API', () => {
+  let db: TestDatabase
+  let app: FastifyInstance
+  let projector: Projector
+  let analysis: AnalysisService | undefined
+  let cookie: string
+  let memberCookie: string
+  let adminCookie: string
+  let chatbotId: string
+
+  const startAnalysis = async (analyzer: ScriptedAnalyzer) => {
+    analysis = createAnalysisService({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      analyzer,
+      logger: false,
+      commands: { maxAttempts: 5, retry: { baseMs: 50, maxMs: 200, jitter: 'equal' }, pollIntervalMs: 20 },
+    })
+    await analysis.start()
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    ;({ app } = await buildTestGateway(db))
+    projector = createProjector({
+      pool: db.pool,
+      keyring: testKeyring,
+      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+      logger: false,
+    })
+    await projector.consumer.start()
+    ;({ cookie } = await signUp(app))
+    memberCookie = (await join(app, cookie, 'member')).cookie
+    adminCookie = (await join(app, cookie, 'admin')).cookie
+    const created = await createChatbot(app, cookie, { name: 'Support' })
+    chatbotId = created.chatbot.id
+    await startAnalysis(V1)
+    for (let i = 0; i < CAPTURES; i++) {
+      const res = await postCapture(app, created.apiKey, {
+        conversationId: `c${i}`,
+        messages: [{ id: 'm', role: 'user', content: 'score:0.5 #billing' }],
+      })
+      expect(res.statusCode, res.body).toBe(200)
+    }
+    await waitFor(async () => (await analyzers()).filter((a) => a === 'scripted@v1').length === CAPTURES, {
+      timeoutMs: 60_000,
+      what: 'the first analysis',
+    })
+    await analysis!.stop()
+    analysis = undefined
+  })
+  afterAll(async () => {
+    V2.release()
+    await analysis?.stop()
+    await projector?.consumer.stop()
+    await app?.close()
+    await db?.drop()
+  })
+
+  async function analyzers() {
+    const { rows } = await db.pool.query<{ analyzer: string | null }>(
+      'SELECT analyzer FROM rm_messages WHERE chatbot_id = $1',
+      [chatbotId],
+    )
+    return rows.map((r) => r.analyzer)
+  }
+
+  const post = (who: string, id = chatbotId, payload: object = {}) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${id}/reanalysis`,
+      headers: { cookie: who },
+      payload,
+    })
+  const progress = async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${chatbotId}/reanalysis`,
+      headers: { cookie: memberCookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().reanalysis as {
+      id: string
+      status: string
+      analyzer: string
+      done: number
+      failed: number
+      total: number
+      finished_at: string | null
+    } | null
+  }
+
+  it('shows no re-analysis before one was asked for', async () => {
+    expect(await progress()).toBeNull()
+  })
+
+  it('refuses members (403), unknown chatbots (404) and bad bodies (400), changing nothing', async () => {
+    const before = (await journalEvents(db.pool, 'chatbot', chatbotId)).length
+    const member = await post(memberCookie)
+    expect(member.statusCode).toBe(403)
+    expect(member.json().error.code).toBe('forbidden')
+    for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+      const res = await post(cookie, id)
+      expect(res.statusCode).toBe(404)
+      expect(res.json().error.code).toBe('not_found')
+    }
+    const get = await app.inject({
+      method: 'GET',
+      url: '/api/v1/chatbots/00000000-0000-4000-8000-000000000000/reanalysis',
+      headers: { cookie },
+    })
+    expect(get.statusCode).toBe(404)
+    expect(get.json().error.code).toBe('not_found')
+    const bad = await post(cookie, chatbotId, { since: 'yesterday' })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().error.code).toBe('invalid_request')
+    expect((await journalEvents(db.pool, 'chatbot', chatbotId)).length).toBe(before)
+  })
+
+  it('re-analyses every capture with the current analyzer, one run at a time, and reports its progress', async () => {
+    const first = await post(adminCookie)
+    expect(first.statusCode, first.body).toBe(202)
+    const { reanalysisId } = first.json() as { reanalysisId: string }
+    // Asked for but not started (no analysis service runs): a second is refused.
+    const queued = await post(cookie)
+    expect(queued.statusCode).toBe(409)
+    expect(queued.json().error.code).toBe('conflict')
+
+    V2.hold()
+    await startAnalysis(V2)
+    await waitFor(async () => (await progress())?.status === 'running', {
+      timeoutMs: 60_000,
+      what: 'the re-analysis to start',
+    })
+    expect(await progress()).toMatchObject({
+      id: reanalysisId,
+      status: 'running',
+      analyzer: 'scripted@v2',
+      done: 0,
+      total: CAPTURES,
+    })
+    // Started and running: still one at a time.
+    const running = await post(cookie)
+    expect(running.statusCode).toBe(409)
+    expect(running.json().error.code).toBe('conflict')
+
+    V2.release()
+    await waitFor(async () => (await progress())?.status === 'finished', {
+      timeoutMs: 60_000,
+      what: 'the re-analysis to finish',
+    })
+    await waitFor(() => projectorCaughtUp(db.pool, PROJECTOR_GROUP), { what: 'the projector' })
+    const finished = (await progress())!
+    expect(finished).toMatchObject({ id: reanalysisId, done: CAPTURES, failed: 0, total: CAPTURES })
+    expect(finished.finished_at).not.toBeNull()
+    await waitFor(async () => (await analyzers()).every((a) => a === 'scripted@v2'), {
+      what: 'the new results to be projected',
+    })
+
+    // Its events, on the chatbot's topic stream, in order; progress never goes back.
+    const events = (await journalEvents(db.pool, 'analysis', chatbotId)).filter((e) =>
+      e.type.startsWith('analysis.reanalysis-'),
+    )
+    expect(events[0]).toMatchObject({
+      type: 'analysis.reanalysis-started',
+      payload: { reanalysisId, total: CAPTURES, analyzer: 'scripted@v2' },
+    })
+    expect(events.at(-1)).toMatchObject({
+      type: 'analysis.reanalysis-finished',
+      payload: { reanalysisId, done: CAPTURES, failed: 0 },
+    })
+    const done = events.slice(1, -1).map((e) => e.payload.done as number)
+    expect(done).toEqual([...done].sort((a, b) => a - b))
+    expect(done.every((d) => d > 0 && d < CAPTURES)).toBe(true)
+
+    // Finished: another may start; the same analyzer version has nothing new to do, so it finishes at once.
+    const again = await post(cookie, chatbotId, { since: '2000-01-01T00:00:00Z' })
+    expect(again.statusCode, again.body).toBe(202)
+    await waitFor(
+      async () => {
+        const p = await progress()
+        return p !== null && p.id === again.json().reanalysisId && p.status === 'finished'
+      },
+      { timeoutMs: 60_000, what: 'the second re-analysis to finish' },
+    )
+    expect(await progress()).toMatchObject({ done: CAPTURES, total: CAPTURES })
+  })
+})
