@@ -302,4 +302,25 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     },
     150_000,
   )
+
+  it('re-analyses the chatbot from the Topics page and follows its progress to the end', async () => {
+    await page.goto(`/topics?chatbotId=${chatbotId}`)
+    await heading('Topics').waitFor()
+    await page.getByText('Manage: re-analyse this chatbot').click()
+    const before = (await (await page.request.get(`/api/v1/chatbots/${chatbotId}/reanalysis`)).json()) as {
+      reanalysis: { id: string } | null
+    }
+    await page.getByRole('button', { name: 'Re-analyse', exact: true }).click()
+    // The page polls while it runs, and says when it has finished.
+    await page.getByText(/^Last re-analysis \(.+\) finished /).waitFor({ timeout: 120_000 })
+    const after = (await (await page.request.get(`/api/v1/chatbots/${chatbotId}/reanalysis`)).json()) as {
+      reanalysis: { id: string; status: string; done: number; failed: number; total: number }
+    }
+    expect(after.reanalysis.id).not.toBe(before.reanalysis?.id)
+    expect(after.reanalysis).toMatchObject({ status: 'finished' })
+    expect(after.reanalysis.done + after.reanalysis.failed).toBe(after.reanalysis.total)
+    expect(after.reanalysis.total).toBeGreaterThan(0)
+    const bar = page.getByRole('progressbar', { name: 'Re-analysis progress' })
+    expect(await bar.getAttribute('value')).toBe(String(after.reanalysis.total))
+  }, 150_000)
 })

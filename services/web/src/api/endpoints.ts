@@ -15,6 +15,7 @@ import type {
   Member,
   Overview,
   PipelineStatus,
+  Reanalysis,
   Role,
   SentimentTrend,
   SignalsReport,
@@ -131,6 +132,24 @@ export const topics = {
     request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'merge'), {
       body: { into },
     }),
+}
+
+/** Re-analysing a chatbot's past messages with the current analyzer (owners and admins), and its progress. */
+export const reanalysis = {
+  start: (chatbotId: string) =>
+    request<{ ok: true; reanalysisId: string }>(
+      'POST',
+      `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/reanalysis`,
+      { body: {} },
+    ),
+  latest: (chatbotId: string, signal?: AbortSignal) =>
+    request<{ reanalysis: Reanalysis }>(
+      'GET',
+      `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/reanalysis`,
+      {
+        signal,
+      },
+    ).then((r) => r.reanalysis),
 }
 
 export const analytics = {

@@ -70,6 +70,8 @@ export type TopicExample = Topic['examples'][number]
 export type Theme = TopicsReport['themes'][number]
 /** A topic as a command on it (rename, hide, unhide, merge) leaves it. */
 export type ManagedTopic = Answer<'renameTopic'>['topic']
+/** A chatbot's latest re-analysis (null before the first). */
+export type Reanalysis = Answer<'getReanalysis'>['reanalysis']
 
 /** How current the figures are: the read models (`projection`) and sentiment and topics (`analysis`). */
 export type PipelineStatus = Answer<'getStatus'>

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'react'
-import { analytics, topics as topicCommands } from '../api/endpoints.ts'
+import { analytics, reanalysis, topics as topicCommands } from '../api/endpoints.ts'
 import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { Freshness } from '../components/freshness.tsx'
@@ -107,6 +107,7 @@ function Report({
   const hidden = manage ? (
     <>
       {chatbotId ? <CreateTopic chatbotId={chatbotId} onChanged={onChanged} /> : null}
+      {chatbotId ? <Reanalyse chatbotId={chatbotId} onFinished={onChanged} /> : null}
       <HiddenTopics report={report} onChanged={onChanged} />
     </>
   ) : null
@@ -268,6 +269,82 @@ function CreateTopic({ chatbotId, onChanged }: { chatbotId: string; onChanged: (
         </button>
       </form>
     </details>
+  )
+}
+
+/**
+ * Owners and admins: re-analyse the chatbot's past messages with the analyzer the service runs now (as
+ * `npm run reanalyze` does), and follow it: a progress bar, polled every 2 s while it runs.
+ */
+function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: () => void }) {
+  const [error, setError] = useState<unknown>()
+  const [busy, setBusy] = useState(false)
+  const [asked, setAsked] = useState<string>()
+  const [running, setRunning] = useState(false)
+  const latest = usePolled(
+    async (signal) => {
+      const r = await reanalysis.latest(chatbotId, signal)
+      const now = r !== null && (r.status === 'running' || (asked !== undefined && r.id !== asked))
+      if (running && !now) onFinished()
+      setRunning(now || (asked !== undefined && r === null))
+      return r
+    },
+    chatbotId,
+    running ? 2_000 : undefined,
+  )
+  const r = latest.data
+  const waiting = asked !== undefined && (r === undefined || r === null || r.id !== asked)
+  // The progress shows outside the fold: the page may redraw it (a fold closes then), and it should be seen.
+  const progress = waiting ? (
+    <p role="status" className="muted">
+      Re-analysis asked for: starting…
+    </p>
+  ) : r ? (
+    <div role="status" className="reanalysis">
+      <p className="muted">
+        {r.status === 'running'
+          ? `Re-analysing with ${r.analyzer}: ${formatNumber(r.done)} of ${formatNumber(r.total)} done.`
+          : `Last re-analysis (${r.analyzer}) finished ${r.finished_at ? formatDateTime(r.finished_at) : ''}: ${formatNumber(r.done)} of ${formatNumber(r.total)} analysed${r.failed ? `, ${formatNumber(r.failed)} failed` : ''}.`}
+      </p>
+      <progress
+        aria-label="Re-analysis progress"
+        value={r.status === 'running' ? r.done : r.total}
+        max={Math.max(r.total, 1)}
+      />
+    </div>
+  ) : null
+  return (
+    <>
+      {progress}
+      <details className="topic-manage">
+        <summary>Manage: re-analyse this chatbot</summary>
+        <p className="muted">
+          Sends the chatbot's past messages through the analyzer in use now: their sentiment, topics and
+          signals are computed again. Topics and figures update as it goes.
+        </p>
+        <ErrorAlert error={error ?? latest.error} />
+        <button
+          type="button"
+          className="button"
+          disabled={busy || waiting || r?.status === 'running'}
+          onClick={async () => {
+            setBusy(true)
+            try {
+              const { reanalysisId } = await reanalysis.start(chatbotId)
+              setError(undefined)
+              setAsked(reanalysisId)
+              setRunning(true)
+            } catch (err) {
+              setError(err)
+            } finally {
+              setBusy(false)
+            }
+          }}
+        >
+          Re-analyse
+        </button>
+      </details>
+    </>
   )
 }
 
