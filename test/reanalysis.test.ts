@@ -212,4 +212,37 @@ describe('re-analysing a chatbot through the API', () => {
     )
     expect(await progress()).toMatchObject({ done: CAPTURES, total: CAPTURES })
   })
+
+  it("ends a running re-analysis with its chatbot's deletion, its read-model row dropped", async () => {
+    await analysis!.stop()
+    const v3 = new ScriptedAnalyzer({ name: 'scripted', version: 'v3' })
+    v3.hold()
+    await startAnalysis(v3)
+    try {
+      const res = await post(cookie)
+      expect(res.statusCode, res.body).toBe(202)
+      await waitFor(async () => (await progress())?.status === 'running', {
+        timeoutMs: 60_000,
+        what: 'the re-analysis to start',
+      })
+      const runs = async () =>
+        (await db.pool.query('SELECT 1 FROM analysis_reanalyses WHERE chatbot_id = $1', [chatbotId])).rowCount
+      expect(await runs()).toBe(1)
+      const deleted = await app.inject({
+        method: 'DELETE',
+        url: `/api/v1/chatbots/${chatbotId}`,
+        headers: { cookie },
+      })
+      expect(deleted.statusCode, deleted.body).toBeLessThan(300)
+      await waitFor(async () => (await runs()) === 0, { timeoutMs: 60_000, what: 'the run forgotten' })
+      await waitFor(
+        async () =>
+          (await db.pool.query('SELECT 1 FROM rm_reanalysis WHERE chatbot_id = $1', [chatbotId])).rowCount ===
+          0,
+        { timeoutMs: 60_000, what: 'the read model row dropped' },
+      )
+    } finally {
+      v3.release()
+    }
+  })
 })

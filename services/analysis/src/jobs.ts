@@ -192,6 +192,7 @@ export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: 
   await client.query('DELETE FROM analysis_signal_state WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_chatbots WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_commands WHERE chatbot_id = $1', [chatbotId])
+  await client.query('DELETE FROM analysis_reanalyses WHERE chatbot_id = $1', [chatbotId])
 }
 
 /** Removes the jobs (and the content they hold), results and pooled embeddings of an erased conversation. */
