@@ -1,11 +1,2 @@
-/** mulberry32: a small seeded PRNG, so that a benchmark's data and choices are the same every run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
+/** The benchmarks' seeded PRNG: the service's own, so that a benchmark's data and choices are the same every run. */
+export { seededRandom } from '../../services/analysis/src/seeded-random.ts'

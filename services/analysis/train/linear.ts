@@ -3,6 +3,8 @@
  * per label, multi-label). Deterministic: a seeded shuffle, no other randomness.
  */
 
+import { seededRandom } from '../src/seeded-random.ts'
+
 export interface LinearHead {
   /** rows: outputs, columns: features */
   readonly weights: Float64Array[]
@@ -23,17 +25,6 @@ export interface Sample {
   /** softmax: one-hot (or soft) target; sigmoid: 0/1 per label. */
   readonly y: ArrayLike<number>
   readonly weight: number
-}
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 export function logits(head: LinearHead, x: ArrayLike<number>): Float64Array {
@@ -73,7 +64,7 @@ export function train(samples: readonly Sample[], outputs: number, opts: TrainOp
   const gw = weights.map(() => new Float64Array(dims))
   const gb = new Float64Array(outputs)
   const [b1, b2, eps] = [0.9, 0.999, 1e-8]
-  const random = mulberry32(opts.seed)
+  const random = seededRandom(opts.seed)
   const order = samples.map((_, i) => i)
   let step = 0
   const head = { weights, bias }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
 import { decideTopicCreation } from './create-topic.ts'
 import type { WindowPoint } from './recluster.ts'
 import { emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
 import { addInto, dot, normalized } from './vectors.ts'
-import { seededRandom } from './window-clusters.ts'
 
 // Given a chatbot's topics and window of synthetic requests (each request a direction of its own in 16
 // dimensions, its paraphrases that direction plus seeded noise), when an owner creates a topic from

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
 import { type CondensedEdge, hdbscan, labelPoints, selectClusters } from './hdbscan.ts'
-import { seededRandom } from './window-clusters.ts'
 
 /** `count` points around `centre`, normally spread with `sd` (Box–Muller on a seeded generator). */
 function blob(random: () => number, centre: readonly number[], sd: number, count: number): number[][] {

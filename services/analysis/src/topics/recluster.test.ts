@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
 import { poolClusters } from './agglomerative.ts'
 import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
 import { decideTopics, emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
 import { addInto, dot, normalized } from './vectors.ts'
-import { seededRandom, windowClusters } from './window-clusters.ts'
+import { windowClusters } from './window-clusters.ts'
 
 // Given a state and a window of synthetic requests (each request a direction of its own in 16
 // dimensions, its paraphrases that direction plus a little seeded noise), when the window is re-clustered

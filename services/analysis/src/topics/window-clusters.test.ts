@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
 import { normalized } from './vectors.ts'
-import { nearestNeighbours, seededRandom, WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
+import { nearestNeighbours, WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
 
 // Synthetic requests: each a direction of its own in 32 dimensions, its paraphrases that direction plus
 // seeded noise; unit vectors, as the model's embeddings are.

@@ -1,4 +1,5 @@
 import { UMAP } from 'umap-js'
+import { seededRandom } from '../seeded-random.ts'
 import { poolClusters } from './agglomerative.ts'
 import { hdbscan } from './hdbscan.ts'
 import { dot, type Vector } from './vectors.ts'
@@ -117,16 +118,4 @@ export function nearestNeighbours(
     distances.push(row.map((j, r) => (j === i ? 0 : Math.max(0, 1 - sims[i * size + r]!))))
   }
   return { indices, distances }
-}
-
-/** mulberry32: UMAP's random numbers, the same for the same seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
 }
