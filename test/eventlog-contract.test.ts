@@ -437,9 +437,11 @@ for (const b of backends) {
       // The operator fixes the cause and re-drives it: applied once, and gone from the store.
       fixed = true
       expect(await requestRedrive(db.pool, { ids: [letter!.id] })).toBe(1)
-      await waitFor(async () => (await listDeadLetters(db.pool, { groupId })).length === 0, {
-        what: 'the dead letter re-driven',
-      })
+      // The redrive counts it once its transaction has committed, just after the store forgets it: wait for both.
+      await waitFor(
+        async () => (await listDeadLetters(db.pool, { groupId })).length === 0 && c.stats.redriven > 0,
+        { what: 'the dead letter re-driven' },
+      )
       expect(c.stats.redriven).toBe(1)
       const { rows: dupes } = await db.pool.query(
         'SELECT event_id FROM test_applied GROUP BY event_id HAVING count(*) > 1',
