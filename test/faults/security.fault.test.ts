@@ -11,6 +11,7 @@
 import { verify } from '@node-rs/argon2'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROTECTED_TABLES, READ_MODEL_TABLES } from '../../services/projector/src/projections/registry.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/wait.ts'
 import {
@@ -25,19 +26,8 @@ import {
 } from './support/http.ts'
 import { killAllServices, type ServiceProcess, startService } from './support/processes.ts'
 
-const READ_MODELS = [
-  'rm_conversations',
-  'rm_messages',
-  'rm_hourly_stats',
-  'rm_hourly_activity',
-  'rm_org_hourly_stats',
-  'rm_chatbot_user_hours',
-  'rm_org_user_hours',
-  'rm_org_end_users',
-  'rm_erased_conversations',
-  'chatbots',
-  'event_streams',
-]
+/** The read models under row-level security (the projector's registry), and the gateway's tables the query role reads. */
+const READ_MODELS = [...PROTECTED_TABLES, 'chatbots', 'event_streams']
 const WRITE_SIDE = [
   'chatbot_data_keys',
   'users',
@@ -49,7 +39,8 @@ const WRITE_SIDE = [
   'capture_conversations',
   'capture_message_ids',
   'consumer_checkpoints',
-  'rm_deleted_chatbots',
+  // The projector's own read-model tables (rm_deleted_chatbots): not under row-level security, not granted.
+  ...READ_MODEL_TABLES.filter((t) => !PROTECTED_TABLES.includes(t)),
 ]
 
 let db: TestDatabase

@@ -2,8 +2,8 @@ import { type ConsumerPipeline, drop, type JournalRecord, ok, pipeline, type Ste
 import type { RecordedEvent } from '@cas/events'
 import { type Keyring, openStep } from '@cas/keyring'
 import type pg from 'pg'
-import { applyErased } from './erasure.ts'
-import { CHATBOT_TABLES, ReadModelChanges } from './registry.ts'
+import { applyChatbotDeleted, applyErased } from './barriers.ts'
+import { ReadModelChanges } from './registry.ts'
 
 export interface ProjectionStats {
   applied: number
@@ -78,12 +78,11 @@ function handleStep(stats: ProjectionStats): Step<RecordedEvent, void> {
     const changes = new ReadModelChanges()
     for (const { value: event } of items) {
       switch (event.type) {
-        // The barriers (registry.ts BARRIERS): what each table declares for them.
+        // The barriers (registry.ts BARRIERS): what each read model declares for them (barriers.ts),
+        // after what the batch gathered is written.
         case 'chatbot.deleted':
-          // Write what the batch gathered, take the chatbot out of the organization's rollups, then clear it all.
           await changes.flush(client)
-          await changes.rollups.removeChatbot(client, event.orgId, event.chatbotId)
-          await deleteChatbot(client, event.chatbotId, event.orgId, event.occurredAt)
+          await applyChatbotDeleted(client, event, changes.rollups)
           break
         case 'conversation.erased':
           await changes.flush(client)
@@ -115,18 +114,4 @@ async function readModelDeletedChatbots(client: pg.ClientBase, chatbotIds: strin
     [chatbotIds],
   )
   return new Set(rows.map((r) => r.chatbot_id))
-}
-
-/**
- * Removes every read-model row of the chatbot (the tables registry.ts declares `rows-deleted` and its
- * `row-deleted` row) and remembers it, so late events never bring rows back.
- */
-async function deleteChatbot(client: pg.ClientBase, chatbotId: string, orgId: string, at: string) {
-  for (const table of CHATBOT_TABLES)
-    await client.query(`DELETE FROM ${table} WHERE chatbot_id = $1`, [chatbotId])
-  await client.query('DELETE FROM rm_chatbots WHERE id = $1', [chatbotId])
-  await client.query(
-    'INSERT INTO rm_deleted_chatbots (chatbot_id, org_id, deleted_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-    [chatbotId, orgId, at],
-  )
 }

@@ -1,6 +1,5 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { CONVERSATION_TABLES } from './registry.ts'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 import type { RollupBatch } from './rollups.ts'
 
@@ -15,11 +14,13 @@ export interface ErasedMessage {
 }
 
 /**
- * An erased conversation leaves no row behind: its messages are taken back out of the hourly rollups,
- * its activity rows, messages and conversation row are deleted, and a tombstone drops analysis results
- * still on their way. `rollups` must hold no pending delta of this conversation (the caller flushes).
+ * The rollups' part of an erasure (registry.ts: `counts-taken-out`, `relinked`): its captured messages are
+ * taken back out of their hours, with their results, and its activity rows out of the distinct-count
+ * chains. Runs before its rows go (it reads its messages); `rollups` must hold no pending delta of this
+ * conversation (the caller flushes). The rest of the erasure (its rows, its tombstone) is derived from
+ * the registry (barriers.ts).
  */
-export async function applyErased(client: pg.ClientBase, e: Erased, rollups: RollupBatch): Promise<void> {
+export async function takeOutErased(client: pg.ClientBase, e: Erased, rollups: RollupBatch): Promise<void> {
   const { rows } = await client.query<ErasedMessage>(
     `SELECT role, sent_at, sentiment_score, sentiment_label, topics FROM rm_messages
       WHERE conversation_id = $1 AND sent_at IS NOT NULL`,
@@ -27,15 +28,6 @@ export async function applyErased(client: pg.ClientBase, e: Erased, rollups: Rol
   )
   foldErasure(e, rows, rollups)
   await rollups.eraseConversation(client, e.streamId)
-  // The tables registry.ts declares `rows-deleted` on erasure (its messages, its signals), then its row.
-  for (const table of CONVERSATION_TABLES)
-    await client.query(`DELETE FROM ${table} WHERE conversation_id = $1`, [e.streamId])
-  await client.query('DELETE FROM rm_conversations WHERE id = $1', [e.streamId])
-  await client.query(
-    `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT DO NOTHING`,
-    [e.streamId, e.orgId, e.chatbotId, e.occurredAt],
-  )
 }
 
 /**

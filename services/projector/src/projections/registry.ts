@@ -5,6 +5,7 @@ import { ChatbotBatch } from './chatbot-fold.ts'
 import { writeChatbots } from './chatbots.ts'
 import { ConversationBatch } from './conversation-fold.ts'
 import { writeConversations } from './conversations.ts'
+import { takeOutErased } from './erasure.ts'
 import { MessageBatch } from './message-fold.ts'
 import { writeMessages } from './messages.ts'
 import { ReanalysisChanges } from './reanalysis.ts'
@@ -63,6 +64,18 @@ export interface ReadModelBatch<E extends EventType> {
   flush(client: pg.ClientBase): Promise<void>
 }
 
+/**
+ * What a read model does for a barrier (`chatbot.deleted`, `conversation.erased`) beyond the deletes its
+ * tables declare (`rows-deleted`, `row-deleted`: derived, barriers.ts). `takeOut` runs before any row of
+ * any read model goes (it may read them): the work of its tables' `chatbot-taken-out`,
+ * `counts-taken-out` and `relinked`. `remember` runs after they went: the work of its `tombstone` table.
+ * A model has a hook exactly when one of its tables declares such work (checkBarrierHooks).
+ */
+export interface BarrierHooks<B extends Barrier> {
+  readonly takeOut?: (client: pg.ClientBase, event: RecordedEvent<B>, rollups: RollupBatch) => Promise<void>
+  readonly remember?: (client: pg.ClientBase, event: RecordedEvent<B>) => Promise<void>
+}
+
 export interface ReadModel<E extends EventType = EventType> {
   readonly name: string
   readonly tables: readonly ReadModelTable[]
@@ -70,6 +83,10 @@ export interface ReadModel<E extends EventType = EventType> {
   readonly events: readonly E[]
   /** A new batch of its changes; the conversation and message models add to the shared rollups. */
   readonly batch: (rollups: RollupBatch) => ReadModelBatch<E>
+  /** Its work for a chatbot's deletion beyond its tables' deletes. */
+  readonly onChatbotDeleted?: BarrierHooks<'chatbot.deleted'>
+  /** Its work for a conversation's erasure beyond its tables' deletes. */
+  readonly onErasure?: BarrierHooks<'conversation.erased'>
 }
 
 const readModel = <E extends EventType>(model: ReadModel<E>) => model
@@ -241,9 +258,14 @@ const rollups = readModel({
     add: () => {},
     flush: (client) => shared.flush(client),
   }),
+  onChatbotDeleted: {
+    // Its share of the organization's rollups and end users' hours; its own rows go with the chatbot.
+    takeOut: (client, e, rollups) => rollups.removeChatbot(client, e.orgId, e.chatbotId),
+  },
+  onErasure: { takeOut: takeOutErased },
 })
 
-/** The tombstones of deletion and erasure: written by them (apply.ts, erasure.ts), read before every batch. */
+/** The tombstones of deletion and erasure: written by them (`remember`), read before every batch (apply.ts). */
 const tombstones = readModel({
   name: 'tombstones',
   tables: [
@@ -253,6 +275,23 @@ const tombstones = readModel({
   ],
   events: [],
   batch: () => ({ add: () => {}, flush: async () => {} }),
+  onChatbotDeleted: {
+    remember: async (client, e) => {
+      await client.query(
+        'INSERT INTO rm_deleted_chatbots (chatbot_id, org_id, deleted_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [e.chatbotId, e.orgId, e.occurredAt],
+      )
+    },
+  },
+  onErasure: {
+    remember: async (client, e) => {
+      await client.query(
+        `INSERT INTO rm_erased_conversations (conversation_id, org_id, chatbot_id, erased_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [e.streamId, e.orgId, e.chatbotId, e.occurredAt],
+      )
+    },
+  },
 })
 
 /**
@@ -274,6 +313,7 @@ export const READ_MODELS = [
 
 /** Applied on their own, after the batch so far is written (apply.ts): they read and delete what is there. */
 export const BARRIERS = ['chatbot.deleted', 'conversation.erased'] as const
+export type Barrier = (typeof BARRIERS)[number]
 
 /** Events no read model folds, and why. */
 export const UNPROJECTED = [
@@ -316,6 +356,53 @@ export const CHATBOT_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
 export const CONVERSATION_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
   m.tables.filter((t) => t.onErasure === 'rows-deleted').map((t) => t.name),
 )
+
+/** The tables holding one chatbot's own row (`id`), deleted with it. */
+export const CHATBOT_ROW_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
+  m.tables.filter((t) => t.onChatbotDeleted === 'row-deleted').map((t) => t.name),
+)
+
+/** The tables holding one conversation's own row (`id`), deleted when it is erased. */
+export const CONVERSATION_ROW_TABLES: readonly string[] = READ_MODELS.flatMap((m) =>
+  m.tables.filter((t) => t.onErasure === 'row-deleted').map((t) => t.name),
+)
+
+const TAKEN_OUT: readonly (OnChatbotDeleted | OnErasure)[] = [
+  'chatbot-taken-out',
+  'counts-taken-out',
+  'relinked',
+]
+
+/**
+ * Where a read model's barrier hooks and its tables' declarations disagree: a table declaring work
+ * beyond a delete (taken out, relinked, a tombstone) in a model without the hook that does it, or a hook
+ * no table declares. Empty for READ_MODELS (checked below: the projector does not load otherwise).
+ */
+export function checkBarrierHooks(models: readonly ReadModel[]): string[] {
+  const problems: string[] = []
+  for (const model of models) {
+    for (const [barrier, hooks, of] of [
+      ['chatbot deletion', model.onChatbotDeleted, (t: ReadModelTable) => t.onChatbotDeleted],
+      ['erasure', model.onErasure, (t: ReadModelTable) => t.onErasure],
+    ] as const) {
+      const takenOut = model.tables.filter((t) => TAKEN_OUT.includes(of(t))).map((t) => t.name)
+      const tombstones = model.tables.filter((t) => of(t) === 'tombstone').map((t) => t.name)
+      if (takenOut.length > 0 && !hooks?.takeOut)
+        problems.push(`${model.name}: ${takenOut.join(', ')} taken out on ${barrier}, but no takeOut`)
+      if (takenOut.length === 0 && hooks?.takeOut)
+        problems.push(`${model.name}: a takeOut on ${barrier}, but no table declares one`)
+      if (tombstones.length > 0 && !hooks?.remember)
+        problems.push(`${model.name}: ${tombstones.join(', ')} a tombstone of ${barrier}, but no remember`)
+      if (tombstones.length === 0 && hooks?.remember)
+        problems.push(`${model.name}: a remember on ${barrier}, but no tombstone table`)
+    }
+  }
+  return problems
+}
+{
+  const problems = checkBarrierHooks(READ_MODELS as readonly ReadModel[])
+  if (problems.length > 0) throw new Error(`registry.ts: ${problems.join('; ')}`)
+}
 
 /** The read models folding each event type. */
 const FOLDED_BY = new Map<string, ReadModel[]>()
