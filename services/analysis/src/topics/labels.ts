@@ -62,12 +62,20 @@ export function labelTopic(terms: TermCounts, corpus: TermCorpus): TopicLabel {
  * lost" and "card, lost, stolen") then still read apart on the Topics page and in its tables.
  */
 export function distinctLabel(topic: TopicLabel, taken: ReadonlySet<string>): string {
-  if (!taken.has(topic.label)) return topic.label
+  // Labels compare as a reader does: "Refunds" and "refunds " are one label.
+  const keys = new Set([...taken].map(labelKey))
+  const free = (label: string) => !keys.has(labelKey(label))
+  if (free(topic.label)) return topic.label
   for (let terms = LABEL_TERMS + 1; terms <= topic.keywords.length; terms++) {
     const longer = labelOf(topic.keywords, terms)
-    if (!taken.has(longer)) return longer
+    if (free(longer)) return longer
   }
-  for (let n = 2; ; n++) if (!taken.has(`${topic.label} (${n})`)) return `${topic.label} (${n})`
+  for (let n = 2; ; n++) if (free(`${topic.label} (${n})`)) return `${topic.label} (${n})`
+}
+
+/** A label as compared for sameness: trimmed, spaces collapsed, lower case. */
+export function labelKey(label: string): string {
+  return label.trim().replace(/\s+/g, ' ').toLowerCase()
 }
 
 /** The first keywords, a bigram taking the place of a word of it already chosen and words of a chosen bigram left out. */

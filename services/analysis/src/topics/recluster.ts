@@ -1,4 +1,4 @@
-import { distinctLabel, labelTopic, termCorpus } from './labels.ts'
+import { distinctLabel, labelKey, labelTopic, termCorpus } from './labels.ts'
 import {
   addTerms,
   DEFAULT_TOPIC_OPTIONS,
@@ -35,9 +35,18 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * - A topic left without a cluster merged (`analysis.topic-merged`) into the topic that took at least
  *   half of its window's members, or else is retired (`analysis.topic-retired`): it takes no message
  *   again, and its window's members moved where their clusters went.
- * - Topics with no member in the window (none asked about lately), the chatbot's own topics
- *   (settings.topics) and the topics a user renamed or merged into (pinned), whose members are left out
- *   of the clustering, are left as they are: a user's merge or label is never undone by a run.
+ * - Held topics, the chatbot's own (settings.topics) and those a user renamed, created from examples or
+ *   merged into (pinned), win: their members are clustered with the others but stay where they are, and
+ *   they are never relabelled, merged away or retired (a user's merge or label is never undone by a run).
+ *   They are matched first: a cluster that shares at least half of the smaller of it and a held topic's
+ *   window members is that topic's (a held topic may take several), as is a cluster most of whose other
+ *   members lie inside a held topic's spread (a configured topic with few members in the window). Such a
+ *   cluster's other members join the held topic, and a discovered topic they came from merges into it, so
+ *   no discovered topic duplicates a held one. The other clusters are matched without their held members.
+ *   A held topic with no member in the window is a reference of the clustering (its member mean).
+ * - Topics with no member in the window (none asked about lately) are left as they are.
+ * - No two topics share a label (compared as labels.ts's labelKey does): a discovered topic whose label
+ *   a held topic has is relabelled.
  * Each re-clustered topic's embedding sum, size, terms and spread are its window members' from now on,
  * so that between runs a new message joins it only inside its present spread. Messages of no cluster
  * (or of one smaller than minTopicSize) wait in the pool ("other"); then every waiting message that lies
@@ -75,25 +84,33 @@ export function currentTopic(state: TopicState, id: string): string {
   return topic && !topic.retired ? topic.id : OTHER_TOPIC
 }
 
-/** The chatbot's own topics and those a user renamed or merged into: re-clustering leaves them as they are. */
+/** The chatbot's own topics and those a user renamed, created or merged into: their members stay. */
 function isHeld(t: Topic | undefined): boolean {
   return t !== undefined && (t.configured || t.pinned)
 }
 
 /**
- * What is clustered: the window's messages not in one of the chatbot's own topics, and those topics'
- * member means as references (a message nearer one of them than its cluster lowers that cut's silhouette).
+ * What is clustered: the whole window, the held topics' members too (decideRecluster matches the
+ * clusters they fall in to their topics), and, as references (a message nearer one of them than its
+ * cluster lowers that cut's silhouette), the member means of the held topics with no member in it.
  */
 export function clusteringInput(state: TopicState, window: readonly WindowPoint[]) {
-  const points = window.filter((p) => !isHeld(state.topics.get(currentTopic(state, p.topicId))))
+  const represented = new Set(window.map((p) => currentTopic(state, p.topicId)))
   const references = [...state.topics.values()]
-    .filter((t) => isHeld(t) && t.mergedInto === null && !t.retired && t.size + (t.configured ? 1 : 0) > 0)
+    .filter(
+      (t) =>
+        isHeld(t) &&
+        t.mergedInto === null &&
+        !t.retired &&
+        !represented.has(t.id) &&
+        t.size + (t.configured ? 1 : 0) > 0,
+    )
     .map((t) => {
       const out = new Float32Array(t.sum.length)
       addInto(out, t.sum, 1 / (t.size + (t.configured ? 1 : 0)))
       return out
     })
-  return { points, references }
+  return { points: [...window], references }
 }
 
 /**
@@ -107,22 +124,52 @@ export function decideRecluster(
   deps: ReclusterDeps,
   options: TopicModelOptions = DEFAULT_TOPIC_OPTIONS,
 ): TopicDecision & { summary: ReclusterSummary } {
-  // A topic configured, renamed or merged into by a user since the window was read is left as it is too.
-  const free = clustered.map((p) => !isHeld(state.topics.get(currentTopic(state, p.topicId))))
-  const points = clustered.filter((_, i) => free[i])
-  const numbers = clusterNumbers.filter((_, i) => free[i])
-  const before = points.map((p) => currentTopic(state, p.topicId))
+  // Held as the state is now: a topic configured, renamed or merged into by a user since the window was
+  // read is held too.
+  const heldNow = clustered.map((p) => {
+    const t = currentTopic(state, p.topicId)
+    return isHeld(state.topics.get(t)) ? t : undefined
+  })
+  const heldMembers = countBy(heldNow.flatMap((t) => (t === undefined ? [] : [t])))
+  const heldTopics = [...state.topics.values()]
+    .filter((t) => isHeld(t) && t.mergedInto === null && !t.retired)
+    .sort((a, b) => a.seq - b.seq)
+  const priorNow = pooledSpread([...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired))
   const byNumber = new Map<number, number[]>()
-  numbers.forEach((n, i) => {
+  clusterNumbers.forEach((n, i) => {
     // Noise (a negative number): no cluster; it waits.
     if (n < 0) return
     const list = byNumber.get(n) ?? []
     list.push(i)
     byNumber.set(n, list)
   })
-  const clusters = [...byNumber.keys()]
-    .sort((a, b) => a - b)
-    .map((n) => byNumber.get(n)!)
+  // Clusters matched to a held topic first: their free members join it.
+  const joinHeld = new Map<number, string>()
+  const rest: number[][] = []
+  for (const n of [...byNumber.keys()].sort((a, b) => a - b)) {
+    const all = byNumber.get(n)!
+    const free = all.filter((i) => heldNow[i] === undefined)
+    const [byMembers, shared] = plurality(countBy(all.flatMap((i) => heldNow[i] ?? [])))
+    let into: string | undefined
+    if (byMembers !== undefined && 2 * shared >= Math.min(all.length, heldMembers.get(byMembers)!))
+      into = byMembers
+    else if (free.length > 0) {
+      const [byInside, inside] = plurality(
+        countBy(
+          free.flatMap((i) => insideOf(heldTopics, priorNow, clustered[i]!.embedding, options)?.id ?? []),
+        ),
+      )
+      if (byInside !== undefined && 2 * inside > free.length) into = byInside
+    }
+    if (into !== undefined) for (const i of free) joinHeld.set(i, into)
+    else rest.push(free)
+  }
+  const freeIndex = clustered.flatMap((_, i) => (heldNow[i] === undefined ? [i] : []))
+  const points = freeIndex.map((i) => clustered[i]!)
+  const local = new Map(freeIndex.map((i, j) => [i, j]))
+  const before = points.map((p) => currentTopic(state, p.topicId))
+  const clusters = rest
+    .map((members) => members.map((i) => local.get(i)!))
     .filter((members) => members.length >= options.minTopicSize)
   const windowMembers = new Map<string, number>()
   for (const t of before) if (t !== OTHER_TOPIC) windowMembers.set(t, (windowMembers.get(t) ?? 0) + 1)
@@ -174,6 +221,22 @@ export function decideRecluster(
 
   const after: string[] = points.map(() => OTHER_TOPIC)
   for (const [c, members] of clusters.entries()) for (const i of members) after[i] = idOf[c]!
+  // The members of a cluster that is a held topic's join it (its sum, size and terms; its spread and
+  // label stay its own).
+  for (const [i, into] of joinHeld) {
+    const j = local.get(i)!
+    after[j] = into
+    if (before[j] === into) continue
+    const topic = state.topics.get(into)!
+    addInto(topic.sum, points[j]!.embedding)
+    topic.centroid = normalized(topic.sum)
+    topic.size++
+    addTerms(
+      topic.terms,
+      points[j]!.terms.map((t) => [t, 1]),
+    )
+    changedTopics.add(into)
+  }
   let merged = 0
   let retired = 0
   const endings: TopicEvent[] = []
@@ -238,7 +301,7 @@ export function decideRecluster(
   const prior = pooledSpread(active)
   const waiting: PoolPoint[] = []
   for (const p of pool) {
-    const topic = inside(active, prior, p.embedding, options)
+    const topic = insideOf(active, prior, p.embedding, options)
     if (!topic) {
       waiting.push(p)
       continue
@@ -267,8 +330,8 @@ export function decideRecluster(
     changedPool,
     removedPool,
     summary: {
-      clustered: points.length,
-      topics: clusters.length,
+      clustered: clustered.length,
+      topics: clusters.length + new Set(joinHeld.values()).size,
       kept: kept.size,
       created: created.length,
       merged,
@@ -304,6 +367,12 @@ function rebuild(topic: Topic, members: readonly WindowPoint[]): void {
 /** New topics get labels; kept topics whose members are mostly new get them again. No two alike. */
 function label(state: TopicState, created: Topic[], relabel: Topic[], events: TopicEvent[]): void {
   const active = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired)
+  // A held topic's label is its own: a discovered topic that has it too is relabelled.
+  const heldLabels = new Set(active.filter(isHeld).map((t) => labelKey(t.label)))
+  for (const t of active) {
+    if (!isHeld(t) && !created.includes(t) && !relabel.includes(t) && heldLabels.has(labelKey(t.label)))
+      relabel.push(t)
+  }
   const corpus = termCorpus(active.map((t) => t.terms))
   const taken = new Set(active.filter((t) => !created.includes(t)).map((t) => t.label))
   for (const topic of created) {
@@ -331,7 +400,7 @@ function label(state: TopicState, created: Topic[], relabel: Topic[], events: To
   }
 }
 
-function inside(
+function insideOf(
   active: readonly Topic[],
   prior: ReturnType<typeof pooledSpread>,
   v: Vector,
