@@ -182,6 +182,27 @@ describe.skipIf(!hasTestModel)('re-clustering around held topics, with the langu
     expect(state.topics.get(DISCOVERED)).toMatchObject({ label: 'driver, add', mergedInto: null })
   })
 
+  it('a cluster that lumps a held topic with a distinct request does not merge that request into it', async () => {
+    // A given clustering (one cluster of everything): the model judges who lies inside the held topic.
+    const members = await points('claim', CLAIM, PINNED)
+    const drivers = await points('driver', DRIVER, DISCOVERED)
+    const state = emptyTopicState('bot')
+    topic(state, PINNED, 'Car claims', members).pinned = true
+    topic(state, DISCOVERED, 'driver, add', drivers)
+    const window = [...members, ...drivers]
+    const { points: clustered } = clusteringInput(state, window)
+    const decision = decideRecluster(
+      state,
+      clustered,
+      clustered.map(() => 0),
+      { newId: () => 'unused' },
+    )
+    expect(decision.events).toEqual([])
+    expect(decision.reassigned).toEqual([])
+    expect(state.topics.get(DISCOVERED)).toMatchObject({ mergedInto: null, size: DRIVER.length })
+    expect(state.topics.get(PINNED)!.size).toBe(CLAIM.length)
+  })
+
   it("relabels a discovered topic that has a held topic's label (compared as a reader does)", async () => {
     const members = await points('claim', CLAIM, PINNED)
     const drivers = await points('driver', DRIVER, DISCOVERED)

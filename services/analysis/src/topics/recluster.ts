@@ -41,8 +41,10 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  *   They are matched first: a cluster that shares at least half of the smaller of it and a held topic's
  *   window members is that topic's (a held topic may take several), as is a cluster most of whose other
  *   members lie inside a held topic's spread (a configured topic with few members in the window). Such a
- *   cluster's other members join the held topic, and a discovered topic they came from merges into it, so
- *   no discovered topic duplicates a held one. The other clusters are matched without their held members.
+ *   cluster's other members join the held topic by the group they come from (a discovered topic, or
+ *   "other"), when most of the group lies inside the held topic's spread, and a discovered topic they
+ *   came from merges into it, so no discovered topic duplicates a held one; a group that does not (a
+ *   distinct request the clustering lumped in) stays in the cluster's rest. The other clusters are matched without their held members.
  *   A held topic with no member in the window is a reference of the clustering (its member mean).
  * - Topics with no member in the window (none asked about lately) are left as they are.
  * - No two topics share a label (compared as labels.ts's labelKey does): a discovered topic whose label
@@ -143,9 +145,14 @@ export function decideRecluster(
     list.push(i)
     byNumber.set(n, list)
   })
-  // Clusters matched to a held topic first: their free members join it.
+  // Clusters matched to a held topic first. Its free members join it by the group they come from (a
+  // discovered topic, or "other"): a group most of whose members lie inside the held topic's spread
+  // joins it; another stays in the cluster's rest, matched as any cluster is.
   const joinHeld = new Map<number, string>()
   const rest: number[][] = []
+  const insideHeld = (t: Topic, i: number) =>
+    dot(clustered[i]!.embedding, t.sum) / (t.size + (t.configured ? 1 : 0)) >=
+    insideThreshold(t, priorNow, options)
   for (const n of [...byNumber.keys()].sort((a, b) => a - b)) {
     const all = byNumber.get(n)!
     const free = all.filter((i) => heldNow[i] === undefined)
@@ -161,8 +168,23 @@ export function decideRecluster(
       )
       if (byInside !== undefined && 2 * inside > free.length) into = byInside
     }
-    if (into !== undefined) for (const i of free) joinHeld.set(i, into)
-    else rest.push(free)
+    if (into === undefined) {
+      rest.push(free)
+      continue
+    }
+    const held = state.topics.get(into)!
+    const groups = new Map<string, number[]>()
+    for (const i of free) {
+      const from = currentTopic(state, clustered[i]!.topicId)
+      groups.set(from, [...(groups.get(from) ?? []), i])
+    }
+    const left: number[] = []
+    for (const members of groups.values()) {
+      const inside = members.filter((i) => insideHeld(held, i)).length
+      if (2 * inside > members.length) for (const i of members) joinHeld.set(i, into)
+      else left.push(...members)
+    }
+    rest.push(left)
   }
   const freeIndex = clustered.flatMap((_, i) => (heldNow[i] === undefined ? [i] : []))
   const points = freeIndex.map((i) => clustered[i]!)
