@@ -17,7 +17,11 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
 import { EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
-import { appendPoisonedConversation, poisonedConversation } from './support/poison.ts'
+import {
+  appendPoisonedConversation,
+  appendSchemaInvalidEvent,
+  poisonedConversation,
+} from './support/poison.ts'
 import { waitFor } from './support/wait.ts'
 
 for (const mode of EVENT_LOG_MODES) {
@@ -25,6 +29,69 @@ for (const mode of EVENT_LOG_MODES) {
     const cleanups: (() => Promise<unknown>)[] = []
     afterEach(async () => {
       for (const c of cleanups.splice(0).reverse()) await c()
+    })
+
+    it('sets aside at once an event that can never be read (not its schema), counts it, and applies the next', async () => {
+      const pipeline = await startPipeline(mode.name, cleanups)
+      const { db, app } = pipeline
+      const { projector, groupId: projectorGroup, projected } = await startLiveProjector(pipeline, cleanups)
+      const analysisGroup = uniqueGroupId('analysis')
+      const analysis = createAnalysisService({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog: pipeline.eventLog,
+        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ANALYSIS_PROVIDER: 'lexical' })),
+        logger: false,
+        groupId: analysisGroup,
+      })
+      await analysis.start()
+      cleanups.push(() => analysis.stop())
+      const owner = await signUp(app)
+      const { chatbot, apiKey } = await createChatbot(app, owner.cookie)
+
+      // Past the gateway's checks: a capture whose message has a role the schema does not know, then
+      // a capture of the same chatbot through the API.
+      const bad = await appendSchemaInvalidEvent(db.pool, { id: chatbot.id, orgId: owner.organization.id })
+      const next = await postCapture(app, apiKey, {
+        conversationId: 'after-the-bad-one',
+        messages: [{ id: 'u1', role: 'user', content: 'Where is my parcel?' }],
+      })
+      expect(next.statusCode, next.body).toBe(200)
+
+      for (const group of [projectorGroup, analysisGroup]) {
+        const letters = await waitFor(
+          async () => {
+            const found = await listDeadLetters(db.pool, { groupId: group })
+            return found.length > 0 && found
+          },
+          { timeoutMs: 45_000, what: `the bad event in the dead letters of ${group}` },
+        )
+        // Set aside at once (a step that knows it can never succeed): one attempt, not the batch's.
+        expect(
+          letters.map((l) => [l.eventId, l.eventType, l.attempts]),
+          group,
+        ).toEqual([[bad.id, 'conversation.messages-captured', 1]])
+        expect(letters[0]!.error).toMatch(/^invalid_event: /)
+      }
+      // The next event is applied: its conversation is read back.
+      await projected()
+      const read = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations/${next.json().conversationId}`,
+        headers: { cookie: owner.cookie },
+      })
+      expect(read.statusCode, read.body).toBe(200)
+      expect(read.json().conversation.messages[0].content).toBe('Where is my parcel?')
+      // Counted as set aside, not as dropped.
+      expect(projector.consumer.stats.deadLettered).toBe(1)
+      expect(analysis.consumer.stats.deadLettered).toBe(1)
+      expect(projector.consumer.stats.droppedEvents).toEqual({})
+      const metrics = new Metrics()
+      metrics.observeConsumer(projector.consumer)
+      metrics.observeConsumer(analysis.consumer)
+      const { body } = await metrics.render()
+      for (const group of [projectorGroup, analysisGroup])
+        expect(body).toContain(`cas_consumer_dead_lettered_events_total{group="${group}"} 1`)
     })
 
     it('sets aside an event no consumer can apply while other organizations capture and read on', async () => {

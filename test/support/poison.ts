@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
 import { appendToStream, type EventToAppend, type JournalRecord } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { type NewEvent, newEvent } from '@cas/events'
 import { dataKeyFor, sealEvents } from '@cas/keyring'
 import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
@@ -54,6 +54,44 @@ export async function appendPoisonedConversation(
       chatbotId: chatbot.id,
       expectedVersion: 0,
       events,
+    })
+    return records[1]!
+  })
+}
+
+/**
+ * Appends, straight into the journal past the gateway's checks, a new conversation of the chatbot whose
+ * `conversation.messages-captured` does not match its schema (a message of role `robot`), sealed with
+ * the chatbot's key as the gateway seals: it opens, and can never be read. Returns that event.
+ */
+export async function appendSchemaInvalidEvent(
+  pool: pg.Pool,
+  chatbot: { readonly id: string; readonly orgId: string },
+): Promise<JournalRecord> {
+  const streamId = randomUUID()
+  const [started, captured] = await poisonedConversation(pool, chatbot, streamId)
+  const dataKey = await withTransaction(pool, (client) =>
+    dataKeyFor(client, testKeyring, chatbot.id, chatbot.orgId),
+  )
+  const now = new Date().toISOString()
+  const [invalid] = sealEvents(dataKey, { chatbotId: chatbot.id, streamId }, [
+    {
+      ...captured!,
+      payload: {
+        messages: [{ id: 'm-1', role: 'robot', content: 'beep', sentAt: now }],
+        receivedAt: now,
+        analysisRequested: true,
+      },
+    } as unknown as NewEvent,
+  ])
+  return withTransaction(pool, async (client) => {
+    const { records } = await appendToStream(client, {
+      streamType: 'conversation',
+      streamId,
+      orgId: chatbot.orgId,
+      chatbotId: chatbot.id,
+      expectedVersion: 0,
+      events: [started!, invalid!],
     })
     return records[1]!
   })

@@ -1,4 +1,4 @@
-import { drop, type JournalRecord, ok, type Step } from '@cas/eventlog'
+import { assertNever, deadLetter, drop, type JournalRecord, ok, type Step } from '@cas/eventlog'
 import {
   openSealedEvent,
   type RecordedEvent,
@@ -64,10 +64,11 @@ export async function openRecords(
 
 /**
  * The open step of a consumer pipeline (ConsumerPipeline in @cas/eventlog): each record's event, opened,
- * upcast and validated, or dropped with its reason. An event of a deleted chatbot (its key destroyed) is
- * dropped as `chatbot_deleted`, which is how deletion is meant to go (`chatbot.deleted` itself opens, so
- * that the consumer forgets the chatbot); any other event that does not open, as `key_missing` or
- * `invalid_event`.
+ * upcast and validated. An event of a deleted chatbot (its key destroyed) is dropped as
+ * `chatbot_deleted`, which is how deletion is meant to go (`chatbot.deleted` itself opens, so that the
+ * consumer forgets the chatbot); one whose chatbot has no key here, as `key_missing`. One that does not
+ * open or does not match its schema (`invalid_event`) can never be applied: it is set aside in the
+ * dead-letter store at once (`deadLetter`, DESIGN.md guarantee 9), to be re-driven after a fix.
  */
 export function openStep(keyring: Keyring): Step<JournalRecord, RecordedEvent> {
   return async (items, client) =>
@@ -77,9 +78,17 @@ export function openStep(keyring: Keyring): Step<JournalRecord, RecordedEvent> {
         keyring,
         items.map((i) => i.value),
       )
-    ).map((opened) =>
-      opened.ok
-        ? ok(opened.event)
-        : drop(opened.reason === 'key_destroyed' ? 'chatbot_deleted' : opened.reason, opened.detail),
-    )
+    ).map((opened) => {
+      if (opened.ok) return ok(opened.event)
+      switch (opened.reason) {
+        case 'key_destroyed':
+          return drop('chatbot_deleted')
+        case 'key_missing':
+          return drop(opened.reason, opened.detail)
+        case 'invalid_event':
+          return deadLetter(`invalid_event: ${opened.detail ?? 'the event does not open'}`)
+        default:
+          return assertNever(opened.reason, 'skip reason')
+      }
+    })
 }
