@@ -124,6 +124,21 @@ describe('a service configuration', () => {
     )
   })
 
+  it('refines signals with an LLM only when asked, and then needs its endpoint, key and model', () => {
+    expect(parseConfig([analysis], {}).SIGNALS_LLM_REFINE).toBe('off')
+    expect(() => parseConfig([analysis], { SIGNALS_LLM_REFINE: 'borderline', LLM_MODEL: 'm' })).toThrow(
+      /LLM_BASE_URL: required when SIGNALS_LLM_REFINE=borderline\n\s+LLM_API_KEY: required/,
+    )
+    expect(() => parseConfig([analysis], { SIGNALS_LLM_REFINE: 'always' })).toThrow(/SIGNALS_LLM_REFINE/)
+    const on = parseConfig([analysis], {
+      SIGNALS_LLM_REFINE: 'borderline',
+      LLM_BASE_URL: 'http://127.0.0.1:1/v1',
+      LLM_API_KEY: 'k',
+      LLM_MODEL: 'm',
+    })
+    expect(on.SIGNALS_LLM_REFINE).toBe('borderline')
+  })
+
   it("hands a module one concern's values and nothing else", () => {
     expect(valuesOf(sessions, loadConfig({ SESSION_IDLE_MINUTES: '30' }))).toEqual({
       SESSION_SECRET: undefined,

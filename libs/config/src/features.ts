@@ -177,6 +177,10 @@ export const analysis = group({
       unit: 'calls',
       meaning: 'LLM calls in flight per analysis process',
     }),
+    SIGNALS_LLM_REFINE: variable(z.enum(['off', 'borderline']).default('off'), {
+      meaning:
+        '`borderline`: the LLM (`LLM_*` then required) confirms or rejects borderline signals, never adds one; on failure the local result stands ([Analysis](analysis.md#llm-refinement-of-borderline-signals)). `off`: local only',
+    }),
     ANALYSIS_CONCURRENCY: variable(int(1, 256).default(64), {
       unit: 'jobs',
       meaning:
@@ -201,10 +205,16 @@ export const analysis = group({
         'Queued jobs at which the analysis consumer pauses (the backlog stays in the event log, not in memory; `cas_consumer_paused` says so) until the analyzer has worked some off; each process may pass it by one batch',
     }),
   },
-  check: (values) =>
-    values.ANALYSIS_PROVIDER === 'llm'
+  check: (values) => [
+    ...(values.ANALYSIS_PROVIDER === 'llm'
       ? LLM_VARIABLES.filter((name) => !values[name]).map(
           (name) => `${name}: required when ANALYSIS_PROVIDER=llm`,
         )
-      : [],
+      : []),
+    ...(values.SIGNALS_LLM_REFINE === 'borderline' && values.ANALYSIS_PROVIDER !== 'llm'
+      ? LLM_VARIABLES.filter((name) => !values[name]).map(
+          (name) => `${name}: required when SIGNALS_LLM_REFINE=borderline`,
+        )
+      : []),
+  ],
 })

@@ -329,6 +329,13 @@ export const analysisSignalsDetectedV1 = defineEvent({
         label: z.string().min(1).max(100).optional().describe("A chatbot's own signal's label."),
         confidence: z.number().min(0).max(1).describe('0.5 at the threshold, towards 1 beyond it.'),
         evidence: z.array(messageIdSchema).describe('The messages it fired on, in conversation order.'),
+        refinedBy: z
+          .string()
+          .regex(/^llm:.+$/)
+          .optional()
+          .describe(
+            'Set when the signal was borderline and an LLM (`llm:` and its model) confirmed it (SIGNALS_LLM_REFINE=borderline); absent when the local model decided it alone. A borderline signal the LLM rejected is not listed.',
+          ),
       }),
     ),
     settled: z
@@ -347,6 +354,7 @@ export const analysisSignalsDetectedV1 = defineEvent({
         label: 'asks for a discount',
         confidence: 0.7,
         evidence: ['m-1'],
+        refinedBy: 'llm:gpt-4o-mini',
       },
     ],
     settled: false,

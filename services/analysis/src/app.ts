@@ -24,6 +24,8 @@ import { analysisPipeline } from './consumer.ts'
 import { AnalysisJobRunner, jobLogFields } from './job-runner.ts'
 import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
 import { type AnalyzerConfig, analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
+import { type SignalRefineOptions, SignalRefiner } from './signals/llm-refine.ts'
+import { decideSignals } from './signals/store.ts'
 import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
 
 export type { Analyzer } from './analyzer.ts'
@@ -49,6 +51,8 @@ export interface AnalysisServiceDeps {
   readonly signalSweepMs?: number
   /** Re-clustering each chatbot's topics in the background (topics/reclusterer.ts); none when unset. */
   readonly recluster?: ReclusterPolicy
+  /** SIGNALS_LLM_REFINE=borderline: an LLM judges borderline signals (signals/llm-refine.ts); none when unset. */
+  readonly signalRefine?: SignalRefineOptions
   /** How often the analysis's status is reported (default 2 s). */
   readonly statusIntervalMs?: number
   /** Applying owners' and admins' command events (command-runner.ts); its default policy when unset. */
@@ -60,6 +64,8 @@ export interface AnalysisService {
   readonly jobRunner: AnalysisJobRunner
   /** Re-clusters chatbots' topics in the background; undefined when the service runs without it. */
   readonly reclusterer: Reclusterer | undefined
+  /** Asks the LLM about borderline signals; undefined when SIGNALS_LLM_REFINE is off. */
+  readonly signalRefiner: SignalRefiner | undefined
   /** Applies the command events of owners and admins (topic commands) queued by the consumer. */
   readonly commands: CommandRunner
   /**
@@ -84,6 +90,20 @@ export function analysisSettings(config: AnalysisConfig) {
     maxPending: config.ANALYSIS_MAX_PENDING,
     maxTopics: config.ANALYSIS_MAX_TOPICS,
     recluster: reclusterPolicy(config),
+    signalRefine: signalRefineOf(config),
+  }
+}
+
+/** The LLM refinement of borderline signals, when SIGNALS_LLM_REFINE=borderline (the config checks LLM_*). */
+export function signalRefineOf(config: AnalysisConfig): SignalRefineOptions | undefined {
+  if (config.SIGNALS_LLM_REFINE !== 'borderline') return undefined
+  if (!config.LLM_BASE_URL || !config.LLM_API_KEY || !config.LLM_MODEL) return undefined
+  return {
+    baseUrl: config.LLM_BASE_URL,
+    apiKey: config.LLM_API_KEY,
+    model: config.LLM_MODEL,
+    timeoutMs: config.LLM_TIMEOUT_MS,
+    concurrency: config.LLM_CONCURRENCY,
   }
 }
 
@@ -140,6 +160,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     leaseMs: deps.leaseMs,
     maxTopics: deps.maxTopics,
     signalSweepMs: deps.signalSweepMs,
+    signalRefine: deps.signalRefine,
     now,
     log: (msg, fields) => log?.warn(fields ?? {}, msg),
     onAnalyzed: (job) =>
@@ -150,6 +171,16 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         pool: deps.pool,
         analyzer: deps.analyzer,
         policy: deps.recluster,
+        now,
+        log: (msg, fields) => log?.warn(fields ?? {}, msg),
+      })
+    : undefined
+  const signalRefiner = deps.signalRefine
+    ? new SignalRefiner({
+        ...deps.signalRefine,
+        pool: deps.pool,
+        analyzer: deps.analyzer.info,
+        decide: decideSignals,
         now,
         log: (msg, fields) => log?.warn(fields ?? {}, msg),
       })
@@ -185,6 +216,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     consumer,
     jobRunner,
     reclusterer,
+    signalRefiner,
     commands,
     status,
     jobs: () => jobCounts(deps.pool),
@@ -198,6 +230,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         if (stopped) return
         jobRunner.start()
         reclusterer?.start()
+        signalRefiner?.start()
         commands.start()
       })
     },
@@ -207,6 +240,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       await consumer.stop()
       await starting
       await reclusterer?.stop()
+      await signalRefiner?.stop()
       await commands.stop()
       await jobRunner.stop()
     },
@@ -276,6 +310,7 @@ export function analysisService(
         analyzer: analyzerStatus(analyzer),
         worker: service.jobRunner.stats,
         reclustering: service.reclusterer?.stats ?? null,
+        signalRefinement: service.signalRefiner?.stats ?? null,
       }))
     },
     async close() {

@@ -17,6 +17,7 @@ import {
   traceOf,
 } from './jobs.ts'
 import { type ScoredMessage, withEmotions } from './signals/cues.ts'
+import type { RefinePolicy } from './signals/llm-refine.ts'
 import { SignalScorer } from './signals/scorer.ts'
 import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
@@ -43,6 +44,8 @@ export interface JobRunnerOptions {
   readonly maxTopics?: number
   /** How often conversations whose quiet period has passed are looked at again (abandonment); default 30 s. */
   readonly signalSweepMs?: number
+  /** SIGNALS_LLM_REFINE=borderline: the LLM's verdicts apply, borderline signals are marked for it. */
+  readonly signalRefine?: RefinePolicy
 }
 
 export interface JobRunnerStats {
@@ -244,7 +247,13 @@ export class AnalysisJobRunner {
     for (;;) {
       const appended = await withTransaction(this.opts.pool, async (client) => {
         const now = this.now()
-        const appends = await sweepDueSignals(client, this.opts.analyzer.info, now, 100)
+        const appends = await sweepDueSignals(
+          client,
+          this.opts.analyzer.info,
+          now,
+          100,
+          this.opts.signalRefine,
+        )
         if (appends.length > 0) await appendToStreams(client, appends, { now: this.now })
         return appends.length
       })
@@ -403,6 +412,7 @@ export class AnalysisJobRunner {
       })),
       info,
       now,
+      this.opts.signalRefine,
     )
     // One append per stream: a conversation's signals go after its results.
     for (const signalAppend of signalAppends) {

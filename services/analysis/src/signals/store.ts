@@ -5,12 +5,8 @@ import type pg from 'pg'
 import type { AnalyzerInfo, MessageRole } from '../analyzer.ts'
 import { chatbotSettings } from '../chatbot-settings.ts'
 import type { MessageCues } from './cues.ts'
-import {
-  type ConversationMessage,
-  type DetectedSignal,
-  detectSignals,
-  type SignalSettings,
-} from './detect.ts'
+import { type ConversationMessage, detectSignals, type SignalSettings } from './detect.ts'
+import { applyVerdicts, type RefinedSignal, type RefinePolicy, type Verdict } from './llm-refine.ts'
 
 /** A conversation whose signals are to be decided again, and the metadata of the events it may cause. */
 export interface SignalTarget {
@@ -32,9 +28,16 @@ interface ResultRow {
 interface StateRow {
   conversation_id: string
   analyzer: string
-  signals: DetectedSignal[]
+  signals: RefinedSignal[]
   settled: boolean
+  llm_verdicts: Verdict[]
 }
+
+/** JSON with each object's keys sorted: the stored signals come back from jsonb in its key order. */
+const canonical = (signals: readonly RefinedSignal[]) =>
+  JSON.stringify(
+    signals.map((s) => Object.fromEntries(Object.entries(s).sort(([a], [b]) => (a < b ? -1 : 1)))),
+  )
 
 export function signalSettingsOf(settings: ChatbotSignalSettings): SignalSettings {
   return {
@@ -49,17 +52,20 @@ export function signalSettingsOf(settings: ChatbotSignalSettings): SignalSetting
  * transaction, after the results it writes), records them, and returns the analysis.signals-detected
  * appends of those whose signals changed (or were decided by another analyzer). Each conversation's state row is
  * locked first, in id order, so that a commit and the sweep never interleave on one conversation.
+ * With `refine` (SIGNALS_LLM_REFINE=borderline), the LLM's verdicts on borderline signals apply, and a
+ * conversation with borderline signals not yet judged is marked for the refiner (llm-refine.ts).
  */
 export async function decideSignals(
   client: pg.ClientBase,
   targets: readonly SignalTarget[],
   analyzer: AnalyzerInfo,
   now: Date,
+  refine?: RefinePolicy,
 ): Promise<AppendRequest[]> {
   if (targets.length === 0) return []
   const ids = [...new Set(targets.map((t) => t.conversationId))].sort()
   const { rows: states } = await client.query<StateRow>(
-    `SELECT conversation_id, analyzer, signals, settled FROM analysis_signal_state
+    `SELECT conversation_id, analyzer, signals, settled, llm_verdicts FROM analysis_signal_state
       WHERE conversation_id = ANY($1::uuid[]) ORDER BY conversation_id FOR UPDATE`,
     [ids],
   )
@@ -71,18 +77,34 @@ export async function decideSignals(
   )
   const analyzerName = `${analyzer.name}@${analyzer.version}`
   const appends: AppendRequest[] = []
-  const rows: { target: SignalTarget; signals: DetectedSignal[]; dueAt: Date | null; settled: boolean }[] = []
+  const rows: {
+    target: SignalTarget
+    signals: RefinedSignal[]
+    dueAt: Date | null
+    settled: boolean
+    refineDue: boolean
+    verdicts: Verdict[]
+  }[] = []
   const seen = new Set<string>()
   for (const target of targets) {
     if (seen.has(target.conversationId)) continue
     seen.add(target.conversationId)
     const options = signalSettingsOf(chatbotSignals(settings.get(target.chatbotId) ?? {}))
-    const detection = detectSignals(messages.get(target.conversationId) ?? [], options, now)
-    rows.push({ target, ...detection })
+    const local = detectSignals(messages.get(target.conversationId) ?? [], options, now)
+    const before = stateOf.get(target.conversationId)
+    const refined = refine
+      ? applyVerdicts(local.signals, before?.llm_verdicts ?? [], analyzerName, refine.borderlineBelow)
+      : undefined
+    const detection = { ...local, signals: refined?.signals ?? local.signals }
+    rows.push({
+      target,
+      ...detection,
+      refineDue: (refined?.pending.length ?? 0) > 0,
+      verdicts: refined?.used ?? [],
+    })
     // Announced when they change, or when another analyzer decides them; a conversation that never had
     // a signal causes no event (its absence in the read model says as much).
-    const before = stateOf.get(target.conversationId)
-    const same = JSON.stringify(before?.signals ?? []) === JSON.stringify(detection.signals)
+    const same = canonical(before?.signals ?? []) === canonical(detection.signals)
     const sameAnalyzer = before?.analyzer === analyzerName
     if (same && (sameAnalyzer || detection.signals.length === 0)) continue
     appends.push({
@@ -105,11 +127,13 @@ export async function decideSignals(
     })
   }
   await client.query(
-    `INSERT INTO analysis_signal_state (conversation_id, org_id, chatbot_id, analyzer, signals, due_at, settled, updated_at)
+    `INSERT INTO analysis_signal_state (conversation_id, org_id, chatbot_id, analyzer, signals, due_at, settled, updated_at,
+       refine_due, llm_verdicts)
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::boolean[],
-                          $8::timestamptz[])
+                          $8::timestamptz[], $9::boolean[], $10::jsonb[])
      ON CONFLICT (conversation_id) DO UPDATE SET analyzer = EXCLUDED.analyzer, signals = EXCLUDED.signals,
-       due_at = EXCLUDED.due_at, settled = EXCLUDED.settled, updated_at = EXCLUDED.updated_at`,
+       due_at = EXCLUDED.due_at, settled = EXCLUDED.settled, updated_at = EXCLUDED.updated_at,
+       refine_due = EXCLUDED.refine_due, llm_verdicts = EXCLUDED.llm_verdicts`,
     [
       rows.map((r) => r.target.conversationId),
       rows.map((r) => r.target.orgId),
@@ -119,6 +143,8 @@ export async function decideSignals(
       rows.map((r) => r.dueAt),
       rows.map((r) => r.settled),
       rows.map(() => now),
+      rows.map((r) => r.refineDue),
+      rows.map((r) => JSON.stringify(r.verdicts)),
     ],
   )
   return appends
@@ -167,6 +193,7 @@ export async function sweepDueSignals(
   analyzer: AnalyzerInfo,
   now: Date,
   limit: number,
+  refine?: RefinePolicy,
 ): Promise<AppendRequest[]> {
   const { rows } = await client.query<{ conversation_id: string; org_id: string; chatbot_id: string }>(
     `SELECT conversation_id, org_id, chatbot_id FROM analysis_signal_state
@@ -183,5 +210,6 @@ export async function sweepDueSignals(
     })),
     analyzer,
     now,
+    refine,
   )
 }
