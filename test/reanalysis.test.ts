@@ -114,6 +114,7 @@ describe('re-analysing a chatbot through the API', () => {
       failed: number
       total: number
       finished_at: string | null
+      reason: string | null
     } | null
   }
 
@@ -211,6 +212,65 @@ describe('re-analysing a chatbot through the API', () => {
       { timeoutMs: 60_000, what: 'the second re-analysis to finish' },
     )
     expect(await progress()).toMatchObject({ done: CAPTURES, total: CAPTURES })
+  })
+
+  it('ends a re-analysis whose command fails for good as failed, with a reason for a lead; another is then accepted', async () => {
+    // The database refuses to record the run, as a full disk would: a real failure of the real command,
+    // every attempt, until the command policy sets it aside.
+    await db.pool.query(`CREATE FUNCTION refuse_reanalysis() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'could not extend file "base/16384/2619": No space left on device'; END $$`)
+    await db.pool.query(
+      'CREATE TRIGGER refuse_reanalysis BEFORE INSERT ON analysis_reanalyses FOR EACH ROW EXECUTE FUNCTION refuse_reanalysis()',
+    )
+    let reanalysisId: string
+    try {
+      const res = await post(cookie)
+      expect(res.statusCode, res.body).toBe(202)
+      reanalysisId = res.json().reanalysisId
+      // Until it has failed for good it counts as asked for: one at a time still.
+      expect((await post(cookie)).statusCode).toBe(409)
+      await waitFor(
+        async () => {
+          const p = await progress()
+          return p?.id === reanalysisId && p.status === 'failed'
+        },
+        { timeoutMs: 60_000, what: 'the re-analysis to fail' },
+      )
+    } finally {
+      await db.pool.query('DROP TRIGGER refuse_reanalysis ON analysis_reanalyses')
+      await db.pool.query('DROP FUNCTION refuse_reanalysis()')
+    }
+    const failed = (await progress())!
+    expect(failed).toMatchObject({ id: reanalysisId, status: 'failed', analyzer: 'scripted@v2', total: 0 })
+    expect(failed.finished_at).not.toBeNull()
+    // The reason is for a lead: how often it was tried, never the database's words.
+    expect(failed.reason).toContain('5 attempts')
+    expect(failed.reason).not.toMatch(/space|base\/|extend/)
+    const events = (await journalEvents(db.pool, 'analysis', chatbotId)).filter((e) =>
+      e.type.startsWith('analysis.reanalysis-'),
+    )
+    expect(events.at(-1)).toMatchObject({
+      type: 'analysis.reanalysis-failed',
+      payload: { reanalysisId, analyzer: 'scripted@v2', attempts: 5, reason: failed.reason },
+    })
+    const { rows } = await db.pool.query(
+      "SELECT status, attempts, last_error FROM analysis_commands WHERE type = 'chatbot.reanalysis-requested'",
+    )
+    expect(rows).toEqual([
+      { status: 'dead', attempts: 5, last_error: expect.stringContaining('No space left on device') },
+    ])
+
+    // Failed: another is accepted, and runs.
+    const again = await post(cookie)
+    expect(again.statusCode, again.body).toBe(202)
+    await waitFor(
+      async () => {
+        const p = await progress()
+        return p !== null && p.id === again.json().reanalysisId && p.status === 'finished'
+      },
+      { timeoutMs: 60_000, what: 'the next re-analysis to finish' },
+    )
+    expect(await progress()).toMatchObject({ status: 'finished', total: CAPTURES, reason: null })
   })
 
   it("ends a running re-analysis with its chatbot's deletion, its read-model row dropped", async () => {

@@ -471,6 +471,29 @@ export const analysisReanalysisFinishedV1 = defineEvent({
   example: { reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f', done: 1199, failed: 1 },
 })
 
+export const analysisReanalysisFailedV1 = defineEvent({
+  type: 'analysis.reanalysis-failed',
+  version: 1,
+  streamType: 'analysis',
+  description: `A re-analysis could not be started: the analysis service tried its command as often as its policy allows (command-runner.ts) and set it aside. Nothing of it was queued; another may be asked for. ${reanalysisNote}`,
+  payload: z.strictObject({
+    reanalysisId: z.uuid(),
+    analyzer: z.string().describe('The analyzer that was to run, as name@version.'),
+    attempts: z.number().int().positive().describe('How often the command was tried.'),
+    reason: z
+      .string()
+      .describe(
+        "What a lead may read: never the service's internals (those are in its log and its commands table).",
+      ),
+  }),
+  example: {
+    reanalysisId: '5d2e8f10-3a4b-4c6d-9e7f-1a2b3c4d5e6f',
+    analyzer: 'minilm@3',
+    attempts: 5,
+    reason: 'The analysis service could not queue the captures (5 attempts). Ask again, or ask an operator.',
+  },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -495,6 +518,7 @@ export const analysisEventDefinitions = [
   analysisReanalysisStartedV1,
   analysisReanalysisProgressedV1,
   analysisReanalysisFinishedV1,
+  analysisReanalysisFailedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -519,4 +543,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisReanalysisStartedV1.schema,
   analysisReanalysisProgressedV1.schema,
   analysisReanalysisFinishedV1.schema,
+  analysisReanalysisFailedV1.schema,
 ])

@@ -3,7 +3,7 @@ import { type ChatbotEvent, topicCommandOf } from '@cas/events'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Analyzer } from './analyzer.ts'
-import { reportReanalyses, startReanalysis } from './reanalysis-runs.ts'
+import { failReanalysis, reportReanalyses, startReanalysis } from './reanalysis-runs.ts'
 import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
 import { createTopicFromExamples, embedExamples } from './topics/topic-creation.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -227,9 +227,28 @@ export class CommandRunner {
       },
     )
     const retryAt = new Date(this.now().getTime() + retryDelayMs(this.policy.retry, attempt - 1))
-    await this.opts.pool.query(
-      `UPDATE analysis_commands SET attempts = $2, status = $3, next_attempt_at = $4, last_error = $5 WHERE id = $1`,
-      [queued.id, attempt, dead ? 'dead' : 'pending', retryAt, err.message],
-    )
+    await withTransaction(this.opts.pool, async (client) => {
+      await client.query(
+        `UPDATE analysis_commands SET attempts = $2, status = $3, next_attempt_at = $4, last_error = $5 WHERE id = $1`,
+        [queued.id, attempt, dead ? 'dead' : 'pending', retryAt, err.message],
+      )
+      // A re-analysis set aside says so on the chatbot's topic stream: its read model shows it failed, and
+      // another may be asked for. Its reason is for a lead: the error stays in the log and this table.
+      if (dead && queued.type === 'chatbot.reanalysis-requested') {
+        const { name, version } = this.opts.analyzer.info
+        await failReanalysis(
+          client,
+          {
+            orgId: queued.org_id,
+            chatbotId: queued.chatbot_id,
+            reanalysisId: (queued.payload as { reanalysisId: string }).reanalysisId,
+            analyzer: `${name}@${version}`,
+            attempts: attempt,
+          },
+          { ...queued.metadata, causationId: queued.source_event_id },
+          this.now,
+        )
+      }
+    })
   }
 }

@@ -97,6 +97,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.reanalysis-started':
         case 'analysis.reanalysis-progressed':
         case 'analysis.reanalysis-finished':
+        case 'analysis.reanalysis-failed':
         case 'organization.created':
         case 'organization.member-invited':
         case 'organization.invitation-revoked':

@@ -63,6 +63,44 @@ export async function startReanalysis(
 }
 
 /**
+ * Ends a re-analysis whose command failed as often as the command policy allows (command-runner.ts):
+ * appends analysis.reanalysis-failed on the chatbot's topic stream, with a reason a lead may read.
+ */
+export async function failReanalysis(
+  client: pg.ClientBase,
+  run: {
+    readonly orgId: string
+    readonly chatbotId: string
+    readonly reanalysisId: string
+    readonly analyzer: string
+    readonly attempts: number
+  },
+  metadata: Readonly<Record<string, string>>,
+  now: () => Date,
+): Promise<void> {
+  await appendToStream(
+    client,
+    {
+      streamType: 'analysis',
+      streamId: run.chatbotId,
+      orgId: run.orgId,
+      chatbotId: run.chatbotId,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.reanalysis-failed', {
+          reanalysisId: run.reanalysisId,
+          analyzer: run.analyzer,
+          attempts: run.attempts,
+          reason: `The analysis service could not queue the captures (${run.attempts} attempts). Ask again, or ask an operator to look at its log.`,
+        }),
+      ],
+      metadata,
+    },
+    { now },
+  )
+}
+
+/**
  * Reports the running re-analyses' progress: for each, counts its jobs still open; appends
  * analysis.reanalysis-progressed when more are done than last reported, and analysis.reanalysis-finished
  * (and forgets the run) when none is open. Returns how many runs there were.

@@ -233,7 +233,12 @@ const signals = readModel({
 const reanalysis = readModel({
   name: 'reanalysis',
   tables: [table('rm_reanalysis', 'rows-deleted', 'unchanged')],
-  events: ['analysis.reanalysis-started', 'analysis.reanalysis-progressed', 'analysis.reanalysis-finished'],
+  events: [
+    'analysis.reanalysis-started',
+    'analysis.reanalysis-progressed',
+    'analysis.reanalysis-finished',
+    'analysis.reanalysis-failed',
+  ],
   batch: () => {
     const changes = new ReanalysisChanges()
     return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }

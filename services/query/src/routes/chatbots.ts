@@ -101,13 +101,18 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
     reanalysis: z
       .object({
         id: z.string().describe("The re-analysis' id (the answer of POST /api/v1/chatbots/{id}/reanalysis)."),
-        status: z.enum(['running', 'finished']),
+        status: z
+          .enum(['running', 'finished', 'failed'])
+          .describe(
+            'failed: it could not be started (analysis.reanalysis-failed); another may be asked for.',
+          ),
         analyzer: z.string().describe('The analyzer it runs, as name@version.'),
         done: z.number().int().describe('Captures analysed so far.'),
         failed: z.number().int().describe('Captures whose analysis failed for good (known once finished).'),
         total: z.number().int().describe('Captures it queued.'),
         started_at: z.string(),
         finished_at: z.string().nullable(),
+        reason: z.string().nullable().describe('Why it failed, for a lead; null unless failed.'),
       })
       .nullable()
       .describe('The latest re-analysis the analysis service started; null when there has been none.'),
@@ -136,6 +141,7 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
                 total: 1200,
                 started_at: '2026-11-28T10:00:00.000Z',
                 finished_at: null,
+                reason: null,
               },
             },
           }),
@@ -152,15 +158,16 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
         if (!(await findChatbot(client, orgId, id))) throw notFound()
         const { rows } = await client.query<{
           id: string
-          status: 'running' | 'finished'
+          status: 'running' | 'finished' | 'failed'
           analyzer: string
           done: number
           failed: number
           total: number
           started_at: Date
           finished_at: Date | null
+          reason: string | null
         }>(
-          `SELECT reanalysis_id AS id, status, analyzer, done, failed, total, started_at, finished_at
+          `SELECT reanalysis_id AS id, status, analyzer, done, failed, total, started_at, finished_at, reason
              FROM rm_reanalysis WHERE chatbot_id = $1 AND org_id = $2`,
           [id, orgId],
         )

@@ -2634,7 +2634,8 @@ export interface operations {
                      *         "failed": 0,
                      *         "total": 1200,
                      *         "started_at": "2026-11-28T10:00:00.000Z",
-                     *         "finished_at": null
+                     *         "finished_at": null,
+                     *         "reason": null
                      *       }
                      *     }
                      */
@@ -2643,8 +2644,11 @@ export interface operations {
                         reanalysis: {
                             /** @description The re-analysis' id (the answer of POST /api/v1/chatbots/{id}/reanalysis). */
                             id: string;
-                            /** @enum {string} */
-                            status: "running" | "finished";
+                            /**
+                             * @description failed: it could not be started (analysis.reanalysis-failed); another may be asked for.
+                             * @enum {string}
+                             */
+                            status: "running" | "finished" | "failed";
                             /** @description The analyzer it runs, as name@version. */
                             analyzer: string;
                             /** @description Captures analysed so far. */
@@ -2655,6 +2659,8 @@ export interface operations {
                             total: number;
                             started_at: string;
                             finished_at: string | null;
+                            /** @description Why it failed, for a lead; null unless failed. */
+                            reason: string | null;
                         } | null;
                     };
                 };

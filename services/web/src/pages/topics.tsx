@@ -274,7 +274,8 @@ function CreateTopic({ chatbotId, onChanged }: { chatbotId: string; onChanged: (
 
 /**
  * Owners and admins: re-analyse the chatbot's past messages with the analyzer the service runs now (as
- * `npm run reanalyze` does), and follow it: a progress bar, polled every 2 s while it runs.
+ * `npm run reanalyze` does), and follow it: a progress bar, polled every 2 s while it runs; a run that
+ * could not be started shows as failed, with its reason, and may be asked for again.
  */
 function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: () => void }) {
   const [error, setError] = useState<unknown>()
@@ -299,6 +300,12 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
     <p role="status" className="muted">
       Re-analysis asked for: starting…
     </p>
+  ) : r?.status === 'failed' ? (
+    <div role="status" className="reanalysis alert error">
+      <p>
+        {`Re-analysis (${r.analyzer}) failed${r.finished_at ? ` ${formatDateTime(r.finished_at)}` : ''}: ${r.reason ?? 'it could not be started.'}`}
+      </p>
+    </div>
   ) : r ? (
     <div role="status" className="reanalysis">
       <p className="muted">
