@@ -1,5 +1,6 @@
 import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { Metrics } from '@cas/metrics'
 import {
   type AnalysisService,
   type Analyzer,
@@ -277,6 +278,24 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         expect(requestsAbout(thing)).toHaveLength(1)
       })
     }
+
+    it('counts the outcomes in cas_analysis_signal_refinements_total', async () => {
+      const metrics = new Metrics()
+      metrics.observeAnalysis({
+        stats: analysis.jobRunner.stats,
+        jobs: () => analysis.jobs(),
+        signalRefinement: () => analysis.signalRefiner?.stats,
+      })
+      const { body } = await metrics.render()
+      const count = (outcome: string) =>
+        Number(
+          new RegExp(`cas_analysis_signal_refinements_total\\{outcome="${outcome}"\\} (\\d+)`).exec(
+            body,
+          )?.[1],
+        )
+      for (const outcome of ['confirmed', 'rejected', 'timeout', 'error', 'invalid'])
+        expect(count(outcome), outcome).toBeGreaterThanOrEqual(1)
+    })
 
     it('rebuilds the refined signals from the events on a replay, without asking the LLM', async () => {
       await waitFor(() => projectorCaughtUp(db.pool), { what: 'projection', timeoutMs: 60_000 })

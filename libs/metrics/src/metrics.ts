@@ -55,6 +55,15 @@ export interface AnalysisSource {
   jobs(): Promise<{ backlog: number; dead: number; oldestWaitingSince?: Date | null }>
   /** The analyzer in use: its name and version, and whether it is the model, its fallback, or loading. */
   analyzer?(): { readonly name: string; readonly version: string; readonly state: string }
+  /** The LLM's refinement of borderline signals (SIGNALS_LLM_REFINE), when on. */
+  signalRefinement?(): SignalRefinementStats | undefined
+}
+
+/** Borderline signals the LLM confirmed or rejected, and asks that left the local signals, by reason. */
+export interface SignalRefinementStats {
+  readonly confirmed: number
+  readonly rejected: number
+  readonly failed: { readonly timeout: number; readonly error: number; readonly invalid: number }
 }
 
 /** How current a stage of the pipeline is (PipelineStatus from @cas/eventlog satisfies it). */
@@ -340,6 +349,24 @@ export class Metrics {
       'Analysis jobs dead-lettered by this process after their last attempt.',
       (a) => a.stats.deadLetters,
     )
+    new Counter({
+      name: 'cas_analysis_signal_refinements_total',
+      help:
+        'Borderline signals the LLM confirmed or rejected (SIGNALS_LLM_REFINE=borderline), and asks that left ' +
+        'the local signals: timeout, error (status or connection) or invalid (not the requested JSON).',
+      labelNames: ['outcome'] as const,
+      registers,
+      collect() {
+        this.reset()
+        for (const a of analyses) {
+          const r = a.signalRefinement?.()
+          if (!r) continue
+          this.inc({ outcome: 'confirmed' }, r.confirmed)
+          this.inc({ outcome: 'rejected' }, r.rejected)
+          for (const [outcome, n] of Object.entries(r.failed)) this.inc({ outcome }, n)
+        }
+      },
+    })
     type Jobs = Awaited<ReturnType<AnalysisSource['jobs']>>
     const jobsGauge = (name: string, help: string, value: (j: Jobs) => number) =>
       new Gauge({

@@ -300,6 +300,7 @@ export function analysisService(
         stats: service.jobRunner.stats,
         jobs: () => service.jobs(),
         analyzer: () => analyzerStatus(analyzer),
+        signalRefinement: () => service.signalRefiner?.stats,
       })
     },
     async routes(app) {
