@@ -1,7 +1,7 @@
 /**
  * npm run bench:signals [-- --dump]: precision and recall per conversation signal on the labelled
- * conversations of bench/data/signals (README there): the development set and the held-out one, with
- * the language model of ../shared/models.
+ * conversations of bench/data/signals (README there): the development set, the held-out one and the
+ * confirmation set, with the language model of ../shared/models.
  * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
  */
 
@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
+  CONFIRM_SIGNALS_SET,
   HELD_OUT_CUSTOM_SET,
   HELD_OUT_SIGNALS_SET,
   loadCustomSet,
@@ -28,7 +29,12 @@ const analyzer = await createSemanticAnalyzer({
 })
 const report = await measureSignals(analyzer, loadSignalsSet())
 const heldOut = await measureSignals(analyzer, loadSignalsSet(HELD_OUT_SIGNALS_SET))
-if (values.dump) console.log([...report.dump, '--- held out', ...heldOut.dump].join('\n'))
+const confirm = await measureSignals(analyzer, loadSignalsSet(CONFIRM_SIGNALS_SET))
+if (values.dump) {
+  console.log(
+    [...report.dump, '--- held out', ...heldOut.dump, '--- confirmation', ...confirm.dump].join('\n'),
+  )
+}
 const custom = [
   ...(await measureCustomSignals(analyzer, loadCustomSet())),
   ...(await measureCustomSignals(analyzer, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
@@ -36,4 +42,4 @@ const custom = [
     set: 'held out',
   })),
 ]
-console.log(signalsReport(report, custom, heldOut).join('\n'))
+console.log(signalsReport(report, custom, heldOut, confirm).join('\n'))

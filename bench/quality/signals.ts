@@ -27,6 +27,8 @@ export interface LabelledConversation {
 export const SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/conversations.json')
 /** Written after the signals were tuned on SIGNALS_SET, and never tuned on (README there). */
 export const HELD_OUT_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/heldout.json')
+/** Written by a third session before it changed anything, and measured only to confirm (README there). */
+export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/confirm.json')
 
 export function loadSignalsSet(file = SIGNALS_SET): LabelledConversation[] {
   return JSON.parse(readFileSync(file, 'utf8'))
@@ -165,33 +167,44 @@ export function loadCustomSet(file = CUSTOM_SET): CustomSignalCase[] {
   return JSON.parse(readFileSync(file, 'utf8'))
 }
 
-/** The signals' section of a report, in Markdown: the development set, and the held-out one when given. */
+/** The signals' section of a report, in Markdown: the development set, and the held-out ones when given. */
 export function signalsReport(
   report: SignalsReport,
   custom: (Awaited<ReturnType<typeof measureCustomSignals>>[number] & { set?: string })[],
   heldOut?: SignalsReport,
+  confirm?: SignalsReport,
 ): string[] {
   const f = (x: number) => x.toFixed(2)
-  const held = heldOut ? new Map(heldOut.scores.map((s) => [s.signal, s])) : undefined
+  const others = [
+    ...(heldOut ? [{ name: 'held out', report: heldOut }] : []),
+    ...(confirm ? [{ name: 'confirmation', report: confirm }] : []),
+  ].map((o) => ({ ...o, scores: new Map(o.report.scores.map((s) => [s.signal, s])) }))
+  const described = [
+    heldOut ? `${heldOut.conversations} written later and never tuned on (held out)` : '',
+    confirm ? `${confirm.conversations} written by a third session before its changes (confirmation)` : '',
+  ].filter(Boolean)
   return [
     '## Conversation signals (issue 32)',
     '',
-    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${heldOut ? `, and ${heldOut.conversations} written later and never tuned on (held out)` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
+    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${described.length ? `, ${described.join(', and ')}` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
     '',
-    held
-      ? '| signal | labelled | precision | recall | held out: labelled | precision | recall |'
-      : '| signal | labelled | precision | recall |',
-    held ? '|---|--:|--:|--:|--:|--:|--:|' : '|---|--:|--:|--:|',
+    `| signal | labelled | precision | recall |${others.map((o) => ` ${o.name}: labelled | precision | recall |`).join('')}`,
+    `|---|--:|--:|--:|${others.map(() => '--:|--:|--:|').join('')}`,
     ...report.scores.map((s) => {
-      const h = held?.get(s.signal)
-      const tail = h ? ` ${h.positives} | ${f(h.precision)} | ${f(h.recall)} |` : ''
+      const tail = others
+        .map((o) => {
+          const h = o.scores.get(s.signal)
+          return h ? ` ${h.positives} | ${f(h.precision)} | ${f(h.recall)} |` : ' | | |'
+        })
+        .join('')
       return `| ${s.signal} | ${s.positives} | ${f(s.precision)} | ${f(s.recall)} |${tail}`
     }),
     '',
     `Errors: ${report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}.`,
-    ...(heldOut
-      ? ['', `Held out: ${heldOut.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}.`]
-      : []),
+    ...others.flatMap((o) => [
+      '',
+      `${o.name[0]!.toUpperCase()}${o.name.slice(1)}: ${o.report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`).join('; ') || 'none'}.`,
+    ]),
     '',
     "A chatbot's own signals, each message alone (bench/data/signals/custom.json, development, and custom-heldout.json, held out; each signal 5 paraphrases of its examples and 6 other messages of its domain):",
     '',
