@@ -5,6 +5,20 @@
  * set (cues.ts): the contrast sets hold what is easily confused with the cue and is not it — a person
  * named in a report ("someone stole my card") for escalation, a sad subject for frustration, an ordinary
  * answer or an apology for a bot failure, a thanks that says it still fails for resolution.
+ *
+ * The lists marked "platform defaults" hold the default fallback, clarification and handover messages
+ * that chatbot platforms document and ship (Dialogflow's Default Fallback Intent, Amazon Lex's
+ * clarification prompt and abort statement, Rasa's utter_default and utter_ask_rephrase, Microsoft Bot
+ * Framework / Copilot Studio's Fallback and Escalate topics, IBM watsonx Assistant's "Anything else"
+ * node, Zendesk's and Intercom's bots), written from the AI assistant's knowledge of those documents
+ * (issue 32 follow-up, 2026-11-29), not copied from a live page and not from a bench set: deployed bots
+ * keep their platform's defaults, so these are what real failures most often say. Close paraphrases of
+ * one default are kept to one anchor. The platforms' bare requests to repeat ("Sorry, can you please
+ * repeat that?", Amazon Lex's clarification prompt) are left out of the clarification anchors: they are
+ * both a failure and a clarification, and as failure's contrast they hid failures that say "I didn't
+ * understand" first. Intercom Fin's "Sorry, I don't have the information to answer that" was tried and
+ * left out: its nouns drew a plain answer about insurance cover (development set, ins-03); the words
+ * cue (cues.ts, inabilityOf) reads "I don't have the information" instead.
  */
 
 /** The end user asks for a person. */
@@ -44,6 +58,12 @@ export const HANDOVER_ANCHORS: readonly string[] = [
   // The person arriving: the handover seen from the other side.
   "Hi, my name is Sam from customer care, I'll be helping you from now on",
   "Hello, this is Alex from the support team, I've taken over your chat",
+  // Platform defaults (see the top of this file).
+  "I'll connect you with a live agent.", // Copilot Studio, Escalate (with a live-agent hand-off)
+  'Please wait while I transfer you to an agent.', // Amazon Lex with Amazon Connect
+  "I'm transferring you to a live agent now.", // Dialogflow CX, live agent handoff
+  'Let me connect you to an agent.', // watsonx Assistant, connect to agent
+  'The team will get back to you as soon as they can.', // Intercom
 ]
 
 /** Mentions of people that ask for no one: reports, stories, complaints about a person. */
@@ -78,6 +98,19 @@ export const FAILURE_ANCHORS: readonly string[] = [
   "I'm not able to help with that",
   'I have no details on that topic',
   "I can't do that here",
+  // Platform defaults (see the top of this file).
+  "I didn't get that. Can you say it again?", // Dialogflow
+  'I missed what you said. What was that?', // Dialogflow
+  'Sorry, I could not understand. Goodbye.', // Amazon Lex, abort statement
+  "Sorry, I didn't get that. Can you rephrase?", // Rasa, utter_default
+  "I'm sorry, I'm not sure how to help with that. Can you try rephrasing?", // Copilot Studio, Fallback
+  "I didn't understand. You can try rephrasing.", // watsonx Assistant
+  "I'm afraid I don't understand. Please rephrase your question.", // watsonx Assistant
+  "I didn't get your meaning.", // watsonx Assistant
+  "Sorry, I couldn't find any articles that match your question.", // Zendesk Answer Bot
+  "You stumped me! Sadly I don't know how to answer your question.", // QnABot on AWS
+  "I'm sorry, I didn't quite understand that. Could you rephrase?", // Rasa, utter_ask_rephrase
+  "Can you reword your statement? I'm not understanding.", // watsonx Assistant
 ]
 
 /** The bot asks the end user to say it again, or more clearly. */

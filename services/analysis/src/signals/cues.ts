@@ -35,9 +35,13 @@ export interface MessageCues {
   readonly failure?: number
   /** Assistant: asks the end user to say it again. */
   readonly clarification?: number
+  /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
+  readonly inability?: boolean
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
+  /** End user: the strongest of the GoEmotions heads anger, annoyance and disappointment (0..1, 0.5 expressed). */
+  readonly displeasure?: number
   /** End user: the chatbot's own signals (settings.signals.custom), by id. */
   readonly custom?: Readonly<Record<string, number>>
 }
@@ -204,11 +208,13 @@ export async function cuesOf(
     const best = (set: AnchorSet) => round(Math.max(...vs.map((v) => margin(v, set))))
     const social = round(socialMargin(whole, anchors))
     if (m.role === 'assistant') {
+      const inability = inabilityOf(m.content)
       const cues = {
         social,
         handover: best(anchors.handover),
         failure: best(anchors.failure),
         clarification: best(anchors.clarification),
+        ...(inability ? { inability } : {}),
       }
       return { cues, vector: whole }
     }
@@ -228,10 +234,44 @@ export async function cuesOf(
   })
 }
 
+/**
+ * First-person inability, read from the words: the assistant says that it cannot ("I can't", "I'm
+ * unable to", "I'm not able to", "I couldn't"), does not know or did not understand ("I don't know",
+ * "I didn't understand / get / catch / follow"), is not sure, or has no information, details, data,
+ * access or answer. The grammar of the bot-failure definition, not words of a domain: a short failure
+ * stated in the domain's words ("I'm unable to advise on overseas applications") has an embedding nearer
+ * the domain than any failure anchor (bench/FINDINGS.md), but says "I'm unable to". Idioms of eagerness
+ * ("I can't wait to help", "I couldn't agree more", "I can't thank you enough") are not inability.
+ */
+export function inabilityOf(text: string): boolean {
+  const t = ` ${text.toLowerCase().replace(/[‘’ʼ]/gu, "'")} `
+  const cannot =
+    /\bi(?: can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to| was unable to|'m not able to| am not able to| wasn't able to| was not able to) (\w+)/gu
+  for (const m of t.matchAll(cannot)) if (!EAGER.has(m[1]!)) return true
+  return (
+    /\bi (?:don't|do not|didn't|did not) (?:know|understand|get|catch|follow|recogni[sz]e)\b/u.test(t) ||
+    /\bi(?:'m| am) (?:not sure|afraid i (?:don't|do not))\b/u.test(t) ||
+    /\bi (?:don't|do not) have (?:any |the |that |this |enough |much )?(?:information|info|details|data|access|answer|knowledge|visibility)\b/u.test(
+      t,
+    ) ||
+    /\bi have no (?:information|info|details|data|access|answer|knowledge|idea)\b/u.test(t)
+  )
+}
+/** Verbs after "I can't" in idioms of eagerness, not inability. */
+const EAGER = new Set(['wait', 'thank', 'agree', 'stress', 'emphasise', 'emphasize', 'recommend'])
+
 /** The cues with the analyzer's emotions of the message added (end users' messages of the local model). */
 export function withEmotions(
   scored: ScoredMessage | undefined,
-  emotions: { readonly frustration: number; readonly gratitude: number } | undefined,
+  emotions:
+    | {
+        readonly frustration: number
+        readonly gratitude: number
+        readonly anger?: number
+        readonly annoyance?: number
+        readonly disappointment?: number
+      }
+    | undefined,
 ): ScoredMessage | undefined {
   if (!scored || !emotions) return scored
   return {
@@ -240,6 +280,9 @@ export function withEmotions(
       ...scored.cues,
       emotionFrustration: round(emotions.frustration),
       gratitude: round(emotions.gratitude),
+      displeasure: round(
+        Math.max(emotions.anger ?? 0, emotions.annoyance ?? 0, emotions.disappointment ?? 0),
+      ),
     },
   }
 }

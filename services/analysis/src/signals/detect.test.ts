@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { MessageCues } from './cues.ts'
+import { inabilityOf, type MessageCues } from './cues.ts'
 import { type ConversationMessage, detectSignals, type SignalSettings } from './detect.ts'
 
 const settings: SignalSettings = { disabled: new Set(), custom: [], quietPeriodMs: 30 * 60_000 }
@@ -93,6 +93,63 @@ describe('conversation signals: the decision', () => {
     expect(rep(150, 45)).toBe(true) // cos 0.71, the answer (cos -0.26) further than the first request
     expect(rep(60, 45)).toBe(false) // cos 0.71, but nearer the answer (0.97): a follow-up
     expect(rep(90, 55)).toBe(false) // cos 0.57: another request
+  })
+
+  it('reads a failure said in the first person as bot failure, and abandonment when it is last', () => {
+    expect(names(conversation(['user', {}], ['assistant', { inability: true }]), at(90))).toEqual([
+      'bot_failure',
+      'abandonment',
+    ])
+    expect(names(conversation(['user', {}], ['assistant', { inability: true }]), at(5))).toEqual([
+      'bot_failure',
+    ])
+  })
+
+  it("counts GoEmotions' anger, annoyance or disappointment as frustration, only when aimed at the service", () => {
+    const annoyed = { frustration: 0.01, emotionFrustration: 0.2, displeasure: 0.6 }
+    expect(names(conversation(['user', annoyed]), at(5))).toEqual(['frustration'])
+    expect(names(conversation(['user', { ...annoyed, displeasure: 0.45 }]), at(5))).toEqual([])
+    expect(names(conversation(['user', { ...annoyed, frustration: -0.05 }]), at(5))).toEqual([])
+  })
+
+  it('reads the assistant sending the same message again after the user as repetition', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (second: number, social = -0.3) =>
+      conversation(['user', {}], ['assistant', { social }], ['user', {}], ['assistant', { social }]).map(
+        (m, i) => ({ ...m, vector: unit([90, 0, -90, second][i]!) }),
+      )
+    expect(names(talk(20), at(5))).toContain('repetition') // cos 0.94
+    expect(names(talk(30), at(5))).not.toContain('repetition') // cos 0.87: another answer
+    expect(names(talk(0, 0.5), at(5))).not.toContain('repetition') // a greeting or thanks said twice
+    const inARow = conversation(['user', {}], ['assistant', {}], ['assistant', {}]).map((m, i) => ({
+      ...m,
+      vector: unit([90, 0, 0][i]!),
+    }))
+    expect(names(inARow, at(5))).not.toContain('repetition') // nothing asked between
+  })
+
+  it('finds first-person inability in the words, not eagerness or a finding', () => {
+    for (const said of [
+      "I'm unable to advise on overseas applications.",
+      'Sorry, I can’t give medical advice on that.',
+      "I don't have access to tax code information.",
+      "I don't know why that happens, sorry.",
+      'Hmm, I couldn’t locate that order.',
+      "I'm not sure what you mean.",
+      'I have no information about that route.',
+    ]) {
+      expect(inabilityOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "I can't wait to help you today!",
+      "I couldn't agree more, it's a great plan.",
+      'There are no late payments on your account.',
+      'You cannot change the limit in the first 30 days.',
+      'I can block your card now if you like.',
+    ]) {
+      expect(inabilityOf(said), said).toBe(false)
+    }
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

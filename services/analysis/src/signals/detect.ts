@@ -10,13 +10,19 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * so a replay (the events) and a re-analysis (the same analyzer) give the same signals.
  *
  * - escalation: an end-user message asks for a person, or an assistant message hands over to one;
- * - bot_failure: an assistant message says it cannot help, did not understand or has no answer;
+ * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
+ *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
+ *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
+ *   inabilityOf);
  * - repetition: the end user asks again what they asked before (two requests with an answer between
  *   them, as similar as THRESHOLDS.repetition, or as THRESHOLDS.repetitionNearest when the later is
- *   nearer the earlier than any message between them: it ignores the answer), or the assistant asks
- *   for clarification twice or more;
+ *   nearer the earlier than any message between them: it ignores the answer), the assistant asks for
+ *   clarification twice or more, or the assistant sends the same message again (two of its messages,
+ *   not greetings or other social acts, with an end-user message between them and as similar as
+ *   THRESHOLDS.botRepeats);
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
- *   subject told plainly is not): the anchors, confirmed by the learned emotion head when there is one;
+ *   subject told plainly is not): the anchors, confirmed by the learned emotion heads when there are
+ *   some (the frustration head, or the strongest of GoEmotions' anger, annoyance and disappointment);
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head),
  *   and after that asks nothing new and the assistant neither fails nor hands over;
  * - abandonment: the conversation has been quiet for the quiet period, and ends on an end-user message
@@ -34,7 +40,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 4
+export const SIGNALS_VERSION = 5
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -47,6 +53,16 @@ export const THRESHOLDS = {
   custom: 0,
   /** With the learned emotions: frustration's emotion head at least this (0.5 is its calibrated "expressed"). */
   emotionFrustration: 0.4,
+  /**
+   * With the learned emotions: or GoEmotions' anger, annoyance or disappointment at least this (0.5 is
+   * each head's calibrated "expressed", its best-F1 threshold on GoEmotions' dev split; not chosen here).
+   */
+  displeasure: 0.5,
+  /**
+   * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
+   * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
+   */
+  botRepeats: 0.9,
   /** With the learned emotions: gratitude at least this (its calibrated "expressed") is a thanks. */
   gratitude: 0.5,
   /**
@@ -62,6 +78,9 @@ export const THRESHOLDS = {
    */
   repetitionNearest: 0.65,
 } as const
+
+/** The confidence of a failure said in the first person but not nearer the failure anchors. */
+const INABILITY_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
 const CONFIDENCE_SCALE = 0.04
@@ -127,8 +146,9 @@ const fires = (margin: number | undefined, threshold: number) => margin !== unde
 /**
  * Frustration: with the learned emotions (the local model's end-user messages), the message must be
  * nearer the frustration anchors than any sad subject, request or social act (margin ≥ 0: aimed at the
- * service) and its emotion head must say anger, annoyance or disappointment (≥ 0.4); without them, the
- * anchors alone decide (margin ≥ THRESHOLDS.frustration). Returns its confidence, or undefined.
+ * service) and its emotion heads must say anger, annoyance or disappointment (the frustration head ≥ 0.4,
+ * or GoEmotions' anger, annoyance or disappointment ≥ 0.5); without them, the anchors alone decide
+ * (margin ≥ THRESHOLDS.frustration). Returns its confidence, or undefined.
  */
 function frustration(c: MessageCues): number | undefined {
   const margin = c.frustration
@@ -136,8 +156,12 @@ function frustration(c: MessageCues): number | undefined {
   if (c.emotionFrustration === undefined) {
     return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
   }
-  if (margin < 0 || c.emotionFrustration < THRESHOLDS.emotionFrustration) return undefined
-  return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(c.emotionFrustration * 100) / 100)
+  if (margin < 0) return undefined
+  const byHead = c.emotionFrustration >= THRESHOLDS.emotionFrustration
+  const byGoEmotions = (c.displeasure ?? 0) >= THRESHOLDS.displeasure
+  if (!byHead && !byGoEmotions) return undefined
+  const emotion = Math.max(byHead ? c.emotionFrustration : 0, byGoEmotions ? c.displeasure! : 0)
+  return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(emotion * 100) / 100)
 }
 
 /** Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head. Its confidence, or undefined. */
@@ -175,7 +199,8 @@ export function detectSignals(
   const talk = messages.filter((m) => m.role === 'user' || m.role === 'assistant')
   const out = new Collector()
   const t = THRESHOLDS
-  const failed = (m: ConversationMessage) => m.role === 'assistant' && fires(m.cues?.failure, t.failure)
+  const failed = (m: ConversationMessage) =>
+    m.role === 'assistant' && (fires(m.cues?.failure, t.failure) || m.cues?.inability === true)
   const handedOver = (m: ConversationMessage) => m.role === 'assistant' && fires(m.cues?.handover, t.handover)
 
   const clarifications: ConversationMessage[] = []
@@ -193,7 +218,10 @@ export function detectSignals(
       }
     } else {
       if (handedOver(m)) out.add('escalation', m.id, confidenceOf(c.handover!, t.handover))
-      if (failed(m)) out.add('bot_failure', m.id, confidenceOf(c.failure!, t.failure))
+      if (failed(m)) {
+        const byAnchors = fires(c.failure, t.failure) ? confidenceOf(c.failure!, t.failure) : 0
+        out.add('bot_failure', m.id, Math.max(byAnchors, c.inability ? INABILITY_CONFIDENCE : 0))
+      }
       if (fires(c.clarification, t.clarification)) clarifications.push(m)
     }
   }
@@ -211,6 +239,20 @@ export function detectSignals(
       const ignoresBetween = between.every((m) => !m.vector || dot(m.vector, later.vector!) < similarity)
       if (similarity < t.repetition && !ignoresBetween) continue
       const confidence = confidenceOf(similarity, t.repetitionNearest)
+      out.add('repetition', earlier.id, confidence)
+      out.add('repetition', later.id, confidence)
+    }
+  }
+  const said = talk.filter((m) => m.role === 'assistant' && m.vector && !isSocial(m))
+  for (let j = 1; j < said.length; j++) {
+    const later = said[j]!
+    for (let i = 0; i < j; i++) {
+      const earlier = said[i]!
+      const similarity = dot(earlier.vector!, later.vector!)
+      if (similarity < t.botRepeats) continue
+      const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
+      if (!between.some((m) => m.role === 'user')) continue
+      const confidence = confidenceOf(similarity, t.botRepeats)
       out.add('repetition', earlier.id, confidence)
       out.add('repetition', later.id, confidence)
     }
@@ -244,8 +286,12 @@ export function detectSignals(
     settled = now.getTime() >= dueAt.getTime()
     if (settled && !out.found.has('resolution')) {
       if (last.role === 'user' && unanswered(last)) out.add('abandonment', last.id, 0.9)
-      else if (failed(last) && !handedOver(last))
-        out.add('abandonment', last.id, confidenceOf(last.cues!.failure!, t.failure))
+      else if (failed(last) && !handedOver(last)) {
+        const byAnchors = fires(last.cues!.failure, t.failure)
+          ? confidenceOf(last.cues!.failure!, t.failure)
+          : 0
+        out.add('abandonment', last.id, Math.max(byAnchors, last.cues!.inability ? INABILITY_CONFIDENCE : 0))
+      }
     }
   }
 

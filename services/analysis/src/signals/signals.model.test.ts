@@ -137,6 +137,85 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('bot_failure')
   })
 
+  it("reads a platform's default fallback, and a failure said in the domain's words, as bot failure", async () => {
+    expect(
+      await signals(
+        ['user', 'I want to move my dentist appointment'],
+        ['assistant', "Sorry, I didn't get that. Can you say it again?"],
+      ),
+    ).toContain('bot_failure')
+    expect(
+      await signals(
+        ['user', 'can I bring my bike on the night train?'],
+        ['assistant', "Hmm, I didn't catch that. Could you put it another way?"],
+      ),
+    ).toContain('bot_failure')
+    for (const failure of [
+      "I'm unable to change seat assignments on partner airlines.",
+      "I don't have access to your employer's pension records.",
+      "Sorry, I'm not able to look up parcels sent with other couriers.",
+    ]) {
+      expect(
+        await signals(['user', 'can you help me with this?'], ['assistant', failure]),
+        failure,
+      ).toContain('bot_failure')
+    }
+  })
+
+  it('does not read eagerness, a finding or an answer with an apology as bot failure', async () => {
+    for (const answer of [
+      "I can't wait to help! Your new router has been dispatched and arrives Thursday.",
+      'I checked: there are no late fees on your account this year.',
+      "I'm sorry about the wait. Your refund of 40 was sent to your card today.",
+    ]) {
+      expect(
+        await signals(['user', 'what is happening with my account?'], ['assistant', answer]),
+        answer,
+      ).not.toContain('bot_failure')
+    }
+  })
+
+  it('reads the bot sending the same message again as repetition, and two different answers as none', async () => {
+    expect(
+      await signals(
+        ['user', 'my discount code is not working'],
+        ['assistant', 'Discount codes can be entered on the payment page.'],
+        ['user', 'I did enter it there and it says invalid'],
+        ['assistant', 'Discount codes can be entered on the payment page.'],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'how long does standard delivery take?'],
+        ['assistant', 'Standard delivery takes 3 to 5 working days.'],
+        ['user', 'and express?'],
+        ['assistant', 'Express delivery arrives the next working day.'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('keeps hard negatives negative: a theft is no escalation, a loss no frustration, a thanks mid-way no resolution', async () => {
+    const stolen = await signals(
+      ['user', 'a person grabbed my phone on the bus and now my banking app is on it'],
+      [
+        'assistant',
+        "I'm sorry that happened. I've signed your app out on every device and locked online payments.",
+      ],
+    )
+    expect(stolen).not.toContain('escalation')
+    expect(stolen).not.toContain('frustration')
+    expect(
+      await signals(
+        ['user', 'how do I update my billing address?'],
+        ['assistant', 'Go to Account > Billing > Address and save the new one.'],
+        ['user', 'thanks!'],
+        ['user', 'hang on, the save button does nothing when I click it'],
+        ['assistant', 'Please try again in a few minutes.'],
+        ['user', 'still nothing happens'],
+      ),
+    ).not.toContain('resolution')
+  })
+
   it("fires a chatbot's own signal on paraphrases of its examples, not on other requests of its domain", async () => {
     const giftWrap: CustomSignal = {
       name: 'custom:asks-for-gift-wrapping',
