@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { poolClusters } from '../services/analysis/src/topics/agglomerative.ts'
@@ -44,14 +44,14 @@ import { seededRandom } from './support/random.ts'
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const DATA = path.resolve(ROOT, '../shared/data')
 const CACHE = path.join(ROOT, '.cache/topics-offline')
-const SETS = ['clinc150-test', 'clinc150-val', 'dstc11'] as const
-type SetName = (typeof SETS)[number]
+export const SETS = ['clinc150-test', 'clinc150-val', 'dstc11'] as const
+export type SetName = (typeof SETS)[number]
 
 interface Labelled {
   readonly text: string
   readonly intent: string
 }
-interface Embedded extends Labelled {
+export interface Embedded extends Labelled {
   readonly embedding?: Float32Array
   readonly terms?: readonly string[]
 }
@@ -72,7 +72,7 @@ function load(set: SetName): Labelled[] {
 }
 
 /** The requests with the service's results, cached per analyzer version (a change of model or rules re-embeds). */
-async function embedded(set: SetName): Promise<Embedded[]> {
+export async function embedded(set: SetName): Promise<Embedded[]> {
   const analyzer = await createSemanticAnalyzer({
     modelDir: TEST_MODEL_DIR,
     cacheDir: path.join(ROOT, '.cache/models'),
@@ -246,7 +246,7 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
 }
 
 /** The whole set as one re-clustering window of an empty state: each request's topic after the run. */
-function runWindow(
+export function runWindow(
   data: readonly Embedded[],
   order: readonly number[],
   cluster: (vectors: readonly Float32Array[], references: readonly Float32Array[]) => number[],
@@ -289,7 +289,7 @@ function runWindow(
 
 const agreement = createLabelAgreement()
 
-function score(intents: readonly string[], clusters: readonly string[]) {
+export function score(intents: readonly string[], clusters: readonly string[]) {
   const n = intents.length
   const share = (xs: readonly string[], skip?: string) => {
     const counts = new Map<string, number>()
@@ -450,4 +450,5 @@ async function main() {
   }
 }
 
-await main()
+// Run as a script (bench/topic-candidates.ts imports the sets and scores from here).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

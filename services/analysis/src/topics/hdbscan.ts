@@ -22,6 +22,8 @@ export interface HdbscanOptions {
   readonly minClusterSize: number
   /** Defaults to minClusterSize. */
   readonly minSamples?: number
+  /** 'eom' (excess of mass, the default) or 'leaf' (the condensed tree's leaves). */
+  readonly selection?: 'eom' | 'leaf'
 }
 
 /** A row of the condensed tree: `child` (a point < n, or a cluster ≥ n) left `parent` at `lambda`. */
@@ -42,7 +44,8 @@ export function hdbscan(points: readonly ArrayLike<number>[], options: HdbscanOp
   const core = coreDistances(points, minSamples)
   const mst = mutualReachabilityTree(points, core)
   const tree = condenseTree(singleLinkage(mst, n), n, minClusterSize)
-  return labelPoints(tree, selectClusters(tree, n), n)
+  const selected = options.selection === 'leaf' ? leafClusters(tree, n) : selectClusters(tree, n)
+  return labelPoints(tree, selected, n)
 }
 
 function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -256,6 +259,20 @@ export function selectClusters(tree: readonly CondensedEdge[], n: number): numbe
   const out: number[] = []
   for (let i = 1; i < count; i++) if (selected[i]) out.push(n + i)
   return out
+}
+
+/** Leaf selection: the clusters of the condensed tree that have no child cluster (the root when none). */
+export function leafClusters(tree: readonly CondensedEdge[], n: number): number[] {
+  const clusters = new Set<number>()
+  const parents = new Set<number>()
+  for (const e of tree) {
+    if (e.size > 1) {
+      clusters.add(e.child)
+      parents.add(e.parent)
+    }
+  }
+  if (clusters.size === 0) return [n]
+  return [...clusters].filter((c) => !parents.has(c)).sort((a, b) => a - b)
 }
 
 /** Each point's selected cluster (numbered in order of first point), or −1. */

@@ -1,0 +1,406 @@
+/**
+ * Window-clustering candidates measured offline (issue 31, "Measured, not asserted"): each set's requests
+ * as one re-clustering window of an empty state (as `bench:topics-offline -- --window`), UMAP computed
+ * once per set and seed (cached under .cache/topics-offline/), then each candidate's HDBSCAN and
+ * post-processing on the same embedding, through the real decision (decideRecluster), scored against the
+ * intents. Constants are chosen on CLINC150 validation only; CLINC150 test and DSTC11 confirm.
+ *
+ *   npm run bench:topic-candidates -- [--set clinc150-val]... [--umap-seed 31,32,33] [--only name,...]
+ */
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { hdbscan } from '../services/analysis/src/topics/hdbscan.ts'
+import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
+import { emptyTopicState, OTHER_TOPIC } from '../services/analysis/src/topics/topic-model.ts'
+import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
+import {
+  nearestNeighbours,
+  umapEmbedding,
+  WINDOW_CLUSTERING,
+} from '../services/analysis/src/topics/window-clusters.ts'
+import { computeAnchors } from './quality/anchors.ts'
+import { type Embedded, embedded, runWindow, SETS, type SetName, score } from './topics-offline.ts'
+import { seededRandom } from './support/random.ts'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const CACHE = path.join(ROOT, '.cache/topics-offline')
+
+interface Context {
+  readonly umap: number[][]
+  readonly vectors: readonly Vector[]
+  /** Each vector's 15 nearest by cosine, itself first (UMAP's graph), computed once per set. */
+  readonly neighbours: () => number[][]
+}
+
+/** Each noise point to the cluster most of its clustered neighbours are in (ties: the nearer); else noise. */
+function noiseByNeighbours(numbers: number[], neighbours: number[][]): number[] {
+  return numbers.map((n, i) => {
+    if (n >= 0) return n
+    const votes = new Map<number, number>()
+    for (const j of neighbours[i]!) {
+      const c = numbers[j]!
+      if (c >= 0) votes.set(c, (votes.get(c) ?? 0) + 1)
+    }
+    let best = -1
+    let bestVotes = 0
+    for (const [c, v] of votes) if (v > bestVotes) [best, bestVotes] = [c, v]
+    return best
+  })
+}
+type Candidate = { readonly name: string; readonly cluster: (c: Context) => number[] }
+
+const MCS = WINDOW_CLUSTERING.minClusterSize
+const base = (c: Context, o: Partial<Parameters<typeof hdbscan>[1]> = {}) =>
+  hdbscan(c.umap, { minClusterSize: MCS, ...o })
+
+/** Every noise point to its nearest cluster centroid (BERTopic's reduce_outliers, "embeddings", threshold 0). */
+function noiseToNearest(numbers: number[], vectors: readonly Vector[]): number[] {
+  const sums = new Map<number, Float32Array>()
+  numbers.forEach((n, i) => {
+    if (n < 0) return
+    const s = sums.get(n) ?? new Float32Array(vectors[i]!.length)
+    for (let k = 0; k < s.length; k++) s[k]! += vectors[i]![k]!
+    sums.set(n, s)
+  })
+  const centroids = [...sums].map(([n, s]) => [n, normalized(s)] as const)
+  return numbers.map((n, i) => {
+    if (n >= 0) return n
+    let best = -1
+    let bestS = Number.NEGATIVE_INFINITY
+    for (const [c, v] of centroids) {
+      const s = dot(vectors[i]!, v)
+      if (s > bestS) {
+        bestS = s
+        best = c
+      }
+    }
+    return best
+  })
+}
+
+/** BERTopic's nr_topics="auto": HDBSCAN (min_cluster_size 2, eom) on the clusters' unit centroids. */
+function bertopicAuto(numbers: number[], vectors: readonly Vector[]): number[] {
+  const ids = [...new Set(numbers.filter((n) => n >= 0))].sort((a, b) => a - b)
+  const centroids = ids.map((id) => {
+    const s = new Float32Array(vectors[0]!.length)
+    numbers.forEach((n, i) => {
+      if (n === id) for (let k = 0; k < s.length; k++) s[k]! += vectors[i]![k]!
+    })
+    return normalized(s)
+  })
+  const groups = hdbscan(centroids, { minClusterSize: 2 })
+  const into = new Map<number, number>()
+  ids.forEach((id, j) => {
+    const g = groups[j]!
+    if (g < 0) return
+    const first = ids[groups.indexOf(g)]!
+    into.set(id, first)
+  })
+  return numbers.map((n) => (n < 0 ? n : (into.get(n) ?? n)))
+}
+
+/** Noise joins its nearest cluster when its mean similarity to the members is within the members' own range. */
+function noiseInRange(numbers: number[], vectors: readonly Vector[], deviations?: number): number[] {
+  const sums = new Map<number, { sum: Float32Array; n: number; min: number; m: number; sq: number }>()
+  numbers.forEach((c, i) => {
+    if (c < 0) return
+    const e = sums.get(c) ?? { sum: new Float32Array(vectors[i]!.length), n: 0, min: 1, m: 0, sq: 0 }
+    for (let k = 0; k < e.sum.length; k++) e.sum[k]! += vectors[i]![k]!
+    e.n++
+    sums.set(c, e)
+  })
+  numbers.forEach((c, i) => {
+    if (c < 0) return
+    const e = sums.get(c)!
+    const s = (dot(vectors[i]!, e.sum) - 1) / (e.n - 1)
+    e.min = Math.min(e.min, s)
+    e.m += s
+    e.sq += s * s
+  })
+  const list = [...sums].map(([c, e]) => ({ c, e, centroid: normalized(e.sum) }))
+  return numbers.map((c, i) => {
+    if (c >= 0) return c
+    let best = list[0]!
+    let bestS = Number.NEGATIVE_INFINITY
+    for (const x of list) {
+      const s = dot(vectors[i]!, x.centroid)
+      if (s > bestS) [best, bestS] = [x, s]
+    }
+    const mean = dot(vectors[i]!, best.e.sum) / best.e.n
+    const mu = best.e.m / best.e.n
+    const bar =
+      deviations === undefined
+        ? best.e.min
+        : mu - deviations * Math.sqrt(Math.max(0, best.e.sq / best.e.n - mu * mu))
+    return mean >= bar ? best.c : -1
+  })
+}
+
+/** Mean silhouette of the clustered points in the UMAP space (noise left out), exact. */
+function umapSilhouette(numbers: number[], umap: number[][]): number {
+  const ids = [...new Set(numbers.filter((x) => x >= 0))]
+  if (ids.length < 2) return -1
+  const index = new Map(ids.map((c, i) => [c, i]))
+  const sizes = new Float64Array(ids.length)
+  for (const c of numbers) if (c >= 0) sizes[index.get(c)!]!++
+  const d = new Float64Array(ids.length)
+  let total = 0
+  let count = 0
+  for (let i = 0; i < numbers.length; i++) {
+    if (numbers[i]! < 0) continue
+    d.fill(0)
+    for (let j = 0; j < numbers.length; j++) {
+      if (numbers[j]! < 0 || j === i) continue
+      let s = 0
+      for (let k = 0; k < umap[i]!.length; k++) s += (umap[i]![k]! - umap[j]![k]!) ** 2
+      d[index.get(numbers[j]!)!]! += Math.sqrt(s)
+    }
+    const own = index.get(numbers[i]!)!
+    if (sizes[own]! < 2) continue
+    const a = d[own]! / (sizes[own]! - 1)
+    let b = Number.POSITIVE_INFINITY
+    for (let c = 0; c < ids.length; c++) if (c !== own) b = Math.min(b, d[c]! / sizes[c]!)
+    total += (b - a) / Math.max(a, b)
+    count++
+  }
+  return total / count
+}
+
+/** min_samples chosen per window by the UMAP-space silhouette among a few. */
+function bySilhouette(c: Context, options: readonly number[]): number[] {
+  let best: number[] = []
+  let bestS = Number.NEGATIVE_INFINITY
+  for (const minSamples of options) {
+    const numbers = base(c, { minSamples })
+    const s = umapSilhouette(numbers, c.umap)
+    if (s > bestS) [best, bestS] = [numbers, s]
+  }
+  return best
+}
+
+/**
+ * Clusters merged while two lie as close together as their members do: the pair whose members' mean
+ * similarity to each other (`between`) is highest among those where it reaches the mean similarity
+ * within one of them (`rule`: the looser one's, their mean, or the tighter one's), repeatedly, as average
+ * linkage would join them. All from the clusters' embedding sums (dot products of sums), O(k²) per merge.
+ * Noise (−1) stays noise; the merged cluster takes the lower number.
+ */
+function mergeClose(
+  numbers: readonly number[],
+  vectors: readonly Vector[],
+  rule: 'min' | 'mean' | 'max' = 'min',
+): number[] {
+  const ids = [...new Set(numbers.filter((x) => x >= 0))].sort((a, b) => a - b)
+  const k = ids.length
+  if (k < 2) return [...numbers]
+  const index = new Map(ids.map((id, i) => [id, i]))
+  const dimensions = vectors[0]!.length
+  const sums = ids.map(() => new Float32Array(dimensions))
+  const sizes = new Float64Array(k)
+  numbers.forEach((x, i) => {
+    if (x < 0) return
+    const c = index.get(x)!
+    const s = sums[c]!
+    const v = vectors[i]!
+    for (let d = 0; d < dimensions; d++) s[d]! += v[d]!
+    sizes[c]!++
+  })
+  const gram = new Float64Array(k * k)
+  for (let a = 0; a < k; a++)
+    for (let b = a; b < k; b++) gram[a * k + b] = gram[b * k + a] = dot(sums[a]!, sums[b]!)
+  const alive = new Uint8Array(k).fill(1)
+  const into = Int32Array.from({ length: k }, (_, i) => i)
+  const within = (a: number) => {
+    const n = sizes[a]!
+    return n < 2 ? Number.POSITIVE_INFINITY : (gram[a * k + a]! - n) / (n * (n - 1))
+  }
+  for (;;) {
+    let bestA = -1
+    let bestB = -1
+    let best = Number.NEGATIVE_INFINITY
+    for (let a = 0; a < k; a++) {
+      if (!alive[a]) continue
+      const wa = within(a)
+      for (let b = a + 1; b < k; b++) {
+        if (!alive[b]) continue
+        const between = gram[a * k + b]! / (sizes[a]! * sizes[b]!)
+        if (between <= best) continue
+        const wb = within(b)
+        const bar = rule === 'min' ? Math.min(wa, wb) : rule === 'max' ? Math.max(wa, wb) : (wa + wb) / 2
+        if (between >= bar) {
+          best = between
+          bestA = a
+          bestB = b
+        }
+      }
+    }
+    if (bestA < 0) break
+    const a = bestA
+    const b = bestB
+    const ab = gram[a * k + b]!
+    const aa = gram[a * k + a]! + 2 * ab + gram[b * k + b]!
+    for (let c = 0; c < k; c++) {
+      gram[a * k + c]! += gram[b * k + c]!
+      gram[c * k + a] = gram[a * k + c]!
+    }
+    gram[a * k + a] = aa
+    sizes[a]! += sizes[b]!
+    alive[b] = 0
+    into[b] = a
+  }
+  const root = (c: number): number => (into[c] === c ? c : root(into[c]!))
+  return numbers.map((x) => (x < 0 ? x : ids[root(index.get(x)!)]!))
+}
+
+const CANDIDATES: Candidate[] = [
+  { name: 'landed: eom, min_cluster_size 8', cluster: (c) => base(c) },
+  { name: 'leaf', cluster: (c) => base(c, { selection: 'leaf' }) },
+  { name: 'eom, min_samples 1', cluster: (c) => base(c, { minSamples: 1 }) },
+  { name: 'eom, min_samples 4', cluster: (c) => base(c, { minSamples: 4 }) },
+  { name: 'eom, min_samples 15', cluster: (c) => base(c, { minSamples: 15 }) },
+  { name: 'eom, mcs 8 + noise to nearest centroid', cluster: (c) => noiseToNearest(base(c), c.vectors) },
+  {
+    name: 'eom + noise by neighbours (15, cosine)',
+    cluster: (c) => noiseByNeighbours(base(c), c.neighbours()),
+  },
+  {
+    name: 'leaf + noise to nearest centroid',
+    cluster: (c) => noiseToNearest(base(c, { selection: 'leaf' }), c.vectors),
+  },
+  {
+    name: 'leaf + noise by neighbours (15, cosine)',
+    cluster: (c) => noiseByNeighbours(base(c, { selection: 'leaf' }), c.neighbours()),
+  },
+  {
+    name: 'min_samples 4 + noise to nearest centroid',
+    cluster: (c) => noiseToNearest(base(c, { minSamples: 4 }), c.vectors),
+  },
+  { name: 'eom + noise within its cluster range', cluster: (c) => noiseInRange(base(c), c.vectors) },
+  { name: 'eom + noise within 2 sd', cluster: (c) => noiseInRange(base(c), c.vectors, 2) },
+  {
+    name: 'min_samples by UMAP silhouette (4, 8, 15)',
+    cluster: (c) => bySilhouette(c, [4, 8, 15]),
+  },
+  {
+    name: 'min_samples by UMAP silhouette (4, 8, 15) + noise to nearest',
+    cluster: (c) => noiseToNearest(bySilhouette(c, [4, 8, 15]), c.vectors),
+  },
+  { name: 'eom + merge: between ≥ min within', cluster: (c) => mergeClose(base(c), c.vectors, 'min') },
+  { name: 'eom + merge: between ≥ mean within', cluster: (c) => mergeClose(base(c), c.vectors, 'mean') },
+  { name: 'eom + merge: between ≥ max within', cluster: (c) => mergeClose(base(c), c.vectors, 'max') },
+  { name: 'eom + BERTopic auto reduction', cluster: (c) => bertopicAuto(base(c), c.vectors) },
+  {
+    name: 'leaf + merge: between ≥ min within',
+    cluster: (c) => mergeClose(base(c, { selection: 'leaf' }), c.vectors, 'min'),
+  },
+  {
+    name: 'leaf + BERTopic auto reduction',
+    cluster: (c) => bertopicAuto(base(c, { selection: 'leaf' }), c.vectors),
+  },
+]
+
+function order(data: readonly Embedded[], seed: number): number[] {
+  const random = seededRandom(seed)
+  const out = data.map((_, i) => i)
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[out[i], out[j]] = [out[j]!, out[i]!]
+  }
+  return out
+}
+
+/** The window's UMAP embedding for a seed, cached by the vectors' hash. */
+function cachedUmap(set: SetName, vectors: readonly Vector[], seed: number): number[][] {
+  const hash = createHash('sha256')
+  for (const v of vectors) hash.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
+  const file = path.join(CACHE, `umap-${set}-${hash.digest('hex').slice(0, 12)}-${seed}.json`)
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as number[][]
+  const started = performance.now()
+  const umap = umapEmbedding(vectors, { ...WINDOW_CLUSTERING, seed })
+  console.error(`  UMAP ${set} seed ${seed}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  mkdirSync(CACHE, { recursive: true })
+  writeFileSync(file, JSON.stringify(umap))
+  return umap
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      set: { type: 'string', multiple: true },
+      'umap-seed': { type: 'string', default: '31,32,33' },
+      only: { type: 'string' },
+      anchors: { type: 'boolean', default: false },
+    },
+  })
+  const sets = (values.set ?? ['clinc150-val', 'clinc150-test', 'dstc11']) as SetName[]
+  for (const s of sets) if (!SETS.includes(s)) throw new Error(`--set: one of ${SETS.join(', ')}`)
+  const seeds = values['umap-seed']!.split(',').map(Number)
+  const only = values.only?.split(',')
+  const candidates = only ? CANDIDATES.filter((c) => only.some((o) => c.name.includes(o))) : CANDIDATES
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`
+  for (const set of sets) {
+    const data = await embedded(set)
+    const shuffled = order(data, 31)
+    const window = shuffled.flatMap((index) => {
+      const r = data[index]!
+      return r.embedding
+        ? [
+            {
+              conversationId: String(index),
+              messageId: 'q',
+              embedding: r.embedding,
+              terms: r.terms!,
+              topicId: OTHER_TOPIC,
+            },
+          ]
+        : []
+    })
+    const { points } = clusteringInput(emptyTopicState('bench'), window)
+    const vectors = points.map((p) => p.embedding)
+    const umaps = seeds.map((seed) => cachedUmap(set, vectors, seed))
+    let knn: number[][] | undefined
+    const neighbours = () => {
+      knn ??= nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours).indices
+      return knn
+    }
+    const intents = data.map((d) => d.intent)
+    console.log(
+      `\n${set}: ${data.length} requests (${vectors.length} embedded), UMAP seeds ${seeds.join(' / ')}`,
+    )
+    console.log(
+      '| candidate | NMI | ACC | mean | ARI | topics (intents) | largest (intent) | noise | other |',
+    )
+    console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+    if (values.anchors) {
+      const withVectors = data.filter((r) => r.embedding)
+      const anchors = computeAnchors(
+        withVectors.map((r) => r.text),
+        withVectors.map((r) => r.intent),
+        withVectors.map((r) => r.embedding!),
+        31,
+      )
+      for (const a of [anchors.tfidf, anchors.embeddingsToldK, anchors.silhouette])
+        console.log(
+          `| ${a.name} | ${a.score.nmi.toFixed(3)} | ${a.score.acc.toFixed(3)} | | ${a.score.ari.toFixed(3)} | | | |`,
+        )
+    }
+    for (const candidate of candidates) {
+      const scores = umaps.map((umap) => {
+        const numbers = candidate.cluster({ umap, vectors, neighbours })
+        const noise = numbers.filter((x) => x < 0).length / data.length
+        return { ...score(intents, runWindow(data, shuffled, () => numbers).clusters), noise }
+      })
+      const mean = (f: (s: (typeof scores)[number]) => number) =>
+        scores.reduce((a, s) => a + f(s), 0) / scores.length
+      const first = scores[0]!
+      console.log(
+        `| ${candidate.name} | ${scores.map((s) => s.nmi.toFixed(3)).join(' / ')} | ${scores.map((s) => s.acc.toFixed(3)).join(' / ')} | ${((mean((s) => s.nmi) + mean((s) => s.acc)) / 2).toFixed(3)} | ${mean((s) => s.ari).toFixed(3)} | ${scores.map((s) => s.topics).join(' / ')} (${first.intents}) | ${pct(Math.max(...scores.map((s) => s.largest)))} (${pct(first.largestIntent)}) | ${pct(mean((s) => s.noise))} | ${pct(mean((s) => s.other))} |`,
+      )
+    }
+  }
+}
+
+await main()
