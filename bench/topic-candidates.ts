@@ -18,12 +18,13 @@ import { emptyTopicState, OTHER_TOPIC } from '../services/analysis/src/topics/to
 import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   nearestNeighbours,
+  noiseToNearest,
   umapEmbedding,
   WINDOW_CLUSTERING,
 } from '../services/analysis/src/topics/window-clusters.ts'
 import { computeAnchors } from './quality/anchors.ts'
-import { type Embedded, embedded, runWindow, SETS, type SetName, score } from './topics-offline.ts'
 import { seededRandom } from './support/random.ts'
+import { type Embedded, embedded, runWindow, SETS, type SetName, score } from './topics-offline.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-offline')
@@ -53,33 +54,9 @@ function noiseByNeighbours(numbers: number[], neighbours: number[][]): number[] 
 type Candidate = { readonly name: string; readonly cluster: (c: Context) => number[] }
 
 const MCS = WINDOW_CLUSTERING.minClusterSize
+/** HDBSCAN on the window's UMAP embedding, its noise left as noise (−1). */
 const base = (c: Context, o: Partial<Parameters<typeof hdbscan>[1]> = {}) =>
   hdbscan(c.umap, { minClusterSize: MCS, ...o })
-
-/** Every noise point to its nearest cluster centroid (BERTopic's reduce_outliers, "embeddings", threshold 0). */
-function noiseToNearest(numbers: number[], vectors: readonly Vector[]): number[] {
-  const sums = new Map<number, Float32Array>()
-  numbers.forEach((n, i) => {
-    if (n < 0) return
-    const s = sums.get(n) ?? new Float32Array(vectors[i]!.length)
-    for (let k = 0; k < s.length; k++) s[k]! += vectors[i]![k]!
-    sums.set(n, s)
-  })
-  const centroids = [...sums].map(([n, s]) => [n, normalized(s)] as const)
-  return numbers.map((n, i) => {
-    if (n >= 0) return n
-    let best = -1
-    let bestS = Number.NEGATIVE_INFINITY
-    for (const [c, v] of centroids) {
-      const s = dot(vectors[i]!, v)
-      if (s > bestS) {
-        bestS = s
-        best = c
-      }
-    }
-    return best
-  })
-}
 
 /** BERTopic's nr_topics="auto": HDBSCAN (min_cluster_size 2, eom) on the clusters' unit centroids. */
 function bertopicAuto(numbers: number[], vectors: readonly Vector[]): number[] {
@@ -256,12 +233,12 @@ function mergeClose(
 }
 
 const CANDIDATES: Candidate[] = [
-  { name: 'landed: eom, min_cluster_size 8', cluster: (c) => base(c) },
+  { name: 'before: eom, min_cluster_size 8, noise waits', cluster: (c) => base(c) },
   { name: 'leaf', cluster: (c) => base(c, { selection: 'leaf' }) },
   { name: 'eom, min_samples 1', cluster: (c) => base(c, { minSamples: 1 }) },
   { name: 'eom, min_samples 4', cluster: (c) => base(c, { minSamples: 4 }) },
   { name: 'eom, min_samples 15', cluster: (c) => base(c, { minSamples: 15 }) },
-  { name: 'eom, mcs 8 + noise to nearest centroid', cluster: (c) => noiseToNearest(base(c), c.vectors) },
+  { name: 'chosen: eom + noise to nearest centroid', cluster: (c) => noiseToNearest(base(c), c.vectors) },
   {
     name: 'eom + noise by neighbours (15, cosine)',
     cluster: (c) => noiseByNeighbours(base(c), c.neighbours()),

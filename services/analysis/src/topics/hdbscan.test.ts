@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
-import { type CondensedEdge, hdbscan, labelPoints, selectClusters } from './hdbscan.ts'
+import { type CondensedEdge, hdbscan, labelPoints, leafClusters, selectClusters } from './hdbscan.ts'
 
 /** `count` points around `centre`, normally spread with `sd` (Box–Muller on a seeded generator). */
 function blob(random: () => number, centre: readonly number[], sd: number, count: number): number[][] {
@@ -88,6 +88,11 @@ describe('excess-of-mass selection on a hand-checked condensed tree', () => {
   it('keeps the parent when its children hold less: 13 + 14 = 1.5 + 3 < 6', () => {
     expect(selectClusters(tree(2.5), 10)).toEqual([11, 12])
     expect(labelPoints(tree(2.5), [11, 12], 10)).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1])
+  })
+
+  it('leaf selection (measured, not the default) keeps the leaves whatever the mass: 12, 13, 14', () => {
+    expect(leafClusters(tree(2.5), 10)).toEqual([12, 13, 14])
+    expect(leafClusters([{ parent: 10, child: 0, lambda: 1, size: 1 }], 10)).toEqual([10])
   })
 
   it('never selects the root while it has child clusters; points that left the root are noise', () => {

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
+import { hdbscan } from './hdbscan.ts'
 import { normalized } from './vectors.ts'
-import { nearestNeighbours, WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
+import {
+  nearestNeighbours,
+  noiseToNearest,
+  umapEmbedding,
+  WINDOW_CLUSTERING,
+  windowClusters,
+} from './window-clusters.ts'
 
 // Synthetic requests: each a direction of its own in 32 dimensions, its paraphrases that direction plus
 // seeded noise; unit vectors, as the model's embeddings are.
@@ -17,7 +24,7 @@ function requests(random: () => number, k: number, count: number, noise = 0.15):
 }
 
 describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
-  it('finds the requests of a window; lone messages make no topic of their own', () => {
+  it('finds the requests of a window; lone messages make no topic of their own, they join the nearest', () => {
     const random = seededRandom(5)
     const groups = [0, 4, 8, 12].map((k, i) => requests(random, k, 20 + 5 * i))
     // Lone messages, each a request of its own (directions no group has).
@@ -31,8 +38,8 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
       return part[0]!
     })
     expect(found).toEqual([0, 1, 2, 3])
-    // UMAP draws a lone message toward its nearest group: it is noise or that group's, never a cluster.
-    for (const label of labels.slice(at)) expect([-1, ...found]).toContain(label)
+    // A lone message is no cluster of its own: HDBSCAN's noise or not, it ends in one of the groups.
+    for (const label of labels.slice(at)) expect(found).toContain(label)
   })
 
   it('is deterministic for a seed', () => {
@@ -48,6 +55,40 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     const random = seededRandom(2)
     const window = [...requests(random, 1, 5), ...requests(random, 7, 5)]
     expect(windowClusters(window)).toEqual([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+  })
+
+  it("places HDBSCAN's noise in the cluster whose centroid is most similar, in the model's space", () => {
+    const v = (...xs: number[]) => normalized(Float32Array.from(xs))
+    const vectors = [
+      v(1, 0, 0),
+      v(1, 0.1, 0),
+      v(0, 1, 0),
+      v(0.1, 1, 0),
+      // Noise: nearer the second cluster's centroid, then nearer the first's, then equally near both.
+      v(0.3, 1, 1),
+      v(1, 0.3, 1),
+      v(1, 1, 0),
+    ]
+    const numbers = noiseToNearest([0, 0, 1, 1, -1, -1, -1], vectors)
+    expect(numbers).toEqual([0, 0, 1, 1, 1, 0, 0])
+    // Clusters and their members stay as they are; with no cluster at all, noise stays noise.
+    expect(noiseToNearest([3, 3, 5, 5], vectors.slice(0, 4))).toEqual([3, 3, 5, 5])
+    expect(noiseToNearest([-1, -1], vectors.slice(0, 2))).toEqual([-1, -1])
+  })
+
+  it("leaves no request of a window in noise: HDBSCAN's noise joins its nearest cluster", () => {
+    // Four loose requests: HDBSCAN leaves some of their paraphrases as noise.
+    const random = seededRandom(2)
+    const window = [0, 6, 12, 18].flatMap((k) => requests(random, k, 25, 1))
+    const density = hdbscan(umapEmbedding(window, WINDOW_CLUSTERING), {
+      minClusterSize: WINDOW_CLUSTERING.minClusterSize,
+    })
+    const noise = density.flatMap((x, i) => (x < 0 ? [i] : []))
+    expect(noise.length).toBeGreaterThan(0)
+    const labels = windowClusters(window)
+    expect(labels).not.toContain(-1)
+    expect(labels).toEqual(noiseToNearest(density, window))
+    for (const i of noise) expect(labels[i]).toBeGreaterThanOrEqual(0)
   })
 
   it('gives UMAP each vector’s exact nearest neighbours by cosine, itself first', () => {
