@@ -5,7 +5,8 @@
  */
 import { createEventConsumer, type EventConsumer, Relay, relayLag } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
-import { createAnalysisService } from '@cas/service-analysis'
+import { ANALYSIS_METRICS, createAnalysisService } from '@cas/service-analysis'
+import { RELAY_METRICS } from '@cas/service-relay'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
 import { signUp } from './support/auth.ts'
@@ -109,7 +110,7 @@ for (const mode of EVENT_LOG_MODES) {
         retryBaseMs: 1,
       })
       const metrics = new Metrics()
-      metrics.observeAnalysis({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
+      metrics.use(ANALYSIS_METRICS).observe({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
       analyzer.hold()
       await analysis.start()
       cleanups.push(async () => {
@@ -159,7 +160,7 @@ describe.skipIf(kafkaBrokers() === null)('relay metrics', () => {
     const { kafka, topicPrefix } = await createTestTopics(2)
     const relay = new Relay({ pool: db.pool, kafka, topicPrefix, pollIntervalMs: 5 })
     const metrics = new Metrics()
-    metrics.observeRelay({ stats: relay.stats, lag: () => relayLag(db.pool) })
+    metrics.use(RELAY_METRICS).observe({ stats: relay.stats, lag: () => relayLag(db.pool) })
 
     // organization.created and member-joined (the sign-up), chatbot.created, conversation.started,
     // conversation.messages-captured

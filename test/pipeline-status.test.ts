@@ -7,7 +7,7 @@ import { loadConfig } from '@cas/config'
 import { Relay, relayLag } from '@cas/eventlog'
 import { createHttpApp } from '@cas/http'
 import { observePipelineStatus, pipelineStatusReadiness } from '@cas/platform'
-import { type AnalysisService, createAnalysisService } from '@cas/service-analysis'
+import { ANALYSIS_METRICS, type AnalysisService, createAnalysisService } from '@cas/service-analysis'
 import { createProjector, type Projector } from '@cas/service-projector'
 import { buildQueryApp } from '@cas/service-query'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -160,7 +160,9 @@ for (const mode of EVENT_LOG_MODES) {
       })
       cleanups.push(() => ops.close())
       observePipelineStatus(ops.metrics, db.pool, ['projection', 'analysis'])
-      ops.metrics.observeAnalysis({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
+      ops.metrics
+        .use(ANALYSIS_METRICS)
+        .observe({ stats: analysis.jobRunner.stats, jobs: () => analysis.jobs() })
       const ready = await waitFor(
         async () => {
           const response = await ops.inject('/readyz')

@@ -1,8 +1,9 @@
 export {
-  type AnalysisSource,
   type ConsumerSource,
+  type DeadLetterSource,
+  type MetricScope,
+  type MetricSet,
   Metrics,
-  type PipelineSource,
+  metricSet,
   type PoolSource,
-  type RelaySource,
 } from './metrics.ts'

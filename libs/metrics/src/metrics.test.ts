@@ -1,5 +1,6 @@
+import { Counter } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { type ConsumerSource, Metrics } from './metrics.ts'
+import { type ConsumerSource, Metrics, metricSet } from './metrics.ts'
 
 function consumer(groupId: string, lag: ConsumerSource['lag'], paused = false): ConsumerSource {
   return {
@@ -49,11 +50,19 @@ describe('Metrics', () => {
     expect(body).toContain('cas_consumer_paused{group="projector"} 0')
   })
 
-  it('keeps the metrics of separate instances apart (one per app in a process)', async () => {
+  it("declares a service's metric set once per instance, and keeps separate instances apart", async () => {
+    let created = 0
+    const set = metricSet('test', ({ registers }) => {
+      created++
+      return new Counter({ name: 'cas_test_events_total', help: 'A test counter.', registers })
+    })
     const a = new Metrics()
     const b = new Metrics()
-    a.messagesStored.inc(3)
-    expect((await a.render()).body).toContain('cas_capture_messages_stored_total 3')
-    expect((await b.render()).body).toContain('cas_capture_messages_stored_total 0')
+    a.use(set).inc(3)
+    expect(a.use(set)).toBe(a.use(set))
+    b.use(set)
+    expect(created).toBe(2)
+    expect((await a.render()).body).toContain('cas_test_events_total 3')
+    expect((await b.render()).body).toContain('cas_test_events_total 0')
   })
 })

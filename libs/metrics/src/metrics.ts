@@ -30,52 +30,28 @@ export interface DeadLetterSource {
   count(): Promise<Readonly<Record<string, number>>>
 }
 
-/** The relay: its counters, and its lag (journal events waiting to be published). */
-export interface RelaySource {
-  readonly stats: {
-    readonly published: number
-    readonly byReference?: number
-    readonly errors: number
-    readonly isLeader: boolean
-  }
-  lag(): Promise<number>
-}
-
-/** The analysis service: its worker's counters and the job queue. */
-export interface AnalysisSource {
-  readonly stats: {
-    readonly analyzedMessages: number
-    readonly retries: number
-    readonly deadLetters: number
-  }
+/** What a set of metric families is declared with: the process's registry, and a safe collector. */
+export interface MetricScope {
+  readonly registers: Registry[]
   /**
-   * Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database; and since when
-   * the oldest waiting job's analysis has been owed.
+   * Reads a source at scrape time, giving up after COLLECT_TIMEOUT_MS; a failure is reported to the
+   * Metrics' onError and the scrape still answers (undefined).
    */
-  jobs(): Promise<{ backlog: number; dead: number; oldestWaitingSince?: Date | null }>
-  /** The analyzer in use: its name and version, and whether it is the model, its fallback, or loading. */
-  analyzer?(): { readonly name: string; readonly version: string; readonly state: string }
-  /** The LLM's refinement of borderline signals (SIGNALS_LLM_REFINE), when on. */
-  signalRefinement?(): SignalRefinementStats | undefined
+  collect<T>(what: string, read: () => Promise<T>): Promise<T | undefined>
 }
 
-/** Borderline signals the LLM confirmed or rejected, and asks that left the local signals, by reason. */
-export interface SignalRefinementStats {
-  readonly confirmed: number
-  readonly rejected: number
-  readonly failed: { readonly timeout: number; readonly error: number; readonly invalid: number }
+/**
+ * A service's metric families (docs/operations.md's table), declared where the service is: `create`
+ * registers them in a scope and returns what the service feeds or observes them through. A process
+ * declares each set it runs once (Metrics.use); the all-in-one, the union of its services' sets.
+ */
+export interface MetricSet<T> {
+  readonly name: string
+  create(scope: MetricScope): T
 }
 
-/** How current a stage of the pipeline is (PipelineStatus from @cas/eventlog satisfies it). */
-export interface PipelineSource {
-  /** The stages this process runs, whose status it exposes. */
-  readonly stages: readonly string[]
-  status(): Promise<
-    Record<
-      string,
-      { readonly state: string; readonly behindSeconds: number | null; readonly events: number | null }
-    >
-  >
+export function metricSet<T>(name: string, create: (scope: MetricScope) => T): MetricSet<T> {
+  return { name, create }
 }
 
 // A collector asking the database or Kafka gives up after this; the scrape still answers.
@@ -95,17 +71,18 @@ function processMetrics(): Registry {
 }
 
 /**
- * The Prometheus metrics of one service process, all of them defined here (docs/operations.md's table lists
- * them). HTTP apps feed the HTTP ones; services register what they run (pools, consumers, the relay,
- * the analysis worker), and the gauges read those at scrape time.
+ * The Prometheus metrics of one service process (docs/operations.md's table lists them). Defined here:
+ * what every process has, HTTP (its app feeds them), its Postgres pools, and the event-log consumers and
+ * their dead letters (the projector, the analysis consumer, a rebuild). Each service declares its own
+ * families as a MetricSet beside its code (capture: the gateway; the relay; the analysis job runner; the
+ * pipeline status: libs/platform), declared in a process with `use`. The gauges read their sources at
+ * scrape time.
  */
 export class Metrics {
   readonly registry = new Registry()
   private readonly pools = new Map<string, PoolSource>()
   private readonly consumers = new Map<string, ConsumerSource>()
-  private readonly relays: RelaySource[] = []
-  private readonly analyses: AnalysisSource[] = []
-  private readonly pipelines: PipelineSource[] = []
+  private readonly sets = new Map<MetricSet<unknown>, unknown>()
   private readonly deadLetterSources: DeadLetterSource[] = []
   private readonly onError: (what: string, err: unknown) => void
 
@@ -128,24 +105,6 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   })
-  readonly messagesStored = new Counter({
-    name: 'cas_capture_messages_stored_total',
-    help: 'Messages stored by capture (new message ids).',
-    registers: [this.registry],
-  })
-  readonly duplicatesDropped = new Counter({
-    name: 'cas_capture_duplicate_messages_total',
-    help: 'Messages sent to capture that were already stored (or repeated within one request), so not stored again.',
-    registers: [this.registry],
-  })
-
-  readonly captureGroupSize = new Histogram({
-    name: 'cas_capture_group_size',
-    help: 'Captures committed per transaction (group commit of concurrent captures).',
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
-    registers: [this.registry],
-  })
-
   constructor(opts: { onError?: (what: string, err: unknown) => void } = {}) {
     this.onError = opts.onError ?? (() => {})
     const registers = [this.registry]
@@ -272,195 +231,6 @@ export class Metrics {
         }
       },
     })
-
-    const relays = this.relays
-    new Gauge({
-      name: 'cas_relay_lag_events',
-      help: 'Journal events committed but not yet acknowledged by Kafka.',
-      registers,
-      async collect() {
-        this.reset()
-        for (const r of relays) {
-          const lag = await collect('relay lag', () => r.lag())
-          if (lag !== undefined) this.set(lag)
-        }
-      },
-    })
-    new Counter({
-      name: 'cas_relay_published_events_total',
-      help: 'Events published to Kafka and acknowledged.',
-      registers,
-      collect() {
-        this.reset()
-        for (const r of relays) this.inc(r.stats.published)
-      },
-    })
-    new Counter({
-      name: 'cas_relay_events_by_reference_total',
-      help: 'Events Kafka kept refusing as records (too large), published by reference instead: the envelope, its payload read from the journal.',
-      registers,
-      collect() {
-        this.reset()
-        for (const r of relays) this.inc(r.stats.byReference ?? 0)
-      },
-    })
-    new Counter({
-      name: 'cas_relay_errors_total',
-      help: 'Relay batches that failed and were retried.',
-      registers,
-      collect() {
-        this.reset()
-        for (const r of relays) this.inc(r.stats.errors)
-      },
-    })
-    new Gauge({
-      name: 'cas_relay_leader',
-      help: '1 when this relay holds the publishing lock, 0 on standby.',
-      registers,
-      collect() {
-        this.reset()
-        for (const r of relays) this.set(r.stats.isLeader ? 1 : 0)
-      },
-    })
-
-    const analyses = this.analyses
-    const analysisCounter = (name: string, help: string, value: (a: AnalysisSource) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          this.reset()
-          for (const a of analyses) this.inc(value(a))
-        },
-      })
-    analysisCounter(
-      'cas_analysis_messages_analyzed_total',
-      'Messages analyzed and committed.',
-      (a) => a.stats.analyzedMessages,
-    )
-    analysisCounter(
-      'cas_analysis_retries_total',
-      'Analysis attempts that failed and were scheduled again.',
-      (a) => a.stats.retries,
-    )
-    analysisCounter(
-      'cas_analysis_dead_lettered_total',
-      'Analysis jobs dead-lettered by this process after their last attempt.',
-      (a) => a.stats.deadLetters,
-    )
-    new Counter({
-      name: 'cas_analysis_signal_refinements_total',
-      help:
-        'Borderline signals the LLM confirmed or rejected (SIGNALS_LLM_REFINE=borderline), and asks that left ' +
-        'the local signals: timeout, error (status or connection) or invalid (not the requested JSON).',
-      labelNames: ['outcome'] as const,
-      registers,
-      collect() {
-        this.reset()
-        for (const a of analyses) {
-          const r = a.signalRefinement?.()
-          if (!r) continue
-          this.inc({ outcome: 'confirmed' }, r.confirmed)
-          this.inc({ outcome: 'rejected' }, r.rejected)
-          for (const [outcome, n] of Object.entries(r.failed)) this.inc({ outcome }, n)
-        }
-      },
-    })
-    type Jobs = Awaited<ReturnType<AnalysisSource['jobs']>>
-    const jobsGauge = (name: string, help: string, value: (j: Jobs) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        async collect() {
-          this.reset()
-          const source = analyses[0]
-          if (!source) return
-          const jobs = await collect('analysis jobs', () => source.jobs())
-          if (jobs) this.set(value(jobs))
-        },
-      })
-    new Gauge({
-      name: 'cas_analysis_analyzer_info',
-      help:
-        'The analyzer in use, 1 with its name, version and state: ready (the language model), fallback (the ' +
-        'lexical analyzer, the model being unavailable) or loading.',
-      labelNames: ['analyzer', 'version', 'state'] as const,
-      registers,
-      collect() {
-        this.reset()
-        for (const a of analyses) {
-          const status = a.analyzer?.()
-          if (status) this.set({ analyzer: status.name, version: status.version, state: status.state }, 1)
-        }
-      },
-    })
-    jobsGauge(
-      'cas_analysis_backlog_jobs',
-      'Analysis jobs queued or running (all processes).',
-      (j) => j.backlog,
-    )
-    jobsGauge(
-      'cas_analysis_dead_letters',
-      'Analysis jobs dead-lettered and kept (all processes).',
-      (j) => j.dead,
-    )
-    jobsGauge(
-      'cas_analysis_oldest_job_age_seconds',
-      'How long the oldest analysis job waiting (all processes) has been owed: since its capture, or since a re-analysis was asked for; 0 when none waits.',
-      (j) => (j.oldestWaitingSince ? Math.max(0, (Date.now() - j.oldestWaitingSince.getTime()) / 1000) : 0),
-    )
-
-    const pipelines = this.pipelines
-    const pipelineGauge = (
-      name: string,
-      help: string,
-      labelNames: readonly ('stage' | 'state')[],
-      set: (
-        gauge: Gauge<'stage' | 'state'>,
-        stage: string,
-        status: Awaited<ReturnType<PipelineSource['status']>>[string],
-      ) => void,
-    ) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        async collect() {
-          this.reset()
-          for (const source of pipelines) {
-            const status = await collect('pipeline status', () => source.status())
-            for (const stage of source.stages) {
-              const s = status?.[stage]
-              if (s) set(this, stage, s)
-            }
-          }
-        },
-      })
-    pipelineGauge(
-      'cas_pipeline_behind_seconds',
-      'How long ago the oldest work a stage has not done yet was committed: an event not applied to the read models (projection), a message not analysed (analysis); 0 when none. Absent while unknown. The dashboard says the same.',
-      ['stage'],
-      (g, stage, s) => {
-        if (s.behindSeconds !== null) g.set({ stage }, s.behindSeconds)
-      },
-    )
-    pipelineGauge(
-      'cas_pipeline_pending_events',
-      'Events committed that a stage has not applied yet (in Kafka mode, including those not yet relayed), at its last report.',
-      ['stage'],
-      (g, stage, s) => {
-        if (s.events !== null) g.set({ stage }, s.events)
-      },
-    )
-    pipelineGauge(
-      'cas_pipeline_state',
-      "1 for a stage's state: up-to-date (behind by less than 5 s), behind, or unknown (no report for 30 s: its processes are down).",
-      ['stage', 'state'],
-      (g, stage, s) => g.set({ stage, state: s.state }, 1),
-    )
   }
 
   /** Reports this pool's usage under `name` (e.g. `primary`, `reader`). */
@@ -472,23 +242,27 @@ export class Metrics {
     this.consumers.set(consumer.groupId, consumer)
   }
 
-  observeRelay(relay: RelaySource): void {
-    this.relays.push(relay)
-  }
-
-  observeAnalysis(analysis: AnalysisSource): void {
-    this.analyses.push(analysis)
-  }
-
   /** Exposes how many events the consumers have set aside (read from the store at scrape). */
   observeDeadLetters(source: DeadLetterSource): void {
     // One store per process: services that share it (the projector's, the analysis's) declare it once.
     this.deadLetterSources.splice(0, this.deadLetterSources.length, source)
   }
 
-  /** Exposes how current the stages this process runs are (read from the pipeline status at scrape). */
-  observePipeline(pipeline: PipelineSource): void {
-    this.pipelines.push(pipeline)
+  /**
+   * The families of `set` on this process's registry, declared on first use (a service's routes, its
+   * ServiceModule's `metricSets`), the same instance after: each family is registered once per process.
+   */
+  use<T>(set: MetricSet<T>): T {
+    if (!this.sets.has(set)) {
+      this.sets.set(
+        set,
+        set.create({
+          registers: [this.registry],
+          collect: (what, read) => this.collectSafely(what, read),
+        }),
+      )
+    }
+    return this.sets.get(set) as T
   }
 
   /** The Prometheus text exposition: this service's metrics, then the process's. */

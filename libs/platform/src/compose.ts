@@ -1,6 +1,6 @@
 import type { ServerConfig } from '@cas/config'
 import { createHttpApp, type HttpAppOptions, type ReadinessCheck } from '@cas/http'
-import type { Metrics } from '@cas/metrics'
+import type { MetricSet, Metrics } from '@cas/metrics'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { type Infrastructure, observeInfrastructure } from './infrastructure.ts'
@@ -17,7 +17,12 @@ export interface ServiceModule {
   start?(): Promise<void>
   /** Its readiness checks and /readyz details (asked once started). */
   readiness?(): readonly ReadinessCheck[]
-  /** Declares its metrics on the process's registry (once started). */
+  /**
+   * Its metric families (docs/operations.md), declared where the service is: the process registers the
+   * union of its services' sets, each once, before anything observes them.
+   */
+  readonly metricSets?: readonly MetricSet<unknown>[]
+  /** Feeds its metrics what it runs (once started). */
   metrics?(metrics: Metrics): void
   /** Its routes on the process's HTTP app (once started). */
   routes?(app: FastifyInstance): Promise<void>
@@ -66,6 +71,7 @@ export async function startComposed(opts: {
     })
     app = built
     observeInfrastructure(built.metrics, opts.infra)
+    for (const set of opts.services.flatMap((s) => s.metricSets ?? [])) built.metrics.use(set)
     for (const s of opts.services) s.metrics?.(built.metrics)
     for (const s of opts.services) await s.routes?.(built)
     await built.listen({ port: opts.config.PORT, host: opts.config.HOST })

@@ -8,6 +8,12 @@ export {
 } from './data-dir.ts'
 export { httpAppOptions } from './http-options.ts'
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
-export { deadLetterReadiness, observePipelineStatus, pipelineStatusReadiness } from './pipeline-status.ts'
+export {
+  deadLetterReadiness,
+  observePipelineStatus,
+  PIPELINE_METRICS,
+  type PipelineSource,
+  pipelineStatusReadiness,
+} from './pipeline-status.ts'
 export { type Logger, type RunningService, runService } from './run-service.ts'
 export { startWorkerThread } from './worker-thread.ts'

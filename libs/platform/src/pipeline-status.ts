@@ -1,7 +1,8 @@
 import { countDeadLetters, type PipelineStage, readPipelineStatus } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
-import type { Metrics } from '@cas/metrics'
+import { type Metrics, metricSet } from '@cas/metrics'
 import type pg from 'pg'
+import { Gauge } from 'prom-client'
 
 /**
  * /readyz `details.<stage>` for each stage: the pipeline status as the dashboard reads it (state,
@@ -38,6 +39,79 @@ export function observePipelineStatus(
   pool: pg.Pool,
   stages: readonly PipelineStage[],
 ): void {
-  metrics.observePipeline({ stages, status: () => readPipelineStatus(pool, new Date()) })
+  metrics.use(PIPELINE_METRICS).observe({ stages, status: () => readPipelineStatus(pool, new Date()) })
   metrics.observeDeadLetters({ count: () => countDeadLetters(pool) })
 }
+
+/** How current a stage of the pipeline is (PipelineStatus from @cas/eventlog satisfies it). */
+export interface PipelineSource {
+  /** The stages this process runs, whose status it exposes. */
+  readonly stages: readonly string[]
+  status(): Promise<
+    Record<
+      string,
+      { readonly state: string; readonly behindSeconds: number | null; readonly events: number | null }
+    >
+  >
+}
+
+/**
+ * The pipeline status's metrics (docs/operations.md, cas_pipeline_*): how current each stage this process
+ * runs is, as the dashboard says it. Declared by the processes running the projection or the analysis.
+ */
+export const PIPELINE_METRICS = metricSet('pipeline', ({ registers, collect }) => {
+  const pipelines: PipelineSource[] = []
+  const pipelineGauge = (
+    name: string,
+    help: string,
+    labelNames: readonly ('stage' | 'state')[],
+    set: (
+      gauge: Gauge<'stage' | 'state'>,
+      stage: string,
+      status: Awaited<ReturnType<PipelineSource['status']>>[string],
+    ) => void,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        this.reset()
+        for (const source of pipelines) {
+          const status = await collect('pipeline status', () => source.status())
+          for (const stage of source.stages) {
+            const s = status?.[stage]
+            if (s) set(this, stage, s)
+          }
+        }
+      },
+    })
+  pipelineGauge(
+    'cas_pipeline_behind_seconds',
+    'How long ago the oldest work a stage has not done yet was committed: an event not applied to the read models (projection), a message not analysed (analysis); 0 when none. Absent while unknown. The dashboard says the same.',
+    ['stage'],
+    (g, stage, s) => {
+      if (s.behindSeconds !== null) g.set({ stage }, s.behindSeconds)
+    },
+  )
+  pipelineGauge(
+    'cas_pipeline_pending_events',
+    'Events committed that a stage has not applied yet (in Kafka mode, including those not yet relayed), at its last report.',
+    ['stage'],
+    (g, stage, s) => {
+      if (s.events !== null) g.set({ stage }, s.events)
+    },
+  )
+  pipelineGauge(
+    'cas_pipeline_state',
+    "1 for a stage's state: up-to-date (behind by less than 5 s), behind, or unknown (no report for 30 s: its processes are down).",
+    ['stage', 'state'],
+    (g, stage, s) => g.set({ stage, state: s.state }, 1),
+  )
+  return {
+    observe(pipeline: PipelineSource): void {
+      pipelines.push(pipeline)
+    },
+  }
+})

@@ -13,6 +13,7 @@ import {
   deadLetterReadiness,
   type Infrastructure,
   observePipelineStatus,
+  PIPELINE_METRICS,
   pipelineStatusReadiness,
   type ServiceModule,
 } from '@cas/platform'
@@ -23,6 +24,7 @@ import { type CommandPolicy, CommandRunner } from './command-runner.ts'
 import { analysisPipeline } from './consumer.ts'
 import { AnalysisJobRunner, jobLogFields } from './job-runner.ts'
 import { hasPendingJobs, type JobCounts, jobCounts } from './jobs.ts'
+import { ANALYSIS_METRICS } from './metrics.ts'
 import { type AnalyzerConfig, analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 import { type SignalRefineOptions, SignalRefiner } from './signals/llm-refine.ts'
 import { decideSignals } from './signals/store.ts'
@@ -30,6 +32,7 @@ import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/rec
 
 export type { Analyzer } from './analyzer.ts'
 export { AnalyzerError } from './analyzer.ts'
+export { ANALYSIS_METRICS, type AnalysisSource } from './metrics.ts'
 
 export interface AnalysisServiceDeps {
   readonly pool: pg.Pool
@@ -292,11 +295,12 @@ export function analysisService(
       ...pipelineStatusReadiness(infra.pool, ['analysis']),
       deadLetterReadiness(infra.pool),
     ],
+    metricSets: [ANALYSIS_METRICS, PIPELINE_METRICS],
     metrics(metrics) {
       const { analyzer, service } = running()
       observePipelineStatus(metrics, infra.pool, ['analysis'])
       metrics.observeConsumer(service.consumer)
-      metrics.observeAnalysis({
+      metrics.use(ANALYSIS_METRICS).observe({
         stats: service.jobRunner.stats,
         jobs: () => service.jobs(),
         analyzer: () => analyzerStatus(analyzer),

@@ -14,6 +14,7 @@ import { registerTestConversation } from './chatbots/test-conversation.ts'
 import type { GatewayAppConfig } from './config.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
+import { CAPTURE_METRICS } from './metrics.ts'
 import { registerOrganizations } from './organizations/plugin.ts'
 import { registerTopicCommands } from './topics/routes.ts'
 
@@ -60,6 +61,7 @@ export type GatewayRouteDeps = Pick<GatewayDeps, 'pool' | 'keyring' | 'config' |
 export function gatewayService(deps: GatewayRouteDeps): ServiceModule {
   return {
     name: 'gateway',
+    metricSets: [CAPTURE_METRICS],
     routes: (app) => registerGateway(app, deps),
     close: async () => {},
   }
@@ -72,6 +74,8 @@ export async function registerGateway(
 ): Promise<void> {
   const now = deps.now ?? (() => new Date())
   const { pool, config } = deps
+  // Its metrics from the start (the gateway's own app, or the all-in-one's: declared once either way).
+  app.metrics.use(CAPTURE_METRICS)
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1 })
     : undefined
@@ -118,3 +122,4 @@ export async function registerGateway(
     log: app.log,
   })
 }
+export { CAPTURE_METRICS } from './metrics.ts'

@@ -14,6 +14,7 @@ import {
   deadLetterReadiness,
   type Infrastructure,
   observePipelineStatus,
+  PIPELINE_METRICS,
   pipelineStatusReadiness,
   type ServiceModule,
 } from '@cas/platform'
@@ -157,8 +158,9 @@ export function projectorBatches(
 export function projectionStage(
   pool: pg.Pool,
   consumer: () => Pick<EventConsumer, 'groupId' | 'stats' | 'lag'>,
-): Pick<ServiceModule, 'readiness' | 'metrics'> {
+): Pick<ServiceModule, 'readiness' | 'metricSets' | 'metrics'> {
   return {
+    metricSets: [PIPELINE_METRICS],
     readiness: () => [...pipelineStatusReadiness(pool, ['projection']), deadLetterReadiness(pool)],
     metrics: (metrics) => {
       observePipelineStatus(metrics, pool, ['projection'])

@@ -3,6 +3,9 @@ import type { ServiceModule } from '@cas/platform'
 import type { Kafka } from 'kafkajs'
 import type pg from 'pg'
 import type { Logger } from 'pino'
+import { RELAY_METRICS } from './metrics.ts'
+
+export { RELAY_METRICS, type RelaySource } from './metrics.ts'
 
 export interface RelayServiceDeps {
   readonly pool: pg.Pool
@@ -28,7 +31,9 @@ export function relayService(
     name: 'relay',
     relay,
     start: () => relay.start(),
-    metrics: (metrics) => metrics.observeRelay({ stats: relay.stats, lag: () => relayLag(deps.pool) }),
+    metricSets: [RELAY_METRICS],
+    metrics: (metrics) =>
+      metrics.use(RELAY_METRICS).observe({ stats: relay.stats, lag: () => relayLag(deps.pool) }),
     routes: async (app) => {
       if (opts.statusRoute) app.get('/relay', async () => ({ ok: true, relay: relay.stats }))
     },

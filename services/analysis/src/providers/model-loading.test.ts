@@ -13,6 +13,7 @@ import {
   TEST_MODEL_DIR,
   UNREACHABLE_HUB,
 } from '../../../../test/support/model.ts'
+import { ANALYSIS_METRICS } from '../metrics.ts'
 import { EMBEDDING_MODEL_ID } from './embedding-model.ts'
 import { analyzerReadiness, analyzerStatus, createAnalyzer } from './index.ts'
 
@@ -74,7 +75,7 @@ describe.skipIf(!hasTestModel)('loading the language model', () => {
       // Operators see it in /readyz and the metrics.
       expect(analyzerReadiness(analyzer).detail()).toMatchObject({ state: 'fallback' })
       const metrics = new Metrics()
-      metrics.observeAnalysis({
+      metrics.use(ANALYSIS_METRICS).observe({
         stats: { analyzedMessages: 0, retries: 0, deadLetters: 0 },
         jobs: async () => ({ backlog: 0, dead: 0 }),
         analyzer: () => analyzerStatus(analyzer),

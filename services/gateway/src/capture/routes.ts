@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import { CAPTURE_METRICS } from '../metrics.ts'
 import { registerOtlp } from '../otlp/routes.ts'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 import { CaptureCommitter } from './group-commit.ts'
@@ -55,7 +56,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
     const committer = new CaptureCommitter(pool, deps.keyring, deps.now, {
       maxTransactions: config.CAPTURE_MAX_TRANSACTIONS,
       maxGroup: config.CAPTURE_MAX_GROUP,
-      onCommit: (size) => scope.metrics.captureGroupSize.observe(size),
+      onCommit: (size) => scope.metrics.use(CAPTURE_METRICS).captureGroupSize.observe(size),
     })
     await scope.register(rateLimit, {
       hook: 'onRequest',
@@ -141,8 +142,10 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
           body: request.body,
           trace: eventTrace(request),
         })
-        scope.metrics.messagesStored.inc(result.messagesStored)
-        scope.metrics.duplicatesDropped.inc(request.body.messages.length - result.messagesStored)
+        scope.metrics.use(CAPTURE_METRICS).messagesStored.inc(result.messagesStored)
+        scope.metrics
+          .use(CAPTURE_METRICS)
+          .duplicatesDropped.inc(request.body.messages.length - result.messagesStored)
         if (result.deprecated) reply.header('deprecation', 'true')
         return {
           ok: true as const,

@@ -9,6 +9,7 @@ import type pg from 'pg'
 import { z } from 'zod'
 import { captureGroup } from '../capture/capture.ts'
 import { captureBodySchema, captureResponseSchema } from '../capture/schema.ts'
+import { CAPTURE_METRICS } from '../metrics.ts'
 
 export interface TestConversationDeps {
   readonly pool: pg.Pool
@@ -89,7 +90,7 @@ export async function registerTestConversation(
       if (outcome instanceof AppError) {
         throw new AppError('conflict', "The chatbot's key changed meanwhile: try again.")
       }
-      request.server.metrics.messagesStored.inc(outcome.messagesStored)
+      request.server.metrics.use(CAPTURE_METRICS).messagesStored.inc(outcome.messagesStored)
       return {
         ok: true as const,
         conversationId: outcome.conversationId,

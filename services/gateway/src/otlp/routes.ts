@@ -15,6 +15,7 @@ import { z } from 'zod'
 import type { ApiKeyIdentifier } from '../capture/api-key-auth.ts'
 import type { CaptureResult } from '../capture/capture.ts'
 import type { CaptureCommitter } from '../capture/group-commit.ts'
+import { CAPTURE_METRICS } from '../metrics.ts'
 import {
   CONTENT_TYPES,
   decodeProtobufRequest,
@@ -291,8 +292,10 @@ export async function registerOtlp(scope: FastifyInstance, deps: OtlpRouteDeps):
             // A conversation's bodies in order: each waits for the one before it.
             for (const captureBody of bodies) {
               out.push(await deps.committer.capture({ keyHash: identity.keyHash, body: captureBody, trace }))
-              otlp.metrics.messagesStored.inc(out.at(-1)!.messagesStored)
-              otlp.metrics.duplicatesDropped.inc(captureBody.messages.length - out.at(-1)!.messagesStored)
+              otlp.metrics.use(CAPTURE_METRICS).messagesStored.inc(out.at(-1)!.messagesStored)
+              otlp.metrics
+                .use(CAPTURE_METRICS)
+                .duplicatesDropped.inc(captureBody.messages.length - out.at(-1)!.messagesStored)
             }
             return out
           }),
