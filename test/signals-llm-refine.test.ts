@@ -2,6 +2,7 @@ import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
 import {
+  ANALYSIS_METRICS,
   type AnalysisService,
   type Analyzer,
   analysisSettings,
@@ -281,7 +282,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
 
     it('counts the outcomes in cas_analysis_signal_refinements_total', async () => {
       const metrics = new Metrics()
-      metrics.observeAnalysis({
+      metrics.use(ANALYSIS_METRICS).observe({
         stats: analysis.jobRunner.stats,
         jobs: () => analysis.jobs(),
         signalRefinement: () => analysis.signalRefiner?.stats,
