@@ -189,6 +189,17 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     return rows.map((r) => r.payload)
   }
 
+  /** GET topics' reclustering: settling, when last re-clustered, and whether a failed run is retried. */
+  async function reclusteringReport() {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=2`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().reclustering
+  }
+
   function reclusterer(cluster?: (v: readonly Vector[], r: readonly Vector[]) => Promise<number[]>) {
     return new Reclusterer({
       pool: db.pool,
@@ -323,14 +334,29 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
       attempts: 1,
       last_error: 'the clustering thread ran out of memory',
     })
+    // The attempt is an event (the error stays in the log and the table), which the dashboard reads.
+    expect(await lineage('analysis.topics-recluster-failed')).toEqual([
+      { attempt: 1, maxAttempts: 3, nextAttemptAt: expect.stringMatching(/Z$/), startsOver: false },
+    ])
+    await settled()
+    expect(await reclusteringReport()).toMatchObject({ settling: true, retrying: { attempts: 1 } })
     // Captures are still analysed and placed while the run fails.
     await capture({ bill: ['I would like to pay my bill by card'] })
     expect(await state()).toMatchObject({ requests_since_run: waiting + 1 })
     await waitFor(async () => (await flaky.runDue())?.ok === false && calls >= 3, { what: 'three attempts' })
+    expect((await lineage('analysis.topics-recluster-failed')).map((e) => [e.attempt, e.startsOver])).toEqual(
+      [
+        [1, false],
+        [2, false],
+        [3, true],
+      ],
+    )
     // After its last attempt the run starts over later (at once, under this policy), and then succeeds.
     const outcome = await waitFor(() => reclusterer().runDue(), { what: 'a run to be due again' })
     expect(outcome).toMatchObject({ ok: true })
     expect(await state()).toMatchObject({ requests_since_run: 0, attempts: 0, last_error: null })
+    await settled()
+    expect(await reclusteringReport()).toMatchObject({ settling: false, retrying: null })
   })
 
   it('says on GET topics whether topics are settling, and when they were last re-clustered', async () => {
@@ -356,7 +382,10 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
         'SELECT id, label, keywords, canonical_id, split_from, retired_at IS NOT NULL AS retired FROM rm_topics ORDER BY id',
       )
       const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
-      return { topics, placed }
+      const { rows: reclustering } = await db.pool.query(
+        'SELECT chatbot_id, settling, last_reclustered_at, failed_attempts, next_attempt_at FROM rm_topic_reclustering ORDER BY chatbot_id',
+      )
+      return { topics, placed, reclustering }
     }
     const before = await snapshot()
     expect(before.topics.some((t) => t.split_from !== null)).toBe(true)

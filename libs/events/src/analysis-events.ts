@@ -402,6 +402,20 @@ export const analysisTopicsReclusteredV1 = defineEvent({
   example: { reclusteredAt: '2026-11-28T09:20:00.000Z', settling: false, clustered: 1200, topics: 18 },
 })
 
+export const analysisTopicsReclusterFailedV1 = defineEvent({
+  type: 'analysis.topics-recluster-failed',
+  version: 1,
+  streamType: 'analysis',
+  description: `A re-clustering run of the chatbot's topics failed (its clustering thread timed out or failed, or its commit did). The re-clustering policy (ReclusterPolicy, services/analysis/src/topics/reclusterer.ts) retries it after 30 s, doubling, up to TOPIC_RECLUSTER_MAX_ATTEMPTS; then it starts over after TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS. Analysis goes on meanwhile: requests join topics inside their spreads or wait. The next analysis.topics-reclustered ends the failures. ${topicStreamNote}`,
+  payload: z.strictObject({
+    attempt: z.number().int().positive().describe('The failed attempt, from 1.'),
+    maxAttempts: z.number().int().positive().describe('Attempts before the run starts over later.'),
+    nextAttemptAt: utcTimestampSchema.describe('When the run is tried again, at the earliest.'),
+    startsOver: z.boolean().describe('The last attempt failed: the next starts a fresh count.'),
+  }),
+  example: { attempt: 1, maxAttempts: 3, nextAttemptAt: '2026-11-28T09:20:30.000Z', startsOver: false },
+})
+
 export const analysisTopicCreatedByUserV1 = defineEvent({
   type: 'analysis.topic-created-by-user',
   version: 1,
@@ -519,6 +533,7 @@ export const analysisEventDefinitions = [
   analysisReanalysisProgressedV1,
   analysisReanalysisFinishedV1,
   analysisReanalysisFailedV1,
+  analysisTopicsReclusterFailedV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -544,4 +559,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisReanalysisProgressedV1.schema,
   analysisReanalysisFinishedV1.schema,
   analysisReanalysisFailedV1.schema,
+  analysisTopicsReclusterFailedV1.schema,
 ])

@@ -93,6 +93,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.topic-merged-by-user':
         case 'analysis.topics-settling':
         case 'analysis.topics-reclustered':
+        case 'analysis.topics-recluster-failed':
         case 'analysis.topic-created-by-user':
         case 'analysis.reanalysis-started':
         case 'analysis.reanalysis-progressed':

@@ -22,7 +22,7 @@ import type { Vector } from './vectors.ts'
  * yet re-clustered. Concurrency: one run at a time per process, and per chatbot across processes (a
  * lease of `timeoutMs`). Timeout: the clustering thread is stopped after `timeoutMs`. Retry: a failed run
  * is tried again after RETRY_BASE_MS, doubling, up to `maxAttempts`; then it waits `maxIntervalMs` and
- * starts over. A failing run never holds up analysis: messages keep joining topics inside their spreads,
+ * starts over. Each failed attempt is an analysis.topics-recluster-failed event (attempt, next attempt). A failing run never holds up analysis: messages keep joining topics inside their spreads,
  * or wait in "other".
  */
 export interface ReclusterPolicy {
@@ -158,11 +158,43 @@ export class Reclusterer {
         attempt,
         reason,
       })
-      await this.opts.pool.query(
-        `UPDATE topic_reclustering SET attempts = $2, next_attempt_at = $3, running_until = NULL, last_error = $4
-          WHERE chatbot_id = $1`,
-        [claim.chatbot_id, last ? 0 : attempt, new Date(this.now().getTime() + retryIn), reason],
-      )
+      const nextAttemptAt = new Date(this.now().getTime() + retryIn)
+      // The attempt and the next one's time are events too (the dashboard's settling status reads them,
+      // and a replay rebuilds it); the error stays in the log and this table.
+      await withTransaction(this.opts.pool, async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE topic_reclustering SET attempts = $2, next_attempt_at = $3, running_until = NULL, last_error = $4
+            WHERE chatbot_id = $1`,
+          [claim.chatbot_id, last ? 0 : attempt, nextAttemptAt, reason],
+        )
+        // The chatbot was deleted meanwhile: nothing to say.
+        if (!rowCount) return
+        await appendToStreams(
+          client,
+          [
+            {
+              streamType: 'analysis',
+              streamId: claim.chatbot_id,
+              orgId: claim.org_id,
+              chatbotId: claim.chatbot_id,
+              expectedVersion: 'any',
+              events: [
+                newEvent(
+                  'analysis.topics-recluster-failed',
+                  {
+                    attempt,
+                    maxAttempts: policy.maxAttempts,
+                    nextAttemptAt: nextAttemptAt.toISOString(),
+                    startsOver: last,
+                  },
+                  { correlationId: randomUUID() },
+                ),
+              ],
+            },
+          ],
+          { now: this.now },
+        )
+      })
       return { chatbotId: claim.chatbot_id, ok: false, reason, attempt }
     }
   }

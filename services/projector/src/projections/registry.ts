@@ -140,6 +140,7 @@ const topics = readModel({
     'analysis.themes-assigned',
     'analysis.topics-settling',
     'analysis.topics-reclustered',
+    'analysis.topics-recluster-failed',
     'analysis.topic-created-by-user',
     // The topics an analysis named, counted as they are used.
     'analysis.conversation-analyzed',
@@ -168,6 +169,7 @@ const topics = readModel({
           case 'analysis.themes-assigned':
           case 'analysis.topics-settling':
           case 'analysis.topics-reclustered':
+          case 'analysis.topics-recluster-failed':
           case 'analysis.topic-created-by-user':
             changes.add(event)
             return

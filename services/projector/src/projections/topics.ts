@@ -14,6 +14,7 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topic-merged-by-user'>
   | RecordedEvent<'analysis.topics-settling'>
   | RecordedEvent<'analysis.topics-reclustered'>
+  | RecordedEvent<'analysis.topics-recluster-failed'>
   | RecordedEvent<'analysis.topic-created-by-user'>
 
 /**
@@ -173,8 +174,21 @@ export class TopicChanges {
              VALUES ($1, $2, $3, CASE WHEN $3 THEN $4::timestamptz END, $4, $5)
              ON CONFLICT (chatbot_id) DO UPDATE SET settling = EXCLUDED.settling,
                settling_since = EXCLUDED.settling_since, last_reclustered_at = EXCLUDED.last_reclustered_at,
-               updated_at = EXCLUDED.updated_at`,
+               failed_attempts = 0, next_attempt_at = NULL, updated_at = EXCLUDED.updated_at`,
             [e.orgId, e.chatbotId, e.payload.settling, e.payload.reclusteredAt, e.occurredAt],
+          )
+          break
+        case 'analysis.topics-recluster-failed':
+          // A failed run: the requests it was to cluster still wait (settling), retried at next_attempt_at.
+          await client.query(
+            `INSERT INTO rm_topic_reclustering (org_id, chatbot_id, settling, settling_since, failed_attempts,
+               next_attempt_at, updated_at)
+             VALUES ($1, $2, true, $5, $3, $4, $5)
+             ON CONFLICT (chatbot_id) DO UPDATE SET settling = true,
+               settling_since = coalesce(rm_topic_reclustering.settling_since, EXCLUDED.settling_since),
+               failed_attempts = EXCLUDED.failed_attempts, next_attempt_at = EXCLUDED.next_attempt_at,
+               updated_at = EXCLUDED.updated_at`,
+            [e.orgId, e.chatbotId, e.payload.attempt, e.payload.nextAttemptAt, e.occurredAt],
           )
           break
         case 'analysis.themes-assigned':

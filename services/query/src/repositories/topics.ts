@@ -110,20 +110,39 @@ export async function topicFilterIds(
 
 /**
  * Whether the chatbot's (or the organization's) topics are settling: requests placed since the last
- * re-clustering, and when the latest ran (rm_topic_reclustering, projected from the analysis service's
- * analysis.topics-settling and analysis.topics-reclustered).
+ * re-clustering, when the latest ran, and whether the last run failed and is retried (rm_topic_reclustering,
+ * projected from the analysis service's analysis.topics-settling, -reclustered and -recluster-failed).
  */
 export async function readReclustering(
   client: pg.ClientBase,
   orgId: string,
   chatbotId: string | undefined,
-): Promise<{ settling: boolean; lastReclusteredAt: string | null }> {
-  const { rows } = await client.query<{ settling: boolean; last: Date | null }>(
-    `SELECT coalesce(bool_or(settling), false) AS settling, max(last_reclustered_at) AS last
+): Promise<{
+  settling: boolean
+  lastReclusteredAt: string | null
+  retrying: { attempts: number; nextAttemptAt: string } | null
+}> {
+  const { rows } = await client.query<{
+    settling: boolean
+    last: Date | null
+    attempts: number | null
+    next: Date | null
+  }>(
+    `SELECT coalesce(bool_or(settling), false) AS settling, max(last_reclustered_at) AS last,
+            max(failed_attempts) FILTER (WHERE failed_attempts > 0) AS attempts,
+            min(next_attempt_at) FILTER (WHERE failed_attempts > 0) AS next
        FROM rm_topic_reclustering WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2)`,
     [orgId, chatbotId ?? null],
   )
-  return { settling: rows[0]!.settling, lastReclusteredAt: rows[0]!.last?.toISOString() ?? null }
+  const row = rows[0]!
+  return {
+    settling: row.settling,
+    lastReclusteredAt: row.last?.toISOString() ?? null,
+    retrying:
+      row.attempts !== null && row.next !== null
+        ? { attempts: row.attempts, nextAttemptAt: row.next.toISOString() }
+        : null,
+  }
 }
 
 /** A value matched literally inside a LIKE pattern (the default escape character is the backslash). */

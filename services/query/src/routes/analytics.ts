@@ -179,6 +179,15 @@ const topicsResponse = z.object({
         .describe(
           "When the chatbot's topics were last re-clustered (the latest of the chatbots'); null: never.",
         ),
+      retrying: z
+        .object({
+          attempts: z.number().int().describe('Attempts that failed in a row (the most of the chatbots).'),
+          nextAttemptAt: z.string().describe('When the next attempt is due, at the earliest (the soonest).'),
+        })
+        .nullable()
+        .describe(
+          'The last re-clustering run failed and is retried per its policy (analysis.topics-recluster-failed); null when the last run succeeded. Requests still join topics inside their spreads meanwhile.',
+        ),
     })
     .describe(
       "The background re-clustering of the chatbot's topics (of the organization's chatbots without chatbotId).",
@@ -261,7 +270,7 @@ const topicsExample: z.output<typeof topicsResponse> = {
   hiddenTopics: [
     { id: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', chatbotId: EXAMPLE_CHATBOT, label: 'thanks, bye' },
   ],
-  reclustering: { settling: true, lastReclusteredAt: '2026-11-28T10:58:00.000Z' },
+  reclustering: { settling: true, lastReclusteredAt: '2026-11-28T10:58:00.000Z', retrying: null },
 }
 
 const sentimentExample: z.output<typeof sentimentResponse> = {

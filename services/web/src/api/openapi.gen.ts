@@ -3590,7 +3590,8 @@ export interface operations {
                      *       ],
                      *       "reclustering": {
                      *         "settling": true,
-                     *         "lastReclusteredAt": "2026-11-28T10:58:00.000Z"
+                     *         "lastReclusteredAt": "2026-11-28T10:58:00.000Z",
+                     *         "retrying": null
                      *       }
                      *     }
                      */
@@ -3692,6 +3693,13 @@ export interface operations {
                             settling: boolean;
                             /** @description When the chatbot's topics were last re-clustered (the latest of the chatbots'); null: never. */
                             lastReclusteredAt: string | null;
+                            /** @description The last re-clustering run failed and is retried per its policy (analysis.topics-recluster-failed); null when the last run succeeded. Requests still join topics inside their spreads meanwhile. */
+                            retrying: {
+                                /** @description Attempts that failed in a row (the most of the chatbots). */
+                                attempts: number;
+                                /** @description When the next attempt is due, at the earliest (the soonest). */
+                                nextAttemptAt: string;
+                            } | null;
                         };
                     };
                 };

@@ -64,7 +64,7 @@ const report: TopicsReport = {
     topic('t-delivery', 'order delivery', 3, [0, 0, 3]),
   ],
   other,
-  reclustering: { settling: false, lastReclusteredAt: null },
+  reclustering: { settling: false, lastReclusteredAt: null, retrying: null },
   hiddenTopics: [],
 }
 

@@ -452,6 +452,9 @@ function Reclustering({ reclustering }: { reclustering: TopicsReport['reclusteri
         ? 'Topics are settling: new requests are re-clustered within a few minutes, and topics may split or merge.'
         : 'Topics are settled.'}{' '}
       {last ? `Last re-clustered ${formatDateTime(last)}.` : 'Not re-clustered yet.'}
+      {reclustering.retrying
+        ? ` The last re-clustering failed (${reclustering.retrying.attempts} ${reclustering.retrying.attempts === 1 ? 'attempt' : 'attempts'}); it is tried again from ${formatDateTime(reclustering.retrying.nextAttemptAt)}.`
+        : ''}
     </p>
   )
 }
