@@ -66,6 +66,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
   let server: FakeChatServer
   let apiKey: string
   let cookie: string
+  let chatbotId: string
 
   beforeAll(async () => {
     db = await createTestDatabase()
@@ -83,7 +84,10 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
     })
     await projector.consumer.start()
     ;({ cookie } = await signUp(app))
-    ;({ apiKey } = await createChatbot(app, cookie, { name: 'Refined' }))
+    ;({
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, { name: 'Refined' }))
   })
   afterAll(async () => {
     await projector?.consumer.stop()
@@ -119,8 +123,13 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
   async function capture(
     name: string,
     messages: readonly { id: string; role: 'user' | 'assistant'; content: string }[],
+    user?: string,
   ) {
-    const res = await postCapture(app, apiKey, { conversationId: name, messages: [...messages] })
+    const res = await postCapture(app, apiKey, {
+      conversationId: name,
+      messages: [...messages],
+      ...(user ? { user: { id: user } } : {}),
+    })
     expect(res.statusCode, res.body).toBe(200)
     return res.json().conversationId as string
   }
@@ -195,6 +204,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         if (text.includes('tablets')) return { status: 500 }
         if (text.includes('monitors')) return 'hold'
         if (text.includes('keyboards')) return { content: 'I think the bot failed, yes.' }
+        if (text.includes('scanners')) return 'hold'
         return verdicts(request, true)
       }
       await analysis.start()
@@ -279,6 +289,39 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         expect(requestsAbout(thing)).toHaveLength(1)
       })
     }
+
+    it('leaves nothing behind for a conversation erased while the LLM is asked', async () => {
+      const id = await capture('erased', notUnderstood('scanners'), 'erin')
+      await signalEvents(id, 1)
+      await server.waitUntil(() => server.held.some((r) => transcriptOf(r).includes('scanners')))
+      const confirmedBefore = analysis.signalRefiner!.stats.confirmed
+      const res = await app.inject({
+        method: 'DELETE',
+        url: `/api/v1/chatbots/${chatbotId}/users/erin`,
+        headers: { cookie },
+      })
+      expect(res.json()).toEqual({ ok: true, conversationsErased: 1 })
+      await waitFor(
+        async () =>
+          (await db.pool.query('SELECT 1 FROM analysis_results WHERE conversation_id = $1', [id])).rows
+            .length === 0,
+        { what: 'the analysis to forget the conversation', timeoutMs: 60_000 },
+      )
+      server.releaseWhere(
+        (r) => transcriptOf(r).includes('scanners'),
+        (request) => verdicts(request, true),
+      )
+      await waitFor(() => analysis.signalRefiner!.stats.confirmed > confirmedBefore, {
+        what: 'the verdict',
+        timeoutMs: 60_000,
+      })
+      await analysis.signalRefiner!.stop()
+      analysis.signalRefiner!.start()
+      const { rows } = await db.pool.query('SELECT 1 FROM analysis_signal_state WHERE conversation_id = $1', [
+        id,
+      ])
+      expect(rows).toEqual([])
+    })
 
     it('counts the outcomes in cas_analysis_signal_refinements_total', async () => {
       const metrics = new Metrics()

@@ -350,6 +350,8 @@ export class SignalRefiner {
       transcriptOf(this.opts.pool, row.conversation_id),
       chatbotSettings(this.opts.pool, [row.chatbot_id]),
     ])
+    // Erased (or its chatbot deleted) meanwhile: nothing to judge, nothing to send.
+    if (transcript.length === 0) return
     const custom = chatbotSignals(settings.get(row.chatbot_id) ?? {}).custom
     const fields = { conversationId: row.conversation_id, signals: asked.map((s) => s.name) }
     this.stats.asked++
@@ -374,11 +376,14 @@ export class SignalRefiner {
       return { analyzer: row.analyzer, name: signal.name, evidence: signal.evidence, present, by: this.by }
     })
     await withTransaction(this.opts.pool, async (client) => {
-      await client.query(
+      const { rowCount } = await client.query(
         `UPDATE analysis_signal_state SET llm_verdicts = llm_verdicts || $2::jsonb
           WHERE conversation_id = $1 AND analyzer = $3`,
         [row.conversation_id, JSON.stringify(verdicts), row.analyzer],
       )
+      // Erased meanwhile (no row), or decided since by another analyzer (whose own borderline signals are
+      // marked anew): the verdicts apply to nothing.
+      if (rowCount === 0) return
       const appends = await this.opts.decide(
         client,
         [{ conversationId: row.conversation_id, orgId: row.org_id, chatbotId: row.chatbot_id, metadata: {} }],
