@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { hdbscan } from '../services/analysis/src/topics/hdbscan.ts'
+import { coreDistances, hdbscan, mutualReachabilityTree } from '../services/analysis/src/topics/hdbscan.ts'
 import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
 import { emptyTopicState, OTHER_TOPIC } from '../services/analysis/src/topics/topic-model.ts'
 import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
@@ -232,7 +232,98 @@ function mergeClose(
   return numbers.map((x) => (x < 0 ? x : ids[root(index.get(x)!)]!))
 }
 
+/**
+ * hdbscan's `relative_validity_` (a fast DBCV on the mutual-reachability minimum spanning tree): per
+ * cluster, (separation − sparseness) / max, weighted by size over all points (noise counts as zero).
+ */
+function relativeValidity(points: number[][], minSamples: number, labels: readonly number[]): number {
+  const mst = mutualReachabilityTree(points, coreDistances(points, minSamples))
+  const k = Math.max(-1, ...labels) + 1
+  const sparse = new Float64Array(k)
+  const sep = new Float64Array(k).fill(Number.POSITIVE_INFINITY)
+  let maxDistance = 0
+  for (const [a, b, w] of mst) {
+    maxDistance = Math.max(maxDistance, w)
+    const la = labels[a]!
+    const lb = labels[b]!
+    if (la < 0 || lb < 0) continue
+    if (la === lb) sparse[la] = Math.max(sparse[la]!, w)
+    else {
+      sep[la] = Math.min(sep[la]!, w)
+      sep[lb] = Math.min(sep[lb]!, w)
+    }
+  }
+  const sizes = new Float64Array(k)
+  for (const l of labels) if (l >= 0) sizes[l]!++
+  let score = 0
+  for (let c = 0; c < k; c++) {
+    const s = Number.isFinite(sep[c]!) ? sep[c]! : 2 * maxDistance
+    score += (sizes[c]! * (s - sparse[c]!)) / Math.max(s, sparse[c]!) / labels.length
+  }
+  return score
+}
+
+/** min_samples chosen per window by the relative validity among a few. */
+function byValidity(c: Context, options: readonly number[]): number[] {
+  let best: number[] = []
+  let bestS = Number.NEGATIVE_INFINITY
+  for (const minSamples of options) {
+    const numbers = base(c, { minSamples })
+    const s = relativeValidity(c.umap, minSamples, numbers)
+    if (process.env.SHOW_VALIDITY) console.error(`    min_samples ${minSamples}: validity ${s.toFixed(4)}`)
+    if (s > bestS) [best, bestS] = [numbers, s]
+  }
+  return best
+}
+
+/** The simplified (centroid) silhouette in the model's cosine space, every point placed. */
+function centroidSilhouette(numbers: readonly number[], vectors: readonly Vector[]): number {
+  const sums = new Map<number, Float32Array>()
+  numbers.forEach((n, i) => {
+    if (n < 0) return
+    const sum = sums.get(n) ?? new Float32Array(vectors[i]!.length)
+    for (let d = 0; d < sum.length; d++) sum[d]! += vectors[i]![d]!
+    sums.set(n, sum)
+  })
+  const centroids = [...sums].map(([n, sum]) => [n, normalized(sum)] as const)
+  let total = 0
+  let count = 0
+  numbers.forEach((n, i) => {
+    if (n < 0) return
+    let a = 0
+    let b = Number.POSITIVE_INFINITY
+    for (const [c, v] of centroids) {
+      const d = 1 - dot(vectors[i]!, v)
+      if (c === n) a = d
+      else b = Math.min(b, d)
+    }
+    total += (b - a) / Math.max(a, b)
+    count++
+  })
+  return total / count
+}
+
+function byCentroidSilhouette(c: Context, options: readonly number[]): number[] {
+  let best: number[] = []
+  let bestS = Number.NEGATIVE_INFINITY
+  for (const minSamples of options) {
+    const numbers = noiseToNearest(base(c, { minSamples }), c.vectors)
+    const s = centroidSilhouette(numbers, c.vectors)
+    if (process.env.SHOW_VALIDITY) console.error(`    min_samples ${minSamples}: silhouette ${s.toFixed(4)}`)
+    if (s > bestS) [best, bestS] = [numbers, s]
+  }
+  return best
+}
+
 const CANDIDATES: Candidate[] = [
+  {
+    name: 'min_samples 4, 8 or 15 by the cosine centroid silhouette, noise placed',
+    cluster: (c) => byCentroidSilhouette(c, [4, 8, 15]),
+  },
+  {
+    name: 'min_samples 4, 8 or 15 by relative validity (DBCV), noise placed',
+    cluster: (c) => noiseToNearest(byValidity(c, [4, 8, 15]), c.vectors),
+  },
   { name: 'before: eom, min_cluster_size 8, noise waits', cluster: (c) => base(c) },
   { name: 'leaf', cluster: (c) => base(c, { selection: 'leaf' }) },
   { name: 'eom, min_samples 1', cluster: (c) => base(c, { minSamples: 1 }) },
