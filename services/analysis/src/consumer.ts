@@ -3,7 +3,7 @@ import type { RecordedEvent } from '@cas/events'
 import { type Keyring, openStep } from '@cas/keyring'
 import { rememberChatbotSettings } from './chatbot-settings.ts'
 import { type CommandEvent, queueCommands } from './command-runner.ts'
-import { enqueueJobs, forgetChatbot, forgetConversation, type NewJob } from './jobs.ts'
+import { enqueueJobs, forgetChatbot, forgetConversation, jobFromCapture, type NewJob } from './jobs.ts'
 
 /**
  * The analysis consumer's steps (ConsumerPipeline in @cas/eventlog): open each event (a deleted
@@ -46,20 +46,9 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
           break
         case 'conversation.messages-captured':
           if (!event.payload.analysisRequested) break
-          jobs.push({
-            sourceEventId: event.id,
-            requestedAt: new Date(event.occurredAt),
-            ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
-            conversationId: event.streamId,
-            orgId: event.orgId,
-            chatbotId: event.chatbotId,
-            messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
-              id,
-              role,
-              content,
-              sentAt,
-            })),
-          })
+          jobs.push(
+            jobFromCapture(event, { sourceEventId: event.id, requestedAt: new Date(event.occurredAt) }),
+          )
           break
         // Owners' and admins' commands on the chatbot's topics: applied by the command runner.
         case 'chatbot.topic-rename-requested':

@@ -1,3 +1,4 @@
+import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import type { MessageToAnalyze } from './analyzer.ts'
 import { forgetPooledConversation } from './topics/topic-store.ts'
@@ -36,6 +37,25 @@ export interface NewJob {
   readonly orgId: string
   readonly chatbotId: string
   readonly messages: readonly MessageToAnalyze[]
+}
+
+/**
+ * The analysis job of a capture (conversation.messages-captured): the consumer's, keyed by the event, and
+ * a re-analysis', keyed by (event, analyzer version) (reanalyze.ts's reanalysisJobKey) and owed since it
+ * was queued.
+ */
+export function jobFromCapture(
+  event: RecordedEvent<'conversation.messages-captured'>,
+  key: { readonly sourceEventId: string; readonly requestedAt?: Date },
+): NewJob {
+  return {
+    ...key,
+    ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
+    conversationId: event.streamId,
+    orgId: event.orgId,
+    chatbotId: event.chatbotId,
+    messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({ id, role, content, sentAt })),
+  }
 }
 
 /** Queues jobs; an event already queued (redelivered) is ignored. */

@@ -2,7 +2,7 @@ import type { JournalRecord } from '@cas/eventlog'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { AnalyzerInfo } from './analyzer.ts'
-import { enqueueJobs, type NewJob } from './jobs.ts'
+import { enqueueJobs, jobFromCapture, type NewJob } from './jobs.ts'
 import { uuidFromText } from './topics/ids.ts'
 
 export interface ReanalysisRequest {
@@ -37,20 +37,9 @@ export async function enqueueReanalysis(
   const records = rows.map((row) => ({ ...row, occurredAt: row.occurredAt.toISOString() }))
   for (const opened of await openRecords(pool, keyring, records)) {
     if (!opened.ok || opened.event.type !== 'conversation.messages-captured') continue
-    const event = opened.event
-    jobs.push({
-      sourceEventId: reanalysisJobKey(event.id, request.analyzer),
-      ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}),
-      conversationId: event.streamId,
-      orgId: event.orgId,
-      chatbotId: event.chatbotId,
-      messages: event.payload.messages.map(({ id, role, content, sentAt }) => ({
-        id,
-        role,
-        content,
-        sentAt,
-      })),
-    })
+    jobs.push(
+      jobFromCapture(opened.event, { sourceEventId: reanalysisJobKey(opened.event.id, request.analyzer) }),
+    )
   }
   for (let i = 0; i < jobs.length; i += 500) await enqueueJobs(pool, jobs.slice(i, i + 500), request.now)
   return jobs.map((j) => j.sourceEventId)
