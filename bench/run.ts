@@ -478,7 +478,7 @@ function pipelineBacklog(pool: pg.Pool, mode: Mode, kafka: Kafka | undefined, to
     const analysis =
       relay +
       (await consumerLag(pool, eventLog, 'analysis', ['conversation', 'chatbot'])) +
-      (await jobCounts(pool)).backlog
+      (await jobCounts(pool)).waiting
     return { projector, analysis }
   }
 }

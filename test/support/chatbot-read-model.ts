@@ -2,7 +2,7 @@ import { withTransaction } from '@cas/db'
 import { readStream } from '@cas/eventlog'
 import { type ChatbotEvent, parseRecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { ChatbotBatch } from '../../services/projector/src/projections/chatbot-fold.ts'
+import { ChatbotChanges } from '../../services/projector/src/projections/chatbot-fold.ts'
 import { writeChatbots } from '../../services/projector/src/projections/chatbots.ts'
 
 /**
@@ -22,7 +22,7 @@ export async function catchUpChatbotReadModel(pool: pg.Pool): Promise<void> {
         ORDER BY s.stream_id`,
     )
     if (rows.length === 0) return
-    const batch = new ChatbotBatch()
+    const batch = new ChatbotChanges()
     for (const { stream_id } of rows) {
       for (const record of await readStream(client, 'chatbot', stream_id)) {
         const event = parseRecordedEvent(record) as ChatbotEvent

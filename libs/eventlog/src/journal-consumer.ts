@@ -348,14 +348,14 @@ export async function journalTotalLag(
   groupId: string,
   partitions = 1,
 ): Promise<number> {
-  const { rows } = await db.query<{ backlog: number }>(
-    `SELECT count(*)::int AS backlog FROM event_journal
+  const { rows } = await db.query<{ lag: number }>(
+    `SELECT count(*)::int AS lag FROM event_journal
       WHERE position > (SELECT CASE WHEN count(*) < $3 THEN -1 ELSE min(last_offset) END
                           FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2)
         AND position < ${READABLE_POSITION_BOUND}`,
     [groupId, JOURNAL_TOPIC, partitions],
   )
-  return rows[0]!.backlog
+  return rows[0]!.lag
 }
 
 /**

@@ -204,7 +204,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
       const oldest = [events.oldestPendingAt, jobs.oldestWaitingSince].filter((d) => d !== null)
       return {
         events: events.events,
-        jobs: jobs.backlog,
+        jobs: jobs.waiting,
         oldestPendingAt: oldest.length > 0 ? new Date(Math.min(...oldest.map((d) => d.getTime()))) : null,
       }
     },

@@ -101,7 +101,7 @@ export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number)
 
 export interface JobCounts {
   /** Jobs waiting: queued, running, or waiting for a retry. */
-  readonly backlog: number
+  readonly waiting: number
   /** Jobs dead-lettered (kept for inspection). */
   readonly dead: number
   /** Since when the oldest waiting job's analysis has been owed (its `requestedAt`); null when none waits. */
@@ -110,13 +110,13 @@ export interface JobCounts {
 
 /** The queue, for the metrics and the pipeline status. */
 export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts> {
-  const { rows } = await db.query<{ backlog: number; dead: number; oldest: Date | null }>(
-    `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS backlog,
+  const { rows } = await db.query<{ waiting: number; dead: number; oldest: Date | null }>(
+    `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS waiting,
             (SELECT count(*)::int FROM analysis_dead_letters) AS dead,
             (SELECT min(requested_at) FROM analysis_jobs WHERE status IN ('pending', 'running')) AS oldest`,
   )
-  const { backlog, dead, oldest } = rows[0]!
-  return { backlog, dead, oldestWaitingSince: oldest }
+  const { waiting, dead, oldest } = rows[0]!
+  return { waiting, dead, oldestWaitingSince: oldest }
 }
 
 /**

@@ -12,7 +12,7 @@ export interface AnalysisSource {
    * Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database; and since when
    * the oldest waiting job's analysis has been owed.
    */
-  jobs(): Promise<{ backlog: number; dead: number; oldestWaitingSince?: Date | null }>
+  jobs(): Promise<{ waiting: number; dead: number; oldestWaitingSince?: Date | null }>
   /** The analyzer in use: its name and version, and whether it is the model, its fallback, or loading. */
   analyzer?(): { readonly name: string; readonly version: string; readonly state: string }
   /** The LLM's refinement of borderline signals (SIGNALS_LLM_REFINE), when on. */
@@ -104,7 +104,7 @@ export const ANALYSIS_METRICS = metricSet('analysis', ({ registers, collect }) =
       }
     },
   })
-  jobsGauge('cas_analysis_backlog_jobs', 'Analysis jobs queued or running (all processes).', (j) => j.backlog)
+  jobsGauge('cas_analysis_backlog_jobs', 'Analysis jobs queued or running (all processes).', (j) => j.waiting)
   jobsGauge(
     'cas_analysis_dead_letters',
     'Analysis jobs dead-lettered and kept (all processes).',

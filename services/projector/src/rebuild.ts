@@ -99,7 +99,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
   const started = Date.now()
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
   const interval = opts.progressIntervalMs ?? 1_000
-  const lag = new LagGauge(pool, opts.eventLog)
+  const lag = new RebuildLagEstimate(pool, opts.eventLog)
   const report = (phase: RebuildProgress['phase'], behind: number) => {
     const seconds = Math.max((Date.now() - started) / 1_000, 0.001)
     const eventsPerSecond = Math.round(stats.applied / seconds)
@@ -147,7 +147,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
  * tenth of the time) and estimated in between from the events handled since; near the end, where
  * counting is cheap, at every tick. Only a count ever says 0.
  */
-class LagGauge {
+class RebuildLagEstimate {
   private last = { at: 0, costMs: 0, lag: Number.POSITIVE_INFINITY, handled: 0 }
 
   constructor(

@@ -77,7 +77,7 @@ describe.skipIf(!hasTestModel)('loading the language model', () => {
       const metrics = new Metrics()
       metrics.use(ANALYSIS_METRICS).observe({
         stats: { analyzedMessages: 0, retries: 0, deadLetters: 0 },
-        jobs: async () => ({ backlog: 0, dead: 0 }),
+        jobs: async () => ({ waiting: 0, dead: 0 }),
         analyzer: () => analyzerStatus(analyzer),
       })
       expect((await metrics.render()).body).toMatch(

@@ -10,7 +10,7 @@ import {
   READ_MODELS,
   type ReadModel,
 } from './registry.ts'
-import type { RollupBatch } from './rollups.ts'
+import type { RollupChanges } from './rollups.ts'
 
 /**
  * The barriers (registry.ts BARRIERS), derived from what each read model declares for them, in four
@@ -47,7 +47,7 @@ async function applyBarrier<B extends Barrier>(
   derived: Derived<B>,
   client: pg.ClientBase,
   event: RecordedEvent<B>,
-  rollups: RollupBatch,
+  rollups: RollupChanges,
 ): Promise<void> {
   const models = READ_MODELS as readonly ReadModel[]
   for (const model of models) await derived.hooks(model)?.takeOut?.(client, event, rollups)
@@ -65,7 +65,7 @@ async function applyBarrier<B extends Barrier>(
 export function applyChatbotDeleted(
   client: pg.ClientBase,
   event: RecordedEvent<'chatbot.deleted'>,
-  rollups: RollupBatch,
+  rollups: RollupChanges,
 ): Promise<void> {
   return applyBarrier(CHATBOT_DELETED, client, event, rollups)
 }
@@ -78,7 +78,7 @@ export function applyChatbotDeleted(
 export function applyErased(
   client: pg.ClientBase,
   event: RecordedEvent<'conversation.erased'>,
-  rollups: RollupBatch,
+  rollups: RollupChanges,
 ): Promise<void> {
   return applyBarrier(CONVERSATION_ERASED, client, event, rollups)
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { BOT, ORG, recorded } from '../../test/fold-test-support.ts'
-import { ChatbotBatch, type ChatbotChangeEvent, foldChatbots } from './chatbot-fold.ts'
+import { type ChatbotChangeEvent, ChatbotChanges, foldChatbots } from './chatbot-fold.ts'
 
 const OTHER = '0194a1b2-c3d4-7e5f-8a6b-ffffffffffff'
 const CREATED_AT = '2026-11-20T12:00:00.000Z'
@@ -24,7 +24,7 @@ const keyRotated = (prefix: string, v: number) =>
 
 /** Given a batch's chatbot events, when folded: the rows to insert and the changes to stored rows. */
 function given(...events: ChatbotChangeEvent[]) {
-  const batch = new ChatbotBatch()
+  const batch = new ChatbotChanges()
   for (const e of events) batch.add(e)
   return foldChatbots(batch.take())
 }

@@ -37,7 +37,7 @@ export interface ChatbotChange {
 }
 
 /** A batch's chatbot events gathered per chatbot, in the order they came. */
-export class ChatbotBatch {
+export class ChatbotChanges {
   private readonly pending = new Map<string, ChatbotChangeEvent[]>()
 
   add(event: ChatbotChangeEvent): void {

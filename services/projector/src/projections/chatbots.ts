@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { type ChatbotBatch, type ChatbotChange, foldChatbots } from './chatbot-fold.ts'
+import { type ChatbotChange, type ChatbotChanges, foldChatbots } from './chatbot-fold.ts'
 
 /**
  * The I/O of rm_chatbots: folds the batch's chatbot events (chatbot-fold.ts) and writes what the fold
@@ -7,7 +7,7 @@ import { type ChatbotBatch, type ChatbotChange, foldChatbots } from './chatbot-f
  * stream version the row has already reached (the migration's copy of the gateway's table, a rebuild
  * that got there first) changes nothing.
  */
-export async function writeChatbots(client: pg.ClientBase, batch: ChatbotBatch): Promise<void> {
+export async function writeChatbots(client: pg.ClientBase, batch: ChatbotChanges): Promise<void> {
   const { inserts, updates } = foldChatbots(batch.take())
   if (inserts.length > 0) {
     await client.query(

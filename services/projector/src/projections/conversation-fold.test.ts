@@ -9,7 +9,7 @@ import {
   started,
 } from '../../test/fold-test-support.ts'
 import {
-  ConversationBatch,
+  ConversationChanges,
   type ConversationEvent,
   conversationsToRead,
   foldConversations,
@@ -22,7 +22,7 @@ const H2 = '2026-11-20T13:00:00.000Z'
 
 /** Given the conversations' events (and the stored rows the I/O read), when folded: the writes. */
 function given(events: ConversationEvent[], stored: Record<string, StoredConversation> = {}) {
-  const batch = new ConversationBatch()
+  const batch = new ConversationChanges()
   for (const e of events) batch.add(e)
   const entries = batch.take()
   const rollups = new RollupDeltas()

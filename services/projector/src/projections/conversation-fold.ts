@@ -60,7 +60,7 @@ export interface StoredConversation {
 }
 
 /** A batch's events gathered per conversation, in the order they came. */
-export class ConversationBatch {
+export class ConversationChanges {
   private readonly pending = new Map<string, ConversationEvents>()
 
   add(event: ConversationEvent): void {

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import {
-  type ConversationBatch,
   type ConversationChange,
+  type ConversationChanges,
   conversationsToRead,
   foldConversations,
   type StoredConversation,
@@ -15,7 +15,7 @@ import type { RollupDeltas } from './rollup-deltas.ts'
  */
 export async function writeConversations(
   client: pg.ClientBase,
-  batch: ConversationBatch,
+  batch: ConversationChanges,
   rollups: RollupDeltas,
 ): Promise<void> {
   const entries = batch.take()

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
-import type { RollupBatch } from './rollups.ts'
+import type { RollupChanges } from './rollups.ts'
 
 type Erased = RecordedEvent<'conversation.erased'>
 
@@ -20,7 +20,7 @@ export interface ErasedMessage {
  * conversation (the caller flushes). The rest of the erasure (its rows, its tombstone) is derived from
  * the registry (barriers.ts).
  */
-export async function takeOutErased(client: pg.ClientBase, e: Erased, rollups: RollupBatch): Promise<void> {
+export async function takeOutErased(client: pg.ClientBase, e: Erased, rollups: RollupChanges): Promise<void> {
   const { rows } = await client.query<ErasedMessage>(
     `SELECT role, sent_at, sentiment_score, sentiment_label, topics FROM rm_messages
       WHERE conversation_id = $1 AND sent_at IS NOT NULL`,

@@ -3,7 +3,7 @@ import { analyzed, captured, recorded } from '../../test/fold-test-support.ts'
 import {
   firstSeenCaptured,
   foldMessage,
-  MessageBatch,
+  MessageChanges,
   type MessageSteps,
   messageRow,
   resultsOnly,
@@ -21,7 +21,7 @@ type Event =
 
 /** Given a batch's captures and results (and the message's stored row), when folded: row and rollups. */
 function given(events: Event[], stored: StoredMessage | null = null) {
-  const batch = new MessageBatch()
+  const batch = new MessageChanges()
   for (const e of events) {
     if (e.type === 'conversation.messages-captured') batch.addCaptured(e)
     else batch.addAnalyzed(e)
@@ -133,7 +133,7 @@ describe('the message fold', () => {
         ...Array.from({ length: 1_001 }, (_, i) => [`m${i}`, 'user', SENT] as [string, 'user', string]),
       ),
     )
-    const batch = new MessageBatch()
+    const batch = new MessageChanges()
     batch.addCaptured(many)
     const arrivals = batch.take().map((entry) => BigInt(messageRow(entry).arrival!))
     const position = BigInt(many.position) * 1000n

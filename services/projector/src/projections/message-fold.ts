@@ -78,7 +78,7 @@ export function arrivalOf(position: number | string | bigint, i: number): string
 export const messageKey = (conversationId: string, messageId: string) => `${conversationId}|${messageId}`
 
 /** A batch's captures and results gathered per message, in the order they came. */
-export class MessageBatch {
+export class MessageChanges {
   private readonly pending = new Map<string, MessageSteps>()
 
   addCaptured(e: MessagesCaptured): void {

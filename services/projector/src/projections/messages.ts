@@ -2,7 +2,7 @@ import type pg from 'pg'
 import {
   firstSeenCaptured,
   foldMessage,
-  type MessageBatch,
+  type MessageChanges,
   type MessageRow,
   type MessageSteps,
   messageKey,
@@ -21,7 +21,7 @@ import type { RollupDeltas } from './rollup-deltas.ts'
  */
 export async function writeMessages(
   client: pg.ClientBase,
-  batch: MessageBatch,
+  batch: MessageChanges,
   rollups: RollupDeltas,
 ): Promise<void> {
   const entries = batch.take()

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { derivedRollupDifferences } from '../../../../test/support/derived-rollups.ts'
 import { waitFor } from '../../../../test/support/wait.ts'
-import { RollupBatch } from './rollups.ts'
+import { RollupChanges } from './rollups.ts'
 
 let db: TestDatabase
 
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 /** One message of a conversation in an hour, with its activity row, as applyMessagesCaptured adds them. */
 function message(
-  batch: RollupBatch,
+  batch: RollupChanges,
   org: string,
   chatbot: string,
   hour: string,
@@ -27,14 +27,14 @@ function message(
   batch.addActivity(org, chatbot, hour, conversation, user)
 }
 
-describe('RollupBatch and end users shared between transactions', () => {
+describe('RollupChanges and end users shared between transactions', () => {
   it('makes a second transaction adding hours of the same end user wait for the first', async () => {
     const [org, chatbot] = [randomUUID(), randomUUID()]
     // ada is known already: her row exists, so only its lock (not a pending insert) can order the two.
     const known = await db.pool.connect()
     try {
       await known.query('BEGIN')
-      const batch = new RollupBatch()
+      const batch = new RollupChanges()
       message(batch, org, chatbot, '2026-11-10T08:00:00.000Z', randomUUID(), 'ada')
       await batch.flush(known)
       await known.query('COMMIT')
@@ -45,13 +45,13 @@ describe('RollupBatch and end users shared between transactions', () => {
     const second = await db.pool.connect()
     try {
       await first.query('BEGIN')
-      const a = new RollupBatch()
+      const a = new RollupChanges()
       message(a, org, chatbot, '2026-11-10T10:00:00.000Z', randomUUID(), 'ada')
       await a.flush(first)
 
       await second.query('BEGIN')
       const { rows } = await second.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-      const b = new RollupBatch()
+      const b = new RollupChanges()
       message(b, org, chatbot, '2026-11-10T12:00:00.000Z', randomUUID(), 'ada')
       let flushed = false
       const flushing = b.flush(second).then(() => {

@@ -1,15 +1,15 @@
 import { assertNever } from '@cas/eventlog'
 import type { EventType, RecordedEvent } from '@cas/events'
 import type pg from 'pg'
-import { ChatbotBatch } from './chatbot-fold.ts'
+import { ChatbotChanges } from './chatbot-fold.ts'
 import { writeChatbots } from './chatbots.ts'
-import { ConversationBatch } from './conversation-fold.ts'
+import { ConversationChanges } from './conversation-fold.ts'
 import { writeConversations } from './conversations.ts'
 import { takeOutErased } from './erasure.ts'
-import { MessageBatch } from './message-fold.ts'
+import { MessageChanges } from './message-fold.ts'
 import { writeMessages } from './messages.ts'
 import { ReanalysisChanges } from './reanalysis.ts'
-import { RollupBatch } from './rollups.ts'
+import { RollupChanges } from './rollups.ts'
 import { SignalChanges } from './signals.ts'
 import { TopicChanges } from './topics.ts'
 
@@ -30,7 +30,7 @@ export type OnChatbotDeleted =
   | 'rows-deleted'
   /** The chatbot's own row (`id`) is deleted. */
   | 'row-deleted'
-  /** An organization's rollup: the chatbot's share is taken out (RollupBatch.removeChatbot). */
+  /** An organization's rollup: the chatbot's share is taken out (RollupChanges.removeChatbot). */
   | 'chatbot-taken-out'
   /** The tombstone that drops the chatbot's late events. */
   | 'tombstone'
@@ -59,7 +59,7 @@ export interface ReadModelTable {
 }
 
 /** A read model's changes for one batch: its fold (`add`, pure), then its writer (`flush`). */
-export interface ReadModelBatch<E extends EventType> {
+export interface ModelChanges<E extends EventType> {
   add(event: RecordedEvent<E>): void
   flush(client: pg.ClientBase): Promise<void>
 }
@@ -72,7 +72,7 @@ export interface ReadModelBatch<E extends EventType> {
  * A model has a hook exactly when one of its tables declares such work (checkBarrierHooks).
  */
 export interface BarrierHooks<B extends Barrier> {
-  readonly takeOut?: (client: pg.ClientBase, event: RecordedEvent<B>, rollups: RollupBatch) => Promise<void>
+  readonly takeOut?: (client: pg.ClientBase, event: RecordedEvent<B>, rollups: RollupChanges) => Promise<void>
   readonly remember?: (client: pg.ClientBase, event: RecordedEvent<B>) => Promise<void>
 }
 
@@ -81,8 +81,8 @@ export interface ReadModel<E extends EventType = EventType> {
   readonly tables: readonly ReadModelTable[]
   /** The events it folds (besides the deletion and erasure every table declares). */
   readonly events: readonly E[]
-  /** A new batch of its changes; the conversation and message models add to the shared rollups. */
-  readonly batch: (rollups: RollupBatch) => ReadModelBatch<E>
+  /** Its changes for a new batch; the conversation and message models add to the shared rollups. */
+  readonly changes: (rollups: RollupChanges) => ModelChanges<E>
   /** Its work for a chatbot's deletion beyond its tables' deletes. */
   readonly onChatbotDeleted?: BarrierHooks<'chatbot.deleted'>
   /** Its work for a conversation's erasure beyond its tables' deletes. */
@@ -114,9 +114,9 @@ const chatbots = readModel({
     'chatbot.topic-creation-requested',
     'chatbot.reanalysis-requested',
   ],
-  batch: () => {
-    const batch = new ChatbotBatch()
-    return { add: (event) => batch.add(event), flush: (client) => writeChatbots(client, batch) }
+  changes: () => {
+    const changes = new ChatbotChanges()
+    return { add: (event) => changes.add(event), flush: (client) => writeChatbots(client, changes) }
   },
 })
 
@@ -146,7 +146,7 @@ const topics = readModel({
     'analysis.conversation-analyzed',
     'analysis.messages-analyzed',
   ],
-  batch: () => {
+  changes: () => {
     const changes = new TopicChanges()
     return {
       add: (event) => {
@@ -191,9 +191,12 @@ const conversations = readModel({
     'conversation.messages-captured',
     'analysis.conversation-analyzed',
   ],
-  batch: (rollups) => {
-    const batch = new ConversationBatch()
-    return { add: (event) => batch.add(event), flush: (client) => writeConversations(client, batch, rollups) }
+  changes: (rollups) => {
+    const changes = new ConversationChanges()
+    return {
+      add: (event) => changes.add(event),
+      flush: (client) => writeConversations(client, changes, rollups),
+    }
   },
 })
 
@@ -201,22 +204,22 @@ const messages = readModel({
   name: 'messages',
   tables: [table('rm_messages', 'rows-deleted', 'rows-deleted')],
   events: ['conversation.messages-captured', 'analysis.messages-analyzed'],
-  batch: (rollups) => {
-    const batch = new MessageBatch()
+  changes: (rollups) => {
+    const changes = new MessageChanges()
     return {
       add: (event) => {
         switch (event.type) {
           case 'conversation.messages-captured':
-            batch.addCaptured(event)
+            changes.addCaptured(event)
             return
           case 'analysis.messages-analyzed':
-            batch.addAnalyzed(event)
+            changes.addAnalyzed(event)
             return
           default:
             assertNever(event, 'event')
         }
       },
-      flush: (client) => writeMessages(client, batch, rollups),
+      flush: (client) => writeMessages(client, changes, rollups),
     }
   },
 })
@@ -225,7 +228,7 @@ const signals = readModel({
   name: 'signals',
   tables: [table('rm_conversation_signals', 'rows-deleted', 'rows-deleted')],
   events: ['analysis.signals-detected'],
-  batch: () => {
+  changes: () => {
     const changes = new SignalChanges()
     return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
   },
@@ -241,7 +244,7 @@ const reanalysis = readModel({
     'analysis.reanalysis-finished',
     'analysis.reanalysis-failed',
   ],
-  batch: () => {
+  changes: () => {
     const changes = new ReanalysisChanges()
     return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
   },
@@ -261,7 +264,7 @@ const rollups = readModel({
     table('rm_org_end_users', 'chatbot-taken-out', 'relinked'),
   ],
   events: [],
-  batch: (shared) => ({
+  changes: (shared) => ({
     add: () => {},
     flush: (client) => shared.flush(client),
   }),
@@ -281,7 +284,7 @@ const tombstones = readModel({
     table('rm_erased_conversations', 'unchanged', 'tombstone'),
   ],
   events: [],
-  batch: () => ({ add: () => {}, flush: async () => {} }),
+  changes: () => ({ add: () => {}, flush: async () => {} }),
   onChatbotDeleted: {
     remember: async (client, e) => {
       await client.query(
@@ -419,16 +422,16 @@ for (const model of READ_MODELS as readonly ReadModel[]) {
 
 /** The changes a run of events makes to the read models, gathered to be written together. */
 export class ReadModelChanges {
-  readonly rollups = new RollupBatch()
-  private readonly batches = new Map<ReadModel, ReadModelBatch<EventType>>(
-    (READ_MODELS as readonly ReadModel[]).map((m) => [m, m.batch(this.rollups)]),
+  readonly rollups = new RollupChanges()
+  private readonly models = new Map<ReadModel, ModelChanges<EventType>>(
+    (READ_MODELS as readonly ReadModel[]).map((m) => [m, m.changes(this.rollups)]),
   )
 
   /** Folds an event into every read model that handles it. */
   add(event: RecordedEvent): void {
     const models = FOLDED_BY.get(event.type)
     if (models) {
-      for (const model of models) this.batches.get(model)!.add(event)
+      for (const model of models) this.models.get(model)!.add(event)
       return
     }
     if ((BARRIERS as readonly string[]).includes(event.type))
@@ -439,6 +442,6 @@ export class ReadModelChanges {
 
   /** Writes everything gathered, read model by read model in READ_MODELS' order. */
   async flush(client: pg.ClientBase): Promise<void> {
-    for (const batch of this.batches.values()) await batch.flush(client)
+    for (const changes of this.models.values()) await changes.flush(client)
   }
 }

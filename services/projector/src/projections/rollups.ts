@@ -13,7 +13,7 @@ import { type HourlyDelta, MEASURES, RollupDeltas, type TopicDelta } from './rol
  * The rollups' I/O: the deltas a batch gathered (RollupDeltas, the fold's side) written with one
  * multi-row statement per table, and the distinct-count chains linked (reach.ts).
  */
-export class RollupBatch extends RollupDeltas {
+export class RollupChanges extends RollupDeltas {
   /**
    * Takes an erased conversation's activity out (reach.ts eraseActivity); its messages are taken back
    * with addMessage / addAnalysis (-1). Pending deltas of the conversation must have been flushed.
