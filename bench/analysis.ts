@@ -13,9 +13,12 @@
  * batches as large as it likes) and the ratio to it; the process's CPU per end-user message; the database
  * statements per job. `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
  * what the model was asked: texts embedded per end-user message, model calls and their batch sizes.
- * `--recluster` runs the background re-clustering too, with its default schedule.
+ * `--recluster` runs the background re-clustering too, with its default schedule; `--profile <dir>` writes a
+ * CPU profile of this thread over each set's analysis.
  */
 import { randomUUID } from 'node:crypto'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import inspector from 'node:inspector'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '@cas/config'
@@ -44,11 +47,15 @@ const { values } = parseArgs({
     limit: { type: 'string' },
     threads: { type: 'string', default: '1' },
     concurrency: { type: 'string' },
+    /** ANALYSIS_THREAD_NICE (its default, 10, when unset): 0 keeps a shared machine's load from starving the thread. */
+    nice: { type: 'string' },
     'greeting-share': { type: 'string', default: '0.3' },
     seed: { type: 'string', default: '1' },
     data: { type: 'string', default: path.join(ROOT, '../shared/data') },
     recluster: { type: 'boolean', default: false },
     counts: { type: 'boolean', default: false },
+    /** Writes a CPU profile of this thread over the analysis of each set (with --counts: all of it). */
+    profile: { type: 'string' },
   },
 })
 const setNames: SetName[] = values.set === 'both' ? [...SET_NAMES] : [values.set as SetName]
@@ -70,10 +77,11 @@ try {
     ANALYSIS_THREADS: threads,
     DATA_DIR: path.join(servers.scratch, 'data'),
     ...(values.concurrency ? { ANALYSIS_CONCURRENCY: values.concurrency } : {}),
+    ...(values.nice ? { ANALYSIS_THREAD_NICE: values.nice } : {}),
   }
   const config = loadConfig(env)
   console.log(
-    `analysis: ${threads} analyzer thread(s) (0: the calling thread), concurrency ${config.ANALYSIS_CONCURRENCY}, re-clustering ${values.recluster ? 'on' : 'off'}`,
+    `analysis: ${threads} analyzer thread(s) (0: the calling thread, nice ${config.ANALYSIS_THREAD_NICE}), concurrency ${config.ANALYSIS_CONCURRENCY}, re-clustering ${values.recluster ? 'on' : 'off'}`,
   )
 
   // The ceiling: the model alone, one thread (this one), each end-user text once.
@@ -133,6 +141,8 @@ try {
       ...(values.recluster ? { recluster: reclusterPolicy(config) } : {}),
     })
     statements.reset()
+    const profiler = values.profile ? await startProfile() : undefined
+    const threadsBefore = threadTimes()
     const cpu = process.cpuUsage()
     const t0 = performance.now()
     await service.start()
@@ -146,6 +156,8 @@ try {
     }
     const seconds = (performance.now() - t0) / 1000
     const used = process.cpuUsage(cpu)
+    const busiest = busiestThreads(threadsBefore, threadTimes())
+    if (profiler) await profiler.stop(`${values.profile}/${set.name}.cpuprofile`)
     const queries = statements.count
     await service.stop()
     const rate = userMessages / seconds
@@ -159,6 +171,12 @@ try {
     )
     console.log(
       `  database statements per job              ${(queries / conversations.length).toFixed(1)} (polling included)`,
+    )
+    console.log(
+      `  busiest threads, share of the run busy   ${busiest
+        .slice(0, 4)
+        .map((t) => `${t.name} ${(t.seconds / seconds).toFixed(2)}`)
+        .join(', ')}`,
     )
     if (counts) {
       const c = counts.snapshot()
@@ -176,6 +194,52 @@ try {
   await ceilingModel.close?.()
 } finally {
   await servers.stop()
+}
+
+/** Each thread of this process: its name and CPU seconds so far (Linux: /proc/self/task). */
+function threadTimes(): Map<string, { name: string; seconds: number }> {
+  const out = new Map<string, { name: string; seconds: number }>()
+  try {
+    const ticks = 100
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      out.set(tid, { name: `${name}#${tid}`, seconds: (Number(fields[11]) + Number(fields[12])) / ticks })
+    }
+  } catch {
+    // Not Linux.
+  }
+  return out
+}
+
+function busiestThreads(
+  before: Map<string, { name: string; seconds: number }>,
+  after: Map<string, { name: string; seconds: number }>,
+) {
+  return [...after]
+    .map(([tid, t]) => ({ name: t.name, seconds: t.seconds - (before.get(tid)?.seconds ?? 0) }))
+    .sort((a, b) => b.seconds - a.seconds)
+}
+
+async function startProfile() {
+  const session = new inspector.Session()
+  session.connect()
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    )
+  await post('Profiler.enable')
+  await post('Profiler.start')
+  return {
+    async stop(file: string) {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown }
+      mkdirSync(path.dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify(profile))
+      session.disconnect()
+      console.log(`  CPU profile                              ${file}`)
+    },
+  }
 }
 
 function conversationsOf(set: DevelopmentSet) {
