@@ -39,7 +39,7 @@ afterAll(async () => {
   await db.drop()
 })
 
-async function startService(opts: { maxAttempts?: number; maxPending?: number } = {}) {
+async function startService(opts: { maxAttempts?: number; maxPending?: number; concurrency?: number } = {}) {
   analyzer = new ScriptedAnalyzer()
   service = createAnalysisService({
     pool: db.pool,
@@ -173,6 +173,37 @@ describe('analysis service', () => {
       'analysis.conversation-analyzed',
     ])
     expect((events[2]![3]!.payload as { sentiment: { score: number } }).sentiment.score).toBeCloseTo(-0.4)
+  })
+
+  it('analyses the next jobs while the earlier ones wait for their commit, as many again at most', async () => {
+    await startService({ concurrency: 1 })
+    // Commits wait: their results cannot be written while this transaction holds the table.
+    const blocker = await db.pool.connect()
+    try {
+      await blocker.query('BEGIN')
+      await blocker.query('LOCK TABLE analysis_results IN SHARE MODE')
+      const captured = [
+        await capture(['first score:0.1']),
+        await capture(['second score:0.2']),
+        await capture(['third score:0.3']),
+      ]
+      // One slot: the first job is analysed and waits for its commit; the second is analysed meanwhile.
+      await waitFor(() => analyzer.calls === 2, {
+        what: 'the second job analysed before the first committed',
+      })
+      expect(await job(captured[0]!.conversationId)).toEqual({ status: 'running', attempts: 1 })
+      expect(service!.jobRunner.stats.inFlight).toBe(2)
+      await blocker.query('COMMIT')
+      for (const c of captured) {
+        await waitFor(async () => (await job(c.conversationId))?.status === 'done', {
+          what: 'every job done',
+        })
+      }
+      expect(analyzer.calls).toBe(3)
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {})
+      blocker.release()
+    }
   })
 
   it('retries a failing provider with backoff until it succeeds', async () => {

@@ -109,6 +109,8 @@ export class AnalysisJobRunner {
     inFlight: 0,
   }
   private readonly inFlight = new Set<Promise<void>>()
+  /** The jobs in flight not yet handed to the committer: being analysed (the `concurrency` slots). */
+  private analysing = 0
   private readonly loop: BackgroundLoop
   private readonly now: () => Date
   private readonly log: NonNullable<JobRunnerOptions['log']>
@@ -153,10 +155,14 @@ export class AnalysisJobRunner {
 
   /**
    * One turn of the loop: claims what the free slots can take and starts analyzing it; says whether to
-   * claim again at once (it claimed, and slots are left). A finished job wakes the loop.
+   * claim again at once (it claimed, and slots are left). A job handed to the committer, or finished,
+   * wakes the loop. A job's slot is free once it is analysed: the next jobs are analysed while the
+   * earlier ones commit (the analyzer thread would otherwise wait for each commit, and the commit for
+   * each batch's analysis); at most `concurrency` more wait for their commit.
    */
   private async claimAndStart(): Promise<boolean> {
-    const free = this.opts.concurrency - this.inFlight.size
+    const { concurrency } = this.opts
+    const free = Math.min(concurrency - this.analysing, 2 * concurrency - this.inFlight.size)
     let claimed: AnalysisJob[] = []
     if (free > 0) {
       claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
@@ -166,7 +172,16 @@ export class AnalysisJobRunner {
     const contexts = this.contextsFor(claimed)
     contexts.catch(() => {})
     for (const job of claimed) {
-      const task: Promise<void> = this.process(job, contexts).finally(() => {
+      this.analysing++
+      let analysed = false
+      const release = () => {
+        if (analysed) return
+        analysed = true
+        this.analysing--
+        this.loop.wake()
+      }
+      const task: Promise<void> = this.process(job, contexts, release).finally(() => {
+        release()
         this.inFlight.delete(task)
         this.stats.inFlight = this.inFlight.size
         this.loop.wake()
@@ -174,10 +189,15 @@ export class AnalysisJobRunner {
       this.inFlight.add(task)
     }
     this.stats.inFlight = this.inFlight.size
-    return claimed.length > 0 && this.inFlight.size < this.opts.concurrency
+    return claimed.length > 0 && this.analysing < concurrency && this.inFlight.size < 2 * concurrency
   }
 
-  private async process(job: AnalysisJob, contexts: Promise<Map<string, ChatbotContext>>): Promise<void> {
+  /** Analyses the job and commits its results; `analysed` is called once it waits for its commit only. */
+  private async process(
+    job: AnalysisJob,
+    contexts: Promise<Map<string, ChatbotContext>>,
+    analysed: () => void,
+  ): Promise<void> {
     try {
       const context = (await contexts).get(job.chatbotId) ?? NOT_YET_KNOWN
       if (context === DELETED) {
@@ -206,7 +226,9 @@ export class AnalysisJobRunner {
       const scored = (await this.scoreSignals(job, context)).map((cue, i) =>
         withEmotions(cue, results[i]!.emotions),
       )
-      await this.committer.submit({ job, results, context, scored })
+      const committed = this.committer.submit({ job, results, context, scored })
+      analysed()
+      await committed
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
       this.opts.onAnalyzed?.(job)
