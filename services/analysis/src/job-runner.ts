@@ -344,6 +344,7 @@ export class AnalysisJobRunner {
           position,
           cues: cue ? JSON.stringify(cue.cues) : null,
           vector: cue ? `{${Array.from(cue.vector).join(',')}}` : null,
+          vectorOf: cue?.vector,
         }
       }),
     )
@@ -435,6 +436,10 @@ export class AnalysisJobRunner {
       info,
       now,
       this.opts.signalRefine,
+      // The vectors just written: not read back.
+      new Map(
+        rows.flatMap((r) => (r.vector ? [[`${r.job.conversationId}|${r.out.messageId}`, r.vectorOf!]] : [])),
+      ),
     )
     // One append per stream: a conversation's signals go after its results.
     for (const signalAppend of signalAppends) {

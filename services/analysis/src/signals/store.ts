@@ -61,6 +61,12 @@ export async function decideSignals(
   analyzer: AnalyzerInfo,
   now: Date,
   refine?: RefinePolicy,
+  /**
+   * The vectors of results the caller has just written, by `conversationId|messageId`: read back from
+   * their rows otherwise (as text: 384 numbers parsed per message, the most costly part of a commit's
+   * reads). The same float32 values either way.
+   */
+  written: ReadonlyMap<string, Float32Array> = new Map(),
 ): Promise<AppendRequest[]> {
   if (targets.length === 0) return []
   const ids = [...new Set(targets.map((t) => t.conversationId))].sort()
@@ -70,7 +76,7 @@ export async function decideSignals(
     [ids],
   )
   const stateOf = new Map(states.map((s) => [s.conversation_id, s]))
-  const messages = await conversationMessages(client, ids)
+  const messages = await conversationMessages(client, ids, written)
   const settings = await chatbotSettings(
     client,
     targets.map((t) => t.chatbotId),
@@ -157,26 +163,34 @@ export async function decideSignals(
 async function conversationMessages(
   client: pg.ClientBase,
   ids: readonly string[],
+  written: ReadonlyMap<string, Float32Array>,
 ): Promise<Map<string, ConversationMessage[]>> {
-  const { rows } = await client.query<ResultRow>(
-    `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues, r.vector
+  const { rows } = await client.query<ResultRow & { known: boolean }>(
+    `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues,
+            CASE WHEN r.known THEN NULL ELSE r.vector END AS vector, r.known
        FROM unnest($1::uuid[]) AS c(id)
        CROSS JOIN LATERAL (
-         SELECT r.message_id, r.role, coalesce(r.sent_at, r.analyzed_at) AS at, r.position, r.cues, r.vector
+         SELECT r.message_id, r.role, coalesce(r.sent_at, r.analyzed_at) AS at, r.position, r.cues, r.vector,
+                r.vector IS NOT NULL AND (c.id::text || '|' || r.message_id) = ANY($2::text[]) AS known
            FROM analysis_results r WHERE r.conversation_id = c.id OFFSET 0
        ) r
       ORDER BY c.id, r.at, r.position, r.message_id`,
-    [ids],
+    [ids, [...written.keys()]],
   )
   const out = new Map<string, ConversationMessage[]>()
   for (const row of rows) {
     const list = out.get(row.conversation_id) ?? []
+    const vector = row.known
+      ? written.get(`${row.conversation_id}|${row.message_id}`)
+      : row.vector
+        ? Float32Array.from(row.vector)
+        : undefined
     list.push({
       id: row.message_id,
       role: row.role,
       sentAt: row.at,
       cues: row.cues ?? undefined,
-      vector: row.vector ? Float32Array.from(row.vector) : undefined,
+      vector,
     })
     out.set(row.conversation_id, list)
   }
