@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { loadConfig } from '@cas/config'
 import { withTransaction } from '@cas/db'
@@ -203,6 +204,27 @@ describe('all-in-one service', () => {
         orgId: ORG,
         payload: { name: 'Support bot' },
       })
+    })
+
+    it("exposes every metric docs/operations.md documents, once: its services' metric sets together", async () => {
+      const { topicPrefix } = await createTestTopics(2)
+      service = await startAllInOne(
+        loadConfig({
+          ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+          ...modelConfigEnv(),
+          DATABASE_URL: db.url,
+          PORT: '0',
+          KAFKA_BROKERS: kafkaBrokers()!.join(','),
+          KAFKA_TOPIC_PREFIX: topicPrefix,
+        }),
+        false,
+        silent,
+      )
+      const doc = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8')
+      const documented = [...doc.matchAll(/^\| `(cas_[a-z_]+)`/gm)].map((m) => m[1]!)
+      const text = (await service.app.inject('/metrics')).body
+      const exposed = [...text.matchAll(/^# TYPE (cas_[a-z_]+) /gm)].map((m) => m[1]!)
+      expect(exposed.sort()).toEqual(documented.sort())
     })
   })
 })
