@@ -7,6 +7,13 @@ import type { Vector } from './vectors.ts'
  * (recluster-worker.ts): neither the HTTP event loop nor the analyzer's threads wait for it. Past
  * `timeoutMs` the thread is stopped and the run fails (its policy retries it).
  */
+/**
+ * The re-clustering thread's niceness on Linux: the lowest priority, below the analyzer threads'
+ * (ANALYSIS_THREAD_NICE, 10). Re-clustering settles the topics after a burst; during one, the analysis
+ * of the messages arriving goes first (at the same niceness the two shared the core evenly).
+ */
+export const RECLUSTER_NICE = 19
+
 export function clusterInThread(
   vectors: readonly Vector[],
   references: readonly Vector[],
@@ -22,7 +29,7 @@ export function clusterInThread(
     vectors: flat(vectors),
     references: flat(references),
     dimensions,
-    nice: options.nice ?? 10,
+    nice: options.nice ?? RECLUSTER_NICE,
   })
   return new Promise<number[]>((resolve, reject) => {
     const timer = setTimeout(() => {
