@@ -64,14 +64,14 @@ describe.skipIf(!hasTestModel)('learned sentiment and emotions', () => {
     }
   })
 
-  it("reads the issue's trials of unannounced rises and leaving as no praise", async () => {
+  it("reads the issue's trials of unannounced rises and leaving as negative", async () => {
     // Negative since the lexicon reads "increase" as no feeling and "without warning" as a complaint.
     const rise = await read("That's a pretty big increase without warning")
     expect(rise.sentiment.label).toBe('negative')
-    // The head reads it neutral (P 0.57) whatever the lexical score: bench/FINDINGS.md.
+    // The head reads it neutral (P 0.57) whatever the lexical score; the lexicon ("elsewhere") says
+    // negative, and calibrates the neutral: bench/FINDINGS.md.
     const leaving = await read("I'm thinking of shopping elsewhere")
-    expect(leaving.sentiment.label).not.toBe('positive')
-    expect(leaving.sentiment.score).toBeLessThan(0)
+    expect(leaving.sentiment.label).toBe('negative')
   })
 
   it('reads a stolen card as sad news, not as frustration with the service', async () => {

@@ -7,6 +7,9 @@
  * - Sentiment: softmax over negative / neutral / positive, from the embedding and the lexical score
  *   (sentiment.ts) as one more input. The label is the most probable class; the score is P(positive) −
  *   P(negative), kept on the label's side of ±0.05 so that labelFor(score) gives the same label.
+ *   Neutral is calibrated by the lexicon: when the head says neutral but the lexical score is at most
+ *   NEUTRAL_LEXICAL_NEGATIVE and P(negative) > P(positive), the message reads negative ("I'm thinking of
+ *   shopping elsewhere": the head reads the topic, the lexicon the leaving; bench/FINDINGS.md).
  * - Emotions: one sigmoid per emotion (analyzer.ts EMOTIONS), each calibrated so that 0.5 is its
  *   threshold of best F1 on GoEmotions' dev split.
  * - Frustration: one sigmoid trained on GoEmotions' anger, annoyance and disappointment against its other
@@ -41,7 +44,10 @@ export interface SentimentModelFile {
 }
 
 export interface LearnedSentiment {
-  /** `learned-<first 12 hex digits of the weights' SHA-256 (as JSON)>`: new weights, new analyzer version. */
+  /**
+   * `learned-<first 12 hex digits of the SHA-256 of the weights (as JSON) and the decision's rules>`:
+   * new weights or rules, new analyzer version.
+   */
   readonly version: string
   /** The embedding (unit length, 384 dimensions) and the lexical score of one message. */
   analyze(embedding: Float32Array, lexicalScore: number): { sentiment: Sentiment; emotions: Emotions }
@@ -50,6 +56,14 @@ export interface LearnedSentiment {
 /** Emotion scores are rounded: events and stored results carry them. */
 const round3 = (x: number) => Math.round(x * 1000) / 1000
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
+
+/**
+ * A neutral reading with a lexical score this negative (or more), and P(negative) > P(positive), reads
+ * negative. 0.25 was the better of 0.25 and 0.4 on the support messages' dev half (bench/FINDINGS.md).
+ */
+export const NEUTRAL_LEXICAL_NEGATIVE = -0.25
+/** Part of the version: bump when the decision on the heads' outputs changes. */
+const DECISION_RULES = 'neutral-by-lexicon-1'
 
 export function loadLearnedSentiment(
   file: SentimentModelFile = shipped as SentimentModelFile,
@@ -70,7 +84,7 @@ export function loadLearnedSentiment(
     return s
   }
   return {
-    version: `learned-${createHash('sha256').update(JSON.stringify(file)).digest('hex').slice(0, 12)}`,
+    version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,
     analyze(embedding, lexicalScore) {
       if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
       const z = sentimentW.map(
@@ -80,7 +94,10 @@ export function loadLearnedSentiment(
       const e = z.map((v) => Math.exp(v - max))
       const sum = e[0]! + e[1]! + e[2]!
       const [neg, neu, pos] = e.map((v) => v / sum) as [number, number, number]
-      const label: SentimentLabel = neg >= neu && neg >= pos ? 'negative' : pos > neu ? 'positive' : 'neutral'
+      const byHead: SentimentLabel =
+        neg >= neu && neg >= pos ? 'negative' : pos > neu ? 'positive' : 'neutral'
+      const label: SentimentLabel =
+        byHead === 'neutral' && lexicalScore <= NEUTRAL_LEXICAL_NEGATIVE && neg > pos ? 'negative' : byHead
       const raw = pos - neg
       const score =
         label === 'negative'

@@ -117,7 +117,7 @@ export const SIGNAL_DEFINITIONS: Readonly<Record<string, string>> = {
   bot_failure:
     'The assistant says it cannot help, did not understand or has no answer. Asking for more detail is not a failure.',
   repetition:
-    'The end user asks again what they asked before (the answer did not help), or the assistant asks the end user to rephrase twice or more.',
+    'The end user asks again what they asked before (the answer did not help), the assistant asks the end user to rephrase twice or more, or the assistant sends the same message again.',
   frustration:
     'The end user shows anger, annoyance or disappointment at the service. A sad subject told plainly (a stolen card, a death) is not frustration.',
   resolution:
