@@ -1,15 +1,12 @@
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import { type AnalysisService, createAnalysisService } from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { PROJECTOR_GROUP } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
-import { testKeyring } from './support/keyring.ts'
 import { join } from './support/members.ts'
 import { projectorCaughtUp } from './support/projector.ts'
 import { waitFor } from './support/wait.ts'
@@ -25,37 +22,23 @@ const V2 = new ScriptedAnalyzer({ name: 'scripted', version: 'v2' }, -1)
 const CAPTURES = 4
 
 describe('re-analysing a chatbot through the API', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
-  let projector: Projector
-  let analysis: AnalysisService | undefined
   let cookie: string
   let memberCookie: string
   let adminCookie: string
   let chatbotId: string
 
-  const startAnalysis = async (analyzer: ScriptedAnalyzer) => {
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
+  const startAnalysis = (analyzer: ScriptedAnalyzer) =>
+    pipeline.startAnalysis(analyzer, {
       commands: { maxAttempts: 5, retry: { baseMs: 50, maxMs: 200, jitter: 'equal' }, pollIntervalMs: 20 },
     })
-    await analysis.start()
-  }
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    // The analysis service is started by the tests, each on the analyzer version it means.
+    pipeline = await startAnalysisPipeline({ analysis: false })
+    ;({ db, app } = pipeline)
     ;({ cookie } = await signUp(app))
     memberCookie = (await join(app, cookie, 'member')).cookie
     adminCookie = (await join(app, cookie, 'admin')).cookie
@@ -73,15 +56,11 @@ describe('re-analysing a chatbot through the API', () => {
       timeoutMs: 60_000,
       what: 'the first analysis',
     })
-    await analysis!.stop()
-    analysis = undefined
+    await pipeline.stopAnalysis()
   })
   afterAll(async () => {
     V2.release()
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await app?.close()
-    await db?.drop()
+    await pipeline?.close()
   })
 
   async function analyzers() {
@@ -274,7 +253,7 @@ describe('re-analysing a chatbot through the API', () => {
   })
 
   it("ends a running re-analysis with its chatbot's deletion, its read-model row dropped", async () => {
-    await analysis!.stop()
+    await pipeline.stopAnalysis()
     const v3 = new ScriptedAnalyzer({ name: 'scripted', version: 'v3' })
     v3.hold()
     await startAnalysis(v3)

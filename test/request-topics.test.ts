@@ -1,23 +1,10 @@
-import { loadConfig } from '@cas/config'
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  ANALYSIS_GROUP,
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
-import { testKeyring } from './support/keyring.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
-import { waitFor } from './support/wait.ts'
+import type { TestDatabase } from './support/database.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 
 // Only requests make topics (issue 31): with the real language model, end to end, a conversation's topics
 // come from its end user's requests; greetings, thanks and acknowledgements never form or join a topic.
@@ -62,38 +49,17 @@ interface Conversation {
 }
 
 describe.skipIf(!hasTestModel)('only requests make topics', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
-  let analyzer: Analyzer
-  let analysis: AnalysisService
-  let projector: Projector
   let cookie: string
   let apiKey: string
   let chatbotId: string
   const topicOf = new Map<string, string>()
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-    })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    pipeline = await startAnalysisPipeline()
+    ;({ db, app } = pipeline)
     ;({ cookie } = await signUp(app))
     ;({
       apiKey,
@@ -118,13 +84,7 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     }
     expect(new Set(topicOf.values()).size).toBe(Object.keys(REQUESTS).length)
   })
-  afterAll(async () => {
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
   /** One conversation: each of the end user's messages answered by the bot. */
   async function capture(conversationId: string, userMessages: readonly string[]) {
@@ -139,18 +99,7 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
   }
 
   /** Every capture analysed, and the projector past everything in the journal. */
-  async function settled() {
-    await waitFor(
-      async () => {
-        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
-        const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
-        )
-        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
-      },
-      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
-    )
-  }
+  const settled = () => pipeline.settled()
 
   async function conversations(): Promise<Map<string, Conversation>> {
     const found = new Map<string, Conversation>()

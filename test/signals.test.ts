@@ -1,24 +1,16 @@
-import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import type { AnalysisService, Analyzer } from '@cas/service-analysis'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
-import { waitFor } from './support/wait.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 
 // Conversation signals (issue 32) end to end with the real language model: captured through the API,
 // analysed, announced as analysis.signals-detected, projected, and read back through the API.
@@ -70,6 +62,7 @@ interface Signal {
 }
 
 describe.skipIf(!hasTestModel)('conversation signals, with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
   let analyzer: Analyzer
@@ -83,30 +76,16 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
   const ids = new Map<string, string>()
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-      now: () => new Date(Date.now() + ahead),
-      // The tests sweep when they mean to (worker.sweepSignals).
-      signalSweepMs: 3_600_000,
+    pipeline = await startAnalysisPipeline({
+      analysis: {
+        now: () => new Date(Date.now() + ahead),
+        // The tests sweep when they mean to (worker.sweepSignals).
+        signalSweepMs: 3_600_000,
+      },
     })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    ;({ db, app, projector } = pipeline)
+    analyzer = pipeline.analyzer!
+    analysis = pipeline.analysis!
     ;({ cookie } = await signUp(app))
     ;({
       apiKey,
@@ -141,25 +120,9 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     }
     await settled()
   })
-  afterAll(async () => {
-    await projector?.consumer.stop()
-    await analysis?.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
-  async function settled() {
-    await waitFor(
-      async () => {
-        const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status NOT IN ('done', 'dead')",
-        )
-        return rows[0].n === 0 && (await projectorCaughtUp(db.pool))
-      },
-      { what: 'analysis and projection', timeoutMs: 120_000 },
-    )
-  }
+  const settled = () => pipeline.settled({ timeoutMs: 120_000 })
 
   async function signalsOf(name: string): Promise<Signal[]> {
     const res = await app.inject({

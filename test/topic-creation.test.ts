@@ -1,27 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  ANALYSIS_GROUP,
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
 import { testKeyring } from './support/keyring.ts'
 import { join } from './support/members.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
-import { waitFor } from './support/wait.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 
 // Creating a topic from examples (issue 31, item 6), end to end with the real language model: owners and
 // admins give a label and 2 to 20 example requests; the gateway commits the command as an event; the
@@ -82,10 +72,9 @@ const ROADSIDE = {
 }
 
 describe.skipIf(!hasTestModel)('creating a topic from examples, with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
-  let analyzer: Analyzer
-  let analysis: AnalysisService
   let projector: Projector
   let cookie: string
   let memberCookie: string
@@ -95,27 +84,8 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-    })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    pipeline = await startAnalysisPipeline()
+    ;({ db, app, projector } = pipeline)
     ;({ cookie } = await signUp(app))
     memberCookie = (await join(app, cookie, 'member')).cookie
     ;({
@@ -123,13 +93,7 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
       chatbot: { id: chatbotId },
     } = await createChatbot(app, cookie, { name: 'Insurer' }))
   })
-  afterAll(async () => {
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
   async function capture(requests: Record<string, string[]>) {
     for (const [request, texts] of Object.entries(requests)) {
@@ -146,19 +110,7 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
     await settled()
   }
 
-  async function settled() {
-    await waitFor(
-      async () => {
-        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
-        const { rows } = await db.pool.query(
-          `SELECT (SELECT count(*) FROM analysis_jobs WHERE status IN ('pending', 'running'))
-                + (SELECT count(*) FROM analysis_commands WHERE status = 'pending') AS n`,
-        )
-        return Number(rows[0].n) === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
-      },
-      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
-    )
-  }
+  const settled = () => pipeline.settled()
 
   /** Each conversation's topic (its caller's id → topic id), as the conversations API shows it. */
   async function placement() {

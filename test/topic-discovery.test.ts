@@ -1,25 +1,16 @@
-import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  ANALYSIS_GROUP,
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import type { Analyzer } from '@cas/service-analysis'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
-import { waitFor } from './support/wait.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 
 // Topic discovery end to end with the real language model: captures through the API, the analysis
 // service placing end users' messages in topics, the projector, and the dashboard's reads.
@@ -70,10 +61,10 @@ interface Conversation {
 }
 
 describe.skipIf(!hasTestModel)('topic discovery with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
   let analyzer: Analyzer
-  let analysis: AnalysisService
   let projector: Projector
   let cookie: string
   let apiKey: string
@@ -81,40 +72,16 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
   let n = 0
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-    })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    pipeline = await startAnalysisPipeline()
+    ;({ db, app, projector } = pipeline)
+    analyzer = pipeline.analyzer!
     ;({ cookie } = await signUp(app))
     ;({
       apiKey,
       chatbot: { id: chatbotId },
     } = await createChatbot(app, cookie, { name: 'Support', settings: { topics: { refunds: ['refund'] } } }))
   })
-  afterAll(async () => {
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
   /** One conversation per request: the end user's message, then the bot's boilerplate. */
   async function captureAll(requests: Record<string, string[]>): Promise<Map<string, string[]>> {
@@ -138,19 +105,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
   }
 
   /** Every capture queued for analysis and analyzed, and the projector past everything in the journal. */
-  async function settled() {
-    await waitFor(
-      async () => {
-        // Queued first: until the analysis consumer has read a capture, no job says it is still owed.
-        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
-        const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
-        )
-        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
-      },
-      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
-    )
-  }
+  const settled = () => pipeline.settled()
 
   async function conversations(query = ''): Promise<Map<string, Conversation>> {
     const found = new Map<string, Conversation>()

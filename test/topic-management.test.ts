@@ -1,29 +1,20 @@
 import { randomUUID } from 'node:crypto'
-import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  ANALYSIS_GROUP,
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import type { Analyzer } from '@cas/service-analysis'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Reclusterer, type ReclusterPolicy } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
 import { testKeyring } from './support/keyring.ts'
 import { join } from './support/members.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
-import { waitFor } from './support/wait.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 
 // Topics a lead can manage (issue 31, item 6), end to end with the real language model: owners and admins
 // rename, hide, unhide and merge topics through the gateway, which commits each command as an event on the
@@ -76,10 +67,10 @@ const EAGER: ReclusterPolicy = {
 }
 
 describe.skipIf(!hasTestModel)('topics a lead can manage, with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
   let analyzer: Analyzer
-  let analysis: AnalysisService
   let projector: Projector
   let cookie: string
   let memberCookie: string
@@ -90,27 +81,9 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-    })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    pipeline = await startAnalysisPipeline()
+    ;({ db, app, projector } = pipeline)
+    analyzer = pipeline.analyzer!
     ;({ cookie } = await signUp(app))
     memberCookie = (await join(app, cookie, 'member')).cookie
     adminCookie = (await join(app, cookie, 'admin')).cookie
@@ -119,13 +92,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       chatbot: { id: chatbotId },
     } = await createChatbot(app, cookie, { name: 'Insurer' }))
   })
-  afterAll(async () => {
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
   async function capture(requests: Partial<Record<keyof typeof INSURER, string[]>>) {
     for (const [request, texts] of Object.entries(requests)) {
@@ -142,19 +109,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     await settled()
   }
 
-  async function settled() {
-    await waitFor(
-      async () => {
-        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
-        const { rows } = await db.pool.query(
-          `SELECT (SELECT count(*) FROM analysis_jobs WHERE status IN ('pending', 'running'))
-                + (SELECT count(*) FROM analysis_commands WHERE status = 'pending') AS n`,
-        )
-        return Number(rows[0].n) === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
-      },
-      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
-    )
-  }
+  const settled = () => pipeline.settled()
 
   /** Each request's topic as the conversations API shows it: the one most of its conversations are in. */
   async function topicsByRequest() {

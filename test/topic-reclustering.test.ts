@@ -1,25 +1,17 @@
-import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import {
-  ANALYSIS_GROUP,
-  type AnalysisService,
-  type Analyzer,
-  createAnalysisService,
-  createAnalyzer,
-} from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import type { Analyzer } from '@cas/service-analysis'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Reclusterer, type ReclusterPolicy } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
-import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
+import { hasTestModel, requireTestModel } from './support/model.ts'
 import { waitFor } from './support/wait.ts'
 
 // Re-clustering in the background with stable identities (issue 31, item 2), end to end with the real
@@ -77,10 +69,10 @@ interface Conversation {
 }
 
 describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
   let analyzer: Analyzer
-  let analysis: AnalysisService
   let projector: Projector
   let cookie: string
   let apiKey: string
@@ -89,40 +81,16 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
-    analyzer = await createAnalyzer(
-      loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
-    )
-    await analyzer.ready
-    analysis = createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-    })
-    await analysis.start()
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
+    pipeline = await startAnalysisPipeline()
+    ;({ db, app, projector } = pipeline)
+    analyzer = pipeline.analyzer!
     ;({ cookie } = await signUp(app))
     ;({
       apiKey,
       chatbot: { id: chatbotId },
     } = await createChatbot(app, cookie, { name: 'Insurer' }))
   })
-  afterAll(async () => {
-    await analysis?.stop()
-    await projector?.consumer.stop()
-    await analyzer?.close?.()
-    await app?.close()
-    await db?.drop()
-  })
+  afterAll(() => pipeline?.close())
 
   async function capture(requests: Partial<Record<keyof typeof INSURER, string[]>>) {
     for (const [request, texts] of Object.entries(requests)) {
@@ -139,18 +107,7 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     await settled()
   }
 
-  async function settled() {
-    await waitFor(
-      async () => {
-        if (!(await projectorCaughtUp(db.pool, ANALYSIS_GROUP))) return false
-        const { rows } = await db.pool.query(
-          "SELECT count(*)::int AS n FROM analysis_jobs WHERE status IN ('pending', 'running')",
-        )
-        return rows[0].n === 0 && (await projectorCaughtUp(db.pool, PROJECTOR_GROUP))
-      },
-      { timeoutMs: 60_000, what: 'analysis and projection to finish' },
-    )
-  }
+  const settled = () => pipeline.settled()
 
   async function conversations(): Promise<Map<string, Conversation>> {
     const res = await app.inject({
