@@ -1,5 +1,5 @@
 import type { MessageRole } from '../analyzer.ts'
-import { REQUEST_ANCHORS, SOCIAL_ANCHORS, socialMargin } from '../topics/requests.ts'
+import { REQUEST_ANCHORS, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { dot, type Vector } from '../topics/vectors.ts'
 import {
   ANSWER_ANCHORS,
@@ -149,8 +149,29 @@ export function customMargin(v: Vector, examples: readonly Vector[], background:
 }
 const CUSTOM_NEAREST = 2
 
-function margin(v: Vector, set: AnchorSet): number {
-  return nearest(v, set.cue) - nearest(v, set.contrast)
+/** A unit's similarity to an anchor, each computed once. */
+function similarityTo(v: Vector): (anchor: Vector) => number {
+  const known = new Map<Vector, number>()
+  return (anchor) => {
+    let similarity = known.get(anchor)
+    if (similarity === undefined) {
+      similarity = dot(v, anchor)
+      known.set(anchor, similarity)
+    }
+    return similarity
+  }
+}
+
+/** nearest() with the unit's similarities. */
+function nearestBy(similarity: (anchor: Vector) => number, anchors: readonly Vector[]): number {
+  let best = -Infinity
+  for (const a of anchors) best = Math.max(best, similarity(a))
+  return best
+}
+
+/** margin() with the unit's similarities. */
+function marginBy(similarity: (anchor: Vector) => number, set: AnchorSet): number {
+  return nearestBy(similarity, set.cue) - nearestBy(similarity, set.contrast)
 }
 
 /** Longer messages are scored by their first this many characters. */
@@ -205,8 +226,13 @@ export async function cuesOf(
     at += n
     if (n === 0) return undefined
     const whole = vs[0]!
-    const best = (set: AnchorSet) => round(Math.max(...vs.map((v) => margin(v, set))))
-    const social = round(socialMargin(whole, anchors))
+    // Each unit's similarity to each anchor computed once: the anchor sets share many anchors (the
+    // social and request anchors are in three of them). The same dot products, the same margins.
+    const similarities = vs.map(similarityTo)
+    const best = (set: AnchorSet) => round(Math.max(...similarities.map((sim) => marginBy(sim, set))))
+    const social = round(
+      nearestBy(similarities[0]!, anchors.social) - nearestBy(similarities[0]!, anchors.request),
+    )
     if (m.role === 'assistant') {
       const inability = inabilityOf(m.content)
       const cues = {
@@ -222,7 +248,7 @@ export async function cuesOf(
       social,
       escalation: best(anchors.escalation),
       frustration: best(anchors.frustration),
-      resolution: round(margin(whole, anchors.resolution)),
+      resolution: round(marginBy(similarities[0]!, anchors.resolution)),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const background = [...anchors.social, ...anchors.request]

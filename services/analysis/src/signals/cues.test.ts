@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
+import { socialMargin } from '../topics/requests.ts'
+import { normalized, type Vector } from '../topics/vectors.ts'
+import { cuesOf, nearest, type SignalAnchors, unitsOf } from './cues.ts'
+
+const random = seededRandom(11)
+const unit = (): Vector => normalized(Float32Array.from({ length: 384 }, () => random() - 0.5))
+const many = (n: number) => Array.from({ length: n }, unit)
+
+describe("a message's cues", () => {
+  it("are each unit's nearest cue anchor minus its nearest contrast anchor, shared anchors compared once", async () => {
+    const social = many(6)
+    const request = many(5)
+    const answer = many(4)
+    const failure = many(3)
+    const hand = many(3)
+    const anchors: SignalAnchors = {
+      social,
+      request,
+      escalation: { cue: many(3), contrast: [...many(2), ...social, ...request] },
+      frustration: { cue: many(3), contrast: [...many(2), ...social, ...request] },
+      resolution: { cue: many(3), contrast: [...many(2), ...request] },
+      handover: { cue: hand, contrast: [...answer, ...failure] },
+      failure: { cue: failure, contrast: [...answer, ...hand] },
+      clarification: { cue: many(2), contrast: answer },
+    }
+    const messages = [
+      { role: 'user' as const, content: 'I want a person. This is useless! Why?' },
+      { role: 'assistant' as const, content: 'Sorry, I did not get that. Could you rephrase?' },
+      { role: 'user' as const, content: 'thanks' },
+    ]
+    const vectorOf = new Map<string, Vector>()
+    const embed = async (texts: readonly string[]) =>
+      texts.map((t) => vectorOf.get(t) ?? vectorOf.set(t, unit()).get(t)!)
+    const scored = await cuesOf(messages, anchors, embed)
+    const round = (x: number) => Math.round(x * 1000) / 1000
+    const margin = (v: Vector, set: { cue: readonly Vector[]; contrast: readonly Vector[] }) =>
+      nearest(v, set.cue) - nearest(v, set.contrast)
+    for (const [i, m] of messages.entries()) {
+      const vs = unitsOf(m).map((t) => vectorOf.get(t)!)
+      const best = (set: { cue: readonly Vector[]; contrast: readonly Vector[] }) =>
+        round(Math.max(...vs.map((v) => margin(v, set))))
+      const social = round(socialMargin(vs[0]!, anchors))
+      const expected =
+        m.role === 'assistant'
+          ? {
+              social,
+              handover: best(anchors.handover),
+              failure: best(anchors.failure),
+              clarification: best(anchors.clarification),
+            }
+          : {
+              social,
+              escalation: best(anchors.escalation),
+              frustration: best(anchors.frustration),
+              resolution: round(margin(vs[0]!, anchors.resolution)),
+            }
+      expect(scored[i]!.cues).toMatchObject(expected)
+      expect(scored[i]!.vector).toBe(vs[0])
+    }
+  })
+})
