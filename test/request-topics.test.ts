@@ -173,6 +173,38 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect(all.get('request-and-thanks')!.topicIds).toEqual([topicOf.get('password')])
   })
 
+  it('gives requests without a content word ("what time is it?") a topic with their paraphrases, and "ok" or "thanks!" none', async () => {
+    // Their words are all ones labels pass over (time words, "tell"): the model, not the words, says they
+    // ask for something, so a chatbot about time or scheduling keeps its core request.
+    const time = [
+      'what time is it?',
+      'what time is it now?',
+      "what's the time?",
+      'tell me the time please',
+      'what time is it right now',
+    ]
+    for (const [i, text] of time.entries()) await capture(`time-${i}`, [text])
+    await capture('time-ok', ['ok'])
+    await capture('time-thanks', ['thanks!'])
+    await settled()
+    const all = await conversations()
+    const counts = new Map<string, number>()
+    for (const i of time.keys())
+      for (const id of all.get(`time-${i}`)!.topicIds) counts.set(id, (counts.get(id) ?? 0) + 1)
+    const [id, members] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? []
+    expect(members, JSON.stringify([...counts])).toBeGreaterThanOrEqual(4)
+    expect([topicOf.get('password'), topicOf.get('delivery')]).not.toContain(id)
+    expect(all.get('time-ok')!.topicIds).toEqual([])
+    expect(all.get('time-thanks')!.topicIds).toEqual([])
+    // Named in the members' words, and by no other topic's label.
+    const { rows } = await db.pool.query<{ id: string; label: string }>(
+      'SELECT id, label FROM topic_clusters WHERE chatbot_id = $1 AND merged_into IS NULL AND NOT retired',
+      [chatbotId],
+    )
+    expect(rows.find((r) => r.id === id)!.label).toMatch(/time/)
+    expect(new Set(rows.map((r) => r.label.toLowerCase())).size).toBe(rows.length)
+  })
+
   it('gives a conversation two topics when its end user asks two things', async () => {
     await capture('two-requests', [
       'hi there',

@@ -63,8 +63,8 @@ export interface MessageAnalysis {
   readonly topics: readonly string[]
   /**
    * A semantic analyzer's, for an end user's request (not a greeting, thanks or other social act, as the
-   * model judges: topics/requests.ts) with at least one content word: its sentence embedding (unit
-   * length) and the terms a topic label can take from it.
+   * model alone judges: topics/requests.ts): its sentence embedding (unit length) and the terms a topic
+   * label can take from it (never empty: a request without a content word is named by its other words).
    */
   readonly embedding?: Float32Array
   readonly terms?: readonly string[]

@@ -2,8 +2,9 @@
  * The default analyzer: the local language model (embedding-model.ts) for what end users talk about and
  * how they feel. Per end user's message: its sentiment and emotions from the learned heads on its
  * embedding (learned-sentiment.ts, with the lexical score as one input); for an end user's request (the
- * model's judgement, topics/requests.ts: greetings, thanks and acknowledgements are not) with a content
- * word, its sentence embedding and the terms a topic label may take from it (topics/terms.ts).
+ * model's judgement alone, topics/requests.ts: greetings, thanks and acknowledgements are not), its
+ * sentence embedding and the terms a topic label may take from it (topics/terms.ts: they name topics, they
+ * never decide whether a message is a request).
  * Assistant, system and tool messages get a sentiment only: they never make topics. The topics
  * themselves are decided by the analysis worker, per chatbot, from the embeddings (topics/topic-model.ts).
  */
@@ -26,7 +27,7 @@ import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
-const RULES_VERSION = 2
+const RULES_VERSION = 3
 /** Embeddings kept by text: greetings and stock phrases recur ("where is my order?"). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -80,9 +81,9 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
       const own = new Map(users.map((m, i) => [m, i]))
       const userEmbeddings = await embedTexts(users.map((m) => m.content.trim()))
-      // A message without a content word has nothing to name a topic after, whatever it says; of the
-      // others, the model (not their words: "ok cool", "thanks, that solved it!") says which ask for something.
-      const toEmbed = messages.filter((_, i) => terms[i]!.length > 0)
+      // The model, not their words, says which ask for something: "ok cool" and "thanks, that solved it!"
+      // do not, "what time is it?" does (issue 31). A message without a letter ("??", "👍") asks nothing.
+      const toEmbed = messages.filter((m) => own.has(m) && /\p{L}/u.test(m.content))
       const texts = toEmbed.map((m) => m.content.trim())
       const placed = await requestEmbeddings(
         texts,

@@ -94,7 +94,7 @@ export async function placeTopics(
       { ...DEFAULT_TOPIC_OPTIONS, maxTopics: options.maxTopics ?? DEFAULT_TOPIC_OPTIONS.maxTopics },
     )
     await store.save(client, locked.get(chatbotId)!, decision)
-    // What the next re-clustering clusters (a message without a content word is no request).
+    // What the next re-clustering clusters: every request (the analyzer gives each one terms to be named by).
     const settling = await addToWindow(
       client,
       { chatbotId, orgId: jobs[0]!.job.orgId },

@@ -4,12 +4,20 @@ import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type W
 /**
  * The words a topic's label can be made of, from one end-user message: its content words (nouns, proper
  * nouns, verbs, adjectives; lower case, nouns and verbs by their lemma: "cancelling" → "cancel") and the
- * pairs of adjacent ones ("credit score", "reset password"), each once. A message with none ("hi",
- * "thanks!", "yes please") has nothing to be about and gets no topic.
+ * pairs of adjacent ones ("credit score", "reset password"), each once. Terms only name topics: which
+ * messages are requests, and so make topics, is the language model's decision (requests.ts), so a
+ * request without such a word ("what time is it?", "who are you?") still gets terms to be named by:
+ * the content words NOT_TOPICAL left out ("time"), else its first words ("who are you").
  */
 export interface TermExtractor {
+  /** The words a label may take from the text: never empty for a text with a letter. */
   terms(text: string): string[]
+  /** Its content words alone, NOT_TOPICAL's left out (empty for "hi", "what time is it?"). */
+  contentTerms(text: string): string[]
 }
+
+/** A text with no content word is named by at most this many of its first words. */
+const FALLBACK_WORDS = 4
 
 /** Longer messages are read for terms by their start: a pasted log is not what a topic is named after. */
 const MAX_CHARS = 1_000
@@ -36,49 +44,65 @@ const NOT_TOPICAL: ReadonlySet<string> = new Set([
 export function createTermExtractor(): TermExtractor {
   const nlp: WinkMethods = winkNLP(model, ['sbd', 'pos'])
   const its = nlp.its
-  return {
-    terms(text) {
-      const sample = text.slice(0, MAX_CHARS)
-      if (!/\p{L}/u.test(sample)) return []
-      // Text in capitals only is shouting: tagged as is, every word would be a proper noun.
-      const doc = nlp.readDoc(/\p{Ll}/u.test(sample) ? sample : sample.toLowerCase())
-      const tokens = doc.tokens()
-      const normal = tokens.out(its.normal) as string[]
-      const type = tokens.out(its.type) as string[]
-      const pos = tokens.out(its.pos) as PartOfSpeech[]
-      const stop = tokens.out(its.stopWordFlag) as boolean[]
-      // winkNLP's typings give its.lemma a signature `out` does not accept; it works as any its function.
-      const lemma = tokens.out(its.lemma as unknown as ItsFunction<string>) as string[]
-      const found = new Set<string>()
-      doc.sentences().each((sentence: ItemSentence) => {
-        const [start, end] = sentence.out(its.span) as unknown as [number, number]
-        let previous: { word: string; pos: PartOfSpeech; skipped: boolean } | undefined
-        for (let i = start; i <= end; i++) {
-          const word =
-            type[i] === 'word' && CONTENT_POS.has(pos[i]!) && !stop[i]
-              ? termOf(normal[i]!, pos[i]!, lemma[i])
-              : undefined
-          if (word === undefined) {
-            // "reset my password", "cancel the order": a verb and its object across one determiner.
-            const bridge = previous?.pos === 'VERB' && !previous.skipped && BRIDGE_POS.has(pos[i]!)
-            previous = bridge && previous ? { ...previous, skipped: true } : undefined
-            continue
-          }
-          found.add(word)
-          const pairs = previous && previous.word !== word && (!previous.skipped || pos[i] === 'NOUN')
-          if (pairs) found.add(`${previous!.word} ${word}`)
-          previous = { word, pos: pos[i]!, skipped: false }
+  function extract(text: string): { content: string[]; untopical: string[]; words: string[] } {
+    const none = { content: [], untopical: [], words: [] }
+    const sample = text.slice(0, MAX_CHARS)
+    if (!/\p{L}/u.test(sample)) return none
+    // Text in capitals only is shouting: tagged as is, every word would be a proper noun.
+    const doc = nlp.readDoc(/\p{Ll}/u.test(sample) ? sample : sample.toLowerCase())
+    const tokens = doc.tokens()
+    const normal = tokens.out(its.normal) as string[]
+    const type = tokens.out(its.type) as string[]
+    const pos = tokens.out(its.pos) as PartOfSpeech[]
+    const stop = tokens.out(its.stopWordFlag) as boolean[]
+    // winkNLP's typings give its.lemma a signature `out` does not accept; it works as any its function.
+    const lemma = tokens.out(its.lemma as unknown as ItsFunction<string>) as string[]
+    const found = new Set<string>()
+    const untopical = new Map<string, PartOfSpeech>()
+    const words = normal.filter((w, i) => type[i] === 'word' && /\p{L}/u.test(w))
+    doc.sentences().each((sentence: ItemSentence) => {
+      const [start, end] = sentence.out(its.span) as unknown as [number, number]
+      let previous: { word: string; pos: PartOfSpeech; skipped: boolean } | undefined
+      for (let i = start; i <= end; i++) {
+        const content = type[i] === 'word' && CONTENT_POS.has(pos[i]!) && !stop[i]
+        const word = content ? termOf(normal[i]!, pos[i]!, lemma[i]) : undefined
+        if (content && word === undefined && /\p{L}/u.test(normal[i]!))
+          untopical.set(foldOf(normal[i]!, pos[i]!, lemma[i]), pos[i]!)
+        if (word === undefined) {
+          // "reset my password", "cancel the order": a verb and its object across one determiner.
+          const bridge = previous?.pos === 'VERB' && !previous.skipped && BRIDGE_POS.has(pos[i]!)
+          previous = bridge && previous ? { ...previous, skipped: true } : undefined
+          continue
         }
-      })
-      return [...found]
+        found.add(word)
+        const pairs = previous && previous.word !== word && (!previous.skipped || pos[i] === 'NOUN')
+        if (pairs) found.add(`${previous!.word} ${word}`)
+        previous = { word, pos: pos[i]!, skipped: false }
+      }
+    })
+    // The request's own verbs ("want", "know") name it last: its nouns and adjectives ("time") first.
+    const named = [...untopical].flatMap(([w, p]) => (p === 'VERB' ? [] : [w]))
+    return { content: [...found], untopical: named.length > 0 ? named : [...untopical.keys()], words }
+  }
+  return {
+    contentTerms: (text) => extract(text).content,
+    terms(text) {
+      const { content, untopical, words } = extract(text)
+      if (content.length > 0) return content
+      if (untopical.length > 0) return untopical
+      return words.length > 0 ? [words.slice(0, FALLBACK_WORDS).join(' ')] : []
     },
   }
 }
 
-function termOf(normal: string, pos: PartOfSpeech, lemma: string | undefined): string | undefined {
+function foldOf(normal: string, pos: PartOfSpeech, lemma: string | undefined): string {
   // Lemmas fold inflections ("crashes" → "crash"), not abbreviations ("app" stays, not "application").
   const folds = (pos === 'NOUN' || pos === 'VERB') && lemma !== undefined && lemma.length <= normal.length
-  const word = folds ? lemma.toLowerCase() : normal
+  return folds ? lemma.toLowerCase() : normal
+}
+
+function termOf(normal: string, pos: PartOfSpeech, lemma: string | undefined): string | undefined {
+  const word = foldOf(normal, pos, lemma)
   if (word.length < 2 || !/\p{L}/u.test(word) || NOT_TOPICAL.has(word) || NOT_TOPICAL.has(normal))
     return undefined
   return word

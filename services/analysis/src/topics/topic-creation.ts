@@ -21,7 +21,7 @@ export interface TopicCreationRequest {
 /**
  * The examples' embeddings and terms, as the analyzer gives them for end users' requests (the same
  * request embedding a message is placed by). Outside any transaction: the model's time holds no lock.
- * Examples with no content word ("hi") give nothing.
+ * Examples the model judges social ("hi", "thanks!") give nothing.
  */
 export async function embedExamples(
   analyzer: Analyzer,

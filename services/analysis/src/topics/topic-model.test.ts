@@ -196,7 +196,7 @@ describe('topic discovery (pure decision)', () => {
     expect(new Set(labels).size).toBe(labels.length)
   })
 
-  it('gives no topic to a message without a content word', async () => {
+  it('gives no topic to a point without terms (the analyzer gives every request some)', async () => {
     const chitChat = { ...point(0, 0), terms: [] }
     const { decisions, state } = await given([[chitChat]])
     expect(decisions[0]!.assigned.has(pointKey(chitChat))).toBe(false)

@@ -288,7 +288,8 @@ class Decision {
   }
 
   place(point: NewPoint): void {
-    // A message without a content word ("hi", "thanks!") says nothing a topic could be about.
+    // Which messages are requests is the analyzer's model's decision ("hi", "thanks!" come without an
+    // embedding); every request comes with terms (terms.ts), a point without any cannot be named.
     if (point.terms.length === 0) return
     const key = pointKey(point)
     const byKeyword = this.keywordTopic(point.text)
