@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { addTopic } from '../../test/topic-fixtures.ts'
 import { seededRandom } from '../seeded-random.ts'
 import { decideTopicCreation } from './create-topic.ts'
 import type { WindowPoint } from './recluster.ts'
 import { emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
-import { addInto, dot, normalized } from './vectors.ts'
+import { normalized } from './vectors.ts'
 
 // Given a chatbot's topics and window of synthetic requests (each request a direction of its own in 16
 // dimensions, its paraphrases that direction plus seeded noise), when an owner creates a topic from
@@ -34,31 +35,9 @@ function stateOf(topicIds: string[], window: WindowPoint[], flags: { pinned?: st
   const state = emptyTopicState('bot')
   for (const t of topicIds) {
     const members = window.filter((p) => p.topicId === t)
-    const sum = new Float32Array(DIM)
-    for (const m of members) addInto(sum, m.embedding)
-    const spread = { count: 0, sum: 0, squares: 0 }
-    for (const m of members) {
-      const s = (dot(m.embedding, sum) - 1) / (members.length - 1)
-      spread.count++
-      spread.sum += s
-      spread.squares += s * s
-    }
-    state.topics.set(t, {
-      id: t,
-      label: `label ${t.slice(-2)}`,
-      keywords: [],
-      configured: false,
-      mergedInto: null,
-      retired: false,
+    addTopic(state, t, `label ${t.slice(-2)}`, members, {
       pinned: flags.pinned === t,
-      hidden: false,
-      sum,
-      centroid: normalized(sum),
-      size: members.length,
       terms: new Map([[`word${t}`, members.length]]),
-      labelledAtSize: members.length,
-      spread,
-      seq: state.seq++,
     })
   }
   return state

@@ -5,12 +5,12 @@ import {
   TEST_MODEL_DIR,
   UNREACHABLE_HUB,
 } from '../../../../test/support/model.ts'
+import { addTopic } from '../../test/topic-fixtures.ts'
 import { type EmbeddingModel, loadEmbeddingModel } from '../providers/embedding-model.ts'
 import { labelKey } from './labels.ts'
 import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
 import { createTermExtractor } from './terms.ts'
 import { emptyTopicState, OTHER_TOPIC, type Topic, type TopicState } from './topic-model.ts'
-import { addInto, dot, normalized } from './vectors.ts'
 import { windowClusters } from './window-clusters.ts'
 
 // Given a chatbot whose topics include a held one (configured in settings.topics, or pinned: renamed or
@@ -82,36 +82,8 @@ describe.skipIf(!hasTestModel)('re-clustering around held topics, with the langu
   }
 
   /** A topic holding these members (its sum, terms and spread theirs). */
-  function topic(state: TopicState, id: string, label: string, members: readonly WindowPoint[]): Topic {
-    const sum = new Float32Array(members[0]!.embedding.length)
-    for (const m of members) addInto(sum, m.embedding)
-    const spread = { count: 0, sum: 0, squares: 0 }
-    for (const m of members) {
-      const s = (dot(m.embedding, sum) - 1) / (members.length - 1)
-      spread.count++
-      spread.sum += s
-      spread.squares += s * s
-    }
-    const t: Topic = {
-      id,
-      label,
-      keywords: [],
-      configured: false,
-      mergedInto: null,
-      retired: false,
-      pinned: false,
-      hidden: false,
-      sum,
-      centroid: normalized(sum),
-      size: members.length,
-      terms: new Map(members.flatMap((m) => m.terms).map((w) => [w, 1])),
-      labelledAtSize: members.length,
-      spread,
-      seq: state.seq++,
-    }
-    state.topics.set(id, t)
-    return t
-  }
+  const topic = (state: TopicState, id: string, label: string, members: readonly WindowPoint[]): Topic =>
+    addTopic(state, id, label, members)
 
   function recluster(state: TopicState, window: WindowPoint[]) {
     const { points: clustered, references } = clusteringInput(state, window)

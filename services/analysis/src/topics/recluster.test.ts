@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { addTopic } from '../../test/topic-fixtures.ts'
 import { seededRandom } from '../seeded-random.ts'
 import { poolClusters } from './agglomerative.ts'
 import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
 import { decideTopics, emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
-import { addInto, dot, normalized } from './vectors.ts'
+import { normalized } from './vectors.ts'
 import { windowClusters } from './window-clusters.ts'
 
 // Given a state and a window of synthetic requests (each request a direction of its own in 16
@@ -38,32 +39,7 @@ function stateOf(topicIds: string[], window: WindowPoint[]): TopicState {
   const state = emptyTopicState('bot')
   for (const t of topicIds) {
     const members = window.filter((p) => p.topicId === t)
-    const sum = new Float32Array(DIM)
-    for (const m of members) addInto(sum, m.embedding)
-    const spread = { count: 0, sum: 0, squares: 0 }
-    for (const m of members) {
-      const s = (dot(m.embedding, sum) - 1) / (members.length - 1)
-      spread.count++
-      spread.sum += s
-      spread.squares += s * s
-    }
-    state.topics.set(t, {
-      id: t,
-      label: `label of ${t.slice(-2)}`,
-      keywords: [],
-      configured: false,
-      mergedInto: null,
-      retired: false,
-      pinned: false,
-      hidden: false,
-      sum,
-      centroid: normalized(sum),
-      size: members.length,
-      terms: new Map([[`word${t}`, members.length]]),
-      labelledAtSize: members.length,
-      spread,
-      seq: state.seq++,
-    })
+    addTopic(state, t, `label of ${t.slice(-2)}`, members, { terms: new Map([[`word${t}`, members.length]]) })
   }
   return state
 }
