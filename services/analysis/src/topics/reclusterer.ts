@@ -172,25 +172,18 @@ export class Reclusterer {
         await appendToStreams(
           client,
           [
-            {
-              streamType: 'analysis',
-              streamId: claim.chatbot_id,
-              orgId: claim.org_id,
-              chatbotId: claim.chatbot_id,
-              expectedVersion: 'any',
-              events: [
-                newEvent(
-                  'analysis.topics-recluster-failed',
-                  {
-                    attempt,
-                    maxAttempts: policy.maxAttempts,
-                    nextAttemptAt: nextAttemptAt.toISOString(),
-                    startsOver: last,
-                  },
-                  { correlationId: randomUUID() },
-                ),
-              ],
-            },
+            topicStream(claim, [
+              newEvent(
+                'analysis.topics-recluster-failed',
+                {
+                  attempt,
+                  maxAttempts: policy.maxAttempts,
+                  nextAttemptAt: nextAttemptAt.toISOString(),
+                  startsOver: last,
+                },
+                { correlationId: randomUUID() },
+              ),
+            ]),
           ],
           { now: this.now },
         )
@@ -272,17 +265,12 @@ export class Reclusterer {
       // Topics split, merged, retired or relabeled: the themes may change too (theme-store.ts), after them.
       const themes = decision.events.length > 0 ? await assignThemes(client, locked.state) : undefined
       if (decision.events.length > 0) {
-        appends.unshift({
-          streamType: 'analysis',
-          streamId: claim.chatbot_id,
-          orgId: claim.org_id,
-          chatbotId: claim.chatbot_id,
-          expectedVersion: 'any',
-          events: [
+        appends.unshift(
+          topicStream(claim, [
             ...decision.events.map((e) => newEvent(e.type, e.payload, metadata)),
             ...(themes ? [newEvent(themes.type, themes.payload, metadata)] : []),
-          ],
-        })
+          ]),
+        )
       }
       const { rows: after } = await client.query<{ waiting: number }>(
         `UPDATE topic_reclustering SET requests_since_run = greatest(0, requests_since_run - $2),
@@ -312,20 +300,25 @@ export class Reclusterer {
           events: [...topicAppend.events, reclustered],
         }
       else {
-        appends.unshift({
-          streamType: 'analysis',
-          streamId: claim.chatbot_id,
-          orgId: claim.org_id,
-          chatbotId: claim.chatbot_id,
-          expectedVersion: 'any',
-          events: [reclustered],
-        })
+        appends.unshift(topicStream(claim, [reclustered]))
       }
       await appendToStreams(client, appends, { now: this.now })
       return decision.summary
     })
     phases.commit = performance.now() - started
     return summary
+  }
+}
+
+/** An append to the chatbot's topic stream (stream type analysis, the chatbot's id). */
+function topicStream(claim: Claim, events: NewEvent[]): AppendRequest {
+  return {
+    streamType: 'analysis',
+    streamId: claim.chatbot_id,
+    orgId: claim.org_id,
+    chatbotId: claim.chatbot_id,
+    expectedVersion: 'any',
+    events,
   }
 }
 
