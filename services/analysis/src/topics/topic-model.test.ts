@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { addTopic } from '../../test/topic-fixtures.ts'
 import { poolClusters } from './agglomerative.ts'
 import {
   type ConfiguredTopic,
@@ -59,23 +60,13 @@ function stateWith(topics: Float32Array[][]) {
       spread.sum += s
       spread.squares += s * s
     }
-    state.topics.set(id, {
+    addTopic(
+      state,
       id,
-      label: `topic ${k}`,
-      keywords: [],
-      configured: false,
-      mergedInto: null,
-      retired: false,
-      pinned: false,
-      hidden: false,
-      sum,
-      centroid: normalized(sum),
-      size: members.length,
-      terms: new Map([[`word${k}`, members.length]]),
-      labelledAtSize: members.length,
-      spread,
-      seq: state.seq++,
-    })
+      `topic ${k}`,
+      members.map((embedding) => ({ embedding })),
+      { spread, terms: new Map([[`word${k}`, members.length]]) },
+    )
     return id
   })
   return { state, ids }
