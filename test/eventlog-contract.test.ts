@@ -177,9 +177,14 @@ for (const b of backends) {
         handler: async (records, client) => {
           running++
           mostAtOnce = Math.max(mostAtOnce, running)
-          await new Promise((r) => setTimeout(r, 100))
-          await recordApplied(client, records)
-          running--
+          try {
+            // Held until another partition's batch is being applied too: a consumer applying them one at
+            // a time never lets the first through, and the test fails.
+            await waitFor(() => mostAtOnce > 1, { what: "a second partition's batch applied at once" })
+            await recordApplied(client, records)
+          } finally {
+            running--
+          }
         },
       })
       cleanups.push(() => c.stop())

@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { waitFor } from '../../../test/support/wait.ts'
 import { createHttpApp } from './create-app.ts'
 import { AppError } from './errors.ts'
 import { MAX_BODY_DEPTH } from './json-depth.ts'
@@ -182,18 +183,19 @@ describe('load shedding on event-loop delay', () => {
     })
     await a.ready()
     expect((await a.inject('/work')).statusCode).toBe(200)
-    // The delay monitor's first tick only starts its clock: let it run for a sample before blocking.
-    await new Promise((r) => setTimeout(r, 300))
-
-    blockEventLoop(1_500)
-    // The overdue sample runs before this timer and sees the block: requests are shed until the next,
-    // calm, sample.
-    await new Promise((r) => setTimeout(r, 0))
-    const [shed, health, metrics] = await Promise.all([
-      a.inject('/work'),
-      a.inject('/healthz'),
-      a.inject('/metrics'),
-    ])
+    // The delay monitor's first tick only starts its clock, so a block before it goes unseen: block
+    // until one is seen rather than waiting a while for that tick.
+    const [shed, health, metrics] = await waitFor(
+      async () => {
+        blockEventLoop(1_500)
+        // The overdue sample runs before this timer and sees the block: requests are shed until the
+        // next, calm, sample.
+        await new Promise((r) => setTimeout(r, 0))
+        const answers = await Promise.all([a.inject('/work'), a.inject('/healthz'), a.inject('/metrics')])
+        return answers[0].statusCode === 503 && answers
+      },
+      { what: 'a request shed while the event loop is delayed' },
+    )
     expect(shed.statusCode).toBe(503)
     expect(Number(shed.headers['retry-after'])).toBeGreaterThan(0)
     expect(shed.json()).toMatchObject({ ok: false, error: { code: 'unavailable' } })
@@ -212,6 +214,8 @@ describe('load shedding on event-loop delay', () => {
       loadShedding: { maxEventLoopDelayMs: 50, maxPoolWaiting: 0, pools: [], sampleIntervalMs: 200 },
     })
     // Starting up: some asynchronous set-up (the gateway reads its session secret), then heavy work.
+    // Bounded on purpose (a negative check): long enough for a monitor started at creation to start its
+    // clock (10 ms ticks) and see the block below, so sampling before ready would fail the test.
     await new Promise((r) => setTimeout(r, 50))
     blockEventLoop(1_500)
     await a.ready()
