@@ -84,6 +84,13 @@ describe('fault 6b: a partition leader dies during one of the relay producer’s
       value: JSON.stringify({ id: `w-${i}` }),
     }))
     await sendEvery(producer, [{ topic, messages: warmUp }])
+    // Which of b and c have answered a send since (kafkajs reports each answer it receives).
+    const answered = new Set<number>()
+    producer.on(producer.events.REQUEST, ({ payload }) => {
+      if (payload.apiName !== 'Produce') return
+      for (const node of [b, c])
+        if (payload.broker.endsWith(`:${cluster.node(node).port}`)) answered.add(node)
+    })
 
     // The victim freezes (SIGSTOP): the send's request to it waits, while b and c answer theirs. Then it
     // dies (SIGKILL) with that request in flight, and its partitions move to b, which has answered.
@@ -92,7 +99,7 @@ describe('fault 6b: a partition leader dies during one of the relay producer’s
     const sent = sendEvery(producer, [
       { topic, messages: ids.map((id) => ({ key: id, value: JSON.stringify({ id }) })) },
     ])
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await waitFor(() => answered.size === 2, { what: 'b and c answering their part of the send' })
     await cluster.node(victim).kill()
     const metadata = await sent
     const inKafka = await eventIdsInKafka(kafka, admin, [topic])
