@@ -391,7 +391,14 @@ async function main() {
       }
     }
     const pct = (x: number) => `${(100 * x).toFixed(1)} %`
-    const row = (name: string, r: { clusters: string[]; ms: number; labels: { share: number } }) => {
+    const row = (
+      name: string,
+      r: {
+        clusters: string[]
+        ms: number
+        labels: { share: number; disagreeing: readonly { label: string; intent: string }[] }
+      },
+    ) => {
       const s = score(
         data.map((d) => d.intent),
         r.clusters,
@@ -399,6 +406,8 @@ async function main() {
       console.log(
         `| ${name} | ${s.nmi.toFixed(3)} | ${s.acc.toFixed(3)} | ${s.ari.toFixed(3)} | ${s.topics} (${s.intents} intents) | ${pct(s.largest)} | ${pct(s.largestIntent)} | ${pct(s.other)} | ${r.labels.share.toFixed(3)} | ${r.ms.toFixed(0)} |`,
       )
+      if (values['show-labels'])
+        for (const d of r.labels.disagreeing) console.log(`  label "${d.label}" / intent ${d.intent}`)
     }
     if (values.window) {
       row(
