@@ -6,10 +6,9 @@ import {
   type AnalysisService,
   type Analyzer,
   analysisSettings,
-  createAnalysisService,
   createAnalyzer,
 } from '@cas/service-analysis'
-import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
 import { rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,10 +19,10 @@ import {
   type RecordedRequest,
   startFakeChatServer,
 } from '../services/analysis/test/fake-chat-server.ts'
+import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { buildTestGateway } from './support/gateway.ts'
+import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
 import { testKeyring } from './support/keyring.ts'
 import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
@@ -59,6 +58,7 @@ const verdicts = (request: RecordedRequest, present: boolean): Behaviour => ({
 })
 
 describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language model', () => {
+  let pipeline: AnalysisPipeline
   let db: TestDatabase
   let app: FastifyInstance
   let analyzer: Analyzer
@@ -69,20 +69,14 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
   let chatbotId: string
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    ;({ app } = await buildTestGateway(db))
+    // The analysis services are the tests' own (each with its refinement): started by startAnalysis.
+    pipeline = await startAnalysisPipeline({ analysis: false })
+    ;({ db, app, projector } = pipeline)
     server = await startFakeChatServer()
     analyzer = await createAnalyzer(
       loadConfig({ DATABASE_URL: db.url, ...modelConfigEnv(), ANALYSIS_THREADS: '1' }),
     )
     await analyzer.ready
-    projector = createProjector({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      logger: false,
-    })
-    await projector.consumer.start()
     ;({ cookie } = await signUp(app))
     ;({
       apiKey,
@@ -90,25 +84,15 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
     } = await createChatbot(app, cookie, { name: 'Refined' }))
   })
   afterAll(async () => {
-    await projector?.consumer.stop()
+    await pipeline?.stopAnalysis()
     await analyzer?.close?.()
     await server?.close()
-    await app?.close()
-    await db?.drop()
+    await pipeline?.close()
   })
 
-  /** An analysis service with the given refinement (none: as configured by `env`). */
-  function analysisWith(signalRefine: SignalRefineOptions | undefined): AnalysisService {
-    return createAnalysisService({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      analyzer,
-      logger: false,
-      signalSweepMs: 3_600_000,
-      signalRefine,
-    })
-  }
+  /** Starts an analysis service with the given refinement (none: as configured by `env`). */
+  const startAnalysis = (signalRefine: SignalRefineOptions | undefined): Promise<AnalysisService> =>
+    pipeline.startAnalysis(analyzer, { signalSweepMs: 3_600_000, signalRefine })
 
   const refine = (overrides: Partial<SignalRefineOptions> = {}): SignalRefineOptions => ({
     baseUrl: server.baseUrl,
@@ -172,8 +156,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
     })
     const settings = analysisSettings(config)
     expect(settings.signalRefine).toBeUndefined()
-    const analysis = analysisWith(settings.signalRefine)
-    await analysis.start()
+    const analysis = await startAnalysis(settings.signalRefine)
     try {
       const before = server.requests.length
       const id = await capture('off', notUnderstood('printers'))
@@ -188,7 +171,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
       expect(analysis.signalRefiner).toBeUndefined()
       expect(server.requests.length).toBe(before)
     } finally {
-      await analysis.stop()
+      await pipeline.stopAnalysis()
     }
   })
 
@@ -197,7 +180,6 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
 
     beforeAll(async () => {
       // Everything that fires is borderline here, so the tests do not depend on the model's exact margins.
-      analysis = analysisWith(refine({ borderlineBelow: 1.01 }))
       server.defaultBehaviour = (request) => {
         const text = transcriptOf(request)
         if (text.includes('phones')) return verdicts(request, false)
@@ -207,11 +189,11 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         if (text.includes('scanners')) return 'hold'
         return verdicts(request, true)
       }
-      await analysis.start()
+      analysis = await startAnalysis(refine({ borderlineBelow: 1.01 }))
     })
     afterAll(async () => {
       server.defaultBehaviour = 'ok'
-      await analysis?.stop()
+      await pipeline.stopAnalysis()
     })
 
     it('confirms a borderline signal once, with the transcript and its definition, and says so in the event', async () => {
@@ -366,9 +348,8 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
   })
 
   it('never sends a signal beyond the borderline band', async () => {
-    const analysis = analysisWith(refine())
     server.defaultBehaviour = (request) => verdicts(request, false)
-    await analysis.start()
+    await startAnalysis(refine())
     try {
       const conversations = {
         person: [{ id: 'm0', role: 'user' as const, content: 'I want to talk to a human agent, now.' }],
@@ -402,7 +383,7 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
       }
     } finally {
       server.defaultBehaviour = 'ok'
-      await analysis.stop()
+      await pipeline.stopAnalysis()
     }
   })
 })
