@@ -32,7 +32,7 @@ const CONVERSATIONS: Record<string, readonly Turn[]> = {
     ['user', 'thank you'],
   ],
   'not-sure': [
-    ['user', 'What is the warranty on refurbished laptops?'],
+    ['user', 'How do I pair my headphones with the app?'],
     ['assistant', "I'm not sure I understand."],
   ],
   rephrased: [
