@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { coreDistances, hdbscan, mutualReachabilityTree } from '../services/analysis/src/topics/hdbscan.ts'
 import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
-import { emptyTopicState, OTHER_TOPIC } from '../services/analysis/src/topics/topic-model.ts'
+import { emptyTopicState } from '../services/analysis/src/topics/topic-model.ts'
 import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   nearestNeighbours,
@@ -24,7 +24,7 @@ import {
 } from '../services/analysis/src/topics/window-clusters.ts'
 import { computeAnchors } from './quality/anchors.ts'
 import { seededRandom } from './support/random.ts'
-import { type Embedded, embedded, runWindow, SETS, type SetName, score } from './topics-offline.ts'
+import { type Embedded, embedded, runWindow, SETS, type SetName, score, windowOf } from './topics-offline.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-offline')
@@ -412,21 +412,7 @@ async function main() {
   for (const set of sets) {
     const data = await embedded(set)
     const shuffled = order(data, 31)
-    const window = shuffled.flatMap((index) => {
-      const r = data[index]!
-      return r.embedding
-        ? [
-            {
-              conversationId: String(index),
-              messageId: 'q',
-              embedding: r.embedding,
-              terms: r.terms!,
-              topicId: OTHER_TOPIC,
-            },
-          ]
-        : []
-    })
-    const { points } = clusteringInput(emptyTopicState('bench'), window)
+    const { points } = clusteringInput(emptyTopicState('bench'), windowOf(data, shuffled))
     const vectors = points.map((p) => p.embedding)
     const umaps = seeds.map((seed) => cachedUmap(set, vectors, seed))
     let knn: number[][] | undefined

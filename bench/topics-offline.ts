@@ -245,14 +245,12 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
   return { clusters, ms, labels: agreement(labelled), variants }
 }
 
-/** The whole set as one re-clustering window of an empty state: each request's topic after the run. */
-export function runWindow(
-  data: readonly Embedded[],
-  order: readonly number[],
-  cluster: (vectors: readonly Float32Array[], references: readonly Float32Array[]) => number[],
-) {
-  const state = current.emptyTopicState('bench')
-  const window = order.flatMap((index) => {
+/**
+ * The whole set, in `order`, as one re-clustering window's points: each embedded request as the one message
+ * ('q') of conversation String(index), in "other"; requests without a vector are left out.
+ */
+export function windowOf(data: readonly Embedded[], order: readonly number[]) {
+  return order.flatMap((index) => {
     const r = data[index]!
     return r.embedding
       ? [
@@ -266,7 +264,16 @@ export function runWindow(
         ]
       : []
   })
-  const { points, references } = clusteringInput(state, window)
+}
+
+/** The whole set as one re-clustering window of an empty state: each request's topic after the run. */
+export function runWindow(
+  data: readonly Embedded[],
+  order: readonly number[],
+  cluster: (vectors: readonly Float32Array[], references: readonly Float32Array[]) => number[],
+) {
+  const state = current.emptyTopicState('bench')
+  const { points, references } = clusteringInput(state, windowOf(data, order))
   const started = performance.now()
   const numbers = cluster(
     points.map((p) => p.embedding),
