@@ -38,12 +38,11 @@ import { BOILERPLATE, type DevelopmentSet, loadSet, SET_NAMES, type SetName } fr
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { type ClusteringScore, scoreClustering } from './quality/metrics.ts'
 import {
-  CONFIRM_SIGNALS_SET,
   HELD_OUT_CUSTOM_SET,
-  HELD_OUT_SIGNALS_SET,
   loadCustomSet,
   loadSignalsSet,
   measureCustomSignals,
+  measureOtherSignalSets,
   measureSignals,
   signalsReport,
 } from './quality/signals.ts'
@@ -103,8 +102,7 @@ const model = await createSemanticAnalyzer({
 })
 // Conversation signals (issue 32) on the labelled conversations, with the same model.
 const signals = await measureSignals(model, loadSignalsSet())
-const heldOutSignals = await measureSignals(model, loadSignalsSet(HELD_OUT_SIGNALS_SET))
-const confirmSignals = await measureSignals(model, loadSignalsSet(CONFIRM_SIGNALS_SET))
+const otherSignals = await measureOtherSignalSets(model)
 const customSignals = [
   ...(await measureCustomSignals(model, loadCustomSet())),
   ...(await measureCustomSignals(model, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
@@ -340,7 +338,7 @@ const report = [
   `Analyzer ${analyzer?.name}@${analyzer?.version}, ${values.threads} analyzer thread(s), model load ${analyzer?.loadMs ?? '?'} ms. Targets from issue 31, on this machine; the re-clustering time and memory for one chatbot of 10,000 and 100,000 conversations are measured by \`npm run bench:recluster\` (bench/FINDINGS.md, "Issue 31, item 2"); the topics here are read once the background re-clustering has settled.`,
   '',
   ...sets.flatMap((set) => [...setReport(set, measured.get(set.name)!, anchors.get(set.name)!), '']),
-  ...signalsReport(signals, customSignals, heldOutSignals, confirmSignals),
+  ...signalsReport(signals, customSignals, otherSignals),
   '',
   '## Sentiment: learned heads beside VADER (`npm run bench:sentiment` measures the same)',
   '',

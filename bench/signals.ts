@@ -1,7 +1,7 @@
 /**
  * npm run bench:signals [-- --dump]: precision and recall per conversation signal on the labelled
- * conversations of bench/data/signals (README there): the development set, the held-out one and the
- * confirmation set, with the language model of ../shared/models.
+ * conversations of bench/data/signals (README there): the development set, and the held-out, confirmation
+ * and fresh sets, with the language model of ../shared/models.
  * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
  */
 
@@ -11,12 +11,11 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
-  CONFIRM_SIGNALS_SET,
   HELD_OUT_CUSTOM_SET,
-  HELD_OUT_SIGNALS_SET,
   loadCustomSet,
   loadSignalsSet,
   measureCustomSignals,
+  measureOtherSignalSets,
   measureSignals,
   signalsReport,
 } from './quality/signals.ts'
@@ -28,12 +27,9 @@ const analyzer = await createSemanticAnalyzer({
   hubUrl: UNREACHABLE_HUB,
 })
 const report = await measureSignals(analyzer, loadSignalsSet())
-const heldOut = await measureSignals(analyzer, loadSignalsSet(HELD_OUT_SIGNALS_SET))
-const confirm = await measureSignals(analyzer, loadSignalsSet(CONFIRM_SIGNALS_SET))
+const others = await measureOtherSignalSets(analyzer)
 if (values.dump) {
-  console.log(
-    [...report.dump, '--- held out', ...heldOut.dump, '--- confirmation', ...confirm.dump].join('\n'),
-  )
+  console.log([...report.dump, ...others.flatMap((o) => [`--- ${o.name}`, ...o.report.dump])].join('\n'))
 }
 const custom = [
   ...(await measureCustomSignals(analyzer, loadCustomSet())),
@@ -42,4 +38,4 @@ const custom = [
     set: 'held out',
   })),
 ]
-console.log(signalsReport(report, custom, heldOut, confirm).join('\n'))
+console.log(signalsReport(report, custom, others).join('\n'))

@@ -29,6 +29,42 @@ export const SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/co
 export const HELD_OUT_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/heldout.json')
 /** Written by a third session before it changed anything, and measured only to confirm (README there). */
 export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/confirm.json')
+/** Written by a fourth session before it changed anything, and never tuned on (README there). */
+export const FRESH_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh.json')
+
+/** The sets measured beside the development set, in the report's order: name, file, and how it was made. */
+export const OTHER_SIGNALS_SETS = [
+  { name: 'held out', file: HELD_OUT_SIGNALS_SET, described: 'written later and never tuned on (held out)' },
+  {
+    name: 'confirmation',
+    file: CONFIRM_SIGNALS_SET,
+    described: 'written by a third session before its changes (confirmation)',
+  },
+  {
+    name: 'fresh',
+    file: FRESH_SIGNALS_SET,
+    described: 'written by a fourth session before its changes and never tuned on (fresh)',
+  },
+] as const
+
+export interface NamedSignalsReport {
+  readonly name: string
+  readonly described: string
+  readonly report: SignalsReport
+}
+
+/** Every set of OTHER_SIGNALS_SETS measured with the analyzer. */
+export async function measureOtherSignalSets(analyzer: SemanticAnalyzer): Promise<NamedSignalsReport[]> {
+  const out: NamedSignalsReport[] = []
+  for (const set of OTHER_SIGNALS_SETS) {
+    out.push({
+      name: set.name,
+      described: set.described,
+      report: await measureSignals(analyzer, loadSignalsSet(set.file)),
+    })
+  }
+  return out
+}
 
 export function loadSignalsSet(file = SIGNALS_SET): LabelledConversation[] {
   return JSON.parse(readFileSync(file, 'utf8'))
@@ -167,26 +203,19 @@ export function loadCustomSet(file = CUSTOM_SET): CustomSignalCase[] {
   return JSON.parse(readFileSync(file, 'utf8'))
 }
 
-/** The signals' section of a report, in Markdown: the development set, and the held-out ones when given. */
+/** The signals' section of a report, in Markdown: the development set, and the other sets when given. */
 export function signalsReport(
   report: SignalsReport,
   custom: (Awaited<ReturnType<typeof measureCustomSignals>>[number] & { set?: string })[],
-  heldOut?: SignalsReport,
-  confirm?: SignalsReport,
+  sets: readonly NamedSignalsReport[] = [],
 ): string[] {
   const f = (x: number) => x.toFixed(2)
-  const others = [
-    ...(heldOut ? [{ name: 'held out', report: heldOut }] : []),
-    ...(confirm ? [{ name: 'confirmation', report: confirm }] : []),
-  ].map((o) => ({ ...o, scores: new Map(o.report.scores.map((s) => [s.signal, s])) }))
-  const described = [
-    heldOut ? `${heldOut.conversations} written later and never tuned on (held out)` : '',
-    confirm ? `${confirm.conversations} written by a third session before its changes (confirmation)` : '',
-  ].filter(Boolean)
+  const others = sets.map((o) => ({ ...o, scores: new Map(o.report.scores.map((s) => [s.signal, s])) }))
+  const described = sets.map((o) => `${o.report.conversations} ${o.described}`)
   return [
     '## Conversation signals (issue 32)',
     '',
-    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${described.length ? `, ${described.join(', and ')}` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
+    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${described.length ? `, ${described.join(', ')}` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
     '',
     `| signal | labelled | precision | recall |${others.map((o) => ` ${o.name}: labelled | precision | recall |`).join('')}`,
     `|---|--:|--:|--:|${others.map(() => '--:|--:|--:|').join('')}`,
