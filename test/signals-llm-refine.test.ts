@@ -1,5 +1,4 @@
 import { loadConfig } from '@cas/config'
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
 import {
   ANALYSIS_METRICS,
@@ -8,8 +7,7 @@ import {
   analysisSettings,
   createAnalyzer,
 } from '@cas/service-analysis'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNAL_DEFINITIONS, type SignalRefineOptions } from '../services/analysis/src/signals/llm-refine.ts'
@@ -24,9 +22,8 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
-import { testKeyring } from './support/keyring.ts'
 import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
-import { projectorCaughtUp } from './support/projector.ts'
+import { expectReplayKeeps, projectorCaughtUp } from './support/projector.ts'
 import { waitFor } from './support/wait.ts'
 
 // Optional LLM refinement of borderline conversation signals (SIGNALS_LLM_REFINE=borderline): the real
@@ -333,17 +330,8 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         ).rows
       const before = await snapshot()
       const asked = server.requests.length
-      await projector.consumer.stop()
-      const result = await rebuildReadModels({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog: EMBEDDED_EVENT_LOG,
-        liveGroupId: PROJECTOR_GROUP,
-      })
-      expect(result).toMatchObject({ swapped: true })
-      expect(await snapshot()).toEqual(before)
+      await expectReplayKeeps(db.pool, projector, snapshot, before)
       expect(server.requests.length).toBe(asked)
-      await projector.consumer.start()
     })
   })
 

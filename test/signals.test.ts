@@ -1,7 +1,5 @@
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import type { AnalysisService, Analyzer } from '@cas/service-analysis'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
@@ -11,6 +9,7 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { expectReplayKeeps } from './support/projector.ts'
 
 // Conversation signals (issue 32) end to end with the real language model: captured through the API,
 // analysed, announced as analysis.signals-detected, projected, and read back through the API.
@@ -260,16 +259,7 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     }
     const before = await snapshot()
     expect(before.length).toBeGreaterThan(10)
-    await projector.consumer.stop()
-    const result = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: EMBEDDED_EVENT_LOG,
-      liveGroupId: PROJECTOR_GROUP,
-    })
-    expect(result).toMatchObject({ swapped: true })
-    expect(await snapshot()).toEqual(before)
-    await projector.consumer.start()
+    await expectReplayKeeps(db.pool, projector, snapshot, before)
     const queued = await enqueueReanalysis(db.pool, testKeyring, {
       chatbotId,
       analyzer: analyzer.info,

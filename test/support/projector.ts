@@ -1,6 +1,8 @@
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { createProjector, PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
+import { type RebuildOptions, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type pg from 'pg'
+import { expect } from 'vitest'
 import { testKeyring } from './keyring.ts'
 import { waitFor } from './wait.ts'
 
@@ -37,4 +39,28 @@ export async function projectAll(pool: pg.Pool): Promise<Projector> {
     await projector.consumer.stop()
   }
   return projector
+}
+
+/**
+ * Replays every read model from the journal into fresh tables (rebuildReadModels, as `npm run replay`)
+ * with the live projector stopped, expects the swap and `snapshot` to read as `before` after it, then
+ * starts the projector again.
+ */
+export async function expectReplayKeeps<T>(
+  pool: pg.Pool,
+  projector: Projector,
+  snapshot: () => Promise<T>,
+  before: T,
+  eventLog: RebuildOptions['eventLog'] = EMBEDDED_EVENT_LOG,
+): Promise<void> {
+  await projector.consumer.stop()
+  const result = await rebuildReadModels({
+    pool,
+    keyring: testKeyring,
+    eventLog,
+    liveGroupId: PROJECTOR_GROUP,
+  })
+  expect(result).toMatchObject({ swapped: true })
+  expect(await snapshot()).toEqual(before)
+  await projector.consumer.start()
 }
