@@ -142,6 +142,20 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
     )
   }
 
+  /** The conversation's signals as GET /api/v1/conversations/:id gives them (undefined until projected). */
+  async function apiSignals(
+    conversationId: string,
+  ): Promise<(Signal & { refinedBy: string | null })[] | undefined> {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations/${conversationId}`,
+      headers: { cookie },
+    })
+    if (res.statusCode === 503) return undefined
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().conversation.signals
+  }
+
   const requestsAbout = (thing: string) => server.requests.filter((r) => transcriptOf(r).includes(thing))
 
   it('sends nothing to the LLM by default, even with LLM_* set', async () => {
@@ -160,6 +174,10 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
       const [local] = await signalEvents(id, 1)
       expect(local!.map((s) => s.name)).toContain('bot_failure')
       expect(local!.every((s) => s.refinedBy === undefined)).toBe(true)
+      await waitFor(() => projectorCaughtUp(db.pool), { what: 'projection', timeoutMs: 60_000 })
+      const shown = (await apiSignals(id))!
+      expect(shown.map((s) => s.name)).toContain('bot_failure')
+      expect(shown.every((s) => s.refinedBy === null)).toBe(true)
       const { rows } = await db.pool.query(
         'SELECT refine_due FROM analysis_signal_state WHERE conversation_id = $1',
         [id],
@@ -215,6 +233,31 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
         evidence: ['m1'],
       })
       expect(request.responseFormat).toMatchObject({ type: 'json_schema' })
+      // The read model and the conversation's API say which LLM confirmed it; the local ones say none.
+      const shown = await waitFor(
+        async () => {
+          const signals = await apiSignals(id)
+          return signals?.some((s) => s.refinedBy !== null) && signals
+        },
+        { what: 'the refined signal in the API', timeoutMs: 60_000 },
+      )
+      expect(shown.find((s) => s.name === 'bot_failure')).toEqual({
+        name: 'bot_failure',
+        label: null,
+        confidence: Math.round(failure.confidence * 100) / 100,
+        evidence: ['m1'],
+        refinedBy: 'llm:judge-model',
+      })
+      for (const s of refined!.filter((x) => x.refinedBy === undefined))
+        expect(shown.find((x) => x.name === s.name)?.refinedBy).toBeNull()
+      const listed = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure&limit=100`,
+        headers: { cookie },
+      })
+      expect(listed.statusCode, listed.body).toBe(200)
+      const inList = listed.json().conversations.find((c: { id: string }) => c.id === id)
+      expect(inList.signals).toEqual(shown)
     })
 
     it('leaves out a borderline signal the LLM rejects', async () => {
@@ -325,10 +368,12 @@ describe.skipIf(!hasTestModel)('signals refined by an LLM, with the language mod
       const snapshot = async () =>
         (
           await db.pool.query(
-            'SELECT conversation_id, signal, confidence, evidence FROM rm_conversation_signals ORDER BY 1, 2',
+            'SELECT conversation_id, signal, confidence, evidence, refined_by FROM rm_conversation_signals ORDER BY 1, 2',
           )
         ).rows
       const before = await snapshot()
+      // The property can only fail with a refined signal among them.
+      expect(before.filter((r) => r.refined_by === 'llm:judge-model').length).toBeGreaterThan(0)
       const asked = server.requests.length
       await expectReplayKeeps(db.pool, projector, snapshot, before)
       expect(server.requests.length).toBe(asked)

@@ -174,6 +174,8 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
         label: 'Asks for a discount',
         confidence: expect.any(Number),
         evidence: ['m0'],
+        // Decided by the local model alone: no LLM refinement here (test/signals-llm-refine.test.ts).
+        refinedBy: null,
       })
     }
     expect(await names('parcel')).not.toContain('custom:asks-for-a-discount')

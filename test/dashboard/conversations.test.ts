@@ -1,7 +1,10 @@
+import { newEvent } from '@cas/events'
 import pg from 'pg'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
+  appendToAppJournal,
+  appJournalStream,
   bulkCaptures,
   CAPTURES,
   CHROMIUM,
@@ -10,6 +13,7 @@ import {
   signUp,
   useDashboard,
 } from '../support/dashboard.ts'
+import { hasTestModel } from '../support/model.ts'
 import { waitFor } from '../support/wait.ts'
 
 /**
@@ -18,7 +22,8 @@ import { waitFor } from '../support/wait.ts'
  * (createSupportBot): the conversations and their sentiment appear without a reload, filter, take a new
  * one as it arrives, page with the cursor; a transcript with per-message sentiment and its metadata; and
  * the line saying how far behind conversations and analysis are while a long transaction (held by the
- * test on the app's own Postgres) stalls the projector and the analysis service, then "Up to date".
+ * test on the app's own Postgres) stalls the projector and the analysis service, then "Up to date"; a
+ * signal an LLM confirmed (SIGNALS_LLM_REFINE) says so on its chip and with its evidence.
  */
 describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
   const dashboard = useDashboard()
@@ -202,6 +207,90 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
         projection: { state: 'up-to-date' },
         analysis: { state: 'up-to-date', jobs: 0 },
       })
+    },
+    STEP_TIMEOUT,
+  )
+
+  it.skipIf(!hasTestModel)(
+    'says which LLM confirmed a signal, on its chip and with its evidence, and not on the local ones',
+    async () => {
+      // Given a conversation the bot fails in, with its signals as the local model decided them
+      const sent = await capture(apiKey, {
+        conversationId: 'refined-1',
+        messages: [
+          { id: 'm-1', role: 'user', content: 'How do I pair my headphones with the app?' },
+          { id: 'm-2', role: 'assistant', content: "I'm not sure I understand." },
+        ],
+      })
+      expect(sent.status).toBe(200)
+      const id = String(sent.body.conversationId)
+      type ApiSignal = { name: string; refinedBy: string | null }
+      const apiSignals = async () => {
+        const res = await page.request.get(`/api/v1/conversations/${id}`)
+        return res.ok() ? ((await res.json()).conversation.signals as ApiSignal[]) : []
+      }
+      await waitFor(async () => (await apiSignals()).some((s) => s.name === 'bot_failure'), {
+        timeoutMs: 90_000,
+        what: 'the bot failure detected and projected',
+      })
+      expect((await apiSignals()).every((s) => s.refinedBy === null)).toBe(true)
+      await page.goto(`/conversations/${id}`)
+      await heading('Conversation refined-1').waitFor()
+      const chips = page.getByRole('list', { name: 'Signals', exact: true })
+      await chips.getByText('Bot failure', { exact: true }).waitFor()
+      const evidence = page.getByRole('region', { name: 'Signals', exact: true })
+      expect(await evidence.textContent()).not.toContain('refined by')
+
+      // When the LLM confirms the bot failure: the analysis.signals-detected its refiner announces (the
+      // same signals, the bot failure with refinedBy), appended to the app's journal as the refiner does
+      const [last] = (await appJournalStream(dashboard, 'analysis', id))
+        .filter((e) => e.type === 'analysis.signals-detected')
+        .slice(-1)
+      const local = last!.payload as {
+        analyzer: { name: string; version: string }
+        signals: { name: string; confidence: number; evidence: string[]; label?: string }[]
+        settled: boolean
+      }
+      await appendToAppJournal(dashboard, [
+        {
+          streamType: 'analysis',
+          streamId: id,
+          orgId: last!.orgId,
+          chatbotId: last!.chatbotId,
+          expectedVersion: 'any',
+          events: [
+            newEvent('analysis.signals-detected', {
+              ...local,
+              signals: local.signals.map((s) =>
+                s.name === 'bot_failure' ? { ...s, refinedBy: 'llm:judge-model' } : s,
+              ),
+            }),
+          ],
+        },
+      ])
+
+      // Then the page, polling by itself, says so on the chip and with the evidence; the API too
+      await chips
+        .getByText('Bot failure · refined by judge-model', { exact: true })
+        .waitFor({ timeout: 60_000 })
+      const items = await evidence.getByRole('listitem').allTextContents()
+      expect(items.filter((t) => t.includes('refined by'))).toEqual([
+        expect.stringMatching(/^Bot failure \(\d+ % confidence, refined by judge-model\)/),
+      ])
+      expect(items.length).toBe(local.signals.length)
+      const shown = await apiSignals()
+      expect(shown.find((s) => s.name === 'bot_failure')?.refinedBy).toBe('llm:judge-model')
+      for (const s of shown.filter((x) => x.name !== 'bot_failure')) expect(s.refinedBy).toBeNull()
+      await checkPage('09b-conversation-refined-signal')
+
+      // And the list's chip says it too
+      await page.goto(`/conversations?signal=bot_failure`)
+      await heading('Conversations').waitFor()
+      await page
+        .locator('.conversation-list > li')
+        .filter({ has: conversationLink('refined-1') })
+        .getByText('Bot failure · refined by judge-model', { exact: true })
+        .waitFor()
     },
     STEP_TIMEOUT,
   )

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { type AppendRequest, appendToStreams, type JournalRecord, readStream } from '@cas/eventlog'
+import pg from 'pg'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
 import {
@@ -212,4 +214,39 @@ export async function waitForListed(page: Page, query: string, conversationId: s
     },
     { timeoutMs: 90_000, what: `${conversationId} listed for ${query}` },
   )
+}
+
+/**
+ * Appends events to the shared app's event journal as its own services do (appendToStreams, in a
+ * transaction), for the states a browser test cannot bring about through the API: a signal an LLM
+ * confirmed, a re-clustering that failed. The app's projector takes them from there like any other.
+ */
+export async function appendToAppJournal(dashboard: Dashboard, requests: AppendRequest[]): Promise<void> {
+  const client = new pg.Client({ connectionString: dashboard.app.databaseUrl() })
+  await client.connect()
+  try {
+    await client.query('BEGIN')
+    await appendToStreams(client, requests)
+    await client.query('COMMIT')
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    await client.end()
+  }
+}
+
+/** The stream's events in the shared app's journal, in order (payloads as stored). */
+export async function appJournalStream(
+  dashboard: Dashboard,
+  streamType: AppendRequest['streamType'],
+  streamId: string,
+): Promise<JournalRecord[]> {
+  const client = new pg.Client({ connectionString: dashboard.app.databaseUrl() })
+  await client.connect()
+  try {
+    return await readStream(client, streamType, streamId)
+  } finally {
+    await client.end()
+  }
 }

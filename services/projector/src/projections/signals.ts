@@ -6,7 +6,8 @@ type SignalsDetected = RecordedEvent<'analysis.signals-detected'>
 /**
  * rm_conversation_signals: each conversation's signals as its last analysis.signals-detected gave them
  * (each event replaces the conversation's earlier signals). Events of one conversation come in stream
- * order, so the last of a batch is the one to keep.
+ * order, so the last of a batch is the one to keep. `refined_by` is the signal's `refinedBy` (the LLM that
+ * confirmed it, `llm:<model>`), null when the local model alone decided it.
  */
 export class SignalChanges {
   private readonly latest = new Map<string, SignalsDetected>()
@@ -31,11 +32,13 @@ export class SignalChanges {
     )
     if (rows.length === 0) return
     await client.query(
-      `INSERT INTO rm_conversation_signals (org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer)
+      `INSERT INTO rm_conversation_signals (org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer,
+         refined_by)
        SELECT r.org_id, r.chatbot_id, r.conversation_id, r.signal, r.label, r.confidence,
-              ARRAY(SELECT jsonb_array_elements_text(r.evidence)), r.analyzer
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::real[], $7::jsonb[], $8::text[])
-              AS r(org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer)`,
+              ARRAY(SELECT jsonb_array_elements_text(r.evidence)), r.analyzer, r.refined_by
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::real[], $7::jsonb[], $8::text[],
+                     $9::text[])
+              AS r(org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer, refined_by)`,
       [
         rows.map((r) => r.e.orgId),
         rows.map((r) => r.e.chatbotId),
@@ -45,6 +48,7 @@ export class SignalChanges {
         rows.map((r) => r.s.confidence),
         rows.map((r) => JSON.stringify(r.s.evidence)),
         rows.map((r) => r.analyzer),
+        rows.map((r) => r.s.refinedBy ?? null),
       ],
     )
   }

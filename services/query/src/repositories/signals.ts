@@ -10,6 +10,7 @@ export interface ConversationSignal {
   label: string | null
   confidence: number
   evidence: string[]
+  refinedBy: string | null
 }
 
 interface SignalRow {
@@ -18,6 +19,7 @@ interface SignalRow {
   label: string | null
   confidence: number
   evidence: string[]
+  refined_by: string | null
 }
 
 /** The signals of the given conversations, built-in ones first (in their documented order), then by name. */
@@ -29,7 +31,7 @@ export async function signalsOf(
   const out = new Map<string, ConversationSignal[]>(conversationIds.map((id) => [id, []]))
   if (conversationIds.length === 0) return out
   const { rows } = await client.query<SignalRow>(
-    `SELECT conversation_id, signal, label, confidence, evidence FROM rm_conversation_signals
+    `SELECT conversation_id, signal, label, confidence, evidence, refined_by FROM rm_conversation_signals
       WHERE org_id = $1 AND conversation_id = ANY($2::uuid[])`,
     [orgId, [...conversationIds]],
   )
@@ -39,6 +41,7 @@ export async function signalsOf(
       label: r.label,
       confidence: Math.round(r.confidence * 100) / 100,
       evidence: r.evidence,
+      refinedBy: r.refined_by,
     })
   }
   return out

@@ -73,7 +73,9 @@ const conversationExample: z.output<typeof conversationSchema> = {
   topics: ['Password reset'],
   topicIds: ['a1b2c3d4e5f60718'],
   preview: 'How do I reset my password?',
-  signals: [{ name: 'bot_failure', label: null, confidence: 0.87, evidence: ['m-2'] }],
+  signals: [
+    { name: 'bot_failure', label: null, confidence: 0.71, evidence: ['m-2'], refinedBy: 'llm:gpt-4o-mini' },
+  ],
 }
 
 const listQuery = z.strictObject({

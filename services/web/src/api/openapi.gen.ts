@@ -3083,10 +3083,11 @@ export interface operations {
                      *             {
                      *               "name": "bot_failure",
                      *               "label": null,
-                     *               "confidence": 0.87,
+                     *               "confidence": 0.71,
                      *               "evidence": [
                      *                 "m-2"
-                     *               ]
+                     *               ],
+                     *               "refinedBy": "llm:gpt-4o-mini"
                      *             }
                      *           ]
                      *         }
@@ -3149,6 +3150,8 @@ export interface operations {
                                 confidence: number;
                                 /** @description The ids of the messages it fired on, in conversation order. */
                                 evidence: string[];
+                                /** @description The LLM that confirmed this borderline signal, `llm:<model>` (SIGNALS_LLM_REFINE=borderline, docs/analysis.md); null when the local model alone decided it. */
+                                refinedBy: string | null;
                             }[];
                         }[];
                         nextCursor: string | null;
@@ -3220,10 +3223,11 @@ export interface operations {
                      *           {
                      *             "name": "bot_failure",
                      *             "label": null,
-                     *             "confidence": 0.87,
+                     *             "confidence": 0.71,
                      *             "evidence": [
                      *               "m-2"
-                     *             ]
+                     *             ],
+                     *             "refinedBy": "llm:gpt-4o-mini"
                      *           }
                      *         ],
                      *         "messages": [
@@ -3306,6 +3310,8 @@ export interface operations {
                                 confidence: number;
                                 /** @description The ids of the messages it fired on, in conversation order. */
                                 evidence: string[];
+                                /** @description The LLM that confirmed this borderline signal, `llm:<model>` (SIGNALS_LLM_REFINE=borderline, docs/analysis.md); null when the local model alone decided it. */
+                                refinedBy: string | null;
                             }[];
                             messages: {
                                 id: string;

@@ -22,6 +22,16 @@ export function signalName(s: { name: string; label?: string | null }): string {
   return SIGNAL_NAMES[s.name] ?? s.label ?? s.name.replace(/^custom:/, '')
 }
 
+/**
+ * Who confirmed a signal the local model found borderline, as the dashboard says it: "refined by
+ * gpt-4o-mini" for `refinedBy: "llm:gpt-4o-mini"` (docs/analysis.md, "LLM refinement"); null for a
+ * signal the local model alone decided.
+ */
+export function refinedByText(s: { refinedBy?: string | null }): string | null {
+  if (!s.refinedBy) return null
+  return `refined by ${s.refinedBy.replace(/^llm:/, '') || s.refinedBy}`
+}
+
 /** A rate (0..1) as a percentage with one decimal. */
 export function percent(rate: number): string {
   return `${(rate * 100).toFixed(1)} %`

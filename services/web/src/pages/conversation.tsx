@@ -11,7 +11,7 @@ import { MESSAGE_LIMITS, METADATA_LIMITS } from '../lib/cut-text.ts'
 import { formatDateTime, plural } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import { SIGNAL_MEANINGS, signalName } from '../lib/signals.ts'
+import { refinedByText, SIGNAL_MEANINGS, signalName } from '../lib/signals.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 import { NotFoundPage } from './not-found.tsx'
@@ -92,7 +92,10 @@ function signalsOn(c: ConversationDetail, messageId: string): string[] {
   return c.signals.filter((s) => s.evidence.includes(messageId)).map((s) => signalName(s))
 }
 
-/** Each signal of the conversation with its meaning, its confidence and the messages it fired on. */
+/**
+ * Each signal of the conversation with its meaning, its confidence (and the LLM that confirmed it, when
+ * one did) and the messages it fired on.
+ */
 function SignalEvidence({ conversation: c }: { conversation: ConversationDetail }) {
   if (c.signals.length === 0) return null
   const position = new Map(c.messages.map((m, i) => [m.id, i + 1]))
@@ -102,7 +105,8 @@ function SignalEvidence({ conversation: c }: { conversation: ConversationDetail 
       <ul>
         {c.signals.map((s) => (
           <li key={s.name}>
-            <strong>{signalName(s)}</strong> ({Math.round(s.confidence * 100)} % confidence)
+            <strong>{signalName(s)}</strong> ({Math.round(s.confidence * 100)} % confidence
+            {refinedByText(s) ? `, ${refinedByText(s)}` : ''})
             {SIGNAL_MEANINGS[s.name] ? ` ${SIGNAL_MEANINGS[s.name]}` : ''} On{' '}
             {s.evidence.map((id) => `message ${position.get(id) ?? id}`).join(', ')}.
           </li>
