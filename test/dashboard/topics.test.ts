@@ -1,6 +1,10 @@
+import type { AppendRequest } from '@cas/eventlog'
+import { type NewEvent, newEvent } from '@cas/events'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
+  appendToAppJournal,
+  appJournalStream,
   bulkCaptures,
   CAPTURES,
   CHROMIUM,
@@ -17,6 +21,8 @@ import { waitFor } from '../support/wait.ts'
  * theme as the API reports them, their numbers as tables, and each followed to its conversations; the
  * conversation list filtered by theme. The chatbot first has the conversations the other pages' tests
  * start from (createSupportBot, CAPTURES.live, the twenty of bulkCaptures), as the topics would meet them.
+ * Also the re-clustering status (settling, a failed run retried, settled again) from the analysis
+ * service's events, appended to the app's journal as its re-clusterer appends them.
  */
 /** Paraphrases of two end-user requests (hand-written), each answered with the same boilerplate. */
 const REQUESTS = {
@@ -322,5 +328,104 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     expect(after.reanalysis.total).toBeGreaterThan(0)
     const bar = page.getByRole('progressbar', { name: 'Re-analysis progress' })
     expect(await bar.getAttribute('value')).toBe(String(after.reanalysis.total))
+  }, 150_000)
+
+  it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {
+    // A chatbot of its own, without requests: the app's re-clusterer never runs for it, so its status is
+    // what the events below say, as the analysis service's re-clusterer would append them.
+    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Re-clustering bot' } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
+    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const topicStream = (...events: NewEvent[]): AppendRequest => ({
+      streamType: 'analysis',
+      streamId: id,
+      orgId: founded!.orgId,
+      chatbotId: id,
+      expectedVersion: 'any',
+      events,
+    })
+    const reclustering = async () =>
+      (
+        (await (
+          await page.request.get(`/api/v1/analytics/topics?chatbotId=${id}&days=7&interval=day`)
+        ).json()) as {
+          reclustering: {
+            settling: boolean
+            lastReclusteredAt: string | null
+            retrying: { attempts: number; nextAttemptAt: string } | null
+          }
+        }
+      ).reclustering
+    const status = page.getByRole('status').filter({ hasText: /^Topics are / })
+    /** The status once the page's own poll (every 10 s) has shown it. */
+    const shown = async (pattern: RegExp, what: string) => {
+      await waitFor(
+        async () => pattern.test((await status.textContent({ timeout: 1_000 }).catch(() => '')) ?? ''),
+        {
+          timeoutMs: 60_000,
+          what,
+        },
+      )
+      return (await status.textContent())!
+    }
+
+    await page.goto(`/topics?chatbotId=${id}`)
+    await heading('Topics').waitFor()
+    await page.getByText(/^No topics yet\./).waitFor()
+    expect(await status.count()).toBe(0)
+
+    // Settling: its first request waits for re-clustering.
+    const since = new Date().toISOString()
+    await appendToAppJournal(dashboard, [topicStream(newEvent('analysis.topics-settling', { since }))])
+    const settling = await shown(/^Topics are settling: /, 'the topics settling')
+    expect(settling).toBe(
+      'Topics are settling: new requests are re-clustered within a few minutes, and topics may split or merge. Not re-clustered yet.',
+    )
+    expect(await reclustering()).toEqual({ settling: true, lastReclusteredAt: null, retrying: null })
+
+    // The run fails, then fails again: each failure says how many attempts and when the next is due.
+    for (const attempt of [1, 2]) {
+      const nextAttemptAt = new Date(Date.now() + 30_000 * 2 ** attempt).toISOString()
+      await appendToAppJournal(dashboard, [
+        topicStream(
+          newEvent('analysis.topics-recluster-failed', {
+            attempt,
+            maxAttempts: 3,
+            nextAttemptAt,
+            startsOver: false,
+          }),
+        ),
+      ])
+      const attempts = attempt === 1 ? '1 attempt' : `${attempt} attempts`
+      const failed = await shown(
+        new RegExp(`The last re-clustering failed \\(${attempts}\\); it is tried again from .+\\.$`),
+        `the failure of attempt ${attempt}`,
+      )
+      expect(failed).toMatch(/^Topics are settling: .+ Not re-clustered yet\. The last re-clustering failed/)
+      expect(await reclustering()).toEqual({
+        settling: true,
+        lastReclusteredAt: null,
+        retrying: { attempts: attempt, nextAttemptAt },
+      })
+    }
+    await checkPage('10d-topics-reclustering-retried')
+
+    // The next run succeeds: the failures are over, the topics settled.
+    const reclusteredAt = new Date().toISOString()
+    await appendToAppJournal(dashboard, [
+      topicStream(
+        newEvent('analysis.topics-reclustered', { reclusteredAt, settling: false, clustered: 0, topics: 0 }),
+      ),
+    ])
+    const settled = await shown(/^Topics are settled\./, 'the topics settled')
+    expect(settled).toMatch(/^Topics are settled\. Last re-clustered .+\.$/)
+    expect(settled).not.toContain('failed')
+    expect(await reclustering()).toEqual({
+      settling: false,
+      lastReclusteredAt: reclusteredAt,
+      retrying: null,
+    })
+    await page.getByText(/^No topics yet\./).waitFor()
   }, 150_000)
 })

@@ -115,6 +115,12 @@ function Report({
     return (
       <>
         <p className="empty">{EMPTY}</p>
+        {/* Requests waiting to be re-clustered, a failed run, or the last run are news even without topics. */}
+        {report.reclustering.settling ||
+        report.reclustering.retrying ||
+        report.reclustering.lastReclusteredAt ? (
+          <Reclustering reclustering={report.reclustering} />
+        ) : null}
         {hidden}
       </>
     )
