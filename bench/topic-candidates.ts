@@ -12,7 +12,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { coreDistances, hdbscan, mutualReachabilityTree } from '../services/analysis/src/topics/hdbscan.ts'
+import {
+  type CondensedEdge,
+  condensedTree,
+  coreDistances,
+  hdbscan,
+  labelPoints,
+  mutualReachabilityTree,
+  selectClusters,
+} from '../services/analysis/src/topics/hdbscan.ts'
 import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
 import { emptyTopicState } from '../services/analysis/src/topics/topic-model.ts'
 import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
@@ -315,7 +323,181 @@ function byCentroidSilhouette(c: Context, options: readonly number[]): number[] 
   return best
 }
 
+/** Each cluster of a condensed tree: its child clusters, its members' embedding sum and count. */
+interface TreeClusters {
+  readonly children: Map<number, number[]>
+  readonly sums: Map<number, Float64Array>
+  readonly sizes: Map<number, number>
+}
+
+function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]): TreeClusters {
+  const children = new Map<number, number[]>()
+  const parentOf = new Map<number, number>()
+  const pointIn = new Map<number, number>()
+  for (const e of tree) {
+    if (e.size > 1) {
+      children.set(e.parent, [...(children.get(e.parent) ?? []), e.child])
+      parentOf.set(e.child, e.parent)
+    } else pointIn.set(e.child, e.parent)
+  }
+  const sums = new Map<number, Float64Array>()
+  const sizes = new Map<number, number>()
+  const d = vectors[0]?.length ?? 0
+  for (const [point, cluster] of pointIn) {
+    const v = vectors[point]!
+    for (let c: number | undefined = cluster; c !== undefined; c = parentOf.get(c)) {
+      let s = sums.get(c)
+      if (!s) {
+        s = new Float64Array(d)
+        sums.set(c, s)
+      }
+      for (let k = 0; k < d; k++) s[k]! += v[k]!
+      sizes.set(c, (sizes.get(c) ?? 0) + 1)
+    }
+  }
+  return { children, sums, sizes }
+}
+
+function dot64(a: Float64Array, b: Float64Array): number {
+  let s = 0
+  for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!
+  return s
+}
+
+/** Mean similarity of two distinct members (unit vectors) from their sum and count. */
+function withinOf(sum: Float64Array, size: number): number {
+  return size < 2 ? 1 : (dot64(sum, sum) - size) / (size * (size - 1))
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const m = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2
+}
+
+type SplitRule = 'within' | 'between'
+
+/**
+ * The selected clusters, a loose one replaced by its child clusters in the condensed tree (again for
+ * each child), judged against the window's typical topic: the median, over the selected clusters, of
+ * their members' mean similarity to each other. 'within': a cluster whose members are less alike than
+ * that is split; 'between': one whose children are less alike than that.
+ */
+function splitLoose(
+  tree: readonly CondensedEdge[],
+  selected: readonly number[],
+  vectors: readonly Vector[],
+  rule: SplitRule,
+  quantile = 0.5,
+): number[] {
+  const { children, sums, sizes } = treeClusters(tree, vectors)
+  const within = (c: number) => withinOf(sums.get(c)!, sizes.get(c)!)
+  const sorted = selected.map(within).sort((a, b) => a - b)
+  const bar = quantile === 0.5 ? median(sorted) : sorted[Math.floor(quantile * (sorted.length - 1))]!
+  const loose = (c: number) => {
+    const kids = children.get(c) ?? []
+    if (kids.length < 2) return false
+    if (rule === 'within') return within(c) < bar
+    let cross = 0
+    let pairs = 0
+    for (let i = 0; i < kids.length; i++)
+      for (let j = i + 1; j < kids.length; j++) {
+        cross += dot64(sums.get(kids[i]!)!, sums.get(kids[j]!)!)
+        pairs += sizes.get(kids[i]!)! * sizes.get(kids[j]!)!
+      }
+    return cross / pairs < bar
+  }
+  const out: number[] = []
+  const stack = [...selected]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    if (loose(c)) stack.push(...children.get(c)!)
+    else out.push(c)
+  }
+  return out.sort((a, b) => a - b)
+}
+
+/**
+ * Clusters merged while two lie as close together as a typical topic's members do: the pair whose
+ * members' mean similarity to each other is highest, when it reaches the median over the clusters of
+ * their members' mean similarity, repeatedly (as average linkage joins). Noise stays noise.
+ */
+function mergeTight(numbers: readonly number[], vectors: readonly Vector[], quantile = 0.5): number[] {
+  const ids = [...new Set(numbers.filter((x) => x >= 0))].sort((a, b) => a - b)
+  const k = ids.length
+  if (k < 2) return [...numbers]
+  const index = new Map(ids.map((id, i) => [id, i]))
+  const d = vectors[0]!.length
+  const sums = ids.map(() => new Float64Array(d))
+  const sizes = new Float64Array(k)
+  numbers.forEach((x, i) => {
+    if (x < 0) return
+    const c = index.get(x)!
+    for (let t = 0; t < d; t++) sums[c]![t]! += vectors[i]![t]!
+    sizes[c]!++
+  })
+  const gram = new Float64Array(k * k)
+  for (let a = 0; a < k; a++)
+    for (let b = a; b < k; b++) gram[a * k + b] = gram[b * k + a] = dot64(sums[a]!, sums[b]!)
+  const withins = ids.map((_, a) =>
+    sizes[a]! < 2 ? 1 : (gram[a * k + a]! - sizes[a]!) / (sizes[a]! * (sizes[a]! - 1)),
+  )
+  const sorted = [...withins].sort((a, b) => a - b)
+  const bar = quantile === 0.5 ? median(sorted) : sorted[Math.floor(quantile * (sorted.length - 1))]!
+  const alive = new Uint8Array(k).fill(1)
+  const into = Int32Array.from({ length: k }, (_, i) => i)
+  for (;;) {
+    let bestA = -1
+    let bestB = -1
+    let best = bar
+    for (let a = 0; a < k; a++) {
+      if (!alive[a]) continue
+      for (let b = a + 1; b < k; b++) {
+        if (!alive[b]) continue
+        const between = gram[a * k + b]! / (sizes[a]! * sizes[b]!)
+        if (between >= best) {
+          best = between
+          bestA = a
+          bestB = b
+        }
+      }
+    }
+    if (bestA < 0) break
+    const a = bestA
+    const b = bestB
+    const aa = gram[a * k + a]! + 2 * gram[a * k + b]! + gram[b * k + b]!
+    for (let c = 0; c < k; c++) {
+      gram[a * k + c]! += gram[b * k + c]!
+      gram[c * k + a] = gram[a * k + c]!
+    }
+    gram[a * k + a] = aa
+    sizes[a]! += sizes[b]!
+    alive[b] = 0
+    into[b] = a
+  }
+  const root = (c: number): number => (into[c] === c ? c : root(into[c]!))
+  return numbers.map((x) => (x < 0 ? x : ids[root(index.get(x)!)]!))
+}
+
+/** EOM's clusters, a loose one replaced by its children (splitLoose), noise then placed. */
+function split(c: Context, rule: SplitRule, quantile = 0.5): number[] {
+  const n = c.umap.length
+  const tree = condensedTree(c.umap, { minClusterSize: MCS })
+  const selected = splitLoose(tree, selectClusters(tree, n), c.vectors, rule, quantile)
+  return noiseToNearest(labelPoints(tree, selected, n), c.vectors)
+}
+
 const CANDIDATES: Candidate[] = [
+  { name: 'split: within < median', cluster: (c) => split(c, 'within') },
+  { name: 'split: between < median', cluster: (c) => split(c, 'between') },
+  { name: 'split: within < q25', cluster: (c) => split(c, 'within', 0.25) },
+  { name: 'split: between < q25', cluster: (c) => split(c, 'between', 0.25) },
+  {
+    name: 'merge: between ≥ median',
+    cluster: (c) => mergeTight(noiseToNearest(base(c), c.vectors), c.vectors),
+  },
+  { name: 'split within + merge', cluster: (c) => mergeTight(split(c, 'within'), c.vectors) },
+  { name: 'split between + merge', cluster: (c) => mergeTight(split(c, 'between'), c.vectors) },
   {
     name: 'min_samples 4, 8 or 15 by the cosine centroid silhouette, noise placed',
     cluster: (c) => byCentroidSilhouette(c, [4, 8, 15]),

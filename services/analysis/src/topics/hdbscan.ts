@@ -38,14 +38,23 @@ export interface CondensedEdge {
 export function hdbscan(points: readonly ArrayLike<number>[], options: HdbscanOptions): number[] {
   const n = points.length
   if (n === 0) return []
-  const minClusterSize = Math.max(2, options.minClusterSize)
   if (n < 2) return [0]
+  const tree = condensedTree(points, options)
+  const selected = options.selection === 'leaf' ? leafClusters(tree, n) : selectClusters(tree, n)
+  return labelPoints(tree, selected, n)
+}
+
+/** Steps 1–4: the condensed tree of at least two points (its root n, its clusters n + 1, …). */
+export function condensedTree(
+  points: readonly ArrayLike<number>[],
+  options: HdbscanOptions,
+): CondensedEdge[] {
+  const n = points.length
+  const minClusterSize = Math.max(2, options.minClusterSize)
   const minSamples = Math.max(1, Math.min(n, options.minSamples ?? minClusterSize))
   const core = coreDistances(points, minSamples)
   const mst = mutualReachabilityTree(points, core)
-  const tree = condenseTree(singleLinkage(mst, n), n, minClusterSize)
-  const selected = options.selection === 'leaf' ? leafClusters(tree, n) : selectClusters(tree, n)
-  return labelPoints(tree, selected, n)
+  return condenseTree(singleLinkage(mst, n), n, minClusterSize)
 }
 
 function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {

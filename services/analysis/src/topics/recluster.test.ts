@@ -117,6 +117,32 @@ describe('re-clustering a window (issue 31)', () => {
     expect(state.topics.get(id(2))!.size).toBe(30)
   })
 
+  it("names a kept topic by its present members' words: keywords of those who left are replaced", () => {
+    // Topic 1 was labelled while it held requests 0 and 3; request 3 splits off, and no member of the
+    // kept part says word3 or term3 any more.
+    const window = [...requests(0, 12, id(1)), ...requests(3, 8, id(1)), ...requests(6, 10, id(2))]
+    for (const [label, kept] of [
+      ['word0, term0', true],
+      ['word0, word3', false],
+    ] as const) {
+      const state = emptyTopicState('bot')
+      addTopic(state, id(1), label, window.slice(0, 20), { keywords: ['word0', 'word3', 'term0', 'term3'] })
+      addTopic(state, id(2), 'word6, term6', window.slice(20), { keywords: ['word6', 'term6'] })
+      const decision = recluster(state, window)
+      const topic = state.topics.get(id(1))!
+      expect(topic.size).toBe(12)
+      expect(new Set(topic.keywords)).toEqual(new Set(['word0', 'term0']))
+      if (kept) expect(topic.label).toBe('word0, term0')
+      else expect(topic.label.split(', ').sort()).toEqual(['term0', 'word0'])
+      expect(decision.events).toContainEqual({
+        type: 'analysis.topic-relabeled',
+        payload: { topicId: id(1), label: topic.label, keywords: topic.keywords },
+      })
+      // Topic 2's members and keywords are as they were: nothing to announce.
+      expect(decision.events.filter((e) => 'topicId' in e.payload && e.payload.topicId === id(2))).toEqual([])
+    }
+  })
+
   it('merges two topics of one request into the older, by an event; nothing of the older moves', () => {
     const window = [...requests(0, 10, id(1)), ...requests(0, 6, id(2)), ...requests(5, 10, id(3))]
     const state = stateOf([id(1), id(2), id(3)], window)

@@ -230,6 +230,7 @@ export function decideRecluster(
 
   // Each re-clustered topic is its window members from now on.
   const relabel: Topic[] = []
+  const rebuilt: Topic[] = []
   for (const [c, members] of clusters.entries()) {
     const topic = state.topics.get(idOf[c]!)!
     const previous = shared[c]!.get(topic.id) ?? 0
@@ -239,6 +240,7 @@ export function decideRecluster(
     )
     changedTopics.add(topic.id)
     if (!created.includes(topic) && 2 * previous < members.length) relabel.push(topic)
+    else if (!created.includes(topic)) rebuilt.push(topic)
   }
 
   const after: string[] = points.map(() => OTHER_TOPIC)
@@ -279,7 +281,7 @@ export function decideRecluster(
     }
   }
 
-  label(state, created, relabel, events)
+  label(state, created, relabel, rebuilt, events)
   for (const [topicId, into] of splits)
     events.push({ type: 'analysis.topic-split', payload: { topicId, into } })
   events.push(...endings)
@@ -386,8 +388,19 @@ function rebuild(topic: Topic, members: readonly WindowPoint[]): void {
   topic.labelledAtSize = members.length
 }
 
-/** New topics get labels; kept topics whose members are mostly new get them again. No two alike. */
-function label(state: TopicState, created: Topic[], relabel: Topic[], events: TopicEvent[]): void {
+/**
+ * New topics get labels; kept topics whose members are mostly new get them again. No two alike. A kept
+ * topic whose members are mostly its own (`rebuilt`) keeps its label while every word of it is still a
+ * member's, but its keywords are its present members' words: a keyword no member says any more (its
+ * sayers went to another topic) is replaced, and a label naming such a word is made again.
+ */
+function label(
+  state: TopicState,
+  created: Topic[],
+  relabel: Topic[],
+  rebuilt: readonly Topic[],
+  events: TopicEvent[],
+): void {
   const active = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired)
   // A held topic's label is its own: a discovered topic that has it too is relabelled.
   const heldLabels = new Set(active.filter(isHeld).map((t) => labelKey(t.label)))
@@ -396,6 +409,19 @@ function label(state: TopicState, created: Topic[], relabel: Topic[], events: To
       relabel.push(t)
   }
   const corpus = termCorpus(active.map((t) => t.terms))
+  const said = (t: Topic, term: string) => (t.terms.get(term) ?? 0) > 0
+  for (const topic of rebuilt) {
+    if (relabel.includes(topic) || topic.keywords.every((k) => said(topic, k))) continue
+    if (!labelTerms(topic.label).every((k) => said(topic, k))) {
+      relabel.push(topic)
+      continue
+    }
+    topic.keywords = labelTopic(topic.terms, corpus).keywords
+    events.push({
+      type: 'analysis.topic-relabeled',
+      payload: { topicId: topic.id, label: topic.label, keywords: [...topic.keywords] },
+    })
+  }
   const taken = new Set(active.filter((t) => !created.includes(t)).map((t) => t.label))
   for (const topic of created) {
     const labelled = labelTopic(topic.terms, corpus)
@@ -412,7 +438,7 @@ function label(state: TopicState, created: Topic[], relabel: Topic[], events: To
     taken.delete(topic.label)
     const newLabel = distinctLabel(labelled, taken)
     taken.add(newLabel)
-    if (newLabel === topic.label) continue
+    if (newLabel === topic.label && sameList(labelled.keywords, topic.keywords)) continue
     topic.label = newLabel
     topic.keywords = labelled.keywords
     events.push({
@@ -420,6 +446,18 @@ function label(state: TopicState, created: Topic[], relabel: Topic[], events: To
       payload: { topicId: topic.id, label: newLabel, keywords: [...labelled.keywords] },
     })
   }
+}
+
+/** The terms a label was made of: "reset password, login (2)" → reset password, login. */
+function labelTerms(label: string): string[] {
+  return label
+    .replace(/ \(\d+\)$/, '')
+    .split(', ')
+    .filter((t) => t !== '')
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i])
 }
 
 function insideOf(
