@@ -242,7 +242,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
       expect(await evidence.textContent()).not.toContain('refined by')
 
       // When the LLM confirms the bot failure: the analysis.signals-detected its refiner announces (the
-      // same signals, the bot failure with refinedBy), appended to the app's journal as the refiner does
+      // same signals, the bot failure with refinedBy), appended to the app's journal as the refiner does.
+      // (The refiner asks only about signals below 0.75 confidence; the page shows what the event says.)
       const [last] = (await appJournalStream(dashboard, 'analysis', id))
         .filter((e) => e.type === 'analysis.signals-detected')
         .slice(-1)
