@@ -6,17 +6,13 @@
  * topic), past the gateway's checks, while another organization captures.
  */
 import { randomUUID } from 'node:crypto'
-import { loadConfig } from '@cas/config'
 import { encodeRecord, type JournalRecord, listDeadLetters, requestRedrive, topicFor } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
 import { deadLetterReadiness, observePipelineStatus } from '@cas/platform'
-import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { uniqueGroupId } from './support/kafka.ts'
-import { testKeyring } from './support/keyring.ts'
-import { EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
+import { EVENT_LOG_MODES, startLiveAnalysis, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import {
   appendPoisonedConversation,
   appendSchemaInvalidEvent,
@@ -35,17 +31,7 @@ for (const mode of EVENT_LOG_MODES) {
       const pipeline = await startPipeline(mode.name, cleanups)
       const { db, app } = pipeline
       const { projector, groupId: projectorGroup, projected } = await startLiveProjector(pipeline, cleanups)
-      const analysisGroup = uniqueGroupId('analysis')
-      const analysis = createAnalysisService({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ANALYSIS_PROVIDER: 'lexical' })),
-        logger: false,
-        groupId: analysisGroup,
-      })
-      await analysis.start()
-      cleanups.push(() => analysis.stop())
+      const { analysis, groupId: analysisGroup } = await startLiveAnalysis(pipeline, cleanups)
       const owner = await signUp(app)
       const { chatbot, apiKey } = await createChatbot(app, owner.cookie)
 
@@ -99,18 +85,7 @@ for (const mode of EVENT_LOG_MODES) {
       const pipeline = await startPipeline(mode.name, cleanups, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' })
       const { db, app } = pipeline
       const { projector, groupId: projectorGroup } = await startLiveProjector(pipeline, cleanups)
-      const analysisGroup = uniqueGroupId('analysis')
-      const analysis = createAnalysisService({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        // The lexical analyzer: what is tested is the consumer, not the model.
-        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: db.url, ANALYSIS_PROVIDER: 'lexical' })),
-        logger: false,
-        groupId: analysisGroup,
-      })
-      await analysis.start()
-      cleanups.push(() => analysis.stop())
+      const { groupId: analysisGroup } = await startLiveAnalysis(pipeline, cleanups)
 
       const victim = await signUp(app)
       const { chatbot: victimBot } = await createChatbot(app, victim.cookie)

@@ -1,3 +1,4 @@
+import { loadConfig } from '@cas/config'
 import { consumerLag, EMBEDDED_EVENT_LOG, type EventLogBackend, Relay, type StreamType } from '@cas/eventlog'
 import { createProjector, PROJECTED_STREAM_TYPES } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
@@ -102,4 +103,27 @@ export async function startLiveProjector(pipeline: TestPipeline, cleanups: (() =
     await waitFor(() => consumerCaughtUp(pipeline, groupId), { what: 'the projector to catch up' })
   }
   return { groupId, projector, projected }
+}
+
+/**
+ * An analysis service with a group of its own on the pipeline's event log, on the lexical analyzer (what
+ * is tested is the consumer, not the model), stopped by `cleanups`. The analysis service is imported here,
+ * not at the top: most tests of this harness never load it.
+ */
+export async function startLiveAnalysis(pipeline: TestPipeline, cleanups: (() => Promise<unknown>)[]) {
+  const { createAnalysisService, createAnalyzer } = await import('@cas/service-analysis')
+  const groupId = uniqueGroupId('analysis')
+  const analysis = createAnalysisService({
+    pool: pipeline.db.pool,
+    keyring: testKeyring,
+    eventLog: pipeline.eventLog,
+    analyzer: await createAnalyzer(
+      loadConfig({ DATABASE_URL: pipeline.db.url, ANALYSIS_PROVIDER: 'lexical' }),
+    ),
+    logger: false,
+    groupId,
+  })
+  await analysis.start()
+  cleanups.push(() => analysis.stop())
+  return { groupId, analysis }
 }

@@ -6,6 +6,9 @@ import { dataKeyFor, sealEvents } from '@cas/keyring'
 import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
 
+/** The chatbot the events belong to, and its organization. */
+type Chatbot = { readonly id: string; readonly orgId: string }
+
 /** Message content no consumer can store: jsonb refuses a lone UTF-16 surrogate (issue 30). */
 export const LONE_SURROGATE = '\ud800 hello'
 
@@ -16,14 +19,11 @@ export const LONE_SURROGATE = '\ud800 hello'
  */
 export async function poisonedConversation(
   pool: pg.Pool,
-  chatbot: { readonly id: string; readonly orgId: string },
+  chatbot: Chatbot,
   streamId: string = randomUUID(),
 ): Promise<EventToAppend[]> {
-  const dataKey = await withTransaction(pool, (client) =>
-    dataKeyFor(client, testKeyring, chatbot.id, chatbot.orgId),
-  )
   const now = new Date().toISOString()
-  return sealEvents(dataKey, { chatbotId: chatbot.id, streamId }, [
+  return sealed(pool, chatbot, streamId, [
     newEvent('conversation.started', {
       conversationId: `poisoned-${streamId}`,
       user: {},
@@ -40,23 +40,9 @@ export async function poisonedConversation(
 }
 
 /** Appends a `poisonedConversation` straight into the journal; returns the event no consumer can apply. */
-export async function appendPoisonedConversation(
-  pool: pg.Pool,
-  chatbot: { readonly id: string; readonly orgId: string },
-): Promise<JournalRecord> {
+export async function appendPoisonedConversation(pool: pg.Pool, chatbot: Chatbot): Promise<JournalRecord> {
   const streamId = randomUUID()
-  const events = await poisonedConversation(pool, chatbot, streamId)
-  return withTransaction(pool, async (client) => {
-    const { records } = await appendToStream(client, {
-      streamType: 'conversation',
-      streamId,
-      orgId: chatbot.orgId,
-      chatbotId: chatbot.id,
-      expectedVersion: 0,
-      events,
-    })
-    return records[1]!
-  })
+  return appendNewConversation(pool, chatbot, streamId, await poisonedConversation(pool, chatbot, streamId))
 }
 
 /**
@@ -64,17 +50,11 @@ export async function appendPoisonedConversation(
  * `conversation.messages-captured` does not match its schema (a message of role `robot`), sealed with
  * the chatbot's key as the gateway seals: it opens, and can never be read. Returns that event.
  */
-export async function appendSchemaInvalidEvent(
-  pool: pg.Pool,
-  chatbot: { readonly id: string; readonly orgId: string },
-): Promise<JournalRecord> {
+export async function appendSchemaInvalidEvent(pool: pg.Pool, chatbot: Chatbot): Promise<JournalRecord> {
   const streamId = randomUUID()
   const [started, captured] = await poisonedConversation(pool, chatbot, streamId)
-  const dataKey = await withTransaction(pool, (client) =>
-    dataKeyFor(client, testKeyring, chatbot.id, chatbot.orgId),
-  )
   const now = new Date().toISOString()
-  const [invalid] = sealEvents(dataKey, { chatbotId: chatbot.id, streamId }, [
+  const [invalid] = await sealed(pool, chatbot, streamId, [
     {
       ...captured!,
       payload: {
@@ -84,6 +64,29 @@ export async function appendSchemaInvalidEvent(
       },
     } as unknown as NewEvent,
   ])
+  return appendNewConversation(pool, chatbot, streamId, [started!, invalid!])
+}
+
+/** The events sealed with the chatbot's key, as the gateway seals them. */
+async function sealed(
+  pool: pg.Pool,
+  chatbot: Chatbot,
+  streamId: string,
+  events: readonly NewEvent[],
+): Promise<EventToAppend[]> {
+  const dataKey = await withTransaction(pool, (client) =>
+    dataKeyFor(client, testKeyring, chatbot.id, chatbot.orgId),
+  )
+  return sealEvents(dataKey, { chatbotId: chatbot.id, streamId }, events)
+}
+
+/** Appends a new conversation's events straight into the journal; returns the second (the capture). */
+async function appendNewConversation(
+  pool: pg.Pool,
+  chatbot: Chatbot,
+  streamId: string,
+  events: EventToAppend[],
+): Promise<JournalRecord> {
   return withTransaction(pool, async (client) => {
     const { records } = await appendToStream(client, {
       streamType: 'conversation',
@@ -91,7 +94,7 @@ export async function appendSchemaInvalidEvent(
       orgId: chatbot.orgId,
       chatbotId: chatbot.id,
       expectedVersion: 0,
-      events: [started!, invalid!],
+      events,
     })
     return records[1]!
   })
