@@ -2,26 +2,15 @@
  * The learned sentiment and emotions, through the default analyzer with the real model (../shared/models):
  * what end users' messages read as, and what the conversation signals take from them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestSemanticAnalyzer, describeWithTestModel } from '../../test/test-model.ts'
 import { EMOTIONS, labelFor, type MessageAnalysis } from '../analyzer.ts'
-import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
+import type { SemanticAnalyzer } from './semantic.ts'
 
-requireTestModel()
-
-describe.skipIf(!hasTestModel)('learned sentiment and emotions', () => {
+describeWithTestModel('learned sentiment and emotions', () => {
   let analyzer: SemanticAnalyzer
   beforeAll(async () => {
-    analyzer = await createSemanticAnalyzer({
-      modelDir: TEST_MODEL_DIR,
-      cacheDir: TEST_MODEL_DIR,
-      hubUrl: UNREACHABLE_HUB,
-    })
+    analyzer = await createTestSemanticAnalyzer()
   }, 120_000)
   afterAll(async () => {
     await analyzer?.close?.()

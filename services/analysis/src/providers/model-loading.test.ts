@@ -7,19 +7,13 @@ import path from 'node:path'
 import { loadConfig } from '@cas/config'
 import { Metrics } from '@cas/metrics'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../../../../test/support/model.ts'
+import { describeWithTestModel } from '../../test/test-model.ts'
 import { ANALYSIS_METRICS } from '../metrics.ts'
 import { EMBEDDING_MODEL_ID } from './embedding-model.ts'
 import { analyzerReadiness, analyzerStatus, createAnalyzer } from './index.ts'
 
-requireTestModel()
-
-describe.skipIf(!hasTestModel)('loading the language model', () => {
+describeWithTestModel('loading the language model', () => {
   let dataDir: string
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'cas-model-'))

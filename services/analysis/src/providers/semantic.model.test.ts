@@ -3,28 +3,17 @@
  * once. The signals' scoring finds the end users' messages the analysis embedded (cached by text), and
  * embeds only what the analysis did not: the assistant's messages and the messages' sentences.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestSemanticAnalyzer, describeWithTestModel } from '../../test/test-model.ts'
 import type { MessageToAnalyze } from '../analyzer.ts'
 import { SignalScorer } from '../signals/scorer.ts'
-import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
+import type { SemanticAnalyzer } from './semantic.ts'
 
-requireTestModel()
-
-describe.skipIf(!hasTestModel)('the language model, asked once per text', () => {
+describeWithTestModel('the language model, asked once per text', () => {
   let analyzer: SemanticAnalyzer
   let asked: string[][]
   beforeAll(async () => {
-    analyzer = await createSemanticAnalyzer({
-      modelDir: TEST_MODEL_DIR,
-      cacheDir: TEST_MODEL_DIR,
-      hubUrl: UNREACHABLE_HUB,
-    })
+    analyzer = await createTestSemanticAnalyzer()
     const model = analyzer.model as { embed: (texts: readonly string[]) => Promise<Float32Array[]> }
     const embed = model.embed.bind(model)
     model.embed = (texts) => {
