@@ -14,6 +14,7 @@ import {
   type ConversationMessage,
   DEFAULT_QUIET_PERIOD_MS,
   detectSignals,
+  SIGNALS_VERSION,
   THRESHOLDS,
 } from '../../services/analysis/src/signals/detect.ts'
 
@@ -27,7 +28,7 @@ export interface LabelledConversation {
 export const SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/conversations.json')
 /** Written after the signals were tuned on SIGNALS_SET, and never tuned on (README there). */
 export const HELD_OUT_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/heldout.json')
-/** Written by a third session before it changed anything, and measured only to confirm (README there). */
+/** Written by a third session before it changed anything; a development set since signals-v6 (README there). */
 export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/confirm.json')
 /** Written by a fourth session before it changed anything, and never tuned on (README there). */
 export const FRESH_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh.json')
@@ -38,7 +39,8 @@ export const OTHER_SIGNALS_SETS = [
   {
     name: 'confirmation',
     file: CONFIRM_SIGNALS_SET,
-    described: 'written by a third session before its changes (confirmation)',
+    described:
+      'written by a third session before its changes, tuned on since signals-v6 (confirmation, development)',
   },
   {
     name: 'fresh',
@@ -215,7 +217,7 @@ export function signalsReport(
   return [
     '## Conversation signals (issue 32)',
     '',
-    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${described.length ? `, ${described.join(', ')}` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal.`,
+    `${report.conversations} multi-turn support conversations written and labelled for it, the signals tuned on them (development)${described.length ? `, ${described.join(', ')}` : ''} (bench/data/signals/README.md); targets: precision ≥ 0.85, recall ≥ 0.8 per built-in signal. Rules signals-v${SIGNALS_VERSION}.`,
     '',
     `| signal | labelled | precision | recall |${others.map((o) => ` ${o.name}: labelled | precision | recall |`).join('')}`,
     `|---|--:|--:|--:|${others.map(() => '--:|--:|--:|').join('')}`,

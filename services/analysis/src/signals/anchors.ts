@@ -39,6 +39,9 @@ export const ESCALATION_REQUEST_ANCHORS: readonly string[] = [
   // A team or a department rather than "a person".
   'I need to speak to someone in the right department',
   'can you pass me on to the team that deals with this?',
+  // A person to take the case rather than to talk with.
+  'can a person look into this for me?',
+  'I need someone from your side to check this',
 ]
 
 /** The bot hands the conversation over to a person. */
@@ -52,6 +55,9 @@ export const HANDOVER_ANCHORS: readonly string[] = [
   "I'm passing you to our team now",
   'someone from our team will reply here shortly',
   "I'm bringing in a specialist to help you",
+  // By a ticket or a case that people will take up.
+  "I've opened a ticket for our support team, they will contact you by email",
+  "I've passed your case to the team and they'll get back to you",
   // To a team or a department rather than "a person".
   "I'll transfer you to the right department",
   'you will be connected to the next available adviser',
@@ -144,6 +150,13 @@ export const ANSWER_ANCHORS: readonly string[] = [
   "thanks, I'll let our staff know you said so",
   'see you at your appointment',
   'yes, you can do that in the app',
+  // What the bot does itself, and what only sounds like passing on: no one takes over.
+  'shall I book that for you?',
+  'would you like me to reserve it?',
+  "done, that's now active on your account",
+  'please choose one of the following options',
+  "I'll pass your compliments on to them",
+  'we sometimes contact customers by phone',
 ]
 
 /** Anger, annoyance or disappointment aimed at the service or the bot. */

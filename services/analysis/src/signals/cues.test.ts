@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
 import { socialMargin } from '../topics/requests.ts'
 import { normalized, type Vector } from '../topics/vectors.ts'
-import { cuesOf, nearest, type SignalAnchors, unitsOf } from './cues.ts'
+import { cuesOf, nearest, type SignalAnchors, saidOf, sentencesOf, unitsOf } from './cues.ts'
 
 const random = seededRandom(11)
 const unit = (): Vector => normalized(Float32Array.from({ length: 384 }, () => random() - 0.5))
@@ -59,5 +59,25 @@ describe("a message's cues", () => {
       expect(scored[i]!.cues).toMatchObject(expected)
       expect(scored[i]!.vector).toBe(vs[0])
     }
+  })
+
+  it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {
+    expect(sentencesOf('thanks, but it still fails')).toEqual(['thanks', 'but it still fails'])
+    expect(sentencesOf('Thanks. But the option is greyed out')).toEqual([
+      'Thanks.',
+      'But the option is greyed out',
+    ])
+    expect(sentencesOf('I passed it to the team; they will reply')).toEqual([])
+    expect(sentencesOf('a butterfly, butter and bread')).toEqual([])
+  })
+
+  it("fingerprint each of the assistant's sentences, the same whatever surrounds it", () => {
+    const earlier = saidOf("I'm sorry your bag hasn't arrived. Please file a report at the baggage desk.")
+    const later = saidOf('please file a report at the baggage desk!')
+    expect(earlier).toHaveLength(2)
+    expect(later).toHaveLength(1)
+    expect(earlier).toContain(later[0])
+    expect(saidOf('Please file a report at the ticket desk.')[0]).not.toBe(later[0])
+    expect(saidOf('Done! Sure.')).toEqual([]) // too short to tell a repeat
   })
 })

@@ -29,6 +29,12 @@ export interface MessageCues {
   readonly frustration?: number
   /** End user: confirms it worked, or thanks. */
   readonly resolution?: number
+  /**
+   * End user: the message ends on something still open: its last sentence (of several) is nearer a
+   * request, a report or a "still not working" than a thanks or a social act ("thanks, but it still
+   * fails"; "thanks. but the option is greyed out"). A thanks that goes on to a new problem resolves nothing.
+   */
+  readonly openTail?: boolean
   /** Assistant: hands over to a person. */
   readonly handover?: number
   /** Assistant: cannot help, did not understand, has no answer. */
@@ -37,6 +43,11 @@ export interface MessageCues {
   readonly clarification?: number
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
+  /**
+   * Assistant: a fingerprint of each of its sentences (saidOf), so that the bot saying again part of an
+   * earlier message is found (detect.ts, repetition) without keeping its text.
+   */
+  readonly said?: readonly string[]
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
@@ -177,13 +188,17 @@ function marginBy(similarity: (anchor: Vector) => number, set: AnchorSet): numbe
 /** Longer messages are scored by their first this many characters. */
 const MAX_CHARS = 1_000
 /** Sentences of a message scored on their own, at most. */
-const MAX_SENTENCES = 4
+const MAX_SENTENCES = 5
 
-/** The message's sentences (at most MAX_SENTENCES), when it has more than one. */
+/**
+ * The message's sentences (at most MAX_SENTENCES), when it has more than one. A semicolon ends a clause
+ * as a full stop does ("I've passed your case to our team; someone will reply here within 2 hours"), and
+ * a comma before "but" starts a new one ("thanks, but it still fails"): what follows it is said on its own.
+ */
 export function sentencesOf(text: string): string[] {
   const sentences = text
     .slice(0, MAX_CHARS)
-    .split(/(?<=[.!?\u2026])\s+|\n+/u)
+    .split(/(?<=[.!?\u2026])\s+|\n+|,\s+(?=but\b)/iu)
     .map((s) => s.trim())
     .filter((s) => /\p{L}/u.test(s))
   return sentences.length > 1 ? sentences.slice(0, MAX_SENTENCES) : []
@@ -241,14 +256,21 @@ export async function cuesOf(
         failure: best(anchors.failure),
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
+        said: saidOf(m.content),
       }
       return { cues, vector: whole }
     }
+    const tail = similarities.length > 1 ? similarities.at(-1)! : undefined
+    const openTail =
+      tail !== undefined &&
+      marginBy(tail, anchors.resolution) < 0 &&
+      nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)
     const cues: MessageCues = {
       social,
       escalation: best(anchors.escalation),
       frustration: best(anchors.frustration),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
+      ...(openTail ? { openTail } : {}),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const background = [...anchors.social, ...anchors.request]
@@ -258,6 +280,30 @@ export async function cuesOf(
     }
     return { cues: { ...cues, custom: scores }, vector: whole }
   })
+}
+
+/** Sentences shorter than this many words are not fingerprinted: "Sure!", "Done." recur by nature. */
+const SAID_MIN_WORDS = 4
+
+/**
+ * A fingerprint (FNV-1a, 8 hex digits) of each sentence of an assistant message of at least
+ * SAID_MIN_WORDS words, its letters and digits lower-cased: the same sentence said again gives the same
+ * fingerprint, whatever its punctuation, spacing or the sentences around it.
+ */
+export function saidOf(text: string): string[] {
+  const sentences = sentencesOf(text)
+  const out: string[] = []
+  for (const sentence of sentences.length > 0 ? sentences : [text.slice(0, MAX_CHARS)]) {
+    const words = sentence.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+    if (words.length < SAID_MIN_WORDS) continue
+    let h = 0x811c9dc5
+    for (const ch of words.join(' ')) {
+      h ^= ch.codePointAt(0)!
+      h = Math.imul(h, 0x01000193) >>> 0
+    }
+    out.push(h.toString(16).padStart(8, '0'))
+  }
+  return out
 }
 
 /**

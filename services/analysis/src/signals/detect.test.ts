@@ -152,6 +152,45 @@ describe('conversation signals: the decision', () => {
     }
   })
 
+  it('takes a thanks that goes on to a new problem as no resolution, and the problem as left waiting', () => {
+    const thanksBut = { gratitude: 0.9, resolution: 0.1, social: 0.1, openTail: true }
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', thanksBut]), at(90))).toEqual([
+      'abandonment',
+    ])
+    const { openTail: _, ...thanks } = thanksBut
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', thanks]), at(90))).toEqual([
+      'resolution',
+    ])
+  })
+
+  it('reads a strong emotion in a reply to an answer as frustration unless the anchors clearly say otherwise', () => {
+    const upset = { frustration: -0.02, emotionFrustration: 0.9 }
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', upset]), at(5))).toEqual([
+      'frustration',
+    ])
+    // The first message reports the problem: the anchors alone keep it from frustration.
+    expect(names(conversation(['user', upset], ['assistant', {}]), at(5))).toEqual([])
+    // After a greeting only, the first request is still the first message.
+    expect(names(conversation(['assistant', {}], ['user', upset], ['assistant', {}]), at(5))).toEqual([])
+    const report = { ...upset, frustration: -0.05 }
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', report]), at(5))).toEqual([])
+  })
+
+  it('reads the assistant saying again part of an earlier message as repetition', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (said: string[]) =>
+      conversation(
+        ['user', {}],
+        ['assistant', { said: ['aaaa0001', 'bbbb0002'] }],
+        ['user', {}],
+        ['assistant', { said }],
+      ).map((m, i) => ({ ...m, vector: unit([90, 0, -90, 45][i]!) })) // the two answers at cos 0.71
+    expect(names(talk(['bbbb0002']), at(5))).toContain('repetition')
+    expect(names(talk(['bbbb0002', 'cccc0003']), at(5))).not.toContain('repetition')
+    expect(names(talk([]), at(5))).not.toContain('repetition')
+  })
+
   it('fires nothing on messages without cues (no language model)', () => {
     const bare: ConversationMessage[] = [{ id: 'm0', role: 'user', sentAt: at(0) }]
     expect(detectSignals(bare, settings, at(90)).signals).toEqual([])
