@@ -26,8 +26,13 @@ const MODEL_FILE = 'onnx/model_quantized.onnx'
 const MAX_TOKENS = 128
 /** Characters read before tokenizing, a cheap bound far above 128 tokens. */
 const MAX_CHARS = 1_000
-/** Texts per model call: sorted by length first, so that a call pads little. */
-const BATCH = 32
+/**
+ * Marks the version of a model whose texts are embedded each alone. The q8 model quantizes its activations
+ * dynamically (DynamicQuantizeLinear: one scale per tensor), so a batch shares one scale, padding
+ * included, and a text's vector depended on what it was batched with. Run alone, a text's vector is a
+ * function of the text: a replay and a re-analysis give the same results.
+ */
+export const EMBEDDING_MODE = 'alone'
 
 export interface ModelSource {
   /** A folder holding `Xenova/all-MiniLM-L6-v2/…` as on the hub (ANALYSIS_MODEL_DIR). */
@@ -39,12 +44,12 @@ export interface ModelSource {
 }
 
 export interface EmbeddingModel {
-  /** e.g. `Xenova/all-MiniLM-L6-v2@q8#03cad882…+transformers@4.3.1+onnxruntime-node@1.30.0`. */
+  /** e.g. `Xenova/all-MiniLM-L6-v2@q8#03cad882…+transformers@4.3.1+onnxruntime-node@1.30.0+alone`. */
   readonly version: string
   /** Where it was loaded from: 'folder' (ANALYSIS_MODEL_DIR) or 'hub' (downloaded or cached). */
   readonly loadedFrom: 'folder' | 'hub'
   readonly loadMs: number
-  /** Unit-length embeddings, one per text, in order. */
+  /** Unit-length embeddings, one per text, in order; each a function of its text alone. */
   embed(texts: readonly string[]): Promise<Float32Array[]>
 }
 
@@ -104,7 +109,8 @@ export async function loadEmbeddingModel(source: ModelSource): Promise<Embedding
       return {
         version:
           `${EMBEDDING_MODEL_ID}@${EMBEDDING_MODEL_DTYPE}${digest ? `#${digest}` : ''}` +
-          `+transformers@${env.version}+onnxruntime-node@${versionOf('onnxruntime-node')}`,
+          `+transformers@${env.version}+onnxruntime-node@${versionOf('onnxruntime-node')}` +
+          `+${EMBEDDING_MODE}`,
         loadedFrom: attempt.from,
         loadMs: Math.round(performance.now() - started),
         embed: (texts) => embed(tokenizer, model, texts),
@@ -122,24 +128,26 @@ export async function loadEmbeddingModel(source: ModelSource): Promise<Embedding
   throw new ModelUnavailableError(reasons)
 }
 
+/**
+ * Each text through the model alone (a batch of one, no padding): its vector depends on nothing else.
+ * A text given twice in one call is embedded once.
+ */
 async function embed(
   tokenizer: PreTrainedTokenizer,
   model: PreTrainedModel,
   texts: readonly string[],
 ): Promise<Float32Array[]> {
+  const done = new Map<string, Float32Array>()
   const out = new Array<Float32Array>(texts.length)
-  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length)
-  for (let start = 0; start < order.length; start += BATCH) {
-    const indexes = order.slice(start, start + BATCH)
-    const inputs = tokenizer(
-      indexes.map((i) => texts[i]!.slice(0, MAX_CHARS)),
-      { padding: true, truncation: true, max_length: MAX_TOKENS },
-    )
-    const { last_hidden_state } = await model(inputs)
-    const pooled = meanPooledNormalized(last_hidden_state, inputs.attention_mask)
-    indexes.forEach((textIndex, row) => {
-      out[textIndex] = pooled[row]!
-    })
+  for (const [i, text] of texts.entries()) {
+    let vector = done.get(text)
+    if (!vector) {
+      const inputs = tokenizer(text.slice(0, MAX_CHARS), { truncation: true, max_length: MAX_TOKENS })
+      const { last_hidden_state } = await model(inputs)
+      vector = meanPooledNormalized(last_hidden_state, inputs.attention_mask)[0]!
+      done.set(text, vector)
+    }
+    out[i] = vector
   }
   return out
 }

@@ -30,7 +30,7 @@ describeWithTestModel('loading the language model', () => {
     await analyzer.ready
     expect(analyzerStatus(analyzer)).toMatchObject({ state: 'ready', name: 'local-embedding' })
     expect(analyzer.info.version).toMatch(
-      /^Xenova\/all-MiniLM-L6-v2@q8#03cad88273d80b59\+transformers@[\d.]+\+onnxruntime-node@[\d.]+\+sentiment:/,
+      /^Xenova\/all-MiniLM-L6-v2@q8#03cad88273d80b59\+transformers@[\d.]+\+onnxruntime-node@[\d.]+\+alone\+sentiment:/,
     )
     const [user, assistant] = await analyzer.analyzeMessages(
       [
