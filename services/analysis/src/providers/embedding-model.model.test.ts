@@ -4,16 +4,10 @@
  * its companions. Each text now runs alone; these tests compare float32 bits, not closeness.
  */
 import { Worker } from 'node:worker_threads'
-import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { beforeAll, expect, it } from 'vitest'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../../../../test/support/model.ts'
+import { describeWithTestModel } from '../../test/test-model.ts'
 import { type EmbeddingModel, loadEmbeddingModel } from './embedding-model.ts'
-
-requireTestModel()
 
 const SOURCE = { modelDir: TEST_MODEL_DIR, cacheDir: TEST_MODEL_DIR, hubUrl: UNREACHABLE_HUB }
 
@@ -60,7 +54,7 @@ const MIXED = [
 
 const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length))
 
-describe.skipIf(!hasTestModel)('a text embedded by the model', () => {
+describeWithTestModel('a text embedded by the model', () => {
   let model: EmbeddingModel
   beforeAll(async () => {
     model = await loadEmbeddingModel(SOURCE)
