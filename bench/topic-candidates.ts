@@ -25,6 +25,9 @@ import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
 import { emptyTopicState } from '../services/analysis/src/topics/topic-model.ts'
 import { dot, normalized, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
+  chooseBySilhouette,
+  cosineSilhouette,
+  minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
   umapEmbedding,
@@ -479,6 +482,154 @@ function mergeTight(numbers: readonly number[], vectors: readonly Vector[], quan
   return numbers.map((x) => (x < 0 ? x : ids[root(index.get(x)!)]!))
 }
 
+/**
+ * Spherical 2-means of some unit vectors (deterministic: seeded by the member least like the mean and
+ * the member least like that one), 20 rounds at most: a side (0 or 1) per vector.
+ */
+function twoMeans(vs: readonly Vector[]): number[] {
+  const d = vs[0]!.length
+  const mean = new Float64Array(d)
+  for (const v of vs) for (let t = 0; t < d; t++) mean[t]! += v[t]!
+  const farthest = (from: ArrayLike<number>) => {
+    let best = 0
+    let bestS = Number.POSITIVE_INFINITY
+    vs.forEach((v, i) => {
+      let s = 0
+      for (let t = 0; t < d; t++) s += v[t]! * from[t]!
+      if (s < bestS) [best, bestS] = [i, s]
+    })
+    return best
+  }
+  const a = farthest(mean)
+  const b = farthest(vs[a]!)
+  let centres = [Float64Array.from(vs[a]!), Float64Array.from(vs[b]!)]
+  let sides = vs.map(() => 0)
+  for (let round = 0; round < 20; round++) {
+    const next = vs.map((v) => {
+      let s0 = 0
+      let s1 = 0
+      for (let t = 0; t < d; t++) {
+        s0 += v[t]! * centres[0]![t]!
+        s1 += v[t]! * centres[1]![t]!
+      }
+      return s1 > s0 ? 1 : 0
+    })
+    const same = next.every((x, i) => x === sides[i])
+    sides = next
+    if (same && round > 0) break
+    centres = [0, 1].map((side) => {
+      const c = new Float64Array(d)
+      vs.forEach((v, i) => {
+        if (sides[i] === side) for (let t = 0; t < d; t++) c[t]! += v[t]!
+      })
+      return c
+    })
+  }
+  return sides
+}
+
+/**
+ * A cluster looser than the window's typical topic (its members' mean similarity under the median over
+ * the clusters) split in two by 2-means when both halves are at least as tight as that median (and of
+ * at least minClusterSize), again for each half.
+ */
+function resplit(numbers: readonly number[], vectors: readonly Vector[], quantile = 0.5): number[] {
+  const out = [...numbers]
+  const groups = new Map<number, number[]>()
+  out.forEach((x, i) => {
+    if (x >= 0) groups.set(x, [...(groups.get(x) ?? []), i])
+  })
+  const d = vectors[0]!.length
+  const within = (members: readonly number[]) => {
+    const s = new Float64Array(d)
+    for (const i of members) for (let t = 0; t < d; t++) s[t]! += vectors[i]![t]!
+    return withinOf(s, members.length)
+  }
+  const sorted = [...groups.values()].map(within).sort((a, b) => a - b)
+  const bar = quantile === 0.5 ? median(sorted) : sorted[Math.floor(quantile * (sorted.length - 1))]!
+  let next = Math.max(-1, ...out) + 1
+  const stack = [...groups.values()]
+  while (stack.length > 0) {
+    const members = stack.pop()!
+    if (members.length < 2 * MCS || within(members) >= bar) continue
+    const sides = twoMeans(members.map((i) => vectors[i]!))
+    const halves = [0, 1].map((side) => members.filter((_, j) => sides[j] === side))
+    if (halves.some((h) => h.length < MCS || within(h) < bar)) continue
+    const id = next++
+    for (const i of halves[1]!) out[i] = id
+    stack.push(halves[0]!, halves[1]!)
+  }
+  return out
+}
+
+/**
+ * A cluster split in two by 2-means when that raises its members' mean simplified silhouette (cosine,
+ * to the centroids: own against the nearest other, the other half included), halves of at least
+ * minClusterSize; again for each half. `loose`: only clusters looser than the window's median.
+ */
+function silhouetteSplit(numbers: readonly number[], vectors: readonly Vector[], loose: boolean): number[] {
+  const out = [...numbers]
+  const groups = new Map<number, number[]>()
+  out.forEach((x, i) => {
+    if (x >= 0) groups.set(x, [...(groups.get(x) ?? []), i])
+  })
+  const d = vectors[0]!.length
+  const centroidOf = (members: readonly number[]) => {
+    const s = new Float32Array(d)
+    for (const i of members) for (let t = 0; t < d; t++) s[t]! += vectors[i]![t]!
+    return normalized(s)
+  }
+  const within = (members: readonly number[]) => {
+    const s = new Float64Array(d)
+    for (const i of members) for (let t = 0; t < d; t++) s[t]! += vectors[i]![t]!
+    return withinOf(s, members.length)
+  }
+  const bar = median([...groups.values()].map(within))
+  const centroids = new Map([...groups].map(([c, m]) => [c, centroidOf(m)]))
+  let next = Math.max(-1, ...out) + 1
+  const stack = [...groups.keys()]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    const members = groups.get(c)!
+    if (members.length < 2 * MCS || (loose && within(members) >= bar)) continue
+    const others = [...centroids].filter(([o]) => o !== c).map(([, v]) => v)
+    const otherBest = members.map((i) => Math.max(...others.map((v) => dot(vectors[i]!, v))))
+    const own = centroids.get(c)!
+    const sil = (a: number, b: number) => (b - a) / Math.max(a, b, 1e-9)
+    const before = members.reduce((t, i, j) => t + sil(1 - dot(vectors[i]!, own), 1 - otherBest[j]!), 0)
+    const sides = twoMeans(members.map((i) => vectors[i]!))
+    const halves = [0, 1].map((side) => members.filter((_, j) => sides[j] === side))
+    if (halves.some((h) => h.length < MCS)) continue
+    const hc = halves.map(centroidOf)
+    const after = members.reduce((t, i, j) => {
+      const side = sides[j]!
+      const a = 1 - dot(vectors[i]!, hc[side]!)
+      const b = 1 - Math.max(otherBest[j]!, dot(vectors[i]!, hc[1 - side]!))
+      return t + sil(a, b)
+    }, 0)
+    if (after <= before) continue
+    const id = next++
+    groups.set(c, halves[0]!)
+    groups.set(id, halves[1]!)
+    centroids.set(c, hc[0]!)
+    centroids.set(id, hc[1]!)
+    for (const i of halves[1]!) out[i] = id
+    stack.push(c, id)
+  }
+  return out
+}
+
+/** min_samples chosen per window among `options` by the exact cosine silhouette (window-clusters.ts). */
+function byCosineSilhouette(c: Context, options: readonly number[]): number[] {
+  const clusterings = options.map((minSamples) => noiseToNearest(base(c, { minSamples }), c.vectors))
+  if (process.env.SHOW_VALIDITY)
+    for (const [i, numbers] of clusterings.entries())
+      console.error(
+        `    min_samples ${options[i]}: silhouette ${cosineSilhouette(numbers, c.vectors).toFixed(4)}`,
+      )
+  return chooseBySilhouette(clusterings, c.vectors)
+}
+
 /** EOM's clusters, a loose one replaced by its children (splitLoose), noise then placed. */
 function split(c: Context, rule: SplitRule, quantile = 0.5): number[] {
   const n = c.umap.length
@@ -488,6 +639,42 @@ function split(c: Context, rule: SplitRule, quantile = 0.5): number[] {
 }
 
 const CANDIDATES: Candidate[] = [
+  {
+    name: 'chosen: min_samples 8 or 15 by the cosine silhouette, noise placed',
+    cluster: (c) => byCosineSilhouette(c, minSamplesChoices(WINDOW_CLUSTERING)),
+  },
+  {
+    name: 'min_samples 4, 8 or 15 by the cosine silhouette, noise placed',
+    cluster: (c) => byCosineSilhouette(c, [4, 8, 15]),
+  },
+  {
+    name: 'mergeq: between ≥ q10',
+    cluster: (c) => mergeTight(noiseToNearest(base(c), c.vectors), c.vectors, 0.1),
+  },
+  {
+    name: 'mergeq: between ≥ q25',
+    cluster: (c) => mergeTight(noiseToNearest(base(c), c.vectors), c.vectors, 0.25),
+  },
+  {
+    name: 'mergeq: between ≥ min',
+    cluster: (c) => mergeTight(noiseToNearest(base(c), c.vectors), c.vectors, 0),
+  },
+  {
+    name: 'silsplit: any cluster, 2-means when the silhouette rises',
+    cluster: (c) => silhouetteSplit(noiseToNearest(base(c), c.vectors), c.vectors, false),
+  },
+  {
+    name: 'silsplit: loose clusters, 2-means when the silhouette rises',
+    cluster: (c) => silhouetteSplit(noiseToNearest(base(c), c.vectors), c.vectors, true),
+  },
+  {
+    name: 'resplit: 2-means halves as tight as the median',
+    cluster: (c) => resplit(noiseToNearest(base(c), c.vectors), c.vectors),
+  },
+  {
+    name: 'resplit: 2-means halves as tight as q25',
+    cluster: (c) => resplit(noiseToNearest(base(c), c.vectors), c.vectors, 0.25),
+  },
   { name: 'split: within < median', cluster: (c) => split(c, 'within') },
   { name: 'split: between < median', cluster: (c) => split(c, 'between') },
   { name: 'split: within < q25', cluster: (c) => split(c, 'within', 0.25) },
@@ -511,7 +698,10 @@ const CANDIDATES: Candidate[] = [
   { name: 'eom, min_samples 1', cluster: (c) => base(c, { minSamples: 1 }) },
   { name: 'eom, min_samples 4', cluster: (c) => base(c, { minSamples: 4 }) },
   { name: 'eom, min_samples 15', cluster: (c) => base(c, { minSamples: 15 }) },
-  { name: 'chosen: eom + noise to nearest centroid', cluster: (c) => noiseToNearest(base(c), c.vectors) },
+  {
+    name: 'before: eom + noise to nearest centroid (min_samples 8)',
+    cluster: (c) => noiseToNearest(base(c), c.vectors),
+  },
   {
     name: 'eom + noise by neighbours (15, cosine)',
     cluster: (c) => noiseByNeighbours(base(c), c.neighbours()),

@@ -3,6 +3,9 @@ import { seededRandom } from '../seeded-random.ts'
 import { hdbscan } from './hdbscan.ts'
 import { normalized } from './vectors.ts'
 import {
+  chooseBySilhouette,
+  cosineSilhouette,
+  minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
   umapEmbedding,
@@ -80,15 +83,65 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     // Four loose requests: HDBSCAN leaves some of their paraphrases as noise.
     const random = seededRandom(2)
     const window = [0, 6, 12, 18].flatMap((k) => requests(random, k, 25, 1))
-    const density = hdbscan(umapEmbedding(window, WINDOW_CLUSTERING), {
-      minClusterSize: WINDOW_CLUSTERING.minClusterSize,
-    })
-    const noise = density.flatMap((x, i) => (x < 0 ? [i] : []))
+    const umap = umapEmbedding(window, WINDOW_CLUSTERING)
+    const densities = minSamplesChoices(WINDOW_CLUSTERING).map((minSamples) =>
+      hdbscan(umap, { minClusterSize: WINDOW_CLUSTERING.minClusterSize, minSamples }),
+    )
+    const placed = densities.map((density) => noiseToNearest(density, window))
+    const chosen = placed.findIndex((p) => p === chooseBySilhouette(placed, window))
+    const noise = densities[chosen]!.flatMap((x, i) => (x < 0 ? [i] : []))
     expect(noise.length).toBeGreaterThan(0)
     const labels = windowClusters(window)
     expect(labels).not.toContain(-1)
-    expect(labels).toEqual(noiseToNearest(density, window))
+    expect(labels).toEqual(placed[chosen])
     for (const i of noise) expect(labels[i]).toBeGreaterThanOrEqual(0)
+  })
+
+  it("chooses HDBSCAN's min_samples per window, between minClusterSize and UMAP's neighbours", () => {
+    expect(minSamplesChoices(WINDOW_CLUSTERING)).toEqual([8, 15])
+    expect(minSamplesChoices({ ...WINDOW_CLUSTERING, neighbours: 8 })).toEqual([8])
+    // Of two clusterings, the one whose silhouette is higher; ties to the first.
+    const random = seededRandom(3)
+    const window = [0, 8, 16].flatMap((k) => requests(random, k, 10))
+    const right = window.map((_, i) => Math.floor(i / 10))
+    const lumped = window.map((_, i) => (i < 20 ? 0 : 1))
+    expect(chooseBySilhouette([lumped, right], window)).toBe(right)
+    expect(chooseBySilhouette([right, lumped], window)).toBe(right)
+    expect(chooseBySilhouette([lumped, [...lumped]], window)).toBe(lumped)
+  })
+
+  it('measures the silhouette exactly, under cosine distance, without a distance matrix', () => {
+    const random = seededRandom(4)
+    const window = [0, 5, 10].flatMap((k) => requests(random, k, 6, 1))
+    const numbers = window.map((_, i) => (i === 17 ? -1 : i % 4 === 0 ? 3 : Math.floor(i / 6)))
+    // scikit-learn's definition, pair by pair: a point's mean distance to the other members of its
+    // cluster (a), its least mean distance to another cluster's (b); (b − a) / max(a, b); noise and
+    // singletons 0; averaged over every point.
+    const distance = (i: number, j: number) => {
+      let s = 0
+      for (let t = 0; t < DIM; t++) s += window[i]![t]! * window[j]![t]!
+      return 1 - s
+    }
+    const clusters = [...new Set(numbers.filter((x) => x >= 0))]
+    let total = 0
+    numbers.forEach((own, i) => {
+      if (own < 0) return
+      const mean = (c: number) => {
+        const others = numbers.flatMap((x, j) => (x === c && j !== i ? [distance(i, j)] : []))
+        return others.length === 0 ? Number.NaN : others.reduce((a, b) => a + b, 0) / others.length
+      }
+      const a = mean(own)
+      if (Number.isNaN(a)) return
+      const b = Math.min(...clusters.filter((c) => c !== own).map(mean))
+      total += (b - a) / Math.max(a, b)
+    })
+    expect(cosineSilhouette(numbers, window)).toBeCloseTo(total / numbers.length, 5)
+    expect(
+      cosineSilhouette(
+        window.map(() => 0),
+        window,
+      ),
+    ).toBe(0)
   })
 
   it('gives UMAP each vector’s exact nearest neighbours by cosine, itself first', () => {

@@ -11,7 +11,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * placed in the nearest cluster (noiseToNearest). The one constant
  * that sets how coarse the topics are, minClusterSize = 8 (the fewest requests that may make a topic),
  * was chosen on CLINC150 validation and confirmed on DSTC11 development and CLINC150 test; the seed only
- * makes a run repeatable.
+ * makes a run repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
+ * per window between minClusterSize and UMAP's neighbours, by the silhouette of each clustering in the
+ * model's own space (chooseBySilhouette): no constant decides it.
  */
 export interface WindowClusterOptions {
   readonly neighbours: number
@@ -42,8 +44,9 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
  * dissolved. The threshold is a choice, not fitted: every measured set is far larger.
  *
  * Cost at n = 5,000: the exact cosine k-nearest neighbours, n² dot products of the vectors' dimension;
- * umap-js's optimisation (400 epochs, O(n · neighbours) each); HDBSCAN's core distances and Prim's tree,
- * 2 · n² distances in 5-d. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
+ * umap-js's optimisation (400 epochs, O(n · neighbours) each); for each of the two min_samples,
+ * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
+ * products. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
 export function windowClusters(
   vectors: readonly Vector[],
@@ -53,8 +56,76 @@ export function windowClusters(
   if (vectors.length < options.minClusterSize ** 2) {
     return poolClusters(vectors, references, { dissolve: false })
   }
-  const numbers = hdbscan(umapEmbedding(vectors, options), { minClusterSize: options.minClusterSize })
-  return noiseToNearest(numbers, vectors)
+  const umap = umapEmbedding(vectors, options)
+  return chooseBySilhouette(
+    minSamplesChoices(options).map((minSamples) =>
+      noiseToNearest(hdbscan(umap, { minClusterSize: options.minClusterSize, minSamples }), vectors),
+    ),
+    vectors,
+  )
+}
+
+/**
+ * The min_samples a window's HDBSCAN tries: minClusterSize (HDBSCAN's default, the finer) and UMAP's
+ * neighbours (the scale UMAP drew the window at, the coarser). Measured on CLINC150 validation, test and
+ * DSTC11 (bench/FINDINGS.md "Issue 31: min_samples chosen per window"): the silhouette picks the finer on
+ * every CLINC150 window (ten domains, whose intents lie apart) and the coarser on most DSTC11 windows (one
+ * domain, each intent asked in several close ways), where it raised ACC above TF-IDF told k.
+ */
+export function minSamplesChoices(options: WindowClusterOptions): number[] {
+  return [...new Set([options.minClusterSize, options.neighbours])]
+}
+
+/**
+ * Of several clusterings of the same vectors (every point placed), the one whose mean silhouette in the
+ * model's cosine space is highest (ties: the first): cosineSilhouette.
+ */
+export function chooseBySilhouette(clusterings: readonly number[][], vectors: readonly Vector[]): number[] {
+  let best = clusterings[0]!
+  let bestScore = Number.NEGATIVE_INFINITY
+  for (const numbers of clusterings) {
+    const score = cosineSilhouette(numbers, vectors)
+    if (score > bestScore) {
+      best = numbers
+      bestScore = score
+    }
+  }
+  return best
+}
+
+/**
+ * The mean silhouette (Rousseeuw 1987) of a clustering of unit vectors under cosine distance, exact and
+ * without a distance matrix: a point's mean similarity to a cluster's members is its dot product with
+ * their sum over their count (itself left out of its own). A point alone in its cluster, or of a negative
+ * number (noise), scores 0, as in scikit-learn; with one cluster, 0. O(n · k · d).
+ */
+export function cosineSilhouette(numbers: readonly number[], vectors: readonly Vector[]): number {
+  const n = numbers.length
+  if (n === 0) return 0
+  const ids = [...new Set(numbers.filter((x) => x >= 0))].sort((a, b) => a - b)
+  if (ids.length < 2) return 0
+  const index = new Map(ids.map((c, i) => [c, i]))
+  const sums = ids.map(() => new Float32Array(vectors[0]!.length))
+  const sizes = new Float64Array(ids.length)
+  numbers.forEach((x, i) => {
+    if (x < 0) return
+    const c = index.get(x)!
+    addInto(sums[c]!, vectors[i]!)
+    sizes[c]!++
+  })
+  let total = 0
+  numbers.forEach((x, i) => {
+    if (x < 0) return
+    const own = index.get(x)!
+    if (sizes[own]! < 2) return
+    const a = 1 - (dot(vectors[i]!, sums[own]!) - dot(vectors[i]!, vectors[i]!)) / (sizes[own]! - 1)
+    let b = Number.POSITIVE_INFINITY
+    for (let c = 0; c < ids.length; c++)
+      if (c !== own) b = Math.min(b, 1 - dot(vectors[i]!, sums[c]!) / sizes[c]!)
+    const denominator = Math.max(a, b)
+    if (denominator > 0) total += (b - a) / denominator
+  })
+  return total / n
 }
 
 /**
