@@ -4,6 +4,7 @@
  * its companions. Each text now runs alone; these tests compare float32 bits, not closeness.
  */
 import { Worker } from 'node:worker_threads'
+import { AutoModel, AutoTokenizer, mean_pooling } from '@huggingface/transformers'
 import { beforeAll, expect, it } from 'vitest'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../../../../test/support/model.ts'
 import { describeWithTestModel } from '../../test/test-model.ts'
@@ -90,6 +91,25 @@ describeWithTestModel('a text embedded by the model', () => {
     // Distinct texts have distinct vectors: the comparison above is not of one constant vector.
     expect(bits(together[0]!)).not.toEqual(bits(together[1]!))
   })
+
+  it("gives the vectors of Transformers.js's plain path, a text a call, texts over 128 tokens included", async () => {
+    // loadEmbeddingModel has pointed Transformers.js at the test model's folder.
+    const tokenizer = await AutoTokenizer.from_pretrained('Xenova/all-MiniLM-L6-v2')
+    const plain = await AutoModel.from_pretrained('Xenova/all-MiniLM-L6-v2', {
+      dtype: 'q8',
+      session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+    })
+    const texts = [...MIXED, 'word '.repeat(300), 'x'.repeat(3_000)]
+    const service = await model.embed(texts)
+    for (const [i, text] of texts.entries()) {
+      const inputs = tokenizer(text.slice(0, 1_000), { truncation: true, max_length: 128 })
+      const { last_hidden_state } = await plain(inputs)
+      const expected = mean_pooling(last_hidden_state, inputs.attention_mask).normalize(2, -1)
+        .data as Float32Array
+      expect(bits(service[i]!), text.slice(0, 40)).toEqual(bits(expected))
+    }
+    await plain.dispose()
+  }, 120_000)
 
   it('gives the same vectors in another thread, another model instance', async () => {
     const here = await model.embed(MIXED)
