@@ -6,12 +6,15 @@
  * "end-user messages analysed per second" spends in analysis, measured in a minute instead of ten.
  *
  *   npm run bench:analysis [-- --set clinc150|dstc11|both --limit N --threads 1 --concurrency 64
- *                               --greeting-share 0.3 --seed 1 --recluster --counts]
+ *                               --greeting-share 0.3 --seed 1 --recluster --counts --statements]
  *
  * Prints the machine, then per set: end-user messages analysed per second, beside the ceiling measured
  * in the same run (the model alone embedding the set's end-user messages, once each, in one thread, in
- * batches as large as it likes) and the ratio to it; the process's CPU per end-user message; the database
- * statements per job. `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
+ * batches as large as it likes) and the ratio to it; the process's CPU per end-user message, and that of
+ * its main thread, of each analyzer thread and of Postgres (Linux); each analyzer thread's idle share of
+ * the run (its event loop waiting for requests while jobs are queued) and the share it had a core; the
+ * database statements per job. `--statements` lists the statements Postgres spent most time on
+ * (pg_stat_statements). `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
  * what the model was asked: texts embedded per end-user message, model calls and their batch sizes.
  * `--recluster` runs the background re-clustering too, with its default schedule; `--profile <dir>` writes a
  * CPU profile of this thread over each set's analysis.
@@ -54,6 +57,8 @@ const { values } = parseArgs({
     data: { type: 'string', default: path.join(ROOT, '../shared/data') },
     recluster: { type: 'boolean', default: false },
     counts: { type: 'boolean', default: false },
+    /** Prints the statements Postgres spent most time on over each set's analysis (pg_stat_statements). */
+    statements: { type: 'boolean', default: false },
     /** Writes a CPU profile of this thread over the analysis of each set (with --counts: all of it). */
     profile: { type: 'string' },
   },
@@ -66,8 +71,14 @@ const sets = setNames.map((name) =>
   loadSet(name, values.data, { seed, limit: values.limit ? Number(values.limit) : undefined }),
 )
 
-const servers = await startBenchServers({ name: 'analysis' })
+const servers = await startBenchServers({
+  name: 'analysis',
+  ...(values.statements
+    ? { postgres: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } }
+    : {}),
+})
 try {
+  const pgDataDir = path.join(servers.scratch, 'pg')
   const url = await createBenchDatabase(withDatabase(servers.postgres.url, 'postgres'), 'analysis_bench')
   console.log(machineLine(await machineInfo({ databaseUrl: url })))
   const env = {
@@ -111,6 +122,7 @@ try {
   await analyzer.ready
   const counts = inThread ? countModelCalls(inThread) : undefined
   const pool = createPool(url, { max: 20, applicationName: 'bench-analysis' })
+  if (values.statements) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
   const statements = countStatements(pool)
   for (const set of sets) {
     const chatbotId = randomUUID()
@@ -141,8 +153,11 @@ try {
       ...(values.recluster ? { recluster: reclusterPolicy(config) } : {}),
     })
     statements.reset()
+    if (values.statements) await pool.query('SELECT pg_stat_statements_reset()')
     const profiler = values.profile ? await startProfile() : undefined
     const threadsBefore = threadTimes()
+    const analyzerBefore = await analyzer.threadStats?.()
+    const postgresBefore = postgresCpuSeconds(pgDataDir)
     const cpu = process.cpuUsage()
     const t0 = performance.now()
     await service.start()
@@ -156,9 +171,19 @@ try {
     }
     const seconds = (performance.now() - t0) / 1000
     const used = process.cpuUsage(cpu)
+    const postgresSeconds = postgresCpuSeconds(pgDataDir) - postgresBefore
+    const analyzerAfter = await analyzer.threadStats?.()
     const busiest = busiestThreads(threadsBefore, threadTimes())
     if (profiler) await profiler.stop(`${values.profile}/${set.name}.cpuprofile`)
     const queries = statements.count
+    const topStatements = values.statements
+      ? (
+          await pool.query<{ ms: number; calls: number; query: string }>(
+            `SELECT total_exec_time::float8 AS ms, calls::int, query FROM pg_stat_statements
+              ORDER BY total_exec_time DESC LIMIT 12`,
+          )
+        ).rows
+      : []
     await service.stop()
     const rate = userMessages / seconds
     const ceiling = ceilings.get(set.name)!
@@ -169,15 +194,35 @@ try {
     console.log(
       `  process CPU per end-user message         ${((used.user + used.system) / 1000 / userMessages).toFixed(2)} ms (${((used.user + used.system) / 1e6 / seconds).toFixed(2)} cores busy)`,
     )
+    const perMessage = (cpuSeconds: number) => `${((cpuSeconds * 1000) / userMessages).toFixed(2)} ms`
+    const main = busiest.find((t) => t.main)
+    console.log(
+      `  CPU per end-user message: main thread    ${main ? perMessage(main.seconds) : '?'}, Postgres ${perMessage(postgresSeconds)} (${(postgresSeconds / seconds).toFixed(2)} cores busy)`,
+    )
+    for (const [i, after] of (analyzerAfter ?? []).entries()) {
+      const before = analyzerBefore![i]!
+      const idle = after.idleMs - before.idleMs
+      const active = after.activeMs - before.activeMs
+      const cpuMs = after.cpuMs === undefined ? undefined : after.cpuMs - before.cpuMs!
+      console.log(
+        `  analyzer thread ${i + 1}: CPU per message      ${cpuMs === undefined ? '?' : perMessage(cpuMs / 1000)}, idle ${((100 * idle) / (idle + active)).toFixed(0)} % of the run, on a core ${cpuMs === undefined ? '?' : ((100 * cpuMs) / (idle + active)).toFixed(0)} %`,
+      )
+    }
     console.log(
       `  database statements per job              ${(queries / conversations.length).toFixed(1)} (polling included)`,
     )
     console.log(
       `  busiest threads, share of the run busy   ${busiest
         .slice(0, 4)
-        .map((t) => `${t.name} ${(t.seconds / seconds).toFixed(2)}`)
+        .map((t) => `${t.main ? 'main' : t.name} ${(t.seconds / seconds).toFixed(2)}`)
         .join(', ')}`,
     )
+    for (const s of topStatements) {
+      const text = s.query.replace(/\s+/g, ' ').slice(0, 110)
+      console.log(
+        `  ${(s.ms / userMessages).toFixed(3)} ms/message ${String(s.calls).padStart(6)} calls  ${text}`,
+      )
+    }
     if (counts) {
       const c = counts.snapshot()
       console.log(`  texts embedded per end-user message      ${(c.texts / userMessages).toFixed(2)}`)
@@ -213,12 +258,43 @@ function threadTimes(): Map<string, { name: string; seconds: number }> {
   return out
 }
 
+/**
+ * The CPU seconds of the embedded Postgres so far: its postmaster and its processes (the pool's backends
+ * live through a set's run), and the processes of it that have exited (Linux: /proc; 0 elsewhere).
+ */
+function postgresCpuSeconds(dataDir: string): number {
+  try {
+    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    let ticks = 0
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      let stat: string
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      } catch {
+        continue
+      }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const own = Number(pid) === postmaster
+      if (!own && Number(fields[1]) !== postmaster) continue
+      ticks += Number(fields[11]) + Number(fields[12])
+      if (own) ticks += Number(fields[13]) + Number(fields[14])
+    }
+    return ticks / 100
+  } catch {
+    return 0
+  }
+}
+
 function busiestThreads(
   before: Map<string, { name: string; seconds: number }>,
   after: Map<string, { name: string; seconds: number }>,
 ) {
   return [...after]
-    .map(([tid, t]) => ({ name: t.name, seconds: t.seconds - (before.get(tid)?.seconds ?? 0) }))
+    .map(([tid, t]) => ({
+      name: t.name,
+      main: Number(tid) === process.pid,
+      seconds: t.seconds - (before.get(tid)?.seconds ?? 0),
+    }))
     .sort((a, b) => b.seconds - a.seconds)
 }
 

@@ -128,6 +128,19 @@ export interface Analyzer {
   status?(): AnalyzerStatus
   /** Ends its threads. */
   close?(): Promise<void>
+  /** Per analyzer thread, what it has done since it started (analyzer-threads.ts); absent in the calling thread. */
+  threadStats?(): Promise<AnalyzerThreadStats[]>
+}
+
+/**
+ * What an analyzer thread has done since it started: its event loop's time idle (waiting for requests)
+ * and active (performance.eventLoopUtilization), and its CPU time (Linux; undefined elsewhere). Active
+ * time the CPU time does not cover is time the thread wanted a core and waited for one.
+ */
+export interface AnalyzerThreadStats {
+  readonly idleMs: number
+  readonly activeMs: number
+  readonly cpuMs: number | undefined
 }
 
 /** A failed analysis: `retryable` says whether trying the same input again may succeed. */

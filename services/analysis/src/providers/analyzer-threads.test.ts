@@ -36,6 +36,19 @@ describe('local analyzer in worker threads', () => {
     expect(await threaded.analyzeMessages(messages.slice(0, 1), {})).toHaveLength(1)
   })
 
+  it("reports each thread's idle and active time, and its CPU time on Linux", async () => {
+    const before = await threaded.threadStats!()
+    expect(before).toHaveLength(2)
+    await Promise.all(Array.from({ length: 8 }, () => threaded.analyzeMessages(messages, context)))
+    const after = await threaded.threadStats!()
+    for (const [i, stats] of after.entries()) {
+      expect(stats.idleMs + stats.activeMs).toBeGreaterThan(before[i]!.idleMs + before[i]!.activeMs)
+      if (process.platform === 'linux') expect(stats.cpuMs).toBeGreaterThanOrEqual(before[i]!.cpuMs!)
+      else expect(stats.cpuMs).toBeUndefined()
+    }
+    expect(after.some((s, i) => s.activeMs > before[i]!.activeMs)).toBe(true)
+  })
+
   it('answers an aborted analysis with a retryable timeout', async () => {
     const controller = new AbortController()
     const pending = threaded.analyzeMessages(messages, {}, controller.signal)

@@ -5,6 +5,7 @@ import {
   type Analyzer,
   AnalyzerError,
   type AnalyzerInfo,
+  type AnalyzerThreadStats,
   type MessageAnalysis,
   type MessageToAnalyze,
   type SemanticAbilities,
@@ -24,6 +25,7 @@ export type ThreadRequest =
       readonly context: AnalysisContext
     }
   | { readonly id: number; readonly kind: 'embed'; readonly texts: readonly string[] }
+  | { readonly id: number; readonly kind: 'stats' }
   | {
       readonly id: number
       readonly kind: 'cluster'
@@ -39,6 +41,7 @@ export type ThreadReply =
   | { readonly id: number; readonly results: MessageAnalysis[] }
   | { readonly id: number; readonly embeddings: Float32Array[] }
   | { readonly id: number; readonly clusters: number[] }
+  | { readonly id: number; readonly stats: AnalyzerThreadStats }
   | {
       readonly id: number
       readonly error: { code: AnalyzerError['code']; message: string; retryable: boolean }
@@ -113,6 +116,7 @@ export async function startAnalyzerThreads(
           waiting.reject(new AnalyzerError(reply.error.code, reply.error.message, reply.error.retryable))
         } else if ('results' in reply) waiting.resolve(reply.results as never)
         else if ('embeddings' in reply) waiting.resolve(reply.embeddings as never)
+        else if ('stats' in reply) waiting.resolve(reply.stats as never)
         else waiting.resolve(reply.clusters as never)
       })
       worker.on('error', (err) => fail(slot, worker, err, reject))
@@ -145,9 +149,14 @@ export async function startAnalyzerThreads(
     throw err
   }
 
-  function send<T>(request: ThreadRequest, signal?: AbortSignal, transfer: ArrayBuffer[] = []): Promise<T> {
+  function send<T>(
+    request: ThreadRequest,
+    signal?: AbortSignal,
+    transfer: ArrayBuffer[] = [],
+    to?: Slot,
+  ): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AnalyzerError('timeout', 'analysis aborted', true))
-    const slot = pool.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a))
+    const slot = to ?? pool.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a))
     return new Promise<T>((resolve, reject) => {
       slot.waiting.set(request.id, { resolve: resolve as (v: never) => void, reject })
       signal?.addEventListener('abort', () => {
@@ -184,6 +193,10 @@ export async function startAnalyzerThreads(
     ...(semantic ? { semantic } : {}),
     status: () => ({ state: 'ready', ...info!, ...(semantic ? { loadMs } : {}) }),
     close,
+    threadStats: () =>
+      Promise.all(
+        pool.map((slot) => send<AnalyzerThreadStats>({ id: nextId++, kind: 'stats' }, undefined, [], slot)),
+      ),
     analyzeMessages(messages, context, signal) {
       // Plain data only: the messages' fields and the context's topic lists.
       const plain = messages.map((m) => ({ id: m.id, role: m.role, content: m.content }))

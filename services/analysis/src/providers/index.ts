@@ -101,6 +101,7 @@ function withFallback(
       await ready.catch(() => {})
       await current?.close?.()
     },
+    threadStats: async () => (await current?.threadStats?.()) ?? [],
   }
   return analyzer
 }

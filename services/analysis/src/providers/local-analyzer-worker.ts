@@ -3,7 +3,7 @@
  * whether it could, then answers requests. Analyses that queue while the model works are answered
  * together, with one model call: batching many short messages is what makes the model fast.
  */
-import { readlinkSync } from 'node:fs'
+import { readFileSync, readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { type Analyzer, AnalyzerError, type MessageAnalysis } from '../analyzer.ts'
@@ -48,7 +48,10 @@ port.on('message', async (request: ThreadRequest) => {
     return
   }
   try {
-    if (request.kind === 'embed') {
+    if (request.kind === 'stats') {
+      const { idle, active } = performance.eventLoopUtilization()
+      reply({ id: request.id, stats: { idleMs: idle, activeMs: active, cpuMs: thisThreadsCpuMs() } })
+    } else if (request.kind === 'embed') {
       if (!semantic) throw new AnalyzerError('provider_error', 'no language model in this thread', false)
       reply({ id: request.id, embeddings: await semantic.semantic.embedTexts(request.texts) })
     } else {
@@ -118,6 +121,17 @@ function lowerThisThreadsPriority(niceness: number) {
     setPriority(threadId, niceness)
   } catch {
     // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}
+
+/** This thread's CPU time so far (Linux: /proc/thread-self/stat, in clock ticks of 10 ms). */
+function thisThreadsCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
   }
 }
 
