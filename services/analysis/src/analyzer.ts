@@ -93,6 +93,16 @@ export interface SemanticAbilities {
   readonly model: string
   /** Embeddings of short texts: the descriptions of the chatbot's own topics. */
   embedTexts(texts: readonly string[]): Promise<Float32Array[]>
+  /**
+   * analyzeMessages, then embedTexts(texts) (the signals' units of the same messages) in one request to
+   * the model's thread: a job waits for the model once, not twice. The same results and embeddings as the
+   * two calls one after the other.
+   */
+  analyzeAndEmbed(
+    messages: readonly MessageToAnalyze[],
+    context: AnalysisContext,
+    texts: readonly string[],
+  ): Promise<{ results: MessageAnalysis[]; embeddings: Float32Array[] }>
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

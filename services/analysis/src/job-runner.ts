@@ -212,7 +212,7 @@ export class AnalysisJobRunner {
         await deferJob(this.opts.pool, job.id, new Date(now.getTime() + SETTINGS_WAIT_MS), now)
         return
       }
-      const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
+      const { results, cues } = await this.analyze(job, context)
       if (
         results.length !== job.messages.length ||
         results.some((r, i) => r.messageId !== job.messages[i]?.id)
@@ -223,9 +223,7 @@ export class AnalysisJobRunner {
           true,
         )
       }
-      const scored = (await this.scoreSignals(job, context)).map((cue, i) =>
-        withEmotions(cue, results[i]!.emotions),
-      )
+      const scored = cues.map((cue, i) => withEmotions(cue, results[i]!.emotions))
       const committed = this.committer.submit({ job, results, context, scored })
       analysed()
       await committed
@@ -240,12 +238,24 @@ export class AnalysisJobRunner {
     }
   }
 
-  /** The signals' cues of the job's messages, with the language model; none without it. */
-  private async scoreSignals(job: AnalysisJob, context: AnalysisContext) {
+  /**
+   * The job's analysis and its messages' signal cues: with the language model, its units embedded in the
+   * same request as the analysis (one wait for the model's thread); without it, no cues.
+   */
+  private async analyze(job: AnalysisJob, context: AnalysisContext) {
+    // The model may still be loading: which analyzer is in use is known once it is ready.
+    await this.opts.analyzer.ready
     const semantic = this.opts.analyzer.semantic
-    if (!semantic) return job.messages.map(() => undefined)
+    if (!semantic) {
+      const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
+      return { results, cues: job.messages.map(() => undefined) }
+    }
     this.signalScorer ??= new SignalScorer(semantic)
-    return this.signalScorer.score(job.messages, context.signals)
+    const prepared = await this.signalScorer.prepare(job.messages, context.signals)
+    const { results, embeddings } = await semantic.analyzeAndEmbed(job.messages, context, prepared.texts)
+    // Checked by the caller when the results are not the job's.
+    const cues = results.length === job.messages.length ? prepared.cues(embeddings) : []
+    return { results, cues }
   }
 
   /**

@@ -23,6 +23,8 @@ export type ThreadRequest =
       readonly kind: 'analyze'
       readonly messages: readonly MessageToAnalyze[]
       readonly context: AnalysisContext
+      /** Texts to embed after the analysis (SemanticAbilities.analyzeAndEmbed); their embeddings come back with the results. */
+      readonly embed?: readonly string[]
     }
   | { readonly id: number; readonly kind: 'embed'; readonly texts: readonly string[] }
   | { readonly id: number; readonly kind: 'stats' }
@@ -38,7 +40,7 @@ export type ThreadRequest =
 export type ThreadReply =
   | { readonly kind: 'ready'; readonly info: AnalyzerInfo; readonly model?: string; readonly loadMs: number }
   | { readonly kind: 'failed'; readonly reason: string }
-  | { readonly id: number; readonly results: MessageAnalysis[] }
+  | { readonly id: number; readonly results: MessageAnalysis[]; readonly embeddings?: Float32Array[] }
   | { readonly id: number; readonly embeddings: Float32Array[] }
   | { readonly id: number; readonly clusters: number[] }
   | { readonly id: number; readonly stats: AnalyzerThreadStats }
@@ -114,7 +116,7 @@ export async function startAnalyzerThreads(
         slot.waiting.delete(reply.id)
         if ('error' in reply) {
           waiting.reject(new AnalyzerError(reply.error.code, reply.error.message, reply.error.retryable))
-        } else if ('results' in reply) waiting.resolve(reply.results as never)
+        } else if ('results' in reply) waiting.resolve(reply as never)
         else if ('embeddings' in reply) waiting.resolve(reply.embeddings as never)
         else if ('stats' in reply) waiting.resolve(reply.stats as never)
         else waiting.resolve(reply.clusters as never)
@@ -172,6 +174,10 @@ export async function startAnalyzerThreads(
       : {
           model,
           embedTexts: (texts) => send<Float32Array[]>({ id: nextId++, kind: 'embed', texts: [...texts] }),
+          async analyzeAndEmbed(messages, context, texts) {
+            const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
+            return { results: reply.results, embeddings: reply.embeddings ?? [] }
+          },
           cluster(vectors, references) {
             const dimensions = vectors[0]?.length ?? 0
             const flatten = (list: readonly Float32Array[]) => {
@@ -197,19 +203,29 @@ export async function startAnalyzerThreads(
       Promise.all(
         pool.map((slot) => send<AnalyzerThreadStats>({ id: nextId++, kind: 'stats' }, undefined, [], slot)),
       ),
-    analyzeMessages(messages, context, signal) {
-      // Plain data only: the messages' fields and the context's topic lists.
-      const plain = messages.map((m) => ({ id: m.id, role: m.role, content: m.content }))
-      const request: ThreadRequest = {
-        id: nextId++,
-        kind: 'analyze',
-        messages: plain,
-        context: { topics: context.topics },
-      }
-      return send<MessageAnalysis[]>(request, signal)
+    async analyzeMessages(messages, context, signal) {
+      return (await send<AnalyzeReply>(analyzeRequest(messages, context), signal)).results
     },
   }
+
+  function analyzeRequest(
+    messages: readonly MessageToAnalyze[],
+    context: AnalysisContext,
+    embed?: readonly string[],
+  ): ThreadRequest {
+    // Plain data only: the messages' fields and the context's topic lists.
+    const plain = messages.map((m) => ({ id: m.id, role: m.role, content: m.content }))
+    return {
+      id: nextId++,
+      kind: 'analyze',
+      messages: plain,
+      context: { topics: context.topics },
+      ...(embed && embed.length > 0 ? { embed: [...embed] } : {}),
+    }
+  }
 }
+
+type AnalyzeReply = Extract<ThreadReply, { results: MessageAnalysis[] }>
 
 /** The lexical analyzer in `threads` worker threads, the same results as in the caller's thread. */
 export function createThreadedLocalAnalyzer(threads: number, nice = 0): Promise<Analyzer> {

@@ -101,8 +101,19 @@ async function analyzeTogether(batch: AnalyzeRequest[]) {
     )
     let offset = 0
     for (const r of valid) {
-      reply({ id: r.id, results: results.slice(offset, offset + r.messages.length) })
+      const own = results.slice(offset, offset + r.messages.length)
       offset += r.messages.length
+      if (!r.embed) {
+        reply({ id: r.id, results: own })
+        continue
+      }
+      // Each request's texts in a call of their own after the batch's analysis, as when asked apart.
+      try {
+        if (!semantic) throw new AnalyzerError('provider_error', 'no language model in this thread', false)
+        reply({ id: r.id, results: own, embeddings: await semantic.semantic.embedTexts(r.embed) })
+      } catch (err) {
+        reply(errorReply(r.id, err))
+      }
     }
   } catch (err) {
     for (const r of valid) reply(errorReply(r.id, err))

@@ -4,9 +4,12 @@
  * embeds only what the analysis did not: the assistant's messages and the messages' sentences.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../../../../test/support/model.ts'
 import { createTestSemanticAnalyzer, describeWithTestModel } from '../../test/test-model.ts'
 import type { MessageToAnalyze } from '../analyzer.ts'
+import { unitsOf } from '../signals/cues.ts'
 import { SignalScorer } from '../signals/scorer.ts'
+import { startAnalyzerThreads } from './analyzer-threads.ts'
 import type { SemanticAnalyzer } from './semantic.ts'
 
 describeWithTestModel('the language model, asked once per text', () => {
@@ -56,4 +59,55 @@ describeWithTestModel('the language model, asked once per text', () => {
     expect(scored[0]!.vector).toBe(results[0]!.embedding)
     expect(scored[2]!.vector).toBe(results[2]!.embedding)
   })
+
+  it("analyses and embeds the signals' units in one request, with the same model calls and vectors", async () => {
+    const scorer = new SignalScorer(analyzer.semantic)
+    await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)
+    const messages: MessageToAnalyze[] = [
+      { id: 'm0', role: 'user', content: 'Hello. The parcel never came. Where is it?' },
+      { id: 'm1', role: 'assistant', content: 'I am sorry. I will look into the delivery.' },
+    ]
+    const prepared = await scorer.prepare(messages, undefined)
+    asked = []
+    const { results, embeddings } = await analyzer.semantic.analyzeAndEmbed(messages, {}, prepared.texts)
+    // The analysis' call, then the units it did not embed: as analyzeMessages and embedTexts apart.
+    expect(asked).toHaveLength(2)
+    expect(asked[1]).toEqual([
+      'Hello.',
+      'The parcel never came.',
+      'Where is it?',
+      'I am sorry. I will look into the delivery.',
+      'I am sorry.',
+      'I will look into the delivery.',
+    ])
+    expect(results.map((r) => r.messageId)).toEqual(['m0', 'm1'])
+    expect(embeddings).toHaveLength(prepared.texts.length)
+    expect(embeddings[0]).toBe(results[0]!.embedding)
+    const scored = prepared.cues(embeddings)
+    expect(scored[0]!.vector).toBe(results[0]!.embedding)
+    expect(scored[1]!.cues.failure).toBeTypeOf('number')
+
+    // In an analyzer thread: the very results and vectors the calling thread gets for the same calls.
+    const threaded = await startAnalyzerThreads(1, {
+      mode: 'semantic',
+      source: { modelDir: TEST_MODEL_DIR, cacheDir: TEST_MODEL_DIR, hubUrl: UNREACHABLE_HUB },
+    })
+    try {
+      const fresh = await createTestSemanticAnalyzer()
+      const other: MessageToAnalyze[] = [
+        { id: 'a', role: 'user', content: 'I was charged twice. Please refund one of them.' },
+        { id: 'b', role: 'assistant', content: 'I cannot see the charges. Could you say it again?' },
+        { id: 'c', role: 'user', content: 'thanks' },
+      ]
+      // Neither thread has embedded anything else yet (a text's vector depends on its batch).
+      const texts = other.flatMap(unitsOf)
+      const inThread = await fresh.semantic.analyzeAndEmbed(other, {}, texts)
+      const inWorker = await threaded.semantic!.analyzeAndEmbed(other, {}, texts)
+      expect(inWorker.results).toEqual(inThread.results)
+      expect(inWorker.embeddings).toEqual(inThread.embeddings)
+      expect(await threaded.analyzeMessages(other, {})).toEqual(inThread.results)
+    } finally {
+      await threaded.close!()
+    }
+  }, 120_000)
 })

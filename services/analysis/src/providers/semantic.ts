@@ -9,6 +9,7 @@
  * themselves are decided by the analysis worker, per chatbot, from the embeddings (topics/topic-model.ts).
  */
 import {
+  type AnalysisContext,
   type Analyzer,
   AnalyzerError,
   type AnalyzerInfo,
@@ -69,44 +70,54 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       model: model.version,
       embedTexts,
       cluster: async (vectors, references) => poolClusters(vectors, references),
+      async analyzeAndEmbed(messages, context, texts) {
+        const results = await analyzeMessages(messages, context)
+        return { results, embeddings: await embedTexts(texts) }
+      },
     },
-    async analyzeMessages(messages, _context, signal) {
-      for (const m of messages) {
-        if (typeof m.content !== 'string') {
-          throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
-        }
+    analyzeMessages,
+  }
+
+  async function analyzeMessages(
+    messages: readonly MessageToAnalyze[],
+    _context: AnalysisContext,
+    signal?: AbortSignal,
+  ): Promise<MessageAnalysis[]> {
+    for (const m of messages) {
+      if (typeof m.content !== 'string') {
+        throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
       }
-      const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
-      // Every end user's message with text is embedded: the learned sentiment reads its embedding.
-      const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
-      const own = new Map(users.map((m, i) => [m, i]))
-      const userEmbeddings = await embedTexts(users.map((m) => m.content.trim()))
-      // The model, not their words, says which ask for something: "ok cool" and "thanks, that solved it!"
-      // do not, "what time is it?" does (issue 31). A message without a letter ("??", "👍") asks nothing.
-      const toEmbed = messages.filter((m) => own.has(m) && /\p{L}/u.test(m.content))
-      const texts = toEmbed.map((m) => m.content.trim())
-      const placed = await requestEmbeddings(
-        texts,
-        toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
-        anchors,
-        embedTexts,
-      )
-      if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
-      const byMessage = new Map<MessageToAnalyze, Float32Array>(
-        toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
-      )
-      return messages.map((m, i): MessageAnalysis => {
-        const embedding = byMessage.get(m)
-        const lexical = sentiment.score(m.content)
-        const at = own.get(m)
-        // Assistant, system and tool messages keep the lexical score: the heads read end users.
-        const read =
-          at === undefined
-            ? { sentiment: { score: lexical, label: labelFor(lexical) } }
-            : learned.analyze(userEmbeddings[at]!, lexical)
-        const result = { messageId: m.id, ...read, topics: [] }
-        return embedding ? { ...result, embedding, terms: terms[i]! } : result
-      })
-    },
+    }
+    const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
+    // Every end user's message with text is embedded: the learned sentiment reads its embedding.
+    const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
+    const own = new Map(users.map((m, i) => [m, i]))
+    const userEmbeddings = await embedTexts(users.map((m) => m.content.trim()))
+    // The model, not their words, says which ask for something: "ok cool" and "thanks, that solved it!"
+    // do not, "what time is it?" does (issue 31). A message without a letter ("??", "👍") asks nothing.
+    const toEmbed = messages.filter((m) => own.has(m) && /\p{L}/u.test(m.content))
+    const texts = toEmbed.map((m) => m.content.trim())
+    const placed = await requestEmbeddings(
+      texts,
+      toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
+      anchors,
+      embedTexts,
+    )
+    if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
+    const byMessage = new Map<MessageToAnalyze, Float32Array>(
+      toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
+    )
+    return messages.map((m, i): MessageAnalysis => {
+      const embedding = byMessage.get(m)
+      const lexical = sentiment.score(m.content)
+      const at = own.get(m)
+      // Assistant, system and tool messages keep the lexical score: the heads read end users.
+      const read =
+        at === undefined
+          ? { sentiment: { score: lexical, label: labelFor(lexical) } }
+          : learned.analyze(userEmbeddings[at]!, lexical)
+      const result = { messageId: m.id, ...read, topics: [] }
+      return embedding ? { ...result, embedding, terms: terms[i]! } : result
+    })
   }
 }

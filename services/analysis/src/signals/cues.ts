@@ -230,10 +230,26 @@ export async function cuesOf(
   messages: readonly CueInput[],
   anchors: SignalAnchors,
   embed: Embed,
-  custom: readonly { readonly name: string; readonly examples: readonly Vector[] }[] = [],
+  custom: readonly CustomExamples[] = [],
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
-  const vectors = await embed(units.flat())
+  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom)
+}
+
+/** A chatbot's own signal with its examples embedded. */
+export interface CustomExamples {
+  readonly name: string
+  readonly examples: readonly Vector[]
+}
+
+/** cuesOf with the units (unitsOf of each message) already embedded: `vectors` is their flat list, in order. */
+export function cuesFrom(
+  messages: readonly CueInput[],
+  units: readonly (readonly string[])[],
+  vectors: readonly Vector[],
+  anchors: SignalAnchors,
+  custom: readonly CustomExamples[] = [],
+): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
     const n = units[i]!.length
