@@ -22,7 +22,7 @@ import { SignalScorer } from './signals/scorer.ts'
 import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
 import { type Placement, placeTopics } from './topics/placement.ts'
-import { moveResults, TopicStore } from './topics/topic-store.ts'
+import { bytesOf, moveResults, TopicStore } from './topics/topic-store.ts'
 
 export interface JobRunnerOptions {
   readonly pool: pg.Pool
@@ -353,25 +353,26 @@ export class AnalysisJobRunner {
           sentAt: validDate(message.sentAt),
           position,
           cues: cue ? JSON.stringify(cue.cues) : null,
-          vector: cue ? `{${Array.from(cue.vector).join(',')}}` : null,
           vectorOf: cue?.vector,
         }
       }),
     )
+    // Every embedding in one binary parameter (no text form to print and parse), each row its offset.
+    const embeddings = embeddingBytes(rows.map((r) => r.vectorOf))
     await client.query(
       `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector)
+         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding)
        SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2, r.sent_at, r.position, r.cues,
-              r.vector::real[]
+              NULL, substring($15::bytea FROM r.at + 1 FOR $16::int)
          FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[],
-                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::text[])
-              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, vector)
+                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::int[])
+              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, at)
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
          topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
          analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
-         cues = EXCLUDED.cues, vector = EXCLUDED.vector`,
+         cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding`,
       [
         `${info.name}@${info.version}`,
         now,
@@ -386,7 +387,9 @@ export class AnalysisJobRunner {
         rows.map((r) => r.sentAt),
         rows.map((r) => r.position),
         rows.map((r) => r.cues),
-        rows.map((r) => r.vector),
+        embeddings.offsets,
+        embeddings.bytes,
+        embeddings.size,
       ],
     )
     // Earlier messages a new topic took: their results get the topic, their conversations a results event.
@@ -448,7 +451,7 @@ export class AnalysisJobRunner {
       this.opts.signalRefine,
       // The vectors just written: not read back.
       new Map(
-        rows.flatMap((r) => (r.vector ? [[`${r.job.conversationId}|${r.out.messageId}`, r.vectorOf!]] : [])),
+        rows.flatMap((r) => (r.vectorOf ? [[`${r.job.conversationId}|${r.out.messageId}`, r.vectorOf]] : [])),
       ),
     )
     // One append per stream: a conversation's signals go after its results.
@@ -533,6 +536,25 @@ function topicsOf(
   const placed = placement.topicsOf.get(`${job.conversationId}|${result.messageId}`)
   if (placed) return [placed]
   return result.topics.map((label) => ({ id: label, label }))
+}
+
+/**
+ * The embeddings as one buffer of float32 bytes (the machine's order, as topic-store.ts's bytesOf keeps
+ * them) and each one's byte offset in it (null for none); `size` is the bytes of one embedding.
+ */
+function embeddingBytes(vectors: readonly (Float32Array | undefined)[]) {
+  const size = (vectors.find((v) => v !== undefined)?.length ?? 0) * 4
+  const present = vectors.filter((v) => v !== undefined)
+  const bytes = Buffer.allocUnsafe(present.length * size)
+  let at = 0
+  const offsets = vectors.map((v) => {
+    if (v === undefined) return null
+    if (v.length * 4 !== size) throw new Error('embeddings of different lengths in one commit')
+    bytesOf(v).copy(bytes, at)
+    at += size
+    return at - size
+  })
+  return { bytes, offsets, size }
 }
 
 /** A captured sentAt as a Date; null when absent (a job queued before sentAt was kept) or unreadable. */

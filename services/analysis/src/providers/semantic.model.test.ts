@@ -99,7 +99,6 @@ describeWithTestModel('the language model, asked once per text', () => {
         { id: 'b', role: 'assistant', content: 'I cannot see the charges. Could you say it again?' },
         { id: 'c', role: 'user', content: 'thanks' },
       ]
-      // Neither thread has embedded anything else yet (a text's vector depends on its batch).
       const texts = other.flatMap(unitsOf)
       const inThread = await fresh.semantic.analyzeAndEmbed(other, {}, texts)
       const inWorker = await threaded.semantic!.analyzeAndEmbed(other, {}, texts)

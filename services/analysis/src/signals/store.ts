@@ -4,6 +4,7 @@ import { type ChatbotSignalSettings, chatbotSignals } from '@cas/settings'
 import type pg from 'pg'
 import type { AnalyzerInfo, MessageRole } from '../analyzer.ts'
 import { chatbotSettings } from '../chatbot-settings.ts'
+import { vectorOf } from '../topics/topic-store.ts'
 import type { MessageCues } from './cues.ts'
 import { type ConversationMessage, detectSignals, type SignalSettings } from './detect.ts'
 import { applyVerdicts, type RefinedSignal, type RefinePolicy, type Verdict } from './llm-refine.ts'
@@ -22,7 +23,9 @@ interface ResultRow {
   role: MessageRole
   at: Date
   cues: MessageCues | null
+  /** Rows analysed before embeddings were kept as bytes (migration 0039). */
   vector: number[] | null
+  embedding: Buffer | null
 }
 
 interface StateRow {
@@ -160,18 +163,21 @@ export async function decideSignals(
  * The stored messages of the conversations, in conversation order: by sentAt (the analysis time for a
  * message analysed before sentAt was kept), then place in their capture.
  */
-async function conversationMessages(
+export async function conversationMessages(
   client: pg.ClientBase,
   ids: readonly string[],
   written: ReadonlyMap<string, Float32Array>,
 ): Promise<Map<string, ConversationMessage[]>> {
   const { rows } = await client.query<ResultRow & { known: boolean }>(
     `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues,
-            CASE WHEN r.known THEN NULL ELSE r.vector END AS vector, r.known
+            CASE WHEN r.known THEN NULL ELSE r.vector END AS vector,
+            CASE WHEN r.known THEN NULL ELSE r.embedding END AS embedding, r.known
        FROM unnest($1::uuid[]) AS c(id)
        CROSS JOIN LATERAL (
          SELECT r.message_id, r.role, coalesce(r.sent_at, r.analyzed_at) AS at, r.position, r.cues, r.vector,
-                r.vector IS NOT NULL AND (c.id::text || '|' || r.message_id) = ANY($2::text[]) AS known
+                r.embedding,
+                (r.embedding IS NOT NULL OR r.vector IS NOT NULL)
+                  AND (c.id::text || '|' || r.message_id) = ANY($2::text[]) AS known
            FROM analysis_results r WHERE r.conversation_id = c.id OFFSET 0
        ) r
       ORDER BY c.id, r.at, r.position, r.message_id`,
@@ -182,9 +188,11 @@ async function conversationMessages(
     const list = out.get(row.conversation_id) ?? []
     const vector = row.known
       ? written.get(`${row.conversation_id}|${row.message_id}`)
-      : row.vector
-        ? Float32Array.from(row.vector)
-        : undefined
+      : row.embedding
+        ? vectorOf(row.embedding)
+        : row.vector
+          ? Float32Array.from(row.vector)
+          : undefined
     list.push({
       id: row.message_id,
       role: row.role,
