@@ -5,28 +5,13 @@ import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { SUPPORT_REQUESTS } from './support/topic-requests.ts'
 
 // Only requests make topics (issue 31): with the real language model, end to end, a conversation's topics
 // come from its end user's requests; greetings, thanks and acknowledgements never form or join a topic.
 requireTestModel()
 
-/** Hand-written support requests (not from any benchmark), paraphrases of one request each. */
-const REQUESTS = {
-  password: [
-    'How do I reset my password?',
-    "I forgot my password and can't sign in",
-    'I need to change my password',
-    "The password reset link isn't arriving",
-    'how can I recover my password',
-  ],
-  delivery: [
-    'Where is my order?',
-    "My package hasn't arrived yet",
-    'When will my order be delivered?',
-    'Has my order shipped yet?',
-    'my delivery is late again',
-  ],
-}
+const REQUESTS = SUPPORT_REQUESTS
 /** Hand-written social turns: many alike, so that they would cluster into topics if they were placed. */
 const SOCIAL = [
   'hi',

@@ -1,55 +1,23 @@
 import { randomUUID } from 'node:crypto'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
-import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
-import { testKeyring } from './support/keyring.ts'
 import { join } from './support/members.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { expectReplayKeeps } from './support/projector.ts'
+import { captureRequests, INSURER } from './support/topic-requests.ts'
 
 // Creating a topic from examples (issue 31, item 6), end to end with the real language model: owners and
 // admins give a label and 2 to 20 example requests; the gateway commits the command as an event; the
 // analysis service embeds the examples, creates the topic (label pinned) and moves into it the requests
 // that lie clearly nearer it than their own topic; later paraphrases join it, distinct requests do not.
 requireTestModel()
-
-/** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
-const INSURER = {
-  claim: [
-    'I need to file a claim for my car accident',
-    'How do I report a claim after a fender bender?',
-    'I want to open a claim, someone hit my car',
-    'Can I submit an insurance claim for hail damage?',
-    'start a new claim for my damaged vehicle',
-  ],
-  driver: [
-    'I want to add my daughter as a driver',
-    'How do I add a new driver to my policy?',
-    'please put my husband on my car insurance',
-    'can I add my son to my auto policy, he just got his license',
-    'add another driver to my plan',
-  ],
-  quote: [
-    'Can I get a quote for car insurance?',
-    'How much would it cost to insure my new truck?',
-    'I would like a price for auto coverage',
-    'give me a quote for insuring my Honda',
-    'what would my premium be for a new policy?',
-  ],
-  bill: [
-    'I want to pay my insurance bill',
-    'How can I make a payment on my policy?',
-    'pay my premium online please',
-    "I need to pay this month's bill",
-    'where do I pay my insurance invoice?',
-  ],
-}
 
 const ROADSIDE = {
   examples: [
@@ -80,7 +48,6 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
   let memberCookie: string
   let apiKey: string
   let chatbotId: string
-  let n = 0
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
@@ -96,17 +63,7 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
   afterAll(() => pipeline?.close())
 
   async function capture(requests: Record<string, string[]>) {
-    for (const [request, texts] of Object.entries(requests)) {
-      for (const text of texts) {
-        const conversationId = `${request}-${++n}`
-        requestOf.set(conversationId, request)
-        const res = await postCapture(app, apiKey, {
-          conversationId,
-          messages: [{ id: 'q', role: 'user', content: text }],
-        })
-        expect(res.statusCode, res.body).toBe(200)
-      }
-    }
+    await captureRequests(app, apiKey, requests, requestOf)
     await settled()
   }
 
@@ -251,15 +208,9 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
       return { all, placed }
     }
     const before = await snapshot()
-    await projector.consumer.stop()
-    const result = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      liveGroupId: PROJECTOR_GROUP,
+    await expectReplayKeeps(db.pool, projector, snapshot, before, {
+      ...EMBEDDED_EVENT_LOG,
+      pollIntervalMs: 5,
     })
-    expect(result.swapped).toBe(true)
-    expect(await snapshot()).toEqual(before)
-    await projector.consumer.start()
   })
 })

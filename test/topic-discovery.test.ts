@@ -1,7 +1,6 @@
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import type { Analyzer } from '@cas/service-analysis'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
@@ -11,6 +10,8 @@ import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { expectReplayKeeps } from './support/projector.ts'
+import { SUPPORT_REQUESTS } from './support/topic-requests.ts'
 
 // Topic discovery end to end with the real language model: captures through the API, the analysis
 // service placing end users' messages in topics, the projector, and the dashboard's reads.
@@ -18,20 +19,7 @@ requireTestModel()
 
 /** Hand-written support requests (not from any benchmark): paraphrases of one request each. */
 const REQUESTS = {
-  password: [
-    'How do I reset my password?',
-    "I forgot my password and can't sign in",
-    'I need to change my password',
-    "The password reset link isn't arriving",
-    'how can I recover my password',
-  ],
-  delivery: [
-    'Where is my order?',
-    "My package hasn't arrived yet",
-    'When will my order be delivered?',
-    'Has my order shipped yet?',
-    'my delivery is late again',
-  ],
+  ...SUPPORT_REQUESTS,
   cancel: [
     'I want to cancel my subscription',
     'I would like to end my subscription',
@@ -314,15 +302,9 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     )
     for (const id of grouped) expect(canonical.has(id), id).toBe(true)
     expect(new Set(own.map((t) => t.label)).size).toBe(own.length)
-    await projector.consumer.stop()
-    const result = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      liveGroupId: PROJECTOR_GROUP,
+    await expectReplayKeeps(db.pool, projector, snapshot, before, {
+      ...EMBEDDED_EVENT_LOG,
+      pollIntervalMs: 5,
     })
-    expect(result.swapped).toBe(true)
-    expect(await snapshot()).toEqual(before)
-    await projector.consumer.start()
   })
 })

@@ -1,70 +1,26 @@
 import { randomUUID } from 'node:crypto'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import type { Analyzer } from '@cas/service-analysis'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Reclusterer, type ReclusterPolicy } from '../services/analysis/src/topics/reclusterer.ts'
+import { Reclusterer } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
-import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
-import { testKeyring } from './support/keyring.ts'
 import { join } from './support/members.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { expectReplayKeeps } from './support/projector.ts'
+import { captureRequests, clusterByRequest, EAGER, INSURER } from './support/topic-requests.ts'
 
 // Topics a lead can manage (issue 31, item 6), end to end with the real language model: owners and admins
 // rename, hide, unhide and merge topics through the gateway, which commits each command as an event on the
 // chatbot's stream; the analysis service applies it to its topic state and records what it did on the
 // chatbot's topic stream; the topic model and re-clustering honour them; a replay rebuilds the same.
 requireTestModel()
-
-/** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
-const INSURER = {
-  claim: [
-    'I need to file a claim for my car accident',
-    'How do I report a claim after a fender bender?',
-    'I want to open a claim, someone hit my car',
-    'Can I submit an insurance claim for hail damage?',
-    'start a new claim for my damaged vehicle',
-  ],
-  driver: [
-    'I want to add my daughter as a driver',
-    'How do I add a new driver to my policy?',
-    'please put my husband on my car insurance',
-    'can I add my son to my auto policy, he just got his license',
-    'add another driver to my plan',
-  ],
-  quote: [
-    'Can I get a quote for car insurance?',
-    'How much would it cost to insure my new truck?',
-    'I would like a price for auto coverage',
-    'give me a quote for insuring my Honda',
-    'what would my premium be for a new policy?',
-  ],
-  bill: [
-    'I want to pay my insurance bill',
-    'How can I make a payment on my policy?',
-    'pay my premium online please',
-    "I need to pay this month's bill",
-    'where do I pay my insurance invoice?',
-  ],
-}
-
-/** Every run due as soon as a request is waiting; a failed run retried at once. */
-const EAGER: ReclusterPolicy = {
-  window: 5_000,
-  growth: 0.1,
-  minIntervalMs: 0,
-  maxIntervalMs: 0,
-  timeoutMs: 120_000,
-  maxAttempts: 3,
-  retryBaseMs: 1,
-  pollIntervalMs: 10,
-}
 
 describe.skipIf(!hasTestModel)('topics a lead can manage, with the language model', () => {
   let pipeline: AnalysisPipeline
@@ -77,7 +33,6 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
   let adminCookie: string
   let apiKey: string
   let chatbotId: string
-  let n = 0
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
@@ -95,21 +50,15 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
   afterAll(() => pipeline?.close())
 
   async function capture(requests: Partial<Record<keyof typeof INSURER, string[]>>) {
-    for (const [request, texts] of Object.entries(requests)) {
-      for (const text of texts) {
-        const conversationId = `${request}-${++n}`
-        requestOf.set(conversationId, request)
-        const res = await postCapture(app, apiKey, {
-          conversationId,
-          messages: [{ id: 'q', role: 'user', content: text }],
-        })
-        expect(res.statusCode, res.body).toBe(200)
-      }
-    }
+    await captureRequests(app, apiKey, requests, requestOf)
     await settled()
   }
 
   const settled = () => pipeline.settled()
+
+  /** A clustering numbering the window's messages by their request: what a run is told is fixed. */
+  const byRequest = (numbers: Record<string, number>) =>
+    clusterByRequest(db.pool, chatbotId, requestOf, numbers)
 
   /** Each request's topic as the conversations API shows it: the one most of its conversations are in. */
   async function topicsByRequest() {
@@ -142,22 +91,6 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       policy: EAGER,
       ...(cluster ? { cluster: (v, r) => cluster(v, r) } : {}),
     })
-  }
-
-  /** A clustering numbering the window's messages by their request: what a run is told is fixed. */
-  function byRequest(numbers: Record<string, number>) {
-    const bytes = (v: Vector) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
-    return async (vectors: readonly Vector[]) => {
-      const { rows } = await db.pool.query<{ embedding: Buffer; external_id: string }>(
-        `SELECT w.embedding, c.external_id FROM topic_window w JOIN rm_conversations c ON c.id = w.conversation_id
-          WHERE w.chatbot_id = $1`,
-        [chatbotId],
-      )
-      const requestOfVector = new Map(
-        rows.map((r) => [r.embedding.toString('base64'), requestOf.get(r.external_id)!]),
-      )
-      return vectors.map((v) => numbers[requestOfVector.get(bytes(v))!]!)
-    }
   }
 
   const command = (topicId: string, name: string, payload?: object, as = cookie) =>
@@ -381,15 +314,9 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     const before = await snapshot()
     expect(before.all.filter((t) => t.pinned).length).toBe(2)
     expect(before.all.filter((t) => t.hidden).length).toBe(1)
-    await projector.consumer.stop()
-    const result = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      liveGroupId: PROJECTOR_GROUP,
+    await expectReplayKeeps(db.pool, projector, snapshot, before, {
+      ...EMBEDDED_EVENT_LOG,
+      pollIntervalMs: 5,
     })
-    expect(result.swapped).toBe(true)
-    expect(await snapshot()).toEqual(before)
-    await projector.consumer.start()
   })
 })

@@ -1,67 +1,23 @@
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import type { Analyzer } from '@cas/service-analysis'
-import { PROJECTOR_GROUP, type Projector } from '@cas/service-projector'
-import { rebuildReadModels } from '@cas/service-projector/rebuild'
+import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Reclusterer, type ReclusterPolicy } from '../services/analysis/src/topics/reclusterer.ts'
+import { Reclusterer } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
-import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
-import { testKeyring } from './support/keyring.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
+import { expectReplayKeeps } from './support/projector.ts'
+import { captureRequests, clusterByRequest, EAGER, INSURER } from './support/topic-requests.ts'
 import { waitFor } from './support/wait.ts'
 
 // Re-clustering in the background with stable identities (issue 31, item 2), end to end with the real
 // language model: captures through the API, the analysis placing requests, re-clustering runs (called
 // one at a time here, as the background loop would), the projector, the dashboard's reads, a replay.
 requireTestModel()
-
-/** One insurer's requests, hand-written (not from DSTC11): close together, as one domain's are. */
-const INSURER = {
-  claim: [
-    'I need to file a claim for my car accident',
-    'How do I report a claim after a fender bender?',
-    'I want to open a claim, someone hit my car',
-    'Can I submit an insurance claim for hail damage?',
-    'start a new claim for my damaged vehicle',
-  ],
-  driver: [
-    'I want to add my daughter as a driver',
-    'How do I add a new driver to my policy?',
-    'please put my husband on my car insurance',
-    'can I add my son to my auto policy, he just got his license',
-    'add another driver to my plan',
-  ],
-  quote: [
-    'Can I get a quote for car insurance?',
-    'How much would it cost to insure my new truck?',
-    'I would like a price for auto coverage',
-    'give me a quote for insuring my Honda',
-    'what would my premium be for a new policy?',
-  ],
-  bill: [
-    'I want to pay my insurance bill',
-    'How can I make a payment on my policy?',
-    'pay my premium online please',
-    "I need to pay this month's bill",
-    'where do I pay my insurance invoice?',
-  ],
-}
-
-/** Every run due as soon as a request is waiting; a failed run retried at once. */
-const EAGER: ReclusterPolicy = {
-  window: 5_000,
-  growth: 0.1,
-  minIntervalMs: 0,
-  maxIntervalMs: 0,
-  timeoutMs: 120_000,
-  maxAttempts: 3,
-  retryBaseMs: 1,
-  pollIntervalMs: 10,
-}
 
 interface Conversation {
   conversationId: string
@@ -77,7 +33,6 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   let cookie: string
   let apiKey: string
   let chatbotId: string
-  let n = 0
   const requestOf = new Map<string, string>()
 
   beforeAll(async () => {
@@ -93,21 +48,15 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   afterAll(() => pipeline?.close())
 
   async function capture(requests: Partial<Record<keyof typeof INSURER, string[]>>) {
-    for (const [request, texts] of Object.entries(requests)) {
-      for (const text of texts) {
-        const conversationId = `${request}-${++n}`
-        requestOf.set(conversationId, request)
-        const res = await postCapture(app, apiKey, {
-          conversationId,
-          messages: [{ id: 'q', role: 'user', content: text }],
-        })
-        expect(res.statusCode, res.body).toBe(200)
-      }
-    }
+    await captureRequests(app, apiKey, requests, requestOf)
     await settled()
   }
 
   const settled = () => pipeline.settled()
+
+  /** A clustering numbering the window's messages by their request: a given; the real clustering is the other runs'. */
+  const byRequest = (numbers: Record<string, number>) =>
+    clusterByRequest(db.pool, chatbotId, requestOf, numbers)
 
   async function conversations(): Promise<Map<string, Conversation>> {
     const res = await app.inject({
@@ -190,25 +139,6 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     expect(rows[0].requests_since_run).toBe(0)
     expect(rows[0].last_run_at).not.toBeNull()
   })
-
-  /**
-   * A clustering that numbers the window's messages by their request (`numbers`): a given, so that what a
-   * run is told is fixed; the real clustering is the other runs'.
-   */
-  function byRequest(numbers: Record<string, number>) {
-    const bytes = (v: Vector) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
-    return async (vectors: readonly Vector[]) => {
-      const { rows } = await db.pool.query<{ embedding: Buffer; external_id: string }>(
-        `SELECT w.embedding, c.external_id FROM topic_window w JOIN rm_conversations c ON c.id = w.conversation_id
-          WHERE w.chatbot_id = $1`,
-        [chatbotId],
-      )
-      const requestOfVector = new Map(
-        rows.map((r) => [r.embedding.toString('base64'), requestOf.get(r.external_id)!]),
-      )
-      return vectors.map((v) => numbers[requestOfVector.get(bytes(v))!]!)
-    }
-  }
 
   it('splits an early topic that absorbed a later, distinct request, by events; the id stays on a part', async () => {
     await capture({ quote: INSURER.quote, bill: INSURER.bill })
@@ -346,15 +276,9 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     }
     const before = await snapshot()
     expect(before.topics.some((t) => t.split_from !== null)).toBe(true)
-    await projector.consumer.stop()
-    const result = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
-      liveGroupId: PROJECTOR_GROUP,
+    await expectReplayKeeps(db.pool, projector, snapshot, before, {
+      ...EMBEDDED_EVENT_LOG,
+      pollIntervalMs: 5,
     })
-    expect(result.swapped).toBe(true)
-    expect(await snapshot()).toEqual(before)
-    await projector.consumer.start()
   })
 })
