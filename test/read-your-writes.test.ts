@@ -1,11 +1,8 @@
-import { createProjector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
-import { uniqueGroupId } from './support/kafka.ts'
-import { testKeyring } from './support/keyring.ts'
-import { EVENT_LOG_MODES, startPipeline, type TestPipeline } from './support/pipeline.ts'
+import { EVENT_LOG_MODES, startLiveProjector, startPipeline, type TestPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
 for (const mode of EVENT_LOG_MODES) {
@@ -21,15 +18,7 @@ for (const mode of EVENT_LOG_MODES) {
       pipeline = await startPipeline(mode.name, cleanups, { READ_YOUR_WRITES_TIMEOUT_MS: '5000' })
       app = pipeline.app
       // Its own group: test files share the Kafka cluster, and a shared group would rebalance across them.
-      const projector = createProjector({
-        pool: pipeline.db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        logger: false,
-        groupId: uniqueGroupId('projector'),
-      })
-      await projector.consumer.start()
-      cleanups.push(() => projector.consumer.stop())
+      await startLiveProjector(pipeline, cleanups)
     })
     afterEach(async () => {
       for (const c of cleanups.splice(0).reverse()) await c()

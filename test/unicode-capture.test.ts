@@ -9,18 +9,20 @@
  *   UTF-8 are a 400 naming it too; either way nothing is stored.
  */
 
-import { loadConfig } from '@cas/config'
 import { readStream } from '@cas/eventlog'
-import { type AnalysisService, createAnalysisService, createAnalyzer } from '@cas/service-analysis'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import { countRows } from './support/journal.ts'
-import { uniqueGroupId } from './support/kafka.ts'
-import { testKeyring } from './support/keyring.ts'
 import { modelConfigEnv } from './support/model.ts'
-import { EVENT_LOG_MODES, startLiveProjector, startPipeline, type TestPipeline } from './support/pipeline.ts'
+import {
+  EVENT_LOG_MODES,
+  startLiveAnalysis,
+  startLiveProjector,
+  startPipeline,
+  type TestPipeline,
+} from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
 /**
@@ -104,16 +106,7 @@ for (const mode of EVENT_LOG_MODES) {
     beforeAll(async () => {
       pipeline = await startPipeline(mode.name, cleanups)
       await startLiveProjector(pipeline, cleanups)
-      const analysis: AnalysisService = createAnalysisService({
-        pool: pipeline.db.pool,
-        keyring: testKeyring,
-        eventLog: pipeline.eventLog,
-        analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: pipeline.db.url, ...modelConfigEnv() })),
-        logger: false,
-        groupId: uniqueGroupId('analysis'),
-      })
-      await analysis.start()
-      cleanups.push(() => analysis.stop())
+      await startLiveAnalysis(pipeline, cleanups, modelConfigEnv())
       ;({ cookie } = await signUp(pipeline.app))
       ;({ apiKey } = await createChatbot(pipeline.app, cookie, { name: 'Unicode' }))
     })

@@ -1,11 +1,6 @@
-import { loadConfig } from '@cas/config'
-import { createAnalysisService, createAnalyzer } from '@cas/service-analysis'
-import { createProjector } from '@cas/service-projector'
 import { signUp } from './auth.ts'
-import { uniqueGroupId } from './kafka.ts'
-import { testKeyring } from './keyring.ts'
 import { modelConfigEnv } from './model.ts'
-import { startPipeline, type TestPipeline } from './pipeline.ts'
+import { startLiveAnalysis, startLiveProjector, startPipeline, type TestPipeline } from './pipeline.ts'
 import { waitFor } from './wait.ts'
 
 /** A conversation as GET /api/v1/conversations/:id answers it (the parts the OTel tests read). */
@@ -35,25 +30,8 @@ export interface OtelStack {
  */
 export async function startOtelStack(cleanups: (() => Promise<unknown>)[]): Promise<OtelStack> {
   const pipeline = await startPipeline('journal', cleanups)
-  const projector = createProjector({
-    pool: pipeline.db.pool,
-    keyring: testKeyring,
-    eventLog: pipeline.eventLog,
-    logger: false,
-    groupId: uniqueGroupId('projector'),
-  })
-  await projector.consumer.start()
-  cleanups.push(() => projector.consumer.stop())
-  const analysis = createAnalysisService({
-    pool: pipeline.db.pool,
-    keyring: testKeyring,
-    eventLog: pipeline.eventLog,
-    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: pipeline.db.url, ...modelConfigEnv() })),
-    logger: false,
-    groupId: uniqueGroupId('analysis'),
-  })
-  await analysis.start()
-  cleanups.push(() => analysis.stop())
+  await startLiveProjector(pipeline, cleanups)
+  await startLiveAnalysis(pipeline, cleanups, modelConfigEnv())
   const baseUrl = await pipeline.app.listen({ port: 0, host: '127.0.0.1' })
   const { cookie } = await signUp(pipeline.app)
   const get = (url: string) =>

@@ -106,20 +106,23 @@ export async function startLiveProjector(pipeline: TestPipeline, cleanups: (() =
 }
 
 /**
- * An analysis service with a group of its own on the pipeline's event log, on the lexical analyzer (what
- * is tested is the consumer, not the model), stopped by `cleanups`. The analysis service is imported here,
- * not at the top: most tests of this harness never load it.
+ * An analysis service with a group of its own on the pipeline's event log, stopped by `cleanups`. Its
+ * analyzer is configured by `analyzerEnv`: the lexical one by default (for tests of the consumer, not of
+ * the model), the test model's with modelConfigEnv(). The analysis service is imported here, not at the
+ * top: most tests of this harness never load it.
  */
-export async function startLiveAnalysis(pipeline: TestPipeline, cleanups: (() => Promise<unknown>)[]) {
+export async function startLiveAnalysis(
+  pipeline: TestPipeline,
+  cleanups: (() => Promise<unknown>)[],
+  analyzerEnv: Record<string, string> = { ANALYSIS_PROVIDER: 'lexical' },
+) {
   const { createAnalysisService, createAnalyzer } = await import('@cas/service-analysis')
   const groupId = uniqueGroupId('analysis')
   const analysis = createAnalysisService({
     pool: pipeline.db.pool,
     keyring: testKeyring,
     eventLog: pipeline.eventLog,
-    analyzer: await createAnalyzer(
-      loadConfig({ DATABASE_URL: pipeline.db.url, ANALYSIS_PROVIDER: 'lexical' }),
-    ),
+    analyzer: await createAnalyzer(loadConfig({ DATABASE_URL: pipeline.db.url, ...analyzerEnv })),
     logger: false,
     groupId,
   })
