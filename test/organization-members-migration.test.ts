@@ -8,7 +8,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { hashPassword } from '../services/gateway/src/auth/passwords.ts'
 import { me, SESSION_COOKIE, TEST_PASSWORD } from './support/auth.ts'
-import { dropTestDatabase, type TestDatabase } from './support/database.ts'
+import { type TestDatabase, testDatabaseOf } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
 
 /** The migrations before 0015, whatever their number (others land beside it). */
@@ -71,17 +71,7 @@ beforeAll(async () => {
 
   await migrate(url)
   const readerPool = createPool(readerLoginUrl(url), { max: 2, applicationName: 'test-reader' })
-  db = {
-    url,
-    name,
-    pool,
-    readerPool,
-    async drop() {
-      await readerPool.end()
-      await pool.end()
-      await dropTestDatabase(adminUrl, name)
-    },
-  }
+  db = testDatabaseOf(adminUrl, name, pool, readerPool)
   ;({ app } = await buildTestGateway(db, { SESSION_SECRET }))
 }, 60_000)
 

@@ -26,8 +26,18 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = withDatabase(adminUrl, name)
   const pool = createPool(url, { max: 20, applicationName: 'test' })
   const readerPool = createPool(readerLoginUrl(url), { max: 5, applicationName: 'test-reader' })
+  return testDatabaseOf(adminUrl, name, pool, readerPool)
+}
+
+/** The test database `name` with its pools open: `drop()` ends them and drops it. */
+export function testDatabaseOf(
+  adminUrl: string,
+  name: string,
+  pool: pg.Pool,
+  readerPool: pg.Pool,
+): TestDatabase {
   return {
-    url,
+    url: withDatabase(adminUrl, name),
     name,
     pool,
     readerPool,
