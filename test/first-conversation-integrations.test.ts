@@ -7,9 +7,7 @@
  * PyPI into a virtual environment under .cache/ (made again when those lines change), `ai` and
  * `@ai-sdk/openai` are devDependencies. Each conversation is then read back through the API.
  */
-import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -17,12 +15,12 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChatbot } from './support/chatbots.ts'
 import { type OtelStack, type ReadConversation, startOtelStack, turns } from './support/otel.ts'
+import { ensureVenv as ensurePythonVenv, run } from './support/python.ts'
 import { waitFor } from './support/wait.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const doc = readFileSync(path.join(ROOT, 'docs', 'first-conversation.md'), 'utf8')
 const VENV = path.join(ROOT, '.cache', 'first-conversation-venv')
-const MARKER = path.join(VENV, 'installed')
 const ANSWER = 'Use the link on the sign-in page.'
 const QUESTION = 'How do I reset my password?'
 
@@ -62,54 +60,11 @@ function pipPackages(): string[] {
   return [...new Set(packages.filter((p) => p !== 'conversation-analytics'))].sort()
 }
 
-function run(
-  command: string,
-  args: string[],
-  opts: { timeoutMs: number; env?: NodeJS.ProcessEnv },
-): Promise<{ code: number | null; stdout: string; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const out: Buffer[] = []
-    const all: Buffer[] = []
-    child.stdout.on('data', (c: Buffer) => {
-      out.push(c)
-      all.push(c)
-    })
-    child.stderr.on('data', (c: Buffer) => all.push(c))
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs)
-    child.once('error', reject)
-    child.once('close', (code) => {
-      clearTimeout(timer)
-      resolve({
-        code,
-        stdout: Buffer.concat(out).toString('utf8'),
-        output: Buffer.concat(all).toString('utf8'),
-      })
-    })
-  })
-}
-
 /** The venv's python, (re)installing when the page's `pip install` lines changed since the last install. */
 async function ensureVenv(): Promise<string> {
   const requirements = pipPackages()
   expect(requirements).toContain('openai')
-  const python = path.join(VENV, 'bin', 'python')
-  const wanted = createHash('sha256').update(requirements.join('\n')).digest('hex')
-  if (existsSync(python) && existsSync(MARKER) && readFileSync(MARKER, 'utf8').trim() === wanted)
-    return python
-  rmSync(VENV, { recursive: true, force: true })
-  const system = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
-  const venv = await run(system, ['-m', 'venv', VENV], { timeoutMs: 120_000 })
-  if (venv.code !== 0)
-    throw new Error(`python3 -m venv failed (install python3-venv):\n${venv.output.slice(-2000)}`)
-  const pip = await run(
-    path.join(VENV, 'bin', 'pip'),
-    ['install', '--quiet', '--disable-pip-version-check', ...requirements],
-    { timeoutMs: 600_000 },
-  )
-  if (pip.code !== 0) throw new Error(`pip install failed:\n${pip.output.slice(-3000)}`)
-  writeFileSync(MARKER, `${wanted}\n`)
-  return python
+  return ensurePythonVenv(VENV, requirements, requirements.join('\n'))
 }
 
 /**

@@ -6,74 +6,21 @@
  * requirements change). test/otel/export_genai.py sends the spans and exits non-zero unless every export
  * succeeded; the conversations are then read back through the API.
  */
-import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createChatbot } from './support/chatbots.ts'
 import { type OtelStack, startOtelStack, turns } from './support/otel.ts'
+import { ensureVenv as ensurePythonVenv, run } from './support/python.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const VENV = path.join(ROOT, '.cache', 'otel-python-venv')
-const MARKER = path.join(VENV, 'installed')
 const SCRIPT = path.join(ROOT, 'test', 'otel', 'export_genai.py')
 /** The official packages, from PyPI. */
 const REQUIREMENTS = ['opentelemetry-sdk>=1.30,<2', 'opentelemetry-exporter-otlp-proto-http>=1.30,<2']
 
-function run(
-  command: string,
-  args: string[],
-  opts: { timeoutMs: number; env?: NodeJS.ProcessEnv },
-): Promise<{ code: number | null; stdout: string; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      env: { ...process.env, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const out: Buffer[] = []
-    const all: Buffer[] = []
-    child.stdout.on('data', (c: Buffer) => {
-      out.push(c)
-      all.push(c)
-    })
-    child.stderr.on('data', (c: Buffer) => all.push(c))
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs)
-    child.once('error', reject)
-    child.once('close', (code) => {
-      clearTimeout(timer)
-      resolve({
-        code,
-        stdout: Buffer.concat(out).toString('utf8'),
-        output: Buffer.concat(all).toString('utf8'),
-      })
-    })
-  })
-}
-
 /** The venv's python, (re)installing when REQUIREMENTS changed since the last install. */
-async function ensureVenv(): Promise<string> {
-  const python = path.join(VENV, 'bin', 'python')
-  const wanted = createHash('sha256').update(REQUIREMENTS.join('\n')).digest('hex')
-  if (existsSync(python) && existsSync(MARKER) && readFileSync(MARKER, 'utf8').trim() === wanted) {
-    return python
-  }
-  rmSync(VENV, { recursive: true, force: true })
-  const system = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
-  const venv = await run(system, ['-m', 'venv', VENV], { timeoutMs: 120_000 })
-  if (venv.code !== 0) {
-    throw new Error(`python3 -m venv failed (install python3-venv):\n${venv.output.slice(-2000)}`)
-  }
-  const pip = await run(
-    path.join(VENV, 'bin', 'pip'),
-    ['install', '--quiet', '--disable-pip-version-check', ...REQUIREMENTS],
-    { timeoutMs: 600_000 },
-  )
-  if (pip.code !== 0) throw new Error(`pip install failed:\n${pip.output.slice(-3000)}`)
-  writeFileSync(MARKER, `${wanted}\n`)
-  return python
-}
+const ensureVenv = () => ensurePythonVenv(VENV, REQUIREMENTS, REQUIREMENTS.join('\n'))
 
 const cleanups: (() => Promise<unknown>)[] = []
 let stack: OtelStack
@@ -94,6 +41,7 @@ it('stores what the Python SDK exports: current and earlier GenAI forms, each me
   const exported = await run(python, [SCRIPT], {
     timeoutMs: 120_000,
     env: {
+      ...process.env,
       CAS_OTLP_ENDPOINT: `${stack.baseUrl}/v1/traces`,
       CAS_API_KEY: apiKey,
       PYTHONDONTWRITEBYTECODE: '1',

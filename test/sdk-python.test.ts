@@ -9,9 +9,7 @@
  * the same data and port, answering once /healthz does. The verdict is pytest's exit code and its JUnit
  * XML: tests ran, none failed, none skipped. Then ruff (installed with the SDK's dev extra) lints the SDK.
  */
-import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,11 +17,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type BuiltApp, buildApp, startBuiltApp } from './support/built-app.ts'
 import { createTestTopics, kafkaBrokers } from './support/kafka.ts'
 import { hasTestModel, modelConfigEnv } from './support/model.ts'
+import { ensureVenv as ensurePythonVenv, run } from './support/python.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const SDK = path.join(ROOT, 'sdks', 'python')
 const VENV = path.join(ROOT, '.cache', 'sdk-python-venv')
-const MARKER = path.join(VENV, 'installed')
 const JUNIT = path.join(ROOT, '.cache', 'sdk-python-junit.xml')
 /** Captures per minute and API key: low, so that the 429 test meets the limit within a few requests. */
 const RATE_LIMIT = 20
@@ -32,56 +30,9 @@ let app: BuiltApp
 let control: Server
 let controlUrl = ''
 
-interface Run {
-  readonly code: number | null
-  readonly output: string
-}
-
-function run(
-  command: string,
-  args: string[],
-  opts: { timeoutMs: number; cwd?: string; env?: NodeJS.ProcessEnv },
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const chunks: Buffer[] = []
-    child.stdout.on('data', (c: Buffer) => chunks.push(c))
-    child.stderr.on('data', (c: Buffer) => chunks.push(c))
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs)
-    child.once('error', reject)
-    child.once('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, output: Buffer.concat(chunks).toString('utf8') })
-    })
-  })
-}
-
 /** The venv's python, (re)installing when the SDK's pyproject.toml changed since the last install. */
-async function ensureVenv(): Promise<string> {
-  const python = path.join(VENV, 'bin', 'python')
-  const wanted = createHash('sha256')
-    .update(readFileSync(path.join(SDK, 'pyproject.toml')))
-    .digest('hex')
-  if (existsSync(python) && existsSync(MARKER) && readFileSync(MARKER, 'utf8').trim() === wanted)
-    return python
-  rmSync(VENV, { recursive: true, force: true })
-  const system = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
-  const venv = await run(system, ['-m', 'venv', VENV], { timeoutMs: 120_000 })
-  if (venv.code !== 0)
-    throw new Error(`python3 -m venv failed (install python3-venv):\n${venv.output.slice(-2000)}`)
-  const pip = await run(
-    path.join(VENV, 'bin', 'pip'),
-    ['install', '--quiet', '--disable-pip-version-check', '--editable', `${SDK}[dev]`],
-    { timeoutMs: 600_000 },
-  )
-  if (pip.code !== 0) throw new Error(`pip install failed:\n${pip.output.slice(-3000)}`)
-  writeFileSync(MARKER, `${wanted}\n`)
-  return python
-}
+const ensureVenv = () =>
+  ensurePythonVenv(VENV, ['--editable', `${SDK}[dev]`], readFileSync(path.join(SDK, 'pyproject.toml')))
 
 /** POST /crash and POST /start, for pytest to restart the service; one at a time. */
 function startControl(): Promise<void> {
@@ -137,6 +88,7 @@ it('passes its pytest suite against the real service: batching, restarts, 429, a
       cwd: SDK,
       timeoutMs: 1_500_000,
       env: {
+        ...process.env,
         CAS_TEST_URL: app.baseUrl,
         CAS_TEST_CONTROL_URL: controlUrl,
         CAS_TEST_RATE_LIMIT: String(RATE_LIMIT),
