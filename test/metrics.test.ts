@@ -13,18 +13,9 @@ import { signUp } from './support/auth.ts'
 import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
+import { samples } from './support/metrics.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
-
-/** The samples of one metric in a scrape, as label string → value. */
-function samples(text: string, name: string): Map<string, number> {
-  const found = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    const match = line.match(/^([a-z_]+)(\{[^}]*\})? (\S+)$/)
-    if (match?.[1] === name) found.set(match[2] ?? '', Number(match[3]))
-  }
-  return found
-}
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
 

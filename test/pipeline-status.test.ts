@@ -16,6 +16,7 @@ import { signUp } from './support/auth.ts'
 import { captureBody, createChatbot, postCapture } from './support/chatbots.ts'
 import { uniqueGroupId } from './support/kafka.ts'
 import { testKeyring } from './support/keyring.ts'
+import { samples } from './support/metrics.ts'
 import { EVENT_LOG_MODES, startPipeline, type TestPipeline } from './support/pipeline.ts'
 import { waitFor } from './support/wait.ts'
 
@@ -25,16 +26,6 @@ interface StatusBody {
   at: string
   projection: { state: string; behindSeconds: number | null; checkedAt: string | null }
   analysis: { state: string; behindSeconds: number | null; checkedAt: string | null }
-}
-
-/** The samples of one metric in a scrape, as label string → value. */
-function samples(text: string, name: string): Map<string, number> {
-  const found = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    const match = line.match(/^([a-z_]+)(\{[^}]*\})? (\S+)$/)
-    if (match?.[1] === name) found.set(match[2] ?? '', Number(match[3]))
-  }
-  return found
 }
 
 for (const mode of EVENT_LOG_MODES) {

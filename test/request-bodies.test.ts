@@ -46,7 +46,7 @@ function urlOf(op: Operation, ids: { chatbotId: string }): string {
   return op.path.replace('{id}', ids.chatbotId).replace('{userId}', 'end-user-1')
 }
 
-async function send(op: Operation, url: string, payload: string, apiKey: string) {
+async function send(op: Operation, url: string, payload: string | Buffer, apiKey: string) {
   return gateway.app.inject({
     method: op.method as 'POST',
     url,
@@ -176,16 +176,7 @@ describe('text that cannot be stored', () => {
         ])
       }
       const latin1 = Buffer.from('{"name":"Café"}', 'latin1')
-      const res = await gateway.app.inject({
-        method: op.method as 'POST',
-        url,
-        headers: {
-          cookie: gateway.cookie,
-          authorization: `Bearer ${apiKey}`,
-          'content-type': 'application/json',
-        },
-        payload: latin1,
-      })
+      const res = await send(op, url, latin1, apiKey)
       expect(res.statusCode, `${op.method} ${op.path}: ${res.body}`).toBe(400)
       expect(res.json().error.details).toEqual([
         { path: '/name', message: 'not valid UTF-8 (byte 12)', in: 'body' },
