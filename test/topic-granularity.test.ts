@@ -12,41 +12,21 @@ import {
   pointKey,
 } from '../services/analysis/src/topics/topic-model.ts'
 import { hasTestModel, requireTestModel, TEST_MODEL_DIR, UNREACHABLE_HUB } from './support/model.ts'
+import { INSURER as INSURER_REQUESTS } from './support/topic-requests.ts'
 
 // Topic granularity in one domain with the real language model (issue 31): the pure decision on the
 // model's embeddings, so that which messages arrive together is fixed (end to end, group commit decides).
 requireTestModel()
 
-/** One insurer's requests, hand-written (not from DSTC11): close together, unlike CLINC150's domains. */
+/**
+ * One insurer's requests (test/support/topic-requests.ts): close together, unlike CLINC150's domains. In
+ * this order: the seeded orders below shuffle it.
+ */
 const INSURER = {
-  claim: [
-    'I need to file a claim for my car accident',
-    'How do I report a claim after a fender bender?',
-    'I want to open a claim, someone hit my car',
-    'Can I submit an insurance claim for hail damage?',
-    'start a new claim for my damaged vehicle',
-  ],
-  quote: [
-    'Can I get a quote for car insurance?',
-    'How much would it cost to insure my new truck?',
-    'I would like a price for auto coverage',
-    'give me a quote for insuring my Honda',
-    'what would my premium be for a new policy?',
-  ],
-  bill: [
-    'I want to pay my insurance bill',
-    'How can I make a payment on my policy?',
-    'pay my premium online please',
-    "I need to pay this month's bill",
-    'where do I pay my insurance invoice?',
-  ],
-  driver: [
-    'I want to add my daughter as a driver',
-    'How do I add a new driver to my policy?',
-    'please put my husband on my car insurance',
-    'can I add my son to my auto policy, he just got his license',
-    'add another driver to my plan',
-  ],
+  claim: INSURER_REQUESTS.claim,
+  quote: INSURER_REQUESTS.quote,
+  bill: INSURER_REQUESTS.bill,
+  driver: INSURER_REQUESTS.driver,
 }
 
 describe.skipIf(!hasTestModel)('topic granularity in one domain, with the language model', () => {
