@@ -36,6 +36,18 @@ import { waitFor } from './support/wait.ts'
 
 const PARTITIONS = 4
 
+/** One `test.happened` event with this payload, appended to the stream (of an organization of its own). */
+function appendTestEvent(client: ClientBase, streamId: string, payload: unknown = {}) {
+  return appendToStream(client, {
+    streamType: 'conversation',
+    streamId,
+    orgId: randomUUID(),
+    chatbotId: randomUUID(),
+    expectedVersion: 'any',
+    events: [{ type: 'test.happened', version: 1, payload }],
+  })
+}
+
 describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () => {
   let db: TestDatabase
   let t: TestKafka
@@ -235,28 +247,19 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     const others = Array.from({ length: 200 }, () => randomUUID())
       .filter((s) => sendLane(s, lanes) !== sendLane(big, lanes))
       .slice(0, 6)
-    const append = (client: ClientBase, streamId: string, payload: unknown = {}) =>
-      appendToStream(client, {
-        streamType: 'conversation',
-        streamId,
-        orgId: randomUUID(),
-        chatbotId: randomUUID(),
-        expectedVersion: 'any',
-        events: [{ type: 'test.happened', version: 1, payload }],
-      })
-    for (let i = 0; i < 3; i++) await withTransaction(db.pool, (c) => append(c, big))
+    for (let i = 0; i < 3; i++) await withTransaction(db.pool, (c) => appendTestEvent(c, big))
     const streams = await appendWorkload(db.pool, { streams: 20, total: 200 })
     await waitFor(async () => (await appliedCount(db.pool)) >= 203, { what: 'the first events applied' })
 
     // One transaction: the big event, then events of other lanes right behind it, so that they are in its
     // batch (or the next ones).
     const bigPosition = await withTransaction(db.pool, async (c) => {
-      const { records } = await append(c, big, { blob: 'x'.repeat(300_000) })
-      for (const s of others) await append(c, s)
+      const { records } = await appendTestEvent(c, big, { blob: 'x'.repeat(300_000) })
+      for (const s of others) await appendTestEvent(c, s)
       return records[0]!.position
     })
     // Then more of the big event's stream and of the others, which must not overtake it.
-    for (let i = 0; i < 3; i++) await withTransaction(db.pool, (c) => append(c, big))
+    for (let i = 0; i < 3; i++) await withTransaction(db.pool, (c) => appendTestEvent(c, big))
     await appendWorkload(db.pool, { streams: 0, total: 200, streamIds: [...streams, ...others] })
 
     // The batch holding the big event keeps failing; the other lanes delivered what came after it.
@@ -324,16 +327,7 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
 
     const big = randomUUID()
     const append = (streamId: string, payload: unknown = {}) =>
-      withTransaction(db.pool, (client) =>
-        appendToStream(client, {
-          streamType: 'conversation',
-          streamId,
-          orgId: randomUUID(),
-          chatbotId: randomUUID(),
-          expectedVersion: 'any',
-          events: [{ type: 'test.happened', version: 1, payload }],
-        }),
-      )
+      withTransaction(db.pool, (client) => appendTestEvent(client, streamId, payload))
     await append(big)
     const bigEvent = (await append(big, { blob })).records[0]!
     await append(big, { after: true })
