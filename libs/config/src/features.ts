@@ -184,7 +184,7 @@ export const analysis = group({
     ANALYSIS_CONCURRENCY: variable(int(1, 256).default(64), {
       unit: 'jobs',
       meaning:
-        'Jobs analyzed at once per analysis process (the model embeds them in one batch; their results commit together, while the next ones are analysed: as many again may wait for their commit)',
+        'Jobs analyzed at once per analysis process (their results commit together, while the next ones are analysed: as many again may wait for their commit; while jobs are being analysed, the next claim waits for a quarter of the slots)',
     }),
     ANALYSIS_THREADS: variable(int(0, 64).default(1), {
       unit: 'threads',
