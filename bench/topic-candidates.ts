@@ -30,6 +30,7 @@ import {
   minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
+  splitLoose,
   umapEmbedding,
   WINDOW_CLUSTERING,
 } from '../services/analysis/src/topics/window-clusters.ts'
@@ -386,7 +387,7 @@ type SplitRule = 'within' | 'between'
  * their members' mean similarity to each other. 'within': a cluster whose members are less alike than
  * that is split; 'between': one whose children are less alike than that.
  */
-function splitLoose(
+function splitLooseBy(
   tree: readonly CondensedEdge[],
   selected: readonly number[],
   vectors: readonly Vector[],
@@ -630,17 +631,43 @@ function byCosineSilhouette(c: Context, options: readonly number[]): number[] {
   return chooseBySilhouette(clusterings, c.vectors)
 }
 
+/** The tree's EOM clusters at a min_samples, loose ones split (splitLoose, 'within' at the median) or not, noise placed. */
+function splitAt(c: Context, minSamples: number, doSplit: boolean): number[] {
+  const n = c.umap.length
+  const tree = condensedTree(c.umap, { minClusterSize: MCS, minSamples })
+  const eom = selectClusters(tree, n)
+  const selected = doSplit ? splitLoose(tree, eom, c.vectors) : eom
+  return noiseToNearest(labelPoints(tree, selected, n), c.vectors)
+}
+
 /** EOM's clusters, a loose one replaced by its children (splitLoose), noise then placed. */
 function split(c: Context, rule: SplitRule, quantile = 0.5): number[] {
   const n = c.umap.length
   const tree = condensedTree(c.umap, { minClusterSize: MCS })
-  const selected = splitLoose(tree, selectClusters(tree, n), c.vectors, rule, quantile)
+  const selected = splitLooseBy(tree, selectClusters(tree, n), c.vectors, rule, quantile)
   return noiseToNearest(labelPoints(tree, selected, n), c.vectors)
 }
 
 const CANDIDATES: Candidate[] = [
   {
-    name: 'chosen: min_samples 8 or 15 by the cosine silhouette, noise placed',
+    name: 'chosen: min_samples 8 or 15 by the cosine silhouette, then loose clusters split (windowClusters)',
+    cluster: (c) => {
+      const options = minSamplesChoices(WINDOW_CLUSTERING)
+      const unsplit = options.map((m) => splitAt(c, m, false))
+      const chosen = unsplit.indexOf(chooseBySilhouette(unsplit, c.vectors))
+      return splitAt(c, options[chosen]!, true)
+    },
+  },
+  {
+    name: 'each min_samples with loose clusters split, chosen by the cosine silhouette',
+    cluster: (c) =>
+      chooseBySilhouette(
+        minSamplesChoices(WINDOW_CLUSTERING).map((m) => splitAt(c, m, true)),
+        c.vectors,
+      ),
+  },
+  {
+    name: 'min_samples 8 or 15 by the cosine silhouette, noise placed (aa67534)',
     cluster: (c) => byCosineSilhouette(c, minSamplesChoices(WINDOW_CLUSTERING)),
   },
   {

@@ -24,8 +24,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * The window (the chatbot's most recent end-user requests, at most TOPIC_RECLUSTER_WINDOW) is clustered
  * afresh, on a worker thread, by UMAP to 5 dimensions and HDBSCAN (window-clusters.ts; a window of
  * under 64 requests by the pool's silhouette-cut average linkage), so how coarse the topics are comes
- * from the data's density; HDBSCAN's noise (cluster number −1) waits. The new clusters are then matched to the
- * existing topics by shared members, so that topics keep their identities:
+ * from the data's density (its min_samples chosen per window by the silhouette); HDBSCAN's noise joins
+ * its nearest cluster there, and a point given no cluster (number −1) waits. The new clusters are then
+ * matched to the existing topics by shared members, so that topics keep their identities:
  * - Pairs (cluster, topic) sharing members are taken most shared first, each cluster and each topic at
  *   most once, when they share at least half of the smaller of the two (the overlap coefficient ≥ ½).
  *   The cluster keeps the topic's id and label (relabelled only when most of its members are new to it).

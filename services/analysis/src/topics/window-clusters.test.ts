@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
-import { hdbscan } from './hdbscan.ts'
+import { type CondensedEdge, condensedTree, labelPoints, selectClusters } from './hdbscan.ts'
 import { normalized } from './vectors.ts'
 import {
   chooseBySilhouette,
@@ -8,6 +8,7 @@ import {
   minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
+  splitLoose,
   umapEmbedding,
   WINDOW_CLUSTERING,
   windowClusters,
@@ -84,16 +85,23 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     const random = seededRandom(2)
     const window = [0, 6, 12, 18].flatMap((k) => requests(random, k, 25, 1))
     const umap = umapEmbedding(window, WINDOW_CLUSTERING)
-    const densities = minSamplesChoices(WINDOW_CLUSTERING).map((minSamples) =>
-      hdbscan(umap, { minClusterSize: WINDOW_CLUSTERING.minClusterSize, minSamples }),
+    const n = window.length
+    const runs = minSamplesChoices(WINDOW_CLUSTERING).map((minSamples) => {
+      const tree = condensedTree(umap, { minClusterSize: WINDOW_CLUSTERING.minClusterSize, minSamples })
+      const selected = selectClusters(tree, n)
+      const density = labelPoints(tree, selected, n)
+      return { tree, selected, density, placed: noiseToNearest(density, window) }
+    })
+    const chosen = chooseBySilhouette(
+      runs.map((r) => r.placed),
+      window,
     )
-    const placed = densities.map((density) => noiseToNearest(density, window))
-    const chosen = placed.findIndex((p) => p === chooseBySilhouette(placed, window))
-    const noise = densities[chosen]!.flatMap((x, i) => (x < 0 ? [i] : []))
+    const { tree, selected, density } = runs.find((r) => r.placed === chosen)!
+    const noise = density.flatMap((x, i) => (x < 0 ? [i] : []))
     expect(noise.length).toBeGreaterThan(0)
     const labels = windowClusters(window)
     expect(labels).not.toContain(-1)
-    expect(labels).toEqual(placed[chosen])
+    expect(labels).toEqual(noiseToNearest(labelPoints(tree, splitLoose(tree, selected, window), n), window))
     for (const i of noise) expect(labels[i]).toBeGreaterThanOrEqual(0)
   })
 
@@ -108,6 +116,32 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     expect(chooseBySilhouette([lumped, right], window)).toBe(right)
     expect(chooseBySilhouette([right, lumped], window)).toBe(right)
     expect(chooseBySilhouette([lumped, [...lumped]], window)).toBe(lumped)
+  })
+
+  it("splits a selected cluster looser than the window's median topic into its child clusters", () => {
+    // A condensed tree of 40 points (root 40): cluster 41 (points 0–19) with children 43 (0–9) and 44
+    // (10–19); leaves 42 (20–29) and 45 (30–39), under the root. EOM selected 41, 42 and 45.
+    const tree: CondensedEdge[] = [
+      { parent: 40, child: 41, lambda: 1, size: 20 },
+      { parent: 40, child: 42, lambda: 1, size: 10 },
+      { parent: 40, child: 45, lambda: 1, size: 10 },
+      { parent: 41, child: 43, lambda: 2, size: 10 },
+      { parent: 41, child: 44, lambda: 2, size: 10 },
+      ...Array.from({ length: 40 }, (_, i) => ({
+        parent: i < 10 ? 43 : i < 20 ? 44 : i < 30 ? 42 : 45,
+        child: i,
+        lambda: 3,
+        size: 1,
+      })),
+    ]
+    const random = seededRandom(6)
+    const leaves = [...requests(random, 16, 10), ...requests(random, 24, 10)]
+    // Cluster 41 of two requests: looser than the median cluster, so its two children are the topics.
+    const two = [...requests(random, 0, 10, 0.05), ...requests(random, 8, 10, 0.05), ...leaves]
+    expect(splitLoose(tree, [41, 42, 45], two)).toEqual([42, 43, 44, 45])
+    // Cluster 41 of one request, tighter than the others: it stays whole, whatever its children.
+    const one = [...requests(random, 0, 20, 0.05), ...leaves]
+    expect(splitLoose(tree, [41, 42, 45], one)).toEqual([41, 42, 45])
   })
 
   it('measures the silhouette exactly, under cosine distance, without a distance matrix', () => {

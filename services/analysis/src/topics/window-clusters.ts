@@ -1,7 +1,7 @@
 import { UMAP } from 'umap-js'
 import { seededRandom } from '../seeded-random.ts'
 import { poolClusters } from './agglomerative.ts'
-import { hdbscan } from './hdbscan.ts'
+import { type CondensedEdge, condensedTree, labelPoints, selectClusters } from './hdbscan.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
@@ -13,7 +13,8 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * was chosen on CLINC150 validation and confirmed on DSTC11 development and CLINC150 test; the seed only
  * makes a run repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
  * per window between minClusterSize and UMAP's neighbours, by the silhouette of each clustering in the
- * model's own space (chooseBySilhouette): no constant decides it.
+ * model's own space (chooseBySilhouette): no constant decides it. Then a cluster looser than the
+ * window's median topic is split into its children in HDBSCAN's tree (splitLoose).
  */
 export interface WindowClusterOptions {
   readonly neighbours: number
@@ -46,7 +47,7 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
  * Cost at n = 5,000: the exact cosine k-nearest neighbours, n² dot products of the vectors' dimension;
  * umap-js's optimisation (400 epochs, O(n · neighbours) each); for each of the two min_samples,
  * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
- * products. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
+ * products; the split, each point's vector added to its tree ancestors' sums. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
 export function windowClusters(
   vectors: readonly Vector[],
@@ -57,12 +58,95 @@ export function windowClusters(
     return poolClusters(vectors, references, { dissolve: false })
   }
   const umap = umapEmbedding(vectors, options)
-  return chooseBySilhouette(
-    minSamplesChoices(options).map((minSamples) =>
-      noiseToNearest(hdbscan(umap, { minClusterSize: options.minClusterSize, minSamples }), vectors),
-    ),
+  const n = vectors.length
+  const runs = minSamplesChoices(options).map((minSamples) => {
+    const tree = condensedTree(umap, { minClusterSize: options.minClusterSize, minSamples })
+    const selected = selectClusters(tree, n)
+    return { tree, selected, numbers: noiseToNearest(labelPoints(tree, selected, n), vectors) }
+  })
+  const chosen = chooseBySilhouette(
+    runs.map((r) => r.numbers),
     vectors,
   )
+  const { tree, selected } = runs.find((r) => r.numbers === chosen)!
+  return noiseToNearest(labelPoints(tree, splitLoose(tree, selected, vectors), n), vectors)
+}
+
+/**
+ * The selected clusters, each looser than the window's typical topic replaced by its child clusters in
+ * the condensed tree (and so on down): a cluster's looseness is its members' mean similarity to each
+ * other (from their embedding sum, in the model's space: (|S|² − n) / n(n − 1)), the window's typical
+ * topic the median of that over the selected clusters. A cluster with no child cluster (a leaf) stays.
+ * Excess of mass keeps a parent whose children are together less stable than it, which lumps two close
+ * intents (CLINC150 validation: four phone and location intents, 88 requests, in one); the bar is the
+ * window's own, so a window of tight topics (one domain) and one of loose ones (ten) are each judged
+ * against themselves. Chosen on CLINC150 validation, confirmed on CLINC150 test and DSTC11
+ * (bench/FINDINGS.md, "Issue 31: min_samples chosen per window"). Points that fell out of a split
+ * cluster above its children are noise for noiseToNearest. Returns the clusters' ids, ascending.
+ */
+export function splitLoose(
+  tree: readonly CondensedEdge[],
+  selected: readonly number[],
+  vectors: readonly Vector[],
+): number[] {
+  const { children, sums, sizes } = treeClusters(tree, vectors)
+  const within = (c: number) => {
+    const size = sizes.get(c) ?? 0
+    const sum = sums.get(c)
+    return size < 2 || !sum ? 1 : (dot64(sum, sum) - size) / (size * (size - 1))
+  }
+  const bar = median(selected.map(within))
+  const out: number[] = []
+  const stack = [...selected]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    const kids = children.get(c) ?? []
+    if (kids.length >= 2 && within(c) < bar) stack.push(...kids)
+    else out.push(c)
+  }
+  return out.sort((a, b) => a - b)
+}
+
+/** Each cluster of a condensed tree: its child clusters, and its members' embedding sum and count. */
+function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]) {
+  const children = new Map<number, number[]>()
+  const parentOf = new Map<number, number>()
+  const pointIn = new Map<number, number>()
+  for (const e of tree) {
+    if (e.size > 1) {
+      children.set(e.parent, [...(children.get(e.parent) ?? []), e.child])
+      parentOf.set(e.child, e.parent)
+    } else pointIn.set(e.child, e.parent)
+  }
+  const sums = new Map<number, Float64Array>()
+  const sizes = new Map<number, number>()
+  const d = vectors[0]?.length ?? 0
+  for (const [point, cluster] of pointIn) {
+    const v = vectors[point]!
+    for (let c: number | undefined = cluster; c !== undefined; c = parentOf.get(c)) {
+      let sum = sums.get(c)
+      if (!sum) {
+        sum = new Float64Array(d)
+        sums.set(c, sum)
+      }
+      for (let k = 0; k < d; k++) sum[k]! += v[k]!
+      sizes.set(c, (sizes.get(c) ?? 0) + 1)
+    }
+  }
+  return { children, sums, sizes }
+}
+
+function dot64(a: Float64Array, b: Float64Array): number {
+  let s = 0
+  for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!
+  return s
+}
+
+function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NEGATIVE_INFINITY
+  const sorted = [...values].sort((a, b) => a - b)
+  const m = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2
 }
 
 /**
