@@ -1,7 +1,8 @@
 /**
  * The local language model: all-MiniLM-L6-v2 sentence embeddings (sentence-transformers, Apache-2.0; 384
  * dimensions, mean pooling, L2-normalized), quantized to int8, run on the CPU by Transformers.js
- * (`@huggingface/transformers`) on onnxruntime-node, in the thread that calls it. Loaded in this order:
+ * (`@huggingface/transformers`) on onnxruntime-node, in the thread that calls it, each text alone (see
+ * EMBEDDING_MODE). Loaded in this order:
  * a folder in the Hugging Face hub's layout (ANALYSIS_MODEL_DIR), else the hub itself (downloaded once,
  * cached under DATA_DIR/models); when neither can be had, loading fails with the reasons, and the caller
  * falls back to the lexical analyzer.
@@ -24,7 +25,7 @@ const MAX_CHARS = 1_000
  * Marks the version of a model whose texts are embedded each alone. The q8 model quantizes its activations
  * dynamically (DynamicQuantizeLinear: one scale per tensor), so a batch shares one scale, padding
  * included, and a text's vector depended on what it was batched with. Run alone, a text's vector is a
- * function of the text: a replay and a re-analysis give the same results.
+ * function of the text, bit for bit: a replay and a re-analysis embed every text as before.
  */
 export const EMBEDDING_MODE = 'alone'
 
