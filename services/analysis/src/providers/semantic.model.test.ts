@@ -60,6 +60,32 @@ describeWithTestModel('the language model, asked once per text', () => {
     expect(scored[2]!.vector).toBe(results[2]!.embedding)
   })
 
+  it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
+    const scorer = new SignalScorer(analyzer.semantic)
+    await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)
+    const messages: MessageToAnalyze[] = [
+      { id: 'm0', role: 'user', content: 'Thanks. That sorted it.' },
+      { id: 'm1', role: 'assistant', content: 'Glad to hear it. Anything else?' },
+    ]
+    const first = await scorer.prepare(messages, undefined)
+    expect(first.texts.length).toBeGreaterThan(2)
+    const firstCues = first.cues(await analyzer.semantic.embedTexts(first.texts))
+    const again = await scorer.prepare(messages, undefined)
+    expect(again.texts).toEqual([])
+    expect(again.cues([])).toEqual(firstCues)
+    // The chatbot's own signals are scored on end users' messages: those are scored afresh.
+    const custom = {
+      custom: [
+        { name: 'custom:asks-for-a-discount', label: 'Asks for a discount', examples: ['any coupon?'] },
+      ],
+    }
+    const withCustom = await scorer.prepare(messages, custom as never)
+    expect(withCustom.texts).toEqual(['Thanks. That sorted it.', 'Thanks.', 'That sorted it.'])
+    const scored = withCustom.cues(await analyzer.semantic.embedTexts(withCustom.texts))
+    expect(scored[0]!.cues.custom).toHaveProperty('custom:asks-for-a-discount')
+    expect(scored[1]).toEqual(firstCues[1])
+  })
+
   it("analyses and embeds the signals' units in one request, with the same model calls and vectors", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

@@ -26,6 +26,13 @@ export interface PreparedCues {
  */
 export class SignalScorer {
   private anchors: Promise<SignalAnchors> | undefined
+  /**
+   * The cues of texts scored before, by role and text: a message's cues depend on nothing else (its
+   * units' vectors are a function of its text, the model embedding each text alone), except an end
+   * user's on the chatbot's own signals, which are never kept. Bots repeat their replies, end users their
+   * greetings and thanks: those are not scored again (nor their units sent to the model's thread).
+   */
+  private readonly known = new Map<string, ScoredMessage | undefined>()
 
   constructor(private readonly semantic: SemanticAbilities) {}
 
@@ -55,10 +62,34 @@ export class SignalScorer {
     for (const c of settings?.custom ?? []) {
       custom.push({ name: c.name, examples: await embed(c.examples) })
     }
-    const units = messages.map(unitsOf)
+    const keys = messages.map((m) =>
+      m.role === 'user' && custom.length > 0 ? undefined : `${m.role}\u0000${m.content}`,
+    )
+    const todo = messages.flatMap((_, i) => (keys[i] !== undefined && this.known.has(keys[i]) ? [] : [i]))
+    const units = todo.map((i) => unitsOf(messages[i]!))
     return {
       texts: units.flat(),
-      cues: (embeddings) => cuesFrom(messages, units, embeddings, anchors, custom),
+      cues: (embeddings) => {
+        const fresh = cuesFrom(
+          todo.map((i) => messages[i]!),
+          units,
+          embeddings,
+          anchors,
+          custom,
+        )
+        const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
+        for (const [j, i] of todo.entries()) {
+          out[i] = fresh[j]
+          const key = keys[i]
+          if (key === undefined) continue
+          if (this.known.size >= KNOWN_CUES) this.known.delete(this.known.keys().next().value!)
+          this.known.set(key, fresh[j])
+        }
+        return out
+      },
     }
   }
 }
+
+/** Texts whose cues are kept (signals/scorer.ts): a few MB at most. */
+const KNOWN_CUES = 5_000
