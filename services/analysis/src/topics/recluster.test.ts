@@ -186,7 +186,8 @@ describe('re-clustering a window (issue 31)', () => {
     expect(decision.events).toEqual([{ type: 'analysis.topic-retired', payload: { topicId: id(2) } }])
     expect(state.topics.get(id(2))!.retired).toBe(true)
     expect(decision.reassigned.map((r) => r.topicId)).toEqual([OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC])
-    expect(state.pool.map((p) => p.conversationId)).toEqual(scattered.map((p) => p.conversationId))
+    // In the window's own order: by conversation id.
+    expect(state.pool.map((p) => p.conversationId)).toEqual(scattered.map((p) => p.conversationId).sort())
   })
 
   it('is deterministic: the same state and window give the same topics, events and moves', () => {
@@ -204,5 +205,46 @@ describe('re-clustering a window (issue 31)', () => {
       retired: 0,
       split: 1,
     })
+  })
+
+  it("is a function of the window's set: the same requests in another order give the same topics", () => {
+    // Requests that lie close (each between two directions), so that a clustering that follows its
+    // rows' order (UMAP's seeded sampling, ties) cuts them differently in different orders.
+    const random = seededRandom(7)
+    const window: WindowPoint[] = Array.from({ length: 120 }, (_, i) => {
+      const k = i % 6
+      const mix = random()
+      const v = new Float32Array(DIM)
+      for (let d = 0; d < DIM; d++) v[d] = (random() - 0.5) * 0.6
+      v[k]! += 1 - mix
+      v[k + 1]! += mix
+      return {
+        conversationId: id(1_000 + i),
+        messageId: `m${i % 3}`,
+        embedding: normalized(v),
+        terms: [`word${k}`, `term${k + (mix > 0.5 ? 1 : 0)}`, `extra${i % 5}`],
+        topicId: OTHER_TOPIC,
+      }
+    })
+    const shuffled = [...window]
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
+    }
+    const topics = (w: WindowPoint[]) => {
+      const state = emptyTopicState('bot')
+      const decision = recluster(state, w)
+      const members = new Map<string, string[]>()
+      for (const r of decision.reassigned)
+        members.set(r.topicId, [...(members.get(r.topicId) ?? []), r.conversationId])
+      return [...state.topics.values()]
+        .filter((t) => t.mergedInto === null && !t.retired)
+        .map((t) => ({ members: (members.get(t.id) ?? []).sort(), label: t.label, keywords: t.keywords }))
+        .sort((a, b) => (a.members[0]! < b.members[0]! ? -1 : 1))
+    }
+    const inOrder = topics(window)
+    expect(inOrder.length).toBeGreaterThan(1)
+    expect(topics(shuffled)).toEqual(inOrder)
+    expect(topics([...window].reverse())).toEqual(inOrder)
   })
 })

@@ -96,6 +96,10 @@ function isHeld(t: Topic | undefined): boolean {
  * What is clustered: the whole window, the held topics' members too (decideRecluster matches the
  * clusters they fall in to their topics), and, as references (a message nearer one of them than its
  * cluster lowers that cut's silhouette), the member means of the held topics with no member in it.
+ * The points are in an order of their own, by conversation id then message id, not the window's (the
+ * order analysis placed them in, which follows queue timing): the clustering (seeded UMAP, HDBSCAN) and
+ * decideRecluster depend on their rows' order, so a window's topics are thus a function of its set of
+ * requests (bench/FINDINGS.md, "an order of its own"). Which requests are in the window is unchanged.
  */
 export function clusteringInput(state: TopicState, window: readonly WindowPoint[]) {
   const represented = new Set(window.map((p) => currentTopic(state, p.topicId)))
@@ -113,7 +117,14 @@ export function clusteringInput(state: TopicState, window: readonly WindowPoint[
       addInto(out, t.sum, 1 / (t.size + (t.configured ? 1 : 0)))
       return out
     })
-  return { points: [...window], references }
+  return { points: [...window].sort(byIds), references }
+}
+
+/** By conversation id, then message id: code-unit order, the same on every machine and locale. */
+function byIds(a: WindowPoint, b: WindowPoint): number {
+  if (a.conversationId !== b.conversationId) return a.conversationId < b.conversationId ? -1 : 1
+  if (a.messageId !== b.messageId) return a.messageId < b.messageId ? -1 : 1
+  return 0
 }
 
 /**
@@ -287,7 +298,8 @@ export function decideRecluster(
     events.push({ type: 'analysis.topic-split', payload: { topicId, into } })
   events.push(...endings)
 
-  // The pool: what waited and was not clustered, then the clustered messages of no topic, oldest first.
+  // The pool: what waited and was not clustered, then the clustered messages of no topic, in their order
+  // (by ids, clusteringInput's).
   const reassigned = new Map<string, Reassignment>()
   const changedPool = new Map<string, PoolPoint>()
   const removedPool = new Map<string, PoolPoint>()
