@@ -3,10 +3,13 @@
  * what it costs to embed each text alone, as the service does, beside batches of 32 sorted by length (as
  * it did until each text ran alone; the q8 model's vectors then depended on their batch).
  *
- *   npm run bench:embedding [-- --set clinc150|dstc11|both --limit N --rounds 3]
+ *   npm run bench:embedding [-- --set clinc150|dstc11|both --limit N --rounds 3 --chunk 128]
  *
- * Ways, run in turn `--rounds` times (the machine is shared: compare within a round, back to back):
- * - `batched`: Transformers.js, 32 texts a call, sorted by length, padded (the former embed);
+ * Ways, run in turn on each chunk of `--chunk` texts (a call gets a chunk; the machine is shared, so the
+ * ways alternate finely and see the same load), `--rounds`
+ * times over the set:
+ * - `batched`: Transformers.js, 32 texts a call, sorted by length within the chunk, padded (the former
+ *   embed);
  * - `alone, plain`: Transformers.js, a text a call (`tokenizer(text)`, `model(inputs)`);
  * - `service`: the service's own embed (embedding-model.ts).
  * Each prints texts/s and the process's CPU milliseconds per text (all its threads: onnxruntime runs in
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     set: { type: 'string', default: 'both' },
     limit: { type: 'string' },
     rounds: { type: 'string', default: '3' },
+    chunk: { type: 'string', default: '128' },
     seed: { type: 'string', default: '1' },
     data: { type: 'string', default: path.join(ROOT, '../shared/data') },
   },
@@ -99,16 +103,27 @@ for (const name of setNames) {
   console.log(`\n${name}: ${texts.length} distinct requests`)
   const results = new Map<string, Float32Array[]>()
   const figures = new Map<string, { rate: number[]; cpu: number[] }>()
+  const chunk = Number(values.chunk)
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [way, embed] of WAYS) {
-      const cpu = process.cpuUsage()
-      const started = performance.now()
-      results.set(way, await embed(texts))
-      const seconds = (performance.now() - started) / 1000
-      const used = process.cpuUsage(cpu)
+    const seconds = new Map<string, number>()
+    const cpu = new Map<string, number>()
+    // Chunk by chunk, the ways in turn (in the reverse order every other chunk): each sees the same load.
+    for (let start = 0, n = 0; start < texts.length; start += chunk, n++) {
+      const part = texts.slice(start, start + chunk)
+      for (const [way, embed] of n % 2 === 0 ? WAYS : WAYS.toReversed()) {
+        const cpuBefore = process.cpuUsage()
+        const started = performance.now()
+        const vectors = await embed(part)
+        seconds.set(way, (seconds.get(way) ?? 0) + (performance.now() - started) / 1000)
+        const used = process.cpuUsage(cpuBefore)
+        cpu.set(way, (cpu.get(way) ?? 0) + (used.user + used.system) / 1000)
+        results.set(way, start === 0 ? vectors : [...results.get(way)!, ...vectors])
+      }
+    }
+    for (const [way] of WAYS) {
       const f = figures.get(way) ?? { rate: [], cpu: [] }
-      f.rate.push(texts.length / seconds)
-      f.cpu.push((used.user + used.system) / 1000 / texts.length)
+      f.rate.push(texts.length / seconds.get(way)!)
+      f.cpu.push(cpu.get(way)! / texts.length)
       figures.set(way, f)
     }
     console.log(
