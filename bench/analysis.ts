@@ -12,7 +12,8 @@
  * in the same run (the model alone embedding the set's end-user messages, once each, in one thread, in
  * batches as large as it likes) and the ratio to it; the process's CPU per end-user message, and that of
  * its main thread, of each analyzer thread and of Postgres (Linux); each analyzer thread's idle share of
- * the run (its event loop waiting for requests while jobs are queued) and the share it had a core; the
+ * the run (its event loop waiting for requests while jobs are queued), the share it had a core, the share
+ * it was ready but waited for one (the run queue) and the rest (blocked with work in hand); the
  * database statements per job. `--statements` lists the statements Postgres spent most time on
  * (pg_stat_statements). `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
  * what the model was asked: texts embedded per end-user message, model calls and their batch sizes.
@@ -204,8 +205,15 @@ try {
       const idle = after.idleMs - before.idleMs
       const active = after.activeMs - before.activeMs
       const cpuMs = after.cpuMs === undefined ? undefined : after.cpuMs - before.cpuMs!
+      const queued =
+        after.runQueueMs === undefined || before.runQueueMs === undefined
+          ? undefined
+          : after.runQueueMs - before.runQueueMs
+      const share = (ms: number | undefined) =>
+        ms === undefined ? '?' : ((100 * ms) / (idle + active)).toFixed(0)
+      const blocked = cpuMs === undefined || queued === undefined ? undefined : active - cpuMs - queued
       console.log(
-        `  analyzer thread ${i + 1}: CPU per message      ${cpuMs === undefined ? '?' : perMessage(cpuMs / 1000)}, idle ${((100 * idle) / (idle + active)).toFixed(0)} % of the run, on a core ${cpuMs === undefined ? '?' : ((100 * cpuMs) / (idle + active)).toFixed(0)} %`,
+        `  analyzer thread ${i + 1}: CPU per message      ${cpuMs === undefined ? '?' : perMessage(cpuMs / 1000)}, idle ${share(idle)} % of the run, on a core ${share(cpuMs)} %, waiting for a core ${share(queued)} %, otherwise blocked ${share(blocked)} %`,
       )
     }
     console.log(

@@ -144,13 +144,15 @@ export interface Analyzer {
 
 /**
  * What an analyzer thread has done since it started: its event loop's time idle (waiting for requests)
- * and active (performance.eventLoopUtilization), and its CPU time (Linux; undefined elsewhere). Active
- * time the CPU time does not cover is time the thread wanted a core and waited for one.
+ * and active (performance.eventLoopUtilization), its CPU time, and the time it was ready to run but waited
+ * for a core (the scheduler's run-queue delay, /proc/thread-self/schedstat) (Linux; undefined elsewhere).
+ * Active time that neither covers is time the thread was blocked (a lock, a page fault from disk).
  */
 export interface AnalyzerThreadStats {
   readonly idleMs: number
   readonly activeMs: number
   readonly cpuMs: number | undefined
+  readonly runQueueMs: number | undefined
 }
 
 /** A failed analysis: `retryable` says whether trying the same input again may succeed. */

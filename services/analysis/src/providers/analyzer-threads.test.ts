@@ -43,8 +43,13 @@ describe('local analyzer in worker threads', () => {
     const after = await threaded.threadStats!()
     for (const [i, stats] of after.entries()) {
       expect(stats.idleMs + stats.activeMs).toBeGreaterThan(before[i]!.idleMs + before[i]!.activeMs)
-      if (process.platform === 'linux') expect(stats.cpuMs).toBeGreaterThanOrEqual(before[i]!.cpuMs!)
-      else expect(stats.cpuMs).toBeUndefined()
+      if (process.platform === 'linux') {
+        expect(stats.cpuMs).toBeGreaterThanOrEqual(before[i]!.cpuMs!)
+        expect(stats.runQueueMs).toBeGreaterThanOrEqual(before[i]!.runQueueMs!)
+      } else {
+        expect(stats.cpuMs).toBeUndefined()
+        expect(stats.runQueueMs).toBeUndefined()
+      }
     }
     expect(after.some((s, i) => s.activeMs > before[i]!.activeMs)).toBe(true)
   })

@@ -50,7 +50,10 @@ port.on('message', async (request: ThreadRequest) => {
   try {
     if (request.kind === 'stats') {
       const { idle, active } = performance.eventLoopUtilization()
-      reply({ id: request.id, stats: { idleMs: idle, activeMs: active, cpuMs: thisThreadsCpuMs() } })
+      reply({
+        id: request.id,
+        stats: { idleMs: idle, activeMs: active, cpuMs: thisThreadsCpuMs(), runQueueMs: runQueueMs() },
+      })
     } else if (request.kind === 'embed') {
       if (!semantic) throw new AnalyzerError('provider_error', 'no language model in this thread', false)
       reply({ id: request.id, embeddings: await semantic.semantic.embedTexts(request.texts) })
@@ -141,6 +144,16 @@ function thisThreadsCpuMs(): number | undefined {
     const stat = readFileSync('/proc/thread-self/stat', 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
+/** The time this thread was ready to run and waited for a core (Linux: /proc/thread-self/schedstat, in ns). */
+function runQueueMs(): number | undefined {
+  try {
+    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1])
+    return Number.isFinite(ns) ? ns / 1e6 : undefined
   } catch {
     return undefined
   }
