@@ -90,10 +90,10 @@ export interface SignalAnchors {
 }
 
 /**
- * Embeds every anchor once (the analyzer's model): then each message costs a few dot products. Each
- * anchor alone: the quantized model's activations are scaled per batch, so a text's embedding moves
- * with the texts batched with it (cosine 0.988 between the same anchor embedded alone and among others),
- * enough to move a margin by 0.02; embedded alone, an anchor's vector no longer depends on the lists.
+ * Embeds every anchor once (the analyzer's model): then each message costs a few dot products. All in one
+ * call: one round trip to the model's thread instead of one per anchor (some 190; the first job waited for
+ * them all). The model runs each text alone (embedding-model.ts), so an anchor's vector does not depend on
+ * the others in the call: the same vectors as embedded one by one.
  */
 export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
   const groups = [
@@ -110,8 +110,7 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
     FAILURE_ANCHORS,
     CLARIFICATION_ANCHORS,
   ]
-  const vectors: Vector[] = []
-  for (const text of groups.flat()) vectors.push(...(await embed([text])))
+  const vectors = await embed(groups.flat())
   let at = 0
   const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar] = groups.map(
     (g) => {

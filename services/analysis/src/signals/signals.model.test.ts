@@ -66,6 +66,22 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     return detectSignals(messages, settings, new Date(start)).signals.map((s) => s.name)
   }
 
+  it('embeds the anchors in one call, each vector the one the anchor has embedded on its own', async () => {
+    const calls: number[] = []
+    const inOneCall = await embedSignalAnchors(async (texts) => {
+      calls.push(texts.length)
+      return analyzer.model.embed(texts)
+    })
+    expect(calls).toHaveLength(1)
+    expect(calls[0]).toBeGreaterThan(100)
+    const oneByOne = await embedSignalAnchors(async (texts) => {
+      const vectors: Float32Array[] = []
+      for (const text of texts) vectors.push(...(await analyzer.model.embed([text])))
+      return vectors
+    })
+    expect(inOneCall).toEqual(oneByOne)
+  }, 120_000)
+
   it('reads a question asked again in other words, after an answer beside the point, as repetition', async () => {
     expect(
       await signals(
