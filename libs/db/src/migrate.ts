@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runner } from 'node-pg-migrate'
+import pg from 'pg'
 
 /**
  * The repository's `migrations/` directory (numbered SQL files with `-- Up Migration` / `-- Down Migration`),
@@ -27,8 +28,25 @@ export async function migrate(
   databaseUrl: string,
   opts: { log?: (line: string) => void; dir?: string; count?: number } = {},
 ) {
+  // Our own connection, ended before we return: node-pg-migrate ends one it opened without waiting for it,
+  // so a DROP DATABASE … WITH (FORCE) right after (the tests) could terminate it while it was still open,
+  // and the FATAL it then received was an unhandled 'error' event (a CI run on Node 24).
+  const client = new pg.Client({ connectionString: databaseUrl })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    return await applyWith(client, opts)
+  } finally {
+    await client.end()
+  }
+}
+
+async function applyWith(
+  dbClient: pg.Client,
+  opts: { log?: (line: string) => void; dir?: string; count?: number },
+) {
   const applied = await runner({
-    databaseUrl,
+    dbClient,
     dir: opts.dir ?? migrationsDir(),
     direction: 'up',
     ...(opts.count === undefined ? {} : { count: opts.count }),
