@@ -27,10 +27,12 @@ import { dot, normalized, type Vector } from '../services/analysis/src/topics/ve
 import {
   chooseBySilhouette,
   cosineSilhouette,
+  dot64,
   minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
   splitLoose,
+  treeClusters,
   umapEmbedding,
   WINDOW_CLUSTERING,
 } from '../services/analysis/src/topics/window-clusters.ts'
@@ -325,47 +327,6 @@ function byCentroidSilhouette(c: Context, options: readonly number[]): number[] 
     if (s > bestS) [best, bestS] = [numbers, s]
   }
   return best
-}
-
-/** Each cluster of a condensed tree: its child clusters, its members' embedding sum and count. */
-interface TreeClusters {
-  readonly children: Map<number, number[]>
-  readonly sums: Map<number, Float64Array>
-  readonly sizes: Map<number, number>
-}
-
-function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]): TreeClusters {
-  const children = new Map<number, number[]>()
-  const parentOf = new Map<number, number>()
-  const pointIn = new Map<number, number>()
-  for (const e of tree) {
-    if (e.size > 1) {
-      children.set(e.parent, [...(children.get(e.parent) ?? []), e.child])
-      parentOf.set(e.child, e.parent)
-    } else pointIn.set(e.child, e.parent)
-  }
-  const sums = new Map<number, Float64Array>()
-  const sizes = new Map<number, number>()
-  const d = vectors[0]?.length ?? 0
-  for (const [point, cluster] of pointIn) {
-    const v = vectors[point]!
-    for (let c: number | undefined = cluster; c !== undefined; c = parentOf.get(c)) {
-      let s = sums.get(c)
-      if (!s) {
-        s = new Float64Array(d)
-        sums.set(c, s)
-      }
-      for (let k = 0; k < d; k++) s[k]! += v[k]!
-      sizes.set(c, (sizes.get(c) ?? 0) + 1)
-    }
-  }
-  return { children, sums, sizes }
-}
-
-function dot64(a: Float64Array, b: Float64Array): number {
-  let s = 0
-  for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!
-  return s
 }
 
 /** Mean similarity of two distinct members (unit vectors) from their sum and count. */

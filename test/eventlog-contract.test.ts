@@ -28,6 +28,7 @@ import {
   recordApplied,
 } from './support/applied.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { appendTestEvent } from './support/journal.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.ts'
 import { waitFor } from './support/wait.ts'
 import { spawnWorker, type Worker } from './support/worker-process.ts'
@@ -394,16 +395,7 @@ for (const b of backends) {
       })
       await c.start()
       const append = (streamId: string, payload: Record<string, unknown>) =>
-        withTransaction(db.pool, (client) =>
-          appendToStream(client, {
-            streamType: 'conversation',
-            streamId,
-            orgId: randomUUID(),
-            chatbotId: randomUUID(),
-            expectedVersion: 'any',
-            events: [{ type: 'test.happened', version: 1, payload }],
-          }),
-        )
+        withTransaction(db.pool, (client) => appendTestEvent(client, streamId, payload))
       const poisoned = randomUUID()
       const bad = (await append(poisoned, { poison: true })).records[0]!
       await appendWorkload(db.pool, { streams: 20, total: 300 })

@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto'
 import { createPool, withTransaction } from '@cas/db'
 import {
-  appendToStream,
   createEventConsumer,
   type EventConsumer,
   Relay,
@@ -15,7 +14,7 @@ import {
   topicFor,
 } from '@cas/eventlog'
 import { ConfigResourceTypes } from 'kafkajs'
-import type { ClientBase, Pool } from 'pg'
+import type { Pool } from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   appendWorkload,
@@ -25,6 +24,7 @@ import {
   recordApplied,
 } from './support/applied.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { appendTestEvent } from './support/journal.ts'
 import {
   createTestTopics,
   kafkaBrokers,
@@ -35,18 +35,6 @@ import {
 import { waitFor } from './support/wait.ts'
 
 const PARTITIONS = 4
-
-/** One `test.happened` event with this payload, appended to the stream (of an organization of its own). */
-function appendTestEvent(client: ClientBase, streamId: string, payload: unknown = {}) {
-  return appendToStream(client, {
-    streamType: 'conversation',
-    streamId,
-    orgId: randomUUID(),
-    chatbotId: randomUUID(),
-    expectedVersion: 'any',
-    events: [{ type: 'test.happened', version: 1, payload }],
-  })
-}
 
 describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () => {
   let db: TestDatabase

@@ -13,6 +13,7 @@ import {
   useDashboard,
 } from '../support/dashboard.ts'
 import { hasTestModel } from '../support/model.ts'
+import { SUPPORT_REQUESTS } from '../support/topic-requests.ts'
 import { waitFor } from '../support/wait.ts'
 
 /**
@@ -26,13 +27,7 @@ import { waitFor } from '../support/wait.ts'
  */
 /** Paraphrases of two end-user requests (hand-written), each answered with the same boilerplate. */
 const REQUESTS = {
-  password: [
-    'How do I reset my password?',
-    "I forgot my password and can't sign in",
-    'I need to change my password',
-    "The password reset link isn't arriving",
-    'how can I recover my password',
-  ],
+  password: SUPPORT_REQUESTS.password,
   delivery: ['Where is my order?', "My package hasn't arrived yet", 'When will my order be delivered?'],
 }
 const BOILERPLATE = 'I am sorry to hear that. Let me help you with that right away, our team is here for you.'

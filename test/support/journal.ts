@@ -1,4 +1,5 @@
-import { readStream, type StreamType } from '@cas/eventlog'
+import { randomUUID } from 'node:crypto'
+import { appendToStream, readStream, type StreamType } from '@cas/eventlog'
 import { openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import { testKeyring } from './keyring.ts'
@@ -44,4 +45,16 @@ export async function countRows(pool: pg.Pool, table: string): Promise<number> {
   if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`)
   const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)
   return rows[0]!.n
+}
+
+/** One `test.happened` event with this payload, appended to the stream (of an organization of its own). */
+export function appendTestEvent(client: pg.ClientBase, streamId: string, payload: unknown = {}) {
+  return appendToStream(client, {
+    streamType: 'conversation',
+    streamId,
+    orgId: randomUUID(),
+    chatbotId: randomUUID(),
+    expectedVersion: 'any',
+    events: [{ type: 'test.happened', version: 1, payload }],
+  })
 }

@@ -108,7 +108,7 @@ export function splitLoose(
 }
 
 /** Each cluster of a condensed tree: its child clusters, and its members' embedding sum and count. */
-function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]) {
+export function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]) {
   const children = new Map<number, number[]>()
   const parentOf = new Map<number, number>()
   const pointIn = new Map<number, number>()
@@ -136,7 +136,7 @@ function treeClusters(tree: readonly CondensedEdge[], vectors: readonly Vector[]
   return { children, sums, sizes }
 }
 
-function dot64(a: Float64Array, b: Float64Array): number {
+export function dot64(a: Float64Array, b: Float64Array): number {
   let s = 0
   for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!
   return s
