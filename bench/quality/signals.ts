@@ -30,7 +30,7 @@ export const SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/co
 export const HELD_OUT_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/heldout.json')
 /** Written by a third session before it changed anything; a development set since signals-v6 (README there). */
 export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/confirm.json')
-/** Written by a fourth session before it changed anything, and never tuned on (README there). */
+/** Written by a fourth session before it changed anything; a development set since signals-v7 (README there). */
 export const FRESH_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh.json')
 /** Written blind (without reading the anchors, cues or thresholds) by a fifth session, and never tuned on (README there). */
 export const FRESH2_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh2.json')
@@ -47,7 +47,8 @@ export const OTHER_SIGNALS_SETS = [
   {
     name: 'fresh',
     file: FRESH_SIGNALS_SET,
-    described: 'written by a fourth session before its changes and never tuned on (fresh)',
+    described:
+      'written by a fourth session before its changes, tuned on since signals-v7 (fresh, development)',
   },
   {
     name: 'fresh2',

@@ -35,6 +35,11 @@ export interface MessageCues {
    * fails"; "thanks. but the option is greyed out"). A thanks that goes on to a new problem resolves nothing.
    */
   readonly openTail?: boolean
+  /**
+   * End user: the message ends on a question mark, a question left waiting if nothing answers it ("and
+   * online?"): read from the punctuation, as short questions lie near the social anchors.
+   */
+  readonly question?: boolean
   /** Assistant: hands over to a person. */
   readonly handover?: number
   /** Assistant: cannot help, did not understand, has no answer. */
@@ -286,6 +291,7 @@ export function cuesFrom(
       frustration: best(anchors.frustration),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
+      ...(/\?\s*$/u.test(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const background = [...anchors.social, ...anchors.request]

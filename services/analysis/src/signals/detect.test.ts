@@ -67,6 +67,41 @@ describe('conversation signals: the decision', () => {
     expect(names(angry, at(5))).toEqual(['frustration'])
   })
 
+  it('abandons a conversation ending on a question, even one as short as a social turn', () => {
+    const asked = (question: boolean) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', {}],
+          ['user', { social: 0.3, ...(question ? { question } : {}) }],
+        ),
+        at(90),
+      )
+    expect(asked(true)).toEqual(['abandonment'])
+    expect(asked(false)).toEqual([])
+  })
+
+  it('abandons a conversation whose last reply to a bot failure resolves nothing, not one that thanks', () => {
+    const after = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = { failure: 0.3 }) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(after({ social: 0.3 })).toEqual(['bot_failure', 'abandonment'])
+    expect(after({ social: 0.3, gratitude: 0.9 })).toEqual(['bot_failure', 'resolution'])
+    expect(after({ social: 0.3 }, { failure: 0.3, handover: 0.3 })).toEqual(['escalation', 'bot_failure'])
+    expect(after({ social: 0.3 }, {})).toEqual([])
+  })
+
+  it('takes no message that shows frustration for a resolution: it is left waiting', () => {
+    const fedUp = { social: 0.1, resolution: 0.1, frustration: 0.1, emotionFrustration: 0.9 }
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', fedUp]), at(90))).toEqual([
+      'frustration',
+      'abandonment',
+    ])
+    const content = { ...fedUp, emotionFrustration: 0.1 }
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', content]), at(90))).toEqual([
+      'resolution',
+    ])
+  })
+
   it('leaves out the signals a chatbot turned off, and fires its own on their margin', () => {
     const messages = conversation(['user', { escalation: 0.3, custom: { 'custom:discount': 0.2 } }])
     const own: SignalSettings = {

@@ -23,11 +23,13 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, confirmed by the learned emotion heads when there are
  *   some (the frustration head, or the strongest of GoEmotions' anger, annoyance and disappointment);
- * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head),
- *   and after that asks nothing new and the assistant neither fails nor hands over;
- * - abandonment: the conversation has been quiet for the quiet period, and ends on an end-user message
- *   the assistant did not answer (not a greeting, thanks or other social act) or on a bot failure,
- *   without resolution;
+ * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
+ *   in a message that shows no frustration, and after that asks nothing new and the assistant neither
+ *   fails nor hands over;
+ * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
+ *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
+ *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
+ *   (the failure stands unless the reply resolves it);
  * - custom:<slug>: an end-user message is nearer the signal's 2 nearest examples than the 2 nearest
  *   generic requests or social anchors (on average: cues.ts, customMargin).
  *
@@ -40,7 +42,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 6
+export const SIGNALS_VERSION = 7
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -183,8 +185,10 @@ function frustration(c: MessageCues, reply = false): number | undefined {
  * Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head, unless the message
  * ends on something still open (cues.ts, openTail). Its confidence, or undefined.
  */
-function resolution(c: MessageCues | undefined): number | undefined {
+function resolution(c: MessageCues | undefined, reply = true): number | undefined {
   if (!c || c.openTail) return undefined
+  // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks).
+  if (frustration(c, reply) !== undefined) return undefined
   const byAnchors = fires(c.resolution, THRESHOLDS.resolution)
     ? confidenceOf(c.resolution!, THRESHOLDS.resolution)
     : undefined
@@ -201,7 +205,7 @@ const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MAR
  * below zero: "ok I'll file it" is not), or a complaint or a request for a person.
  */
 const unanswered = (m: ConversationMessage, reply: boolean) =>
-  (m.cues !== undefined && (m.cues.social < 0 || m.cues.openTail === true)) ||
+  (m.cues !== undefined && (m.cues.social < 0 || m.cues.openTail === true || m.cues.question === true)) ||
   (m.cues !== undefined && frustration(m.cues, reply) !== undefined) ||
   fires(m.cues?.escalation, THRESHOLDS.escalation)
 
@@ -293,12 +297,14 @@ export function detectSignals(
   // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
   for (let k = talk.length - 1; k >= 0; k--) {
     const m = talk[k]!
-    const confidence = m.role === 'user' ? resolution(m.cues) : undefined
+    const confidence = m.role === 'user' ? resolution(m.cues, isReply(m)) : undefined
     if (confidence === undefined) continue
     const after = talk.slice(k + 1)
     const undone = after.some(
       (a) =>
-        failed(a) || handedOver(a) || (a.role === 'user' && !isSocial(a) && resolution(a.cues) === undefined),
+        failed(a) ||
+        handedOver(a) ||
+        (a.role === 'user' && !isSocial(a) && resolution(a.cues, isReply(a)) === undefined),
     )
     if (!undone) out.add('resolution', m.id, confidence)
     break
@@ -313,8 +319,13 @@ export function detectSignals(
     dueAt = new Date(lastAt + settings.quietPeriodMs)
     settled = now.getTime() >= dueAt.getTime()
     if (settled && !out.found.has('resolution')) {
+      // The assistant's last message before the end user's last one, when the end user spoke last.
+      const before = last.role === 'user' ? talk.findLast((m) => m.role === 'assistant') : undefined
       if (last.role === 'user' && unanswered(last, isReply(last))) out.add('abandonment', last.id, 0.9)
-      else if (failed(last) && !handedOver(last)) {
+      else if (before && failed(before) && !handedOver(before)) {
+        // A reply to a bot failure that resolves nothing ("then get me someone who can"): the failure stands.
+        out.add('abandonment', last.id, 0.9)
+      } else if (failed(last) && !handedOver(last)) {
         const byAnchors = fires(last.cues!.failure, t.failure)
           ? confidenceOf(last.cues!.failure!, t.failure)
           : 0

@@ -38,7 +38,12 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     return signalsWith([], ...turns)
   }
 
-  async function signalsWith(ownSignals: readonly CustomSignal[], ...turns: Turn[]): Promise<string[]> {
+  async function signalsWith(
+    ownSignals: readonly CustomSignal[],
+    ...args: [...Turn[], number] | Turn[]
+  ): Promise<string[]> {
+    const at = typeof args.at(-1) === 'number' ? (args.at(-1) as number) : undefined
+    const turns = (at === undefined ? args : args.slice(0, -1)) as Turn[]
     const input = turns.map(([role, content], i) => ({ id: `m${i}`, role, content }))
     const analysed = await analyzer.analyzeMessages(input, {})
     const custom = await Promise.all(
@@ -63,7 +68,16 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       custom: ownSignals,
       quietPeriodMs: DEFAULT_QUIET_PERIOD_MS,
     }
-    return detectSignals(messages, settings, new Date(start)).signals.map((s) => s.name)
+    return detectSignals(messages, settings, new Date(at ?? start)).signals.map((s) => s.name)
+  }
+
+  /** The conversation's signals once its quiet period has passed (abandonment decided). */
+  async function settledSignals(...turns: Turn[]): Promise<string[]> {
+    return signalsWith(
+      [],
+      ...turns,
+      Date.UTC(2026, 10, 29, 9) + turns.length * 60_000 + DEFAULT_QUIET_PERIOD_MS,
+    )
   }
 
   it('embeds the anchors in one call, each vector the one the anchor has embedded on its own', async () => {
@@ -230,6 +244,58 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['user', 'still nothing happens'],
       ),
     ).not.toContain('resolution')
+  })
+
+  it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
+    const asked = await settledSignals(
+      ['user', 'what time does the pool open on weekdays?'],
+      ['assistant', 'The pool opens at 6:30 on weekdays.'],
+      ['user', 'ok and after that?'],
+    )
+    expect(asked).toContain('abandonment')
+    const thanked = await settledSignals(
+      ['user', 'what time does the pool open on weekdays?'],
+      ['assistant', 'The pool opens at 6:30 on weekdays.'],
+      ['user', 'great, thank you'],
+    )
+    expect(thanked).toEqual(['resolution'])
+  })
+
+  it('abandons a conversation whose last reply to a bot failure resolves nothing, not one that thanks', async () => {
+    const failure: Turn = ['assistant', "Sorry, I'm not able to change seat bookings in this chat."]
+    const left = await settledSignals(['user', 'can you move me to an aisle seat on my flight'], failure, [
+      'user',
+      "well that's not much use",
+    ])
+    expect(left).toContain('bot_failure')
+    expect(left).toContain('abandonment')
+    const thanked = await settledSignals(['user', 'can you move me to an aisle seat on my flight'], failure, [
+      'user',
+      'ok, thanks anyway',
+    ])
+    expect(thanked).toContain('resolution')
+    expect(thanked).not.toContain('abandonment')
+  })
+
+  it('reads an exasperated last reply as frustration, not resolution, and leaves it abandoned', async () => {
+    const found = await settledSignals(
+      ['user', 'my parcel says delivered but it is not here'],
+      ['assistant', 'Deliveries can take up to 48 hours to show up. Is there anything else I can help with?'],
+      ['user', 'wonderful, this is a complete waste of time'],
+    )
+    expect(found).toContain('frustration')
+    expect(found).not.toContain('resolution')
+    expect(found).toContain('abandonment')
+    const sad = await settledSignals(
+      ['user', 'my dog died last week, how do I cancel his insurance policy?'],
+      [
+        'assistant',
+        "I'm so sorry for your loss. I've cancelled the policy from today; no further payments will be taken.",
+      ],
+      ['user', 'thank you'],
+    )
+    expect(sad).not.toContain('frustration')
+    expect(sad).toEqual(['resolution'])
   })
 
   it("fires a chatbot's own signal on paraphrases of its examples, not on other requests of its domain", async () => {
