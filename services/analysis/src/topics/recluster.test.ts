@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { addTopic } from '../../test/topic-fixtures.ts'
 import { seededRandom } from '../seeded-random.ts'
 import { poolClusters } from './agglomerative.ts'
-import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
+import { byContent, clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
 import { decideTopics, emptyTopicState, OTHER_TOPIC, type TopicState } from './topic-model.ts'
 import { normalized } from './vectors.ts'
 import { windowClusters } from './window-clusters.ts'
@@ -83,8 +83,10 @@ describe('re-clustering a window (issue 31)', () => {
     expect(decision.events.map((e) => e.type)).toEqual(['analysis.topic-discovered', 'analysis.topic-split'])
     expect(decision.events[1]!.payload).toEqual({ topicId: id(1), into: [newId] })
     expect(decision.reassigned.map((r) => r.topicId)).toEqual(Array(8).fill(newId))
-    expect(decision.reassigned.map((r) => r.conversationId)).toEqual(
-      requests(3, 8, id(1)).map((p) => p.conversationId),
+    expect(decision.reassigned.map((r) => r.conversationId).sort()).toEqual(
+      requests(3, 8, id(1))
+        .map((p) => p.conversationId)
+        .sort(),
     )
     expect(state.topics.get(id(1))!.size).toBe(12)
     expect(state.topics.get(id(1))!.label).toBe('label of 01')
@@ -186,8 +188,10 @@ describe('re-clustering a window (issue 31)', () => {
     expect(decision.events).toEqual([{ type: 'analysis.topic-retired', payload: { topicId: id(2) } }])
     expect(state.topics.get(id(2))!.retired).toBe(true)
     expect(decision.reassigned.map((r) => r.topicId)).toEqual([OTHER_TOPIC, OTHER_TOPIC, OTHER_TOPIC])
-    // In the window's own order: by conversation id.
-    expect(state.pool.map((p) => p.conversationId)).toEqual(scattered.map((p) => p.conversationId).sort())
+    // In the window's own order: by embedding.
+    expect(state.pool.map((p) => p.conversationId)).toEqual(
+      [...scattered].sort(byContent).map((p) => p.conversationId),
+    )
   })
 
   it('is deterministic: the same state and window give the same topics, events and moves', () => {
@@ -207,7 +211,7 @@ describe('re-clustering a window (issue 31)', () => {
     })
   })
 
-  it("is a function of the window's set: the same requests in another order give the same topics", () => {
+  it("is a function of the window's texts: the same requests in another order, or under other ids, give the same topics", () => {
     // Requests that lie close (each between two directions), so that a clustering that follows its
     // rows' order (UMAP's seeded sampling, ties) cuts them differently in different orders.
     const random = seededRandom(7)
@@ -231,12 +235,22 @@ describe('re-clustering a window (issue 31)', () => {
       const j = Math.floor(random() * (i + 1))
       ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
     }
+    // The same texts captured again: every conversation under another id (random, as the gateway's),
+    // in an order unrelated to the first ids'; mapped back to the first ids to compare.
+    const firstId = new Map<string, string>()
+    const recaptured = window.map((p) => {
+      const other = `${Math.floor(random() * 1e9)}`.padStart(9, '0') + p.conversationId
+      firstId.set(other, p.conversationId)
+      return { ...p, conversationId: other }
+    })
     const topics = (w: WindowPoint[]) => {
       const state = emptyTopicState('bot')
       const decision = recluster(state, w)
       const members = new Map<string, string[]>()
-      for (const r of decision.reassigned)
-        members.set(r.topicId, [...(members.get(r.topicId) ?? []), r.conversationId])
+      for (const r of decision.reassigned) {
+        const c = firstId.get(r.conversationId) ?? r.conversationId
+        members.set(r.topicId, [...(members.get(r.topicId) ?? []), c])
+      }
       return [...state.topics.values()]
         .filter((t) => t.mergedInto === null && !t.retired)
         .map((t) => ({ members: (members.get(t.id) ?? []).sort(), label: t.label, keywords: t.keywords }))
@@ -246,5 +260,6 @@ describe('re-clustering a window (issue 31)', () => {
     expect(inOrder.length).toBeGreaterThan(1)
     expect(topics(shuffled)).toEqual(inOrder)
     expect(topics([...window].reverse())).toEqual(inOrder)
+    expect(topics(recaptured)).toEqual(inOrder)
   })
 })

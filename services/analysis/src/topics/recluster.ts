@@ -96,10 +96,12 @@ function isHeld(t: Topic | undefined): boolean {
  * What is clustered: the whole window, the held topics' members too (decideRecluster matches the
  * clusters they fall in to their topics), and, as references (a message nearer one of them than its
  * cluster lowers that cut's silhouette), the member means of the held topics with no member in it.
- * The points are in an order of their own, by conversation id then message id, not the window's (the
- * order analysis placed them in, which follows queue timing): the clustering (seeded UMAP, HDBSCAN) and
- * decideRecluster depend on their rows' order, so a window's topics are thus a function of its set of
- * requests (bench/FINDINGS.md, "an order of its own"). Which requests are in the window is unchanged.
+ * The points are in an order of their own, by their embeddings' numbers (then conversation and message
+ * id, for identical texts), not the window's (the order analysis placed them in, which follows queue
+ * timing) nor their ids' (random: another capture of the same conversations gets others): the
+ * clustering (seeded UMAP, HDBSCAN) and decideRecluster depend on their rows' order, so a window's topics
+ * are thus a function of its set of requests' texts (bench/FINDINGS.md, "an order of its own"). Which
+ * requests are in the window is unchanged.
  */
 export function clusteringInput(state: TopicState, window: readonly WindowPoint[]) {
   const represented = new Set(window.map((p) => currentTopic(state, p.topicId)))
@@ -117,11 +119,21 @@ export function clusteringInput(state: TopicState, window: readonly WindowPoint[
       addInto(out, t.sum, 1 / (t.size + (t.configured ? 1 : 0)))
       return out
     })
-  return { points: [...window].sort(byIds), references }
+  return { points: [...window].sort(byContent), references }
 }
 
-/** By conversation id, then message id: code-unit order, the same on every machine and locale. */
-function byIds(a: WindowPoint, b: WindowPoint): number {
+/**
+ * By embedding, number by number (a text's embedding is a function of the text: embedding-model.ts), then
+ * by conversation id and message id in code-unit order (identical texts): the same on every machine and
+ * locale, and the same for the same texts captured again under other ids.
+ */
+export function byContent(a: WindowPoint, b: WindowPoint): number {
+  const x = a.embedding
+  const y = b.embedding
+  for (let k = 0; k < x.length && k < y.length; k++) {
+    if (x[k] !== y[k]) return x[k]! < y[k]! ? -1 : 1
+  }
+  if (x.length !== y.length) return x.length - y.length
   if (a.conversationId !== b.conversationId) return a.conversationId < b.conversationId ? -1 : 1
   if (a.messageId !== b.messageId) return a.messageId < b.messageId ? -1 : 1
   return 0
