@@ -3,7 +3,15 @@
  * log's end against the checkpoint in Postgres), projection lag in seconds, relay lag, and the analysis
  * backlog, retries and dead letters, read through the Prometheus text a scrape gets.
  */
-import { createEventConsumer, type EventConsumer, Relay, relayLag } from '@cas/eventlog'
+import {
+  createEventConsumer,
+  type EventConsumer,
+  type EventLogBackend,
+  RELAY_GROUP,
+  Relay,
+  relayLag,
+  topicFor,
+} from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
 import { ANALYSIS_METRICS, createAnalysisService } from '@cas/service-analysis'
 import { RELAY_METRICS } from '@cas/service-relay'
@@ -15,11 +23,30 @@ import { createTestTopics, kafkaBrokers, uniqueGroupId } from './support/kafka.t
 import { testKeyring } from './support/keyring.ts'
 import { samples } from './support/metrics.ts'
 import { EVENT_LOG_MODES, startPipeline } from './support/pipeline.ts'
+import { projectorCaughtUp } from './support/projector.ts'
 import { waitFor } from './support/wait.ts'
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
 
 const HOUR_MS = 3_600_000
+
+/**
+ * Kafka mode: a reader of the messages now on the conversation topic, per partition (its offsets from the
+ * earliest kept to the end), with an admin client of its own that `cleanups` disconnects.
+ */
+async function topicMessages(eventLog: EventLogBackend, cleanups: (() => Promise<unknown>)[]) {
+  if (eventLog.kind !== 'kafka') throw new Error('the messages on a topic are a Kafka notion')
+  const admin = eventLog.kafka.admin()
+  await admin.connect()
+  cleanups.push(() => admin.disconnect())
+  const topic = topicFor('conversation', eventLog.topicPrefix)
+  return async () =>
+    (await admin.fetchTopicOffsets(topic)).map((p) => ({
+      topic,
+      partition: p.partition,
+      messages: Number(p.high) - Number(p.low),
+    }))
+}
 
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`event-log metrics, ${mode.name} mode`, () => {
@@ -43,11 +70,15 @@ for (const mode of EVENT_LOG_MODES) {
         open = resolve
       })
       const groupId = uniqueGroupId('metrics')
+      let batchHeld = false
       const consumer: EventConsumer = createEventConsumer(eventLog, {
         pool: db.pool,
         groupId,
         streamTypes: ['conversation'],
-        handler: () => gate,
+        handler: () => {
+          batchHeld = true
+          return gate
+        },
       })
       const metrics = new Metrics()
       metrics.observeConsumer(consumer)
@@ -57,17 +88,33 @@ for (const mode of EVENT_LOG_MODES) {
         await consumer.stop()
       })
 
-      // While the first batch is held open, nothing is committed: every event is lag.
+      // While the first batch is held open, nothing is committed: everything in the log is lag. In Kafka
+      // mode that is every message on the topic's partitions, which may be more than the events: the
+      // relay sends a batch again whole when a partition refused part of it (a new topic's leaders are
+      // still being elected; consumers drop the copies), so a partition's lag is its offsets, not a count
+      // of events. Wait for the relay to have published every event, and each partition's lag to be all
+      // its messages, once the first batch is in the handler and held there.
+      const inLog = mode.name === 'kafka' ? await topicMessages(eventLog, cleanups) : undefined
       const held = await waitFor(
         async () => {
+          if (!batchHeld) return false
           const lag = samples((await metrics.render()).body, 'cas_consumer_lag_events')
-          return sum(lag) === events && lag
+          if (!inLog) return sum(lag) === events && lag
+          if (!(await projectorCaughtUp(db.pool, RELAY_GROUP, 1))) return false
+          const partitions = await inLog()
+          const whole = partitions.every(
+            (p) =>
+              lag.get(`{group="${groupId}",topic="${p.topic}",partition="${p.partition}"}`) === p.messages,
+          )
+          return whole && lag.size === partitions.length && sum(lag) >= events && lag
         },
-        { what: `a lag of ${events} events` },
+        { what: `every message in the log as lag (${events} events)` },
       )
       for (const labels of held.keys())
         expect(labels).toMatch(new RegExp(`^\\{group="${groupId}",topic="[^"]+",partition="\\d+"\\}$`))
       if (mode.name === 'kafka') expect(held.size).toBe(4)
+      // Held, it stays so: had the consumer committed anyway, the lag would have dropped by now.
+      expect(samples((await metrics.render()).body, 'cas_consumer_lag_events')).toEqual(held)
       expect(samples((await metrics.render()).body, 'cas_projection_lag_seconds').size).toBe(0)
 
       open()
