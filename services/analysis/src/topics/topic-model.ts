@@ -449,12 +449,22 @@ class Decision {
   merge(): void {
     for (;;) {
       const active = this.active
+      // Each topic's within-similarity once per pass, not once per pair (the same numbers).
+      const withins = new Map<Topic, number>()
+      const withinOf = (t: Topic) => {
+        let w = withins.get(t)
+        if (w === undefined) {
+          w = withinSimilarity(t)
+          withins.set(t, w)
+        }
+        return w
+      }
       let pair: [Topic, Topic] | undefined
       for (const a of active) {
         if (!this.changedTopics.has(a.id)) continue
         for (const b of active) {
           if (a === b || (held(a) && held(b))) continue
-          if (belongTogether(a, b)) {
+          if (belongTogether(a, b, withinOf)) {
             pair = [a, b]
             break
           }
@@ -624,14 +634,22 @@ export function pooledSpread(topics: readonly Topic[]): Spread {
   return pooled
 }
 
+/** A topic's members counted as average linkage counts them: a configured topic's example is one more. */
+const membersOf = (t: Topic) => t.size + (t.configured ? 1 : 0)
+
+/** The mean similarity between two distinct members of the topic, from its sum of unit members. */
+function withinSimilarity(t: Topic): number {
+  const n = membersOf(t)
+  return (dot(t.sum, t.sum) - n) / (n * (n - 1))
+}
+
 /** The members' mean similarity between the two topics is at least that within one of them. */
-function belongTogether(a: Topic, b: Topic): boolean {
-  const na = a.size + (a.configured ? 1 : 0)
-  const nb = b.size + (b.configured ? 1 : 0)
+function belongTogether(a: Topic, b: Topic, within: (t: Topic) => number): boolean {
+  const na = membersOf(a)
+  const nb = membersOf(b)
   if (na < 2 || nb < 2) return false
   const between = dot(a.sum, b.sum) / (na * nb)
-  const within = (sum: Vector, n: number) => (dot(sum, sum) - n) / (n * (n - 1))
-  return between >= Math.min(within(a.sum, na), within(b.sum, nb))
+  return between >= Math.min(within(a), within(b))
 }
 
 function scaled(v: Vector, factor: number): Vector {
