@@ -7,6 +7,8 @@
  *   editorial snippets, movie review snippets, Amazon review snippets, each rated −4..4 by 20 people;
  * - UCI Sentiment Labelled Sentences (bench/data/uci-sentiment, CC BY 4.0): reviews, negative or positive;
  * - the support messages written for this project (bench/data/support-sentiment), 3 classes;
+ * - the support messages labelled for frustration (train/data/support-frustration.jsonl, written for this
+ *   project): trained on by the frustration head;
  * - DSTC11 track 2's development set (../shared/data/dstc11, CDLA-Permissive-2.0): real customer requests
  *   to an insurer, unlabelled for sentiment.
  */
@@ -107,4 +109,34 @@ export function dstc11Requests(): LabelledText[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => ({ text: (JSON.parse(line) as { utterance: string }).utterance }))
+}
+
+/** A support message labelled for frustration (train/data/support-frustration.jsonl, README there). */
+export interface FrustrationExample {
+  readonly text: string
+  readonly frustrated: boolean
+  /** The corpus's category: sarcasm, misfortune, problem-report… */
+  readonly kind: string
+}
+
+export const SUPPORT_FRUSTRATION = path.join(import.meta.dirname, 'data/support-frustration.jsonl')
+
+/** The support messages labelled frustrated or not, in the file's order. */
+export function supportFrustration(file = SUPPORT_FRUSTRATION): FrustrationExample[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      const row = JSON.parse(line) as Partial<FrustrationExample>
+      if (
+        typeof row.text !== 'string' ||
+        typeof row.frustrated !== 'boolean' ||
+        typeof row.kind !== 'string'
+      ) {
+        throw new Error(
+          `${path.basename(file)}: line ${i + 1} needs a text, frustrated (true or false) and a kind`,
+        )
+      }
+      return { text: row.text, frustrated: row.frustrated, kind: row.kind }
+    })
 }

@@ -2,10 +2,17 @@
  * Trains the learned sentiment and emotion heads the local-embedding analyzer applies to each end user's
  * message (providers/learned-sentiment.ts), and writes them to providers/sentiment-model.json:
  *
- *   npm run train:sentiment
+ *   npm run train:sentiment                           every head
+ *   npm run train:sentiment -- --only frustration     the frustration head; the others kept byte for byte
+ *   npm run train:sentiment -- --cross-validate       the frustration head's 5-fold reading of the support
+ *                                                     messages (printed; nothing written)
  *
  * Reproducible: the same data, model and seed give the same weights (embeddings are cached under
- * .cache/sentiment/; the first run embeds about 80,000 texts, a few minutes on two cores).
+ * .cache/sentiment/; the first run embeds about 80,000 texts, a few minutes on two cores). The shipped
+ * sentiment and emotion heads were trained on 2026-11-28 with the embeddings of that day, computed in
+ * batches; since each text runs through the model alone (2026-11-29, embedding-model.ts) the vectors
+ * differ a little, and a full run gives slightly different sentiment and emotion heads: the frustration
+ * head was retrained alone (--only frustration) so that the others stay as measured.
  *
  * - Sentiment: a softmax over negative / neutral / positive on the message's MiniLM embedding (384
  *   dimensions) and the lexical score (sentiment.ts, VADER with the support extension) as one more input.
@@ -16,21 +23,42 @@
  *   out: the benchmark measures on them (bench/sentiment.ts), so every figure it gives is across corpora.
  * - Emotions: one sigmoid per GoEmotions emotion on the embedding, trained on GoEmotions' train split;
  *   each output's bias then shifted so that 0.5 is the threshold of best F1 on GoEmotions' dev split.
+ * - Frustration: one sigmoid on the embedding, from GoEmotions, the anchors and the support messages
+ *   labelled for frustration (frustrationSamples).
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
 import { EMOTIONS, type Emotion } from '../src/analyzer.ts'
 import type { SentimentModelFile } from '../src/providers/learned-sentiment.ts'
 import { createSentimentScorer } from '../src/providers/sentiment.ts'
+import { seededRandom } from '../src/seeded-random.ts'
 import { COMPLAINT_ANCHORS, MISFORTUNE_ANCHORS, NEUTRAL_ANCHORS, POSITIVE_ANCHORS } from './anchors.ts'
-import { GOEMOTIONS_LABELS, goEmotions, type LabelledText, POLARITIES, vaderCorpus } from './corpora.ts'
+import {
+  GOEMOTIONS_LABELS,
+  goEmotions,
+  type LabelledText,
+  POLARITIES,
+  supportFrustration,
+  vaderCorpus,
+} from './corpora.ts'
 import { embedCorpus, embeddingModel } from './embeddings.ts'
 import { type LinearHead, logits, type Sample, sigmoid, train } from './linear.ts'
 
 export const MODEL_FILE = path.resolve(import.meta.dirname, '../src/providers/sentiment-model.json')
 /** The anchors' training weight: as much as one generic corpus (chosen on the support dev half). */
 const ANCHOR_WEIGHT = 1
+/**
+ * The support messages labelled for frustration: their weight in the frustration head, as much as two
+ * generic corpora. Chosen with the signals' frustration rule on the four development sets of
+ * bench/data/signals among 1, 2, 4, 8 and 16 (bench/FINDINGS.md, signals-v8); the head's cross-validated
+ * accuracy on the messages themselves hardly moves with it (0.785 at 1, 0.788 at 2, 0.79 at 4).
+ */
+const SUPPORT_FRUSTRATION_WEIGHT = 2
 const SEED = 1
+const { values } = parseArgs({
+  options: { only: { type: 'string' }, 'cross-validate': { type: 'boolean', default: false } },
+})
 const lexical = createSentimentScorer()
 
 interface WeightedSet {
@@ -39,6 +67,12 @@ interface WeightedSet {
   /** The set's total weight, spread evenly over its classes. */
   readonly weight: number
 }
+
+const ABOUT =
+  'Learned sentiment and emotion heads on all-MiniLM-L6-v2 embeddings; made by `npm run train:sentiment` ' +
+  '(services/analysis/train/train-sentiment.ts). Trained on GoEmotions (Demszky et al. 2020, Google Research, ' +
+  'CC BY 4.0), VADER ground-truth snippets (Hutto & Gilbert 2014, MIT), and anchor phrases and support ' +
+  'messages labelled for frustration written for this project.'
 
 async function sentimentSamples(sets: readonly WeightedSet[]): Promise<Sample[]> {
   const samples: Sample[] = []
@@ -72,7 +106,168 @@ function round(head: LinearHead, rows: readonly number[]) {
   }
 }
 
+/**
+ * Frustration: anger, annoyance or disappointment at the service, one sigmoid on the embedding. Three
+ * sources, each side (frustrated / not) of each source weighing the same within it:
+ * - GoEmotions' comments with anger, annoyance or disappointment against the rest (its sadness, grief and
+ *   fear included), weight 1;
+ * - the anchors: complaints against misfortunes, plain requests and thanks, weight ANCHOR_WEIGHT;
+ * - the support messages labelled for frustration (data/support-frustration.jsonl: sarcasm, blame,
+ *   complaints with a judgement against sad subjects, factual problem reports, sincere thanks and
+ *   praise), weight SUPPORT_FRUSTRATION_WEIGHT; `exclude` leaves some of them out (cross-validation).
+ */
+async function frustrationSamples(exclude: ReadonlySet<number> = new Set()): Promise<Sample[]> {
+  const trainSet = goEmotions('train')
+  const trainEmbeddings = await embedCorpus(
+    'goemotions-train',
+    trainSet.map((e) => e.text),
+  )
+  const frustrated = new Set(
+    ['anger', 'annoyance', 'disappointment'].map((e) => GOEMOTIONS_LABELS.indexOf(e)),
+  )
+  const isFrustrated = trainSet.map((e) => e.emotions!.some((k) => frustrated.has(k)))
+  const goFrustrated = isFrustrated.filter(Boolean).length
+  const samples: Sample[] = trainSet.map((_, i) => ({
+    x: trainEmbeddings[i]!,
+    y: [isFrustrated[i] ? 1 : 0],
+    weight: 0.5 / (isFrustrated[i] ? goFrustrated : trainSet.length - goFrustrated),
+  }))
+  const calm = [...MISFORTUNE_ANCHORS, ...NEUTRAL_ANCHORS, ...POSITIVE_ANCHORS]
+  const anchorVectors = await embedCorpus('frustration-anchors', [...COMPLAINT_ANCHORS, ...calm])
+  anchorVectors.forEach((x, i) => {
+    const complaint = i < COMPLAINT_ANCHORS.length
+    samples.push({
+      x,
+      y: [complaint ? 1 : 0],
+      weight: (ANCHOR_WEIGHT * 0.5) / (complaint ? COMPLAINT_ANCHORS.length : calm.length),
+    })
+  })
+  const support = supportFrustration()
+  const supportVectors = await embedCorpus(
+    'support-frustration',
+    support.map((e) => e.text),
+  )
+  const kept = support.map((_, i) => i).filter((i) => !exclude.has(i))
+  const keptFrustrated = kept.filter((i) => support[i]!.frustrated).length
+  for (const i of kept) {
+    const yes = support[i]!.frustrated
+    samples.push({
+      x: supportVectors[i]!,
+      y: [yes ? 1 : 0],
+      weight: (SUPPORT_FRUSTRATION_WEIGHT * 0.5) / (yes ? keptFrustrated : kept.length - keptFrustrated),
+    })
+  }
+  for (const s of samples) (s as { weight: number }).weight *= 10_000
+  return samples
+}
+
+const FRUSTRATION_OPTIONS = {
+  kind: 'sigmoid',
+  epochs: 30,
+  learningRate: 0.01,
+  l2: 1e-6,
+  batch: 256,
+  seed: SEED,
+} as const
+
+async function trainFrustration(): Promise<LinearHead> {
+  return train(await frustrationSamples(), 1, FRUSTRATION_OPTIONS)
+}
+
+/**
+ * The frustration head's cross-validated reading of the support messages: the corpus cut into FOLDS
+ * (a seeded shuffle within each class), each fifth read by a head trained without it (GoEmotions and the
+ * anchors always in); printed, not written.
+ */
+async function crossValidateFrustration(): Promise<void> {
+  const support = supportFrustration()
+  const vectors = await embedCorpus(
+    'support-frustration',
+    support.map((e) => e.text),
+  )
+  const random = seededRandom(SEED)
+  const fold = new Array<number>(support.length)
+  for (const yes of [true, false]) {
+    const members = support.map((e, i) => (e.frustrated === yes ? i : -1)).filter((i) => i >= 0)
+    for (let i = members.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[members[i], members[j]] = [members[j]!, members[i]!]
+    }
+    members.forEach((i, k) => {
+      fold[i] = k % FOLDS
+    })
+  }
+  const read = new Array<number>(support.length)
+  for (let f = 0; f < FOLDS; f++) {
+    const held = new Set(support.map((_, i) => i).filter((i) => fold[i] === f))
+    const head = train(await frustrationSamples(held), 1, FRUSTRATION_OPTIONS)
+    for (const i of held) read[i] = sigmoid(logits(head, vectors[i]!)[0]!)
+    process.stderr.write(`  fold ${f + 1}/${FOLDS}\n`)
+  }
+  // The head without the support messages (GoEmotions and the anchors alone, as before them), on all of them.
+  const without = train(await frustrationSamples(new Set(support.map((_, i) => i))), 1, FRUSTRATION_OPTIONS)
+  const before = vectors.map((x) => sigmoid(logits(without, x)[0]!))
+  const rows: Record<string, { accuracy: number; precision: number; recall: number }> = {}
+  for (const [name, reading] of [
+    ['without them', before],
+    ['cross-validated', read],
+  ] as const)
+    for (const threshold of [0.4, 0.5]) {
+      let tp = 0
+      let fp = 0
+      let fn = 0
+      let tn = 0
+      support.forEach((e, i) => {
+        const says = reading[i]! >= threshold
+        if (says && e.frustrated) tp++
+        else if (says) fp++
+        else if (e.frustrated) fn++
+        else tn++
+      })
+      const r = (x: number) => Math.round(x * 1000) / 1000
+      rows[`${name}, ≥ ${threshold}`] = {
+        accuracy: r((tp + tn) / support.length),
+        precision: r(tp / Math.max(tp + fp, 1)),
+        recall: r(tp / Math.max(tp + fn, 1)),
+      }
+    }
+  console.log(`frustration head on the ${support.length} support messages, ${FOLDS}-fold:`)
+  console.table(rows)
+  // Per kind, at 0.5: the share read right, without the support messages and cross-validated.
+  const kinds: Record<
+    string,
+    { frustrated: boolean; lines: number; without: number; crossValidated: number }
+  > = {}
+  support.forEach((e, i) => {
+    kinds[e.kind] ??= { frustrated: e.frustrated, lines: 0, without: 0, crossValidated: 0 }
+    const k = kinds[e.kind]!
+    k.lines++
+    if (before[i]! >= 0.5 === e.frustrated) k.without++
+    if (read[i]! >= 0.5 === e.frustrated) k.crossValidated++
+  })
+  for (const k of Object.values(kinds)) {
+    k.without = Math.round((k.without / k.lines) * 100) / 100
+    k.crossValidated = Math.round((k.crossValidated / k.lines) * 100) / 100
+  }
+  console.table(kinds)
+}
+const FOLDS = 5
+
 async function main() {
+  if (values['cross-validate']) {
+    await crossValidateFrustration()
+    return
+  }
+  if (values.only === 'frustration') {
+    // The other heads as shipped, byte for byte: only the frustration head is trained again.
+    const shipped = JSON.parse(readFileSync(MODEL_FILE, 'utf8')) as SentimentModelFile
+    const frustration = await trainFrustration()
+    const file: SentimentModelFile = { ...shipped, about: ABOUT, frustration: round(frustration, [0]) }
+    writeFileSync(MODEL_FILE, `${JSON.stringify(file)}\n`)
+    console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)} (the frustration head only)`)
+    return
+  }
+  if (values.only !== undefined) throw new Error('--only takes only "frustration"')
   const model = await embeddingModel()
   const anchors: LabelledText[] = [
     ...COMPLAINT_ANCHORS.map((text) => ({ text, label: 'negative' as const })),
@@ -121,38 +316,7 @@ async function main() {
     batch: 256,
     seed: SEED,
   })
-  // Frustration: anger, annoyance or disappointment at the service. GoEmotions' comments with one of the
-  // three against the rest (its sadness, grief and fear included), and the anchors: complaints against
-  // misfortunes, plain requests and thanks; each side of each source weighs the same.
-  const frustrated = new Set(
-    ['anger', 'annoyance', 'disappointment'].map((e) => GOEMOTIONS_LABELS.indexOf(e)),
-  )
-  const isFrustrated = trainSet.map((e) => e.emotions!.some((k) => frustrated.has(k)))
-  const goFrustrated = isFrustrated.filter(Boolean).length
-  const frustrationSamples: Sample[] = trainSet.map((_, i) => ({
-    x: trainEmbeddings[i]!,
-    y: [isFrustrated[i] ? 1 : 0],
-    weight: 0.5 / (isFrustrated[i] ? goFrustrated : trainSet.length - goFrustrated),
-  }))
-  const calm = [...MISFORTUNE_ANCHORS, ...NEUTRAL_ANCHORS, ...POSITIVE_ANCHORS]
-  const anchorVectors = await embedCorpus('frustration-anchors', [...COMPLAINT_ANCHORS, ...calm])
-  anchorVectors.forEach((x, i) => {
-    const complaint = i < COMPLAINT_ANCHORS.length
-    frustrationSamples.push({
-      x,
-      y: [complaint ? 1 : 0],
-      weight: (ANCHOR_WEIGHT * 0.5) / (complaint ? COMPLAINT_ANCHORS.length : calm.length),
-    })
-  })
-  for (const s of frustrationSamples) (s as { weight: number }).weight *= 10_000
-  const frustration = train(frustrationSamples, 1, {
-    kind: 'sigmoid',
-    epochs: 30,
-    learningRate: 0.01,
-    l2: 1e-6,
-    batch: 256,
-    seed: SEED,
-  })
+  const frustration = await trainFrustration()
 
   // Calibration on dev: 0.5 becomes each emotion's threshold of best F1.
   const dev = goEmotions('dev')
@@ -188,10 +352,7 @@ async function main() {
   console.table(calibration)
 
   const file: SentimentModelFile = {
-    about:
-      'Learned sentiment and emotion heads on all-MiniLM-L6-v2 embeddings; made by `npm run train:sentiment` ' +
-      '(services/analysis/train/train-sentiment.ts). Trained on GoEmotions (Demszky et al. 2020, Google Research, ' +
-      'CC BY 4.0), VADER ground-truth snippets (Hutto & Gilbert 2014, MIT) and anchor phrases written for this project.',
+    about: ABOUT,
     embeddingModel: model.version.split('+')[0]!,
     sentiment: { classes: [...POLARITIES], inputs: 'embedding+lexical', ...round(sentiment, [0, 1, 2]) },
     frustration: round(frustration, [0]),

@@ -13,11 +13,13 @@
  * - Emotions: one sigmoid per emotion (analyzer.ts EMOTIONS), each calibrated so that 0.5 is its
  *   threshold of best F1 on GoEmotions' dev split.
  * - Frustration: one sigmoid trained on GoEmotions' anger, annoyance and disappointment against its other
- *   comments, and on complaint anchors against misfortunes (a stolen wallet, a death), requests and thanks.
+ *   comments, on complaint anchors against misfortunes (a stolen wallet, a death), requests and thanks,
+ *   and on support messages labelled frustrated or not (sarcasm, blame, threats to leave against
+ *   misfortunes, factual reports, sincere thanks).
  *
  * Training data (services/analysis/train/README.md): GoEmotions (Demszky et al. 2020, Google Research,
- * CC BY 4.0), VADER's ground-truth snippets (Hutto & Gilbert 2014, MIT), anchor phrases written for
- * this project.
+ * CC BY 4.0), VADER's ground-truth snippets (Hutto & Gilbert 2014, MIT), anchor phrases and support
+ * messages written for this project. New weights give a new version (a hash of the file).
  */
 import { createHash } from 'node:crypto'
 import { EMOTIONS, type Emotions, labelFor, type Sentiment, type SentimentLabel } from '../analyzer.ts'
