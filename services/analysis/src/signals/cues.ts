@@ -56,7 +56,10 @@ export interface MessageCues {
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
-  /** End user: the strongest of the GoEmotions heads anger, annoyance and disappointment (0..1, 0.5 expressed). */
+  /**
+   * End user: the strongest of the GoEmotions heads anger, annoyance and disappointment (0..1, 0.5
+   * expressed). Stored with the cues; frustration reads the frustration head alone since signals-v8.
+   */
   readonly displeasure?: number
   /** End user: the chatbot's own signals (settings.signals.custom), by id. */
   readonly custom?: Readonly<Record<string, number>>

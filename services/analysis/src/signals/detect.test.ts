@@ -61,10 +61,21 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', { gratitude: 0.9 }]), at(5))).toEqual(
       ['resolution'],
     )
-    const complaint = conversation(['user', { frustration: -0.2, emotionFrustration: 0.95 }])
+    // The head reads it as frustrated, the anchors place it among plain reports: not aimed at the service.
+    const complaint = conversation(['user', { frustration: -0.2, emotionFrustration: 0.85 }])
     expect(names(complaint, at(5))).toEqual([])
-    const angry = conversation(['user', { frustration: 0.02, emotionFrustration: 0.9 }])
+    const angry = conversation(['user', { frustration: 0.02, emotionFrustration: 0.7 }])
     expect(names(angry, at(5))).toEqual(['frustration'])
+    const calm = conversation(['user', { frustration: 0.02, emotionFrustration: 0.5 }])
+    expect(names(calm, at(5))).toEqual([])
+  })
+
+  it('reads a frustration head that is sure as frustration, whatever the anchors say', () => {
+    // Sarcasm lies near the thanks it mimics, blame told as a fact near plain reports.
+    const sure = conversation(['user', { frustration: -0.3, emotionFrustration: 0.95 }])
+    expect(names(sure, at(5))).toEqual(['frustration'])
+    const almost = conversation(['user', { frustration: -0.3, emotionFrustration: 0.89 }])
+    expect(names(almost, at(5))).toEqual([])
   })
 
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {
@@ -100,6 +111,18 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', content]), at(90))).toEqual([
       'resolution',
     ])
+  })
+
+  it('takes no thanks the frustration head reads as frustrated for a resolution, even short of frustration', () => {
+    // A sarcastic thanks: the thanks anchors and the gratitude head read its literal warmth.
+    const sarcastic = { social: 0.1, resolution: 0.15, gratitude: 0.99, frustration: -0.2 }
+    const reply = (emotionFrustration: number) =>
+      names(
+        conversation(['user', {}], ['assistant', {}], ['user', { ...sarcastic, emotionFrustration }]),
+        at(5),
+      )
+    expect(reply(0.7)).toEqual([])
+    expect(reply(0.5)).toEqual(['resolution'])
   })
 
   it('leaves out the signals a chatbot turned off, and fires its own on their margin', () => {
@@ -140,11 +163,12 @@ describe('conversation signals: the decision', () => {
     ])
   })
 
-  it("counts GoEmotions' anger, annoyance or disappointment as frustration, only when aimed at the service", () => {
-    const annoyed = { frustration: 0.01, emotionFrustration: 0.2, displeasure: 0.6 }
-    expect(names(conversation(['user', annoyed]), at(5))).toEqual(['frustration'])
-    expect(names(conversation(['user', { ...annoyed, displeasure: 0.45 }]), at(5))).toEqual([])
-    expect(names(conversation(['user', { ...annoyed, frustration: -0.05 }]), at(5))).toEqual([])
+  it("reads frustration from the frustration head, not from GoEmotions' anger, annoyance or disappointment", () => {
+    const annoyed = { frustration: 0.01, emotionFrustration: 0.2, displeasure: 0.9 }
+    expect(names(conversation(['user', annoyed]), at(5))).toEqual([])
+    expect(names(conversation(['user', { ...annoyed, emotionFrustration: 0.65 }]), at(5))).toEqual([
+      'frustration',
+    ])
   })
 
   it('reads the assistant sending the same message again after the user as repetition', () => {
@@ -199,7 +223,7 @@ describe('conversation signals: the decision', () => {
   })
 
   it('reads a strong emotion in a reply to an answer as frustration unless the anchors clearly say otherwise', () => {
-    const upset = { frustration: -0.02, emotionFrustration: 0.9 }
+    const upset = { frustration: -0.02, emotionFrustration: 0.8 }
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', upset]), at(5))).toEqual([
       'frustration',
     ])

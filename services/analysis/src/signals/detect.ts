@@ -42,7 +42,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 7
+export const SIGNALS_VERSION = 8
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -61,13 +61,15 @@ export const THRESHOLDS = {
    * at −0.04 and below when not ("thanks, but it still goes straight to an error tone").
    */
   frustrationReply: -0.03,
-  /** With the learned emotions: frustration's emotion head at least this (0.5 is its calibrated "expressed"). */
-  emotionFrustration: 0.4,
   /**
-   * With the learned emotions: or GoEmotions' anger, annoyance or disappointment at least this (0.5 is
-   * each head's calibrated "expressed", its best-F1 threshold on GoEmotions' dev split; not chosen here).
+   * With the learned emotions: the frustration head at least this reads the message as frustrated. It is
+   * then no resolution, and it is frustration when the anchors agree (margin ≥ 0, or ≥ frustrationReply
+   * in a reply). Chosen with frustrationSure on the four development sets together (bench/FINDINGS.md,
+   * signals-v8): 0.55–0.6 give the fewest errors there.
    */
-  displeasure: 0.5,
+  emotionFrustration: 0.6,
+  /** With the learned emotions: the frustration head at least this is frustration whatever the anchors say. */
+  frustrationSure: 0.9,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -157,28 +159,28 @@ class Collector {
 const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
 
 /**
- * Frustration: with the learned emotions (the local model's end-user messages), the message must be
- * nearer the frustration anchors than any sad subject, request or social act (margin ≥ 0: aimed at the
- * service) and its emotion heads must say anger, annoyance or disappointment (the frustration head ≥ 0.4,
- * or GoEmotions' anger, annoyance or disappointment ≥ 0.5); without them, the anchors alone decide
- * (margin ≥ THRESHOLDS.frustration). In a reply to the assistant (`reply`), the emotion is read as
- * aimed at the service unless the anchors place the message clearly nearer a sad subject, a plain report
- * or a request (margin ≥ THRESHOLDS.frustrationReply): a first message reports the problem, and the
- * heads find its negative words ("the export gives me an empty file"); a reply reacts to the service's
+ * Frustration: with the learned emotions (the local model's end-user messages), the frustration head reads
+ * the message as frustrated (≥ THRESHOLDS.emotionFrustration) and the message is nearer the frustration
+ * anchors than any sad subject, request or social act (margin ≥ 0: aimed at the service), or the head is
+ * sure (≥ THRESHOLDS.frustrationSure) whatever the anchors say: sarcasm lies near the thanks it mimics
+ * ("wow, thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three
+ * months"), and the head, trained on support messages labelled for frustration, reads both. Without the
+ * emotions, the anchors alone decide (margin ≥ THRESHOLDS.frustration). In a reply to the assistant
+ * (`reply`), the emotion is read as aimed at the service unless the anchors place the message clearly
+ * nearer a sad subject, a plain report or a request (margin ≥ THRESHOLDS.frustrationReply): a first
+ * message reports the problem ("the export gives me an empty file"); a reply reacts to the service's
  * answer ("are you kidding me? the money was there"). Returns its confidence, or undefined.
  */
 function frustration(c: MessageCues, reply = false): number | undefined {
   const margin = c.frustration
   if (margin === undefined) return undefined
-  if (c.emotionFrustration === undefined) {
+  const head = c.emotionFrustration
+  if (head === undefined) {
     return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
   }
-  if (margin < (reply ? THRESHOLDS.frustrationReply : 0)) return undefined
-  const byHead = c.emotionFrustration >= THRESHOLDS.emotionFrustration
-  const byGoEmotions = (c.displeasure ?? 0) >= THRESHOLDS.displeasure
-  if (!byHead && !byGoEmotions) return undefined
-  const emotion = Math.max(byHead ? c.emotionFrustration : 0, byGoEmotions ? c.displeasure! : 0)
-  return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(emotion * 100) / 100)
+  const aimed = margin >= (reply ? THRESHOLDS.frustrationReply : 0)
+  if (head < THRESHOLDS.frustrationSure && !(aimed && head >= THRESHOLDS.emotionFrustration)) return undefined
+  return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(head * 100) / 100)
 }
 
 /**
@@ -187,8 +189,11 @@ function frustration(c: MessageCues, reply = false): number | undefined {
  */
 function resolution(c: MessageCues | undefined, reply = true): number | undefined {
   if (!c || c.openTail) return undefined
-  // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks).
+  // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks), nor does one
+  // the frustration head reads as frustrated, whatever the anchors say: a sarcastic thanks ("wow, thanks
+  // for nothing") has the gratitude head's and the thanks anchors' literal warmth.
   if (frustration(c, reply) !== undefined) return undefined
+  if ((c.emotionFrustration ?? 0) >= THRESHOLDS.emotionFrustration) return undefined
   const byAnchors = fires(c.resolution, THRESHOLDS.resolution)
     ? confidenceOf(c.resolution!, THRESHOLDS.resolution)
     : undefined

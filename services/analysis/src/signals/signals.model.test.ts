@@ -298,6 +298,43 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(sad).toEqual(['resolution'])
   })
 
+  it('reads frustration with the support-trained head: sarcasm and blame are, a death and a bare report are not', async () => {
+    // A sarcastic first message, and an accusation told as a fact: far from the frustration anchors.
+    expect(await signals(['user', 'wow, brilliant service, my order vanished'])).toContain('frustration')
+    expect(await signals(['user', 'amazing how your courier manages to lose every single parcel'])).toContain(
+      'frustration',
+    )
+    expect(await signals(['user', 'this is the third time the app crashed, useless'])).toContain(
+      'frustration',
+    )
+    expect(await signals(['user', 'my husband died last week, how do I close his account'])).not.toContain(
+      'frustration',
+    )
+    expect(await signals(['user', 'the app crashes when I open it'])).not.toContain('frustration')
+  })
+
+  it('reads no resolution in a thanks the frustration head reads as sarcastic, and one in a sincere thanks', async () => {
+    const answer: Turn = ['assistant', 'Please reinstall the app from the store and sign in again.']
+    const sarcastic = await settledSignals(['user', 'the app crashes when I open it'], answer, [
+      'user',
+      'cheers for nothing',
+    ])
+    expect(sarcastic).toContain('frustration')
+    expect(sarcastic).not.toContain('resolution')
+    expect(sarcastic).toContain('abandonment')
+    // Short of frustration (the anchors place it among the thanks), but the head reads it as frustrated.
+    const wasted = await settledSignals(['user', 'the app crashes when I open it'], answer, [
+      'user',
+      'thanks for wasting my time',
+    ])
+    expect(wasted).not.toContain('resolution')
+    const sincere = await settledSignals(['user', 'the app crashes when I open it'], answer, [
+      'user',
+      'that fixed it, thank you',
+    ])
+    expect(sincere).toEqual(['resolution'])
+  })
+
   it("fires a chatbot's own signal on paraphrases of its examples, not on other requests of its domain", async () => {
     const giftWrap: CustomSignal = {
       name: 'custom:asks-for-gift-wrapping',
