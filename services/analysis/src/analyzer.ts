@@ -103,6 +103,12 @@ export interface SemanticAbilities {
     context: AnalysisContext,
     texts: readonly string[],
   ): Promise<{ results: MessageAnalysis[]; embeddings: Float32Array[] }>
+  /**
+   * The learned frustration head (providers/learned-sentiment.ts) on one embedding of this model, 0..1:
+   * the signals read it on each sentence of a message as well as on the whole (signals/cues.ts). A dot
+   * product: computed in the calling thread.
+   */
+  frustrationOf(embedding: Float32Array): number
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

@@ -11,6 +11,7 @@ import {
   type SemanticAbilities,
 } from '../analyzer.ts'
 import type { ModelSource } from './embedding-model.ts'
+import { loadLearnedSentiment } from './learned-sentiment.ts'
 
 /** What a thread runs: the lexical analyzer, or the language model (semantic.ts). */
 export type ThreadMode =
@@ -174,6 +175,8 @@ export async function startAnalyzerThreads(
       : {
           model,
           embedTexts: (texts) => send<Float32Array[]>({ id: nextId++, kind: 'embed', texts: [...texts] }),
+          // The threads' heads are the shipped ones (semantic.ts): the same weights, read here.
+          frustrationOf: loadLearnedSentiment().frustration,
           async analyzeAndEmbed(messages, context, texts) {
             const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
             return { results: reply.results, embeddings: reply.embeddings ?? [] }

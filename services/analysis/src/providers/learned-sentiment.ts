@@ -53,6 +53,11 @@ export interface LearnedSentiment {
   readonly version: string
   /** The embedding (unit length, 384 dimensions) and the lexical score of one message. */
   analyze(embedding: Float32Array, lexicalScore: number): { sentiment: Sentiment; emotions: Emotions }
+  /**
+   * The frustration head alone on any embedding of the model (a message's, or one of its sentences': the
+   * signals read it on each unit, signals/cues.ts): analyze's `emotions.frustration` for a whole message.
+   */
+  frustration(embedding: Float32Array): number
 }
 
 /** Emotion scores are rounded: events and stored results carry them. */
@@ -85,7 +90,12 @@ export function loadLearnedSentiment(
     for (let j = 0; j < dims; j++) s += w[j]! * x[j]!
     return s
   }
+  const frustration = (embedding: Float32Array) => {
+    if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+    return round3(sigmoid(dot(frustrationW, embedding) + file.frustration.bias[0]!))
+  }
   return {
+    frustration,
     version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,
     analyze(embedding, lexicalScore) {
       if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
@@ -113,9 +123,11 @@ export function loadLearnedSentiment(
           round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!)),
         ]),
       ) as Record<(typeof EMOTIONS)[number], number>
-      const frustration = round3(sigmoid(dot(frustrationW, embedding) + file.frustration.bias[0]!))
       const rounded = Math.round(score * 1e4) / 1e4
-      return { sentiment: { score: rounded, label: labelFor(rounded) }, emotions: { ...scores, frustration } }
+      return {
+        sentiment: { score: rounded, label: labelFor(rounded) },
+        emotions: { ...scores, frustration: frustration(embedding) },
+      }
     },
   }
 }

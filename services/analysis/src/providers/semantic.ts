@@ -69,6 +69,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     semantic: {
       model: model.version,
       embedTexts,
+      frustrationOf: learned.frustration,
       cluster: async (vectors, references) => poolClusters(vectors, references),
       async analyzeAndEmbed(messages, context, texts) {
         const results = await analyzeMessages(messages, context)

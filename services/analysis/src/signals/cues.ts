@@ -53,6 +53,13 @@ export interface MessageCues {
    * earlier message is found (detect.ts, repetition) without keeping its text.
    */
   readonly said?: readonly string[]
+  /**
+   * End user: the learned frustration head read on each unit (the whole message first, then each of its
+   * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
+   * model). Frustration fires on a unit whose head and margin both say so (detect.ts): a long factual
+   * message with one angry sentence is frustrated.
+   */
+  readonly frustrationUnits?: readonly FrustrationUnit[]
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
@@ -64,6 +71,17 @@ export interface MessageCues {
   /** End user: the chatbot's own signals (settings.signals.custom), by id. */
   readonly custom?: Readonly<Record<string, number>>
 }
+
+/** One unit of an end-user message (the whole, or one sentence): the frustration head and margin on it. */
+export interface FrustrationUnit {
+  /** The learned frustration head on the unit's embedding (0..1). */
+  readonly head: number
+  /** The unit's frustration margin (nearest frustration anchor minus nearest contrast). */
+  readonly margin: number
+}
+
+/** The learned frustration head on one embedding (SemanticAbilities.frustrationOf). */
+export type FrustrationHead = (embedding: Vector) => number
 
 /** A chatbot's own signal: a label and example phrases (settings.signals.custom). */
 export interface CustomSignal {
@@ -238,9 +256,10 @@ export async function cuesOf(
   anchors: SignalAnchors,
   embed: Embed,
   custom: readonly CustomExamples[] = [],
+  head?: FrustrationHead,
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
-  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom)
+  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom, head)
 }
 
 /** A chatbot's own signal with its examples embedded. */
@@ -249,13 +268,18 @@ export interface CustomExamples {
   readonly examples: readonly Vector[]
 }
 
-/** cuesOf with the units (unitsOf of each message) already embedded: `vectors` is their flat list, in order. */
+/**
+ * cuesOf with the units (unitsOf of each message) already embedded: `vectors` is their flat list, in order.
+ * With the learned frustration head (`head`), an end user's message also gets each unit's head and margin
+ * (frustrationUnits).
+ */
 export function cuesFrom(
   messages: readonly CueInput[],
   units: readonly (readonly string[])[],
   vectors: readonly Vector[],
   anchors: SignalAnchors,
   custom: readonly CustomExamples[] = [],
+  head?: FrustrationHead,
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -267,7 +291,8 @@ export function cuesFrom(
     // Each unit's similarity to each anchor computed once: the anchor sets share many anchors (the
     // social and request anchors are in three of them). The same dot products, the same margins.
     const similarities = vs.map(similarityTo)
-    const best = (set: AnchorSet) => round(Math.max(...similarities.map((sim) => marginBy(sim, set))))
+    const margins = (set: AnchorSet) => similarities.map((sim) => marginBy(sim, set))
+    const best = (set: AnchorSet) => round(Math.max(...margins(set)))
     const social = round(
       nearestBy(similarities[0]!, anchors.social) - nearestBy(similarities[0]!, anchors.request),
     )
@@ -288,12 +313,18 @@ export function cuesFrom(
       tail !== undefined &&
       marginBy(tail, anchors.resolution) < 0 &&
       nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)
+    const frustration = margins(anchors.frustration)
     const cues: MessageCues = {
       social,
       escalation: best(anchors.escalation),
-      frustration: best(anchors.frustration),
+      frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
+      ...(head
+        ? {
+            frustrationUnits: vs.map((v, k) => ({ head: round(head(v)), margin: round(frustration[k]!) })),
+          }
+        : {}),
       ...(/\?\s*$/u.test(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
     }
     if (custom.length === 0) return { cues, vector: whole }

@@ -78,6 +78,27 @@ describe('conversation signals: the decision', () => {
     expect(names(almost, at(5))).toEqual([])
   })
 
+  it('reads a longer message as frustrated when one of its sentences is; sure of the whole message only', () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    // The whole message reads calm; its last sentence is frustrated and aimed at the service.
+    const oneAngry = {
+      frustration: 0.01,
+      emotionFrustration: 0.3,
+      frustrationUnits: units([0.3, -0.1], [0.7, 0.01]),
+    }
+    expect(names(conversation(['user', oneAngry]), at(5))).toEqual(['frustration'])
+    // A sentence the head reads strongly but the anchors place among plain questions: not sure enough alone.
+    const fragment = {
+      frustration: -0.09,
+      emotionFrustration: 0.3,
+      frustrationUnits: units([0.3, -0.2], [0.95, -0.09]),
+    }
+    expect(names(conversation(['user', fragment]), at(5))).toEqual([])
+    // The whole message read surely is frustration whatever the anchors say, as before.
+    const sure = { frustration: -0.3, emotionFrustration: 0.95, frustrationUnits: units([0.95, -0.3]) }
+    expect(names(conversation(['user', sure]), at(5))).toEqual(['frustration'])
+  })
+
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {
     const asked = (question: boolean) =>
       names(

@@ -21,8 +21,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   not greetings or other social acts, with an end-user message between them and as similar as
  *   THRESHOLDS.botRepeats, or the later made only of sentences of the earlier);
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
- *   subject told plainly is not): the anchors, confirmed by the learned emotion heads when there are
- *   some (the frustration head, or the strongest of GoEmotions' anger, annoyance and disappointment);
+ *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
+ *   on the whole message and on each of its sentences (a message is frustrated when one of them is);
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration, and after that asks nothing new and the assistant neither
  *   fails nor hands over;
@@ -42,7 +42,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 8
+export const SIGNALS_VERSION = 9
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -159,27 +159,40 @@ class Collector {
 const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
 
 /**
- * Frustration: with the learned emotions (the local model's end-user messages), the frustration head reads
- * the message as frustrated (≥ THRESHOLDS.emotionFrustration) and the message is nearer the frustration
- * anchors than any sad subject, request or social act (margin ≥ 0: aimed at the service), or the head is
- * sure (≥ THRESHOLDS.frustrationSure) whatever the anchors say: sarcasm lies near the thanks it mimics
- * ("wow, thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three
- * months"), and the head, trained on support messages labelled for frustration, reads both. Without the
- * emotions, the anchors alone decide (margin ≥ THRESHOLDS.frustration). In a reply to the assistant
- * (`reply`), the emotion is read as aimed at the service unless the anchors place the message clearly
- * nearer a sad subject, a plain report or a request (margin ≥ THRESHOLDS.frustrationReply): a first
- * message reports the problem ("the export gives me an empty file"); a reply reacts to the service's
- * answer ("are you kidding me? the money was there"). Returns its confidence, or undefined.
+ * Frustration: with the learned emotions (the local model's end-user messages), some unit of the message
+ * (the whole, or one of its sentences: cues.ts, frustrationUnits) is read as frustrated by the frustration
+ * head (≥ THRESHOLDS.emotionFrustration) and is itself nearer the frustration anchors than any sad subject,
+ * request or social act (margin ≥ 0: aimed at the service), or the head is sure of the whole message
+ * (≥ THRESHOLDS.frustrationSure) whatever the anchors say: sarcasm lies near the thanks it mimics ("wow,
+ * thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three months"),
+ * and the head, trained on support messages labelled for frustration, reads both. A longer message is
+ * frustrated when any one of its sentences is: the head on the whole message averages one angry sentence
+ * away among factual ones. Cues without the units (scored before signals-v9) read the whole message's head
+ * with the best unit's margin. Without the emotions, the anchors alone decide (margin ≥
+ * THRESHOLDS.frustration). In a reply to the assistant (`reply`), the emotion is read as aimed at the
+ * service unless the anchors place the unit clearly nearer a sad subject, a plain report or a request
+ * (margin ≥ THRESHOLDS.frustrationReply): a first message reports the problem ("the export gives me an
+ * empty file"); a reply reacts to the service's answer ("are you kidding me? the money was there").
+ * Returns its confidence, or undefined.
  */
 function frustration(c: MessageCues, reply = false): number | undefined {
   const margin = c.frustration
   if (margin === undefined) return undefined
-  const head = c.emotionFrustration
-  if (head === undefined) {
+  const whole = c.emotionFrustration
+  const units = c.frustrationUnits ?? (whole === undefined ? undefined : [{ head: whole, margin }])
+  if (units === undefined) {
     return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
   }
-  const aimed = margin >= (reply ? THRESHOLDS.frustrationReply : 0)
-  if (head < THRESHOLDS.frustrationSure && !(aimed && head >= THRESHOLDS.emotionFrustration)) return undefined
+  const aimed = reply ? THRESHOLDS.frustrationReply : 0
+  let head: number | undefined
+  for (const [k, u] of units.entries()) {
+    // Sure whatever the anchors say: the whole message only (k = 0). The head's sure reading was chosen on
+    // whole messages; a sentence alone gives it little to read ("is that legit?" reads 0.95).
+    const sure = k === 0 && u.head >= THRESHOLDS.frustrationSure
+    const fires = sure || (u.head >= THRESHOLDS.emotionFrustration && u.margin >= aimed)
+    if (fires) head = Math.max(head ?? 0, u.head)
+  }
+  if (head === undefined) return undefined
   return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(head * 100) / 100)
 }
 
@@ -190,8 +203,9 @@ function frustration(c: MessageCues, reply = false): number | undefined {
 function resolution(c: MessageCues | undefined, reply = true): number | undefined {
   if (!c || c.openTail) return undefined
   // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks), nor does one
-  // the frustration head reads as frustrated, whatever the anchors say: a sarcastic thanks ("wow, thanks
-  // for nothing") has the gratitude head's and the thanks anchors' literal warmth.
+  // the frustration head reads as frustrated as a whole, whatever the anchors say: a sarcastic thanks
+  // ("wow, thanks for nothing") has the gratitude head's and the thanks anchors' literal warmth. The whole
+  // message only: a sentence of it read so, short of frustration, takes nothing from a thanks.
   if (frustration(c, reply) !== undefined) return undefined
   if ((c.emotionFrustration ?? 0) >= THRESHOLDS.emotionFrustration) return undefined
   const byAnchors = fires(c.resolution, THRESHOLDS.resolution)

@@ -52,9 +52,9 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         examples: await analyzer.semantic.embedTexts(c.examples),
       })),
     )
-    const scored = (await cuesOf(input, anchors, analyzer.semantic.embedTexts, custom)).map((s, i) =>
-      withEmotions(s, analysed[i]!.emotions),
-    )
+    const scored = (
+      await cuesOf(input, anchors, analyzer.semantic.embedTexts, custom, analyzer.semantic.frustrationOf)
+    ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const start = Date.UTC(2026, 10, 29, 9)
     const messages: ConversationMessage[] = turns.map(([role], i) => ({
       id: `m${i}`,
@@ -311,6 +311,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       'frustration',
     )
     expect(await signals(['user', 'the app crashes when I open it'])).not.toContain('frustration')
+  })
+
+  it('reads a longer message as frustrated when one of its sentences is, not when one is sad or a request', async () => {
+    // Facts first, the judgement last: the head on the whole message reads them calm (signals-v8 did not fire).
+    expect(
+      await signals([
+        'user',
+        'I ordered a blue jacket in size M on the 3rd. The tracking says it was delivered yesterday. Honestly your delivery service is a joke.',
+      ]),
+    ).toContain('frustration')
+    expect(
+      await signals([
+        'user',
+        'I moved house in March and updated my address online. The new card still went to the old flat. Seriously, how hard is it to get this right?',
+      ]),
+    ).toContain('frustration')
+    for (const calm of [
+      'I need to update the address on my account. My mother passed away last month and I moved into her flat. What documents do you need?',
+      'My flight was cancelled because of the storm. I was really looking forward to seeing my family. Can I rebook for Friday?',
+      'I ordered a blue jacket in size M on the 3rd. The tracking says it was delivered yesterday. Can you check where it is?',
+    ]) {
+      expect(await signals(['user', calm])).not.toContain('frustration')
+    }
   })
 
   it('reads no resolution in a thanks the frustration head reads as sarcastic, and one in a sincere thanks', async () => {
