@@ -34,6 +34,8 @@ export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh.json')
 /** Written blind (without reading the anchors, cues or thresholds) by a fifth session, and never tuned on (README there). */
 export const FRESH2_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh2.json')
+/** Written blind by a sixth session (helper fresh3), and never tuned on (README there). */
+export const FRESH3_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh3.json')
 
 /** The sets measured beside the development set, in the report's order: name, file, and how it was made. */
 export const OTHER_SIGNALS_SETS = [
@@ -56,6 +58,13 @@ export const OTHER_SIGNALS_SETS = [
     described: 'written blind by a fifth session, never tuned on (fresh2)',
     // Kept blind from the sessions that tune the signals: its errors are counted per signal, not named,
     // and --dump leaves its messages out (README there). Drop this to name them.
+    blind: true,
+  },
+  {
+    name: 'fresh3',
+    file: FRESH3_SIGNALS_SET,
+    described: 'written blind by a sixth session, never tuned on (fresh3)',
+    // Kept blind from the sessions that tune the signals: errors counted per signal, never named, no dump.
     blind: true,
   },
 ] as const
