@@ -44,7 +44,11 @@ export interface MessageCues {
   readonly handover?: number
   /** Assistant: cannot help, did not understand, has no answer. */
   readonly failure?: number
-  /** Assistant: asks the end user to say it again. */
+  /**
+   * Assistant: asks the end user to say it again (the clarification anchors against answers). End user
+   * (signals-v10): asks the assistant to say it again ("sorry, could you repeat that?"): the same anchors
+   * against any request or social act; the assistant then saying the same again is no repetition.
+   */
   readonly clarification?: number
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
@@ -317,6 +321,10 @@ export function cuesFrom(
     const cues: MessageCues = {
       social,
       escalation: best(anchors.escalation),
+      clarification: best({
+        cue: anchors.clarification.cue,
+        contrast: [...anchors.request, ...anchors.social],
+      }),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),

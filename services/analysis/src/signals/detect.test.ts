@@ -174,6 +174,69 @@ describe('conversation signals: the decision', () => {
     expect(rep(90, 55)).toBe(false) // cos 0.57: another request
   })
 
+  it('reads a request asked again in other words as repetition when it clearly ignores the answer between', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (answer: number, later: number) =>
+      conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
+        ...m,
+        vector: unit([0, answer, later][i]!),
+      }))
+    const rep = (answer: number, later: number) => names(talk(answer, later), at(5)).includes('repetition')
+    // cos 0.42 to the first request, -0.91 to the answer: asked again, the answer ignored.
+    expect(rep(-90, 65)).toBe(true)
+    // cos 0.42, but 0.26 to the answer: nearer the first request, not clearly (margin 0.16).
+    expect(rep(140, 65)).toBe(false)
+    // cos 0.26: another request, however far the answer.
+    expect(rep(-90, 75)).toBe(false)
+  })
+
+  it('reads the assistant re-showing a whole earlier message inside a later one as repetition', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (first: string[], second: string[]) =>
+      conversation(
+        ['user', {}],
+        ['assistant', { said: first }],
+        ['user', {}],
+        ['assistant', { said: second }],
+      ).map((m, i) => ({ ...m, vector: unit([90, 0, -90, 45][i]!) })) // the two answers at cos 0.71
+    expect(names(talk(['aaaa0001'], ['cccc0003', 'aaaa0001']), at(5))).toContain('repetition')
+    expect(names(talk(['aaaa0001', 'bbbb0002'], ['cccc0003', 'aaaa0001']), at(5))).not.toContain('repetition')
+  })
+
+  it('reads the assistant saying the same again as no repetition when the end user asked it to', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (asked: Partial<MessageCues>) =>
+      conversation(['user', {}], ['assistant', {}], ['user', asked], ['assistant', {}]).map((m, i) => ({
+        ...m,
+        vector: unit([90, 0, -90, 0][i]!),
+      }))
+    expect(names(talk({}), at(5))).toContain('repetition')
+    expect(names(talk({ clarification: 0.1 }), at(5))).not.toContain('repetition') // "could you repeat that?"
+  })
+
+  it('reads no handover in a social act, nor in a weak one after which the assistant answers on', () => {
+    const weak = { handover: 0.1 }
+    const clear = { handover: 0.16 }
+    expect(names(conversation(['user', {}], ['assistant', weak]), at(5))).toEqual(['escalation'])
+    // A social act ("lovely to hear, I'll pass it on to the team!") hands nothing over.
+    expect(names(conversation(['user', {}], ['assistant', { ...clear, social: 0.3 }]), at(5))).toEqual([])
+    // The assistant's next message, after the end user's, answers on: nothing was handed over.
+    const answeredOn = (first: Partial<MessageCues>, next: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', first], ['user', {}], ['assistant', next]), at(5))
+    expect(answeredOn(weak, {})).toEqual([])
+    // Its next message hands over itself (the person arriving): both stand.
+    expect(answeredOn(weak, weak)).toEqual(['escalation'])
+    // A clear handover (twice the threshold) stands whatever follows: the person may greet in any words.
+    expect(answeredOn(clear, {})).toEqual(['escalation'])
+    // The end user says nothing between: the assistant goes on in the same turn.
+    expect(names(conversation(['user', {}], ['assistant', weak], ['assistant', {}]), at(5))).toEqual([
+      'escalation',
+    ])
+  })
+
   it('reads a failure said in the first person as bot failure, and abandonment when it is last', () => {
     expect(names(conversation(['user', {}], ['assistant', { inability: true }]), at(90))).toEqual([
       'bot_failure',

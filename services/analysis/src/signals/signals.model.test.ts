@@ -152,6 +152,95 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads no handover in an answer the assistant goes on from, and one in a clear handover the person takes up', async () => {
+    // "The spa team will be happy to help you" reads as a weak handover (margin 0.13); the assistant then
+    // answers on: nothing was handed over (signals-v9 read escalation).
+    expect(
+      await signals(
+        ['user', 'is the spa open on Sunday?'],
+        ['assistant', 'It is, from 10 to 6. The spa team will be happy to help you book a treatment there.'],
+        ['user', 'how much is a massage?'],
+        ['assistant', 'A 50-minute massage is 65.'],
+      ),
+    ).not.toContain('escalation')
+    // A clear handover stands though the person who takes over greets in words no anchor reads.
+    expect(
+      await signals(
+        ['user', 'my direct debit was taken twice this month'],
+        ['assistant', "I'm handing you over to our billing team now."],
+        ['user', 'ok'],
+        ['assistant', 'Hello, Jonas from billing here, I have your account open.'],
+        ['user', 'great, it was on the 3rd'],
+        ['assistant', 'I can see both payments; the second one is refunded now.'],
+      ),
+    ).toContain('escalation')
+    // A person named in a report asks for no one.
+    expect(
+      await signals(
+        ['user', 'a man from your company called me yesterday about my contract'],
+        ['assistant', 'We do call customers about renewals. Your contract runs until March.'],
+      ),
+    ).not.toContain('escalation')
+  })
+
+  it('reads a request asked again in quite other words, ignoring the answer, as repetition; two questions as none', async () => {
+    // Cosine 0.47 (under repetitionNearest), 0.12 to the answer between: signals-v9 read none.
+    expect(
+      await signals(
+        ['user', 'how many loyalty points have I got?'],
+        ['assistant', 'Delivery is free on orders over 30 pounds.'],
+        ['user', 'what is my current rewards balance?'],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'how many loyalty points have I got?'],
+        ['assistant', 'You have 340 points.'],
+        ['user', 'can I spend points on delivery fees?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('reads a menu re-shown after an answer as repetition, another question after it as none', async () => {
+    const menu = 'Please pick a topic: Orders, Returns, Payments or Account.'
+    expect(
+      await signals(
+        ['user', 'hi there'],
+        ['assistant', menu],
+        ['user', 'Orders'],
+        ['assistant', `Your last order left our warehouse on Monday. ${menu}`],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'hi there'],
+        ['assistant', menu],
+        ['user', 'Orders'],
+        ['assistant', 'Your last order left our warehouse on Monday. Is there anything else about it?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('reads the bot saying its answer again as no repetition when the end user asked it to, as one when not', async () => {
+    const hours = 'On Saturdays we are open from 9am to 4pm, and the café closes at 3pm.'
+    expect(
+      await signals(
+        ['user', 'what are your opening hours on Saturday?'],
+        ['assistant', hours],
+        ['user', 'sorry, can you repeat that please?'],
+        ['assistant', hours],
+      ),
+    ).not.toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'what are your opening hours on Saturday?'],
+        ['assistant', hours],
+        ['user', 'I asked about Sunday actually'],
+        ['assistant', hours],
+      ),
+    ).toContain('repetition')
+  })
+
   it("reads the bot's request for more detail as no failure, and its not understanding as one", async () => {
     expect(
       await signals(
