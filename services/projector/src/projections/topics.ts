@@ -1,3 +1,4 @@
+import { advisoryLockKey } from '@cas/db'
 import { OTHER_TOPIC_ID, type RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 
@@ -16,6 +17,25 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topics-reclustered'>
   | RecordedEvent<'analysis.topics-recluster-failed'>
   | RecordedEvent<'analysis.topic-created-by-user'>
+
+/** The first advisory-lock key of rm_topics' per-chatbot locks (the second: the chatbot's). */
+const TOPICS_LOCK = advisoryLockKey('projector-rm-topics')
+
+/**
+ * Takes each chatbot's rm_topics lock, in one order (by key), before any of its topic rows: a chatbot's
+ * topic events (its stream's partition) and the results naming its topics (its conversations' partitions)
+ * are applied by batches that run at once, and each writes several of its topic rows, the first in event
+ * order, the second in id order. Two such batches could each hold a row the other was about to write, a
+ * deadlock Postgres breaks only after deadlock_timeout (1 s) by failing one of them, retried; under a burst
+ * of analysis this cost DSTC11's bench:quality a third of its throughput (bench/FINDINGS.md). The topics'
+ * flush is the only writer of rm_topics and takes these locks at the same point of every batch, after the
+ * batch's partition locks (batch-order.ts); a chatbot's topic writes wait for each other instead.
+ */
+async function lockChatbotsTopics(client: pg.ClientBase, chatbotIds: readonly string[]): Promise<void> {
+  const keys = [...new Set(chatbotIds.map((id) => advisoryLockKey(`rm_topics:${id}`)))].sort((a, b) => a - b)
+  if (keys.length === 0) return
+  await client.query('SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int[]) AS k', [TOPICS_LOCK, keys])
+}
 
 /**
  * rm_topics: each chatbot's topics by id, with their current label and keywords, the topic a merged
@@ -65,6 +85,10 @@ export class TopicChanges {
   }
 
   async flush(client: pg.ClientBase): Promise<void> {
+    await lockChatbotsTopics(client, [
+      ...this.pending.map((e) => e.chatbotId),
+      ...[...this.named.values()].map((r) => r.chatbot_id),
+    ])
     await this.flushEvents(client)
     if (this.named.size === 0) return
     const rows = [...this.named.values()].sort((a, b) => (a.chatbot_id + a.id < b.chatbot_id + b.id ? -1 : 1))
