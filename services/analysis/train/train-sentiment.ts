@@ -305,7 +305,8 @@ async function sweepSupportSentiment(): Promise<void> {
   console.table(rows)
 }
 
-const FRUSTRATION_OPTIONS = {
+/** The emotion heads' and the frustration head's training (sigmoids). */
+const SIGMOID_OPTIONS = {
   kind: 'sigmoid',
   epochs: 30,
   learningRate: 0.01,
@@ -315,7 +316,7 @@ const FRUSTRATION_OPTIONS = {
 } as const
 
 async function trainFrustration(): Promise<LinearHead> {
-  return train(await frustrationSamples(), 1, FRUSTRATION_OPTIONS)
+  return train(await frustrationSamples(), 1, SIGMOID_OPTIONS)
 }
 
 /**
@@ -344,12 +345,12 @@ async function crossValidateFrustration(): Promise<void> {
   const read = new Array<number>(support.length)
   for (let f = 0; f < FOLDS; f++) {
     const held = new Set(support.map((_, i) => i).filter((i) => fold[i] === f))
-    const head = train(await frustrationSamples(held), 1, FRUSTRATION_OPTIONS)
+    const head = train(await frustrationSamples(held), 1, SIGMOID_OPTIONS)
     for (const i of held) read[i] = sigmoid(logits(head, vectors[i]!)[0]!)
     process.stderr.write(`  fold ${f + 1}/${FOLDS}\n`)
   }
   // The head without the support messages (GoEmotions and the anchors alone, as before them), on all of them.
-  const without = train(await frustrationSamples(new Set(support.map((_, i) => i))), 1, FRUSTRATION_OPTIONS)
+  const without = train(await frustrationSamples(new Set(support.map((_, i) => i))), 1, SIGMOID_OPTIONS)
   const before = vectors.map((x) => sigmoid(logits(without, x)[0]!))
   const rows: Record<string, { accuracy: number; precision: number; recall: number }> = {}
   for (const [name, reading] of [
@@ -442,14 +443,7 @@ async function main() {
     weight: 1,
   }))
   console.log(`emotions: ${emotionSamples.length} examples, ${EMOTIONS.length} emotions`)
-  const emotions = train(emotionSamples, EMOTIONS.length, {
-    kind: 'sigmoid',
-    epochs: 30,
-    learningRate: 0.01,
-    l2: 1e-6,
-    batch: 256,
-    seed: SEED,
-  })
+  const emotions = train(emotionSamples, EMOTIONS.length, SIGMOID_OPTIONS)
   const frustration = await trainFrustration()
 
   // Calibration on dev: 0.5 becomes each emotion's threshold of best F1.

@@ -158,16 +158,21 @@ describe('conversation signals: the decision', () => {
     ])
   })
 
-  it('reads a request asked again as repetition: very similar, or similar and ignoring the answer', () => {
-    // Unit vectors in 2-d: cos(a, b) is the similarity.
+  /**
+   * Whether a request, an answer and a later request, at these angles (degrees) from the first request as
+   * unit vectors in 2-d (cos(a, b) is their similarity), read as repetition.
+   */
+  const rep = (answer: number, later: number) => {
     const unit = (deg: number) =>
       Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
-    const talk = (answer: number, later: number) =>
-      conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
-        ...m,
-        vector: unit([0, answer, later][i]!),
-      }))
-    const rep = (answer: number, later: number) => names(talk(answer, later), at(5)).includes('repetition')
+    const talk = conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
+      ...m,
+      vector: unit([0, answer, later][i]!),
+    }))
+    return names(talk, at(5)).includes('repetition')
+  }
+
+  it('reads a request asked again as repetition: very similar, or similar and ignoring the answer', () => {
     expect(rep(90, 30)).toBe(true) // cos 0.87: whatever the answer
     expect(rep(150, 45)).toBe(true) // cos 0.71, the answer (cos -0.26) further than the first request
     expect(rep(60, 45)).toBe(false) // cos 0.71, but nearer the answer (0.97): a follow-up
@@ -175,14 +180,6 @@ describe('conversation signals: the decision', () => {
   })
 
   it('reads a request asked again in other words as repetition when it clearly ignores the answer between', () => {
-    const unit = (deg: number) =>
-      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
-    const talk = (answer: number, later: number) =>
-      conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
-        ...m,
-        vector: unit([0, answer, later][i]!),
-      }))
-    const rep = (answer: number, later: number) => names(talk(answer, later), at(5)).includes('repetition')
     // cos 0.42 to the first request, -0.91 to the answer: asked again, the answer ignored.
     expect(rep(-90, 65)).toBe(true)
     // cos 0.42, but 0.26 to the answer: nearer the first request, not clearly (margin 0.16).
