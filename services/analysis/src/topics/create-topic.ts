@@ -3,6 +3,7 @@ import {
   addTerms,
   DEFAULT_TOPIC_OPTIONS,
   insideThreshold,
+  membersOf,
   type PoolPoint,
   pointKey,
   pooledSpread,
@@ -107,7 +108,7 @@ export function decideTopicCreation(
     const from = state.topics.get(currentTopic(state, point.topicId))
     if (from && (from.configured || from.pinned)) continue
     if (from) {
-      const members = from.size + (from.configured ? 1 : 0)
+      const members = membersOf(from)
       if (members > 0 && dot(point.embedding, from.sum) / members >= nearNew) continue
       // It leaves its old topic's sums, so that messages like it no longer lean that way.
       addInto(from.sum, point.embedding, -1)

@@ -3,6 +3,7 @@ import {
   addTerms,
   DEFAULT_TOPIC_OPTIONS,
   insideThreshold,
+  membersOf,
   OTHER_TOPIC,
   type PoolPoint,
   pointKey,
@@ -107,16 +108,11 @@ export function clusteringInput(state: TopicState, window: readonly WindowPoint[
   const represented = new Set(window.map((p) => currentTopic(state, p.topicId)))
   const references = [...state.topics.values()]
     .filter(
-      (t) =>
-        isHeld(t) &&
-        t.mergedInto === null &&
-        !t.retired &&
-        !represented.has(t.id) &&
-        t.size + (t.configured ? 1 : 0) > 0,
+      (t) => isHeld(t) && t.mergedInto === null && !t.retired && !represented.has(t.id) && membersOf(t) > 0,
     )
     .map((t) => {
       const out = new Float32Array(t.sum.length)
-      addInto(out, t.sum, 1 / (t.size + (t.configured ? 1 : 0)))
+      addInto(out, t.sum, 1 / membersOf(t))
       return out
     })
   return { points: [...window].sort(byContent), references }
@@ -175,8 +171,7 @@ export function decideRecluster(
   const joinHeld = new Map<number, string>()
   const rest: number[][] = []
   const insideHeld = (t: Topic, i: number) =>
-    dot(clustered[i]!.embedding, t.sum) / (t.size + (t.configured ? 1 : 0)) >=
-    insideThreshold(t, priorNow, options)
+    dot(clustered[i]!.embedding, t.sum) / membersOf(t) >= insideThreshold(t, priorNow, options)
   for (const n of [...byNumber.keys()].sort((a, b) => a - b)) {
     const all = byNumber.get(n)!
     const free = all.filter((i) => heldNow[i] === undefined)
@@ -501,7 +496,7 @@ function insideOf(
     }
   }
   if (!nearest) return undefined
-  const members = nearest.size + (nearest.configured ? 1 : 0)
+  const members = membersOf(nearest)
   if (members === 0) return undefined
   return dot(v, nearest.sum) / members >= insideThreshold(nearest, prior, options) ? nearest : undefined
 }

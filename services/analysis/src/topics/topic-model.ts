@@ -332,7 +332,7 @@ class Decision {
     const numbers = await this.deps.cluster(
       pool.map((p) => p.embedding),
       this.active.flatMap((t) => {
-        const count = t.size + (t.configured ? 1 : 0)
+        const count = membersOf(t)
         return count > 0 ? [scaled(t.sum, 1 / count)] : []
       }),
     )
@@ -588,7 +588,7 @@ class Decision {
   private topicInside(v: Vector, count = 1): { topic: Topic } | undefined {
     const { topic } = this.nearestTopic(v)
     if (!topic) return undefined
-    const members = topic.size + (topic.configured ? 1 : 0)
+    const members = membersOf(topic)
     if (members === 0) return undefined
     return dot(v, topic.sum) / (count * members) >= this.joinThreshold(topic) ? { topic } : undefined
   }
@@ -634,8 +634,8 @@ export function pooledSpread(topics: readonly Topic[]): Spread {
   return pooled
 }
 
-/** A topic's members counted as average linkage counts them: a configured topic's example is one more. */
-const membersOf = (t: Topic) => t.size + (t.configured ? 1 : 0)
+/** A topic's members as its sum counts them: a configured topic's example is one more. */
+export const membersOf = (t: Topic) => t.size + (t.configured ? 1 : 0)
 
 /** The mean similarity between two distinct members of the topic, from its sum of unit members. */
 function withinSimilarity(t: Topic): number {
