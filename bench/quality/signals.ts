@@ -34,7 +34,7 @@ export const CONFIRM_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh.json')
 /** Written blind (without reading the anchors, cues or thresholds) by a fifth session; a development set since signals-v10 (README there). */
 export const FRESH2_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh2.json')
-/** Written blind by a sixth session (helper fresh3), and never tuned on (README there). */
+/** Written blind by a sixth session (helper fresh3); a development set since signals-v11 (README there). */
 export const FRESH3_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh3.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -77,9 +77,8 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
   {
     name: 'fresh3',
     file: FRESH3_SIGNALS_SET,
-    described: 'written blind by a sixth session, never tuned on (fresh3)',
-    // Kept blind from the sessions that tune the signals: errors counted per signal, never named, no dump.
-    blind: true,
+    described:
+      'written blind by a sixth session, measured blind for signals-v9 and v10, tuned on since signals-v11 (fresh3, development)',
   },
 ]
 

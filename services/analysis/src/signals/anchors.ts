@@ -42,6 +42,9 @@ export const ESCALATION_REQUEST_ANCHORS: readonly string[] = [
   // A person to take the case rather than to talk with.
   'can a person look into this for me?',
   'I need someone from your side to check this',
+  // signals-v11, the team's conventions: a call back from a person, or a person's own contact to reach them.
+  'can someone call me back?',
+  "could you give me your manager's email so I can contact them?",
 ]
 
 /** The bot hands the conversation over to a person. */
@@ -87,6 +90,8 @@ export const ESCALATION_CONTRAST_ANCHORS: readonly string[] = [
   'what is the point of this chat?',
   'this bot is useless',
   'the staff were very friendly',
+  // signals-v11: an address to send something to reaches no one in particular.
+  'what email address do I send my invoices to?',
 ]
 
 /** The bot says it cannot help, did not understand, or has no answer. */
@@ -157,6 +162,13 @@ export const ANSWER_ANCHORS: readonly string[] = [
   'please choose one of the following options',
   "I'll pass your compliments on to them",
   'we sometimes contact customers by phone',
+  // signals-v11, the team's conventions: a phone number or opening hours given, or how to add people to an
+  // account, are answers; the end user is handed to no one. (A team named with nothing handed to it, "the
+  // accounts team deals with invoices", was tried and left out: it drew "I've passed this to our billing
+  // team", bench/FINDINGS.md.)
+  'you can call our helpline on 0800 123 4567',
+  'our phone lines are open 9am to 5pm, Monday to Friday',
+  'you can invite colleagues to your account from the settings page',
 ]
 
 /** Anger, annoyance or disappointment aimed at the service or the bot. */

@@ -152,6 +152,50 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads a request to be called back, or for a manager to write to, as escalation; a team, a phone line or hours named by the bot as none', async () => {
+    // signals-v11, the team's conventions: the end user asks to reach a person, whichever channel.
+    expect(
+      await signals(
+        ['user', 'my meter was read wrong again and the bill is double'],
+        ['assistant', 'I can see two readings on your account this quarter.'],
+        ['user', 'can someone call me back about it this afternoon?'],
+      ),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'the parcel came damaged for the second time'],
+        ['assistant', 'I am sorry about that. A replacement is on its way.'],
+        ['user', 'what is the email of your area manager? I want to take this further with them'],
+      ),
+    ).toContain('escalation')
+    // The bot naming a team, giving a phone number and opening hours, or telling how to add people to an
+    // account, hands over to no one (signals-v10 read a handover in the last two, margins 0.12 and 0.13).
+    expect(
+      await signals(
+        ['user', 'can I get my money back for the cancelled class?'],
+        ['assistant', 'Our billing team handles refunds.'],
+        ['user', 'ok thanks'],
+      ),
+    ).not.toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'can I book a table for 14 people?'],
+        [
+          'assistant',
+          'For bookings, please call 0345 600 700. Lines are open 9am to 5pm, Monday to Saturday.',
+        ],
+        ['user', 'great, thanks'],
+      ),
+    ).not.toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'how do I give my colleague access?'],
+        ['assistant', 'You can add teammates to your workspace under Settings > Members.'],
+        ['user', 'found it'],
+      ),
+    ).not.toContain('escalation')
+  })
+
   it('reads no handover in an answer the assistant goes on from, and one in a clear handover the person takes up', async () => {
     // "The spa team will be happy to help you" reads as a weak handover (margin 0.13); the assistant then
     // answers on: nothing was handed over (signals-v9 read escalation).
