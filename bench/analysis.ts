@@ -14,7 +14,9 @@
  * its main thread, of each analyzer thread and of Postgres (Linux); each analyzer thread's idle share of
  * the run (its event loop waiting for requests while jobs are queued), the share it had a core, the share
  * it was ready but waited for one (the run queue) and the rest (blocked with work in hand); the
- * database statements per job. `--statements` lists the statements Postgres spent most time on
+ * database statements per job; what the embedded Postgres logged meanwhile (support/postgres-log.ts:
+ * deadlocks, a problem, other errors and statements over 100 ms with the three slowest; the whole log in
+ * bench/.cache/analysis/postgres.log). `--statements` lists the statements Postgres spent most time on
  * (pg_stat_statements). `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
  * what the model was asked: texts embedded per end-user message, model calls and their batch sizes.
  * `--recluster` runs the background re-clustering too, with its default schedule; `--profile <dir>` writes a
@@ -41,6 +43,7 @@ import { conversationOf, type DevelopmentSet, loadSet, SET_NAMES, type SetName }
 import { createBenchDatabase } from './support/in-process.ts'
 import { benchKeyring } from './support/keyring.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
+import { postgresLogLines } from './support/postgres-log.ts'
 import { seededRandom } from './support/random.ts'
 import { startBenchServers } from './support/servers.ts'
 
@@ -72,8 +75,13 @@ const sets = setNames.map((name) =>
   loadSet(name, values.data, { seed, limit: values.limit ? Number(values.limit) : undefined }),
 )
 
+const postgresLogFile = path.join(ROOT, 'bench/.cache/analysis/postgres.log')
+mkdirSync(path.dirname(postgresLogFile), { recursive: true })
+writeFileSync(postgresLogFile, '')
 const servers = await startBenchServers({
   name: 'analysis',
+  watchPostgresLog: true,
+  postgresLog: postgresLogFile,
   ...(values.statements
     ? { postgres: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } }
     : {}),
@@ -155,6 +163,7 @@ try {
     })
     statements.reset()
     if (values.statements) await pool.query('SELECT pg_stat_statements_reset()')
+    const logMark = servers.postgresLog!.mark()
     const profiler = values.profile ? await startProfile() : undefined
     const threadsBefore = threadTimes()
     const analyzerBefore = await analyzer.threadStats?.()
@@ -186,6 +195,7 @@ try {
         ).rows
       : []
     await service.stop()
+    const postgresLog = servers.postgresLog!.summarise(logMark)
     const rate = userMessages / seconds
     const ceiling = ceilings.get(set.name)!
     console.log(`\n${set.name}: ${conversations.length} conversations, ${userMessages} end-user messages`)
@@ -225,6 +235,9 @@ try {
         .map((t) => `${t.main ? 'main' : t.name} ${(t.seconds / seconds).toFixed(2)}`)
         .join(', ')}`,
     )
+    for (const [i, line] of postgresLogLines(postgresLog).entries()) {
+      console.log(`  ${i === 0 ? 'Postgres log                             ' : '  '}${line}`)
+    }
     for (const s of topStatements) {
       const text = s.query.replace(/\s+/g, ' ').slice(0, 110)
       console.log(

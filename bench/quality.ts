@@ -14,8 +14,10 @@
  * Per set: NMI, ACC (1:1 Hungarian, DSTC11's primary metric) and ARI of the conversations' topics against
  * the intents ("other" one cluster of its own); the number of topics; the largest topic's share beside the
  * largest intent's; label agreement; the share of topics made of the assistant's words; end-user messages
- * analysed per second. Beside them, anchors computed first in the same run on the same requests and the
- * same MiniLM embeddings (quality/anchors.ts), before the service starts, so that they do not slow it.
+ * analysed per second; what the embedded Postgres logged meanwhile (support/postgres-log.ts: deadlocks,
+ * flagged as a problem, other errors, statements over 100 ms and the three slowest; the whole log in
+ * bench/.cache/quality/postgres.log). Beside them, anchors computed first in the same run on the same
+ * requests and the same MiniLM embeddings (quality/anchors.ts), before the service starts, so that they do not slow it.
  * Targets from issue 31 beside the figures. Nothing in the service is tuned to these sets. Then sentiment
  * (sentiment/measure.ts): precision and recall per class and macro-F1 of the learned heads beside VADER,
  * on VADER's four corpora, the UCI sentences, GoEmotions' test split and the support messages, with issue
@@ -50,6 +52,12 @@ import { measureThroughApi, type ThroughApi } from './quality/through-api.ts'
 import { measureSentiment, sentimentMarkdown, sentimentTargets } from './sentiment/measure.ts'
 import { formatWritten } from './support/format.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
+import {
+  type PostgresLogSummary,
+  postgresLogLines,
+  SLOW_STATEMENT_MS,
+  truncate,
+} from './support/postgres-log.ts'
 import { startBenchServers } from './support/servers.ts'
 import { DIST_ALL_IN_ONE, startService } from './support/service.ts'
 
@@ -141,8 +149,15 @@ if (!values['skip-build'] || !existsSync(DIST_ALL_IN_ONE)) {
   execFileSync(process.execPath, ['infra/build.mjs'], { cwd: ROOT, stdio: 'inherit' })
 }
 const measured = new Map<SetName, ThroughApi>()
+const postgresLogs = new Map<SetName, PostgresLogSummary>()
 let analyzer: { state: string; name: string; version: string; loadMs?: number } | undefined
-const servers = await startBenchServers({ name: 'quality' })
+const postgresLogFile = path.join(cacheDir, 'postgres.log')
+writeFileSync(postgresLogFile, '')
+const servers = await startBenchServers({
+  name: 'quality',
+  watchPostgresLog: true,
+  postgresLog: postgresLogFile,
+})
 try {
   const databaseUrl = withDatabase(servers.postgres.url, 'postgres')
   const service = await startService({
@@ -170,6 +185,7 @@ try {
       throw new Error(`the service is not analysing with the model: ${JSON.stringify(analyzer)}`)
     }
     for (const set of sets) {
+      const logMark = servers.postgresLog!.mark()
       measured.set(
         set.name,
         await measureThroughApi(service.url, pool, set, {
@@ -180,6 +196,8 @@ try {
         }),
       )
       console.log(`${set.name}: captured and analysed through the API`)
+      postgresLogs.set(set.name, servers.postgresLog!.summarise(logMark))
+      for (const line of postgresLogLines(postgresLogs.get(set.name)!)) console.log(`  Postgres: ${line}`)
     }
   } finally {
     await pool.end()
@@ -195,7 +213,12 @@ const extractor = createTermExtractor()
 const botTerms = new Set(BOILERPLATE.flatMap((text) => extractor.terms(text)))
 const labelAgreement = createLabelAgreement()
 
-function setReport(set: DevelopmentSet, run: ThroughApi, anchor: Anchors): string[] {
+function setReport(
+  set: DevelopmentSet,
+  run: ThroughApi,
+  anchor: Anchors,
+  pgLog: PostgresLogSummary,
+): string[] {
   const intents = set.requests.map((r) => r.intent)
   const intentCount = new Set(intents).size
   const score = scoreClustering(intents, [...run.topicOfRequest], { other: 'other' })
@@ -281,6 +304,29 @@ function setReport(set: DevelopmentSet, run: ThroughApi, anchor: Anchors): strin
     ],
     ['the model alone, one thread, embeddings per second', embedRates.get(set.name)!.toFixed(0), '', ''],
     [
+      'Postgres log during the set: "deadlock detected" (each costs deadlock_timeout, 1 s, and a retried batch)',
+      String(pgLog.deadlocks),
+      '0',
+      pgLog.deadlocks === 0 ? '**met**' : '**PROBLEM**',
+    ],
+    [
+      'Postgres log during the set: other errors',
+      pgLog.errorMessages.length === 0
+        ? '0'
+        : `${pgLog.otherErrors} (${pgLog.errorMessages
+            .slice(0, 3)
+            .map((e) => `${e.count}× ${truncate(e.message, 60).replaceAll('|', '\\|')}`)
+            .join('; ')})`,
+      '',
+      '',
+    ],
+    [
+      `Postgres log during the set: statements over ${SLOW_STATEMENT_MS} ms`,
+      String(pgLog.slow.length),
+      '',
+      '',
+    ],
+    [
       'after the last result, until the background re-clustering settled (its default schedule), seconds',
       run.settleSeconds.toFixed(0),
       '',
@@ -297,6 +343,24 @@ function setReport(set: DevelopmentSet, run: ThroughApi, anchor: Anchors): strin
     '| measure | this service | target | |',
     '|---|--:|---|---|',
     ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ...(pgLog.deadlocks > 0
+      ? [
+          '',
+          `**Problem: ${pgLog.deadlocks} deadlocks in the Postgres log** during this set (bench/.cache/quality/postgres.log): each held a batch for deadlock_timeout (1 s) before one was retried: the rate above is lowered by them. Deadlocked: ${pgLog.deadlockStatements
+            .slice(0, 3)
+            .map((t) => `\`${truncate(t, 80)}\``)
+            .join('; ')}.`,
+        ]
+      : []),
+    ...(pgLog.slow.length > 0
+      ? [
+          '',
+          `Slowest statements: ${pgLog.slow
+            .slice(0, 3)
+            .map((q) => `${q.ms.toFixed(0)} ms \`${truncate(q.statement, 80)}\``)
+            .join('; ')}.`,
+        ]
+      : []),
     '',
     'Anchors, computed in the same run on the same requests and the same MiniLM q8 embeddings:',
     '',
@@ -338,7 +402,10 @@ const report = [
   '',
   `Analyzer ${analyzer?.name}@${analyzer?.version}, ${values.threads} analyzer thread(s), model load ${analyzer?.loadMs ?? '?'} ms. Targets from issue 31, on this machine; the re-clustering time and memory for one chatbot of 10,000 and 100,000 conversations are measured by \`npm run bench:recluster\` (bench/FINDINGS.md, "Issue 31, item 2"); the topics here are read once the background re-clustering has settled.`,
   '',
-  ...sets.flatMap((set) => [...setReport(set, measured.get(set.name)!, anchors.get(set.name)!), '']),
+  ...sets.flatMap((set) => [
+    ...setReport(set, measured.get(set.name)!, anchors.get(set.name)!, postgresLogs.get(set.name)!),
+    '',
+  ]),
   ...signalsReport(signals, customSignals, otherSignals),
   '',
   '## Sentiment: learned heads beside VADER (`npm run bench:sentiment` measures the same)',

@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { type RunningPostgres, startEmbeddedPostgres } from '@cas/db'
 import { type KafkaBroker, startKafka } from '../../infra/kafka/broker.ts'
+import { type PostgresLogWatch, WATCHED_POSTGRES_SETTINGS, watchPostgresLog } from './postgres-log.ts'
 
 /**
  * Postgres settings of the benchmarks: durable (fsync and synchronous_commit stay on), with memory for a
@@ -20,6 +21,8 @@ export interface BenchServers {
   readonly scratch: string
   readonly postgres: RunningPostgres
   readonly kafka?: KafkaBroker
+  /** The Postgres server's log, kept when watchPostgresLog was asked (postgres-log.ts). */
+  readonly postgresLog?: PostgresLogWatch
   stop(): Promise<void>
 }
 
@@ -33,6 +36,11 @@ export interface BenchServerOptions {
   readonly kafkaHeapMb?: number
   /** Append the Postgres server's log (its stderr) to this file. */
   readonly postgresLog?: string
+  /**
+   * Keep the Postgres server's log in memory (BenchServers.postgresLog) and log every statement of 100 ms
+   * or more (WATCHED_POSTGRES_SETTINGS, before `postgres`): deadlocks, errors and slow statements.
+   */
+  readonly watchPostgresLog?: boolean
 }
 
 /**
@@ -48,10 +56,18 @@ export async function startBenchServers(opts: BenchServerOptions): Promise<Bench
     for (const s of stops.splice(0)) await s().catch(() => {})
   }
   try {
+    const watch = opts.watchPostgresLog ? watchPostgresLog() : undefined
+    const file = opts.postgresLog
     const postgres = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'pg'),
-      settings: { max_connections: '300', ...opts.postgres },
-      log: opts.postgresLog ? (line) => appendFileSync(opts.postgresLog!, `${line}\n`) : undefined,
+      settings: { max_connections: '300', ...(watch ? WATCHED_POSTGRES_SETTINGS : {}), ...opts.postgres },
+      log:
+        file || watch
+          ? (line) => {
+              if (file) appendFileSync(file, `${line}\n`)
+              watch?.add(line)
+            }
+          : undefined,
     })
     stops.unshift(() => postgres.stop())
     let kafka: KafkaBroker | undefined
@@ -60,7 +76,7 @@ export async function startBenchServers(opts: BenchServerOptions): Promise<Bench
       const broker = kafka
       stops.unshift(() => broker.stop())
     }
-    return { scratch, postgres, kafka, stop }
+    return { scratch, postgres, kafka, postgresLog: watch, stop }
   } catch (err) {
     await stop()
     throw err
