@@ -1,7 +1,7 @@
 /**
  * npm run bench:signals [-- --dump]: precision and recall per conversation signal on the labelled
  * conversations of bench/data/signals (README there): the development set, and the held-out, confirmation,
- * fresh, fresh2 and fresh3 sets, with the language model of ../shared/models.
+ * fresh, fresh2, fresh3 and fresh4 sets, with the language model of ../shared/models.
  * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
  */
 
