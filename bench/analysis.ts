@@ -23,7 +23,7 @@
  * CPU profile of this thread over each set's analysis.
  */
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import inspector from 'node:inspector'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -44,6 +44,7 @@ import { createBenchDatabase } from './support/in-process.ts'
 import { benchKeyring } from './support/keyring.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { postgresLogLines } from './support/postgres-log.ts'
+import { busiestThreads, postgresCpuSeconds, threadTimes } from './support/proc-cpu.ts'
 import { seededRandom } from './support/random.ts'
 import { startBenchServers } from './support/servers.ts'
 
@@ -260,63 +261,6 @@ try {
   await ceilingModel.close?.()
 } finally {
   await servers.stop()
-}
-
-/** Each thread of this process: its name and CPU seconds so far (Linux: /proc/self/task). */
-function threadTimes(): Map<string, { name: string; seconds: number }> {
-  const out = new Map<string, { name: string; seconds: number }>()
-  try {
-    const ticks = 100
-    for (const tid of readdirSync('/proc/self/task')) {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      out.set(tid, { name: `${name}#${tid}`, seconds: (Number(fields[11]) + Number(fields[12])) / ticks })
-    }
-  } catch {
-    // Not Linux.
-  }
-  return out
-}
-
-/**
- * The CPU seconds of the embedded Postgres so far: its postmaster and its processes (the pool's backends
- * live through a set's run), and the processes of it that have exited (Linux: /proc; 0 elsewhere).
- */
-function postgresCpuSeconds(dataDir: string): number {
-  try {
-    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-    let ticks = 0
-    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-      let stat: string
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      } catch {
-        continue
-      }
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const own = Number(pid) === postmaster
-      if (!own && Number(fields[1]) !== postmaster) continue
-      ticks += Number(fields[11]) + Number(fields[12])
-      if (own) ticks += Number(fields[13]) + Number(fields[14])
-    }
-    return ticks / 100
-  } catch {
-    return 0
-  }
-}
-
-function busiestThreads(
-  before: Map<string, { name: string; seconds: number }>,
-  after: Map<string, { name: string; seconds: number }>,
-) {
-  return [...after]
-    .map(([tid, t]) => ({
-      name: t.name,
-      main: Number(tid) === process.pid,
-      seconds: t.seconds - (before.get(tid)?.seconds ?? 0),
-    }))
-    .sort((a, b) => b.seconds - a.seconds)
 }
 
 async function startProfile() {

@@ -14,7 +14,9 @@
  * Per set: NMI, ACC (1:1 Hungarian, DSTC11's primary metric) and ARI of the conversations' topics against
  * the intents ("other" one cluster of its own); the number of topics; the largest topic's share beside the
  * largest intent's; label agreement; the share of topics made of the assistant's words; end-user messages
- * analysed per second; what the embedded Postgres logged meanwhile (support/postgres-log.ts: deadlocks,
+ * analysed per second, and meanwhile the CPU per end-user message of the service's threads and of Postgres
+ * (Linux /proc: the figure to compare on a shared machine, where the rate follows the other sessions);
+ * what the embedded Postgres logged meanwhile (support/postgres-log.ts: deadlocks,
  * flagged as a problem, other errors, statements over 100 ms and the three slowest; the whole log in
  * bench/.cache/quality/postgres.log). Beside them, anchors computed first in the same run on the same
  * requests and the same MiniLM embeddings (quality/anchors.ts), before the service starts, so that they do not slow it.
@@ -193,11 +195,17 @@ try {
           concurrency: Number(values.concurrency),
           greetingShare,
           seed,
+          ...(service.worker.process.pid
+            ? { cpu: { pid: service.worker.process.pid, postgresDataDir: path.join(servers.scratch, 'pg') } }
+            : {}),
         }),
       )
       console.log(`${set.name}: captured and analysed through the API`)
       postgresLogs.set(set.name, servers.postgresLog!.summarise(logMark))
       for (const line of postgresLogLines(postgresLogs.get(set.name)!)) console.log(`  Postgres: ${line}`)
+      const cpu = measured.get(set.name)!.analysisCpu
+      if (cpu)
+        console.log(`  CPU per end-user message while analysed: ${analysisCpuLine(measured.get(set.name)!)}`)
     }
   } finally {
     await pool.end()
@@ -212,6 +220,21 @@ const meets = (ok: boolean) => (ok ? '**met**' : '**missed**')
 const extractor = createTermExtractor()
 const botTerms = new Set(BOILERPLATE.flatMap((text) => extractor.terms(text)))
 const labelAgreement = createLabelAgreement()
+
+/**
+ * The CPU the service's threads and Postgres used per end-user message while the jobs were analysed, in
+ * ms: the figure to compare between runs on a shared machine (msgs/s follows the other sessions' load).
+ */
+function analysisCpuLine(run: ThroughApi): string {
+  const cpu = run.analysisCpu!
+  const ms = (seconds: number) => ((seconds * 1000) / run.userMessages).toFixed(2)
+  const total = cpu.threads.reduce((sum, t) => sum + t.seconds, 0)
+  const main = cpu.threads.find((t) => t.main)?.seconds ?? 0
+  // Node names none of its threads: the busiest other is the analyzer thread (the model), most likely
+  // followed by the projector's.
+  const others = cpu.threads.filter((t) => !t.main && t.seconds > 0).slice(0, 3)
+  return `service ${ms(total)} (main thread ${ms(main)}, busiest others ${others.map((t) => ms(t.seconds)).join(' / ')}); Postgres ${ms(cpu.postgres)}`
+}
 
 function setReport(
   set: DevelopmentSet,
@@ -302,6 +325,16 @@ function setReport(
       '',
       '',
     ],
+    ...(run.analysisCpu
+      ? [
+          [
+            'CPU per end-user message while analysed (ms: the service, its busiest threads; Postgres)',
+            analysisCpuLine(run),
+            '',
+            '',
+          ],
+        ]
+      : []),
     ['the model alone, one thread, embeddings per second', embedRates.get(set.name)!.toFixed(0), '', ''],
     [
       'Postgres log during the set: "deadlock detected" (each costs deadlock_timeout, 1 s, and a retried batch)',

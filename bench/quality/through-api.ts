@@ -7,6 +7,7 @@
 import type pg from 'pg'
 import { enqueueReanalysis } from '../../services/analysis/src/reanalyze.ts'
 import { benchKeyring } from '../support/keyring.ts'
+import { busiestThreads, postgresCpuSeconds, threadTimes } from '../support/proc-cpu.ts'
 import { seededRandom } from '../support/random.ts'
 import { createAccount } from '../support/service.ts'
 import { conversationOf, type DevelopmentSet } from './datasets.ts'
@@ -30,6 +31,14 @@ export interface ThroughApi {
   readonly deadJobs: number
   /** From the last result analysed to the re-clustering settled, its events projected. */
   readonly settleSeconds: number
+  /**
+   * CPU seconds while the jobs were analysed (analysisSeconds), when the service's pid and Postgres's data
+   * directory were given: each thread of the service, busiest first, and the embedded Postgres.
+   */
+  readonly analysisCpu?: {
+    readonly threads: readonly { name: string; main: boolean; seconds: number }[]
+    readonly postgres: number
+  }
 }
 
 export async function measureThroughApi(
@@ -41,6 +50,8 @@ export async function measureThroughApi(
     concurrency: number
     greetingShare: number
     seed: number
+    /** The service's process and Postgres's data directory, to read their CPU (Linux). */
+    cpu?: { pid: number; postgresDataDir: string }
   },
 ): Promise<ThroughApi> {
   const account = await createAccount(serviceUrl, `quality-${set.name}`)
@@ -77,6 +88,8 @@ export async function measureThroughApi(
     now: new Date(),
   })
   if (queued.length !== conversations.length) throw new Error(`${queued.length} captures queued for analysis`)
+  const threadsBefore = opts.cpu ? threadTimes(opts.cpu.pid) : undefined
+  const postgresBefore = opts.cpu ? postgresCpuSeconds(opts.cpu.postgresDataDir) : 0
   const analysisStarted = performance.now()
   // Until every job is analysed and the read models have every event.
   const deadline = Date.now() + 30 * 60_000
@@ -93,6 +106,13 @@ export async function measureThroughApi(
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const analysisSeconds = (performance.now() - analysisStarted) / 1000
+  const analysisCpu =
+    opts.cpu && threadsBefore
+      ? {
+          threads: busiestThreads(threadsBefore, threadTimes(opts.cpu.pid), opts.cpu.pid),
+          postgres: postgresCpuSeconds(opts.cpu.postgresDataDir) - postgresBefore,
+        }
+      : undefined
   // Then until the background re-clustering has settled (README: within TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS
   // of the last request, plus the run) and the read models have its events: the topics as they stay.
   const settleStarted = performance.now()
@@ -151,5 +171,6 @@ export async function measureThroughApi(
     analysisSeconds,
     settleSeconds,
     deadJobs: dead[0]!.dead,
+    ...(analysisCpu ? { analysisCpu } : {}),
   }
 }
