@@ -90,8 +90,8 @@ for (const mode of EVENT_LOG_MODES) {
 
       // While the first batch is held open, nothing is committed: everything in the log is lag. In Kafka
       // mode that is every message on the topic's partitions, which may be more than the events: the
-      // relay sends a batch again whole when a partition refused part of it (a new topic's leaders are
-      // still being elected; consumers drop the copies), so a partition's lag is its offsets, not a count
+      // relay sends a batch again whole when a partition refused part of it (a broker that failed or was
+      // slow; consumers drop the copies), so a partition's lag is its offsets, not a count
       // of events. Wait for the relay to have published every event, and each partition's lag to be all
       // its messages, once the first batch is in the handler and held there.
       const inLog = mode.name === 'kafka' ? await topicMessages(eventLog, cleanups) : undefined

@@ -137,7 +137,7 @@ export function sendLane(key: string, lanes: number): number {
   return lanes <= 1 ? 0 : (murmur2(key) & 0x7fffffff) % lanes
 }
 
-/** Creates the three event topics when missing, and waits until every partition has a leader. */
+/** Creates the three event topics when missing, and waits until every partition has a leader serving it. */
 export async function ensureTopics(
   admin: Admin,
   opts: {
@@ -170,9 +170,17 @@ export async function ensureTopics(
 }
 
 /**
- * Waits until every partition of the topics has a leader. kafkajs' own `waitForLeaders` retries only
- * on LEADER_NOT_AVAILABLE, but a KRaft broker answers UNKNOWN_TOPIC_OR_PARTITION until its metadata
- * cache has the new topic, which made topic creation fail now and then under load.
+ * Waits until every partition of the topics has a leader that serves it. kafkajs' own `waitForLeaders`
+ * retries only on LEADER_NOT_AVAILABLE, but a KRaft broker answers UNKNOWN_TOPIC_OR_PARTITION until its
+ * metadata cache has the new topic, which made topic creation fail now and then under load.
+ *
+ * A leader in the metadata is not enough: a KRaft broker publishes a new topic's leaders in its metadata
+ * before its replica manager hosts the partitions, and for a moment answers a produce to some of them
+ * NOT_LEADER_OR_FOLLOWER. The relay's first send to new topics then failed in part, and `sendEvery`
+ * sent it again whole: the partitions that had taken it held two copies (28 of 30 fresh topics of 12
+ * partitions, 48 events sent at once, on one local broker). So the wait also asks each partition's
+ * leader for its offsets (ListOffsets, answered only by a leader hosting the partition, as a produce is),
+ * until every partition answers.
  */
 export async function waitForTopicLeaders(admin: Admin, topics: readonly string[], timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs
@@ -182,17 +190,26 @@ export async function waitForTopicLeaders(admin: Admin, topics: readonly string[
       const ready =
         metadata.length === topics.length &&
         metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
-      if (ready) return
+      if (ready) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic)
+        return
+      }
     } catch (err) {
-      // Also when kafkajs gave up retrying by itself: the protocol error is then the original error.
-      const e = err as { type?: string; originalError?: { type?: string } }
-      const type = e.type ?? e.originalError?.type
-      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err
+      if (!NOT_YET.has(protocolErrorType(err) ?? '')) throw err
     }
     if (Date.now() > deadline)
       throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
+}
+
+/** What a broker answers about a partition it does not serve yet. */
+const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION'])
+
+/** The Kafka protocol error's type, also when kafkajs wrapped it once its own retries were spent. */
+function protocolErrorType(err: unknown): string | undefined {
+  const e = err as { type?: string; cause?: { type?: string }; originalError?: { type?: string } }
+  return e.type ?? e.cause?.type ?? e.originalError?.type
 }
 
 /** The Kafka message value: the EVENTS.md envelope (the stream type is the topic). */
