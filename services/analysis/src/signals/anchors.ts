@@ -133,6 +133,21 @@ export const CLARIFICATION_ANCHORS: readonly string[] = [
   'what exactly do you mean?',
 ]
 
+/**
+ * The end user says it is asking again: the answer missed what was asked (signals-v11). Read against the
+ * requests and social acts (cues.ts): a reply that only asks a new question is not one.
+ */
+export const REASK_ANCHORS: readonly string[] = [
+  "that's not what I asked",
+  'you did not answer my question',
+  'I already told you that',
+  'as I said, it still does not work',
+  'let me ask again',
+  'to be clear, my question is about my own account',
+  'I know that, but that is not my question',
+  'I said that already, please read my message',
+]
+
 /** What a bot says when it is helping: answers, actions, apologies with a remedy, offers of more help. */
 export const ANSWER_ANCHORS: readonly string[] = [
   'here is how you can do that',

@@ -24,6 +24,7 @@ describe("a message's cues", () => {
       handover: { cue: hand, contrast: [...answer, ...failure] },
       failure: { cue: failure, contrast: [...answer, ...hand] },
       clarification: { cue: many(2), contrast: answer },
+      reask: { cue: many(2), contrast: [...social, ...request] },
     }
     const messages = [
       { role: 'user' as const, content: 'I want a person. This is useless! Why?' },
@@ -55,6 +56,7 @@ describe("a message's cues", () => {
               escalation: best(anchors.escalation),
               frustration: best(anchors.frustration),
               resolution: round(margin(vs[0]!, anchors.resolution)),
+              reasks: best(anchors.reask),
             }
       expect(scored[i]!.cues).toMatchObject(expected)
       expect(scored[i]!.vector).toBe(vs[0])

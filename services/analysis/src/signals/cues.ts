@@ -10,6 +10,7 @@ import {
   FRUSTRATION_ANCHORS,
   FRUSTRATION_CONTRAST_ANCHORS,
   HANDOVER_ANCHORS,
+  REASK_ANCHORS,
   RESOLUTION_ANCHORS,
   RESOLUTION_CONTRAST_ANCHORS,
 } from './anchors.ts'
@@ -50,6 +51,12 @@ export interface MessageCues {
    * against any request or social act; the assistant then saying the same again is no repetition.
    */
   readonly clarification?: number
+  /**
+   * End user (signals-v11): says it is asking again, the answer having missed it ("I literally just said
+   * the email never comes"): the re-ask anchors against any request or social act. A request this
+   * similar to an earlier one (THRESHOLDS.repetitionAsked) that says so is repetition (detect.ts).
+   */
+  readonly reasks?: number
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
@@ -117,6 +124,7 @@ export interface SignalAnchors {
   readonly handover: AnchorSet
   readonly failure: AnchorSet
   readonly clarification: AnchorSet
+  readonly reask: AnchorSet
 }
 
 /**
@@ -139,16 +147,16 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
     ANSWER_ANCHORS,
     FAILURE_ANCHORS,
     CLARIFICATION_ANCHORS,
+    REASK_ANCHORS,
   ]
   const vectors = await embed(groups.flat())
   let at = 0
-  const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar] = groups.map(
-    (g) => {
+  const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar, reask] =
+    groups.map((g) => {
       const out = vectors.slice(at, at + g.length)
       at += g.length
       return out
-    },
-  ) as Vector[][]
+    }) as Vector[][]
   const background = [...social!, ...request!]
   return {
     social: social!,
@@ -159,6 +167,7 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
     handover: { cue: hand!, contrast: [...answer!, ...fail!] },
     failure: { cue: fail!, contrast: [...answer!, ...hand!, ...clar!] },
     clarification: { cue: clar!, contrast: answer! },
+    reask: { cue: reask!, contrast: background },
   }
 }
 
@@ -325,6 +334,7 @@ export function cuesFrom(
         cue: anchors.clarification.cue,
         contrast: [...anchors.request, ...anchors.social],
       }),
+      reasks: best(anchors.reask),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),

@@ -162,10 +162,10 @@ describe('conversation signals: the decision', () => {
    * Whether a request, an answer and a later request, at these angles (degrees) from the first request as
    * unit vectors in 2-d (cos(a, b) is their similarity), read as repetition.
    */
-  const rep = (answer: number, later: number) => {
+  const rep = (answer: number, later: number, laterCues: Partial<MessageCues> = {}) => {
     const unit = (deg: number) =>
       Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
-    const talk = conversation(['user', {}], ['assistant', {}], ['user', {}]).map((m, i) => ({
+    const talk = conversation(['user', {}], ['assistant', {}], ['user', laterCues]).map((m, i) => ({
       ...m,
       vector: unit([0, answer, later][i]!),
     }))
@@ -186,6 +186,15 @@ describe('conversation signals: the decision', () => {
     expect(rep(140, 65)).toBe(false)
     // cos 0.26: another request, however far the answer.
     expect(rep(-90, 75)).toBe(false)
+  })
+
+  it('reads a similar request that says it asks again as repetition, whatever the answer between', () => {
+    // cos 0.42 to the first request, 0.77 to the answer: a follow-up, unless it says it asks again.
+    expect(rep(25, 65)).toBe(false)
+    expect(rep(25, 65, { reasks: 0.2 })).toBe(true)
+    expect(rep(25, 65, { reasks: 0.05 })).toBe(false) // under the threshold (0.06)
+    // cos 0.26: saying so of another request is no repetition.
+    expect(rep(25, 75, { reasks: 0.2 })).toBe(false)
   })
 
   it('reads the assistant re-showing a whole earlier message inside a later one as repetition', () => {

@@ -107,6 +107,12 @@ export const THRESHOLDS = {
    */
   repetitionAsked: 0.35,
   repetitionIgnores: 0.2,
+  /**
+   * signals-v11: an end user's request that says it asks again (cues.ts, reasks: "i literally just said
+   * the email never comes") at least this, and at least repetitionAsked similar to an earlier request, is
+   * a repetition whatever lies between. The clarification cue's margin, not chosen on a set.
+   */
+  reasks: 0.06,
 } as const
 
 /** The confidence of a failure said in the first person but not nearer the failure anchors. */
@@ -316,10 +322,14 @@ export function detectSignals(
       )
       const ignoresBetween = nearestBetween < similarity
       const clearly = similarity - nearestBetween >= t.repetitionIgnores
-      if (similarity < t.repetitionNearest && !clearly) continue
-      if (similarity < t.repetition && !ignoresBetween) continue
-      const confidence =
-        similarity >= t.repetitionNearest
+      const saysAgain = fires(later.cues?.reasks, t.reasks)
+      if (!saysAgain) {
+        if (similarity < t.repetitionNearest && !clearly) continue
+        if (similarity < t.repetition && !ignoresBetween) continue
+      }
+      const confidence = saysAgain
+        ? confidenceOf(later.cues!.reasks!, t.reasks)
+        : similarity >= t.repetitionNearest
           ? confidenceOf(similarity, t.repetitionNearest)
           : confidenceOf(similarity - nearestBetween, t.repetitionIgnores)
       out.add('repetition', earlier.id, confidence)

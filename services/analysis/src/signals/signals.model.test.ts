@@ -245,6 +245,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a question asked again after a poor answer, saying so, as repetition; saying so of a new question as none', async () => {
+    // signals-v11: the end user says it asks again (the re-ask cue, 0.28) of a request 0.39 similar to the
+    // earlier one, the answer between nearer it (0.44): v10 read no repetition.
+    expect(
+      await signals(
+        ['user', 'why was I charged twice for my gym membership?'],
+        ['assistant', 'Memberships are billed on the 1st of each month.'],
+        ['user', "you haven't answered me. there are two payments this month"],
+      ),
+    ).toContain('repetition')
+    // Said of a request unlike the earlier one (0.31): no repetition.
+    expect(
+      await signals(
+        ['user', 'why was I charged twice for my gym membership?'],
+        ['assistant', 'Memberships are billed on the 1st of each month.'],
+        ['user', "that's not what I asked about, but ok. how do I freeze my membership for a month?"],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a menu re-shown after an answer as repetition, another question after it as none', async () => {
     const menu = 'Please pick a topic: Orders, Returns, Payments or Account.'
     expect(
