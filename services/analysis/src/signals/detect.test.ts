@@ -64,9 +64,9 @@ describe('conversation signals: the decision', () => {
     // The head reads it as frustrated, the anchors place it among plain reports: not aimed at the service.
     const complaint = conversation(['user', { frustration: -0.2, emotionFrustration: 0.85 }])
     expect(names(complaint, at(5))).toEqual([])
-    const angry = conversation(['user', { frustration: 0.02, emotionFrustration: 0.7 }])
+    const angry = conversation(['user', { frustration: 0.04, emotionFrustration: 0.7 }])
     expect(names(angry, at(5))).toEqual(['frustration'])
-    const calm = conversation(['user', { frustration: 0.02, emotionFrustration: 0.5 }])
+    const calm = conversation(['user', { frustration: 0.04, emotionFrustration: 0.5 }])
     expect(names(calm, at(5))).toEqual([])
   })
 
@@ -82,9 +82,9 @@ describe('conversation signals: the decision', () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // The whole message reads calm; its last sentence is frustrated and aimed at the service.
     const oneAngry = {
-      frustration: 0.01,
+      frustration: 0.04,
       emotionFrustration: 0.3,
-      frustrationUnits: units([0.3, -0.1], [0.7, 0.01]),
+      frustrationUnits: units([0.3, -0.1], [0.7, 0.04]),
     }
     expect(names(conversation(['user', oneAngry]), at(5))).toEqual(['frustration'])
     // A sentence the head reads strongly but the anchors place among plain questions: not sure enough alone.
@@ -254,7 +254,7 @@ describe('conversation signals: the decision', () => {
   })
 
   it("reads frustration from the frustration head, not from GoEmotions' anger, annoyance or disappointment", () => {
-    const annoyed = { frustration: 0.01, emotionFrustration: 0.2, displeasure: 0.9 }
+    const annoyed = { frustration: 0.04, emotionFrustration: 0.2, displeasure: 0.9 }
     expect(names(conversation(['user', annoyed]), at(5))).toEqual([])
     expect(names(conversation(['user', { ...annoyed, emotionFrustration: 0.65 }]), at(5))).toEqual([
       'frustration',
@@ -323,6 +323,21 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['assistant', {}], ['user', upset], ['assistant', {}]), at(5))).toEqual([])
     const report = { ...upset, frustration: -0.05 }
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', report]), at(5))).toEqual([])
+  })
+
+  it('reads a first report as frustration only when the anchors place it clearly (0.03) nearer frustration', () => {
+    // signals-v11: within the anchors' band of doubt (±0.03) a reply is frustration, a first report not.
+    const undecided = { frustration: 0.02, emotionFrustration: 0.8 }
+    expect(names(conversation(['user', undecided], ['assistant', {}]), at(5))).toEqual([])
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', undecided]), at(5))).toEqual([
+      'frustration',
+    ])
+    const clearly = { frustration: 0.04, emotionFrustration: 0.8 }
+    expect(names(conversation(['user', clearly], ['assistant', {}]), at(5))).toEqual(['frustration'])
+    // The head sure of the whole message (≥ 0.9) still decides alone.
+    expect(
+      names(conversation(['user', { ...undecided, emotionFrustration: 0.95 }], ['assistant', {}]), at(5)),
+    ).toEqual(['frustration'])
   })
 
   it('reads the assistant saying again part of an earlier message as repetition', () => {

@@ -65,8 +65,17 @@ export const THRESHOLDS = {
    */
   frustrationReply: -0.03,
   /**
+   * signals-v11: outside a reply (the end user's first report), the unit must lie this far nearer the
+   * frustration anchors: the mirror of frustrationReply. Within ±0.03 the anchors are undecided; in a reply
+   * the doubt goes to frustration (it reacts to the service's answer), in a report against it (a report
+   * states the problem: "hello i receive fine for toll road but i have the transponder in car", 0.014,
+   * the head 0.70). On the union of the six development sets 0.02–0.03 give the fewest errors (72 against
+   * 74 at 0; 0.05 loses two of fresh.json's).
+   */
+  frustrationFirst: 0.03,
+  /**
    * With the learned emotions: the frustration head at least this reads the message as frustrated. It is
-   * then no resolution, and it is frustration when the anchors agree (margin ≥ 0, or ≥ frustrationReply
+   * then no resolution, and it is frustration when the anchors agree (margin ≥ frustrationFirst, or ≥ frustrationReply
    * in a reply). Chosen with frustrationSure on the four development sets together (bench/FINDINGS.md,
    * signals-v8): 0.55–0.6 give the fewest errors there.
    */
@@ -183,7 +192,7 @@ const fires = (margin: number | undefined, threshold: number) => margin !== unde
  * Frustration: with the learned emotions (the local model's end-user messages), some unit of the message
  * (the whole, or one of its sentences: cues.ts, frustrationUnits) is read as frustrated by the frustration
  * head (≥ THRESHOLDS.emotionFrustration) and is itself nearer the frustration anchors than any sad subject,
- * request or social act (margin ≥ 0: aimed at the service), or the head is sure of the whole message
+ * request or social act (margin ≥ THRESHOLDS.frustrationFirst, 0.03: aimed at the service), or the head is sure of the whole message
  * (≥ THRESHOLDS.frustrationSure) whatever the anchors say: sarcasm lies near the thanks it mimics ("wow,
  * thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three months"),
  * and the head, trained on support messages labelled for frustration, reads both. A longer message is
@@ -204,7 +213,7 @@ function frustration(c: MessageCues, reply = false): number | undefined {
   if (units === undefined) {
     return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
   }
-  const aimed = reply ? THRESHOLDS.frustrationReply : 0
+  const aimed = reply ? THRESHOLDS.frustrationReply : THRESHOLDS.frustrationFirst
   let head: number | undefined
   for (const [k, u] of units.entries()) {
     // Sure whatever the anchors say: the whole message only (k = 0). The head's sure reading was chosen on

@@ -466,6 +466,22 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', 'the app crashes when I open it'])).not.toContain('frustration')
   })
 
+  it('reads a report the anchors cannot place as no frustration when it opens the conversation, as frustration in a reply', async () => {
+    // signals-v11: the head reads it as frustrated (0.71), the anchors only just nearer frustration (0.017,
+    // within ±0.03): a first report states the problem (v10 read frustration); a reply reacts to the answer.
+    const report = 'autofill stoped working in firefox after the update'
+    expect(
+      await signals(['user', report], ['assistant', 'Which version of Firefox are you on?']),
+    ).not.toContain('frustration')
+    expect(
+      await signals(
+        ['user', 'my saved passwords are not filling in'],
+        ['assistant', 'You can turn on autofill under Settings > Autofill.'],
+        ['user', report],
+      ),
+    ).toContain('frustration')
+  })
+
   it('reads a longer message as frustrated when one of its sentences is, not when one is sad or a request', async () => {
     // Facts first, the judgement last: the head on the whole message reads them calm (signals-v8 did not fire).
     expect(
