@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
 import { socialMargin } from '../topics/requests.ts'
 import { normalized, type Vector } from '../topics/vectors.ts'
-import { cuesOf, nearest, type SignalAnchors, saidOf, sentencesOf, unitsOf } from './cues.ts'
+import { cuesOf, HANDOVER_NEAR, nearest, type SignalAnchors, saidOf, sentencesOf, unitsOf } from './cues.ts'
 
 const random = seededRandom(11)
 const unit = (): Vector => normalized(Float32Array.from({ length: 384 }, () => random() - 0.5))
@@ -47,7 +47,16 @@ describe("a message's cues", () => {
         m.role === 'assistant'
           ? {
               social,
-              handover: best(anchors.handover),
+              // A unit near no handover anchor (all of these random ones) counts at most 0.
+              handover: round(
+                Math.max(
+                  ...vs.map((v) =>
+                    nearest(v, anchors.handover.cue) >= HANDOVER_NEAR
+                      ? margin(v, anchors.handover)
+                      : Math.min(margin(v, anchors.handover), 0),
+                  ),
+                ),
+              ),
               failure: best(anchors.failure),
               clarification: best(anchors.clarification),
             }
@@ -61,6 +70,45 @@ describe("a message's cues", () => {
       expect(scored[i]!.cues).toMatchObject(expected)
       expect(scored[i]!.vector).toBe(vs[0])
     }
+  })
+
+  it("read an assistant's unit as a handover only when it is near a handover anchor at all", async () => {
+    const axis = (k: number, weight = 1): number[] =>
+      Array.from({ length: 384 }, (_, i) => (i === k ? weight : 0))
+    const mix = (a: number[], b: number[]) => normalized(Float32Array.from(a.map((x, i) => x + b[i]!)))
+    const hand = normalized(Float32Array.from(axis(0)))
+    const answer = normalized(Float32Array.from(axis(1)))
+    const far = many(2)
+    const anchors: SignalAnchors = {
+      social: far,
+      request: far,
+      escalation: { cue: far, contrast: far },
+      frustration: { cue: far, contrast: far },
+      resolution: { cue: far, contrast: far },
+      handover: { cue: [hand], contrast: [answer] },
+      failure: { cue: far, contrast: far },
+      clarification: { cue: far, contrast: far },
+      reask: { cue: far, contrast: far },
+    }
+    // cos 0.2 to the handover anchor, 0 to the answer: a margin of 0.2, but near no handover.
+    const faint = mix(axis(0, 0.2), axis(2, 0.98))
+    // cos 0.5: near one.
+    const near = mix(axis(0, 0.5), axis(2, 0.866))
+    const texts = new Map([
+      ['faint', faint],
+      ['near', near],
+    ])
+    const embed = async (ts: readonly string[]) => ts.map((t) => texts.get(t)!)
+    const [a, b] = await cuesOf(
+      [
+        { role: 'assistant', content: 'faint' },
+        { role: 'assistant', content: 'near' },
+      ],
+      anchors,
+      embed,
+    )
+    expect(a!.cues.handover).toBe(0)
+    expect(b!.cues.handover).toBeCloseTo(0.5, 2)
   })
 
   it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {

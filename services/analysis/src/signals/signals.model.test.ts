@@ -196,6 +196,21 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads no handover in an offer near no handover phrase at all', async () => {
+    // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
+    // noise between two distant sets; v11's first commits read a handover, and escalation.
+    expect(
+      await signals(
+        ['user', 'my dog has arthritis, can you pause his treats subscription?'],
+        [
+          'assistant',
+          'Done, the subscription is paused. Should your vet recommend a joint supplement, we have a few; would you like to see them?',
+        ],
+        ['user', 'no thanks'],
+      ),
+    ).not.toContain('escalation')
+  })
+
   it('reads no handover in an answer the assistant goes on from, and one in a clear handover the person takes up', async () => {
     // "The spa team will be happy to help you" reads as a weak handover (margin 0.13); the assistant then
     // answers on: nothing was handed over (signals-v9 read escalation).
