@@ -65,6 +65,10 @@ describeWithTestModel('a text embedded by the model', () => {
     expect(model.version).toMatch(/\+alone$/)
   })
 
+  it("runs the published graph with its Reshapes' shapes constant (model-graph.ts): fewer nodes", () => {
+    expect(model.graphNodes).toBe(508)
+  })
+
   it('has the same float32 bits alone, among long and short companions, and in another order', async () => {
     const [alone] = await model.embed([TEXT])
     const amongLong = (await model.embed([LONG[0]!, TEXT, LONG[1]!]))[1]!
@@ -92,14 +96,16 @@ describeWithTestModel('a text embedded by the model', () => {
     expect(bits(together[0]!)).not.toEqual(bits(together[1]!))
   })
 
-  it("gives the vectors of Transformers.js's plain path, a text a call, texts over 128 tokens included", async () => {
+  it("gives the vectors of Transformers.js's plain path (the published graph), a text a call, texts of every length", async () => {
     // loadEmbeddingModel has pointed Transformers.js at the test model's folder.
     const tokenizer = await AutoTokenizer.from_pretrained('Xenova/all-MiniLM-L6-v2')
     const plain = await AutoModel.from_pretrained('Xenova/all-MiniLM-L6-v2', {
       dtype: 'q8',
       session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
     })
-    const texts = [...MIXED, 'word '.repeat(300), 'x'.repeat(3_000)]
+    // Every length of 3 to 130 tokens (the graph runs at each text's own length), and beyond 128.
+    const lengths = Array.from({ length: 128 }, (_, k) => 'claim '.repeat(k + 1).trim())
+    const texts = [...MIXED, ...lengths, 'word '.repeat(300), 'x'.repeat(3_000)]
     const service = await model.embed(texts)
     for (const [i, text] of texts.entries()) {
       const inputs = tokenizer(text.slice(0, 1_000), { truncation: true, max_length: 128 })
