@@ -65,8 +65,8 @@ describeWithTestModel('a text embedded by the model', () => {
     expect(model.version).toMatch(/\+alone$/)
   })
 
-  it("runs the published graph with its Reshapes' shapes constant (model-graph.ts): fewer nodes", () => {
-    expect(model.graphNodes).toBe(508)
+  it('runs the published graph trimmed for lone texts (model-graph.ts): fewer nodes', () => {
+    expect(model.graphNodes).toBe(391)
   })
 
   it('has the same float32 bits alone, among long and short companions, and in another order', async () => {

@@ -7,17 +7,17 @@ import path from 'node:path'
 import { expect, it } from 'vitest'
 import { TEST_MODEL_DIR } from '../../../../test/support/model.ts'
 import { describeWithTestModel } from '../../test/test-model.ts'
-import { withConstantReshapes } from './model-graph.ts'
+import { leanGraphForLoneTexts } from './model-graph.ts'
 
 const FILE = path.join(TEST_MODEL_DIR, 'Xenova/all-MiniLM-L6-v2/onnx/model_quantized.onnx')
 
-describeWithTestModel("the model's graph with constant Reshape shapes", () => {
+describeWithTestModel("the model's graph trimmed for lone texts", () => {
   it('drops the nodes that computed the shapes, and edits a graph only once', () => {
     const file = readFileSync(FILE)
-    const edited = withConstantReshapes(new Uint8Array(file.buffer, file.byteOffset, file.byteLength))
-    expect(edited).toMatchObject({ before: 804, nodes: 508 })
-    // Its Reshapes now read constants: nothing is left for the edit to do.
-    expect(withConstantReshapes(edited!.bytes)).toBeUndefined()
+    const edited = leanGraphForLoneTexts(new Uint8Array(file.buffer, file.byteOffset, file.byteLength))
+    expect(edited).toMatchObject({ before: 804, nodes: 391 })
+    // Its Reshapes now read constants and its mask is gone: the edit does not find its graph again.
+    expect(leanGraphForLoneTexts(edited!.bytes)).toBeUndefined()
   })
 })
 
@@ -33,6 +33,6 @@ it('leaves a graph it was not made for as published', () => {
     ...field(4, utf8('Reshape')),
   ]
   const model = Uint8Array.from(field(7, field(1, node)))
-  expect(withConstantReshapes(model)).toBeUndefined()
-  expect(withConstantReshapes(new Uint8Array())).toBeUndefined()
+  expect(leanGraphForLoneTexts(model)).toBeUndefined()
+  expect(leanGraphForLoneTexts(new Uint8Array())).toBeUndefined()
 })

@@ -1,17 +1,24 @@
 /**
- * all-MiniLM-L6-v2's ONNX graph (Xenova's q8 export) with constant Reshape shapes: the same arithmetic in
- * fewer nodes. 31 of its 33 Reshapes take a target shape computed on every run from the input's shape
- * (Shape → Gather → Unsqueeze → Concat chains, some 300 of its 804 nodes); given as constants instead
- * (0 keeps the input's dimension, −1 takes the rest), those chains have no consumer left and are dropped.
- * A reshape is a view of the same numbers, so every output is bit for bit the same (embedding-model's
- * tests compare against Transformers.js on the published graph), for 2–5 % less CPU per text on DSTC11's
- * long spoken requests and 5–7 % on CLINC150's short ones: onnxruntime's cost per node weighs most in a
- * short text's run (bench/FINDINGS.md, "whole-pipeline CPU per message").
+ * all-MiniLM-L6-v2's ONNX graph (Xenova's q8 export) trimmed for texts run alone: the same arithmetic in
+ * fewer nodes, for 9–12 % less CPU per text (onnxruntime's cost per node weighs most in a short text's
+ * run; bench/FINDINGS.md, "whole-pipeline CPU per message"). Two edits, both leaving every output bit for
+ * bit the same (embedding-model's tests compare against Transformers.js on the published graph):
  *
- * The edit is made on the protobuf bytes, field by field, without a schema: the model's nodes (GraphProto
- * field 1: NodeProto, whose inputs are field 1, outputs 2, name 3, op type 4), its initializers (field 5:
- * TensorProto) and its outputs (field 12: ValueInfoProto, name 1). Only a graph holding every one of the
- * Reshapes below by name, each fed a computed shape, is edited; any other model runs as published.
+ * - **Constant Reshape shapes.** 31 of its 33 Reshapes take a target shape computed on every run from the
+ *   input's shape (Shape → Gather → Unsqueeze → Concat chains); given as constants instead (0 keeps the
+ *   input's dimension, −1 takes the rest). A reshape is a view of the same numbers.
+ * - **No attention mask.** Each layer adds the mask's additive form to the attention scores before the
+ *   softmax, and replaces any NaN of the softmax by 0. A text run alone has no padding: its mask is all
+ *   ones, its additive form all zeros, and x + 0 is x (−0 becomes +0, which the softmax's exp cannot
+ *   tell apart); the softmax of finite scores has no NaN. So the softmax reads the scores directly and
+ *   the next MatMul the softmax. **The graph then ignores `attention_mask`: it is for lone texts only**
+ *   (embedding-model.ts runs every text alone, with no padding).
+ *
+ * The nodes left with no consumer (some 400 of 804) are dropped. The edit is made on the protobuf bytes,
+ * field by field, without a schema: the model's nodes (GraphProto field 1: NodeProto, whose inputs are
+ * field 1, outputs 2, name 3, op type 4), its initializers (field 5: TensorProto) and its outputs (field
+ * 12: ValueInfoProto, name 1). Only a graph holding every node below by name, wired as expected, is
+ * edited; any other model runs as published.
  */
 
 /** The target shapes, by node name: per layer, the query, key and value split into heads, and back. */
@@ -116,10 +123,11 @@ function int64Tensor(name: string, values: readonly number[]): Uint8Array {
 }
 
 /**
- * The model's bytes with its Reshapes' shapes made constant and the nodes that computed them dropped, or
- * undefined when the graph is not the one this edit was made for (then it runs as published).
+ * The model's bytes with its Reshapes' shapes made constant, its attention mask bypassed, and the nodes
+ * left unread dropped; or undefined when the graph is not the one these edits were made for (then it runs
+ * as published). For texts run alone only (the mask is ignored).
  */
-export function withConstantReshapes(
+export function leanGraphForLoneTexts(
   model: Uint8Array,
 ): { bytes: Uint8Array; nodes: number; before: number } | undefined {
   const top = fieldsOf(model)
@@ -151,6 +159,32 @@ export function withConstantReshapes(
   const shapeOf = new Map(edited.map((n) => [n, `${n.name}/constant_shape`]))
   for (const [n, name] of shapeOf) n.inputs[1] = name
 
+  // Each layer's softmax reads the scores, not scores + mask; the next MatMul the softmax, not its NaN guard.
+  const named = new Map(nodes.map((n) => [n.name, n]))
+  const rewired = new Set<(typeof nodes)[number]>()
+  for (const layer of [0, 1, 2, 3, 4, 5]) {
+    const at = `/m/encoder/layer.${layer}/attention/self/`
+    const [scores, add, softmax, guard, next] = ['MatMul', 'Add', 'Softmax', 'Where_1', 'MatMul_1'].map(
+      (name) => named.get(`${at}${name}`),
+    )
+    if (
+      !scores ||
+      add?.op !== 'Add' ||
+      add.inputs[0] !== scores.outputs[0] ||
+      softmax?.op !== 'Softmax' ||
+      softmax.inputs[0] !== add.outputs[0] ||
+      guard?.op !== 'Where' ||
+      guard.inputs[2] !== softmax.outputs[0] ||
+      next?.op !== 'MatMul' ||
+      next.inputs[0] !== guard.outputs[0]
+    ) {
+      return undefined
+    }
+    softmax.inputs[0] = scores.outputs[0]!
+    next.inputs[0] = softmax.outputs[0]!
+    rewired.add(softmax).add(next)
+  }
+
   // Drop every node none of whose outputs is read, until none is left.
   const graphOutputs = graph
     .filter((f) => f.field === 12 && f.body)
@@ -170,7 +204,7 @@ export function withConstantReshapes(
     if (f.field === 1 && f.body) {
       if (!keep.has(f)) continue
       const node = byField.get(f)!
-      if (shapeOf.has(node)) {
+      if (shapeOf.has(node) || rewired.has(node)) {
         const body = concat([
           ...node.inputs.flatMap((input) => lengthDelimited(1, utf8.encode(input))),
           ...node.fields.filter((g) => g.field !== 1).map((g) => f.body!.subarray(g.start, g.end)),
