@@ -92,4 +92,65 @@ describe('rm_topics under batches applied at once (topics.ts)', () => {
       { id: second, label: 'second' },
     ])
   })
+
+  it("lets the results naming a chatbot's existing topics through while its topic events are being written", async () => {
+    const orgId = randomUUID()
+    const chatbotId = randomUUID()
+    const setup = new TopicChanges()
+    setup.add(discovered(orgId, chatbotId, 't-1', 'first'))
+    setup.add(discovered(orgId, chatbotId, 't-2', 'second'))
+    const client = await db.pool.connect()
+    try {
+      await setup.flush(client)
+    } finally {
+      client.release()
+    }
+    const events = await db.pool.connect()
+    const results = await db.pool.connect()
+    try {
+      // A topic events' batch holds the chatbot's lock, its transaction left open.
+      await events.query('BEGIN')
+      const found = new TopicChanges()
+      found.add(discovered(orgId, chatbotId, 't-3', 'third'))
+      await found.flush(events)
+
+      // A results' batch naming only topics already there needs no stand-in: it must not wait for the lock
+      // (it would fail here on the lock timeout if it did). A topic not there yet would still wait.
+      await results.query('BEGIN')
+      await results.query("SET LOCAL lock_timeout = '3s'")
+      const named = new TopicChanges()
+      named.addNamed({ orgId, chatbotId, occurredAt: at }, [
+        { id: 't-2', label: 'stand-in 2' },
+        { id: 't-1', label: 'stand-in 1' },
+      ])
+      await named.flush(results)
+      await results.query('COMMIT')
+
+      const waiting = new TopicChanges()
+      waiting.addNamed({ orgId, chatbotId, occurredAt: at }, [{ id: 't-4', label: 'fourth' }])
+      await results.query('BEGIN')
+      await results.query("SET LOCAL lock_timeout = '200ms'")
+      const outcome = await waiting.flush(results).then(
+        () => 'written',
+        (err: Error & { code?: string }) => err.code ?? err.message,
+      )
+      await results.query('ROLLBACK')
+      expect(outcome).toBe('55P03') // lock_not_available: the stand-in for a new topic waits for the lock
+      await events.query('COMMIT')
+    } finally {
+      await events.query('ROLLBACK').catch(() => {})
+      await results.query('ROLLBACK').catch(() => {})
+      events.release()
+      results.release()
+    }
+    const { rows } = await db.pool.query<{ id: string; label: string }>(
+      'SELECT id, label FROM rm_topics WHERE chatbot_id = $1 ORDER BY id',
+      [chatbotId],
+    )
+    expect(rows).toEqual([
+      { id: 't-1', label: 'first' },
+      { id: 't-2', label: 'second' },
+      { id: 't-3', label: 'third' },
+    ])
+  })
 })
