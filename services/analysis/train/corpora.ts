@@ -120,6 +120,15 @@ export interface FrustrationExample {
 }
 
 export const SUPPORT_FRUSTRATION = path.join(import.meta.dirname, 'data/support-frustration.jsonl')
+/**
+ * 310 more support messages labelled the same way, written later (issue 32's frustration recall), never
+ * trained on: the frustration head trained with them read the signals' development sets no better
+ * (bench/FINDINGS.md). Kept as an in-domain set the shipped head has not seen (`--cross-validate`).
+ */
+export const SUPPORT_FRUSTRATION_EXTRA = path.join(
+  import.meta.dirname,
+  'data/support-frustration-extra.jsonl',
+)
 
 /** The support messages labelled frustrated or not, in the file's order. */
 export function supportFrustration(file = SUPPORT_FRUSTRATION): FrustrationExample[] {
