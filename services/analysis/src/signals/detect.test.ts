@@ -99,6 +99,24 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', sure]), at(5))).toEqual(['frustration'])
   })
 
+  it('trusts a sure sentence of a message read as frustrated with a looser margin (signals-v12)', () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    const message = (whole: number, sentence: [number, number]) => ({
+      frustration: Math.max(-0.2, sentence[1]),
+      emotionFrustration: whole,
+      frustrationUnits: units([whole, -0.2], sentence),
+    })
+    // "…for 40 minutes, which is frankly unacceptable.": the whole frustrated, the sentence sure, near reports.
+    expect(names(conversation(['user', message(0.65, [0.94, -0.11])]), at(5))).toEqual(['frustration'])
+    expect(names(conversation(['user', message(0.65, [0.94, -0.13])]), at(5))).toEqual(['frustration'])
+    // Past the looser margin: a sure sentence placed clearly among plain reports is none.
+    expect(names(conversation(['user', message(0.65, [0.94, -0.14])]), at(5))).toEqual([])
+    // Short of sure (0.9), the first message's own gate (0.03) holds.
+    expect(names(conversation(['user', message(0.65, [0.89, -0.11])]), at(5))).toEqual([])
+    // A calm message as a whole (under 0.6) keeps its lone sure sentence out ("…is that legit?").
+    expect(names(conversation(['user', message(0.59, [0.94, -0.11])]), at(5))).toEqual([])
+  })
+
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {
     const asked = (question: boolean) =>
       names(

@@ -45,7 +45,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 11
+export const SIGNALS_VERSION = 12
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -82,6 +82,17 @@ export const THRESHOLDS = {
   emotionFrustration: 0.6,
   /** With the learned emotions: the frustration head at least this is frustration whatever the anchors say. */
   frustrationSure: 0.9,
+  /**
+   * signals-v12: a sentence the frustration head is sure of (≥ frustrationSure), in a message it reads as
+   * frustrated as a whole (≥ emotionFrustration), is frustration when its margin is at least this: a looser
+   * gate than frustrationFirst / frustrationReply for the head's surest readings ("…for 40 minutes, which is
+   * frankly unacceptable.", −0.11). On the union of the six development sets −0.16 … −0.11 give 70 errors
+   * against signals-v11's 71, and so does a sentence bound anywhere in 0.87 … 0.92 (frustrationSure kept);
+   * −0.17 and below also catch a sure sentence of a plain report, −0.10 and above lose the one caught at
+   * −0.11; without the whole message's reading, a sure question of a calm message fires ("…is that legit?",
+   * 0.95). A small gain (two caught, one false): bench/FINDINGS.md, signals-v12.
+   */
+  frustrationSureSentence: -0.13,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -197,7 +208,9 @@ const fires = (margin: number | undefined, threshold: number) => margin !== unde
  * thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three months"),
  * and the head, trained on support messages labelled for frustration, reads both. A longer message is
  * frustrated when any one of its sentences is: the head on the whole message averages one angry sentence
- * away among factual ones. Cues without the units (scored before signals-v9) read the whole message's head
+ * away among factual ones; a sentence the head is sure of (≥ THRESHOLDS.frustrationSure) in a message it reads
+ * as frustrated as a whole needs only a margin ≥ THRESHOLDS.frustrationSureSentence (signals-v12: shouting
+ * and "frankly unacceptable" lie near plain reports). Cues without the units (scored before signals-v9) read the whole message's head
  * with the best unit's margin. Without the emotions, the anchors alone decide (margin ≥
  * THRESHOLDS.frustration). In a reply to the assistant (`reply`), the emotion is read as aimed at the
  * service unless the anchors place the unit clearly nearer a sad subject, a plain report or a request
@@ -219,7 +232,14 @@ function frustration(c: MessageCues, reply = false): number | undefined {
     // Sure whatever the anchors say: the whole message only (k = 0). The head's sure reading was chosen on
     // whole messages; a sentence alone gives it little to read ("is that legit?" reads 0.95).
     const sure = k === 0 && u.head >= THRESHOLDS.frustrationSure
-    const fires = sure || (u.head >= THRESHOLDS.emotionFrustration && u.margin >= aimed)
+    // signals-v12: a sentence the head is sure of, in a message it reads as frustrated as a whole, needs
+    // only a looser margin (the whole's reading keeps a lone sure sentence of a calm message out).
+    const sureSentence =
+      k > 0 &&
+      u.head >= THRESHOLDS.frustrationSure &&
+      units[0]!.head >= THRESHOLDS.emotionFrustration &&
+      u.margin >= THRESHOLDS.frustrationSureSentence
+    const fires = sure || sureSentence || (u.head >= THRESHOLDS.emotionFrustration && u.margin >= aimed)
     if (fires) head = Math.max(head ?? 0, u.head)
   }
   if (head === undefined) return undefined

@@ -497,6 +497,17 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('frustration')
   })
 
+  it('reads a first report with a sure judgement as frustration, though the anchors place it near reports', async () => {
+    // signals-v12: the whole message reads frustrated (0.76) but only just nearer frustration (0.013, under
+    // a first message's 0.03); its last sentence is sure (0.98) at −0.067: within frustrationSureSentence.
+    expect(
+      await signals([
+        'user',
+        'My gym pass stopped scanning at the turnstile. I have been stuck in the lobby for half an hour, which is ridiculous.',
+      ]),
+    ).toContain('frustration')
+  })
+
   it('reads a longer message as frustrated when one of its sentences is, not when one is sad or a request', async () => {
     // Facts first, the judgement last: the head on the whole message reads them calm (signals-v8 did not fire).
     expect(
