@@ -99,10 +99,16 @@ export interface NamedSignalsReport {
   readonly report: SignalsReport
 }
 
-/** Every set of OTHER_SIGNALS_SETS measured with the analyzer. */
-export async function measureOtherSignalSets(analyzer: SemanticAnalyzer): Promise<NamedSignalsReport[]> {
+/**
+ * Every set of OTHER_SIGNALS_SETS measured with the analyzer; the blind ones left out when `withBlind` is
+ * false (a session tuning the signals: not even their counts reach its screen).
+ */
+export async function measureOtherSignalSets(
+  analyzer: SemanticAnalyzer,
+  { withBlind = true }: { withBlind?: boolean } = {},
+): Promise<NamedSignalsReport[]> {
   const out: NamedSignalsReport[] = []
-  for (const set of OTHER_SIGNALS_SETS) {
+  for (const set of OTHER_SIGNALS_SETS.filter((s) => withBlind || s.blind !== true)) {
     const report = await measureSignals(analyzer, loadSignalsSet(set.file))
     const blind = set.blind === true
     out.push({
