@@ -102,22 +102,24 @@ export async function applyBatches(
     if (opts.neverAppends) await markNeverAppends(client)
     const topics = sources.map((s) => s.topic)
     const partitions = sources.map((s) => s.partition)
-    await client.query(
-      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+    await client.query({
+      name: 'cas-consumer-checkpoints-create',
+      text: `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
        SELECT $1, s.topic, s.partition, -1 FROM unnest($2::text[], $3::int[]) AS s(topic, partition)
         ORDER BY s.topic, s.partition
        ON CONFLICT DO NOTHING`,
-      [groupId, topics, partitions],
-    )
-    const { rows } = await client.query<{ topic: string; partition: number; last_offset: string }>(
-      `SELECT c.topic, c.partition, c.last_offset::text FROM consumer_checkpoints c
+      values: [groupId, topics, partitions],
+    })
+    const { rows } = await client.query<{ topic: string; partition: number; last_offset: string }>({
+      name: 'cas-consumer-checkpoints-lock',
+      text: `SELECT c.topic, c.partition, c.last_offset::text FROM consumer_checkpoints c
          JOIN unnest($2::text[], $3::int[]) AS s(topic, partition)
            ON c.topic = s.topic AND c.partition = s.partition
         WHERE c.group_id = $1
         ORDER BY c.topic, c.partition
           FOR UPDATE OF c`,
-      [groupId, topics, partitions],
-    )
+      values: [groupId, topics, partitions],
+    })
     const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
     const checkpointOf = (s: BatchSource) => checkpoints.get(`${s.topic}/${s.partition}`) ?? -1n
     const fresh = active.flatMap((p) => {
@@ -140,21 +142,22 @@ export async function applyBatches(
         : []
     })
     if (moves.length > 0) {
-      await client.query(
-        `UPDATE consumer_checkpoints c
+      await client.query({
+        name: 'cas-consumer-checkpoints-move',
+        text: `UPDATE consumer_checkpoints c
             SET last_offset = m.last_offset, last_occurred_at = coalesce(m.occurred_at, c.last_occurred_at),
                 updated_at = now()
            FROM unnest($2::text[], $3::int[], $4::bigint[], $5::timestamptz[])
                 AS m(topic, partition, last_offset, occurred_at)
           WHERE c.group_id = $1 AND c.topic = m.topic AND c.partition = m.partition`,
-        [
+        values: [
           groupId,
           moves.map((m) => m.source.topic),
           moves.map((m) => m.source.partition),
           moves.map((m) => m.last),
           moves.map((m) => m.occurredAt),
         ],
-      )
+      })
     }
     return { applied: records, duplicates: all.length - records.length }
   })
@@ -186,10 +189,11 @@ async function dropSeenStreamVersions(
   const byStream = new Map<string, JournalRecord>()
   for (const r of records) byStream.set(`${r.streamType}/${r.streamId}`, r)
   const streams = [...byStream.values()]
-  const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>(
-    SEEN_STREAM_VERSIONS,
-    [groupId, streams.map((r) => r.streamType), streams.map((r) => r.streamId)],
-  )
+  const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>({
+    name: 'cas-consumer-stream-versions-seen',
+    text: SEEN_STREAM_VERSIONS,
+    values: [groupId, streams.map((r) => r.streamType), streams.map((r) => r.streamId)],
+  })
   const seen = new Map(rows.map((r) => [`${r.stream_type}/${r.stream_id}`, r.version]))
   return records.filter((r) => {
     const key = `${r.streamType}/${r.streamId}`
@@ -208,11 +212,17 @@ export async function recordStreamVersions(
   const latest = new Map<string, JournalRecord>()
   for (const r of records) latest.set(`${r.streamType}/${r.streamId}`, r)
   const rows = [...latest.values()]
-  await client.query(
-    `INSERT INTO consumer_stream_versions (group_id, stream_type, stream_id, version)
+  await client.query({
+    name: 'cas-consumer-stream-versions-record',
+    text: `INSERT INTO consumer_stream_versions (group_id, stream_type, stream_id, version)
      SELECT $1, * FROM unnest($2::text[], $3::uuid[], $4::int[])
      ON CONFLICT (group_id, stream_type, stream_id)
      DO UPDATE SET version = GREATEST(consumer_stream_versions.version, EXCLUDED.version)`,
-    [groupId, rows.map((r) => r.streamType), rows.map((r) => r.streamId), rows.map((r) => r.streamVersion)],
-  )
+    values: [
+      groupId,
+      rows.map((r) => r.streamType),
+      rows.map((r) => r.streamId),
+      rows.map((r) => r.streamVersion),
+    ],
+  })
 }

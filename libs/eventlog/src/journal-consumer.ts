@@ -119,11 +119,12 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   const pollOwned = async (): Promise<boolean> => {
     const partitions = [...owned].sort((a, b) => a - b)
     if (partitions.length === 0) return false
-    const { rows } = await opts.pool.query<{ after: string | null }>(
-      `SELECT min(last_offset)::text AS after FROM consumer_checkpoints
+    const { rows } = await opts.pool.query<{ after: string | null }>({
+      name: 'cas-journal-checkpoints-min',
+      text: `SELECT min(last_offset)::text AS after FROM consumer_checkpoints
         WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[])`,
-      [opts.groupId, JOURNAL_TOPIC, partitions],
-    )
+      values: [opts.groupId, JOURNAL_TOPIC, partitions],
+    })
     const { records, partitionOf, scannedTo } = await readJournal(opts.pool, {
       after: rows[0]?.after ?? '0',
       limit: maxBatchSize * partitionCount,
@@ -279,11 +280,12 @@ async function inTurns<T>(
  */
 async function moveCheckpoints(pool: Pool, groupId: string, partitions: readonly number[], to: string) {
   if (partitions.length === 0) return
-  await pool.query(
-    `UPDATE consumer_checkpoints SET last_offset = $4, updated_at = now()
+  await pool.query({
+    name: 'cas-journal-checkpoints-move',
+    text: `UPDATE consumer_checkpoints SET last_offset = $4, updated_at = now()
       WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[]) AND last_offset < $4`,
-    [groupId, JOURNAL_TOPIC, partitions, to],
-  )
+    values: [groupId, JOURNAL_TOPIC, partitions, to],
+  })
 }
 
 /**

@@ -72,7 +72,7 @@ export interface JournalPage {
  * Call it outside any transaction that has written, or the caller's own transaction id holds it back.
  */
 export async function readJournal(db: Pool | ClientBase, opts: ReadJournalOptions): Promise<JournalPage> {
-  const all = await queryJournal<JournalRow>(db, opts, 'j.payload, j.metadata')
+  const all = await queryJournal<JournalRow>(db, opts, PARSED_COLUMNS)
   const rows = all.filter((r) => r.position !== null)
   return {
     records: rows.map(toRecord),
@@ -105,11 +105,7 @@ export async function readJournalRaw(
   db: Pool | ClientBase,
   opts: ReadJournalOptions,
 ): Promise<{ readonly records: RawJournalRecord[]; readonly scannedTo: string }> {
-  const rows = await queryJournal<RawJournalRow>(
-    db,
-    opts,
-    'j.payload::text AS payload_json, j.metadata::text AS metadata_json',
-  )
+  const rows = await queryJournal<RawJournalRow>(db, opts, RAW_COLUMNS)
   return {
     records: rows
       .filter((r) => r.position !== null)
@@ -127,10 +123,13 @@ type RawJournalRow = Omit<JournalRow, 'payload' | 'metadata'> & {
   metadata_json: string
 }
 
+const PARSED_COLUMNS = 'j.payload, j.metadata'
+const RAW_COLUMNS = 'j.payload::text AS payload_json, j.metadata::text AS metadata_json'
+
 async function queryJournal<Row>(
   db: Pool | ClientBase,
   opts: ReadJournalOptions,
-  bodyColumns: string,
+  bodyColumns: typeof PARSED_COLUMNS | typeof RAW_COLUMNS,
 ): Promise<(Row & { scanned_to: string })[]> {
   const params: unknown[] = [opts.after, opts.limit]
   let filter = ''
@@ -149,8 +148,12 @@ async function queryJournal<Row>(
     params.push(opts.maxRecords)
     limit = ` LIMIT $${params.length}`
   }
-  const { rows } = await db.query<Row & { scanned_to: string }>(
-    `WITH scan AS (
+  // Prepared once per connection (parsed and planned once): the text varies only with which options are
+  // given and which columns are read, so each such shape has its name.
+  const name = `cas-journal-read-${bodyColumns === RAW_COLUMNS ? 'raw' : 'parsed'}-${opts.streamTypes ? 't' : ''}${partition === '0' ? '' : 'p'}${limit ? 'l' : ''}`
+  const { rows } = await db.query<Row & { scanned_to: string }>({
+    name,
+    text: `WITH scan AS (
        SELECT position FROM event_journal
         WHERE position > $1::bigint
           AND position < ${READABLE_POSITION_BOUND}
@@ -163,8 +166,8 @@ async function queryJournal<Row>(
        FROM bound b
        LEFT JOIN event_journal j ON j.position > $1::bigint AND j.position <= b.scanned_to${filter}
       ORDER BY j.position${limit}`,
-    params,
-  )
+    values: params,
+  })
   return rows
 }
 

@@ -331,10 +331,11 @@ export class AnalysisJobRunner {
   private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<void> {
     const { info } = this.opts.analyzer
     const now = this.now()
-    const { rows: locked } = await client.query<{ id: string }>(
-      'SELECT id::text FROM analysis_jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
-      [group.map((a) => a.job.id)],
-    )
+    const { rows: locked } = await client.query<{ id: string }>({
+      name: 'cas-analysis-jobs-lock',
+      text: 'SELECT id::text FROM analysis_jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
+      values: [group.map((a) => a.job.id)],
+    })
     const wanted = new Set(locked.map((r) => r.id))
     const kept = group.filter((a) => wanted.has(a.job.id))
     if (kept.length === 0) return
@@ -366,8 +367,9 @@ export class AnalysisJobRunner {
     )
     // Every embedding in one binary parameter (no text form to print and parse), each row its offset.
     const embeddings = embeddingBytes(rows.map((r) => r.vectorOf))
-    await client.query(
-      `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+    await client.query({
+      name: 'cas-analysis-results-insert',
+      text: `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
          topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding)
        SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
@@ -380,7 +382,7 @@ export class AnalysisJobRunner {
          topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
          analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
          cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding`,
-      [
+      values: [
         `${info.name}@${info.version}`,
         now,
         rows.map((r) => r.job.conversationId),
@@ -398,12 +400,16 @@ export class AnalysisJobRunner {
         embeddings.bytes,
         embeddings.size,
       ],
-    )
+    })
     // Earlier messages a new topic took: their results get the topic, their conversations a results event.
     const moved = await moveResults(client, placement.reassigned)
     const jobConversations = new Set(kept.map((a) => a.job.conversationId))
     const conversations = [...new Set([...jobConversations, ...moved.keys()])]
-    const { rows: stored } = await client.query<StoredRow>(CONVERSATIONS_RESULTS, [conversations])
+    const { rows: stored } = await client.query<StoredRow>({
+      name: 'cas-analysis-conversation-results',
+      text: CONVERSATIONS_RESULTS,
+      values: [conversations],
+    })
     const byConversation = new Map<string, StoredResult[]>()
     for (const row of stored) {
       const list = byConversation.get(row.conversation_id) ?? []

@@ -65,15 +65,16 @@ export async function enqueueJobs(
   now: Date,
 ): Promise<void> {
   if (jobs.length === 0) return
-  await client.query(
-    `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id,
+  await client.query({
+    name: 'cas-analysis-jobs-enqueue',
+    text: `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id,
        requested_at, next_attempt_at, created_at, updated_at)
      SELECT j.source_event_id, j.conversation_id, j.org_id, j.chatbot_id, j.messages, j.correlation_id,
             coalesce(j.requested_at, $7), $7, $7, $7
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[], $8::timestamptz[])
             AS j(source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id, requested_at)
      ON CONFLICT (source_event_id) DO NOTHING`,
-    [
+    values: [
       jobs.map((j) => j.sourceEventId),
       jobs.map((j) => j.conversationId),
       jobs.map((j) => j.orgId),
@@ -83,7 +84,7 @@ export async function enqueueJobs(
       now,
       jobs.map((j) => j.requestedAt ?? null),
     ],
-  )
+  })
 }
 
 /**
@@ -91,11 +92,12 @@ export async function enqueueJobs(
  * further than `n`.
  */
 export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number): Promise<boolean> {
-  const { rows } = await client.query<{ full: boolean }>(
-    `SELECT count(*) >= $1 AS full FROM (
+  const { rows } = await client.query<{ full: boolean }>({
+    name: 'cas-analysis-jobs-pending',
+    text: `SELECT count(*) >= $1 AS full FROM (
        SELECT 1 FROM analysis_jobs WHERE status IN ('pending', 'running') LIMIT $1) AS queued`,
-    [n],
-  )
+    values: [n],
+  })
   return rows[0]!.full
 }
 
@@ -129,16 +131,17 @@ export async function claimJobs(
   leaseMs: number,
   now: Date,
 ): Promise<AnalysisJob[]> {
-  const { rows } = await pool.query<JobRow>(
-    `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
+  const { rows } = await pool.query<JobRow>({
+    name: 'cas-analysis-jobs-claim',
+    text: `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
       WHERE j.id IN (
         SELECT id FROM analysis_jobs
          WHERE (status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2)
          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
       RETURNING j.id::text, j.source_event_id, j.correlation_id, j.conversation_id, j.org_id, j.chatbot_id,
                 j.messages, j.attempts`,
-    [limit, now, new Date(now.getTime() + leaseMs)],
-  )
+    values: [limit, now, new Date(now.getTime() + leaseMs)],
+  })
   return rows.map((r) => ({
     id: r.id,
     sourceEventId: r.source_event_id,
@@ -156,10 +159,11 @@ export async function completeJobs(
   jobIds: readonly string[],
   now: Date,
 ): Promise<void> {
-  await client.query(
-    "UPDATE analysis_jobs SET status = 'done', lease_until = NULL, updated_at = $2 WHERE id = ANY($1::bigint[])",
-    [jobIds, now],
-  )
+  await client.query({
+    name: 'cas-analysis-jobs-done',
+    text: "UPDATE analysis_jobs SET status = 'done', lease_until = NULL, updated_at = $2 WHERE id = ANY($1::bigint[])",
+    values: [jobIds, now],
+  })
 }
 
 /** Puts a job back in the queue for another attempt at `at`. */

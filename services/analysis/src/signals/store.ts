@@ -73,11 +73,12 @@ export async function decideSignals(
 ): Promise<AppendRequest[]> {
   if (targets.length === 0) return []
   const ids = [...new Set(targets.map((t) => t.conversationId))].sort()
-  const { rows: states } = await client.query<StateRow>(
-    `SELECT conversation_id, analyzer, signals, settled, llm_verdicts FROM analysis_signal_state
+  const { rows: states } = await client.query<StateRow>({
+    name: 'cas-signals-state-lock',
+    text: `SELECT conversation_id, analyzer, signals, settled, llm_verdicts FROM analysis_signal_state
       WHERE conversation_id = ANY($1::uuid[]) ORDER BY conversation_id FOR UPDATE`,
-    [ids],
-  )
+    values: [ids],
+  })
   const stateOf = new Map(states.map((s) => [s.conversation_id, s]))
   const messages = await conversationMessages(client, ids, written)
   const settings = await chatbotSettings(
@@ -135,15 +136,16 @@ export async function decideSignals(
       ],
     })
   }
-  await client.query(
-    `INSERT INTO analysis_signal_state (conversation_id, org_id, chatbot_id, analyzer, signals, due_at, settled, updated_at,
+  await client.query({
+    name: 'cas-signals-state-upsert',
+    text: `INSERT INTO analysis_signal_state (conversation_id, org_id, chatbot_id, analyzer, signals, due_at, settled, updated_at,
        refine_due, llm_verdicts)
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::boolean[],
                           $8::timestamptz[], $9::boolean[], $10::jsonb[])
      ON CONFLICT (conversation_id) DO UPDATE SET analyzer = EXCLUDED.analyzer, signals = EXCLUDED.signals,
        due_at = EXCLUDED.due_at, settled = EXCLUDED.settled, updated_at = EXCLUDED.updated_at,
        refine_due = EXCLUDED.refine_due, llm_verdicts = EXCLUDED.llm_verdicts`,
-    [
+    values: [
       rows.map((r) => r.target.conversationId),
       rows.map((r) => r.target.orgId),
       rows.map((r) => r.target.chatbotId),
@@ -155,7 +157,7 @@ export async function decideSignals(
       rows.map((r) => r.refineDue),
       rows.map((r) => JSON.stringify(r.verdicts)),
     ],
-  )
+  })
   return appends
 }
 
@@ -168,8 +170,9 @@ export async function conversationMessages(
   ids: readonly string[],
   written: ReadonlyMap<string, Float32Array>,
 ): Promise<Map<string, ConversationMessage[]>> {
-  const { rows } = await client.query<ResultRow & { known: boolean }>(
-    `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues,
+  const { rows } = await client.query<ResultRow & { known: boolean }>({
+    name: 'cas-signals-conversation-messages',
+    text: `SELECT c.id AS conversation_id, r.message_id, r.role, r.at, r.cues,
             CASE WHEN r.known THEN NULL ELSE r.vector END AS vector,
             CASE WHEN r.known THEN NULL ELSE r.embedding END AS embedding, r.known
        FROM unnest($1::uuid[]) AS c(id)
@@ -181,8 +184,8 @@ export async function conversationMessages(
            FROM analysis_results r WHERE r.conversation_id = c.id OFFSET 0
        ) r
       ORDER BY c.id, r.at, r.position, r.message_id`,
-    [ids, [...written.keys()]],
-  )
+    values: [ids, [...written.keys()]],
+  })
   const out = new Map<string, ConversationMessage[]>()
   for (const row of rows) {
     const list = out.get(row.conversation_id) ?? []
@@ -217,11 +220,12 @@ export async function sweepDueSignals(
   limit: number,
   refine?: RefinePolicy,
 ): Promise<AppendRequest[]> {
-  const { rows } = await client.query<{ conversation_id: string; org_id: string; chatbot_id: string }>(
-    `SELECT conversation_id, org_id, chatbot_id FROM analysis_signal_state
+  const { rows } = await client.query<{ conversation_id: string; org_id: string; chatbot_id: string }>({
+    name: 'cas-signals-sweep-due',
+    text: `SELECT conversation_id, org_id, chatbot_id FROM analysis_signal_state
       WHERE NOT settled AND due_at <= $1 ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [now, limit],
-  )
+    values: [now, limit],
+  })
   return decideSignals(
     client,
     rows.map((r) => ({

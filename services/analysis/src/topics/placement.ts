@@ -189,10 +189,11 @@ async function placedEarlier(
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>()
   if (points.length === 0) return found
-  const { rows } = await client.query<{ conversation_id: string; message_id: string; topic: string }>(
-    PLACED_EARLIER,
-    [points.map((p) => p.conversationId), points.map((p) => p.messageId)],
-  )
+  const { rows } = await client.query<{ conversation_id: string; message_id: string; topic: string }>({
+    name: 'cas-topics-placed-earlier',
+    text: PLACED_EARLIER,
+    values: [points.map((p) => p.conversationId), points.map((p) => p.messageId)],
+  })
   for (const row of rows) {
     const point = { conversationId: row.conversation_id, messageId: row.message_id }
     const topic = placedBefore(state, point, row.topic)

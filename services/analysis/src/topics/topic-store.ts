@@ -49,16 +49,18 @@ export class TopicStore {
       a.chatbotId < b.chatbotId ? -1 : 1,
     )
     for (const { chatbotId, orgId } of sorted) {
-      await client.query(
-        `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, $3, $4)
+      await client.query({
+        name: 'cas-topic-models-create',
+        text: `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, $3, $4)
          ON CONFLICT (chatbot_id) DO NOTHING`,
-        [chatbotId, orgId, model, randomUUID()],
-      )
-      const { rows } = await client.query<ModelRow>(
-        `SELECT model, token, seq::text, added_since_clustering, pool_size_at_clustering
+        values: [chatbotId, orgId, model, randomUUID()],
+      })
+      const { rows } = await client.query<ModelRow>({
+        name: 'cas-topic-models-lock',
+        text: `SELECT model, token, seq::text, added_since_clustering, pool_size_at_clustering
            FROM topic_models WHERE chatbot_id = $1 FOR UPDATE`,
-        [chatbotId],
-      )
+        values: [chatbotId],
+      })
       const row = rows[0]!
       const cached = this.cache.get(chatbotId)
       this.cache.delete(chatbotId)
@@ -87,8 +89,9 @@ export class TopicStore {
     const { chatbotId, state } = locked
     const topics = [...decision.changedTopics].map((id) => state.topics.get(id)!)
     if (topics.length > 0) {
-      await client.query(
-        `INSERT INTO topic_clusters AS t (chatbot_id, id, label, keywords, configured, merged_into, embedding_sum,
+      await client.query({
+        name: 'cas-topic-clusters-upsert',
+        text: `INSERT INTO topic_clusters AS t (chatbot_id, id, label, keywords, configured, merged_into, embedding_sum,
            size, terms, labelled_at_size, seq, spread_count, spread_sum, spread_squares, retired, pinned, hidden)
          SELECT $1, d.id, d.label, d.keywords, d.configured, d.merged_into, decode(d.embedding_sum, 'base64'),
                 d.size, d.terms, d.labelled_at_size, d.seq, d.spread_count, d.spread_sum, d.spread_squares, d.retired,
@@ -103,7 +106,7 @@ export class TopicStore {
            labelled_at_size = EXCLUDED.labelled_at_size, spread_count = EXCLUDED.spread_count,
            spread_sum = EXCLUDED.spread_sum, spread_squares = EXCLUDED.spread_squares, pinned = EXCLUDED.pinned,
            hidden = EXCLUDED.hidden`,
-        [
+        values: [
           chatbotId,
           JSON.stringify(
             topics.map((t) => ({
@@ -126,25 +129,27 @@ export class TopicStore {
             })),
           ),
         ],
-      )
+      })
     }
     const removed = [...decision.removedPool.values()]
     if (removed.length > 0) {
-      await client.query(
-        `DELETE FROM topic_pool WHERE chatbot_id = $1
+      await client.query({
+        name: 'cas-topic-pool-delete',
+        text: `DELETE FROM topic_pool WHERE chatbot_id = $1
            AND (conversation_id, message_id) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
-        [chatbotId, removed.map((p) => p.conversationId), removed.map((p) => p.messageId)],
-      )
+        values: [chatbotId, removed.map((p) => p.conversationId), removed.map((p) => p.messageId)],
+      })
     }
     const changed = [...decision.changedPool.values()]
     if (changed.length > 0) {
-      await client.query(
-        `INSERT INTO topic_pool AS p (chatbot_id, conversation_id, message_id, embedding, terms, attached_to, seq)
+      await client.query({
+        name: 'cas-topic-pool-upsert',
+        text: `INSERT INTO topic_pool AS p (chatbot_id, conversation_id, message_id, embedding, terms, attached_to, seq)
          SELECT $1, d.conversation_id, d.message_id, decode(d.embedding, 'base64'), d.terms, d.attached_to, d.seq
            FROM json_to_recordset($2::json) AS d(conversation_id uuid, message_id text, embedding text,
                 terms text[], attached_to text, seq bigint)
          ON CONFLICT (chatbot_id, conversation_id, message_id) DO UPDATE SET attached_to = EXCLUDED.attached_to`,
-        [
+        values: [
           chatbotId,
           JSON.stringify(
             changed.map((p) => ({
@@ -157,14 +162,15 @@ export class TopicStore {
             })),
           ),
         ],
-      )
+      })
     }
     const token = randomUUID()
-    await client.query(
-      `UPDATE topic_models SET token = $2, seq = $3, added_since_clustering = $4, pool_size_at_clustering = $5
+    await client.query({
+      name: 'cas-topic-models-save',
+      text: `UPDATE topic_models SET token = $2, seq = $3, added_since_clustering = $4, pool_size_at_clustering = $5
         WHERE chatbot_id = $1`,
-      [chatbotId, token, state.seq, state.addedSinceClustering, state.poolSizeAtClustering],
-    )
+      values: [chatbotId, token, state.seq, state.addedSinceClustering, state.poolSizeAtClustering],
+    })
     // Should the transaction fail after this, the row keeps its old token and the cached copy is not used.
     this.cache.set(chatbotId, { token, state })
     while (this.cache.size > this.maxCached) this.cache.delete(this.cache.keys().next().value!)

@@ -22,12 +22,13 @@ export async function addToWindow(
   now: Date,
 ): Promise<boolean> {
   if (points.length === 0) return false
-  await client.query(
-    `INSERT INTO topic_window (chatbot_id, conversation_id, message_id, embedding, terms)
+  await client.query({
+    name: 'cas-topic-window-insert',
+    text: `INSERT INTO topic_window (chatbot_id, conversation_id, message_id, embedding, terms)
      SELECT $1, d.conversation_id, d.message_id, decode(d.embedding, 'base64'), d.terms
        FROM json_to_recordset($2::json) AS d(conversation_id uuid, message_id text, embedding text, terms text[])
      ON CONFLICT DO NOTHING`,
-    [
+    values: [
       chatbot.chatbotId,
       JSON.stringify(
         points.map((p) => ({
@@ -38,19 +39,21 @@ export async function addToWindow(
         })),
       ),
     ],
-  )
+  })
   // The caller holds the chatbot's topic state lock, which each re-clustering's commit takes too.
-  const { rows: before } = await client.query<{ waiting: number }>(
-    'SELECT requests_since_run AS waiting FROM topic_reclustering WHERE chatbot_id = $1',
-    [chatbot.chatbotId],
-  )
-  await client.query(
-    `INSERT INTO topic_reclustering AS r (chatbot_id, org_id, requests_since_run, pending_since)
+  const { rows: before } = await client.query<{ waiting: number }>({
+    name: 'cas-topic-reclustering-waiting',
+    text: 'SELECT requests_since_run AS waiting FROM topic_reclustering WHERE chatbot_id = $1',
+    values: [chatbot.chatbotId],
+  })
+  await client.query({
+    name: 'cas-topic-reclustering-request',
+    text: `INSERT INTO topic_reclustering AS r (chatbot_id, org_id, requests_since_run, pending_since)
      VALUES ($1, $2, $3, $4)
      ON CONFLICT (chatbot_id) DO UPDATE SET requests_since_run = r.requests_since_run + EXCLUDED.requests_since_run,
        pending_since = coalesce(r.pending_since, EXCLUDED.pending_since)`,
-    [chatbot.chatbotId, chatbot.orgId, points.length, now],
-  )
+    values: [chatbot.chatbotId, chatbot.orgId, points.length, now],
+  })
   return (before[0]?.waiting ?? 0) === 0
 }
 
@@ -70,16 +73,21 @@ export async function readWindow(
     terms: string[]
     seq: string
     topic: string | null
-  }>(
-    `SELECT w.conversation_id, w.message_id, w.embedding, w.terms, w.seq::text, r.topics[1] AS topic
+  }>({
+    name: 'cas-topic-window-read',
+    text: `SELECT w.conversation_id, w.message_id, w.embedding, w.terms, w.seq::text, r.topics[1] AS topic
        FROM (SELECT * FROM topic_window WHERE chatbot_id = $1 ORDER BY seq DESC LIMIT $2) w
        LEFT JOIN analysis_results r ON r.conversation_id = w.conversation_id AND r.message_id = w.message_id
       ORDER BY w.seq`,
-    [chatbotId, size],
-  )
+    values: [chatbotId, size],
+  })
   const oldest = rows[0]?.seq
   if (oldest !== undefined) {
-    await client.query('DELETE FROM topic_window WHERE chatbot_id = $1 AND seq < $2', [chatbotId, oldest])
+    await client.query({
+      name: 'cas-topic-window-trim',
+      text: 'DELETE FROM topic_window WHERE chatbot_id = $1 AND seq < $2',
+      values: [chatbotId, oldest],
+    })
   }
   return rows.map((r) => ({
     conversationId: r.conversation_id,

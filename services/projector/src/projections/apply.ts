@@ -100,18 +100,20 @@ function handleStep(stats: ProjectionStats): Step<RecordedEvent, void> {
 }
 
 async function erasedConversations(client: pg.ClientBase, streamIds: string[]): Promise<Set<string>> {
-  const { rows } = await client.query<{ conversation_id: string }>(
-    'SELECT conversation_id FROM rm_erased_conversations WHERE conversation_id = ANY($1)',
-    [streamIds],
-  )
+  const { rows } = await client.query<{ conversation_id: string }>({
+    name: 'cas-projector-erased-conversations',
+    text: 'SELECT conversation_id FROM rm_erased_conversations WHERE conversation_id = ANY($1)',
+    values: [streamIds],
+  })
   return new Set(rows.map((r) => r.conversation_id))
 }
 
 /** Of these chatbots, those the read models recorded as deleted (rm_deleted_chatbots). */
 async function readModelDeletedChatbots(client: pg.ClientBase, chatbotIds: string[]): Promise<Set<string>> {
-  const { rows } = await client.query<{ chatbot_id: string }>(
-    'SELECT chatbot_id FROM rm_deleted_chatbots WHERE chatbot_id = ANY($1)',
-    [chatbotIds],
-  )
+  const { rows } = await client.query<{ chatbot_id: string }>({
+    name: 'cas-projector-deleted-chatbots',
+    text: 'SELECT chatbot_id FROM rm_deleted_chatbots WHERE chatbot_id = ANY($1)',
+    values: [chatbotIds],
+  })
   return new Set(rows.map((r) => r.chatbot_id))
 }

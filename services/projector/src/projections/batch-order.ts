@@ -28,13 +28,22 @@ export async function orderBatch(
 ): Promise<void> {
   const deletes = records.some((r) => r.type === 'chatbot.deleted')
   await client.query(
-    deletes ? 'SELECT pg_advisory_xact_lock($1, -1)' : 'SELECT pg_advisory_xact_lock_shared($1, -1)',
-    [groupKey],
+    deletes
+      ? { name: 'cas-projector-batch-lock', text: 'SELECT pg_advisory_xact_lock($1, -1)', values: [groupKey] }
+      : {
+          name: 'cas-projector-batch-lock-shared',
+          text: 'SELECT pg_advisory_xact_lock_shared($1, -1)',
+          values: [groupKey],
+        },
   )
   // A transaction of several sources (batches of one Kafka fetch applied together) locks each partition
   // number once, in ascending order, as every batch does: no two wait for each other in a circle.
   const numbers = [...new Set(sources.map((s) => s.partition))].sort((a, b) => a - b)
-  await client.query('SELECT pg_advisory_xact_lock($1, p) FROM unnest($2::int[]) AS p', [groupKey, numbers])
+  await client.query({
+    name: 'cas-projector-batch-partition-locks',
+    text: 'SELECT pg_advisory_xact_lock($1, p) FROM unnest($2::int[]) AS p',
+    values: [groupKey, numbers],
+  })
 }
 
 /** The first advisory-lock key of the projector's consumer group's batch ordering. */

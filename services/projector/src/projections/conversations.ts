@@ -23,16 +23,18 @@ export async function writeConversations(
   const toRead = conversationsToRead(entries)
   const stored = new Map<string, StoredConversation>()
   if (toRead.length > 0) {
-    const { rows } = await client.query<{ id: string; end_user_id: string | null }>(
-      'SELECT id, end_user_id FROM rm_conversations WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
-      [toRead],
-    )
+    const { rows } = await client.query<{ id: string; end_user_id: string | null }>({
+      name: 'cas-conversations-lock',
+      text: 'SELECT id, end_user_id FROM rm_conversations WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+      values: [toRead],
+    })
     for (const r of rows) stored.set(r.id, { endUserId: r.end_user_id })
   }
   const { inserts, updates } = foldConversations(entries, stored, rollups)
   if (inserts.length > 0) {
-    const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, end_user,
+    const { rows } = await client.query<{ id: string }>({
+      name: 'cas-conversations-insert',
+      text: `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, end_user,
          end_user_organization, session, custom, updated_at, stream_version, message_count, first_message_at,
          last_message_at, sentiment_score, sentiment_label, assistant_sentiment_score, assistant_sentiment_label,
          topics, preview, preview_sent_at, preview_arrival)
@@ -45,8 +47,8 @@ export async function writeConversations(
          FROM ${CHANGES} ORDER BY d.id
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
-      changeParams(inserts),
-    )
+      values: changeParams(inserts),
+    })
     // Created meanwhile by another transaction (another consumer of the group): change it instead.
     if (rows.length < inserts.length) {
       const created = new Set(rows.map((r) => r.id))
@@ -54,8 +56,9 @@ export async function writeConversations(
     }
   }
   if (updates.length > 0) {
-    await client.query(
-      `UPDATE rm_conversations AS c SET
+    await client.query({
+      name: 'cas-conversations-update',
+      text: `UPDATE rm_conversations AS c SET
          external_id = coalesce(d.external_id, c.external_id),
          created_at = coalesce(d.created_at, c.created_at),
          end_user = coalesce(d.end_user, c.end_user),
@@ -81,8 +84,8 @@ export async function writeConversations(
          ).join(',\n         ')}
         FROM ${CHANGES}
        WHERE c.id = d.id`,
-      changeParams(updates.sort((a, b) => compare(a.id, b.id))),
-    )
+      values: changeParams(updates.sort((a, b) => compare(a.id, b.id))),
+    })
   }
 }
 

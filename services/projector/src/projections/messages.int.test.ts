@@ -90,4 +90,32 @@ describe('message rows', () => {
     await apply([c.result])
     expect(await topicsOf(c.id)).toEqual(TOPICS)
   })
+
+  it('are written by statements prepared once per connection (named), not parsed and planned each time', async () => {
+    const client = await db.pool.connect()
+    try {
+      const c = conversation()
+      const onThisConnection = async (records: JournalRecord[]) => {
+        await client.query('BEGIN')
+        await applyToReadModels(client, testKeyring, records, { applied: 0, dropped: {} })
+        await client.query('COMMIT')
+      }
+      await onThisConnection([c.capture])
+      await onThisConnection([c.result])
+      const { rows } = await client.query<{ name: string }>('SELECT name FROM pg_prepared_statements')
+      expect(rows.map((r) => r.name)).toEqual(
+        expect.arrayContaining([
+          'cas-messages-insert-new',
+          'cas-messages-lock',
+          'cas-messages-upsert-results',
+          'cas-conversations-insert',
+          'cas-conversations-lock',
+          'cas-projector-erased-conversations',
+        ]),
+      )
+      expect(await topicsOf(c.id)).toEqual(TOPICS)
+    } finally {
+      client.release()
+    }
+  })
 })

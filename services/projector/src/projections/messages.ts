@@ -30,8 +30,9 @@ export async function writeMessages(
   const others = entries.filter((e) => !firstSeenCaptured(e))
   if (likelyNew.length > 0) {
     // Returns the keys that were not inserted (they exist): usually none, so no row comes back.
-    const { rows } = await client.query<{ conversation_id: string; message_id: string }>(
-      `WITH d AS MATERIALIZED (SELECT ${VALUES} FROM ${ROWS}),
+    const { rows } = await client.query<{ conversation_id: string; message_id: string }>({
+      name: 'cas-messages-insert-new',
+      text: `WITH d AS MATERIALIZED (SELECT ${VALUES} FROM ${ROWS}),
        inserted AS (
          INSERT INTO rm_messages (${COLUMNS}) SELECT * FROM d ORDER BY 1, 2
          ON CONFLICT (conversation_id, message_id) DO NOTHING
@@ -40,8 +41,8 @@ export async function writeMessages(
        SELECT d.conversation_id, d.message_id FROM d
         WHERE NOT EXISTS (SELECT FROM inserted i
                            WHERE (i.conversation_id, i.message_id) = (d.conversation_id, d.message_id))`,
-      rowParams(likelyNew),
-    )
+      values: rowParams(likelyNew),
+    })
     const existing = new Set(rows.map((r) => messageKey(r.conversation_id, r.message_id)))
     for (const entry of likelyNew) {
       if (existing.size > 0 && existing.has(messageKey(entry.conversationId, entry.messageId)))
@@ -50,13 +51,14 @@ export async function writeMessages(
     }
   }
   if (others.length === 0) return
-  const { rows } = await client.query<StoredMessage & { conversation_id: string; message_id: string }>(
-    `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
+  const { rows } = await client.query<StoredMessage & { conversation_id: string; message_id: string }>({
+    name: 'cas-messages-lock',
+    text: `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
        FROM rm_messages m JOIN json_to_recordset($1::json) AS k(cid uuid, mid text)
             ON m.conversation_id = k.cid AND m.message_id = k.mid
       ORDER BY 1, 2 FOR UPDATE OF m`,
-    [JSON.stringify(others.map((e) => ({ cid: e.conversationId, mid: e.messageId })))],
-  )
+    values: [JSON.stringify(others.map((e) => ({ cid: e.conversationId, mid: e.messageId })))],
+  })
   const stored = new Map(rows.map((r) => [messageKey(r.conversation_id, r.message_id), r]))
   for (const entry of others)
     foldMessage(entry, stored.get(messageKey(entry.conversationId, entry.messageId)) ?? null, rollups)
@@ -66,16 +68,18 @@ export async function writeMessages(
   const withResultsOnly = others.filter(resultsOnly)
   const withContent = others.filter((e) => !resultsOnly(e))
   if (withResultsOnly.length > 0) {
-    await client.query(
-      `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+    await client.query({
+      name: 'cas-messages-upsert-results',
+      text: `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
          sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer`,
-      rowParams(withResultsOnly),
-    )
+      values: rowParams(withResultsOnly),
+    })
   }
   if (withContent.length > 0) {
-    await client.query(
-      `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+    await client.query({
+      name: 'cas-messages-upsert',
+      text: `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET
          role = coalesce(EXCLUDED.role, m.role),
          content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
@@ -85,8 +89,8 @@ export async function writeMessages(
          sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
          topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
          analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`,
-      rowParams(withContent),
-    )
+      values: rowParams(withContent),
+    })
   }
 }
 

@@ -20,9 +20,11 @@ export class SignalChanges {
     if (this.latest.size === 0) return
     const events = [...this.latest.values()]
     this.latest.clear()
-    await client.query('DELETE FROM rm_conversation_signals WHERE conversation_id = ANY($1::uuid[])', [
-      events.map((e) => e.streamId),
-    ])
+    await client.query({
+      name: 'cas-projector-signals-delete',
+      text: 'DELETE FROM rm_conversation_signals WHERE conversation_id = ANY($1::uuid[])',
+      values: [events.map((e) => e.streamId)],
+    })
     const rows = events.flatMap((e) =>
       e.payload.signals.map((s) => ({
         e,
@@ -31,15 +33,16 @@ export class SignalChanges {
       })),
     )
     if (rows.length === 0) return
-    await client.query(
-      `INSERT INTO rm_conversation_signals (org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer,
+    await client.query({
+      name: 'cas-projector-signals-insert',
+      text: `INSERT INTO rm_conversation_signals (org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer,
          refined_by)
        SELECT r.org_id, r.chatbot_id, r.conversation_id, r.signal, r.label, r.confidence,
               ARRAY(SELECT jsonb_array_elements_text(r.evidence)), r.analyzer, r.refined_by
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::real[], $7::jsonb[], $8::text[],
                      $9::text[])
               AS r(org_id, chatbot_id, conversation_id, signal, label, confidence, evidence, analyzer, refined_by)`,
-      [
+      values: [
         rows.map((r) => r.e.orgId),
         rows.map((r) => r.e.chatbotId),
         rows.map((r) => r.e.streamId),
@@ -50,6 +53,6 @@ export class SignalChanges {
         rows.map((r) => r.analyzer),
         rows.map((r) => r.s.refinedBy ?? null),
       ],
-    )
+    })
   }
 }
