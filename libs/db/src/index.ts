@@ -1,4 +1,4 @@
-export { advisoryLockKey } from './advisory-key.ts'
+export { advisoryLockKey, lockKeysInOrder } from './advisory-key.ts'
 export { type BackgroundLoop, type BackgroundLoopOptions, backgroundLoop } from './background-loop.ts'
 export {
   EmbeddedPostgresError,

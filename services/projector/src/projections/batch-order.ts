@@ -1,4 +1,4 @@
-import { advisoryLockKey } from '@cas/db'
+import { advisoryLockKey, lockKeysInOrder } from '@cas/db'
 import type { BatchSource, JournalRecord } from '@cas/eventlog'
 import type pg from 'pg'
 
@@ -38,12 +38,11 @@ export async function orderBatch(
   )
   // A transaction of several sources (batches of one Kafka fetch applied together) locks each partition
   // number once, in ascending order, as every batch does: no two wait for each other in a circle.
-  const numbers = [...new Set(sources.map((s) => s.partition))].sort((a, b) => a - b)
-  await client.query({
-    name: 'cas-projector-batch-partition-locks',
-    text: 'SELECT pg_advisory_xact_lock($1, p) FROM unnest($2::int[]) AS p',
-    values: [groupKey, numbers],
-  })
+  await lockKeysInOrder(
+    client,
+    groupKey,
+    sources.map((s) => s.partition),
+  )
 }
 
 /** The first advisory-lock key of the projector's consumer group's batch ordering. */

@@ -31,6 +31,15 @@ function discovered(orgId: string, chatbotId: string, topicId: string, label: st
   } as unknown as TopicEvent
 }
 
+/** A chatbot's rm_topics rows as committed, by id. */
+async function topicRows(chatbotId: string): Promise<{ id: string; label: string }[]> {
+  const { rows } = await db.pool.query<{ id: string; label: string }>(
+    'SELECT id, label FROM rm_topics WHERE chatbot_id = $1 ORDER BY id',
+    [chatbotId],
+  )
+  return rows
+}
+
 describe('rm_topics under batches applied at once (topics.ts)', () => {
   it("never deadlocks a chatbot's topic events with the results naming its topics", async () => {
     const orgId = randomUUID()
@@ -82,10 +91,7 @@ describe('rm_topics under batches applied at once (topics.ts)', () => {
       events.release()
       results.release()
     }
-    const { rows } = await db.pool.query<{ id: string; label: string }>(
-      'SELECT id, label FROM rm_topics WHERE chatbot_id = $1 ORDER BY id',
-      [chatbotId],
-    )
+    const rows = await topicRows(chatbotId)
     // The topic events' labels stand: the results' stand-ins found the rows there.
     expect(rows).toEqual([
       { id: first, label: 'first' },
@@ -143,10 +149,7 @@ describe('rm_topics under batches applied at once (topics.ts)', () => {
       events.release()
       results.release()
     }
-    const { rows } = await db.pool.query<{ id: string; label: string }>(
-      'SELECT id, label FROM rm_topics WHERE chatbot_id = $1 ORDER BY id',
-      [chatbotId],
-    )
+    const rows = await topicRows(chatbotId)
     expect(rows).toEqual([
       { id: 't-1', label: 'first' },
       { id: 't-2', label: 'second' },

@@ -1,4 +1,4 @@
-import { advisoryLockKey } from '@cas/db'
+import { advisoryLockKey, lockKeysInOrder } from '@cas/db'
 import { OTHER_TOPIC_ID, type RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 
@@ -32,9 +32,11 @@ const TOPICS_LOCK = advisoryLockKey('projector-rm-topics')
  * batch's partition locks (batch-order.ts); a chatbot's topic writes wait for each other instead.
  */
 async function lockChatbotsTopics(client: pg.ClientBase, chatbotIds: readonly string[]): Promise<void> {
-  const keys = [...new Set(chatbotIds.map((id) => advisoryLockKey(`rm_topics:${id}`)))].sort((a, b) => a - b)
-  if (keys.length === 0) return
-  await client.query('SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int[]) AS k', [TOPICS_LOCK, keys])
+  await lockKeysInOrder(
+    client,
+    TOPICS_LOCK,
+    chatbotIds.map((id) => advisoryLockKey(`rm_topics:${id}`)),
+  )
 }
 
 /**
