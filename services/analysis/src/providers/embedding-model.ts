@@ -8,7 +8,7 @@
  * falls back to the lexical analyzer.
  */
 import { createHash } from 'node:crypto'
-import { createReadStream, existsSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -107,8 +107,11 @@ export async function loadEmbeddingModel(source: ModelSource): Promise<Embedding
         // One core per analyzer thread: ANALYSIS_THREADS says how many the analysis may take.
         session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
       })
-      const { session, nodes } = await withFewerNodes(modelSession(model.sessions), attempt.file)
-      const digest = await fileDigest(attempt.file)
+      // The model file read once: its graph trimmed (withFewerNodes), and the first 16 hex digits of its
+      // SHA-256 in the version (a re-exported or newer model is another version).
+      const bytes = existsSync(attempt.file) ? await readFile(attempt.file) : undefined
+      const { session, nodes } = await withFewerNodes(modelSession(model.sessions), bytes)
+      const digest = bytes && createHash('sha256').update(bytes).digest('hex').slice(0, 16)
       return {
         version:
           `${EMBEDDING_MODEL_ID}@${EMBEDDING_MODEL_DTYPE}${digest ? `#${digest}` : ''}` +
@@ -175,13 +178,12 @@ interface OrtSessionClass {
  */
 async function withFewerNodes(
   published: OrtSession,
-  file: string,
+  bytes: Buffer | undefined,
 ): Promise<{ session: OrtSession; nodes?: number }> {
-  if (!existsSync(file)) return { session: published }
+  if (!bytes) return { session: published }
   let session: OrtSession
   let nodes: number
   try {
-    const bytes = await readFile(file)
     const edited = leanGraphForLoneTexts(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     const sessions = published.constructor as unknown as Partial<OrtSessionClass>
     if (!edited || typeof sessions.create !== 'function') return { session: published }
@@ -322,12 +324,4 @@ async function hubProblem(hubUrl: string): Promise<string> {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause
     return `cannot reach it (${cause?.code ?? cause?.message ?? (err as Error).message})`
   }
-}
-
-/** The first 16 hex digits of the model file's SHA-256: a re-exported or newer model is another version. */
-async function fileDigest(file: string): Promise<string | undefined> {
-  if (!existsSync(file)) return undefined
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
-  return hash.digest('hex').slice(0, 16)
 }
