@@ -109,6 +109,9 @@ export const FAILURE_ANCHORS: readonly string[] = [
   "I'm not able to help with that",
   'I have no details on that topic',
   "I can't do that here",
+  // signals-v13: no one to hand over to is a failure to hand over (a live-chat platform's offline message),
+  // not a handover, whatever channel it then points to.
+  'sorry, no agents are available to chat right now',
   // Platform defaults (see the top of this file).
   "I didn't get that. Can you say it again?", // Dialogflow
   'I missed what you said. What was that?', // Dialogflow
@@ -184,6 +187,13 @@ export const ANSWER_ANCHORS: readonly string[] = [
   'you can call our helpline on 0800 123 4567',
   'our phone lines are open 9am to 5pm, Monday to Friday',
   'you can invite colleagues to your account from the settings page',
+  // signals-v13 (bench/FINDINGS.md, "fresh4's errors by cause"): a troubleshooting answer that names a
+  // fault lay nearest "something went wrong, please try again later"; a question for a detail nearest "sorry,
+  // I could not find anything matching your question"; a referral to a professional outside the company
+  // nearest "I'm bringing in a specialist to help you". Each is the bot helping, or pointing elsewhere.
+  'that error usually means the filter is blocked: switch it off and clean it',
+  'which date is it for?',
+  'for that, please contact your doctor',
 ]
 
 /** Anger, annoyance or disappointment aimed at the service or the bot. */

@@ -400,8 +400,9 @@ export function saidOf(text: string): string[] {
 /**
  * First-person inability, read from the words: the assistant says that it cannot ("I can't", "I'm
  * unable to", "I'm not able to", "I couldn't"), does not know or did not understand ("I don't know",
- * "I didn't understand / get / catch / follow"), is not sure, or has no information, details, data,
- * access or answer. The grammar of the bot-failure definition, not words of a domain: a short failure
+ * "I didn't understand / get / catch / follow"), is not sure, has no information, details, data,
+ * access or answer, or (signals-v13) can only answer, help or deal with something else ("Sorry, I can only
+ * help with deliveries": the bot's scope stated to say no). The grammar of the bot-failure definition, not words of a domain: a short failure
  * stated in the domain's words ("I'm unable to advise on overseas applications") has an embedding nearer
  * the domain than any failure anchor (bench/FINDINGS.md), but says "I'm unable to". Idioms of eagerness
  * ("I can't wait to help", "I couldn't agree more", "I can't thank you enough") are not inability.
@@ -414,6 +415,7 @@ export function inabilityOf(text: string): boolean {
   return (
     /\bi (?:don't|do not|didn't|did not) (?:know|understand|get|catch|follow|recogni[sz]e)\b/u.test(t) ||
     /\bi(?:'m| am) (?:not sure|afraid i (?:don't|do not))\b/u.test(t) ||
+    /\bi (?:can|am able to) only (?:answer|help|assist|deal)\b/u.test(t) ||
     /\bi (?:don't|do not) have (?:any |the |that |this |enough |much )?(?:information|info|details|data|access|answer|knowledge|visibility)\b/u.test(
       t,
     ) ||

@@ -305,6 +305,9 @@ describe('conversation signals: the decision', () => {
       'Hmm, I couldn’t locate that order.',
       "I'm not sure what you mean.",
       'I have no information about that route.',
+      // signals-v13: the bot's scope stated to say no.
+      'Sorry, I can only help with questions about deliveries.',
+      'I can only answer questions about your membership, I am afraid.',
     ]) {
       expect(inabilityOf(said), said).toBe(true)
     }
@@ -314,6 +317,7 @@ describe('conversation signals: the decision', () => {
       'There are no late payments on your account.',
       'You cannot change the limit in the first 30 days.',
       'I can block your card now if you like.',
+      'I can only offer the Tuesday slot, would that work?',
     ]) {
       expect(inabilityOf(said), said).toBe(false)
     }

@@ -373,6 +373,40 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   })
 
+  it('reads no bot failure in a troubleshooting answer that names the fault, nor in a question for a detail (signals-v13)', async () => {
+    for (const [question, answer] of [
+      [
+        'my scooter will not charge, the screen says error 23',
+        'Error 23 means the battery is overheating: let it cool down for an hour, then try charging again.',
+      ],
+      ['I want to swap my cinema tickets', 'Please tell me the name of the film and the showing time.'],
+    ] as const) {
+      expect(await signals(['user', question], ['assistant', answer]), answer).not.toContain('bot_failure')
+    }
+  })
+
+  it("reads the bot's scope stated to say no, and no agent to hand over to, as bot failure; a referral to a doctor as no handover (signals-v13)", async () => {
+    expect(
+      await settledSignals(
+        ['user', 'do you sell gift vouchers?'],
+        ['assistant', 'Sorry, I can only help with questions about deliveries.'],
+      ),
+    ).toEqual(['bot_failure', 'abandonment'])
+    expect(
+      await signals(
+        ['user', 'can I talk to a real person please'],
+        ['assistant', 'There is nobody available to chat right now, sorry.'],
+      ),
+    ).toContain('bot_failure')
+    // Pointing to a professional outside the company hands nothing over: the failure stands, unanswered.
+    expect(
+      await settledSignals(
+        ['user', 'my cat chewed the lily you delivered, is that dangerous?'],
+        ['assistant', "I'm not able to give veterinary advice. Please call your vet straight away."],
+      ),
+    ).toEqual(['bot_failure', 'abandonment'])
+  })
+
   it('reads the bot sending the same message again as repetition, and two different answers as none', async () => {
     expect(
       await signals(
