@@ -24,6 +24,21 @@ export interface TopicCommandDeps {
   readonly now: () => Date
 }
 
+/**
+ * The long tail's label: the topics API and the dashboard show the conversations in no topic as "Other"
+ * (id `other`, `?topic=other`), so no topic of a person's may take it, in any case.
+ */
+const OTHER_LABEL = 'other'
+
+function refuseOtherLabel(label: string): void {
+  if (tidyLabel(label).toLowerCase() === OTHER_LABEL) {
+    throw new AppError(
+      'conflict',
+      '"Other" is the label of the conversations in no topic (the long tail): choose another label.',
+    )
+  }
+}
+
 export interface TopicView {
   readonly id: string
   readonly label: string
@@ -50,6 +65,7 @@ export async function executeTopicCommand(
 ): Promise<{ topic: TopicView }> {
   return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
     const decision = decideTopicCommand(topics, topicId, command)
+    if (decision.ok && command.type === 'rename') refuseOtherLabel(command.label)
     if (!decision.ok) {
       switch (decision.reason) {
         case 'not_found':
@@ -101,6 +117,7 @@ export async function executeTopicCreation(
 ): Promise<{ topic: TopicView }> {
   return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
     const label = tidyLabel(request.label)
+    refuseOtherLabel(label)
     const other = topicWithLabel(topics, label)
     if (other) throw new AppError('conflict', `Another topic of this chatbot (${other.id}) has this label.`)
     const examples = request.examples.map((e) => e.trim())

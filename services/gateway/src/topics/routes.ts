@@ -17,6 +17,23 @@ export interface TopicRouteDeps {
 // Malformed ids are answered like unknown ones (API.md: never reveal existence), so params are not validated.
 const params = z.object({ id: z.string(), topicId: z.string() })
 
+/** Something a person can see: not only whitespace, invisible format characters (U+200B…) or controls. */
+const VISIBLE = /[^\s\p{C}]/u
+/** Control characters other than whitespace (which a label's spaces collapse to one). */
+const CONTROL = /[^\P{Cc}\t\n\r]/u
+
+/** A topic's label as a person gives it: 1 to 80 characters, something visible, no control characters. */
+const labelSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(80)
+  .regex(VISIBLE, 'a label needs a visible character')
+  .refine((label) => !CONTROL.test(label), 'a label has no control characters')
+
+/** An example request: 1 to 500 characters, something visible. */
+const exampleSchema = z.string().trim().min(1).max(500).regex(VISIBLE, 'an example needs a visible character')
+
 const topicSchema = z
   .object({
     id: z.string().describe("The topic's id."),
@@ -106,14 +123,14 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
         operationId: 'createTopic',
         summary: 'Create a topic from examples',
         description:
-          "Owners and admins create a topic of their own: a label (1 to 80 characters, no other topic's) and 2 to 20 example requests (each 1 to 500 characters). Commits chatbot.topic-creation-requested; the analysis service embeds the examples, creates the topic with its label pinned (analysis.topic-created-by-user), and moves into it the chatbot's recent requests that lie clearly nearer it than their current topic: inside its spread, by the rule the topic model places messages with. Later requests like the examples join it. The answer is the topic as it will be; it shows in the topic list once the analysis service has created it. 409 for a label another topic has.",
+          'Owners and admins create a topic of their own: a label (1 to 80 characters, something visible, no control characters; no other topic\'s, nor "Other", the long tail\'s) and 2 to 20 example requests (each 1 to 500 characters, something visible). Commits chatbot.topic-creation-requested; the analysis service embeds the examples, creates the topic with its label pinned (analysis.topic-created-by-user), and moves into it the chatbot\'s recent requests that lie clearly nearer it than their current topic: inside its spread, by the rule the topic model places messages with. Later requests like the examples join it. The answer is the topic as it will be; it shows in the topic list once the analysis service has created it. 409 for a label another topic has, or "Other".',
         tags,
         security,
         params: z.object({ id: z.string() }),
         body: z.strictObject({
-          label: z.string().trim().min(1).max(80).describe("The topic's label, 1 to 80 characters."),
+          label: labelSchema.describe("The topic's label, 1 to 80 characters."),
           examples: z
-            .array(z.string().trim().min(1).max(500))
+            .array(exampleSchema)
             .min(2)
             .max(20)
             .describe('2 to 20 example requests, each 1 to 500 characters.'),
@@ -153,11 +170,11 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       operationId: 'renameTopic',
       summary: 'Rename a topic and pin its label',
       description:
-        "Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).",
+        "Owners and admins give a topic a label of their own (1 to 80 characters, something visible, no control characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has or \"Other\" (the long tail's), and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).",
       example: exampleTopic,
     },
     z.strictObject({
-      label: z.string().trim().min(1).max(80).describe('The new label, 1 to 80 characters.'),
+      label: labelSchema.describe('The new label, 1 to 80 characters.'),
     }),
     (body) => ({ type: 'rename', label: (body as { label: string }).label }),
   )

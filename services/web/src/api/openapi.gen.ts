@@ -374,7 +374,7 @@ export type paths = {
         put?: never;
         /**
          * Create a topic from examples
-         * @description Owners and admins create a topic of their own: a label (1 to 80 characters, no other topic's) and 2 to 20 example requests (each 1 to 500 characters). Commits chatbot.topic-creation-requested; the analysis service embeds the examples, creates the topic with its label pinned (analysis.topic-created-by-user), and moves into it the chatbot's recent requests that lie clearly nearer it than their current topic: inside its spread, by the rule the topic model places messages with. Later requests like the examples join it. The answer is the topic as it will be; it shows in the topic list once the analysis service has created it. 409 for a label another topic has.
+         * @description Owners and admins create a topic of their own: a label (1 to 80 characters, something visible, no control characters; no other topic's, nor "Other", the long tail's) and 2 to 20 example requests (each 1 to 500 characters, something visible). Commits chatbot.topic-creation-requested; the analysis service embeds the examples, creates the topic with its label pinned (analysis.topic-created-by-user), and moves into it the chatbot's recent requests that lie clearly nearer it than their current topic: inside its spread, by the rule the topic model places messages with. Later requests like the examples join it. The answer is the topic as it will be; it shows in the topic list once the analysis service has created it. 409 for a label another topic has, or "Other".
          */
         post: operations["createTopic"];
         delete?: never;
@@ -394,7 +394,7 @@ export type paths = {
         put?: never;
         /**
          * Rename a topic and pin its label
-         * @description Owners and admins give a topic a label of their own (1 to 80 characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has, and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).
+         * @description Owners and admins give a topic a label of their own (1 to 80 characters, something visible, no control characters). The label is pinned: the topic's growth and re-clustering never change it, and re-clustering leaves the topic and its members as they are. 409 for one of the chatbot's own topics (settings.topics: rename it there), for a label another of the chatbot's topics has or "Other" (the long tail's), and for a topic merged away or retired. Commits chatbot.topic-rename-requested; the analysis service applies it (analysis.topic-renamed-by-user).
          */
         post: operations["renameTopic"];
         delete?: never;

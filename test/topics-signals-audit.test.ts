@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { journalEvents } from './support/journal.ts'
+import { join } from './support/members.ts'
+import { projectAll } from './support/projector.ts'
+
+// An adversarial pass over the topic-management, themes and signals surface (issues 31 and 32): what a
+// careless or hostile client sends, what another organization's ids reach, and what roles may do.
+// The topics, themes and signals are the analysis service's events, appended here and projected.
+
+let db: TestDatabase
+let app: FastifyInstance
+
+interface Org {
+  readonly cookie: string
+  readonly orgId: string
+  readonly chatbotId: string
+  readonly apiKey: string
+  readonly topics: { billing: string; refunds: string; retired: string; merged: string }
+  readonly theme: string
+  readonly conversationId: string
+}
+
+let a: Org
+let b: Org
+
+async function seedOrg(): Promise<Org> {
+  const { cookie, organization } = await signUp(app)
+  const { chatbot, apiKey } = await createChatbot(app, cookie, { name: 'Bot' })
+  const topics = {
+    billing: randomUUID(),
+    refunds: randomUUID(),
+    retired: randomUUID(),
+    merged: randomUUID(),
+  }
+  const theme = randomUUID()
+  const captured = await postCapture(app, apiKey, {
+    conversationId: 'c-1',
+    messages: [
+      { id: 'm-1', role: 'user', content: 'I want a person', sentAt: new Date().toISOString() },
+      { id: 'm-2', role: 'assistant', content: 'Sorry, I cannot help', sentAt: new Date().toISOString() },
+    ],
+  })
+  expect(captured.statusCode, captured.body).toBe(200)
+  const conversationId = captured.json().conversationId as string
+  const discovered = (topicId: string, label: string) =>
+    newEvent('analysis.topic-discovered', { topicId, label, keywords: [], configured: false })
+  const analyzer = { name: 'test', version: '1' }
+  const sentiment = { score: 0, label: 'neutral' as const }
+  const placed = [{ id: topics.billing, label: 'Billing' }]
+  await withTransaction(db.pool, async (client) => {
+    await appendToStream(client, {
+      streamType: 'analysis',
+      streamId: chatbot.id,
+      orgId: organization.id,
+      chatbotId: chatbot.id,
+      expectedVersion: 'any',
+      events: [
+        discovered(topics.billing, 'Billing'),
+        discovered(topics.refunds, 'Refunds'),
+        discovered(topics.retired, 'Old stuff'),
+        discovered(topics.merged, 'Money back'),
+        newEvent('analysis.topic-retired', { topicId: topics.retired }),
+        newEvent('analysis.topic-merged', { topicId: topics.merged, into: topics.refunds }),
+        newEvent('analysis.themes-assigned', {
+          themes: [{ themeId: theme, label: 'Payments', topicIds: [topics.billing, topics.refunds] }],
+        }),
+      ],
+    })
+    await appendToStream(client, {
+      streamType: 'analysis',
+      streamId: conversationId,
+      orgId: organization.id,
+      chatbotId: chatbot.id,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.messages-analyzed', {
+          analyzer,
+          results: [{ messageId: 'm-1', sentiment, topics: placed }],
+        }),
+        newEvent('analysis.conversation-analyzed', {
+          analyzer,
+          sentiment,
+          assistantSentiment: null,
+          topics: placed,
+        }),
+        newEvent('analysis.signals-detected', {
+          analyzer,
+          settled: true,
+          signals: [
+            { name: 'escalation', confidence: 0.8, evidence: ['m-1'] },
+            { name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] },
+          ],
+        }),
+      ],
+    })
+  })
+  return { cookie, orgId: organization.id, chatbotId: chatbot.id, apiKey, topics, theme, conversationId }
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ app } = await buildTestGateway(db))
+  a = await seedOrg()
+  b = await seedOrg()
+  await projectAll(db.pool)
+})
+
+afterAll(async () => {
+  await app?.close()
+  await db?.drop()
+})
+
+const call = (options: InjectOptions, cookie = a.cookie) =>
+  app.inject({ ...options, headers: { cookie, ...(options.headers ?? {}) } } as InjectOptions)
+
+/** Everything a command may have changed: the chatbot's stream, the topics' read model, the settings. */
+async function state(org: Org) {
+  const { rows: topics } = await db.pool.query(
+    'SELECT id, label, pinned, hidden, canonical_id FROM rm_topics WHERE chatbot_id = $1 ORDER BY id',
+    [org.chatbotId],
+  )
+  const events = (await journalEvents(db.pool, 'chatbot', org.chatbotId)).map((e) => e.type)
+  return { topics, events }
+}
+
+/** API.md's error shape, with nothing of the internals. */
+function expectError(res: { statusCode: number; body: string }, status: number, code: string, what = '') {
+  expect(res.statusCode, `${what}: ${res.body}`).toBe(status)
+  const body = JSON.parse(res.body)
+  expect(body).toMatchObject({ ok: false, error: { code, message: expect.any(String) } })
+  expect(res.body).not.toMatch(/\bat \S+ \(|SELECT |INSERT |postgres|ZodError|node_modules/i)
+}
+
+describe('topic commands', () => {
+  const topicUrl = (org: Org, topicId: string, name: string) =>
+    `/api/v1/chatbots/${org.chatbotId}/topics/${topicId}/${name}`
+
+  it("never reach another organization's chatbot or topics: 404, nothing changed", async () => {
+    const before = await state(b)
+    const cases: [string, object | undefined][] = [
+      [topicUrl(b, b.topics.billing, 'rename'), { label: 'Mine now' }],
+      [topicUrl(b, b.topics.billing, 'hide'), undefined],
+      [topicUrl(b, b.topics.billing, 'merge'), { into: b.topics.refunds }],
+      // A's chatbot, B's topic.
+      [topicUrl(a, b.topics.billing, 'rename'), { label: 'Mine now' }],
+      [topicUrl(a, b.topics.billing, 'hide'), undefined],
+      [`/api/v1/chatbots/${b.chatbotId}/topics`, { label: 'Mine', examples: ['one thing', 'another'] }],
+      [`/api/v1/chatbots/${b.chatbotId}/reanalysis`, {}],
+    ]
+    for (const [url, payload] of cases) {
+      const res = await call({ method: 'POST', url, ...(payload ? { payload } : {}) })
+      expectError(res, 404, 'not_found')
+      expect(res.body).not.toContain(b.topics.billing)
+    }
+    // Merging A's topic into B's: the same answer as for an id that exists nowhere.
+    const intoB = await call({
+      method: 'POST',
+      url: topicUrl(a, a.topics.billing, 'merge'),
+      payload: { into: b.topics.refunds },
+    })
+    const intoNothing = await call({
+      method: 'POST',
+      url: topicUrl(a, a.topics.billing, 'merge'),
+      payload: { into: randomUUID() },
+    })
+    expectError(intoB, 400, 'invalid_request')
+    expect(intoB.json().error.message).toBe(intoNothing.json().error.message)
+    expect(await state(b)).toEqual(before)
+  })
+
+  it('refuses careless and hostile bodies with 4xx, changing nothing', async () => {
+    const before = await state(a)
+    const cases: [string, unknown, number, string][] = [
+      [topicUrl(a, a.topics.billing, 'rename'), { label: 42 }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'rename'), { label: null }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'rename'), ['Billing'], 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'rename'), { label: '\u200b\u200b' }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'rename'), { label: 'Bill\u0007ing' }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'rename'), { label: 'Other' }, 409, 'conflict'],
+      [topicUrl(a, a.topics.billing, 'rename'), { label: 'refunds' }, 409, 'conflict'],
+      [
+        topicUrl(a, a.topics.billing, 'merge'),
+        { into: a.topics.billing.toUpperCase() },
+        400,
+        'invalid_request',
+      ],
+      [topicUrl(a, a.topics.billing, 'merge'), { into: a.topics.retired }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'merge'), { into: a.topics.merged }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'merge'), { into: 'not-a-uuid' }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.billing, 'merge'), { into: 7 }, 400, 'invalid_request'],
+      [topicUrl(a, a.topics.retired, 'rename'), { label: 'Revived' }, 409, 'conflict'],
+      [topicUrl(a, a.topics.merged, 'merge'), { into: a.topics.billing }, 409, 'conflict'],
+      [topicUrl(a, 'other', 'hide'), undefined, 404, 'not_found'],
+      [
+        `/api/v1/chatbots/${a.chatbotId}/topics`,
+        { label: 'Other', examples: ['x y', 'y z'] },
+        409,
+        'conflict',
+      ],
+      [
+        `/api/v1/chatbots/${a.chatbotId}/topics`,
+        { label: 'Roadside', examples: Array.from({ length: 10_000 }, (_, i) => `tow ${i}`) },
+        400,
+        'invalid_request',
+      ],
+      [`/api/v1/chatbots/${a.chatbotId}/topics`, { label: 'Roadside', examples: [] }, 400, 'invalid_request'],
+      [
+        `/api/v1/chatbots/${a.chatbotId}/topics`,
+        { label: '\u200b', examples: ['tow my car', 'dead battery'] },
+        400,
+        'invalid_request',
+      ],
+      [
+        `/api/v1/chatbots/${a.chatbotId}/topics`,
+        { label: 'Roadside', examples: ['tow my car', '\u200b\u200b'] },
+        400,
+        'invalid_request',
+      ],
+      [`/api/v1/chatbots/${a.chatbotId}/reanalysis`, { since: 'yesterday' }, 400, 'invalid_request'],
+      [`/api/v1/chatbots/${a.chatbotId}/reanalysis`, { since: 5 }, 400, 'invalid_request'],
+      [`/api/v1/chatbots/${a.chatbotId}/reanalysis`, [], 400, 'invalid_request'],
+    ]
+    for (const [url, payload, status, code] of cases) {
+      const res = await call({
+        method: 'POST',
+        url,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      })
+      expect.soft(res.statusCode, `${url} ${JSON.stringify(payload)?.slice(0, 80)}: ${res.body}`).toBe(status)
+      if (res.statusCode === status) expectError(res, status, code)
+    }
+    expect(await state(a)).toEqual(before)
+  })
+
+  it('answers an API key on the dashboard routes with 401, changing nothing', async () => {
+    const before = await state(a)
+    for (const [method, url] of [
+      ['POST', topicUrl(a, a.topics.billing, 'hide')],
+      ['POST', `/api/v1/chatbots/${a.chatbotId}/reanalysis`],
+      ['GET', `/api/v1/chatbots/${a.chatbotId}/reanalysis`],
+      ['GET', '/api/v1/analytics/signals'],
+      ['GET', '/api/v1/analytics/topics'],
+      ['GET', '/api/v1/conversations?signal=escalation'],
+      ['GET', `/api/v1/conversations/${a.conversationId}`],
+      ['PATCH', `/api/v1/chatbots/${a.chatbotId}`],
+    ] as const) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${a.apiKey}` },
+        ...(method === 'GET' ? {} : { payload: {} }),
+      })
+      expectError(res, 401, 'unauthorized')
+    }
+    expect(await state(a)).toEqual(before)
+  })
+})
+
+describe('signals and themes reads', () => {
+  it("refuses bad query parameters with 400 in API.md's shape", async () => {
+    for (const url of [
+      '/api/v1/analytics/signals?tz=Mars/Olympus',
+      '/api/v1/analytics/signals?tz=',
+      `/api/v1/analytics/signals?tz=${'A'.repeat(5000)}`,
+      '/api/v1/analytics/signals?from=2026-11-20T00:00:00Z&to=2026-11-10T00:00:00Z',
+      '/api/v1/analytics/signals?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+      '/api/v1/analytics/signals?days=0',
+      '/api/v1/analytics/signals?days=366',
+      '/api/v1/analytics/signals?days=1e309',
+      '/api/v1/analytics/signals?days=abc',
+      '/api/v1/analytics/signals?interval=hour&days=30',
+      '/api/v1/analytics/signals?interval=minute',
+      '/api/v1/analytics/signals?limit=0',
+      '/api/v1/analytics/signals?limit=100000',
+      '/api/v1/analytics/signals?chatbotId=not-a-uuid',
+      '/api/v1/analytics/signals?signal=escalation',
+      '/api/v1/analytics/signals?from=not-a-date',
+      '/api/v1/conversations?signal=nonsense',
+      '/api/v1/conversations?signal=custom:UPPER',
+      '/api/v1/conversations?signal=custom:',
+      `/api/v1/conversations?signal=custom:${'a'.repeat(65)}`,
+      '/api/v1/conversations?signal=escalation&signal=bot_failure',
+      '/api/v1/conversations?theme=not-a-uuid',
+      '/api/v1/conversations?theme=',
+    ]) {
+      const res = await call({ method: 'GET', url })
+      expectError(res, 400, 'invalid_request')
+      expect(res.json().error.details?.length ?? 0, url).toBeGreaterThan(0)
+    }
+  })
+
+  it("never shows another organization's chatbot, signals, themes or conversations", async () => {
+    expectError(
+      await call({ method: 'GET', url: `/api/v1/analytics/signals?chatbotId=${b.chatbotId}` }),
+      404,
+      'not_found',
+    )
+    expectError(
+      await call({ method: 'GET', url: `/api/v1/analytics/topics?chatbotId=${b.chatbotId}` }),
+      404,
+      'not_found',
+    )
+    expectError(
+      await call({ method: 'GET', url: `/api/v1/chatbots/${b.chatbotId}/reanalysis` }),
+      404,
+      'not_found',
+    )
+    expectError(
+      await call({ method: 'GET', url: `/api/v1/conversations/${b.conversationId}` }),
+      404,
+      'not_found',
+    )
+    for (const query of [`theme=${b.theme}`, `topic=${b.topics.billing}`, 'signal=escalation', '']) {
+      const res = await call({ method: 'GET', url: `/api/v1/conversations?limit=100&${query}` })
+      expect(res.statusCode, res.body).toBe(200)
+      const ids = res.json().conversations.map((c: { id: string }) => c.id)
+      expect(ids, query).not.toContain(b.conversationId)
+    }
+    const signals = await call({ method: 'GET', url: '/api/v1/analytics/signals' })
+    expect(signals.statusCode, signals.body).toBe(200)
+    expect(signals.body).not.toContain(b.topics.billing)
+    expect(signals.body).not.toContain(b.chatbotId)
+    const topics = await call({ method: 'GET', url: '/api/v1/analytics/topics' })
+    expect(topics.body).not.toContain(b.theme)
+    expect(topics.body).not.toContain(b.topics.billing)
+  })
+
+  it("gives the conversation's signals with their evidence, and its own theme's conversations", async () => {
+    const res = await call({ method: 'GET', url: `/api/v1/conversations/${a.conversationId}` })
+    expect(res.statusCode, res.body).toBe(200)
+    console.log(
+      (await db.pool.query('SELECT * FROM rm_conversation_signals')).rows,
+      (await db.pool.query('SELECT * FROM dead_letters')).rows,
+    )
+    expect(res.json().conversation.signals).toMatchObject([
+      { name: 'escalation', evidence: ['m-1'] },
+      { name: 'bot_failure', evidence: ['m-2'] },
+    ])
+    const byTheme = await call({ method: 'GET', url: `/api/v1/conversations?theme=${a.theme}` })
+    expect(byTheme.json().conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
+  })
+})
