@@ -349,3 +349,39 @@ describe('signals and themes reads', () => {
     expect(byTheme.json().conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
   })
 })
+
+describe('signal and topic settings', () => {
+  const patch = (settings: unknown, cookie = a.cookie) =>
+    call({ method: 'PATCH', url: `/api/v1/chatbots/${a.chatbotId}`, payload: { settings } }, cookie)
+  const stored = async () =>
+    (await db.pool.query('SELECT settings FROM chatbots WHERE id = $1', [a.chatbotId])).rows[0].settings
+
+  it('refuses bad signal settings with 400, changing nothing', async () => {
+    const before = { settings: await stored(), state: await state(a) }
+    const example = (label: string) => ({ label, examples: ['can I get a discount?'] })
+    for (const settings of [
+      { signals: { disabled: ['nonsense'] } },
+      { signals: { disabled: 'escalation' } },
+      { signals: { custom: [{ label: 'Discount', examples: [] }] } },
+      { signals: { custom: [{ label: 'Discount', examples: Array.from({ length: 10_000 }, () => 'x') }] } },
+      { signals: { custom: [{ label: 'Discount', examples: ['   '] }] } },
+      { signals: { custom: [{ label: 'Discount', examples: ['\u200b'] }] } },
+      { signals: { custom: [{ label: '!!!', examples: ['a discount'] }] } },
+      // Two labels of one name (custom:discount): the second would never fire.
+      { signals: { custom: [example('Discount'), example('discount!')] } },
+      // Two labels that have no name of their own (their slug is empty: both custom:signal).
+      { signals: { custom: [example('割引'), example('値引き')] } },
+      { signals: { abandonmentAfterMinutes: 0 } },
+      { signals: { abandonmentAfterMinutes: 1.5 } },
+      { topics: { Billing: 'invoice' } },
+      { topics: { '   ': ['invoice'] } },
+      { topics: { Billing: ['invoice', ' '] } },
+    ]) {
+      const res = await patch(settings)
+      expect.soft(res.statusCode, `${JSON.stringify(settings).slice(0, 100)}: ${res.body}`).toBe(400)
+      if (res.statusCode === 400) expectError(res, 400, 'invalid_request')
+      else await patch({ signals: null, topics: null })
+    }
+    expect({ settings: await stored(), state: await state(a) }).toEqual(before)
+  })
+})

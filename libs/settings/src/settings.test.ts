@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { analysisEnabled, MAX_RETENTION_DAYS, MAX_SETTINGS_DEPTH } from './limits.ts'
-import { chatbotTopics, customFieldSchema, retentionDaysSql, settingsSchema } from './settings.ts'
+import {
+  chatbotSignals,
+  chatbotTopics,
+  customFieldSchema,
+  retentionDaysSql,
+  settingsSchema,
+} from './settings.ts'
 
 describe('chatbot settings', () => {
   it('reads analysisEnabled as on unless it is false', () => {
@@ -32,6 +38,29 @@ describe('chatbot settings', () => {
     let deep: Record<string, unknown> = {}
     for (let i = 0; i < MAX_SETTINGS_DEPTH; i++) deep = { a: deep }
     expect(settingsSchema.safeParse(deep).success).toBe(false)
+  })
+
+  it('refuses two custom signals of one name and examples with nothing visible on writes, yet reads them when stored', () => {
+    const stored = {
+      signals: {
+        disabled: ['frustration'],
+        custom: [
+          { label: 'Discount', examples: ['a coupon?'] },
+          { label: 'discount!', examples: ['\u200b'] },
+        ],
+      },
+    }
+    const written = settingsSchema.safeParse(stored)
+    expect(written.success).toBe(false)
+    expect(written.error?.issues.map((i) => i.path)).toEqual([
+      ['signals', 'custom', 1, 'examples', 0],
+      ['signals', 'custom', 1, 'label'],
+    ])
+    // Settings stored before the rules keep their meaning: the first of one name, the rest as given.
+    expect(chatbotSignals(stored)).toMatchObject({
+      disabled: ['frustration'],
+      custom: [{ name: 'custom:discount', label: 'Discount' }],
+    })
   })
 
   it('gives the retention sweep its rule as SQL over the settings column', () => {

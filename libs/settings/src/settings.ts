@@ -105,6 +105,7 @@ export const settingsSchema = boundedSettingsObjectSchema
   .superRefine((settings, ctx) => {
     const known = knownSettingsSchema.safeParse(settings)
     if (!known.success) for (const issue of known.error.issues) ctx.addIssue({ ...issue, code: 'custom' })
+    else for (const issue of writeIssues(known.data)) ctx.addIssue({ code: 'custom', ...issue })
     if (JSON.stringify(settings).length > MAX_SETTINGS_BYTES) {
       ctx.addIssue({
         code: 'custom',
@@ -115,6 +116,46 @@ export const settingsSchema = boundedSettingsObjectSchema
   .describe(
     `Free-form JSON object, at most ${MAX_SETTINGS_DEPTH} levels of objects and arrays deep and 64 KiB of JSON; the keys the service reads are typed.`,
   )
+
+/** Something a person can see: not only whitespace or invisible format characters (U+200B…). */
+const VISIBLE = /[^\s\p{C}]/u
+
+/**
+ * What settings given now must also be, beyond their types: no topic label, keyword or signal example
+ * without a visible character (the analyzer would skip it, or embed nothing), and no two custom signals of
+ * one name (only the first would ever fire). Checked on writes only: settings stored before these rules
+ * still read as they did (knownSettingsSchema), so a chatbot's signals are never dropped for them.
+ */
+function writeIssues(settings: ChatbotSettings): { path: PropertyKey[]; message: string }[] {
+  const issues: { path: PropertyKey[]; message: string }[] = []
+  for (const [label, keywords] of Object.entries(settings.topics ?? {})) {
+    if (!VISIBLE.test(label))
+      issues.push({ path: ['topics', label], message: 'a topic label needs a visible character' })
+    keywords.forEach((k, i) => {
+      if (!VISIBLE.test(k))
+        issues.push({ path: ['topics', label, i], message: 'a keyword needs a visible character' })
+    })
+  }
+  const named = new Map<string, string>()
+  settings.signals?.custom?.forEach((signal, i) => {
+    signal.examples.forEach((e, j) => {
+      if (!VISIBLE.test(e))
+        issues.push({
+          path: ['signals', 'custom', i, 'examples', j],
+          message: 'an example needs a visible character',
+        })
+    })
+    const name = customSignalName(signal.label)
+    const first = named.get(name)
+    if (first === undefined) named.set(name, signal.label)
+    else
+      issues.push({
+        path: ['signals', 'custom', i, 'label'],
+        message: `"${signal.label}" and "${first}" are both named ${name} (from the label's letters and digits): give them labels that differ there`,
+      })
+  })
+  return issues
+}
 
 /** PATCH's settings: a JSON Merge Patch (RFC 7386) of them, as deep as settings may be. */
 export const settingsPatchSchema = boundedSettingsObjectSchema.describe(
