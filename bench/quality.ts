@@ -9,7 +9,7 @@
  *
  *   npm run bench:quality [-- --set clinc150|dstc11|both --limit N --greeting-share 0.3 --concurrency 8
  *                              --threads 1 --analysis-concurrency 16 --seed 1 --out bench/QUALITY.md
- *                              --skip-build --embeddings-only]
+ *                              --skip-build --embeddings-only --statements]
  *
  * Per set: NMI, ACC (1:1 Hungarian, DSTC11's primary metric) and ARI of the conversations' topics against
  * the intents ("other" one cluster of its own); the number of topics; the largest topic's share beside the
@@ -18,7 +18,9 @@
  * (Linux /proc: the figure to compare on a shared machine, where the rate follows the other sessions);
  * what the embedded Postgres logged meanwhile (support/postgres-log.ts: deadlocks,
  * flagged as a problem, other errors, statements over 100 ms and the three slowest; the whole log in
- * bench/.cache/quality/postgres.log). Beside them, anchors computed first in the same run on the same
+ * bench/.cache/quality/postgres.log). `--statements` (console only) lists what Postgres ran while the jobs
+ * were analysed (pg_stat_statements): calls per end-user message, time and share of each statement, the
+ * commits per message and the tables written out of line (TOAST). Beside them, anchors computed first in the same run on the same
  * requests and the same MiniLM embeddings (quality/anchors.ts), before the service starts, so that they do not slow it.
  * Targets from issue 31 beside the figures. Nothing in the service is tuned to these sets. Then sentiment
  * (sentiment/measure.ts): precision and recall per class and macro-F1 of the learned heads beside VADER,
@@ -79,6 +81,8 @@ const { values } = parseArgs({
     out: { type: 'string', default: path.join(ROOT, 'bench/QUALITY.md') },
     'skip-build': { type: 'boolean', default: false },
     'embeddings-only': { type: 'boolean', default: false },
+    /** pg_stat_statements over each set's analysis: the statements per end-user message (console only). */
+    statements: { type: 'boolean', default: false },
   },
 })
 if (values.set !== 'both' && !SET_NAMES.includes(values.set as SetName)) {
@@ -159,6 +163,9 @@ const servers = await startBenchServers({
   name: 'quality',
   watchPostgresLog: true,
   postgresLog: postgresLogFile,
+  ...(values.statements
+    ? { postgres: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } }
+    : {}),
 })
 try {
   const databaseUrl = withDatabase(servers.postgres.url, 'postgres')
@@ -195,6 +202,7 @@ try {
           concurrency: Number(values.concurrency),
           greetingShare,
           seed,
+          statements: values.statements,
           ...(service.worker.process.pid
             ? { cpu: { pid: service.worker.process.pid, postgresDataDir: path.join(servers.scratch, 'pg') } }
             : {}),
@@ -206,6 +214,23 @@ try {
       const cpu = measured.get(set.name)!.analysisCpu
       if (cpu)
         console.log(`  CPU per end-user message while analysed: ${analysisCpuLine(measured.get(set.name)!)}`)
+      const statements = measured.get(set.name)!.analysisStatements
+      if (statements) {
+        const n = measured.get(set.name)!.userMessages
+        const total = statements.statements.reduce((sum, s) => sum + s.totalMs, 0)
+        const calls = statements.statements.reduce((sum, s) => sum + s.calls, 0)
+        console.log(
+          `  Statements while analysed: ${(calls / n).toFixed(2)} per end-user message, ${(statements.commits / n).toFixed(2)} commits; ${total.toFixed(0)} ms in all (calls per message, ms, share, rows per call):`,
+        )
+        console.log(
+          `  Out of line (TOAST): ${statements.toasted.map((t) => `${t.table} ${(t.bytes / 1024).toFixed(0)} KiB`).join(', ') || 'none'}`,
+        )
+        for (const s of statements.statements.slice(0, 40)) {
+          console.log(
+            `    ${(s.calls / n).toFixed(3).padStart(7)} ${s.totalMs.toFixed(0).padStart(6)} ${((s.totalMs / total) * 100).toFixed(1).padStart(5)} % ${(s.rows / Math.max(1, s.calls)).toFixed(1).padStart(6)}  ${truncate(s.query, 160)}`,
+          )
+        }
+      }
     }
   } finally {
     await pool.end()

@@ -39,6 +39,16 @@ export interface ThroughApi {
     readonly threads: readonly { name: string; main: boolean; seconds: number }[]
     readonly postgres: number
   }
+  /**
+   * With `statements`: what Postgres ran while the jobs were analysed (pg_stat_statements, reset when the
+   * jobs were queued; its own reads left out), busiest first, and the transactions committed meanwhile.
+   */
+  readonly analysisStatements?: {
+    readonly statements: readonly { query: string; calls: number; totalMs: number; rows: number }[]
+    readonly commits: number
+    /** Tables with rows written out of line (TOAST) by then: their TOAST table's size. */
+    readonly toasted: readonly { table: string; bytes: number }[]
+  }
 }
 
 export async function measureThroughApi(
@@ -52,6 +62,8 @@ export async function measureThroughApi(
     seed: number
     /** The service's process and Postgres's data directory, to read their CPU (Linux). */
     cpu?: { pid: number; postgresDataDir: string }
+    /** Read pg_stat_statements over the analysis (the server must preload it). */
+    statements?: boolean
   },
 ): Promise<ThroughApi> {
   const account = await createAccount(serviceUrl, `quality-${set.name}`)
@@ -88,6 +100,21 @@ export async function measureThroughApi(
     now: new Date(),
   })
   if (queued.length !== conversations.length) throw new Error(`${queued.length} captures queued for analysis`)
+  const commits = async () =>
+    Number(
+      (
+        await pool.query<{ n: string }>(
+          'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
+        )
+      ).rows[0]!.n,
+    )
+  let commitsBefore = 0
+  if (opts.statements) {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    await pool.query('SELECT pg_stat_statements_reset()')
+    await pool.query('SELECT pg_stat_clear_snapshot()')
+    commitsBefore = await commits()
+  }
   const threadsBefore = opts.cpu ? threadTimes(opts.cpu.pid) : undefined
   const postgresBefore = opts.cpu ? postgresCpuSeconds(opts.cpu.postgresDataDir) : 0
   const analysisStarted = performance.now()
@@ -113,6 +140,33 @@ export async function measureThroughApi(
           postgres: postgresCpuSeconds(opts.cpu.postgresDataDir) - postgresBefore,
         }
       : undefined
+  let analysisStatements: ThroughApi['analysisStatements']
+  if (opts.statements) {
+    await pool.query('SELECT pg_stat_clear_snapshot()')
+    const committed = (await commits()) - commitsBefore
+    const { rows } = await pool.query<{ query: string; calls: string; total: number; rows: string }>(
+      `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total, rows::text
+         FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS caught_up%'
+        ORDER BY total_exec_time DESC`,
+    )
+    const { rows: toasted } = await pool.query<{ table: string; bytes: string }>(
+      `SELECT c.relname AS table, pg_relation_size(c.reltoastrelid)::text AS bytes FROM pg_class c
+        WHERE c.relkind = 'r' AND c.reltoastrelid <> 0 AND pg_relation_size(c.reltoastrelid) > 0
+        ORDER BY 2 DESC`,
+    )
+    analysisStatements = {
+      toasted: toasted.map((t) => ({ table: t.table, bytes: Number(t.bytes) })),
+      statements: rows.map((r) => ({
+        query: r.query,
+        calls: Number(r.calls),
+        totalMs: r.total,
+        rows: Number(r.rows),
+      })),
+      commits: committed,
+    }
+  }
   // Then until the background re-clustering has settled (README: within TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS
   // of the last request, plus the run) and the read models have its events: the topics as they stay.
   const settleStarted = performance.now()
@@ -172,5 +226,6 @@ export async function measureThroughApi(
     settleSeconds,
     deadJobs: dead[0]!.dead,
     ...(analysisCpu ? { analysisCpu } : {}),
+    ...(analysisStatements ? { analysisStatements } : {}),
   }
 }
