@@ -1,15 +1,18 @@
 /**
  * The journal consumer's partitions: every one has its checkpoint from the group's start, a group whose
  * partition count changed has them redrawn from the lowest, and a partition's batch holds at most
- * `maxBatchSize` events however many its read looked at.
+ * `maxBatchSize` events however many its read looked at. A read of few events over several partitions is
+ * applied in one transaction, and one bad event among them holds no other partition back.
  */
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
+import type { BatchHandler } from './apply-batch.ts'
+import type { ConsumerOptions } from './consumer.ts'
 import { createEventConsumer } from './event-log.ts'
-import { appendToStream } from './journal.ts'
+import { appendToStream, appendToStreams } from './journal.ts'
 import { alignCheckpoints, JOURNAL_TOPIC } from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
 import type { JournalRecord } from './records.ts'
@@ -183,5 +186,128 @@ describe('a consumer whose handler never appends', () => {
   it('holds no journal reader back while it applies a batch; an unmarked one does', async () => {
     expect(await readableWhileApplying(true)).toBe(true)
     expect(await readableWhileApplying(false)).toBe(false)
+  })
+})
+
+describe('a read of few events over several partitions', () => {
+  const PARTITIONS = 4
+
+  /** A stream id in each of `count` different partitions of PARTITIONS (journal-reader.ts partitionExpression). */
+  async function streamsInPartitions(count: number): Promise<{ streamId: string; partition: number }[]> {
+    const found = new Map<number, string>()
+    while (found.size < count) {
+      const streamId = randomUUID()
+      const { rows } = await db.pool.query<{ p: number }>(
+        'SELECT (abs(hashtext($1::uuid::text)::bigint) % $2)::int AS p',
+        [streamId, PARTITIONS],
+      )
+      if (!found.has(rows[0]!.p)) found.set(rows[0]!.p, streamId)
+    }
+    return [...found].map(([partition, streamId]) => ({ streamId, partition }))
+  }
+
+  /** Three events on each stream, all committed in one transaction (so read at once); their ids by stream. */
+  async function appendEach(streams: readonly { streamId: string }[]): Promise<Map<string, string[]>> {
+    const appended = await withTransaction(db.pool, (c) =>
+      appendToStreams(
+        c,
+        streams.map(({ streamId }) => ({
+          streamType: 'conversation' as const,
+          streamId,
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 0,
+          events: Array.from({ length: 3 }, (_, i) => ({
+            type: 'test.happened',
+            version: 1,
+            payload: { i },
+          })),
+        })),
+      ),
+    )
+    const ids = new Map<string, string[]>()
+    for (const r of appended.flatMap((a) => a.records))
+      ids.set(r.streamId, [...(ids.get(r.streamId) ?? []), r.id])
+    return ids
+  }
+
+  /** A consumer of the conversation streams from just before the journal's current end. */
+  async function startConsumer(handler: BatchHandler, extra: Partial<ConsumerOptions> = {}) {
+    const groupId = `few-${randomUUID()}`
+    const { rows } = await db.pool.query<{ p: string }>(
+      'SELECT coalesce(max(position), 0)::text AS p FROM event_journal',
+    )
+    await setCheckpoints(
+      groupId,
+      Object.fromEntries(Array.from({ length: PARTITIONS }, (_, p) => [p, Number(rows[0]!.p)])),
+    )
+    const applied: JournalRecord[] = []
+    const consumer = createEventConsumer(
+      { kind: 'journal', partitions: PARTITIONS, pollIntervalMs: 5 },
+      {
+        pool: db.pool,
+        groupId,
+        streamTypes: ['conversation'],
+        handler,
+        onApplied: (records) => applied.push(...records),
+        ...extra,
+      },
+    )
+    await consumer.start()
+    return { groupId, consumer, applied }
+  }
+
+  it('applies them in one transaction, each stream in order, every checkpoint moved', async () => {
+    const streams = await streamsInPartitions(3)
+    const calls: { sources: number[]; ids: string[] }[] = []
+    const { groupId, consumer, applied } = await startConsumer(async (records, _client, sources) => {
+      calls.push({ sources: sources.map((s) => s.partition), ids: records.map((r) => r.id) })
+    })
+    try {
+      const ids = await appendEach(streams)
+      await waitFor(async () => applied.length === 9, { what: 'the nine events applied' })
+      // One handler call, in one transaction, for the three partitions.
+      const withEvents = calls.filter((c) => c.ids.length > 0)
+      expect(withEvents).toHaveLength(1)
+      expect(withEvents[0]!.sources).toEqual(streams.map((s) => s.partition).sort((a, b) => a - b))
+      for (const { streamId } of streams) {
+        expect(withEvents[0]!.ids.filter((id) => ids.get(streamId)!.includes(id))).toEqual(ids.get(streamId))
+      }
+      const last = applied
+        .map((r) => BigInt(r.position))
+        .sort((a, b) => (a < b ? -1 : 1))
+        .at(-1)!
+      for (const [, offset] of await checkpoints(groupId))
+        expect(BigInt(offset!)).toBeGreaterThanOrEqual(last)
+    } finally {
+      await consumer.stop()
+    }
+  })
+
+  it('with a bad event among them, applies the other partitions’ events and sets the bad one aside', async () => {
+    const streams = await streamsInPartitions(3)
+    // The second event of the first stream: its partition's first event is good, its third too.
+    const isBad = (r: JournalRecord) => r.streamId === streams[0]!.streamId && r.streamVersion === 2
+    const { groupId, consumer, applied } = await startConsumer(
+      async (records) => {
+        if (records.some(isBad)) throw new Error('this event cannot be applied')
+      },
+      { maxAttempts: 2, log: () => {} },
+    )
+    try {
+      const ids = await appendEach(streams)
+      const bad = ids.get(streams[0]!.streamId)![1]!
+      await waitFor(async () => applied.length === 8, { what: 'the eight good events applied' })
+      const good = [...ids.values()].flat().filter((id) => id !== bad)
+      expect(applied.map((r) => r.id).sort()).toEqual(good.sort())
+      expect(consumer.stats.deadLettered).toBe(1)
+      const { rows } = await db.pool.query<{ event_id: string }>(
+        'SELECT event_id::text FROM dead_letters WHERE group_id = $1',
+        [groupId],
+      )
+      expect(rows.map((r) => r.event_id)).toEqual([bad])
+    } finally {
+      await consumer.stop()
+    }
   })
 })

@@ -1,6 +1,6 @@
 import { advisoryLockKey, delay, retryDelayMs, Waiter, withTransaction } from '@cas/db'
 import type { ClientBase, Pool, PoolClient } from 'pg'
-import { applyBatch, type SourcedRecord } from './apply-batch.ts'
+import { applyBatch, applyBatches, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { newConsumerStats, recordOutcome } from './consumer.ts'
 import { DeadLetterError } from './consumer-pipeline.ts'
@@ -147,6 +147,41 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       partitions.filter((p) => !batches.has(p)),
       scannedTo,
     )
+    // A read of few events (a consumer keeping up) is applied in one transaction for all its partitions:
+    // a transaction per partition ran the same dozen statements for a handful of events each (DSTC11's
+    // analysis: 2.6 projector transactions per analysis commit; bench/FINDINGS.md, "Postgres per message").
+    // A stream stays in one partition, so its events keep their order. A read of many (a backlog) goes a
+    // partition at a time, `partitionsConcurrently` at once; so does a read with a partition whose batch
+    // failed, and one whose combined transaction failed: one bad event never holds the other partitions.
+    if (
+      batches.size > 1 &&
+      records.length <= maxBatchSize &&
+      [...batches.keys()].every((p) => !failuresOf.has(p))
+    ) {
+      try {
+        const outcome = await applyBatches(
+          opts.pool,
+          opts.groupId,
+          [...batches]
+            .sort(([a], [b]) => a - b)
+            .map(([partition, batch]) => ({
+              source: { topic: JOURNAL_TOPIC, partition },
+              batch,
+              upTo: scannedTo,
+            })),
+          opts.handler,
+          batchOptions,
+        )
+        recordOutcome(stats, opts, outcome)
+        return true
+      } catch (err) {
+        log('journal consumer batch of several partitions failed; applying them one by one', {
+          group: opts.groupId,
+          err: (err as Error).message,
+        })
+        if (!running) return true
+      }
+    }
     await inTurns([...batches], opts.partitionsConcurrently ?? 1, async ([partition, batch]) => {
       if (!running) return
       const source = { topic: JOURNAL_TOPIC, partition }
