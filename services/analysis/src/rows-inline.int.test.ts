@@ -1,0 +1,60 @@
+/**
+ * An analysed message's row and a topic's keep their embedding inline (migration 0040): written out of
+ * line, each cost a failed compression attempt and a second row and index entry in the TOAST table.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await createTestDatabase()
+})
+afterAll(() => db.drop())
+
+/** Cues as large as a message's with a chatbot's own signals: about a kilobyte of JSON. */
+const cues = JSON.stringify(
+  Object.fromEntries(
+    Array.from({ length: 40 }, (_, i) => [`cue-${i}`, { score: 0.123456789, margin: i / 7 }]),
+  ),
+)
+
+it('keeps an analysed message’s embedding and cues in its row', async () => {
+  const conversationId = randomUUID()
+  await db.pool.query(
+    `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+       analyzer, analyzed_at, cues, embedding)
+     VALUES ($1, 'm-1', $2, $3, 'user', 0.1, 'neutral', '{}', 'test', now(), $4, $5)`,
+    [conversationId, randomUUID(), randomUUID(), cues, randomBytes(384 * 4)],
+  )
+  const { rows } = await db.pool.query<{ size: number; chunk: string | null }>(
+    `SELECT pg_column_size(r.*)::int AS size, pg_column_toast_chunk_id(embedding)::text AS chunk
+       FROM analysis_results r WHERE conversation_id = $1`,
+    [conversationId],
+  )
+  // Past the default threshold (about 2 KB), so that the default would have moved it out of line.
+  expect(rows[0]!.size).toBeGreaterThan(2100)
+  expect(rows[0]!.chunk).toBeNull()
+})
+
+it('keeps a topic’s embedding sum and terms in its row', async () => {
+  const chatbotId = randomUUID()
+  await db.pool.query(
+    `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, 'test', $3)`,
+    [chatbotId, randomUUID(), randomUUID()],
+  )
+  const terms = JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`term${i}`, i + 1])))
+  await db.pool.query(
+    `INSERT INTO topic_clusters (chatbot_id, id, label, keywords, configured, embedding_sum, size, terms,
+       labelled_at_size, seq)
+     VALUES ($1, $2, 'a topic', '{a,topic}', false, $3, 12, $4, 12, 1)`,
+    [chatbotId, randomUUID(), randomBytes(384 * 4), terms],
+  )
+  const { rows } = await db.pool.query<{ size: number; chunk: string | null }>(
+    `SELECT pg_column_size(t.*)::int AS size, pg_column_toast_chunk_id(embedding_sum)::text AS chunk
+       FROM topic_clusters t WHERE chatbot_id = $1`,
+    [chatbotId],
+  )
+  expect(rows[0]!.size).toBeGreaterThan(2100)
+  expect(rows[0]!.chunk).toBeNull()
+})
