@@ -1,0 +1,80 @@
+/**
+ * The projector's reads and writes of stored rows find the batch's rows by their keys, not by reading
+ * the table, whatever the table's statistics say (a small table's made the planner hash the batch's keys
+ * and read every row, for every batch).
+ */
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
+import { rowsRead } from '../../../../test/support/plan-rows.ts'
+import { CONVERSATIONS_UPDATE } from './conversations.ts'
+import { MESSAGES_LOCK } from './messages.ts'
+
+let db: TestDatabase
+const org = randomUUID()
+const chatbot = randomUUID()
+let conversations: string[] = []
+beforeAll(async () => {
+  db = await createTestDatabase()
+  // 1,200 conversations of three messages, as DSTC11's analysis leaves them.
+  const { rows } = await db.pool.query<{ id: string }>(
+    `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, updated_at, preview)
+     SELECT gen_random_uuid(), $1, $2, 'c-' || i, now(), now(), repeat('a word ', 12) FROM generate_series(1, 1200) i
+     RETURNING id`,
+    [org, chatbot],
+  )
+  conversations = rows.map((r) => r.id)
+  await db.pool.query(
+    `INSERT INTO rm_messages (conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, topics)
+     SELECT c.id, 'm-' || n, $2, $3, 'user', repeat('a word ', 12), now(), n, '{}'
+       FROM unnest($1::uuid[]) AS c(id), generate_series(1, 3) n`,
+    [conversations, org, chatbot],
+  )
+  await db.pool.query('ANALYZE rm_conversations')
+  await db.pool.query('ANALYZE rm_messages')
+})
+afterAll(() => db.drop())
+
+/** rowsRead inside a transaction rolled back (the statements lock or write). */
+async function readInTransaction(table: string, sql: string, params: unknown[]): Promise<number> {
+  const client = await db.pool.connect()
+  try {
+    await client.query('BEGIN')
+    return await rowsRead(client, table, sql, params)
+  } finally {
+    await client.query('ROLLBACK')
+    client.release()
+  }
+}
+
+it('locks the batch’s stored messages by a probe each, not by reading the table', async () => {
+  const keys = conversations.slice(0, 12).map((cid, i) => ({ cid, mid: `m-${(i % 3) + 1}` }))
+  const { rows } = await db.pool.query(MESSAGES_LOCK, [JSON.stringify(keys)])
+  expect(rows.map((r) => `${r.conversation_id}|${r.message_id}`).sort()).toEqual(
+    keys.map((k) => `${k.cid}|${k.mid}`).sort(),
+  )
+  expect(await readInTransaction('rm_messages', MESSAGES_LOCK, [JSON.stringify(keys)])).toBeLessThanOrEqual(
+    keys.length,
+  )
+  // The control, which shows what the probe avoids: joined plainly, the planner reads the table.
+  const plainJoin = `SELECT m.conversation_id FROM rm_messages m
+      JOIN json_to_recordset($1::json) AS k(cid uuid, mid text) ON m.conversation_id = k.cid AND m.message_id = k.mid
+     ORDER BY 1 FOR UPDATE OF m`
+  expect(await readInTransaction('rm_messages', plainJoin, [JSON.stringify(keys)])).toBeGreaterThanOrEqual(
+    3600,
+  )
+})
+
+it('updates the batch’s conversations found by their ids, not by reading the table', async () => {
+  const changes = conversations
+    .slice(0, 5)
+    .map((id) => ({ id, org_id: org, chatbot_id: chatbot, message_count: 2 }))
+  expect(
+    await readInTransaction('rm_conversations', CONVERSATIONS_UPDATE, [JSON.stringify(changes)]),
+  ).toBeLessThanOrEqual(changes.length)
+  await db.pool.query(CONVERSATIONS_UPDATE, [JSON.stringify(changes)])
+  const { rows } = await db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM rm_conversations WHERE message_count = 2',
+  )
+  expect(rows[0]!.n).toBe(5)
+})
