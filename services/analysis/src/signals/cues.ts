@@ -33,7 +33,8 @@ export interface MessageCues {
   /**
    * End user: the message ends on something still open: its last sentence (of several) is nearer a
    * request, a report or a "still not working" than a thanks or a social act ("thanks, but it still
-   * fails"; "thanks. but the option is greyed out"). A thanks that goes on to a new problem resolves nothing.
+   * fails"; "thanks. but the option is greyed out"), or (signals-v14) a sentence after its first is a
+   * question. A thanks that goes on to a new problem or question resolves nothing.
    */
   readonly openTail?: boolean
   /**
@@ -331,10 +332,14 @@ export function cuesFrom(
       return { cues, vector: whole }
     }
     const tail = similarities.length > 1 ? similarities.at(-1)! : undefined
+    // signals-v14: or a sentence after the first asks a question, whatever follows it ("ok I'll do that,
+    // thanks! oh and do you fix old ones? got one from years ago"): a thanks that goes on to ask resolves nothing.
+    const asksAfter = units[i]!.slice(2).some((sentence) => /\?\s*$/u.test(sentence))
     const openTail =
       tail !== undefined &&
-      marginBy(tail, anchors.resolution) < 0 &&
-      nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)
+      (asksAfter ||
+        (marginBy(tail, anchors.resolution) < 0 &&
+          nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)))
     const frustration = margins(anchors.frustration)
     const cues: MessageCues = {
       social,

@@ -407,6 +407,23 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(['bot_failure', 'abandonment'])
   })
 
+  it('reads no resolution in a thanks that goes on to ask a question, whatever follows it, and abandons it unanswered (signals-v14)', async () => {
+    const asks = await settledSignals(
+      ['user', 'where do I find my invoice?'],
+      ['assistant', 'Invoices are under Account > Billing.'],
+      ['user', "found it, thanks! one more thing: can I change the billing address? it's an old one"],
+    )
+    expect(asks).not.toContain('resolution')
+    expect(asks).toContain('abandonment')
+    expect(
+      await settledSignals(
+        ['user', 'where do I find my invoice?'],
+        ['assistant', 'Invoices are under Account > Billing.'],
+        ['user', 'found it, thanks! have a good evening'],
+      ),
+    ).toEqual(['resolution'])
+  })
+
   it('reads the bot sending the same message again as repetition, and two different answers as none', async () => {
     expect(
       await signals(
