@@ -385,3 +385,39 @@ describe('signal and topic settings', () => {
     expect({ settings: await stored(), state: await state(a) }).toEqual(before)
   })
 })
+
+describe("who changes a chatbot's topics and signals settings", () => {
+  const patch = (settings: unknown, cookie: string) =>
+    call({ method: 'PATCH', url: `/api/v1/chatbots/${a.chatbotId}`, payload: { settings } }, cookie)
+  const stored = async () =>
+    (await db.pool.query('SELECT settings FROM chatbots WHERE id = $1', [a.chatbotId])).rows[0].settings
+
+  it('refuses a member settings.topics and settings.signals (403, nothing changed), as it does the topic commands', async () => {
+    const member = (await join(app, a.cookie, 'member')).cookie
+    const before = { settings: await stored(), state: await state(a) }
+    for (const settings of [
+      { signals: { disabled: ['bot_failure'] } },
+      { signals: null },
+      { topics: { Billing: ['invoice'] } },
+      { topics: null },
+      { customFields: { plan: 'string' }, signals: { abandonmentAfterMinutes: 5 } },
+    ]) {
+      expectError(await patch(settings, member), 403, 'forbidden', JSON.stringify(settings))
+    }
+    expect({ settings: await stored(), state: await state(a) }).toEqual(before)
+    // The rest of the settings stay a member's to change.
+    const fields = await patch({ customFields: { plan: 'string' } }, member)
+    expect(fields.statusCode, fields.body).toBe(200)
+    const admin = (await join(app, a.cookie, 'admin')).cookie
+    const signals = await patch(
+      { signals: { disabled: ['frustration'] }, topics: { Billing: ['invoice'] } },
+      admin,
+    )
+    expect(signals.statusCode, signals.body).toBe(200)
+    expect(await stored()).toEqual({
+      customFields: { plan: 'string' },
+      signals: { disabled: ['frustration'] },
+      topics: { Billing: ['invoice'] },
+    })
+  })
+})

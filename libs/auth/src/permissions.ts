@@ -19,7 +19,10 @@ export const PERMISSIONS = {
   'chatbots:rotate-key': ['owner', 'admin'],
   'chatbots:delete': ['owner', 'admin'],
   'end-users:erase': ['owner', 'admin'],
-  /** Rename, hide, unhide and merge a chatbot's topics. */
+  /**
+   * Rename, hide, unhide, merge and create a chatbot's topics, re-analyse it, and change its own topics and
+   * signals (settings.topics, settings.signals: PATCH /api/v1/chatbots/{id} checks this on top of chatbots:edit).
+   */
   'topics:manage': ['owner', 'admin'],
   'members:read': ['owner', 'admin', 'member'],
   /** Invite, list and revoke invitations, change roles, remove members (owners: see above). */

@@ -1,4 +1,4 @@
-import { actorTrace, requirePermission } from '@cas/auth'
+import { actorTrace, can, requirePermission } from '@cas/auth'
 import { AppError, documented, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { settingsPatchSchema, settingsSchema } from '@cas/settings'
@@ -44,6 +44,9 @@ const withKeyExample = {
 }
 
 const notFound = () => new AppError('not_found', 'No chatbot with this id.')
+
+/** Settings only the roles with topics:manage may change: the chatbot's own topics and its signals. */
+const MANAGED_SETTINGS = ['topics', 'signals'] as const
 
 /**
  * Chatbot commands for the dashboard (the reads are the query service's): every route is
@@ -112,7 +115,8 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       schema: {
         operationId: 'updateChatbot',
         description:
-          'Owners, admins and members change the name, the settings, or both. `settings` is a JSON ' +
+          'Owners, admins and members change the name, the settings, or both; `settings.topics` and ' +
+          "`settings.signals` (the chatbot's own topics and its signals) are owners' and admins' only (403 for a member). `settings` is a JSON " +
           'Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 ' +
           'for a chatbot not in the current organization.',
         summary: 'Rename a chatbot or change its settings',
@@ -135,8 +139,17 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
     async (request) => {
       const principal = requirePermission(request, 'chatbots:edit')
       const { orgId } = principal
-      const id = chatbotId(request.params.id)
       const { name, settings } = request.body
+      // The chatbot's own topics and its signals are the topic managers' (owners and admins), as the topic
+      // commands are: a member could otherwise override the topics they manage, or turn bot failures off.
+      const managed = MANAGED_SETTINGS.filter((key) => settings !== undefined && Object.hasOwn(settings, key))
+      if (managed.length > 0 && !can(principal.role, 'topics:manage')) {
+        throw new AppError(
+          'forbidden',
+          `Your role (${principal.role}) does not allow changing ${managed.map((k) => `settings.${k}`).join(' or ')}: owners and admins manage a chatbot's topics and signals.`,
+        )
+      }
+      const id = chatbotId(request.params.id)
       await executeChatbotCommand(
         deps,
         orgId,

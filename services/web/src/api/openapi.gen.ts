@@ -338,7 +338,7 @@ export type paths = {
         head?: never;
         /**
          * Rename a chatbot or change its settings
-         * @description Owners, admins and members change the name, the settings, or both. `settings` is a JSON Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 for a chatbot not in the current organization.
+         * @description Owners, admins and members change the name, the settings, or both; `settings.topics` and `settings.signals` (the chatbot's own topics and its signals) are owners' and admins' only (403 for a member). `settings` is a JSON Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 for a chatbot not in the current organization.
          */
         patch: operations["updateChatbot"];
         trace?: never;

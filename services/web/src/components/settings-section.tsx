@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react'
 import { chatbots } from '../api/endpoints.ts'
 import type { Chatbot, CustomFieldType } from '../api/types.ts'
+import { useSession } from '../lib/session.tsx'
 import {
   CUSTOM_FIELD_TYPES,
   MAX_RETENTION_DAYS,
@@ -11,8 +12,12 @@ import {
 } from '../lib/settings-form.ts'
 import { ErrorAlert, ProblemList } from './alert.tsx'
 
-/** Analysis on/off, retention, the custom-field schema and the chatbot's topics, saved as one merge patch. */
+/**
+ * Analysis on/off, retention, the custom-field schema and the chatbot's topics, saved as one merge patch.
+ * The topics are for those who manage topics (owners and admins; the server refuses a member them too).
+ */
 export function SettingsSection({ chatbot, onSaved }: { chatbot: Chatbot; onSaved: (c: Chatbot) => void }) {
+  const { can } = useSession()
   const [form, setForm] = useState<SettingsForm>(() => settingsToForm(chatbot.settings))
   const [problems, setProblems] = useState<string[]>([])
   const [error, setError] = useState<unknown>()
@@ -142,58 +147,60 @@ export function SettingsSection({ chatbot, onSaved }: { chatbot: Chatbot; onSave
           </button>
         </fieldset>
 
-        <fieldset>
-          <legend>Topics</legend>
-          <p className="hint">
-            A message that mentions one of a topic's keywords gets that topic, on top of the key phrases found
-            automatically. Separate keywords with commas.
-          </p>
-          {form.topics.map((topic, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position while edited.
-            <div className="row-fields" key={i}>
-              <div className="field">
-                <label htmlFor={`topic-label-${i}`}>Topic {i + 1} label</label>
-                <input
-                  id={`topic-label-${i}`}
-                  value={topic.label}
-                  maxLength={100}
-                  onChange={(e) =>
-                    edit({
-                      topics: form.topics.map((t, j) => (j === i ? { ...t, label: e.target.value } : t)),
-                    })
-                  }
-                />
+        {can('topics:manage') ? (
+          <fieldset>
+            <legend>Topics</legend>
+            <p className="hint">
+              A message that mentions one of a topic's keywords gets that topic, on top of the key phrases
+              found automatically. Separate keywords with commas.
+            </p>
+            {form.topics.map((topic, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position while edited.
+              <div className="row-fields" key={i}>
+                <div className="field">
+                  <label htmlFor={`topic-label-${i}`}>Topic {i + 1} label</label>
+                  <input
+                    id={`topic-label-${i}`}
+                    value={topic.label}
+                    maxLength={100}
+                    onChange={(e) =>
+                      edit({
+                        topics: form.topics.map((t, j) => (j === i ? { ...t, label: e.target.value } : t)),
+                      })
+                    }
+                  />
+                </div>
+                <div className="field grow">
+                  <label htmlFor={`topic-keywords-${i}`}>Topic {i + 1} keywords</label>
+                  <input
+                    id={`topic-keywords-${i}`}
+                    value={topic.keywords}
+                    onChange={(e) =>
+                      edit({
+                        topics: form.topics.map((t, j) => (j === i ? { ...t, keywords: e.target.value } : t)),
+                      })
+                    }
+                  />
+                </div>
+                <button
+                  type="button"
+                  className="button subtle"
+                  aria-label={`Remove topic ${topic.label || i + 1}`}
+                  onClick={() => edit({ topics: form.topics.filter((_, j) => j !== i) })}
+                >
+                  Remove
+                </button>
               </div>
-              <div className="field grow">
-                <label htmlFor={`topic-keywords-${i}`}>Topic {i + 1} keywords</label>
-                <input
-                  id={`topic-keywords-${i}`}
-                  value={topic.keywords}
-                  onChange={(e) =>
-                    edit({
-                      topics: form.topics.map((t, j) => (j === i ? { ...t, keywords: e.target.value } : t)),
-                    })
-                  }
-                />
-              </div>
-              <button
-                type="button"
-                className="button subtle"
-                aria-label={`Remove topic ${topic.label || i + 1}`}
-                onClick={() => edit({ topics: form.topics.filter((_, j) => j !== i) })}
-              >
-                Remove
-              </button>
-            </div>
-          ))}
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => edit({ topics: [...form.topics, { label: '', keywords: '' }] })}
-          >
-            Add topic
-          </button>
-        </fieldset>
+            ))}
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => edit({ topics: [...form.topics, { label: '', keywords: '' }] })}
+            >
+              Add topic
+            </button>
+          </fieldset>
+        ) : null}
 
         <ProblemList problems={problems} />
         <ErrorAlert error={error} prefix="The settings were not saved." />
