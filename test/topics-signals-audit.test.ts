@@ -241,6 +241,19 @@ describe('topic commands', () => {
     expect(await state(a)).toEqual(before)
   })
 
+  it('starts one re-analysis of two asked for at once: 202 and 409, one command event', async () => {
+    const url = `/api/v1/chatbots/${a.chatbotId}/reanalysis`
+    const answers = await Promise.all([0, 1, 2].map(() => call({ method: 'POST', url, payload: {} })))
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([202, 409, 409])
+    for (const r of answers.filter((r) => r.statusCode === 409)) expectError(r, 409, 'conflict')
+    const requested = (await journalEvents(db.pool, 'chatbot', a.chatbotId)).filter(
+      (e) => e.type === 'chatbot.reanalysis-requested',
+    )
+    expect(requested.map((e) => e.payload.reanalysisId)).toEqual([
+      answers.find((r) => r.statusCode === 202)!.json().reanalysisId,
+    ])
+  })
+
   it('answers an API key on the dashboard routes with 401, changing nothing', async () => {
     const before = await state(a)
     for (const [method, url] of [
