@@ -209,7 +209,9 @@ export const FRUSTRATION_ANCHORS: readonly string[] = [
   'I am very disappointed with your company',
   'are you even listening to me?',
   'I keep getting the same useless answer',
-  'unbelievable, I am going to cancel',
+  // signals-v15: was "unbelievable, I am going to cancel": its verb drew every plain request to cancel a
+  // booking or a plan nearer frustration than the requests (bench/FINDINGS.md). A threat to leave says it.
+  'unbelievable, I am going to switch to another company',
   'this is absurd',
   'your company is a joke',
   'what is the point of this?',

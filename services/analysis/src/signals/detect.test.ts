@@ -190,6 +190,20 @@ describe('conversation signals: the decision', () => {
     return names(talk, at(5)).includes('repetition')
   }
 
+  it('reads a request for a person made again after an answer that hands nothing over as repetition (signals-v15)', () => {
+    const asked = { escalation: 0.2 }
+    expect(names(conversation(['user', asked], ['assistant', {}], ['user', asked]), at(5))).toEqual([
+      'escalation',
+      'repetition',
+    ])
+    // Handed over between them: the second request follows the handover up, it does not ask again.
+    expect(
+      names(conversation(['user', asked], ['assistant', { handover: 0.3 }], ['user', asked]), at(5)),
+    ).toEqual(['escalation'])
+    // Two requests in a row, with no answer between: no repetition.
+    expect(names(conversation(['user', asked], ['user', asked]), at(5))).toEqual(['escalation'])
+  })
+
   it('reads a request asked again as repetition: very similar, or similar and ignoring the answer', () => {
     expect(rep(90, 30)).toBe(true) // cos 0.87: whatever the answer
     expect(rep(150, 45)).toBe(true) // cos 0.71, the answer (cos -0.26) further than the first request

@@ -22,7 +22,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
- *   asked it to ("could you say that again?");
+ *   asked it to ("could you say that again?"), or (signals-v15) the end user asks for a person again after an
+ *   answer that hands nothing over;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
  *   on the whole message and on each of its sentences (a message is frustrated when one of them is);
@@ -45,7 +46,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 14
+export const SIGNALS_VERSION = 15
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -386,6 +387,24 @@ export function detectSignals(
       // Said again because the end user asked for it ("sorry, could you say that again?"): no repetition.
       if (fires(between.findLast((m) => m.role === 'user')?.cues?.clarification, t.clarification)) continue
       const confidence = confidenceOf(similarity, t.botRepeats)
+      out.add('repetition', earlier.id, confidence)
+      out.add('repetition', later.id, confidence)
+    }
+  }
+  // signals-v15: the end user asking for a person again, after an answer that handed nothing over, asks
+  // the same thing again, however the two requests are worded (the first often one sentence of a long
+  // report: "…Please can someone call me today?", then "I need someone to ring me today please.").
+  {
+    const asked = talk.filter((m) => m.role === 'user' && fires(m.cues?.escalation, t.escalation))
+    for (let j = 1; j < asked.length; j++) {
+      const earlier = asked[j - 1]!
+      const later = asked[j]!
+      const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
+      if (!between.some((m) => m.role === 'assistant') || between.some(handedOver)) continue
+      const confidence = confidenceOf(
+        Math.min(earlier.cues!.escalation!, later.cues!.escalation!),
+        t.escalation,
+      )
       out.add('repetition', earlier.id, confidence)
       out.add('repetition', later.id, confidence)
     }

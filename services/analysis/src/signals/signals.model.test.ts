@@ -424,6 +424,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(['resolution'])
   })
 
+  it('reads a plain request to cancel as no frustration, with or without a sad reason (signals-v15)', async () => {
+    for (const request of [
+      "please cancel my table for tonight, we can't make it",
+      'We have to cancel our stay next weekend. Our cat died on Sunday.',
+    ]) {
+      expect(await signals(['user', request]), request).not.toContain('frustration')
+    }
+  })
+
+  it('reads a request for a person made again after an answer beside the point as repetition (signals-v15)', async () => {
+    // The two messages 0.29 similar (the first a long report): under every similarity gate of repetition.
+    expect(
+      await signals(
+        [
+          'user',
+          'Hello. I ordered the oak dining table in October and it arrived yesterday with one leg snapped and a deep scratch across the top. We are hosting twelve people for a birthday on Saturday. Could someone from the store call me today?',
+        ],
+        ['assistant', 'You can read our returns policy at example.com/returns.'],
+        ['user', 'That does not help. I need a person to phone me today please.'],
+      ),
+    ).toEqual(expect.arrayContaining(['escalation', 'repetition']))
+  })
+
   it('reads the bot sending the same message again as repetition, and two different answers as none', async () => {
     expect(
       await signals(
