@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -281,6 +284,88 @@ describe('top topics, on the overview as on the Topics page', () => {
     expect(list.json().conversations.map((c: { topics: string[] }) => c.topics)).toEqual([
       ['Other'],
       ['Other'],
+    ])
+  })
+
+  it('counts on the Topics page, themes included, each conversation with a message in range once', async () => {
+    const org = await newOrg(app)
+    const bot = await newBot(app, org)
+    const [GAP, INSIDE, TWICE, THEME] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()]
+    const at = (time: string) => `2026-11-19T${time}:00Z`
+    // The range is 11:00 to 13:00. "gap": messages before and after it, none in it (it spans the range
+    // without being active in it). "inside": one message in it between two outside. "twice": two in it.
+    const conversations: [string, string, string[]][] = [
+      ['gap', GAP, ['09:10', '14:10']],
+      ['inside', INSIDE, ['09:10', '12:10', '14:10']],
+      ['twice', TWICE, ['11:10', '12:20']],
+    ]
+    for (const [name, topic, times] of conversations) {
+      const id = await capture(
+        app,
+        bot,
+        name,
+        times.map((t, i) => [`m${i}`, 'user', at(t)] as [string, 'user', string]),
+      )
+      await analyze(
+        db,
+        bot,
+        id,
+        times.map((_, i) => [`m${i}`, 0, 'neutral', [topic]] as [string, number, 'neutral', string[]]),
+      )
+    }
+    await withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId: bot.chatbotId,
+        orgId: bot.orgId,
+        chatbotId: bot.chatbotId,
+        expectedVersion: 'any',
+        events: [
+          newEvent('analysis.themes-assigned', {
+            themes: [{ themeId: THEME, label: 'All', topicIds: [GAP, INSIDE, TWICE] }],
+          }),
+        ],
+      }),
+    )
+    await projectAll(db.pool)
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/topics?chatbotId=${bot.chatbotId}&from=${at('11:00')}&to=${at('13:00')}`,
+      headers: { cookie: org.cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const page = res.json()
+    expect(page.conversationsWithTopics).toBe(2)
+    expect(
+      page.topics.map((t: { id: string; conversations: number; messages: number; share: number }) => [
+        t.id,
+        t.conversations,
+        t.messages,
+        t.share,
+      ]),
+    ).toEqual([
+      [TWICE, 1, 2, 0.5],
+      [INSIDE, 1, 1, 0.5],
+    ])
+    // Each with its conversation as the example, as it is now (its last message after the range too).
+    expect(
+      page.topics.map((t: { examples: { conversationId: string; lastMessageAt: string }[] }) =>
+        t.examples.map((e) => [e.conversationId, e.lastMessageAt]),
+      ),
+    ).toEqual([
+      [['twice', at('12:20').replace('Z', '.000Z')]],
+      [['inside', at('14:10').replace('Z', '.000Z')]],
+    ])
+    expect(page.themes).toEqual([
+      {
+        id: THEME,
+        chatbotId: bot.chatbotId,
+        label: 'All',
+        conversations: 2,
+        messages: 3,
+        share: 1,
+        topicIds: [TWICE, INSIDE],
+      },
     ])
   })
 })

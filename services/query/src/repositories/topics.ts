@@ -224,17 +224,88 @@ export interface TopicRanking {
   ranked: RankedTopic[]
   /** "other", the long tail: the conversations in no topic close enough. */
   other: { conversations: number; messages: number; sentimentSum: number } | null
+  /** The themes with conversations in range (withThemes; else none), as readThemes orders them. */
+  themes: ThemeCount[]
 }
 
-/** The `active` CTE: the scope's conversations with a message in range ($1 org, $2 from, $3 to) that have a topic. */
-const activeConversations = (byChatbot: string) => `active AS (
-       SELECT c.id, c.chatbot_id, c.external_id, c.last_message_at, c.sentiment_label, c.topics
-         FROM rm_conversations c
-        WHERE c.org_id = $1 ${byChatbot} AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
-          AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
-          AND EXISTS (SELECT 1 FROM rm_hourly_activity a
-                       WHERE a.conversation_id = c.id AND a.hour >= $2::timestamptz AND a.hour < $3::timestamptz)
+/** A theme (rm_themes) and its conversations with a message in range (each once). */
+interface ThemeCount {
+  id: string
+  chatbotId: string
+  label: string
+  topicIds: string[]
+  conversations: number
+}
+
+/**
+ * The `active` CTE: the scope's conversations with a message in range ($1 org, $2 from, $3 to) that have a
+ * topic. Driven by the activity rows: a conversation active in range has exactly one hour in range whose
+ * next_hour is at or after `to`, or null (the chain rm_hourly_activity keeps: projections/reach.ts), so
+ * each is found once, without a DISTINCT or a semi-join; its row is then read through the primary key.
+ * The OFFSET 0 keeps that lookup a lookup: without it the planner may join the two sides however its
+ * statistics suggest, and with none yet, or stale ones for a chatbot that has grown since (its first
+ * hours), it nested the conversations over a scan of the whole range's activity: conversations × activity
+ * rows, 1 s at 5,000 conversations (bench/FINDINGS.md, "The Topics page's reads").
+ */
+const activeConversations = (byChatbot: string, byActivityChatbot: string) => `active AS (
+       SELECT c.id, c.chatbot_id, c.last_message_at, c.topics
+         FROM rm_hourly_activity h
+         CROSS JOIN LATERAL (
+           SELECT c.id, c.chatbot_id, c.last_message_at, c.topics
+             FROM rm_conversations c
+            WHERE c.id = h.conversation_id AND c.org_id = $1 ${byChatbot}
+              AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
+              AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
+           OFFSET 0) c
+        WHERE h.org_id = $1 ${byActivityChatbot} AND h.hour >= $2::timestamptz AND h.hour < $3::timestamptz
+          AND (h.next_hour IS NULL OR h.next_hour >= $3::timestamptz)
      )`
+
+/**
+ * The `merged` CTE: a topic id counts in its rm_topics row's canonical_id; only merged topics differ from
+ * their id, so they alone are looked up, in one small JSON object read once (`chatbot topic` → canonical
+ * id): a lookup per row that costs the same whatever the planner believes of the sizes, where the join
+ * with rm_topics it replaces, planned on no statistics, compared every row's topic with every topic.
+ */
+const mergedTopics = `merged AS MATERIALIZED (
+       SELECT coalesce(jsonb_object_agg(chatbot_id::text || ' ' || id, canonical_id), '{}') AS ids
+         FROM rm_topics WHERE org_id = $1 AND canonical_id <> id
+     )`
+
+/** A topic id's canonical one, given the `merged` CTE as `m` and the row's chatbot and topic id. */
+const canonical = (chatbot: string, topic: string) =>
+  `coalesce(m.ids ->> (${chatbot}::text || ' ' || ${topic}), ${topic})`
+
+/** The `merged` and `placed` CTEs: each active conversation once per canonical topic it is in. */
+const placedConversations = `${mergedTopics}, placed AS (
+       SELECT DISTINCT a.id, a.chatbot_id, a.last_message_at, ${canonical('a.chatbot_id', 'k.key')} COLLATE "C" AS topic
+         FROM active a CROSS JOIN merged m CROSS JOIN LATERAL unnest(a.topics) AS k(key)
+     )`
+
+/**
+ * The `themed` CTE: each chatbot's topics' themes, as one JSON object read once (`chatbot topic` → theme
+ * ids), for the same reason as `merged`.
+ */
+const themedTopics = `themed AS MATERIALIZED (
+       SELECT coalesce(jsonb_object_agg(key, ids), '{}') AS ids FROM (
+         SELECT th.chatbot_id::text || ' ' || k.id AS key, jsonb_agg(th.id) AS ids
+           FROM rm_themes th CROSS JOIN LATERAL unnest(th.topic_ids) AS k(id)
+          WHERE th.org_id = $1 GROUP BY 1) t
+     )`
+
+/**
+ * The themes' conversations (a conversation in two of a theme's topics once), as one JSON array of
+ * { id, chatbotId, label, topicIds, conversations }, most conversations first, then by chatbot and the
+ * grouping's order. Given the `placed` and `themed` CTEs.
+ */
+const themeCounts = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', th.id, 'chatbotId', th.chatbot_id,
+                                  'label', th.label, 'topicIds', th.topic_ids, 'conversations', n.conversations)
+                                ORDER BY n.conversations DESC, th.chatbot_id, th.position), '[]')
+          FROM (SELECT p.chatbot_id, x.theme COLLATE "C" AS theme, count(DISTINCT p.id)::float8 AS conversations
+                  FROM placed p CROSS JOIN themed
+                  CROSS JOIN LATERAL jsonb_array_elements_text(themed.ids -> (p.chatbot_id::text || ' ' || p.topic)) AS x(theme)
+                 GROUP BY 1, 2) n
+          JOIN rm_themes th ON th.chatbot_id = n.chatbot_id AND th.id = n.theme AND th.org_id = $1)`
 
 /**
  * The topics of the scope's conversations with a message in range, ranked: each canonical topic's
@@ -245,7 +316,7 @@ const activeConversations = (byChatbot: string) => `active AS (
 export async function rankTopics(
   client: pg.ClientBase,
   scope: RollupScope,
-  options: { withExamples?: boolean } = {},
+  options: { withExamples?: boolean; withThemes?: boolean } = {},
 ): Promise<TopicRanking> {
   const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
   let chatbot: string | null = null
@@ -254,36 +325,36 @@ export async function rankTopics(
     chatbot = `$${params.length}::uuid`
   }
   const byChatbot = chatbot === null ? '' : `AND c.chatbot_id = ${chatbot}`
+  const byActivityChatbot = chatbot === null ? '' : `AND h.chatbot_id = ${chatbot}`
+  // The examples' ids only: their rows are read once the ranking is known (a JSON object built for every
+  // conversation of every topic, to keep three, was a third of this statement's time at 50,000).
   const examples = options.withExamples
-    ? `to_jsonb((array_agg(jsonb_build_object('id', id, 'conversationId', external_id,
-                                              'lastMessageAt', last_message_at, 'sentiment', sentiment_label)
-                           ORDER BY last_message_at DESC, id DESC))[1:${EXAMPLES}])`
-    : `'[]'::jsonb`
-  // Conversations with a message in range, and the canonical topics they are in.
+    ? `(array_agg(id ORDER BY last_message_at DESC, id DESC))[1:${EXAMPLES}]`
+    : `'{}'::uuid[]`
+  // Conversations with a message in range, and the canonical topics they are in (and their themes).
   const { rows: perTopic } = await client.query<{
     topic: string
     chatbot_id: string
     conversations: number
-    examples: Example[]
+    examples: string[]
+    themes?: ThemeCount[]
   }>(
-    `WITH ${activeConversations(byChatbot)}, placed AS (
-       SELECT DISTINCT a.id, a.chatbot_id, a.external_id, a.last_message_at, a.sentiment_label,
-              coalesce(t.canonical_id, k.key) AS topic
-         FROM active a CROSS JOIN LATERAL unnest(a.topics) AS k(key)
-         LEFT JOIN rm_topics t ON t.chatbot_id = a.chatbot_id AND t.id = k.key
-     )
+    `WITH ${activeConversations(byChatbot, byActivityChatbot)}, ${placedConversations}
+          ${options.withThemes ? `, ${themedTopics}` : ''}
      SELECT topic, min(chatbot_id::text) AS chatbot_id, count(*)::float8 AS conversations,
             ${examples} AS examples,
             (SELECT count(*)::float8 FROM active) AS with_topics
+            ${options.withThemes ? `, ${themeCounts} AS themes` : ''}
        FROM placed GROUP BY topic`,
     params,
   )
   const conversationsWithTopics = (perTopic[0] as { with_topics?: number } | undefined)?.with_topics ?? 0
   const rowsSql = rangeTopicRowsSql(scope, params.length, chatbot)
   const { rows: sums } = await client.query<{ topic: string; messages: number; sentiment_sum: number }>(
-    `SELECT coalesce(t.canonical_id, r.topic) AS topic, sum(r.messages)::float8 AS messages,
+    `WITH ${mergedTopics}
+     SELECT ${canonical('r.chatbot_id', 'r.topic')} AS topic, sum(r.messages)::float8 AS messages,
             sum(r.sentiment_sum)::float8 AS sentiment_sum
-       FROM (${rowsSql.sql}) r LEFT JOIN rm_topics t ON t.chatbot_id = r.chatbot_id AND t.id = r.topic
+       FROM (${rowsSql.sql}) r CROSS JOIN merged m
       GROUP BY 1`,
     [...params, ...rowsSql.params],
   )
@@ -299,6 +370,11 @@ export async function rankTopics(
     [scope.orgId, perTopic.map((t) => t.topic)],
   )
   const descriptionOf = new Map(described.map((d) => [d.id, d]))
+  const exampleOf = await readExamples(
+    client,
+    scope.orgId,
+    perTopic.flatMap((t) => t.examples),
+  )
   const figures = (topic: string) => ({
     messages: sumsOf.get(topic)?.messages ?? 0,
     sentimentSum: sumsOf.get(topic)?.sentiment_sum ?? 0,
@@ -316,7 +392,7 @@ export async function rankTopics(
         configured: d?.configured ?? false,
         conversations: t.conversations,
         ...figures(t.topic),
-        examples: t.examples,
+        examples: t.examples.flatMap((id) => exampleOf.get(id) ?? []),
       }
     })
     .sort(
@@ -330,7 +406,37 @@ export async function rankTopics(
     conversationsWithTopics,
     ranked,
     other: otherRow ? { conversations: otherRow.conversations, ...figures(OTHER_TOPIC) } : null,
+    themes: perTopic[0]?.themes ?? [],
   }
+}
+
+/** The example conversations of the given ids, by id. */
+async function readExamples(
+  client: pg.ClientBase,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, Example>> {
+  const examples = new Map<string, Example>()
+  if (ids.length === 0) return examples
+  const { rows } = await client.query<{
+    id: string
+    external_id: string
+    last_message_at: Date
+    sentiment_label: string | null
+  }>(
+    `SELECT id, external_id, last_message_at, sentiment_label FROM rm_conversations
+      WHERE org_id = $1 AND id = ANY($2::uuid[])`,
+    [orgId, [...new Set(ids)]],
+  )
+  for (const r of rows) {
+    examples.set(r.id, {
+      id: r.id,
+      conversationId: r.external_id,
+      lastMessageAt: r.last_message_at.toISOString(),
+      sentiment: r.sentiment_label,
+    })
+  }
+  return examples
 }
 
 /**
@@ -350,7 +456,8 @@ export async function readTopics(
     conversationsWithTopics,
     ranked: all,
     other,
-  } = await rankTopics(client, scope, { withExamples: true })
+    themes: themeCounts,
+  } = await rankTopics(client, scope, { withExamples: true, withThemes: true })
   const figures = (f: { conversations: number; messages: number; sentimentSum: number }) => ({
     conversations: f.conversations,
     messages: f.messages,
@@ -370,7 +477,7 @@ export async function readTopics(
   const shown = [...ranked.map((t) => t.id), ...(other ? [OTHER_TOPIC] : [])]
   const trends = await readTopicTrends(client, params, chatbot, interval, tz, shown)
   const excerpts = await readExcerpts(client, scope.orgId, ranked)
-  const themes = await readThemes(client, scope, all)
+  const themes = rankedThemes(themeCounts, all)
   const themeOf = new Map(
     themes.flatMap((th) => th.topicIds.map((id) => [id, { id: th.id, label: th.label }])),
   )
@@ -416,55 +523,27 @@ export async function readTopics(
 
 /**
  * The themes of the ranked topics (rm_themes), each with its conversations with a message in range (a
- * conversation in two of its topics counts once), its topics' messages, and its ranked topics; most
- * conversations first, then in the order the grouping gave them.
+ * conversation in two of its topics counts once: rankTopics' withThemes), its topics' messages, and its
+ * ranked topics; most conversations first, then in the order the grouping gave them.
  */
-async function readThemes(
-  client: pg.ClientBase,
-  scope: RollupScope,
+function rankedThemes(
+  counts: readonly ThemeCount[],
   ranked: readonly RankedTopic[],
-): Promise<
-  {
-    id: string
-    chatbotId: string
-    label: string
-    conversations: number
-    messages: number
-    topicIds: string[]
-  }[]
-> {
+): {
+  id: string
+  chatbotId: string
+  label: string
+  conversations: number
+  messages: number
+  topicIds: string[]
+}[] {
   if (ranked.length === 0) return []
-  const params: unknown[] = [scope.orgId, scope.from.toISOString(), scope.to.toISOString()]
-  let byChatbot = ''
-  if (scope.chatbotId !== undefined) {
-    params.push(scope.chatbotId)
-    byChatbot = `AND c.chatbot_id = $${params.length}::uuid`
-  }
-  const { rows } = await client.query<{
-    id: string
-    chatbot_id: string
-    label: string
-    topic_ids: string[]
-    conversations: number
-  }>(
-    `WITH ${activeConversations(byChatbot)}, placed AS (
-       SELECT DISTINCT a.id, a.chatbot_id, coalesce(t.canonical_id, k.key) AS topic
-         FROM active a CROSS JOIN LATERAL unnest(a.topics) AS k(key)
-         LEFT JOIN rm_topics t ON t.chatbot_id = a.chatbot_id AND t.id = k.key
-     )
-     SELECT th.id, th.chatbot_id::text, th.label, th.topic_ids, count(DISTINCT p.id)::float8 AS conversations
-       FROM rm_themes th JOIN placed p ON p.chatbot_id = th.chatbot_id AND p.topic = ANY(th.topic_ids)
-      WHERE th.org_id = $1
-      GROUP BY th.chatbot_id, th.id, th.label, th.topic_ids, th.position
-      ORDER BY conversations DESC, th.chatbot_id, th.position`,
-    params,
-  )
-  return rows.map((r) => {
-    const own = new Set(r.topic_ids)
-    const topics = ranked.filter((t) => t.chatbotId === r.chatbot_id && own.has(t.id))
+  return counts.map((r) => {
+    const own = new Set(r.topicIds)
+    const topics = ranked.filter((t) => t.chatbotId === r.chatbotId && own.has(t.id))
     return {
       id: r.id,
-      chatbotId: r.chatbot_id,
+      chatbotId: r.chatbotId,
       label: r.label,
       conversations: r.conversations,
       messages: topics.reduce((sum, t) => sum + t.messages, 0),
@@ -512,10 +591,11 @@ async function readTopicTrends(
   const byChatbot = chatbot === null ? '' : `AND h.chatbot_id = ${chatbot}`
   const { rows } = await client.query<{ topic: string; bucket: Date; messages: number | null }>(
     `WITH buckets AS (${series.replaceAll('$TZ', tzParam)}),
+          ${mergedTopics},
           counts AS (
-            SELECT coalesce(t.canonical_id, h.topic) AS topic, ${key.replaceAll('$TZ', tzParam)} AS key,
+            SELECT ${canonical('h.chatbot_id', 'h.topic')} AS topic, ${key.replaceAll('$TZ', tzParam)} AS key,
                    sum(h.messages)::float8 AS messages
-              FROM rm_hourly_topics h LEFT JOIN rm_topics t ON t.chatbot_id = h.chatbot_id AND t.id = h.topic
+              FROM rm_hourly_topics h CROSS JOIN merged m
              WHERE h.org_id = $1 AND h.hour >= $2::timestamptz AND h.hour < $3::timestamptz ${byChatbot}
              GROUP BY 1, 2)
      SELECT s.topic, b.bucket, c.messages

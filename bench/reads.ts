@@ -1,0 +1,229 @@
+/**
+ * The Topics page's reads as a chatbot grows (issues 31 and 32): one chatbot of 5,000 and 50,000
+ * conversations over 150 topics and 12 themes (bench/support/topics-seed.ts), read through the real
+ * routes (session, row-level security) in this process, once before the tables have statistics (a fresh
+ * database, autovacuum off: a chatbot's first hours) and once after ANALYZE.
+ *
+ *   npm run bench:reads [-- --scales 5000,50000 --runs 10 --explain --states none,analyzed]
+ *
+ * Prints the machine, then per scale and state each request's p50/max, its ratio to the ceiling (the
+ * bare scan of the range's conversations, measured in the same run), and every statement of 100 ms or
+ * more with its time; `--explain` prints the EXPLAIN (ANALYZE, BUFFERS) of the themes read and of every
+ * statement of 100 ms or more.
+ */
+import { parseArgs } from 'node:util'
+import { createPool, ensureReaderLogin } from '@cas/db'
+import pg from 'pg'
+import {
+  buildDashboardApp,
+  createBenchDatabase,
+  createChatbotInProcess,
+  signUpInProcess,
+} from './support/in-process.ts'
+import { machineInfo, machineLine } from './support/machine.ts'
+import { BENCH_POSTGRES_SETTINGS, startBenchServers } from './support/servers.ts'
+import { msSince, summarize } from './support/stats.ts'
+import { seedTopicsPage, TOPICS_PAGE_TABLES } from './support/topics-seed.ts'
+
+const { values } = parseArgs({
+  options: {
+    scales: { type: 'string', default: '5000,50000' },
+    runs: { type: 'string', default: '10' },
+    explain: { type: 'boolean', default: false },
+    states: { type: 'string', default: 'none,analyzed' },
+    'slow-ms': { type: 'string', default: '100' },
+  },
+})
+const runs = Number(values.runs)
+const slowMs = Number(values['slow-ms'])
+const NOW = new Date('2026-11-21T12:00:00Z')
+
+interface Statement {
+  text: string
+  values: unknown[]
+  ms: number
+}
+
+/** Statements of the reader pool, while a request is timed. */
+let recorded: Statement[] | null = null
+
+/** A client that times its statements (from the call to the answer) into `recorded`. */
+class RecordingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes them through.
+  override query(...args: any[]): any {
+    const out = (super.query as (...a: unknown[]) => unknown)(...args)
+    const into = recorded
+    if (into && out instanceof Promise) {
+      const start = process.hrtime.bigint()
+      const first = args[0] as string | { text: string; values?: unknown[] }
+      const text = typeof first === 'string' ? first : first.text
+      const params = (typeof first === 'string' ? args[1] : first.values) ?? []
+      out.then(
+        () => into.push({ text, values: params as unknown[], ms: msSince(start) }),
+        () => {},
+      )
+    }
+    return out
+  }
+}
+
+/** A statement's name in the output: which read it is. */
+function statementName(text: string): string {
+  const named: [RegExp, string][] = [
+    // The themes read of 061926e and before: a statement of its own.
+    [/FROM rm_themes th JOIN placed/, 'themes (readThemes)'],
+    [/placed AS[\s\S]*rm_themes/, 'topics and themes (rankTopics)'],
+    [/placed AS[\s\S]*GROUP BY topic/, 'topics (rankTopics)'],
+    [/sum\(r\.messages\)/, 'topic messages (rankTopics)'],
+    [/FROM rm_topics WHERE org_id = \$1 AND id = ANY/, 'topic descriptions (rankTopics)'],
+    [/WITH buckets AS[\s\S]*rm_hourly_topics/, 'topic trends'],
+    [/AS p\(topic, conversation_id\)/, 'excerpts'],
+    [/hidden AND canonical_id = id/, 'hidden topics'],
+    [/rm_topic_reclustering/, 'reclustering'],
+    [/rm_conversation_signals s ON/, 'signals: conversations'],
+    [/JOIN rm_topics c ON c.chatbot_id = t.chatbot_id/, 'signals: topic labels'],
+  ]
+  for (const [re, name] of named) if (re.test(text)) return name
+  return text.replace(/\s+/g, ' ').trim().slice(0, 60)
+}
+
+const servers = await startBenchServers({
+  name: 'reads',
+  // Autovacuum off: the tables have exactly the statistics the benchmark gives them (none, then ANALYZE).
+  postgres: { ...BENCH_POSTGRES_SETTINGS, autovacuum: 'off' },
+})
+try {
+  console.log(machineLine(await machineInfo({ databaseUrl: servers.postgres.url })))
+  console.log(
+    `autovacuum off; ${runs} timed runs per request after 2 untimed; statements of ${slowMs} ms or more listed`,
+  )
+  for (const conversations of values.scales.split(',').map(Number)) {
+    await measureScale(conversations)
+  }
+} finally {
+  await servers.stop()
+}
+
+async function measureScale(conversations: number) {
+  const databaseUrl = await createBenchDatabase(servers.postgres.url, `bench_reads_${conversations}`)
+  const pool = createPool(databaseUrl, { max: 4 })
+  const readerUrl = await ensureReaderLogin(databaseUrl)
+  const readerPool = new pg.Pool({ connectionString: readerUrl, max: 4, Client: RecordingClient })
+  const app = await buildDashboardApp({ pool, readerPool, databaseUrl, now: () => NOW })
+  try {
+    const { cookie, orgId } = await signUpInProcess(app)
+    const { id: chatbotId } = await createChatbotInProcess(app, cookie, 'bench bot')
+    const start = process.hrtime.bigint()
+    await seedTopicsPage(pool, { orgId, chatbotId, conversations, now: NOW, analyze: false })
+    console.log(
+      `\n${conversations.toLocaleString('en')} conversations, 1 chatbot, 170 topics, 12 themes: seeded in ${(msSince(start) / 1000).toFixed(1)} s`,
+    )
+    const requests: [string, string][] = [
+      ['topics page, 30 days', '/api/v1/analytics/topics?days=30&interval=day&limit=20'],
+      [
+        'topics page, 30 days, the chatbot',
+        `/api/v1/analytics/topics?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
+      ],
+      ['topics page, 7 days by hour', '/api/v1/analytics/topics?days=7&interval=hour&limit=20'],
+      ['topics page, 100 topics', '/api/v1/analytics/topics?days=30&interval=day&limit=100'],
+      ['signals, 30 days', '/api/v1/analytics/signals?days=30&interval=day&limit=20'],
+      ['overview, 30 days', '/api/v1/analytics/overview?days=30'],
+      ['re-analysis state', `/api/v1/chatbots/${chatbotId}/reanalysis`],
+    ]
+    const get = async (url: string) => {
+      const res = await app.inject({ method: 'GET', url, headers: { cookie } })
+      if (res.statusCode !== 200 && !(res.statusCode === 404 && url.endsWith('/reanalysis')))
+        throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+    }
+    const ceiling = () =>
+      scoped(readerUrl, orgId, async (client) => {
+        const ms: number[] = []
+        for (let i = 0; i < runs + 2; i++) {
+          const t = process.hrtime.bigint()
+          await client.query(
+            `SELECT count(*), sum(cardinality(topics)) FROM rm_conversations
+              WHERE org_id = $1 AND last_message_at >= $2 AND first_message_at < $3`,
+            [orgId, new Date(NOW.getTime() - 30 * 86_400_000), NOW],
+          )
+          if (i >= 2) ms.push(msSince(t))
+        }
+        return summarize(ms).p50
+      })
+    const states = values.states.split(',')
+    for (const state of ['no statistics', 'after ANALYZE'] as const) {
+      if (state === 'after ANALYZE') await pool.query(`ANALYZE ${TOPICS_PAGE_TABLES.join(', ')}`)
+      if (!states.includes(state === 'no statistics' ? 'none' : 'analyzed')) continue
+      const floor = await ceiling()
+      console.log(
+        `  ${state}: ceiling (a bare scan of the range's conversations in the same scope) p50 ${floor.toFixed(1)} ms`,
+      )
+      for (const [label, url] of requests) {
+        const ms: number[] = []
+        const slow = new Map<string, number[]>()
+        let themes: Statement | undefined
+        for (let i = 0; i < runs + 2; i++) {
+          recorded = []
+          const t = process.hrtime.bigint()
+          await get(url)
+          const total = msSince(t)
+          const statements = recorded
+          recorded = null
+          // Let the last .then() callbacks land.
+          await new Promise((r) => setImmediate(r))
+          if (i < 2) continue
+          ms.push(total)
+          for (const s of statements) {
+            const name = statementName(s.text)
+            if (name.includes('themes')) themes = s
+            if (s.ms >= slowMs) slow.set(name, [...(slow.get(name) ?? []), s.ms])
+          }
+          if (i === runs + 1 && values.explain) {
+            for (const s of statements.filter(
+              (x) => x.ms >= slowMs || statementName(x.text).includes('themes'),
+            ))
+              await explain(readerUrl, orgId, s, `${label}, ${state}`)
+          }
+        }
+        const l = summarize(ms)
+        console.log(
+          `    ${label.padEnd(36)} p50 ${l.p50.toFixed(1).padStart(8)} ms   max ${l.max.toFixed(1).padStart(8)} ms   ${(l.p50 / floor).toFixed(1).padStart(6)} × ceiling`,
+        )
+        for (const [name, times] of slow) {
+          const s = summarize(times)
+          console.log(
+            `      ${name}: ${times.length} of ${runs} runs over ${slowMs} ms, p50 ${s.p50.toFixed(1)} ms`,
+          )
+        }
+        if (themes && !slow.has(statementName(themes.text)))
+          console.log(`      ${statementName(themes.text)}, last run: ${themes.ms.toFixed(1)} ms`)
+      }
+    }
+  } finally {
+    await app.close()
+    await readerPool.end()
+    await pool.end()
+  }
+}
+
+/** `fn` in a read-only transaction as the query service's role, scoped to the organization. */
+async function scoped<T>(readerUrl: string, orgId: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: readerUrl })
+  await client.connect()
+  try {
+    await client.query('BEGIN READ ONLY')
+    await client.query("SELECT set_config('cas.org_id', $1, true)", [orgId])
+    return await fn(client)
+  } finally {
+    await client.query('ROLLBACK').catch(() => {})
+    await client.end()
+  }
+}
+
+async function explain(readerUrl: string, orgId: string, s: Statement, when: string) {
+  const { rows } = await scoped(readerUrl, orgId, (c) =>
+    c.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${s.text}`, s.values),
+  )
+  console.log(`\n      --- ${statementName(s.text)} (${when}; ${s.ms.toFixed(1)} ms in the request) ---`)
+  for (const r of rows) console.log(`      ${r['QUERY PLAN']}`)
+  console.log('')
+}
