@@ -358,8 +358,20 @@ describe('signals and themes reads', () => {
       { name: 'escalation', evidence: ['m-1'] },
       { name: 'bot_failure', evidence: ['m-2'] },
     ])
-    const byTheme = await call({ method: 'GET', url: `/api/v1/conversations?theme=${a.theme}` })
-    expect(byTheme.json().conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
+    // A theme's or a topic's id in capitals is the same id (as a chatbot's or a conversation's is).
+    for (const query of [
+      `theme=${a.theme}`,
+      `theme=${a.theme.toUpperCase()}`,
+      `topic=${a.topics.billing.toUpperCase()}`,
+      `signal=bot_failure&theme=${a.theme.toUpperCase()}&topic=${a.topics.billing.toUpperCase()}`,
+    ]) {
+      const listed = await call({ method: 'GET', url: `/api/v1/conversations?${query}` })
+      expect(listed.statusCode, listed.body).toBe(200)
+      expect(
+        listed.json().conversations.map((c: { id: string }) => c.id),
+        query,
+      ).toEqual([a.conversationId])
+    }
   })
 })
 

@@ -181,7 +181,10 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'conversations:read')
-      const { limit, cursor, from, to, topic, theme, ...filters } = request.query
+      const { limit, cursor, from, to, topic: topicParam, theme: themeParam, ...filters } = request.query
+      // Ids are stored in lower case; one written in capitals is the same id (as a conversation's is).
+      const theme = themeParam?.toLowerCase()
+      const topic = topicParam && isUuid(topicParam) ? topicParam.toLowerCase() : topicParam
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
       const page = await withOrgScope(deps.readerPool, orgId, async (client) => {
