@@ -216,7 +216,9 @@ export const FRUSTRATION_ANCHORS: readonly string[] = [
   'your company is a joke',
   'what is the point of this?',
   'I am really unhappy with your service',
-  'nobody ever fixes anything',
+  // signals-v16: was "nobody ever fixes anything": its verb drew plain reports of a visit to fix something
+  // ("…said he would need to come back to fix a sticking key") nearer frustration than the reports.
+  'nobody ever sorts anything out here',
 ]
 
 /** Sad or bad subjects told plainly, and plain problem reports: not frustration with the service. */
