@@ -375,6 +375,50 @@ describe('signals and themes reads', () => {
   })
 })
 
+describe('hidden topics in the signals report', () => {
+  const topicEvent = async (type: 'analysis.topic-hidden' | 'analysis.topic-unhidden', topicId: string) => {
+    await withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId: a.chatbotId,
+        orgId: a.orgId,
+        chatbotId: a.chatbotId,
+        expectedVersion: 'any',
+        events: [newEvent(type, { topicId })],
+      }),
+    )
+    await projectAll(db.pool)
+  }
+  const report = async () => {
+    const res = await call({ method: 'GET', url: `/api/v1/analytics/signals?chatbotId=${a.chatbotId}` })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json() as {
+      conversations: number
+      signals: { name: string; conversations: number }[]
+      topics: { id: string }[]
+      needsAttention: { id: string }[]
+    }
+  }
+
+  it('leaves a hidden topic out of the per-topic rates and the needs-attention ranking, as the topics report does', async () => {
+    const shown = await report()
+    expect(shown.topics.map((t) => t.id)).toEqual([a.topics.billing])
+    expect(shown.needsAttention.map((t) => t.id)).toEqual([a.topics.billing])
+    await topicEvent('analysis.topic-hidden', a.topics.billing)
+    try {
+      const hidden = await report()
+      expect(hidden.topics).toEqual([])
+      expect(hidden.needsAttention).toEqual([])
+      // Its conversations still count in the signals' totals: they keep their topic and their signals.
+      expect(hidden.conversations).toBe(shown.conversations)
+      expect(hidden.signals).toEqual(shown.signals)
+    } finally {
+      await topicEvent('analysis.topic-unhidden', a.topics.billing)
+    }
+    expect((await report()).needsAttention.map((t) => t.id)).toEqual([a.topics.billing])
+  })
+})
+
 describe('signal and topic settings', () => {
   const patch = (settings: unknown, cookie = a.cookie) =>
     call({ method: 'PATCH', url: `/api/v1/chatbots/${a.chatbotId}`, payload: { settings } }, cookie)

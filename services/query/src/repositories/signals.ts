@@ -160,6 +160,13 @@ export async function readSignals(
     scope.orgId,
     rows.flatMap((r) => r.topics),
   )
+  // Topics an owner or admin hid are left out of the per-topic figures, as from the topics report; their
+  // conversations still count in the signals' totals (they keep their topics and their signals).
+  const { rows: hiddenRows } = await client.query<{ id: string }>(
+    `SELECT id FROM rm_topics WHERE org_id = $1 AND hidden AND ($2::uuid IS NULL OR chatbot_id = $2)`,
+    [scope.orgId, scope.chatbotId ?? null],
+  )
+  const hidden = new Set(hiddenRows.map((r) => r.id))
   const byTopic = new Map<string, { label: string; ids: string[]; signals: Map<string, string[]> }>()
   // Most recent first, so that a topic's examples are its latest conversations.
   rows.sort((a, b) => b.last_message_at.getTime() - a.last_message_at.getTime() || (a.id < b.id ? 1 : -1))
@@ -176,6 +183,7 @@ export async function readSignals(
       if (bucket !== undefined) entry.perBucket.set(bucket, (entry.perBucket.get(bucket) ?? 0) + 1)
     })
     for (const topic of conversationTopics(r.topics, resolved)) {
+      if (hidden.has(topic.id)) continue
       let entry = byTopic.get(topic.id)
       if (!entry) {
         entry = { label: topic.label, ids: [], signals: new Map() }

@@ -314,7 +314,9 @@ const signalsResponse = z.object({
           .describe('Knowledge gaps: bot_failure, escalation, repetition, frustration and abandonment.'),
       }),
     )
-    .describe('Per topic (most conversations first), the rates of the knowledge-gap signals.'),
+    .describe(
+      'Per topic (most conversations first), the rates of the knowledge-gap signals. Topics an owner or admin hid are left out, here and from `needsAttention`, as from the topics report; their conversations still count in `signals`.',
+    ),
   needsAttention: z
     .array(
       z.object({

@@ -3862,7 +3862,7 @@ export interface operations {
                                 rate: number;
                             }[];
                         }[];
-                        /** @description Per topic (most conversations first), the rates of the knowledge-gap signals. */
+                        /** @description Per topic (most conversations first), the rates of the knowledge-gap signals. Topics an owner or admin hid are left out, here and from `needsAttention`, as from the topics report; their conversations still count in `signals`. */
                         topics: {
                             /** @description The topic id (?topic= of the conversations). */
                             id: string;
