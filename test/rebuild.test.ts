@@ -169,6 +169,13 @@ for (const mode of EVENT_LOG_MODES) {
         "SELECT reloptions FROM pg_class WHERE oid = 'public.rm_messages'::regclass",
       )
       expect(storage).toEqual([{ reloptions: ['fillfactor=50'] }])
+      // Analyzed before the swap (by the rebuild itself, not autovacuum): read on statistics at once.
+      const { rows: unanalyzed } = await db.pool.query(
+        `SELECT relname FROM pg_stat_user_tables
+          WHERE schemaname = 'public' AND relname = ANY($1::text[]) AND last_analyze IS NULL`,
+        [[...READ_MODEL_TABLES]],
+      )
+      expect(unanalyzed).toEqual([])
       const { rows } = await db.pool.query(
         "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%'",
       )

@@ -131,6 +131,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
     // Built once, after the bulk of the replay (later rounds find them there).
     report('indexing', 0)
     await buildDeferredIndexes(pool, run)
+    await analyzeShadowTables(pool, run)
     report('swapping', await lag.exact(run.group_id))
     if (await swapIn(pool, run, liveGroupId, opts.eventLog)) break
     // The live projector moved past the rebuild meanwhile: replay a little more and try again.
@@ -311,6 +312,18 @@ async function swapIn(
     await client.query(`DROP SCHEMA ${run.schema_name} CASCADE`)
     return true
   })
+}
+
+/**
+ * Statistics for the rebuilt tables before they are swapped in. Bulk-loaded, they have only what
+ * autovacuum happened to gather while they grew, perhaps none: every read of the live service would be
+ * planned on a guess of their sizes until its next pass (a plan made on none read the Topics page's
+ * conversations quadratically: bench/FINDINGS.md, "The Topics page's reads as a chatbot grows"). One
+ * ANALYZE per table, each its own short transaction (a long one would hold the journal's readers back,
+ * as below), a sample of each table whatever its size.
+ */
+async function analyzeShadowTables(pool: pg.Pool, run: Run): Promise<void> {
+  for (const table of READ_MODEL_TABLES) await pool.query(`ANALYZE ${run.schema_name}.${table}`)
 }
 
 /**
