@@ -187,6 +187,14 @@ describe('topic commands', () => {
       [topicUrl(a, a.topics.billing, 'rename'), { label: 'Bill\u0007ing' }, 400, 'invalid_request'],
       [topicUrl(a, a.topics.billing, 'rename'), { label: 'Other' }, 409, 'conflict'],
       [topicUrl(a, a.topics.billing, 'rename'), { label: 'refunds' }, 409, 'conflict'],
+      // The same label in another Unicode form (full-width letters): one label to a reader.
+      [topicUrl(a, a.topics.billing, 'rename'), { label: 'Ｒｅｆｕｎｄｓ' }, 409, 'conflict'],
+      [
+        `/api/v1/chatbots/${a.chatbotId}/topics`,
+        { label: 'ＢＩＬＬＩＮＧ', examples: ['my invoice', 'a bill'] },
+        409,
+        'conflict',
+      ],
       [
         topicUrl(a, a.topics.billing, 'merge'),
         { into: a.topics.billing.toUpperCase() },

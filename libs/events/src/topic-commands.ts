@@ -57,7 +57,9 @@ export type TopicDecision =
   | { readonly ok: true; readonly events: TopicCommandEvent[]; readonly changes: TopicChange[] }
   | ({ readonly ok: false } & TopicRefusal)
 
-const sameLabel = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase()
+/** Labels compared as a reader sees them: case aside, and in one Unicode form (NFKC: "Ｒｅｆｕｎｄｓ" is "Refunds"). */
+const labelKey = (label: string) => label.normalize('NFKC').trim().toLowerCase()
+const sameLabel = (a: string, b: string) => labelKey(a) === labelKey(b)
 
 /** The topic (not merged away nor retired) that has this label, case aside: no two topics share one. */
 export function topicWithLabel(topics: ReadonlyMap<string, TopicRow>, label: string): TopicRow | undefined {
