@@ -137,6 +137,7 @@ export {
 } from './sealed.ts'
 export {
   decideTopicCommand,
+  labelKey,
   type TopicChange,
   type TopicCommand,
   type TopicCommandEvent,

@@ -58,7 +58,7 @@ export type TopicDecision =
   | ({ readonly ok: false } & TopicRefusal)
 
 /** Labels compared as a reader sees them: case aside, and in one Unicode form (NFKC: "Ｒｅｆｕｎｄｓ" is "Refunds"). */
-const labelKey = (label: string) => label.normalize('NFKC').trim().toLowerCase()
+export const labelKey = (label: string): string => label.normalize('NFKC').trim().toLowerCase()
 const sameLabel = (a: string, b: string) => labelKey(a) === labelKey(b)
 
 /** The topic (not merged away nor retired) that has this label, case aside: no two topics share one. */

@@ -108,6 +108,10 @@ describe('creating a topic from examples (pure)', () => {
       ok: false,
       reason: 'label_taken',
     })
+    // The same label in full-width letters, as the gateway compares labels (NFKC, case aside).
+    expect(
+      decideTopicCreation(again, { topicId: id(8), label: 'ＬＡＢＥＬ ０１', examples: examples(3) }, []),
+    ).toEqual({ ok: false, reason: 'label_taken' })
     expect(decideTopicCreation(again, { topicId: id(1), label: 'New', examples: examples(3) }, [])).toEqual({
       ok: false,
       reason: 'exists',

@@ -1,3 +1,4 @@
+import { labelKey } from '@cas/events'
 import { currentTopic, type WindowPoint } from './recluster.ts'
 import {
   addTerms,
@@ -64,8 +65,9 @@ export function decideTopicCreation(
 ): CreationDecision {
   if (state.topics.has(creation.topicId)) return { ok: false, reason: 'exists' }
   const active = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired)
-  const label = creation.label.trim().toLowerCase()
-  if (active.some((t) => t.label.trim().toLowerCase() === label)) return { ok: false, reason: 'label_taken' }
+  // As the gateway compared it (labelKey: case aside, NFKC), for a creation asked for before another landed.
+  const label = labelKey(creation.label)
+  if (active.some((t) => labelKey(t.label) === label)) return { ok: false, reason: 'label_taken' }
   const examples = creation.examples
   if (examples.length < 2) return { ok: false, reason: 'too_few_examples' }
   const prior = pooledSpread(active)
