@@ -2,7 +2,7 @@ import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
-import { conversationTopics, resolveTopics } from './topics.ts'
+import { OTHER_TOPIC, OTHER_TOPIC_LABEL } from './topics.ts'
 
 /** A conversation's signal as the API shows it. */
 export interface ConversationSignal {
@@ -110,8 +110,9 @@ const EXAMPLES = 3
  * Signals over the conversations whose last message is in range (as the conversation list's from/to):
  * per signal its conversations, rate and trend (per bucket of the last message's local time); per topic
  * the rates of the knowledge-gap signals; and the topics ranked by how often the bot fails their users.
- * Read from the conversations and their signals (not from rollups): one pass over the range's
- * conversations of the scope.
+ * Counted in SQL from the conversations and their signals (not from rollups), in one pass over the
+ * range's conversations of the scope: what crosses to Node is a row per bucket, per signal and bucket,
+ * and per topic, whatever the conversations (bench/FINDINGS.md, "The signals read").
  */
 export async function readSignals(
   client: pg.ClientBase,
@@ -131,35 +132,44 @@ export async function readSignals(
       ORDER BY key`,
     params,
   )
-  const { rows } = await client.query<{
-    id: string
-    topics: string[]
-    key: Date
-    last_message_at: Date
-    signals: string[]
-    labels: (string | null)[]
-  }>(
-    `SELECT c.id, c.topics, c.last_message_at, ${key.replaceAll('$TZ', tzParam)} AS key,
-            coalesce(array_agg(s.signal) FILTER (WHERE s.signal IS NOT NULL), '{}') AS signals,
-            coalesce(array_agg(s.label) FILTER (WHERE s.signal IS NOT NULL), '{}') AS labels
-       FROM (SELECT id, topics, last_message_at, date_trunc('hour', last_message_at) AS hour
-               FROM rm_conversations
-              WHERE org_id = $1 AND last_message_at >= $2 AND last_message_at < $3
-                AND ($4::uuid IS NULL OR chatbot_id = $4)
-                AND external_id IS NOT NULL) c
-       LEFT JOIN rm_conversation_signals s ON s.conversation_id = c.id AND s.org_id = $1
-      GROUP BY c.id, c.topics, c.last_message_at, c.hour`,
-    params,
-  )
+  const { rows } = await client.query<SignalsRow>(signalsSql(key.replaceAll('$TZ', tzParam)), params)
   const bucketOf = new Map(buckets.map((b) => [b.key.getTime(), b.bucket.toISOString()]))
   const perBucket = new Map<string, number>(buckets.map((b) => [b.bucket.toISOString(), 0]))
-  const bySignal = new Map<string, { label: string | null; ids: string[]; perBucket: Map<string, number> }>()
-  for (const name of BUILTIN_SIGNAL_NAMES) bySignal.set(name, { label: null, ids: [], perBucket: new Map() })
-  const resolved = await resolveTopics(
-    client,
-    scope.orgId,
-    rows.flatMap((r) => r.topics),
-  )
+  const bySignal = new Map<
+    string,
+    { label: string | null; conversations: number; perBucket: Map<string, number> }
+  >()
+  for (const name of BUILTIN_SIGNAL_NAMES) {
+    bySignal.set(name, { label: null, conversations: 0, perBucket: new Map() })
+  }
+  const signalOf = (name: string) => {
+    let entry = bySignal.get(name)
+    if (!entry) {
+      entry = { label: null, conversations: 0, perBucket: new Map() }
+      bySignal.set(name, entry)
+    }
+    return entry
+  }
+  let total = 0
+  const topicRows: SignalsRow[] = []
+  for (const r of rows) {
+    if (r.kind !== 'signal') continue
+    const entry = signalOf(r.name!)
+    // A custom signal's label is its most recent conversation's; a built-in one has none.
+    if (!(BUILTIN_SIGNAL_NAMES as readonly string[]).includes(r.name!)) entry.label = r.label
+    entry.conversations = r.n
+  }
+  for (const r of rows) {
+    if (r.kind === 'key') {
+      total += r.n
+      const bucket = bucketOf.get(r.key!.getTime())
+      if (bucket !== undefined) perBucket.set(bucket, (perBucket.get(bucket) ?? 0) + r.n)
+    } else if (r.kind === 'signal key') {
+      const bucket = bucketOf.get(r.key!.getTime())
+      const entry = signalOf(r.name!)
+      if (bucket !== undefined) entry.perBucket.set(bucket, (entry.perBucket.get(bucket) ?? 0) + r.n)
+    } else if (r.kind === 'topic') topicRows.push(r)
+  }
   // Topics an owner or admin hid are left out of the per-topic figures, as from the topics report; their
   // conversations still count in the signals' totals (they keep their topics and their signals).
   const { rows: hiddenRows } = await client.query<{ id: string }>(
@@ -167,73 +177,60 @@ export async function readSignals(
     [scope.orgId, scope.chatbotId ?? null],
   )
   const hidden = new Set(hiddenRows.map((r) => r.id))
-  const byTopic = new Map<string, { label: string; ids: string[]; signals: Map<string, string[]> }>()
-  // Most recent first, so that a topic's examples are its latest conversations.
-  rows.sort((a, b) => b.last_message_at.getTime() - a.last_message_at.getTime() || (a.id < b.id ? 1 : -1))
-  for (const r of rows) {
-    const bucket = bucketOf.get(r.key.getTime())
-    if (bucket !== undefined) perBucket.set(bucket, (perBucket.get(bucket) ?? 0) + 1)
-    r.signals.forEach((name, i) => {
-      let entry = bySignal.get(name)
-      if (!entry) {
-        entry = { label: r.labels[i] ?? null, ids: [], perBucket: new Map() }
-        bySignal.set(name, entry)
-      }
-      entry.ids.push(r.id)
-      if (bucket !== undefined) entry.perBucket.set(bucket, (entry.perBucket.get(bucket) ?? 0) + 1)
-    })
-    for (const topic of conversationTopics(r.topics, resolved)) {
-      if (hidden.has(topic.id)) continue
-      let entry = byTopic.get(topic.id)
-      if (!entry) {
-        entry = { label: topic.label, ids: [], signals: new Map() }
-        byTopic.set(topic.id, entry)
-      }
-      entry.ids.push(r.id)
-      for (const name of r.signals) {
-        const list = entry.signals.get(name) ?? []
-        list.push(r.id)
-        entry.signals.set(name, list)
-      }
-    }
-  }
-  const total = rows.length
+  const shown = topicRows.filter((r) => !hidden.has(r.name!))
+  const labels = await topicLabels(
+    client,
+    scope.orgId,
+    shown.map((r) => r.name!),
+  )
+  // In the order each topic is first met, most recent conversation first: ties of the ranking below
+  // (two topics of one label and as many conversations) keep that order.
+  const byTopic = shown
+    .sort((a, b) => recentFirst(a.first_at!, a.first_id!, b.first_at!, b.first_id!))
+    .map((r) => ({
+      id: r.name!,
+      label: labels.get(r.name!) ?? r.name!,
+      conversations: r.n,
+      gaps: r.gaps!,
+      examples: r.examples!,
+    }))
   const signals = [...bySignal]
     .sort(([a], [b]) => signalOrder(a, b))
     .map(([name, s]) => ({
       name,
       label: s.label,
-      conversations: s.ids.length,
-      rate: rate(s.ids.length, total),
+      conversations: s.conversations,
+      rate: rate(s.conversations, total),
       trend: [...perBucket].map(([bucket, n]) => {
         const k = s.perBucket.get(bucket) ?? 0
         return { bucket, conversations: k, rate: rate(k, n) }
       }),
     }))
-  const topics = [...byTopic]
-    .map(([id, t]) => ({
-      id,
+  const topics = byTopic
+    .map((t) => ({
+      id: t.id,
       label: t.label,
-      conversations: t.ids.length,
+      conversations: t.conversations,
       signals: Object.fromEntries(
-        GAP_SIGNALS.map((name) => {
-          const k = t.signals.get(name)?.length ?? 0
-          return [name, { conversations: k, rate: rate(k, t.ids.length) }]
+        GAP_SIGNALS.map((name, i) => {
+          const k = t.gaps[i] ?? 0
+          return [name, { conversations: k, rate: rate(k, t.conversations) }]
         }),
       ),
     }))
     .sort((a, b) => b.conversations - a.conversations || (a.label < b.label ? -1 : 1))
-  const needsAttention = [...byTopic]
-    .map(([id, t]) => {
-      const failed = t.signals.get('bot_failure') ?? []
+  const failures = GAP_SIGNALS.indexOf('bot_failure')
+  const needsAttention = byTopic
+    .map((t) => {
+      const failed = t.gaps[failures] ?? 0
       return {
-        id,
+        id: t.id,
         label: t.label,
-        conversations: t.ids.length,
-        botFailures: failed.length,
-        botFailureRate: rate(failed.length, t.ids.length),
-        score: Math.round(wilsonLower(failed.length, t.ids.length) * 10_000) / 10_000,
-        examples: failed.slice(0, EXAMPLES),
+        conversations: t.conversations,
+        botFailures: failed,
+        botFailureRate: rate(failed, t.conversations),
+        score: Math.round(wilsonLower(failed, t.conversations) * 10_000) / 10_000,
+        examples: t.examples,
       }
     })
     .filter((t) => t.botFailures > 0)
@@ -245,4 +242,94 @@ export async function readSignals(
     needsAttention: needsAttention.slice(0, limit),
     buckets: [...perBucket].map(([bucket, conversations]) => ({ bucket, conversations })),
   }
+}
+
+/** Most recent first, then by id descending (the order a conversation list shows them in). */
+function recentFirst(aAt: Date, aId: string, bAt: Date, bId: string): number {
+  return bAt.getTime() - aAt.getTime() || (aId < bId ? 1 : aId > bId ? -1 : 0)
+}
+
+/** The current label of each canonical topic id with an rm_topics row; the others are their own label. */
+async function topicLabels(
+  client: pg.ClientBase,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const labels = new Map<string, string>(ids.map((id) => [id, id === OTHER_TOPIC ? OTHER_TOPIC_LABEL : id]))
+  if (ids.length === 0) return labels
+  const { rows } = await client.query<{ id: string; label: string }>(
+    `SELECT id, label FROM rm_topics WHERE org_id = $1 AND id = ANY($2::text[]) AND canonical_id = id`,
+    [orgId, [...ids]],
+  )
+  for (const r of rows) labels.set(r.id, r.label)
+  return labels
+}
+
+interface SignalsRow {
+  kind: 'key' | 'signal' | 'signal key' | 'topic'
+  /** The signal's name or the topic's canonical id. */
+  name: string | null
+  key: Date | null
+  n: number
+  label: string | null
+  first_at: Date | null
+  first_id: string | null
+  /** A topic's conversations with each of GAP_SIGNALS, in that order. */
+  gaps: number[] | null
+  /** A topic's most recent conversations with a bot failure. */
+  examples: string[] | null
+}
+
+/**
+ * The statement of readSignals ($1 org, $2 from, $3 to, $4 chatbot or null, then the zone if the bucket
+ * key uses it), one row per bucket key, per signal, per signal and bucket key, and per canonical topic.
+ * `conv` reads the range's conversations through rm_conversations_recent, each one's signals by the
+ * primary key of rm_conversation_signals in a LATERAL aggregate (a lookup per conversation whatever the
+ * statistics); merged topics are one JSON object read once (as rankTopics'), the topics unnested per
+ * conversation; nothing joins two sets, so every plan is linear in the conversations. The order of
+ * "first" is a conversation list's, at the millisecond a JS Date keeps.
+ */
+function signalsSql(key: string): string {
+  const recent = `date_trunc('milliseconds', last_message_at) DESC, id DESC`
+  const gaps = GAP_SIGNALS.map((s) => `count(*) FILTER (WHERE '${s}' = ANY(signals))`).join(', ')
+  return `WITH conv AS MATERIALIZED (
+       SELECT c.id, c.chatbot_id, c.topics, c.last_message_at, ${key} AS key, s.signals, s.labels
+         FROM (SELECT id, chatbot_id, topics, last_message_at, date_trunc('hour', last_message_at) AS hour
+                 FROM rm_conversations
+                WHERE org_id = $1 AND last_message_at >= $2 AND last_message_at < $3
+                  AND ($4::uuid IS NULL OR chatbot_id = $4)
+                  AND external_id IS NOT NULL) c
+         CROSS JOIN LATERAL (
+           SELECT coalesce(array_agg(s.signal), '{}') AS signals, coalesce(array_agg(s.label), '{}') AS labels
+             FROM rm_conversation_signals s WHERE s.conversation_id = c.id AND s.org_id = $1) s
+     ),
+     merged AS MATERIALIZED (
+       SELECT coalesce(jsonb_object_agg(t.chatbot_id::text || ' ' || t.id, t.canonical_id), '{}') AS ids
+         FROM rm_topics t
+        WHERE t.org_id = $1 AND t.canonical_id <> t.id
+          AND EXISTS (SELECT FROM rm_topics c WHERE c.chatbot_id = t.chatbot_id AND c.id = t.canonical_id)
+     ),
+     placed AS (
+       SELECT c.id, c.last_message_at, c.signals, p.topic
+         FROM conv c CROSS JOIN merged m
+         CROSS JOIN LATERAL (
+           SELECT DISTINCT coalesce(m.ids ->> (c.chatbot_id::text || ' ' || k.key), k.key) COLLATE "C" AS topic
+             FROM unnest(c.topics) AS k(key)) p
+     )
+     SELECT 'key' AS kind, NULL::text AS name, key, count(*)::float8 AS n, NULL::text AS label,
+            NULL::timestamptz AS first_at, NULL::uuid AS first_id, NULL::float8[] AS gaps, NULL::uuid[] AS examples
+       FROM conv GROUP BY key
+     UNION ALL
+     SELECT 'signal key', s.signal, c.key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
+       FROM conv c CROSS JOIN LATERAL unnest(c.signals) AS s(signal) GROUP BY s.signal, c.key
+     UNION ALL
+     SELECT 'signal', s.signal, NULL, count(*)::float8,
+            (array_agg(s.label ORDER BY date_trunc('milliseconds', c.last_message_at) DESC, c.id DESC))[1],
+            NULL, NULL, NULL, NULL
+       FROM conv c CROSS JOIN LATERAL unnest(c.signals, c.labels) AS s(signal, label) GROUP BY s.signal
+     UNION ALL
+     SELECT 'topic', topic, NULL, count(*)::float8, NULL, max(last_message_at),
+            (array_agg(id ORDER BY ${recent}))[1], ARRAY[${gaps}]::float8[],
+            coalesce((array_agg(id ORDER BY ${recent}) FILTER (WHERE 'bot_failure' = ANY(signals)))[1:${EXAMPLES}], '{}')
+       FROM placed GROUP BY topic`
 }
