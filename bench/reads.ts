@@ -4,12 +4,13 @@
  * routes (session, row-level security) in this process, once before the tables have statistics (a fresh
  * database, autovacuum off: a chatbot's first hours) and once after ANALYZE.
  *
- *   npm run bench:reads [-- --scales 5000,50000 --runs 10 --explain --states none,analyzed]
+ *   npm run bench:reads [-- --scales 5000,50000 --runs 10 --explain --states none,analyzed --only signals]
  *
  * Prints the machine, then per scale and state each request's p50/max, its ratio to the ceiling (the
  * bare scan of the range's conversations, measured in the same run), and every statement of 100 ms or
- * more with its time; `--explain` prints the EXPLAIN (ANALYZE, BUFFERS) of the themes read and of every
- * statement of 100 ms or more.
+ * more with its time; `--explain` prints the EXPLAIN (ANALYZE, BUFFERS) of the themes read, of the
+ * signals read and of every statement of 100 ms or more. `--only` keeps the requests whose name contains
+ * one of its comma-separated words.
  */
 import { parseArgs } from 'node:util'
 import { createPool, ensureReaderLogin } from '@cas/db'
@@ -32,6 +33,8 @@ const { values } = parseArgs({
     explain: { type: 'boolean', default: false },
     states: { type: 'string', default: 'none,analyzed' },
     'slow-ms': { type: 'string', default: '100' },
+    /** Only the requests whose name contains one of these (comma-separated), e.g. `signals`. */
+    only: { type: 'string', default: '' },
   },
 })
 const runs = Number(values.runs)
@@ -70,6 +73,7 @@ class RecordingClient extends pg.Client {
 /** A statement's name in the output: which read it is. */
 function statementName(text: string): string {
   const named: [RegExp, string][] = [
+    [/conv AS MATERIALIZED[\s\S]*rm_conversation_signals/, 'signals (readSignals)'],
     // The themes read of 061926e and before: a statement of its own.
     [/FROM rm_themes th JOIN placed/, 'themes (readThemes)'],
     [/placed AS[\s\S]*rm_themes/, 'topics and themes (rankTopics)'],
@@ -80,8 +84,10 @@ function statementName(text: string): string {
     [/AS p\(topic, conversation_id\)/, 'excerpts'],
     [/hidden AND canonical_id = id/, 'hidden topics'],
     [/rm_topic_reclustering/, 'reclustering'],
+    // The signals read of 2b8a3a7 and before: every conversation of the range with its signals.
     [/rm_conversation_signals s ON/, 'signals: conversations'],
     [/JOIN rm_topics c ON c.chatbot_id = t.chatbot_id/, 'signals: topic labels'],
+    [/AND id = ANY\(\$2::text\[\]\) AND canonical_id = id/, 'signals: topic labels'],
   ]
   for (const [re, name] of named) if (re.test(text)) return name
   return text.replace(/\s+/g, ' ').trim().slice(0, 60)
@@ -127,6 +133,11 @@ async function measureScale(conversations: number) {
       ['topics page, 7 days by hour', '/api/v1/analytics/topics?days=7&interval=hour&limit=20'],
       ['topics page, 100 topics', '/api/v1/analytics/topics?days=30&interval=day&limit=100'],
       ['signals, 30 days', '/api/v1/analytics/signals?days=30&interval=day&limit=20'],
+      [
+        'signals, 30 days, the chatbot',
+        `/api/v1/analytics/signals?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
+      ],
+      ['signals, 7 days by hour', '/api/v1/analytics/signals?days=7&interval=hour&limit=20'],
       ['overview, 30 days', '/api/v1/analytics/overview?days=30'],
       ['re-analysis state', `/api/v1/chatbots/${chatbotId}/reanalysis`],
     ]
@@ -157,10 +168,13 @@ async function measureScale(conversations: number) {
       console.log(
         `  ${state}: ceiling (a bare scan of the range's conversations in the same scope) p50 ${floor.toFixed(1)} ms`,
       )
+      const only = values.only.split(',').filter(Boolean)
       for (const [label, url] of requests) {
+        if (only.length > 0 && !only.some((o) => label.includes(o))) continue
         const ms: number[] = []
         const slow = new Map<string, number[]>()
         let themes: Statement | undefined
+        let signals: Statement | undefined
         for (let i = 0; i < runs + 2; i++) {
           recorded = []
           const t = process.hrtime.bigint()
@@ -175,11 +189,15 @@ async function measureScale(conversations: number) {
           for (const s of statements) {
             const name = statementName(s.text)
             if (name.includes('themes')) themes = s
+            if (name === 'signals (readSignals)') signals = s
             if (s.ms >= slowMs) slow.set(name, [...(slow.get(name) ?? []), s.ms])
           }
           if (i === runs + 1 && values.explain) {
             for (const s of statements.filter(
-              (x) => x.ms >= slowMs || statementName(x.text).includes('themes'),
+              (x) =>
+                x.ms >= slowMs ||
+                statementName(x.text).includes('themes') ||
+                statementName(x.text) === 'signals (readSignals)',
             ))
               await explain(readerUrl, orgId, s, `${label}, ${state}`)
           }
@@ -194,8 +212,10 @@ async function measureScale(conversations: number) {
             `      ${name}: ${times.length} of ${runs} runs over ${slowMs} ms, p50 ${s.p50.toFixed(1)} ms`,
           )
         }
-        if (themes && !slow.has(statementName(themes.text)))
-          console.log(`      ${statementName(themes.text)}, last run: ${themes.ms.toFixed(1)} ms`)
+        for (const s of [themes, signals]) {
+          if (s && !slow.has(statementName(s.text)))
+            console.log(`      ${statementName(s.text)}, last run: ${s.ms.toFixed(1)} ms`)
+        }
       }
     }
   } finally {

@@ -283,11 +283,14 @@ interface SignalsRow {
 /**
  * The statement of readSignals ($1 org, $2 from, $3 to, $4 chatbot or null, then the zone if the bucket
  * key uses it), one row per bucket key, per signal, per signal and bucket key, and per canonical topic.
- * `conv` reads the range's conversations through rm_conversations_recent, each one's signals by the
- * primary key of rm_conversation_signals in a LATERAL aggregate (a lookup per conversation whatever the
- * statistics); merged topics are one JSON object read once (as rankTopics'), the topics unnested per
- * conversation; nothing joins two sets, so every plan is linear in the conversations. The order of
- * "first" is a conversation list's, at the millisecond a JS Date keeps.
+ * `conv` reads the range's conversations, each one's signals in a LATERAL aggregate: a lookup per
+ * conversation, by the primary key of rm_conversation_signals once the table has statistics; with none,
+ * the planner skip-scans rm_conversation_signals_signal (org_id, signal, conversation_id) instead, several
+ * index searches a conversation (row-level security's org_id condition makes that index usable even where
+ * this statement writes none), as the reading it replaced did: slower, still linear. Merged
+ * topics are one JSON object read once (as rankTopics'), the topics unnested per conversation; nothing
+ * joins two sets, so every plan is linear in the conversations. The order of "first" is a conversation
+ * list's, at the millisecond a JS Date keeps.
  */
 function signalsSql(key: string): string {
   const recent = `date_trunc('milliseconds', last_message_at) DESC, id DESC`
