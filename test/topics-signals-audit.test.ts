@@ -358,10 +358,6 @@ describe('signals and themes reads', () => {
   it("gives the conversation's signals with their evidence, and its own theme's conversations", async () => {
     const res = await call({ method: 'GET', url: `/api/v1/conversations/${a.conversationId}` })
     expect(res.statusCode, res.body).toBe(200)
-    console.log(
-      (await db.pool.query('SELECT * FROM rm_conversation_signals')).rows,
-      (await db.pool.query('SELECT * FROM dead_letters')).rows,
-    )
     expect(res.json().conversation.signals).toMatchObject([
       { name: 'escalation', evidence: ['m-1'] },
       { name: 'bot_failure', evidence: ['m-2'] },
