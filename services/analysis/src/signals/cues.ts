@@ -58,6 +58,17 @@ export interface MessageCues {
    * similar to an earlier one (THRESHOLDS.repetitionAsked) that says so is repetition (detect.ts).
    */
   readonly reasks?: number
+  /**
+   * End user (signals-v17): opens by granting the answer and contesting it ("yes, but…", "right but…",
+   * "I know…": asksAgainOf). A request marked so, at least THRESHOLDS.repetitionMarked similar to an
+   * earlier one, is repetition (detect.ts).
+   */
+  readonly asksAgain?: boolean
+  /**
+   * End user (signals-v17): says it asked or said so before ("I asked…", "as I said": askedBeforeOf):
+   * weighs as the re-ask cue at its threshold does.
+   */
+  readonly askedBefore?: boolean
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
@@ -349,6 +360,8 @@ export function cuesFrom(
         contrast: [...anchors.request, ...anchors.social],
       }),
       reasks: best(anchors.reask),
+      ...(asksAgainOf(m.content) ? { asksAgain: true } : {}),
+      ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
@@ -427,6 +440,39 @@ export function inabilityOf(text: string): boolean {
     /\bi have no (?:information|info|details|data|access|answer|knowledge|idea)\b/u.test(t)
   )
 }
+/**
+ * signals-v17: the end user says in so many words that it asks again, read from the words as inabilityOf
+ * reads the bot's: the grammar of a re-ask, not words of a domain. The message opens by granting the
+ * answer and contesting it: an assent or a knowing ("yes", "yeah", "right", "I know", "I see", "I
+ * understand") then "but" in the same clause ("yes, but once the term ends…", "right but I need a
+ * file…"), or "I know" ("yes i know, when is the next one", "i know where the schedule is. i'm asking
+ * WHY"). The embedding of such a message lies near what it asks, not near the re-ask anchors
+ * (bench/FINDINGS.md, signals-v17). An acceptance before the "but" ("ok but…", "sure, but…", "got it,
+ * but…") moves on as often as it asks again, and a thanks ("thanks, but it still fails") brings a new
+ * report: both left out.
+ */
+export function asksAgainOf(text: string): boolean {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'").trimStart()
+  return (
+    /^\W*(?:yes|yeah|yep|yup|right|i know|i see|i understand)\b[^.?!\n]{0,20}?\bbut\b/u.test(t) ||
+    /^\W*(?:(?:yes|yeah|yep|yup|right)\W+)?i (?:already )?know\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v17: the end user says it asked, said, told or explained it before ("I asked how to…", "as I
+ * said", "I requested it 10 days ago"), as the re-ask anchors read it ("I already told you that"), in
+ * words: it weighs as the re-ask cue does (detect.ts). "That's not what I asked about, but ok. how do I
+ * freeze my membership?" says it too, of a new question.
+ */
+export function askedBeforeOf(text: string): boolean {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  return (
+    /\bi(?:'ve| have)? (?:already |just )?(?:asked|said|told you|mentioned|explained|requested)\b/u.test(t) ||
+    /\bas i (?:asked|said|mentioned|explained)\b/u.test(t)
+  )
+}
+
 /** Verbs after "I can't" in idioms of eagerness, not inability. */
 const EAGER = new Set(['wait', 'thank', 'agree', 'stress', 'emphasise', 'emphasize', 'recommend'])
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { inabilityOf, type MessageCues } from './cues.ts'
+import { askedBeforeOf, asksAgainOf, inabilityOf, type MessageCues } from './cues.ts'
 import { type ConversationMessage, detectSignals, type SignalSettings } from './detect.ts'
 
 const settings: SignalSettings = { disabled: new Set(), custom: [], quietPeriodMs: 30 * 60_000 }
@@ -227,6 +227,70 @@ describe('conversation signals: the decision', () => {
     expect(rep(25, 65, { reasks: 0.05 })).toBe(false) // under the threshold (0.06)
     // cos 0.26: saying so of another request is no repetition.
     expect(rep(25, 75, { reasks: 0.2 })).toBe(false)
+  })
+
+  it('reads a request that says in so many words it asks again as repetition when only loosely similar (signals-v17)', () => {
+    // cos 0.26 to the first request, 0.64 to the answer: another request, unless its words say it asks again.
+    expect(rep(25, 75)).toBe(false)
+    expect(rep(25, 75, { asksAgain: true })).toBe(true)
+    // cos 0.17: still above THRESHOLDS.repetitionMarked (0.15).
+    expect(rep(25, 80, { asksAgain: true })).toBe(true)
+    // cos 0.09: marked, but about something not asked before.
+    expect(rep(25, 85, { asksAgain: true })).toBe(false)
+    // No answer between the two requests: nothing was asked again.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const inARow = conversation(['user', {}], ['user', { asksAgain: true }], ['assistant', {}]).map(
+      (m, i) => ({ ...m, vector: unit([0, 75, 25][i]!) }),
+    )
+    expect(names(inARow, at(5))).not.toContain('repetition')
+  })
+
+  it('reads a request saying it asked before, in words, as the re-ask cue: at repetitionAsked (signals-v17)', () => {
+    expect(rep(25, 65, { askedBefore: true })).toBe(true) // cos 0.42, nearer the answer
+    // cos 0.26: "that's not what I asked, but…" said of another request is no repetition.
+    expect(rep(25, 75, { askedBefore: true })).toBe(false)
+  })
+
+  it('reads a re-ask from its words: an assent or "I know" then "but", or "I know…"; "I asked / as I said"', () => {
+    for (const said of [
+      'yes, but how long before it is sold?',
+      'Yeah but can I bring my own?',
+      'right but I need a PDF, not a link',
+      'I know, but where do I find it?',
+      'I see, but that is for new customers',
+      'yes I know, when does it open',
+      'i know where the form is. i am asking why it was rejected',
+    ]) {
+      expect(asksAgainOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'thanks, but it still fails', // a thanks then a new report
+      'ok but do you rent out towels?', // an acceptance that moves on
+      'sure, but can I pay by card?',
+      'ok and how do I change my email?',
+      'my parcel was marked delivered but it is not here',
+      'yes please',
+      'but is it open on Sundays?',
+      'I asked how to change the plan, not what it costs', // said before: askedBeforeOf
+    ]) {
+      expect(asksAgainOf(said), said).toBe(false)
+    }
+    for (const said of [
+      'I asked how to change the plan, not what it costs',
+      "I've already said the code doesn't arrive",
+      'As I said, the door code is wrong',
+      'I requested a callback two days ago. When will it happen?',
+    ]) {
+      expect(askedBeforeOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'the courier said he left it at the door',
+      'can I ask a question?',
+      'yes, but when?',
+    ]) {
+      expect(askedBeforeOf(said), said).toBe(false)
+    }
   })
 
   it('reads the assistant re-showing a whole earlier message inside a later one as repetition', () => {

@@ -280,6 +280,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a question asked again after an answer beside the point, saying so in so many words, as repetition; two different questions as none (signals-v17)', async () => {
+    // 0.35 similar to the earlier question, under every gate but repetitionMarked's, its re-ask anchors'
+    // margin below 0: signals-v16 read none. "Right, but…" grants the answer and contests it.
+    expect(
+      await signals(
+        ['user', 'how many days notice do I need to give to end my lease?'],
+        ['assistant', 'You can end your lease by writing to the letting office.'],
+        ['user', 'Right, but how much notice?'],
+      ),
+    ).toContain('repetition')
+    // The question answered, then another one: no repetition.
+    expect(
+      await signals(
+        ['user', 'how many days notice do I need to give to end my lease?'],
+        ['assistant', 'Two months, in writing to the letting office.'],
+        ['user', 'do you charge a fee for ending it early?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a menu re-shown after an answer as repetition, another question after it as none', async () => {
     const menu = 'Please pick a topic: Orders, Returns, Payments or Account.'
     expect(
