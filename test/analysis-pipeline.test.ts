@@ -82,7 +82,9 @@ for (const mode of EVENT_LOG_MODES) {
             read
           )
         },
-        { what: 'the analysis in the conversation', timeoutMs: 20_000 },
+        // The first analysis of a fresh service warms the model up: on a loaded two-core machine (CI with
+        // other work running) it took over 20 s once. A deadline, not a measure of speed.
+        { what: 'the analysis in the conversation', timeoutMs: 60_000 },
       )
       const [angry, , thanks] = conversation.messages
       expect(angry.sentiment.label).toBe('negative')
@@ -107,6 +109,6 @@ for (const mode of EVENT_LOG_MODES) {
       expect(trend.points.reduce((n: number, p: { count: number }) => n + p.count, 0)).toBe(2)
       const assistant = await get(`/api/v1/analytics/sentiment?chatbotId=${chatbot.id}&days=2&role=assistant`)
       expect(assistant.points.reduce((n: number, p: { count: number }) => n + p.count, 0)).toBe(1)
-    })
+    }, 120_000)
   })
 }
