@@ -149,3 +149,47 @@ export function supportFrustration(file = SUPPORT_FRUSTRATION): FrustrationExamp
       return { text: row.text, frustrated: row.frustrated, kind: row.kind }
     })
 }
+
+/** An end-user text labelled for escalation (train/data/support-escalation.jsonl, README there). */
+export interface EscalationExample {
+  readonly text: string
+  /** The end user asks for a person (data/README.md's convention). */
+  readonly escalation: boolean
+  /** The corpus's category: blunt, callback, long-polite, person-in-report, service-visit… */
+  readonly kind: string
+}
+
+export const SUPPORT_ESCALATION = path.join(import.meta.dirname, 'data/support-escalation.jsonl')
+
+/** The end-user texts labelled escalation or not, in the file's order. */
+export function supportEscalation(file = SUPPORT_ESCALATION): EscalationExample[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      const row = JSON.parse(line) as Partial<EscalationExample>
+      if (
+        typeof row.text !== 'string' ||
+        typeof row.escalation !== 'boolean' ||
+        typeof row.kind !== 'string'
+      ) {
+        throw new Error(
+          `${path.basename(file)}: line ${i + 1} needs a text, escalation (true or false) and a kind`,
+        )
+      }
+      return { text: row.text, escalation: row.escalation, kind: row.kind }
+    })
+}
+
+/**
+ * CLINC150's train split (../shared/data/clinc150, CC BY 3.0; Larson et al. 2019): requests to a
+ * virtual assistant in 150 intents, none of them a request for a person. Only the train split is read:
+ * its test split is a benchmark (bench/quality). `are_you_a_bot` is left out ("am I talking to a
+ * human?" is near a request for one, and is not one).
+ */
+export function clinc150Train(): string[] {
+  const data = JSON.parse(readFileSync(path.join(SHARED_DATA, 'clinc150/data_full.json'), 'utf8')) as {
+    train: [string, string][]
+  }
+  return data.train.filter(([, intent]) => intent !== 'are_you_a_bot').map(([text]) => text)
+}

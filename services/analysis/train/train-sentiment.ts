@@ -5,6 +5,10 @@
  *   npm run train:sentiment                           every head
  *   npm run train:sentiment -- --only frustration     the frustration head; the others kept byte for byte
  *   npm run train:sentiment -- --only sentiment       the sentiment head; the others kept byte for byte
+ *   npm run train:sentiment -- --only escalation      the escalation head (escalation.ts); the others kept
+ *                                                     byte for byte
+ *   npm run train:sentiment -- --cross-validate --only escalation   the escalation head's 5-fold reading
+ *                                                     of data/support-escalation.jsonl (printed)
  *   npm run train:sentiment -- --cross-validate       the frustration head's 5-fold reading of the support
  *                                                     messages, and the shipped head on the 310 it never
  *                                                     trained on (data/support-frustration-extra.jsonl;
@@ -52,6 +56,7 @@ import {
   vaderCorpus,
 } from './corpora.ts'
 import { embedCorpus, embeddingModel } from './embeddings.ts'
+import { crossValidateEscalation, trainEscalation } from './escalation.ts'
 import { evaluate } from './evaluate.ts'
 import { type LinearHead, logits, type Sample, sigmoid, train } from './linear.ts'
 
@@ -148,8 +153,9 @@ interface WeightedSet {
 const ABOUT =
   'Learned sentiment and emotion heads on all-MiniLM-L6-v2 embeddings; made by `npm run train:sentiment` ' +
   '(services/analysis/train/train-sentiment.ts). Trained on GoEmotions (Demszky et al. 2020, Google Research, ' +
-  'CC BY 4.0), VADER ground-truth snippets (Hutto & Gilbert 2014, MIT), and anchor phrases and support ' +
-  'messages labelled for frustration written for this project.'
+  'CC BY 4.0), VADER ground-truth snippets (Hutto & Gilbert 2014, MIT), CLINC150 train split (Larson et al. ' +
+  '2019, CC BY 3.0; the escalation head), and anchor phrases and support messages labelled for frustration ' +
+  'and escalation written for this project.'
 
 async function sentimentSamples(sets: readonly WeightedSet[]): Promise<Sample[]> {
   const samples: Sample[] = []
@@ -446,6 +452,19 @@ async function readExtraFrustration(): Promise<void> {
 const FOLDS = 5
 
 async function main() {
+  if (values['cross-validate'] && values.only === 'escalation') {
+    await crossValidateEscalation()
+    return
+  }
+  if (values.only === 'escalation') {
+    // The other heads as shipped, byte for byte: only the escalation head is trained.
+    const shipped = JSON.parse(readFileSync(MODEL_FILE, 'utf8')) as SentimentModelFile
+    const escalation = await trainEscalation()
+    const file: SentimentModelFile = { ...shipped, about: ABOUT, escalation: round(escalation, [0]) }
+    writeFileSync(MODEL_FILE, `${JSON.stringify(file)}\n`)
+    console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)} (the escalation head only)`)
+    return
+  }
   if (values['cross-validate']) {
     await crossValidateFrustration()
     return
@@ -472,7 +491,7 @@ async function main() {
     console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)} (the sentiment head only)`)
     return
   }
-  if (values.only !== undefined) throw new Error('--only takes "frustration" or "sentiment"')
+  if (values.only !== undefined) throw new Error('--only takes "frustration", "sentiment" or "escalation"')
   const model = await embeddingModel()
   const sentiment = await trainSentiment(SUPPORT_SENTIMENT_WEIGHT)
 
@@ -539,6 +558,7 @@ async function main() {
         EMOTIONS.map((_, k) => k),
       ),
     },
+    escalation: round(await trainEscalation(), [0]),
   }
   writeFileSync(MODEL_FILE, `${JSON.stringify(file)}\n`)
   console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)}`)

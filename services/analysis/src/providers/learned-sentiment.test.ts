@@ -2,10 +2,12 @@
  * The learned sentiment and emotions, through the default analyzer with the real model (../shared/models):
  * what end users' messages read as, and what the conversation signals take from them.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestSemanticAnalyzer, describeWithTestModel } from '../../test/test-model.ts'
 import { EMOTIONS, labelFor, type MessageAnalysis } from '../analyzer.ts'
+import { loadLearnedSentiment, type SentimentModelFile } from './learned-sentiment.ts'
 import type { SemanticAnalyzer } from './semantic.ts'
+import shippedFile from './sentiment-model.json' with { type: 'json' }
 
 describeWithTestModel('learned sentiment and emotions', () => {
   let analyzer: SemanticAnalyzer
@@ -82,5 +84,19 @@ describeWithTestModel('learned sentiment and emotions', () => {
 
   it('versions the analyzer by the trained weights', () => {
     expect(analyzer.info.version).toMatch(/\+learned-[0-9a-f]{12}\+/)
+  })
+})
+
+describe('the escalation head (signals-v17)', () => {
+  it('is read from the shipped file as a sigmoid, and is absent from a file without it', () => {
+    const shipped = loadLearnedSentiment()
+    const unit = new Float32Array(384).fill(1 / Math.sqrt(384))
+    const read = shipped.escalation!(unit)
+    expect(read).toBeGreaterThan(0)
+    expect(read).toBeLessThan(1)
+    const { escalation: _, ...older } = shippedFile as SentimentModelFile
+    const without = loadLearnedSentiment(older)
+    expect(without.escalation).toBeUndefined()
+    expect(without.version).not.toBe(shipped.version)
   })
 })

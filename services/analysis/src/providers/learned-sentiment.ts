@@ -16,6 +16,8 @@
  *   comments, on complaint anchors against misfortunes (a stolen wallet, a death), requests and thanks,
  *   and on support messages labelled frustrated or not (sarcasm, blame, threats to leave against
  *   misfortunes, factual reports, sincere thanks).
+ * - Escalation (signals-v17): one sigmoid trained on end-user texts labelled as asking for a person or
+ *   not (train/data/support-escalation.jsonl) against support messages and CLINC150's train requests.
  *
  * Training data (services/analysis/train/README.md): GoEmotions (Demszky et al. 2020, Google Research,
  * CC BY 4.0), VADER's ground-truth snippets (Hutto & Gilbert 2014, MIT), anchor phrases and support
@@ -37,6 +39,8 @@ export interface SentimentModelFile {
   }
   /** One sigmoid on the embedding: anger, annoyance or disappointment aimed at the service. */
   readonly frustration: { readonly weights: number[][]; readonly bias: number[] }
+  /** One sigmoid on the embedding: the end user asks for a person (signals-v17); absent before. */
+  readonly escalation?: { readonly weights: number[][]; readonly bias: number[] }
   readonly emotions: {
     readonly labels: string[]
     readonly calibration: Record<string, { threshold: number; f1: number; support: number }>
@@ -58,6 +62,11 @@ export interface LearnedSentiment {
    * signals read it on each unit, signals/cues.ts): analyze's `emotions.frustration` for a whole message.
    */
   frustration(embedding: Float32Array): number
+  /**
+   * The escalation head on any embedding of the model (the signals read it on each unit of an end user's
+   * message, signals/cues.ts), 0..1; undefined when the file has no escalation head.
+   */
+  readonly escalation?: (embedding: Float32Array) => number
 }
 
 /** Emotion scores are rounded: events and stored results carry them. */
@@ -94,8 +103,18 @@ export function loadLearnedSentiment(
     if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
     return round3(sigmoid(dot(frustrationW, embedding) + file.frustration.bias[0]!))
   }
+  const escalationHead = file.escalation
+  const escalationW = escalationHead ? Float64Array.from(escalationHead.weights[0]!) : undefined
+  const escalation =
+    escalationHead && escalationW
+      ? (embedding: Float32Array) => {
+          if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+          return round3(sigmoid(dot(escalationW, embedding) + escalationHead.bias[0]!))
+        }
+      : undefined
   return {
     frustration,
+    ...(escalation ? { escalation } : {}),
     version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,
     analyze(embedding, lexicalScore) {
       if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
