@@ -173,9 +173,9 @@ export async function measureSignals(
   for (const c of set) {
     const input = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
     const analysed = await analyzer.analyzeMessages(input, {})
-    const scored = (await cuesOf(input, anchors, embed, [], analyzer.semantic.frustrationOf)).map((s, i) =>
-      withEmotions(s, analysed[i]!.emotions),
-    )
+    const scored = (
+      await cuesOf(input, anchors, embed, [], analyzer.semantic.frustrationOf, analyzer.semantic.escalationOf)
+    ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const messages: ConversationMessage[] = c.messages.map(([role], i) => ({
       id: String(i),
       role,

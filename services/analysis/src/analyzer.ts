@@ -109,6 +109,12 @@ export interface SemanticAbilities {
    * product: computed in the calling thread.
    */
   frustrationOf(embedding: Float32Array): number
+  /**
+   * The learned escalation head (providers/learned-sentiment.ts) on one embedding of this model, 0..1,
+   * read on each unit of an end user's message (signals/cues.ts); absent when the shipped model has none.
+   * A dot product: computed in the calling thread.
+   */
+  readonly escalationOf?: ((embedding: Float32Array) => number) | undefined
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

@@ -169,6 +169,7 @@ export async function startAnalyzerThreads(
     })
   }
 
+  const learned = loadLearnedSentiment()
   const semantic: SemanticAbilities | undefined =
     model === undefined
       ? undefined
@@ -176,7 +177,8 @@ export async function startAnalyzerThreads(
           model,
           embedTexts: (texts) => send<Float32Array[]>({ id: nextId++, kind: 'embed', texts: [...texts] }),
           // The threads' heads are the shipped ones (semantic.ts): the same weights, read here.
-          frustrationOf: loadLearnedSentiment().frustration,
+          frustrationOf: learned.frustration,
+          escalationOf: learned.escalation,
           async analyzeAndEmbed(messages, context, texts) {
             const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
             return { results: reply.results, embeddings: reply.embeddings ?? [] }

@@ -87,7 +87,7 @@ describeWithTestModel('learned sentiment and emotions', () => {
   })
 })
 
-describe('the escalation head (signals-v17)', () => {
+describe('the escalation head (signals-v18)', () => {
   it('is read from the shipped file as a sigmoid, and is absent from a file without it', () => {
     const shipped = loadLearnedSentiment()
     const unit = new Float32Array(384).fill(1 / Math.sqrt(384))

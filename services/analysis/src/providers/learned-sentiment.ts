@@ -16,7 +16,7 @@
  *   comments, on complaint anchors against misfortunes (a stolen wallet, a death), requests and thanks,
  *   and on support messages labelled frustrated or not (sarcasm, blame, threats to leave against
  *   misfortunes, factual reports, sincere thanks).
- * - Escalation (signals-v17): one sigmoid trained on end-user texts labelled as asking for a person or
+ * - Escalation (signals-v18): one sigmoid trained on end-user texts labelled as asking for a person or
  *   not (train/data/support-escalation.jsonl) against support messages and CLINC150's train requests.
  *
  * Training data (services/analysis/train/README.md): GoEmotions (Demszky et al. 2020, Google Research,
@@ -39,7 +39,7 @@ export interface SentimentModelFile {
   }
   /** One sigmoid on the embedding: anger, annoyance or disappointment aimed at the service. */
   readonly frustration: { readonly weights: number[][]; readonly bias: number[] }
-  /** One sigmoid on the embedding: the end user asks for a person (signals-v17); absent before. */
+  /** One sigmoid on the embedding: the end user asks for a person (signals-v18); absent before. */
   readonly escalation?: { readonly weights: number[][]; readonly bias: number[] }
   readonly emotions: {
     readonly labels: string[]

@@ -70,6 +70,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       model: model.version,
       embedTexts,
       frustrationOf: learned.frustration,
+      escalationOf: learned.escalation,
       cluster: async (vectors, references) => poolClusters(vectors, references),
       async analyzeAndEmbed(messages, context, texts) {
         const results = await analyzeMessages(messages, context)

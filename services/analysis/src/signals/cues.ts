@@ -83,6 +83,13 @@ export interface MessageCues {
    * message with one angry sentence is frustrated.
    */
   readonly frustrationUnits?: readonly FrustrationUnit[]
+  /**
+   * End user (signals-v18): the learned escalation head read on each unit (the whole message first, then
+   * each of its sentences), each with that unit's own escalation margin, when the scorer has the head (the
+   * local model). Escalation fires on a unit whose head and margin together say so (detect.ts): a request
+   * for a person in one sentence of a long, polite message lies under the anchors' threshold.
+   */
+  readonly escalationUnits?: readonly HeadUnit[]
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
@@ -95,16 +102,20 @@ export interface MessageCues {
   readonly custom?: Readonly<Record<string, number>>
 }
 
-/** One unit of an end-user message (the whole, or one sentence): the frustration head and margin on it. */
-export interface FrustrationUnit {
-  /** The learned frustration head on the unit's embedding (0..1). */
+/** One unit of an end-user message (the whole, or one sentence): a learned head and the cue's margin on it. */
+export interface HeadUnit {
+  /** The learned head on the unit's embedding (0..1). */
   readonly head: number
-  /** The unit's frustration margin (nearest frustration anchor minus nearest contrast). */
+  /** The unit's margin for the same cue (nearest anchor minus nearest contrast). */
   readonly margin: number
 }
+/** One unit of an end-user message: the frustration head and margin on it. */
+export type FrustrationUnit = HeadUnit
 
+/** A learned head on one embedding (SemanticAbilities.frustrationOf, escalationOf). */
+export type LearnedHead = (embedding: Vector) => number
 /** The learned frustration head on one embedding (SemanticAbilities.frustrationOf). */
-export type FrustrationHead = (embedding: Vector) => number
+export type FrustrationHead = LearnedHead
 
 /** A chatbot's own signal: a label and example phrases (settings.signals.custom). */
 export interface CustomSignal {
@@ -282,9 +293,10 @@ export async function cuesOf(
   embed: Embed,
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
+  escalationHead?: LearnedHead,
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
-  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom, head)
+  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom, head, escalationHead)
 }
 
 /** A chatbot's own signal with its examples embedded. */
@@ -296,7 +308,8 @@ export interface CustomExamples {
 /**
  * cuesOf with the units (unitsOf of each message) already embedded: `vectors` is their flat list, in order.
  * With the learned frustration head (`head`), an end user's message also gets each unit's head and margin
- * (frustrationUnits).
+ * (frustrationUnits); with the learned escalation head (`escalationHead`), the same for escalation
+ * (escalationUnits).
  */
 export function cuesFrom(
   messages: readonly CueInput[],
@@ -305,6 +318,7 @@ export function cuesFrom(
   anchors: SignalAnchors,
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
+  escalationHead?: LearnedHead,
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -352,9 +366,10 @@ export function cuesFrom(
         (marginBy(tail, anchors.resolution) < 0 &&
           nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)))
     const frustration = margins(anchors.frustration)
+    const escalation = margins(anchors.escalation)
     const cues: MessageCues = {
       social,
-      escalation: best(anchors.escalation),
+      escalation: round(Math.max(...escalation)),
       clarification: best({
         cue: anchors.clarification.cue,
         contrast: [...anchors.request, ...anchors.social],
@@ -368,6 +383,14 @@ export function cuesFrom(
       ...(head
         ? {
             frustrationUnits: vs.map((v, k) => ({ head: round(head(v)), margin: round(frustration[k]!) })),
+          }
+        : {}),
+      ...(escalationHead
+        ? {
+            escalationUnits: vs.map((v, k) => ({
+              head: round(escalationHead(v)),
+              margin: round(escalation[k]!),
+            })),
           }
         : {}),
       ...(/\?\s*$/u.test(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { askedBeforeOf, asksAgainOf, inabilityOf, type MessageCues } from './cues.ts'
-import { type ConversationMessage, detectSignals, type SignalSettings } from './detect.ts'
+import {
+  type ConversationMessage,
+  detectSignals,
+  escalationAsked,
+  type SignalSettings,
+  THRESHOLDS,
+} from './detect.ts'
 
 const settings: SignalSettings = { disabled: new Set(), custom: [], quietPeriodMs: 30 * 60_000 }
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 12, minute))
@@ -453,6 +459,47 @@ describe('conversation signals: the decision', () => {
     expect(names(talk(['bbbb0002']), at(5))).toContain('repetition')
     expect(names(talk(['bbbb0002', 'cccc0003']), at(5))).not.toContain('repetition')
     expect(names(talk([]), at(5))).not.toContain('repetition')
+  })
+
+  it('reads a request for a person from the anchors alone without the escalation head, as before signals-v18', () => {
+    const t = THRESHOLDS.escalation
+    expect(names(conversation(['user', { escalation: t }]), at(5))).toEqual(['escalation'])
+    expect(names(conversation(['user', { escalation: t - 0.001 }]), at(5))).toEqual([])
+    expect(escalationAsked({ ...USER, escalation: t + 0.04 })).toBe(0.73)
+  })
+
+  it('reads a request for a person from the head and the margin of the same unit (signals-v18)', () => {
+    const { escalationHead: h, escalationHeadMargin: m, escalationHeadVeto: v } = THRESHOLDS
+    const units = (...u: [number, number][]) => ({
+      escalation: Math.max(...u.map(([, margin]) => margin)),
+      escalationUnits: u.map(([head, margin]) => ({ head, margin })),
+    })
+    // One sentence of a long message: the head sure, the margin under the anchors' threshold but not negative.
+    const polite = conversation(['user', units([0.3, -0.1], [0.01, -0.2], [h, m])])
+    expect(names(polite, at(5))).toEqual(['escalation'])
+    expect(escalationAsked(polite[0]!.cues)).toBe(h)
+    // The head sure on one sentence, the margin on another: no unit says both.
+    expect(names(conversation(['user', units([0.3, 0.06], [h, m - 0.01])]), at(5))).toEqual([])
+    expect(names(conversation(['user', units([h - 0.01, 0.06])]), at(5))).toEqual([])
+    // The anchors' margin alone, unless the head reads the unit as asking for no one.
+    expect(names(conversation(['user', units([v, 0.1])]), at(5))).toEqual(['escalation'])
+    expect(names(conversation(['user', units([v - 0.01, 0.1])]), at(5))).toEqual([])
+  })
+
+  it('reads a request for a person the head found as asked again, and as left waiting when unanswered', () => {
+    const asked = {
+      escalation: 0.01,
+      escalationUnits: [{ head: THRESHOLDS.escalationHead, margin: 0.01 }],
+    }
+    expect(names(conversation(['user', asked], ['assistant', {}], ['user', asked]), at(5))).toEqual([
+      'escalation',
+      'repetition',
+    ])
+    // Left unanswered: the request for a person waits, and the conversation is abandoned.
+    expect(names(conversation(['user', { social: 0.4, ...asked }]), at(90))).toEqual([
+      'escalation',
+      'abandonment',
+    ])
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

@@ -9,8 +9,10 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * time passed since its last message. Pure: the same messages, settings and time give the same signals,
  * so a replay (the events) and a re-analysis (the same analyzer) give the same signals.
  *
- * - escalation: an end-user message asks for a person, or an assistant message hands over to one (not a
- *   social act, nor a weak handover after which the assistant, at its next turn, answers on);
+ * - escalation: an end-user message asks for a person (the anchors' margin, with the learned escalation
+ *   head when there is one, read on the whole message and on each of its sentences: escalationAsked), or
+ *   an assistant message hands over to one (not a social act, nor a weak handover after which the
+ *   assistant, at its next turn, answers on);
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -48,10 +50,27 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 17
+export const SIGNALS_VERSION = 18
 
 export const THRESHOLDS = {
   escalation: 0.08,
+  /**
+   * signals-v18: with the learned escalation head (the local model's end-user messages), a unit (the whole
+   * message or one sentence) the head reads at least this asks for a person when its escalation margin is
+   * at least escalationHeadMargin (no nearer the contrast anchors than the escalation anchors): a request
+   * for a person in one sentence of a long, polite message lies under the anchors' threshold ("…Is there
+   * someone I could talk to about it?"). Chosen with escalationHeadMargin and escalationHeadVeto on the
+   * union of the eight development sets (bench/FINDINGS.md, signals-v18): 137 → 127 errors, none worse on
+   * any set, over h 0.8–0.85, m −0.05–0, veto 0.4–0.6.
+   */
+  escalationHead: 0.85,
+  escalationHeadMargin: 0,
+  /**
+   * signals-v18: with the head, a unit it reads under this asks for no one, whatever its margin: the
+   * anchors' margin alone draws requests for a third party's contact ("can you give me the email of the
+   * member who runs the group?") and people named in reports, which the head, trained on them, reads low.
+   */
+  escalationHeadVeto: 0.5,
   handover: 0.08,
   failure: 0.08,
   clarification: 0.06,
@@ -217,6 +236,35 @@ class Collector {
 const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
 
 /**
+ * Escalation by the end user: the message asks for a person. Without the learned escalation head, its best
+ * unit's margin reaches THRESHOLDS.escalation. With it (signals-v18, cues.ts escalationUnits), some unit
+ * (the whole, or one sentence) either reaches that margin and is not read by the head as asking for no one
+ * (head ≥ THRESHOLDS.escalationHeadVeto), or is read by the head as a request for a person (≥
+ * THRESHOLDS.escalationHead) and leans to the escalation anchors (margin ≥ THRESHOLDS.escalationHeadMargin):
+ * the head and the anchors agree on the same unit. Returns its confidence, or undefined.
+ */
+export function escalationAsked(c: MessageCues | undefined): number | undefined {
+  if (c?.escalation === undefined) return undefined
+  const t = THRESHOLDS
+  const units = c.escalationUnits
+  if (units === undefined) {
+    return fires(c.escalation, t.escalation) ? confidenceOf(c.escalation, t.escalation) : undefined
+  }
+  let confidence: number | undefined
+  for (const u of units) {
+    const byMargin = u.margin >= t.escalation && u.head >= t.escalationHeadVeto
+    const byHead = u.head >= t.escalationHead && u.margin >= t.escalationHeadMargin
+    if (!byMargin && !byHead) continue
+    const read = Math.max(
+      byMargin ? confidenceOf(u.margin, t.escalation) : 0,
+      byHead ? Math.round(u.head * 100) / 100 : 0,
+    )
+    confidence = Math.max(confidence ?? 0, read)
+  }
+  return confidence
+}
+
+/**
  * Frustration: with the learned emotions (the local model's end-user messages), some unit of the message
  * (the whole, or one of its sentences: cues.ts, frustrationUnits) is read as frustrated by the frustration
  * head (≥ THRESHOLDS.emotionFrustration) and is itself nearer the frustration anchors than any sad subject,
@@ -293,7 +341,7 @@ const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MAR
 const unanswered = (m: ConversationMessage, reply: boolean) =>
   (m.cues !== undefined && (m.cues.social < 0 || m.cues.openTail === true || m.cues.question === true)) ||
   (m.cues !== undefined && frustration(m.cues, reply) !== undefined) ||
-  fires(m.cues?.escalation, THRESHOLDS.escalation)
+  escalationAsked(m.cues) !== undefined
 
 /**
  * The signals of a conversation whose messages (in conversation order: sentAt, then arrival) are given,
@@ -334,8 +382,8 @@ export function detectSignals(
     const c = m.cues
     if (!c) continue
     if (m.role === 'user') {
-      if (fires(c.escalation, t.escalation))
-        out.add('escalation', m.id, confidenceOf(c.escalation!, t.escalation))
+      const asked = escalationAsked(c)
+      if (asked !== undefined) out.add('escalation', m.id, asked)
       const frustrated = frustration(c, isReply(m))
       if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
       for (const custom of settings.custom) {
@@ -419,16 +467,13 @@ export function detectSignals(
   // the same thing again, however the two requests are worded (the first often one sentence of a long
   // report: "…Please can someone call me today?", then "I need someone to ring me today please.").
   {
-    const asked = talk.filter((m) => m.role === 'user' && fires(m.cues?.escalation, t.escalation))
+    const asked = talk.filter((m) => m.role === 'user' && escalationAsked(m.cues) !== undefined)
     for (let j = 1; j < asked.length; j++) {
       const earlier = asked[j - 1]!
       const later = asked[j]!
       const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
       if (!between.some((m) => m.role === 'assistant') || between.some(handedOver)) continue
-      const confidence = confidenceOf(
-        Math.min(earlier.cues!.escalation!, later.cues!.escalation!),
-        t.escalation,
-      )
+      const confidence = Math.min(escalationAsked(earlier.cues)!, escalationAsked(later.cues)!)
       out.add('repetition', earlier.id, confidence)
       out.add('repetition', later.id, confidence)
     }

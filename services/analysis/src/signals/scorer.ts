@@ -21,7 +21,7 @@ export interface PreparedCues {
 /**
  * Scores messages for the signals with the analyzer's language model (its cached embeddings, in its
  * threads): the anchors are embedded once, a chatbot's own signals' examples as they come (cached by
- * the analyzer), and the learned frustration head read on each unit of an end user's message. Without the language model (the lexical or LLM analyzer) there are no cues: only the
+ * the analyzer), and the learned frustration and escalation heads read on each unit of an end user's message. Without the language model (the lexical or LLM analyzer) there are no cues: only the
  * structure decides (abandonment of an unanswered conversation).
  */
 export class SignalScorer {
@@ -77,6 +77,7 @@ export class SignalScorer {
           anchors,
           custom,
           this.semantic.frustrationOf,
+          this.semantic.escalationOf,
         )
         const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
         for (const [j, i] of todo.entries()) {

@@ -42,6 +42,15 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ownSignals: readonly CustomSignal[],
     ...args: [...Turn[], number] | Turn[]
   ): Promise<string[]> {
+    return signalsOf(ownSignals, true, ...args)
+  }
+
+  /** As signalsWith, with or without the learned escalation head (an analyzer without it: before signals-v18). */
+  async function signalsOf(
+    ownSignals: readonly CustomSignal[],
+    withEscalationHead: boolean,
+    ...args: [...Turn[], number] | Turn[]
+  ): Promise<string[]> {
     const at = typeof args.at(-1) === 'number' ? (args.at(-1) as number) : undefined
     const turns = (at === undefined ? args : args.slice(0, -1)) as Turn[]
     const input = turns.map(([role, content], i) => ({ id: `m${i}`, role, content }))
@@ -53,7 +62,14 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       })),
     )
     const scored = (
-      await cuesOf(input, anchors, analyzer.semantic.embedTexts, custom, analyzer.semantic.frustrationOf)
+      await cuesOf(
+        input,
+        anchors,
+        analyzer.semantic.embedTexts,
+        custom,
+        analyzer.semantic.frustrationOf,
+        withEscalationHead ? analyzer.semantic.escalationOf : undefined,
+      )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const start = Date.UTC(2026, 10, 29, 9)
     const messages: ConversationMessage[] = turns.map(([role], i) => ({
@@ -500,6 +516,42 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['assistant', 'Express delivery arrives the next working day.'],
       ),
     ).not.toContain('repetition')
+  })
+
+  it('reads a request for a person inside a long polite message as escalation with the escalation head, not without it (signals-v18)', async () => {
+    // Margins 0.005 and 0.06: under the anchors' threshold (0.08); the head reads the last sentence at 0.99.
+    const longPolite = [
+      "Hello, I renewed my parking permit online on the 3rd and paid £60, but the permit shows last year's vehicle. I've attached the new registration document. I'd be grateful if someone could phone me so we can correct it.",
+      "Good morning. My father's care home fees were taken twice this month, and he's on a fixed pension. I've checked his statement and both payments are there. Is there a person in your finance office I could speak with about it?",
+    ]
+    for (const text of longPolite) {
+      expect(await signalsOf([], true, ['user', text])).toContain('escalation')
+      expect(await signalsOf([], false, ['user', text])).not.toContain('escalation')
+    }
+  })
+
+  it('reads no escalation in a person named in a report or praised, with the escalation head or without it (signals-v18)', async () => {
+    for (const text of [
+      'a person stole my card',
+      'the agent I spoke to yesterday was lovely',
+      'the adviser I chatted with on Monday was really patient with me',
+      'can I have the email of the volunteer who runs the book club?',
+    ]) {
+      expect(await signalsOf([], true, ['user', text])).not.toContain('escalation')
+    }
+    // Without the head the anchors alone decide, as before signals-v18: the praise lies 0.141 nearer them, a
+    // false escalation the head (0.29, under escalationHeadVeto) takes away.
+    expect(await signalsOf([], false, ['user', 'the agent I spoke to yesterday was lovely'])).toContain(
+      'escalation',
+    )
+    expect(await signalsOf([], false, ['user', 'a person stole my card'])).not.toContain('escalation')
+  })
+
+  it('reads a blunt or a plain request for a person as escalation with the head and without it', async () => {
+    for (const text of ['human please!!', 'could you put me through to someone in your billing team?']) {
+      expect(await signalsOf([], true, ['user', text])).toContain('escalation')
+      expect(await signalsOf([], false, ['user', text])).toContain('escalation')
+    }
   })
 
   it('keeps hard negatives negative: a theft is no escalation, a loss no frustration, a thanks mid-way no resolution', async () => {
