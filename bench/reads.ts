@@ -2,18 +2,25 @@
  * The Topics page's reads as a chatbot grows (issues 31 and 32): one chatbot of 5,000 and 50,000
  * conversations over 150 topics and 12 themes (bench/support/topics-seed.ts), read through the real
  * routes (session, row-level security) in this process, once before the tables have statistics (a fresh
- * database, autovacuum off: a chatbot's first hours) and once after ANALYZE.
+ * database, autovacuum off: a chatbot's first hours) and once after ANALYZE; then (`stale`) a second
+ * organization's 1,000 conversations (`--second-org`) are written after that ANALYZE and its reads timed
+ * on statistics that know only the first organization (a new organization's first burst, until
+ * autovacuum's next ANALYZE).
  *
- *   npm run bench:reads [-- --scales 5000,50000 --runs 10 --explain --states none,analyzed --only signals]
+ *   npm run bench:reads [-- --scales 5000,50000 --runs 10 --explain --states none,analyzed,stale
+ *                          --second-org 1000 --only signals]
  *
  * Prints the machine, then per scale and state each request's p50/max, its ratio to the ceiling (the
- * bare scan of the range's conversations, measured in the same run), and every statement of 100 ms or
- * more with its time; `--explain` prints the EXPLAIN (ANALYZE, BUFFERS) of the themes read, of the
- * signals read and of every statement of 100 ms or more. `--only` keeps the requests whose name contains
- * one of its comma-separated words.
+ * bare scan of the range's conversations, measured in the same run), every statement of 100 ms or
+ * more with its time, and the plan's shape of the topics-and-themes and signals statements (rows read
+ * of rm_conversations, rm_conversation_signals and rm_hourly_activity, by which index, and the most loops
+ * of one scan); `--explain` prints the EXPLAIN (ANALYZE, BUFFERS) of the themes read, of the signals read
+ * and of every statement of 100 ms or more. `--only` keeps the requests whose name contains one of its
+ * comma-separated words.
  */
 import { parseArgs } from 'node:util'
 import { createPool, ensureReaderLogin } from '@cas/db'
+import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import {
   buildDashboardApp,
@@ -31,14 +38,17 @@ const { values } = parseArgs({
     scales: { type: 'string', default: '5000,50000' },
     runs: { type: 'string', default: '10' },
     explain: { type: 'boolean', default: false },
-    states: { type: 'string', default: 'none,analyzed' },
+    states: { type: 'string', default: 'none,analyzed,stale' },
     'slow-ms': { type: 'string', default: '100' },
     /** Only the requests whose name contains one of these (comma-separated), e.g. `signals`. */
     only: { type: 'string', default: '' },
+    /** Conversations of the second organization of the `stale` state. */
+    'second-org': { type: 'string', default: '1000' },
   },
 })
 const runs = Number(values.runs)
 const slowMs = Number(values['slow-ms'])
+const secondOrg = Number(values['second-org'])
 const NOW = new Date('2026-11-21T12:00:00Z')
 
 interface Statement {
@@ -110,6 +120,13 @@ try {
   await servers.stop()
 }
 
+/** An organization whose reads are timed: its session, its chatbot. */
+interface Reader {
+  cookie: string
+  orgId: string
+  chatbotId: string
+}
+
 async function measureScale(conversations: number) {
   const databaseUrl = await createBenchDatabase(servers.postgres.url, `bench_reads_${conversations}`)
   const pool = createPool(databaseUrl, { max: 4 })
@@ -124,105 +141,177 @@ async function measureScale(conversations: number) {
     console.log(
       `\n${conversations.toLocaleString('en')} conversations, 1 chatbot, 170 topics, 12 themes: seeded in ${(msSince(start) / 1000).toFixed(1)} s`,
     )
-    const requests: [string, string][] = [
-      ['topics page, 30 days', '/api/v1/analytics/topics?days=30&interval=day&limit=20'],
-      [
-        'topics page, 30 days, the chatbot',
-        `/api/v1/analytics/topics?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
-      ],
-      ['topics page, 7 days by hour', '/api/v1/analytics/topics?days=7&interval=hour&limit=20'],
-      ['topics page, 100 topics', '/api/v1/analytics/topics?days=30&interval=day&limit=100'],
-      ['signals, 30 days', '/api/v1/analytics/signals?days=30&interval=day&limit=20'],
-      [
-        'signals, 30 days, the chatbot',
-        `/api/v1/analytics/signals?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
-      ],
-      ['signals, 7 days by hour', '/api/v1/analytics/signals?days=7&interval=hour&limit=20'],
-      ['overview, 30 days', '/api/v1/analytics/overview?days=30'],
-      ['re-analysis state', `/api/v1/chatbots/${chatbotId}/reanalysis`],
-    ]
-    const get = async (url: string) => {
-      const res = await app.inject({ method: 'GET', url, headers: { cookie } })
-      if (res.statusCode !== 200 && !(res.statusCode === 404 && url.endsWith('/reanalysis')))
-        throw new Error(`${url}: ${res.statusCode} ${res.body}`)
-    }
-    const ceiling = () =>
-      scoped(readerUrl, orgId, async (client) => {
-        const ms: number[] = []
-        for (let i = 0; i < runs + 2; i++) {
-          const t = process.hrtime.bigint()
-          await client.query(
-            `SELECT count(*), sum(cardinality(topics)) FROM rm_conversations
-              WHERE org_id = $1 AND last_message_at >= $2 AND first_message_at < $3`,
-            [orgId, new Date(NOW.getTime() - 30 * 86_400_000), NOW],
-          )
-          if (i >= 2) ms.push(msSince(t))
-        }
-        return summarize(ms).p50
-      })
     const states = values.states.split(',')
-    for (const state of ['no statistics', 'after ANALYZE'] as const) {
-      if (state === 'after ANALYZE') await pool.query(`ANALYZE ${TOPICS_PAGE_TABLES.join(', ')}`)
-      if (!states.includes(state === 'no statistics' ? 'none' : 'analyzed')) continue
-      const floor = await ceiling()
+    if (states.includes('none'))
+      await measureState(app, readerUrl, { cookie, orgId, chatbotId }, 'no statistics')
+    await pool.query(`ANALYZE ${TOPICS_PAGE_TABLES.join(', ')}`)
+    if (states.includes('analyzed'))
+      await measureState(app, readerUrl, { cookie, orgId, chatbotId }, 'after ANALYZE')
+    if (states.includes('stale')) {
+      // A second organization's burst after the first one's ANALYZE (autovacuum is off: no other comes):
+      // the statistics know one organization, and estimate the new one's rows at one.
+      const second = await signUpInProcess(app, 'second@example.com')
+      const { id: secondBot } = await createChatbotInProcess(app, second.cookie, 'second bot')
+      const t = process.hrtime.bigint()
+      await seedTopicsPage(pool, {
+        orgId: second.orgId,
+        chatbotId: secondBot,
+        conversations: secondOrg,
+        now: NOW,
+        analyze: false,
+        addTo: { idPrefix: 'second-' },
+      })
       console.log(
-        `  ${state}: ceiling (a bare scan of the range's conversations in the same scope) p50 ${floor.toFixed(1)} ms`,
+        `\n  a second organization: ${secondOrg.toLocaleString('en')} conversations, 1 chatbot, seeded in ${(msSince(t) / 1000).toFixed(1)} s, not analysed`,
       )
-      const only = values.only.split(',').filter(Boolean)
-      for (const [label, url] of requests) {
-        if (only.length > 0 && !only.some((o) => label.includes(o))) continue
-        const ms: number[] = []
-        const slow = new Map<string, number[]>()
-        let themes: Statement | undefined
-        let signals: Statement | undefined
-        for (let i = 0; i < runs + 2; i++) {
-          recorded = []
-          const t = process.hrtime.bigint()
-          await get(url)
-          const total = msSince(t)
-          const statements = recorded
-          recorded = null
-          // Let the last .then() callbacks land.
-          await new Promise((r) => setImmediate(r))
-          if (i < 2) continue
-          ms.push(total)
-          for (const s of statements) {
-            const name = statementName(s.text)
-            if (name.includes('themes')) themes = s
-            if (name === 'signals (readSignals)') signals = s
-            if (s.ms >= slowMs) slow.set(name, [...(slow.get(name) ?? []), s.ms])
-          }
-          if (i === runs + 1 && values.explain) {
-            for (const s of statements.filter(
-              (x) =>
-                x.ms >= slowMs ||
-                statementName(x.text).includes('themes') ||
-                statementName(x.text) === 'signals (readSignals)',
-            ))
-              await explain(readerUrl, orgId, s, `${label}, ${state}`)
-          }
-        }
-        const l = summarize(ms)
-        console.log(
-          `    ${label.padEnd(36)} p50 ${l.p50.toFixed(1).padStart(8)} ms   max ${l.max.toFixed(1).padStart(8)} ms   ${(l.p50 / floor).toFixed(1).padStart(6)} × ceiling`,
-        )
-        for (const [name, times] of slow) {
-          const s = summarize(times)
-          console.log(
-            `      ${name}: ${times.length} of ${runs} runs over ${slowMs} ms, p50 ${s.p50.toFixed(1)} ms`,
-          )
-        }
-        for (const s of [themes, signals]) {
-          if (s && !slow.has(statementName(s.text)))
-            console.log(`      ${statementName(s.text)}, last run: ${s.ms.toFixed(1)} ms`)
-        }
-      }
+      await measureState(
+        app,
+        readerUrl,
+        { ...second, chatbotId: secondBot },
+        'stale statistics (the second organization)',
+      )
     }
   } finally {
     await app.close()
     await readerPool.end()
     await pool.end()
   }
+}
+
+/** Times every request (of `--only`) for `reader`, on the statistics the tables have now. */
+async function measureState(app: FastifyInstance, readerUrl: string, reader: Reader, state: string) {
+  const { cookie, orgId, chatbotId } = reader
+  const requests: [string, string][] = [
+    ['topics page, 30 days', '/api/v1/analytics/topics?days=30&interval=day&limit=20'],
+    [
+      'topics page, 30 days, the chatbot',
+      `/api/v1/analytics/topics?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
+    ],
+    ['topics page, 7 days by hour', '/api/v1/analytics/topics?days=7&interval=hour&limit=20'],
+    ['topics page, 100 topics', '/api/v1/analytics/topics?days=30&interval=day&limit=100'],
+    ['signals, 30 days', '/api/v1/analytics/signals?days=30&interval=day&limit=20'],
+    [
+      'signals, 30 days, the chatbot',
+      `/api/v1/analytics/signals?days=30&interval=day&limit=20&chatbotId=${chatbotId}`,
+    ],
+    ['signals, 7 days by hour', '/api/v1/analytics/signals?days=7&interval=hour&limit=20'],
+    ['overview, 30 days', '/api/v1/analytics/overview?days=30'],
+    ['re-analysis state', `/api/v1/chatbots/${chatbotId}/reanalysis`],
+  ]
+  const get = async (url: string) => {
+    const res = await app.inject({ method: 'GET', url, headers: { cookie } })
+    if (res.statusCode !== 200 && !(res.statusCode === 404 && url.endsWith('/reanalysis')))
+      throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+  }
+  const floor = await scoped(readerUrl, orgId, async (client) => {
+    const ms: number[] = []
+    for (let i = 0; i < runs + 2; i++) {
+      const t = process.hrtime.bigint()
+      await client.query(
+        `SELECT count(*), sum(cardinality(topics)) FROM rm_conversations
+          WHERE org_id = $1 AND last_message_at >= $2 AND first_message_at < $3`,
+        [orgId, new Date(NOW.getTime() - 30 * 86_400_000), NOW],
+      )
+      if (i >= 2) ms.push(msSince(t))
+    }
+    return summarize(ms).p50
+  })
+  console.log(
+    `  ${state}: ceiling (a bare scan of the range's conversations in the same scope) p50 ${floor.toFixed(1)} ms`,
+  )
+  const only = values.only.split(',').filter(Boolean)
+  for (const [label, url] of requests) {
+    if (only.length > 0 && !only.some((o) => label.includes(o))) continue
+    const ms: number[] = []
+    const slow = new Map<string, number[]>()
+    let themes: Statement | undefined
+    let signals: Statement | undefined
+    for (let i = 0; i < runs + 2; i++) {
+      recorded = []
+      const t = process.hrtime.bigint()
+      await get(url)
+      const total = msSince(t)
+      const statements = recorded
+      recorded = null
+      // Let the last .then() callbacks land.
+      await new Promise((r) => setImmediate(r))
+      if (i < 2) continue
+      ms.push(total)
+      for (const s of statements) {
+        const name = statementName(s.text)
+        if (name.includes('themes')) themes = s
+        if (name === 'signals (readSignals)') signals = s
+        if (s.ms >= slowMs) slow.set(name, [...(slow.get(name) ?? []), s.ms])
+      }
+      if (i === runs + 1 && values.explain) {
+        for (const s of statements.filter(
+          (x) =>
+            x.ms >= slowMs ||
+            statementName(x.text).includes('themes') ||
+            statementName(x.text) === 'signals (readSignals)',
+        ))
+          await explain(readerUrl, orgId, s, `${label}, ${state}`)
+      }
+    }
+    const l = summarize(ms)
+    console.log(
+      `    ${label.padEnd(36)} p50 ${l.p50.toFixed(1).padStart(8)} ms   max ${l.max.toFixed(1).padStart(8)} ms   ${(l.p50 / floor).toFixed(1).padStart(6)} × ceiling`,
+    )
+    for (const [name, times] of slow) {
+      const s = summarize(times)
+      console.log(
+        `      ${name}: ${times.length} of ${runs} runs over ${slowMs} ms, p50 ${s.p50.toFixed(1)} ms`,
+      )
+    }
+    for (const s of [themes, signals]) {
+      if (!s) continue
+      if (!slow.has(statementName(s.text)))
+        console.log(`      ${statementName(s.text)}, last run: ${s.ms.toFixed(1)} ms`)
+      console.log(`        ${await rowsRead(readerUrl, orgId, s)}`)
+    }
+  }
+}
+
+/**
+ * The plan's shape in one line, from one EXPLAIN ANALYZE of `s`: per table, the rows its scans returned
+ * or filtered out over all their loops, and the most loops of one scan (a lookup per conversation is one
+ * scan run once per conversation; each loop should read one conversation's rows, not the organization's).
+ */
+async function rowsRead(readerUrl: string, orgId: string, s: Statement): Promise<string> {
+  const { rows } = await scoped(readerUrl, orgId, (c) =>
+    c.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.values),
+  )
+  const tables = new Map<string, { rows: number; loops: number; indexes: Set<string> }>()
+  const walk = (node: PlanNode) => {
+    const table = node['Relation Name']
+    if (table && ['rm_conversations', 'rm_conversation_signals', 'rm_hourly_activity'].includes(table)) {
+      const t = tables.get(table) ?? { rows: 0, loops: 0, indexes: new Set<string>() }
+      t.rows += Math.round(
+        (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'],
+      )
+      t.loops = Math.max(t.loops, node['Actual Loops'])
+      t.indexes.add(node['Index Name'] ?? node['Node Type'])
+      tables.set(table, t)
+    }
+    for (const p of node.Plans ?? []) walk(p)
+  }
+  walk(rows[0]!['QUERY PLAN'][0].Plan)
+  return `rows read: ${[...tables]
+    .map(
+      ([name, t]) =>
+        `${name} ${t.rows.toLocaleString('en')} (${[...t.indexes].join(', ')}; ${t.loops.toLocaleString('en')} loops at most)`,
+    )
+    .join('; ')}`
+}
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  'Actual Rows': number
+  'Actual Loops': number
+  'Rows Removed by Filter'?: number
+  Plans?: PlanNode[]
 }
 
 /** `fn` in a read-only transaction as the query service's role, scoped to the organization. */

@@ -56,11 +56,14 @@ export async function buildDashboardApp(opts: {
 }
 
 /** Signs up a user with an organization; returns the session cookie and the organization's id. */
-export async function signUpInProcess(app: FastifyInstance): Promise<{ cookie: string; orgId: string }> {
+export async function signUpInProcess(
+  app: FastifyInstance,
+  email = 'bench@example.com',
+): Promise<{ cookie: string; orgId: string }> {
   const res = await app.inject({
     method: 'POST',
     url: '/api/v1/auth/signup',
-    payload: { email: 'bench@example.com', password: 'a long bench password', organizationName: 'Bench' },
+    payload: { email, password: 'a long bench password', organizationName: 'Bench' },
   })
   if (res.statusCode !== 200) throw new Error(`sign-up answered ${res.statusCode}: ${res.body}`)
   const cookie = String(res.headers['set-cookie']).split(';')[0]!

@@ -40,11 +40,23 @@ export const TOPICS_PAGE_TABLES = [
  */
 export async function seedTopicsPage(
   pool: pg.Pool,
-  opts: { orgId: string; chatbotId: string; conversations: number; now: Date; analyze: boolean },
+  opts: {
+    orgId: string
+    chatbotId: string
+    conversations: number
+    now: Date
+    analyze: boolean
+    /**
+     * Another chatbot's rows beside those already written (the tables are not emptied first); its ids
+     * (conversations, topics, themes) are derived with this prefix, so that they differ from the first's.
+     */
+    addTo?: { idPrefix: string }
+  },
 ): Promise<TopicsSeed> {
   const { orgId, chatbotId, conversations, now } = opts
-  await pool.query(`TRUNCATE ${TOPICS_PAGE_TABLES.join(', ')}`)
-  const topicId = (k: string) => `(${uuidFrom(`'topic-' || ${k}`)})::text`
+  if (!opts.addTo) await pool.query(`TRUNCATE ${TOPICS_PAGE_TABLES.join(', ')}`)
+  const prefix = `'${(opts.addTo?.idPrefix ?? '').replace(/'/g, "''")}'`
+  const topicId = (k: string) => `(${uuidFrom(`${prefix} || 'topic-' || ${k}`)})::text`
   await pool.query(
     `INSERT INTO rm_topics (org_id, chatbot_id, id, label, keywords, configured, canonical_id, discovered_at,
                             updated_at, hidden)
@@ -56,7 +68,7 @@ export async function seedTopicsPage(
   )
   await pool.query(
     `INSERT INTO rm_themes (org_id, chatbot_id, id, label, topic_ids, position, updated_at)
-     SELECT $1, $2, (${uuidFrom(`'theme-' || j`)})::text, 'theme ' || j,
+     SELECT $1, $2, (${uuidFrom(`${prefix} || 'theme-' || j`)})::text, 'theme ' || j,
             ARRAY(SELECT ${topicId('k')} FROM generate_series(0, $4::int - 1) k
                    WHERE k % $5::int = j AND k < $5::int * ($4::int / $5::int) ORDER BY k),
             j, $3::timestamptz - interval '31 days'
@@ -69,7 +81,7 @@ export async function seedTopicsPage(
     `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, end_user, message_count,
        first_message_at, last_message_at, created_at, updated_at, sentiment_score, sentiment_label, topics,
        stream_version)
-     SELECT ${uuidFrom(`'conv-' || i`)}, $1, $2, 'conv-' || i, jsonb_build_object('id', 'user-' || (i % 9973)),
+     SELECT ${uuidFrom(`${prefix} || 'conv-' || i`)}, $1, $2, 'conv-' || i, jsonb_build_object('id', 'user-' || (i % 9973)),
             2 * cardinality(t.topics), at, at + interval '4 minutes', at, at + interval '4 minutes', s,
             CASE WHEN s > 0.05 THEN 'positive' WHEN s < -0.05 THEN 'negative' ELSE 'neutral' END,
             t.topics, 6
