@@ -72,3 +72,47 @@ export async function scansOf(
   walk(rows[0]!['QUERY PLAN'][0].Plan)
   return scans
 }
+
+interface LoopNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  'Actual Rows': number
+  'Actual Loops': number
+  'Rows Removed by Filter'?: number
+  Plans?: LoopNode[]
+}
+
+/**
+ * Runs `sql` under EXPLAIN ANALYZE and lists each scan of a table: its table, node type and index, how
+ * many times it ran (loops) and the rows it produced or filtered out over all of them. A lookup per row
+ * of another set shows as one scan of many loops; a read of a set in one pass, as a scan of one loop.
+ */
+export async function scanLoops(
+  pool: Queryable,
+  sql: string,
+  params: readonly unknown[],
+): Promise<{ table: string; type: string; index?: string; loops: number; rows: number }[]> {
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: LoopNode }] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+    [...params],
+  )
+  const scans: { table: string; type: string; index?: string; loops: number; rows: number }[] = []
+  const walk = (node: LoopNode) => {
+    const table = node['Relation Name']
+    if (table !== undefined) {
+      scans.push({
+        table,
+        type: node['Node Type'],
+        ...(node['Index Name'] ? { index: node['Index Name'] } : {}),
+        loops: node['Actual Loops'],
+        rows: Math.round(
+          (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'],
+        ),
+      })
+    }
+    for (const p of node.Plans ?? []) walk(p)
+  }
+  walk(rows[0]!['QUERY PLAN'][0].Plan)
+  return scans
+}

@@ -283,28 +283,38 @@ interface SignalsRow {
 /**
  * The statement of readSignals ($1 org, $2 from, $3 to, $4 chatbot or null, then the zone if the bucket
  * key uses it), one row per bucket key, per signal, per signal and bucket key, and per canonical topic.
- * `conv` reads the range's conversations, each one's signals in a LATERAL aggregate: a lookup per
- * conversation, by the primary key of rm_conversation_signals once the table has statistics; with none,
- * the planner skip-scans rm_conversation_signals_signal (org_id, signal, conversation_id) instead, several
- * index searches a conversation (row-level security's org_id condition makes that index usable even where
- * this statement writes none), as the reading it replaced did: slower, still linear. Merged
- * topics are one JSON object read once (as rankTopics'), the topics unnested per conversation; nothing
- * joins two sets, so every plan is linear in the conversations. The order of "first" is a conversation
- * list's, at the millisecond a JS Date keeps.
+ * `conv` is the range's conversations (`base`, one scan) with their signals as two arrays: the signals
+ * of those conversations are read in one scan too (`conversation_id = ANY` of base's ids, an InitPlan run
+ * once), aggregated per conversation, and met with base in a FULL JOIN, which Postgres runs only as a
+ * hash or merge join: never a scan per conversation, whatever the statistics (every aggregated row's
+ * conversation is in base, so the FULL JOIN adds none). A lookup per conversation (a LATERAL aggregate,
+ * before) took the primary key on good statistics; on none, or stale ones for a new organization,
+ * row-level security's org_id condition made rm_conversation_signals_signal (org_id, signal,
+ * conversation_id) its index: several index searches a conversation where Postgres skip-scans (18), the
+ * organization's signals a conversation where it cannot (bench/FINDINGS.md, "Reads of a new organization
+ * on stale statistics"). Merged topics are one JSON object read once (as rankTopics'), the topics
+ * unnested per conversation; nothing else joins two sets, so every plan is linear in the conversations.
+ * The order of "first" is a conversation list's, at the millisecond a JS Date keeps.
  */
 function signalsSql(key: string): string {
   const recent = `date_trunc('milliseconds', last_message_at) DESC, id DESC`
   const gaps = GAP_SIGNALS.map((s) => `count(*) FILTER (WHERE '${s}' = ANY(signals))`).join(', ')
-  return `WITH conv AS MATERIALIZED (
-       SELECT c.id, c.chatbot_id, c.topics, c.last_message_at, ${key} AS key, s.signals, s.labels
-         FROM (SELECT id, chatbot_id, topics, last_message_at, date_trunc('hour', last_message_at) AS hour
-                 FROM rm_conversations
-                WHERE org_id = $1 AND last_message_at >= $2 AND last_message_at < $3
-                  AND ($4::uuid IS NULL OR chatbot_id = $4)
-                  AND external_id IS NOT NULL) c
-         CROSS JOIN LATERAL (
-           SELECT coalesce(array_agg(s.signal), '{}') AS signals, coalesce(array_agg(s.label), '{}') AS labels
-             FROM rm_conversation_signals s WHERE s.conversation_id = c.id AND s.org_id = $1) s
+  return `WITH base AS MATERIALIZED (
+       SELECT id, chatbot_id, topics, last_message_at, date_trunc('hour', last_message_at) AS hour
+         FROM rm_conversations
+        WHERE org_id = $1 AND last_message_at >= $2 AND last_message_at < $3
+          AND ($4::uuid IS NULL OR chatbot_id = $4)
+          AND external_id IS NOT NULL
+     ),
+     conv AS MATERIALIZED (
+       SELECT c.id, c.chatbot_id, c.topics, c.last_message_at, ${key} AS key,
+              coalesce(s.signals, '{}') AS signals, coalesce(s.labels, '{}') AS labels
+         FROM base c
+         FULL JOIN (
+           SELECT conversation_id, array_agg(signal) AS signals, array_agg(label) AS labels
+             FROM rm_conversation_signals
+            WHERE org_id = $1 AND conversation_id = ANY (ARRAY(SELECT id FROM base))
+            GROUP BY conversation_id) s ON s.conversation_id = c.id
      ),
      merged AS MATERIALIZED (
        SELECT coalesce(jsonb_object_agg(t.chatbot_id::text || ' ' || t.id, t.canonical_id), '{}') AS ids

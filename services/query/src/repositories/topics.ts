@@ -239,26 +239,28 @@ interface ThemeCount {
 
 /**
  * The `active` CTE: the scope's conversations with a message in range ($1 org, $2 from, $3 to) that have a
- * topic. Driven by the activity rows: a conversation active in range has exactly one hour in range whose
- * next_hour is at or after `to`, or null (the chain rm_hourly_activity keeps: projections/reach.ts), so
- * each is found once, without a DISTINCT or a semi-join; its row is then read through the primary key.
- * The OFFSET 0 keeps that lookup a lookup: without it the planner may join the two sides however its
- * statistics suggest, and with none yet, or stale ones for a chatbot that has grown since (its first
- * hours), it nested the conversations over a scan of the whole range's activity: conversations × activity
- * rows, 1 s at 5,000 conversations (bench/FINDINGS.md, "The Topics page's reads").
+ * topic. Their ids come from the activity rows: a conversation active in range has exactly one hour in
+ * range whose next_hour is at or after `to`, or null (the chain rm_hourly_activity keeps:
+ * projections/reach.ts), so each is found once, without a DISTINCT or a semi-join. The conversations are
+ * then read in one scan, by `id = ANY` of those ids (an InitPlan, run once): whichever index the planner
+ * takes, rm_conversations is read once, never once per conversation. A lookup per conversation (a LATERAL
+ * subquery behind OFFSET 0, before) was right only on good statistics: on stale ones (a new organization's
+ * first burst, estimated at one row) the planner ran each lookup on an index led by org_id
+ * (rm_conversations_end_user), through the query's org condition or row-level security's, and read all
+ * the organization's rows for each of its conversations; a join of the two sides instead, on none, nested
+ * the conversations over the whole range's activity (bench/FINDINGS.md, "The Topics page's reads" and
+ * "Reads of a new organization on stale statistics").
  */
 const activeConversations = (byChatbot: string, byActivityChatbot: string) => `active AS (
        SELECT c.id, c.chatbot_id, c.last_message_at, c.topics
-         FROM rm_hourly_activity h
-         CROSS JOIN LATERAL (
-           SELECT c.id, c.chatbot_id, c.last_message_at, c.topics
-             FROM rm_conversations c
-            WHERE c.id = h.conversation_id AND c.org_id = $1 ${byChatbot}
-              AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
-              AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
-           OFFSET 0) c
-        WHERE h.org_id = $1 ${byActivityChatbot} AND h.hour >= $2::timestamptz AND h.hour < $3::timestamptz
-          AND (h.next_hour IS NULL OR h.next_hour >= $3::timestamptz)
+         FROM rm_conversations c
+        WHERE c.id = ANY (ARRAY(
+                SELECT h.conversation_id FROM rm_hourly_activity h
+                 WHERE h.org_id = $1 ${byActivityChatbot} AND h.hour >= $2::timestamptz AND h.hour < $3::timestamptz
+                   AND (h.next_hour IS NULL OR h.next_hour >= $3::timestamptz)))
+          AND c.org_id = $1 ${byChatbot}
+          AND c.external_id IS NOT NULL AND cardinality(c.topics) > 0
+          AND c.last_message_at >= $2::timestamptz AND c.first_message_at < $3::timestamptz
      )`
 
 /**
