@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util'
 import { createPool, ensureReaderLogin } from '@cas/db'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
+import { scanLoops } from '../test/support/plan-rows.ts'
 import {
   buildDashboardApp,
   createBenchDatabase,
@@ -278,40 +279,22 @@ async function measureState(app: FastifyInstance, readerUrl: string, reader: Rea
  * scan run once per conversation; each loop should read one conversation's rows, not the organization's).
  */
 async function rowsRead(readerUrl: string, orgId: string, s: Statement): Promise<string> {
-  const { rows } = await scoped(readerUrl, orgId, (c) =>
-    c.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.values),
-  )
+  const scans = await scoped(readerUrl, orgId, (c) => scanLoops(c, s.text, s.values))
   const tables = new Map<string, { rows: number; loops: number; indexes: Set<string> }>()
-  const walk = (node: PlanNode) => {
-    const table = node['Relation Name']
-    if (table && ['rm_conversations', 'rm_conversation_signals', 'rm_hourly_activity'].includes(table)) {
-      const t = tables.get(table) ?? { rows: 0, loops: 0, indexes: new Set<string>() }
-      t.rows += Math.round(
-        (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'],
-      )
-      t.loops = Math.max(t.loops, node['Actual Loops'])
-      t.indexes.add(node['Index Name'] ?? node['Node Type'])
-      tables.set(table, t)
-    }
-    for (const p of node.Plans ?? []) walk(p)
+  for (const scan of scans) {
+    if (!['rm_conversations', 'rm_conversation_signals', 'rm_hourly_activity'].includes(scan.table)) continue
+    const t = tables.get(scan.table) ?? { rows: 0, loops: 0, indexes: new Set<string>() }
+    t.rows += scan.rows
+    t.loops = Math.max(t.loops, scan.loops)
+    t.indexes.add(scan.index ?? scan.type)
+    tables.set(scan.table, t)
   }
-  walk(rows[0]!['QUERY PLAN'][0].Plan)
   return `rows read: ${[...tables]
     .map(
       ([name, t]) =>
         `${name} ${t.rows.toLocaleString('en')} (${[...t.indexes].join(', ')}; ${t.loops.toLocaleString('en')} loops at most)`,
     )
     .join('; ')}`
-}
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  'Actual Rows': number
-  'Actual Loops': number
-  'Rows Removed by Filter'?: number
-  Plans?: PlanNode[]
 }
 
 /** `fn` in a read-only transaction as the query service's role, scoped to the organization. */

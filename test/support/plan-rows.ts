@@ -1,7 +1,7 @@
 import type pg from 'pg'
 
-/** A pool, or one connection of it (for a statement that must run after a SET on that connection). */
-type Queryable = pg.Pool | pg.PoolClient
+/** A pool, or one connection (for a statement that must run after a SET on that connection). */
+type Queryable = pg.Pool | pg.ClientBase
 
 interface PlanNode {
   'Relation Name'?: string

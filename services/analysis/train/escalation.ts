@@ -19,7 +19,7 @@ import { seededRandom } from '../src/seeded-random.ts'
 import { sentencesOf } from '../src/signals/cues.ts'
 import { clinc150Train, SUPPORT_FRUSTRATION_EXTRA, supportEscalation, supportFrustration } from './corpora.ts'
 import { embedCorpus } from './embeddings.ts'
-import { type LinearHead, logits, type Sample, sigmoid, train } from './linear.ts'
+import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 /** The negative side's shares (the positive side weighs 1). Set before measuring, not swept. */
 const NEGATIVE_WEIGHTS = { own: 0.5, frustration: 0.25, clinc: 0.25 } as const
@@ -105,18 +105,11 @@ export async function crossValidateEscalation(): Promise<void> {
   const { own, whole } = await ownVectors()
   const units = own.map((e) => sentencesOf(e.text))
   const unitVectors = await embedCorpus('support-escalation-units', units.flat())
-  const random = seededRandom(OPTIONS.seed)
-  const fold = new Array<number>(own.length)
-  for (const yes of [true, false]) {
-    const members = own.map((e, i) => (e.escalation === yes ? i : -1)).filter((i) => i >= 0)
-    for (let i = members.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[members[i], members[j]] = [members[j]!, members[i]!]
-    }
-    members.forEach((i, k) => {
-      fold[i] = k % FOLDS
-    })
-  }
+  const fold = stratifiedFolds(
+    own.map((e) => e.escalation),
+    FOLDS,
+    seededRandom(OPTIONS.seed),
+  )
   const readWhole = new Array<number>(own.length)
   const readBest = new Array<number>(own.length)
   let at = 0

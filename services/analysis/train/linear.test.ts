@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../src/seeded-random.ts'
 import { evaluate, pearson } from './evaluate.ts'
-import { logits, type Sample, sigmoid, softmax, train } from './linear.ts'
+import { logits, type Sample, sigmoid, softmax, stratifiedFolds, train } from './linear.ts'
 
 describe('the training of the linear heads', () => {
   // Three classes on a line: x < −1, −1..1, > 1 (with a constant feature), separable by a softmax.
@@ -49,5 +50,17 @@ describe('the evaluation', () => {
   it("computes Pearson's r", () => {
     expect(pearson([1, 2, 3], [2, 4, 6])).toBeCloseTo(1)
     expect(pearson([1, 2, 3], [3, 2, 1])).toBeCloseTo(-1)
+  })
+
+  it('splits each class evenly over the folds, the same folds for the same random sequence', () => {
+    const labels = Array.from({ length: 23 }, (_, i) => i % 3 === 0)
+    const folds = stratifiedFolds(labels, 5, seededRandom(3))
+    expect(folds).toHaveLength(23)
+    for (const yes of [true, false]) {
+      const sizes = [0, 1, 2, 3, 4].map((f) => folds.filter((k, i) => k === f && labels[i] === yes).length)
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1)
+    }
+    expect(stratifiedFolds(labels, 5, seededRandom(3))).toEqual(folds)
+    expect(stratifiedFolds(labels, 5, seededRandom(4))).not.toEqual(folds)
   })
 })

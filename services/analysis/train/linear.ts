@@ -116,3 +116,23 @@ export function train(samples: readonly Sample[], outputs: number, opts: TrainOp
   }
   return head
 }
+
+/**
+ * A seeded split of labelled items into `folds` folds within each class, for a cross-validated reading:
+ * each class shuffled (Fisher–Yates on `random`), then dealt round the folds. The fold of each item, by
+ * index; the same labels and random sequence give the same folds.
+ */
+export function stratifiedFolds(labels: readonly boolean[], folds: number, random: () => number): number[] {
+  const fold = new Array<number>(labels.length)
+  for (const yes of [true, false]) {
+    const members = labels.map((label, i) => (label === yes ? i : -1)).filter((i) => i >= 0)
+    for (let i = members.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[members[i], members[j]] = [members[j]!, members[i]!]
+    }
+    members.forEach((i, k) => {
+      fold[i] = k % folds
+    })
+  }
+  return fold
+}

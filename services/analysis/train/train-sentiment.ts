@@ -58,7 +58,7 @@ import {
 import { embedCorpus, embeddingModel } from './embeddings.ts'
 import { crossValidateEscalation, trainEscalation } from './escalation.ts'
 import { evaluate } from './evaluate.ts'
-import { type LinearHead, logits, type Sample, sigmoid, train } from './linear.ts'
+import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 export const MODEL_FILE = path.resolve(import.meta.dirname, '../src/providers/sentiment-model.json')
 /** The anchors' training weight: as much as one generic corpus (chosen on the support dev half). */
@@ -339,18 +339,11 @@ async function crossValidateFrustration(): Promise<void> {
     'support-frustration',
     support.map((e) => e.text),
   )
-  const random = seededRandom(SEED)
-  const fold = new Array<number>(support.length)
-  for (const yes of [true, false]) {
-    const members = support.map((e, i) => (e.frustrated === yes ? i : -1)).filter((i) => i >= 0)
-    for (let i = members.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[members[i], members[j]] = [members[j]!, members[i]!]
-    }
-    members.forEach((i, k) => {
-      fold[i] = k % FOLDS
-    })
-  }
+  const fold = stratifiedFolds(
+    support.map((e) => e.frustrated),
+    FOLDS,
+    seededRandom(SEED),
+  )
   const read = new Array<number>(support.length)
   for (let f = 0; f < FOLDS; f++) {
     const held = new Set(support.map((_, i) => i).filter((i) => fold[i] === f))
