@@ -93,11 +93,12 @@ describe('conversation signals: the decision', () => {
       frustrationUnits: units([0.3, -0.1], [0.7, 0.04]),
     }
     expect(names(conversation(['user', oneAngry]), at(5))).toEqual(['frustration'])
-    // A sentence the head reads strongly but the anchors place among plain questions: not sure enough alone.
+    // A sentence the head reads strongly but the anchors place among plain questions, in a message read calm
+    // as a whole (under frustrationSureSentenceWhole, signals-v19): not sure enough alone.
     const fragment = {
       frustration: -0.09,
-      emotionFrustration: 0.3,
-      frustrationUnits: units([0.3, -0.2], [0.95, -0.09]),
+      emotionFrustration: 0.2,
+      frustrationUnits: units([0.2, -0.2], [0.95, -0.09]),
     }
     expect(names(conversation(['user', fragment]), at(5))).toEqual([])
     // The whole message read surely is frustration whatever the anchors say, as before.
@@ -119,8 +120,54 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', message(0.65, [0.94, -0.14])]), at(5))).toEqual([])
     // Short of sure (0.9), the first message's own gate (0.03) holds.
     expect(names(conversation(['user', message(0.65, [0.89, -0.11])]), at(5))).toEqual([])
-    // A calm message as a whole (under 0.6) keeps its lone sure sentence out ("…is that legit?").
-    expect(names(conversation(['user', message(0.59, [0.94, -0.11])]), at(5))).toEqual([])
+    // signals-v19: a whole message read calm keeps its lone sure sentence out only under 0.25 ("is that legit?").
+    expect(names(conversation(['user', message(0.59, [0.94, -0.11])]), at(5))).toEqual(['frustration'])
+    expect(names(conversation(['user', message(0.24, [0.94, -0.11])]), at(5))).toEqual([])
+  })
+
+  it('trusts a sure sentence of a long, mostly factual message the head reads calm as a whole (signals-v19)', () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    // "This is the third box in a row … three times running is really disappointing …": the whole 0.34.
+    const longReport = {
+      frustration: -0.016,
+      emotionFrustration: 0.34,
+      frustrationUnits: units([0.34, -0.03], [0.1, -0.3], [0.97, -0.016]),
+    }
+    expect(names(conversation(['user', longReport]), at(5))).toEqual(['frustration'])
+    expect(THRESHOLDS.frustrationSureSentenceWhole).toBeLessThan(THRESHOLDS.emotionFrustration)
+    // A short question the head reads sure in a calm message ("…is that legit?", the whole 0.17): none.
+    const question = {
+      frustration: -0.09,
+      emotionFrustration: 0.17,
+      frustrationUnits: units([0.17, -0.2], [0.95, -0.09]),
+    }
+    expect(names(conversation(['user', question]), at(5))).toEqual([])
+  })
+
+  it("trusts the head's surest reading of a reply with a looser margin than a reply's own gate (signals-v19)", () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    const reply = (unit: [number, number]) =>
+      conversation(
+        ['user', {}],
+        ['assistant', {}],
+        [
+          'user',
+          { frustration: unit[1], emotionFrustration: 0.5, frustrationUnits: units([0.5, -0.2], unit) },
+        ],
+      )
+    const frustrated = (unit: [number, number]) => names(reply(unit), at(5)).includes('frustration')
+    // "12 dec?? you said 2 weeks when i posted them. not great": a sentence read 0.90 at −0.078.
+    expect(frustrated([0.897, -0.078])).toBe(true)
+    expect(frustrated([0.85, -0.09])).toBe(true)
+    // Past the looser margin, or short of 0.85: a reply's own gate (−0.03) holds.
+    expect(frustrated([0.86, -0.104])).toBe(false)
+    expect(frustrated([0.84, -0.078])).toBe(false)
+    // In the first message, not a reply, the same sentence needs the first message's gates.
+    const first = conversation([
+      'user',
+      { frustration: -0.078, emotionFrustration: 0.5, frustrationUnits: units([0.5, -0.2], [0.897, -0.078]) },
+    ])
+    expect(names(first, at(5))).toEqual([])
   })
 
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {

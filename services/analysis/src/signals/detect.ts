@@ -50,7 +50,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 18
+export const SIGNALS_VERSION = 19
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -115,6 +115,29 @@ export const THRESHOLDS = {
    * 0.95). A small gain (two caught, one false): bench/FINDINGS.md, signals-v12.
    */
   frustrationSureSentence: -0.13,
+  /**
+   * signals-v19: the whole message's head a sure sentence (frustrationSure, frustrationSureSentence) needs,
+   * in place of signals-v12's emotionFrustration. A long message with one sure sentence reads low as a whole
+   * when its other sentences are plain facts or a request ("…but three times running is really
+   * disappointing…", the whole 0.34; "…which is honestly pretty poor.", 0.56); a sure sentence of a calm
+   * message is a short question, the head given nothing to read ("is that legit?", the whole 0.17; "why?",
+   * 0.19). On the union of the eight development sets 0.2 … 0.34 give the fewest errors (with
+   * frustrationReplySure: 45 → 40, none worse on any set), 0.35 … 0.45 one more, 0.15 and below catch those
+   * two questions (bench/FINDINGS.md, signals-v19).
+   */
+  frustrationSureSentenceWhole: 0.25,
+  /**
+   * signals-v19: in a reply to the assistant, a unit (the whole or a sentence) the head reads at least this
+   * is frustration when its margin is at least frustrationReplySureMargin: a looser gate than
+   * frustrationReply for the head's surest readings of a reaction to the service's answer ("12 dec?? you
+   * said 2 weeks when i posted them. not great": its sentence "you said 2 weeks when i posted them." 0.90,
+   * −0.078). On the union of the eight development sets heads 0.83 … 0.88 with margins −0.10 … −0.08 give
+   * the fewest errors; a margin of −0.11 or below catches calm replies read 0.85 … 0.86 (a tracking page
+   * stuck for 9 weeks told to ask for a person, −0.104; "but the option is greyed out for me", −0.107),
+   * −0.075 and above lose the sentence above (bench/FINDINGS.md, signals-v19).
+   */
+  frustrationReplySure: 0.85,
+  frustrationReplySureMargin: -0.09,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -273,9 +296,12 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
  * thanks for nothing"), blame told as a fact near plain reports ("you've overcharged me for three months"),
  * and the head, trained on support messages labelled for frustration, reads both. A longer message is
  * frustrated when any one of its sentences is: the head on the whole message averages one angry sentence
- * away among factual ones; a sentence the head is sure of (≥ THRESHOLDS.frustrationSure) in a message it reads
- * as frustrated as a whole needs only a margin ≥ THRESHOLDS.frustrationSureSentence (signals-v12: shouting
- * and "frankly unacceptable" lie near plain reports). Cues without the units (scored before signals-v9) read the whole message's head
+ * away among factual ones; a sentence the head is sure of (≥ THRESHOLDS.frustrationSure) needs only a margin
+ * ≥ THRESHOLDS.frustrationSureSentence (signals-v12: shouting and "frankly unacceptable" lie near plain
+ * reports), when the head reads the whole message ≥ THRESHOLDS.frustrationSureSentenceWhole (signals-v19: a
+ * calm message's sure sentence is a short question, "is that legit?"); in a reply, a unit the head reads
+ * ≥ THRESHOLDS.frustrationReplySure needs only a margin ≥ THRESHOLDS.frustrationReplySureMargin (signals-v19:
+ * "you said 2 weeks when i posted them."). Cues without the units (scored before signals-v9) read the whole message's head
  * with the best unit's margin. Without the emotions, the anchors alone decide (margin ≥
  * THRESHOLDS.frustration). In a reply to the assistant (`reply`), the emotion is read as aimed at the
  * service unless the anchors place the unit clearly nearer a sad subject, a plain report or a request
@@ -297,14 +323,18 @@ function frustration(c: MessageCues, reply = false): number | undefined {
     // Sure whatever the anchors say: the whole message only (k = 0). The head's sure reading was chosen on
     // whole messages; a sentence alone gives it little to read ("is that legit?" reads 0.95).
     const sure = k === 0 && u.head >= THRESHOLDS.frustrationSure
-    // signals-v12: a sentence the head is sure of, in a message it reads as frustrated as a whole, needs
-    // only a looser margin (the whole's reading keeps a lone sure sentence of a calm message out).
+    // signals-v12: a sentence the head is sure of needs only a looser margin.
+    // signals-v19: the whole's reading keeps out only a calm message's sure question (frustrationSureSentenceWhole).
     const sureSentence =
       k > 0 &&
       u.head >= THRESHOLDS.frustrationSure &&
-      units[0]!.head >= THRESHOLDS.emotionFrustration &&
+      units[0]!.head >= THRESHOLDS.frustrationSureSentenceWhole &&
       u.margin >= THRESHOLDS.frustrationSureSentence
-    const fires = sure || sureSentence || (u.head >= THRESHOLDS.emotionFrustration && u.margin >= aimed)
+    // signals-v19: in a reply, the head's surest readings need only a looser margin.
+    const sureReply =
+      reply && u.head >= THRESHOLDS.frustrationReplySure && u.margin >= THRESHOLDS.frustrationReplySureMargin
+    const fires =
+      sure || sureSentence || sureReply || (u.head >= THRESHOLDS.emotionFrustration && u.margin >= aimed)
     if (fires) head = Math.max(head ?? 0, u.head)
   }
   if (head === undefined) return undefined

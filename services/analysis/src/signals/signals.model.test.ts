@@ -693,6 +693,41 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   })
 
+  it('reads a factual judgement of the service as frustration, a sad subject as none (signals-v19)', async () => {
+    // One disappointed sentence (the head 0.99, margin −0.005) in a report the head reads calm as a whole
+    // (0.49): signals-v12 asked the whole for 0.6, signals-v19 for frustrationSureSentenceWhole.
+    expect(
+      await signals([
+        'user',
+        'Hello. We ordered a cot for our baby on the 4th. The one delivered on Friday had a cracked side panel. This has happened twice now, which is really disappointing. Could you send a replacement panel?',
+      ]),
+    ).toContain('frustration')
+    expect(await signals(['user', 'Two weeks late. Not great.'])).toContain('frustration')
+    // A reply holding the service to its word: the head 0.88, margin −0.08, short of a reply's own gate
+    // (−0.03) and of sure (0.9); within frustrationReplySure and its margin.
+    const bike: Turn[] = [
+      ['user', 'Is my bike ready?'],
+      ['assistant', 'Your bike will be ready on Saturday.'],
+    ]
+    expect(await signals(...bike, ['user', 'saturday? you said two days when i dropped it off'])).toContain(
+      'frustration',
+    )
+    // Sad subjects, first or in a reply: none.
+    expect(
+      await signals(...bike, ['user', 'my grandad gave me that bike before he died, so I miss riding it']),
+    ).not.toContain('frustration')
+    expect(
+      await signals(['user', 'My dog died yesterday and I need to cancel his insurance policy.']),
+    ).not.toContain('frustration')
+    expect(
+      await signals(
+        ['user', 'my card was stolen on holiday, I am gutted. can you block it?'],
+        ['assistant', 'I have blocked the card and ordered a new one.'],
+        ['user', 'thanks. the thief also took my passport which is awful'],
+      ),
+    ).not.toContain('frustration')
+  })
+
   it('reads no resolution in a thanks the frustration head reads as sarcastic, and one in a sincere thanks', async () => {
     const answer: Turn = ['assistant', 'Please reinstall the app from the store and sign in again.']
     const sarcastic = await settledSignals(['user', 'the app crashes when I open it'], answer, [
