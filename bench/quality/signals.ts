@@ -174,7 +174,15 @@ export async function measureSignals(
     const input = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
     const analysed = await analyzer.analyzeMessages(input, {})
     const scored = (
-      await cuesOf(input, anchors, embed, [], analyzer.semantic.frustrationOf, analyzer.semantic.escalationOf)
+      await cuesOf(
+        input,
+        anchors,
+        embed,
+        [],
+        analyzer.semantic.frustrationOf,
+        analyzer.semantic.escalationOf,
+        analyzer.semantic.handoverOf,
+      )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const messages: ConversationMessage[] = c.messages.map(([role], i) => ({
       id: String(i),

@@ -115,6 +115,11 @@ export interface SemanticAbilities {
    * A dot product: computed in the calling thread.
    */
   readonly escalationOf?: ((embedding: Float32Array) => number) | undefined
+  /**
+   * The learned handover head (providers/learned-sentiment.ts) on one embedding of this model, 0..1, read
+   * on each unit of an assistant's message (signals/cues.ts); absent when the shipped model has none.
+   */
+  readonly handoverOf?: ((embedding: Float32Array) => number) | undefined
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

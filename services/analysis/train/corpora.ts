@@ -181,6 +181,33 @@ export function supportEscalation(file = SUPPORT_ESCALATION): EscalationExample[
     })
 }
 
+/** An assistant message labelled for handing over (train/data/support-handover.jsonl, README there). */
+export interface HandoverExample {
+  readonly text: string
+  /** The assistant hands the conversation or the case over to a person (data/README.md's convention). */
+  readonly handover: boolean
+  /** The corpus's category: transfer, arrival, callback, answer, visit, named, referral, failure… */
+  readonly kind: string
+}
+
+export const SUPPORT_HANDOVER = path.join(import.meta.dirname, 'data/support-handover.jsonl')
+
+/** The assistant messages labelled handover or not, in the file's order. */
+export function supportHandover(file = SUPPORT_HANDOVER): HandoverExample[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      const row = JSON.parse(line) as Partial<HandoverExample>
+      if (typeof row.text !== 'string' || typeof row.handover !== 'boolean' || typeof row.kind !== 'string') {
+        throw new Error(
+          `${path.basename(file)}: line ${i + 1} needs a text, handover (true or false) and a kind`,
+        )
+      }
+      return { text: row.text, handover: row.handover, kind: row.kind }
+    })
+}
+
 /**
  * CLINC150's train split (../shared/data/clinc150, CC BY 3.0; Larson et al. 2019): requests to a
  * virtual assistant in 150 intents, none of them a request for a person. Only the train split is read:

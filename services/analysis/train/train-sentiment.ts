@@ -7,6 +7,8 @@
  *   npm run train:sentiment -- --only sentiment       the sentiment head; the others kept byte for byte
  *   npm run train:sentiment -- --only escalation      the escalation head (escalation.ts); the others kept
  *                                                     byte for byte
+ *   npm run train:sentiment -- --only handover        the handover head (handover.ts); the others kept
+ *                                                     byte for byte
  *   npm run train:sentiment -- --cross-validate --only escalation   the escalation head's 5-fold reading
  *                                                     of data/support-escalation.jsonl (printed)
  *   npm run train:sentiment -- --cross-validate       the frustration head's 5-fold reading of the support
@@ -58,6 +60,7 @@ import {
 import { embedCorpus, embeddingModel } from './embeddings.ts'
 import { crossValidateEscalation, trainEscalation } from './escalation.ts'
 import { evaluate } from './evaluate.ts'
+import { trainHandover } from './handover.ts'
 import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 export const MODEL_FILE = path.resolve(import.meta.dirname, '../src/providers/sentiment-model.json')
@@ -155,7 +158,7 @@ const ABOUT =
   '(services/analysis/train/train-sentiment.ts). Trained on GoEmotions (Demszky et al. 2020, Google Research, ' +
   'CC BY 4.0), VADER ground-truth snippets (Hutto & Gilbert 2014, MIT), CLINC150 train split (Larson et al. ' +
   '2019, CC BY 3.0; the escalation head), and anchor phrases and support messages labelled for frustration ' +
-  'and escalation written for this project.'
+  'and escalation and assistant messages labelled for handover written for this project.'
 
 async function sentimentSamples(sets: readonly WeightedSet[]): Promise<Sample[]> {
   const samples: Sample[] = []
@@ -449,6 +452,15 @@ async function main() {
     await crossValidateEscalation()
     return
   }
+  if (values.only === 'handover') {
+    // The other heads as shipped, byte for byte: only the handover head is trained.
+    const shipped = JSON.parse(readFileSync(MODEL_FILE, 'utf8')) as SentimentModelFile
+    const handover = await trainHandover()
+    const file: SentimentModelFile = { ...shipped, about: ABOUT, handover: round(handover, [0]) }
+    writeFileSync(MODEL_FILE, `${JSON.stringify(file)}\n`)
+    console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)} (the handover head only)`)
+    return
+  }
   if (values.only === 'escalation') {
     // The other heads as shipped, byte for byte: only the escalation head is trained.
     const shipped = JSON.parse(readFileSync(MODEL_FILE, 'utf8')) as SentimentModelFile
@@ -484,7 +496,8 @@ async function main() {
     console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)} (the sentiment head only)`)
     return
   }
-  if (values.only !== undefined) throw new Error('--only takes "frustration", "sentiment" or "escalation"')
+  if (values.only !== undefined)
+    throw new Error('--only takes "frustration", "sentiment", "escalation" or "handover"')
   const model = await embeddingModel()
   const sentiment = await trainSentiment(SUPPORT_SENTIMENT_WEIGHT)
 
@@ -552,6 +565,7 @@ async function main() {
       ),
     },
     escalation: round(await trainEscalation(), [0]),
+    handover: round(await trainHandover(), [0]),
   }
   writeFileSync(MODEL_FILE, `${JSON.stringify(file)}\n`)
   console.log(`wrote ${path.relative(process.cwd(), MODEL_FILE)}`)

@@ -179,6 +179,7 @@ export async function startAnalyzerThreads(
           // The threads' heads are the shipped ones (semantic.ts): the same weights, read here.
           frustrationOf: learned.frustration,
           escalationOf: learned.escalation,
+          handoverOf: learned.handover,
           async analyzeAndEmbed(messages, context, texts) {
             const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
             return { results: reply.results, embeddings: reply.embeddings ?? [] }

@@ -87,6 +87,22 @@ describeWithTestModel('learned sentiment and emotions', () => {
   })
 })
 
+describe('the handover head (signals-v20)', () => {
+  it('is read from the shipped file as a sigmoid, and is absent from a file without it', () => {
+    const shipped = loadLearnedSentiment()
+    const unit = new Float32Array(384).fill(1 / Math.sqrt(384))
+    const read = shipped.handover!(unit)
+    expect(read).toBeGreaterThan(0)
+    expect(read).toBeLessThan(1)
+    expect(read).not.toBe(shipped.escalation!(unit))
+    const { handover: _, ...older } = shippedFile as SentimentModelFile
+    const without = loadLearnedSentiment(older)
+    expect(without.handover).toBeUndefined()
+    expect(without.escalation).toBeDefined()
+    expect(without.version).not.toBe(shipped.version)
+  })
+})
+
 describe('the escalation head (signals-v18)', () => {
   it('is read from the shipped file as a sigmoid, and is absent from a file without it', () => {
     const shipped = loadLearnedSentiment()

@@ -18,6 +18,8 @@
  *   misfortunes, factual reports, sincere thanks).
  * - Escalation (signals-v18): one sigmoid trained on end-user texts labelled as asking for a person or
  *   not (train/data/support-escalation.jsonl) against support messages and CLINC150's train requests.
+ * - Handover (signals-v20): one sigmoid trained on assistant messages labelled as handing over to a person
+ *   or not (train/data/support-handover.jsonl).
  *
  * Training data (services/analysis/train/README.md): GoEmotions (Demszky et al. 2020, Google Research,
  * CC BY 4.0), VADER's ground-truth snippets (Hutto & Gilbert 2014, MIT), anchor phrases and support
@@ -41,6 +43,8 @@ export interface SentimentModelFile {
   readonly frustration: { readonly weights: number[][]; readonly bias: number[] }
   /** One sigmoid on the embedding: the end user asks for a person (signals-v18); absent before. */
   readonly escalation?: { readonly weights: number[][]; readonly bias: number[] }
+  /** One sigmoid on the embedding: the assistant hands over to a person (signals-v20); absent before. */
+  readonly handover?: { readonly weights: number[][]; readonly bias: number[] }
   readonly emotions: {
     readonly labels: string[]
     readonly calibration: Record<string, { threshold: number; f1: number; support: number }>
@@ -67,6 +71,11 @@ export interface LearnedSentiment {
    * message, signals/cues.ts), 0..1; undefined when the file has no escalation head.
    */
   readonly escalation?: (embedding: Float32Array) => number
+  /**
+   * The handover head on any embedding of the model (the signals read it on each unit of an assistant's
+   * message, signals/cues.ts), 0..1; undefined when the file has no handover head.
+   */
+  readonly handover?: (embedding: Float32Array) => number
 }
 
 /** Emotion scores are rounded: events and stored results carry them. */
@@ -103,18 +112,20 @@ export function loadLearnedSentiment(
     if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
     return round3(sigmoid(dot(frustrationW, embedding) + file.frustration.bias[0]!))
   }
-  const escalationHead = file.escalation
-  const escalationW = escalationHead ? Float64Array.from(escalationHead.weights[0]!) : undefined
-  const escalation =
-    escalationHead && escalationW
-      ? (embedding: Float32Array) => {
-          if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
-          return round3(sigmoid(dot(escalationW, embedding) + escalationHead.bias[0]!))
-        }
-      : undefined
+  const sigmoidHead = (head: { readonly weights: number[][]; readonly bias: number[] } | undefined) => {
+    if (!head) return undefined
+    const w = Float64Array.from(head.weights[0]!)
+    return (embedding: Float32Array) => {
+      if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+      return round3(sigmoid(dot(w, embedding) + head.bias[0]!))
+    }
+  }
+  const escalation = sigmoidHead(file.escalation)
+  const handover = sigmoidHead(file.handover)
   return {
     frustration,
     ...(escalation ? { escalation } : {}),
+    ...(handover ? { handover } : {}),
     version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,
     analyze(embedding, lexicalScore) {
       if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)

@@ -71,6 +71,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       embedTexts,
       frustrationOf: learned.frustration,
       escalationOf: learned.escalation,
+      handoverOf: learned.handover,
       cluster: async (vectors, references) => poolClusters(vectors, references),
       async analyzeAndEmbed(messages, context, texts) {
         const results = await analyzeMessages(messages, context)

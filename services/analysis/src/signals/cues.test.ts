@@ -111,6 +111,52 @@ describe("a message's cues", () => {
     expect(b!.cues.handover).toBeCloseTo(0.5, 2)
   })
 
+  it("carry the handover head's reading of each unit of an assistant's message with the unit's margin, given the head (signals-v20)", async () => {
+    const social = many(6)
+    const request = many(5)
+    const answer = many(4)
+    const hand = many(3)
+    const anchors: SignalAnchors = {
+      social,
+      request,
+      escalation: { cue: many(3), contrast: [...social, ...request] },
+      frustration: { cue: many(3), contrast: [...social, ...request] },
+      resolution: { cue: many(3), contrast: request },
+      handover: { cue: hand, contrast: answer },
+      failure: { cue: many(3), contrast: [...answer, ...hand] },
+      clarification: { cue: many(2), contrast: answer },
+      reask: { cue: many(2), contrast: [...social, ...request] },
+    }
+    const messages = [
+      { role: 'user' as const, content: 'my router keeps dropping' },
+      { role: 'assistant' as const, content: "I'm sorry. I've opened a case and our team will call you." },
+    ]
+    const vectorOf = new Map<string, Vector>()
+    const embed = async (texts: readonly string[]) =>
+      texts.map((t) => vectorOf.get(t) ?? vectorOf.set(t, unit()).get(t)!)
+    // Any function of the embedding stands for the head: here, how near the unit lies to the first anchor.
+    const head = (v: Vector) => Math.abs(nearest(v, [hand[0]!]))
+    const [user, bot] = await cuesOf(messages, anchors, embed, [], undefined, undefined, head)
+    expect(user!.cues.handoverUnits).toBeUndefined()
+    const units = unitsOf(messages[1]!)
+    expect(units).toHaveLength(3)
+    const round = (x: number) => Math.round(x * 1000) / 1000
+    expect(bot!.cues.handoverUnits).toEqual(
+      units.map((t) => {
+        const v = vectorOf.get(t)!
+        const margin = nearest(v, hand) - nearest(v, answer)
+        return {
+          head: round(head(v)),
+          margin: round(nearest(v, hand) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)),
+        }
+      }),
+    )
+    expect(bot!.cues.handover).toBe(Math.max(...bot!.cues.handoverUnits!.map((u) => u.margin)))
+    const [, without] = await cuesOf(messages, anchors, embed)
+    expect(without!.cues.handoverUnits).toBeUndefined()
+    expect(without!.cues.handover).toBe(bot!.cues.handover)
+  })
+
   it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {
     expect(sentencesOf('thanks, but it still fails')).toEqual(['thanks', 'but it still fails'])
     expect(sentencesOf('Thanks. But the option is greyed out')).toEqual([

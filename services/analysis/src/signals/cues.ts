@@ -44,6 +44,14 @@ export interface MessageCues {
   readonly question?: boolean
   /** Assistant: hands over to a person. */
   readonly handover?: number
+  /**
+   * Assistant (signals-v20): the learned handover head read on each unit (the whole message first, then
+   * each of its sentences), each with that unit's handover margin (as `handover` reads it: at most 0 under
+   * HANDOVER_NEAR), when the scorer has the head (the local model). A handover fires on a unit whose head
+   * and margin together say so (detect.ts, handoverSaid): a case passed to a team that will call or email
+   * lies as near the answers as the handover anchors.
+   */
+  readonly handoverUnits?: readonly HeadUnit[]
   /** Assistant: cannot help, did not understand, has no answer. */
   readonly failure?: number
   /**
@@ -294,9 +302,19 @@ export async function cuesOf(
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
   escalationHead?: LearnedHead,
+  handoverHead?: LearnedHead,
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
-  return cuesFrom(messages, units, await embed(units.flat()), anchors, custom, head, escalationHead)
+  return cuesFrom(
+    messages,
+    units,
+    await embed(units.flat()),
+    anchors,
+    custom,
+    head,
+    escalationHead,
+    handoverHead,
+  )
 }
 
 /** A chatbot's own signal with its examples embedded. */
@@ -309,7 +327,8 @@ export interface CustomExamples {
  * cuesOf with the units (unitsOf of each message) already embedded: `vectors` is their flat list, in order.
  * With the learned frustration head (`head`), an end user's message also gets each unit's head and margin
  * (frustrationUnits); with the learned escalation head (`escalationHead`), the same for escalation
- * (escalationUnits).
+ * (escalationUnits); with the learned handover head (`handoverHead`), an assistant's message gets each
+ * unit's handover head and margin (handoverUnits).
  */
 export function cuesFrom(
   messages: readonly CueInput[],
@@ -319,6 +338,7 @@ export function cuesFrom(
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
   escalationHead?: LearnedHead,
+  handoverHead?: LearnedHead,
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -337,18 +357,23 @@ export function cuesFrom(
     )
     if (m.role === 'assistant') {
       const inability = inabilityOf(m.content)
+      // A unit near no handover anchor at all (under HANDOVER_NEAR) hands nothing over, however far it
+      // lies from the answers: between two distant sets the margin is noise (signals-v11).
+      const handover = similarities.map((sim) => {
+        const margin = marginBy(sim, anchors.handover)
+        return nearestBy(sim, anchors.handover.cue) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)
+      })
       const cues = {
         social,
-        // A unit near no handover anchor at all (under HANDOVER_NEAR) hands nothing over, however far it
-        // lies from the answers: between two distant sets the margin is noise (signals-v11).
-        handover: round(
-          Math.max(
-            ...similarities.map((sim) => {
-              const margin = marginBy(sim, anchors.handover)
-              return nearestBy(sim, anchors.handover.cue) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)
-            }),
-          ),
-        ),
+        handover: round(Math.max(...handover)),
+        ...(handoverHead
+          ? {
+              handoverUnits: vs.map((v, k) => ({
+                head: round(handoverHead(v)),
+                margin: round(handover[k]!),
+              })),
+            }
+          : {}),
         failure: best(anchors.failure),
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),

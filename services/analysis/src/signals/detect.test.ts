@@ -4,6 +4,7 @@ import {
   type ConversationMessage,
   detectSignals,
   escalationAsked,
+  handoverSaid,
   type SignalSettings,
   THRESHOLDS,
 } from './detect.ts'
@@ -547,6 +548,44 @@ describe('conversation signals: the decision', () => {
       'escalation',
       'abandonment',
     ])
+  })
+
+  it('reads a handover from the anchors alone without the handover head, as before signals-v20', () => {
+    const t = THRESHOLDS.handover
+    expect(names(conversation(['user', {}], ['assistant', { handover: t }]), at(5))).toEqual(['escalation'])
+    expect(names(conversation(['user', {}], ['assistant', { handover: t - 0.001 }]), at(5))).toEqual([])
+    expect(handoverSaid({ ...BOT, handover: t + 0.04 })).toBe(0.73)
+  })
+
+  it('reads a handover from the head and the margin of the same unit, and none from a unit the head vetoes (signals-v20)', () => {
+    const { handoverHead: h, handoverHeadMargin: m, handoverHeadVeto: v } = THRESHOLDS
+    const units = (...u: [number, number][]) => ({
+      handover: Math.max(...u.map(([, margin]) => margin)),
+      handoverUnits: u.map(([head, margin]) => ({ head, margin })),
+    })
+    // "I'm sorry. I've opened a claim, and our dispatch team will email you": the head sure of the second
+    // sentence, its margin under the anchors' threshold but not negative.
+    const passed = conversation(['user', {}], ['assistant', units([0.7, -0.01], [0.05, -0.6], [h, m])])
+    expect(names(passed, at(5))).toEqual(['escalation'])
+    expect(handoverSaid(passed[1]!.cues)).toBe(h)
+    // The head sure on one sentence, the margin on another: no unit says both.
+    expect(
+      names(conversation(['user', {}], ['assistant', units([0.5, 0.06], [h, m - 0.01])]), at(5)),
+    ).toEqual([])
+    expect(names(conversation(['user', {}], ['assistant', units([h - 0.01, 0.06])]), at(5))).toEqual([])
+    // The anchors' margin alone, unless the head reads the unit as handing nothing over ("Done, your
+    // tickets have been emailed"): then the margin counts for nothing, a clear one included.
+    expect(names(conversation(['user', {}], ['assistant', units([v, 0.1])]), at(5))).toEqual(['escalation'])
+    expect(names(conversation(['user', {}], ['assistant', units([v - 0.01, 0.1])]), at(5))).toEqual([])
+    expect(names(conversation(['user', {}], ['assistant', units([v - 0.01, 0.3])]), at(5))).toEqual([])
+    // A unit the head found is a weak handover: the assistant answering on at its next turn takes it back.
+    const found = units([h, m])
+    expect(
+      names(conversation(['user', {}], ['assistant', found], ['user', {}], ['assistant', {}]), at(5)),
+    ).toEqual([])
+    expect(
+      names(conversation(['user', {}], ['assistant', found], ['user', {}], ['assistant', found]), at(5)),
+    ).toEqual(['escalation'])
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

@@ -11,8 +11,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *
  * - escalation: an end-user message asks for a person (the anchors' margin, with the learned escalation
  *   head when there is one, read on the whole message and on each of its sentences: escalationAsked), or
- *   an assistant message hands over to one (not a social act, nor a weak handover after which the
- *   assistant, at its next turn, answers on);
+ *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
+ *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
+ *   nor a weak handover after which the assistant, at its next turn, answers on);
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -50,7 +51,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 19
+export const SIGNALS_VERSION = 20
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -72,6 +73,28 @@ export const THRESHOLDS = {
    */
   escalationHeadVeto: 0.5,
   handover: 0.08,
+  /**
+   * signals-v20: with the learned handover head (the local model's assistant messages), a unit (the whole
+   * message or one sentence) the head reads at least this hands over when its handover margin is at least
+   * handoverHeadMargin (no nearer the answers and failures than the handover anchors): a case passed to a
+   * team that will call or email ("…and our dispatch team will email you") and a transfer in the domain's
+   * words lie within 0.08 of the answers. Such a unit is a weak handover (answersOn applies). Chosen with
+   * handoverHeadMargin and handoverHeadVeto on the union of the eight development sets (bench/FINDINGS.md,
+   * signals-v20): 120 → 113 errors (127 → 120 on signals-v18), none worse on any set; the middle of h
+   * 0.90–0.95 and m −0.02…0.02, where no set is worse (0.85–0.88 draw answers; m −0.02 gives two or three
+   * fewer errors, through one handover at −0.007).
+   */
+  handoverHead: 0.92,
+  handoverHeadMargin: 0,
+  /**
+   * signals-v20: with the head, a unit it reads under this hands nothing over, whatever its margin: the
+   * anchors' margin alone reads actions done and answers that name a person as handovers ("Done… your new
+   * e-tickets have been emailed", head 0.04, margin 0.11; "…you're welcome to visit and meet the team",
+   * 0.10 / 0.10), which the head, trained on kinds like them, reads near 0. The middle of the gap on the
+   * development sets between the highest such answer (0.099) and the lowest labelled handover it would take
+   * (0.126): thin, 0.011 and 0.016 from each side; 0.05–0.09 keep that answer, 0.15 loses that handover.
+   */
+  handoverHeadVeto: 0.11,
   failure: 0.08,
   clarification: 0.06,
   frustration: 0.06,
@@ -288,6 +311,41 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
 }
 
 /**
+ * The handover margin of the assistant's message: its best unit's, leaving out (signals-v20, with the
+ * learned handover head) the units the head reads under THRESHOLDS.handoverHeadVeto.
+ */
+function handoverMargin(c: MessageCues | undefined): number | undefined {
+  if (c?.handover === undefined) return undefined
+  const units = c.handoverUnits
+  if (units === undefined) return c.handover
+  return Math.max(...units.map((u) => (u.head >= THRESHOLDS.handoverHeadVeto ? u.margin : -1)))
+}
+
+/**
+ * What the assistant's message says towards a handover: its best unit's margin reaches THRESHOLDS.handover,
+ * or (signals-v20, with the learned handover head: cues.ts handoverUnits) some unit (the whole, or one
+ * sentence) is read by the head as handing over (≥ THRESHOLDS.handoverHead) and leans to the handover
+ * anchors (margin ≥ THRESHOLDS.handoverHeadMargin). Returns its confidence, or undefined. Whether the
+ * conversation is handed over also depends on what follows (detectSignals: a social act, or a weak
+ * handover after which the assistant answers on, hands nothing over); a unit found by the head alone is a
+ * weak one.
+ */
+export function handoverSaid(c: MessageCues | undefined): number | undefined {
+  const margin = handoverMargin(c)
+  if (margin === undefined) return undefined
+  const t = THRESHOLDS
+  const byMargin = margin >= t.handover ? confidenceOf(margin, t.handover) : undefined
+  let byHead: number | undefined
+  for (const u of c!.handoverUnits ?? []) {
+    if (u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin) {
+      byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)
+    }
+  }
+  if (byMargin === undefined) return byHead
+  return Math.max(byMargin, byHead ?? 0)
+}
+
+/**
  * Frustration: with the learned emotions (the local model's end-user messages), some unit of the message
  * (the whole, or one of its sentences: cues.ts, frustrationUnits) is read as frustrated by the frustration
  * head (≥ THRESHOLDS.emotionFrustration) and is itself nearer the frustration anchors than any sad subject,
@@ -394,14 +452,14 @@ export function detectSignals(
   // menu at the top right"). A clear handover stands whatever follows: the person who takes over writes
   // as the assistant too, and may greet in words the anchors do not read ("Hello, Jonas from billing here").
   const answersOn = (m: ConversationMessage) => {
-    if (m.cues!.handover! >= 2 * t.handover) return false
+    if (handoverMargin(m.cues)! >= 2 * t.handover) return false
     const k = talk.indexOf(m)
     const next = talk.findIndex((a, j) => j > k && a.role === 'assistant')
     if (next === -1 || !talk.slice(k + 1, next).some((u) => u.role === 'user')) return false
-    return !fires(talk[next]!.cues?.handover, t.handover)
+    return handoverSaid(talk[next]!.cues) === undefined
   }
   const handedOver = (m: ConversationMessage) =>
-    m.role === 'assistant' && fires(m.cues?.handover, t.handover) && !isSocial(m) && !answersOn(m)
+    m.role === 'assistant' && handoverSaid(m.cues) !== undefined && !isSocial(m) && !answersOn(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).
   const firstUser = talk.findIndex((m) => m.role === 'user')
@@ -421,7 +479,7 @@ export function detectSignals(
         if (fires(margin, t.custom)) out.add(custom.name, m.id, confidenceOf(margin!, t.custom), custom.label)
       }
     } else {
-      if (handedOver(m)) out.add('escalation', m.id, confidenceOf(c.handover!, t.handover))
+      if (handedOver(m)) out.add('escalation', m.id, handoverSaid(c)!)
       if (failed(m)) {
         const byAnchors = fires(c.failure, t.failure) ? confidenceOf(c.failure!, t.failure) : 0
         out.add('bot_failure', m.id, Math.max(byAnchors, c.inability ? INABILITY_CONFIDENCE : 0))

@@ -78,6 +78,7 @@ export class SignalScorer {
           custom,
           this.semantic.frustrationOf,
           this.semantic.escalationOf,
+          this.semantic.handoverOf,
         )
         const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
         for (const [j, i] of todo.entries()) {

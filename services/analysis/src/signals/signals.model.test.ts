@@ -45,10 +45,13 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     return signalsOf(ownSignals, true, ...args)
   }
 
-  /** As signalsWith, with or without the learned escalation head (an analyzer without it: before signals-v18). */
+  /**
+   * As signalsWith, with or without the learned escalation and handover heads (an analyzer without them:
+   * before signals-v18).
+   */
   async function signalsOf(
     ownSignals: readonly CustomSignal[],
-    withEscalationHead: boolean,
+    withHeads: boolean,
     ...args: [...Turn[], number] | Turn[]
   ): Promise<string[]> {
     const at = typeof args.at(-1) === 'number' ? (args.at(-1) as number) : undefined
@@ -68,7 +71,8 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         analyzer.semantic.embedTexts,
         custom,
         analyzer.semantic.frustrationOf,
-        withEscalationHead ? analyzer.semantic.escalationOf : undefined,
+        withHeads ? analyzer.semantic.escalationOf : undefined,
+        withHeads ? analyzer.semantic.handoverOf : undefined,
       )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const start = Date.UTC(2026, 10, 29, 9)
@@ -545,6 +549,45 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       'escalation',
     )
     expect(await signalsOf([], false, ['user', 'a person stole my card'])).not.toContain('escalation')
+  })
+
+  it('reads a case passed to a team or a person who will call back as escalation with the handover head, not without it (signals-v20)', async () => {
+    // Margins 0.054 and 0.040: under the anchors' threshold (0.08); the handover head reads the sentence that
+    // passes the case on at 0.96 and 0.97.
+    for (const [asked, handover] of [
+      [
+        'my broadband keeps dropping every evening',
+        "Thanks for waiting. I've opened a case for our network specialists and one of them will ring you this afternoon.",
+      ],
+      [
+        'can I still apply for the spring intake with a late reference?',
+        "I've passed your question to the head of admissions, and she will call you back on Monday.",
+      ],
+    ] as const) {
+      const turns: Turn[] = [
+        ['user', asked],
+        ['assistant', handover],
+      ]
+      expect(await signalsOf([], true, ...turns)).toContain('escalation')
+      expect(await signalsOf([], false, ...turns)).not.toContain('escalation')
+    }
+  })
+
+  it('reads no handover in opening hours given, nor in a request done whose tickets were emailed (signals-v20)', async () => {
+    const hours: Turn[] = [
+      ['user', 'when can I come in to return a book?'],
+      ['assistant', 'Our library is open 9am to 7pm on weekdays and 10am to 4pm on Saturdays.'],
+    ]
+    expect(await signalsOf([], true, ...hours)).not.toContain('escalation')
+    expect(await signalsOf([], false, ...hours)).not.toContain('escalation')
+    // The anchors alone read the emailed tickets as a handover (margin 0.10); the head (0.05, under
+    // handoverHeadVeto) reads an action done.
+    const done: Turn[] = [
+      ['user', 'can I move my two seats to the Saturday show?'],
+      ['assistant', 'All done: your new seats are confirmed and the tickets are in your inbox.'],
+    ]
+    expect(await signalsOf([], true, ...done)).not.toContain('escalation')
+    expect(await signalsOf([], false, ...done)).toContain('escalation')
   })
 
   it('reads a blunt or a plain request for a person as escalation with the head and without it', async () => {
