@@ -9,6 +9,8 @@
  *                                                     byte for byte
  *   npm run train:sentiment -- --only handover        the handover head (handover.ts); the others kept
  *                                                     byte for byte
+ *   npm run train:sentiment -- --cross-validate --only handover     the handover head's 5-fold reading
+ *                                                     of data/support-handover.jsonl (printed)
  *   npm run train:sentiment -- --cross-validate --only escalation   the escalation head's 5-fold reading
  *                                                     of data/support-escalation.jsonl (printed)
  *   npm run train:sentiment -- --cross-validate       the frustration head's 5-fold reading of the support
@@ -60,7 +62,7 @@ import {
 import { embedCorpus, embeddingModel } from './embeddings.ts'
 import { crossValidateEscalation, trainEscalation } from './escalation.ts'
 import { evaluate } from './evaluate.ts'
-import { trainHandover } from './handover.ts'
+import { crossValidateHandover, trainHandover } from './handover.ts'
 import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 export const MODEL_FILE = path.resolve(import.meta.dirname, '../src/providers/sentiment-model.json')
@@ -450,6 +452,10 @@ const FOLDS = 5
 async function main() {
   if (values['cross-validate'] && values.only === 'escalation') {
     await crossValidateEscalation()
+    return
+  }
+  if (values['cross-validate'] && values.only === 'handover') {
+    await crossValidateHandover()
     return
   }
   if (values.only === 'handover') {
