@@ -53,3 +53,20 @@ export async function embedCorpus(name: string, texts: readonly string[]): Promi
   writeFileSync(file, Buffer.from(all.buffer))
   return out
 }
+
+/**
+ * Each item's parts (its sentences, say) embedded as one corpus (embedCorpus, `name`) and given back per
+ * item, in order: `parts[i]` has one vector per string of `items[i]`.
+ */
+export async function embedParts(
+  name: string,
+  items: readonly (readonly string[])[],
+): Promise<Float32Array[][]> {
+  const flat = await embedCorpus(name, items.flat())
+  let at = 0
+  return items.map((strings) => {
+    const out = flat.slice(at, at + strings.length)
+    at += strings.length
+    return out
+  })
+}

@@ -18,7 +18,8 @@
 import { seededRandom } from '../src/seeded-random.ts'
 import { sentencesOf } from '../src/signals/cues.ts'
 import { clinc150Train, SUPPORT_FRUSTRATION_EXTRA, supportEscalation, supportFrustration } from './corpora.ts'
-import { embedCorpus } from './embeddings.ts'
+import { embedCorpus, embedParts } from './embeddings.ts'
+import { binaryReading } from './evaluate.ts'
 import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 /** The negative side's shares (the positive side weighs 1). Set before measuring, not swept. */
@@ -49,14 +50,10 @@ async function ownVectors() {
     'support-escalation',
     own.map((e) => e.text),
   )
-  const sentences = own.map((e) => (e.escalation ? [] : sentencesOf(e.text)))
-  const flat = await embedCorpus('support-escalation-sentences', sentences.flat())
-  let at = 0
-  const parts = sentences.map((s) => {
-    const out = flat.slice(at, at + s.length)
-    at += s.length
-    return out
-  })
+  const parts = await embedParts(
+    'support-escalation-sentences',
+    own.map((e) => (e.escalation ? [] : sentencesOf(e.text))),
+  )
   return { own, whole, parts }
 }
 
@@ -103,8 +100,10 @@ const FOLDS = 5
  */
 export async function crossValidateEscalation(): Promise<void> {
   const { own, whole } = await ownVectors()
-  const units = own.map((e) => sentencesOf(e.text))
-  const unitVectors = await embedCorpus('support-escalation-units', units.flat())
+  const sentences = await embedParts(
+    'support-escalation-units',
+    own.map((e) => sentencesOf(e.text)),
+  )
   const fold = stratifiedFolds(
     own.map((e) => e.escalation),
     FOLDS,
@@ -112,44 +111,24 @@ export async function crossValidateEscalation(): Promise<void> {
   )
   const readWhole = new Array<number>(own.length)
   const readBest = new Array<number>(own.length)
-  let at = 0
-  const unitAt = units.map((u) => {
-    const start = at
-    at += u.length
-    return start
-  })
   for (let f = 0; f < FOLDS; f++) {
     const held = new Set(own.map((_, i) => i).filter((i) => fold[i] === f))
     const head = train(await escalationSamples(held), 1, OPTIONS)
     const read = (x: Float32Array) => sigmoid(logits(head, x)[0]!)
     for (const i of held) {
       readWhole[i] = read(whole[i]!)
-      const sentences = unitVectors.slice(unitAt[i]!, unitAt[i]! + units[i]!.length)
-      readBest[i] = Math.max(readWhole[i]!, ...sentences.map(read))
+      readBest[i] = Math.max(readWhole[i]!, ...sentences[i]!.map(read))
     }
     process.stderr.write(`  fold ${f + 1}/${FOLDS}\n`)
   }
-  const r = (x: number) => Math.round(x * 1000) / 1000
   const rows: Record<string, { accuracy: number; precision: number; recall: number }> = {}
+  const labels = own.map((e) => e.escalation)
   for (const [name, reading] of [
     ['whole text', readWhole],
     ['best unit', readBest],
   ] as const)
     for (const threshold of [0.5, 0.7, 0.9]) {
-      let tp = 0
-      let fp = 0
-      let fn = 0
-      own.forEach((e, i) => {
-        const says = reading[i]! >= threshold
-        if (says && e.escalation) tp++
-        else if (says) fp++
-        else if (e.escalation) fn++
-      })
-      rows[`${name}, ≥ ${threshold}`] = {
-        accuracy: r((own.length - fp - fn) / own.length),
-        precision: r(tp / Math.max(tp + fp, 1)),
-        recall: r(tp / Math.max(tp + fn, 1)),
-      }
+      rows[`${name}, ≥ ${threshold}`] = binaryReading(labels, reading, threshold)
     }
   console.log(`escalation head on the ${own.length} texts of support-escalation.jsonl, ${FOLDS}-fold:`)
   console.table(rows)

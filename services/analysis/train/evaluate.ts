@@ -61,3 +61,29 @@ export function pearson(a: readonly number[], b: readonly number[]): number {
   }
   return sab / Math.sqrt(saa * sbb)
 }
+
+/**
+ * A yes/no reading (a head's probability per item) at a threshold against the items' labels: accuracy,
+ * precision and recall, to 3 decimals (what the heads' cross-validations print).
+ */
+export function binaryReading(
+  labels: readonly boolean[],
+  reading: readonly number[],
+  threshold: number,
+): { accuracy: number; precision: number; recall: number } {
+  let tp = 0
+  let fp = 0
+  let fn = 0
+  labels.forEach((label, i) => {
+    const says = reading[i]! >= threshold
+    if (says && label) tp++
+    else if (says) fp++
+    else if (label) fn++
+  })
+  const r = (x: number) => Math.round(x * 1000) / 1000
+  return {
+    accuracy: r((labels.length - fp - fn) / labels.length),
+    precision: r(tp / Math.max(tp + fp, 1)),
+    recall: r(tp / Math.max(tp + fn, 1)),
+  }
+}

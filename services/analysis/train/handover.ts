@@ -16,7 +16,8 @@
 import { seededRandom } from '../src/seeded-random.ts'
 import { sentencesOf } from '../src/signals/cues.ts'
 import { supportHandover } from './corpora.ts'
-import { embedCorpus } from './embeddings.ts'
+import { embedCorpus, embedParts } from './embeddings.ts'
+import { binaryReading } from './evaluate.ts'
 import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
 /**
@@ -39,14 +40,10 @@ async function ownVectors() {
     'support-handover',
     own.map((e) => e.text),
   )
-  const sentences = own.map((e) => sentencesOf(e.text))
-  const flat = await embedCorpus('support-handover-sentences', sentences.flat())
-  let at = 0
-  const parts = sentences.map((s) => {
-    const out = flat.slice(at, at + s.length)
-    at += s.length
-    return out
-  })
+  const parts = await embedParts(
+    'support-handover-sentences',
+    own.map((e) => sentencesOf(e.text)),
+  )
   return { own, whole, parts }
 }
 
@@ -88,23 +85,13 @@ export async function crossValidateHandover(): Promise<void> {
     for (const i of held) best[i] = Math.max(read(whole[i]!), ...parts[i]!.map(read))
     process.stderr.write(`  fold ${f + 1}/${FOLDS}\n`)
   }
-  const r = (x: number) => Math.round(x * 1000) / 1000
   const rows: Record<string, { accuracy: number; precision: number; recall: number }> = {}
   for (const threshold of [0.5, 0.92]) {
-    let tp = 0
-    let fp = 0
-    let fn = 0
-    own.forEach((e, i) => {
-      const says = best[i]! >= threshold
-      if (says && e.handover) tp++
-      else if (says) fp++
-      else if (e.handover) fn++
-    })
-    rows[`best unit, >= ${threshold}`] = {
-      accuracy: r((own.length - fp - fn) / own.length),
-      precision: r(tp / Math.max(tp + fp, 1)),
-      recall: r(tp / Math.max(tp + fn, 1)),
-    }
+    rows[`best unit, >= ${threshold}`] = binaryReading(
+      own.map((e) => e.handover),
+      best,
+      threshold,
+    )
   }
   console.log(`handover head on the ${own.length} texts of support-handover.jsonl, ${FOLDS}-fold:`)
   console.table(rows)
@@ -116,6 +103,11 @@ export async function crossValidateHandover(): Promise<void> {
     if (best[i]! >= 0.5 === e.handover) kinds[key].right++
   })
   console.table(
-    Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, { ...v, share: r(v.right / v.lines) }])),
+    Object.fromEntries(
+      Object.entries(kinds).map(([k, v]) => [
+        k,
+        { ...v, share: Math.round((v.right / v.lines) * 1000) / 1000 },
+      ]),
+    ),
   )
 }

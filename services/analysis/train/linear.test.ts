@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../src/seeded-random.ts'
-import { evaluate, pearson } from './evaluate.ts'
+import { binaryReading, evaluate, pearson } from './evaluate.ts'
 import { logits, type Sample, sigmoid, softmax, stratifiedFolds, train } from './linear.ts'
 
 describe('the training of the linear heads', () => {
@@ -45,6 +45,14 @@ describe('the evaluation', () => {
     // neutral has no examples: the mean of negative's F1 (0.5) and positive's (2/3).
     expect(ev.macroF1).toBeCloseTo((0.5 + 2 / 3) / 2)
     expect(ev.accuracy).toBe(0.5)
+  })
+
+  it('reads a yes/no head at a threshold: accuracy, precision and recall', () => {
+    const labels = [true, true, true, false, false, false, false, false]
+    const reading = [0.9, 0.6, 0.3, 0.7, 0.2, 0.1, 0.4, 0.55]
+    // ≥ 0.5: yes for 0.9, 0.6 (right), 0.7 and 0.55 (wrong); 0.3 missed.
+    expect(binaryReading(labels, reading, 0.5)).toEqual({ accuracy: 0.625, precision: 0.5, recall: 0.667 })
+    expect(binaryReading(labels, reading, 0.95)).toEqual({ accuracy: 0.625, precision: 0, recall: 0 })
   })
 
   it("computes Pearson's r", () => {

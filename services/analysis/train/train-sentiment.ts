@@ -61,7 +61,7 @@ import {
 } from './corpora.ts'
 import { embedCorpus, embeddingModel } from './embeddings.ts'
 import { crossValidateEscalation, trainEscalation } from './escalation.ts'
-import { evaluate } from './evaluate.ts'
+import { binaryReading, evaluate } from './evaluate.ts'
 import { crossValidateHandover, trainHandover } from './handover.ts'
 import { type LinearHead, logits, type Sample, sigmoid, stratifiedFolds, train } from './linear.ts'
 
@@ -365,23 +365,11 @@ async function crossValidateFrustration(): Promise<void> {
     ['cross-validated', read],
   ] as const)
     for (const threshold of [0.4, 0.5]) {
-      let tp = 0
-      let fp = 0
-      let fn = 0
-      let tn = 0
-      support.forEach((e, i) => {
-        const says = reading[i]! >= threshold
-        if (says && e.frustrated) tp++
-        else if (says) fp++
-        else if (e.frustrated) fn++
-        else tn++
-      })
-      const r = (x: number) => Math.round(x * 1000) / 1000
-      rows[`${name}, ≥ ${threshold}`] = {
-        accuracy: r((tp + tn) / support.length),
-        precision: r(tp / Math.max(tp + fp, 1)),
-        recall: r(tp / Math.max(tp + fn, 1)),
-      }
+      rows[`${name}, ≥ ${threshold}`] = binaryReading(
+        support.map((e) => e.frustrated),
+        reading,
+        threshold,
+      )
     }
   console.log(`frustration head on the ${support.length} support messages, ${FOLDS}-fold:`)
   console.table(rows)
