@@ -130,24 +130,35 @@ export const SUPPORT_FRUSTRATION_EXTRA = path.join(
   'data/support-frustration-extra.jsonl',
 )
 
-/** The support messages labelled frustrated or not, in the file's order. */
-export function supportFrustration(file = SUPPORT_FRUSTRATION): FrustrationExample[] {
+/**
+ * A file of labelled texts, one JSON object per line: its text, its yes/no label (the field `label`) and
+ * its kind, in the file's order; a line without them stops the reading with its number.
+ */
+function labelledLines<Label extends string>(
+  file: string,
+  label: Label,
+): ({ text: string; kind: string } & Record<Label, boolean>)[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line, i) => {
-      const row = JSON.parse(line) as Partial<FrustrationExample>
-      if (
-        typeof row.text !== 'string' ||
-        typeof row.frustrated !== 'boolean' ||
-        typeof row.kind !== 'string'
-      ) {
+      const row = JSON.parse(line) as Record<string, unknown>
+      const value = row[label]
+      if (typeof row.text !== 'string' || typeof value !== 'boolean' || typeof row.kind !== 'string') {
         throw new Error(
-          `${path.basename(file)}: line ${i + 1} needs a text, frustrated (true or false) and a kind`,
+          `${path.basename(file)}: line ${i + 1} needs a text, ${label} (true or false) and a kind`,
         )
       }
-      return { text: row.text, frustrated: row.frustrated, kind: row.kind }
+      return { text: row.text, [label]: value, kind: row.kind } as { text: string; kind: string } & Record<
+        Label,
+        boolean
+      >
     })
+}
+
+/** The support messages labelled frustrated or not, in the file's order. */
+export function supportFrustration(file = SUPPORT_FRUSTRATION): FrustrationExample[] {
+  return labelledLines(file, 'frustrated')
 }
 
 /** An end-user text labelled for escalation (train/data/support-escalation.jsonl, README there). */
@@ -163,22 +174,7 @@ export const SUPPORT_ESCALATION = path.join(import.meta.dirname, 'data/support-e
 
 /** The end-user texts labelled escalation or not, in the file's order. */
 export function supportEscalation(file = SUPPORT_ESCALATION): EscalationExample[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line, i) => {
-      const row = JSON.parse(line) as Partial<EscalationExample>
-      if (
-        typeof row.text !== 'string' ||
-        typeof row.escalation !== 'boolean' ||
-        typeof row.kind !== 'string'
-      ) {
-        throw new Error(
-          `${path.basename(file)}: line ${i + 1} needs a text, escalation (true or false) and a kind`,
-        )
-      }
-      return { text: row.text, escalation: row.escalation, kind: row.kind }
-    })
+  return labelledLines(file, 'escalation')
 }
 
 /** An assistant message labelled for handing over (train/data/support-handover.jsonl, README there). */
@@ -194,18 +190,7 @@ export const SUPPORT_HANDOVER = path.join(import.meta.dirname, 'data/support-han
 
 /** The assistant messages labelled handover or not, in the file's order. */
 export function supportHandover(file = SUPPORT_HANDOVER): HandoverExample[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line, i) => {
-      const row = JSON.parse(line) as Partial<HandoverExample>
-      if (typeof row.text !== 'string' || typeof row.handover !== 'boolean' || typeof row.kind !== 'string') {
-        throw new Error(
-          `${path.basename(file)}: line ${i + 1} needs a text, handover (true or false) and a kind`,
-        )
-      }
-      return { text: row.text, handover: row.handover, kind: row.kind }
-    })
+  return labelledLines(file, 'handover')
 }
 
 /**
