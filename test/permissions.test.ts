@@ -62,7 +62,7 @@ const MATRIX: Record<string, RouteCase> = {
     request: async (f) => ({
       method: 'PATCH',
       url: `/api/v1/chatbots/${await f.chatbot()}`,
-      payload: { name: 'Renamed', settings: { analysisEnabled: false } },
+      payload: { name: 'Renamed', settings: { customFields: { plan: 'string' } } },
     }),
   },
   'POST /api/v1/chatbots/{id}/test-conversation': {

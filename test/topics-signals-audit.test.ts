@@ -459,13 +459,13 @@ describe('signal and topic settings', () => {
   })
 })
 
-describe("who changes a chatbot's topics and signals settings", () => {
+describe("who changes a chatbot's topics, signals, analysis and retention settings", () => {
   const patch = (settings: unknown, cookie: string) =>
     call({ method: 'PATCH', url: `/api/v1/chatbots/${a.chatbotId}`, payload: { settings } }, cookie)
   const stored = async () =>
     (await db.pool.query('SELECT settings FROM chatbots WHERE id = $1', [a.chatbotId])).rows[0].settings
 
-  it('refuses a member settings.topics and settings.signals (403, nothing changed), as it does the topic commands', async () => {
+  it('refuses a member settings.topics, settings.signals, settings.analysisEnabled and settings.retentionDays (403, nothing changed), as it does the topic commands and erasure', async () => {
     const member = (await join(app, a.cookie, 'member')).cookie
     const before = { settings: await stored(), state: await state(a) }
     for (const settings of [
@@ -474,8 +474,18 @@ describe("who changes a chatbot's topics and signals settings", () => {
       { topics: { Billing: ['invoice'] } },
       { topics: null },
       { customFields: { plan: 'string' }, signals: { abandonmentAfterMinutes: 5 } },
+      // Turning analysis off, and the retention whose job erases conversations, as erasure is.
+      { analysisEnabled: false },
+      { analysisEnabled: null },
+      { retentionDays: 1 },
+      { retentionDays: null },
+      { customFields: { plan: 'string' }, retentionDays: 30 },
     ]) {
-      expectError(await patch(settings, member), 403, 'forbidden', JSON.stringify(settings))
+      const res = await patch(settings, member)
+      expectError(res, 403, 'forbidden', JSON.stringify(settings))
+      for (const key of Object.keys(settings).filter((k) => k !== 'customFields')) {
+        expect(res.json().error.message).toContain(`settings.${key}`)
+      }
     }
     expect({ settings: await stored(), state: await state(a) }).toEqual(before)
     // The rest of the settings stay a member's to change.
@@ -483,7 +493,12 @@ describe("who changes a chatbot's topics and signals settings", () => {
     expect(fields.statusCode, fields.body).toBe(200)
     const admin = (await join(app, a.cookie, 'admin')).cookie
     const signals = await patch(
-      { signals: { disabled: ['frustration'] }, topics: { Billing: ['invoice'] } },
+      {
+        signals: { disabled: ['frustration'] },
+        topics: { Billing: ['invoice'] },
+        analysisEnabled: false,
+        retentionDays: 30,
+      },
       admin,
     )
     expect(signals.statusCode, signals.body).toBe(200)
@@ -491,6 +506,8 @@ describe("who changes a chatbot's topics and signals settings", () => {
       customFields: { plan: 'string' },
       signals: { disabled: ['frustration'] },
       topics: { Billing: ['invoice'] },
+      analysisEnabled: false,
+      retentionDays: 30,
     })
   })
 })

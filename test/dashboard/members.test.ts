@@ -205,7 +205,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: members and roles', () =
   )
 
   it(
-    'shows a member the chatbots to rename and configure, but no keys, deletions, invitations or audit log',
+    'shows a member the chatbots to rename and configure, but no keys, deletions, analysis or retention switches, invitations or audit log',
     async () => {
       const member = team.member.page!
       expect(await navLinks(member)).toEqual(['Chatbots', 'Conversations', 'Topics', 'Analytics', 'Members'])
@@ -217,6 +217,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: members and roles', () =
       await member.getByRole('button', { name: 'Save settings' }).waitFor()
       // The chatbot's own topics are for those who manage topics (the server refuses a member them too).
       expect(await member.getByRole('group', { name: 'Topics' }).count()).toBe(0)
+      // Analysis and retention (which stop or erase data) are shown, not offered.
+      await member.getByText('Owners and admins change analysis and retention.').waitFor()
+      expect(await member.getByLabel('Keep conversations for (days)').count()).toBe(0)
+      expect(await member.getByLabel('Analyse new messages (sentiment and topics)').count()).toBe(0)
+      const retention = await member.request.patch(`/api/v1/chatbots/${teamBotId}`, {
+        data: { settings: { retentionDays: 1 } },
+      })
+      expect(retention.status()).toBe(403)
       expect(await member.getByRole('button', { name: 'Rotate key…' }).count()).toBe(0)
       expect(await member.getByRole('button', { name: 'Delete chatbot…' }).count()).toBe(0)
       await checkPersonPage(member, '19-chatbot-member')

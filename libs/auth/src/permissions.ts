@@ -12,8 +12,14 @@ export const PERMISSIONS = {
   /** Analytics, topics, and how current the figures are (GET /api/v1/status). */
   'analytics:read': ['owner', 'admin', 'member', 'viewer'],
   'chatbots:read': ['owner', 'admin', 'member'],
-  /** Rename and change settings. */
+  /** Rename and change settings (but those of topics:manage and chatbots:govern below). */
   'chatbots:edit': ['owner', 'admin', 'member'],
+  /**
+   * The settings that stop or erase a chatbot's data: `analysisEnabled` (off, nothing captured is analysed)
+   * and `retentionDays` (the retention job erases older conversations, as end-users:erase does one person's).
+   * PATCH /api/v1/chatbots/{id} checks this on top of chatbots:edit.
+   */
+  'chatbots:govern': ['owner', 'admin'],
   /** Creating a chatbot shows its key, so it goes with the keys. */
   'chatbots:create': ['owner', 'admin'],
   'chatbots:rotate-key': ['owner', 'admin'],

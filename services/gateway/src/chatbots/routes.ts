@@ -1,4 +1,4 @@
-import { actorTrace, can, requirePermission } from '@cas/auth'
+import { actorTrace, can, type Permission, requirePermission } from '@cas/auth'
 import { AppError, documented, errorResponses } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { settingsPatchSchema, settingsSchema } from '@cas/settings'
@@ -45,8 +45,18 @@ const withKeyExample = {
 
 const notFound = () => new AppError('not_found', 'No chatbot with this id.')
 
-/** Settings only the roles with topics:manage may change: the chatbot's own topics and its signals. */
-const MANAGED_SETTINGS = ['topics', 'signals'] as const
+/**
+ * Settings a member may not change, and the permission each needs on top of chatbots:edit: the chatbot's
+ * own topics and its signals are the topic managers' (as the topic commands are: a member could otherwise
+ * override the topics they manage, or turn bot failures off); turning analysis off and the retention that
+ * erases conversations are owners' and admins' (as erasure is).
+ */
+const MANAGED_SETTINGS = {
+  topics: 'topics:manage',
+  signals: 'topics:manage',
+  analysisEnabled: 'chatbots:govern',
+  retentionDays: 'chatbots:govern',
+} as const satisfies Record<string, Permission>
 
 /**
  * Chatbot commands for the dashboard (the reads are the query service's): every route is
@@ -115,8 +125,9 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       schema: {
         operationId: 'updateChatbot',
         description:
-          'Owners, admins and members change the name, the settings, or both; `settings.topics` and ' +
-          "`settings.signals` (the chatbot's own topics and its signals) are owners' and admins' only (403 for a member). `settings` is a JSON " +
+          'Owners, admins and members change the name, the settings, or both; `settings.topics`, ' +
+          "`settings.signals` (the chatbot's own topics and its signals), `settings.analysisEnabled` and " +
+          "`settings.retentionDays` are owners' and admins' only (403 for a member). `settings` is a JSON " +
           'Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 ' +
           'for a chatbot not in the current organization.',
         summary: 'Rename a chatbot or change its settings',
@@ -140,13 +151,14 @@ export async function registerChatbots(app: FastifyInstance, deps: ChatbotRouteD
       const principal = requirePermission(request, 'chatbots:edit')
       const { orgId } = principal
       const { name, settings } = request.body
-      // The chatbot's own topics and its signals are the topic managers' (owners and admins), as the topic
-      // commands are: a member could otherwise override the topics they manage, or turn bot failures off.
-      const managed = MANAGED_SETTINGS.filter((key) => settings !== undefined && Object.hasOwn(settings, key))
-      if (managed.length > 0 && !can(principal.role, 'topics:manage')) {
+      const refused = Object.entries(MANAGED_SETTINGS).filter(
+        ([key, permission]) =>
+          settings !== undefined && Object.hasOwn(settings, key) && !can(principal.role, permission),
+      )
+      if (refused.length > 0) {
         throw new AppError(
           'forbidden',
-          `Your role (${principal.role}) does not allow changing ${managed.map((k) => `settings.${k}`).join(' or ')}: owners and admins manage a chatbot's topics and signals.`,
+          `Your role (${principal.role}) does not allow changing ${refused.map(([k]) => `settings.${k}`).join(' or ')}: owners and admins manage a chatbot's topics, signals, analysis and retention.`,
         )
       }
       const id = chatbotId(request.params.id)

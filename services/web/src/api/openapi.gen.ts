@@ -338,7 +338,7 @@ export type paths = {
         head?: never;
         /**
          * Rename a chatbot or change its settings
-         * @description Owners, admins and members change the name, the settings, or both; `settings.topics` and `settings.signals` (the chatbot's own topics and its signals) are owners' and admins' only (403 for a member). `settings` is a JSON Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 for a chatbot not in the current organization.
+         * @description Owners, admins and members change the name, the settings, or both; `settings.topics`, `settings.signals` (the chatbot's own topics and its signals), `settings.analysisEnabled` and `settings.retentionDays` are owners' and admins' only (403 for a member). `settings` is a JSON Merge Patch (RFC 7386): keys given replace theirs, null removes one, others are kept. 404 for a chatbot not in the current organization.
          */
         patch: operations["updateChatbot"];
         trace?: never;
@@ -956,6 +956,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -997,7 +998,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -1065,6 +1066,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -1106,7 +1108,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -1195,6 +1197,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -1236,7 +1239,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -1297,6 +1300,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -1338,7 +1342,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -1824,6 +1828,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -1865,7 +1870,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -1930,6 +1935,7 @@ export interface operations {
                      *           "analytics:read",
                      *           "chatbots:read",
                      *           "chatbots:edit",
+                     *           "chatbots:govern",
                      *           "chatbots:create",
                      *           "chatbots:rotate-key",
                      *           "chatbots:delete",
@@ -1971,7 +1977,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -2042,7 +2048,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {
@@ -2113,7 +2119,7 @@ export interface operations {
                              */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description What the role allows here; the server checks every request all the same. */
-                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
+                            permissions: ("conversations:read" | "analytics:read" | "chatbots:read" | "chatbots:edit" | "chatbots:govern" | "chatbots:create" | "chatbots:rotate-key" | "chatbots:delete" | "end-users:erase" | "topics:manage" | "members:read" | "members:manage" | "audit:read" | "organization:leave" | "organization:delete")[];
                         } | null;
                         /** @description Every organization the person belongs to, in the order they joined. */
                         organizations: {

@@ -14,7 +14,8 @@ import { ErrorAlert, ProblemList } from './alert.tsx'
 
 /**
  * Analysis on/off, retention, the custom-field schema and the chatbot's topics, saved as one merge patch.
- * The topics are for those who manage topics (owners and admins; the server refuses a member them too).
+ * Analysis and retention (which stop or erase data) and the topics are owners' and admins' (the server
+ * refuses a member them too): a member sees the first two read-only and not the topics.
  */
 export function SettingsSection({ chatbot, onSaved }: { chatbot: Chatbot; onSaved: (c: Chatbot) => void }) {
   const { can } = useSession()
@@ -53,36 +54,54 @@ export function SettingsSection({ chatbot, onSaved }: { chatbot: Chatbot; onSave
     <section className="card" aria-labelledby="settings-heading">
       <h2 id="settings-heading">Settings</h2>
       <form onSubmit={save} className="stack" noValidate>
-        <div className="check">
-          <input
-            id="analysis-enabled"
-            type="checkbox"
-            checked={form.analysisEnabled}
-            onChange={(e) => edit({ analysisEnabled: e.target.checked })}
-            aria-describedby="analysis-hint"
-          />
-          <label htmlFor="analysis-enabled">Analyse new messages (sentiment and topics)</label>
-        </div>
-        <p id="analysis-hint" className="hint">
-          When off, conversations are still stored but no longer scored.
-        </p>
+        {can('chatbots:govern') ? (
+          <>
+            <div className="check">
+              <input
+                id="analysis-enabled"
+                type="checkbox"
+                checked={form.analysisEnabled}
+                onChange={(e) => edit({ analysisEnabled: e.target.checked })}
+                aria-describedby="analysis-hint"
+              />
+              <label htmlFor="analysis-enabled">Analyse new messages (sentiment and topics)</label>
+            </div>
+            <p id="analysis-hint" className="hint">
+              When off, conversations are still stored but no longer scored.
+            </p>
 
-        <div className="field narrow">
-          <label htmlFor="retention-days">Keep conversations for (days)</label>
-          <input
-            id="retention-days"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            max={MAX_RETENTION_DAYS}
-            value={form.retentionDays}
-            onChange={(e) => edit({ retentionDays: e.target.value })}
-            aria-describedby="retention-hint"
-          />
-          <p id="retention-hint" className="hint">
-            Older conversations are erased automatically. Leave empty to keep them forever.
-          </p>
-        </div>
+            <div className="field narrow">
+              <label htmlFor="retention-days">Keep conversations for (days)</label>
+              <input
+                id="retention-days"
+                type="number"
+                inputMode="numeric"
+                min={1}
+                max={MAX_RETENTION_DAYS}
+                value={form.retentionDays}
+                onChange={(e) => edit({ retentionDays: e.target.value })}
+                aria-describedby="retention-hint"
+              />
+              <p id="retention-hint" className="hint">
+                Older conversations are erased automatically. Leave empty to keep them forever.
+              </p>
+            </div>
+          </>
+        ) : (
+          <div>
+            <dl className="pairs">
+              <div>
+                <dt>Analysis of new messages</dt>
+                <dd>{form.analysisEnabled ? 'On' : 'Off'}</dd>
+              </div>
+              <div>
+                <dt>Conversations kept</dt>
+                <dd>{form.retentionDays ? `${form.retentionDays} days` : 'Forever'}</dd>
+              </div>
+            </dl>
+            <p className="hint">Owners and admins change analysis and retention.</p>
+          </div>
+        )}
 
         <fieldset>
           <legend>Custom fields</legend>
