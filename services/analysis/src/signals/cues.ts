@@ -39,7 +39,8 @@ export interface MessageCues {
   readonly openTail?: boolean
   /**
    * End user: the message ends on a question mark, a question left waiting if nothing answers it ("and
-   * online?"): read from the punctuation, as short questions lie near the social anchors.
+   * online?"): read from the punctuation, as short questions lie near the social anchors; or (signals-v21,
+   * questionOf) it opens on a question word without the mark ("which ones fit the gti then").
    */
   readonly question?: boolean
   /** Assistant: hands over to a person. */
@@ -418,7 +419,7 @@ export function cuesFrom(
             })),
           }
         : {}),
-      ...(/\?\s*$/u.test(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
+      ...(questionOf(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const background = [...anchors.social, ...anchors.request]
@@ -482,10 +483,18 @@ export function inabilityOf(text: string): boolean {
     /\bi (?:don't|do not|didn't|did not) (?:know|understand|get|catch|follow|recogni[sz]e)\b/u.test(t) ||
     /\bi(?:'m| am) (?:not sure|afraid i (?:don't|do not))\b/u.test(t) ||
     /\bi (?:can|am able to) only (?:answer|help|assist|deal)\b/u.test(t) ||
-    /\bi (?:don't|do not) have (?:any |the |that |this |enough |much )?(?:information|info|details|data|access|answer|knowledge|visibility)\b/u.test(
+    /\bi (?:don't|do not) have (?:any |the |that |this |enough |much )?(?:[\w-]+ )?(?:information|info|details|data|access|answer|knowledge|visibility)\b/u.test(
       t,
     ) ||
-    /\bi have no (?:information|info|details|data|access|answer|knowledge|idea)\b/u.test(t)
+    /\bi have no (?:[\w-]+ )?(?:information|info|details|data|access|answer|knowledge|idea)\b/u.test(t) ||
+    // signals-v21: no one to hand over to, said of the people ("there's nobody available on chat", "our
+    // team isn't available at weekends"): the model reads the negation weakly, so these lie near handovers.
+    /\b(?:nobody|no one|no-one|no (?:agents?|advisers?|advisors?|staff|operators?|colleagues?|humans?|people))\b(?: \w+){0,2} (?:is |are )?(?:currently )?available\b/u.test(
+      t,
+    ) ||
+    /\b(?:team|agents?|advisers?|advisors?|staff|operators?|colleagues?|humans?|people)\b(?: \w+)? (?:isn't|is not|aren't|are not) (?:currently )?available\b/u.test(
+      t,
+    )
   )
 }
 /**
@@ -518,6 +527,19 @@ export function askedBeforeOf(text: string): boolean {
   return (
     /\bi(?:'ve| have)? (?:already |just )?(?:asked|said|told you|mentioned|explained|requested)\b/u.test(t) ||
     /\bas i (?:asked|said|mentioned|explained)\b/u.test(t)
+  )
+}
+
+/**
+ * A question, read from the words: the text ends on a question mark, or (signals-v21) opens, after any
+ * connective ("so", "and", "ok"…), on a question word, as people type short follow-ups without the mark
+ * ("which ones fit the gti then", "so how do i use it"). Not an exclamation ("what a mess", "how kind").
+ */
+export function questionOf(text: string): boolean {
+  if (/\?\s*$/u.test(text)) return true
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:which|what|what's|whats|when|where|who|whose|why|how)\b(?!\W+(?:a|an)\b)(?!\W+\w+\W*!)/u.test(
+    t,
   )
 }
 

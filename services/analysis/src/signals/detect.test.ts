@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { askedBeforeOf, asksAgainOf, inabilityOf, type MessageCues } from './cues.ts'
+import { askedBeforeOf, asksAgainOf, inabilityOf, type MessageCues, questionOf } from './cues.ts'
 import {
   type ConversationMessage,
   detectSignals,
@@ -440,6 +440,12 @@ describe('conversation signals: the decision', () => {
       // signals-v13: the bot's scope stated to say no.
       'Sorry, I can only help with questions about deliveries.',
       'I can only answer questions about your membership, I am afraid.',
+      // signals-v21: a word before the thing it has not; no one to hand over to, said of the people.
+      "I'm sorry, I don't have pricing information.",
+      'Apologies, I don’t have an answer for that question.',
+      "Sorry, there's nobody available on chat at the moment.",
+      "Live chat with our team isn't available at weekends. Please email us.",
+      'Our advisers are not available right now.',
     ]) {
       expect(inabilityOf(said), said).toBe(true)
     }
@@ -450,13 +456,16 @@ describe('conversation signals: the decision', () => {
       'You cannot change the limit in the first 30 days.',
       'I can block your card now if you like.',
       'I can only offer the Tuesday slot, would that work?',
+      "That jacket isn't available in blue, but the navy is in stock.",
+      'No seats are available on the 9:15, the 9:45 has plenty.',
+      'Our team is available from 9am to 5pm on weekdays.',
     ]) {
       expect(inabilityOf(said), said).toBe(false)
     }
   })
 
   it('takes a thanks that goes on to a new problem as no resolution, and the problem as left waiting', () => {
-    const thanksBut = { gratitude: 0.9, resolution: 0.1, social: 0.1, openTail: true }
+    const thanksBut = { gratitude: 0.9, resolution: 0.05, social: 0.1, openTail: true }
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', thanksBut]), at(90))).toEqual([
       'abandonment',
     ])
@@ -464,6 +473,53 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', thanks]), at(90))).toEqual([
       'resolution',
     ])
+  })
+
+  it('takes a thanks the anchors read clearly as a whole for resolution, whatever its last sentence (signals-v21)', () => {
+    const thanksThen = (resolution: number) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', {}],
+          ['user', { gratitude: 0.9, resolution, openTail: true }],
+        ),
+        at(90),
+      )
+    expect(thanksThen(THRESHOLDS.resolutionOverTail)).toEqual(['resolution'])
+    expect(thanksThen(THRESHOLDS.resolutionOverTail - 0.01)).toEqual(['abandonment'])
+  })
+
+  it('reads a reply to the assistant saying an earlier message again as a failed turn: abandoned, and no thanks resolves it (signals-v21)', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    // The same answer twice (cos 0.94), then the end user's last word; or another answer (cos 0.5).
+    const talk = (reply: Partial<MessageCues>, second = 20) =>
+      names(
+        conversation(['user', {}], ['assistant', {}], ['user', {}], ['assistant', {}], ['user', reply]).map(
+          (m, i) => (m.role === 'assistant' ? { ...m, vector: unit([0, 0, 0, second][i]!) } : m),
+        ),
+        at(90),
+      )
+    const saysSo = { social: 0.3 } // "that doesn't answer my question": no request, no frustration read
+    const thanks = { social: 0.3, gratitude: 0.9 } // "wow, really helpful. thanks a lot"
+    expect(talk(saysSo)).toEqual(['repetition', 'abandonment'])
+    expect(talk(thanks)).toEqual(['repetition', 'abandonment'])
+    expect(talk(saysSo, 60)).toEqual([])
+    expect(talk(thanks, 60)).toEqual(['resolution'])
+  })
+
+  it('reads a question from its mark or its opening question word, not from an exclamation (signals-v21)', () => {
+    for (const text of [
+      'and online?',
+      'which ones fit the gti then',
+      'so how do i use it',
+      'ok what about Sundays',
+    ]) {
+      expect(questionOf(text), text).toBe(true)
+    }
+    for (const text of ['what a mess', 'how kind!', 'ok will do', 'whatever, fine', 'thanks, that worked']) {
+      expect(questionOf(text), text).toBe(false)
+    }
   })
 
   it('reads a strong emotion in a reply to an answer as frustration unless the anchors clearly say otherwise', () => {

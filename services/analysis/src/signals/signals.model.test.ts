@@ -650,6 +650,55 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(thanked).not.toContain('abandonment')
   })
 
+  it('abandons a conversation whose last reply follows the bot saying its answer again, a thanks there included (signals-v21)', async () => {
+    const circling: Turn[] = [
+      ['user', 'my parcel locker code has expired, can I get a new one'],
+      ['assistant', 'Locker codes are valid for 72 hours from the moment your parcel is delivered.'],
+      ['user', 'yes it ran out yesterday, I need a fresh code to get my parcel out'],
+      ['assistant', 'Locker codes are valid for 72 hours from the moment your parcel is delivered.'],
+    ]
+    const toldSo = await settledSignals(...circling, ['user', 'you are not reading what I wrote'])
+    expect(toldSo).toContain('abandonment')
+    const thanked = await settledSignals(...circling, ['user', 'great, cheers for that'])
+    expect(thanked).not.toContain('resolution')
+    expect(thanked).toContain('abandonment')
+  })
+
+  it('reads nobody to hand over to, and a missing kind of information, as bot failure, abandoned when last (signals-v21)', async () => {
+    const nobody = await settledSignals(
+      ['user', 'I want to talk to a real person about my bill'],
+      [
+        'assistant',
+        'Our billing advisers are not available over chat today. You can write to billing@power.example.',
+      ],
+    )
+    expect(nobody).toContain('bot_failure')
+    expect(nobody).toContain('abandonment')
+    const noInfo = await settledSignals(
+      ['user', 'does the 7pm yoga class have spaces left on thursday?'],
+      ['assistant', "Sorry, I don't have booking information for the studio's classes."],
+    )
+    expect(noInfo).toContain('bot_failure')
+    expect(noInfo).toContain('abandonment')
+  })
+
+  it('reads a thanks with a remark after it as resolution, a thanks with a new problem after it as none (signals-v21)', async () => {
+    const remark = await settledSignals(
+      ['user', 'how do I change the delivery address on my order'],
+      ['assistant', 'Open the order under My Orders, choose Edit address and save the new one.'],
+      ['user', 'that did it, thanks. the kids will be thrilled'],
+    )
+    expect(remark).toContain('resolution')
+    expect(remark).not.toContain('abandonment')
+    const problem = await settledSignals(
+      ['user', 'how do I change the delivery address on my order'],
+      ['assistant', 'Open the order under My Orders, choose Edit address and save the new one.'],
+      ['user', 'thanks. but the save button does nothing when I press it'],
+    )
+    expect(problem).not.toContain('resolution')
+    expect(problem).toContain('abandonment')
+  })
+
   it('reads an exasperated last reply as frustration, not resolution, and leaves it abandoned', async () => {
     const found = await settledSignals(
       ['user', 'my parcel says delivered but it is not here'],
