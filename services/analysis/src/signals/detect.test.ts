@@ -234,10 +234,15 @@ describe('conversation signals: the decision', () => {
    * Whether a request, an answer and a later request, at these angles (degrees) from the first request as
    * unit vectors in 2-d (cos(a, b) is their similarity), read as repetition.
    */
-  const rep = (answer: number, later: number, laterCues: Partial<MessageCues> = {}) => {
+  const rep = (
+    answer: number,
+    later: number,
+    laterCues: Partial<MessageCues> = {},
+    answerCues: Partial<MessageCues> = {},
+  ) => {
     const unit = (deg: number) =>
       Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
-    const talk = conversation(['user', {}], ['assistant', {}], ['user', laterCues]).map((m, i) => ({
+    const talk = conversation(['user', {}], ['assistant', answerCues], ['user', laterCues]).map((m, i) => ({
       ...m,
       vector: unit([0, answer, later][i]!),
     }))
@@ -272,6 +277,20 @@ describe('conversation signals: the decision', () => {
     expect(rep(140, 65)).toBe(false)
     // cos 0.26: another request, however far the answer.
     expect(rep(-90, 75)).toBe(false)
+  })
+
+  it('reads a request asked again after the assistant failed or asked to rephrase as repetition at a lower similarity (signals-v22)', () => {
+    // cos 0.29 to the first request, -0.96 to the reply between: under repetitionAsked (0.35) after an
+    // answer, but the assistant's reply said it cannot help, or asked to rephrase: asked again.
+    expect(rep(-90, 73)).toBe(false)
+    expect(rep(-90, 73, {}, { failure: 0.3 })).toBe(true)
+    expect(rep(-90, 73, {}, { inability: true })).toBe(true) // "I'm not able to…"
+    expect(rep(-90, 73, {}, { clarification: 0.2 })).toBe(true) // "could you rephrase that?"
+    // The same request, nearer the failure reply than the first request (0.97): it follows the reply up.
+    expect(rep(60, 73, {}, { failure: 0.3 })).toBe(false)
+    // cos 0.21, under THRESHOLDS.repetitionAfterFailure: something else asked after the failure.
+    expect(THRESHOLDS.repetitionAfterFailure).toBeGreaterThan(0.21)
+    expect(rep(-90, 78, {}, { failure: 0.3 })).toBe(false)
   })
 
   it('reads a similar request that says it asks again as repetition, whatever the answer between', () => {

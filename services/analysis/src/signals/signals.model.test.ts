@@ -320,6 +320,39 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
+    // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
+    expect(
+      await signals(
+        [
+          'user',
+          'my boiler makes a loud banging noise whenever the heating comes on, can someone look at it',
+        ],
+        ['assistant', 'Sorry, I can only help with booking annual services.'],
+        ['user', 'it bangs every morning. can an engineer come this week?'],
+      ),
+    ).toEqual(['bot_failure', 'repetition'])
+    // Another question of the same domain after a failure: 0.18 similar.
+    expect(
+      await signals(
+        [
+          'user',
+          'my boiler makes a loud banging noise whenever the heating comes on, can someone look at it',
+        ],
+        ['assistant', 'Sorry, I can only help with booking annual services.'],
+        ['user', 'ok. do you also fit smart thermostats?'],
+      ),
+    ).toEqual(['bot_failure'])
+    // 0.33 similar, but 0.20 to the failure reply (margin 0.14): a new question about the same gym.
+    expect(
+      await signals(
+        ['user', 'can I swap my gym membership to the off-peak plan'],
+        ['assistant', 'I am not able to change memberships in this chat.'],
+        ['user', 'do you have a sauna at the city centre branch?'],
+      ),
+    ).toEqual(['bot_failure'])
+  })
+
   it('reads a menu re-shown after an answer as repetition, another question after it as none', async () => {
     const menu = 'Please pick a topic: Orders, Returns, Payments or Account.'
     expect(
