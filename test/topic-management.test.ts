@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { withTransaction } from '@cas/db'
+import { appendToStream, EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
 import type { Analyzer } from '@cas/service-analysis'
 import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
@@ -115,6 +117,22 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       .filter((e) => /^chatbot\.topic-/.test(e.type))
       .map((e) => ({ type: e.type, payload: e.payload }))
 
+  /** Every topic command's outcome (analysis.topic-command-handled), once all are handled. */
+  const outcomes = async () => {
+    await settled()
+    return (await journalEvents(db.pool, 'analysis', chatbotId))
+      .filter((e) => e.type === 'analysis.topic-command-handled')
+      .map((e) => e.payload)
+  }
+
+  /** How far the projector says the chatbot's topic commands are handled. */
+  const cursor = async () =>
+    (
+      await db.pool.query('SELECT last_command_version FROM rm_topic_commands WHERE chatbot_id = $1', [
+        chatbotId,
+      ])
+    ).rows[0]?.last_command_version
+
   const rmTopic = async (id: string) =>
     (
       await db.pool.query(
@@ -201,6 +219,20 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       payload: { topicId: claim, label: 'Car claims' },
     })
     expect(await rmTopic(claim)).toMatchObject({ label: 'Car claims', pinned: true })
+    const renames = (await journalEvents(db.pool, 'chatbot', chatbotId)).filter(
+      (e) => e.type === 'chatbot.topic-rename-requested',
+    )
+    // The second rename, decided on the read model before the first reached it, may have been committed:
+    // the analysis finds it changes nothing.
+    const handled = await outcomes()
+    expect(handled[0]).toEqual({
+      commandEventId: expect.any(String),
+      commandStreamVersion: renames[0]!.stream_version,
+      commandType: 'chatbot.topic-rename-requested',
+      outcome: 'applied',
+    })
+    expect(handled.slice(1).map((h) => h.outcome)).toEqual(renames.slice(1).map(() => 'unchanged'))
+    expect(await cursor()).toBe(renames.at(-1)!.stream_version)
 
     // A run that would put claims and drivers in one cluster, with new claims: the pinned topic and its
     // members are left as they are (its label too), and the drivers keep theirs.
@@ -301,6 +333,55 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     expect(rows).toEqual([{ merged_into: bill }])
   })
 
+  it("records every topic command's outcome: applied, unchanged, and refused with its reason", async () => {
+    // Commands decided on a stale view of the topics (as the gateway did before it folded the pending
+    // ones): committed straight on the chatbot's stream, the analysis service decides them again.
+    const bill = (await topicsByRequest()).get('bill')!.topic
+    const quote = topics.get('quote')!.topic
+    expect(await rmTopic(quote)).toMatchObject({ canonical_id: bill })
+    const driver = topics.get('driver')!.topic
+    expect(await rmTopic(driver)).toMatchObject({ hidden: false })
+    const orgId = (await journalEvents(db.pool, 'chatbot', chatbotId))[0]!.org_id
+    const appended = await withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'chatbot',
+        streamId: chatbotId,
+        orgId,
+        chatbotId,
+        expectedVersion: 'any',
+        events: [
+          newEvent('chatbot.topic-merge-requested', { topicId: quote, into: bill }),
+          newEvent('chatbot.topic-unhide-requested', { topicId: driver }),
+        ],
+      }),
+    )
+    const [merge, unhide] = appended.records
+    expect((await outcomes()).slice(-2)).toEqual([
+      {
+        commandEventId: merge!.id,
+        commandStreamVersion: merge!.streamVersion,
+        commandType: 'chatbot.topic-merge-requested',
+        outcome: 'refused',
+        reason: 'gone',
+      },
+      {
+        commandEventId: unhide!.id,
+        commandStreamVersion: unhide!.streamVersion,
+        commandType: 'chatbot.topic-unhide-requested',
+        outcome: 'unchanged',
+      },
+    ])
+    expect(await cursor()).toBe(unhide!.streamVersion)
+    // Each names its command as its cause.
+    const { rows } = await db.pool.query(
+      `SELECT metadata->>'causationId' AS cause FROM event_journal
+        WHERE stream_type = 'analysis' AND stream_id = $1 AND type = 'analysis.topic-command-handled'
+        ORDER BY stream_version DESC LIMIT 2`,
+      [chatbotId],
+    )
+    expect(rows.map((r) => r.cause)).toEqual([unhide!.id, merge!.id])
+  })
+
   it('rebuilds the same topics, labels, pins, hidden flags and assignments from the events on a replay', async () => {
     expect((await command(topics.get('driver')!.topic, 'hide')).statusCode).toBe(200)
     await settled()
@@ -309,11 +390,15 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
         'SELECT id, label, keywords, canonical_id, pinned, hidden, retired_at IS NOT NULL AS retired FROM rm_topics ORDER BY id',
       )
       const { rows: placed } = await db.pool.query('SELECT id, topics FROM rm_conversations ORDER BY id')
-      return { all, placed }
+      const { rows: handled } = await db.pool.query(
+        'SELECT chatbot_id, last_command_version FROM rm_topic_commands ORDER BY chatbot_id',
+      )
+      return { all, placed, handled }
     }
     const before = await snapshot()
     expect(before.all.filter((t) => t.pinned).length).toBe(2)
     expect(before.all.filter((t) => t.hidden).length).toBe(1)
+    expect(before.handled).toEqual([{ chatbot_id: chatbotId, last_command_version: await cursor() }])
     await expectReplayKeeps(db.pool, projector, snapshot, before, {
       ...EMBEDDED_EVENT_LOG,
       pollIntervalMs: 5,

@@ -508,6 +508,43 @@ export const analysisReanalysisFailedV1 = defineEvent({
   },
 })
 
+export const analysisTopicCommandHandledV1 = defineEvent({
+  type: 'analysis.topic-command-handled',
+  version: 1,
+  streamType: 'analysis',
+  description: `What the analysis service did with an owner's or admin's topic command (a chatbot.topic-*-requested event; causationId is its id), in the transaction that applied it, after the events it produced: applied, unchanged (it changed nothing), refused (the topics as they were then did not allow it: its topic merged away meanwhile, say) or failed (tried as often as the command policy allows, then set aside). Every topic command gets one, in the order of the chatbot's stream, so commandStreamVersion tells how far the chatbot's topic commands have been handled. ${userTopicNote}`,
+  payload: z.strictObject({
+    commandEventId: z.uuid().describe('The command event handled (chatbot-events).'),
+    commandStreamVersion: z
+      .number()
+      .int()
+      .positive()
+      .describe("The command event's streamVersion on the chatbot's stream."),
+    commandType: z.enum([
+      'chatbot.topic-rename-requested',
+      'chatbot.topic-hide-requested',
+      'chatbot.topic-unhide-requested',
+      'chatbot.topic-merge-requested',
+      'chatbot.topic-creation-requested',
+    ]),
+    outcome: z.enum(['applied', 'unchanged', 'refused', 'failed']),
+    reason: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Why a command was refused (not_found, gone, configured, label_taken, bad_target, no_language_model, or what topic creation gives) or failed; absent otherwise.',
+      ),
+  }),
+  example: {
+    commandEventId: '3c1d9e2a-5b7f-4a10-9c2e-8f4b6d0a1e35',
+    commandStreamVersion: 14,
+    commandType: 'chatbot.topic-merge-requested',
+    outcome: 'refused',
+    reason: 'gone',
+  },
+})
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -534,6 +571,7 @@ export const analysisEventDefinitions = [
   analysisReanalysisFinishedV1,
   analysisReanalysisFailedV1,
   analysisTopicsReclusterFailedV1,
+  analysisTopicCommandHandledV1,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -560,4 +598,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisReanalysisFinishedV1.schema,
   analysisReanalysisFailedV1.schema,
   analysisTopicsReclusterFailedV1.schema,
+  analysisTopicCommandHandledV1.schema,
 ])

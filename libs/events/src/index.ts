@@ -11,6 +11,7 @@ export {
   analysisReanalysisStartedV1,
   analysisSignalsDetectedV1,
   analysisThemesAssignedV1,
+  analysisTopicCommandHandledV1,
   analysisTopicCreatedByUserV1,
   analysisTopicDiscoveredV1,
   analysisTopicHiddenV1,
@@ -137,7 +138,9 @@ export {
 } from './sealed.ts'
 export {
   decideTopicCommand,
+  foldPendingTopicCommands,
   labelKey,
+  type PendingTopicCommand,
   type TopicChange,
   type TopicCommand,
   type TopicCommandEvent,
@@ -147,6 +150,7 @@ export {
   topicCommandOf,
   topicCommandRequest,
   topicWithLabel,
+  withTopicChanges,
 } from './topic-commands.ts'
 export { type StreamType, streamTopics, streamTypes, topicName } from './topics.ts'
 export { upcast } from './upcasters.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decideTopicCommand, type TopicRow } from './topic-commands.ts'
+import { decideTopicCommand, foldPendingTopicCommands, type TopicRow } from './topic-commands.ts'
 
 const id = (k: number) => `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
 const row = (k: number, over: Partial<TopicRow> = {}): TopicRow => ({
@@ -102,5 +102,70 @@ describe('commands on topics (issue 31, item 6)', () => {
       events: [],
       changes: [],
     })
+  })
+})
+
+describe('the topics as the pending commands will leave them (the gateway decides on these)', () => {
+  const topics = topicsOf(row(1), row(2), row(3, { mergedInto: id(2) }), row(4, { label: 'Refunds' }))
+
+  it('decides the second of two opposite merges on what the first leaves: it is refused', () => {
+    // Bug pinned: merges A->B and B->A sent at once were both decided on the read model and both answered 200.
+    const folded = foldPendingTopicCommands(topics, [
+      { kind: 'command', topicId: id(1), command: { type: 'merge', into: id(2) } },
+    ])
+    expect(folded.get(id(1))).toMatchObject({ mergedInto: id(2) })
+    expect(folded.get(id(2))).toMatchObject({ pinned: true, mergedInto: null })
+    expect(decideTopicCommand(folded, id(2), { type: 'merge', into: id(1) })).toMatchObject({
+      ok: false,
+      reason: 'bad_target',
+    })
+  })
+
+  it('moves the topics counting in a merged one along with it (a chain of merges ends in one topic)', () => {
+    const folded = foldPendingTopicCommands(topics, [
+      { kind: 'command', topicId: id(2), command: { type: 'merge', into: id(1) } },
+    ])
+    expect(folded.get(id(3))).toMatchObject({ mergedInto: id(1) })
+  })
+
+  it("takes a pending rename's label: a creation with it is refused, a rename to the old one is not", () => {
+    const folded = foldPendingTopicCommands(topics, [
+      { kind: 'command', topicId: id(1), command: { type: 'rename', label: 'Billing' } },
+    ])
+    expect(folded.get(id(1))).toMatchObject({ label: 'Billing', pinned: true })
+    expect(decideTopicCommand(folded, id(2), { type: 'rename', label: 'billing' })).toEqual({
+      ok: false,
+      reason: 'label_taken',
+      other: id(1),
+    })
+    expect(decideTopicCommand(folded, id(2), { type: 'rename', label: 'topic 1' })).toMatchObject({
+      ok: true,
+    })
+  })
+
+  it('adds a created topic, pinned, unless its label or id is taken by then', () => {
+    const folded = foldPendingTopicCommands(topics, [
+      { kind: 'creation', topicId: id(9), label: ' Card  delivery ' },
+      { kind: 'creation', topicId: id(10), label: 'card delivery' },
+      { kind: 'creation', topicId: id(1), label: 'Something' },
+    ])
+    expect(folded.get(id(9))).toEqual(row(9, { label: 'Card delivery', pinned: true }))
+    expect(folded.has(id(10))).toBe(false)
+    expect(folded.get(id(1))).toEqual(row(1))
+  })
+
+  it('skips a command refused on the topics the ones before it left, as the analysis will', () => {
+    const folded = foldPendingTopicCommands(topics, [
+      { kind: 'command', topicId: id(1), command: { type: 'merge', into: id(2) } },
+      { kind: 'command', topicId: id(1), command: { type: 'rename', label: 'Lost' } },
+      { kind: 'command', topicId: id(2), command: { type: 'hide' } },
+      { kind: 'command', topicId: id(2), command: { type: 'hide' } },
+    ])
+    expect(folded.get(id(1))).toEqual(row(1, { mergedInto: id(2) }))
+    expect(folded.get(id(2))).toEqual(row(2, { pinned: true, hidden: true }))
+  })
+
+  it('leaves the topics as they are with nothing pending', () => {
+    expect(foldPendingTopicCommands(topics, [])).toEqual(topics)
   })
 })

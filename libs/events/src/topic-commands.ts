@@ -131,6 +131,75 @@ function goneMessage(t: TopicRow): string | undefined {
   return undefined
 }
 
+/**
+ * A topic command committed on the chatbot's stream that the analysis service has not handled yet (no
+ * analysis.topic-command-handled for it): a command on a topic, or a topic's creation.
+ */
+export type PendingTopicCommand =
+  | { readonly kind: 'command'; readonly topicId: string; readonly command: TopicCommand }
+  | { readonly kind: 'creation'; readonly topicId: string; readonly label: string }
+
+/**
+ * The topics as the pending commands will leave them: each decided in order on the topics the ones
+ * before it left (decideTopicCommand, as the analysis service will decide it), a refused one skipped as
+ * the analysis will skip it. A creation adds its topic, pinned, unless its id or label is taken (the
+ * analysis refuses it then too). The gateway decides a new command on this, not on the read model alone,
+ * so two commands in quick succession are not both decided on the same stale topics.
+ */
+export function foldPendingTopicCommands(
+  topics: ReadonlyMap<string, TopicRow>,
+  pending: readonly PendingTopicCommand[],
+): ReadonlyMap<string, TopicRow> {
+  let folded = topics
+  for (const p of pending) {
+    if (p.kind === 'creation') {
+      if (folded.has(p.topicId) || topicWithLabel(folded, p.label)) continue
+      const created: TopicRow = {
+        id: p.topicId,
+        label: tidyLabel(p.label),
+        configured: false,
+        mergedInto: null,
+        retired: false,
+        pinned: true,
+        hidden: false,
+      }
+      folded = new Map([...folded, [p.topicId, created]])
+      continue
+    }
+    const decision = decideTopicCommand(folded, p.topicId, p.command)
+    if (decision.ok) folded = withTopicChanges(folded, decision.changes)
+  }
+  return folded
+}
+
+/**
+ * The topics with a decision's changes made. A merged topic counts in its target from then on, and so do
+ * the topics that counted in it (a chain of merges ends in one topic, as the read model keeps them).
+ */
+export function withTopicChanges(
+  topics: ReadonlyMap<string, TopicRow>,
+  changes: readonly TopicChange[],
+): ReadonlyMap<string, TopicRow> {
+  const next = new Map(topics)
+  for (const change of changes) {
+    const topic = next.get(change.id)
+    if (!topic) continue
+    next.set(change.id, {
+      ...topic,
+      ...(change.label !== undefined ? { label: change.label } : {}),
+      ...(change.pinned !== undefined ? { pinned: change.pinned } : {}),
+      ...(change.hidden !== undefined ? { hidden: change.hidden } : {}),
+      ...(change.mergedInto !== undefined ? { mergedInto: change.mergedInto } : {}),
+    })
+    if (change.mergedInto !== undefined) {
+      for (const t of next.values()) {
+        if (t.mergedInto === change.id) next.set(t.id, { ...t, mergedInto: change.mergedInto })
+      }
+    }
+  }
+  return next
+}
+
 /** The command a chatbot.topic-*-requested event carries. */
 export function topicCommandOf(
   event:

@@ -4,6 +4,7 @@ import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Analyzer } from './analyzer.ts'
 import { failReanalysis, reportReanalyses, startReanalysis } from './reanalysis-runs.ts'
+import { isTopicCommandType, outcomeOf, recordTopicCommandOutcome } from './topics/command-outcome.ts'
 import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
 import { createTopicFromExamples, embedExamples } from './topics/topic-creation.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -29,10 +30,12 @@ export type CommandEvent = Extract<
 export async function queueCommands(client: pg.ClientBase, events: readonly CommandEvent[]): Promise<void> {
   for (const event of events) {
     await client.query(
-      `INSERT INTO analysis_commands (source_event_id, org_id, chatbot_id, type, payload, metadata, requested_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (source_event_id) DO NOTHING`,
+      `INSERT INTO analysis_commands (source_event_id, source_stream_version, org_id, chatbot_id, type, payload,
+         metadata, requested_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source_event_id) DO NOTHING`,
       [
         event.id,
+        event.streamVersion,
         event.orgId,
         event.chatbotId,
         event.type,
@@ -51,6 +54,9 @@ export async function queueCommands(client: pg.ClientBase, events: readonly Comm
  * database away, say) is tried again after `retry`'s wait, doubling, up to `maxAttempts`; then it is set
  * aside (status dead, its error kept, logged) and the chatbot's later commands go on. A command its
  * topics refuse (decided again on the topics as they are when it is applied) is done: it changes nothing.
+ * Every topic command (not re-analysis, which reports its own progress) ends with
+ * analysis.topic-command-handled: applied, unchanged or refused in the transaction that handled it, failed
+ * in the one that set it aside.
  */
 export interface CommandPolicy {
   readonly maxAttempts: number
@@ -75,6 +81,7 @@ interface QueuedCommand {
   metadata: Record<string, string>
   attempts: number
   source_event_id: string
+  source_stream_version: number
 }
 
 export interface CommandRunnerOptions {
@@ -143,7 +150,8 @@ export class CommandRunner {
     try {
       return await withTransaction(this.opts.pool, async (client) => {
         const { rows } = await client.query<QueuedCommand>(
-          `SELECT c.id::text, c.org_id, c.chatbot_id, c.type, c.payload, c.metadata, c.attempts, c.source_event_id
+          `SELECT c.id::text, c.org_id, c.chatbot_id, c.type, c.payload, c.metadata, c.attempts, c.source_event_id,
+                  c.source_stream_version
              FROM analysis_commands c
             WHERE c.status = 'pending' AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $1)
               AND NOT EXISTS (SELECT FROM analysis_commands e
@@ -193,24 +201,46 @@ export class CommandRunner {
       )
       return { applied: true, events: 1 }
     }
-    if (event.type === 'chatbot.topic-creation-requested') {
-      // The model's time holds the command's row only, not the chatbot's topic state.
-      const examples = await embedExamples(this.opts.analyzer, event.payload.examples)
-      return createTopicFromExamples(
-        client,
-        { analyzer: this.opts.analyzer, store: this.store, window: this.opts.window ?? 5_000, now: this.now },
-        {
-          ...target,
-          topicId: event.payload.topicId,
-          label: event.payload.label,
-          examples: event.payload.examples,
-        },
-        examples,
-        metadata,
-      )
-    }
-    const { topicId, command } = topicCommandOf(event)
-    return applyTopicCommand(client, { ...target, topicId }, command, metadata, this.now)
+    const outcome =
+      event.type === 'chatbot.topic-creation-requested'
+        ? await this.createTopic(client, target, event.payload, metadata)
+        : await applyTopicCommand(
+            client,
+            { ...target, topicId: topicCommandOf(event).topicId },
+            topicCommandOf(event).command,
+            metadata,
+            this.now,
+          )
+    await recordTopicCommandOutcome(
+      client,
+      {
+        ...target,
+        type: event.type,
+        eventId: queued.source_event_id,
+        streamVersion: queued.source_stream_version,
+      },
+      outcomeOf(outcome),
+      metadata,
+      this.now,
+    )
+    return outcome
+  }
+
+  private async createTopic(
+    client: pg.ClientBase,
+    target: { readonly orgId: string; readonly chatbotId: string },
+    request: { readonly topicId: string; readonly label: string; readonly examples: readonly string[] },
+    metadata: Record<string, string>,
+  ): Promise<TopicCommandOutcome> {
+    // The model's time holds the command's row only, not the chatbot's topic state.
+    const examples = await embedExamples(this.opts.analyzer, request.examples)
+    return createTopicFromExamples(
+      client,
+      { analyzer: this.opts.analyzer, store: this.store, window: this.opts.window ?? 5_000, now: this.now },
+      { ...target, topicId: request.topicId, label: request.label, examples: request.examples },
+      examples,
+      metadata,
+    )
   }
 
   private async failed(queued: QueuedCommand, err: Error): Promise<void> {
@@ -234,6 +264,26 @@ export class CommandRunner {
       )
       // A re-analysis set aside says so on the chatbot's topic stream: its read model shows it failed, and
       // another may be asked for. Its reason is for a lead: the error stays in the log and this table.
+      // A topic command set aside is handled too: the gateway stops counting it as pending. Its reason,
+      // for a data team, names no internals.
+      if (dead && isTopicCommandType(queued.type)) {
+        await recordTopicCommandOutcome(
+          client,
+          {
+            orgId: queued.org_id,
+            chatbotId: queued.chatbot_id,
+            type: queued.type,
+            eventId: queued.source_event_id,
+            streamVersion: queued.source_stream_version,
+          },
+          {
+            outcome: 'failed',
+            reason: `The analysis service could not apply the command (${attempt} attempts).`,
+          },
+          { ...queued.metadata, causationId: queued.source_event_id },
+          this.now,
+        )
+      }
       if (dead && queued.type === 'chatbot.reanalysis-requested') {
         const { name, version } = this.opts.analyzer.info
         await failReanalysis(

@@ -84,6 +84,7 @@ function handleStep(now: () => Date): Step<RecordedEvent, void> {
         case 'analysis.topics-reclustered':
         case 'analysis.topics-recluster-failed':
         case 'analysis.topic-created-by-user':
+        case 'analysis.topic-command-handled':
         case 'analysis.reanalysis-started':
         case 'analysis.reanalysis-progressed':
         case 'analysis.reanalysis-finished':

@@ -25,6 +25,7 @@ const EMPTY_HERE = [
   'rm_topics',
   'rm_themes',
   'rm_topic_reclustering',
+  'rm_topic_commands',
   'rm_reanalysis',
   'rm_erased_conversations',
 ]

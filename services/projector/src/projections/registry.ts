@@ -126,6 +126,7 @@ const topics = readModel({
     table('rm_topics', 'rows-deleted', 'unchanged'),
     table('rm_themes', 'rows-deleted', 'unchanged'),
     table('rm_topic_reclustering', 'rows-deleted', 'unchanged'),
+    table('rm_topic_commands', 'rows-deleted', 'unchanged'),
   ],
   events: [
     'analysis.topic-discovered',
@@ -142,6 +143,8 @@ const topics = readModel({
     'analysis.topics-reclustered',
     'analysis.topics-recluster-failed',
     'analysis.topic-created-by-user',
+    // How far the chatbot's topic commands are handled, with the topic rows they changed.
+    'analysis.topic-command-handled',
     // The topics an analysis named, counted as they are used.
     'analysis.conversation-analyzed',
     'analysis.messages-analyzed',
@@ -171,6 +174,7 @@ const topics = readModel({
           case 'analysis.topics-reclustered':
           case 'analysis.topics-recluster-failed':
           case 'analysis.topic-created-by-user':
+          case 'analysis.topic-command-handled':
             changes.add(event)
             return
           default:

@@ -17,6 +17,7 @@ export type TopicEvent =
   | RecordedEvent<'analysis.topics-reclustered'>
   | RecordedEvent<'analysis.topics-recluster-failed'>
   | RecordedEvent<'analysis.topic-created-by-user'>
+  | RecordedEvent<'analysis.topic-command-handled'>
 
 /** The first advisory-lock key of rm_topics' per-chatbot locks (the second: the chatbot's). */
 const TOPICS_LOCK = advisoryLockKey('projector-rm-topics')
@@ -49,6 +50,9 @@ async function lockChatbotsTopics(client: pg.ClientBase, chatbotIds: readonly st
  * label (pinned), hide and unhide set hidden, and a merge by hand moves topics as a merge does and pins
  * the topic they now count in. rm_topic_reclustering: whether each chatbot's topics are settling
  * (analysis.topics-settling) and when they were last re-clustered (analysis.topics-reclustered).
+ * rm_topic_commands: the chatbot-stream version of the last topic command the analysis handled
+ * (analysis.topic-command-handled), written in the transaction that applies the events it produced, so
+ * that rm_topics and it always agree on which commands the topics hold (the gateway folds the later ones).
  */
 export class TopicChanges {
   private readonly pending: TopicEvent[] = []
@@ -233,6 +237,16 @@ export class TopicChanges {
                failed_attempts = EXCLUDED.failed_attempts, next_attempt_at = EXCLUDED.next_attempt_at,
                updated_at = EXCLUDED.updated_at`,
             [e.orgId, e.chatbotId, e.payload.attempt, e.payload.nextAttemptAt, e.occurredAt],
+          )
+          break
+        case 'analysis.topic-command-handled':
+          await client.query(
+            `INSERT INTO rm_topic_commands (org_id, chatbot_id, last_command_version, updated_at)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (chatbot_id) DO UPDATE SET
+               last_command_version = GREATEST(rm_topic_commands.last_command_version, EXCLUDED.last_command_version),
+               updated_at = EXCLUDED.updated_at`,
+            [e.orgId, e.chatbotId, e.payload.commandStreamVersion, e.occurredAt],
           )
           break
         case 'analysis.themes-assigned':

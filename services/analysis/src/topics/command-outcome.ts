@@ -1,0 +1,74 @@
+import { appendToStream } from '@cas/eventlog'
+import { type ChatbotEvent, newEvent } from '@cas/events'
+import type { TopicCommandOutcome } from './topic-commands.ts'
+
+/** The owners' and admins' topic commands, each of which gets an outcome (not re-analysis: its own events). */
+export type TopicCommandType = Extract<
+  ChatbotEvent['type'],
+  | 'chatbot.topic-rename-requested'
+  | 'chatbot.topic-hide-requested'
+  | 'chatbot.topic-unhide-requested'
+  | 'chatbot.topic-merge-requested'
+  | 'chatbot.topic-creation-requested'
+>
+
+export function isTopicCommandType(type: string): type is TopicCommandType {
+  return (
+    type === 'chatbot.topic-rename-requested' ||
+    type === 'chatbot.topic-hide-requested' ||
+    type === 'chatbot.topic-unhide-requested' ||
+    type === 'chatbot.topic-merge-requested' ||
+    type === 'chatbot.topic-creation-requested'
+  )
+}
+
+/** What a topic command's analysis.topic-command-handled says: applied, unchanged or refused, and why. */
+export function outcomeOf(outcome: TopicCommandOutcome): {
+  readonly outcome: 'applied' | 'unchanged' | 'refused'
+  readonly reason?: string
+} {
+  if (!outcome.applied) return { outcome: 'refused', reason: outcome.reason }
+  return { outcome: outcome.events > 0 ? 'applied' : 'unchanged' }
+}
+
+/**
+ * Appends analysis.topic-command-handled on the chatbot's topic stream in the caller's transaction (the
+ * one that applied the command, after its events): data teams see every command's fate, refusals too,
+ * and the projector keeps how far the chatbot's topic commands are handled (rm_topic_commands), which the
+ * gateway decides new commands with.
+ */
+export async function recordTopicCommandOutcome(
+  client: Parameters<typeof appendToStream>[0],
+  command: {
+    readonly orgId: string
+    readonly chatbotId: string
+    readonly type: TopicCommandType
+    readonly eventId: string
+    readonly streamVersion: number
+  },
+  result: { readonly outcome: 'applied' | 'unchanged' | 'refused' | 'failed'; readonly reason?: string },
+  metadata: Readonly<Record<string, string>>,
+  now: () => Date,
+): Promise<void> {
+  await appendToStream(
+    client,
+    {
+      streamType: 'analysis',
+      streamId: command.chatbotId,
+      orgId: command.orgId,
+      chatbotId: command.chatbotId,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.topic-command-handled', {
+          commandEventId: command.eventId,
+          commandStreamVersion: command.streamVersion,
+          commandType: command.type,
+          outcome: result.outcome,
+          ...(result.reason ? { reason: result.reason } : {}),
+        }),
+      ],
+      metadata,
+    },
+    { now },
+  )
+}
