@@ -81,6 +81,12 @@ export interface MessageCues {
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
+   * Assistant (signals-v24): asks the end user for something (asksOf): a question, a menu to choose from,
+   * a detail it needs. Two such messages this similar with a reply between (THRESHOLDS.botAsksAgain) are
+   * the assistant asking again (detect.ts, repetition).
+   */
+  readonly asks?: boolean
+  /**
    * Assistant: a fingerprint of each of its sentences (saidOf), so that the bot saying again part of an
    * earlier message is found (detect.ts, repetition) without keeping its text.
    */
@@ -378,6 +384,7 @@ export function cuesFrom(
         failure: best(anchors.failure),
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
+        ...(asksOf(m.content.slice(0, MAX_CHARS)) ? { asks: true } : {}),
         said: saidOf(m.content),
       }
       return { cues, vector: whole }
@@ -540,6 +547,22 @@ export function questionOf(text: string): boolean {
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
   return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:which|what|what's|whats|when|where|who|whose|why|how)\b(?!\W+(?:a|an)\b)(?!\W+\w+\W*!)/u.test(
     t,
+  )
+}
+
+/**
+ * signals-v24: the assistant asks the end user for something, read from the words as inabilityOf reads a
+ * failure: a question mark, a menu ("please choose…", "please select…", "please reply…"), or a detail it
+ * needs ("I need your…", "I'll need the…"). The grammar of asking, not words of a domain: a second ask of
+ * the same detail said without a question mark ("To look it up I'll need the booking reference") is
+ * nearer the first ask than any anchor tells.
+ */
+export function asksOf(text: string): boolean {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  return (
+    t.includes('?') ||
+    /\bplease (?:choose|select|pick|reply)\b/u.test(t) ||
+    /\bi(?:'ll| will)? need (?:the|your)\b/u.test(t)
   )
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { askedBeforeOf, asksAgainOf, inabilityOf, type MessageCues, questionOf } from './cues.ts'
+import { askedBeforeOf, asksAgainOf, asksOf, inabilityOf, type MessageCues, questionOf } from './cues.ts'
 import {
   type ConversationMessage,
   detectSignals,
@@ -474,6 +474,41 @@ describe('conversation signals: the decision', () => {
       vector: unit([90, 0, 0][i]!),
     }))
     expect(names(inARow, at(5))).not.toContain('repetition') // nothing asked between
+  })
+
+  it('reads the assistant asking again for what it asked before, after a reply, as repetition (signals-v24)', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (second: number, asks = true, reply: Partial<MessageCues> = {}) =>
+      conversation(['user', {}], ['assistant', { asks: true }], ['user', reply], ['assistant', { asks }]).map(
+        (m, i) => ({ ...m, vector: unit([90, 0, -90, second][i]!) }),
+      )
+    expect(THRESHOLDS.botAsksAgain).toBe(0.6)
+    expect(names(talk(50), at(5))).toContain('repetition') // cos 0.64: the same detail asked for again
+    expect(names(talk(55), at(5))).not.toContain('repetition') // cos 0.57: another thing asked
+    expect(names(talk(50, false), at(5))).not.toContain('repetition') // the second one answers
+    // The end user asked it to say it again: asking again is no repetition.
+    expect(names(talk(50, true, { clarification: 0.2 }), at(5))).not.toContain('repetition')
+  })
+
+  it('finds the assistant asking for something in the words: a question, a menu, a detail it needs', () => {
+    for (const said of [
+      "What's the postcode of the property?",
+      'Please choose an option:\n1. Orders\n2. Returns',
+      'To look that up I’ll need your booking reference. It starts with BK.',
+      'I need the serial number from the label under the boiler.',
+      'Please reply YES to confirm.',
+    ]) {
+      expect(asksOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'Your refund of £20 was issued today.',
+      'You need the app to scan in at the door.',
+      'Done: your booking is moved to Thursday.',
+      'I need to check with the warehouse first.',
+    ]) {
+      expect(asksOf(said), said).toBe(false)
+    }
   })
 
   it('finds first-person inability in the words, not eagerness or a finding', () => {

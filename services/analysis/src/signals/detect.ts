@@ -29,7 +29,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   earlier by THRESHOLDS.repetitionIgnores), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
- *   asked it to ("could you say that again?"), or (signals-v15) the end user asks for a person again after an
+ *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
+ *   messages that ask for something, cues.ts asksOf, with an end-user reply between, as similar as
+ *   THRESHOLDS.botAsksAgain: the same detail or menu asked for twice), or (signals-v15) the end user asks for a person again after an
  *   answer that hands nothing over;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
@@ -59,7 +61,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 23
+export const SIGNALS_VERSION = 24
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -202,6 +204,16 @@ export const THRESHOLDS = {
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
    */
   botRepeats: 0.9,
+  /**
+   * signals-v24: cosine similarity of two assistant messages that both ask for something (cues.ts, asksOf),
+   * an end-user reply between, that ask for the same thing again ("Could you share your booking
+   * reference?", then "To find it I'll need the booking reference…"; a menu shown again). On the union of
+   * the ten development sets every such pair at 0.56 or more is in a conversation labelled repetition;
+   * the highest of the others lies at 0.558 (an offer, then three tutors offered), the lowest caught of the
+   * two missed before at 0.640 (a menu shown again after the user's request): 0.56 … 0.63 give the same
+   * errors; 0.6 lies 0.04 from each (bench/FINDINGS.md, signals-v24).
+   */
+  botAsksAgain: 0.6,
   /** With the learned emotions: gratitude at least this (its calibrated "expressed") is a thanks. */
   gratitude: 0.5,
   /**
@@ -614,6 +626,25 @@ export function detectSignals(
       if (fires(between.findLast((m) => m.role === 'user')?.cues?.clarification, t.clarification)) continue
       const confidence = confidenceOf(similarity, t.botRepeats)
       saidAgain.add(later)
+      out.add('repetition', earlier.id, confidence)
+      out.add('repetition', later.id, confidence)
+    }
+  }
+  // signals-v24: the assistant asking again for what it asked before (the same detail, the same menu),
+  // worded differently, after the end user replied: the reply did not give it what it asked for. Not a
+  // failed turn (saidAgain): the assistant asks, it does not answer the same again.
+  for (let j = 1; j < said.length; j++) {
+    const later = said[j]!
+    if (later.cues?.asks !== true) continue
+    for (let i = 0; i < j; i++) {
+      const earlier = said[i]!
+      if (earlier.cues?.asks !== true) continue
+      const similarity = dot(earlier.vector!, later.vector!)
+      if (similarity < t.botAsksAgain) continue
+      const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
+      const replied = between.findLast((m) => m.role === 'user')
+      if (!replied || fires(replied.cues?.clarification, t.clarification)) continue
+      const confidence = confidenceOf(similarity, t.botAsksAgain)
       out.add('repetition', earlier.id, confidence)
       out.add('repetition', later.id, confidence)
     }

@@ -555,6 +555,28 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads the bot asking again for a detail it asked for, in other words, as repetition; two asks of different details as none (signals-v24)', async () => {
+    expect(
+      await signals(
+        ['user', 'can I move my spin class to the evening one'],
+        ['assistant', 'Could you give me your membership number? It is on the back of your card.'],
+        ['user', 'it is the gold membership, I joined in March'],
+        [
+          'assistant',
+          "To look up your classes I'll need your membership number, from the back of your card.",
+        ],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'can I move my spin class to the evening one'],
+        ['assistant', 'Could you give me your membership number? It is on the back of your card.'],
+        ['user', 'GM-40218'],
+        ['assistant', 'Thanks. Which evening class would you like instead: 6pm or 7.30pm?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a request for a person inside a long polite message as escalation with the escalation head, not without it (signals-v18)', async () => {
     // Margins 0.005 and 0.06: under the anchors' threshold (0.08); the head reads the last sentence at 0.99.
     const longPolite = [
