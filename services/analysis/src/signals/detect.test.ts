@@ -194,35 +194,6 @@ describe('conversation signals: the decision', () => {
     expect(after({ social: 0.3 }, {})).toEqual([])
   })
 
-  it('reads a reaction to a failed turn the head reads above a plain thanks as frustration, not resolution (signals-v23)', () => {
-    // Sarcasm at a failure ("ok thanks for nothing") reads low on the head, but above a sincere thanks.
-    const reaction = (head: number, more: Partial<MessageCues> = {}) => ({
-      social: 0.25,
-      gratitude: 0.99,
-      frustration: -0.18,
-      emotionFrustration: head,
-      frustrationUnits: [{ head, margin: -0.18 }],
-      ...more,
-    })
-    const after = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = { failure: 0.3 }) =>
-      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
-    const r = THRESHOLDS.frustrationReactionHead
-    expect(after(reaction(r))).toEqual(['bot_failure', 'frustration', 'abandonment'])
-    const sarcasm = conversation(['user', {}], ['assistant', { failure: 0.3 }], ['user', reaction(r)])
-    const found = detectSignals(sarcasm, settings, at(90)).signals.find((x) => x.name === 'frustration')
-    expect(found).toMatchObject({ confidence: 0.5, evidence: ['m2'] })
-    expect(after(reaction(r - 0.01))).toEqual(['bot_failure', 'resolution'])
-    // After an answer that did not fail, the same reply is a thanks.
-    expect(after(reaction(r), {})).toEqual(['resolution'])
-    // A new request after the failure (not social), or a request for a person, is no verdict on the answer.
-    expect(after(reaction(r, { social: THRESHOLDS.frustrationReactionSocial - 0.01 }))).not.toContain(
-      'frustration',
-    )
-    const asksForAPerson = after(reaction(r, { escalation: 0.3 }))
-    expect(asksForAPerson).toContain('escalation')
-    expect(asksForAPerson).not.toContain('frustration')
-  })
-
   it('takes no message that shows frustration for a resolution: it is left waiting', () => {
     const fedUp = { social: 0.1, resolution: 0.1, frustration: 0.1, emotionFrustration: 0.9 }
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', fedUp]), at(90))).toEqual([

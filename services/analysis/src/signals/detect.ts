@@ -36,9 +36,6 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
  *   on the whole message and on each of its sentences (a message is frustrated when one of them is);
- *   or (signals-v23) the end user's reaction to a failed turn (right after the assistant failed, said it
- *   cannot, or said an earlier message again) that asks nothing new nor for a person, and that the head
- *   reads as more than a plain thanks (THRESHOLDS.frustrationReactionHead: "ok thanks for nothing");
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -61,7 +58,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 24
+export const SIGNALS_VERSION = 25
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -183,22 +180,6 @@ export const THRESHOLDS = {
    */
   frustrationReplySure: 0.85,
   frustrationReplySureMargin: -0.09,
-  /**
-   * signals-v23: an end user's reaction to a failed turn (its reply right after the assistant failed,
-   * said it cannot, or said an earlier message again) that is neither a new request (its social margin ≥
-   * frustrationReactionSocial: a remark, a thanks, a one-word verdict) nor a request for a person is
-   * frustration when the frustration head reads the whole message at least frustrationReactionHead.
-   * Sarcasm at a failure reads low on the head ("ok thanks for nothing" 0.200), but a sincere thanks or
-   * "ok will do" there reads lower still (0.004–0.07; the highest such reply, "who can?", 0.119). Chosen on
-   * the union of the nine development sets (bench/FINDINGS.md, signals-v23): 126 → 119 errors, none worse
-   * on any set, for heads 0.12–0.20 with social bounds 0.1–0.15 (0.11 takes "who can?"; 0.21 loses "ok
-   * thanks for nothing"); 0.16 lies midway between 0.119 and 0.200 (thin: 0.04 each side). The social
-   * bound: 0.05 lets in calm remarks after a failure (two sets worse); 0.16 and above, up to a social act
-   * proper (0.2, requests.ts SOCIAL_MARGIN), lose "then get me someone who can" (0.15). A request for a
-   * person ("agent", 0.123) is left out whatever it reads.
-   */
-  frustrationReactionHead: 0.16,
-  frustrationReactionSocial: 0.1,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -669,28 +650,10 @@ export function detectSignals(
       out.add('repetition', m.id, confidenceOf(m.cues!.clarification!, t.clarification))
   }
 
-  // signals-v23: a reaction to a failed turn that is no new request, read as frustrated by the head.
-  const reactions = new Set<ConversationMessage>()
-  for (const [k, m] of talk.entries()) {
-    const answered = talk[k - 1]
-    if (m.role !== 'user' || answered?.role !== 'assistant') continue
-    if (!failed(answered) && !saidAgain.has(answered)) continue
-    const c = m.cues
-    const head = c?.frustrationUnits?.[0]?.head ?? c?.emotionFrustration
-    if (c === undefined || head === undefined || head < t.frustrationReactionHead) continue
-    // A request for a person is no verdict on the answer ("agent"), however short and social it reads.
-    if ((c.social ?? -1) < t.frustrationReactionSocial || escalationAsked(c) !== undefined) continue
-    reactions.add(m)
-    // Its confidence is 0.5 at the threshold, as every signal's, rising to 1 with the head.
-    const confidence = 0.5 + (0.5 * (head - t.frustrationReactionHead)) / (1 - t.frustrationReactionHead)
-    if (frustration(c, isReply(m)) === undefined)
-      out.add('frustration', m.id, Math.round(confidence * 100) / 100)
-  }
-
   // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
   for (let k = talk.length - 1; k >= 0; k--) {
     const m = talk[k]!
-    const confidence = m.role === 'user' && !reactions.has(m) ? resolution(m.cues, isReply(m)) : undefined
+    const confidence = m.role === 'user' ? resolution(m.cues, isReply(m)) : undefined
     if (confidence === undefined) continue
     // signals-v21: a thanks in reply to the assistant saying an earlier message again resolves nothing:
     // the thanks is sarcastic ("wow, really helpful. thanks a lot") or a goodbye to a bot going in circles.
@@ -701,7 +664,6 @@ export function detectSignals(
       (a) =>
         failed(a) ||
         handedOver(a) ||
-        reactions.has(a) ||
         (a.role === 'user' && !isSocial(a) && resolution(a.cues, isReply(a)) === undefined),
     )
     if (!undone) out.add('resolution', m.id, confidence)

@@ -754,26 +754,6 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(problem).toContain('abandonment')
   })
 
-  it('reads a sarcastic thanks right after the assistant cannot help as frustration, a plain one as none (signals-v23)', async () => {
-    const cannot = [
-      'assistant',
-      "Sorry, I'm not able to check stock at individual branches. Please ring the branch directly.",
-    ] as const
-    const sarcastic = await settledSignals(
-      ['user', 'do you have the blue kettle in stock at the york branch'],
-      cannot,
-      ['user', 'cheers for nothing then'],
-    )
-    expect(sarcastic).toContain('frustration')
-    expect(sarcastic).not.toContain('resolution')
-    const plain = await settledSignals(
-      ['user', 'do you have the blue kettle in stock at the york branch'],
-      cannot,
-      ['user', 'ok will ring them, thanks'],
-    )
-    expect(plain).not.toContain('frustration')
-  })
-
   it('reads an exasperated last reply as frustration, not resolution, and leaves it abandoned', async () => {
     const found = await settledSignals(
       ['user', 'my parcel says delivered but it is not here'],
