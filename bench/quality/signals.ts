@@ -44,7 +44,7 @@ export const FRESH5_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH6_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh6.json')
 /** Written blind by a tenth session (helper fresh7); a development set since signals-v24 (README there). */
 export const FRESH7_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh7.json')
-/** Written blind by an eleventh session (helper fresh8) while another changed the detector; kept blind (README there). */
+/** Written blind by an eleventh session (helper fresh8); a development set since signals-v25 (README there). */
 export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh8.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -117,8 +117,8 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
   {
     name: 'fresh8',
     file: FRESH8_SIGNALS_SET,
-    described: 'written blind by an eleventh session while another changed the detector (fresh8, blind)',
-    blind: true,
+    described:
+      'written blind by an eleventh session, measured blind for signals-v20, v23 and v24, a development set since signals-v25 (fresh8, development)',
   },
 ]
 
