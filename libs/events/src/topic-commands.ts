@@ -2,10 +2,11 @@
  * Commands on a chatbot's topics (issue 31, item 6), the pure decision: the chatbot's topics and one
  * command in, the analysis events and the topics' changes out. Owners and admins rename a topic (its label
  * is then pinned), hide or unhide one, and merge one into another. Two sides decide with it: the gateway,
- * on the topics as the read model shows them, refuses what it can already see is wrong and commits the
- * command as a chatbot.topic-*-requested event; the analysis service, on its own topic state (which
- * may have moved on meanwhile), decides again when it applies that event, and its events and changes
- * are what happens (a command it refuses then changes nothing).
+ * on the topics as the read model shows them with the commands still pending folded in
+ * (foldPendingTopicCommands), refuses what it can already see is wrong and commits the command as a
+ * chatbot.topic-*-requested event; the analysis service, on its own topic state (which may have moved on
+ * meanwhile), decides again when it applies that event, and its events and changes are what happens (a
+ * command it refuses then changes nothing, and its analysis.topic-command-handled says why).
  *
  * - The chatbot's own topics (settings.topics) win: they are renamed there, never here, and never merged
  *   away (another topic may be merged into one).

@@ -3,13 +3,16 @@ import { appendToStream, lockStreamForUpdate, readStream } from '@cas/eventlog'
 import {
   type ChatbotEvent,
   decideTopicCommand,
+  foldPendingTopicCommands,
   type NewEvent,
   newEvent,
+  type PendingTopicCommand,
   parseRecordedEvent,
   type TopicChange,
   type TopicCommand,
   type TopicRow,
   tidyLabel,
+  topicCommandOf,
   topicCommandRequest,
   topicWithLabel,
 } from '@cas/events'
@@ -50,10 +53,11 @@ export interface TopicView {
 
 /**
  * Runs one topic command (onChatbotTopics): decideTopicCommand on the chatbot's topics as the read model
- * has them, refusing what is already wrong there, and the command as a chatbot.topic-*-requested event.
- * The topic state is the analysis service's: it applies the event (deciding again on its own state) and
- * records what it did on the chatbot's topic stream (analysis.topic-*), which the projector applies to
- * rm_topics. The answer is the topic as the command leaves it.
+ * has them and the commands still pending leave them, refusing what is wrong there, and the command as a
+ * chatbot.topic-*-requested event. The topic state is the analysis service's: it applies the event
+ * (deciding again on its own state, which re-clustering may have moved meanwhile) and records what it did
+ * on the chatbot's topic stream (analysis.topic-*, then analysis.topic-command-handled), which the
+ * projector applies to rm_topics. The answer is the topic as the command leaves it.
  */
 export async function executeTopicCommand(
   deps: TopicCommandDeps,
@@ -180,9 +184,12 @@ export async function executeReanalysisRequest(
 /**
  * Runs one command on a chatbot's topics in one transaction, as the chatbot's other commands run: under
  * the chatbot stream's lock, `decide` sees the chatbot's topics as the read model has them (rm_topics,
- * built from the analysis service's events) and throws for what is already wrong there; the command
- * event it returns (none when the command changes nothing) is appended to the chatbot's stream with its
- * audit entry.
+ * built from the analysis service's events) with the topic commands the analysis has not handled yet
+ * (those after rm_topic_commands' version on the chatbot's stream) applied in order, and throws for what
+ * is wrong there; the command event it returns (none when the command changes nothing) is appended to the
+ * chatbot's stream with its audit entry. So a command sent right after another is decided on what the
+ * first will do: two opposite merges sent at once get one 200 and one 400, not two 200s of which the
+ * analysis silently refuses one.
  */
 async function onChatbotTopics<Result>(
   deps: TopicCommandDeps,
@@ -191,9 +198,28 @@ async function onChatbotTopics<Result>(
   trace: EventTrace | undefined,
   decide: (topics: ReadonlyMap<string, TopicRow>) => { event: NewEvent | undefined; result: Result },
 ): Promise<Result> {
-  return onChatbot(deps, orgId, chatbotId, trace, async (client) =>
-    decide(await readTopics(client, chatbotId)),
-  )
+  return onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
+    const { topics, handledThrough } = await readTopics(client, chatbotId)
+    const pending = records
+      .filter((r) => r.streamVersion > handledThrough)
+      .flatMap((r) => pendingTopicCommandOf(parseRecordedEvent(r) as ChatbotEvent))
+    return decide(foldPendingTopicCommands(topics, pending))
+  })
+}
+
+/** The topic command a chatbot event is, if it is one (a re-analysis is not: it leaves topics as they are). */
+function pendingTopicCommandOf(event: ChatbotEvent): PendingTopicCommand[] {
+  switch (event.type) {
+    case 'chatbot.topic-rename-requested':
+    case 'chatbot.topic-hide-requested':
+    case 'chatbot.topic-unhide-requested':
+    case 'chatbot.topic-merge-requested':
+      return [{ kind: 'command', ...topicCommandOf(event) }]
+    case 'chatbot.topic-creation-requested':
+      return [{ kind: 'creation', topicId: event.payload.topicId, label: event.payload.label }]
+    default:
+      return []
+  }
 }
 
 /**
@@ -247,22 +273,38 @@ async function onChatbot<Result>(
   })
 }
 
-/** The chatbot's topics as the read model has them: merged ones count in another (canonical_id). */
-async function readTopics(client: pg.ClientBase, chatbotId: string): Promise<Map<string, TopicRow>> {
-  const { rows } = await client.query<{
-    id: string
-    label: string
-    configured: boolean
-    canonical_id: string
-    retired: boolean
-    pinned: boolean
-    hidden: boolean
+/**
+ * The chatbot's topics as the read model has them (merged ones count in another: canonical_id), and the
+ * version on the chatbot's stream of the last topic command they hold. One statement, so one snapshot:
+ * the projector writes both in one transaction. Should a batch boundary ever split a command's topic
+ * events from its outcome, the fold re-applies a command the rows already hold, which changes nothing
+ * (the same label, a topic already merged away or created is skipped).
+ */
+async function readTopics(
+  client: pg.ClientBase,
+  chatbotId: string,
+): Promise<{ topics: Map<string, TopicRow>; handledThrough: number }> {
+  const { rows: read } = await client.query<{
+    handled: number
+    topics: {
+      id: string
+      label: string
+      configured: boolean
+      canonical_id: string
+      retired: boolean
+      pinned: boolean
+      hidden: boolean
+    }[]
   }>(
-    `SELECT id, label, configured, canonical_id, retired_at IS NOT NULL AS retired, pinned, hidden
-       FROM rm_topics WHERE chatbot_id = $1`,
+    `SELECT coalesce((SELECT last_command_version FROM rm_topic_commands WHERE chatbot_id = $1), 0) AS handled,
+            coalesce((SELECT json_agg(json_build_object('id', id, 'label', label, 'configured', configured,
+                        'canonical_id', canonical_id, 'retired', retired_at IS NOT NULL, 'pinned', pinned,
+                        'hidden', hidden))
+                        FROM rm_topics WHERE chatbot_id = $1), '[]') AS topics`,
     [chatbotId],
   )
-  return new Map(
+  const { handled, topics: rows } = read[0]!
+  const topics = new Map(
     rows.map((r) => [
       r.id,
       {
@@ -276,4 +318,5 @@ async function readTopics(client: pg.ClientBase, chatbotId: string): Promise<Map
       },
     ]),
   )
+  return { topics, handledThrough: handled }
 }
