@@ -46,6 +46,8 @@ export const FRESH6_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH7_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh7.json')
 /** Written blind by an eleventh session (helper fresh8); a development set since signals-v25 (README there). */
 export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh8.json')
+/** Written blind by a twelfth session (helper fresh9) while the detector stood still; kept blind (README there). */
+export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh9.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -119,6 +121,12 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH8_SIGNALS_SET,
     described:
       'written blind by an eleventh session, measured blind for signals-v20, v23 and v24, a development set since signals-v25 (fresh8, development)',
+  },
+  {
+    name: 'fresh9',
+    file: FRESH9_SIGNALS_SET,
+    described: 'written blind by a twelfth session (fresh9, blind)',
+    blind: true,
   },
 ]
 
