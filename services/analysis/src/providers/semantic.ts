@@ -22,6 +22,7 @@ import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
 import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
+import { cachedEmbedder } from './embedding-cache.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
 import { loadLearnedSentiment } from './learned-sentiment.ts'
 import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
@@ -29,7 +30,7 @@ import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
 const RULES_VERSION = 3
-/** Embeddings kept by text: greetings and stock phrases recur ("where is my order?"). */
+/** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
 export interface SemanticAnalyzer extends Analyzer {
@@ -42,21 +43,10 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   const sentiment = createSentimentScorer()
   const learned = loadLearnedSentiment()
   const extractor = createTermExtractor()
-  const cache = new Map<string, Float32Array>()
   // Once per analyzer: each message is then judged by a few dot products.
   const anchors = { social: await model.embed(SOCIAL_ANCHORS), request: await model.embed(REQUEST_ANCHORS) }
 
-  async function embedTexts(texts: readonly string[]): Promise<Float32Array[]> {
-    const missing = [...new Set(texts.filter((t) => !cache.has(t)))]
-    if (missing.length > 0) {
-      const embeddings = await model.embed(missing)
-      missing.forEach((text, i) => {
-        if (cache.size >= EMBEDDING_CACHE_SIZE) cache.delete(cache.keys().next().value!)
-        cache.set(text, embeddings[i]!)
-      })
-    }
-    return texts.map((t) => cache.get(t)!)
-  }
+  const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
 
   const info: AnalyzerInfo = {
     name: SEMANTIC_ANALYZER_NAME,
