@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { defineEvent } from './envelope.ts'
 import { utcTimestampSchema } from './primitives.ts'
+import { TOPIC_COMMAND_EVENT_TYPES } from './topic-commands.ts'
 import { defineUpcaster } from './upcasting.ts'
 
 const analyzerSchema = z
@@ -520,13 +521,7 @@ export const analysisTopicCommandHandledV1 = defineEvent({
       .int()
       .positive()
       .describe("The command event's streamVersion on the chatbot's stream."),
-    commandType: z.enum([
-      'chatbot.topic-rename-requested',
-      'chatbot.topic-hide-requested',
-      'chatbot.topic-unhide-requested',
-      'chatbot.topic-merge-requested',
-      'chatbot.topic-creation-requested',
-    ]),
+    commandType: z.enum(TOPIC_COMMAND_EVENT_TYPES),
     outcome: z.enum(['applied', 'unchanged', 'refused', 'failed']),
     reason: z
       .string()

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { decideTopicCommand, foldPendingTopicCommands, type TopicRow } from './topic-commands.ts'
+import {
+  decideTopicCommand,
+  foldPendingTopicCommands,
+  isTopicCommandEventType,
+  pendingTopicCommandOf,
+  TOPIC_COMMAND_EVENT_TYPES,
+  type TopicRow,
+} from './topic-commands.ts'
 
 const id = (k: number) => `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
 const row = (k: number, over: Partial<TopicRow> = {}): TopicRow => ({
@@ -167,5 +174,42 @@ describe('the topics as the pending commands will leave them (the gateway decide
 
   it('leaves the topics as they are with nothing pending', () => {
     expect(foldPendingTopicCommands(topics, [])).toEqual(topics)
+  })
+})
+
+describe('which chatbot events are topic commands, and the command each is', () => {
+  it('names the four commands on a topic and a creation, not a re-analysis', () => {
+    expect(TOPIC_COMMAND_EVENT_TYPES.every(isTopicCommandEventType)).toBe(true)
+    expect(isTopicCommandEventType('chatbot.reanalysis-requested')).toBe(false)
+    expect(isTopicCommandEventType('chatbot.settings-changed')).toBe(false)
+  })
+
+  it('reads each as the pending command the gateway folds', () => {
+    const topicId = 't-1'
+    expect(
+      pendingTopicCommandOf({
+        type: 'chatbot.topic-rename-requested',
+        payload: { topicId, label: 'Refunds' },
+      }),
+    ).toEqual({ kind: 'command', topicId, command: { type: 'rename', label: 'Refunds' } })
+    expect(pendingTopicCommandOf({ type: 'chatbot.topic-hide-requested', payload: { topicId } })).toEqual({
+      kind: 'command',
+      topicId,
+      command: { type: 'hide' },
+    })
+    expect(pendingTopicCommandOf({ type: 'chatbot.topic-unhide-requested', payload: { topicId } })).toEqual({
+      kind: 'command',
+      topicId,
+      command: { type: 'unhide' },
+    })
+    expect(
+      pendingTopicCommandOf({ type: 'chatbot.topic-merge-requested', payload: { topicId, into: 't-2' } }),
+    ).toEqual({ kind: 'command', topicId, command: { type: 'merge', into: 't-2' } })
+    expect(
+      pendingTopicCommandOf({
+        type: 'chatbot.topic-creation-requested',
+        payload: { topicId, label: 'Cards' },
+      }),
+    ).toEqual({ kind: 'creation', topicId, label: 'Cards' })
   })
 })

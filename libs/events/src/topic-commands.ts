@@ -133,6 +133,25 @@ function goneMessage(t: TopicRow): string | undefined {
 }
 
 /**
+ * The chatbot events that are topic commands (a re-analysis is not: it leaves topics as they are): the
+ * analysis service gives each an analysis.topic-command-handled, and the gateway folds those it has not
+ * handled yet.
+ */
+export const TOPIC_COMMAND_EVENT_TYPES = [
+  'chatbot.topic-rename-requested',
+  'chatbot.topic-hide-requested',
+  'chatbot.topic-unhide-requested',
+  'chatbot.topic-merge-requested',
+  'chatbot.topic-creation-requested',
+] as const
+
+export type TopicCommandEventType = (typeof TOPIC_COMMAND_EVENT_TYPES)[number]
+
+export function isTopicCommandEventType(type: string): type is TopicCommandEventType {
+  return (TOPIC_COMMAND_EVENT_TYPES as readonly string[]).includes(type)
+}
+
+/**
  * A topic command committed on the chatbot's stream that the analysis service has not handled yet (no
  * analysis.topic-command-handled for it): a command on a topic, or a topic's creation.
  */
@@ -227,6 +246,20 @@ export function topicCommandOf(
       throw new Error(`unhandled topic command ${JSON.stringify(unhandled)}`)
     }
   }
+}
+
+/** The pending command a topic command event is (topicCommandOf, or the topic a creation adds). */
+export function pendingTopicCommandOf(
+  event:
+    | Parameters<typeof topicCommandOf>[0]
+    | {
+        readonly type: 'chatbot.topic-creation-requested'
+        readonly payload: { topicId: string; label: string }
+      },
+): PendingTopicCommand {
+  return event.type === 'chatbot.topic-creation-requested'
+    ? { kind: 'creation', topicId: event.payload.topicId, label: event.payload.label }
+    : { kind: 'command', ...topicCommandOf(event) }
 }
 
 /** The chatbot.topic-*-requested event that asks for a command. */

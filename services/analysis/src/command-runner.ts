@@ -1,10 +1,10 @@
 import { type BackgroundLoop, backgroundLoop, type RetryPolicy, retryDelayMs, withTransaction } from '@cas/db'
-import { type ChatbotEvent, topicCommandOf } from '@cas/events'
+import { type ChatbotEvent, isTopicCommandEventType, topicCommandOf } from '@cas/events'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { Analyzer } from './analyzer.ts'
 import { failReanalysis, reportReanalyses, startReanalysis } from './reanalysis-runs.ts'
-import { isTopicCommandType, outcomeOf, recordTopicCommandOutcome } from './topics/command-outcome.ts'
+import { outcomeOf, recordTopicCommandOutcome } from './topics/command-outcome.ts'
 import { applyTopicCommand, type TopicCommandOutcome } from './topics/topic-commands.ts'
 import { createTopicFromExamples, embedExamples } from './topics/topic-creation.ts'
 import { TopicStore } from './topics/topic-store.ts'
@@ -204,13 +204,7 @@ export class CommandRunner {
     const outcome =
       event.type === 'chatbot.topic-creation-requested'
         ? await this.createTopic(client, target, event.payload, metadata)
-        : await applyTopicCommand(
-            client,
-            { ...target, topicId: topicCommandOf(event).topicId },
-            topicCommandOf(event).command,
-            metadata,
-            this.now,
-          )
+        : await this.applyCommand(client, target, event, metadata)
     await recordTopicCommandOutcome(
       client,
       {
@@ -224,6 +218,16 @@ export class CommandRunner {
       this.now,
     )
     return outcome
+  }
+
+  private applyCommand(
+    client: pg.ClientBase,
+    target: { readonly orgId: string; readonly chatbotId: string },
+    event: Parameters<typeof topicCommandOf>[0],
+    metadata: Record<string, string>,
+  ): Promise<TopicCommandOutcome> {
+    const { topicId, command } = topicCommandOf(event)
+    return applyTopicCommand(client, { ...target, topicId }, command, metadata, this.now)
   }
 
   private async createTopic(
@@ -266,7 +270,7 @@ export class CommandRunner {
       // another may be asked for. Its reason is for a lead: the error stays in the log and this table.
       // A topic command set aside is handled too: the gateway stops counting it as pending. Its reason,
       // for a data team, names no internals.
-      if (dead && isTopicCommandType(queued.type)) {
+      if (dead && isTopicCommandEventType(queued.type)) {
         await recordTopicCommandOutcome(
           client,
           {

@@ -1,26 +1,6 @@
 import { appendToStream } from '@cas/eventlog'
-import { type ChatbotEvent, newEvent } from '@cas/events'
+import { newEvent, type TopicCommandEventType } from '@cas/events'
 import type { TopicCommandOutcome } from './topic-commands.ts'
-
-/** The owners' and admins' topic commands, each of which gets an outcome (not re-analysis: its own events). */
-export type TopicCommandType = Extract<
-  ChatbotEvent['type'],
-  | 'chatbot.topic-rename-requested'
-  | 'chatbot.topic-hide-requested'
-  | 'chatbot.topic-unhide-requested'
-  | 'chatbot.topic-merge-requested'
-  | 'chatbot.topic-creation-requested'
->
-
-export function isTopicCommandType(type: string): type is TopicCommandType {
-  return (
-    type === 'chatbot.topic-rename-requested' ||
-    type === 'chatbot.topic-hide-requested' ||
-    type === 'chatbot.topic-unhide-requested' ||
-    type === 'chatbot.topic-merge-requested' ||
-    type === 'chatbot.topic-creation-requested'
-  )
-}
 
 /** What a topic command's analysis.topic-command-handled says: applied, unchanged or refused, and why. */
 export function outcomeOf(outcome: TopicCommandOutcome): {
@@ -42,7 +22,7 @@ export async function recordTopicCommandOutcome(
   command: {
     readonly orgId: string
     readonly chatbotId: string
-    readonly type: TopicCommandType
+    readonly type: TopicCommandEventType
     readonly eventId: string
     readonly streamVersion: number
   },

@@ -4,15 +4,16 @@ import {
   type ChatbotEvent,
   decideTopicCommand,
   foldPendingTopicCommands,
+  isTopicCommandEventType,
   type NewEvent,
   newEvent,
-  type PendingTopicCommand,
   parseRecordedEvent,
+  pendingTopicCommandOf,
   type TopicChange,
   type TopicCommand,
+  type TopicCommandEventType,
   type TopicRow,
   tidyLabel,
-  topicCommandOf,
   topicCommandRequest,
   topicWithLabel,
 } from '@cas/events'
@@ -202,24 +203,13 @@ async function onChatbotTopics<Result>(
     const { topics, handledThrough } = await readTopics(client, chatbotId)
     const pending = records
       .filter((r) => r.streamVersion > handledThrough)
-      .flatMap((r) => pendingTopicCommandOf(parseRecordedEvent(r) as ChatbotEvent))
+      .map((r) => parseRecordedEvent(r) as ChatbotEvent)
+      .filter((e): e is Extract<ChatbotEvent, { type: TopicCommandEventType }> =>
+        isTopicCommandEventType(e.type),
+      )
+      .map(pendingTopicCommandOf)
     return decide(foldPendingTopicCommands(topics, pending))
   })
-}
-
-/** The topic command a chatbot event is, if it is one (a re-analysis is not: it leaves topics as they are). */
-function pendingTopicCommandOf(event: ChatbotEvent): PendingTopicCommand[] {
-  switch (event.type) {
-    case 'chatbot.topic-rename-requested':
-    case 'chatbot.topic-hide-requested':
-    case 'chatbot.topic-unhide-requested':
-    case 'chatbot.topic-merge-requested':
-      return [{ kind: 'command', ...topicCommandOf(event) }]
-    case 'chatbot.topic-creation-requested':
-      return [{ kind: 'creation', topicId: event.payload.topicId, label: event.payload.label }]
-    default:
-      return []
-  }
 }
 
 /**
