@@ -590,7 +590,7 @@ export function detectSignals(
     const later = said[j]!
     for (let i = 0; i < j; i++) {
       const earlier = said[i]!
-      let similarity = dot(earlier.vector!, later.vector!)
+      const similarity = dot(earlier.vector!, later.vector!)
       // Said again in part: every sentence of the later message was in the earlier one ("I'm sorry your
       // bag hasn't arrived. Please file a report at the desk…", then "Please file a report at the desk…").
       // Or the other way round: the whole earlier message said again inside the later one (a menu re-shown
@@ -599,35 +599,31 @@ export function detectSignals(
       const before = earlier.cues?.said ?? []
       const within = (part: readonly string[], whole: readonly string[]) =>
         part.length > 0 && part.every((h) => whole.includes(h))
-      if (within(again, before) || within(before, again)) similarity = Math.max(similarity, t.botRepeats)
-      if (similarity < t.botRepeats) continue
-      const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
-      if (!between.some((m) => m.role === 'user')) continue
-      // Said again because the end user asked for it ("sorry, could you say that again?"): no repetition.
-      if (fires(between.findLast((m) => m.role === 'user')?.cues?.clarification, t.clarification)) continue
-      const confidence = confidenceOf(similarity, t.botRepeats)
-      saidAgain.add(later)
-      out.add('repetition', earlier.id, confidence)
-      out.add('repetition', later.id, confidence)
-    }
-  }
-  // signals-v24: the assistant asking again for what it asked before (the same detail, the same menu),
-  // worded differently, after the end user replied: the reply did not give it what it asked for. Not a
-  // failed turn (saidAgain): the assistant asks, it does not answer the same again.
-  for (let j = 1; j < said.length; j++) {
-    const later = said[j]!
-    if (later.cues?.asks !== true) continue
-    for (let i = 0; i < j; i++) {
-      const earlier = said[i]!
-      if (earlier.cues?.asks !== true) continue
-      const similarity = dot(earlier.vector!, later.vector!)
-      if (similarity < t.botAsksAgain) continue
+      const repeated =
+        within(again, before) || within(before, again) ? Math.max(similarity, t.botRepeats) : similarity
+      const repeats = repeated >= t.botRepeats
+      // signals-v24: the assistant asking again for what it asked before (the same detail, the same menu),
+      // worded differently, after the end user replied: the reply did not give it what it asked for. Not a
+      // failed turn (saidAgain): the assistant asks, it does not answer the same again.
+      const asksAgain =
+        earlier.cues?.asks === true && later.cues?.asks === true && similarity >= t.botAsksAgain
+      if (!repeats && !asksAgain) continue
       const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
       const replied = between.findLast((m) => m.role === 'user')
+      // No end-user message between, or said again because the end user asked for it ("sorry, could you
+      // say that again?"): no repetition.
       if (!replied || fires(replied.cues?.clarification, t.clarification)) continue
-      const confidence = confidenceOf(similarity, t.botAsksAgain)
-      out.add('repetition', earlier.id, confidence)
-      out.add('repetition', later.id, confidence)
+      if (repeats) {
+        const confidence = confidenceOf(repeated, t.botRepeats)
+        saidAgain.add(later)
+        out.add('repetition', earlier.id, confidence)
+        out.add('repetition', later.id, confidence)
+      }
+      if (asksAgain) {
+        const confidence = confidenceOf(similarity, t.botAsksAgain)
+        out.add('repetition', earlier.id, confidence)
+        out.add('repetition', later.id, confidence)
+      }
     }
   }
   // signals-v15: the end user asking for a person again, after an answer that handed nothing over, asks
