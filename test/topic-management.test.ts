@@ -232,6 +232,23 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       },
     ])
     expect(await cursor()).toBe(renames[0]!.stream_version)
+    // The lead sees it applied (GET …/topics/commands), by the id its answer gave.
+    const listed = await app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${chatbotId}/topics/commands`,
+      headers: { cookie: memberCookie },
+    })
+    expect(listed.json().commands).toEqual([
+      expect.objectContaining({
+        id: res.json().commandId,
+        type: 'rename',
+        topicId: claim,
+        topicLabel: 'Car claims',
+        label: 'Car claims',
+        status: 'applied',
+        reason: null,
+      }),
+    ])
 
     // A run that would put claims and drivers in one cluster, with new claims: the pinned topic and its
     // members are left as they are (its label too), and the drivers keep theirs.

@@ -12,6 +12,7 @@ import { registerAuditRoutes } from './routes/audit.ts'
 import { registerChatbotReadRoutes } from './routes/chatbots.ts'
 import { registerConversationRoutes } from './routes/conversations.ts'
 import { registerStatusRoutes } from './routes/status.ts'
+import { registerTopicCommandRoutes } from './routes/topic-commands.ts'
 
 export { builtDashboardDir, registerDashboard } from './dashboard.ts'
 export type { QueryDeps } from './deps.ts'
@@ -75,4 +76,5 @@ export async function registerQueryRoutes(app: FastifyInstance, deps: QueryDeps)
   await registerAnalyticsRoutes(app, deps)
   await registerAuditRoutes(app, deps)
   await registerStatusRoutes(app, deps)
+  await registerTopicCommandRoutes(app, deps)
 }

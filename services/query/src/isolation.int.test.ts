@@ -41,6 +41,14 @@ beforeAll(async () => {
       messages: [{ id: '1', role: 'user', content: `hello from ${name}`, sentAt: '2026-11-20T10:00:00Z' }],
       user: { id: `user ${name}` },
     })
+    // A topic command: rm_topic_command_log has a row of each organization (pending: no analysis here).
+    const created = await app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${chatbot.id}/topics`,
+      headers: { cookie },
+      payload: { label: `topic ${name}`, examples: ['one example', 'another example'] },
+    })
+    expect(created.statusCode, created.body).toBe(200)
     orgs.push({
       orgId: organization.id,
       cookie,
@@ -132,6 +140,9 @@ describe("another organization's ids on every read route", () => {
     const get = (url: string) => app.inject({ method: 'GET', url, headers: { cookie: a.cookie } })
     expect((await get(`/api/v1/chatbots/${b.chatbotId}`)).statusCode).toBe(404)
     expect((await get(`/api/v1/conversations/${b.conversationId}`)).statusCode).toBe(404)
+    expect((await get(`/api/v1/chatbots/${b.chatbotId}/topics/commands`)).statusCode).toBe(404)
+    const commands = (await get(`/api/v1/chatbots/${a.chatbotId}/topics/commands`)).json().commands
+    expect(commands.map((c: { label: string }) => c.label)).toEqual(['topic a'])
     expect((await get('/api/v1/chatbots')).json().map((c: { id: string }) => c.id)).toEqual([a.chatbotId])
     const list = (await get(`/api/v1/conversations?chatbotId=${b.chatbotId}`)).json()
     expect(list.conversations).toEqual([])

@@ -67,7 +67,7 @@ export async function executeTopicCommand(
   topicId: string,
   command: TopicCommand,
   trace?: EventTrace,
-): Promise<{ topic: TopicView }> {
+): Promise<{ topic: TopicView; commandId: string | null }> {
   return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
     const decision = decideTopicCommand(topics, topicId, command)
     if (decision.ok && command.type === 'rename') refuseOtherLabel(command.label)
@@ -119,7 +119,7 @@ export async function executeTopicCreation(
   chatbotId: string,
   request: { readonly topicId: string; readonly label: string; readonly examples: readonly string[] },
   trace?: EventTrace,
-): Promise<{ topic: TopicView }> {
+): Promise<{ topic: TopicView; commandId: string | null }> {
   return onChatbotTopics(deps, orgId, chatbotId, trace, (topics) => {
     const label = tidyLabel(request.label)
     refuseOtherLabel(label)
@@ -154,7 +154,7 @@ export async function executeReanalysisRequest(
   request: { readonly reanalysisId: string; readonly since?: string },
   trace?: EventTrace,
 ): Promise<{ reanalysisId: string }> {
-  return onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
+  const { result } = await onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
     const last = records
       .map((r) => parseRecordedEvent(r) as ChatbotEvent)
       .filter((e) => e.type === 'chatbot.reanalysis-requested')
@@ -180,6 +180,7 @@ export async function executeReanalysisRequest(
       result: { reanalysisId: request.reanalysisId },
     }
   })
+  return result
 }
 
 /**
@@ -198,8 +199,8 @@ async function onChatbotTopics<Result>(
   chatbotId: string,
   trace: EventTrace | undefined,
   decide: (topics: ReadonlyMap<string, TopicRow>) => { event: NewEvent | undefined; result: Result },
-): Promise<Result> {
-  return onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
+): Promise<Result & { commandId: string | null }> {
+  const { result, commandId } = await onChatbot(deps, orgId, chatbotId, trace, async (client, records) => {
     const { topics, handledThrough } = await readTopics(client, chatbotId)
     const pending = records
       .filter((r) => r.streamVersion > handledThrough)
@@ -210,12 +211,13 @@ async function onChatbotTopics<Result>(
       .map(pendingTopicCommandOf)
     return decide(foldPendingTopicCommands(topics, pending))
   })
+  return { ...result, commandId }
 }
 
 /**
  * Runs one command on a chatbot in one transaction, under its stream's lock: `decide` sees the stream
  * and throws for what is wrong; the command event it returns (none when the command changes nothing) is
- * appended to the chatbot's stream with its audit entry.
+ * appended to the chatbot's stream with its audit entry. commandId is that event's id (null without one).
  */
 async function onChatbot<Result>(
   deps: TopicCommandDeps,
@@ -226,7 +228,7 @@ async function onChatbot<Result>(
     client: pg.ClientBase,
     records: Awaited<ReturnType<typeof readStream>>,
   ) => Promise<{ event: NewEvent | undefined; result: Result }>,
-): Promise<Result> {
+): Promise<{ result: Result; commandId: string | null }> {
   return withTransaction(deps.pool, async (client) => {
     await lockStreamForUpdate(client, 'chatbot', chatbotId)
     const records = await readStream(client, 'chatbot', chatbotId)
@@ -237,6 +239,7 @@ async function onChatbot<Result>(
       throw new AppError('not_found', 'No chatbot with this id.')
     }
     const { event, result } = await decide(client, records)
+    let commandId: string | null = null
     if (event) {
       const appended = await appendToStream(
         client,
@@ -258,8 +261,9 @@ async function onChatbot<Result>(
       ])
       const events = appended.records.map((r) => parseRecordedEvent(r) as ChatbotEvent)
       await recordAudit(client, auditEntriesOf(events, { chatbotName: chatbot.name }))
+      commandId = events[0]!.id
     }
-    return result
+    return { result, commandId }
   })
 }
 

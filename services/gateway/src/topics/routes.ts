@@ -49,7 +49,18 @@ const topicSchema = z
     'The topic as the command leaves it (the lists show it once the analysis service has applied it).',
   )
 
-const answerSchema = z.object({ ok: z.literal(true), topic: topicSchema })
+const answerSchema = z.object({
+  ok: z.literal(true),
+  topic: topicSchema,
+  commandId: z
+    .string()
+    .nullable()
+    .describe(
+      "The command's id (its event on the chatbot's stream): follow what becomes of it in GET /api/v1/chatbots/{id}/topics/commands. null when the command changes nothing and none was committed.",
+    ),
+})
+
+const exampleCommandId = '3c1d9e2a-5b7f-4a10-9c2e-8f4b6d0a1e35'
 
 const exampleTopic: z.infer<typeof topicSchema> = {
   id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
@@ -95,7 +106,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
           response: {
             200: documented(answerSchema, {
               description: 'Done (or nothing to do): the topic as it is now.',
-              example: { ok: true as const, topic: doc.example },
+              example: { ok: true as const, topic: doc.example, commandId: exampleCommandId },
             }),
             ...errors,
           },
@@ -104,7 +115,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
       async (request) => {
         const principal = requirePermission(request, 'topics:manage')
         const { chatbotId, topicId } = ids(request.params)
-        const { topic } = await executeTopicCommand(
+        const { topic, commandId } = await executeTopicCommand(
           deps,
           principal.orgId,
           chatbotId,
@@ -112,7 +123,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
           command(request.body),
           actorTrace(request, principal),
         )
-        return { ok: true as const, topic }
+        return { ok: true as const, topic, commandId }
       },
     )
 
@@ -145,6 +156,7 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
                 id: '4c1e9a77-5b2d-4f0e-8a63-2d7f1b9c0e45',
                 label: 'Roadside assistance',
               },
+              commandId: exampleCommandId,
             },
           }),
           ...errors,
@@ -154,14 +166,14 @@ export async function registerTopicCommands(app: FastifyInstance, deps: TopicRou
     async (request) => {
       const principal = requirePermission(request, 'topics:manage')
       if (!isUuid(request.params.id)) throw new AppError('not_found', 'No chatbot with this id.')
-      const { topic } = await executeTopicCreation(
+      const { topic, commandId } = await executeTopicCreation(
         deps,
         principal.orgId,
         request.params.id.toLowerCase(),
         { topicId: randomUUID(), label: request.body.label, examples: request.body.examples },
         actorTrace(request, principal),
       )
-      return { ok: true as const, topic }
+      return { ok: true as const, topic, commandId }
     },
   )
   route(

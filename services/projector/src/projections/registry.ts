@@ -1,5 +1,5 @@
 import { assertNever } from '@cas/eventlog'
-import type { EventType, RecordedEvent } from '@cas/events'
+import { type EventType, type RecordedEvent, TOPIC_COMMAND_EVENT_TYPES } from '@cas/events'
 import type pg from 'pg'
 import { ChatbotChanges } from './chatbot-fold.ts'
 import { writeChatbots } from './chatbots.ts'
@@ -11,6 +11,7 @@ import { writeMessages } from './messages.ts'
 import { ReanalysisChanges } from './reanalysis.ts'
 import { RollupChanges } from './rollups.ts'
 import { SignalChanges } from './signals.ts'
+import { TopicCommandLogChanges } from './topic-command-log.ts'
 import { TopicChanges } from './topics.ts'
 
 /**
@@ -186,6 +187,17 @@ const topics = readModel({
   },
 })
 
+/** What became of each topic command: its request on the chatbot's stream, then its outcome. */
+const topicCommandLog = readModel({
+  name: 'topic-command-log',
+  tables: [table('rm_topic_command_log', 'rows-deleted', 'unchanged')],
+  events: [...TOPIC_COMMAND_EVENT_TYPES, 'analysis.topic-command-handled'],
+  changes: () => {
+    const changes = new TopicCommandLogChanges()
+    return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
+  },
+})
+
 const conversations = readModel({
   name: 'conversations',
   tables: [table('rm_conversations', 'rows-deleted', 'row-deleted')],
@@ -317,6 +329,7 @@ const tombstones = readModel({
 export const READ_MODELS = [
   chatbots,
   topics,
+  topicCommandLog,
   conversations,
   messages,
   signals,
