@@ -3,7 +3,9 @@ import { askedBeforeOf, asksAgainOf, asksOf, inabilityOf, type MessageCues, ques
 import {
   type ConversationMessage,
   detectSignals,
+  escalationAfterFailure,
   escalationAsked,
+  escalationTakenUp,
   handoverSaid,
   type SignalSettings,
   THRESHOLDS,
@@ -696,6 +698,69 @@ describe('conversation signals: the decision', () => {
     expect(
       names(conversation(['user', {}], ['assistant', found], ['user', {}], ['assistant', found]), at(5)),
     ).toEqual(['escalation'])
+  })
+
+  it("reads a request for a person the assistant's reply takes up, each short of its own gate (signals-v26)", () => {
+    const { escalationTakenUp: a, handoverReply: b, handoverReplyMargin: mb } = THRESHOLDS
+    const asks = (head: number, margin = -0.15) => ({
+      escalation: margin,
+      escalationUnits: [
+        { head: 0.1, margin: -0.3 },
+        { head, margin },
+      ],
+    })
+    const hands = (head: number, margin: number = mb) => ({
+      handover: margin,
+      handoverUnits: [{ head, margin }],
+    })
+    // "…would be good if someone could give me a call", then "I've passed your details to our coordinator,
+    // who'll call you back": neither alone, the two across the turn.
+    const takenUp = conversation(['user', asks(a)], ['assistant', hands(b)])
+    expect(escalationAsked(takenUp[0]!.cues)).toBeUndefined()
+    expect(handoverSaid(takenUp[1]!.cues)).toBeUndefined()
+    expect(detectSignals(takenUp, settings, at(5)).signals).toEqual([
+      { name: 'escalation', confidence: b, evidence: ['m0'] },
+    ])
+    expect(escalationTakenUp(takenUp[0]!.cues, [takenUp[1]!])).toBe(b)
+    // Each reading under its bound, or a reply the handover anchors place clearly elsewhere (a failure the
+    // head reads high): nothing.
+    expect(names(conversation(['user', asks(a - 0.01)], ['assistant', hands(0.99)]), at(5))).toEqual([])
+    expect(names(conversation(['user', asks(0.99)], ['assistant', hands(b - 0.01)]), at(5))).toEqual([])
+    expect(names(conversation(['user', asks(0.99)], ['assistant', hands(0.99, mb - 0.01)]), at(5))).toEqual(
+      [],
+    )
+    // The reply is every assistant message before the end user's next one (the person who joins writes as
+    // the assistant), and none after it.
+    expect(names(conversation(['user', asks(a)], ['assistant', {}], ['assistant', hands(b)]), at(5))).toEqual(
+      ['escalation'],
+    )
+    expect(
+      names(conversation(['user', asks(a)], ['assistant', {}], ['user', {}], ['assistant', hands(b)]), at(5)),
+    ).toEqual([])
+    // Without the heads, nothing to read.
+    expect(escalationTakenUp({ ...USER, escalation: 0.07 }, [takenUp[1]!])).toBeUndefined()
+  })
+
+  it('reads a request for a person in reply to a bot failure with a looser margin (signals-v26)', () => {
+    const { escalationAfterFailure: h, escalationAfterFailureMargin: m } = THRESHOLDS
+    const asks = (head: number, margin: number) => ({
+      escalation: margin,
+      escalationUnits: [{ head, margin }],
+    })
+    // "I'm unable to end rides remotely.", then "then get me someone who can".
+    const afterFailure = (cues: Partial<MessageCues>, failure: Partial<MessageCues> = { inability: true }) =>
+      conversation(['user', {}], ['assistant', failure], ['user', cues])
+    expect(escalationAsked({ ...USER, ...asks(h, m) })).toBeUndefined()
+    expect(names(afterFailure(asks(h, m)), at(5))).toEqual(['escalation', 'bot_failure'])
+    expect(names(afterFailure(asks(h, m), { failure: THRESHOLDS.failure }), at(5))).toEqual([
+      'escalation',
+      'bot_failure',
+    ])
+    expect(escalationAfterFailure({ ...USER, ...asks(h, m) })).toBe(h)
+    // Under either bound, or after an answer: nothing.
+    expect(names(afterFailure(asks(h - 0.01, m)), at(5))).toEqual(['bot_failure'])
+    expect(names(afterFailure(asks(h, m - 0.01)), at(5))).toEqual(['bot_failure'])
+    expect(names(afterFailure(asks(h, m), {}), at(5))).toEqual([])
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

@@ -10,7 +10,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * so a replay (the events) and a re-analysis (the same analyzer) give the same signals.
  *
  * - escalation: an end-user message asks for a person (the anchors' margin, with the learned escalation
- *   head when there is one, read on the whole message and on each of its sentences: escalationAsked), or
+ *   head when there is one, read on the whole message and on each of its sentences: escalationAsked; or,
+ *   signals-v26, read by the head less surely and taken up by the assistant's reply, escalationTakenUp, or
+ *   in reply to a bot failure with a looser margin, escalationAfterFailure), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on);
@@ -58,7 +60,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 25
+export const SIGNALS_VERSION = 26
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -79,6 +81,45 @@ export const THRESHOLDS = {
    * member who runs the group?") and people named in reports, which the head, trained on them, reads low.
    */
   escalationHeadVeto: 0.5,
+  /**
+   * signals-v26: a unit of an end user's message the escalation head reads at least this, whatever its
+   * anchors' margin, asks for a person when the assistant's reply to it (its messages before the end user's
+   * next one) has a unit the handover head reads at least handoverReply with a handover margin of at least
+   * handoverReplyMargin: the request and the reply that takes it up agree across the turn, each read
+   * short of its own gate ("can someone ring me…", 0.706 / 0.030, then "I've booked a call with our
+   * technical team for you…", 0.964 / −0.020). Chosen on the union of the eleven development sets
+   * (bench/FINDINGS.md, signals-v26): 0.58–0.70 give the same errors (164 → 160, with the reply bounds below); the
+   * requests taken up lie at 0.706 and over, the highest unit of another message with such a reply at 0.575
+   * (a repair to be adjusted, "…When can I bring it back?", then "…The workshop can see you on Tuesday…",
+   * 0.91). 0.65 lies 0.056 under the one and 0.075 over the other.
+   */
+  escalationTakenUp: 0.65,
+  /**
+   * signals-v26, with escalationTakenUp: the replies that take a request up lie at 0.564 and over (a
+   * coordinator who will call back), the best unit of a reply that hands nothing over to a unit read ≥
+   * escalationTakenUp at 0.38 and under ("For privacy we don't share…"). 0.5 is the head's own decision
+   * point, 0.064 and 0.12 from each; 0.39–0.49 give one error fewer, through an answer read 0.496 ("You can
+   * request a refund from the Manage Booking page") in a conversation whose handover comes later: not taken.
+   * The margin keeps out failures the head reads high ("Something went wrong while processing your
+   * request…", 0.813 / −0.227): −0.22 … −0.05 give the same errors, the lowest reply taken at −0.048; −0.1
+   * lies 0.052 under it.
+   */
+  handoverReply: 0.5,
+  handoverReplyMargin: -0.1,
+  /**
+   * signals-v26: in reply to the assistant failing (its last message before says it cannot help or did not
+   * understand: the bot_failure rule), a unit of an end user's message the escalation head reads at least
+   * this asks for a person when its margin is at least escalationAfterFailureMargin, short of
+   * escalationHeadMargin: the end user turns from the bot to a person in words the anchors read as a plain
+   * request ("then please get someone from your tech team to help me", 0.831 / −0.072). Chosen on the union
+   * of the eleven development sets (bench/FINDINGS.md, signals-v26): the requests so caught lie at 0.831 and
+   * 0.866, the highest unit after a failure that asks for no one at 0.746 (a repair visit asked for again:
+   * "…when can someone come and fix it", −0.053), so 0.75–0.83 give the same errors and 0.8 lies 0.031 and
+   * 0.054 from each. No unit after a failure that asks for no one reads 0.75 or more at any margin from
+   * −0.3, so −0.3 … −0.072 give the same errors; −0.1 lies 0.028 under the lowest caught.
+   */
+  escalationAfterFailure: 0.8,
+  escalationAfterFailureMargin: -0.1,
   handover: 0.08,
   /**
    * signals-v20: with the learned handover head (the local model's assistant messages), a unit (the whole
@@ -356,6 +397,47 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
 }
 
 /**
+ * signals-v26: an end user's request for a person the assistant's reply takes up. Some unit of the message
+ * is read by the escalation head as asking for a person (≥ THRESHOLDS.escalationTakenUp) and the reply (the
+ * assistant's messages after it, before the end user's next one) has a unit the handover head reads as
+ * handing over (≥ THRESHOLDS.handoverReply, its margin ≥ THRESHOLDS.handoverReplyMargin), though neither is
+ * clear enough alone (escalationAsked, handoverSaid): an indirect request ("would be good if someone could
+ * give me a call") answered by a call back booked. Returns its confidence (the lower of the two readings),
+ * or undefined; undefined without the heads.
+ */
+export function escalationTakenUp(
+  c: MessageCues | undefined,
+  reply: readonly ConversationMessage[],
+): number | undefined {
+  const t = THRESHOLDS
+  const asked = Math.max(0, ...(c?.escalationUnits ?? []).map((u) => u.head))
+  if (asked < t.escalationTakenUp) return undefined
+  const handed = Math.max(
+    0,
+    ...reply.flatMap((m) =>
+      (m.cues?.handoverUnits ?? []).filter((u) => u.margin >= t.handoverReplyMargin).map((u) => u.head),
+    ),
+  )
+  if (handed < t.handoverReply) return undefined
+  return Math.round(Math.min(asked, handed) * 100) / 100
+}
+
+/**
+ * signals-v26: a request for a person in reply to the assistant failing: some unit of the message the
+ * escalation head reads at least THRESHOLDS.escalationAfterFailure, its margin at least
+ * THRESHOLDS.escalationAfterFailureMargin. Returns its confidence (the head's reading), or undefined;
+ * undefined without the head.
+ */
+export function escalationAfterFailure(c: MessageCues | undefined): number | undefined {
+  const t = THRESHOLDS
+  const units = (c?.escalationUnits ?? []).filter(
+    (u) => u.head >= t.escalationAfterFailure && u.margin >= t.escalationAfterFailureMargin,
+  )
+  if (units.length === 0) return undefined
+  return Math.round(Math.max(...units.map((u) => u.head)) * 100) / 100
+}
+
+/**
  * The handover margin of the assistant's message: its best unit's, leaving out (signals-v20, with the
  * learned handover head) the units the head reads under THRESHOLDS.handoverHeadVeto.
  */
@@ -513,12 +595,22 @@ export function detectSignals(
   const firstUser = talk.findIndex((m) => m.role === 'user')
   const isReply = (m: ConversationMessage) =>
     talk.slice(firstUser + 1, talk.indexOf(m)).some((a) => a.role === 'assistant')
+  // The assistant's reply to an end-user message: its messages after it, before the end user's next one.
+  const replyTo = (m: ConversationMessage) => {
+    const k = talk.indexOf(m)
+    const next = talk.findIndex((u, j) => j > k && u.role === 'user')
+    return talk.slice(k + 1, next === -1 ? undefined : next).filter((a) => a.role === 'assistant')
+  }
   const clarifications: ConversationMessage[] = []
   for (const m of talk) {
     const c = m.cues
     if (!c) continue
     if (m.role === 'user') {
-      const asked = escalationAsked(c)
+      const before = talk.slice(0, talk.indexOf(m)).findLast((a) => a.role === 'assistant')
+      const asked =
+        escalationAsked(c) ??
+        escalationTakenUp(c, replyTo(m)) ??
+        (before && failed(before) ? escalationAfterFailure(c) : undefined)
       if (asked !== undefined) out.add('escalation', m.id, asked)
       const frustrated = frustration(c, isReply(m))
       if (frustrated !== undefined) out.add('frustration', m.id, frustrated)

@@ -645,6 +645,64 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signalsOf([], false, ...done)).toContain('escalation')
   })
 
+  it("reads an indirect request for a person the assistant's reply takes up, and one after a bot failure, as escalation with the heads, not without them (signals-v26)", async () => {
+    // The request's sentence: escalation head 0.71, margin 0.056 (under 0.85 and 0.08); the reply's
+    // sentence: handover head 0.77, margin −0.019 (under 0.92 and 0): neither alone, the two across the turn.
+    const takenUp: Turn[] = [
+      [
+        'user',
+        'our wedding cake tasting got cancelled the day before with no reason given. I want to talk to the head baker about what happened',
+      ],
+      [
+        'assistant',
+        "I'm so sorry. I've passed this to our head baker, Lena, who will phone you this afternoon.",
+      ],
+    ]
+    expect(await signalsOf([], true, ...takenUp)).toContain('escalation')
+    expect(await signalsOf([], false, ...takenUp)).not.toContain('escalation')
+    // After the assistant says it has nothing: head 0.94, margin −0.063 (under escalationHeadMargin).
+    const afterFailure: Turn[] = [
+      ['user', 'the app logs me out every time I open it'],
+      ['assistant', "Sorry, I don't have any information about that."],
+      ['user', 'ok so can somebody from your tech side look into it'],
+    ]
+    expect(await signalsOf([], true, ...afterFailure)).toContain('escalation')
+    expect(await signalsOf([], false, ...afterFailure)).not.toContain('escalation')
+  })
+
+  it('reads no escalation in a person who did harm, a case passed to a team after it, an offer of a person not taken, nor a repair visit booked (signals-v26)', async () => {
+    for (const turns of [
+      [
+        ['user', 'a person stole my card at the station'],
+        [
+          'assistant',
+          "I'm sorry. I've blocked the card and ordered a replacement, which will arrive in 3 to 5 days.",
+        ],
+      ],
+      [
+        ['user', "someone used my card at a petrol station I've never been to"],
+        [
+          'assistant',
+          "I'm sorry. I've blocked the card and our fraud team will review the payment; you'll hear from them by email within two days.",
+        ],
+      ],
+      [
+        ['user', 'my parcel is three days late'],
+        ['assistant', 'Sorry for the delay. Would you like me to put you in touch with our delivery team?'],
+        ['user', "no thanks, I'll wait a bit longer"],
+      ],
+      [
+        ['user', "can an engineer come out and look at the boiler, it's making a banging noise"],
+        [
+          'assistant',
+          "Yes. I've logged a repair request and an engineer will contact you to arrange a visit.",
+        ],
+      ],
+    ] as Turn[][]) {
+      expect(await signalsOf([], true, ...turns)).not.toContain('escalation')
+    }
+  })
+
   it('reads a blunt or a plain request for a person as escalation with the head and without it', async () => {
     for (const text of ['human please!!', 'could you put me through to someone in your billing team?']) {
       expect(await signalsOf([], true, ['user', text])).toContain('escalation')
