@@ -700,7 +700,7 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['escalation'])
   })
 
-  it("reads a request for a person the assistant's reply takes up, each short of its own gate (signals-v26)", () => {
+  it('reads a request for a person the assistant takes up later, each short of its own gate (signals-v26, v27)', () => {
     const { escalationTakenUp: a, handoverReply: b, handoverReplyMargin: mb } = THRESHOLDS
     const asks = (head: number, margin = -0.15) => ({
       escalation: margin,
@@ -729,13 +729,22 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', asks(0.99)], ['assistant', hands(0.99, mb - 0.01)]), at(5))).toEqual(
       [],
     )
-    // The reply is every assistant message before the end user's next one (the person who joins writes as
-    // the assistant), and none after it.
+    // Any later assistant message takes it up (the person who joins writes as the assistant; signals-v27:
+    // after a detail asked for and given too), none before it.
     expect(names(conversation(['user', asks(a)], ['assistant', {}], ['assistant', hands(b)]), at(5))).toEqual(
       ['escalation'],
     )
+    const afterDetail = conversation(
+      ['user', asks(a)],
+      ['assistant', {}],
+      ['user', {}],
+      ['assistant', hands(b)],
+    )
+    expect(detectSignals(afterDetail, settings, at(5)).signals).toEqual([
+      { name: 'escalation', confidence: b, evidence: ['m0'] },
+    ])
     expect(
-      names(conversation(['user', asks(a)], ['assistant', {}], ['user', {}], ['assistant', hands(b)]), at(5)),
+      names(conversation(['user', {}], ['assistant', hands(0.99)], ['user', asks(0.99)]), at(5)),
     ).toEqual([])
     // Without the heads, nothing to read.
     expect(escalationTakenUp({ ...USER, escalation: 0.07 }, [takenUp[1]!])).toBeUndefined()

@@ -11,7 +11,7 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *
  * - escalation: an end-user message asks for a person (the anchors' margin, with the learned escalation
  *   head when there is one, read on the whole message and on each of its sentences: escalationAsked; or,
- *   signals-v26, read by the head less surely and taken up by the assistant's reply, escalationTakenUp, or
+ *   signals-v26, read by the head less surely and taken up by a later handover, escalationTakenUp, or
  *   in reply to a bot failure with a looser margin, escalationAfterFailure), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
@@ -60,7 +60,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 26
+export const SIGNALS_VERSION = 27
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -83,29 +83,29 @@ export const THRESHOLDS = {
   escalationHeadVeto: 0.5,
   /**
    * signals-v26: a unit of an end user's message the escalation head reads at least this, whatever its
-   * anchors' margin, asks for a person when the assistant's reply to it (its messages before the end user's
-   * next one) has a unit the handover head reads at least handoverReply with a handover margin of at least
-   * handoverReplyMargin: the request and the reply that takes it up agree across the turn, each read
-   * short of its own gate ("can someone ring me…", 0.706 / 0.030, then "I've booked a call with our
-   * technical team for you…", 0.964 / −0.020). Chosen on the union of the eleven development sets
-   * (bench/FINDINGS.md, signals-v26): 0.58–0.70 give the same errors (164 → 160, with the reply bounds below); the
-   * requests taken up lie at 0.706 and over, the highest unit of another message with such a reply at 0.575
-   * (a repair to be adjusted, "…When can I bring it back?", then "…The workshop can see you on Tuesday…",
-   * 0.91). 0.65 lies 0.056 under the one and 0.075 over the other.
+   * anchors' margin, asks for a person when the assistant takes it up: one of its later messages (signals-v27:
+   * any, not only those before the end user's next message: the assistant often asks for a detail, or
+   * answers first, and hands over after) has a unit the handover head reads at least handoverReply with a
+   * handover margin of at least handoverReplyMargin. The request and the handover agree, each read short of
+   * its own gate ("can someone ring me…", 0.706 / 0.030, then "I've booked a call with our technical team
+   * for you…", 0.964 / −0.020). Chosen on the union of the eleven development sets (bench/FINDINGS.md,
+   * signals-v26 and v27): 0.58–0.66 give the same errors (164 → 156, with the bounds below); the requests
+   * taken up lie at 0.662 and over (signals-v26, its reply only: 0.706), the highest unit of another message
+   * with such a handover after it at 0.575 (a repair to be adjusted, "…When can I bring it back?", then
+   * "…The workshop can see you on Tuesday…", 0.91). 0.62 lies 0.042 from each (signals-v26: 0.65).
    */
-  escalationTakenUp: 0.65,
+  escalationTakenUp: 0.62,
   /**
-   * signals-v26, with escalationTakenUp: the replies that take a request up lie at 0.564 and over (a
-   * coordinator who will call back), the best unit of a reply that hands nothing over to a unit read ≥
-   * escalationTakenUp at 0.38 and under ("For privacy we don't share…"). 0.5 is the head's own decision
-   * point, 0.064 and 0.12 from each; 0.39–0.49 give one error fewer, through an answer read 0.496 ("You can
-   * request a refund from the Manage Booking page") in a conversation whose handover comes later: not taken.
-   * The margin keeps out failures the head reads high ("Something went wrong while processing your
-   * request…", 0.813 / −0.227): −0.22 … −0.05 give the same errors, the lowest reply taken at −0.048; −0.1
-   * lies 0.052 under it.
+   * signals-v26, with escalationTakenUp: the handovers that take a request up lie at 0.564 and over (a
+   * coordinator who will call back), the best unit of a later assistant message that hands nothing over, after
+   * a unit read ≥ escalationTakenUp, at 0.38 and under ("For privacy we don't share…"): 0.38–0.56 give the
+   * same errors, and 0.5, the head's own decision point, lies 0.064 and 0.12 from each. The margin keeps out
+   * failures the head reads high ("Something went wrong while processing your request…", 0.813 / −0.227):
+   * −0.22 … −0.08 give the same errors, the lowest taken at −0.079 (signals-v27; −0.048 with the reply only);
+   * −0.15 lies 0.071 and 0.077 from each (signals-v26: −0.1).
    */
   handoverReply: 0.5,
-  handoverReplyMargin: -0.1,
+  handoverReplyMargin: -0.15,
   /**
    * signals-v26: in reply to the assistant failing (its last message before says it cannot help or did not
    * understand: the bot_failure rule), a unit of an end user's message the escalation head reads at least
@@ -397,24 +397,25 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
 }
 
 /**
- * signals-v26: an end user's request for a person the assistant's reply takes up. Some unit of the message
- * is read by the escalation head as asking for a person (≥ THRESHOLDS.escalationTakenUp) and the reply (the
- * assistant's messages after it, before the end user's next one) has a unit the handover head reads as
- * handing over (≥ THRESHOLDS.handoverReply, its margin ≥ THRESHOLDS.handoverReplyMargin), though neither is
- * clear enough alone (escalationAsked, handoverSaid): an indirect request ("would be good if someone could
- * give me a call") answered by a call back booked. Returns its confidence (the lower of the two readings),
- * or undefined; undefined without the heads.
+ * signals-v26: an end user's request for a person the assistant takes up. Some unit of the message is read
+ * by the escalation head as asking for a person (≥ THRESHOLDS.escalationTakenUp) and one of the assistant's
+ * messages after it (`later`: signals-v27, any of them; signals-v26, those before the end user's next
+ * message) has a unit the handover head reads as handing over (≥ THRESHOLDS.handoverReply, its margin ≥
+ * THRESHOLDS.handoverReplyMargin), though neither is clear enough alone (escalationAsked, handoverSaid): an
+ * indirect request ("would be good if someone could give me a call") and a call back booked, at once or
+ * after a detail asked for. Returns its confidence (the lower of the two readings), or undefined; undefined
+ * without the heads.
  */
 export function escalationTakenUp(
   c: MessageCues | undefined,
-  reply: readonly ConversationMessage[],
+  later: readonly ConversationMessage[],
 ): number | undefined {
   const t = THRESHOLDS
   const asked = Math.max(0, ...(c?.escalationUnits ?? []).map((u) => u.head))
   if (asked < t.escalationTakenUp) return undefined
   const handed = Math.max(
     0,
-    ...reply.flatMap((m) =>
+    ...later.flatMap((m) =>
       (m.cues?.handoverUnits ?? []).filter((u) => u.margin >= t.handoverReplyMargin).map((u) => u.head),
     ),
   )
@@ -595,12 +596,9 @@ export function detectSignals(
   const firstUser = talk.findIndex((m) => m.role === 'user')
   const isReply = (m: ConversationMessage) =>
     talk.slice(firstUser + 1, talk.indexOf(m)).some((a) => a.role === 'assistant')
-  // The assistant's reply to an end-user message: its messages after it, before the end user's next one.
-  const replyTo = (m: ConversationMessage) => {
-    const k = talk.indexOf(m)
-    const next = talk.findIndex((u, j) => j > k && u.role === 'user')
-    return talk.slice(k + 1, next === -1 ? undefined : next).filter((a) => a.role === 'assistant')
-  }
+  // The assistant's messages after an end-user message.
+  const saidAfter = (m: ConversationMessage) =>
+    talk.slice(talk.indexOf(m) + 1).filter((a) => a.role === 'assistant')
   const clarifications: ConversationMessage[] = []
   for (const m of talk) {
     const c = m.cues
@@ -609,7 +607,7 @@ export function detectSignals(
       const before = talk.slice(0, talk.indexOf(m)).findLast((a) => a.role === 'assistant')
       const asked =
         escalationAsked(c) ??
-        escalationTakenUp(c, replyTo(m)) ??
+        escalationTakenUp(c, saidAfter(m)) ??
         (before && failed(before) ? escalationAfterFailure(c) : undefined)
       if (asked !== undefined) out.add('escalation', m.id, asked)
       const frustrated = frustration(c, isReply(m))

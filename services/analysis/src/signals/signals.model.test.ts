@@ -645,7 +645,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signalsOf([], false, ...done)).toContain('escalation')
   })
 
-  it("reads an indirect request for a person the assistant's reply takes up, and one after a bot failure, as escalation with the heads, not without them (signals-v26)", async () => {
+  it('reads an indirect request for a person the assistant takes up, and one after a bot failure, as escalation with the heads, not without them (signals-v26)', async () => {
     // The request's sentence: escalation head 0.71, margin 0.056 (under 0.85 and 0.08); the reply's
     // sentence: handover head 0.77, margin −0.019 (under 0.92 and 0): neither alone, the two across the turn.
     const takenUp: Turn[] = [
@@ -660,6 +660,15 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ]
     expect(await signalsOf([], true, ...takenUp)).toContain('escalation')
     expect(await signalsOf([], false, ...takenUp)).not.toContain('escalation')
+    // signals-v27: taken up after a detail asked for and given (the handover 0.77 / −0.019 two turns on).
+    const afterDetail: Turn[] = [
+      takenUp[0]!,
+      ['assistant', 'Which order is it about?'],
+      ['user', 'order 5521, for the 12th'],
+      ['assistant', "Thanks. I've passed this to our head baker, Lena, who will phone you this afternoon."],
+    ]
+    expect(await signalsOf([], true, ...afterDetail)).toContain('escalation')
+    expect(await signalsOf([], false, ...afterDetail)).not.toContain('escalation')
     // After the assistant says it has nothing: head 0.94, margin −0.063 (under escalationHeadMargin).
     const afterFailure: Turn[] = [
       ['user', 'the app logs me out every time I open it'],
