@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { AppendRequest } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type { Page } from 'playwright-core'
@@ -323,6 +324,56 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     expect(after.reanalysis.total).toBeGreaterThan(0)
     const bar = page.getByRole('progressbar', { name: 'Re-analysis progress' })
     expect(await bar.getAttribute('value')).toBe(String(after.reanalysis.total))
+  }, 150_000)
+
+  it('lists what became of each topic command, a refused one marked with its reason', async () => {
+    // A chatbot of its own whose read model shows a hidden topic the analysis service does not have (as
+    // after a re-clustering run the projector has not caught up with): showing it again is answered 200,
+    // then refused by the analysis.
+    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Commands bot' } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
+    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const topicId = randomUUID()
+    await appendToAppJournal(dashboard, [
+      {
+        streamType: 'analysis',
+        streamId: id,
+        orgId: founded!.orgId,
+        chatbotId: id,
+        expectedVersion: 'any',
+        events: [
+          newEvent('analysis.topic-discovered', {
+            topicId,
+            label: 'Refunds',
+            keywords: ['refund'],
+            configured: false,
+          }),
+          newEvent('analysis.topic-hidden', { topicId }),
+        ],
+      },
+    ])
+    await page.goto(`/topics?chatbotId=${id}`)
+    await heading('Topics').waitFor()
+    const changes = page.getByRole('region', { name: 'Recent changes to the topics' })
+    expect(await changes.count()).toBe(0)
+    // The page polls every 10 s: the hidden topic shows once projected.
+    await page.getByRole('button', { name: 'Show Refunds again' }).click({ timeout: 60_000 })
+    // The list follows the command until the analysis has handled it, without a reload.
+    const item = changes.locator('li').first()
+    await item
+      .getByText('Refused: the analysis no longer has this topic', { exact: true })
+      .waitFor({ timeout: 60_000 })
+    expect(await item.locator('.topic-change-what').textContent()).toBe("Showing 'Refunds' again")
+    expect(await item.textContent()).toContain('by Ada, ')
+    expect(await item.getAttribute('class')).toContain('topic-change-refused')
+    const listed = (await (await page.request.get(`/api/v1/chatbots/${id}/topics/commands`)).json()) as {
+      commands: { type: string; topicId: string; status: string; reason: string | null }[]
+    }
+    expect(listed.commands).toEqual([
+      expect.objectContaining({ type: 'unhide', topicId, status: 'refused', reason: 'not_found' }),
+    ])
+    await checkPage('10e-topics-recent-changes')
   }, 150_000)
 
   it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {

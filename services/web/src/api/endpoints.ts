@@ -11,7 +11,6 @@ import type {
   Invitation,
   InvitationPreview,
   Invited,
-  ManagedTopic,
   Member,
   Overview,
   PipelineStatus,
@@ -19,6 +18,8 @@ import type {
   Role,
   SentimentTrend,
   SignalsReport,
+  TopicCommandAnswer,
+  TopicCommandEntry,
   TopicsReport,
 } from './types.ts'
 
@@ -113,25 +114,28 @@ const topicUrl = (chatbotId: string, topicId: string, command: string) =>
 /** Owners and admins manage a chatbot's topics (each command is an event). */
 export const topics = {
   create: (chatbotId: string, label: string, examples: readonly string[]) =>
-    request<{ ok: true; topic: ManagedTopic }>(
-      'POST',
-      `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/topics`,
-      {
-        body: { label, examples },
-      },
-    ),
+    request<TopicCommandAnswer>('POST', `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/topics`, {
+      body: { label, examples },
+    }),
   rename: (chatbotId: string, topicId: string, label: string) =>
-    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'rename'), {
+    request<TopicCommandAnswer>('POST', topicUrl(chatbotId, topicId, 'rename'), {
       body: { label },
     }),
   hide: (chatbotId: string, topicId: string) =>
-    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'hide')),
+    request<TopicCommandAnswer>('POST', topicUrl(chatbotId, topicId, 'hide')),
   unhide: (chatbotId: string, topicId: string) =>
-    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'unhide')),
+    request<TopicCommandAnswer>('POST', topicUrl(chatbotId, topicId, 'unhide')),
   merge: (chatbotId: string, topicId: string, into: string) =>
-    request<{ ok: true; topic: ManagedTopic }>('POST', topicUrl(chatbotId, topicId, 'merge'), {
+    request<TopicCommandAnswer>('POST', topicUrl(chatbotId, topicId, 'merge'), {
       body: { into },
     }),
+  /** The chatbot's latest commands (50), newest first, with what became of each. */
+  commands: (chatbotId: string, signal?: AbortSignal) =>
+    request<{ commands: TopicCommandEntry[] }>(
+      'GET',
+      `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/topics/commands`,
+      { signal },
+    ).then((r) => r.commands),
 }
 
 /** Re-analysing a chatbot's past messages with the current analyzer (owners and admins), and its progress. */

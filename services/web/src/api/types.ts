@@ -70,6 +70,10 @@ export type TopicExample = Topic['examples'][number]
 export type Theme = TopicsReport['themes'][number]
 /** A topic as a command on it (rename, hide, unhide, merge) leaves it. */
 export type ManagedTopic = Answer<'renameTopic'>['topic']
+/** The answer to a topic command: the topic as it leaves it, and the command's id (null: nothing to do). */
+export type TopicCommandAnswer = Answer<'renameTopic'>
+/** One of a chatbot's recent topic commands, with what became of it. */
+export type TopicCommandEntry = Answer<'listTopicCommands'>['commands'][number]
 /** A chatbot's latest re-analysis (null before the first). */
 export type Reanalysis = Answer<'getReanalysis'>['reanalysis']
 

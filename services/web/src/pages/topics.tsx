@@ -5,6 +5,7 @@ import { ErrorAlert } from '../components/alert.tsx'
 import { Freshness } from '../components/freshness.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
+import { RecentTopicChanges } from '../components/recent-topic-changes.tsx'
 import { SentimentBadge, SentimentLabelBadge } from '../components/sentiment-badge.tsx'
 import { RankingChart, TrendChart } from '../components/topic-charts.tsx'
 import { selectionFromSearch, selectionToSearch, viewerTimeZone } from '../lib/analytics-range.ts'
@@ -46,6 +47,8 @@ export function TopicsPage() {
   const tz = viewerTimeZone()
   const query = topicsQuery(selection, tz, limit)
   const bots = useChatbotList()
+  // When a topic command was last sent from this page: the list of recent changes follows it.
+  const [sentAt, setSentAt] = useState(0)
   const report = usePolled((signal) => analytics.topics(query, signal), JSON.stringify(query), POLL_MS)
   // Topics belong to a chatbot: with all chatbots shown, each topic says whose it is.
   const names =
@@ -76,11 +79,15 @@ export function TopicsPage() {
           chatbotId={selection.chatbotId || undefined}
           limit={limit}
           onMore={() => setMore({ search: location.search, limit: limit + TOPICS_PAGE })}
-          onChanged={report.refresh}
+          onChanged={() => {
+            report.refresh()
+            setSentAt(Date.now())
+          }}
         />
       ) : report.loading ? (
         <p role="status">Loading topics…</p>
       ) : null}
+      {selection.chatbotId ? <RecentTopicChanges chatbotId={selection.chatbotId} sentAt={sentAt} /> : null}
     </section>
   )
 }
