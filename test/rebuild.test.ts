@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
-import { appendToStream, listDeadLetters } from '@cas/eventlog'
+import { appendToStream, JOURNAL_TOPIC, listDeadLetters } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
@@ -220,6 +220,42 @@ for (const mode of EVENT_LOG_MODES) {
         headers: { cookie },
       })
       expect(read.statusCode).toBe(200)
+    })
+
+    it('swaps in when the live projector still has checkpoints of the other event log (the service ran in the other mode before)', async () => {
+      // Regression: `npm run replay -- read-models` after the service had run on the embedded journal and then
+      // with KAFKA_BROKERS never swapped: the live group's old journal checkpoints were compared with the
+      // rebuild's Kafka ones, found ahead, and it replayed, indexed and tried to swap again, for ever.
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const before = await snapshot(db)
+      const stale = eventLog.kind === 'kafka' ? JOURNAL_TOPIC : 'conversation-events'
+      await db.pool.query(
+        `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+         SELECT $1, $2, p, 1000000 FROM generate_series(0, 3) AS p`,
+        [liveGroupId, stale],
+      )
+      const rebuild = rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        progressIntervalMs: 50,
+      })
+      const result = await Promise.race([
+        rebuild,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('the rebuild did not swap within 30 s')), 30_000),
+        ),
+      ])
+      expect(result.swapped).toBe(true)
+      expect(await snapshot(db)).toEqual(before)
+      const { rows } = await db.pool.query(
+        'SELECT count(*)::int AS n FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2',
+        [liveGroupId, stale],
+      )
+      expect(rows[0].n).toBe(0)
     })
 
     if (mode.name !== 'journal') return

@@ -271,7 +271,11 @@ async function swapIn(
     let journalReached = journal[0] ?? -1n
     for (const offset of journal) if (offset < journalReached) journalReached = offset
     const reached = new Map(rebuilt.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
-    const behind = live.some((l) => {
+    // Only the checkpoints of the log both read: a service that ran on the journal before KAFKA_BROKERS
+    // was set (or the other way round) keeps the live group's checkpoints of the other log, which the
+    // rebuild never reaches; they are dropped with the rest of the live group's below.
+    const current = live.filter((l) => (l.topic === JOURNAL_TOPIC) === (eventLog.kind === 'journal'))
+    const behind = current.some((l) => {
       const at =
         l.topic === JOURNAL_TOPIC ? journalReached : (reached.get(`${l.topic}/${l.partition}`) ?? -1n)
       return at < BigInt(l.last_offset)
