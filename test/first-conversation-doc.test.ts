@@ -114,6 +114,23 @@ describe('docs/first-conversation.md', () => {
     expect(await curl(runEnv)).toMatchObject({ ok: true, messagesStored: 0 })
   })
 
+  it('installs the SDKs from a checkout, as neither is on its registry yet: the file npm pack makes, the folder pip builds', () => {
+    const pkg = JSON.parse(
+      readFileSync(fileURLToPath(new URL('../sdks/typescript/package.json', import.meta.url)), 'utf8'),
+    )
+    const tarball = `${pkg.name.replace('@', '').replace('/', '-')}-${pkg.version}.tgz`
+    const npm = blockAfter('## TypeScript').code
+    expect(npm).toContain('npm pack -w sdks/typescript')
+    expect(npm).toContain(`npm install /path/to/the/checkout/${tarball}`)
+    const pip = blockAfter('## Python').code
+    expect(pip.trim()).toBe('pip install /path/to/the/checkout/sdks/python')
+    const pyproject = readFileSync(
+      fileURLToPath(new URL('../sdks/python/pyproject.toml', import.meta.url)),
+      'utf8',
+    )
+    expect(pyproject).toContain('name = "conversation-analytics"')
+  })
+
   it('the Python example sends the same conversation through the SDK (sdks/python)', async () => {
     const runEnv = await freshChatbotEnv()
     const block = blockAfter('## Python')

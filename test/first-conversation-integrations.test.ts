@@ -45,7 +45,7 @@ function blockAfter(marker: string, lang: string): Block {
   return block
 }
 
-/** The packages of the `pip install` lines of the OpenAI Python sections (our SDK comes from the repository). */
+/** The packages of the `pip install` lines of the OpenAI Python sections (our SDK, named by its path in a checkout, comes from the repository). */
 function pipPackages(): string[] {
   const lines = [
     blockAfter('### Without OpenTelemetry', 'sh'),
@@ -57,7 +57,7 @@ function pipPackages(): string[] {
       .trim()
       .split(/\s+/),
   )
-  return [...new Set(packages.filter((p) => p !== 'conversation-analytics'))].sort()
+  return [...new Set(packages.filter((p) => !p.endsWith('/sdks/python')))].sort()
 }
 
 /** The venv's python, (re)installing when the page's `pip install` lines changed since the last install. */
