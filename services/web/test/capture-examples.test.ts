@@ -152,6 +152,16 @@ describe('the SDK and OpenTelemetry snippets the onboarding shows beside curl', 
     expect(pythonSdkExample(ORIGIN, undefined)).toContain(`api_key="${KEY_PLACEHOLDER}"`)
   })
 
+  it('the SDK snippets install from a checkout, as docs/first-conversation.md does: neither SDK is on its registry yet', () => {
+    // Regression: they said npm install @conversation-analytics/sdk (404) and pip install conversation-analytics (none).
+    expect(typescriptSdkExample(ORIGIN, KEY)).toContain('npm pack -w sdks/typescript')
+    expect(typescriptSdkExample(ORIGIN, KEY)).not.toContain('npm install @conversation-analytics/sdk')
+    expect(pythonSdkExample(ORIGIN, KEY)).toContain(
+      'pip install /path/to/a/checkout/of/this/service/sdks/python',
+    )
+    expect(pythonSdkExample(ORIGIN, KEY)).not.toContain('pip install conversation-analytics')
+  })
+
   it('the OpenTelemetry snippet sets the standard OTLP exporter variables to /v1/traces with the key', async () => {
     const { stdout } = await run('sh', ['-c', `${opentelemetryExample(ORIGIN, KEY)}\nenv`], {
       env: { PATH: process.env.PATH ?? '' },

@@ -68,7 +68,8 @@ function inline(value: unknown, lang: 'ts' | 'py'): string {
 export function typescriptSdkExample(origin: string, apiKey: string | undefined): string {
   const { conversationId, messages, user } = exampleCapture()
   return [
-    '// npm install @conversation-analytics/sdk',
+    '// Not on the npm registry yet: npm pack -w sdks/typescript in a checkout of this service,',
+    '// then npm install the .tgz it makes (docs/first-conversation.md)',
     "import { ConversationAnalytics } from '@conversation-analytics/sdk'",
     '',
     '// On your server: the API key is a secret.',
@@ -95,7 +96,7 @@ export function typescriptSdkExample(origin: string, apiKey: string | undefined)
 export function pythonSdkExample(origin: string, apiKey: string | undefined): string {
   const { conversationId, messages, user } = exampleCapture()
   return [
-    '# pip install conversation-analytics',
+    '# Not on PyPI yet: pip install /path/to/a/checkout/of/this/service/sdks/python',
     'from conversation_analytics import Client',
     '',
     '# On your server: the API key is a secret.',
