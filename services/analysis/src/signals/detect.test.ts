@@ -173,6 +173,93 @@ describe('conversation signals: the decision', () => {
     expect(names(first, at(5))).toEqual([])
   })
 
+  it('reads no frustration in a request for a person the head reads short of sure (signals-v28)', () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    // "Talk to an agent" in reply to a greeting: the frustration head 0.66 at 0.010, the escalation head 0.96.
+    const reply = (escalationHead: number, frustrationHead = 0.66) =>
+      conversation(
+        ['user', {}],
+        ['assistant', {}],
+        [
+          'user',
+          {
+            frustration: 0.01,
+            emotionFrustration: frustrationHead,
+            frustrationUnits: units([frustrationHead, 0.01]),
+            escalationUnits: units([escalationHead, -0.1]),
+          },
+        ],
+      )
+    const frustrated = (escalationHead: number, frustrationHead?: number) =>
+      names(reply(escalationHead, frustrationHead), at(5)).includes('frustration')
+    expect(frustrated(0.96)).toBe(false)
+    expect(frustrated(THRESHOLDS.frustrationAsksPerson)).toBe(false)
+    // Not a request for a person: the head and the anchors agree, as before.
+    expect(frustrated(0.34)).toBe(true)
+    // The head sure of the whole: frustration whatever the unit asks ("this is pointless. I want a person").
+    expect(frustrated(0.96, 0.95)).toBe(true)
+  })
+
+  it("reads a reply the end user thanks after by the first report's gate, bar the sure whole (signals-v28)", () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    // "right, but it still got rejected. can i get a refund or a new photo", its sentence 0.86 at 0.008.
+    const doubtful = {
+      frustration: 0.008,
+      emotionFrustration: 0.63,
+      frustrationUnits: units([0.63, -0.296], [0.86, 0.008]),
+    }
+    const thanks = { social: 0.3, resolution: 0.3 }
+    const withThanks = conversation(
+      ['user', {}],
+      ['assistant', {}],
+      ['user', doubtful],
+      ['assistant', {}],
+      ['user', thanks],
+    )
+    expect(names(withThanks, at(90))).toEqual(['resolution'])
+    // Without the thanks after, a reply's doubt goes to frustration, as before.
+    const without = conversation(['user', {}], ['assistant', {}], ['user', doubtful], ['assistant', {}])
+    expect(names(without, at(90))).toEqual(['frustration'])
+    // A unit at the first report's gate or beyond still counts, thanks or not.
+    const clear = {
+      ...doubtful,
+      frustrationUnits: units([0.63, -0.296], [0.86, THRESHOLDS.frustrationFirst]),
+    }
+    const clearThanked = conversation(
+      ['user', {}],
+      ['assistant', {}],
+      ['user', clear],
+      ['assistant', {}],
+      ['user', thanks],
+    )
+    expect(names(clearThanked, at(90))).toEqual(['frustration', 'resolution'])
+    // The head sure of the whole message counts whatever its margin.
+    const sure = { frustration: -0.013, emotionFrustration: 0.96, frustrationUnits: units([0.96, -0.013]) }
+    const sureThanked = conversation(
+      ['user', {}],
+      ['assistant', {}],
+      ['user', sure],
+      ['assistant', {}],
+      ['user', thanks],
+    )
+    expect(names(sureThanked, at(90))).toEqual(['frustration', 'resolution'])
+  })
+
+  it("reads the report told again at the assistant's request without the reply's looser sure gate (signals-v28)", () => {
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    // "the pole you put up fell off the wall…" after "Sorry, could you say that again?": a sentence 0.86 at −0.085.
+    const restated = {
+      frustration: -0.085,
+      emotionFrustration: 0.62,
+      frustrationUnits: units([0.62, -0.136], [0.86, -0.085]),
+    }
+    const after = (bot: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', restated]), at(5)).includes('frustration')
+    expect(after({ clarification: 0.2 })).toBe(false)
+    // After an answer, the reply's looser gate for the head's surest readings holds (signals-v19).
+    expect(after({})).toBe(true)
+  })
+
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {
     const asked = (question: boolean) =>
       names(

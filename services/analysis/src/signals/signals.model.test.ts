@@ -942,6 +942,41 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('frustration')
   })
 
+  it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
+    const order: Turn = ['user', 'my order never arrived']
+    const greeting: Turn = ['assistant', 'Hi there! What can I do for you?']
+    // The head reads the request 0.81 at −0.022, within a reply's gate; the escalation head reads it 0.88.
+    const plain = await signals(order, greeting, ['user', 'Get me an agent'])
+    expect(plain).toContain('escalation')
+    expect(plain).not.toContain('frustration')
+    expect(await signals(order, greeting, ['user', 'this is pointless. get me an agent'])).toEqual([
+      'escalation',
+      'frustration',
+    ])
+    // After a request to rephrase, the report told again (0.89 at −0.035): no reaction to an answer.
+    const login: Turn = ['user', "the app won't let me log in"]
+    const points: Turn = ['user', 'my points balance went to zero overnight, I had 3000']
+    expect(
+      await signals(login, ['assistant', "Sorry, I didn't catch that. Could you rephrase?"], points),
+    ).not.toContain('frustration')
+    expect(await signals(login, ['assistant', 'Have you tried resetting your password?'], points)).toContain(
+      'frustration',
+    )
+    // "nothing yet" read sure (0.98) at 0.021, within a reply's doubt: the thanks after settles it.
+    const tickets: Turn = ['user', "my tickets haven't come through"]
+    const when: Turn = ['assistant', 'Tickets are emailed 48 hours before the event.']
+    const resent: Turn = ['assistant', "I've resent them now to the email on your account."]
+    const thanks: Turn = ['user', 'got them, thanks']
+    expect(await signals(tickets, when, ['user', "it's tomorrow. nothing yet"], resent, thanks)).toEqual([
+      'resolution',
+    ])
+    expect(await signals(tickets, when, ['user', "it's tomorrow. nothing yet"], resent)).toEqual([
+      'frustration',
+    ])
+    const annoyed: Turn = ['user', "it's tomorrow and still nothing. this is hopeless"]
+    expect(await signals(tickets, when, annoyed, resent, thanks)).toEqual(['frustration', 'resolution'])
+  })
+
   it('reads no resolution in a thanks the frustration head reads as sarcastic, and one in a sincere thanks', async () => {
     const answer: Turn = ['assistant', 'Please reinstall the app from the store and sign in again.']
     const sarcastic = await settledSignals(['user', 'the app crashes when I open it'], answer, [
