@@ -382,6 +382,20 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 78, {}, { failure: 0.3 })).toBe(false)
   })
 
+  it('reads a question asked again in other words as repetition at a lower similarity when it clearly ignores the answer (signals-v29)', () => {
+    // cos 0.29 to the first request, -0.96 to the answer between: under repetitionAsked (0.35); a statement
+    // so placed reports something ("done on the website, thanks"), a question asks the first request again.
+    expect(rep(-90, 73)).toBe(false)
+    expect(rep(-90, 73, { question: true })).toBe(true)
+    // The same question, nearer the answer (0.97) than the first request: it follows the answer up.
+    expect(rep(60, 73, { question: true })).toBe(false)
+    // cos 0.29, 0.14 to the answer: nearer the first request, but not clearly (margin 0.15 < 0.2).
+    expect(rep(155, 73, { question: true })).toBe(false)
+    // cos 0.21, under THRESHOLDS.repetitionQuestion: another question, however far the answer.
+    expect(THRESHOLDS.repetitionQuestion).toBeGreaterThan(0.21)
+    expect(rep(-90, 78, { question: true })).toBe(false)
+  })
+
   it('reads a similar request that says it asks again as repetition, whatever the answer between', () => {
     // cos 0.42 to the first request, 0.77 to the answer: a follow-up, unless it says it asks again.
     expect(rep(25, 65)).toBe(false)

@@ -28,7 +28,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   THRESHOLDS.repetitionMarked when it opens by granting the answer and contesting it, signals-v17:
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
  *   the assistant's last reply between them failed or asked to rephrase and the later is nearer the
- *   earlier by THRESHOLDS.repetitionIgnores), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   earlier by THRESHOLDS.repetitionIgnores; or, signals-v29, as THRESHOLDS.repetitionQuestion when the later is a
+ *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -62,7 +63,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 28
+export const SIGNALS_VERSION = 29
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -316,6 +317,21 @@ export const THRESHOLDS = {
    * signals-v22).
    */
   repetitionAfterFailure: 0.25,
+  /**
+   * signals-v29: a later request that is a question (cues.ts, questionOf: it ends on a question mark or opens
+   * on a question word), at least this similar to the earlier request and nearer it than to any message
+   * between by repetitionIgnores, is a repetition below repetitionAsked: two readings that each fall short
+   * of a gate (the similarity, and a question rather than a statement) agree that the answer between did not
+   * answer it ("what would you pay for a 1933 penny", an answer about its rarity, "ok but what would you pay
+   * for one": 0.310, margin 0.258). The margin carries the evidence, as after a failure (signals-v22): on the
+   * union of the eleven development sets every question with a margin of at least repetitionIgnores is in a
+   * conversation labelled repetition (the two caught at 0.309 and 0.310; pool-01 and waste-01, labelled
+   * none, at 0.375 and 0.521 fired already), the other questions at margins of 0.186 and under ("ok. and if
+   * there is no free room, what happens?", 0.324 / 0.186). Every floor from −0.2 to 0.30 gives the same
+   * errors (147 → 145); 0.25, as after a failure, keeps 0.059 under the lowest caught and a floor for a new
+   * question worded far from everything (bench/FINDINGS.md, signals-v29).
+   */
+  repetitionQuestion: 0.25,
 } as const
 
 /** The confidence of a failure said in the first person but not nearer the failure anchors. */
@@ -690,7 +706,7 @@ export function detectSignals(
       // signals-v17: a request that grants the answer and contests it ("yes, but…", "I know…": cues.ts,
       // asksAgainOf) needs only to be as similar as THRESHOLDS.repetitionMarked.
       const marked = later.cues?.asksAgain === true && similarity >= t.repetitionMarked
-      if (similarity < t.repetitionAfterFailure && !marked) continue
+      if (similarity < Math.min(t.repetitionAfterFailure, t.repetitionQuestion) && !marked) continue
       const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
       const lastSaid = between.findLast((m) => m.role === 'assistant')
       if (!lastSaid) continue
@@ -700,7 +716,11 @@ export function detectSignals(
       // follow up ("do u do biab infills", "Sorry, I didn't get that", "builder gel infills. how much").
       const afterFailure = failed(lastSaid) || fires(lastSaid.cues?.clarification, t.clarification)
       const asked = similarity >= t.repetitionAsked
-      if (!asked && !marked && !afterFailure) continue
+      // signals-v29: a question (cues.ts, questionOf) that clearly ignores what lies between (repetitionIgnores)
+      // asks the earlier request again at a lower similarity: it asks, where a statement this far from the
+      // answer reports what the user did ("can i send it from the website?", "…", "done on the website, thanks").
+      const askedAsQuestion = later.cues?.question === true && similarity >= t.repetitionQuestion
+      if (!asked && !marked && !afterFailure && !askedAsQuestion) continue
       const nearestBetween = Math.max(
         -1,
         ...between.map((m) => (m.vector ? dot(m.vector, later.vector!) : -1)),

@@ -353,6 +353,20 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(['bot_failure'])
   })
 
+  it('reads a question asked again after an answer that did not answer it as repetition; another question of the domain as none (signals-v29)', async () => {
+    const fob = 'how much is a replacement key fob for my car'
+    const answer = 'We stock genuine fobs for all current models, programmed in our workshop.'
+    // 0.32 similar to the first request (under repetitionAsked: signals-v28 read none), 0.07 to the answer:
+    // the price asked again, the answer having given none.
+    expect(
+      await signals(['user', fob], ['assistant', answer], ['user', 'ok, what would that cost me?']),
+    ).toEqual(['repetition'])
+    // Another question of the same garage: 0.03 similar.
+    expect(
+      await signals(['user', fob], ['assistant', answer], ['user', 'do you do wheel alignment too?']),
+    ).toEqual([])
+  })
+
   it('reads a menu re-shown after an answer as repetition, another question after it as none', async () => {
     const menu = 'Please pick a topic: Orders, Returns, Payments or Account.'
     expect(
