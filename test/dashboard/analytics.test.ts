@@ -20,12 +20,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
   const { checkPage, heading, figure, capture } = dashboard
   let page: Page
   let chatbotId = ''
+  let apiKey = ''
 
   beforeAll(async () => {
     page = dashboard.page
     await signUp(page, { name: 'Ada', organizationName: 'Acme Support' })
     const bot = await createSupportBot(dashboard)
     chatbotId = bot.chatbotId
+    apiKey = bot.apiKey
     expect((await capture(bot.apiKey, CAPTURES.live)).status).toBe(200)
     await page.goto('/chatbots')
     await heading('Chatbots').waitFor()
@@ -48,9 +50,11 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
       // The signals: every built-in one in the table, each leading to its conversations; Needs attention.
       const signals = page.locator('figure', { hasText: 'Conversations by signal' })
       await signals.getByText('Show the numbers as a table').click()
-      expect(await signals.getByRole('link', { name: 'Bot failure', exact: true }).getAttribute('href')).toBe(
-        '/conversations?signal=bot_failure',
-      )
+      // Over the range the figures were counted over (the API's, to the hour, its end excluded).
+      const RANGE = 'since=[^&]+&until=[^&]+'
+      expect(
+        await signals.getByRole('link', { name: 'Bot failure', exact: true }).getAttribute('href'),
+      ).toMatch(new RegExp(`^/conversations\\?signal=bot_failure&${RANGE}$`))
       await signals.getByRole('rowheader', { name: 'Abandonment' }).waitFor()
       await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor()
       await page.getByRole('heading', { level: 3, name: 'Knowledge gaps by topic' }).waitFor()
@@ -63,7 +67,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
       // A top topic leads to its conversations; the assistant's sentiment is told apart from the end users'.
       expect(
         await topics.getByRole('link', { name: 'refunds', exact: true }).first().getAttribute('href'),
-      ).toMatch(/^\/conversations\?topic=[0-9a-f-]{36}$/)
+      ).toMatch(new RegExp(`^/conversations\\?topic=[0-9a-f-]{36}&${RANGE}$`))
       await page.getByText(/^Assistant messages: average [+\u22120]/).waitFor()
       const roles = page.locator('figure', { hasText: 'Messages by role' })
       await roles.getByText('Show the numbers as a table').click()
@@ -80,6 +84,54 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
         what: 'the chatbot figures',
       })
       await checkPage('10-analytics')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    "leads from Needs attention to the conversations it counted, over the page's range",
+    async () => {
+      // Regression: the links of the Analytics page carried no range, so "the bot failed in 1 of 1
+      // conversations" over the last 7 days led to the topic's failures of every day, older ones included.
+      const failure = (conversationId: string, sentAt: string) => ({
+        conversationId,
+        messages: [
+          { id: 'm-1', role: 'user', content: 'Where is my refund for the broken kettle?', sentAt },
+          { id: 'm-2', role: 'assistant', content: "I'm not sure I understand.", sentAt },
+        ],
+      })
+      const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString()
+      expect((await capture(apiKey, failure('refund-failed-recent', daysAgo(1)))).status).toBe(200)
+      expect((await capture(apiKey, failure('refund-failed-old', daysAgo(20)))).status).toBe(200)
+      await waitFor(
+        async () => {
+          const res = await page.request.get(
+            `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure&topic=refunds`,
+          )
+          return ((await res.json()) as { conversations: unknown[] }).conversations.length === 2
+        },
+        { timeoutMs: 90_000, what: 'both failures analysed' },
+      )
+      await page.goto(`/analytics?chatbotId=${chatbotId}&range=7&interval=day`)
+      const attention = page.locator('#needs-attention')
+      const refunds = attention.getByRole('listitem').filter({ hasText: 'refunds' })
+      await waitFor(async () => /failed in 1 of/.test((await refunds.textContent()) ?? ''), {
+        what: 'one failure of the last 7 days',
+      })
+      const signals = page.locator('figure', { hasText: 'Conversations by signal' })
+      await signals.getByText('Show the numbers as a table').click()
+      const botFailures = signals.getByRole('row', { name: /^Bot failure/ })
+      expect(await botFailures.getByRole('cell').first().textContent()).toBe('1')
+      const href = await signals.getByRole('link', { name: 'Bot failure', exact: true }).getAttribute('href')
+      expect(href).toMatch(/[?&]since=.*&until=/)
+      await refunds.getByRole('link', { name: 'refunds' }).click()
+      await heading('Conversations').waitFor()
+      await page.getByText(/the range of the figures you came from/).waitFor()
+      const listed = page.locator('.conversation-list > li')
+      await waitFor(async () => (await listed.count()) === 1, { what: 'the one failure counted' })
+      await dashboard.conversationLink('refund-failed-recent').waitFor()
+      await page.getByRole('button', { name: 'Clear this range' }).click()
+      await waitFor(async () => (await listed.count()) === 2, { what: 'both failures, the range cleared' })
     },
     STEP_TIMEOUT,
   )

@@ -9,12 +9,6 @@ import { ChartFigure } from './chart.tsx'
 
 const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
 
-function listOf(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams()
-  for (const [k, v] of Object.entries(params)) if (v) search.set(k, v)
-  return paths.conversations(search)
-}
-
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
 export function SignalsSection({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
   const rates: ChartConfiguration = {
@@ -76,7 +70,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
                 percent(s.rate),
                 SIGNAL_MEANINGS[s.name] ?? s.label ?? '',
               ],
-              to: listOf({ signal: s.name, chatbotId }),
+              to: paths.filteredConversations({ chatbotId, signal: s.name }, report.range),
             })),
           }}
         />
@@ -117,7 +111,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
                 {report.topics.map((t) => (
                   <tr key={t.id}>
                     <th scope="row">
-                      <Link to={paths.topicConversations(t.id, chatbotId)}>{t.label}</Link>
+                      <Link to={paths.topicConversations(t.id, chatbotId, report.range)}>{t.label}</Link>
                     </th>
                     <td>{formatNumber(t.conversations)}</td>
                     {GAPS.map((g) => (
@@ -149,7 +143,12 @@ export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; c
         <ol className="attention-list">
           {report.needsAttention.map((t) => (
             <li key={t.id}>
-              <Link to={listOf({ topic: t.id, signal: 'bot_failure', chatbotId })}>
+              <Link
+                to={paths.filteredConversations(
+                  { chatbotId, topic: t.id, signal: 'bot_failure' },
+                  report.range,
+                )}
+              >
                 <strong>{t.label}</strong>
               </Link>
               : the bot failed in {formatNumber(t.botFailures)} of {formatNumber(t.conversations)}{' '}

@@ -61,7 +61,7 @@ export function RankingChart({
   const byId = new Map(report.topics.map((t) => [t.id, t]))
   const rows = rankingRows(report, names).map((row) => ({
     ...row,
-    to: paths.topicConversations(row.key, byId.get(row.key)?.chatbotId ?? chatbotId),
+    to: paths.topicConversations(row.key, byId.get(row.key)?.chatbotId ?? chatbotId, report.range),
   }))
   return (
     <ChartFigure

@@ -24,6 +24,8 @@ describe('conversation filters', () => {
       userId: 'user 42',
       q: 'money back',
       signal: 'custom:asks-for-a-discount',
+      since: '2026-03-01T05:00:00.000Z',
+      until: '2026-03-08T05:00:00.000Z',
     }
     expect(filtersFromSearch(`?${filtersToSearch(filters)}`)).toEqual(filters)
     expect(filtersToSearch(NO_FILTERS).toString()).toBe('')
@@ -69,6 +71,27 @@ describe('conversation filters', () => {
       2, 23, 59, 59, 999,
     ])
     expect(conversationQuery(NO_FILTERS, 5, 'abc')).toMatchObject({ limit: 5, cursor: 'abc' })
+  })
+
+  it("send an Analytics link's exact range as it was counted, its end excluded", () => {
+    // Regression: the Analytics and Topics pages' links carried no range, so "the bot failed in 3 of 10
+    // conversations" over the last 7 days led to every such conversation ever.
+    const linked = filtersFromSearch(
+      '?topic=t1&signal=bot_failure&since=2026-03-01T05:00:00.000Z&until=2026-03-08T05:00:00.000Z',
+    )
+    expect(conversationQuery(linked, 20)).toMatchObject({
+      from: '2026-03-01T05:00:00.000Z',
+      to: '2026-03-08T04:59:59.999Z',
+      topic: 't1',
+      signal: 'bot_failure',
+    })
+    // Days chosen as well: the narrower bound of each end.
+    const narrowed = conversationQuery({ ...linked, from: '2026-03-03', to: '2026-03-20' }, 20)
+    expect(narrowed.from).toBe(startOfDay('2026-03-03'))
+    expect(narrowed.to).toBe('2026-03-08T04:59:59.999Z')
+    // The exact range counts as one filter; anything but an ISO instant is dropped.
+    expect(activeFilterCount(linked)).toBe(3)
+    expect(filtersFromSearch('?since=2026-03-01&until=yesterday')).toEqual(NO_FILTERS)
   })
 
   it('say when the days are the wrong way round', () => {

@@ -16,6 +16,13 @@ export interface ConversationFilters {
   readonly q: string
   /** A signal (escalation, bot_failure, …, custom:<slug>): the Analytics page links to it. */
   readonly signal: string
+  /**
+   * The exact range a figure of the Analytics or Topics page was counted over (ISO instants: last message
+   * at or after `since`, before `until`), which their links carry so that the list holds the conversations
+   * the figure counted. A preset range ("Last 7 days") starts at an hour, not at a day's start.
+   */
+  readonly since: string
+  readonly until: string
 }
 
 export const NO_FILTERS: ConversationFilters = {
@@ -28,6 +35,8 @@ export const NO_FILTERS: ConversationFilters = {
   userId: '',
   q: '',
   signal: '',
+  since: '',
+  until: '',
 }
 
 const KEYS = Object.keys(NO_FILTERS) as (keyof ConversationFilters)[]
@@ -35,6 +44,8 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/
 const SIGNAL =
   /^(escalation|bot_failure|repetition|frustration|resolution|abandonment|custom:[a-z0-9-]{1,64})$/
 const SENTIMENTS = new Set(['positive', 'neutral', 'negative'])
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
+const instant = (value: string) => (INSTANT.test(value) && !Number.isNaN(Date.parse(value)) ? value : '')
 
 /** Reads filters from a URL query string; values that make no sense are dropped rather than sent. */
 export function filtersFromSearch(search: string): ConversationFilters {
@@ -51,6 +62,8 @@ export function filtersFromSearch(search: string): ConversationFilters {
     userId: get('userId'),
     q: get('q'),
     signal: SIGNAL.test(get('signal')) ? get('signal') : '',
+    since: instant(get('since')),
+    until: instant(get('until')),
   }
 }
 
@@ -68,9 +81,10 @@ export function hasFilters(filters: ConversationFilters): boolean {
   return activeFilterCount(filters) > 0
 }
 
-/** How many filters are set: the days from and to count as one each. */
+/** How many filters are set: the days from and to count as one each, an exact range (since, until) as one. */
 export function activeFilterCount(filters: ConversationFilters): number {
-  return KEYS.filter((key) => filters[key].trim() !== '').length
+  const set = KEYS.filter((key) => filters[key].trim() !== '')
+  return set.length - (set.includes('since') && set.includes('until') ? 1 : 0)
 }
 
 /** The label of the button that shows the filters on a phone, with how many are in force. */
@@ -106,10 +120,15 @@ export function conversationQuery(
   cursor?: string,
 ): Record<string, string | number | undefined> {
   const text = (s: string) => s.trim() || undefined
+  // Days and an exact range together: the narrower bound of each end (ISO instants in UTC sort as text).
+  const froms = [filters.from ? startOfDay(filters.from) : '', filters.since].filter(Boolean).sort()
+  // The list's `to` is inclusive, an exact range's `until` exclusive (as the analytics' `to`).
+  const untilInclusive = filters.until ? new Date(Date.parse(filters.until) - 1).toISOString() : ''
+  const tos = [filters.to ? endOfDay(filters.to) : '', untilInclusive].filter(Boolean).sort()
   return {
     chatbotId: text(filters.chatbotId),
-    from: filters.from ? startOfDay(filters.from) : undefined,
-    to: filters.to ? endOfDay(filters.to) : undefined,
+    from: froms.at(-1),
+    to: tos[0],
     sentiment: filters.sentiment || undefined,
     topic: text(filters.topic),
     theme: text(filters.theme),

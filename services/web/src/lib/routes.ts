@@ -17,6 +17,12 @@ export type Route =
   | { readonly name: 'join' }
   | { readonly name: 'notFound' }
 
+/** The range an analytics report was counted over, as the API gives it (ISO instants, `to` exclusive). */
+export interface ReportRange {
+  readonly from: string
+  readonly to: string
+}
+
 const STATIC: Record<string, Route> = {
   '/': { name: 'home' },
   '/login': { name: 'signIn' },
@@ -70,12 +76,25 @@ export const paths = {
   members: () => '/members',
   audit: () => '/audit',
   home: () => '/',
+  /**
+   * The conversation list filtered as given (empty values left out), over `range` when given: the exact
+   * range a report's figures were counted over, so that the list holds the conversations they counted.
+   */
+  filteredConversations: (filters: Record<string, string | undefined>, range?: ReportRange): string => {
+    const search = new URLSearchParams()
+    for (const [k, v] of Object.entries(filters)) if (v) search.set(k, v)
+    if (range) {
+      search.set('since', range.from)
+      search.set('until', range.to)
+    }
+    return paths.conversations(search)
+  },
   /** The conversation list filtered by a topic (its id, or `other`), of one chatbot when given. */
-  topicConversations: (topic: string, chatbotId?: string): string =>
-    paths.conversations(new URLSearchParams(chatbotId ? { chatbotId, topic } : { topic })),
+  topicConversations: (topic: string, chatbotId?: string, range?: ReportRange): string =>
+    paths.filteredConversations({ chatbotId, topic }, range),
   /** The conversation list filtered by a theme (its id), of its chatbot. */
-  themeConversations: (theme: string, chatbotId: string): string =>
-    paths.conversations(new URLSearchParams({ chatbotId, theme })),
+  themeConversations: (theme: string, chatbotId: string, range?: ReportRange): string =>
+    paths.filteredConversations({ chatbotId, theme }, range),
 }
 
 /**

@@ -27,7 +27,7 @@ import {
 } from '../lib/chart-data.ts'
 import { formatAverageSentiment, formatDateTime, formatNumber } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
-import { paths } from '../lib/routes.ts'
+import { paths, type ReportRange } from '../lib/routes.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
@@ -227,11 +227,11 @@ function OverviewCharts({ overview, chatbotId }: { overview: Overview; chatbotId
           rows: topics.map((t) => ({
             key: t.id,
             cells: [t.topic, t.count],
-            to: paths.topicConversations(t.id, chatbotId),
+            to: paths.topicConversations(t.id, chatbotId, overview.range),
           })),
         }}
         empty={topics.length === 0 ? <p className="empty">No topics in this range yet.</p> : undefined}
-        footer={<TopTopicLinks topics={topics} chatbotId={chatbotId} />}
+        footer={<TopTopicLinks topics={topics} chatbotId={chatbotId} range={overview.range} />}
       />
       <ChartFigure
         id="roles"
@@ -248,14 +248,22 @@ function OverviewCharts({ overview, chatbotId }: { overview: Overview; chatbotId
 }
 
 /** The top topics as links to their conversations, and to the Topics page for more about each. */
-function TopTopicLinks({ topics, chatbotId }: { topics: Overview['topTopics']; chatbotId?: string }) {
+function TopTopicLinks({
+  topics,
+  chatbotId,
+  range,
+}: {
+  topics: Overview['topTopics']
+  chatbotId?: string
+  range: ReportRange
+}) {
   return (
     <nav aria-label="Conversations by topic" className="topic-links">
       {topics.length > 0 ? (
         <ul className="chips">
           {topics.map((t) => (
             <li key={t.id}>
-              <Link className="chip" to={paths.topicConversations(t.id, chatbotId)}>
+              <Link className="chip" to={paths.topicConversations(t.id, chatbotId, range)}>
                 {t.topic}
               </Link>
             </li>

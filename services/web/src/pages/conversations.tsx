@@ -136,6 +136,28 @@ export function ConversationsPage() {
         <p className="muted">
           Newest first. New conversations and analysis results appear here by themselves.
         </p>
+        {applied.since || applied.until ? (
+          <p className="active-filter">
+            <span>
+              Last message{' '}
+              <strong>
+                {applied.since ? `from ${formatDateTime(applied.since)}` : ''}
+                {applied.since && applied.until ? ' ' : ''}
+                {applied.until ? `before ${formatDateTime(applied.until)}` : ''}
+              </strong>{' '}
+              (the range of the figures you came from)
+            </span>
+            <button
+              type="button"
+              className="button subtle"
+              onClick={() =>
+                navigate(paths.conversations(filtersToSearch({ ...applied, since: '', until: '' })))
+              }
+            >
+              Clear this range
+            </button>
+          </p>
+        ) : null}
         {applied.signal ? (
           <p className="active-filter">
             <span>

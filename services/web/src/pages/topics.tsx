@@ -18,7 +18,7 @@ import {
   sentimentOf,
 } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
-import { paths } from '../lib/routes.ts'
+import { paths, type ReportRange } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import { groupByTheme, THEME_COLUMNS, type ThemeGroup, themeName, themeRows } from '../lib/themes.ts'
 import {
@@ -159,6 +159,7 @@ function Report({
               key={group.theme ? `${group.theme.chatbotId}|${group.theme.id}` : ''}
               group={group}
               names={names}
+              range={report.range}
               manage={manage ? { topics: report.topics, onChanged } : undefined}
             />
           ))
@@ -170,6 +171,7 @@ function Report({
                 topic={t}
                 rank={i + 1}
                 chatbotName={names?.get(t.chatbotId)}
+                range={report.range}
                 manage={manage ? { topics: report.topics, onChanged } : undefined}
               />
             ))}
@@ -183,7 +185,7 @@ function Report({
           </p>
         ) : null}
       </section>
-      {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} /> : null}
+      {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} range={report.range} /> : null}
       {hidden}
     </>
   )
@@ -500,7 +502,7 @@ function ThemeTable({ report, names }: { report: TopicsReport; names?: Map<strin
               return (
                 <tr key={rows[i]!.key}>
                   <th scope="row">
-                    <Link to={paths.themeConversations(theme.id, theme.chatbotId)}>{name}</Link>
+                    <Link to={paths.themeConversations(theme.id, theme.chatbotId, report.range)}>{name}</Link>
                   </th>
                   {cells.map((cell, j) => (
                     <td key={THEME_COLUMNS[j + 1]}>{typeof cell === 'number' ? formatNumber(cell) : cell}</td>
@@ -519,10 +521,13 @@ function ThemeTable({ report, names }: { report: TopicsReport; names?: Map<strin
 function ThemeSection({
   group,
   names,
+  range,
   manage,
 }: {
   group: ThemeGroup
   names?: Map<string, string>
+  /** The report's range: the links to the conversations cover it. */
+  range: ReportRange
   manage?: { topics: readonly Topic[]; onChanged: () => void }
 }) {
   const { theme } = group
@@ -541,7 +546,7 @@ function ThemeSection({
       </h3>
       {theme ? (
         <p className="topic-link">
-          <Link to={paths.themeConversations(theme.id, theme.chatbotId)}>
+          <Link to={paths.themeConversations(theme.id, theme.chatbotId, range)}>
             Conversations about {theme.label}
           </Link>
         </p>
@@ -554,6 +559,7 @@ function ThemeSection({
             rank={rank}
             chatbotName={names?.get(t.chatbotId)}
             level={4}
+            range={range}
             manage={manage}
           />
         ))}
@@ -595,11 +601,14 @@ function TopicItem({
   rank,
   chatbotName,
   level = 3,
+  range,
   manage,
 }: {
   topic: Topic
   rank: number
   chatbotName?: string
+  /** The report's range: the link to the conversations covers it. */
+  range: ReportRange
   /** Its heading's level: 4 under a theme's heading. */
   level?: 3 | 4
   /** Owners and admins only. */
@@ -643,14 +652,22 @@ function TopicItem({
         </>
       ) : null}
       <p className="topic-link">
-        <Link to={paths.topicConversations(t.id, t.chatbotId)}>Conversations about {t.label}</Link>
+        <Link to={paths.topicConversations(t.id, t.chatbotId, range)}>Conversations about {t.label}</Link>
       </p>
       {manage ? <ManageTopic topic={t} topics={manage.topics} onChanged={manage.onChanged} /> : null}
     </li>
   )
 }
 
-function OtherItem({ other, chatbotId }: { other: TopicFigures; chatbotId?: string }) {
+function OtherItem({
+  other,
+  chatbotId,
+  range,
+}: {
+  other: TopicFigures
+  chatbotId?: string
+  range: ReportRange
+}) {
   return (
     <section className="card topic-item topic-other" aria-labelledby="other-heading">
       <h2 id="other-heading">{OTHER_TOPIC_LABEL}</h2>
@@ -660,7 +677,7 @@ function OtherItem({ other, chatbotId }: { other: TopicFigures; chatbotId?: stri
       </p>
       <Figures figures={other} />
       <p className="topic-link">
-        <Link to={paths.topicConversations(OTHER_TOPIC_ID, chatbotId)}>Conversations in no topic</Link>
+        <Link to={paths.topicConversations(OTHER_TOPIC_ID, chatbotId, range)}>Conversations in no topic</Link>
       </p>
     </section>
   )
