@@ -43,4 +43,11 @@ describe('the labelled support texts', () => {
     expect(supportEscalation().length).toBeGreaterThan(500)
     expect(supportHandover().length).toBeGreaterThan(200)
   })
+
+  it('of the handover head hold no text twice, whatever its case (its third round added 116 lines, signals-v30)', () => {
+    const texts = supportHandover().map((e) => e.text.toLowerCase())
+    expect(texts.length).toBe(395)
+    expect(new Set(texts).size).toBe(texts.length)
+    expect(supportHandover().filter((e) => e.handover).length).toBe(174)
+  })
 })

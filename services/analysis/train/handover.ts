@@ -7,8 +7,8 @@
  * total): a transfer to a person or team, a person arriving in the chat, a case or request passed to a
  * named team or person who will call, email or reply to the user. Not (weight 1 in total): answers,
  * actions done, a service visit or delivery booked (whoever will call or text before it), notices, a team
- * or a number named without handing over, referrals outside, feedback passed on, failures to hand over,
- * offers, social acts, questions for a detail; each negative of several sentences also as its sentences (a
+ * or a number or opening hours named without handing over, referrals outside, feedback passed on, failures
+ * to hand over, offers, social acts and apologies alone, questions for a detail; each negative of several sentences also as its sentences (a
  * sentence of a message that hands nothing over hands nothing over). Read cross-validated by `npm run
  * train:sentiment -- --cross-validate --only handover`.
  */

@@ -801,6 +801,28 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['escalation'])
   })
 
+  it('reads a handover from a unit the head is sure of a little nearer the answers than the handover anchors (signals-v30)', () => {
+    const { handoverHeadSure: s, handoverHeadSureMargin: ms } = THRESHOLDS
+    const unit = (head: number, margin: number) => ({ handover: margin, handoverUnits: [{ head, margin }] })
+    // "I'm really sorry. I've raised this as urgent with our on-call coordinator, who will phone you within
+    // the next 30 minutes": the head sure of it, its margin a little under 0.
+    const sure = conversation(['user', {}], ['assistant', unit(s, ms)])
+    expect(names(sure, at(5))).toEqual(['escalation'])
+    expect(handoverSaid(sure[1]!.cues)).toBe(s)
+    // Under either bound: nothing; the head's own gate still needs a margin of 0.
+    expect(names(conversation(['user', {}], ['assistant', unit(s - 0.01, ms)]), at(5))).toEqual([])
+    expect(names(conversation(['user', {}], ['assistant', unit(0.99, ms - 0.01)]), at(5))).toEqual([])
+    // The head's own gate alone would not take it: the margin is under handoverHeadMargin.
+    expect(ms).toBeLessThan(THRESHOLDS.handoverHeadMargin)
+    // Still a weak handover: the assistant answering on at its next turn takes it back.
+    expect(
+      names(
+        conversation(['user', {}], ['assistant', unit(0.99, ms)], ['user', {}], ['assistant', {}]),
+        at(5),
+      ),
+    ).toEqual([])
+  })
+
   it('reads a request for a person the assistant takes up later, each short of its own gate (signals-v26, v27)', () => {
     const { escalationTakenUp: a, handoverReply: b, handoverReplyMargin: mb } = THRESHOLDS
     const asks = (head: number, margin = -0.15) => ({

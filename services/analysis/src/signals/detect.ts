@@ -63,7 +63,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 29
+export const SIGNALS_VERSION = 30
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -105,9 +105,14 @@ export const THRESHOLDS = {
    * same errors, and 0.5, the head's own decision point, lies 0.064 and 0.12 from each. The margin keeps out
    * failures the head reads high ("Something went wrong while processing your request…", 0.813 / −0.227):
    * −0.22 … −0.08 give the same errors, the lowest taken at −0.079 (signals-v27; −0.048 with the reply only);
-   * −0.15 lies 0.071 and 0.077 from each (signals-v26: −0.1).
+   * −0.15 lies 0.071 and 0.077 from each (signals-v26: −0.1). Signals-v30, with the head retrained: it
+   * reads the replies that take a request up a little lower (a site rep's name and number given for "is there
+   * a number for the site rep", 0.46; "I'm unable to transfer you to a notary. You can call our office on…"
+   * after a request to speak to the notary, 0.49), and the first reply to a unit read ≥ escalationTakenUp
+   * that takes nothing up at 0.428 (a platform's rules about payment) and 0.423 (an account number asked
+   * for): 0.43–0.46 give the same errors, 0.44 lies 0.012 and 0.020 from each (0.47 loses the site rep).
    */
-  handoverReply: 0.5,
+  handoverReply: 0.44,
   handoverReplyMargin: -0.15,
   /**
    * signals-v26: in reply to the assistant failing (its last message before says it cannot help or did not
@@ -144,8 +149,31 @@ export const THRESHOLDS = {
    * 0.10 / 0.10), which the head, trained on kinds like them, reads near 0. The middle of the gap on the
    * development sets between the highest such answer (0.099) and the lowest labelled handover it would take
    * (0.126): thin, 0.011 and 0.016 from each side; 0.05–0.09 keep that answer, 0.15 loses that handover.
+   * Signals-v30, with the head retrained: the answers it must veto on the eleven development sets lie at
+   * 0.087 and under, the labelled handovers it would take at 0.169 and over (0.11–0.15 give the same
+   * errors, 0.2 loses two handovers), and the retrained head reads the model test's action done ("All done:
+   * your new seats are confirmed and the tickets are in your inbox.", margin 0.10) 0.145, where the old head
+   * read 0.05: 0.15, 0.019 under the lowest handover and 0.005 over that test sentence.
    */
-  handoverHeadVeto: 0.11,
+  handoverHeadVeto: 0.15,
+  /**
+   * signals-v30: with the handover head retrained (its third round of training texts: cases passed to a team
+   * that will call or email, a colleague joining, against visits booked, feedback passed on, contact details
+   * and hours, apologies alone), a unit it reads at least this hands over at a margin down to
+   * handoverHeadSureMargin: a case raised with someone who will phone lies a little nearer the answers than
+   * the handover anchors ("…raised this as urgent with our on-call coordinator, who will phone you…", 0.99 /
+   * −0.035). Chosen with handoverHeadSureMargin and handoverReply on the union of the eleven development sets
+   * (bench/FINDINGS.md, signals-v30): 0.92–0.94 give the same errors (0.91 takes that answer); the lowest handover taken lies at 0.946
+   * (a call booked with a duty electrician), the highest answer at such a margin at 0.910 ("…You are
+   * entitled to compensation…", −0.044); 0.93 lies 0.016 and 0.020 from each.
+   */
+  handoverHeadSure: 0.93,
+  /**
+   * signals-v30, with handoverHeadSure: −0.035 … −0.06 give the same errors; the lowest handover taken lies
+   * at −0.035, the first answer the head reads that high at −0.07 ("I've flagged your order as urgent with
+   * our warehouse.", 0.943); −0.05 lies 0.015 and 0.020 from each.
+   */
+  handoverHeadSureMargin: -0.05,
   failure: 0.08,
   clarification: 0.06,
   frustration: 0.06,
@@ -484,7 +512,9 @@ function handoverMargin(c: MessageCues | undefined): number | undefined {
  * What the assistant's message says towards a handover: its best unit's margin reaches THRESHOLDS.handover,
  * or (signals-v20, with the learned handover head: cues.ts handoverUnits) some unit (the whole, or one
  * sentence) is read by the head as handing over (≥ THRESHOLDS.handoverHead) and leans to the handover
- * anchors (margin ≥ THRESHOLDS.handoverHeadMargin). Returns its confidence, or undefined. Whether the
+ * anchors (margin ≥ THRESHOLDS.handoverHeadMargin), or (signals-v30) the head is sure of it
+ * (≥ THRESHOLDS.handoverHeadSure) at a margin a little under (≥ THRESHOLDS.handoverHeadSureMargin). Returns
+ * its confidence, or undefined. Whether the
  * conversation is handed over also depends on what follows (detectSignals: a social act, or a weak
  * handover after which the assistant answers on, hands nothing over); a unit found by the head alone is a
  * weak one.
@@ -496,7 +526,9 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
   const byMargin = margin >= t.handover ? confidenceOf(margin, t.handover) : undefined
   let byHead: number | undefined
   for (const u of c!.handoverUnits ?? []) {
-    if (u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin) {
+    const said = u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
+    const sure = u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
+    if (said || sure) {
       byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)
     }
   }

@@ -755,6 +755,27 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('resolution')
   })
 
+  it('reads a case handed to a colleague who will call as escalation, an answer giving opening hours as none (signals-v30)', async () => {
+    expect(
+      await signals(
+        ['user', 'the keys you cut for me yesterday do not turn in the lock, this is the second time'],
+        [
+          'assistant',
+          "Sorry for the bother. I've logged your complaint and our customer relations lead will call you this evening.",
+        ],
+      ),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'when is your branch in Eastgate open?'],
+        [
+          'assistant',
+          'Our Eastgate branch is open Monday to Friday from 8:30 to 6, and on Saturdays from 9 until 1. Our team there can also cut keys while you wait.',
+        ],
+      ),
+    ).not.toContain('escalation')
+  })
+
   it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
     const asked = await settledSignals(
       ['user', 'what time does the pool open on weekdays?'],
