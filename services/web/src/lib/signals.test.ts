@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { refinedByText, signalName } from './signals.ts'
+import { filterSignalName, refinedByText, signalName } from './signals.ts'
 
 describe('a conversation signal, as the dashboard names it', () => {
   it('says which LLM confirmed it, and nothing when the local model alone decided it', () => {
@@ -14,5 +14,17 @@ describe('a conversation signal, as the dashboard names it', () => {
     expect(signalName({ name: 'custom:asks-for-a-discount', label: 'Asks for a discount' })).toBe(
       'Asks for a discount',
     )
+  })
+
+  it('names the signal a list is filtered by with the label its conversations carry', () => {
+    // Regression: a list filtered by a custom signal (the Analytics page's link) said
+    // "Signal: asks-for-a-discount", the slug, where the Analytics page said "Asks for a discount".
+    const listed = [
+      { signals: [{ name: 'bot_failure', label: null }] },
+      { signals: [{ name: 'custom:asks-for-a-discount', label: 'Asks for a discount' }] },
+    ]
+    expect(filterSignalName('custom:asks-for-a-discount', listed)).toBe('Asks for a discount')
+    expect(filterSignalName('custom:asks-for-a-discount', [])).toBe('asks-for-a-discount')
+    expect(filterSignalName('bot_failure', listed)).toBe('Bot failure')
   })
 })

@@ -23,6 +23,18 @@ export function signalName(s: { name: string; label?: string | null }): string {
 }
 
 /**
+ * The name of the signal a list is filtered by: a custom signal by its label as the listed
+ * conversations carry it ("Asks for a discount", not "asks-for-a-discount"), its slug while none does.
+ */
+export function filterSignalName(
+  signal: string,
+  conversations: readonly { signals: readonly { name: string; label: string | null }[] }[],
+): string {
+  const label = conversations.flatMap((c) => c.signals).find((s) => s.name === signal)?.label
+  return signalName({ name: signal, label })
+}
+
+/**
  * Who confirmed a signal the local model found borderline, as the dashboard says it: "refined by
  * gpt-4o-mini" for `refinedBy: "llm:gpt-4o-mini"` (docs/analysis.md, "LLM refinement"); null for a
  * signal the local model alone decided.

@@ -20,7 +20,7 @@ import {
 import { endUserName, formatDateTime, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import { signalName } from '../lib/signals.ts'
+import { filterSignalName } from '../lib/signals.ts'
 import { themeFilterLabel, themeName } from '../lib/themes.ts'
 import { topicFilterLabel, topicForInput, topicToApply } from '../lib/topics.ts'
 import { useChatbotList } from '../lib/use-chatbots.ts'
@@ -161,7 +161,7 @@ export function ConversationsPage() {
         {applied.signal ? (
           <p className="active-filter">
             <span>
-              Signal: <strong>{signalName({ name: applied.signal })}</strong>
+              Signal: <strong>{filterSignalName(applied.signal, page.data?.conversations ?? [])}</strong>
             </span>
             <button
               type="button"
