@@ -306,6 +306,13 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
       await waitFor(() => !new URL(page.url()).searchParams.has('theme'), {
         what: 'the theme filter cleared',
       })
+
+      // Regression: a range with none of the chatbot's conversations said "No topics yet", as for a new
+      // chatbot, and not which range it looked at.
+      await page.goto(`/topics?chatbotId=${chatbotId}&range=custom&from=2025-01-01&to=2025-01-07`)
+      await page.getByText(/^No topics in this range yet\./).waitFor()
+      await page.getByText(/^Jan 1, 2025.* to Jan 8, 2025/).waitFor()
+      expect(await page.getByText(/^No topics yet/).count()).toBe(0)
     },
     150_000,
   )
@@ -423,7 +430,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
 
     await page.goto(`/topics?chatbotId=${id}`)
     await heading('Topics').waitFor()
-    await page.getByText(/^No topics yet\./).waitFor()
+    await page.getByText(/^No topics in this range yet\./).waitFor()
     expect(await status.count()).toBe(0)
 
     // Settling: its first request waits for re-clustering.
@@ -477,6 +484,6 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
       lastReclusteredAt: reclusteredAt,
       retrying: null,
     })
-    await page.getByText(/^No topics yet\./).waitFor()
+    await page.getByText(/^No topics in this range yet\./).waitFor()
   }, 150_000)
 })

@@ -35,7 +35,7 @@ import { useChatbotList } from '../lib/use-chatbots.ts'
 import { usePolled } from '../lib/use-poll.ts'
 
 const POLL_MS = 10_000
-const EMPTY = 'No topics yet. Topics appear once several end users ask about the same thing.'
+const EMPTY = 'No topics in this range yet. Topics appear once several end users ask about the same thing.'
 
 export function TopicsPage() {
   const { location, navigate } = useRouter()
@@ -121,6 +121,9 @@ function Report({
   if (report.topics.length === 0 && !report.other)
     return (
       <>
+        <p className="muted">
+          {formatDateTime(report.range.from)} to {formatDateTime(report.range.to)} ({tz}).
+        </p>
         <p className="empty">{EMPTY}</p>
         {/* Requests waiting to be re-clustered, a failed run, or the last run are news even without topics. */}
         {report.reclustering.settling ||
