@@ -235,6 +235,12 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     expect(escalation.trend.reduce((n: number, p: { conversations: number }) => n + p.conversations, 0)).toBe(
       escalation.conversations,
     )
+    // A chatbot's own signal has its trend too (the Analytics page's "Signals by day" draws it), under its
+    // label: its two conversations, counted in the buckets as in its total.
+    const discount = body.signals.find((s: { name: string }) => s.name === 'custom:asks-for-a-discount')
+    expect(discount).toMatchObject({ label: 'Asks for a discount', conversations: 2 })
+    expect(discount.trend).toHaveLength(body.buckets.length)
+    expect(discount.trend.reduce((n: number, p: { conversations: number }) => n + p.conversations, 0)).toBe(2)
     expect(body.signals.map((s: { name: string }) => s.name).slice(0, 6)).toEqual([
       'escalation',
       'bot_failure',

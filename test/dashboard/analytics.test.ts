@@ -7,13 +7,15 @@ import {
   STEP_TIMEOUT,
   signUp,
   useDashboard,
+  waitForListed,
 } from '../support/dashboard.ts'
 import { waitFor } from '../support/wait.ts'
 
 /**
  * The Analytics page, in headless Chromium against the built app (test/support/dashboard-global-setup.ts),
  * for a chatbot with four conversations (createSupportBot and CAPTURES.live): its figures, sentiment
- * trend, signals, top topics and messages by role, each chart's numbers as a table, and the range form.
+ * trend, signals (a chatbot's own ones too), top topics and messages by role, each chart's numbers as a
+ * table, and the range form.
  */
 describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
   const dashboard = useDashboard()
@@ -132,6 +134,51 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
       await dashboard.conversationLink('refund-failed-recent').waitFor()
       await page.getByRole('button', { name: 'Clear this range' }).click()
       await waitFor(async () => (await listed.count()) === 2, { what: 'both failures, the range cleared' })
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    "draws a chatbot's own signal in the signals' trend, by its label",
+    async () => {
+      // Regression: "Signals by day" and its table listed the six built-in signals only, while the rates
+      // chart above it and the conversations' chips showed the chatbot's own ones too.
+      const saved = await page.request.patch(`/api/v1/chatbots/${chatbotId}`, {
+        data: {
+          settings: {
+            signals: {
+              custom: [
+                {
+                  label: 'Asks for a discount',
+                  examples: ['can I get a discount?', 'do you have a coupon?', 'is it cheaper for students?'],
+                },
+              ],
+            },
+          },
+        },
+      })
+      expect(saved.ok(), await saved.text()).toBe(true)
+      const asked = {
+        conversationId: 'discount-asked',
+        messages: [
+          { id: 'm-1', role: 'user', content: 'any chance of getting a reduced price on my order?' },
+        ],
+      }
+      expect((await capture(apiKey, asked)).status).toBe(200)
+      await waitForListed(page, `chatbotId=${chatbotId}&signal=custom:asks-for-a-discount`, 'discount-asked')
+      await page.goto(`/analytics?chatbotId=${chatbotId}&range=7&interval=day`)
+      const trend = page.locator('figure', { hasText: 'Signals by day' })
+      await trend.getByText('Show the numbers as a table').click()
+      const table = trend.locator('table')
+      await table.getByRole('columnheader', { name: 'Asks for a discount', exact: true }).waitFor()
+      const columns = await table.locator('thead th').allTextContents()
+      expect(columns.slice(0, 2)).toEqual(['Period', 'Conversations'])
+      expect(columns).toContain('Bot failure')
+      const column = columns.indexOf('Asks for a discount') + 1
+      // Its one conversation of the range, in the day it was captured.
+      const counts = await table.locator(`tbody tr > :nth-child(${column})`).allTextContents()
+      expect(counts).toHaveLength(await table.locator('tbody tr').count())
+      expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(1)
     },
     STEP_TIMEOUT,
   )

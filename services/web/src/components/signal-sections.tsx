@@ -29,17 +29,19 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
       scales: { x: { beginAtZero: true, title: { display: true, text: '% of conversations' } } },
     },
   }
-  const builtIn = report.signals.filter((s) => SIGNAL_NAMES[s.name])
   const labels = report.buckets.map((b) => bucketLabel(b.bucket, report.interval))
   const trend: ChartConfiguration = {
     type: 'line',
     data: {
       labels,
-      datasets: builtIn.map((s, i) => ({
+      // Every signal the rates chart shows, a chatbot's own ones included, named as there (by label).
+      datasets: report.signals.map((s, i) => ({
         label: signalName(s),
         data: s.trend.map((p) => Math.round(p.rate * 1000) / 10),
         borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
         backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
+        // More signals than colours: a line that reuses a colour is dashed, to tell the two apart.
+        borderDash: i < SERIES_COLORS.length ? [] : [6, 3],
       })),
     },
     options: { scales: { y: { beginAtZero: true, title: { display: true, text: '% of conversations' } } } },
@@ -80,10 +82,14 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
           summary={summary}
           config={trend}
           table={{
-            columns: ['Period', 'Conversations', ...builtIn.map((s) => signalName(s))],
+            columns: ['Period', 'Conversations', ...report.signals.map((s) => signalName(s))],
             rows: report.buckets.map((b, i) => ({
               key: b.bucket,
-              cells: [labels[i]!, b.conversations, ...builtIn.map((s) => s.trend[i]?.conversations ?? 0)],
+              cells: [
+                labels[i]!,
+                b.conversations,
+                ...report.signals.map((s) => s.trend[i]?.conversations ?? 0),
+              ],
             })),
           }}
         />
