@@ -27,9 +27,9 @@ import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding
 import {
   clausesOf,
   REQUEST_ANCHORS,
-  SOCIAL_ANCHORS,
   SOCIAL_MARGIN,
   socialMargin,
+  TOPIC_SOCIAL_ANCHORS,
 } from '../services/analysis/src/topics/requests.ts'
 import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
@@ -114,7 +114,7 @@ const model = await loadEmbeddingModel({
   cacheDir: TEST_MODEL_DIR,
   hubUrl: UNREACHABLE_HUB,
 })
-const [social, request] = [await model.embed(SOCIAL_ANCHORS), await model.embed(REQUEST_ANCHORS)]
+const [social, request] = [await model.embed(TOPIC_SOCIAL_ANCHORS), await model.embed(REQUEST_ANCHORS)]
 const anchors = { social, request }
 
 /** Per example: the whole message's social margin, and the least of it and its clauses' (isSocial's rule). */

@@ -202,6 +202,46 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect([...topics].sort()).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
   })
 
+  it('ends multi-turn conversations with thanks and "it works now" without a topic: no thanks topic forms', async () => {
+    // Closings of the kinds that once clustered into a topic "work, thank, thanks" (thanks with a reason,
+    // "all sorted", "that did the trick"), each closing a conversation about a request, many alike.
+    const closings = [
+      'brilliant, that did the trick, thanks!',
+      'all sorted now, thank you',
+      'it works again, cheers',
+      'ah ok, good to know. thanks',
+      'done that, thanks',
+      "yes, that's all fine now, thank you",
+    ]
+    const before = await topicIds()
+    const asked = ['password', 'delivery'] as const
+    for (let round = 0; round < 3; round++) {
+      for (const [i, closing] of closings.entries()) {
+        const request = asked[(round + i) % 2]!
+        await capture(`closing-${round}-${i}`, [REQUESTS[request][(round + i) % 5]!, closing])
+      }
+    }
+    // A thanks with a request in it still asks.
+    await capture('thanks-then-asks', ['where is my order?', 'thanks! and how do I reset my password?'])
+    await settled()
+    const all = await conversations()
+    for (let round = 0; round < 3; round++) {
+      for (const i of closings.keys()) {
+        const id = `closing-${round}-${i}`
+        expect(all.get(id)!.topicIds, id).toEqual([topicOf.get(asked[(round + i) % 2]!)])
+      }
+    }
+    expect(await topicIds()).toEqual(before)
+    const { rows } = await db.pool.query<{ message_id: string; topics: string[] }>(
+      `SELECT m.message_id, m.topics FROM rm_messages m JOIN rm_conversations c ON c.id = m.conversation_id
+        WHERE c.external_id ~ '^closing-' AND m.role = 'user' AND m.message_id = 'u1'`,
+    )
+    expect(rows).toHaveLength(closings.length * 3)
+    for (const r of rows) expect(r.topics).toEqual([])
+    const asks = all.get('thanks-then-asks')!.topicIds
+    expect([...asks].sort()).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
+  })
+
   async function topicsReport() {
     const res = await app.inject({
       method: 'GET',

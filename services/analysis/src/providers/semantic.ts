@@ -20,7 +20,7 @@ import {
 } from '../analyzer.ts'
 import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
-import { REQUEST_ANCHORS, requestEmbeddings, SOCIAL_ANCHORS } from '../topics/requests.ts'
+import { REQUEST_ANCHORS, requestEmbeddings, TOPIC_SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { cachedEmbedder } from './embedding-cache.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
@@ -29,7 +29,7 @@ import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
-const RULES_VERSION = 3
+const RULES_VERSION = 4
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -44,7 +44,10 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   const learned = loadLearnedSentiment()
   const extractor = createTermExtractor()
   // Once per analyzer: each message is then judged by a few dot products.
-  const anchors = { social: await model.embed(SOCIAL_ANCHORS), request: await model.embed(REQUEST_ANCHORS) }
+  const anchors = {
+    social: await model.embed(TOPIC_SOCIAL_ANCHORS),
+    request: await model.embed(REQUEST_ANCHORS),
+  }
 
   const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
 

@@ -67,6 +67,41 @@ export const SOCIAL_ANCHORS: readonly string[] = [
   'you are awesome',
 ]
 
+/**
+ * Closings: thanks with a reason, "it works now", "all sorted", "good to know". An end user ends most
+ * multi-turn conversations so, and SOCIAL_ANCHORS alone let many pass as requests, which clustered into
+ * a topic labelled "work, thank, thanks" (bench/FINDINGS.md, "Thanks made a topic"). Written in general
+ * English like the others. For topics only: the signals' cues (signals/cues.ts) keep SOCIAL_ANCHORS,
+ * on which their margins were chosen.
+ */
+export const CLOSING_ANCHORS: readonly string[] = [
+  // thanks with a reason
+  'cheers',
+  'perfect, thank you',
+  'thanks for sorting that out',
+  "thank you, that's a relief",
+  'wonderful, thank you for your help',
+  'oh nice, that was really helpful',
+  "yes, that's fine, thank you",
+  'I can see it now, thanks',
+  // the problem is solved
+  'that fixed it, it works now',
+  'that did the trick',
+  'it works again',
+  'all sorted now',
+  'ok, done that',
+  'found it',
+  "that's a relief",
+  // understood, and nothing more to ask
+  "great, that's exactly what I needed",
+  "ah ok, it's clear now",
+  'good to know',
+  'great, will do',
+]
+
+/** What the topic gate compares with the request anchors: social acts and closings. */
+export const TOPIC_SOCIAL_ANCHORS: readonly string[] = [...SOCIAL_ANCHORS, ...CLOSING_ANCHORS]
+
 /** Requests: asking how, for, why, or saying what is wrong, about nothing in particular. */
 export const REQUEST_ANCHORS: readonly string[] = [
   'I need help with my account',
