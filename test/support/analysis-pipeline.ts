@@ -44,22 +44,10 @@ export interface AnalysisPipeline {
 export type AnalysisOptions = Partial<Omit<AnalysisServiceDeps, 'pool' | 'keyring' | 'eventLog' | 'analyzer'>>
 
 export async function startAnalysisPipeline(
-  options: {
-    analyzer?: Analyzer
-    analysis?: AnalysisOptions | false
-    /**
-     * The gateway's reads wait for this pipeline's projector, as the all-in-one's do, instead of bringing
-     * rm_chatbots up to date themselves before each chatbot read (buildTestGateway's default): a test of
-     * read-your-writes on another read model of the chatbot's stream needs it, since the projector writes
-     * that model in the transaction that moves rm_chatbots on, and the stand-in moves rm_chatbots alone.
-     */
-    readsWaitForProjector?: boolean
-  } = {},
+  options: { analyzer?: Analyzer; analysis?: AnalysisOptions | false } = {},
 ): Promise<AnalysisPipeline> {
   const db = await createTestDatabase()
-  const { app } = options.readsWaitForProjector
-    ? await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' }, undefined, { ownProjector: true })
-    : await buildTestGateway(db)
+  const { app } = await buildTestGateway(db)
   const projector = createProjector({
     pool: db.pool,
     keyring: testKeyring,
