@@ -259,6 +259,18 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: members and roles', () =
       expect(await viewer.getByRole('table').count()).toBe(0)
       await checkPersonPage(viewer, '22-members-viewer')
       expect((await viewer.request.get('/api/v1/chatbots')).status()).toBe(403)
+
+      // A link naming a chatbot (a topic's, say): with no chatbot list to choose from, the form says the
+      // figures are one chatbot's, and "Show all chatbots" drops it from the address.
+      await viewer.goto(`/analytics?chatbotId=${teamBotId}&range=30`)
+      const only = viewer.getByRole('group', { name: 'Chatbot' })
+      await only.getByText('One chatbot only, from the link you followed.').waitFor()
+      await only.getByRole('button', { name: 'Show all chatbots' }).click()
+      await waitFor(async () => !new URL(viewer.url()).searchParams.has('chatbotId'), {
+        what: 'the chatbot dropped from the address',
+      })
+      expect(await viewer.getByRole('group', { name: 'Chatbot' }).count()).toBe(0)
+      await viewer.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     },
     STEP_TIMEOUT,
   )

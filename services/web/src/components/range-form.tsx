@@ -16,7 +16,10 @@ export function RangeForm({
   idPrefix,
 }: {
   selection: AnalyticsSelection
-  /** null for a role that may not read chatbots (viewers): no chatbot choice, the whole organization. */
+  /**
+   * null for a role that may not read chatbots (viewers): no chatbot choice, the whole organization,
+   * unless the selection (from a link) names one, which the form then says, with a way back to all.
+   */
   chatbots: readonly Chatbot[] | null
   onApply: (selection: AnalyticsSelection) => void
   /** Makes the fields' ids unique on the page. */
@@ -55,6 +58,20 @@ export function RangeForm({
               ))}
             </select>
           </div>
+        ) : selection.chatbotId ? (
+          // A viewer may not list the chatbots, but a link (a topic, a conversation's) can still name one:
+          // say that the figures are one chatbot's, and how to see the whole organization's.
+          <fieldset className="field bare">
+            <legend>Chatbot</legend>
+            <p className="muted field-line">One chatbot only, from the link you followed.</p>
+            <button
+              type="button"
+              className="button subtle"
+              onClick={() => onApply({ ...selection, chatbotId: '' })}
+            >
+              Show all chatbots
+            </button>
+          </fieldset>
         ) : null}
         <div className="field">
           <label htmlFor={id('range')}>Range</label>
