@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '@cas/db'
-import { appendToStream, EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
@@ -9,6 +8,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import { join } from './support/members.ts'
 import { expectReplayKeeps } from './support/projector.ts'
+import { commitTopicCommand } from './support/topic-commands.ts'
 import { waitFor } from './support/wait.ts'
 
 // What became of each topic command (issue 31, item 6), as a lead reads it: the POST answers the command's
@@ -49,17 +49,11 @@ describe("the list of a chatbot's recent topic commands", () => {
 
   /** A command as a gateway deciding on a stale view might have committed it (no actor). */
   const commitStaleHide = (topicId: string) =>
-    withTransaction(pipeline.db.pool, async (client) => {
-      const appended = await appendToStream(client, {
-        streamType: 'chatbot',
-        streamId: chatbotId,
-        orgId,
-        chatbotId,
-        expectedVersion: 'any',
-        events: [newEvent('chatbot.topic-hide-requested', { topicId })],
-      })
-      return appended.records[0]!
-    })
+    commitTopicCommand(
+      pipeline.db.pool,
+      { orgId, chatbotId },
+      newEvent('chatbot.topic-hide-requested', { topicId }),
+    )
 
   it('answers a command with its id and lists it pending while the analysis is stopped', async () => {
     const res = await pipeline.app.inject({

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '@cas/db'
-import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
@@ -9,6 +7,7 @@ import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { journalEvents } from './support/journal.ts'
+import { commitTopicCommand } from './support/topic-commands.ts'
 import { waitFor } from './support/wait.ts'
 
 // Every topic command gets an outcome (issue 31, item 6), analysis.topic-command-handled: here the two the
@@ -35,17 +34,7 @@ describe('the outcome of a topic command the analysis refuses or cannot apply', 
 
   /** A command as a gateway deciding on a stale view might have committed it. */
   const commit = (topicId: string) =>
-    withTransaction(db.pool, async (client) => {
-      const appended = await appendToStream(client, {
-        streamType: 'chatbot',
-        streamId: chatbotId,
-        orgId,
-        chatbotId,
-        expectedVersion: 'any',
-        events: [newEvent('chatbot.topic-hide-requested', { topicId })],
-      })
-      return appended.records[0]!
-    })
+    commitTopicCommand(db.pool, { orgId, chatbotId }, newEvent('chatbot.topic-hide-requested', { topicId }))
 
   const outcomeOf = async (commandEventId: string) => {
     let found: Record<string, unknown> | undefined
