@@ -48,6 +48,8 @@ export const FRESH7_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh8.json')
 /** Written blind by a twelfth session (helper fresh9) while the detector stood still; kept blind (README there). */
 export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh9.json')
+/** Written blind by a thirteenth session (helper fresh10) while others changed the detector; kept blind (README there). */
+export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -126,6 +128,12 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh9',
     file: FRESH9_SIGNALS_SET,
     described: 'written blind by a twelfth session (fresh9, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh10',
+    file: FRESH10_SIGNALS_SET,
+    described: 'written blind by a thirteenth session (fresh10, blind)',
     blind: true,
   },
 ]
