@@ -46,7 +46,7 @@ export const FRESH6_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH7_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh7.json')
 /** Written blind by an eleventh session (helper fresh8); a development set since signals-v25 (README there). */
 export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh8.json')
-/** Written blind by a twelfth session (helper fresh9) while the detector stood still; kept blind (README there). */
+/** Written blind by a twelfth session (helper fresh9); read blind at signals-v25 and v27 to v30, a development set since 2026-11-30 (README there). */
 export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh9.json')
 /** Written blind by a thirteenth session (helper fresh10) while others changed the detector; kept blind (README there). */
 export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
@@ -127,8 +127,8 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
   {
     name: 'fresh9',
     file: FRESH9_SIGNALS_SET,
-    described: 'written blind by a twelfth session (fresh9, blind)',
-    blind: true,
+    described:
+      'written blind by a twelfth session, measured blind for signals-v25 and v27 to v30, a development set since (fresh9, development)',
   },
   {
     name: 'fresh10',
