@@ -27,7 +27,7 @@ describe("the list of a chatbot's recent topic commands", () => {
   let creationId: string
 
   beforeAll(async () => {
-    pipeline = await startAnalysisPipeline({ analysis: false })
+    pipeline = await startAnalysisPipeline({ analysis: false, projectorPollIntervalMs: 250 })
     const signedUp = await signUp(pipeline.app, { name: 'Ada' })
     ;({ cookie } = signedUp)
     userId = signedUp.user.id
@@ -66,14 +66,10 @@ describe("the list of a chatbot's recent topic commands", () => {
     creationId = res.json().commandId
     expect(creationId).toMatch(/^[0-9a-f-]{36}$/)
     const topicId = res.json().topic.id
-    // Listed, though nothing has handled it. Once projected: the route's read-your-writes wait (rm_chatbots
-    // at the chatbot stream's version) does not cover rm_topic_command_log, and CI under load read the
-    // list before the projector had written the command (left open in the session's closing note).
-    const listed = await waitFor(async () => {
-      const commands = await list()
-      return commands.length > 0 ? commands : undefined
-    })
-    expect(listed).toEqual([
+    // Listed at once (read-your-writes), though nothing has handled it. Bug pinned: the harness's stand-in
+    // projection moved rm_chatbots, which the route waits for, without rm_topic_command_log, and CI under
+    // load read an empty list; the projector polls slowly here, so a read that does not wait for it fails.
+    expect(await list()).toEqual([
       {
         id: creationId,
         type: 'create',

@@ -22,6 +22,12 @@ import { waitFor } from './wait.ts'
  * the analysis service on the embedded event log, and the projector, as they run deployed. The analyzer
  * is the test model's (one thread) unless one is given; `analysis: false` leaves the analysis service for
  * the test to start (startAnalysis), as a test that swaps analyzers does.
+ *
+ * The gateway's reads wait for this projector, as the all-in-one's do (buildTestGateway's `ownProjector`),
+ * not for buildTestGateway's stand-in: that one brings rm_chatbots up to the chatbot's stream version
+ * alone before each chatbot read, so a read whose read-your-writes wait is rm_chatbots at that version
+ * (the topic command list, whose rm_topic_command_log the projector writes in the same transaction) went
+ * on before the projector had written what it reads.
  */
 export interface AnalysisPipeline {
   readonly db: TestDatabase
@@ -44,14 +50,25 @@ export interface AnalysisPipeline {
 export type AnalysisOptions = Partial<Omit<AnalysisServiceDeps, 'pool' | 'keyring' | 'eventLog' | 'analyzer'>>
 
 export async function startAnalysisPipeline(
-  options: { analyzer?: Analyzer; analysis?: AnalysisOptions | false } = {},
+  options: {
+    analyzer?: Analyzer
+    analysis?: AnalysisOptions | false
+    /**
+     * How long the projector sleeps when it found nothing to apply (5 ms): a test of read-your-writes
+     * makes it slow, so that a read that did not wait for it would miss what was just written.
+     */
+    projectorPollIntervalMs?: number
+  } = {},
 ): Promise<AnalysisPipeline> {
   const db = await createTestDatabase()
-  const { app } = await buildTestGateway(db)
+  // The reads' bound is CI's, under load; a read returns as soon as the projector is there.
+  const { app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' }, undefined, {
+    ownProjector: true,
+  })
   const projector = createProjector({
     pool: db.pool,
     keyring: testKeyring,
-    eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 },
+    eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: options.projectorPollIntervalMs ?? 5 },
     logger: false,
   })
   let analyzer: Analyzer | undefined

@@ -74,6 +74,8 @@ interface CommandRow {
  * GET /api/v1/chatbots/:id/topics/commands: what became of the chatbot's latest topic commands (issue 31,
  * item 6), from rm_topic_command_log. A command shows once its request is projected (a command that
  * returned: read-your-writes, as for the chatbot); an outcome projected before its request waits for it.
+ * The wait is on rm_chatbots at the chatbot stream's version: the projector folds the request into both
+ * read models (registry.ts) and writes them in one transaction, so that version covers the log too.
  */
 export async function registerTopicCommandRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
   const timeoutMs = deps.readYourWritesTimeoutMs ?? defaultsOf(reads).READ_YOUR_WRITES_TIMEOUT_MS
