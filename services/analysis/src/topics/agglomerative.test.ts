@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { poolClusters } from './agglomerative.ts'
+import { labelsAfter, poolClusters, similarities, wardMerges } from './agglomerative.ts'
 import { normalized } from './vectors.ts'
 
 // Unit vectors in 12 dimensions: a group is a direction, its members that direction plus a little of
@@ -43,5 +43,38 @@ describe('the pool cut where the silhouette is highest', () => {
     expect(poolClusters(vectors)).toEqual(poolClusters(vectors))
     expect(poolClusters([])).toEqual([])
     expect(poolClusters([member(0, 0)])).toEqual([0])
+  })
+})
+
+describe('the Ward dendrogram (themes)', () => {
+  const arc = (angle: number) => {
+    const v = new Float32Array(DIM)
+    v[0] = Math.cos(angle)
+    v[1] = Math.sin(angle)
+    return v
+  }
+
+  it('merges the closest pairs first and cuts evenly spaced points into runs of comparable size', () => {
+    // Eight points evenly spaced on an arc, no gap anywhere: the two-group cut is two runs of comparable
+    // size (ties decide 4 + 4 or 5 + 3), never one end point alone as a chaining linkage may leave it.
+    const points = Array.from({ length: 8 }, (_, i) => arc(0.1 * i))
+    const merges = wardMerges(similarities(points), points.length)
+    expect(merges).toHaveLength(7)
+    const halves = labelsAfter(merges, 8, 6)
+    expect(halves).toEqual([...halves].sort((a, b) => a - b))
+    expect(halves.filter((l) => l === 0).length).toBeGreaterThanOrEqual(3)
+    expect(halves.filter((l) => l === 1).length).toBeGreaterThanOrEqual(3)
+    // Two tight pairs far apart: each pair merges before the two pairs do.
+    const pairs = [arc(0), arc(0.01), arc(1), arc(1.01)]
+    const pairMerges = wardMerges(similarities(pairs), 4)
+    expect(labelsAfter(pairMerges, 4, 2)).toEqual([0, 0, 1, 1])
+  })
+
+  it('leaves the similarity matrix as it was', () => {
+    const points = [arc(0), arc(0.3), arc(0.9)]
+    const sim = similarities(points)
+    const copy = Float32Array.from(sim)
+    wardMerges(sim, 3)
+    expect(sim).toEqual(copy)
   })
 })

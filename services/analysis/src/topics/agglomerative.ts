@@ -130,6 +130,59 @@ export function averageLinkageMerges(sim: Float32Array, n: number): [number, num
   return merges.map((m) => [m.a, m.b])
 }
 
+/**
+ * The merges of the full Ward dendrogram of unit vectors, lowest first, as averageLinkageMerges gives
+ * them: each merge joins the two clusters whose union adds least to the within-cluster sum of squared
+ * (Euclidean, 2 − 2·cosine) distances. Ward keeps clusters of comparable spread: where points lie about
+ * evenly apart (a chatbot's topics in one domain) average linkage chains most of them into one cluster
+ * and leaves the few outliers alone, Ward does not. The nearest-neighbour chain with the Lance–Williams
+ * update (Ward is reducible): O(n²) time and one n×n matrix, from the similarities (not overwritten).
+ */
+export function wardMerges(sim: Float32Array, n: number): [number, number][] {
+  const d = new Float64Array(n * n)
+  for (let i = 0; i < n * n; i++) d[i] = 2 - 2 * sim[i]!
+  const size = new Array<number>(n).fill(1)
+  const active = new Uint8Array(n).fill(1)
+  const merges: { a: number; b: number; h: number; order: number }[] = []
+  const chain: number[] = []
+  for (let remaining = n; remaining > 1; ) {
+    if (chain.length === 0) chain.push(active.indexOf(1))
+    const a = chain[chain.length - 1]!
+    const previous = chain.length > 1 ? chain[chain.length - 2]! : -1
+    let best = -1
+    let bestD = Number.POSITIVE_INFINITY
+    for (let c = 0; c < n; c++) {
+      if (c === a || !active[c]) continue
+      const x = d[a * n + c]!
+      // Ties go to the previous chain element, which guarantees the chain ends in a reciprocal pair.
+      if (x < bestD || (x === bestD && c === previous)) {
+        bestD = x
+        best = c
+      }
+    }
+    if (best !== previous) {
+      chain.push(best)
+      continue
+    }
+    chain.length -= 2
+    const sa = size[a]!
+    const sb = size[best]!
+    for (let c = 0; c < n; c++) {
+      if (!active[c] || c === a || c === best) continue
+      const sc = size[c]!
+      const x = ((sa + sc) * d[a * n + c]! + (sb + sc) * d[best * n + c]! - sc * bestD) / (sa + sb + sc)
+      d[a * n + c] = x
+      d[c * n + a] = x
+    }
+    size[a] = sa + sb
+    active[best] = 0
+    remaining--
+    merges.push({ a, b: best, h: bestD, order: merges.length })
+  }
+  merges.sort((x, y) => x.h - y.h || x.order - y.order)
+  return merges.map((m) => [m.a, m.b])
+}
+
 /** Cluster numbers after the first `count` merges, in order of each cluster's first member. */
 export function labelsAfter(merges: readonly [number, number][], n: number, count: number): number[] {
   const parent = Array.from({ length: n }, (_, i) => i)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { distinctLabel, labelTopic, termCorpus } from './labels.ts'
+import { distinctLabel, labelTopic, termCorpus, termsOncePerConversation } from './labels.ts'
 
 const counts = (entries: Record<string, number>) => new Map(Object.entries(entries))
 
@@ -36,5 +36,16 @@ describe('distinctLabel', () => {
       'card, lost, stolen, replace, block',
     ])
     expect(distinctLabel(topic, all)).toBe('card, lost, stolen (2)')
+  })
+})
+
+describe('termsOncePerConversation', () => {
+  it("leaves out the terms an earlier member of the same conversation gave, and keeps other conversations'", () => {
+    const terms = termsOncePerConversation([
+      { conversationId: 'a', terms: ['dad', 'address'] },
+      { conversationId: 'b', terms: ['dad', 'address'] },
+      { conversationId: 'a', terms: ['dad', 'letter', 'address'] },
+    ])
+    expect(terms).toEqual([['dad', 'address'], ['dad', 'address'], ['letter']])
   })
 })

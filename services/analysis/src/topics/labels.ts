@@ -73,6 +73,26 @@ export function distinctLabel(topic: TopicLabel, taken: ReadonlySet<string>): st
   for (let n = 2; ; n++) if (free(`${topic.label} (${n})`)) return `${topic.label} (${n})`
 }
 
+/**
+ * Each member's terms with those an earlier member of the same conversation already gave left out: a
+ * topic counts a term once per conversation. On multi-turn traffic an end user repeats a name or a detail
+ * over their messages ("my dad", "dad's flat"), and two messages of one conversation would pass labelTopic's
+ * "seen in more than one message" and name the topic after one person's conversation ("change, letter,
+ * dad"; bench/FINDINGS.md "Topics and themes on multi-turn traffic").
+ */
+export function termsOncePerConversation(
+  members: readonly { readonly conversationId: string; readonly terms: readonly string[] }[],
+): string[][] {
+  const seen = new Map<string, Set<string>>()
+  return members.map((m) => {
+    const own = seen.get(m.conversationId) ?? new Set<string>()
+    seen.set(m.conversationId, own)
+    const fresh = m.terms.filter((t) => !own.has(t))
+    for (const t of fresh) own.add(t)
+    return fresh
+  })
+}
+
 /** A label as compared for sameness: trimmed, spaces collapsed, lower case. */
 export function labelKey(label: string): string {
   return label.trim().replace(/\s+/g, ' ').toLowerCase()

@@ -1,4 +1,4 @@
-import { distinctLabel, labelKey, labelTopic, termCorpus } from './labels.ts'
+import { distinctLabel, labelKey, labelTopic, termCorpus, termsOncePerConversation } from './labels.ts'
 import {
   addTerms,
   DEFAULT_TOPIC_OPTIONS,
@@ -389,7 +389,7 @@ function reassign(into: Map<string, Reassignment>, p: WindowPoint | PoolPoint, t
   into.set(pointKey(p), { conversationId: p.conversationId, messageId: p.messageId, topicId })
 }
 
-/** The sum, size, terms and spread of these members (each one's mean similarity to the others). */
+/** The sum, size, terms (once per conversation) and spread of these members (each one's mean similarity to the others). */
 function rebuild(topic: Topic, members: readonly WindowPoint[]): void {
   const sum = new Float32Array(members[0]!.embedding.length)
   for (const m of members) addInto(sum, m.embedding)
@@ -397,10 +397,11 @@ function rebuild(topic: Topic, members: readonly WindowPoint[]): void {
   topic.centroid = normalized(sum)
   topic.size = members.length
   topic.terms = new Map()
-  for (const m of members) {
+  // A term counts once per conversation among the members (labels.ts, termsOncePerConversation).
+  for (const terms of termsOncePerConversation(members)) {
     addTerms(
       topic.terms,
-      m.terms.map((t) => [t, 1]),
+      terms.map((t) => [t, 1]),
     )
   }
   topic.spread = { count: 0, sum: 0, squares: 0 }

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { groupThemes, type Theme } from './themes.ts'
+import { GROUPING_VERSION, groupThemes, type Theme } from './themes.ts'
 import type { TopicState } from './topic-model.ts'
 
 export interface ThemesAssigned {
@@ -11,7 +11,8 @@ export interface ThemesAssigned {
  * The hook that keeps a chatbot's themes (themes.ts) in step with its topics: call it after the chatbot's
  * topic state was saved, in the same transaction and under the same lock (TopicStore.lock), whenever
  * topics may have been found, relabeled, merged or moved (topic placement, re-clustering). It groups
- * anew only when the chatbot's topics (their ids and labels) differ from those of the last grouping, and
+ * anew only when the chatbot's topics (their ids and labels) or the grouping's rule (GROUPING_VERSION)
+ * differ from those of the last grouping, and
  * returns the event to append on the chatbot's topic stream when the themes changed, else undefined.
  */
 export async function assignThemes(
@@ -19,10 +20,12 @@ export async function assignThemes(
   state: TopicState,
 ): Promise<ThemesAssigned | undefined> {
   const topics = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired && t.size > 0)
-  // JSON: a text column takes no NUL characters as separators.
-  const signature = JSON.stringify(
-    topics.map((t) => [t.id, t.label]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)),
-  )
+  // JSON: a text column takes no NUL characters as separators. The grouping's version first: a changed
+  // rule groups anew.
+  const signature = JSON.stringify([
+    GROUPING_VERSION,
+    ...topics.map((t) => [t.id, t.label]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)),
+  ])
   const { rows } = await client.query<{ signature: string; themes: Theme[] }>(
     'SELECT signature, themes FROM topic_themes WHERE chatbot_id = $1',
     [state.chatbotId],

@@ -1,4 +1,4 @@
-import { averageLinkageMerges, labelsAfter, similarities } from './agglomerative.ts'
+import { labelsAfter, similarities, wardMerges } from './agglomerative.ts'
 import { uuidFromText } from './ids.ts'
 import { termCorpus } from './labels.ts'
 import type { Vector } from './vectors.ts'
@@ -22,6 +22,12 @@ export interface Theme {
   readonly topicIds: string[]
 }
 
+/**
+ * How groupThemes groups: part of the stored grouping's signature (theme-store.ts), so a chatbot's themes
+ * are grouped anew by a changed rule at its next topic decision. 2: Ward, not average linkage.
+ */
+export const GROUPING_VERSION = 2
+
 /** A handful: the Topics page's groups, not a second level of topics. */
 export const MAX_THEMES = 12
 /** Fewer topics than this make one theme: two or three topics need no grouping. */
@@ -31,10 +37,13 @@ const MIN_TOPICS_TO_GROUP = 4
  * A chatbot's topics grouped into themes (issue 31, item 3). Pure and deterministic: the same topics (in
  * any order) and previous themes give the same themes.
  *
- * Grouping: the average-linkage dendrogram of the topics' centroids (cosine), cut where the mean
- * silhouette is highest among 2 … min(MAX_THEMES, n / 2) groups, ties to the coarser cut: how many themes
- * comes from how the chatbot's own topics lie, not from a constant fitted to a corpus. Fewer than four
- * topics make one theme.
+ * Grouping: the Ward dendrogram of the topics' centroids, cut where the mean silhouette (cosine) is
+ * highest among 2 … min(MAX_THEMES, n / 2) groups, ties to the coarser cut: how many themes comes from
+ * how the chatbot's own topics lie, not from a constant fitted to a corpus. Fewer than four topics make
+ * one theme. Ward, not average linkage: on a chatbot's multi-turn traffic the topics lie about evenly
+ * apart, and average linkage's best cut was one theme of nearly every topic beside a pair of outliers
+ * ("Book, order": 30 of 32 topics, every conversation; bench/FINDINGS.md "Topics and themes on
+ * multi-turn traffic").
  *
  * Labels: the theme's members' words as one document, scored by class-based TF-IDF against the other
  * themes (as a topic's label against the other topics, labels.ts), single words only (a theme is broader
@@ -69,12 +78,12 @@ export function groupThemes(topics: readonly ThemeTopic[], previous: readonly Th
 
 const total = (list: readonly ThemeTopic[]) => list.reduce((s, t) => s + t.size, 0)
 
-/** A group number per centroid: the average-linkage cut of best mean silhouette. */
+/** A group number per centroid: the Ward cut of best mean silhouette (cosine). */
 export function clusterCentroids(centroids: readonly Vector[]): number[] {
   const n = centroids.length
   if (n < MIN_TOPICS_TO_GROUP) return centroids.map(() => 0)
   const similarity = similarities(centroids)
-  const merges = averageLinkageMerges(Float32Array.from(similarity), n)
+  const merges = wardMerges(similarity, n)
   let best: { labels: number[]; score: number } | undefined
   for (let k = 2; k <= Math.min(MAX_THEMES, Math.floor(n / 2)); k++) {
     const labels = labelsAfter(merges, n, n - k)

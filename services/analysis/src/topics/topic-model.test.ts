@@ -173,6 +173,25 @@ describe('topic discovery (pure decision)', () => {
     expect(labels.find((l) => l.includes('track'))).toMatch(/^order status, track/)
   })
 
+  it("counts a term once per conversation: one end user's repeated words do not name the topic", async () => {
+    // Regression (multi-turn traffic): an end user who says "dad" in two messages of one conversation
+    // passed labelTopic's "seen in more than one message", and the topic was labelled "change, letter, dad".
+    const one = (n: number, terms: string[]) => ({ ...point(0, n, terms), conversationId: 'c-dad' })
+    const members = [
+      one(0, ['address', 'change', 'dad']),
+      one(1, ['address', 'dad', 'letter']),
+      point(0, 2, ['address', 'change']),
+      point(0, 3, ['address', 'change', 'letter']),
+    ]
+    const other = [0, 1, 2, 3].map((n) => point(1, n, ['order', 'track']))
+    const { state, events } = await given([[...members, ...other]])
+    const topic = [...state.topics.values()].find((t) => t.terms.has('address'))!
+    expect(topic.terms.get('dad')).toBe(1)
+    expect(topic.terms.get('address')).toBe(3)
+    const label = events.map((e) => (e.payload as { label: string }).label).find((l) => l.includes('address'))
+    expect(label).not.toMatch(/dad/)
+  })
+
   it('never gives two topics of a chatbot the same label', async () => {
     // Regression (issue 31): two requests worded alike made two topics of one label ("question number").
     const words = ['question', 'number', 'account', 'card', 'lost']

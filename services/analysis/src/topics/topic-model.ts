@@ -1,7 +1,7 @@
 import { analysis, defaultsOf } from '@cas/config'
 import { OTHER_TOPIC_ID } from '@cas/events'
 import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
-import { distinctLabel, labelTopic, type TermCounts, termCorpus } from './labels.ts'
+import { distinctLabel, labelTopic, type TermCounts, termCorpus, termsOncePerConversation } from './labels.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
@@ -362,9 +362,13 @@ class Decision {
         this.created.push(target)
         // A new topic's spread: each member's mean similarity to the others.
         for (const m of members) record(target.spread, (dot(m.embedding, sum) - 1) / (members.length - 1))
-        for (const m of members) this.join(target, m.embedding, m.terms)
-      } else if (target) {
-        for (const m of members) this.join(target, m.embedding, m.terms)
+      }
+      if (target) {
+        // A term counts once per conversation among the members (labels.ts, termsOncePerConversation).
+        const terms = termsOncePerConversation(members)
+        members.forEach((m, i) => {
+          this.join(target, m.embedding, terms[i]!)
+        })
       }
       if (!target) continue
       for (const m of members) {
