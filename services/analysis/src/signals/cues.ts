@@ -81,6 +81,13 @@ export interface MessageCues {
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
+   * Assistant (signals-v31): says in so many words that it cannot put the end user through to anyone ("I
+   * can't transfer you to a person from here", "I'm not able to connect you to our assessors":
+   * refusesHandoverOf). Such a message is a failure to hand over, not a handover, whatever channel it then
+   * points to (detect.ts).
+   */
+  readonly refusesHandover?: boolean
+  /**
    * Assistant (signals-v24): asks the end user for something (asksOf): a question, a menu to choose from,
    * a detail it needs. Two such messages this similar with a reply between (THRESHOLDS.botAsksAgain) are
    * the assistant asking again (detect.ts, repetition).
@@ -384,6 +391,7 @@ export function cuesFrom(
         failure: best(anchors.failure),
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
+        ...(refusesHandoverOf(m.content.slice(0, MAX_CHARS)) ? { refusesHandover: true } : {}),
         ...(asksOf(m.content.slice(0, MAX_CHARS)) ? { asks: true } : {}),
         said: saidOf(m.content),
       }
@@ -504,6 +512,22 @@ export function inabilityOf(text: string): boolean {
     )
   )
 }
+/**
+ * signals-v31: the assistant says in the first person that it cannot pass the end user on: "I can't",
+ * "I cannot", "I couldn't", "I'm unable to", "I'm not able to", "I won't be able to", then (after at most one
+ * word: "I'm afraid I can't directly transfer…") a verb of passing on (transfer, put, connect, pass, hand,
+ * escalate, forward) and, within three words, "to", "through", "over", "with" or "on" ("I can't put you
+ * through to a person in chat", "I'm not able to transfer chats to the royalties team"). The grammar of a
+ * refused handover, as inabilityOf reads a failure: the embedding of such a message lies near the handover
+ * anchors, the team and the transfer being its nouns (bench/FINDINGS.md, signals-v31).
+ */
+export function refusesHandoverOf(text: string): boolean {
+  const t = ` ${text.toLowerCase().replace(/[‘’ʼ]/gu, "'")} `
+  return /\bi(?: can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to|'m not able to| am not able to)(?: \w+)? (?:transfer|put|connect|pass|hand|escalate|forward)\b(?: \w+){0,3}? (?:to|through|over|with|on)\b/u.test(
+    t,
+  )
+}
+
 /**
  * signals-v17: the end user says in so many words that it asks again, read from the words as inabilityOf
  * reads the bot's: the grammar of a re-ask, not words of a domain. The message opens by granting the

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { askedBeforeOf, asksAgainOf, asksOf, inabilityOf, type MessageCues, questionOf } from './cues.ts'
+import {
+  askedBeforeOf,
+  asksAgainOf,
+  asksOf,
+  inabilityOf,
+  type MessageCues,
+  questionOf,
+  refusesHandoverOf,
+} from './cues.ts'
 import {
   type ConversationMessage,
   detectSignals,
@@ -618,6 +626,71 @@ describe('conversation signals: the decision', () => {
       'Our team is available from 9am to 5pm on weekdays.',
     ]) {
       expect(inabilityOf(said), said).toBe(false)
+    }
+  })
+
+  it("takes the end user's closing word after an answer for resolution at a looser margin (signals-v31)", () => {
+    // Short of THRESHOLDS.resolution, at resolutionClosing ("ta", "there it is, worked perfectly"), a calm
+    // social act the gratitude head reads low.
+    const closing = { resolution: THRESHOLDS.resolutionClosing, social: 0.1, gratitude: 0.1 }
+    const below = { ...closing, resolution: THRESHOLDS.resolutionClosing - 0.01 }
+    expect(THRESHOLDS.resolutionClosing).toBeLessThan(THRESHOLDS.resolution)
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', closing]), at(90))).toEqual([
+      'resolution',
+    ])
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', below]), at(90))).toEqual([])
+    // The assistant's goodbye after it leaves it the last word.
+    expect(
+      names(
+        conversation(['user', {}], ['assistant', {}], ['user', closing], ['assistant', { social: 0.4 }]),
+        at(90),
+      ),
+    ).toEqual(['resolution'])
+    // Not earlier in the conversation: the same margin there is a request the assistant then serves.
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', closing], ['assistant', {}]), at(90)),
+    ).toEqual([])
+    // Not in reply to a failure, nor as a question, an open tail or a first message.
+    expect(
+      names(conversation(['user', {}], ['assistant', { failure: 0.3 }], ['user', closing]), at(90)),
+    ).toEqual(['bot_failure', 'abandonment'])
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', { ...closing, question: true }]), at(90)),
+    ).toEqual(['abandonment'])
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', { ...closing, openTail: true }]), at(90)),
+    ).toEqual(['abandonment'])
+    expect(names(conversation(['user', closing]), at(90))).toEqual([])
+  })
+
+  it('reads an assistant that says it cannot put the end user through as a failure, not a handover (signals-v31)', () => {
+    const refuses = { handover: 0.2, inability: true, refusesHandover: true }
+    expect(names(conversation(['user', {}], ['assistant', refuses]), at(90))).toEqual([
+      'bot_failure',
+      'abandonment',
+    ])
+    const { refusesHandover: _, ...hands } = refuses
+    expect(names(conversation(['user', {}], ['assistant', hands]), at(90))).toEqual([
+      'escalation',
+      'bot_failure',
+    ])
+    for (const said of [
+      "I can't put you through to a person in chat, sorry.",
+      "I'm afraid I can’t transfer you to a person from here.",
+      "I'm not able to transfer chats to the billing team.",
+      'I cannot connect you with an adviser directly.',
+      "Sorry, I'm unable to hand you over to a colleague at the moment.",
+    ]) {
+      expect(refusesHandoverOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "I'm transferring you to a person now.",
+      "I can't find that order, but I've passed your case to our team.",
+      "I can't change the date myself; I'll connect you with our bookings team.",
+      'I cannot refund this, sorry.',
+      'You can transfer the ticket to a friend from the app.',
+    ]) {
+      expect(refusesHandoverOf(said), said).toBe(false)
     }
   })
 

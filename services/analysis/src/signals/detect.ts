@@ -15,7 +15,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   in reply to a bot failure with a looser margin, escalationAfterFailure), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
- *   nor a weak handover after which the assistant, at its next turn, answers on);
+ *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
+ *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf);
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -45,7 +46,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
  *   message again (signals-v21), and after that asks nothing new and the assistant neither fails nor
- *   hands over;
+ *   hands over; signals-v31: the end user's closing message (the last, in reply to an answer that did not
+ *   fail) needs only THRESHOLDS.resolutionClosing ("ta", "there it is, worked perfectly");
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -63,7 +65,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 30
+export const SIGNALS_VERSION = 31
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -190,6 +192,22 @@ export const THRESHOLDS = {
    * positive and 0.067 over the highest open thanks.
    */
   resolutionOverTail: 0.1,
+  /**
+   * signals-v31: the end user's closing message (the conversation's last, nothing after it but the
+   * assistant's social acts, in reply to an answer that did not fail) confirms or thanks when the resolution
+   * anchors read it at least this far, short of THRESHOLDS.resolution, and it is no question, does not end
+   * open and asks for no person: a closing that thanks in a word the anchors and the gratitude head read
+   * weakly ("ta", 0.007; "ace ty", 0.029; "brilliant cheers", 0.059) or says it worked without thanks
+   * ("there it is, worked perfectly", 0.048; "cleared it and it's running now 👍", −0.006). The last word
+   * carries the evidence: the same margins earlier in a conversation are requests the assistant then serves
+   * ("weds", 0.032; "Great, add the base please", 0.053). Chosen on the older development sets (development
+   * … fresh4: −0.049 < t ≤ −0.006 give the same errors, 59 → 51; the highest closing there that is no
+   * resolution "ok I'll file it", −0.049, the lowest caught −0.006) and confirmed on the newer (fresh5 …
+   * fresh9: −0.022 < t ≤ 0.007 give the same errors, 107 → 103, none worse on any set; "right. we'll go
+   * there then", −0.022, is no resolution); over the union's range −0.022 < t ≤ −0.006, 166 → 154, and
+   * −0.015 lies 0.007 and 0.009 from each (bench/FINDINGS.md, signals-v31).
+   */
+  resolutionClosing: -0.015,
   /** A chatbot's own signal: nearer its examples than the generic phrases (cues.ts, customMargin). */
   custom: 0,
   /**
@@ -620,9 +638,11 @@ interface FrustrationCourse {
 
 /**
  * Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head, unless the message
- * ends on something still open (cues.ts, openTail). Its confidence, or undefined.
+ * ends on something still open (cues.ts, openTail). A `closing` message (signals-v31: the end user's last
+ * word after an answer, detectSignals) needs only THRESHOLDS.resolutionClosing when it is no question, does
+ * not end open and asks for no person. Its confidence, or undefined.
  */
-function resolution(c: MessageCues | undefined, reply = true): number | undefined {
+function resolution(c: MessageCues | undefined, reply = true, closing = false): number | undefined {
   if (!c) return undefined
   // signals-v21: a message the resolution anchors read clearly as a whole is a thanks whatever its last
   // sentence says ("done, thanks. hope to be back on my feet by then").
@@ -635,7 +655,13 @@ function resolution(c: MessageCues | undefined, reply = true): number | undefine
   if ((c.emotionFrustration ?? 0) >= THRESHOLDS.emotionFrustration) return undefined
   const byAnchors = fires(c.resolution, THRESHOLDS.resolution)
     ? confidenceOf(c.resolution!, THRESHOLDS.resolution)
-    : undefined
+    : closing &&
+        c.question !== true &&
+        !c.openTail &&
+        escalationAsked(c) === undefined &&
+        fires(c.resolution, THRESHOLDS.resolutionClosing)
+      ? confidenceOf(c.resolution!, THRESHOLDS.resolutionClosing)
+      : undefined
   const byGratitude =
     c.gratitude !== undefined && c.gratitude >= THRESHOLDS.gratitude
       ? Math.round(c.gratitude * 100) / 100
@@ -681,7 +707,11 @@ export function detectSignals(
     return handoverSaid(talk[next]!.cues) === undefined
   }
   const handedOver = (m: ConversationMessage) =>
-    m.role === 'assistant' && handoverSaid(m.cues) !== undefined && !isSocial(m) && !answersOn(m)
+    m.role === 'assistant' &&
+    m.cues?.refusesHandover !== true &&
+    handoverSaid(m.cues) !== undefined &&
+    !isSocial(m) &&
+    !answersOn(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).
   const firstUser = talk.findIndex((m) => m.role === 'user')
@@ -845,11 +875,18 @@ export function detectSignals(
   // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
   for (let k = talk.length - 1; k >= 0; k--) {
     const m = talk[k]!
-    const confidence = m.role === 'user' ? resolution(m.cues, isReply(m)) : undefined
+    const answered = talk.slice(0, k).findLast((a) => a.role === 'assistant')
+    // signals-v31: the end user's last word (nothing after it but the assistant's social acts), in reply to an
+    // answer that did not fail (or a failure that handed over), is a closing: a looser gate (resolutionClosing).
+    const closing =
+      talk.slice(k + 1).every((a) => a.role === 'assistant' && isSocial(a)) &&
+      isReply(m) &&
+      answered !== undefined &&
+      !(failed(answered) && !handedOver(answered))
+    const confidence = m.role === 'user' ? resolution(m.cues, isReply(m), closing) : undefined
     if (confidence === undefined) continue
     // signals-v21: a thanks in reply to the assistant saying an earlier message again resolves nothing:
     // the thanks is sarcastic ("wow, really helpful. thanks a lot") or a goodbye to a bot going in circles.
-    const answered = talk.slice(0, k).findLast((a) => a.role === 'assistant')
     if (answered && saidAgain.has(answered)) break
     const after = talk.slice(k + 1)
     const undone = after.some(

@@ -839,6 +839,45 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(noInfo).toContain('abandonment')
   })
 
+  it("reads the end user's closing word after an answer as resolution, the same words mid-way as none (signals-v31)", async () => {
+    const asked: Turn[] = [
+      ['user', 'how do I turn off the email newsletter?'],
+      ['assistant', 'Go to Settings > Notifications and untick Newsletter.'],
+    ]
+    for (const closing of ['nice one cheers', "that's done it"]) {
+      const last = await settledSignals(...asked, ['user', closing])
+      expect(last, closing).toEqual(['resolution'])
+      const goodbye = await settledSignals(
+        ...asked,
+        ['user', closing],
+        ['assistant', "You're welcome, have a lovely day!"],
+      )
+      expect(goodbye, closing).toEqual(['resolution'])
+      // Short of THRESHOLDS.resolution: the same words followed by an answer are no resolution.
+      const midway = await settledSignals(
+        ...asked,
+        ['user', closing],
+        ['assistant', 'Your preferences are saved and take effect from tomorrow.'],
+      )
+      expect(midway, closing).toEqual([])
+    }
+  })
+
+  it('reads an assistant that says it cannot put the end user through as a failure, abandoned when last; a transfer as a handover (signals-v31)', async () => {
+    const ask: Turn = ['user', 'I need to speak to someone about a charge on my bill']
+    const refused = await settledSignals(ask, [
+      'assistant',
+      "I'm sorry, I can't connect you to an adviser from this chat. You can email billing@shop.example and they reply within two days.",
+    ])
+    expect(refused).toContain('bot_failure')
+    expect(refused).toContain('abandonment')
+    const transferred = await settledSignals(ask, [
+      'assistant',
+      "I'll connect you to an adviser from our billing team now, they'll join this chat shortly.",
+    ])
+    expect(transferred).toEqual(['escalation'])
+  })
+
   it('reads a thanks with a remark after it as resolution, a thanks with a new problem after it as none (signals-v21)', async () => {
     const remark = await settledSignals(
       ['user', 'how do I change the delivery address on my order'],
