@@ -34,7 +34,8 @@ export interface MessageCues {
    * End user: the message ends on something still open: its last sentence (of several) is nearer a
    * request, a report or a "still not working" than a thanks or a social act ("thanks, but it still
    * fails"; "thanks. but the option is greyed out"), or (signals-v14) a sentence after its first is a
-   * question. A thanks that goes on to a new problem or question resolves nothing.
+   * question, or (signals-v32, addsOf) opens on a connective that adds a new matter ("ok thanks. also the
+   * grass is soggy…"). A thanks that goes on to a new problem or question resolves nothing.
    */
   readonly openTail?: boolean
   /**
@@ -401,9 +402,13 @@ export function cuesFrom(
     // signals-v14: or a sentence after the first asks a question, whatever follows it ("ok I'll do that,
     // thanks! oh and do you fix old ones? got one from years ago"): a thanks that goes on to ask resolves nothing.
     const asksAfter = units[i]!.slice(2).some((sentence) => /\?\s*$/u.test(sentence))
+    // signals-v32: or a sentence after the first opens on a connective that adds a new matter ("ok thanks. also
+    // the grass over the soakaway is soggy…", "ty! another thing, my promo code…": addsOf).
+    const addsAfter = units[i]!.slice(2).some(addsOf)
     const openTail =
       tail !== undefined &&
       (asksAfter ||
+        addsAfter ||
         (marginBy(tail, anchors.resolution) < 0 &&
           nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)))
     const frustration = margins(anchors.frustration)
@@ -512,6 +517,18 @@ export function inabilityOf(text: string): boolean {
     )
   )
 }
+/**
+ * signals-v32: a sentence that opens (after "ok", "oh", "and" or "but") on a connective that adds a new
+ * matter: "also", "btw", "by the way", "another thing", "one more thing", "one other thing". After a thanks
+ * it brings a new request or report ("thanks. also the last bag was weeks old"), which the embedding of the
+ * whole, near the thanks, does not tell: read from the words, as questionOf reads a question without its mark.
+ */
+export function addsOf(sentence: string): boolean {
+  return /^\W*(?:(?:ok|okay|oh|and|but)\W+)*(?:also|btw|by the way|another thing|one more thing|one other thing)\b/iu.test(
+    sentence,
+  )
+}
+
 /**
  * signals-v31: the assistant says in the first person that it cannot pass the end user on: "I can't",
  * "I cannot", "I couldn't", "I'm unable to", "I'm not able to", "I won't be able to", then (after at most one

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  addsOf,
   askedBeforeOf,
   asksAgainOf,
   asksOf,
@@ -691,6 +692,30 @@ describe('conversation signals: the decision', () => {
       'You can transfer the ticket to a friend from the app.',
     ]) {
       expect(refusesHandoverOf(said), said).toBe(false)
+    }
+  })
+
+  it('finds a sentence that adds a new matter from its opening connective, not from the word elsewhere (signals-v32)', () => {
+    for (const said of [
+      'also the strap is loose',
+      'Also, do you deliver on Sundays',
+      'ok also my partner needs a login',
+      'and also the invoice is wrong',
+      'btw the app logs me out',
+      'By the way, the lift was broken again',
+      'another thing, my code says expired',
+      'One more thing: can I pay by card',
+    ]) {
+      expect(addsOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'that also fixed the printer',
+      'thanks, that works also',
+      'all done by the way you said',
+      'I need another one',
+      'the other thing worked fine',
+    ]) {
+      expect(addsOf(said), said).toBe(false)
     }
   })
 

@@ -863,6 +863,19 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   })
 
+  it('reads no resolution in a thanks that goes on to a new matter after "also", and abandons it unanswered (signals-v32)', async () => {
+    const asked: Turn[] = [
+      ['user', 'how do I turn off the email newsletter?'],
+      ['assistant', 'Go to Settings > Notifications and untick Newsletter.'],
+    ]
+    for (const more of [
+      'perfect thanks. also could the driver ring the bell, the buzzer is broken',
+      'brilliant, thank you. also the delivery guy left the box in the rain',
+    ]) {
+      expect(await settledSignals(...asked, ['user', more]), more).toEqual(['abandonment'])
+    }
+  })
+
   it('reads an assistant that says it cannot put the end user through as a failure, abandoned when last; a transfer as a handover (signals-v31)', async () => {
     const ask: Turn = ['user', 'I need to speak to someone about a charge on my bill']
     const refused = await settledSignals(ask, [
