@@ -18,7 +18,8 @@
  * deadlocks, a problem, other errors and statements over 100 ms with the three slowest; the whole log in
  * bench/.cache/analysis/postgres.log). `--statements` lists the statements Postgres spent most time on
  * (pg_stat_statements). `--counts` runs the analyzer in the calling thread (ANALYSIS_THREADS=0) to count
- * what the model was asked: texts embedded per end-user message, model calls and their batch sizes.
+ * what the model was asked: texts embedded per end-user message, model calls and their batch sizes; and
+ * how many conversations have each signal (exact counts, to compare commits on a busy machine).
  * `--recluster` runs the background re-clustering too, with its default schedule; `--profile <dir>` writes a
  * CPU profile of this thread over each set's analysis.
  */
@@ -196,6 +197,17 @@ try {
         ).rows
       : []
     await service.stop()
+    // What the signals' rules decided: a rule that fires more often costs events and read-model rows.
+    const signalsFound = values.counts
+      ? (
+          await pool.query<{ name: string; conversations: number }>(
+            `SELECT s->>'name' AS name, count(*)::int AS conversations
+               FROM analysis_signal_state, jsonb_array_elements(signals) AS s
+              WHERE chatbot_id = $1 GROUP BY 1 ORDER BY 1`,
+            [chatbotId],
+          )
+        ).rows
+      : []
     const postgresLog = servers.postgresLog!.summarise(logMark)
     const rate = userMessages / seconds
     const ceiling = ceilings.get(set.name)!
@@ -253,6 +265,9 @@ try {
       )
       console.log(
         `  embedTexts calls                         ${c.embedTexts} (${c.embedTextsTexts} texts asked)`,
+      )
+      console.log(
+        `  conversations with each signal           ${signalsFound.map((f) => `${f.name} ${f.conversations}`).join(', ') || 'none'}`,
       )
     }
   }
