@@ -762,6 +762,11 @@ export function detectSignals(
   const requests = talk.filter((m) => m.role === 'user' && m.vector && !isSocial(m))
   for (let j = 1; j < requests.length; j++) {
     const later = requests[j]!
+    // The later request's similarity to each message between it and the first earlier request that needs
+    // them, computed once for all its earlier requests (each reads the part after it), not again per pair:
+    // these products are most of a long conversation's detection (bench/FINDINGS.md, "The 0.3 ms per
+    // message (perfreg)").
+    let towards: { from: number; similarities: number[] } | undefined
     for (let i = 0; i < j; i++) {
       const earlier = requests[i]!
       const similarity = dot(earlier.vector!, later.vector!)
@@ -783,10 +788,9 @@ export function detectSignals(
       // answer reports what the user did ("can i send it from the website?", "…", "done on the website, thanks").
       const askedAsQuestion = later.cues?.question === true && similarity >= t.repetitionQuestion
       if (!asked && !marked && !afterFailure && !askedAsQuestion) continue
-      const nearestBetween = Math.max(
-        -1,
-        ...between.map((m) => (m.vector ? dot(m.vector, later.vector!) : -1)),
-      )
+      const from = talk.indexOf(earlier) + 1
+      towards ??= { from, similarities: between.map((m) => (m.vector ? dot(m.vector, later.vector!) : -1)) }
+      const nearestBetween = Math.max(-1, ...towards.similarities.slice(from - towards.from))
       const ignoresBetween = nearestBetween < similarity
       const clearly = similarity - nearestBetween >= t.repetitionIgnores
       // Saying it asked before, by the re-ask anchors or (signals-v17) in words ("I asked…", "as I said").
