@@ -242,6 +242,70 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect([...asks].sort()).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
   })
 
+  it("gives no topic to answers to the bot's questions for a detail; the same words opening a conversation still ask", async () => {
+    // The bot asks for an order number, a day and a go-ahead; the end user answers each (rules-v5).
+    const turns: [role: 'user' | 'assistant', content: string][] = [
+      ['user', "My package hasn't arrived yet"],
+      ['assistant', 'Sorry about that! Could you give me your order number?'],
+      ['user', 'KS-44719'],
+      [
+        'assistant',
+        'Thanks. The courier can bring it again on Thursday or Friday. Which day would suit you?',
+      ],
+      ['user', 'friday please'],
+    ]
+    await captureTurns('slot-answers', turns)
+    // The same words with no question before them, or after an open invitation, are requests.
+    await captureTurns('opens-with-number', [['user', 'KS-44719']])
+    await captureTurns('opens-with-day', [
+      ['assistant', 'Hello! How can I help you today?'],
+      ['user', 'friday please'],
+    ])
+    // A request after a greeting that asks how to help, and one after a slot question, keep their topics.
+    await captureTurns('greeted-request', [
+      ['assistant', 'Hello! How can I help you today?'],
+      ['user', "I forgot my password and can't sign in"],
+    ])
+    await captureTurns('asks-instead', [
+      ['assistant', 'Which day would suit you?'],
+      ['user', 'I need to reset my password'],
+    ])
+    await settled()
+    const all = await conversations()
+    expect(all.get('slot-answers')!.topicIds).toEqual([topicOf.get('delivery')])
+    expect(all.get('greeted-request')!.topicIds).toEqual([topicOf.get('password')])
+    expect(all.get('asks-instead')!.topicIds).toEqual([topicOf.get('password')])
+    const placed = await placedMessages(['slot-answers', 'opens-with-number', 'opens-with-day'])
+    // The answers neither make nor join a topic, nor wait in "other"; the request they answer does.
+    expect(placed.get('slot-answers')).toEqual(['m0'])
+    expect(placed.get('opens-with-number')).toEqual(['m0'])
+    expect(placed.get('opens-with-day')).toEqual(['m1'])
+  })
+
+  /** A conversation of the given turns, in order, with ids m0, m1, … */
+  async function captureTurns(conversationId: string, turns: readonly [string, string][]) {
+    const res = await postCapture(app, apiKey, {
+      conversationId,
+      messages: turns.map(([role, content], i) => ({ id: `m${i}`, role, content })),
+    })
+    expect(res.statusCode, res.body).toBe(200)
+  }
+
+  /** Per conversation, its messages placed as requests: in a topic, or waiting in "other" (the pool). */
+  async function placedMessages(externalIds: readonly string[]): Promise<Map<string, string[]>> {
+    const { rows } = await db.pool.query<{ external_id: string; message_id: string }>(
+      `SELECT c.external_id, m.message_id FROM rm_messages m JOIN rm_conversations c ON c.id = m.conversation_id
+        WHERE c.external_id = ANY($1) AND m.role = 'user'
+          AND (cardinality(m.topics) > 0 OR EXISTS (SELECT 1 FROM topic_pool p
+                 WHERE p.conversation_id = c.id AND p.message_id = m.message_id))
+        ORDER BY c.external_id, m.message_id`,
+      [externalIds],
+    )
+    const placed = new Map<string, string[]>()
+    for (const r of rows) placed.set(r.external_id, [...(placed.get(r.external_id) ?? []), r.message_id])
+    return placed
+  }
+
   async function topicsReport() {
     const res = await app.inject({
       method: 'GET',
