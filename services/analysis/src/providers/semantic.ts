@@ -20,16 +20,7 @@ import {
 } from '../analyzer.ts'
 import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
-import {
-  ANSWER_ANCHORS,
-  answersToSlotQuestions,
-  OPEN_TURN_ANCHORS,
-  REPLY_REQUEST_ANCHORS,
-  REQUEST_ANCHORS,
-  requestEmbeddings,
-  SLOT_QUESTION_ANCHORS,
-  TOPIC_SOCIAL_ANCHORS,
-} from '../topics/requests.ts'
+import { REQUEST_ANCHORS, requestEmbeddings, TOPIC_SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { cachedEmbedder } from './embedding-cache.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
@@ -38,7 +29,7 @@ import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
-const RULES_VERSION = 5
+const RULES_VERSION = 4
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -56,12 +47,6 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   const anchors = {
     social: await model.embed(TOPIC_SOCIAL_ANCHORS),
     request: await model.embed(REQUEST_ANCHORS),
-  }
-  const replyAnchors = {
-    slot: await model.embed(SLOT_QUESTION_ANCHORS),
-    open: await model.embed(OPEN_TURN_ANCHORS),
-    answer: await model.embed(ANSWER_ANCHORS),
-    request: await model.embed(REPLY_REQUEST_ANCHORS),
   }
 
   const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
@@ -114,17 +99,6 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       anchors,
       embedTexts,
     )
-    // A request read alone may be an answer to the bot's question just before it, in this batch of the
-    // conversation ("Tuesday, 10 if possible" after "which suits you?"): no topic of its own (rules-v5).
-    const requests = toEmbed.flatMap((_m, i) => (placed[i] ? [i] : []))
-    const answers = await answersToSlotQuestions(
-      requests.map((i) => texts[i]!),
-      requests.map((i) => userEmbeddings[own.get(toEmbed[i]!)!]!),
-      requests.map((i) => botTurnBefore(messages, toEmbed[i]!)),
-      replyAnchors,
-      embedTexts,
-    )
-    for (const [k, i] of requests.entries()) if (answers[k]) placed[i] = undefined
     if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
     const byMessage = new Map<MessageToAnalyze, Float32Array>(
       toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
@@ -142,10 +116,4 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       return embedding ? { ...result, embedding, terms: terms[i]! } : result
     })
   }
-}
-
-/** The text of the bot's turn just before `message` among `messages`, if the message follows one. */
-function botTurnBefore(messages: readonly MessageToAnalyze[], message: MessageToAnalyze): string | undefined {
-  const before = messages[messages.indexOf(message) - 1]
-  return before?.role === 'assistant' && before.content.trim() !== '' ? before.content : undefined
 }
