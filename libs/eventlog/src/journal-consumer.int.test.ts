@@ -5,7 +5,7 @@
  * applied in one transaction, and one bad event among them holds no other partition back.
  */
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '@cas/db'
+import { createPool, withTransaction } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
@@ -308,6 +308,42 @@ describe('a read of few events over several partitions', () => {
       expect(rows.map((r) => r.event_id)).toEqual([bad])
     } finally {
       await consumer.stop()
+    }
+  })
+})
+
+describe('a consumer started and stopped again on one pool', () => {
+  it('leaves no error listener behind on the pooled connections', async () => {
+    // The error listeners on a connection of a fresh pool, as lent out.
+    const fresh = createPool(db.url, { max: 2 })
+    const own = await fresh.connect()
+    const baseline = own.listenerCount('error')
+    own.release()
+    await fresh.end()
+
+    const pool = createPool(db.url, { max: 2 })
+    try {
+      for (let i = 0; i < 12; i++) {
+        const consumer = createEventConsumer(
+          { kind: 'journal', partitions: 1, pollIntervalMs: 5 },
+          {
+            pool,
+            groupId: `restarted-${randomUUID()}`,
+            streamTypes: ['conversation'],
+            handler: async () => {},
+          },
+        )
+        await consumer.start()
+        await consumer.stop()
+      }
+      // Both connections at once, whichever held the consumer's lock: each as a fresh one.
+      const a = await pool.connect()
+      const b = await pool.connect()
+      expect([a.listenerCount('error'), b.listenerCount('error')]).toEqual([baseline, baseline])
+      a.release()
+      b.release()
+    } finally {
+      await pool.end()
     }
   })
 })

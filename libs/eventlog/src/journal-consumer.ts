@@ -58,9 +58,12 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
   const batchOptions = { order: opts.orderBatch, neverAppends: opts.neverAppends }
 
+  // The lock connection's error listener, taken off when the connection goes back to the pool whole:
+  // left on, every start and stop of a consumer on the same pool added one more to a pooled connection.
+  let lockLost: ((err: Error) => void) | undefined
   const connect = async () => {
     const client = await opts.pool.connect()
-    client.on('error', (err) => {
+    const lost = (err: Error) => {
       // The locks went with the connection: own nothing until reconnected, and give the dead connection
       // back to the pool to be discarded (kept, it would count as lent out forever, and pool.end() at
       // shutdown would wait for it).
@@ -69,7 +72,8 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         owned.clear()
         client.release(err)
       }
-    })
+    }
+    client.on('error', lost)
     try {
       await client.query('SELECT pg_advisory_lock_shared($1, $2)', [groupKey, MEMBER_KEY])
     } catch (err) {
@@ -77,6 +81,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       throw err
     }
     lockClient = client
+    lockLost = lost
   }
 
   const rebalance = async () => {
@@ -279,6 +284,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       if (!client) return
       try {
         await client.query('SELECT pg_advisory_unlock_all()')
+        if (lockLost) client.off('error', lockLost)
         client.release()
       } catch (err) {
         client.release(err as Error)
