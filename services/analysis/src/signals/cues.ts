@@ -484,6 +484,29 @@ export function saidOf(text: string): string[] {
   return out
 }
 
+/** Lower-cased, curly apostrophes made straight, a space each side (so \b and " " match at the ends). */
+function paddedLower(text: string): string {
+  return ` ${text.toLowerCase().replace(/[‘’ʼ]/gu, "'")} `
+}
+
+/**
+ * What follows "i" in a first-person present or future "cannot" ("I can't", "I'm unable to", "I won't be
+ * able to"…), as alternatives of a regular expression's source: inabilityOf also takes the past ("I was
+ * unable to", "I wasn't able to"), refusesHandoverOf does not.
+ */
+const CANNOT_FORMS =
+  " can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to|'m not able to| am not able to"
+/** A first-person inability, present, future or past, then its verb (captured). */
+const CANNOT = new RegExp(
+  `\\bi(?:${CANNOT_FORMS}| was unable to| wasn't able to| was not able to) (\\w+)`,
+  'gu',
+)
+/** A first-person "cannot", at most one word, a verb of passing on and, within three words, its preposition. */
+const REFUSES_HANDOVER = new RegExp(
+  `\\bi(?:${CANNOT_FORMS})(?: \\w+)? (?:transfer|put|connect|pass|hand|escalate|forward)\\b(?: \\w+){0,3}? (?:to|through|over|with|on)\\b`,
+  'u',
+)
+
 /**
  * First-person inability, read from the words: the assistant says that it cannot ("I can't", "I'm
  * unable to", "I'm not able to", "I couldn't"), does not know or did not understand ("I don't know",
@@ -495,10 +518,8 @@ export function saidOf(text: string): string[] {
  * ("I can't wait to help", "I couldn't agree more", "I can't thank you enough") are not inability.
  */
 export function inabilityOf(text: string): boolean {
-  const t = ` ${text.toLowerCase().replace(/[‘’ʼ]/gu, "'")} `
-  const cannot =
-    /\bi(?: can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to| was unable to|'m not able to| am not able to| wasn't able to| was not able to) (\w+)/gu
-  for (const m of t.matchAll(cannot)) if (!EAGER.has(m[1]!)) return true
+  const t = paddedLower(text)
+  for (const m of t.matchAll(CANNOT)) if (!EAGER.has(m[1]!)) return true
   return (
     /\bi (?:don't|do not|didn't|did not) (?:know|understand|get|catch|follow|recogni[sz]e)\b/u.test(t) ||
     /\bi(?:'m| am) (?:not sure|afraid i (?:don't|do not))\b/u.test(t) ||
@@ -539,10 +560,7 @@ export function addsOf(sentence: string): boolean {
  * anchors, the team and the transfer being its nouns (bench/FINDINGS.md, signals-v31).
  */
 export function refusesHandoverOf(text: string): boolean {
-  const t = ` ${text.toLowerCase().replace(/[‘’ʼ]/gu, "'")} `
-  return /\bi(?: can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to|'m not able to| am not able to)(?: \w+)? (?:transfer|put|connect|pass|hand|escalate|forward)\b(?: \w+){0,3}? (?:to|through|over|with|on)\b/u.test(
-    t,
-  )
+  return REFUSES_HANDOVER.test(paddedLower(text))
 }
 
 /**

@@ -879,6 +879,7 @@ export function detectSignals(
   // Resolution: the last confirmation or thanks, with nothing asked, failed or handed over after it.
   for (let k = talk.length - 1; k >= 0; k--) {
     const m = talk[k]!
+    if (m.role !== 'user') continue
     const answered = talk.slice(0, k).findLast((a) => a.role === 'assistant')
     // signals-v31: the end user's last word (nothing after it but the assistant's social acts), in reply to an
     // answer that did not fail (or a failure that handed over), is a closing: a looser gate (resolutionClosing).
@@ -887,7 +888,7 @@ export function detectSignals(
       isReply(m) &&
       answered !== undefined &&
       !(failed(answered) && !handedOver(answered))
-    const confidence = m.role === 'user' ? resolution(m.cues, isReply(m), closing) : undefined
+    const confidence = resolution(m.cues, isReply(m), closing)
     if (confidence === undefined) continue
     // signals-v21: a thanks in reply to the assistant saying an earlier message again resolves nothing:
     // the thanks is sarcastic ("wow, really helpful. thanks a lot") or a goodbye to a bot going in circles.
