@@ -336,12 +336,15 @@ describe('a consumer started and stopped again on one pool', () => {
         await consumer.start()
         await consumer.stop()
       }
-      // Both connections at once, whichever held the consumer's lock: each as a fresh one.
+      // Both connections at once, whichever held the consumer's lock: each as a fresh one. Given back
+      // before the assertion: a failed one must not leave them lent out, or pool.end() below waits for
+      // them forever (which is how this test hung, rather than failed, on the code it pins).
       const a = await pool.connect()
       const b = await pool.connect()
-      expect([a.listenerCount('error'), b.listenerCount('error')]).toEqual([baseline, baseline])
+      const listeners = [a.listenerCount('error'), b.listenerCount('error')]
       a.release()
       b.release()
+      expect(listeners).toEqual([baseline, baseline])
     } finally {
       await pool.end()
     }
