@@ -111,7 +111,11 @@ export interface PartitionLag {
 export interface EventConsumer {
   readonly groupId: string
   start(): Promise<void>
-  /** Finishes the batch in flight, commits it, and leaves the group. */
+  /**
+   * Finishes the batch in flight, commits it, and leaves the group. Asked for while `start()` is under
+   * way, it waits for the start to end and then leaves (journal backend: the lock connection goes back to
+   * the pool).
+   */
   stop(): Promise<void>
   readonly stats: ConsumerStats
   /**

@@ -5,7 +5,7 @@
  * applied in one transaction, and one bad event among them holds no other partition back.
  */
 import { randomUUID } from 'node:crypto'
-import { createPool, withTransaction } from '@cas/db'
+import { advisoryLockKey, createPool, withTransaction } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
@@ -346,6 +346,36 @@ describe('a consumer started and stopped again on one pool', () => {
       b.release()
       expect(listeners).toEqual([baseline, baseline])
     } finally {
+      await pool.end()
+    }
+  })
+})
+
+describe('a consumer stopped while it starts', () => {
+  it('gives its lock connection back and holds no lock of its group once both are done', async () => {
+    // Regression: stop() during start() found no lock connection yet and returned; the start then took
+    // one, with the group's member and partition locks, and kept it lent out for good (a rebuild whose
+    // other replay consumer failed to start stops them all so: its next round could own no partition,
+    // and pool.end() at shutdown waited forever).
+    const pool = createPool(db.url, { max: 2 })
+    const groupId = `stopped-starting-${randomUUID()}`
+    const consumer = createEventConsumer(
+      { kind: 'journal', partitions: 2, pollIntervalMs: 5 },
+      { pool, groupId, streamTypes: ['conversation'], handler: async () => {} },
+    )
+    try {
+      const starting = consumer.start()
+      await consumer.stop()
+      await starting
+      const lentOut = pool.totalCount - pool.idleCount
+      const { rows } = await db.pool.query<{ locks: number }>(
+        `SELECT count(*)::int AS locks FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid`,
+        [advisoryLockKey(`journal-consumer:${groupId}`)],
+      )
+      expect({ lentOut, locks: rows[0]!.locks }).toEqual({ lentOut: 0, locks: 0 })
+    } finally {
+      // Gives back what a start after the stop kept (the code this pins), so that pool.end() returns.
+      await consumer.stop()
       await pool.end()
     }
   })

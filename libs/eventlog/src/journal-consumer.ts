@@ -252,6 +252,25 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     }
   }
 
+  // A stop asked for meanwhile (running false) starts nothing more; stop() waits for this to end.
+  let starting: Promise<void> | undefined
+  const begin = async () => {
+    await alignCheckpoints(opts.pool, opts.groupId, partitionCount)
+    if (!running) return
+    await rebalance()
+    if (!running) return
+    loop = run()
+    redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
+      ...batchOptions,
+      intervalMs: opts.redriveIntervalMs,
+      log,
+      onRedriven: (records) => {
+        stats.redriven += records.length
+        opts.onApplied?.(records)
+      },
+    })
+  }
+
   return {
     groupId: opts.groupId,
     stats,
@@ -259,24 +278,19 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     async start() {
       if (running) return
       running = true
-      await alignCheckpoints(opts.pool, opts.groupId, partitionCount)
-      await rebalance()
-      loop = run()
-      redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
-        ...batchOptions,
-        intervalMs: opts.redriveIntervalMs,
-        log,
-        onRedriven: (records) => {
-          stats.redriven += records.length
-          opts.onApplied?.(records)
-        },
-      })
+      starting = begin()
+      await starting
     },
     async stop() {
       running = false
+      // A start under way ends first (its failure is its caller's): a lock connection it takes after this
+      // stop was asked for is given back below, not kept lent out with the group's locks for good.
+      await starting?.catch(() => {})
       waiter.wake()
       await redrive?.stop()
       await loop
+      redrive = undefined
+      loop = undefined
       const client = lockClient
       lockClient = undefined
       owned.clear()
