@@ -206,6 +206,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
 
   it('renames a topic: an event, the label pinned, kept by the next re-clustering', async () => {
     const claim = topics.get('claim')!.topic
+    const discovered = (await rmTopic(claim)).label
     const res = await command(claim, 'rename', { label: '  Car   claims ' })
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json()).toMatchObject({ ok: true, topic: { id: claim, label: 'Car claims', pinned: true } })
@@ -214,15 +215,17 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     expect(await userEvents()).toEqual([
       { type: 'analysis.topic-renamed-by-user', payload: { topicId: claim, label: 'Car claims' } },
     ])
+    // v2: with the label the topic had, which the command list shows once it is gone.
     expect((await commandEvents())[0]).toEqual({
       type: 'chatbot.topic-rename-requested',
-      payload: { topicId: claim, label: 'Car claims' },
+      payload: { topicId: claim, label: 'Car claims', previousLabel: discovered },
     })
     expect(await rmTopic(claim)).toMatchObject({ label: 'Car claims', pinned: true })
     const renames = (await journalEvents(db.pool, 'chatbot', chatbotId)).filter(
       (e) => e.type === 'chatbot.topic-rename-requested',
     )
     expect(renames).toHaveLength(1)
+    expect(renames[0]!.version).toBe(2)
     expect(await outcomes()).toEqual([
       {
         commandEventId: expect.any(String),

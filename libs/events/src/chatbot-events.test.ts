@@ -8,16 +8,107 @@ import {
   chatbotKeyRotatedV1,
   chatbotRenamedV1,
   chatbotSettingsChangedV1,
+  chatbotTopicRenameRequestedV1,
+  chatbotTopicRenameRequestedV2,
 } from './chatbot-events.ts'
+import { domainEventSchema, readerEventDefinitions } from './domain-event.ts'
+import { generateJsonSchemas } from './json-schemas.ts'
+import { topicCommandRequest } from './topic-commands.ts'
+import { upcast } from './upcasters.ts'
 
 describe('chatbot events', () => {
   it.each(chatbotEventDefinitions.map((definition) => [definition.type, definition] as const))(
     '%s accepts its example',
     (_, definition) => {
       expectAccepted(definition.schema, rawEvent(definition))
-      expectAccepted(chatbotEventSchema, rawEvent(definition))
+      expectAccepted(chatbotEventSchema, upcast(rawEvent(definition)))
     },
   )
+
+  it.each(
+    readerEventDefinitions
+      .filter((definition) => definition.streamType === 'chatbot')
+      .map((definition) => [`${definition.type} v${definition.version}`, definition] as const),
+  )("the readers' union accepts %s", (_, definition) => {
+    expectAccepted(chatbotEventSchema, rawEvent(definition))
+  })
+
+  describe('chatbot.topic-rename-requested v2: the label the topic had', () => {
+    const v2 = chatbotTopicRenameRequestedV2
+
+    it('is what a rename asks for now, with the label the deciding side read', () => {
+      const topic = { id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }
+      const request = topicCommandRequest(topic, { type: 'rename', label: '  Money   back ' })
+      expect(request).toEqual({
+        type: 'chatbot.topic-rename-requested',
+        payload: { topicId: topic.id, label: 'Money back', previousLabel: 'refund, money back' },
+      })
+      expectAccepted(chatbotEventSchema, rawEvent(v2, { payload: request.payload }))
+    })
+
+    it('requires previousLabel, a string or null, and nothing else', () => {
+      expectAccepted(v2.schema, rawEventWithPayload(v2, { previousLabel: null }))
+      expectRejectedAt(
+        v2.schema,
+        rawEventWithPayload(v2, { previousLabel: undefined }),
+        'payload.previousLabel',
+      )
+      expectRejectedAt(v2.schema, rawEventWithPayload(v2, { previousLabel: 7 }), 'payload.previousLabel')
+      expectRejectedAt(v2.schema, rawEventWithPayload(v2, { label: '' }), 'payload.label')
+      const extra = v2.schema.safeParse(rawEventWithPayload(v2, { previous: 'x' }))
+      expect(extra.error?.issues).toContainEqual(
+        expect.objectContaining({ code: 'unrecognized_keys', keys: ['previous'], path: ['payload'] }),
+      )
+      // The readers' union is at v2: a v1 payload is not a v2 one, it is upcast first.
+      expectRejectedAt(
+        chatbotEventSchema,
+        rawEvent(chatbotTopicRenameRequestedV1, { version: 2 }),
+        'payload.previousLabel',
+      )
+    })
+
+    it('reads v1 (before the previous label was recorded) as v2 with previousLabel null', () => {
+      const v1 = rawEvent(chatbotTopicRenameRequestedV1)
+      const read = domainEventSchema.parse(upcast(v1))
+      expect(read).toMatchObject({
+        type: 'chatbot.topic-rename-requested',
+        version: 2,
+        payload: { ...chatbotTopicRenameRequestedV1.example, previousLabel: null },
+      })
+      // v1 stays valid as it was published: data teams replay it.
+      expectAccepted(chatbotTopicRenameRequestedV1.schema, v1)
+      expectRejectedAt(
+        chatbotTopicRenameRequestedV1.schema,
+        rawEventWithPayload(chatbotTopicRenameRequestedV1, { previousLabel: 'x' }),
+        'payload',
+      )
+    })
+
+    it('has a JSON Schema of its own beside v1, previousLabel required and nullable', () => {
+      const files = generateJsonSchemas()
+      const schema = JSON.parse(files['chatbot.topic-rename-requested.v2.json'] ?? '{}')
+      expect(schema).toMatchObject({
+        $id: 'urn:cas:events:chatbot.topic-rename-requested:v2',
+        properties: {
+          version: { const: 2 },
+          payload: {
+            additionalProperties: false,
+            required: ['topicId', 'label', 'previousLabel'],
+            properties: { previousLabel: { type: ['string', 'null'] } },
+          },
+        },
+      })
+      const v1 = JSON.parse(files['chatbot.topic-rename-requested.v1.json'] ?? '{}')
+      expect(v1.properties.payload.required).toEqual(['topicId', 'label'])
+      const index = JSON.parse(files['index.json'] ?? '{}') as {
+        events: { type: string; version: number; latest: boolean }[]
+      }
+      expect(index.events.filter((e) => e.type === 'chatbot.topic-rename-requested')).toEqual([
+        expect.objectContaining({ version: 1, latest: false }),
+        expect.objectContaining({ version: 2, latest: true }),
+      ])
+    })
+  })
 
   describe('never carry a secret', () => {
     const fullKey = 'svc_live_3f9a0c1d2e3f4a5b6c7d8e9f0a1b2c3d'

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { defineEvent } from './envelope.ts'
 import { jsonObjectSchema, utcTimestampSchema } from './primitives.ts'
+import { defineUpcaster } from './upcasting.ts'
 
 // Payloads are strict so that a secret (API key, key hash) can never slip into a published event.
 
@@ -85,6 +86,32 @@ export const chatbotTopicRenameRequestedV1 = defineEvent({
   example: { topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'Refunds' },
 })
 
+/**
+ * v2 records the label the topic had when the command was committed, so that the command list can say
+ * "Rename 'old' to 'new'" after the old label is gone. v1 events read as v2 with previousLabel null.
+ */
+export const chatbotTopicRenameRequestedV2 = defineEvent({
+  type: 'chatbot.topic-rename-requested',
+  version: 2,
+  streamType: 'chatbot',
+  description: `A topic is to get this label, pinned from then on (analysis.topic-renamed-by-user once applied). ${topicCommandNote}`,
+  payload: z.strictObject({
+    topicId: topicIdSchema,
+    label: z.string().min(1).max(80).describe('The new label, 1 to 80 characters, spaces tidied.'),
+    previousLabel: z
+      .string()
+      .nullable()
+      .describe(
+        "The topic's label when the command was committed, as the gateway read it (with the commands still pending applied); null when unknown (a v1 event read as v2).",
+      ),
+  }),
+  example: {
+    topicId: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+    label: 'Refunds',
+    previousLabel: 'refund, money back',
+  },
+})
+
 export const chatbotTopicHideRequestedV1 = defineEvent({
   type: 'chatbot.topic-hide-requested',
   version: 1,
@@ -162,6 +189,7 @@ export const chatbotEventDefinitions = [
   chatbotTopicMergeRequestedV1,
   chatbotTopicCreationRequestedV1,
   chatbotReanalysisRequestedV1,
+  chatbotTopicRenameRequestedV2,
 ] as const
 
 /** The latest version of each chatbot event type: what readers see after upcasting. */
@@ -171,10 +199,17 @@ export const chatbotEventSchema = z.discriminatedUnion('type', [
   chatbotSettingsChangedV1.schema,
   chatbotKeyRotatedV1.schema,
   chatbotDeletedV1.schema,
-  chatbotTopicRenameRequestedV1.schema,
+  chatbotTopicRenameRequestedV2.schema,
   chatbotTopicHideRequestedV1.schema,
   chatbotTopicUnhideRequestedV1.schema,
   chatbotTopicMergeRequestedV1.schema,
   chatbotTopicCreationRequestedV1.schema,
   chatbotReanalysisRequestedV1.schema,
 ])
+
+export const chatbotUpcasters = [
+  defineUpcaster(chatbotTopicRenameRequestedV1, chatbotTopicRenameRequestedV2, ({ payload }) => ({
+    ...payload,
+    previousLabel: null,
+  })),
+]

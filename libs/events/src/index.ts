@@ -49,6 +49,7 @@ export {
   chatbotTopicHideRequestedV1,
   chatbotTopicMergeRequestedV1,
   chatbotTopicRenameRequestedV1,
+  chatbotTopicRenameRequestedV2,
   chatbotTopicUnhideRequestedV1,
 } from './chatbot-events.ts'
 export {

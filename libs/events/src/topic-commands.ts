@@ -262,18 +262,28 @@ export function pendingTopicCommandOf(
     : { kind: 'command', ...topicCommandOf(event) }
 }
 
-/** The chatbot.topic-*-requested event that asks for a command. */
+/**
+ * The chatbot.topic-*-requested event that asks for a command on `topic`, as the deciding side sees it
+ * then: a rename records the label it has (previousLabel), which the command list shows after it is gone.
+ */
 export function topicCommandRequest(
-  topicId: string,
+  topic: Pick<TopicRow, 'id' | 'label'>,
   command: TopicCommand,
 ):
-  | { readonly type: 'chatbot.topic-rename-requested'; readonly payload: { topicId: string; label: string } }
+  | {
+      readonly type: 'chatbot.topic-rename-requested'
+      readonly payload: { topicId: string; label: string; previousLabel: string | null }
+    }
   | { readonly type: 'chatbot.topic-hide-requested'; readonly payload: { topicId: string } }
   | { readonly type: 'chatbot.topic-unhide-requested'; readonly payload: { topicId: string } }
   | { readonly type: 'chatbot.topic-merge-requested'; readonly payload: { topicId: string; into: string } } {
+  const topicId = topic.id
   switch (command.type) {
     case 'rename':
-      return { type: 'chatbot.topic-rename-requested', payload: { topicId, label: tidyLabel(command.label) } }
+      return {
+        type: 'chatbot.topic-rename-requested',
+        payload: { topicId, label: tidyLabel(command.label), previousLabel: topic.label },
+      }
     case 'hide':
       return { type: 'chatbot.topic-hide-requested', payload: { topicId } }
     case 'unhide':

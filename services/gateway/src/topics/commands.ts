@@ -90,8 +90,8 @@ export async function executeTopicCommand(
           ])
       }
     }
-    const request = topicCommandRequest(topicId, command)
     const topic = topics.get(topicId)!
+    const request = topicCommandRequest(topic, command)
     const changed = Object.assign({}, ...decision.changes.filter((c) => c.id === topicId)) as TopicChange
     return {
       event: decision.events.length > 0 ? newEvent(request.type, request.payload) : undefined,
