@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
+import { withTransaction } from '@cas/db'
+import { appendToStream, EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ScriptedAnalyzer } from '../services/analysis/test/scripted-analyzer.ts'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
+import { journalEvents } from './support/journal.ts'
 import { join } from './support/members.ts'
-import { expectReplayKeeps } from './support/projector.ts'
-import { commitTopicCommand } from './support/topic-commands.ts'
+import { expectReplayKeeps, projectorCaughtUp } from './support/projector.ts'
+import { commitTopicCommand, renameRequestedV1 } from './support/topic-commands.ts'
 import { waitFor } from './support/wait.ts'
 
 // What became of each topic command (issue 31, item 6), as a lead reads it: the POST answers the command's
@@ -78,6 +80,7 @@ describe("the list of a chatbot's recent topic commands", () => {
         into: null,
         intoLabel: null,
         label: 'Roadside assistance',
+        previousLabel: null,
         actor: { id: userId, name: 'Ada', email },
         requestedAt: expect.stringMatching(/Z$/),
         status: 'pending',
@@ -170,6 +173,131 @@ describe("the list of a chatbot's recent topic commands", () => {
     const before = await list()
     expect(before).toHaveLength(3)
     await expectReplayKeeps(pipeline.db.pool, pipeline.projector, () => list(), before, {
+      ...EMBEDDED_EVENT_LOG,
+      pollIntervalMs: 5,
+    })
+  })
+})
+
+// A rename names the label the topic had (chatbot.topic-rename-requested v2's previousLabel): the list
+// said "Rename to 'X'" once the rename was applied, the old label gone from the page. Renames committed
+// as v1 are still listed, with previousLabel null, and a replay reads both the same.
+describe("a rename in the list, with the topic's label before it", () => {
+  let pipeline: AnalysisPipeline
+  let cookie: string
+  let orgId: string
+  let chatbotId: string
+  const topicId = randomUUID()
+
+  beforeAll(async () => {
+    pipeline = await startAnalysisPipeline({ analysis: false })
+    const signedUp = await signUp(pipeline.app, { name: 'Ada' })
+    ;({ cookie } = signedUp)
+    orgId = signedUp.organization.id
+    chatbotId = (await createChatbot(pipeline.app, cookie, { name: 'Support' })).chatbot.id
+    await appendTopicEvents(
+      newEvent('analysis.topic-discovered', {
+        topicId,
+        label: 'refund, money back',
+        keywords: ['refund'],
+        configured: false,
+      }),
+    )
+  })
+  afterAll(() => pipeline?.close())
+
+  /** The analysis is not running: only the projector is waited for. */
+  const projected = () =>
+    waitFor(() => projectorCaughtUp(pipeline.db.pool), { what: 'the projector to catch up' })
+
+  /** Topic events as the analysis service appends them, on the chatbot's topic stream. */
+  async function appendTopicEvents(...events: ReturnType<typeof newEvent>[]) {
+    await withTransaction(pipeline.db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId: chatbotId,
+        orgId,
+        chatbotId,
+        expectedVersion: 'any',
+        events,
+      }),
+    )
+    await projected()
+  }
+
+  const rename = async (label: string) => {
+    const res = await pipeline.app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${chatbotId}/topics/${topicId}/rename`,
+      headers: { cookie },
+      payload: { label },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().commandId as string
+  }
+
+  const list = async () => {
+    const res = await pipeline.app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${chatbotId}/topics/commands`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return (res.json().commands as Record<string, unknown>[]).map((c) => ({
+      id: c.id,
+      topicLabel: c.topicLabel,
+      label: c.label,
+      previousLabel: c.previousLabel,
+    }))
+  }
+
+  let first: string
+  let second: string
+  let old: string
+
+  it('commits v2 with the label the topic had as the gateway read it, pending renames applied', async () => {
+    first = await rename('Refunds')
+    // The analysis is stopped: the first is still pending, and the second is decided on what it will do.
+    second = await rename('Money back')
+    const renames = (await journalEvents(pipeline.db.pool, 'chatbot', chatbotId)).filter(
+      (e) => e.type === 'chatbot.topic-rename-requested',
+    )
+    expect(renames.map((e) => [e.version, e.stored_payload])).toEqual([
+      [2, { topicId, label: 'Refunds', previousLabel: 'refund, money back' }],
+      [2, { topicId, label: 'Money back', previousLabel: 'Refunds' }],
+    ])
+    expect(await list()).toEqual([
+      { id: second, topicLabel: 'refund, money back', label: 'Money back', previousLabel: 'Refunds' },
+      { id: first, topicLabel: 'refund, money back', label: 'Refunds', previousLabel: 'refund, money back' },
+    ])
+  })
+
+  it('lists a v1 rename of an old stream, previousLabel null', async () => {
+    old = (
+      await commitTopicCommand(pipeline.db.pool, { orgId, chatbotId }, renameRequestedV1(topicId, 'Returns'))
+    ).id
+    await projected()
+    expect((await list())[0]).toEqual({
+      id: old,
+      topicLabel: 'refund, money back',
+      label: 'Returns',
+      previousLabel: null,
+    })
+  })
+
+  it('keeps the old label once the rename is applied and the topic has the new one', async () => {
+    // As the analysis service applies the first rename (its outcome is not what this list shows).
+    await appendTopicEvents(newEvent('analysis.topic-renamed-by-user', { topicId, label: 'Refunds' }))
+    expect(await list()).toEqual([
+      { id: old, topicLabel: 'Refunds', label: 'Returns', previousLabel: null },
+      { id: second, topicLabel: 'Refunds', label: 'Money back', previousLabel: 'Refunds' },
+      { id: first, topicLabel: 'Refunds', label: 'Refunds', previousLabel: 'refund, money back' },
+    ])
+  })
+
+  it('lists the same after a replay of the read models, v1 and v2 alike', async () => {
+    const before = await list()
+    await expectReplayKeeps(pipeline.db.pool, pipeline.projector, list, before, {
       ...EMBEDDED_EVENT_LOG,
       pollIntervalMs: 5,
     })

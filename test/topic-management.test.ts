@@ -248,6 +248,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
         topicId: claim,
         topicLabel: 'Car claims',
         label: 'Car claims',
+        previousLabel: discovered,
         status: 'applied',
         reason: null,
       }),

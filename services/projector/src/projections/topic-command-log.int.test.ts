@@ -61,6 +61,7 @@ function commandPair(chatbotId: string) {
     topic_id: 't-refunds',
     into_topic_id: 't-billing',
     label: null,
+    previous_label: null,
     actor_id: actorId,
     requested_at: new Date('2026-11-29T10:00:00.000Z'),
     status: 'refused',
@@ -122,5 +123,29 @@ describe('rm_topic_command_log (topic-command-log.ts)', () => {
     const { request, outcome, expected } = commandPair(chatbotId)
     await apply([request], [outcome], [request], [outcome, request])
     expect(await rows(chatbotId)).toEqual([expected])
+  })
+
+  it("keeps a rename's new label and the label the topic had then (v2's previousLabel)", async () => {
+    const chatbotId = randomUUID()
+    const { request, expected } = commandPair(chatbotId)
+    const rename = {
+      ...request,
+      type: 'chatbot.topic-rename-requested',
+      version: 2,
+      payload: { topicId: 't-refunds', label: 'Money back', previousLabel: 'refund, money back' },
+    } as unknown as TopicCommandLogEvent
+    await apply([rename], [rename])
+    expect(await rows(chatbotId)).toEqual([
+      {
+        ...expected,
+        type: 'rename',
+        into_topic_id: null,
+        label: 'Money back',
+        previous_label: 'refund, money back',
+        status: 'pending',
+        reason: null,
+        handled_at: null,
+      },
+    ])
   })
 })

@@ -23,6 +23,7 @@ interface Requested {
   topic_id: string
   into_topic_id: string | null
   label: string | null
+  previous_label: string | null
   actor_id: string | null
   at: string
 }
@@ -42,8 +43,9 @@ interface Handled {
  * rm_topic_command_log: what became of each topic command, one row per command event. The request (the
  * chatbot's stream) and its outcome (analysis.topic-command-handled, the chatbot's topic stream) are
  * consumed apart and may be applied in either order, or twice: each is an upsert of its own columns only.
- * The request fills what was asked, by whom and when, and makes a new row pending; the outcome sets the
- * status, and a row it makes first holds the command's type and version until its request fills the rest.
+ * The request fills what was asked (a rename: with the label the topic had then, previousLabel, null for
+ * a v1 rename), by whom and when, and makes a new row pending; the outcome sets the status, and a row it
+ * makes first holds the command's type and version until its request fills the rest.
  */
 export class TopicCommandLogChanges {
   private readonly requested = new Map<string, Requested>()
@@ -64,7 +66,7 @@ export class TopicCommandLogChanges {
       })
       return
     }
-    const p = e.payload as { topicId: string; into?: string; label?: string }
+    const p = e.payload as { topicId: string; into?: string; label?: string; previousLabel?: string | null }
     this.requested.set(e.id, {
       command_id: e.id,
       org_id: e.orgId,
@@ -74,6 +76,7 @@ export class TopicCommandLogChanges {
       topic_id: p.topicId,
       into_topic_id: p.into ?? null,
       label: p.label ?? null,
+      previous_label: p.previousLabel ?? null,
       actor_id: e.metadata?.actorId ?? null,
       at: e.occurredAt,
     })
@@ -91,13 +94,15 @@ export class TopicCommandLogChanges {
     if (requested.length > 0) {
       await client.query(
         `INSERT INTO rm_topic_command_log (command_id, org_id, chatbot_id, command_stream_version, type, topic_id,
-           into_topic_id, label, actor_id, requested_at, status)
+           into_topic_id, label, previous_label, actor_id, requested_at, status)
          SELECT d.command_id, d.org_id, d.chatbot_id, d.version, d.type, d.topic_id, d.into_topic_id, d.label,
-                d.actor_id, d.at, 'pending'
+                d.previous_label, d.actor_id, d.at, 'pending'
            FROM json_to_recordset($1::json) AS d(command_id uuid, org_id uuid, chatbot_id uuid, version int,
-                type text, topic_id text, into_topic_id text, label text, actor_id text, at timestamptz)
+                type text, topic_id text, into_topic_id text, label text, previous_label text, actor_id text,
+                at timestamptz)
          ON CONFLICT (command_id) DO UPDATE SET topic_id = EXCLUDED.topic_id,
-           into_topic_id = EXCLUDED.into_topic_id, label = EXCLUDED.label, actor_id = EXCLUDED.actor_id,
+           into_topic_id = EXCLUDED.into_topic_id, label = EXCLUDED.label,
+           previous_label = EXCLUDED.previous_label, actor_id = EXCLUDED.actor_id,
            requested_at = EXCLUDED.requested_at`,
         [JSON.stringify(requested)],
       )

@@ -21,6 +21,12 @@ const commandSchema = z.object({
   into: z.string().nullable().describe('A merge: the topic that is to remain; null otherwise.'),
   intoLabel: z.string().nullable().describe("That topic's label as of now."),
   label: z.string().nullable().describe('A rename: the new label; a creation: the label; null otherwise.'),
+  previousLabel: z
+    .string()
+    .nullable()
+    .describe(
+      "A rename: the topic's label when the rename was sent (kept after the topic's label changes); null for other commands and for renames sent before it was recorded.",
+    ),
   actor: z
     .object({
       id: z.string(),
@@ -61,6 +67,7 @@ interface CommandRow {
   into_topic_id: string | null
   into_label: string | null
   label: string | null
+  previous_label: string | null
   actor_id: string | null
   actor_name: string | null
   actor_email: string | null
@@ -105,6 +112,7 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
                   into: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
                   intoLabel: 'Refunds',
                   label: null,
+                  previousLabel: null,
                   actor: {
                     id: '3d6f0c2a-8b1e-4f5a-9c7d-2e4b6a8c0f13',
                     name: 'Ada',
@@ -136,7 +144,8 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
           throw new AppError('not_found', 'No chatbot with this id.')
         const { rows } = await client.query<CommandRow>(
           `SELECT c.command_id, c.type, c.topic_id, t.label AS topic_label, c.into_topic_id, i.label AS into_label,
-                  c.label, c.actor_id, a.actor_name, a.actor_email, c.requested_at, c.status, c.reason, c.handled_at
+                  c.label, c.previous_label, c.actor_id, a.actor_name, a.actor_email, c.requested_at, c.status,
+                  c.reason, c.handled_at
              FROM rm_topic_command_log c
              LEFT JOIN rm_topics t ON t.chatbot_id = c.chatbot_id AND t.id = c.topic_id
              LEFT JOIN rm_topics i ON i.chatbot_id = c.chatbot_id AND i.id = c.into_topic_id
@@ -157,6 +166,7 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
           into: r.into_topic_id,
           intoLabel: r.into_label,
           label: r.label,
+          previousLabel: r.previous_label,
           actor: r.actor_id
             ? { id: r.actor_id, name: r.actor_name, email: withEmail ? r.actor_email : null }
             : null,

@@ -4229,6 +4229,7 @@ export interface operations {
                      *           "into": "9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21",
                      *           "intoLabel": "Refunds",
                      *           "label": null,
+                     *           "previousLabel": null,
                      *           "actor": {
                      *             "id": "3d6f0c2a-8b1e-4f5a-9c7d-2e4b6a8c0f13",
                      *             "name": "Ada",
@@ -4260,6 +4261,8 @@ export interface operations {
                             intoLabel: string | null;
                             /** @description A rename: the new label; a creation: the label; null otherwise. */
                             label: string | null;
+                            /** @description A rename: the topic's label when the rename was sent (kept after the topic's label changes); null for other commands and for renames sent before it was recorded. */
+                            previousLabel: string | null;
                             /** @description Who sent it, as they were then. */
                             actor: {
                                 id: string;

@@ -10,6 +10,7 @@ const command = (over: Partial<TopicCommandEntry>): TopicCommandEntry => ({
   into: null,
   intoLabel: null,
   label: null,
+  previousLabel: null,
   actor: { id: 'u', name: 'Ada', email: 'ada@example.com' },
   requestedAt: '2030-01-01T00:00:00Z',
   status: 'pending',
@@ -27,6 +28,24 @@ describe('topic commands in words', () => {
     ],
     [command({ type: 'rename', label: 'Money back' }), "Rename of 'Refunds' to 'Money back'"],
     [command({ type: 'rename', topicLabel: 'Money back', label: 'Money back' }), "Rename to 'Money back'"],
+    // v2 renames name the label the topic had, also once the new one has replaced it, or another since.
+    [
+      command({ type: 'rename', topicLabel: 'Money back', label: 'Money back', previousLabel: 'Refunds' }),
+      "Rename 'Refunds' to 'Money back'",
+    ],
+    [
+      command({
+        type: 'rename',
+        topicLabel: 'refund, return',
+        label: 'Money back',
+        previousLabel: 'Refunds',
+      }),
+      "Rename 'Refunds' to 'Money back'",
+    ],
+    [
+      command({ type: 'rename', topicLabel: 'Refunds', label: 'Refunds', previousLabel: 'Refunds' }),
+      "Rename to 'Refunds'",
+    ],
     [command({ type: 'hide' }), "Hiding 'Refunds'"],
     [command({ type: 'unhide', topicLabel: null }), "Showing 'a topic no longer listed' again"],
     [command({ type: 'create', topicLabel: null, label: 'Roadside' }), "Creation of 'Roadside'"],

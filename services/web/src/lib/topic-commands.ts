@@ -3,12 +3,15 @@ import type { TopicCommandEntry } from '../api/types.ts'
 /** A topic's name in a sentence: its label as of now, else what the command gave it. */
 const nameOf = (label: string | null, fallback: string) => `'${label ?? fallback}'`
 
-/** A command in words: "Merge of 'Refunds' into 'Billing'". */
+/** A command in words: "Merge of 'Refunds' into 'Billing'", "Rename 'refund, money back' to 'Refunds'". */
 export function describeTopicCommand(c: TopicCommandEntry): string {
   const topic = nameOf(c.topicLabel, c.label ?? 'a topic no longer listed')
   switch (c.type) {
     case 'rename':
-      // After it is applied the topic's label is the new one: say it once.
+      // The label the topic had when the rename was sent, kept after it is gone. Renames sent before it
+      // was recorded have none: the topic's label as of now names it, unless it is the new one already.
+      if (c.previousLabel !== null && c.previousLabel !== c.label)
+        return `Rename '${c.previousLabel}' to '${c.label}'`
       return c.topicLabel && c.topicLabel !== c.label
         ? `Rename of ${topic} to '${c.label}'`
         : `Rename to '${c.label}'`
