@@ -388,6 +388,70 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     await checkPage('10e-topics-recent-changes')
   }, 150_000)
 
+  it('names a rename by the label the topic had, also once that label is gone', async () => {
+    // Bug pinned: the list said "Rename of '<label as of now>' to 'X'" (or "Rename to 'X'" once applied):
+    // once the topic's label had changed, the one the rename replaced was nowhere on the page.
+    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Renames bot' } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
+    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const topicId = randomUUID()
+    const topicEvents = (...events: NewEvent[]) =>
+      appendToAppJournal(dashboard, [
+        {
+          streamType: 'analysis',
+          streamId: id,
+          orgId: founded!.orgId,
+          chatbotId: id,
+          expectedVersion: 'any',
+          events,
+        },
+      ])
+    await topicEvents(
+      newEvent('analysis.topic-discovered', {
+        topicId,
+        label: 'refund, money back',
+        keywords: ['refund'],
+        configured: false,
+      }),
+    )
+    // Answered 404 until the topic is projected.
+    await waitFor(
+      async () =>
+        (
+          await page.request.post(`/api/v1/chatbots/${id}/topics/${topicId}/rename`, {
+            data: { label: 'Refunds' },
+          })
+        ).ok(),
+      { timeoutMs: 60_000, what: 'the rename answered' },
+    )
+    // The topic grows and is relabeled meanwhile (the app's analysis does not have it: it refuses the rename).
+    await topicEvents(
+      newEvent('analysis.topic-relabeled', {
+        topicId,
+        label: 'refund, return',
+        keywords: ['refund', 'return'],
+      }),
+    )
+    type Listed = { commands: { topicLabel: string | null; previousLabel: string | null; status: string }[] }
+    await waitFor(
+      async () => {
+        const { commands } = (await (
+          await page.request.get(`/api/v1/chatbots/${id}/topics/commands`)
+        ).json()) as Listed
+        return commands[0]?.status === 'refused' && commands[0].topicLabel === 'refund, return'
+      },
+      { timeoutMs: 60_000, what: 'the rename handled and the relabel projected' },
+    )
+    await page.goto(`/topics?chatbotId=${id}`)
+    await heading('Topics').waitFor()
+    const item = page.getByRole('region', { name: 'Recent changes to the topics' }).locator('li').first()
+    await item.waitFor()
+    expect(await item.locator('.topic-change-what').textContent()).toBe(
+      "Rename 'refund, money back' to 'Refunds'",
+    )
+  }, 150_000)
+
   it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {
     // A chatbot of its own, without requests: the app's re-clusterer never runs for it, so its status is
     // what the events below say, as the analysis service's re-clusterer would append them.
