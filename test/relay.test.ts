@@ -201,6 +201,25 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     })
   })
 
+  it('gives back a connection that dies as it asks for the lock, and leads on another', async () => {
+    // Regression: when the lock's query failed (the connection lost as the relay took it from the pool),
+    // the connection stayed lent out: a pool slot gone for good each time, and pool.end() waited forever.
+    // Three connections: with two, the lost one and the lock's leave the relay's reads none, and it waits
+    // for one for good (its stop too); this measures the lost one instead.
+    const pool = createPool(db.url, { max: 3, applicationName: 'relay-test' })
+    // The first connection the relay takes, for the lock, dies with the statement queued ahead of its own.
+    pool.once('acquire', (client) => {
+      client.query('SELECT pg_terminate_backend(pg_backend_pid())').catch(() => {})
+    })
+    const relay = await startRelay({ batchSize: 10 }, pool)
+    await waitFor(() => relay.stats.isLeader, { what: 'the relay to lead' })
+    await relay.stop()
+    const lentOut = pool.totalCount - pool.idleCount
+    // Ended only when nothing is lent out: a client kept lent out would keep pool.end() waiting.
+    if (lentOut === 0) await pool.end()
+    expect({ errors: relay.stats.errors, lentOut }).toEqual({ errors: 1, lentOut: 0 })
+  })
+
   it('loses nothing when a batch fails while later ones were delivered: each stream stays in order', async () => {
     const conversationTopic = topicFor('conversation', t.topicPrefix)
     const admin = t.kafka.admin()

@@ -171,10 +171,19 @@ export class Relay {
   private async ensureLeadership(): Promise<PoolClient | undefined> {
     if (this.leaderClient) return this.leaderClient
     const client = await this.opts.pool.connect()
-    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
-      ...LEADER_LOCK,
-    ])
-    if (!rows[0]?.ok) {
+    let locked: boolean
+    try {
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+        ...LEADER_LOCK,
+      ])
+      locked = rows[0]?.ok === true
+    } catch (err) {
+      // The connection lost as it was lent (a server restart): back to the pool to be discarded. Kept, it
+      // took a pool slot for good at each such failure, and pool.end() waited for it forever.
+      client.release(err as Error)
+      throw err
+    }
+    if (!locked) {
       client.release()
       return undefined
     }
