@@ -41,6 +41,14 @@ describe('audit entries in words', () => {
       'renamed the chatbot Support bot to Sales bot',
     ],
     [
+      entry('chatbot.topic-rename-requested', bot, { label: 'Refunds', previousLabel: 'refund, money back' }),
+      "renamed the topic 'refund, money back' of Sales bot to 'Refunds'",
+    ],
+    [
+      entry('chatbot.topic-rename-requested', bot, { label: 'Refunds' }),
+      'renamed a topic of Sales bot to Refunds',
+    ],
+    [
       entry('chatbot.settings-changed', bot, { patch: { retentionDays: 30, topics: null } }),
       'changed the settings of Sales bot (retentionDays, topics)',
     ],

@@ -34,7 +34,10 @@ export function describeAuditEntry(entry: AuditEntry): string {
     case 'chatbot.deleted':
       return `deleted the chatbot ${name}`
     case 'chatbot.topic-rename-requested':
-      return `renamed a topic of ${name} to ${String(d.label)}`
+      // previousLabel: the topic's label then (renames recorded before it have none).
+      return typeof d.previousLabel === 'string'
+        ? `renamed the topic '${d.previousLabel}' of ${name} to '${String(d.label)}'`
+        : `renamed a topic of ${name} to ${String(d.label)}`
     case 'chatbot.topic-hide-requested':
       return `hid a topic of ${name}`
     case 'chatbot.topic-unhide-requested':
