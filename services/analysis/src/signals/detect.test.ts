@@ -664,6 +664,36 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', closing]), at(90))).toEqual([])
   })
 
+  it('reads no handover in a weak one that carries out what the assistant offered and the end user accepted (signals-v33)', () => {
+    const weak = { handover: 0.12 }
+    const offers = { asks: true } // "Shall I book it?"
+    const yes = { social: 0.7 }
+    const carriedOut = (
+      offer: Partial<MessageCues>,
+      reply: Partial<MessageCues>,
+      done: Partial<MessageCues>,
+    ) => names(conversation(['user', {}], ['assistant', offer], ['user', reply], ['assistant', done]), at(5))
+    // "Booked. Your engineer is Tom; he'll text you before he arrives." after "yes": nobody takes over.
+    expect(carriedOut(offers, yes, weak)).toEqual([])
+    // The assistant had asked nothing: the handover stands.
+    expect(carriedOut({}, yes, weak)).toEqual(['escalation'])
+    // The offer was a handover itself ("Would you like to talk to our team?"): what follows the "yes" stands.
+    expect(carriedOut({ ...offers, handover: 0.12 }, yes, weak)).toEqual(['escalation'])
+    // The reply is a request, a question, ends open, or asks for a person: no assent, the handover stands.
+    expect(carriedOut(offers, { social: -0.1 }, weak)).toEqual(['escalation'])
+    expect(carriedOut(offers, { ...yes, question: true }, weak)).toEqual(['escalation'])
+    expect(carriedOut(offers, { ...yes, openTail: true }, weak)).toEqual(['escalation'])
+    expect(carriedOut(offers, { ...yes, escalation: 0.2 }, weak)).toEqual(['escalation'])
+    // A clear handover (twice the threshold), or one the handover head reads as such, stands.
+    expect(carriedOut(offers, yes, { handover: 0.16 })).toEqual(['escalation'])
+    expect(
+      carriedOut(offers, yes, {
+        handover: 0.12,
+        handoverUnits: [{ head: THRESHOLDS.handoverHead, margin: 0.12 }],
+      }),
+    ).toEqual(['escalation'])
+  })
+
   it('reads an assistant that says it cannot put the end user through as a failure, not a handover (signals-v31)', () => {
     const refuses = { handover: 0.2, inability: true, refusesHandover: true }
     expect(names(conversation(['user', {}], ['assistant', refuses]), at(90))).toEqual([

@@ -16,7 +16,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
- *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf);
+ *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
+ *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
+ *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…");
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -65,7 +67,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 32
+export const SIGNALS_VERSION = 33
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -671,6 +673,20 @@ function resolution(c: MessageCues | undefined, reply = true, closing = false): 
 }
 const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MARGIN
 /**
+ * signals-v33: an end user's message that assents to what the assistant asked or offered: no request (its
+ * social margin at least 0, as unanswered reads it: "yes", "yeah go on book it", 0.139), no question and
+ * nothing left open after it (cues.ts, question and openTail: "I don't want to return it. I want a
+ * replacement side panel, can you send one?", −0.002, is none), and no request for a person (escalationAsked:
+ * "agent", "ok, let me speak to someone then" lie near the social acts, 0.123 and 0.189).
+ */
+const assents = (m: ConversationMessage) =>
+  m.role === 'user' &&
+  m.cues !== undefined &&
+  m.cues.social >= 0 &&
+  m.cues.question !== true &&
+  m.cues.openTail !== true &&
+  escalationAsked(m.cues) === undefined
+/**
  * A last end-user message left waiting: one nearer a request than a social act (its social margin
  * below zero: "ok I'll file it" is not), or a complaint or a request for a person.
  */
@@ -706,12 +722,32 @@ export function detectSignals(
     if (next === -1 || !talk.slice(k + 1, next).some((u) => u.role === 'user')) return false
     return handoverSaid(talk[next]!.cues) === undefined
   }
+  // signals-v33: a weak handover (its margin below twice the threshold, as answersOn reads it, and no unit the
+  // handover head reads as handing over: THRESHOLDS.handoverHead) in reply to the end user's assent (assents:
+  // "yes", "yeah go on book it") to the assistant's own question or offer that handed nothing over carries
+  // out what the assistant offered: the person it names does the service just booked ("Booked. Your engineer
+  // is Tom; he'll text you before he arrives."), or the action is done ("Done: your plan ends on 31 March…");
+  // nobody takes the conversation over. An offer to hand over ("Would you like to talk to our team?") is read
+  // as a handover itself, so what follows the end user's "yes" stands (bench/FINDINGS.md, signals-v33).
+  const carriesOutOffer = (m: ConversationMessage) => {
+    const c = m.cues!
+    if (handoverMargin(c)! >= 2 * t.handover || (c.handoverUnits ?? []).some((u) => u.head >= t.handoverHead))
+      return false
+    const k = talk.indexOf(m)
+    const offer = talk.slice(0, k).findLastIndex((a) => a.role === 'assistant')
+    if (offer === -1 || offer === k - 1) return false
+    const offered = talk[offer]!.cues
+    return (
+      offered?.asks === true && handoverSaid(offered) === undefined && talk.slice(offer + 1, k).every(assents)
+    )
+  }
   const handedOver = (m: ConversationMessage) =>
     m.role === 'assistant' &&
     m.cues?.refusesHandover !== true &&
     handoverSaid(m.cues) !== undefined &&
     !isSocial(m) &&
-    !answersOn(m)
+    !answersOn(m) &&
+    !carriesOutOffer(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).
   const firstUser = talk.findIndex((m) => m.role === 'user')

@@ -776,6 +776,37 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads a visit booked on the end user\'s "yes" as no escalation, a case passed on after an answer as one (signals-v33)', async () => {
+    const offered: Turn[] = [
+      [
+        'user',
+        'the boiler is making a banging noise every time the heating comes on, can you send someone round?',
+      ],
+      [
+        'assistant',
+        'Yes, a heating engineer can visit on Thursday between 8am and 12pm. The visit costs £75. Would you like me to book it?',
+      ],
+      ['user', 'yes please do'],
+    ]
+    expect(
+      await signals(...offered, [
+        'assistant',
+        "All booked. Your engineer is Priya; she'll text you before she arrives.",
+      ]),
+    ).not.toContain('escalation')
+    expect(
+      await signals(
+        ['user', 'the boiler is making a banging noise every time the heating comes on'],
+        ['assistant', 'Does the noise start as soon as the pump runs, or after a few minutes?'],
+        ['user', 'straight away'],
+        [
+          'assistant',
+          "Thanks. I've passed this to our heating team, and one of our engineers will phone you this afternoon.",
+        ],
+      ),
+    ).toContain('escalation')
+  })
+
   it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
     const asked = await settledSignals(
       ['user', 'what time does the pool open on weekdays?'],
