@@ -10,16 +10,21 @@ import { hasTestModel, requireTestModel } from './support/model.ts'
 // topics into one theme ("Book, order") holding every conversation, beside a pair of outliers.
 requireTestModel()
 
+function shuffled<T>(list: readonly T[]): T[] {
+  const random = seededRandom(31)
+  const order = [...list]
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[order[i], order[j]] = [order[j]!, order[i]!]
+  }
+  return order
+}
+
 describe.skipIf(!hasTestModel)('themes of a multi-turn chatbot, with the language model', () => {
   it('groups the topics into several themes, none holding most of them', async () => {
     const conversations = await analysed((set) => !FIRST_CHATBOT.has(set))
     expect(conversations).toHaveLength(420)
-    const random = seededRandom(31)
-    const order = [...conversations]
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[order[i], order[j]] = [order[j]!, order[i]!]
-    }
+    const order = shuffled(conversations)
     const placed = await place(order, 5)
     const after = measure(order, recluster(order, placed))
     expect(after.topics).toBeGreaterThanOrEqual(8)
@@ -31,5 +36,17 @@ describe.skipIf(!hasTestModel)('themes of a multi-turn chatbot, with the languag
     const grouped = after.themeList.flatMap((t) => t.theme.topicIds)
     expect(new Set(grouped).size).toBe(grouped.length)
     expect(grouped).toHaveLength(after.topics)
+  })
+  it('does not put nearly every conversation of one chatbot holding all the sets into one theme', async () => {
+    // Regression: all 592 conversations in one chatbot, re-clustered into 39 topics, made 2 themes, one of
+    // 30 topics and 97 % of the conversations beside the escalations and closings: the silhouette among
+    // 2 … 12 groups was nearly flat (0.06–0.11) and highest at 2. Cut among √(n/2) … 12: 5 themes.
+    const order = shuffled(await analysed())
+    expect(order).toHaveLength(592)
+    const after = measure(order, recluster(order, await place(order, 5)))
+    expect(after.topics).toBeGreaterThanOrEqual(20)
+    expect(after.themes).toBeGreaterThanOrEqual(4)
+    expect(after.largestThemeConversations).toBeLessThan(0.8)
+    expect(after.largestThemeTopics).toBeLessThan(0.5)
   })
 })

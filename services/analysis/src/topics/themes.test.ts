@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { groupThemes, MAX_THEMES, type ThemeTopic } from './themes.ts'
+import { groupThemes, MAX_THEMES, type ThemeTopic, themeCounts } from './themes.ts'
 import { normalized } from './vectors.ts'
 
 const DIMENSIONS = 16
@@ -105,5 +105,41 @@ describe('groupThemes', () => {
     expect(themes.length).toBeGreaterThanOrEqual(2)
     expect(themes.length).toBeLessThanOrEqual(MAX_THEMES)
     expect(themes.flatMap((t) => t.topicIds).sort()).toEqual(ids(many))
+  })
+
+  it('does not leave many evenly spread topics in one theme beside a few outliers', () => {
+    // Regression: the best silhouette among 2 … 12 groups was 2 here, {28 topics} against {4 outliers}, as
+    // on a chatbot's multi-turn topics (one theme of 97 % of the conversations). 32 topics: at least 4.
+    const wide = 40
+    const spread = Array.from({ length: 28 }, (_, i) => {
+      const v = new Float32Array(wide)
+      v[0] = 1
+      v[i + 1] = 0.6
+      return topic(`word${i} spread`, normalized(v))
+    })
+    const outliers = Array.from({ length: 4 }, (_, i) => {
+      const v = new Float32Array(wide)
+      v[30] = 1
+      v[31 + i] = 0.3
+      return topic(`agent${i} human`, normalized(v))
+    })
+    const themes = groupThemes([...spread, ...outliers])
+    expect(themes.length).toBeGreaterThanOrEqual(4)
+    for (const t of themes) expect(t.topicIds.length).toBeLessThan(28)
+    // The outliers still make a theme of their own.
+    expect(themes.map((t) => [...t.topicIds].sort())).toContainEqual(ids(outliers))
+  })
+})
+
+describe('themeCounts', () => {
+  it('tries from √(n/2) (at least 2) to at most MAX_THEMES or n / 2 themes; none below four topics', () => {
+    expect(themeCounts(3)).toEqual([])
+    expect(themeCounts(4)).toEqual([2])
+    expect(themeCounts(9)).toEqual([2, 3, 4])
+    expect(themeCounts(32)).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12])
+    expect(themeCounts(188)).toEqual([10, 11, 12])
+    // From 313 topics √(n/2) rounds past MAX_THEMES: then MAX_THEMES alone.
+    expect(themeCounts(242)).toEqual([11, 12])
+    expect(themeCounts(1000)).toEqual([MAX_THEMES])
   })
 })

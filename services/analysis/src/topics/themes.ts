@@ -24,9 +24,10 @@ export interface Theme {
 
 /**
  * How groupThemes groups: part of the stored grouping's signature (theme-store.ts), so a chatbot's themes
- * are grouped anew by a changed rule at its next topic decision. 2: Ward, not average linkage.
+ * are grouped anew by a changed rule at its next topic decision. 2: Ward, not average linkage. 3: at least
+ * √(n/2) themes.
  */
-export const GROUPING_VERSION = 2
+export const GROUPING_VERSION = 3
 
 /** A handful: the Topics page's groups, not a second level of topics. */
 export const MAX_THEMES = 12
@@ -38,12 +39,12 @@ const MIN_TOPICS_TO_GROUP = 4
  * any order) and previous themes give the same themes.
  *
  * Grouping: the Ward dendrogram of the topics' centroids, cut where the mean silhouette (cosine) is
- * highest among 2 … min(MAX_THEMES, n / 2) groups, ties to the coarser cut: how many themes comes from
- * how the chatbot's own topics lie, not from a constant fitted to a corpus. Fewer than four topics make
- * one theme. Ward, not average linkage: on a chatbot's multi-turn traffic the topics lie about evenly
- * apart, and average linkage's best cut was one theme of nearly every topic beside a pair of outliers
- * ("Book, order": 30 of 32 topics, every conversation; bench/FINDINGS.md "Topics and themes on
- * multi-turn traffic").
+ * highest among `themeCounts(n)` groups (√(n/2) … min(MAX_THEMES, n / 2) for n topics), ties to the
+ * coarser cut: how many themes comes from how the chatbot's own topics lie, not from a constant fitted to
+ * a corpus. Fewer than four topics make one theme. Ward, not average linkage: on a chatbot's multi-turn
+ * traffic the topics lie about evenly apart, and average linkage's best cut was one theme of nearly every
+ * topic beside a pair of outliers ("Book, order": 30 of 32 topics, every conversation; bench/FINDINGS.md
+ * "Topics and themes on multi-turn traffic").
  *
  * Labels: the theme's members' words as one document, scored by class-based TF-IDF against the other
  * themes (as a topic's label against the other topics, labels.ts), single words only (a theme is broader
@@ -78,14 +79,27 @@ export function groupThemes(topics: readonly ThemeTopic[], previous: readonly Th
 
 const total = (list: readonly ThemeTopic[]) => list.reduce((s, t) => s + t.size, 0)
 
-/** A group number per centroid: the Ward cut of best mean silhouette (cosine). */
+/**
+ * The numbers of themes tried for n topics: from the rule of thumb k ≈ √(n/2) (Mardia, Kent and Bibby,
+ * Multivariate Analysis, 1979), at least 2, up to min(MAX_THEMES, n / 2). Without the floor (2 … 12) the
+ * silhouette, nearly flat on a chatbot's multi-turn topics (0.06–0.11 at every cut), chose 2 themes, one of
+ * 97 % of the conversations, for 39 topics (bench/FINDINGS.md "How many themes"). Empty below four topics.
+ */
+export function themeCounts(n: number): number[] {
+  if (n < MIN_TOPICS_TO_GROUP) return []
+  const most = Math.min(MAX_THEMES, Math.floor(n / 2))
+  const least = Math.min(most, Math.max(2, Math.round(Math.sqrt(n / 2))))
+  return Array.from({ length: most - least + 1 }, (_, i) => least + i)
+}
+
+/** A group number per centroid: the Ward cut of best mean silhouette (cosine) among themeCounts(n) groups. */
 export function clusterCentroids(centroids: readonly Vector[]): number[] {
   const n = centroids.length
   if (n < MIN_TOPICS_TO_GROUP) return centroids.map(() => 0)
   const similarity = similarities(centroids)
   const merges = wardMerges(similarity, n)
   let best: { labels: number[]; score: number } | undefined
-  for (let k = 2; k <= Math.min(MAX_THEMES, Math.floor(n / 2)); k++) {
+  for (const k of themeCounts(n)) {
     const labels = labelsAfter(merges, n, n - k)
     const score = meanSilhouette(labels, k, similarity, n)
     if (!best || score > best.score) best = { labels, score }
