@@ -309,6 +309,7 @@ describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
   const BILLING = randomUUID()
   const LOGIN = randomUUID()
   const PASSWORDS = randomUUID()
+  const ADOPTION = randomUUID()
   const append = (streamId: string, events: ReturnType<typeof newEvent>[]) =>
     withTransaction(db.pool, (client) =>
       appendToStream(client, {
@@ -343,12 +344,14 @@ describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
       discovered(BILLING, 'Billing, invoices'),
       discovered(LOGIN, 'Login problems'),
       discovered(PASSWORDS, 'Password reset'),
+      discovered(ADOPTION, 'adopt, birth mother'),
     ])
     await onTopics('invoice', [{ id: BILLING, label: 'Billing, invoices' }])
     await onTopics('login', [{ id: LOGIN, label: 'Login problems' }])
     await onTopics('reset', [{ id: PASSWORDS, label: 'Password reset' }])
     await onTopics('phrase', [{ id: 'rebilling fees', label: 'rebilling fees' }])
     await onTopics('tail', [{ id: 'other', label: 'other' }])
+    await onTopics('adoption', [{ id: ADOPTION, label: 'adopt, birth mother' }])
     await projectAll(db.pool)
   })
 
@@ -370,7 +373,13 @@ describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
     ['part of a word, in labels and key phrases', 'BILL', ['invoice', 'phrase']],
     ['part of a key phrase', 'fees', ['phrase']],
     ['a topic id', PASSWORDS, ['reset']],
-    ['"other", the long tail', 'other', ['tail']],
+    [
+      '"other", the long tail alone (the id the Topics page links Other with), not "birth mother"',
+      'other',
+      ['tail'],
+    ],
+    ['"Other", its label, the long tail alone', 'Other', ['tail']],
+    ['part of "other", the long tail and labels containing it', 'othe', ['adoption', 'tail']],
     ['LIKE wildcards, taken literally', '%', []],
     ['an underscore, taken literally', 'log_n', []],
     ['no label', 'shipping', []],

@@ -79,7 +79,7 @@ export function conversationTopics(ids: readonly string[], resolved: Map<string,
 }
 
 /**
- * The topic ids a `topic=` filter stands for: the value itself (a topic id, a key phrase, "other"), every
+ * The topic ids a `topic=` filter stands for: "other" (any case) the long tail alone; else the value itself (a topic id, a key phrase), every
  * topic whose label contains it in any case ("bill" finds "Billing" and "Bills and refunds"), every key
  * phrase of the lexical or LLM analyzer containing it (they have no rm_topics row: found among the topic
  * ids of the daily counts), "other" for part of its label Other, and every topic counting in the same
@@ -91,6 +91,9 @@ export async function topicFilterIds(
   chatbotId: string | undefined,
   topic: string,
 ): Promise<string[]> {
+  // "other" is the long tail's id (the Topics page, Needs attention and the per-topic signals link to it):
+  // it stands for that topic alone, not also for every label containing it ("birth mother", "another").
+  if (topic.toLowerCase() === OTHER_TOPIC) return [OTHER_TOPIC]
   const { rows } = await client.query<{ id: string }>(
     `SELECT t.id FROM rm_topics t
       WHERE t.org_id = $1 AND ($3::uuid IS NULL OR t.chatbot_id = $3)

@@ -95,7 +95,7 @@ const listQuery = z.strictObject({
     .max(200)
     .optional()
     .describe(
-      'A topic id, `other`, or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches.',
+      'A topic id, `other` (the long tail alone, in any case), or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches.',
     ),
   theme: z
     .uuid()

@@ -3063,7 +3063,7 @@ export interface operations {
                 sentiment?: "positive" | "neutral" | "negative";
                 /** @description Conversations with this signal (a built-in one, or `custom:<slug>`). */
                 signal?: string;
-                /** @description A topic id, `other`, or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches. */
+                /** @description A topic id, `other` (the long tail alone, in any case), or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches. */
                 topic?: string;
                 /** @description A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both. */
                 theme?: string;
