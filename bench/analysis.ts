@@ -174,11 +174,15 @@ try {
     const t0 = performance.now()
     await service.start()
     for (;;) {
-      const { rows } = await pool.query<{ open: number }>(
-        "SELECT count(*)::int AS open FROM analysis_jobs WHERE chatbot_id = $1 AND status IN ('pending', 'running')",
-        [chatbotId],
+      // The first open job in the claim's index answers (the sets run one after the other: every open job
+      // is this set's): a count of thousands of open jobs was 1.1 ms of Postgres every 50 ms, counted as
+      // the analysis's; EXISTS read the table, and with the chatbot's id the planner sorted its jobs
+      // (FINDINGS "perf450").
+      const { rows } = await pool.query<{ open: boolean }>(
+        `SELECT count(*) > 0 AS open FROM (SELECT 1 FROM analysis_jobs
+          WHERE status IN ('pending', 'running') ORDER BY next_attempt_at, id LIMIT 1) AS first`,
       )
-      if (rows[0]!.open === 0) break
+      if (!rows[0]!.open) break
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     const seconds = (performance.now() - t0) / 1000
