@@ -19,11 +19,28 @@
  * The positive class is "not a request": precision and recall of what is judged social, and the share of
  * requests wrongly judged social (a request that loses its topic). The margin is chosen on the CLINC150
  * validation split alone: the highest F1 among margins that lose at most 1 % of its requests.
+ *
+ * Then answers to the bot's questions (rules-v6, topics/answers.ts; the margins chosen on the signal sets'
+ * multi-turn traffic, bench/topics-multiturn.ts): every request of CLINC150 and DSTC11 that the gate keeps,
+ * put after bot turns that ask for a detail (none of them an anchor) and after open invitations ("how can
+ * I help you today?", as bench:quality's CLINC150 and DSTC11 conversations open): the share judged an
+ * answer, which would lose its topic. A request is not an answer, so every share should be about nil.
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
+import {
+  ANSWER_ANCHORS,
+  answersToSlotQuestions,
+  askedSlot,
+  askingUnits,
+  OPEN_TURN_ANCHORS,
+  REPLY_MARGIN,
+  REPLY_REQUEST_ANCHORS,
+  SLOT_MARGIN,
+  SLOT_QUESTION_ANCHORS,
+} from '../services/analysis/src/topics/answers.ts'
 import {
   clausesOf,
   REQUEST_ANCHORS,
@@ -123,6 +140,7 @@ interface Scored extends Example {
   readonly clauses: number
   readonly noTerms: boolean
   readonly keyword: boolean
+  readonly vector: Float32Array
 }
 
 const extractor = createTermExtractor()
@@ -147,6 +165,7 @@ async function score(examples: readonly Example[]): Promise<Scored[]> {
       clauses: least,
       noTerms: extractor.contentTerms(e.text).length === 0,
       keyword: SOCIAL_WORD.test(e.text),
+      vector: wholes[i]!,
     }
   })
 }
@@ -221,3 +240,46 @@ for (const set of scoredSets) {
   }
 }
 console.log(`\n${embedded} texts embedded at ${Math.round(perSecond)}/s (messages and their clauses)`)
+
+/** Bot turns before each request: slot questions (none an anchor), then open invitations. */
+const BOT_TURNS: [string, string][] = [
+  ['slot', 'Sure, could you tell me your order number?'],
+  ['slot', 'Which day would suit you best?'],
+  ['slot', 'Shall I go ahead and book it?'],
+  ['slot', 'Got it. And what is the name on the account?'],
+  ['open', 'Hello! How can I help you today?'],
+  ['open', 'Is there anything else I can help you with?'],
+]
+const replyAnchors = {
+  slot: await model.embed(SLOT_QUESTION_ANCHORS),
+  open: await model.embed(OPEN_TURN_ANCHORS),
+  answer: await model.embed(ANSWER_ANCHORS),
+  request: await model.embed(REPLY_REQUEST_ANCHORS),
+}
+console.log(
+  `\nAnswers to the bot's questions (slot margin ${SLOT_MARGIN}, reply margin ${REPLY_MARGIN}): requests the gate keeps, judged answers after each bot turn`,
+)
+console.log('| set | requests | bot turn | asks for a detail | judged answers |')
+console.log('|---|--:|---|---|--:|')
+for (const set of scoredSets.filter((s) => !s.name.startsWith('GoEmotions'))) {
+  const kept = set.scored.filter((s) => !s.social && s.clauses < SOCIAL_MARGIN)
+  for (const [kind, turn] of BOT_TURNS) {
+    // As the analyzer decides it: once per turn, from the units the signals embed for it.
+    const asked = askedSlot(await model.embed(askingUnits(turn)), replyAnchors)
+    const answers = await answersToSlotQuestions(
+      kept.map((s) => s.text),
+      kept.map((s) => s.vector),
+      kept.map(() => asked),
+      replyAnchors,
+      (texts) => model.embed(texts),
+    )
+    const n = answers.filter(Boolean).length
+    const shown = kept
+      .filter((_, i) => answers[i])
+      .slice(0, 3)
+      .map((s) => JSON.stringify(s.text))
+    console.log(
+      `| ${set.name} | ${kept.length} | ${kind}: "${turn}" | ${asked ? 'yes' : 'no'} | ${n} (${pct(n / kept.length)})${shown.length ? `: ${shown.join(', ')}` : ''} |`,
+    )
+  }
+}

@@ -26,6 +26,14 @@ const SOCIAL = [
   'bye, have a nice day',
 ]
 const BOT = 'Happy to help! Is there anything else I can do for you?'
+/** A request, then the bot asks for an order number and a day, and the end user answers each. */
+const SLOT_TURNS: readonly (readonly ['user' | 'assistant', string])[] = [
+  ['user', "My package hasn't arrived yet"],
+  ['assistant', 'Sorry about that! Could you give me your order number?'],
+  ['user', 'KS-44719'],
+  ['assistant', 'Thanks. The courier can bring it again on Thursday or Friday. Which day would suit you?'],
+  ['user', 'friday please'],
+]
 
 interface Conversation {
   conversationId: string
@@ -241,6 +249,119 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     const asks = all.get('thanks-then-asks')!.topicIds
     expect([...asks].sort()).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
   })
+
+  it("gives no topic to answers to the bot's questions for a detail; the same words opening a conversation still ask", async () => {
+    // The bot asks for an order number and a day; the end user answers each (rules-v6).
+    await captureTurns('slot-answers', SLOT_TURNS)
+    // The same words with no question before them, or after an open invitation, are requests.
+    await captureTurns('opens-with-number', [['user', 'KS-44719']])
+    await captureTurns('opens-with-day', [
+      ['assistant', 'Hello! How can I help you today?'],
+      ['user', 'friday please'],
+    ])
+    // A request after a greeting that asks how to help, and one after a slot question, keep their topics.
+    await captureTurns('greeted-request', [
+      ['assistant', 'Hello! How can I help you today?'],
+      ['user', "I forgot my password and can't sign in"],
+    ])
+    await captureTurns('asks-instead', [
+      ['assistant', 'Which day would suit you?'],
+      ['user', 'I need to reset my password'],
+    ])
+    await settled()
+    const all = await conversations()
+    expect(all.get('slot-answers')!.topicIds).toEqual([topicOf.get('delivery')])
+    expect(all.get('greeted-request')!.topicIds).toEqual([topicOf.get('password')])
+    expect(all.get('asks-instead')!.topicIds).toEqual([topicOf.get('password')])
+    const placed = await placedMessages(chatbotId, ['slot-answers', 'opens-with-number', 'opens-with-day'])
+    // The answers neither make nor join a topic, nor wait in "other"; the request they answer does.
+    expect(placed.get('slot-answers')).toEqual(['m0'])
+    expect(placed.get('opens-with-number')).toEqual(['m0'])
+    expect(placed.get('opens-with-day')).toEqual(['m1'])
+  })
+
+  it('judges the answers alike whether the conversation came in one capture, a capture per message or a backlog, and again when re-analysed', async () => {
+    // Regression (rules-v5, reverted): the bot's turn was read from the answer's own capture only, so an
+    // integration capturing each message as it happens (the SDKs, OpenTelemetry) got topics for answers.
+    const { apiKey: key, chatbot } = await createChatbot(app, cookie, { name: 'Slots' })
+    const sentAt = (i: number) => new Date(Date.UTC(2026, 10, 20, 10, 0, i)).toISOString()
+    const message = (i: number) => ({
+      id: `m${i}`,
+      role: SLOT_TURNS[i]![0],
+      content: SLOT_TURNS[i]![1],
+      sentAt: sentAt(i),
+    })
+    const post = async (conversationId: string, ids: readonly number[]) => {
+      const res = await postCapture(app, key, { conversationId, messages: ids.map(message) })
+      expect(res.statusCode, res.body).toBe(200)
+    }
+    await post('one-capture', [...SLOT_TURNS.keys()])
+    // Each message captured as it is sent, and analysed before the next comes.
+    for (const i of SLOT_TURNS.keys()) {
+      await post('each-message', [i])
+      await settled()
+    }
+    // Each message captured alone while the analysis is stopped: its jobs wait together, and are claimed
+    // in order (the bot's turn analysed and stored before the answer after it).
+    await pipeline.stopAnalysis()
+    for (const i of SLOT_TURNS.keys()) await post('backlog', [i])
+    await pipeline.startAnalysis(pipeline.analyzer!)
+    await settled()
+    const variants = ['one-capture', 'each-message', 'backlog']
+    const expected = new Map(variants.map((v) => [v, ['m0']]))
+    expect(await placedMessages(chatbot.id, variants)).toEqual(expected)
+    // The bot's slot questions are stored with its turns, decided once when each was analysed.
+    const { rows: asked } = await db.pool.query<{ external_id: string; message_id: string }>(
+      `SELECT c.external_id, r.message_id FROM analysis_results r JOIN rm_conversations c ON c.id = r.conversation_id
+        WHERE r.chatbot_id = $1 AND r.slot_question IS NOT NULL ORDER BY c.external_id, r.message_id`,
+      [chatbot.id],
+    )
+    expect(asked.map((r) => `${r.external_id}/${r.message_id}`)).toEqual(
+      variants.sort().flatMap((v) => [`${v}/m1`, `${v}/m3`]),
+    )
+    // A re-analysis queues every capture again, all at once: the same decisions.
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/v1/chatbots/${chatbot.id}/reanalysis`,
+      headers: { cookie },
+      payload: {},
+    })
+    expect(res.statusCode, res.body).toBe(202)
+    await settled()
+    const { rows: jobs } = await db.pool.query(
+      "SELECT 1 FROM analysis_jobs WHERE chatbot_id = $1 AND status = 'done'",
+      [chatbot.id],
+    )
+    expect(jobs).toHaveLength(2 * (1 + 2 * SLOT_TURNS.length))
+    expect(await placedMessages(chatbot.id, variants)).toEqual(expected)
+  })
+
+  /** A conversation of the given turns, in order, with ids m0, m1, … */
+  async function captureTurns(conversationId: string, turns: readonly (readonly [string, string])[]) {
+    const res = await postCapture(app, apiKey, {
+      conversationId,
+      messages: turns.map(([role, content], i) => ({ id: `m${i}`, role, content })),
+    })
+    expect(res.statusCode, res.body).toBe(200)
+  }
+
+  /** Per conversation, its messages placed as requests: in a topic, or waiting in "other" (the pool). */
+  async function placedMessages(
+    chatbot: string,
+    externalIds: readonly string[],
+  ): Promise<Map<string, string[]>> {
+    const { rows } = await db.pool.query<{ external_id: string; message_id: string }>(
+      `SELECT c.external_id, m.message_id FROM rm_messages m JOIN rm_conversations c ON c.id = m.conversation_id
+        WHERE c.chatbot_id = $1 AND c.external_id = ANY($2) AND m.role = 'user'
+          AND (cardinality(m.topics) > 0 OR EXISTS (SELECT 1 FROM topic_pool p
+                 WHERE p.conversation_id = c.id AND p.message_id = m.message_id))
+        ORDER BY c.external_id, m.message_id`,
+      [chatbot, externalIds],
+    )
+    const placed = new Map<string, string[]>()
+    for (const r of rows) placed.set(r.external_id, [...(placed.get(r.external_id) ?? []), r.message_id])
+    return placed
+  }
 
   async function topicsReport() {
     const res = await app.inject({

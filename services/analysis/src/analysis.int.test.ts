@@ -135,7 +135,7 @@ describe('analysis service', () => {
     expect(await analysisEvents(conversationId)).toEqual([])
   })
 
-  it("commits jobs analyzed together in one transaction, one conversation's jobs one after the other", async () => {
+  it("commits jobs analyzed together in one transaction, one conversation's jobs one after the other, in order", async () => {
     await startService()
     analyzer.hold()
     const captured = [
@@ -148,7 +148,14 @@ describe('analysis service', () => {
       messages: [{ id: 'later', role: 'user', content: 'later score:-0.9' }],
     })
     expect(again.statusCode).toBe(200)
-    await waitFor(() => analyzer.waiting === 4, { what: 'four jobs at the analyzer' })
+    // The third conversation's second job is claimed once its first is done (claimJobs): its first
+    // message is analysed with the stored conversation before it.
+    await waitFor(() => analyzer.waiting === 3, { what: 'three jobs at the analyzer' })
+    const { rows: waiting } = await db.pool.query(
+      'SELECT status FROM analysis_jobs WHERE conversation_id = $1 ORDER BY id',
+      [captured[2]!.conversationId],
+    )
+    expect(waiting.map((r) => r.status)).toEqual(['running', 'pending'])
     analyzer.release()
     const events = await waitFor(async () => {
       const all = await Promise.all(captured.map((c) => analysisEvents(c.conversationId)))

@@ -14,6 +14,13 @@ export interface MessageToAnalyze {
   readonly content: string
   /** When it was sent (ISO 8601), as captured: the signals order a conversation by it. */
   readonly sentAt?: string
+  /**
+   * The conversation's turn just before this message when it is not the message before it in the batch
+   * (the first message of a job: its turn came in an earlier capture, read from the stored conversation by
+   * the job runner): the slot question it asked, if it asked one (MessageAnalysis.slotQuestion). Absent:
+   * the message before it in the batch is its turn before (topics/answers.ts).
+   */
+  readonly turnBefore?: { readonly slotQuestion?: Float32Array }
 }
 
 export interface Sentiment {
@@ -68,6 +75,12 @@ export interface MessageAnalysis {
    */
   readonly embedding?: Float32Array
   readonly terms?: readonly string[]
+  /**
+   * A semantic analyzer's, for an assistant's message that asks the end user for a detail, a choice or a
+   * go-ahead: the embedding of its most slot-like sentence (topics/answers.ts). Stored with the result: an
+   * end user's answer captured later is judged against it, without the turn being embedded again.
+   */
+  readonly slotQuestion?: Float32Array
 }
 
 export interface AnalyzerInfo {

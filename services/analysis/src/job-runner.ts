@@ -4,7 +4,13 @@ import { type NewEvent, newEvent } from '@cas/events'
 import { chatbotsWithDestroyedKeys } from '@cas/keyring'
 import { chatbotSignals, chatbotTopics } from '@cas/settings'
 import type pg from 'pg'
-import { type AnalysisContext, type Analyzer, AnalyzerError, type MessageAnalysis } from './analyzer.ts'
+import {
+  type AnalysisContext,
+  type Analyzer,
+  AnalyzerError,
+  type MessageAnalysis,
+  type MessageToAnalyze,
+} from './analyzer.ts'
 import { chatbotSettings } from './chatbot-settings.ts'
 import {
   type AnalysisJob,
@@ -22,7 +28,7 @@ import { SignalScorer } from './signals/scorer.ts'
 import { decideSignals, sweepDueSignals } from './signals/store.ts'
 import { type StoredResult, summarizeConversation, type TopicRef } from './summary.ts'
 import { type Placement, placeTopics } from './topics/placement.ts'
-import { bytesOf, moveResults, TopicStore } from './topics/topic-store.ts'
+import { bytesOf, moveResults, TopicStore, vectorOf } from './topics/topic-store.ts'
 
 export interface JobRunnerOptions {
   readonly pool: pg.Pool
@@ -174,6 +180,8 @@ export class AnalysisJobRunner {
     // One read of the settings for the claim; a job whose read failed goes the way of any failure.
     const contexts = this.contextsFor(claimed)
     contexts.catch(() => {})
+    const turns = this.turnsBefore(claimed)
+    turns.catch(() => {})
     for (const job of claimed) {
       this.analysing++
       let analysed = false
@@ -183,7 +191,7 @@ export class AnalysisJobRunner {
         this.analysing--
         this.loop.wake()
       }
-      const task: Promise<void> = this.process(job, contexts, release).finally(() => {
+      const task: Promise<void> = this.process(job, contexts, turns, release).finally(() => {
         release()
         this.inFlight.delete(task)
         this.stats.inFlight = this.inFlight.size
@@ -203,6 +211,7 @@ export class AnalysisJobRunner {
   private async process(
     job: AnalysisJob,
     contexts: Promise<Map<string, ChatbotContext>>,
+    turns: Promise<Map<string, TurnBefore>>,
     analysed: () => void,
   ): Promise<void> {
     try {
@@ -219,7 +228,7 @@ export class AnalysisJobRunner {
         await deferJob(this.opts.pool, job.id, new Date(now.getTime() + SETTINGS_WAIT_MS), now)
         return
       }
-      const { results, cues } = await this.analyze(job, context)
+      const { results, cues } = await this.analyze(job, context, (await turns).get(job.id))
       if (
         results.length !== job.messages.length ||
         results.some((r, i) => r.messageId !== job.messages[i]?.id)
@@ -249,7 +258,7 @@ export class AnalysisJobRunner {
    * The job's analysis and its messages' signal cues: with the language model, its units embedded in the
    * same request as the analysis (one wait for the model's thread); without it, no cues.
    */
-  private async analyze(job: AnalysisJob, context: AnalysisContext) {
+  private async analyze(job: AnalysisJob, context: AnalysisContext, turnBefore: TurnBefore | undefined) {
     // The model may still be loading: which analyzer is in use is known once it is ready.
     await this.opts.analyzer.ready
     const semantic = this.opts.analyzer.semantic
@@ -257,9 +266,13 @@ export class AnalysisJobRunner {
       const results = await this.opts.analyzer.analyzeMessages(job.messages, context)
       return { results, cues: job.messages.map(() => undefined) }
     }
+    // The job's first message follows the stored conversation's last turn before it, not nothing.
+    const messages: MessageToAnalyze[] = job.messages.map((m, i) =>
+      i === 0 ? { ...m, turnBefore: turnBefore ?? {} } : m,
+    )
     this.signalScorer ??= new SignalScorer(semantic)
     const prepared = await this.signalScorer.prepare(job.messages, context.signals)
-    const { results, embeddings } = await semantic.analyzeAndEmbed(job.messages, context, prepared.texts)
+    const { results, embeddings } = await semantic.analyzeAndEmbed(messages, context, prepared.texts)
     // Checked by the caller when the results are not the job's.
     const cues = results.length === job.messages.length ? prepared.cues(embeddings) : []
     return { results, cues }
@@ -321,6 +334,37 @@ export class AnalysisJobRunner {
   }
 
   /**
+   * The stored conversation's turn just before each job's first message, for the jobs that open on an end
+   * user's message with a sentAt (an answer is judged against the slot question of the turn before it,
+   * topics/answers.ts): the latest result of its conversation sent before it, in the signals' order
+   * (signals/store.ts conversationMessages). The conversation's earlier jobs are done (claimJobs claims a
+   * conversation's jobs in order), so that turn is stored, whichever capture it came in. One statement per
+   * claim, an index probe per job.
+   */
+  private async turnsBefore(jobs: readonly AnalysisJob[]): Promise<Map<string, TurnBefore>> {
+    const opening = jobs.flatMap((job) => {
+      const first = job.messages[0]
+      const sentAt = first?.role === 'user' ? validDate(first.sentAt) : null
+      return sentAt ? [{ job, sentAt }] : []
+    })
+    const turns = new Map<string, TurnBefore>()
+    if (opening.length === 0) return turns
+    const { rows } = await this.opts.pool.query<{ job_id: string; slot_question: Buffer | null }>({
+      name: 'cas-analysis-turn-before',
+      text: TURN_BEFORE,
+      values: [
+        opening.map((o) => o.job.id),
+        opening.map((o) => o.job.conversationId),
+        opening.map((o) => o.sentAt),
+      ],
+    })
+    for (const row of rows) {
+      turns.set(row.job_id, row.slot_question ? { slotQuestion: vectorOf(row.slot_question) } : {})
+    }
+    return turns
+  }
+
+  /**
    * Commits analyzed jobs in the caller's transaction: the end users' messages placed in their chatbots'
    * topics (topics/placement.ts), the results, then per conversation the results' event and the
    * conversation's new summary (also for conversations whose earlier messages a new topic took), the
@@ -350,7 +394,7 @@ export class AnalysisJobRunner {
         return { messageId: result.messageId, sentiment: result.sentiment, topics }
       })
     })
-    const rows = kept.flatMap(({ job, scored }, i) =>
+    const rows = kept.flatMap(({ job, scored, results }, i) =>
       outs[i]!.map((out, position) => {
         const message = job.messages[position]!
         const cue = scored[position]
@@ -362,26 +406,30 @@ export class AnalysisJobRunner {
           position,
           cues: cue ? JSON.stringify(cue.cues) : null,
           vectorOf: cue?.vector,
+          slotQuestion: results[position]!.slotQuestion,
         }
       }),
     )
     // Every embedding in one binary parameter (no text form to print and parse), each row its offset.
     const embeddings = embeddingBytes(rows.map((r) => r.vectorOf))
+    const slotQuestions = embeddingBytes(rows.map((r) => r.slotQuestion))
     await client.query({
       name: 'cas-analysis-results-insert',
       text: `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding)
+         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding, slot_question)
        SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
               ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2, r.sent_at, r.position, r.cues,
-              NULL, substring($15::bytea FROM r.at + 1 FOR $16::int)
+              NULL, substring($15::bytea FROM r.at + 1 FOR $16::int),
+              substring($18::bytea FROM r.slot_at + 1 FOR $19::int)
          FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[],
-                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::int[])
-              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, at)
+                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::int[], $17::int[])
+              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, at,
+                   slot_at)
        ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
          topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
          analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
-         cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding`,
+         cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding, slot_question = EXCLUDED.slot_question`,
       values: [
         `${info.name}@${info.version}`,
         now,
@@ -399,6 +447,9 @@ export class AnalysisJobRunner {
         embeddings.offsets,
         embeddings.bytes,
         embeddings.size,
+        slotQuestions.offsets,
+        slotQuestions.bytes,
+        slotQuestions.size,
       ],
     })
     // Earlier messages a new topic took: their results get the topic, their conversations a results event.
@@ -580,6 +631,22 @@ function validDate(value: string | undefined): Date | null {
 function refsOf(ids: readonly string[], labels: readonly string[]): TopicRef[] {
   return ids.map((id, i) => ({ id, label: labels[i] ?? id }))
 }
+
+/** The stored turn before a job's first message, as the analyzer reads it (MessageToAnalyze.turnBefore). */
+type TurnBefore = NonNullable<MessageToAnalyze['turnBefore']>
+
+/**
+ * Per job, the latest stored result of its conversation sent before its first message (`$3`): its slot
+ * question, if it asked one. An index probe and a short sort per job; `LIMIT` keeps it a probe.
+ */
+const TURN_BEFORE = `SELECT j.id::text AS job_id, r.slot_question
+   FROM unnest($1::bigint[], $2::uuid[], $3::timestamptz[]) AS j(id, conversation_id, sent_at)
+   CROSS JOIN LATERAL (
+     SELECT r.slot_question FROM analysis_results r
+      WHERE r.conversation_id = j.conversation_id AND coalesce(r.sent_at, r.analyzed_at) < j.sent_at
+      ORDER BY coalesce(r.sent_at, r.analyzed_at) DESC, r.position DESC, r.message_id DESC
+      LIMIT 1
+   ) r`
 
 const DELETED = 'deleted'
 const NOT_YET_KNOWN = 'not-yet-known'

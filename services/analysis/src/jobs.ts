@@ -127,19 +127,27 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
  * (`= ANY(ARRAY(…))`): no sort of the whole queue, no scan of the table. A re-analysis queues its jobs
  * with one next_attempt_at, so by next_attempt_at alone the claim sorted every waiting job by id, and the
  * planner joined the chosen ids back to a scan of the table (with `IN`): 7.3 ms a claim of 48 with 4,500
- * jobs queued, 0.9 ms now (bench/FINDINGS.md "perf450"; lookups.int.test.ts).
+ * jobs queued, 0.9 ms now (bench/FINDINGS.md "perf450"; lookups.int.test.ts). A job with an earlier one of
+ * its conversation still waiting is passed over (claimJobs): a probe of the partial index on
+ * (conversation_id, id) (migration 0045) per job read.
  */
 export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
       WHERE j.id = ANY(ARRAY(
         SELECT id FROM analysis_jobs
-         WHERE (status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2)
+         WHERE ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2))
+           AND NOT EXISTS (SELECT 1 FROM analysis_jobs e
+                            WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
+                              AND e.status IN ('pending', 'running'))
          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
       RETURNING j.id::text, j.source_event_id, j.correlation_id, j.conversation_id, j.org_id, j.chatbot_id,
                 j.messages, j.attempts`
 
 /**
  * Claims up to `limit` jobs that are due, or whose worker's lease ran out (it died mid-call), for
- * `leaseMs`. Committed at once: the analyzer is then called outside any transaction.
+ * `leaseMs`. Committed at once: the analyzer is then called outside any transaction. A conversation's
+ * jobs are analysed in the order they were queued (its captures' order), each once the one before it is
+ * done or dead-lettered: a message is analysed with the stored conversation before it (an answer to the
+ * bot's question, topics/answers.ts), whether its turns came in one capture or several, live or again.
  */
 export async function claimJobs(
   pool: pg.Pool,

@@ -219,8 +219,14 @@ export async function startAnalyzerThreads(
     context: AnalysisContext,
     embed?: readonly string[],
   ): ThreadRequest {
-    // Plain data only: the messages' fields and the context's topic lists.
-    const plain = messages.map((m) => ({ id: m.id, role: m.role, content: m.content }))
+    // Plain data only: the messages' fields (and the stored turn before a job's first message: the analyzer
+    // reads the turn before any other in the batch) and the context's topic lists.
+    const plain = messages.map((m) => ({
+      id: m.id,
+      role: m.role,
+      content: m.content,
+      ...(m.turnBefore ? { turnBefore: m.turnBefore } : {}),
+    }))
     return {
       id: nextId++,
       kind: 'analyze',

@@ -98,8 +98,11 @@ async function analyzeTogether(batch: AnalyzeRequest[]) {
   })
   if (valid.length === 0) return
   try {
+    // Each request's first message reads no turn of the request before it (MessageToAnalyze.turnBefore).
     const results: MessageAnalysis[] = await analyzer.analyzeMessages(
-      valid.flatMap((r) => r.messages),
+      valid.flatMap((r) =>
+        r.messages.map((m, i) => (i === 0 && !m.turnBefore ? { ...m, turnBefore: {} } : m)),
+      ),
       valid[0]!.context,
     )
     let offset = 0

@@ -96,16 +96,17 @@ describeWithTestModel('the language model, asked once per text', () => {
     const prepared = await scorer.prepare(messages, undefined)
     asked = []
     const { results, embeddings } = await analyzer.semantic.analyzeAndEmbed(messages, {}, prepared.texts)
-    // The analysis' call, then the units it did not embed: as analyzeMessages and embedTexts apart.
+    // The analysis' call, then the units it did not embed: as analyzeMessages and embedTexts apart. The
+    // analysis embeds the bot's turn's units (its slot question is decided from them, topics/answers.ts)
+    // with the end user's message: the signals then find them cached, and no text is embedded twice.
     expect(asked).toHaveLength(2)
-    expect(asked[1]).toEqual([
-      'Hello.',
-      'The parcel never came.',
-      'Where is it?',
+    expect(asked[0]).toEqual([
+      'Hello. The parcel never came. Where is it?',
       'I am sorry. I will look into the delivery.',
       'I am sorry.',
       'I will look into the delivery.',
     ])
+    expect(asked[1]).toEqual(['Hello.', 'The parcel never came.', 'Where is it?'])
     expect(results.map((r) => r.messageId)).toEqual(['m0', 'm1'])
     expect(embeddings).toHaveLength(prepared.texts.length)
     expect(embeddings[0]).toBe(results[0]!.embedding)

@@ -5,7 +5,9 @@
  * model's judgement alone, topics/requests.ts: greetings, thanks and acknowledgements are not), its
  * sentence embedding and the terms a topic label may take from it (topics/terms.ts: they name topics, they
  * never decide whether a message is a request).
- * Assistant, system and tool messages get a sentiment only: they never make topics. The topics
+ * Assistant, system and tool messages get a sentiment only: they never make topics; an assistant's that asks
+ * the end user for a detail also gets its slot question, and the answer after it makes no topic
+ * (topics/answers.ts). The topics
  * themselves are decided by the analysis worker, per chatbot, from the embeddings (topics/topic-model.ts).
  */
 import {
@@ -18,8 +20,18 @@ import {
   type MessageToAnalyze,
   type SemanticAbilities,
 } from '../analyzer.ts'
+import { unitsOf } from '../signals/cues.ts'
 import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
+import {
+  ANSWER_ANCHORS,
+  answersToSlotQuestions,
+  askedSlot,
+  askingUnits,
+  OPEN_TURN_ANCHORS,
+  REPLY_REQUEST_ANCHORS,
+  SLOT_QUESTION_ANCHORS,
+} from '../topics/answers.ts'
 import { REQUEST_ANCHORS, requestEmbeddings, TOPIC_SOCIAL_ANCHORS } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { cachedEmbedder } from './embedding-cache.ts'
@@ -28,8 +40,11 @@ import { loadLearnedSentiment } from './learned-sentiment.ts'
 import { createSentimentScorer, SENTIMENT_VERSION } from './sentiment.ts'
 
 export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
-/** Bump when this file's, topics/terms.ts's or topics/requests.ts's rules change results. */
-const RULES_VERSION = 4
+/**
+ * Bump when this file's, topics/terms.ts's, topics/requests.ts's or topics/answers.ts's rules change
+ * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
+ */
+const RULES_VERSION = 6
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -47,6 +62,12 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
   const anchors = {
     social: await model.embed(TOPIC_SOCIAL_ANCHORS),
     request: await model.embed(REQUEST_ANCHORS),
+  }
+  const replyAnchors = {
+    slot: await model.embed(SLOT_QUESTION_ANCHORS),
+    open: await model.embed(OPEN_TURN_ANCHORS),
+    answer: await model.embed(ANSWER_ANCHORS),
+    request: await model.embed(REPLY_REQUEST_ANCHORS),
   }
 
   const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
@@ -88,7 +109,25 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     // Every end user's message with text is embedded: the learned sentiment reads its embedding.
     const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
     const own = new Map(users.map((m, i) => [m, i]))
-    const userEmbeddings = await embedTexts(users.map((m) => m.content.trim()))
+    // And, in the same call, the bot's turns' units (the very texts the signals embed next, then cached:
+    // no text more, no call more): whether a turn asks for a detail is decided once, here, from those of
+    // its units that may ask (topics/answers.ts).
+    const bots = messages.filter((m) => m.role === 'assistant')
+    const botUnits = bots.map(unitsOf)
+    const vectors = await embedTexts([...users.map((m) => m.content.trim()), ...botUnits.flat()])
+    const userEmbeddings = vectors.slice(0, users.length)
+    let from = users.length
+    const slotQuestions = new Map<MessageToAnalyze, Float32Array>()
+    for (const [k, m] of bots.entries()) {
+      const units = botUnits[k]!
+      const vectorOf = new Map(units.map((u, j) => [u, vectors[from + j]!]))
+      from += units.length
+      const question = askedSlot(
+        askingUnits(m.content).map((u) => vectorOf.get(u)!),
+        replyAnchors,
+      )
+      if (question) slotQuestions.set(m, question)
+    }
     // The model, not their words, says which ask for something: "ok cool" and "thanks, that solved it!"
     // do not, "what time is it?" does (issue 31). A message without a letter ("??", "👍") asks nothing.
     const toEmbed = messages.filter((m) => own.has(m) && /\p{L}/u.test(m.content))
@@ -99,6 +138,24 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       anchors,
       embedTexts,
     )
+    // A request read alone may answer the bot's question just before it ("Tuesday, 10 if possible" after
+    // "which suits you?"): no topic of its own (rules-v6). The turn before a job's first message is the
+    // stored conversation's (turnBefore); before any other, the message before it in the batch.
+    const index = new Map(messages.map((m, i) => [m, i]))
+    const askedBefore = (m: MessageToAnalyze): Float32Array | undefined => {
+      if (m.turnBefore) return m.turnBefore.slotQuestion
+      const before = messages[index.get(m)! - 1]
+      return before ? slotQuestions.get(before) : undefined
+    }
+    const requests = toEmbed.flatMap((m, i) => (placed[i] && askedBefore(m) ? [i] : []))
+    const answers = await answersToSlotQuestions(
+      requests.map((i) => texts[i]!),
+      requests.map((i) => userEmbeddings[own.get(toEmbed[i]!)!]!),
+      requests.map((i) => askedBefore(toEmbed[i]!)),
+      replyAnchors,
+      embedTexts,
+    )
+    for (const [k, i] of requests.entries()) if (answers[k]) placed[i] = undefined
     if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
     const byMessage = new Map<MessageToAnalyze, Float32Array>(
       toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
@@ -112,7 +169,8 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         at === undefined
           ? { sentiment: { score: lexical, label: labelFor(lexical) } }
           : learned.analyze(userEmbeddings[at]!, lexical)
-      const result = { messageId: m.id, ...read, topics: [] }
+      const question = slotQuestions.get(m)
+      const result = { messageId: m.id, ...read, topics: [], ...(question ? { slotQuestion: question } : {}) }
       return embedding ? { ...result, embedding, terms: terms[i]! } : result
     })
   }
