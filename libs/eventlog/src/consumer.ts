@@ -26,8 +26,9 @@ export interface ConsumerOptions {
   readonly maxBatchSize?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
   /**
-   * Back-pressure from downstream (a job queue that is full): asked before each batch is read (journal)
-   * or applied (Kafka, where the fetched batch waits, heartbeating). While it answers false the
+   * Back-pressure from downstream (a job queue that is full): asked before each batch is applied (Kafka,
+   * where the fetched batch waits, heartbeating), or before the journal is read again after a read that
+   * applied events (not after one that found none, or only other stream types'). While it answers false the
    * consumer reads and applies nothing, counts no error and logs nothing; it sets `stats.paused` and
    * asks again every `pauseIntervalMs` (default 250). The events wait in the log, behind the checkpoint.
    * An admit that throws is a failed batch (logged, counted, retried with a backoff).

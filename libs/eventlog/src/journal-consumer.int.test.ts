@@ -380,3 +380,59 @@ describe('a consumer stopped while it starts', () => {
     }
   })
 })
+
+// Regression: a read that held only other stream types' events counted as work, so admit was asked after
+// each (the analysis consumer counted the open jobs after every analysis commit, its own results).
+describe('a consumer with back-pressure reading past other stream types’ events', () => {
+  it('asks admit again only after a read that applied events', async () => {
+    const groupId = `admit-${randomUUID()}`
+    const { rows } = await db.pool.query<{ p: string }>(
+      'SELECT coalesce(max(position), 0)::text AS p FROM event_journal',
+    )
+    await setCheckpoints(groupId, { 0: Number(rows[0]!.p) })
+    let asked = 0
+    const applied: JournalRecord[] = []
+    const consumer = createEventConsumer(
+      { kind: 'journal', partitions: 1, pollIntervalMs: 5 },
+      {
+        pool: db.pool,
+        groupId,
+        streamTypes: ['conversation'],
+        admit: async () => {
+          asked++
+          return true
+        },
+        handler: async () => {},
+        onApplied: (records) => applied.push(...records),
+      },
+    )
+    const append = (streamType: 'analysis' | 'conversation') =>
+      withTransaction(db.pool, (c) =>
+        appendToStream(c, {
+          streamType,
+          streamId: randomUUID(),
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 0,
+          events: [{ type: 'test.happened', version: 1, payload: {} }],
+        }),
+      )
+    const passed = async (position: string) =>
+      BigInt((await checkpoints(groupId))[0]![1]!) >= BigInt(position)
+    await consumer.start()
+    try {
+      await waitFor(async () => asked === 1, { what: 'admit asked at start' })
+      // Ten reads, each of one event of another stream type, each moved past before the next.
+      for (let i = 0; i < 10; i++) {
+        const { records } = await append('analysis')
+        await waitFor(() => passed(records[0]!.position), { what: 'the checkpoint past the event' })
+      }
+      expect(asked).toBe(1)
+      const { records } = await append('conversation')
+      await waitFor(async () => applied.some((r) => r.id === records[0]!.id), { what: 'the event applied' })
+      await waitFor(async () => asked === 2, { what: 'admit asked after the applied read' })
+    } finally {
+      await consumer.stop()
+    }
+  })
+})

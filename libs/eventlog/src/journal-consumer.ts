@@ -119,11 +119,12 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
    * partition holds about 1/partitions of the journal's events: looking at `partitions` times the batch
    * size gives each batch about `maxBatchSize` events, and the read returns at most that many per owned
    * partition. A partition whose checkpoint is ahead of the others' gets events it has applied again,
-   * and skips them (apply-batch.ts).
+   * and skips them (apply-batch.ts). Says whether it read nothing new ('idle'), read only events of
+   * other stream types and moved the checkpoints past them ('skipped'), or applied events ('applied').
    */
-  const pollOwned = async (): Promise<boolean> => {
+  const pollOwned = async (): Promise<'idle' | 'skipped' | 'applied'> => {
     const partitions = [...owned].sort((a, b) => a - b)
-    if (partitions.length === 0) return false
+    if (partitions.length === 0) return 'idle'
     const { rows } = await opts.pool.query<{ after: string | null }>({
       name: 'cas-journal-checkpoints-min',
       text: `SELECT min(last_offset)::text AS after FROM consumer_checkpoints
@@ -137,7 +138,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       streamTypes: opts.streamTypes,
       partitions: { of: partitions, count: partitionCount },
     })
-    if (scannedTo === '') return false
+    if (scannedTo === '') return 'idle'
     const batches = new Map<number, SourcedRecord[]>()
     for (const [i, record] of records.entries()) {
       const batch = batches.get(partitionOf[i]!) ?? []
@@ -152,6 +153,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       partitions.filter((p) => !batches.has(p)),
       scannedTo,
     )
+    if (batches.size === 0) return 'skipped'
     // A read of few events (a consumer keeping up) is applied in one transaction for all its partitions:
     // a transaction per partition ran the same dozen statements for a handful of events each (DSTC11's
     // analysis: 2.6 projector transactions per analysis commit; bench/FINDINGS.md, "Postgres per message").
@@ -178,13 +180,13 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
           batchOptions,
         )
         recordOutcome(stats, opts, outcome)
-        return true
+        return 'applied'
       } catch (err) {
         log('journal consumer batch of several partitions failed; applying them one by one', {
           group: opts.groupId,
           err: (err as Error).message,
         })
-        if (!running) return true
+        if (!running) return 'applied'
       }
     }
     await inTurns([...batches], opts.partitionsConcurrently ?? 1, async ([partition, batch]) => {
@@ -220,26 +222,30 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         throw err
       }
     })
-    return true
+    return 'applied'
   }
 
   const run = async () => {
     let failures = 0
-    // Asked at start and whenever the last poll found work: an idle consumer polls without asking.
-    let progressed = true
+    // Asked at start and whenever the last poll applied events: an idle consumer polls without asking,
+    // and so does one whose last read held only other stream types' events (it queued nothing; the
+    // analysis consumer reads past its own service's results after every analysis commit, and asking
+    // counted the open jobs each time: bench/FINDINGS.md "perf450").
+    let applied = true
     while (running) {
       try {
         if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
-        if (opts.admit && (progressed || stats.paused)) {
+        if (opts.admit && (applied || stats.paused)) {
           stats.paused = !(await opts.admit())
           if (stats.paused) {
             await waiter.sleep(opts.pauseIntervalMs ?? 250)
             continue
           }
         }
-        progressed = await pollOwned()
+        const polled = await pollOwned()
+        applied = polled === 'applied'
         failures = 0
-        if (!progressed) await waiter.sleep(opts.pollIntervalMs ?? 20)
+        if (polled === 'idle') await waiter.sleep(opts.pollIntervalMs ?? 20)
       } catch (err) {
         stats.errors++
         log('journal consumer batch failed; retrying', {
