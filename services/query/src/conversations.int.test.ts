@@ -528,6 +528,79 @@ describe('themes: GET /api/v1/conversations?theme= and the topics API', () => {
   })
 })
 
+describe('a theme with a hidden topic', () => {
+  const SHOWN = randomUUID()
+  const HIDDEN = randomUUID()
+  const THEME = randomUUID()
+  let hiddenBot: { id: string; apiKey: string }
+  const append = (streamId: string, events: ReturnType<typeof newEvent>[]) =>
+    withTransaction(db.pool, (client) =>
+      appendToStream(client, {
+        streamType: 'analysis',
+        streamId,
+        orgId: bot.orgId,
+        chatbotId: hiddenBot.id,
+        expectedVersion: 'any',
+        events,
+      }),
+    )
+  const onTopics = async (conversationId: string, topics: { id: string; label: string }[]) => {
+    const id = await capture(
+      hiddenBot.apiKey,
+      conversationId,
+      topics.map((t, i) => [`m${i}`, `2026-11-04T10:00:0${i}Z`, t.label]),
+    )
+    const analyzer = { name: 'test', version: '1' }
+    const sentiment = { score: 0, label: 'neutral' as const }
+    const results = topics.map((t, i) => ({ messageId: `m${i}`, sentiment, topics: [t] }))
+    await append(id, [
+      newEvent('analysis.messages-analyzed', { analyzer, results }),
+      newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
+    ])
+  }
+
+  beforeAll(async () => {
+    const created = await createChatbot(app, cookie, { name: 'Hidden topic bot' })
+    hiddenBot = { id: created.chatbot.id, apiKey: created.apiKey }
+    const discovered = (topicId: string, label: string) =>
+      newEvent('analysis.topic-discovered', { topicId, label, keywords: [], configured: false })
+    await append(hiddenBot.id, [
+      discovered(SHOWN, 'order delivery'),
+      discovered(HIDDEN, 'ta, ty'),
+      newEvent('analysis.themes-assigned', {
+        themes: [{ themeId: THEME, label: 'Order', topicIds: [SHOWN, HIDDEN] }],
+      }),
+      newEvent('analysis.topic-hidden', { topicId: HIDDEN }),
+    ])
+    const shown = { id: SHOWN, label: 'order delivery' }
+    const hidden = { id: HIDDEN, label: 'ta, ty' }
+    await onTopics('shown', [shown])
+    await onTopics('both', [shown, hidden])
+    await onTopics('hidden-only', [hidden])
+    await projectAll(db.pool)
+  })
+
+  // Walked on 626 multi-turn conversations: hiding "ta, ty" left a theme at 155 conversations but 139
+  // end-user messages, more conversations than its shown topics held together (133).
+  it('counts and lists only the conversations of the topics it shows', async () => {
+    const res = await get(
+      `/api/v1/analytics/topics?chatbotId=${hiddenBot.id}&from=2026-11-04T00:00:00Z&to=2026-11-05T00:00:00Z`,
+    )
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().themes).toEqual([
+      expect.objectContaining({ id: THEME, conversations: 2, messages: 2, topicIds: [SHOWN] }),
+    ])
+    const list = await get(`/api/v1/conversations?chatbotId=${hiddenBot.id}&limit=100&theme=${THEME}`)
+    expect(list.statusCode, list.body).toBe(200)
+    expect(
+      list
+        .json()
+        .conversations.map((c: { conversationId: string }) => c.conversationId)
+        .sort(),
+    ).toEqual(['both', 'shown'])
+  })
+})
+
 describe('GET /api/v1/conversations/:id', () => {
   it('returns the conversation with its messages in sentAt order, ties in arrival order', async () => {
     const id = await capture(bot.apiKey, 'ordered', [

@@ -277,6 +277,10 @@ const mergedTopics = `merged AS MATERIALIZED (
          FROM rm_topics WHERE org_id = $1 AND canonical_id <> id
      )`
 
+/** `AND` the topic (a theme's topic id: a canonical one) is not hidden. */
+const notHidden = (chatbot: string, topic: string) =>
+  `AND NOT EXISTS (SELECT FROM rm_topics h WHERE h.chatbot_id = ${chatbot} AND h.id = ${topic} AND h.hidden)`
+
 /** A topic id's canonical one, given the `merged` CTE as `m` and the row's chatbot and topic id. */
 const canonical = (chatbot: string, topic: string) =>
   `coalesce(m.ids ->> (${chatbot}::text || ' ' || ${topic}), ${topic})`
@@ -289,13 +293,14 @@ const placedConversations = `${mergedTopics}, placed AS (
 
 /**
  * The `themed` CTE: each chatbot's topics' themes, as one JSON object read once (`chatbot topic` → theme
- * ids), for the same reason as `merged`.
+ * ids), for the same reason as `merged`. A hidden topic is in none: a theme's totals are those of the
+ * topics it shows (its messages and topicIds leave hidden ones out too), as the theme= filter lists.
  */
 const themedTopics = `themed AS MATERIALIZED (
        SELECT coalesce(jsonb_object_agg(key, ids), '{}') AS ids FROM (
          SELECT th.chatbot_id::text || ' ' || k.id AS key, jsonb_agg(th.id) AS ids
            FROM rm_themes th CROSS JOIN LATERAL unnest(th.topic_ids) AS k(id)
-          WHERE th.org_id = $1 GROUP BY 1) t
+          WHERE th.org_id = $1 ${notHidden('th.chatbot_id', 'k.id')} GROUP BY 1) t
      )`
 
 /**
@@ -558,8 +563,8 @@ function rankedThemes(
 }
 
 /**
- * The topic ids a `theme=` filter stands for: the theme's topics and every topic counting in one of them
- * (merged into it). An unknown theme stands for none.
+ * The topic ids a `theme=` filter stands for: the theme's topics but hidden ones, and every topic counting
+ * in one of them (merged into it). An unknown theme stands for none.
  */
 export async function themeFilterIds(
   client: pg.ClientBase,
@@ -571,7 +576,8 @@ export async function themeFilterIds(
     `SELECT t.id FROM rm_topics t
       WHERE t.org_id = $1 AND (t.chatbot_id, t.canonical_id) IN (
               SELECT th.chatbot_id, k.id FROM rm_themes th CROSS JOIN LATERAL unnest(th.topic_ids) AS k(id)
-               WHERE th.org_id = $1 AND th.id = $2 AND ($3::uuid IS NULL OR th.chatbot_id = $3))`,
+               WHERE th.org_id = $1 AND th.id = $2 AND ($3::uuid IS NULL OR th.chatbot_id = $3)
+                     ${notHidden('th.chatbot_id', 'k.id')})`,
     [orgId, theme, chatbotId ?? null],
   )
   return rows.map((r) => r.id)
