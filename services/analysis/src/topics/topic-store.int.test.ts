@@ -90,3 +90,47 @@ it('reads a topic stored before topics had a spread, and keeps the spread of tho
     client.release()
   }
 })
+
+// Regression: every commit ran the row's INSERT … ON CONFLICT DO NOTHING before locking it, a statement
+// that did nothing but for a chatbot's first commit.
+it('creates a chatbot’s state row at its first lock, and locks it in one statement after', async () => {
+  const chatbotId = randomUUID()
+  const orgId = randomUUID()
+  const store = new TopicStore()
+  const client = await db.pool.connect()
+  const statements: string[] = []
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  const counted = Object.assign(Object.create(client), {
+    query: (...args: unknown[]) => {
+      const first = args[0] as string | { text: string }
+      statements.push(typeof first === 'string' ? first : first.text)
+      return query(...args)
+    },
+  })
+  try {
+    for (let commit = 0; commit < 2; commit++) {
+      await client.query('BEGIN')
+      const locked = (await store.lock(counted, [{ chatbotId, orgId }], 'm')).get(chatbotId)!
+      expect(locked.state.topics.size).toBe(0)
+      await store.save(counted, locked, {
+        assigned: new Map(),
+        reassigned: [],
+        events: [],
+        changedTopics: new Set(),
+        changedPool: new Map(),
+        removedPool: new Map(),
+      })
+      await client.query('COMMIT')
+    }
+  } finally {
+    client.release()
+  }
+  const reads = statements.filter((s) => s.includes('FROM topic_models'))
+  const creates = statements.filter((s) => s.includes('INSERT INTO topic_models'))
+  // First commit: looked for, created, locked; second: locked.
+  expect({ reads: reads.length, creates: creates.length }).toEqual({ reads: 3, creates: 1 })
+  const { rows } = await db.pool.query('SELECT org_id, model FROM topic_models WHERE chatbot_id = $1', [
+    chatbotId,
+  ])
+  expect(rows).toEqual([{ org_id: orgId, model: 'm' }])
+})

@@ -49,19 +49,27 @@ export class TopicStore {
       a.chatbotId < b.chatbotId ? -1 : 1,
     )
     for (const { chatbotId, orgId } of sorted) {
-      await client.query({
-        name: 'cas-topic-models-create',
-        text: `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (chatbot_id) DO NOTHING`,
-        values: [chatbotId, orgId, model, randomUUID()],
-      })
-      const { rows } = await client.query<ModelRow>({
-        name: 'cas-topic-models-lock',
-        text: `SELECT model, token, seq::text, added_since_clustering, pool_size_at_clustering
-           FROM topic_models WHERE chatbot_id = $1 FOR UPDATE`,
-        values: [chatbotId],
-      })
-      const row = rows[0]!
+      const lockRow = async () =>
+        (
+          await client.query<ModelRow>({
+            name: 'cas-topic-models-lock',
+            text: `SELECT model, token, seq::text, added_since_clustering, pool_size_at_clustering
+               FROM topic_models WHERE chatbot_id = $1 FOR UPDATE`,
+            values: [chatbotId],
+          })
+        ).rows[0]
+      // The row exists but for a chatbot's first commit: locked in one statement, created only when
+      // missing (a concurrent creator's insert is waited for, then locked as here).
+      let row = await lockRow()
+      if (!row) {
+        await client.query({
+          name: 'cas-topic-models-create',
+          text: `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (chatbot_id) DO NOTHING`,
+          values: [chatbotId, orgId, model, randomUUID()],
+        })
+        row = (await lockRow())!
+      }
       const cached = this.cache.get(chatbotId)
       this.cache.delete(chatbotId)
       let state: TopicState
