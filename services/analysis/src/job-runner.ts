@@ -100,6 +100,30 @@ export const CONVERSATIONS_RESULTS = `SELECT c.id AS conversation_id, r.role, r.
    ) r`
 
 /**
+ * The commit's results, one row per message ($3 … $12, $14, $17: arrays in the messages' order). $13: the
+ * rows' signal cues as one JSON array, each row's at its ordinal, JSON null for none (stored as SQL NULL):
+ * as an array of JSON texts, node-postgres escaped each one again into an array literal, most of what the
+ * main thread allocated to build the statement (bench/FINDINGS.md "perf450"). $15/$18: every embedding and
+ * slot-question vector in one binary parameter, each row its offset ($14/$17) and size ($16/$19).
+ */
+export const RESULTS_INSERT = `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
+         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding, slot_question)
+       SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
+              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
+              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2, r.sent_at, r.position,
+              nullif($13::jsonb -> (r.n::int - 1), 'null'::jsonb),
+              NULL, substring($15::bytea FROM r.at + 1 FOR $16::int),
+              substring($18::bytea FROM r.slot_at + 1 FOR $19::int)
+         FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[],
+                     $11::timestamptz[], $12::int[], $14::int[], $17::int[]) WITH ORDINALITY
+              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, at, slot_at,
+                   n)
+       ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
+         topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
+         analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
+         cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding, slot_question = EXCLUDED.slot_question`
+
+/**
  * Claims due jobs, analyzes them outside any transaction, and commits the results and their events (or
  * schedules a retry, or dead-letters the job after the last attempt with an analysis.failed event).
  * Each job stands alone: a conversation that keeps failing never holds the others up. Results are
@@ -404,7 +428,7 @@ export class AnalysisJobRunner {
           role: message.role,
           sentAt: validDate(message.sentAt),
           position,
-          cues: cue ? JSON.stringify(cue.cues) : null,
+          cues: cue ? cue.cues : null,
           vectorOf: cue?.vector,
           slotQuestion: results[position]!.slotQuestion,
         }
@@ -415,21 +439,7 @@ export class AnalysisJobRunner {
     const slotQuestions = embeddingBytes(rows.map((r) => r.slotQuestion))
     await client.query({
       name: 'cas-analysis-results-insert',
-      text: `INSERT INTO analysis_results (conversation_id, message_id, org_id, chatbot_id, role, score, label, topics,
-         topic_labels, analyzer, analyzed_at, sent_at, position, cues, vector, embedding, slot_question)
-       SELECT r.conversation_id, r.id, r.org_id, r.chatbot_id, r.role, r.score, r.label,
-              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'id'),
-              ARRAY(SELECT jsonb_array_elements(r.topics) ->> 'label'), $1, $2, r.sent_at, r.position, r.cues,
-              NULL, substring($15::bytea FROM r.at + 1 FOR $16::int),
-              substring($18::bytea FROM r.slot_at + 1 FOR $19::int)
-         FROM unnest($3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::float8[], $9::text[], $10::jsonb[],
-                     $11::timestamptz[], $12::int[], $13::jsonb[], $14::int[], $17::int[])
-              AS r(conversation_id, id, org_id, chatbot_id, role, score, label, topics, sent_at, position, cues, at,
-                   slot_at)
-       ON CONFLICT (conversation_id, message_id) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label,
-         topics = EXCLUDED.topics, topic_labels = EXCLUDED.topic_labels, analyzer = EXCLUDED.analyzer,
-         analyzed_at = EXCLUDED.analyzed_at, sent_at = EXCLUDED.sent_at, position = EXCLUDED.position,
-         cues = EXCLUDED.cues, vector = NULL, embedding = EXCLUDED.embedding, slot_question = EXCLUDED.slot_question`,
+      text: RESULTS_INSERT,
       values: [
         `${info.name}@${info.version}`,
         now,
@@ -443,7 +453,7 @@ export class AnalysisJobRunner {
         rows.map((r) => JSON.stringify(r.out.topics)),
         rows.map((r) => r.sentAt),
         rows.map((r) => r.position),
-        rows.map((r) => r.cues),
+        JSON.stringify(rows.map((r) => r.cues)),
         embeddings.offsets,
         embeddings.bytes,
         embeddings.size,

@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { RESULTS_INSERT } from './job-runner.ts'
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -57,4 +58,55 @@ it('keeps a topic’s embedding sum and terms in its row', async () => {
   )
   expect(rows[0]!.size).toBeGreaterThan(2100)
   expect(rows[0]!.chunk).toBeNull()
+})
+
+it('writes each result’s cues from the commit’s one JSON array, and none as NULL', async () => {
+  const conversationId = randomUUID()
+  const withCues = { social: -0.25, escalation: 0.5, question: true }
+  const vector = new Float32Array(384).fill(0.5)
+  const bytes = Buffer.from(vector.buffer)
+  const params = (cues: unknown[]) => [
+    'test@1',
+    new Date(),
+    [conversationId, conversationId, conversationId],
+    ['m-1', 'm-2', 'm-3'],
+    [randomUUID(), randomUUID(), randomUUID()],
+    [randomUUID(), randomUUID(), randomUUID()],
+    ['user', 'assistant', 'user'],
+    [0.1, 0.2, 0.3],
+    ['neutral', 'neutral', 'negative'],
+    [JSON.stringify([{ id: 't', label: 'T' }]), '[]', '[]'],
+    [null, null, null],
+    [0, 1, 2],
+    JSON.stringify(cues),
+    [0, null, 0],
+    bytes,
+    bytes.length,
+    [null, null, null],
+    Buffer.alloc(0),
+    0,
+  ]
+  await db.pool.query(RESULTS_INSERT, params([withCues, null, { social: 0.75 }]))
+  const stored = async () =>
+    (
+      await db.pool.query<{ message_id: string; cues: unknown; topics: string[]; embedding: Buffer | null }>(
+        `SELECT message_id, cues, topics, embedding FROM analysis_results WHERE conversation_id = $1
+          ORDER BY message_id`,
+        [conversationId],
+      )
+    ).rows
+  expect((await stored()).map((r) => [r.message_id, r.cues, r.topics])).toEqual([
+    ['m-1', withCues, ['t']],
+    ['m-2', null, []],
+    ['m-3', { social: 0.75 }, []],
+  ])
+  const { rows } = await db.pool.query<{ nulls: number }>(
+    'SELECT count(*)::int AS nulls FROM analysis_results WHERE conversation_id = $1 AND cues IS NULL',
+    [conversationId],
+  )
+  expect(rows[0]!.nulls).toBe(1)
+  expect((await stored())[0]!.embedding).toEqual(bytes)
+  // Analysed again: each row takes its own new cues.
+  await db.pool.query(RESULTS_INSERT, params([null, { handover: 0.1 }, withCues]))
+  expect((await stored()).map((r) => r.cues)).toEqual([null, { handover: 0.1 }, withCues])
 })
