@@ -5,11 +5,13 @@ import {
   DEFAULT_TOPIC_OPTIONS,
   insideThreshold,
   membersOf,
+  OTHER_TOPIC,
   type PoolPoint,
   pointKey,
   pooledSpread,
   type Reassignment,
   record,
+  type Spread,
   type Topic,
   type TopicDecision,
   type TopicModelOptions,
@@ -44,18 +46,65 @@ export type CreationDecision =
 const KEYWORDS = 5
 
 /**
+ * Where a request stops being more like the examples than like the competing topics' requests: the
+ * similarity to the examples as many of the examples' standard deviations below their mean as it is of
+ * the competitors' standard deviations above theirs (the two distributions' crossing point in sd units).
+ * The examples' own mean counts whole (an owner's examples say what the topic is; a chatbot's broad topics
+ * say nothing about how tight it is); their variance, from a few values, is shrunk toward the chatbot's
+ * topics' pooled within-topic variance as if it had priorMembers more founders (the topic model's shrinkage,
+ * of the centred variance: shrinking raw second moments, as insideThreshold does, adds the gap between a
+ * tight topic's mean and a broad chatbot's to its variance). The competitors are the window's requests held
+ * by a topic; with fewer than two, all the window's requests; with fewer than two of those, undefined (no
+ * competitors: insideThreshold alone decides). Issue 31 item 6: on a chatbot of many shops (broad topics,
+ * pooled spread 0.31 ± 0.08) insideThreshold alone let 3 tight discount examples (0.68 among themselves)
+ * take requests at 0.22 ("minimum £10 and i have £9.80", "do you have this sofa in grey"); this bar is 0.47.
+ */
+function apartFromCompetitors(
+  state: TopicState,
+  own: Spread,
+  active: readonly Topic[],
+  window: readonly WindowPoint[],
+  nearExamples: (v: Vector) => number,
+  options: TopicModelOptions,
+): number | undefined {
+  let held = window.filter((p) => currentTopic(state, p.topicId) !== OTHER_TOPIC)
+  if (held.length < 2) held = [...window]
+  if (held.length < 2) return undefined
+  const outside = { count: 0, sum: 0, squares: 0 }
+  for (const p of held) record(outside, nearExamples(p.embedding))
+  const outsideMean = outside.sum / outside.count
+  const outsideSd = Math.sqrt(Math.max(0, outside.squares / outside.count - outsideMean ** 2))
+  const centred = (s: Spread) => Math.max(0, s.squares - (s.sum * s.sum) / s.count)
+  let priorCount = 0
+  let priorCentred = 0
+  for (const t of active) {
+    if (t.spread.count === 0) continue
+    priorCount += t.spread.count
+    priorCentred += centred(t.spread)
+  }
+  const k = priorCount > 0 ? options.priorMembers : 0
+  const ownMean = own.sum / own.count
+  const ownVariance = (centred(own) + (k > 0 ? (k * priorCentred) / priorCount : 0)) / (own.count + k)
+  const ownSd = Math.sqrt(ownVariance)
+  if (ownSd + outsideSd === 0) return (ownMean + outsideMean) / 2
+  return (ownMean * outsideSd + outsideMean * ownSd) / (ownSd + outsideSd)
+}
+
+/**
  * Creates a topic from an owner's or admin's examples (pure: the state, the examples' embeddings and the
  * chatbot's window in; the state changed in place, and what changed, out). The topic is made as the
  * topic model makes one from a cluster: its examples are its founding members (their embedding sum,
  * their count, their terms) and its spread is theirs (each example's mean similarity to the others). Its
  * label is the one given, pinned: never relabelled, never merged away, left as it is by re-clustering.
  *
- * A request of the window moves into it when it lies clearly nearer it than its current topic, by the
- * topic model's own rule: it lies inside the new topic's spread (its mean similarity to the examples is
- * at least the new topic's threshold, insideThreshold) and its mean similarity to the examples is above
- * its mean similarity to its current topic's members. Requests waiting in "other" move on the first test
- * alone. The chatbot's own topics (settings.topics) and pinned topics keep their members. Moved requests
- * join the new topic (and leave their old one's sums), so later messages like them join it too.
+ * A request of the window moves into it when it lies clearly inside it: its mean similarity to the
+ * examples is at least the new topic's threshold by the topic model's rule (insideThreshold: mean − 1 sd of
+ * the examples' similarities, shrunk toward the chatbot's topics' spread) and past the point where it is
+ * more like the examples than like the competing topics' requests, each judged by its own spread
+ * (apartFromCompetitors); and, for a request a topic holds, its mean similarity to the examples is above
+ * its mean similarity to that topic's members. Requests waiting in "other" face the first two tests.
+ * The chatbot's own topics (settings.topics) and pinned topics keep their members. Moved requests join the new topic (and
+ * leave their old one's sums), so later messages like them join it too (by the topic model's rule).
  */
 export function decideTopicCreation(
   state: TopicState,
@@ -70,7 +119,6 @@ export function decideTopicCreation(
   if (active.some((t) => labelKey(t.label) === label)) return { ok: false, reason: 'label_taken' }
   const examples = creation.examples
   if (examples.length < 2) return { ok: false, reason: 'too_few_examples' }
-  const prior = pooledSpread(active)
   const sum = new Float32Array(examples[0]!.embedding.length)
   for (const e of examples) addInto(sum, e.embedding)
   const spread = { count: 0, sum: 0, squares: 0 }
@@ -98,14 +146,19 @@ export function decideTopicCreation(
     spread,
     seq: state.seq++,
   }
-  const threshold = insideThreshold(topic, prior, options)
   const founders = new Float32Array(sum)
+  const nearExamples = (v: Vector) => dot(v, founders) / examples.length
+  // Both: inside the topic's spread, as the topic model judges it, and clearly apart from the competitors.
+  const threshold = Math.max(
+    insideThreshold(topic, pooledSpread(active), options),
+    apartFromCompetitors(state, spread, active, window, nearExamples, options) ?? Number.NEGATIVE_INFINITY,
+  )
   const reassigned: Reassignment[] = []
   const changedTopics = new Set<string>([topic.id])
   const removedPool = new Map<string, PoolPoint>()
   const pooled = new Map(state.pool.map((p) => [pointKey(p), p]))
   for (const point of window) {
-    const nearNew = dot(point.embedding, founders) / examples.length
+    const nearNew = nearExamples(point.embedding)
     if (nearNew < threshold) continue
     const from = state.topics.get(currentTopic(state, point.topicId))
     if (from && (from.configured || from.pinned)) continue
