@@ -198,16 +198,16 @@ describe('GET /api/v1/analytics/sentiment', () => {
     ])
   })
 
-  it('puts an hour row in the local day its start falls in, in zones with half-hour offsets', async () => {
-    // The documented approximation: 18:45Z is 00:15 on the 19th in Kolkata, but its hour row (18:00Z) starts
-    // at 23:30 on the 18th, whose day began at 18:30Z on the 17th.
+  it('puts an hour row in the local day its last instant falls in, in zones with half-hour offsets', async () => {
+    // The documented approximation: the hour row of 18:45Z (00:15 on the 19th in Kolkata) runs from 23:30 on
+    // the 18th to 00:30 on the 19th, and counts in the 19th, whose day began at 18:30Z on the 18th.
     const list = await points(
       '?from=2026-11-18T00:00:00Z&to=2026-11-20T00:00:00Z&tz=Asia/Kolkata',
       zoned.cookie,
     )
     expect(list.map((p) => [p.bucket, p.count])).toEqual([
-      ['2026-11-17T18:30:00.000Z', 1],
-      ['2026-11-18T18:30:00.000Z', 0],
+      ['2026-11-17T18:30:00.000Z', 0],
+      ['2026-11-18T18:30:00.000Z', 1],
       ['2026-11-19T18:30:00.000Z', 0],
     ])
   })

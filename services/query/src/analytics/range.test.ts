@@ -42,6 +42,65 @@ describe('resolveRange', () => {
     expect(r.to.toISOString()).toBe('2026-11-20T13:00:00.000Z')
   })
 
+  // Regression: a custom range in Asia/Kolkata (local midnights at :30 UTC) ended at 00:30 the day after its
+  // last day, half an hour into a day bucket the range did not show.
+  it.each([
+    [
+      'Asia/Kolkata',
+      '2026-11-19T18:30:00Z',
+      '2026-11-21T18:30:00Z',
+      '2026-11-19T18:00:00.000Z',
+      '2026-11-21T18:00:00.000Z',
+    ],
+    [
+      'Asia/Kathmandu',
+      '2026-11-19T18:15:00Z',
+      '2026-11-21T18:15:00Z',
+      '2026-11-19T18:00:00.000Z',
+      '2026-11-21T18:00:00.000Z',
+    ],
+    [
+      'America/St_Johns',
+      '2026-11-20T03:30:00Z',
+      '2026-11-22T03:30:00Z',
+      '2026-11-20T03:00:00.000Z',
+      '2026-11-22T03:00:00.000Z',
+    ],
+    [
+      'Australia/Adelaide',
+      '2026-11-19T13:30:00Z',
+      '2026-11-21T13:30:00Z',
+      '2026-11-19T13:00:00.000Z',
+      '2026-11-21T13:00:00.000Z',
+    ],
+  ])(
+    'in %s, rounds both ends of a range of whole local days down to the hour of their midnight',
+    (tz, from, to, f, t) => {
+      const r = resolveRange({ from, to }, NOW, tz)
+      expect([r.from.toISOString(), r.to.toISOString()]).toEqual([f, t])
+    },
+  )
+
+  it('rounds a to that is not a local midnight up, and never down to an empty range', () => {
+    const kolkata = (q: { from?: string; to?: string; days?: number }) => {
+      const r = resolveRange(q, NOW, 'Asia/Kolkata')
+      return [r.from.toISOString(), r.to.toISOString()]
+    }
+    expect(kolkata({ from: '2026-11-19T18:30:00Z', to: '2026-11-20T18:29:00Z' })).toEqual([
+      '2026-11-19T18:00:00.000Z',
+      '2026-11-20T19:00:00.000Z',
+    ])
+    expect(kolkata({ from: '2026-11-19T18:10:00Z', to: '2026-11-19T18:30:00Z' })).toEqual([
+      '2026-11-19T18:00:00.000Z',
+      '2026-11-19T19:00:00.000Z',
+    ])
+    // A range up to now keeps the current hour, whatever the zone.
+    expect(kolkata({ days: 7 })).toEqual(['2026-11-13T12:00:00.000Z', '2026-11-20T13:00:00.000Z'])
+    // The same instant is no midnight in UTC.
+    const utc = resolveRange({ from: '2026-11-19T18:30:00Z', to: '2026-11-20T18:30:00Z' }, NOW)
+    expect(utc.to.toISOString()).toBe('2026-11-20T19:00:00.000Z')
+  })
+
   it('accepts exactly 365 days and refuses one millisecond more', () => {
     expect(resolveRange({ days: 365 }, NOW).requestedMs).toBe(365 * 86_400_000)
     expect(

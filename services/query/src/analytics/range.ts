@@ -35,7 +35,10 @@ export const analyticsQuery = z.strictObject({
   from: timestamp.optional().describe('Range start, ISO 8601 with a zone; rounded down to the UTC hour.'),
   to: timestamp
     .optional()
-    .describe('Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now.'),
+    .describe(
+      'Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` ' +
+        'rounds down, as a day bucket starts there. Default: now.',
+    ),
   days: z.coerce
     .number()
     .int()
@@ -96,14 +99,35 @@ export function invalidQuery(param: string, message: string): AppError {
 }
 
 /**
+ * Whether an instant is a local midnight in `tz`. In zones whose offset is not whole hours (Asia/Kolkata,
+ * +05:30; Asia/Kathmandu, +05:45; America/St_Johns, −03:30) a local midnight is not on a UTC hour.
+ */
+function isLocalMidnight(ms: number, tz: string): boolean {
+  if (ms % 1000 !== 0) return false
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(ms))
+  return parts.every((p) => !['hour', 'minute', 'second'].includes(p.type) || Number(p.value) === 0)
+}
+
+/**
  * The range a request covers. `to` defaults to now, `from` to `days` (default 30) before `to`; `days`
  * together with `from` is ambiguous and refused. The rollups are per UTC hour, so the range widens to
- * whole hours: `from` rounds down, `to` rounds up (the current hour counts). The 365-day limit applies to
- * the range as asked, so `days=365` stays valid whatever the time of day.
+ * whole hours: `from` rounds down, `to` rounds up (the current hour counts). One exception keeps ranges of
+ * whole local days whole: a day (week) bucket of `tz` starts at the hour its local midnight falls in
+ * (repositories/analytics.ts, BUCKETS), so a `to` on a local midnight rounds down to that hour too, and a
+ * custom range in Asia/Kolkata ends where its last day's bucket does (23:30 local), not half an hour into
+ * a day it does not show. The 365-day limit applies to the range as asked, so `days=365` stays valid
+ * whatever the time of day.
  */
 export function resolveRange(
   query: { from?: string | undefined; to?: string | undefined; days?: number | undefined },
   now: Date,
+  tz = 'UTC',
 ): ResolvedRange {
   if (query.days !== undefined && query.from !== undefined) {
     throw invalidQuery('days', 'days cannot be combined with from')
@@ -121,11 +145,12 @@ export function resolveRange(
   if (to - from > MAX_RANGE_DAYS * DAY_MS) {
     throw invalidQuery('from', `the range is longer than ${MAX_RANGE_DAYS} days`)
   }
-  return {
-    from: new Date(Math.floor(from / HOUR_MS) * HOUR_MS),
-    to: new Date(Math.ceil(to / HOUR_MS) * HOUR_MS),
-    requestedMs: to - from,
-  }
+  const fromHour = Math.floor(from / HOUR_MS) * HOUR_MS
+  let toHour = Math.ceil(to / HOUR_MS) * HOUR_MS
+  const midnightHour = Math.floor(to / HOUR_MS) * HOUR_MS
+  // Never down to an empty range (a range asked within the hour before a local midnight).
+  if (query.to !== undefined && midnightHour > fromHour && isLocalMidnight(to, tz)) toHour = midnightHour
+  return { from: new Date(fromHour), to: new Date(toHour), requestedMs: to - from }
 }
 
 /** Hour buckets over a long range would be thousands of points: refused beyond 7 days. */

@@ -210,16 +210,22 @@ export async function readOverview(client: pg.ClientBase, scope: RollupScope): P
   }
 }
 
+/** From an hour row's start to its last instant. */
+const LAST_INSTANT = "(interval '1 hour' - interval '1 microsecond')"
+
 /**
  * The bucket every hour row falls in, and the series of buckets, per interval.
  *
  * day / week: buckets are local calendar days (weeks from Monday, date_trunc's ISO week) in `tz`. The
  * series steps over local timestamps *without* time zone and converts each start with AT TIME ZONE, so a
- * DST day is 23 or 25 hours long, as it is on the wall clock. An hour row goes to the bucket of its start's
- * local time: in zones whose offset is not whole hours (Asia/Kolkata, +05:30) the hour straddling local
- * midnight counts wholly in the day it starts in, an approximation of at most 30 (45) minutes at each edge.
- * Where local midnight does not exist (a DST change at 00:00, America/Santiago), Postgres converts it to
- * the first instant of that day (01:00), which is where the bucket then starts. `$TZ` stands for the zone's
+ * DST day is 23 or 25 hours long, as it is on the wall clock. An hour row goes to the bucket its last
+ * instant falls in, so a bucket starts at the UTC hour its local midnight falls in: in zones whose offset
+ * is not whole hours (Asia/Kolkata, +05:30; Asia/Kathmandu, +05:45) a day's bucket counts from 23:30
+ * (23:45) the evening before to 23:30 (23:45), an approximation of at most 30 (45) minutes at each edge,
+ * the same at both, which resolveRange's rounding matches so that a range of whole local days has no
+ * partial bucket before its first day or after its last. Where local midnight does not exist (a DST change
+ * at 00:00, America/Santiago), Postgres converts it to the first instant of that day (01:00), which is
+ * where the bucket then starts. A bucket is named by its local midnight. `$TZ` stands for the zone's
  * parameter, numbered once the other parameters are known.
  *
  * hour: buckets are the rollups' own UTC hours. They match local hours in whole-hour zones, and stay
@@ -233,17 +239,17 @@ export const BUCKETS: Record<Interval, { series: string; key: string }> = {
   },
   day: {
     series: `SELECT b AS key, b AT TIME ZONE $TZ AS bucket
-               FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE $TZ),
-                                    date_trunc('day', ($3::timestamptz - interval '1 hour') AT TIME ZONE $TZ),
+               FROM generate_series(date_trunc('day', ($2::timestamptz + ${LAST_INSTANT}) AT TIME ZONE $TZ),
+                                    date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $TZ),
                                     interval '1 day') AS b`,
-    key: `date_trunc('day', hour AT TIME ZONE $TZ)`,
+    key: `date_trunc('day', (hour + ${LAST_INSTANT}) AT TIME ZONE $TZ)`,
   },
   week: {
     series: `SELECT b AS key, b AT TIME ZONE $TZ AS bucket
-               FROM generate_series(date_trunc('week', $2::timestamptz AT TIME ZONE $TZ),
-                                    date_trunc('week', ($3::timestamptz - interval '1 hour') AT TIME ZONE $TZ),
+               FROM generate_series(date_trunc('week', ($2::timestamptz + ${LAST_INSTANT}) AT TIME ZONE $TZ),
+                                    date_trunc('week', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $TZ),
                                     interval '1 week') AS b`,
-    key: `date_trunc('week', hour AT TIME ZONE $TZ)`,
+    key: `date_trunc('week', (hour + ${LAST_INSTANT}) AT TIME ZONE $TZ)`,
   },
 }
 

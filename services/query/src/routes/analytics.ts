@@ -418,7 +418,7 @@ async function readScoped<T>(
   read: (client: pg.ClientBase, scope: RollupScope) => Promise<T>,
 ): Promise<{ range: { from: string; to: string }; result: T }> {
   const { chatbotId, tz } = query
-  const range = resolveRange({ from: query.from, to: query.to, days: query.days }, deps.now())
+  const range = resolveRange({ from: query.from, to: query.to, days: query.days }, deps.now(), tz)
   if (interval !== undefined) checkInterval(interval, range)
   const result = await withOrgScope(deps.readerPool, orgId, async (client) => {
     await checkScope(client, orgId, chatbotId, tz)

@@ -3383,7 +3383,7 @@ export interface operations {
                 chatbotId?: string;
                 /** @description Range start, ISO 8601 with a zone; rounded down to the UTC hour. */
                 from?: string;
-                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now. */
+                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
                 /** @description Range length in days before `to`, when `from` is not given (default 30). */
                 days?: number;
@@ -3526,7 +3526,7 @@ export interface operations {
                 chatbotId?: string;
                 /** @description Range start, ISO 8601 with a zone; rounded down to the UTC hour. */
                 from?: string;
-                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now. */
+                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
                 /** @description Range length in days before `to`, when `from` is not given (default 30). */
                 days?: number;
@@ -3766,7 +3766,7 @@ export interface operations {
                 chatbotId?: string;
                 /** @description Range start, ISO 8601 with a zone; rounded down to the UTC hour. */
                 from?: string;
-                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now. */
+                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
                 /** @description Range length in days before `to`, when `from` is not given (default 30). */
                 days?: number;
@@ -3953,7 +3953,7 @@ export interface operations {
                 chatbotId?: string;
                 /** @description Range start, ISO 8601 with a zone; rounded down to the UTC hour. */
                 from?: string;
-                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour. Default: now. */
+                /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
                 /** @description Range length in days before `to`, when `from` is not given (default 30). */
                 days?: number;
