@@ -245,11 +245,14 @@ async function referenceReadSignals(
     .map(([name, s]) => ({
       name,
       label: s.label,
+      // No chatbot here has a read-model row (settings): every conversation counts as checked.
+      enabled: true,
       conversations: s.ids.length,
+      conversationsChecked: total,
       rate: rate(s.ids.length, total),
       trend: [...perBucket].map(([bucket, n]) => {
         const k = s.perBucket.get(bucket) ?? 0
-        return { bucket, conversations: k, rate: rate(k, n) }
+        return { bucket, conversations: k, conversationsChecked: n, rate: rate(k, n) }
       }),
     }))
   const topics = [...byTopic]

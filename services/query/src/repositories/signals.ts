@@ -2,6 +2,7 @@ import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
+import { signalsOn } from './signal-coverage.ts'
 import { OTHER_TOPIC, OTHER_TOPIC_LABEL } from './topics.ts'
 
 /** A conversation's signal as the API shows it. */
@@ -61,9 +62,13 @@ export const GAP_SIGNALS = ['bot_failure', 'escalation', 'repetition', 'frustrat
 export interface SignalFigures {
   name: string
   label: string | null
+  /** On for the chatbot (for the organization: for one of its chatbots at least). */
+  enabled: boolean
   conversations: number
+  /** The conversations checked for it: the rate's denominator. */
+  conversationsChecked: number
   rate: number
-  trend: { bucket: string; conversations: number; rate: number }[]
+  trend: { bucket: string; conversations: number; conversationsChecked: number; rate: number }[]
 }
 
 export interface TopicSignalFigures {
@@ -132,25 +137,36 @@ export async function readSignals(
       ORDER BY key`,
     params,
   )
-  const { rows } = await client.query<SignalsRow>(signalsSql(key.replaceAll('$TZ', tzParam)), params)
+  const coverage = await signalsOn(client, scope.orgId, scope.chatbotId)
+  const { rows } = await client.query<SignalsRow>(signalsSql(key.replaceAll('$TZ', tzParam), params.length), [
+    ...params,
+    JSON.stringify(
+      coverage.on.map((o) => ({ c: o.chatbotId, s: o.signal, t: o.since?.toISOString() ?? null })),
+    ),
+    coverage.configured,
+  ])
+  const onNames = new Set(coverage.on.map((o) => o.signal))
   const bucketOf = new Map(buckets.map((b) => [b.key.getTime(), b.bucket.toISOString()]))
   const perBucket = new Map<string, number>(buckets.map((b) => [b.bucket.toISOString(), 0]))
-  const bySignal = new Map<
-    string,
-    { label: string | null; conversations: number; perBucket: Map<string, number> }
-  >()
-  for (const name of BUILTIN_SIGNAL_NAMES) {
-    bySignal.set(name, { label: null, conversations: 0, perBucket: new Map() })
+  interface SignalEntry {
+    label: string | null
+    conversations: number
+    perBucket: Map<string, number>
+    checkedPerBucket: Map<string, number>
   }
+  const bySignal = new Map<string, SignalEntry>()
   const signalOf = (name: string) => {
     let entry = bySignal.get(name)
     if (!entry) {
-      entry = { label: null, conversations: 0, perBucket: new Map() }
+      entry = { label: null, conversations: 0, perBucket: new Map(), checkedPerBucket: new Map() }
       bySignal.set(name, entry)
     }
     return entry
   }
+  for (const name of [...BUILTIN_SIGNAL_NAMES, ...onNames]) signalOf(name)
   let total = 0
+  // Conversations of chatbots without a read-model row yet: checked for every signal, as before settings.
+  const unconfiguredPerBucket = new Map<string, number>()
   const topicRows: SignalsRow[] = []
   for (const r of rows) {
     if (r.kind !== 'signal') continue
@@ -168,8 +184,14 @@ export async function readSignals(
       const bucket = bucketOf.get(r.key!.getTime())
       const entry = signalOf(r.name!)
       if (bucket !== undefined) entry.perBucket.set(bucket, (entry.perBucket.get(bucket) ?? 0) + r.n)
+    } else if (r.kind === 'checked key' || r.kind === 'unconfigured key') {
+      const bucket = bucketOf.get(r.key!.getTime())
+      if (bucket === undefined) continue
+      const counts = r.kind === 'checked key' ? signalOf(r.name!).checkedPerBucket : unconfiguredPerBucket
+      counts.set(bucket, (counts.get(bucket) ?? 0) + r.n)
     } else if (r.kind === 'topic') topicRows.push(r)
   }
+  const unconfigured = [...unconfiguredPerBucket.values()].reduce((a, b) => a + b, 0)
   // Topics an owner or admin hid are left out of the per-topic figures, as from the topics report; their
   // conversations still count in the signals' totals (they keep their topics and their signals).
   const { rows: hiddenRows } = await client.query<{ id: string }>(
@@ -196,16 +218,23 @@ export async function readSignals(
     }))
   const signals = [...bySignal]
     .sort(([a], [b]) => signalOrder(a, b))
-    .map(([name, s]) => ({
-      name,
-      label: s.label,
-      conversations: s.conversations,
-      rate: rate(s.conversations, total),
-      trend: [...perBucket].map(([bucket, n]) => {
+    .map(([name, s]) => {
+      const trend = [...perBucket.keys()].map((bucket) => {
         const k = s.perBucket.get(bucket) ?? 0
-        return { bucket, conversations: k, rate: rate(k, n) }
-      }),
-    }))
+        const checked = (s.checkedPerBucket.get(bucket) ?? 0) + (unconfiguredPerBucket.get(bucket) ?? 0)
+        return { bucket, conversations: k, conversationsChecked: checked, rate: rate(k, checked) }
+      })
+      const checked = trend.reduce((sum, p) => sum + p.conversationsChecked, 0)
+      return {
+        name,
+        label: s.label,
+        enabled: onNames.has(name) || unconfigured > 0 || coverage.configured.length === 0,
+        conversations: s.conversations,
+        conversationsChecked: checked,
+        rate: rate(s.conversations, checked),
+        trend,
+      }
+    })
   const topics = byTopic
     .map((t) => ({
       id: t.id,
@@ -266,7 +295,7 @@ async function topicLabels(
 }
 
 interface SignalsRow {
-  kind: 'key' | 'signal' | 'signal key' | 'topic'
+  kind: 'key' | 'signal' | 'signal key' | 'checked key' | 'unconfigured key' | 'topic'
   /** The signal's name or the topic's canonical id. */
   name: string | null
   key: Date | null
@@ -296,7 +325,9 @@ interface SignalsRow {
  * unnested per conversation; nothing else joins two sets, so every plan is linear in the conversations.
  * The order of "first" is a conversation list's, at the millisecond a JS Date keeps.
  */
-function signalsSql(key: string): string {
+function signalsSql(key: string, before: number): string {
+  const on = `$${before + 1}::jsonb`
+  const configured = `$${before + 2}::uuid[]`
   const recent = `date_trunc('milliseconds', last_message_at) DESC, id DESC`
   const gaps = GAP_SIGNALS.map((s) => `count(*) FILTER (WHERE '${s}' = ANY(signals))`).join(', ')
   return `WITH base AS MATERIALIZED (
@@ -308,13 +339,24 @@ function signalsSql(key: string): string {
      ),
      conv AS MATERIALIZED (
        SELECT c.id, c.chatbot_id, c.topics, c.last_message_at, ${key} AS key,
-              coalesce(s.signals, '{}') AS signals, coalesce(s.labels, '{}') AS labels
+              coalesce(s.signals, '{}') AS signals, coalesce(s.labels, '{}') AS labels,
+              c.chatbot_id = ANY (${configured}) AS configured
          FROM base c
          FULL JOIN (
            SELECT conversation_id, array_agg(signal) AS signals, array_agg(label) AS labels
              FROM rm_conversation_signals
             WHERE org_id = $1 AND conversation_id = ANY (ARRAY(SELECT id FROM base))
             GROUP BY conversation_id) s ON s.conversation_id = c.id
+     ),
+     signal_on AS MATERIALIZED (
+       SELECT (o ->> 'c')::uuid AS chatbot_id, o ->> 's' AS signal, (o ->> 't')::timestamptz AS since
+         FROM jsonb_array_elements(${on}) AS o
+     ),
+     counted AS MATERIALIZED (
+       SELECT c.id, c.key, c.last_message_at, s.signal, s.label
+         FROM conv c CROSS JOIN LATERAL unnest(c.signals, c.labels) AS s(signal, label)
+        WHERE NOT c.configured
+           OR EXISTS (SELECT FROM signal_on o WHERE o.chatbot_id = c.chatbot_id AND o.signal = s.signal)
      ),
      merged AS MATERIALIZED (
        SELECT coalesce(jsonb_object_agg(t.chatbot_id::text || ' ' || t.id, t.canonical_id), '{}') AS ids
@@ -333,13 +375,20 @@ function signalsSql(key: string): string {
             NULL::timestamptz AS first_at, NULL::uuid AS first_id, NULL::float8[] AS gaps, NULL::uuid[] AS examples
        FROM conv GROUP BY key
      UNION ALL
-     SELECT 'signal key', s.signal, c.key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
-       FROM conv c CROSS JOIN LATERAL unnest(c.signals) AS s(signal) GROUP BY s.signal, c.key
+     SELECT 'signal key', signal, key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
+       FROM counted GROUP BY signal, key
      UNION ALL
-     SELECT 'signal', s.signal, NULL, count(*)::float8,
-            (array_agg(s.label ORDER BY date_trunc('milliseconds', c.last_message_at) DESC, c.id DESC))[1],
-            NULL, NULL, NULL, NULL
-       FROM conv c CROSS JOIN LATERAL unnest(c.signals, c.labels) AS s(signal, label) GROUP BY s.signal
+     SELECT 'signal', signal, NULL, count(*)::float8,
+            (array_agg(label ORDER BY ${recent}))[1], NULL, NULL, NULL, NULL
+       FROM counted GROUP BY signal
+     UNION ALL
+     SELECT 'checked key', o.signal, c.key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
+       FROM conv c JOIN signal_on o ON o.chatbot_id = c.chatbot_id
+      WHERE o.since IS NULL OR c.last_message_at >= o.since OR o.signal = ANY (c.signals)
+      GROUP BY o.signal, c.key
+     UNION ALL
+     SELECT 'unconfigured key', NULL, key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
+       FROM conv WHERE NOT configured GROUP BY key
      UNION ALL
      SELECT 'topic', topic, NULL, count(*)::float8, NULL, max(last_message_at),
             (array_agg(id ORDER BY ${recent}))[1], ARRAY[${gaps}]::float8[],

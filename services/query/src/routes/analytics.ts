@@ -293,13 +293,36 @@ const signalsResponse = z.object({
   signals: z
     .array(
       z.object({
-        name: z.string().describe('A built-in signal, or custom:<slug>; every built-in one is listed.'),
+        name: z
+          .string()
+          .describe(
+            'A built-in signal, or custom:<slug>; every built-in one is listed, a custom one while it is on for a chatbot of the scope (or stored for a chatbot not yet projected).',
+          ),
         label: z.string().nullable().describe("A chatbot's own signal's label."),
-        conversations: count.describe('Conversations in range with the signal.'),
-        rate: rateSchema.describe('conversations / the conversations in range.'),
+        enabled: z
+          .boolean()
+          .describe(
+            'On for the chatbot (`settings.signals`); for the organization, on for one of its chatbots at least. A signal off is counted nowhere: 0 conversations, 0 checked.',
+          ),
+        conversations: count.describe(
+          'Conversations in range with the signal, of the chatbots for which it is on now.',
+        ),
+        conversationsChecked: count.describe(
+          "Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message is at or after it was last turned on or added (the audit log's settings changes), those that carry it, and all of them once a re-analysis started after that has finished; all of a chatbot's for a signal on since its creation.",
+        ),
+        rate: rateSchema.describe('conversations / conversationsChecked (0 when none was checked).'),
         trend: z
-          .array(z.object({ bucket: z.string(), conversations: count, rate: rateSchema }))
-          .describe("Per bucket of the last message's time: conversations with the signal and their rate."),
+          .array(
+            z.object({
+              bucket: z.string(),
+              conversations: count,
+              conversationsChecked: count,
+              rate: rateSchema,
+            }),
+          )
+          .describe(
+            "Per bucket of the last message's time: conversations with the signal, those checked for it, and their rate.",
+          ),
       }),
     )
     .describe('Built-in signals first, in their documented order, then custom ones by name.'),
@@ -349,11 +372,13 @@ const signalsExample: z.output<typeof signalsResponse> = {
     {
       name: 'bot_failure',
       label: null,
+      enabled: true,
       conversations: 18,
+      conversationsChecked: 120,
       rate: 0.15,
       trend: [
-        { bucket: '2026-11-16T00:00:00.000Z', conversations: 8, rate: 0.16 },
-        { bucket: '2026-11-23T00:00:00.000Z', conversations: 10, rate: 0.1429 },
+        { bucket: '2026-11-16T00:00:00.000Z', conversations: 8, conversationsChecked: 50, rate: 0.16 },
+        { bucket: '2026-11-23T00:00:00.000Z', conversations: 10, conversationsChecked: 70, rate: 0.1429 },
       ],
     },
   ],

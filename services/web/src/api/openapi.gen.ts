@@ -3803,17 +3803,21 @@ export interface operations {
                      *         {
                      *           "name": "bot_failure",
                      *           "label": null,
+                     *           "enabled": true,
                      *           "conversations": 18,
+                     *           "conversationsChecked": 120,
                      *           "rate": 0.15,
                      *           "trend": [
                      *             {
                      *               "bucket": "2026-11-16T00:00:00.000Z",
                      *               "conversations": 8,
+                     *               "conversationsChecked": 50,
                      *               "rate": 0.16
                      *             },
                      *             {
                      *               "bucket": "2026-11-23T00:00:00.000Z",
                      *               "conversations": 10,
+                     *               "conversationsChecked": 70,
                      *               "rate": 0.1429
                      *             }
                      *           ]
@@ -3888,18 +3892,23 @@ export interface operations {
                         conversations: number;
                         /** @description Built-in signals first, in their documented order, then custom ones by name. */
                         signals: {
-                            /** @description A built-in signal, or custom:<slug>; every built-in one is listed. */
+                            /** @description A built-in signal, or custom:<slug>; every built-in one is listed, a custom one while it is on for a chatbot of the scope (or stored for a chatbot not yet projected). */
                             name: string;
                             /** @description A chatbot's own signal's label. */
                             label: string | null;
-                            /** @description Conversations in range with the signal. */
+                            /** @description On for the chatbot (`settings.signals`); for the organization, on for one of its chatbots at least. A signal off is counted nowhere: 0 conversations, 0 checked. */
+                            enabled: boolean;
+                            /** @description Conversations in range with the signal, of the chatbots for which it is on now. */
                             conversations: number;
-                            /** @description conversations / the conversations in range. */
+                            /** @description Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message is at or after it was last turned on or added (the audit log's settings changes), those that carry it, and all of them once a re-analysis started after that has finished; all of a chatbot's for a signal on since its creation. */
+                            conversationsChecked: number;
+                            /** @description conversations / conversationsChecked (0 when none was checked). */
                             rate: number;
-                            /** @description Per bucket of the last message's time: conversations with the signal and their rate. */
+                            /** @description Per bucket of the last message's time: conversations with the signal, those checked for it, and their rate. */
                             trend: {
                                 bucket: string;
                                 conversations: number;
+                                conversationsChecked: number;
                                 rate: number;
                             }[];
                         }[];
