@@ -182,4 +182,44 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
     },
     STEP_TIMEOUT,
   )
+
+  it(
+    'says which signals are off for the chatbot and over how many conversations one added later is rated',
+    async () => {
+      // Regression (issue 32): with frustration turned off the section still showed its old count as
+      // current, and the custom signal added after 4 conversations was rated over all 5.
+      const saved = await page.request.patch(`/api/v1/chatbots/${chatbotId}`, {
+        data: { settings: { signals: { disabled: ['frustration'] } } },
+      })
+      expect(saved.ok(), await saved.text()).toBe(true)
+      await page.goto(`/analytics?chatbotId=${chatbotId}&range=7&interval=day`)
+      const rates = page.locator('figure', { hasText: 'Conversations by signal' })
+      await rates.getByText('Show the numbers as a table').click()
+      const frustration = rates.getByRole('row', { name: /^Frustration/ })
+      await frustration.getByText('Off for this chatbot').waitFor()
+      expect(await frustration.locator('td').first().textContent()).toBe('—')
+      const discount = rates.getByRole('row', { name: /^Asks for a discount/ })
+      await discount.getByText('100.0 % of 1 checked').waitFor()
+      await page
+        .getByText('A signal turned off is not counted; one added or turned on later is rated over', {
+          exact: false,
+        })
+        .waitFor()
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    'says a range without conversations has none, not "Of the 0 conversations"',
+    async () => {
+      const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Quiet bot' } })
+      expect(created.ok(), await created.text()).toBe(true)
+      const { chatbot } = await created.json()
+      await page.goto(`/analytics?chatbotId=${chatbot.id}&range=7&interval=day`)
+      const section = page.locator('section.signals-section')
+      await section.getByText('No conversation has its last message in this range yet.').waitFor()
+      expect(await section.textContent()).not.toContain('Of the 0 conversations')
+    },
+    STEP_TIMEOUT,
+  )
 })

@@ -9,16 +9,29 @@ import { ChartFigure } from './chart.tsx'
 
 const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
 
+type SignalFigures = SignalsReport['signals'][number]
+
+/**
+ * A signal's share as the page says it: off (not counted), or its rate with, when fewer conversations
+ * were checked for it than are in range (added or turned on later), over how many.
+ */
+function share(s: SignalFigures, conversations: number, chatbotId: string | undefined): string {
+  if (!s.enabled) return chatbotId ? 'Off for this chatbot' : 'Off for every chatbot'
+  if (s.conversationsChecked === conversations) return percent(s.rate)
+  return `${percent(s.rate)} of ${formatNumber(s.conversationsChecked)} checked`
+}
+
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
 export function SignalsSection({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+  const partial = report.signals.some((s) => !s.enabled || s.conversationsChecked < report.conversations)
   const rates: ChartConfiguration = {
     type: 'bar',
     data: {
-      labels: report.signals.map((s) => signalName(s)),
+      labels: report.signals.map((s) => (s.enabled ? signalName(s) : `${signalName(s)} (off)`)),
       datasets: [
         {
           label: 'Share of conversations (%)',
-          data: report.signals.map((s) => Math.round(s.rate * 1000) / 10),
+          data: report.signals.map((s) => (s.enabled ? Math.round(s.rate * 1000) / 10 : null)),
           backgroundColor: COLORS.primary,
         },
       ],
@@ -35,65 +48,76 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
     data: {
       labels,
       // Every signal the rates chart shows, a chatbot's own ones included, named as there (by label).
-      datasets: report.signals.map((s, i) => ({
-        label: signalName(s),
-        data: s.trend.map((p) => Math.round(p.rate * 1000) / 10),
-        borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
-        backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
-        // More signals than colours: a line that reuses a colour is dashed, to tell the two apart.
-        borderDash: i < SERIES_COLORS.length ? [] : [6, 3],
-      })),
+      datasets: report.signals
+        .flatMap((s, i) => (s.enabled ? [{ s, i }] : []))
+        .map(({ s, i }) => ({
+          label: signalName(s),
+          data: s.trend.map((p) => Math.round(p.rate * 1000) / 10),
+          borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
+          backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
+          // More signals than colours: a line that reuses a colour is dashed, to tell the two apart.
+          borderDash: i < SERIES_COLORS.length ? [] : [6, 3],
+        })),
     },
     options: { scales: { y: { beginAtZero: true, title: { display: true, text: '% of conversations' } } } },
   }
   const summary = `${formatNumber(report.conversations)} conversations: ${report.signals
-    .map((s) => `${signalName(s)} ${percent(s.rate)}`)
+    .map((s) => `${signalName(s)} ${share(s, report.conversations, chatbotId).toLowerCase()}`)
     .join(', ')}.`
   return (
     <section aria-labelledby="signals-heading" className="signals-section">
       <h2 id="signals-heading">Signals</h2>
-      <p className="muted">
-        Of the {formatNumber(report.conversations)} conversations whose last message is in range, those where
-        the bot let the end user down, and those it resolved.
-      </p>
-      <div className="chart-grid">
-        <ChartFigure
-          id="signal-rates"
-          title="Conversations by signal"
-          summary={summary}
-          config={rates}
-          table={{
-            columns: ['Signal', 'Conversations', 'Share', 'Meaning'],
-            rows: report.signals.map((s) => ({
-              key: s.name,
-              cells: [
-                signalName(s),
-                s.conversations,
-                percent(s.rate),
-                SIGNAL_MEANINGS[s.name] ?? s.label ?? '',
-              ],
-              to: paths.filteredConversations({ chatbotId, signal: s.name }, report.range),
-            })),
-          }}
-        />
-        <ChartFigure
-          id="signal-trend"
-          title={`Signals by ${report.interval}`}
-          summary={summary}
-          config={trend}
-          table={{
-            columns: ['Period', 'Conversations', ...report.signals.map((s) => signalName(s))],
-            rows: report.buckets.map((b, i) => ({
-              key: b.bucket,
-              cells: [
-                labels[i]!,
-                b.conversations,
-                ...report.signals.map((s) => s.trend[i]?.conversations ?? 0),
-              ],
-            })),
-          }}
-        />
-      </div>
+      {report.conversations === 0 ? (
+        <p className="empty">No conversation has its last message in this range yet.</p>
+      ) : (
+        <p className="muted">
+          Of the {formatNumber(report.conversations)} conversations whose last message is in range, those
+          where the bot let the end user down, and those it resolved.
+          {partial
+            ? ' A signal turned off is not counted; one added or turned on later is rated over the conversations checked for it (analysed since, or re-analysed).'
+            : ''}
+        </p>
+      )}
+      {report.conversations > 0 && (
+        <div className="chart-grid">
+          <ChartFigure
+            id="signal-rates"
+            title="Conversations by signal"
+            summary={summary}
+            config={rates}
+            table={{
+              columns: ['Signal', 'Conversations', 'Share', 'Meaning'],
+              rows: report.signals.map((s) => ({
+                key: s.name,
+                cells: [
+                  signalName(s),
+                  s.enabled ? s.conversations : '—',
+                  share(s, report.conversations, chatbotId),
+                  SIGNAL_MEANINGS[s.name] ?? s.label ?? '',
+                ],
+                to: paths.filteredConversations({ chatbotId, signal: s.name }, report.range),
+              })),
+            }}
+          />
+          <ChartFigure
+            id="signal-trend"
+            title={`Signals by ${report.interval}`}
+            summary={summary}
+            config={trend}
+            table={{
+              columns: ['Period', 'Conversations', ...report.signals.map((s) => signalName(s))],
+              rows: report.buckets.map((b, i) => ({
+                key: b.bucket,
+                cells: [
+                  labels[i]!,
+                  b.conversations,
+                  ...report.signals.map((s) => (s.enabled ? (s.trend[i]?.conversations ?? 0) : '—')),
+                ],
+              })),
+            }}
+          />
+        </div>
+      )}
       <section aria-labelledby="gaps-heading" className="card">
         <h3 id="gaps-heading">Knowledge gaps by topic</h3>
         {report.topics.length === 0 ? (
