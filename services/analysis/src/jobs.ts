@@ -128,8 +128,13 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
  * with one next_attempt_at, so by next_attempt_at alone the claim sorted every waiting job by id, and the
  * planner joined the chosen ids back to a scan of the table (with `IN`): 7.3 ms a claim of 48 with 4,500
  * jobs queued, 0.9 ms now (bench/FINDINGS.md "perf450"; lookups.int.test.ts). A job with an earlier one of
- * its conversation still waiting is passed over (claimJobs): a probe of the partial index on
- * (conversation_id, id) (migration 0045) per job read.
+ * its conversation still open is passed over (claimJobs): a probe per job read of the index on
+ * (conversation_id, id) of the jobs not done or dead (migration 0046). The probe is a subplan (`OFFSET 0`
+ * keeps the planner from turning it into a join) and its `NOT IN ('done', 'dead')` matches that index's
+ * predicate only: as an anti join on `status IN ('pending', 'running')`, statistics taken while no job
+ * waited made the planner read every waiting job for every waiting job (20 million rows, 9 s a claim of a
+ * 4,500-job re-analysis; bench/FINDINGS.md "The claim order's quadratic plan"). Whatever the statistics,
+ * a claim now reads at most the waiting jobs once, and with statistics that see them, only what it claims.
  */
 export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
       WHERE j.id = ANY(ARRAY(
@@ -137,7 +142,7 @@ export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attemp
          WHERE ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2))
            AND NOT EXISTS (SELECT 1 FROM analysis_jobs e
                             WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
-                              AND e.status IN ('pending', 'running'))
+                              AND e.status NOT IN ('done', 'dead') OFFSET 0)
          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
       RETURNING j.id::text, j.source_event_id, j.correlation_id, j.conversation_id, j.org_id, j.chatbot_id,
                 j.messages, j.attempts`
