@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { SimilarityMemo } from './similarity-memo.ts'
 import { GROUPING_VERSION, groupThemes, type Theme } from './themes.ts'
 import type { TopicState } from './topic-model.ts'
 
@@ -33,7 +34,9 @@ export async function assignThemes(
   const stored = rows[0]
   if (stored?.signature === signature) return undefined
   const previous = stored?.themes ?? []
-  const themes = groupThemes(topics, previous)
+  // The memo lives with the chatbot's cached state (topic-store.ts): a state read anew starts without one.
+  state.themeSimilarities ??= new SimilarityMemo()
+  const themes = groupThemes(topics, previous, state.themeSimilarities)
   await client.query(
     `INSERT INTO topic_themes (chatbot_id, signature, themes) VALUES ($1, $2, $3)
      ON CONFLICT (chatbot_id) DO UPDATE SET signature = EXCLUDED.signature, themes = EXCLUDED.themes`,

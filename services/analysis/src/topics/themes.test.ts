@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { termCorpus } from './labels.ts'
 import { groupThemes, MAX_THEMES, type ThemeTopic, themeCounts } from './themes.ts'
 import { normalized } from './vectors.ts'
 
@@ -141,5 +142,101 @@ describe('themeCounts', () => {
     // From 313 topics √(n/2) rounds past MAX_THEMES: then MAX_THEMES alone.
     expect(themeCounts(242)).toEqual([11, 12])
     expect(themeCounts(1000)).toEqual([MAX_THEMES])
+  })
+})
+
+/** The theme labels as they were computed before bench/FINDINGS.md "themecost": merged term maps per theme. */
+function labelsByMergedDocuments(themes: readonly (readonly ThemeTopic[])[]): string[] {
+  const wordsOf = (t: ThemeTopic) => {
+    const words = new Set<string>()
+    for (const phrase of [t.label, ...t.keywords])
+      for (const w of phrase.toLowerCase().split(/[\s,]+/)) if (/\p{L}/u.test(w)) words.add(w)
+    return words
+  }
+  const docs = themes.map((list) => {
+    const counts = new Map<string, number>()
+    for (const t of list)
+      for (const [term, n] of t.terms) if (!term.includes(' ')) counts.set(term, (counts.get(term) ?? 0) + n)
+    return counts
+  })
+  const corpus = termCorpus(docs)
+  const taken = new Set<string>()
+  const distinct = (label: string) => {
+    let out = label
+    for (let n = 2; taken.has(out); n++) out = `${label} (${n})`
+    taken.add(out)
+    return out
+  }
+  const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
+  return themes.map((list, i) => {
+    const doc = docs[i]!
+    let size = 0
+    for (const n of doc.values()) size += n
+    const topicWords = list.map(wordsOf)
+    const score = (w: string) => {
+      const n = doc.get(w) ?? 0
+      const f = Math.max(corpus.frequency.get(w) ?? 0, n)
+      return size === 0 || f === 0 ? 0 : (n / size) * Math.log(1 + corpus.averageTermsPerTopic / f)
+    }
+    const candidates = [...new Set(topicWords.flatMap((w) => [...w]))]
+    const rank = (among: readonly Set<string>[]) =>
+      candidates
+        .map((w) => ({ w, c: among.filter((s) => s.has(w)).length, s: score(w) }))
+        .filter((x) => x.c > 0)
+        .sort((a, b) => b.c * b.s - a.c * a.s || b.c - a.c || (a.w < b.w ? -1 : 1))
+        .map((x) => x.w)
+    const ranked = rank(topicWords)
+    if (ranked.length === 0) return distinct('Topics')
+    const words = [ranked[0]!]
+    const left = topicWords.filter((s) => !s.has(ranked[0]!))
+    if (left.length > 0) {
+      const second = rank(left)[0]
+      if (second !== undefined) words.push(second)
+    }
+    let label = capitalized(words.join(', '))
+    for (const w of ranked) {
+      if (!taken.has(label)) break
+      if (!words.includes(w)) {
+        words.push(w)
+        label = capitalized(words.join(', '))
+      }
+    }
+    return distinct(label)
+  })
+}
+
+describe('theme labels', () => {
+  it('are those of merged term documents per theme, on random topics with tied counts and shared words', () => {
+    let seed = 11
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return seed / 2147483648
+    }
+    const words = ['card', 'transfer', 'fee', 'password', 'reset', 'lost', 'bill', 'pay', 'order', 'book']
+    const pick = () => words[Math.floor(random() * words.length)]!
+    for (let round = 0; round < 200; round++) {
+      const topics = Array.from({ length: 1 + Math.floor(random() * 40) }, (_, i) => {
+        const v = Float32Array.from({ length: DIMENSIONS }, () => Math.round(random() * 4) - 2)
+        if (v.every((x) => x === 0)) v[0] = 1
+        const [a, b] = [pick(), pick()]
+        const terms = new Map<string, number>()
+        // Bigrams too (left out of a theme's words), and some topics with no terms at all.
+        if (random() > 0.1)
+          for (let k = 0; k < 6; k++)
+            terms.set(random() < 0.2 ? `${pick()} ${b}` : pick(), 1 + Math.floor(random() * 3))
+        return {
+          id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          label: `${a} ${b}`,
+          keywords: [a, `${b}, ${pick()}`],
+          terms,
+          centroid: normalized(v),
+          size: 1 + Math.floor(random() * 5),
+        }
+      })
+      const themes = groupThemes(topics)
+      const byId = new Map(topics.map((t) => [t.id, t]))
+      const expected = labelsByMergedDocuments(themes.map((th) => th.topicIds.map((id) => byId.get(id)!)))
+      expect(themes.map((th) => th.label)).toEqual(expected)
+    }
   })
 })

@@ -1,6 +1,6 @@
 import { labelsAfter, similarities, wardMerges } from './agglomerative.ts'
 import { uuidFromText } from './ids.ts'
-import { termCorpus } from './labels.ts'
+import type { SimilarityMemo } from './similarity-memo.ts'
 import type { Vector } from './vectors.ts'
 
 /** What grouping needs of a topic: its centroid (unit vector), size, label and words. */
@@ -54,11 +54,21 @@ const MIN_TOPICS_TO_GROUP = 4
  *
  * Ids: a theme keeps the id of the previous theme it shares most topics with (each previous id used
  * once, the largest overlaps first); a new theme's id derives from its topics' ids.
+ *
+ * `memo`: the chatbot's similarity matrix of its last grouping, reused where exact (similarity-memo.ts);
+ * the themes are the same with or without it.
  */
-export function groupThemes(topics: readonly ThemeTopic[], previous: readonly Theme[] = []): Theme[] {
+export function groupThemes(
+  topics: readonly ThemeTopic[],
+  previous: readonly Theme[] = [],
+  memo?: SimilarityMemo,
+): Theme[] {
   if (topics.length === 0) return []
   const sorted = [...topics].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  const groups = clusterCentroids(sorted.map((t) => t.centroid))
+  const groups = clusterCentroids(
+    sorted.map((t) => t.centroid),
+    memo,
+  )
   const members = new Map<number, ThemeTopic[]>()
   sorted.forEach((t, i) => {
     const list = members.get(groups[i]!) ?? []
@@ -92,11 +102,16 @@ export function themeCounts(n: number): number[] {
   return Array.from({ length: most - least + 1 }, (_, i) => least + i)
 }
 
-/** A group number per centroid: the Ward cut of best mean silhouette (cosine) among themeCounts(n) groups. */
-export function clusterCentroids(centroids: readonly Vector[]): number[] {
+/**
+ * A group number per centroid: the Ward cut of best mean silhouette (cosine) among themeCounts(n) groups.
+ * Cost for n centroids of d dimensions: the similarity matrix, n(n−1)/2 dot products (those of centroids
+ * unchanged since the memo's last call reused), then O(n²) for Ward's chain and for each tried cut's
+ * silhouettes (bench/theme-cost.ts).
+ */
+export function clusterCentroids(centroids: readonly Vector[], memo?: SimilarityMemo): number[] {
   const n = centroids.length
   if (n < MIN_TOPICS_TO_GROUP) return centroids.map(() => 0)
-  const similarity = similarities(centroids)
+  const similarity = memo ? memo.similarities(centroids) : similarities(centroids)
   const merges = wardMerges(similarity, n)
   let best: { labels: number[]; score: number } | undefined
   for (const k of themeCounts(n)) {
@@ -138,25 +153,38 @@ function wordsOf(topic: ThemeTopic): Set<string> {
 }
 
 function themeLabels(themes: readonly (readonly ThemeTopic[])[]): string[] {
-  // Each theme's single-word terms, counted over its topics' messages.
-  const docs = themes.map((list) => {
-    const counts = new Map<string, number>()
-    for (const t of list) {
-      for (const [term, n] of t.terms) if (!term.includes(' ')) counts.set(term, (counts.get(term) ?? 0) + n)
-    }
-    return counts
-  })
-  const corpus = termCorpus(docs)
-  const taken = new Set<string>()
-  return themes.map((list, i) => {
-    const doc = docs[i]!
+  // Each theme is one document of its topics' single-word terms (class-based TF-IDF, labels.ts
+  // termCorpus), but only the counts of the words its topics name are read: one pass over the topics'
+  // terms counts those, and no map of every term is built per theme (the counts are integers, so the
+  // sums, and the scores, are the same whatever the order).
+  const wordsByTheme = themes.map((list) => list.map(wordsOf))
+  const named = wordsByTheme.map((topicWords) => new Set(topicWords.flatMap((w) => [...w])))
+  const anyNamed = new Set(named.flatMap((words) => [...words]))
+  const frequency = new Map<string, number>()
+  const counts = themes.map(() => new Map<string, number>())
+  const sizes = themes.map((list, i) => {
     let size = 0
-    for (const n of doc.values()) size += n
-    const topicWords = list.map(wordsOf)
+    for (const t of list) {
+      for (const [term, n] of t.terms) {
+        if (term.includes(' ')) continue
+        size += n
+        if (!anyNamed.has(term)) continue
+        frequency.set(term, (frequency.get(term) ?? 0) + n)
+        if (named[i]!.has(term)) counts[i]!.set(term, (counts[i]!.get(term) ?? 0) + n)
+      }
+    }
+    return size
+  })
+  const averageTermsPerTheme = themes.length === 0 ? 0 : sizes.reduce((a, b) => a + b, 0) / themes.length
+  const taken = new Set<string>()
+  return themes.map((_list, i) => {
+    const size = sizes[i]!
+    const doc = counts[i]!
+    const topicWords = wordsByTheme[i]!
     const score = (w: string) => {
       const n = doc.get(w) ?? 0
-      const f = Math.max(corpus.frequency.get(w) ?? 0, n)
-      return size === 0 || f === 0 ? 0 : (n / size) * Math.log(1 + corpus.averageTermsPerTopic / f)
+      const f = Math.max(frequency.get(w) ?? 0, n)
+      return size === 0 || f === 0 ? 0 : (n / size) * Math.log(1 + averageTermsPerTheme / f)
     }
     const candidates = [...new Set(topicWords.flatMap((w) => [...w]))]
     const covering = (w: string, among: readonly Set<string>[]) => among.filter((s) => s.has(w)).length

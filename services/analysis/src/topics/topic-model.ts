@@ -2,6 +2,7 @@ import { analysis, defaultsOf } from '@cas/config'
 import { OTHER_TOPIC_ID } from '@cas/events'
 import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 import { distinctLabel, labelTopic, type TermCounts, termCorpus, termsOncePerConversation } from './labels.ts'
+import type { SimilarityMemo } from './similarity-memo.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
@@ -112,6 +113,8 @@ export interface TopicState {
   poolSizeAtClustering: number
   /** The next creation sequence number. */
   seq: number
+  /** The last theme grouping's similarities, reused by the next (theme-store.ts); in memory only. */
+  themeSimilarities?: SimilarityMemo
 }
 
 /** An end user's message to place: its embedding, the terms its label could use, its text for keywords. */
