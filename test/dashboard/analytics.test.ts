@@ -200,6 +200,14 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
       expect(await frustration.locator('td').first().textContent()).toBe('—')
       const discount = rates.getByRole('row', { name: /^Asks for a discount/ })
       await discount.getByText('100.0 % of 1 checked').waitFor()
+      // The knowledge gaps say it too, rather than a rate of 0.
+      const gaps = page.getByRole('region', { name: 'Knowledge gaps by topic (table)' })
+      const columns = await gaps.locator('thead th').allTextContents()
+      const frustrations = await gaps
+        .locator(`tbody tr > :nth-child(${columns.indexOf('Frustration') + 1})`)
+        .allTextContents()
+      expect(frustrations.length).toBeGreaterThan(0)
+      expect(new Set(frustrations)).toEqual(new Set(['Off']))
       await page
         .getByText('A signal turned off is not counted; one added or turned on later is rated over', {
           exact: false,

@@ -25,13 +25,13 @@ async function settingsChanged(chatbotId: string, at: Date, patch: unknown) {
   )
 }
 
-async function conversation(chatbotId: string, lastAt: Date, signals: string[]) {
+async function conversation(chatbotId: string, lastAt: Date, signals: string[], topics: string[] = []) {
   const id = randomUUID()
   await db.pool.query(
     `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, message_count, first_message_at,
                                   last_message_at, created_at, updated_at, topics, stream_version)
-     VALUES ($1, $2, $3, $4, 2, $5, $5, $5, $5, '{}', 2)`,
-    [id, org, chatbotId, `c-${id}`, lastAt],
+     VALUES ($1, $2, $3, $4, 2, $5, $5, $5, $5, $6, 2)`,
+    [id, org, chatbotId, `c-${id}`, lastAt, topics],
   )
   for (const s of signals) {
     await db.pool.query(
@@ -77,8 +77,8 @@ beforeAll(async () => {
   // The chatbot: 4 conversations before the custom signal (one frustrated, one bot failure), 2 after (one
   // with the custom signal); the other chatbot: 2 conversations, one frustrated.
   const before = (d: number) => new Date(T0.getTime() + d * DAY)
-  await conversation(bot, before(1), ['frustration'])
-  await conversation(bot, before(2), ['bot_failure'])
+  await conversation(bot, before(1), ['frustration', 'escalation'], ['billing'])
+  await conversation(bot, before(2), ['bot_failure'], ['billing'])
   await conversation(bot, before(3), [])
   await conversation(bot, before(4), [])
   await conversation(bot, new Date(ADDED.getTime() + 2 * DAY), [DISCOUNT])
@@ -104,6 +104,12 @@ describe('signals turned off or added later', () => {
       enabled: true,
       conversations: 1,
       conversationsChecked: 6,
+    })
+    // Nor in the knowledge gaps per topic, nor in Needs attention.
+    expect(report.topics.find((t) => t.id === 'billing')?.signals).toMatchObject({
+      frustration: { conversations: 0, rate: 0 },
+      escalation: { conversations: 1, rate: 0.5 },
+      bot_failure: { conversations: 1, rate: 0.5 },
     })
   })
 

@@ -364,9 +364,14 @@ function signalsSql(key: string, before: number): string {
         WHERE t.org_id = $1 AND t.canonical_id <> t.id
           AND EXISTS (SELECT FROM rm_topics c WHERE c.chatbot_id = t.chatbot_id AND c.id = t.canonical_id)
      ),
+     signal_keys AS MATERIALIZED (
+       SELECT coalesce(jsonb_object_agg(chatbot_id::text || ' ' || signal, true), '{}') AS on_keys FROM signal_on
+     ),
      placed AS (
-       SELECT c.id, c.last_message_at, c.signals, p.topic
-         FROM conv c CROSS JOIN merged m
+       SELECT c.id, c.last_message_at, p.topic,
+              ARRAY(SELECT x FROM unnest(c.signals) AS x
+                     WHERE NOT c.configured OR sk.on_keys ? (c.chatbot_id::text || ' ' || x)) AS signals
+         FROM conv c CROSS JOIN merged m CROSS JOIN signal_keys sk
          CROSS JOIN LATERAL (
            SELECT DISTINCT coalesce(m.ids ->> (c.chatbot_id::text || ' ' || k.key), k.key) COLLATE "C" AS topic
              FROM unnest(c.topics) AS k(key)) p

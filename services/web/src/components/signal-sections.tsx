@@ -23,6 +23,7 @@ function share(s: SignalFigures, conversations: number, chatbotId: string | unde
 
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
 export function SignalsSection({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+  const off = new Set(report.signals.filter((s) => !s.enabled).map((s) => s.name))
   const partial = report.signals.some((s) => !s.enabled || s.conversationsChecked < report.conversations)
   const rates: ChartConfiguration = {
     type: 'bar',
@@ -145,7 +146,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
                     </th>
                     <td>{formatNumber(t.conversations)}</td>
                     {GAPS.map((g) => (
-                      <td key={g}>{percent(t.signals[g]?.rate ?? 0)}</td>
+                      <td key={g}>{off.has(g) ? 'Off' : percent(t.signals[g]?.rate ?? 0)}</td>
                     ))}
                   </tr>
                 ))}
