@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../seeded-random.ts'
 import { similarities } from './agglomerative.ts'
 import { SimilarityMemo } from './similarity-memo.ts'
 import { clusterCentroids, groupThemes, type ThemeTopic } from './themes.ts'
 import { normalized } from './vectors.ts'
-
-/** A seeded generator (mulberry32): the same sequences on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const DIMENSIONS = 10
 
@@ -33,7 +22,7 @@ const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLen
  * and one object listed twice.
  */
 function* rounds(seed: number, count: number): Generator<Float32Array[]> {
-  const random = seeded(seed)
+  const random = seededRandom(seed)
   let vectors = Array.from({ length: 8 + Math.floor(random() * 30) }, () => coarse(random))
   for (let r = 0; r < count; r++) {
     yield vectors
@@ -60,7 +49,7 @@ describe('the similarity memo of theme grouping', () => {
   })
 
   it('reuses no entry of a vector written in place since the last call', () => {
-    const random = seeded(7)
+    const random = seededRandom(7)
     const vectors = Array.from({ length: 6 }, () => coarse(random))
     const memo = new SimilarityMemo()
     memo.similarities(vectors)
