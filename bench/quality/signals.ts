@@ -48,7 +48,7 @@ export const FRESH7_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh8.json')
 /** Written blind by a twelfth session (helper fresh9); read blind at signals-v25 and v27 to v30, a development set since 2026-11-30 (README there). */
 export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh9.json')
-/** Written blind by a thirteenth session (helper fresh10) while others changed the detector; kept blind (README there). */
+/** Written blind by a thirteenth session (helper fresh10); read blind at signals-v30, v32 and v33, a development set since (README there). */
 export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -133,8 +133,8 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
   {
     name: 'fresh10',
     file: FRESH10_SIGNALS_SET,
-    described: 'written blind by a thirteenth session (fresh10, blind)',
-    blind: true,
+    described:
+      'written blind by a thirteenth session, measured blind for signals-v30, v32 and v33, a development set since (fresh10, development)',
   },
 ]
 
