@@ -1,15 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { hasTestModel, requireTestModel } from '../../../../test/support/model.ts'
+import { loadTestEmbeddingModel, modelWindowPoints } from '../../test/test-model.ts'
 import { addTopic } from '../../test/topic-fixtures.ts'
-import { type EmbeddingModel, loadEmbeddingModel } from '../providers/embedding-model.ts'
 import { decideTopicCreation } from './create-topic.ts'
 import type { WindowPoint } from './recluster.ts'
-import { createTermExtractor } from './terms.ts'
 import { emptyTopicState, OTHER_TOPIC } from './topic-model.ts'
 
 // Given a chatbot spanning many shops' requests (issue 31 item 6: "Discount requests" created from 3
@@ -83,26 +77,10 @@ const EXAMPLES = [
 const id = (k: number) => `00000000-0000-4000-9000-${String(k).padStart(12, '0')}`
 
 describe.skipIf(!hasTestModel)('creating a topic from examples, with the language model', () => {
-  let model: EmbeddingModel
-  const terms = createTermExtractor()
+  let points: ReturnType<typeof modelWindowPoints>
   beforeAll(async () => {
-    model = await loadEmbeddingModel({
-      modelDir: TEST_MODEL_DIR,
-      cacheDir: TEST_MODEL_DIR,
-      hubUrl: UNREACHABLE_HUB,
-    })
+    points = modelWindowPoints(await loadTestEmbeddingModel())
   })
-
-  async function points(request: string, texts: readonly string[], topicId: string): Promise<WindowPoint[]> {
-    const embeddings = await model.embed(texts)
-    return texts.map((text, i) => ({
-      conversationId: `${request}-${i}`,
-      messageId: 'm',
-      embedding: embeddings[i]!,
-      terms: terms.terms(text),
-      topicId,
-    }))
-  }
 
   it('"Discount requests" from 3 examples takes the discount requests and nothing unrelated', async () => {
     const state = emptyTopicState('bot')
@@ -121,9 +99,9 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
     }
     window.push(...(await points('other', WAITING_OTHER, OTHER_TOPIC)))
     window.push(...(await points('discount', DISCOUNT_WAITING, OTHER_TOPIC)))
-    const examples = (await model.embed(EXAMPLES)).map((embedding, i) => ({
+    const examples = (await points('example', EXAMPLES, OTHER_TOPIC)).map(({ embedding, terms }) => ({
       embedding,
-      terms: terms.terms(EXAMPLES[i]!),
+      terms,
     }))
     const created = decideTopicCreation(
       state,

@@ -1,15 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  hasTestModel,
-  requireTestModel,
-  TEST_MODEL_DIR,
-  UNREACHABLE_HUB,
-} from '../../../../test/support/model.ts'
+import { hasTestModel, requireTestModel } from '../../../../test/support/model.ts'
+import { loadTestEmbeddingModel, modelWindowPoints } from '../../test/test-model.ts'
 import { addTopic } from '../../test/topic-fixtures.ts'
-import { type EmbeddingModel, loadEmbeddingModel } from '../providers/embedding-model.ts'
 import { labelKey } from './labels.ts'
 import { clusteringInput, decideRecluster, type WindowPoint } from './recluster.ts'
-import { createTermExtractor } from './terms.ts'
 import { emptyTopicState, OTHER_TOPIC, type Topic, type TopicState } from './topic-model.ts'
 import { windowClusters } from './window-clusters.ts'
 
@@ -60,26 +54,10 @@ const DISCOVERED = '00000000-0000-4000-9000-000000000002'
 const DUPLICATE = '00000000-0000-4000-9000-000000000003'
 
 describe.skipIf(!hasTestModel)('re-clustering around held topics, with the language model', () => {
-  let model: EmbeddingModel
-  const terms = createTermExtractor()
+  let points: ReturnType<typeof modelWindowPoints>
   beforeAll(async () => {
-    model = await loadEmbeddingModel({
-      modelDir: TEST_MODEL_DIR,
-      cacheDir: TEST_MODEL_DIR,
-      hubUrl: UNREACHABLE_HUB,
-    })
+    points = modelWindowPoints(await loadTestEmbeddingModel())
   })
-
-  async function points(request: string, texts: readonly string[], topicId: string): Promise<WindowPoint[]> {
-    const embeddings = await model.embed(texts)
-    return texts.map((text, i) => ({
-      conversationId: `${request}-${i}`,
-      messageId: 'm',
-      embedding: embeddings[i]!,
-      terms: terms.terms(text),
-      topicId,
-    }))
-  }
 
   /** A topic holding these members (its sum, terms and spread theirs). */
   const topic = (state: TopicState, id: string, label: string, members: readonly WindowPoint[]): Topic =>
