@@ -220,6 +220,29 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
     expect({ errors: relay.stats.errors, lentOut }).toEqual({ errors: 1, lentOut: 0 })
   })
 
+  it('stopped while it starts, runs nothing afterwards: holds no lock, lends out no connection', async () => {
+    // Regression: stop() during start() (the producer still connecting) found no loop yet and returned;
+    // the start then ran the loop, which took the leader lock and a pooled connection for good: no other
+    // relay could lead, and pool.end() at shutdown waited forever.
+    const pool = createPool(db.url, { max: 3, applicationName: 'relay-test' })
+    const stopped = new Relay({ pool, kafka: t.kafka, topicPrefix: t.topicPrefix, pollIntervalMs: 5 })
+    cleanups.push(() => pool.end())
+    // Stopped again at the end: on the code this pins, what the start ran after the stop goes on.
+    cleanups.push(() => stopped.stop())
+    const starting = stopped.start()
+    await stopped.stop()
+    await starting
+    // On the code this pins, the loop has just asked the pool for the lock's connection (1).
+    expect(pool.totalCount - pool.idleCount).toBe(0)
+    // And another relay leads: the stopped one holds no lock.
+    const other = await startRelay({ batchSize: 10 })
+    await waitFor(() => other.stats.isLeader, { what: 'another relay to lead' })
+    expect({ leads: stopped.stats.isLeader, lentOut: pool.totalCount - pool.idleCount }).toEqual({
+      leads: false,
+      lentOut: 0,
+    })
+  })
+
   it('loses nothing when a batch fails while later ones were delivered: each stream stays in order', async () => {
     const conversationTopic = topicFor('conversation', t.topicPrefix)
     const admin = t.kafka.admin()

@@ -83,6 +83,10 @@ export class Relay {
   private readonly waiter = new Waiter()
   private running = false
   private loop: Promise<void> | undefined
+  /** The last start or stop asked for (see `inTurn`). */
+  private lifecycle: Promise<void> = Promise.resolve()
+  /** Stops asked for so far: a start that sees another count than when it was asked for was stopped. */
+  private stops = 0
   private leaderClient: PoolClient | undefined
   private leaderLost: ((err: Error) => void) | undefined
   private failures = 0
@@ -102,20 +106,45 @@ export class Relay {
     this.producer = createRelayProducer(opts.kafka, { maxInFlight: this.maxInFlight })
   }
 
-  async start(): Promise<void> {
-    if (this.running) return
-    await this.producer.connect()
-    this.running = true
-    this.loop = this.run()
+  /**
+   * Connects the producer and starts publishing. Starts and stops run one after another, each after the
+   * one asked for before it has ended: the producer is never connected and disconnected at once.
+   */
+  start(): Promise<void> {
+    const stops = this.stops
+    return this.inTurn(async () => {
+      // Asked for before a stop that has been asked for since: it starts nothing.
+      if (this.running || stops !== this.stops) return
+      await this.producer.connect()
+      // A stop asked for while the producer connected: the loop never starts, the stop disconnects it.
+      if (stops !== this.stops) return
+      this.running = true
+      this.loop = this.run()
+    })
   }
 
-  /** Stops after the batches in flight (if any) have been acknowledged and checkpointed. */
-  async stop(): Promise<void> {
+  /**
+   * Stops after the batches in flight (if any) have been acknowledged and checkpointed. Asked for while
+   * `start()` is under way, it waits for the start to end (the producer connected, or its connection
+   * failed), which then starts nothing, and disconnects the producer.
+   */
+  stop(): Promise<void> {
+    this.stops++
     this.running = false
     this.waiter.wake()
-    await this.loop
-    await this.releaseLeadership()
-    await this.producer.disconnect()
+    return this.inTurn(async () => {
+      await this.loop
+      this.loop = undefined
+      await this.releaseLeadership()
+      await this.producer.disconnect()
+    })
+  }
+
+  /** Runs `step` once the starts and stops asked for before it have ended (whether or not they failed). */
+  private inTurn(step: () => Promise<void>): Promise<void> {
+    const done = this.lifecycle.then(step)
+    this.lifecycle = done.catch(() => {})
+    return done
   }
 
   private async run(): Promise<void> {
