@@ -436,3 +436,70 @@ describe('a consumer with back-pressure reading past other stream types’ event
     }
   })
 })
+
+describe('a consumer whose start fails after it took its lock connection', () => {
+  it('gives the connection and its locks back, and a start asked for again starts afresh', async () => {
+    // Regression: a start that failed after it took the lock connection (a statement of its first
+    // rebalance refused) kept the connection lent out with the group's member lock, and stayed "running":
+    // a start asked for again returned at once and started nothing, and pool.end() waited forever.
+    // The failure: the pool's sessions run as a role that may not take a partition's lock
+    // (pg_try_advisory_lock revoked from PUBLIC in this test's database), a real error on a live connection.
+    const role = `cas_test_no_partition_lock_${randomUUID().slice(0, 8)}`
+    const tryLock = 'FUNCTION pg_try_advisory_lock(integer, integer)'
+    await db.pool.query(`CREATE ROLE ${role}`)
+    await db.pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON consumer_checkpoints TO ${role}`)
+    await db.pool.query(`REVOKE EXECUTE ON ${tryLock} FROM PUBLIC`)
+    const pool = createPool(db.url, { max: 2 })
+    let refused = true
+    // Queued ahead of the borrower's first statement, each time a connection is lent.
+    pool.on('acquire', (client) => {
+      client.query(refused ? `SET ROLE ${role}` : 'RESET ROLE').catch(() => {})
+    })
+    const groupId = `failed-start-${randomUUID()}`
+    const applied: JournalRecord[] = []
+    const consumer = createEventConsumer(
+      { kind: 'journal', partitions: 2, pollIntervalMs: 5 },
+      {
+        pool,
+        groupId,
+        streamTypes: ['conversation'],
+        handler: async (records) => {
+          applied.push(...records)
+        },
+      },
+    )
+    try {
+      await expect(consumer.start()).rejects.toThrow(/permission denied for function pg_try_advisory_lock/)
+      const lentOut = pool.totalCount - pool.idleCount
+      const { rows } = await db.pool.query<{ locks: number }>(
+        `SELECT count(*)::int AS locks FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid`,
+        [advisoryLockKey(`journal-consumer:${groupId}`)],
+      )
+      expect({ lentOut, locks: rows[0]!.locks }).toEqual({ lentOut: 0, locks: 0 })
+
+      refused = false
+      await db.pool.query(`GRANT EXECUTE ON ${tryLock} TO PUBLIC`)
+      const { records } = await withTransaction(db.pool, (c) =>
+        appendToStream(c, {
+          streamType: 'conversation',
+          streamId: randomUUID(),
+          orgId: randomUUID(),
+          chatbotId: randomUUID(),
+          expectedVersion: 0,
+          events: [{ type: 'test.happened', version: 1, payload: {} }],
+        }),
+      )
+      await consumer.start()
+      await waitFor(() => applied.some((r) => r.id === records[0]!.id), {
+        what: 'the event applied by the consumer started again',
+        timeoutMs: 10_000,
+      })
+    } finally {
+      await consumer.stop()
+      await pool.end()
+      await db.pool.query(`GRANT EXECUTE ON ${tryLock} TO PUBLIC`)
+      await db.pool.query(`DROP OWNED BY ${role}`)
+      await db.pool.query(`DROP ROLE ${role}`)
+    }
+  })
+})

@@ -277,14 +277,43 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     })
   }
 
+  /** Stops the loop and the dead-letter poller, and gives the lock connection back with its locks. */
+  const end = async () => {
+    waiter.wake()
+    await redrive?.stop()
+    await loop
+    redrive = undefined
+    loop = undefined
+    const client = lockClient
+    lockClient = undefined
+    owned.clear()
+    stats.partitions = []
+    if (!client) return
+    try {
+      await client.query('SELECT pg_advisory_unlock_all()')
+      if (lockLost) client.off('error', lockLost)
+      client.release()
+    } catch (err) {
+      client.release(err as Error)
+    }
+  }
+
   return {
     groupId: opts.groupId,
     stats,
     lag: () => journalLag(opts.pool, opts.groupId, [...owned], partitionCount, opts.streamTypes),
     async start() {
-      if (running) return
+      // Asked for again while one is under way: the same start, its outcome too.
+      if (running) return starting
       running = true
-      starting = begin()
+      // A start that fails gives back what it took (the lock connection, with the group's member lock and
+      // any partition's) and is no longer running: kept, the connection stayed lent out with the locks,
+      // and a start asked for again returned at once and started nothing.
+      starting = begin().catch(async (err: unknown) => {
+        running = false
+        await end()
+        throw err
+      })
       await starting
     },
     async stop() {
@@ -292,23 +321,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
       // A start under way ends first (its failure is its caller's): a lock connection it takes after this
       // stop was asked for is given back below, not kept lent out with the group's locks for good.
       await starting?.catch(() => {})
-      waiter.wake()
-      await redrive?.stop()
-      await loop
-      redrive = undefined
-      loop = undefined
-      const client = lockClient
-      lockClient = undefined
-      owned.clear()
-      stats.partitions = []
-      if (!client) return
-      try {
-        await client.query('SELECT pg_advisory_unlock_all()')
-        if (lockLost) client.off('error', lockLost)
-        client.release()
-      } catch (err) {
-        client.release(err as Error)
-      }
+      await end()
     },
   }
 }
