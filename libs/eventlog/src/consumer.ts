@@ -111,11 +111,16 @@ export interface PartitionLag {
 
 export interface EventConsumer {
   readonly groupId: string
+  /**
+   * Joins the group and starts applying. One that fails gives back what it took before it rejects (the
+   * Kafka consumer disconnected; journal backend: the lock connection and its locks back to the pool), and
+   * may be asked for again. Asked for while one is under way, it shares that start's outcome.
+   */
   start(): Promise<void>
   /**
    * Finishes the batch in flight, commits it, and leaves the group. Asked for while `start()` is under
-   * way, it waits for the start to end and then leaves (journal backend: the lock connection goes back to
-   * the pool).
+   * way, it waits for the start to end, which then starts nothing more, and leaves (journal backend: the
+   * lock connection goes back to the pool).
    */
   stop(): Promise<void>
   readonly stats: ConsumerStats

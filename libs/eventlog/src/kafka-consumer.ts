@@ -262,87 +262,116 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     })
   }
 
+  // A stop asked for meanwhile (running false) starts nothing more; stop() waits for the start to end.
+  let running = false
+  let starting: Promise<void> | undefined
+  const begin = async () => {
+    consumer = opts.kafka.consumer({
+      // Environments sharing a cluster (distinct topic prefixes) must not share consumer groups either.
+      // The checkpoints in Postgres keep the bare group id.
+      groupId: kafkaGroupId(opts.groupId, opts.topicPrefix),
+      sessionTimeout: sessionTimeoutMs,
+      // A rebalance waits at most this long for members to rejoin before dropping the silent ones.
+      rebalanceTimeout: Math.max(2 * sessionTimeoutMs, 10_000),
+      heartbeatInterval: 1_000,
+      maxWaitTimeInMs: 100,
+      // Room for a full batch per partition fetch (events of a few KB), so batches are not cut short by
+      // the default 1 MB per partition.
+      maxBytesPerPartition: Math.max(1 << 20, chunkSize * 4096),
+      // And room for such batches across the partitions of a fetch: with kafkajs' default of 10 MB in all,
+      // a fetch over 36 partitions gave batches of a few hundred events, each paying a transaction, a
+      // checkpoint and a rollup flush. 32 MB: what it gained, and cost in memory: bench/FINDINGS.md, "From source comments".
+      maxBytes: 32 << 20,
+      allowAutoTopicCreation: false,
+    })
+    const c = consumer
+    c.on(c.events.GROUP_JOIN, ({ payload }) => {
+      stats.partitions = Object.entries(payload.memberAssignment).flatMap(([topic, ps]) =>
+        ps.map((p) => `${topic}/${p}`),
+      )
+      log('joined the consumer group', { groupId: opts.groupId, partitions: stats.partitions })
+      const order = trailing
+      if (order) {
+        order.reset()
+        // Batches wait for this (applyWithRetry): the leader's partitions with a backlog hold theirs.
+        trailingReady = lag()
+          .then((lags) => {
+            for (const l of lags) if (l.topic === order.leaderTopic && l.lag > 0) order.behind(l.partition)
+          })
+          .catch((err) => log('could not read the lag; trailing events may run ahead', { err: err.message }))
+      }
+      seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
+        log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
+      )
+    })
+    await c.connect()
+    if (!running) return
+    if ((opts.partitionsConcurrently ?? 1) > 1 || trailing) {
+      const problem = await copartitionProblem(opts.kafka, topics)
+      if (problem && (opts.partitionsConcurrently ?? 1) > 1) throw new Error(problem)
+      if (problem) {
+        log('trailing order off: partition numbers do not match keys across topics', { problem })
+        trailing = undefined
+      }
+    }
+    if (!running) return
+    await c.subscribe({ topics, fromBeginning: true })
+    if (!running) return
+    await c.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      // Combined: every batch of a fetch at once into the combiner, which makes the transactions.
+      partitionsConsumedConcurrently: combiner ? COMBINED_BATCHES : 1,
+      eachBatch,
+    })
+    redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
+      order: opts.orderBatch,
+      neverAppends: opts.neverAppends,
+      intervalMs: opts.redriveIntervalMs,
+      log,
+      onRedriven: (records) => {
+        stats.redriven += records.length
+        opts.onApplied?.(records)
+      },
+    })
+  }
+
+  /** Stops the re-drive poller and leaves the group: disconnects the consumer and the producer and admin. */
+  const end = async () => {
+    await redrive?.stop()
+    redrive = undefined
+    await consumer?.disconnect()
+    consumer = undefined
+    await deadLetters.close()
+    stats.partitions = []
+    const a = admin
+    admin = undefined
+    await a?.then((connected) => connected.disconnect()).catch(() => {})
+  }
+
   return {
     groupId: opts.groupId,
     stats,
     lag,
     async start() {
-      consumer = opts.kafka.consumer({
-        // Environments sharing a cluster (distinct topic prefixes) must not share consumer groups either.
-        // The checkpoints in Postgres keep the bare group id.
-        groupId: kafkaGroupId(opts.groupId, opts.topicPrefix),
-        sessionTimeout: sessionTimeoutMs,
-        // A rebalance waits at most this long for members to rejoin before dropping the silent ones.
-        rebalanceTimeout: Math.max(2 * sessionTimeoutMs, 10_000),
-        heartbeatInterval: 1_000,
-        maxWaitTimeInMs: 100,
-        // Room for a full batch per partition fetch (events of a few KB), so batches are not cut short by
-        // the default 1 MB per partition.
-        maxBytesPerPartition: Math.max(1 << 20, chunkSize * 4096),
-        // And room for such batches across the partitions of a fetch: with kafkajs' default of 10 MB in all,
-        // a fetch over 36 partitions gave batches of a few hundred events, each paying a transaction, a
-        // checkpoint and a rollup flush. 32 MB: what it gained, and cost in memory: bench/FINDINGS.md, "From source comments".
-        maxBytes: 32 << 20,
-        allowAutoTopicCreation: false,
+      // Asked for again while one is under way: the same start, its outcome too.
+      if (running) return starting
+      running = true
+      // A start that fails after the consumer connected (a subscribe refused, topics not co-partitioned)
+      // disconnects it before it rejects: it stayed connected, and a start asked for again made another.
+      starting = begin().catch(async (err: unknown) => {
+        running = false
+        await end()
+        throw err
       })
-      const c = consumer
-      c.on(c.events.GROUP_JOIN, ({ payload }) => {
-        stats.partitions = Object.entries(payload.memberAssignment).flatMap(([topic, ps]) =>
-          ps.map((p) => `${topic}/${p}`),
-        )
-        log('joined the consumer group', { groupId: opts.groupId, partitions: stats.partitions })
-        const order = trailing
-        if (order) {
-          order.reset()
-          // Batches wait for this (applyWithRetry): the leader's partitions with a backlog hold theirs.
-          trailingReady = lag()
-            .then((lags) => {
-              for (const l of lags) if (l.topic === order.leaderTopic && l.lag > 0) order.behind(l.partition)
-            })
-            .catch((err) =>
-              log('could not read the lag; trailing events may run ahead', { err: err.message }),
-            )
-        }
-        seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
-          log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
-        )
-      })
-      await c.connect()
-      if ((opts.partitionsConcurrently ?? 1) > 1 || trailing) {
-        const problem = await copartitionProblem(opts.kafka, topics)
-        if (problem && (opts.partitionsConcurrently ?? 1) > 1) throw new Error(problem)
-        if (problem) {
-          log('trailing order off: partition numbers do not match keys across topics', { problem })
-          trailing = undefined
-        }
-      }
-      await c.subscribe({ topics, fromBeginning: true })
-      await c.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        // Combined: every batch of a fetch at once into the combiner, which makes the transactions.
-        partitionsConsumedConcurrently: combiner ? COMBINED_BATCHES : 1,
-        eachBatch,
-      })
-      redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
-        order: opts.orderBatch,
-        neverAppends: opts.neverAppends,
-        intervalMs: opts.redriveIntervalMs,
-        log,
-        onRedriven: (records) => {
-          stats.redriven += records.length
-          opts.onApplied?.(records)
-        },
-      })
+      await starting
     },
     async stop() {
-      await redrive?.stop()
-      await consumer?.disconnect()
-      await deadLetters.close()
-      stats.partitions = []
-      const a = admin
-      admin = undefined
-      await a?.then((connected) => connected.disconnect()).catch(() => {})
+      running = false
+      // A start under way ends first: stopped before it, a consumer it connects and runs afterwards stayed
+      // a member of the group, owning partitions, with nobody to stop it.
+      await starting?.catch(() => {})
+      await end()
     },
   }
 }

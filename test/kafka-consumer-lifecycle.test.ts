@@ -1,0 +1,93 @@
+/**
+ * The Kafka consumer's start and stop against the real broker: a stop asked for while the start is under
+ * way, and a start that fails after its consumer connected, leave nothing running and nothing connected.
+ * Kafka-only (the journal consumer's are in libs/eventlog/src/journal-consumer.int.test.ts).
+ */
+import { createEventConsumer, type EventConsumer, topicFor } from '@cas/eventlog'
+import type { Consumer, Kafka } from 'kafkajs'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { createTestTopics, kafkaBrokers, type TestKafka, uniqueGroupId } from './support/kafka.ts'
+import { waitFor } from './support/wait.ts'
+
+describe.skipIf(kafkaBrokers() === null)('a Kafka consumer started and stopped', () => {
+  let db: TestDatabase
+  let t: TestKafka
+  const cleanups: (() => Promise<unknown>)[] = []
+  beforeEach(async () => {
+    db = await createTestDatabase()
+    t = await createTestTopics(2)
+  })
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+    await db.drop()
+  })
+
+  function consumerOf(
+    groupId: string,
+    kafka: Kafka = t.kafka,
+    more: { partitionsConcurrently?: number } = {},
+  ) {
+    const consumer = createEventConsumer(
+      { kind: 'kafka', kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
+      { pool: db.pool, groupId, streamTypes: ['conversation', 'analysis'], handler: async () => {}, ...more },
+    )
+    cleanups.push(() => consumer.stop())
+    return consumer
+  }
+
+  it('stopped while it starts, holds no partition of its group once both are done', async () => {
+    // Regression: stop() during start() disconnected a consumer still connecting and returned; the start
+    // then subscribed and ran it: a member of the group owning partitions, with nobody to stop it (a
+    // rebuild stops its replay consumers so when one fails to start; its next round then owned fewer).
+    const groupId = uniqueGroupId('stopped-starting')
+    const stopped = consumerOf(groupId)
+    const starting = stopped.start()
+    await stopped.stop()
+    await starting
+    // Another member of the group gets every partition (on the code this pins, half: the stopped one
+    // kept the others).
+    const other: EventConsumer = consumerOf(groupId)
+    await other.start()
+    await waitFor(() => other.stats.partitions.length === 4, {
+      what: 'the other member to own all four partitions',
+      timeoutMs: 20_000,
+    })
+    expect(stopped.stats.partitions).toEqual([])
+  })
+
+  it('whose start fails after its consumer connected, leaves it disconnected, each time', async () => {
+    // Regression: a start that failed after the consumer connected (here: topics not co-partitioned,
+    // with batches of several partitions at once) left it connected; each start asked for again made
+    // another one, and a process closing without stopping the consumer (the projector's thread after a
+    // failed start) kept its connections to the brokers.
+    const admin = t.kafka.admin()
+    await admin.connect()
+    try {
+      await admin.createPartitions({
+        topicPartitions: [{ topic: topicFor('analysis', t.topicPrefix), count: 3 }],
+      })
+    } finally {
+      await admin.disconnect()
+    }
+    // The real client, which also tells whether each consumer it made is connected.
+    const made: { consumer: Consumer; connected: boolean }[] = []
+    const kafka = Object.create(t.kafka) as Kafka
+    kafka.consumer = (config) => {
+      const consumer = t.kafka.consumer(config)
+      const entry = { consumer, connected: false }
+      consumer.on(consumer.events.CONNECT, () => {
+        entry.connected = true
+      })
+      consumer.on(consumer.events.DISCONNECT, () => {
+        entry.connected = false
+      })
+      made.push(entry)
+      return consumer
+    }
+    const consumer = consumerOf(uniqueGroupId('failed-start'), kafka, { partitionsConcurrently: 2 })
+    await expect(consumer.start()).rejects.toThrow(/differ in partition count/)
+    await expect(consumer.start()).rejects.toThrow(/differ in partition count/)
+    expect(made.map((m) => m.connected)).toEqual([false, false])
+  })
+})
