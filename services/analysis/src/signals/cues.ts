@@ -511,11 +511,13 @@ const REFUSES_HANDOVER = new RegExp(
  * First-person inability, read from the words: the assistant says that it cannot ("I can't", "I'm
  * unable to", "I'm not able to", "I couldn't"), does not know or did not understand ("I don't know",
  * "I didn't understand / get / catch / follow"), is not sure, has no information, details, data,
- * access or answer, or (signals-v13) can only answer, help or deal with something else ("Sorry, I can only
- * help with deliveries": the bot's scope stated to say no). The grammar of the bot-failure definition, not words of a domain: a short failure
- * stated in the domain's words ("I'm unable to advise on overseas applications") has an embedding nearer
- * the domain than any failure anchor (bench/FINDINGS.md), but says "I'm unable to". Idioms of eagerness
- * ("I can't wait to help", "I couldn't agree more", "I can't thank you enough") are not inability.
+ * access or answer (signals-v34: or anything else it has not, "I don't have counter rates"), or (signals-v13)
+ * can only answer, help or deal with something else ("Sorry, I can only help with deliveries": the bot's scope
+ * stated to say no; signals-v34, "that's outside what I can help with", "not something I can advise on").
+ * The grammar of the bot-failure definition, not words of a domain: a short failure stated in the domain's
+ * words ("I'm unable to advise on overseas applications") has an embedding nearer the domain than any
+ * failure anchor (bench/FINDINGS.md), but says "I'm unable to". Idioms of eagerness ("I can't wait to
+ * help", "I couldn't agree more", "I can't thank you enough") are not inability.
  */
 export function inabilityOf(text: string): boolean {
   const t = paddedLower(text)
@@ -528,6 +530,16 @@ export function inabilityOf(text: string): boolean {
       t,
     ) ||
     /\bi have no (?:[\w-]+ )?(?:information|info|details|data|access|answer|knowledge|idea)\b/u.test(t) ||
+    // signals-v34: whatever the bot has not ("I don't have counter rates, sorry", "I don't have troubleshooting
+    // steps for…"): "I" is the bot's own knowledge, where "we don't have it in blue" is the company's stock;
+    // not "I don't have to…", nor "I don't have your…" (a detail it asks for).
+    /\bi (?:don't|do not) have (?!to\b|your\b)/u.test(t) ||
+    // signals-v34: the bot's scope stated to say no, in a clause ("that's outside what I can help with",
+    // "not something I can advise on"): such a sentence lies as near the answers as the failure anchors
+    // (−0.14 … +0.06 on the development sets), its "I can help" read and its negation not.
+    /(?:\bnot |n't )(?:something|anything) i (?:can|could|am able to|'m able to)\b|\b(?:beyond|outside(?: of)?) what i (?:can|could|am able to|'m able to)\b/u.test(
+      t,
+    ) ||
     // signals-v21: no one to hand over to, said of the people ("there's nobody available on chat", "our
     // team isn't available at weekends"): the model reads the negation weakly, so these lie near handovers.
     /\b(?:nobody|no one|no-one|no (?:agents?|advisers?|advisors?|staff|operators?|colleagues?|humans?|people))\b(?: \w+){0,2} (?:is |are )?(?:currently )?available\b/u.test(

@@ -594,7 +594,7 @@ describe('conversation signals: the decision', () => {
     }
   })
 
-  it('finds first-person inability in the words, not eagerness or a finding', () => {
+  it("finds first-person inability in the words, not eagerness, a finding or the company's stock (signals-v34: whatever the bot has not, its scope in a clause)", () => {
     for (const said of [
       "I'm unable to advise on overseas applications.",
       'Sorry, I can’t give medical advice on that.',
@@ -612,6 +612,13 @@ describe('conversation signals: the decision', () => {
       "Sorry, there's nobody available on chat at the moment.",
       "Live chat with our team isn't available at weekends. Please email us.",
       'Our advisers are not available right now.',
+      // signals-v34: whatever the bot has not, and its scope said in a clause.
+      "Sorry, I don't have delivery times for the islands.",
+      'I do not have step-by-step guides for that model yet.',
+      "I'm afraid refunds are outside what I can help with here.",
+      "That's beyond what I can do in chat, sorry.",
+      "I'm afraid that's not something I can advise on.",
+      "Sadly that isn't anything I can check from here.",
     ]) {
       expect(inabilityOf(said), said).toBe(true)
     }
@@ -625,6 +632,11 @@ describe('conversation signals: the decision', () => {
       "That jacket isn't available in blue, but the navy is in stock.",
       'No seats are available on the 9:15, the 9:45 has plenty.',
       'Our team is available from 9am to 5pm on weekdays.',
+      // signals-v34: the company's stock, a detail the bot asks for, a duty the user has not.
+      "We don't have that jacket in blue, but the navy is in stock.",
+      "I don't have your order number yet: could you share it?",
+      "You don't have to do anything else: it's all set.",
+      'This is something I can sort out for you now.',
     ]) {
       expect(inabilityOf(said), said).toBe(false)
     }

@@ -22,7 +22,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
- *   inabilityOf);
+ *   inabilityOf; signals-v34, whatever it has not, "I don't have counter rates", and its scope in a clause,
+ *   "that's outside what I can help with");
  * - repetition: the end user asks again what they asked before (two requests with an answer between
  *   them, as similar as THRESHOLDS.repetition, or as THRESHOLDS.repetitionNearest when the later is
  *   nearer the earlier than any message between them: it ignores the answer, or as
@@ -67,7 +68,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 33
+export const SIGNALS_VERSION = 34
 
 export const THRESHOLDS = {
   escalation: 0.08,

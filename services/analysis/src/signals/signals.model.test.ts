@@ -447,6 +447,27 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   })
 
+  it("reads whatever the bot says it has not, and its scope said in a clause, as bot failure, abandoned when last; the company's stock as none (signals-v34)", async () => {
+    for (const failure of [
+      "Sorry, I don't have water temperatures for the outdoor pool.",
+      "I'm afraid group discounts are outside what I can help with here.",
+      "Choosing between the two frames isn't something I can advise on, I'm afraid.",
+    ]) {
+      const said = await settledSignals(
+        ['user', 'quick question about my booking for saturday'],
+        ['assistant', failure],
+      )
+      expect(said, failure).toContain('bot_failure')
+      expect(said, failure).toContain('abandonment')
+    }
+    expect(
+      await signals(
+        ['user', 'is the rain jacket available in green?'],
+        ['assistant', "We don't have it in green this season, but the olive one is in stock in every size."],
+      ),
+    ).not.toContain('bot_failure')
+  })
+
   it('does not read eagerness, a finding or an answer with an apology as bot failure', async () => {
     for (const answer of [
       "I can't wait to help! Your new router has been dispatched and arrives Thursday.",
