@@ -56,7 +56,8 @@ export interface Projected {
 /**
  * Registers a test database for the file (created before its tests, dropped after) and returns `given`:
  * `given(events).projected({ batches })` applies the events, in transactions of `batches` events each
- * (cycled; default all in one), into fresh read-model tables, as the projector does.
+ * (cycled; default all in one), into fresh read-model tables, as the projector does; `redelivered`
+ * applies them all once more after (what a projection that is idempotent shrugs off).
  */
 export function projectionTests() {
   let db: TestDatabase
@@ -101,7 +102,11 @@ export function projectionTests() {
     return records
   }
 
-  const project = async (records: readonly JournalRecord[], sizes: readonly number[]) => {
+  const project = async (
+    records: readonly JournalRecord[],
+    sizes: readonly number[],
+    redelivered: boolean,
+  ) => {
     const schema = `given_${randomUUID().replaceAll('-', '').slice(0, 12)}`
     await withTransaction(db.pool, async (client) => {
       await client.query(`CREATE SCHEMA ${schema}`)
@@ -118,6 +123,13 @@ export function projectionTests() {
         await applyToReadModels(client, testKeyring, batch, stats)
       })
     }
+    if (redelivered) {
+      // Every event once more, in one batch, past the consumer's check of stream versions.
+      await withTransaction(db.pool, async (client) => {
+        await client.query(`SET LOCAL search_path TO ${schema}, public`)
+        await applyToReadModels(client, testKeyring, records, { applied: 0, dropped: {} })
+      })
+    }
     return { schema, stats }
   }
 
@@ -125,9 +137,11 @@ export function projectionTests() {
     return {
       /** The records as the journal holds them (sealed). */
       records: () => seal(j.orgId, j.events),
-      projected(opts: { readonly batches?: readonly number[] } = {}): Projected {
+      projected(
+        opts: { readonly batches?: readonly number[]; readonly redelivered?: boolean } = {},
+      ): Projected {
         const done = seal(j.orgId, j.events).then((records) =>
-          project(records, opts.batches ?? [Math.max(records.length, 1)]),
+          project(records, opts.batches ?? [Math.max(records.length, 1)], opts.redelivered ?? false),
         )
         const projected: Projected = {
           async rows(table) {
@@ -165,5 +179,5 @@ export function projectionTests() {
     return tables
   }
 
-  return { given, allRows, keyOf }
+  return { given, allRows, keyOf, pool: () => db.pool }
 }

@@ -10,6 +10,7 @@ import { MessageChanges } from './message-fold.ts'
 import { writeMessages } from './messages.ts'
 import { ReanalysisChanges } from './reanalysis.ts'
 import { RollupChanges } from './rollups.ts'
+import { SignalPeriodChanges } from './signal-periods.ts'
 import { SignalChanges } from './signals.ts'
 import { TopicCommandLogChanges } from './topic-command-log.ts'
 import { TopicChanges } from './topics.ts'
@@ -118,6 +119,20 @@ const chatbots = readModel({
   changes: () => {
     const changes = new ChatbotChanges()
     return { add: (event) => changes.add(event), flush: (client) => writeChatbots(client, changes) }
+  },
+})
+
+/**
+ * When each of a chatbot's signals was on: the conversations checked for a signal (issue 32), from the
+ * settings each chatbot.created and chatbot.settings-changed carries whole.
+ */
+const signalPeriods = readModel({
+  name: 'signal-periods',
+  tables: [table('rm_signal_periods', 'rows-deleted', 'unchanged')],
+  events: ['chatbot.created', 'chatbot.settings-changed'],
+  changes: () => {
+    const changes = new SignalPeriodChanges()
+    return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }
   },
 })
 
@@ -321,13 +336,14 @@ const tombstones = readModel({
 })
 
 /**
- * Every read model, in the order a batch writes them: chatbots, topics, conversations, messages, signals,
- * then the rollups both conversations and messages add to. The same order in every transaction
+ * Every read model, in the order a batch writes them: chatbots and their signal periods, topics,
+ * conversations, messages, signals, then the rollups both conversations and messages add to. The same order in every transaction
  * (conversations locked before their messages), so that two consumers touching one conversation (its
  * capture and its analysis come on different topics) never deadlock.
  */
 export const READ_MODELS = [
   chatbots,
+  signalPeriods,
   topics,
   topicCommandLog,
   conversations,

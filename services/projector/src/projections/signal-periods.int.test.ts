@@ -1,0 +1,161 @@
+/**
+ * rm_signal_periods (issue 32): when each of a chatbot's signals was on, from the settings its
+ * chatbot.created and chatbot.settings-changed carry. The same rows however the events are cut into
+ * batches, when they are all delivered again, and as migration 0047 makes them from the journal.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { withTransaction } from '@cas/db'
+import { describe, expect, it } from 'vitest'
+import { journal, projectionTests, type Row } from '../../test/given.ts'
+
+const { given, pool } = projectionTests()
+const orgId = randomUUID()
+const bot = randomUUID()
+const other = randomUUID()
+const DISCOUNT = { label: 'Asks for a Discount!', examples: ['any coupon?'] }
+const REFUND = { label: 'Wants a refund', examples: ['money back'] }
+type SignalSettings = {
+  disabled?: string[]
+  custom?: { label: string; examples: string[] }[]
+}
+const at = (day: number) => `2026-11-${String(day).padStart(2, '0')}T12:00:00.000Z`
+
+/**
+ * The chatbot: created with escalation off and its own discount signal; then the custom list changed
+ * (discount kept, refund added); frustration turned off, then on again; the refund removed; a change
+ * that touches no signal. The other chatbot: created with the defaults.
+ */
+function events() {
+  const j = journal(orgId)
+  const settings = (signals: SignalSettings) => ({ signals, language: 'en' })
+  j.append(
+    bot,
+    'chatbot',
+    bot,
+    'chatbot.created',
+    {
+      name: 'bot',
+      settings: settings({ disabled: ['escalation'], custom: [DISCOUNT] }),
+      apiKeyPrefix: 'svc_live_abcd…',
+    },
+    at(1),
+  )
+  j.append(
+    other,
+    'chatbot',
+    other,
+    'chatbot.created',
+    { name: 'other', settings: {}, apiKeyPrefix: 'svc_live_abcd…' },
+    at(1),
+  )
+  const changed = (day: number, signals: SignalSettings) =>
+    j.append(
+      bot,
+      'chatbot',
+      bot,
+      'chatbot.settings-changed',
+      { patch: { signals }, settings: settings({ disabled: ['escalation'], ...signals }) },
+      at(day),
+    )
+  changed(3, { custom: [DISCOUNT, REFUND] })
+  changed(5, { custom: [DISCOUNT, REFUND], disabled: ['escalation', 'frustration'] })
+  changed(7, { custom: [DISCOUNT, REFUND] })
+  changed(9, { custom: [DISCOUNT] })
+  j.append(bot, 'chatbot', bot, 'chatbot.renamed', { name: 'renamed' }, at(10))
+  changed(11, { custom: [DISCOUNT] })
+  return j
+}
+
+const period = (r: Row) => [
+  r.chatbot_id === bot ? 'bot' : 'other',
+  r.signal,
+  r.since_creation,
+  r.on_version,
+  r.off_version,
+  new Date(r.on_since as string).toISOString(),
+  r.off_since === null ? null : new Date(r.off_since as string).toISOString(),
+]
+
+const EXPECTED = [
+  ['bot', 'abandonment', true, 1, null, at(1), null],
+  ['bot', 'bot_failure', true, 1, null, at(1), null],
+  ['bot', 'repetition', true, 1, null, at(1), null],
+  ['bot', 'resolution', true, 1, null, at(1), null],
+  ['bot', 'frustration', true, 1, 3, at(1), at(5)],
+  ['bot', 'frustration', false, 4, null, at(7), null],
+  ['bot', 'custom:asks-for-a-discount', true, 1, null, at(1), null],
+  ['bot', 'custom:wants-a-refund', false, 2, 5, at(3), at(9)],
+  ...['escalation', 'bot_failure', 'repetition', 'frustration', 'resolution', 'abandonment'].map((s) => [
+    'other',
+    s,
+    true,
+    1,
+    null,
+    at(1),
+    null,
+  ]),
+]
+
+describe('the signal periods projection', () => {
+  it('opens a period where a signal turns on and closes it where it turns off', async () => {
+    await given(events()).projected().thenRows('rm_signal_periods', period, EXPECTED)
+  })
+
+  it('gives the same rows however the events are cut into batches, and when they come again', async () => {
+    for (const batches of [[1], [2], [3, 1]]) {
+      await given(events()).projected({ batches }).thenRows('rm_signal_periods', period, EXPECTED)
+      await given(events())
+        .projected({ batches, redelivered: true })
+        .thenRows('rm_signal_periods', period, EXPECTED)
+    }
+  })
+
+  it('is what migration 0047 makes of the journal for chatbots projected before it', async () => {
+    const j = events()
+    await given(j).projected().thenRows('rm_signal_periods', period, EXPECTED)
+    const records = await given(j).records()
+    const migration = readFileSync(
+      new URL('../../../../migrations/0047_signal-periods.sql', import.meta.url),
+      'utf8',
+    )
+    const backfill = migration.slice(migration.indexOf('WITH ev AS'), migration.indexOf('-- Down Migration'))
+    const schema = `backfill_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+    const rows = await withTransaction(pool(), async (client) => {
+      await client.query(`CREATE SCHEMA ${schema}`)
+      for (const table of ['event_journal', 'rm_chatbots', 'rm_signal_periods'])
+        await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
+      await client.query(`SET LOCAL search_path TO ${schema}, public`)
+      for (const r of records) {
+        await client.query(
+          `INSERT INTO event_journal (position, event_id, stream_type, stream_id, stream_version, type, version,
+                                      occurred_at, org_id, chatbot_id, payload)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+          [
+            r.position,
+            r.id,
+            r.streamType,
+            r.streamId,
+            r.streamVersion,
+            r.type,
+            r.version,
+            r.occurredAt,
+            r.orgId,
+            r.chatbotId,
+            JSON.stringify(r.payload),
+          ],
+        )
+      }
+      await client.query(
+        `INSERT INTO rm_chatbots (id, org_id, name, api_key_prefix, settings, created_at, stream_version)
+         VALUES ($1, $3, 'bot', 'k', '{}', $4, 7), ($2, $3, 'other', 'k', '{}', $4, 1)`,
+        [bot, other, orgId, at(1)],
+      )
+      await client.query(backfill)
+      return (await client.query<{ row: Row }>('SELECT to_jsonb(p) AS row FROM rm_signal_periods p')).rows
+    })
+    const key = (v: unknown) => JSON.stringify(v)
+    const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
+    expect(rows.map((r) => period(r.row)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+  })
+})
