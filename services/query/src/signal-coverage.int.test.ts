@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { withOrgScope } from '@cas/db'
+import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { readSignals, type SignalsReport } from './repositories/signals.ts'
@@ -15,13 +16,23 @@ const DISCOUNT = 'custom:asks-for-a-discount'
 let db: TestDatabase
 const org = randomUUID()
 const [bot, other] = [randomUUID(), randomUUID()]
-let position = 0
 
-async function settingsChanged(chatbotId: string, at: Date, patch: unknown) {
+/** A period of a signal, as the projector keeps them from the chatbot's events (rm_signal_periods). */
+async function period(chatbotId: string, signal: string, on: Date | 'creation', version: number, off?: Date) {
   await db.pool.query(
-    `INSERT INTO audit_log (event_id, org_id, position, occurred_at, action, target_type, target_id, details)
-     VALUES ($1, $2, $3, $4, 'chatbot.settings-changed', 'chatbot', $5, $6)`,
-    [randomUUID(), org, ++position, at, chatbotId, JSON.stringify({ patch })],
+    `INSERT INTO rm_signal_periods (org_id, chatbot_id, signal, on_since, since_creation, on_version, off_since,
+                                    off_version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      org,
+      chatbotId,
+      signal,
+      on === 'creation' ? T0 : on,
+      on === 'creation',
+      version,
+      off ?? null,
+      off === undefined ? null : version + 1,
+    ],
   )
 }
 
@@ -69,11 +80,17 @@ beforeAll(async () => {
       [id, org, JSON.stringify(settings), T0],
     )
   }
-  // The custom signal added on ADDED (a first patch naming no custom signal, then the one adding it), and
-  // frustration turned off the day after.
-  await settingsChanged(bot, new Date(ADDED.getTime() - DAY), { signals: { custom: [] } })
-  await settingsChanged(bot, ADDED, { signals: { custom: [discount] } })
-  await settingsChanged(bot, new Date(ADDED.getTime() + DAY), { signals: { disabled: ['frustration'] } })
+  // The custom signal added on ADDED, and frustration turned off the day after; the other chatbot's
+  // signals on since its creation, resolution turned off between its two conversations and on again
+  // after them.
+  for (const signal of BUILTIN_SIGNAL_NAMES) {
+    if (signal !== 'frustration') await period(bot, signal, 'creation', 1)
+    if (signal !== 'resolution') await period(other, signal, 'creation', 1)
+  }
+  await period(bot, 'frustration', 'creation', 1, new Date(ADDED.getTime() + DAY))
+  await period(bot, DISCOUNT, ADDED, 3)
+  await period(other, 'resolution', 'creation', 1, new Date(T0.getTime() + 5.5 * DAY))
+  await period(other, 'resolution', new Date(T0.getTime() + 20 * DAY), 3)
   // The chatbot: 4 conversations before the custom signal (one frustrated, one bot failure), 2 after (one
   // with the custom signal); the other chatbot: 2 conversations, one frustrated.
   const before = (d: number) => new Date(T0.getTime() + d * DAY)
@@ -139,6 +156,14 @@ describe('signals turned off or added later', () => {
       rate: 0.5,
     })
     expect(figure(report, DISCOUNT)).toMatchObject({ conversations: 1, conversationsChecked: 2 })
+  })
+
+  it('counts as checked the conversations of an earlier period of a signal turned off and on again', async () => {
+    expect(figure(await read(other), 'resolution')).toMatchObject({
+      enabled: true,
+      conversations: 0,
+      conversationsChecked: 1,
+    })
   })
 
   it('counts every conversation as checked for the custom signal once a re-analysis after it has finished', async () => {

@@ -263,7 +263,8 @@ async function referenceReadSignals(
       signals: Object.fromEntries(
         GAP_SIGNALS.map((name) => {
           const k = t.signals.get(name)?.length ?? 0
-          return [name, { conversations: k, rate: rate(k, t.ids.length) }]
+          // Without read-model rows, every conversation of the topic counts as checked.
+          return [name, { conversations: k, conversationsChecked: t.ids.length, rate: rate(k, t.ids.length) }]
         }),
       ),
     }))
@@ -276,6 +277,7 @@ async function referenceReadSignals(
         label: t.label,
         conversations: t.ids.length,
         botFailures: failed.length,
+        conversationsChecked: t.ids.length,
         botFailureRate: rate(failed.length, t.ids.length),
         score: Math.round(wilsonLower(failed.length, t.ids.length) * 10_000) / 10_000,
         examples: failed.slice(0, EXAMPLES),

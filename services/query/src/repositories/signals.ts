@@ -75,7 +75,8 @@ export interface TopicSignalFigures {
   id: string
   label: string
   conversations: number
-  signals: Record<string, { conversations: number; rate: number }>
+  /** Per knowledge-gap signal: the topic's conversations with it, those checked for it, and the rate. */
+  signals: Record<string, { conversations: number; conversationsChecked: number; rate: number }>
 }
 
 export interface NeedsAttention {
@@ -83,6 +84,8 @@ export interface NeedsAttention {
   label: string
   conversations: number
   botFailures: number
+  /** The topic's conversations checked for bot_failure: the rate's and the score's denominator. */
+  conversationsChecked: number
   botFailureRate: number
   /** The lower bound of the 95 % Wilson interval of the bot-failure rate: what the ranking sorts by. */
   score: number
@@ -140,9 +143,7 @@ export async function readSignals(
   const coverage = await signalsOn(client, scope.orgId, scope.chatbotId)
   const { rows } = await client.query<SignalsRow>(signalsSql(key.replaceAll('$TZ', tzParam), params.length), [
     ...params,
-    JSON.stringify(
-      coverage.on.map((o) => ({ c: o.chatbotId, s: o.signal, t: o.since?.toISOString() ?? null })),
-    ),
+    JSON.stringify(coverage.on.map((o) => ({ c: o.chatbotId, s: o.signal, r: o.checked }))),
     coverage.configured,
   ])
   const onNames = new Set(coverage.on.map((o) => o.signal))
@@ -168,6 +169,8 @@ export async function readSignals(
   // Conversations of chatbots without a read-model row yet: checked for every signal, as before settings.
   const unconfiguredPerBucket = new Map<string, number>()
   const topicRows: SignalsRow[] = []
+  // Per topic, per knowledge-gap signal: the topic's conversations checked for it.
+  const topicChecked = new Map<string, Map<string, number>>()
   for (const r of rows) {
     if (r.kind !== 'signal') continue
     const entry = signalOf(r.name!)
@@ -190,6 +193,14 @@ export async function readSignals(
       const counts = r.kind === 'checked key' ? signalOf(r.name!).checkedPerBucket : unconfiguredPerBucket
       counts.set(bucket, (counts.get(bucket) ?? 0) + r.n)
     } else if (r.kind === 'topic') topicRows.push(r)
+    else if (r.kind === 'topic checked') {
+      let counts = topicChecked.get(r.name!)
+      if (!counts) {
+        counts = new Map()
+        topicChecked.set(r.name!, counts)
+      }
+      counts.set(r.label!, r.n)
+    }
   }
   const unconfigured = [...unconfiguredPerBucket.values()].reduce((a, b) => a + b, 0)
   // Topics an owner or admin hid are left out of the per-topic figures, as from the topics report; their
@@ -214,6 +225,7 @@ export async function readSignals(
       label: labels.get(r.name!) ?? r.name!,
       conversations: r.n,
       gaps: r.gaps!,
+      checked: GAP_SIGNALS.map((name) => topicChecked.get(r.name!)?.get(name) ?? 0),
       examples: r.examples!,
     }))
   const signals = [...bySignal]
@@ -243,7 +255,8 @@ export async function readSignals(
       signals: Object.fromEntries(
         GAP_SIGNALS.map((name, i) => {
           const k = t.gaps[i] ?? 0
-          return [name, { conversations: k, rate: rate(k, t.conversations) }]
+          const checked = t.checked[i] ?? 0
+          return [name, { conversations: k, conversationsChecked: checked, rate: rate(k, checked) }]
         }),
       ),
     }))
@@ -252,13 +265,15 @@ export async function readSignals(
   const needsAttention = byTopic
     .map((t) => {
       const failed = t.gaps[failures] ?? 0
+      const checked = t.checked[failures] ?? 0
       return {
         id: t.id,
         label: t.label,
         conversations: t.conversations,
         botFailures: failed,
-        botFailureRate: rate(failed, t.conversations),
-        score: Math.round(wilsonLower(failed, t.conversations) * 10_000) / 10_000,
+        conversationsChecked: checked,
+        botFailureRate: rate(failed, checked),
+        score: Math.round(wilsonLower(failed, checked) * 10_000) / 10_000,
         examples: t.examples,
       }
     })
@@ -295,11 +310,12 @@ async function topicLabels(
 }
 
 interface SignalsRow {
-  kind: 'key' | 'signal' | 'signal key' | 'checked key' | 'unconfigured key' | 'topic'
+  kind: 'key' | 'signal' | 'signal key' | 'checked key' | 'unconfigured key' | 'topic' | 'topic checked'
   /** The signal's name or the topic's canonical id. */
   name: string | null
   key: Date | null
   n: number
+  /** A custom signal's label; for 'topic checked', the knowledge-gap signal. */
   label: string | null
   first_at: Date | null
   first_id: string | null
@@ -311,7 +327,8 @@ interface SignalsRow {
 
 /**
  * The statement of readSignals ($1 org, $2 from, $3 to, $4 chatbot or null, then the zone if the bucket
- * key uses it), one row per bucket key, per signal, per signal and bucket key, and per canonical topic.
+ * key uses it, then the signals on and the chatbots with a read-model row), one row per bucket key, per
+ * signal, per signal and bucket key, per canonical topic, and per topic and knowledge-gap signal.
  * `conv` is the range's conversations (`base`, one scan) with their signals as two arrays: the signals
  * of those conversations are read in one scan too (`conversation_id = ANY` of base's ids, an InitPlan run
  * once), aggregated per conversation, and met with base in a FULL JOIN, which Postgres runs only as a
@@ -322,13 +339,17 @@ interface SignalsRow {
  * conversation_id) its index: several index searches a conversation where Postgres skip-scans (18), the
  * organization's signals a conversation where it cannot (bench/FINDINGS.md, "Reads of a new organization
  * on stale statistics"). Merged topics are one JSON object read once (as rankTopics'), the topics
- * unnested per conversation; nothing else joins two sets, so every plan is linear in the conversations.
+ * unnested per conversation. The checked counts join the conversations (per bucket; per topic, for the
+ * knowledge-gap signals) with the signals on for their chatbot (`signal_on`, one row per chatbot and
+ * signal, each with the times of the last message its conversations were checked at, a tstzmultirange);
+ * nothing else joins two sets, so every plan is linear in the conversations.
  * The order of "first" is a conversation list's, at the millisecond a JS Date keeps.
  */
 function signalsSql(key: string, before: number): string {
   const on = `$${before + 1}::jsonb`
   const configured = `$${before + 2}::uuid[]`
   const recent = `date_trunc('milliseconds', last_message_at) DESC, id DESC`
+  const gapList = GAP_SIGNALS.map((s) => `'${s}'`).join(', ')
   const gaps = GAP_SIGNALS.map((s) => `count(*) FILTER (WHERE '${s}' = ANY(signals))`).join(', ')
   return `WITH base AS MATERIALIZED (
        SELECT id, chatbot_id, topics, last_message_at, date_trunc('hour', last_message_at) AS hour
@@ -349,7 +370,7 @@ function signalsSql(key: string, before: number): string {
             GROUP BY conversation_id) s ON s.conversation_id = c.id
      ),
      signal_on AS MATERIALIZED (
-       SELECT (o ->> 'c')::uuid AS chatbot_id, o ->> 's' AS signal, (o ->> 't')::timestamptz AS since
+       SELECT (o ->> 'c')::uuid AS chatbot_id, o ->> 's' AS signal, (o ->> 'r')::tstzmultirange AS checked
          FROM jsonb_array_elements(${on}) AS o
      ),
      counted AS MATERIALIZED (
@@ -368,13 +389,21 @@ function signalsSql(key: string, before: number): string {
        SELECT coalesce(jsonb_object_agg(chatbot_id::text || ' ' || signal, true), '{}') AS on_keys FROM signal_on
      ),
      placed AS (
-       SELECT c.id, c.last_message_at, p.topic,
+       SELECT c.id, c.chatbot_id, c.configured, c.last_message_at, p.topic,
               ARRAY(SELECT x FROM unnest(c.signals) AS x
                      WHERE NOT c.configured OR sk.on_keys ? (c.chatbot_id::text || ' ' || x)) AS signals
          FROM conv c CROSS JOIN merged m CROSS JOIN signal_keys sk
          CROSS JOIN LATERAL (
            SELECT DISTINCT coalesce(m.ids ->> (c.chatbot_id::text || ' ' || k.key), k.key) COLLATE "C" AS topic
              FROM unnest(c.topics) AS k(key)) p
+     ),
+     topic_checked AS (
+       SELECT p.topic, o.signal
+         FROM placed p JOIN signal_on o ON o.chatbot_id = p.chatbot_id
+        WHERE o.signal IN (${gapList}) AND (o.checked @> p.last_message_at OR o.signal = ANY (p.signals))
+       UNION ALL
+       SELECT p.topic, g.signal FROM placed p CROSS JOIN unnest(ARRAY[${gapList}]) AS g(signal)
+        WHERE NOT p.configured
      )
      SELECT 'key' AS kind, NULL::text AS name, key, count(*)::float8 AS n, NULL::text AS label,
             NULL::timestamptz AS first_at, NULL::uuid AS first_id, NULL::float8[] AS gaps, NULL::uuid[] AS examples
@@ -389,7 +418,7 @@ function signalsSql(key: string, before: number): string {
      UNION ALL
      SELECT 'checked key', o.signal, c.key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
        FROM conv c JOIN signal_on o ON o.chatbot_id = c.chatbot_id
-      WHERE o.since IS NULL OR c.last_message_at >= o.since OR o.signal = ANY (c.signals)
+      WHERE o.checked @> c.last_message_at OR o.signal = ANY (c.signals)
       GROUP BY o.signal, c.key
      UNION ALL
      SELECT 'unconfigured key', NULL, key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
@@ -398,5 +427,8 @@ function signalsSql(key: string, before: number): string {
      SELECT 'topic', topic, NULL, count(*)::float8, NULL, max(last_message_at),
             (array_agg(id ORDER BY ${recent}))[1], ARRAY[${gaps}]::float8[],
             coalesce((array_agg(id ORDER BY ${recent}) FILTER (WHERE 'bot_failure' = ANY(signals)))[1:${EXAMPLES}], '{}')
-       FROM placed GROUP BY topic`
+       FROM placed GROUP BY topic
+     UNION ALL
+     SELECT 'topic checked', topic, NULL, count(*)::float8, signal, NULL, NULL, NULL, NULL
+       FROM topic_checked GROUP BY topic, signal`
 }

@@ -308,7 +308,7 @@ const signalsResponse = z.object({
           'Conversations in range with the signal, of the chatbots for which it is on now.',
         ),
         conversationsChecked: count.describe(
-          "Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message is at or after it was last turned on or added (the audit log's settings changes), those that carry it, and all of them once a re-analysis started after that has finished; all of a chatbot's for a signal on since its creation.",
+          "Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message falls in a period it was on (from the chatbot's creation, or from the settings change that turned it on or added it, to the one that turned it off), those that carry it, and those before the start of a finished re-analysis that ran while it was on.",
         ),
         rate: rateSchema.describe('conversations / conversationsChecked (0 when none was checked).'),
         trend: z
@@ -333,7 +333,16 @@ const signalsResponse = z.object({
         label: z.string(),
         conversations: count,
         signals: z
-          .record(z.string(), z.object({ conversations: count, rate: rateSchema }))
+          .record(
+            z.string(),
+            z.object({
+              conversations: count.describe("The topic's conversations with the signal."),
+              conversationsChecked: count.describe(
+                "The topic's conversations checked for the signal (as the signal's own conversationsChecked): the rate's denominator.",
+              ),
+              rate: rateSchema.describe('conversations / conversationsChecked (0 when none was checked).'),
+            }),
+          )
           .describe('Knowledge gaps: bot_failure, escalation, repetition, frustration and abandonment.'),
       }),
     )
@@ -347,7 +356,10 @@ const signalsResponse = z.object({
         label: z.string(),
         conversations: count,
         botFailures: count,
-        botFailureRate: rateSchema,
+        conversationsChecked: count.describe(
+          "The topic's conversations checked for bot_failure: the denominator of botFailureRate and score.",
+        ),
+        botFailureRate: rateSchema.describe('botFailures / conversationsChecked.'),
         score: rateSchema.describe(
           "The lower bound of the 95 % Wilson interval of the bot-failure rate: the ranking's key.",
         ),
@@ -388,11 +400,11 @@ const signalsExample: z.output<typeof signalsResponse> = {
       label: 'Password reset',
       conversations: 40,
       signals: {
-        bot_failure: { conversations: 12, rate: 0.3 },
-        escalation: { conversations: 6, rate: 0.15 },
-        repetition: { conversations: 5, rate: 0.125 },
-        frustration: { conversations: 4, rate: 0.1 },
-        abandonment: { conversations: 7, rate: 0.175 },
+        bot_failure: { conversations: 12, conversationsChecked: 40, rate: 0.3 },
+        escalation: { conversations: 6, conversationsChecked: 40, rate: 0.15 },
+        repetition: { conversations: 5, conversationsChecked: 40, rate: 0.125 },
+        frustration: { conversations: 4, conversationsChecked: 40, rate: 0.1 },
+        abandonment: { conversations: 7, conversationsChecked: 40, rate: 0.175 },
       },
     },
   ],
@@ -402,6 +414,7 @@ const signalsExample: z.output<typeof signalsResponse> = {
       label: 'Password reset',
       conversations: 40,
       botFailures: 12,
+      conversationsChecked: 40,
       botFailureRate: 0.3,
       score: 0.1806,
       examples: ['0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57'],

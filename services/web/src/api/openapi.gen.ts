@@ -3831,22 +3831,27 @@ export interface operations {
                      *           "signals": {
                      *             "bot_failure": {
                      *               "conversations": 12,
+                     *               "conversationsChecked": 40,
                      *               "rate": 0.3
                      *             },
                      *             "escalation": {
                      *               "conversations": 6,
+                     *               "conversationsChecked": 40,
                      *               "rate": 0.15
                      *             },
                      *             "repetition": {
                      *               "conversations": 5,
+                     *               "conversationsChecked": 40,
                      *               "rate": 0.125
                      *             },
                      *             "frustration": {
                      *               "conversations": 4,
+                     *               "conversationsChecked": 40,
                      *               "rate": 0.1
                      *             },
                      *             "abandonment": {
                      *               "conversations": 7,
+                     *               "conversationsChecked": 40,
                      *               "rate": 0.175
                      *             }
                      *           }
@@ -3858,6 +3863,7 @@ export interface operations {
                      *           "label": "Password reset",
                      *           "conversations": 40,
                      *           "botFailures": 12,
+                     *           "conversationsChecked": 40,
                      *           "botFailureRate": 0.3,
                      *           "score": 0.1806,
                      *           "examples": [
@@ -3900,7 +3906,7 @@ export interface operations {
                             enabled: boolean;
                             /** @description Conversations in range with the signal, of the chatbots for which it is on now. */
                             conversations: number;
-                            /** @description Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message is at or after it was last turned on or added (the audit log's settings changes), those that carry it, and all of them once a re-analysis started after that has finished; all of a chatbot's for a signal on since its creation. */
+                            /** @description Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message falls in a period it was on (from the chatbot's creation, or from the settings change that turned it on or added it, to the one that turned it off), those that carry it, and those before the start of a finished re-analysis that ran while it was on. */
                             conversationsChecked: number;
                             /** @description conversations / conversationsChecked (0 when none was checked). */
                             rate: number;
@@ -3921,7 +3927,11 @@ export interface operations {
                             /** @description Knowledge gaps: bot_failure, escalation, repetition, frustration and abandonment. */
                             signals: {
                                 [key: string]: {
+                                    /** @description The topic's conversations with the signal. */
                                     conversations: number;
+                                    /** @description The topic's conversations checked for the signal (as the signal's own conversationsChecked): the rate's denominator. */
+                                    conversationsChecked: number;
+                                    /** @description conversations / conversationsChecked (0 when none was checked). */
                                     rate: number;
                                 };
                             };
@@ -3932,6 +3942,9 @@ export interface operations {
                             label: string;
                             conversations: number;
                             botFailures: number;
+                            /** @description The topic's conversations checked for bot_failure: the denominator of botFailureRate and score. */
+                            conversationsChecked: number;
+                            /** @description botFailures / conversationsChecked. */
                             botFailureRate: number;
                             /** @description The lower bound of the 95 % Wilson interval of the bot-failure rate: the ranking's key. */
                             score: number;

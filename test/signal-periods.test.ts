@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
+import type { Projector } from '@cas/service-projector'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signUp } from './support/auth.ts'
+import { createChatbot, postCapture } from './support/chatbots.ts'
+import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { buildTestGateway } from './support/gateway.ts'
+import { expectReplayKeeps, projectAll } from './support/projector.ts'
+
+// Regression (issue 32): the signals report read when a signal was turned on from the audit log, which
+// does not hold the settings a chatbot was created with: a custom signal given at creation and carried
+// through a later change of the custom list was rated over the conversations after that change only.
+// And the knowledge gaps rated a signal turned on later over all the topic's conversations, those
+// analysed while it was off included. The periods now come from the chatbot's events (rm_signal_periods),
+// kept by the projector and made again by a rebuild.
+
+const DISCOUNT = { label: 'Asks for a discount', examples: ['can I get a discount?'] }
+const REFUND = { label: 'Wants a refund', examples: ['I want my money back'] }
+
+let db: TestDatabase
+let app: FastifyInstance
+let projector: Projector
+let cookie: string
+let chatbotId: string
+const topicId = randomUUID()
+
+/** A conversation captured with its last message at `sentAt`, analysed into the topic with `signals`. */
+async function conversation(
+  apiKey: string,
+  orgId: string,
+  sentAt: Date,
+  signals: { name: string; label?: string }[],
+) {
+  const captured = await postCapture(app, apiKey, {
+    conversationId: `c-${randomUUID()}`,
+    messages: [{ id: 'm-1', role: 'user', content: 'hello', sentAt: sentAt.toISOString() }],
+  })
+  expect(captured.statusCode, captured.body).toBe(200)
+  const analyzer = { name: 'test', version: '1' }
+  await withTransaction(db.pool, async (client) => {
+    await appendToStream(client, {
+      streamType: 'analysis',
+      streamId: captured.json().conversationId,
+      orgId,
+      chatbotId,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.conversation-analyzed', {
+          analyzer,
+          sentiment: { score: 0, label: 'neutral' },
+          assistantSentiment: null,
+          topics: [{ id: topicId, label: 'Billing' }],
+        }),
+        newEvent('analysis.signals-detected', {
+          analyzer,
+          settled: true,
+          signals: signals.map((s) => ({ ...s, confidence: 0.8, evidence: ['m-1'] })),
+        }),
+      ],
+    })
+  })
+}
+
+const report = async () => {
+  const res = await app.inject({
+    method: 'GET',
+    url: `/api/v1/analytics/signals?chatbotId=${chatbotId}&days=7`,
+    headers: { cookie },
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  return res.json()
+}
+
+const periods = async () =>
+  (
+    await db.pool.query(
+      `SELECT signal, since_creation, on_version, off_version, off_since IS NULL AS open
+         FROM rm_signal_periods WHERE chatbot_id = $1 ORDER BY signal, on_version`,
+      [chatbotId],
+    )
+  ).rows
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ app } = await buildTestGateway(db, {}, undefined, { ownProjector: true }))
+  let organization: { id: string }
+  ;({ cookie, organization } = await signUp(app))
+  // Created with its own signal and escalation off; the custom list changed later (the discount kept,
+  // a refund added), escalation turned on by the same change.
+  const created = await createChatbot(app, cookie, {
+    name: 'Bot',
+    settings: { signals: { disabled: ['escalation'], custom: [DISCOUNT] } },
+  })
+  chatbotId = created.chatbot.id
+  const before = new Date(Date.now() - 10 * 60_000)
+  await conversation(created.apiKey, organization.id, before, [
+    { name: 'custom:asks-for-a-discount', label: DISCOUNT.label },
+  ])
+  await conversation(created.apiKey, organization.id, before, [{ name: 'bot_failure' }])
+  await conversation(created.apiKey, organization.id, before, [])
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/api/v1/chatbots/${chatbotId}`,
+    headers: { cookie },
+    payload: { settings: { signals: { disabled: [], custom: [DISCOUNT, REFUND] } } },
+  })
+  expect(patched.statusCode, patched.body).toBe(200)
+  const after = new Date()
+  await conversation(created.apiKey, organization.id, after, [
+    { name: 'escalation' },
+    { name: 'custom:wants-a-refund', label: REFUND.label },
+  ])
+  await conversation(created.apiKey, organization.id, after, [])
+  projector = await projectAll(db.pool)
+})
+
+afterAll(async () => {
+  await projector?.consumer.stop()
+  await app?.close()
+  await db?.drop()
+})
+
+describe("signals' periods from the chatbot's events", () => {
+  it('keeps each signal’s periods: on since the creation, or since the change that turned it on', async () => {
+    expect(await periods()).toEqual([
+      { signal: 'abandonment', since_creation: true, on_version: 1, off_version: null, open: true },
+      { signal: 'bot_failure', since_creation: true, on_version: 1, off_version: null, open: true },
+      {
+        signal: 'custom:asks-for-a-discount',
+        since_creation: true,
+        on_version: 1,
+        off_version: null,
+        open: true,
+      },
+      {
+        signal: 'custom:wants-a-refund',
+        since_creation: false,
+        on_version: 2,
+        off_version: null,
+        open: true,
+      },
+      { signal: 'escalation', since_creation: false, on_version: 2, off_version: null, open: true },
+      { signal: 'frustration', since_creation: true, on_version: 1, off_version: null, open: true },
+      { signal: 'repetition', since_creation: true, on_version: 1, off_version: null, open: true },
+      { signal: 'resolution', since_creation: true, on_version: 1, off_version: null, open: true },
+    ])
+  })
+
+  it('rates a custom signal given at creation and kept through a change of the list over all its conversations', async () => {
+    const signals = (await report()).signals as { name: string }[]
+    expect(signals.find((s) => s.name === 'custom:asks-for-a-discount')).toMatchObject({
+      conversations: 1,
+      conversationsChecked: 5,
+      rate: 0.2,
+    })
+    expect(signals.find((s) => s.name === 'custom:wants-a-refund')).toMatchObject({
+      conversations: 1,
+      conversationsChecked: 2,
+      rate: 0.5,
+    })
+  })
+
+  it("rates a signal turned on later, per topic, over the topic's conversations checked for it", async () => {
+    const body = await report()
+    const [billing] = body.topics
+    expect(billing).toMatchObject({ id: topicId, conversations: 5 })
+    expect(billing.signals.escalation).toEqual({ conversations: 1, conversationsChecked: 2, rate: 0.5 })
+    expect(billing.signals.bot_failure).toEqual({ conversations: 1, conversationsChecked: 5, rate: 0.2 })
+    expect(body.needsAttention).toMatchObject([
+      { id: topicId, conversations: 5, botFailures: 1, conversationsChecked: 5, botFailureRate: 0.2 },
+    ])
+  })
+
+  it('gives the same periods and the same report after a rebuild of the read models', async () => {
+    const snapshot = async () => ({ periods: await periods(), report: await report() })
+    await expectReplayKeeps(db.pool, projector, snapshot, await snapshot())
+  })
+})
