@@ -218,6 +218,44 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
   )
 
   it(
+    "rates a signal turned on later in a topic's knowledge gaps over the conversations checked for it",
+    async () => {
+      // Regression (issue 32): the knowledge gaps rated escalation, turned on after the chatbot's first
+      // conversation, over that conversation too ("50.0 %"), which was analysed while it was off.
+      const created = await page.request.post('/api/v1/chatbots', {
+        data: { name: 'Late escalation bot', settings: { signals: { disabled: ['escalation'] } } },
+      })
+      expect(created.ok(), await created.text()).toBe(true)
+      const { chatbot, apiKey: key } = (await created.json()) as { chatbot: { id: string }; apiKey: string }
+      const asks = (conversationId: string, content: string) => ({
+        conversationId,
+        messages: [{ id: 'm-1', role: 'user', content }],
+      })
+      expect(
+        (await capture(key, asks('person-before', "I'd like to talk to a real person please"))).status,
+      ).toBe(200)
+      await waitFor(
+        async () => {
+          const res = await page.request.get(`/api/v1/analytics/signals?chatbotId=${chatbot.id}&days=7`)
+          const report = (await res.json()) as { topics: unknown[] }
+          return res.ok() && report.topics.length > 0
+        },
+        { timeoutMs: 90_000, what: 'the first conversation analysed into a topic' },
+      )
+      const saved = await page.request.patch(`/api/v1/chatbots/${chatbot.id}`, {
+        data: { settings: { signals: { disabled: [] } } },
+      })
+      expect(saved.ok(), await saved.text()).toBe(true)
+      expect((await capture(key, asks('person-after', 'can you get me a human agent?'))).status).toBe(200)
+      await waitForListed(page, `chatbotId=${chatbot.id}&signal=escalation`, 'person-after')
+      await page.goto(`/analytics?chatbotId=${chatbot.id}&range=7&interval=day`)
+      const gaps = page.getByRole('region', { name: 'Knowledge gaps by topic (table)' })
+      await gaps.getByRole('cell', { name: '100.0 % of 1 checked', exact: true }).first().waitFor()
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
     'says a range without conversations has none, not "Of the 0 conversations"',
     async () => {
       const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Quiet bot' } })

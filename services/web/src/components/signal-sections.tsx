@@ -21,6 +21,19 @@ function share(s: SignalFigures, conversations: number, chatbotId: string | unde
   return `${percent(s.rate)} of ${formatNumber(s.conversationsChecked)} checked`
 }
 
+/**
+ * A topic's knowledge-gap rate as the table says it: with, when fewer of the topic's conversations were
+ * checked for the signal than it has (turned on later for one of its chatbots), over how many.
+ */
+function gapShare(
+  gap: { rate: number; conversationsChecked: number } | undefined,
+  conversations: number,
+): string {
+  if (!gap) return percent(0)
+  if (gap.conversationsChecked === conversations) return percent(gap.rate)
+  return `${percent(gap.rate)} of ${formatNumber(gap.conversationsChecked)} checked`
+}
+
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
 export function SignalsSection({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
   const off = new Set(report.signals.filter((s) => !s.enabled).map((s) => s.name))
@@ -146,7 +159,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
                     </th>
                     <td>{formatNumber(t.conversations)}</td>
                     {GAPS.map((g) => (
-                      <td key={g}>{off.has(g) ? 'Off' : percent(t.signals[g]?.rate ?? 0)}</td>
+                      <td key={g}>{off.has(g) ? 'Off' : gapShare(t.signals[g], t.conversations)}</td>
                     ))}
                   </tr>
                 ))}
@@ -182,8 +195,9 @@ export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; c
               >
                 <strong>{t.label}</strong>
               </Link>
-              : the bot failed in {formatNumber(t.botFailures)} of {formatNumber(t.conversations)}{' '}
-              conversations ({percent(t.botFailureRate)}).{' '}
+              : the bot failed in {formatNumber(t.botFailures)} of {formatNumber(t.conversationsChecked)}{' '}
+              conversations{t.conversationsChecked < t.conversations ? ' checked for it' : ''} (
+              {percent(t.botFailureRate)}).{' '}
               {t.examples.length > 0 ? (
                 <span>
                   Examples:{' '}
