@@ -43,7 +43,10 @@ import {
 } from '../services/analysis/src/topics/answers.ts'
 import {
   clausesOf,
+  FOLLOW_UP_MARGIN,
   REQUEST_ANCHORS,
+  requestEmbeddings,
+  requestsMakingTopics,
   SOCIAL_MARGIN,
   socialMargin,
   TOPIC_SOCIAL_ANCHORS,
@@ -280,6 +283,40 @@ for (const set of scoredSets.filter((s) => !s.name.startsWith('GoEmotions'))) {
       .map((s) => JSON.stringify(s.text))
     console.log(
       `| ${set.name} | ${kept.length} | ${kind}: "${turn}" | ${asked ? 'yes' : 'no'} | ${n} (${pct(n / kept.length)})${shown.length ? `: ${shown.join(', ')}` : ''} |`,
+    )
+  }
+}
+
+/**
+ * Follow-ups (rules-v7, topics/requests.ts requestsMakingTopics): each message asked after a conversation's
+ * first request, which then makes a topic only below FOLLOW_UP_MARGIN, its margin taken against requests
+ * of every kind (requestEmbeddings). Requests (CLINC150, DSTC11) should keep theirs; GoEmotions' thanks
+ * should make none.
+ */
+const FOLLOW_UP_MARGINS = [0.03, 0.05, 0.08, 0.1, 0.15]
+console.log(
+  `\nAsked after the conversation's first request (follow-up margin ${FOLLOW_UP_MARGIN} in the code): the share that makes a topic, as the first request and as a later one, by margin`,
+)
+console.log(
+  `| set | messages | as the first request | ${FOLLOW_UP_MARGINS.map((m) => `later, ${m}`).join(' | ')} |`,
+)
+console.log(`|---|--:|--:|${FOLLOW_UP_MARGINS.map(() => '--:').join('|')}|`)
+for (const set of scoredSets) {
+  const placed = await requestEmbeddings(
+    set.scored.map((s) => s.text),
+    set.scored.map((s) => s.vector),
+    { ...anchors, anyRequest: replyAnchors.request },
+    (texts) => model.embed(texts),
+  )
+  for (const social of [false, true]) {
+    const of = set.scored.flatMap((s, i) => (s.social === social ? [placed[i]?.margin] : []))
+    if (of.length === 0) continue
+    const topics = (later: boolean, margin: number) =>
+      of.filter((m) =>
+        later ? requestsMakingTopics([{ margin: -1 }, { margin: m }], margin)[1] : m !== undefined,
+      ).length / of.length
+    console.log(
+      `| ${set.name}, ${social ? 'not requests' : 'requests'} | ${of.length} | ${pct(topics(false, 0))} | ${FOLLOW_UP_MARGINS.map((m) => pct(topics(true, m))).join(' | ')} |`,
     )
   }
 }

@@ -94,7 +94,9 @@ export async function embedded(set: SetName): Promise<Embedded[]> {
   for (let i = 0; i < rows.length; i += 256) {
     const chunk = rows.slice(i, i + 256)
     const results = await analyzer.analyzeMessages(
-      chunk.map((r, j) => ({ id: String(j), role: 'user' as const, content: r.text })),
+      // Each request a conversation of its own (turnBefore, as the service marks each job's first message):
+      // a request after another in the same conversation makes a topic only when it clearly asks.
+      chunk.map((r, j) => ({ id: String(j), role: 'user' as const, content: r.text, turnBefore: {} })),
       {},
     )
     results.forEach((r, j) => {

@@ -250,6 +250,75 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect([...asks].sort()).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
   })
 
+  it('makes no topic of what an end user says after their request unless they clearly ask again, whether captured at once, a message at a time or as a backlog', async () => {
+    // Regression (rules-v6): a report of what the end user did, or a follow-up meaning little read alone,
+    // passed the request gate (the doubt goes to keeping), and on multi-turn traffic such messages formed
+    // the largest topic, "thanks, thank, gray". Now the doubt goes to keeping only for the first request.
+    const followUps = [
+      'right, I have reordered it',
+      'installed it, all good',
+      'sent it just now, thanks',
+      "ok I'll try again tomorrow",
+      'ok will have a look later',
+      'done that, nothing changed',
+    ]
+    const asked = ['password', 'delivery'] as const
+    const sentAt = (i: number) => new Date(Date.UTC(2026, 10, 21, 9, 0, i)).toISOString()
+    const turns = (request: string, then: string) =>
+      [
+        { id: 'u0', role: 'user', content: request },
+        { id: 'a0', role: 'assistant', content: BOT },
+        { id: 'u1', role: 'user', content: then },
+      ].map((m, i) => ({ ...m, sentAt: sentAt(i) }))
+    const cases: { id: string; messages: ReturnType<typeof turns> }[] = []
+    for (const [round, way] of ['at-once', 'each-message', 'backlog'].entries()) {
+      for (const [i, followUp] of followUps.entries()) {
+        const request = REQUESTS[asked[(round + i) % 2]!][(round + i) % 5]!
+        cases.push({ id: `follow-up-${way}-${i}`, messages: turns(request, followUp) })
+      }
+      // Thanks, then a second request: a topic of its own.
+      cases.push({
+        id: `asks-again-${way}`,
+        messages: turns(REQUESTS.delivery[round]!, 'thanks! and how do I reset my password?'),
+      })
+    }
+    const of = (way: string) => cases.filter((c) => c.id.includes(way))
+    const post = async (conversationId: string, messages: readonly unknown[]) => {
+      const res = await postCapture(app, apiKey, { conversationId, messages })
+      expect(res.statusCode, res.body).toBe(200)
+    }
+    const before = await topicIds()
+    for (const c of of('at-once')) await post(c.id, c.messages)
+    // Each message captured as it is sent, and analysed before the next comes.
+    for (const i of [0, 1, 2]) {
+      for (const c of of('each-message')) await post(c.id, [c.messages[i]])
+      await settled()
+    }
+    // Each message captured alone while the analysis is stopped: claimed in order once it starts.
+    await pipeline.stopAnalysis()
+    for (const i of [0, 1, 2]) for (const c of of('backlog')) await post(c.id, [c.messages[i]])
+    await pipeline.startAnalysis(pipeline.analyzer!)
+    await settled()
+
+    const all = await conversations()
+    const placed = await placedMessages(
+      chatbotId,
+      cases.map((c) => c.id),
+    )
+    for (const [round, way] of ['at-once', 'each-message', 'backlog'].entries()) {
+      for (const i of followUps.keys()) {
+        const id = `follow-up-${way}-${i}`
+        // The follow-up neither makes nor joins a topic, nor waits in "other": the request keeps its own.
+        expect(all.get(id)!.topicIds, id).toEqual([topicOf.get(asked[(round + i) % 2]!)])
+        expect(placed.get(id), id).toEqual(['u0'])
+      }
+      const asks = all.get(`asks-again-${way}`)!.topicIds
+      expect([...asks].sort(), way).toEqual([topicOf.get('password'), topicOf.get('delivery')].sort())
+      expect(placed.get(`asks-again-${way}`), way).toEqual(['u0', 'u1'])
+    }
+    expect(await topicIds()).toEqual(before)
+  })
+
   it("gives no topic to answers to the bot's questions for a detail; the same words opening a conversation still ask", async () => {
     // The bot asks for an order number and a day; the end user answers each (rules-v6).
     await captureTurns('slot-answers', SLOT_TURNS)

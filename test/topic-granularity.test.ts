@@ -42,7 +42,8 @@ describe.skipIf(!hasTestModel)('topic granularity in one domain, with the langua
       texts.map((text) => ({ request, text })),
     )
     const results = await analyzer.analyzeMessages(
-      requests.map((r, i) => ({ id: String(i), role: 'user' as const, content: r.text })),
+      // Each request a conversation's first (turnBefore): not follow-ups of one conversation.
+      requests.map((r, i) => ({ id: String(i), role: 'user' as const, content: r.text, turnBefore: {} })),
       {},
     )
     points = requests.map((r, i) => ({

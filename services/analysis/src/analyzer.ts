@@ -20,7 +20,15 @@ export interface MessageToAnalyze {
    * the job runner): the slot question it asked, if it asked one (MessageAnalysis.slotQuestion). Absent:
    * the message before it in the batch is its turn before (topics/answers.ts).
    */
-  readonly turnBefore?: { readonly slotQuestion?: Float32Array }
+  readonly turnBefore?: {
+    readonly slotQuestion?: Float32Array
+    /**
+     * An end user's request of the conversation came before this message (it made a topic, or waits in
+     * "other"): a request after it makes a topic only when it clearly asks (topics/requests.ts,
+     * requestsMakingTopics). Read from the stored conversation like the slot question; absent: none did.
+     */
+    readonly requested?: boolean
+  }
 }
 
 export interface Sentiment {

@@ -358,22 +358,26 @@ export class AnalysisJobRunner {
   }
 
   /**
-   * The stored conversation's turn just before each job's first message, for the jobs that open on an end
-   * user's message with a sentAt (an answer is judged against the slot question of the turn before it,
-   * topics/answers.ts): the latest result of its conversation sent before it, in the signals' order
-   * (signals/store.ts conversationMessages). The conversation's earlier jobs are done (claimJobs claims a
-   * conversation's jobs in order), so that turn is stored, whichever capture it came in. One statement per
-   * claim, an index probe per job.
+   * What the stored conversation says of what came before each job's first message, for the jobs whose
+   * first message has a sentAt: the latest result of its conversation sent before it, in the signals' order
+   * (signals/store.ts conversationMessages), whose slot question an end user's answer is judged against
+   * (topics/answers.ts); and whether an end user's request of it came before (a result with a topic), after
+   * which a request makes a topic only when it clearly asks (topics/requests.ts requestsMakingTopics). The
+   * conversation's earlier jobs are done (claimJobs claims a conversation's jobs in order), so those results
+   * are stored, whichever capture they came in. One statement per claim, index probes per job.
    */
   private async turnsBefore(jobs: readonly AnalysisJob[]): Promise<Map<string, TurnBefore>> {
     const opening = jobs.flatMap((job) => {
-      const first = job.messages[0]
-      const sentAt = first?.role === 'user' ? validDate(first.sentAt) : null
+      const sentAt = validDate(job.messages[0]?.sentAt)
       return sentAt ? [{ job, sentAt }] : []
     })
     const turns = new Map<string, TurnBefore>()
     if (opening.length === 0) return turns
-    const { rows } = await this.opts.pool.query<{ job_id: string; slot_question: Buffer | null }>({
+    const { rows } = await this.opts.pool.query<{
+      job_id: string
+      slot_question: Buffer | null
+      requested: boolean
+    }>({
       name: 'cas-analysis-turn-before',
       text: TURN_BEFORE,
       values: [
@@ -383,7 +387,10 @@ export class AnalysisJobRunner {
       ],
     })
     for (const row of rows) {
-      turns.set(row.job_id, row.slot_question ? { slotQuestion: vectorOf(row.slot_question) } : {})
+      turns.set(row.job_id, {
+        ...(row.slot_question ? { slotQuestion: vectorOf(row.slot_question) } : {}),
+        ...(row.requested ? { requested: true } : {}),
+      })
     }
     return turns
   }
@@ -647,16 +654,24 @@ type TurnBefore = NonNullable<MessageToAnalyze['turnBefore']>
 
 /**
  * Per job, the latest stored result of its conversation sent before its first message (`$3`): its slot
- * question, if it asked one. An index probe and a short sort per job; `LIMIT` keeps it a probe.
+ * question, if it asked one; and whether an end user's result before it has a topic (a request: with the
+ * semantic analyzer only requests get one, "other" included). Index probes and a short sort per job;
+ * `LIMIT` keeps each a probe.
  */
-const TURN_BEFORE = `SELECT j.id::text AS job_id, r.slot_question
+const TURN_BEFORE = `SELECT j.id::text AS job_id, t.slot_question,
+        EXISTS (
+          SELECT 1 FROM analysis_results q
+           WHERE q.conversation_id = j.conversation_id AND q.role = 'user' AND cardinality(q.topics) > 0
+             AND coalesce(q.sent_at, q.analyzed_at) < j.sent_at
+           LIMIT 1
+        ) AS requested
    FROM unnest($1::bigint[], $2::uuid[], $3::timestamptz[]) AS j(id, conversation_id, sent_at)
-   CROSS JOIN LATERAL (
+   LEFT JOIN LATERAL (
      SELECT r.slot_question FROM analysis_results r
       WHERE r.conversation_id = j.conversation_id AND coalesce(r.sent_at, r.analyzed_at) < j.sent_at
       ORDER BY coalesce(r.sent_at, r.analyzed_at) DESC, r.position DESC, r.message_id DESC
       LIMIT 1
-   ) r`
+   ) t ON true`
 
 const DELETED = 'deleted'
 const NOT_YET_KNOWN = 'not-yet-known'

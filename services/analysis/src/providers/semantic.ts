@@ -32,7 +32,12 @@ import {
   REPLY_REQUEST_ANCHORS,
   SLOT_QUESTION_ANCHORS,
 } from '../topics/answers.ts'
-import { REQUEST_ANCHORS, requestEmbeddings, TOPIC_SOCIAL_ANCHORS } from '../topics/requests.ts'
+import {
+  REQUEST_ANCHORS,
+  requestEmbeddings,
+  requestsMakingTopics,
+  TOPIC_SOCIAL_ANCHORS,
+} from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
 import { cachedEmbedder } from './embedding-cache.ts'
 import { type EmbeddingModel, loadEmbeddingModel, type ModelSource } from './embedding-model.ts'
@@ -44,7 +49,7 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * Bump when this file's, topics/terms.ts's, topics/requests.ts's or topics/answers.ts's rules change
  * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
  */
-const RULES_VERSION = 6
+const RULES_VERSION = 7
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -135,7 +140,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     const placed = await requestEmbeddings(
       texts,
       toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
-      anchors,
+      { ...anchors, anyRequest: replyAnchors.request },
       embedTexts,
     )
     // A request read alone may answer the bot's question just before it ("Tuesday, 10 if possible" after
@@ -156,9 +161,19 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       embedTexts,
     )
     for (const [k, i] of requests.entries()) if (answers[k]) placed[i] = undefined
+    // A request after the conversation's first (in this batch, or stored from an earlier capture) makes a
+    // topic only when it clearly asks: "ordered, thanks" and "done. still nothing" make none (rules-v7).
+    // A batch may hold several conversations' jobs: each job's first message carries its turnBefore.
+    const embeddedAt = new Map(toEmbed.map((m, i) => [m, i]))
+    const makesTopic = requestsMakingTopics(
+      messages.map((m) => ({
+        margin: embeddedAt.has(m) ? placed[embeddedAt.get(m)!]?.margin : undefined,
+        requestedBefore: m.turnBefore ? m.turnBefore.requested === true : undefined,
+      })),
+    )
     if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
     const byMessage = new Map<MessageToAnalyze, Float32Array>(
-      toEmbed.flatMap((m, i) => (placed[i] ? [[m, placed[i]] as const] : [])),
+      toEmbed.flatMap((m, i) => (makesTopic[index.get(m)!] ? [[m, placed[i]!.embedding] as const] : [])),
     )
     return messages.map((m, i): MessageAnalysis => {
       const embedding = byMessage.get(m)

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { clausesOf, isSocial, requestEmbeddings, SOCIAL_MARGIN, socialMargin } from './requests.ts'
+import {
+  clausesOf,
+  FOLLOW_UP_MARGIN,
+  isSocial,
+  requestEmbeddings,
+  requestsMakingTopics,
+  SOCIAL_MARGIN,
+  socialMargin,
+} from './requests.ts'
 import { normalized } from './vectors.ts'
 
 /** Unit vectors in 4 dimensions: axis 0 a social act, axis 1 a request, 2 and 3 anything else. */
@@ -54,24 +62,69 @@ describe('only requests make topics: the decision', () => {
       ok: SOCIAL,
       thanks: SOCIAL,
       'my parcel is late, why': REQUEST,
+      'play some music': unit(0.1, 0.3, 0, 1),
     }
     const embedded: string[] = []
     const embed = async (texts: readonly string[]) => {
       embedded.push(...texts)
       return texts.map((t) => vectors[t]!)
     }
-    const texts = ['hi, where is my parcel', 'ok, thanks', 'my parcel is late, why']
+    const texts = ['hi, where is my parcel', 'ok, thanks', 'my parcel is late, why', 'play some music']
+    // Requests of other kinds (axis 3) besides the support requests: how clearly a request asks.
+    const anyKind = { social: anchors.social, request: [REQUEST, unit(0, 0, 0, 1)] }
     const placed = await requestEmbeddings(
       texts,
       texts.map((t) => vectors[t]!),
-      anchors,
+      { ...anchors, anyRequest: anyKind.request },
       embed,
     )
-    // The greeting's clause is left out of where the message goes.
-    expect(placed[0]).toEqual(vectors['where is my parcel'])
+    // The greeting's clause is left out of where the message goes, and of how clearly it asks.
+    expect(placed[0]!.embedding).toEqual(vectors['where is my parcel'])
+    expect(placed[0]!.margin).toBeCloseTo(socialMargin(vectors['where is my parcel']!, anyKind))
     expect(placed[1]).toBeUndefined()
-    expect(placed[2]).toBe(REQUEST)
+    expect(placed[2]!.embedding).toBe(REQUEST)
+    expect(placed[2]!.margin).toBeCloseTo(socialMargin(REQUEST, anyKind))
+    // A request unlike the support requests asks as clearly as one like them.
+    const music = vectors['play some music']!
+    expect(placed[3]!.embedding).toBe(music)
+    expect(placed[3]!.margin).toBeCloseTo(socialMargin(music, anyKind))
+    expect(placed[3]!.margin).toBeLessThan(socialMargin(music, anchors) - 0.5)
     // Only the messages social as a whole are split and embedded again.
     expect(embedded).toEqual(['hi', 'where is my parcel', 'ok', 'thanks'])
+  })
+  it("makes a topic of a conversation's first request, and of a later one only when it clearly asks", () => {
+    const clear = FOLLOW_UP_MARGIN - 0.3
+    const doubtful = FOLLOW_UP_MARGIN + 0.01
+    // "my card hasn't arrived", bot, "right, I have reordered it", bot, "thanks. and can they see my analytics?"
+    expect(
+      requestsMakingTopics([
+        { margin: doubtful },
+        { margin: undefined },
+        { margin: doubtful },
+        { margin: undefined },
+        { margin: clear },
+      ]),
+    ).toEqual([true, false, false, false, true])
+    // A greeting first: the request after it is the first, however doubtful.
+    expect(requestsMakingTopics([{ margin: undefined }, { margin: doubtful }])).toEqual([false, true])
+    expect(requestsMakingTopics([{ margin: FOLLOW_UP_MARGIN }, { margin: FOLLOW_UP_MARGIN }])).toEqual([
+      true,
+      false,
+    ])
+  })
+
+  it('reads where each conversation of a batch starts, and whether a request of it came in an earlier capture', () => {
+    const doubtful = FOLLOW_UP_MARGIN + 0.05
+    expect(
+      requestsMakingTopics([
+        // A job of a conversation whose request is stored: its first message is a follow-up.
+        { margin: doubtful, requestedBefore: true },
+        { margin: doubtful },
+        // The next job, another conversation with none before: its first request makes a topic.
+        { margin: undefined, requestedBefore: false },
+        { margin: doubtful },
+        { margin: doubtful },
+      ]),
+    ).toEqual([false, false, false, true, false])
   })
 })

@@ -133,6 +133,13 @@ export const REQUEST_ANCHORS: readonly string[] = [
 /** Chosen on CLINC150's validation split: bench/FINDINGS.md, "Only requests make topics". */
 export const SOCIAL_MARGIN = 0.2
 
+/**
+ * A request after the conversation's first makes a topic below this margin (requestsMakingTopics). Chosen on the
+ * signal sets' multi-turn traffic, confirmed on CLINC150 and DSTC11 requests asked second and GoEmotions'
+ * thanks after a request (bench/FINDINGS.md, "Follow-ups and closings make no topic").
+ */
+export const FOLLOW_UP_MARGIN = 0.05
+
 export interface RequestAnchors {
   readonly social: readonly Vector[]
   readonly request: readonly Vector[]
@@ -169,6 +176,18 @@ export function clausesOf(text: string): string[] {
     .filter((c) => /\p{L}/u.test(c))
 }
 
+/** A request to place: what to place of it, and how clearly it asks. */
+export interface PlacedRequest {
+  readonly embedding: Vector
+  /**
+   * How clearly it asks (requestsMakingTopics): the social margin of the whole message, or for one social
+   * as a whole but asking in a clause ("thanks! and how do I export?") the least of its asking clauses',
+   * taken against requests of every kind (`anyRequest`: "tell me a joke" asks as clearly as "I lost my
+   * card"), not the support requests alone.
+   */
+  readonly margin: number
+}
+
 /**
  * What to place of each text, given its embedding: the embedding itself when the whole is a request;
  * when the whole reads as social but a clause is a request ("hi, my card was declined"), the mean of its
@@ -179,21 +198,59 @@ export function clausesOf(text: string): string[] {
 export async function requestEmbeddings(
   texts: readonly string[],
   embeddings: readonly Vector[],
-  anchors: RequestAnchors,
+  anchors: RequestAnchors & { readonly anyRequest: readonly Vector[] },
   embed: (texts: readonly string[]) => Promise<Vector[]>,
-): Promise<(Vector | undefined)[]> {
+): Promise<(PlacedRequest | undefined)[]> {
   const margins = embeddings.map((e) => socialMargin(e, anchors))
   const split = texts.map((t, i) => (isSocial([margins[i]!]) ? clausesOf(t) : []))
   const clauseVectors = await embed(split.flatMap((c) => (c.length > 1 ? c : [])))
+  const asks = (v: Vector) => socialMargin(v, { social: anchors.social, request: anchors.anyRequest })
   let at = 0
   return margins.map((whole, i) => {
-    if (!isSocial([whole])) return embeddings[i]!
+    if (!isSocial([whole])) return { embedding: embeddings[i]!, margin: asks(embeddings[i]!) }
     if (split[i]!.length < 2) return undefined
     const clauses = split[i]!.map(() => clauseVectors[at++]!)
     const asking = clauses.filter((v) => !isSocial([socialMargin(v, anchors)]))
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.length)
     for (const v of asking) addInto(sum, v)
-    return normalized(sum)
+    return { embedding: normalized(sum), margin: Math.min(...asking.map(asks)) }
+  })
+}
+
+/**
+ * A conversation's later messages make a topic only when they clearly ask (issue 31 item 4, rules-v7).
+ * The gate above gives the doubt to keeping: a message like neither its social nor its request anchors
+ * counts as a request. That is right for the message that says what a conversation is about, and wrong
+ * for what follows it: an end user's report of what they did ("ordered, thanks", "got it, its unlocked"),
+ * a closing of several social clauses ("found it, done. thanks"), a follow-up that means nothing read
+ * alone ("done. still nothing"), a call for a person ("agent") or an insult
+ * ("useless") all pass it, and on multi-turn traffic they gathered into the largest topic, "thanks,
+ * thank, gray" (bench/FINDINGS.md, "Thanks still made a topic"). So the doubt goes to keeping only for
+ * the conversation's first request; a request after it makes a topic of its own only when its margin is
+ * below FOLLOW_UP_MARGIN ("thanks. and can they see my analytics?" asks again), and otherwise none:
+ * the conversation keeps the topic it has, and the message's words name no topic. The signals still
+ * read every message.
+ *
+ * `messages`: a batch's messages in order, each with its PlacedRequest margin (undefined for one that is
+ * no request: social, an answer to the bot's question, not an end user's); a conversation's first message
+ * in the batch (a job's) says whether a request of it came before (`requestedBefore`: an earlier
+ * capture's, read from the stored results), and a batch may hold several conversations. Returns which
+ * make a topic.
+ */
+export function requestsMakingTopics(
+  messages: readonly {
+    readonly margin: number | undefined
+    readonly requestedBefore?: boolean | undefined
+  }[],
+  margin = FOLLOW_UP_MARGIN,
+): boolean[] {
+  let requested = false
+  return messages.map((m) => {
+    if (m.requestedBefore !== undefined) requested = m.requestedBefore
+    if (m.margin === undefined) return false
+    const asks = !requested || m.margin < margin
+    requested = true
+    return asks
   })
 }

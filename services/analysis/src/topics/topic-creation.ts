@@ -21,14 +21,17 @@ export interface TopicCreationRequest {
 /**
  * The examples' embeddings and terms, as the analyzer gives them for end users' requests (the same
  * request embedding a message is placed by). Outside any transaction: the model's time holds no lock.
- * Examples the model judges social ("hi", "thanks!") give nothing.
+ * Examples the model judges social ("hi", "thanks!") give nothing; each is read as a conversation's first
+ * request.
  */
 export async function embedExamples(
   analyzer: Analyzer,
   examples: readonly string[],
 ): Promise<ExamplePoint[]> {
   const results = await analyzer.analyzeMessages(
-    examples.map((content, i) => ({ id: `example-${i}`, role: 'user' as const, content })),
+    // Each example stands alone (turnBefore: a conversation's first message), not as a conversation's
+    // follow-ups, which make a topic only when they clearly ask (topics/requests.ts).
+    examples.map((content, i) => ({ id: `example-${i}`, role: 'user' as const, content, turnBefore: {} })),
     {},
   )
   return results.flatMap((r) => (r.embedding && r.terms ? [{ embedding: r.embedding, terms: r.terms }] : []))
