@@ -51,9 +51,10 @@ export interface MessageCues {
    * each of its sentences), each with that unit's handover margin (as `handover` reads it: at most 0 under
    * HANDOVER_NEAR), when the scorer has the head (the local model). A handover fires on a unit whose head
    * and margin together say so (detect.ts, handoverSaid): a case passed to a team that will call or email
-   * lies as near the answers as the handover anchors.
+   * lies as near the answers as the handover anchors. Signals-v35: a unit that tells the end user to act
+   * (userActsOf) says so.
    */
-  readonly handoverUnits?: readonly HeadUnit[]
+  readonly handoverUnits?: readonly HandoverUnit[]
   /** Assistant: cannot help, did not understand, has no answer. */
   readonly failure?: number
   /**
@@ -131,6 +132,14 @@ export interface HeadUnit {
   readonly head: number
   /** The unit's margin for the same cue (nearest anchor minus nearest contrast). */
   readonly margin: number
+}
+/**
+ * One unit of an assistant message: the handover head and margin on it, and (signals-v35) whether it tells
+ * the end user to act (userActsOf: "You can speak to an adviser on…", "Our disputes team can be contacted by
+ * post"): then it points the end user elsewhere, it does not pass the conversation on.
+ */
+export interface HandoverUnit extends HeadUnit {
+  readonly userActs?: true
 }
 /** One unit of an end-user message: the frustration head and margin on it. */
 export type FrustrationUnit = HeadUnit
@@ -386,6 +395,7 @@ export function cuesFrom(
               handoverUnits: vs.map((v, k) => ({
                 head: round(handoverHead(v)),
                 margin: round(handover[k]!),
+                ...(userActsOf(units[i]![k]!) ? { userActs: true as const } : {}),
               })),
             }
           : {}),
@@ -550,6 +560,23 @@ export function inabilityOf(text: string): boolean {
     )
   )
 }
+/**
+ * signals-v35: the assistant tells the end user to act, read from the words: "you" with a modal of ability
+ * or obligation ("you can speak to an adviser on…", "you'll need to fill in the form", "you won't go back on
+ * the list"), or a team or a line that "can be contacted" or "can be reached". The end user is pointed
+ * somewhere, or told what happens to them; no one takes the conversation over, as the team's conventions
+ * say of a phone number or a team named by the bot (bench/data/signals/README.md). Not an imperative ("Please
+ * hold while I transfer you") nor a passive of passing on ("you will be connected to an adviser").
+ */
+export function userActsOf(unit: string): boolean {
+  const t = paddedLower(unit)
+  return (
+    /\byou (?:can|could|may|might|should|need to|have to|won't|will not)\b|\byou(?:'ll| will) need to\b/u.test(
+      t,
+    ) || /\b(?:can|may) be (?:contacted|reached)\b/u.test(t)
+  )
+}
+
 /**
  * signals-v32: a sentence that opens (after "ok", "oh", "and" or "but") on a connective that adds a new
  * matter: "also", "btw", "by the way", "another thing", "one more thing", "one other thing". After a thanks

@@ -4,10 +4,12 @@ import {
   askedBeforeOf,
   asksAgainOf,
   asksOf,
+  type HandoverUnit,
   inabilityOf,
   type MessageCues,
   questionOf,
   refusesHandoverOf,
+  userActsOf,
 } from './cues.ts'
 import {
   type ConversationMessage,
@@ -674,6 +676,58 @@ describe('conversation signals: the decision', () => {
       names(conversation(['user', {}], ['assistant', {}], ['user', { ...closing, openTail: true }]), at(90)),
     ).toEqual(['abandonment'])
     expect(names(conversation(['user', closing]), at(90))).toEqual([])
+  })
+
+  it('reads no handover in a weak one whose units read as one all tell the end user to act (signals-v35)', () => {
+    const pointed = (...units: HandoverUnit[]) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', { handover: Math.max(...units.map((u) => u.margin)), handoverUnits: units }],
+        ),
+        at(5),
+      )
+    // "You can switch counsellor at any time from My Sessions.": the end user is pointed somewhere.
+    expect(pointed({ head: 0.3, margin: 0.1, userActs: true })).toEqual([])
+    // The same reading without the end user told to act: a handover.
+    expect(pointed({ head: 0.3, margin: 0.1 })).toEqual(['escalation'])
+    // Another unit read as a handover that tells the end user nothing: the handover stands.
+    expect(pointed({ head: 0.3, margin: 0.1, userActs: true }, { head: 0.5, margin: 0.09 })).toEqual([
+      'escalation',
+    ])
+    // A unit under the threshold tells the end user to act, the one read as a handover does not: it stands.
+    expect(pointed({ head: 0.3, margin: 0.1 }, { head: 0.5, margin: 0.02, userActs: true })).toEqual([
+      'escalation',
+    ])
+    // A clear handover (twice the threshold), or one the handover head reads as such, stands.
+    expect(pointed({ head: 0.3, margin: 0.16, userActs: true })).toEqual(['escalation'])
+    expect(pointed({ head: 0.95, margin: 0.1, userActs: true })).toEqual(['escalation'])
+    // An earlier weak handover the assistant answers on from, pointing the end user elsewhere, stands no more.
+    const weak = { handover: 0.1, handoverUnits: [{ head: 0.3, margin: 0.1 }] }
+    const elsewhere = { handover: 0.1, handoverUnits: [{ head: 0.3, margin: 0.1, userActs: true as const }] }
+    expect(
+      names(conversation(['user', {}], ['assistant', weak], ['user', {}], ['assistant', elsewhere]), at(5)),
+    ).toEqual([])
+  })
+
+  it('finds the end user told to act in the words, not an imperative nor a passive of passing on (signals-v35)', () => {
+    for (const said of [
+      'You can speak to one of our advisers on 0800 555 0199.',
+      "You'll need to fill in the claim form first.",
+      "You won't lose your place on the list.",
+      'Our complaints team can be contacted by post.',
+      'The helpline may be reached from 8am.',
+    ]) {
+      expect(userActsOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'Please hold while I transfer you to an adviser.',
+      'You will be connected to the next available agent.',
+      "I've passed your case to the team and they'll call you.",
+      'Your engineer will text you before he arrives.',
+    ]) {
+      expect(userActsOf(said), said).toBe(false)
+    }
   })
 
   it('reads no handover in a weak one that carries out what the assistant offered and the end user accepted (signals-v33)', () => {

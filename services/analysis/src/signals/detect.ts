@@ -18,7 +18,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
- *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…");
+ *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"), nor, signals-v35, a weak handover whose
+ *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions");
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -68,7 +69,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 34
+export const SIGNALS_VERSION = 35
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -710,6 +711,23 @@ export function detectSignals(
   const t = THRESHOLDS
   const failed = (m: ConversationMessage) =>
     m.role === 'assistant' && (fires(m.cues?.failure, t.failure) || m.cues?.inability === true)
+  // signals-v35: a weak handover (its margin below twice the threshold, no unit the head reads as one) whose
+  // every unit read as a handover by the anchors' margin tells the end user to act (cues.ts, userActsOf: "You
+  // can switch counsellor from My Sessions", "Our disputes team can be contacted by post or through the
+  // form"): the end user is pointed somewhere, and nobody takes the conversation over (nor is it a handover
+  // the assistant's earlier weak one waits for: answersOn).
+  const pointsElsewhere = (m: ConversationMessage) => {
+    const c = m.cues!
+    const units = c.handoverUnits
+    if (
+      units === undefined ||
+      handoverMargin(c)! >= 2 * t.handover ||
+      units.some((u) => u.head >= t.handoverHead)
+    )
+      return false
+    const read = units.filter((u) => u.head >= t.handoverHeadVeto && u.margin >= t.handover)
+    return read.length > 0 && read.every((u) => u.userActs === true)
+  }
   // A handover passes the conversation on: a social act ("lovely to hear, I'll pass it on to the team!")
   // hands nothing over, nor does a message read as a handover only weakly (margin below twice the
   // threshold) after which the assistant, at its next turn, answers on instead (its next message, after
@@ -721,7 +739,7 @@ export function detectSignals(
     const k = talk.indexOf(m)
     const next = talk.findIndex((a, j) => j > k && a.role === 'assistant')
     if (next === -1 || !talk.slice(k + 1, next).some((u) => u.role === 'user')) return false
-    return handoverSaid(talk[next]!.cues) === undefined
+    return handoverSaid(talk[next]!.cues) === undefined || pointsElsewhere(talk[next]!)
   }
   // signals-v33: a weak handover (its margin below twice the threshold, as answersOn reads it, and no unit the
   // handover head reads as handing over: THRESHOLDS.handoverHead) in reply to the end user's assent (assents:
@@ -748,7 +766,8 @@ export function detectSignals(
     handoverSaid(m.cues) !== undefined &&
     !isSocial(m) &&
     !answersOn(m) &&
-    !carriesOutOffer(m)
+    !carriesOutOffer(m) &&
+    !pointsElsewhere(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).
   const firstUser = talk.findIndex((m) => m.role === 'user')

@@ -828,6 +828,25 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('escalation')
   })
 
+  it('reads no handover in a weak one that tells the end user where to go, one in the case passed on (signals-v35)', async () => {
+    const report = 'the app keeps logging me out every few minutes'
+    expect(
+      await signals(
+        ['user', report],
+        ['assistant', 'Sorry about that. You can ask our support team to look into it from the Help page.'],
+      ),
+    ).not.toContain('escalation')
+    expect(
+      await signals(
+        ['user', report],
+        [
+          'assistant',
+          "Sorry about that. I've asked our support team to look into it and they'll message you here.",
+        ],
+      ),
+    ).toContain('escalation')
+  })
+
   it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
     const asked = await settledSignals(
       ['user', 'what time does the pool open on weekdays?'],
