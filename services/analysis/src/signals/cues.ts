@@ -664,8 +664,22 @@ export function asksOf(text: string): boolean {
   )
 }
 
-/** Verbs after "I can't" in idioms of eagerness, not inability. */
-const EAGER = new Set(['wait', 'thank', 'agree', 'stress', 'emphasise', 'emphasize', 'recommend'])
+/**
+ * Verbs after "I can't" in idioms of eagerness, not inability; and (signals-v36) of a hedge on what the
+ * assistant has just done ("I've added a note asking for Dave; we'll try, but I can't guarantee it"): the
+ * request is served, the outcome not promised.
+ */
+const EAGER = new Set([
+  'wait',
+  'thank',
+  'agree',
+  'stress',
+  'emphasise',
+  'emphasize',
+  'recommend',
+  'guarantee',
+  'promise',
+])
 
 /** The cues with the analyzer's emotions of the message added (end users' messages of the local model). */
 export function withEmotions(

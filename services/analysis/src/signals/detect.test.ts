@@ -626,6 +626,9 @@ describe('conversation signals: the decision', () => {
     }
     for (const said of [
       "I can't wait to help you today!",
+      // signals-v36: a hedge on what the assistant has just done.
+      "I've added a note for the driver, but I can't guarantee a morning slot.",
+      "I can't promise it, but I've asked the team to put your order first.",
       "I couldn't agree more, it's a great plan.",
       'There are no late payments on your account.',
       'You cannot change the limit in the first 30 days.',

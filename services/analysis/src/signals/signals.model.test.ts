@@ -468,6 +468,18 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('bot_failure')
   })
 
+  it('reads no bot failure, and no abandonment when last, in a hedge on what the assistant has just done (signals-v36)', async () => {
+    const hedged = await settledSignals(
+      ['user', 'can the delivery come after 2pm on friday? i work mornings'],
+      [
+        'assistant',
+        "I've added a note asking the driver to come after 2pm. I can't guarantee it, but they do read the notes.",
+      ],
+    )
+    expect(hedged).not.toContain('bot_failure')
+    expect(hedged).not.toContain('abandonment')
+  })
+
   it('does not read eagerness, a finding or an answer with an apology as bot failure', async () => {
     for (const answer of [
       "I can't wait to help! Your new router has been dispatched and arrives Thursday.",
