@@ -4,7 +4,14 @@ import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
 import { formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import { percent, SIGNAL_MEANINGS, SIGNAL_NAMES, signalName } from '../lib/signals.ts'
+import {
+  checkedShare,
+  failuresOf,
+  percent,
+  SIGNAL_MEANINGS,
+  SIGNAL_NAMES,
+  signalName,
+} from '../lib/signals.ts'
 import { ChartFigure } from './chart.tsx'
 
 const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
@@ -17,21 +24,7 @@ type SignalFigures = SignalsReport['signals'][number]
  */
 function share(s: SignalFigures, conversations: number, chatbotId: string | undefined): string {
   if (!s.enabled) return chatbotId ? 'Off for this chatbot' : 'Off for every chatbot'
-  if (s.conversationsChecked === conversations) return percent(s.rate)
-  return `${percent(s.rate)} of ${formatNumber(s.conversationsChecked)} checked`
-}
-
-/**
- * A topic's knowledge-gap rate as the table says it: with, when fewer of the topic's conversations were
- * checked for the signal than it has (turned on later for one of its chatbots), over how many.
- */
-function gapShare(
-  gap: { rate: number; conversationsChecked: number } | undefined,
-  conversations: number,
-): string {
-  if (!gap) return percent(0)
-  if (gap.conversationsChecked === conversations) return percent(gap.rate)
-  return `${percent(gap.rate)} of ${formatNumber(gap.conversationsChecked)} checked`
+  return checkedShare(s.rate, s.conversationsChecked, conversations)
 }
 
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
@@ -159,7 +152,15 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
                     </th>
                     <td>{formatNumber(t.conversations)}</td>
                     {GAPS.map((g) => (
-                      <td key={g}>{off.has(g) ? 'Off' : gapShare(t.signals[g], t.conversations)}</td>
+                      <td key={g}>
+                        {off.has(g)
+                          ? 'Off'
+                          : checkedShare(
+                              t.signals[g]?.rate ?? 0,
+                              t.signals[g]?.conversationsChecked ?? t.conversations,
+                              t.conversations,
+                            )}
+                      </td>
                     ))}
                   </tr>
                 ))}
@@ -195,9 +196,7 @@ export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; c
               >
                 <strong>{t.label}</strong>
               </Link>
-              : the bot failed in {formatNumber(t.botFailures)} of {formatNumber(t.conversationsChecked)}{' '}
-              conversations{t.conversationsChecked < t.conversations ? ' checked for it' : ''} (
-              {percent(t.botFailureRate)}).{' '}
+              : {failuresOf(t)}.{' '}
               {t.examples.length > 0 ? (
                 <span>
                   Examples:{' '}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { filterSignalName, refinedByText, signalName } from './signals.ts'
+import { checkedShare, failuresOf, filterSignalName, refinedByText, signalName } from './signals.ts'
 
 describe('a conversation signal, as the dashboard names it', () => {
   it('says which LLM confirmed it, and nothing when the local model alone decided it', () => {
@@ -26,5 +26,21 @@ describe('a conversation signal, as the dashboard names it', () => {
     expect(filterSignalName('custom:asks-for-a-discount', listed)).toBe('Asks for a discount')
     expect(filterSignalName('custom:asks-for-a-discount', [])).toBe('asks-for-a-discount')
     expect(filterSignalName('bot_failure', listed)).toBe('Bot failure')
+  })
+})
+
+describe('a rate over the conversations checked for its signal, as the Analytics page says it', () => {
+  it('says over how many when fewer were checked than there are, and nothing more when all were', () => {
+    expect(checkedShare(0.5, 2, 5)).toBe('50.0 % of 2 checked')
+    expect(checkedShare(0.2, 5, 5)).toBe('20.0 %')
+  })
+
+  it("counts Needs attention's failures over the topic's conversations checked for bot failure", () => {
+    // Regression (issue 32): "failed in 1 of 5 conversations (50.0 %)", the rate over the 2 checked.
+    const topic = { botFailures: 1, conversations: 5, conversationsChecked: 2, botFailureRate: 0.5 }
+    expect(failuresOf(topic)).toBe('the bot failed in 1 of 2 conversations checked for it (50.0 %)')
+    expect(failuresOf({ ...topic, conversationsChecked: 5, botFailureRate: 0.2 })).toBe(
+      'the bot failed in 1 of 5 conversations (20.0 %)',
+    )
   })
 })

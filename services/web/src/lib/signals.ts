@@ -1,3 +1,5 @@
+import { formatNumber } from './format.ts'
+
 /** How the dashboard names the conversation signals (docs/analysis.md, "Conversation signals"). */
 export const SIGNAL_NAMES: Record<string, string> = {
   escalation: 'Escalation',
@@ -47,4 +49,24 @@ export function refinedByText(s: { refinedBy?: string | null }): string | null {
 /** A rate (0..1) as a percentage with one decimal. */
 export function percent(rate: number): string {
   return `${(rate * 100).toFixed(1)} %`
+}
+
+/**
+ * A rate as the Analytics page says it: with, when fewer conversations were checked for the signal than
+ * there are (it was added or turned on later), over how many.
+ */
+export function checkedShare(rate: number, checked: number, conversations: number): string {
+  if (checked === conversations) return percent(rate)
+  return `${percent(rate)} of ${formatNumber(checked)} checked`
+}
+
+/** Needs attention's count of a topic's bot failures, over its conversations checked for bot failure. */
+export function failuresOf(t: {
+  botFailures: number
+  conversations: number
+  conversationsChecked: number
+  botFailureRate: number
+}): string {
+  const checked = t.conversationsChecked < t.conversations ? ' checked for it' : ''
+  return `the bot failed in ${formatNumber(t.botFailures)} of ${formatNumber(t.conversationsChecked)} conversations${checked} (${percent(t.botFailureRate)})`
 }
