@@ -256,6 +256,88 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
   )
 
   it(
+    "rates Needs attention's bot failures over the topic's conversations checked for it, and says when it is off",
+    async () => {
+      // Regression (issue 32): Needs attention counted a topic's bot failures over all its conversations
+      // ("1 of 3"), one analysed while bot failure was off included; and with bot failure off it read
+      // "No bot failure in this range", as if the bot had failed no one.
+      // A configured topic (settings.topics), so that every conversation lands in it whatever the model.
+      const created = await page.request.post('/api/v1/chatbots', {
+        data: {
+          name: 'Late failure bot',
+          settings: { topics: { 'kettle warranty': ['warranty'] }, signals: { disabled: ['bot_failure'] } },
+        },
+      })
+      expect(created.ok(), await created.text()).toBe(true)
+      const { chatbot, apiKey: key } = (await created.json()) as { chatbot: { id: string }; apiKey: string }
+      const exchange = (conversationId: string, asked: string, answered: string) => ({
+        conversationId,
+        messages: [
+          { id: 'm-1', role: 'user', content: asked },
+          { id: 'm-2', role: 'assistant', content: answered },
+        ],
+      })
+      const notUnderstood = "I'm not sure I understand."
+      const inTopic = `chatbotId=${chatbot.id}&topic=warranty`
+      expect(
+        (
+          await capture(
+            key,
+            exchange('warranty-before', 'How do I claim the warranty on my kettle?', notUnderstood),
+          )
+        ).status,
+      ).toBe(200)
+      await waitForListed(page, inTopic, 'warranty-before')
+      await page.goto(`/analytics?chatbotId=${chatbot.id}&range=7&interval=day`)
+      const attention = page.locator('#needs-attention')
+      await attention.getByText('Bot failure is off for this chatbot', { exact: false }).waitFor()
+      expect(await attention.textContent()).not.toContain('No bot failure in this range')
+
+      const saved = await page.request.patch(`/api/v1/chatbots/${chatbot.id}`, {
+        data: { settings: { signals: { disabled: [] } } },
+      })
+      expect(saved.ok(), await saved.text()).toBe(true)
+      expect(
+        (
+          await capture(
+            key,
+            exchange('warranty-failed', 'Does the warranty cover a cracked lid?', notUnderstood),
+          )
+        ).status,
+      ).toBe(200)
+      expect(
+        (
+          await capture(
+            key,
+            exchange(
+              'warranty-answered',
+              'How long is the warranty on the kettle?',
+              'The warranty lasts two years from the date of purchase.',
+            ),
+          )
+        ).status,
+      ).toBe(200)
+      await waitForListed(page, `${inTopic}&signal=bot_failure`, 'warranty-failed')
+      await waitForListed(page, inTopic, 'warranty-answered')
+      await page.goto(`/analytics?chatbotId=${chatbot.id}&range=7&interval=day`)
+      const warranty = attention.getByRole('listitem').filter({ hasText: 'kettle warranty' })
+      // lib/signals.ts failuresOf: the topic's 3 conversations, 2 of them checked for bot failure.
+      await warranty
+        .getByText('the bot failed in 1 of 2 conversations checked for it (50.0 %)', { exact: false })
+        .waitFor()
+      await warranty.getByRole('link', { name: 'kettle warranty' }).click()
+      await heading('Conversations').waitFor()
+      const listed = page.locator('.conversation-list > li')
+      await dashboard.conversationLink('warranty-failed').waitFor()
+      await waitFor(async () => (await listed.count()) === 1, { what: 'the one failure counted' })
+      const filters = Object.fromEntries(new URL(page.url()).searchParams)
+      expect(filters).toMatchObject({ chatbotId: chatbot.id, signal: 'bot_failure' })
+      expect(filters.topic).toMatch(/\S/)
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
     'says a range without conversations has none, not "Of the 0 conversations"',
     async () => {
       const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Quiet bot' } })

@@ -175,6 +175,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
 
 /** The topics whose users the bot fails most, with example conversations and the filtered list. */
 export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+  const botFailureOff = report.signals.some((s) => s.name === 'bot_failure' && !s.enabled)
   return (
     <section aria-labelledby="attention-heading" className="card needs-attention" id="needs-attention">
       <h2 id="attention-heading">Needs attention</h2>
@@ -182,7 +183,13 @@ export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; c
         Topics ranked by how often the bot fails their users (the lower bound of the bot-failure rate's 95 %
         interval, so that one failure in one conversation does not come first).
       </p>
-      {report.needsAttention.length === 0 ? (
+      {botFailureOff ? (
+        // Nothing is checked for bot failure: "No bot failure" would read as a bot that failed no one.
+        <p className="empty">
+          Bot failure is off for {chatbotId ? 'this chatbot' : 'every chatbot'}: no conversation is checked
+          for it, so no topic is ranked here.
+        </p>
+      ) : report.needsAttention.length === 0 ? (
         <p className="empty">No bot failure in this range.</p>
       ) : (
         <ol className="attention-list">
