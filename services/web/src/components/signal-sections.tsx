@@ -4,14 +4,7 @@ import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
 import { formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import {
-  checkedShare,
-  failuresOf,
-  percent,
-  SIGNAL_MEANINGS,
-  SIGNAL_NAMES,
-  signalName,
-} from '../lib/signals.ts'
+import { checkedShare, failuresOf, SIGNAL_MEANINGS, SIGNAL_NAMES, signalName } from '../lib/signals.ts'
 import { ChartFigure } from './chart.tsx'
 
 const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
