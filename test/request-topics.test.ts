@@ -319,11 +319,10 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect(await topicIds()).toEqual(before)
   })
 
-  it("gives no topic to answers to the bot's questions for a detail; the same words opening a conversation still ask", async () => {
+  it("gives no topic to answers to the bot's questions for a detail; the same words after an open invitation still ask", async () => {
     // The bot asks for an order number and a day; the end user answers each (rules-v6).
     await captureTurns('slot-answers', SLOT_TURNS)
-    // The same words with no question before them, or after an open invitation, are requests.
-    await captureTurns('opens-with-number', [['user', 'KS-44719']])
+    // The same words after an open invitation are a request (an order number alone never is: rules-v8).
     await captureTurns('opens-with-day', [
       ['assistant', 'Hello! How can I help you today?'],
       ['user', 'friday please'],
@@ -342,11 +341,40 @@ describe.skipIf(!hasTestModel)('only requests make topics', () => {
     expect(all.get('slot-answers')!.topicIds).toEqual([topicOf.get('delivery')])
     expect(all.get('greeted-request')!.topicIds).toEqual([topicOf.get('password')])
     expect(all.get('asks-instead')!.topicIds).toEqual([topicOf.get('password')])
-    const placed = await placedMessages(chatbotId, ['slot-answers', 'opens-with-number', 'opens-with-day'])
+    const placed = await placedMessages(chatbotId, ['slot-answers', 'opens-with-day'])
     // The answers neither make nor join a topic, nor wait in "other"; the request they answer does.
     expect(placed.get('slot-answers')).toEqual(['m0'])
-    expect(placed.get('opens-with-number')).toEqual(['m0'])
     expect(placed.get('opens-with-day')).toEqual(['m1'])
+  })
+
+  it('makes no topic of a message made only of codes and numbers, where it comes and whatever the bot asked; a request naming one still asks', async () => {
+    // Regression (rules-v8): postcodes, references and model numbers read as near no anchor, so as
+    // requests, when the bot's turn before them was not read as asking for them; they formed a topic.
+    await captureTurns('reference-then-request', [
+      ['user', 'RT-55012'],
+      ['assistant', 'Thanks! What can I do for you?'],
+      ['user', "My package hasn't arrived yet"],
+    ])
+    await captureTurns('postcode-after-statement', [
+      ['user', "I forgot my password and can't sign in"],
+      ['assistant', 'I will need the postcode we have on file for you before I can look into this.'],
+      ['user', 'N17 0AP'],
+    ])
+    await captureTurns('request-naming-a-reference', [
+      ['user', "where's my parcel? the tracking says RT-55012"],
+    ])
+    await settled()
+    const all = await conversations()
+    expect(all.get('reference-then-request')!.topicIds).toEqual([topicOf.get('delivery')])
+    expect(all.get('postcode-after-statement')!.topicIds).toEqual([topicOf.get('password')])
+    const placed = await placedMessages(chatbotId, [
+      'reference-then-request',
+      'postcode-after-statement',
+      'request-naming-a-reference',
+    ])
+    expect(placed.get('reference-then-request')).toEqual(['m2'])
+    expect(placed.get('postcode-after-statement')).toEqual(['m0'])
+    expect(placed.get('request-naming-a-reference')).toEqual(['m0'])
   })
 
   it('judges the answers alike whether the conversation came in one capture, a capture per message or a backlog, and again when re-analysed', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   clausesOf,
   FOLLOW_UP_MARGIN,
+  isDatum,
   isSocial,
   requestEmbeddings,
   requestsMakingTopics,
@@ -91,6 +92,32 @@ describe('only requests make topics: the decision', () => {
     expect(placed[3]!.margin).toBeLessThan(socialMargin(music, anchors) - 0.5)
     // Only the messages social as a whole are split and embedded again.
     expect(embedded).toEqual(['hi', 'where is my parcel', 'ok', 'thanks'])
+  })
+  it('takes a text whose every word holds a digit for data, and a text with one word without a digit for words', () => {
+    for (const text of ['CB-7781', 'LS6 2QT', '201K', 'PX44019283GB', '12/03 14:30', ' HC30417. ', '£49.99'])
+      expect(isDatum(text), text).toBe(true)
+    for (const text of ['fridge freezer FF550X', 'status of WR-4410?', 'order 7781', 'linux', '', '??'])
+      expect(isDatum(text), text).toBe(false)
+  })
+  it('places no data, whole or as the asking clause of a social message', async () => {
+    // Regression (rules-v8): identifiers read as near neither anchors, so as requests, and made a topic.
+    const vectors: Record<string, Float32Array> = {
+      'CB-7781': unit(0, 0, 0, 1),
+      'thanks, HM-2231': unit(1, 0, 0, 0),
+      thanks: SOCIAL,
+      'HM-2231': unit(0, 0, 0, 1),
+      'where is WR-4410': REQUEST,
+    }
+    const texts = ['CB-7781', 'thanks, HM-2231', 'where is WR-4410']
+    const placed = await requestEmbeddings(
+      texts,
+      texts.map((t) => vectors[t]!),
+      { ...anchors, anyRequest: anchors.request },
+      async (t) => t.map((x) => vectors[x]!),
+    )
+    expect(placed[0]).toBeUndefined()
+    expect(placed[1]).toBeUndefined()
+    expect(placed[2]!.embedding).toBe(REQUEST)
   })
   it("makes a topic of a conversation's first request, and of a later one only when it clearly asks", () => {
     const clear = FOLLOW_UP_MARGIN - 0.3

@@ -176,6 +176,19 @@ export function clausesOf(text: string): string[] {
     .filter((c) => /\p{L}/u.test(c))
 }
 
+/**
+ * Whether a text is only data: every one of its words holds a digit ("CB-7781", "LS6 2QT", "201K",
+ * "PX44019283GB", "12/03 14:30"). An order number, a postcode, a model or an amount names nothing a topic
+ * could be about; it is an answer to what the bot asked, given at once or after a question the answers
+ * rule did not read as one (rules-v8). Decided by the words' shape, no word list: a text with one word
+ * without a digit ("fridge freezer FF550X", "status of WR-4410?") is left to the model. A text without a
+ * letter ("12345") the analyzer does not read as a request at all; this takes the same view of codes.
+ */
+export function isDatum(text: string): boolean {
+  const words = text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w))
+  return words.length > 0 && words.every((w) => /\p{N}/u.test(w))
+}
+
 /** A request to place: what to place of it, and how clearly it asks. */
 export interface PlacedRequest {
   readonly embedding: Vector
@@ -192,8 +205,9 @@ export interface PlacedRequest {
  * What to place of each text, given its embedding: the embedding itself when the whole is a request;
  * when the whole reads as social but a clause is a request ("hi, my card was declined"), the mean of its
  * request clauses' embeddings, so that the greeting does not pull the message away from its topic;
- * undefined for a social message. Clauses are embedded (with `embed`, the analyzer's cached model call)
- * only for the texts judged social as a whole that have several: those are few, so they cost little.
+ * undefined for a social message and for data (isDatum: "CB-7781", or "thanks, CB-7781" by its clauses).
+ * Clauses are embedded (with `embed`, the analyzer's cached model call) only for the texts judged social as
+ * a whole that have several: those are few, so they cost little.
  */
 export async function requestEmbeddings(
   texts: readonly string[],
@@ -207,10 +221,12 @@ export async function requestEmbeddings(
   const asks = (v: Vector) => socialMargin(v, { social: anchors.social, request: anchors.anyRequest })
   let at = 0
   return margins.map((whole, i) => {
-    if (!isSocial([whole])) return { embedding: embeddings[i]!, margin: asks(embeddings[i]!) }
+    if (!isSocial([whole])) {
+      return isDatum(texts[i]!) ? undefined : { embedding: embeddings[i]!, margin: asks(embeddings[i]!) }
+    }
     if (split[i]!.length < 2) return undefined
     const clauses = split[i]!.map(() => clauseVectors[at++]!)
-    const asking = clauses.filter((v) => !isSocial([socialMargin(v, anchors)]))
+    const asking = clauses.filter((v, k) => !isSocial([socialMargin(v, anchors)]) && !isDatum(split[i]![k]!))
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.length)
     for (const v of asking) addInto(sum, v)
