@@ -50,7 +50,7 @@ export const FRESH8_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh9.json')
 /** Written blind by a thirteenth session (helper fresh10); read blind at signals-v30, v32 and v33, a development set since (README there). */
 export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
-/** Written blind by a fourteenth session (helper fresh11) while others changed the detector; kept blind (README there). */
+/** Written blind by a fourteenth session (helper fresh11); read blind at signals-v33 and v36, a development set since 2026-11-30, 13:40 UTC (README there). */
 export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh11.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -142,8 +142,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh11',
     file: FRESH11_SIGNALS_SET,
     described:
-      'written blind by a fourteenth session while others changed the detector, never tuned on (fresh11, blind)',
-    blind: true,
+      'written blind by a fourteenth session, measured blind for signals-v33 and v36, a development set since (fresh11, development)',
   },
 ]
 
