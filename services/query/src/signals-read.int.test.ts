@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import type { Interval } from './analytics/range.ts'
 import { BUCKETS, type RollupScope } from './repositories/analytics.ts'
-import { GAP_SIGNALS, readSignals, type SignalsReport, signalOrder } from './repositories/signals.ts'
+import {
+  GAP_SIGNALS,
+  type NeedsAttention,
+  readSignals,
+  type SignalsReport,
+  signalOrder,
+} from './repositories/signals.ts'
 import { conversationTopics, resolveTopics } from './repositories/topics.ts'
 
 // readSignals counts in SQL (issue 32); its answers must be those of the reading it replaced, which
@@ -119,9 +125,17 @@ describe('readSignals in SQL', () => {
       try {
         for (const [name, scope] of scopes(days)) {
           for (const limit of [3, 100]) {
-            const got = await readSignals(client, scope, interval, tz, limit)
+            const { needsAttention, ...got } = await readSignals(client, scope, interval, tz, limit)
             const want = await referenceReadSignals(client, scope, interval, tz, limit)
-            expect(got, `${name}, limit ${limit}`).toEqual(want)
+            // The examples described (needs-attention-examples.int.test.ts): the same conversations.
+            for (const t of needsAttention) {
+              expect(t.exampleConversations.map((e) => e.id)).toEqual(t.examples)
+              for (const e of t.exampleConversations) expect(e.conversationId).toMatch(/^c-\d+$/)
+            }
+            expect(
+              { ...got, needsAttention: needsAttention.map(({ exampleConversations: _, ...t }) => t) },
+              `${name}, limit ${limit}`,
+            ).toEqual(want)
             // The seed reaches every case it is meant to.
             if (limit === 100 && scope.chatbotId === undefined) {
               expect(got.conversations).toBeGreaterThan(50)
@@ -129,7 +143,7 @@ describe('readSignals in SQL', () => {
               expect(got.topics.map((t) => t.label).filter((l) => l === 'Billing')).toHaveLength(2)
               expect(got.topics.map((t) => t.id)).not.toContain(topic(0, 3))
               expect(got.topics.map((t) => t.id)).not.toContain(topic(0, 6))
-              expect(got.needsAttention.length).toBeGreaterThan(2)
+              expect(needsAttention.length).toBeGreaterThan(2)
             }
           }
         }
@@ -155,13 +169,18 @@ function wilsonLower(k: number, n: number): number {
 
 const EXAMPLES = 3
 
+/** The report as it was: Needs attention's examples by id only. */
+type ReferenceReport = Omit<SignalsReport, 'needsAttention'> & {
+  needsAttention: Omit<NeedsAttention, 'exampleConversations'>[]
+}
+
 async function referenceReadSignals(
   client: pg.ClientBase,
   scope: RollupScope,
   interval: Interval,
   tz: string,
   limit: number,
-): Promise<SignalsReport> {
+): Promise<ReferenceReport> {
   const { series, key } = BUCKETS[interval]
   const params: unknown[] = [scope.orgId, scope.from, scope.to, scope.chatbotId ?? null]
   if (series.includes('$TZ')) params.push(tz)

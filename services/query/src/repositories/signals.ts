@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
 import { signalsOn } from './signal-coverage.ts'
+import { type ExampleConversation, readExampleConversations } from './signal-examples.ts'
 import { OTHER_TOPIC, OTHER_TOPIC_LABEL } from './topics.ts'
 
 /** A conversation's signal as the API shows it. */
@@ -90,6 +91,8 @@ export interface NeedsAttention {
   /** The lower bound of the 95 % Wilson interval of the bot-failure rate: what the ranking sorts by. */
   score: number
   examples: string[]
+  /** The same conversations, each with when it started and the end user's first words. */
+  exampleConversations: ExampleConversation[]
 }
 
 export interface SignalsReport {
@@ -279,11 +282,21 @@ export async function readSignals(
     })
     .filter((t) => t.botFailures > 0)
     .sort((a, b) => b.score - a.score || b.botFailures - a.botFailures || (a.label < b.label ? -1 : 1))
+    .slice(0, limit)
+  // The shown topics' examples in one statement, not one per topic.
+  const exampleOf = await readExampleConversations(
+    client,
+    scope.orgId,
+    needsAttention.flatMap((t) => t.examples),
+  )
   return {
     conversations: total,
     signals,
     topics: topics.slice(0, limit),
-    needsAttention: needsAttention.slice(0, limit),
+    needsAttention: needsAttention.map((t) => ({
+      ...t,
+      exampleConversations: t.examples.flatMap((id) => exampleOf.get(id) ?? []),
+    })),
     buckets: [...perBucket].map(([bucket, conversations]) => ({ bucket, conversations })),
   }
 }

@@ -368,6 +368,23 @@ const signalsResponse = z.object({
           .describe(
             'Its latest conversations with a bot failure (at most 3): GET /api/v1/conversations/{id}.',
           ),
+        exampleConversations: z
+          .array(
+            z.object({
+              id: z.uuid().describe('GET /api/v1/conversations/{id}.'),
+              conversationId: z.string().describe("The caller's conversation id."),
+              firstMessageAt: z.string().describe('When the conversation started: its first message.'),
+              excerpt: z
+                .string()
+                .nullable()
+                .describe(
+                  "The end user's first message with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut), as the conversation list's `preview`; null when the end user has said nothing yet.",
+                ),
+            }),
+          )
+          .describe(
+            "`examples` in the same order, each with what tells them apart: when it started and the end user's first words.",
+          ),
         link: z.string().describe('The conversation list filtered to the topic and bot_failure.'),
       }),
     )
@@ -418,6 +435,14 @@ const signalsExample: z.output<typeof signalsResponse> = {
       botFailureRate: 0.3,
       score: 0.1806,
       examples: ['0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57'],
+      exampleConversations: [
+        {
+          id: '0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57',
+          conversationId: 'chat-0001',
+          firstMessageAt: '2026-11-27T09:29:12.000Z',
+          excerpt: 'How do I reset my password? The link never arrives.',
+        },
+      ],
       link: '/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure',
     },
   ],

@@ -3869,6 +3869,14 @@ export interface operations {
                      *           "examples": [
                      *             "0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57"
                      *           ],
+                     *           "exampleConversations": [
+                     *             {
+                     *               "id": "0f8e5d2c-7c1b-4e0a-9b3e-2d4f6a8c1e57",
+                     *               "conversationId": "chat-0001",
+                     *               "firstMessageAt": "2026-11-27T09:29:12.000Z",
+                     *               "excerpt": "How do I reset my password? The link never arrives."
+                     *             }
+                     *           ],
                      *           "link": "/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure"
                      *         }
                      *       ],
@@ -3950,6 +3958,20 @@ export interface operations {
                             score: number;
                             /** @description Its latest conversations with a bot failure (at most 3): GET /api/v1/conversations/{id}. */
                             examples: string[];
+                            /** @description `examples` in the same order, each with what tells them apart: when it started and the end user's first words. */
+                            exampleConversations: {
+                                /**
+                                 * Format: uuid
+                                 * @description GET /api/v1/conversations/{id}.
+                                 */
+                                id: string;
+                                /** @description The caller's conversation id. */
+                                conversationId: string;
+                                /** @description When the conversation started: its first message. */
+                                firstMessageAt: string;
+                                /** @description The end user's first message with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut), as the conversation list's `preview`; null when the end user has said nothing yet. */
+                                excerpt: string | null;
+                            }[];
                             /** @description The conversation list filtered to the topic and bot_failure. */
                             link: string;
                         }[];

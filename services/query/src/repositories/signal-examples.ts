@@ -1,0 +1,49 @@
+import type pg from 'pg'
+
+/** An example conversation of Needs attention, as a support lead chooses which one to open. */
+export interface ExampleConversation {
+  id: string
+  /** The caller's conversation id. */
+  conversationId: string
+  firstMessageAt: string
+  /**
+   * The conversation's first end-user message, as the conversation list previews it (one line, at most
+   * 160 characters, an ellipsis ending one that was cut); null when the end user has said nothing yet.
+   */
+  excerpt: string | null
+}
+
+/**
+ * The given conversations of the organization, by id, in one statement whatever the topics: their
+ * preview is kept on the conversation row by the projector (migrations/0027_conversation-preview.sql),
+ * so no message is read. The preview is the end user's first message rather than the message a bot
+ * failure fired on: that one is the bot's ("I'm not sure I understand"), alike in every example, where
+ * the user's first words say what they came for. An id of another organization is never answered.
+ */
+export async function readExampleConversations(
+  client: pg.ClientBase,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, ExampleConversation>> {
+  const out = new Map<string, ExampleConversation>()
+  if (ids.length === 0) return out
+  const { rows } = await client.query<{
+    id: string
+    external_id: string
+    first_message_at: Date
+    preview: string | null
+  }>(
+    `SELECT id, external_id, first_message_at, preview FROM rm_conversations
+      WHERE org_id = $1 AND id = ANY($2::uuid[]) AND external_id IS NOT NULL`,
+    [orgId, [...new Set(ids)]],
+  )
+  for (const r of rows) {
+    out.set(r.id, {
+      id: r.id,
+      conversationId: r.external_id,
+      firstMessageAt: r.first_message_at.toISOString(),
+      excerpt: r.preview,
+    })
+  }
+  return out
+}
