@@ -103,7 +103,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
         ],
       })
       const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString()
-      expect((await capture(apiKey, failure('refund-failed-recent', daysAgo(1)))).status).toBe(200)
+      const recentAt = daysAgo(1)
+      expect((await capture(apiKey, failure('refund-failed-recent', recentAt))).status).toBe(200)
       expect((await capture(apiKey, failure('refund-failed-old', daysAgo(20)))).status).toBe(200)
       await waitFor(
         async () => {
@@ -116,10 +117,25 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
       )
       await page.goto(`/analytics?chatbotId=${chatbotId}&range=7&interval=day`)
       const attention = page.locator('#needs-attention')
-      const refunds = attention.getByRole('listitem').filter({ hasText: 'refunds' })
+      const refunds = attention.locator('.attention-list > li').filter({ hasText: 'refunds' })
       await waitFor(async () => /failed in 1 of/.test((await refunds.textContent()) ?? ''), {
         what: 'one failure of the last 7 days',
       })
+      // Issue 32: the example reads the end user's first words and when it started (the page's format, the
+      // browser's zone), not "conversation 1"; it leads to the conversation.
+      const example = refunds.getByRole('list', { name: 'Examples of refunds' }).getByRole('link')
+      expect(await example.count()).toBe(1)
+      const started = await page.evaluate(
+        (iso) =>
+          new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(
+            new Date(iso),
+          ),
+        recentAt,
+      )
+      expect(await example.textContent()).toBe(
+        `\u201cWhere is my refund for the broken kettle?\u201d \u00b7 ${started}`,
+      )
+      expect(await example.getAttribute('href')).toMatch(/^\/conversations\/[0-9a-f-]{36}$/)
       const signals = page.locator('figure', { hasText: 'Conversations by signal' })
       await signals.getByText('Show the numbers as a table').click()
       const botFailures = signals.getByRole('row', { name: /^Bot failure/ })

@@ -1,10 +1,17 @@
 import type { ChartConfiguration } from 'chart.js'
 import type { SignalsReport } from '../api/types.ts'
 import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
-import { formatNumber } from '../lib/format.ts'
+import { formatDateTime, formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
-import { checkedShare, failuresOf, SIGNAL_MEANINGS, SIGNAL_NAMES, signalName } from '../lib/signals.ts'
+import {
+  checkedShare,
+  exampleLinkText,
+  failuresOf,
+  SIGNAL_MEANINGS,
+  SIGNAL_NAMES,
+  signalName,
+} from '../lib/signals.ts'
 import { ChartFigure } from './chart.tsx'
 
 const GAPS = ['bot_failure', 'escalation', 'repetition', 'frustration', 'abandonment'] as const
@@ -197,16 +204,14 @@ export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; c
                 <strong>{t.label}</strong>
               </Link>
               : {failuresOf(t)}.{' '}
-              {t.examples.length > 0 ? (
-                <span>
-                  Examples:{' '}
-                  {t.examples.map((id, i) => (
-                    <span key={id}>
-                      {i > 0 ? ', ' : ''}
-                      <Link to={paths.conversation(id)}>{`conversation ${i + 1}`}</Link>
-                    </span>
+              {t.exampleConversations.length > 0 ? (
+                <ul className="attention-examples" aria-label={`Examples of ${t.label}`}>
+                  {t.exampleConversations.map((e) => (
+                    <li key={e.id}>
+                      <Link to={paths.conversation(e.id)}>{exampleLinkText(e, formatDateTime)}</Link>
+                    </li>
                   ))}
-                </span>
+                </ul>
               ) : null}
             </li>
           ))}

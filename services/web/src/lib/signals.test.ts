@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { checkedShare, failuresOf, filterSignalName, refinedByText, signalName } from './signals.ts'
+import {
+  checkedShare,
+  EXAMPLE_EXCERPT_CHARS,
+  exampleLinkText,
+  failuresOf,
+  filterSignalName,
+  refinedByText,
+  signalName,
+} from './signals.ts'
 
 describe('a conversation signal, as the dashboard names it', () => {
   it('says which LLM confirmed it, and nothing when the local model alone decided it', () => {
@@ -41,6 +49,35 @@ describe('a rate over the conversations checked for its signal, as the Analytics
     expect(failuresOf(topic)).toBe('the bot failed in 1 of 2 conversations checked for it (50.0 %)')
     expect(failuresOf({ ...topic, conversationsChecked: 5, botFailureRate: 0.2 })).toBe(
       'the bot failed in 1 of 5 conversations (20.0 %)',
+    )
+  })
+})
+
+describe("a Needs attention example's link", () => {
+  // The date as the page formats it; a stand-in here, so that no zone or locale is asserted.
+  const on = (iso: string) => `on ${iso}`
+  const at = '2026-11-12T14:03:00.000Z'
+
+  it("reads the end user's first words and when the conversation started", () => {
+    // Regression (issue 32): the links read "conversation 1", "conversation 2", "conversation 3".
+    expect(exampleLinkText({ excerpt: 'My card never arrived', firstMessageAt: at }, on)).toBe(
+      '\u201cMy card never arrived\u201d \u00b7 on 2026-11-12T14:03:00.000Z',
+    )
+  })
+
+  it('cuts a long excerpt on a word, with an ellipsis, and never inside an emoji', () => {
+    const long = `Why was my card declined when I paid for the ${'very '.repeat(20)}expensive kettle`
+    const text = exampleLinkText({ excerpt: long, firstMessageAt: at }, on)
+    const words = text.slice(1, text.indexOf('\u201d'))
+    expect(words).toMatch(/^Why was my card declined when I paid for the( very)+…$/)
+    expect([...words].length).toBeLessThanOrEqual(EXAMPLE_EXCERPT_CHARS + 1)
+    const emoji = exampleLinkText({ excerpt: '🙂'.repeat(100), firstMessageAt: at }, on)
+    expect(emoji).toBe(`\u201c${'🙂'.repeat(EXAMPLE_EXCERPT_CHARS)}…\u201d \u00b7 on ${at}`)
+  })
+
+  it('says when the end user has said nothing yet', () => {
+    expect(exampleLinkText({ excerpt: null, firstMessageAt: at }, on)).toBe(
+      `No message from the end user yet \u00b7 on ${at}`,
     )
   })
 })

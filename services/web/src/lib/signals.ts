@@ -1,3 +1,4 @@
+import { shortText } from './cut-text.ts'
 import { formatNumber } from './format.ts'
 
 /** How the dashboard names the conversation signals (docs/analysis.md, "Conversation signals"). */
@@ -69,4 +70,23 @@ export function failuresOf(t: {
 }): string {
   const checked = t.conversationsChecked < t.conversations ? ' checked for it' : ''
   return `the bot failed in ${formatNumber(t.botFailures)} of ${formatNumber(t.conversationsChecked)} conversations${checked} (${percent(t.botFailureRate)})`
+}
+
+/** The most characters of an example's excerpt a Needs attention link shows (the preview has 160). */
+export const EXAMPLE_EXCERPT_CHARS = 60
+
+/**
+ * What a Needs attention example's link says, for a support lead to choose which to open: the end user's
+ * first words and when the conversation started ("“My card never arrived” · 12 Nov 2026, 14:03"), the
+ * date as `formatDate` writes it (the page's: the viewer's locale and time zone).
+ */
+export function exampleLinkText(
+  example: { excerpt: string | null; firstMessageAt: string },
+  formatDate: (iso: string) => string,
+): string {
+  const words =
+    example.excerpt === null
+      ? 'No message from the end user yet'
+      : `\u201c${shortText(example.excerpt, EXAMPLE_EXCERPT_CHARS)}\u201d`
+  return `${words} \u00b7 ${formatDate(example.firstMessageAt)}`
 }
