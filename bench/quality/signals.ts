@@ -52,6 +52,8 @@ export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
 /** Written blind by a fourteenth session (helper fresh11); read blind at signals-v33 and v36, a development set since 2026-11-30, 13:40 UTC (README there). */
 export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh11.json')
+/** Written blind by a fifteenth session (helper fresh12) while others changed the detector; kept blind (README there). */
+export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -143,6 +145,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH11_SIGNALS_SET,
     described:
       'written blind by a fourteenth session, measured blind for signals-v33 and v36, a development set since (fresh11, development)',
+  },
+  {
+    name: 'fresh12',
+    file: FRESH12_SIGNALS_SET,
+    described:
+      'written blind by a fifteenth session while others changed the detector, never tuned on (fresh12, blind)',
+    blind: true,
   },
 ]
 
