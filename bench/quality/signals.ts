@@ -230,6 +230,7 @@ export async function measureSignals(
         analyzer.semantic.frustrationOf,
         analyzer.semantic.escalationOf,
         analyzer.semantic.handoverOf,
+        analyzer.semantic.displeasureOf,
       )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const messages: ConversationMessage[] = c.messages.map(([role], i) => ({

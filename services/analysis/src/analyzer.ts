@@ -141,6 +141,12 @@ export interface SemanticAbilities {
    * on each unit of an assistant's message (signals/cues.ts); absent when the shipped model has none.
    */
   readonly handoverOf?: ((embedding: Float32Array) => number) | undefined
+  /**
+   * signals-v37: the strongest of the learned emotion heads anger, annoyance and disappointment
+   * (providers/learned-sentiment.ts) on one embedding of this model, 0..1, read on each unit of an end user's
+   * message (signals/cues.ts). A dot product per head: computed in the calling thread.
+   */
+  readonly displeasureOf?: ((embedding: Float32Array) => number) | undefined
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

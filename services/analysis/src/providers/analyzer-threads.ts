@@ -180,6 +180,7 @@ export async function startAnalyzerThreads(
           frustrationOf: learned.frustration,
           escalationOf: learned.escalation,
           handoverOf: learned.handover,
+          displeasureOf: learned.displeasure,
           async analyzeAndEmbed(messages, context, texts) {
             const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
             return { results: reply.results, embeddings: reply.embeddings ?? [] }

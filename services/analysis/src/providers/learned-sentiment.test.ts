@@ -116,3 +116,23 @@ describe('the escalation head (signals-v18)', () => {
     expect(without.version).not.toBe(shipped.version)
   })
 })
+
+describe('the displeasure reading (signals-v37)', () => {
+  it("is the strongest of analyze's anger, annoyance and disappointment on the same embedding", () => {
+    const shipped = loadLearnedSentiment()
+    const random = (seed: number) => () => {
+      seed = (seed * 16807) % 2147483647
+      return seed / 2147483647 - 0.5
+    }
+    for (const seed of [1, 7, 42]) {
+      const next = random(seed)
+      const raw = Float32Array.from({ length: 384 }, next)
+      const norm = Math.hypot(...raw)
+      const v = raw.map((x) => x / norm)
+      const { emotions } = shipped.analyze(v, 0)
+      expect(shipped.displeasure(v)).toBe(
+        Math.max(emotions.anger, emotions.annoyance, emotions.disappointment),
+      )
+    }
+  })
+})

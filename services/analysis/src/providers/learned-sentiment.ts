@@ -67,6 +67,12 @@ export interface LearnedSentiment {
    */
   frustration(embedding: Float32Array): number
   /**
+   * signals-v37: the strongest of the GoEmotions heads anger, annoyance and disappointment (0..1, each
+   * calibrated so that 0.5 is expressed) on any embedding of the model: analyze's `emotions` read on one unit
+   * of an end user's message (signals/cues.ts, FrustrationUnit.displeasure).
+   */
+  displeasure(embedding: Float32Array): number
+  /**
    * The escalation head on any embedding of the model (the signals read it on each unit of an end user's
    * message, signals/cues.ts), 0..1; undefined when the file has no escalation head.
    */
@@ -120,10 +126,20 @@ export function loadLearnedSentiment(
       return round3(sigmoid(dot(w, embedding) + head.bias[0]!))
     }
   }
+  const displeasureHeads = ['anger', 'annoyance', 'disappointment'].map((label) =>
+    EMOTIONS.indexOf(label as (typeof EMOTIONS)[number]),
+  )
+  const displeasure = (embedding: Float32Array) => {
+    if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+    return Math.max(
+      ...displeasureHeads.map((k) => round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!))),
+    )
+  }
   const escalation = sigmoidHead(file.escalation)
   const handover = sigmoidHead(file.handover)
   return {
     frustration,
+    displeasure,
     ...(escalation ? { escalation } : {}),
     ...(handover ? { handover } : {}),
     version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,

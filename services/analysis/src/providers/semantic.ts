@@ -91,6 +91,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       frustrationOf: learned.frustration,
       escalationOf: learned.escalation,
       handoverOf: learned.handover,
+      displeasureOf: learned.displeasure,
       cluster: async (vectors, references) => poolClusters(vectors, references),
       async analyzeAndEmbed(messages, context, texts) {
         const results = await analyzeMessages(messages, context)

@@ -157,6 +157,42 @@ describe("a message's cues", () => {
     expect(without!.cues.handover).toBe(bot!.cues.handover)
   })
 
+  it("carry each unit's displeasure beside the frustration head's reading of an end user's message, given the emotion heads (signals-v37)", async () => {
+    const social = many(6)
+    const request = many(5)
+    const answer = many(4)
+    const anchors: SignalAnchors = {
+      social,
+      request,
+      escalation: { cue: many(3), contrast: [...social, ...request] },
+      frustration: { cue: many(3), contrast: [...social, ...request] },
+      resolution: { cue: many(3), contrast: request },
+      handover: { cue: many(3), contrast: answer },
+      failure: { cue: many(3), contrast: answer },
+      clarification: { cue: many(2), contrast: answer },
+      reask: { cue: many(2), contrast: [...social, ...request] },
+    }
+    const messages = [{ role: 'user' as const, content: 'the widget is blank. nothing was changed here' }]
+    const vectorOf = new Map<string, Vector>()
+    const embed = async (texts: readonly string[]) =>
+      texts.map((t) => vectorOf.get(t) ?? vectorOf.set(t, unit()).get(t)!)
+    // Any functions of the embedding stand for the heads.
+    const head = (v: Vector) => Math.abs(v[0]!)
+    const displeasure = (v: Vector) => Math.abs(v[1]!)
+    const [scored] = await cuesOf(messages, anchors, embed, [], head, undefined, undefined, displeasure)
+    const units = unitsOf(messages[0]!)
+    expect(units).toHaveLength(3)
+    const round = (x: number) => Math.round(x * 1000) / 1000
+    expect(scored!.cues.frustrationUnits!.map((u) => u.displeasure)).toEqual(
+      units.map((t) => round(displeasure(vectorOf.get(t)!))),
+    )
+    const [without] = await cuesOf(messages, anchors, embed, [], head)
+    expect(without!.cues.frustrationUnits!.every((u) => u.displeasure === undefined)).toBe(true)
+    expect(without!.cues.frustrationUnits!.map((u) => u.head)).toEqual(
+      scored!.cues.frustrationUnits!.map((u) => u.head),
+    )
+  })
+
   it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {
     expect(sentencesOf('thanks, but it still fails')).toEqual(['thanks', 'but it still fails'])
     expect(sentencesOf('Thanks. But the option is greyed out')).toEqual([

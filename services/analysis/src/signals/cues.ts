@@ -141,8 +141,15 @@ export interface HeadUnit {
 export interface HandoverUnit extends HeadUnit {
   readonly userActs?: true
 }
-/** One unit of an end-user message: the frustration head and margin on it. */
-export type FrustrationUnit = HeadUnit
+/**
+ * One unit of an end-user message: the frustration head and margin on it, and (signals-v37) the strongest of
+ * the learned emotion heads anger, annoyance and disappointment on it (0..1, 0.5 expressed), when the scorer
+ * has them: a second reading of the unit, trained on general comments rather than support messages
+ * (detect.ts, THRESHOLDS.frustrationFirstDispleasure).
+ */
+export interface FrustrationUnit extends HeadUnit {
+  readonly displeasure?: number
+}
 
 /** A learned head on one embedding (SemanticAbilities.frustrationOf, escalationOf). */
 export type LearnedHead = (embedding: Vector) => number
@@ -327,6 +334,7 @@ export async function cuesOf(
   head?: FrustrationHead,
   escalationHead?: LearnedHead,
   handoverHead?: LearnedHead,
+  displeasureHead?: LearnedHead,
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
   return cuesFrom(
@@ -338,6 +346,7 @@ export async function cuesOf(
     head,
     escalationHead,
     handoverHead,
+    displeasureHead,
   )
 }
 
@@ -352,7 +361,8 @@ export interface CustomExamples {
  * With the learned frustration head (`head`), an end user's message also gets each unit's head and margin
  * (frustrationUnits); with the learned escalation head (`escalationHead`), the same for escalation
  * (escalationUnits); with the learned handover head (`handoverHead`), an assistant's message gets each
- * unit's handover head and margin (handoverUnits).
+ * unit's handover head and margin (handoverUnits); with the learned emotion heads (`displeasureHead`,
+ * signals-v37), each unit of an end user's message its displeasure (FrustrationUnit.displeasure).
  */
 export function cuesFrom(
   messages: readonly CueInput[],
@@ -363,6 +373,7 @@ export function cuesFrom(
   head?: FrustrationHead,
   escalationHead?: LearnedHead,
   handoverHead?: LearnedHead,
+  displeasureHead?: LearnedHead,
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -438,7 +449,11 @@ export function cuesFrom(
       ...(openTail ? { openTail } : {}),
       ...(head
         ? {
-            frustrationUnits: vs.map((v, k) => ({ head: round(head(v)), margin: round(frustration[k]!) })),
+            frustrationUnits: vs.map((v, k) => ({
+              head: round(head(v)),
+              margin: round(frustration[k]!),
+              ...(displeasureHead ? { displeasure: round(displeasureHead(v)) } : {}),
+            })),
           }
         : {}),
       ...(escalationHead

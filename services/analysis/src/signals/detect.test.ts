@@ -184,6 +184,37 @@ describe('conversation signals: the decision', () => {
     expect(names(first, at(5))).toEqual([])
   })
 
+  it("reads a first report's plain gate only on a unit the emotion heads read as displeased; a reply's as before (signals-v37)", () => {
+    // "…Nothing was changed on my side.": the frustration head 0.69 at +0.030, the emotion heads 0.22.
+    const plainly = (displeasure?: number) => ({
+      frustration: 0.05,
+      emotionFrustration: 0.5,
+      frustrationUnits: [
+        { head: 0.5, margin: -0.1 },
+        { head: 0.7, margin: 0.05, ...(displeasure === undefined ? {} : { displeasure }) },
+      ],
+    })
+    const first = (displeasure?: number) =>
+      names(conversation(['user', plainly(displeasure)], ['assistant', {}]), at(5)).includes('frustration')
+    expect(first(0.2)).toBe(false)
+    expect(first(THRESHOLDS.frustrationFirstDispleasure - 0.001)).toBe(false)
+    // Voiced, mildly ("…which really isn't what I expected"): frustration, as before.
+    expect(first(THRESHOLDS.frustrationFirstDispleasure)).toBe(true)
+    expect(first(0.6)).toBe(true)
+    // Cues scored without the emotion heads: the plain gate as before.
+    expect(first()).toBe(true)
+    // In a reply the doubt goes to frustration: no second reading asked.
+    const reply = conversation(['user', {}], ['assistant', {}], ['user', plainly(0.2)], ['assistant', {}])
+    expect(names(reply, at(5))).toEqual(['frustration'])
+    // The head's sure reading of the whole needs none either.
+    const sure = {
+      ...plainly(0.2),
+      emotionFrustration: 0.95,
+      frustrationUnits: [{ head: 0.95, margin: -0.1, displeasure: 0.2 }],
+    }
+    expect(names(conversation(['user', sure], ['assistant', {}]), at(5))).toEqual(['frustration'])
+  })
+
   it('reads no frustration in a request for a person the head reads short of sure (signals-v28)', () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "Talk to an agent" in reply to a greeting: the frustration head 0.66 at 0.010, the escalation head 0.96.

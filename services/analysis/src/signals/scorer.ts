@@ -79,6 +79,7 @@ export class SignalScorer {
           this.semantic.frustrationOf,
           this.semantic.escalationOf,
           this.semantic.handoverOf,
+          this.semantic.displeasureOf,
         )
         const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
         for (const [j, i] of todo.entries()) {

@@ -73,6 +73,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         analyzer.semantic.frustrationOf,
         withHeads ? analyzer.semantic.escalationOf : undefined,
         withHeads ? analyzer.semantic.handoverOf : undefined,
+        analyzer.semantic.displeasureOf,
       )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const start = Date.UTC(2026, 10, 29, 9)
@@ -1110,6 +1111,33 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['user', 'thanks. the thief also took my passport which is awful'],
       ),
     ).not.toContain('frustration')
+  })
+
+  it('reads no frustration in a first report that tells a fault plainly, frustration when it voices annoyance (signals-v37)', async () => {
+    // Its second sentence reads frustrated to the support-trained head (0.88), nearer the frustration anchors
+    // than the reports (+0.19), but the emotion heads read no anger, annoyance or disappointment in it (0.18).
+    const plainly = 'The booking widget on our site is blank today. Nothing has been changed by anyone here.'
+    const [scored] = await cuesOf(
+      [{ role: 'user', content: plainly }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      undefined,
+      undefined,
+      analyzer.semantic.displeasureOf,
+    )
+    const sentence = scored!.cues.frustrationUnits![2]!
+    expect(sentence.head).toBeGreaterThanOrEqual(THRESHOLDS.emotionFrustration)
+    expect(sentence.margin).toBeGreaterThanOrEqual(THRESHOLDS.frustrationFirst)
+    expect(sentence.displeasure).toBeLessThan(THRESHOLDS.frustrationFirstDispleasure)
+    expect(await signals(['user', plainly])).not.toContain('frustration')
+    expect(
+      await signals([
+        'user',
+        'Our booking widget stopped loading this afternoon. Nothing has been changed by anyone here, which is really frustrating.',
+      ]),
+    ).toContain('frustration')
   })
 
   it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
