@@ -109,6 +109,43 @@ export interface PartitionLag {
   readonly lag: number
 }
 
+/**
+ * A consumer's `start()` and `stop()` around its own `begin` (join the group, start applying) and `end`
+ * (stop applying, give back what was taken), as EventConsumer describes them; both backends use it.
+ * `begin` checks `running` after each step that waits, and starts nothing more once a stop was asked for.
+ * A start that fails is no longer running and gives back what it took (`end`) before it rejects: kept,
+ * the journal's lock connection stayed lent out with its locks, the Kafka consumer connected, and a start
+ * asked for again returned at once and started nothing. A stop asked for while a start is under way waits
+ * for it to end (its failure is its caller's): what it took after the stop was asked for is given back.
+ */
+export class ConsumerLifecycle {
+  running = false
+  private starting: Promise<void> | undefined
+
+  constructor(
+    private readonly begin: () => Promise<void>,
+    private readonly end: () => Promise<void>,
+  ) {}
+
+  async start(): Promise<void> {
+    // Asked for again while one is under way: the same start, its outcome too.
+    if (this.running) return this.starting
+    this.running = true
+    this.starting = this.begin().catch(async (err: unknown) => {
+      this.running = false
+      await this.end()
+      throw err
+    })
+    await this.starting
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    await this.starting?.catch(() => {})
+    await this.end()
+  }
+}
+
 export interface EventConsumer {
   readonly groupId: string
   /**

@@ -2,7 +2,7 @@ import { advisoryLockKey, delay, retryDelayMs, Waiter, withTransaction } from '@
 import type { ClientBase, Pool, PoolClient } from 'pg'
 import { applyBatch, applyBatches, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
-import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { ConsumerLifecycle, newConsumerStats, recordOutcome } from './consumer.ts'
 import { DeadLetterError } from './consumer-pipeline.ts'
 import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startRedrivePoller } from './dead-letters.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
@@ -48,7 +48,6 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   const log = opts.log ?? (() => {})
   const owned = new Set<number>()
   let lockClient: PoolClient | undefined
-  let running = false
   let loop: Promise<void> | undefined
   let lastRebalance = 0
   let redrive: { stop(): Promise<void> } | undefined
@@ -186,11 +185,11 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
           group: opts.groupId,
           err: (err as Error).message,
         })
-        if (!running) return 'applied'
+        if (!life.running) return 'applied'
       }
     }
     await inTurns([...batches], opts.partitionsConcurrently ?? 1, async ([partition, batch]) => {
-      if (!running) return
+      if (!life.running) return
       const source = { topic: JOURNAL_TOPIC, partition }
       try {
         const outcome =
@@ -232,7 +231,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     // analysis consumer reads past its own service's results after every analysis commit, and asking
     // counted the open jobs each time: bench/FINDINGS.md "perf450").
     let applied = true
-    while (running) {
+    while (life.running) {
       try {
         if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
         if (opts.admit && (applied || stats.paused)) {
@@ -258,13 +257,12 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     }
   }
 
-  // A stop asked for meanwhile (running false) starts nothing more; stop() waits for this to end.
-  let starting: Promise<void> | undefined
+  // A stop asked for meanwhile (life.running false) starts nothing more; stop() waits for this to end.
   const begin = async () => {
     await alignCheckpoints(opts.pool, opts.groupId, partitionCount)
-    if (!running) return
+    if (!life.running) return
     await rebalance()
-    if (!running) return
+    if (!life.running) return
     loop = run()
     redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
       ...batchOptions,
@@ -298,31 +296,15 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     }
   }
 
+  const life = new ConsumerLifecycle(begin, end)
   return {
     groupId: opts.groupId,
     stats,
     lag: () => journalLag(opts.pool, opts.groupId, [...owned], partitionCount, opts.streamTypes),
-    async start() {
-      // Asked for again while one is under way: the same start, its outcome too.
-      if (running) return starting
-      running = true
-      // A start that fails gives back what it took (the lock connection, with the group's member lock and
-      // any partition's) and is no longer running: kept, the connection stayed lent out with the locks,
-      // and a start asked for again returned at once and started nothing.
-      starting = begin().catch(async (err: unknown) => {
-        running = false
-        await end()
-        throw err
-      })
-      await starting
-    },
-    async stop() {
-      running = false
-      // A start under way ends first (its failure is its caller's): a lock connection it takes after this
-      // stop was asked for is given back below, not kept lent out with the group's locks for good.
-      await starting?.catch(() => {})
-      await end()
-    },
+    // A start that fails gives back the lock connection, with the group's member lock and any
+    // partition's; a stop during a start gives back a lock connection the start took after it.
+    start: () => life.start(),
+    stop: () => life.stop(),
   }
 }
 

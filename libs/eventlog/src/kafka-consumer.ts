@@ -4,7 +4,7 @@ import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs
 import type { Pool } from 'pg'
 import { applyBatches, type BatchPart, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
-import { newConsumerStats, recordOutcome } from './consumer.ts'
+import { ConsumerLifecycle, newConsumerStats, recordOutcome } from './consumer.ts'
 import { assertNever, DeadLetterError } from './consumer-pipeline.ts'
 import {
   applyIsolated,
@@ -262,9 +262,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     })
   }
 
-  // A stop asked for meanwhile (running false) starts nothing more; stop() waits for the start to end.
-  let running = false
-  let starting: Promise<void> | undefined
+  // A stop asked for meanwhile (life.running false) starts nothing more; stop() waits for the start to end.
   const begin = async () => {
     consumer = opts.kafka.consumer({
       // Environments sharing a cluster (distinct topic prefixes) must not share consumer groups either.
@@ -305,7 +303,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       )
     })
     await c.connect()
-    if (!running) return
+    if (!life.running) return
     if ((opts.partitionsConcurrently ?? 1) > 1 || trailing) {
       const problem = await copartitionProblem(opts.kafka, topics)
       if (problem && (opts.partitionsConcurrently ?? 1) > 1) throw new Error(problem)
@@ -314,9 +312,9 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
         trailing = undefined
       }
     }
-    if (!running) return
+    if (!life.running) return
     await c.subscribe({ topics, fromBeginning: true })
-    if (!running) return
+    if (!life.running) return
     await c.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -349,30 +347,15 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
     await a?.then((connected) => connected.disconnect()).catch(() => {})
   }
 
+  const life = new ConsumerLifecycle(begin, end)
   return {
     groupId: opts.groupId,
     stats,
     lag,
-    async start() {
-      // Asked for again while one is under way: the same start, its outcome too.
-      if (running) return starting
-      running = true
-      // A start that fails after the consumer connected (a subscribe refused, topics not co-partitioned)
-      // disconnects it before it rejects: it stayed connected, and a start asked for again made another.
-      starting = begin().catch(async (err: unknown) => {
-        running = false
-        await end()
-        throw err
-      })
-      await starting
-    },
-    async stop() {
-      running = false
-      // A start under way ends first: stopped before it, a consumer it connects and runs afterwards stayed
-      // a member of the group, owning partitions, with nobody to stop it.
-      await starting?.catch(() => {})
-      await end()
-    },
+    // A start that fails after the consumer connected (a subscribe refused, topics not co-partitioned)
+    // disconnects it; a stop during a start leaves the group the start joined after it.
+    start: () => life.start(),
+    stop: () => life.stop(),
   }
 }
 
