@@ -23,6 +23,20 @@ beforeAll(async () => {
 })
 afterAll(() => db.drop())
 
+/** Appends one event to a new stream of its own (a conversation's, unless said). */
+function appendOne(streamType: 'analysis' | 'conversation' = 'conversation') {
+  return withTransaction(db.pool, (c) =>
+    appendToStream(c, {
+      streamType,
+      streamId: randomUUID(),
+      orgId: randomUUID(),
+      chatbotId: randomUUID(),
+      expectedVersion: 0,
+      events: [{ type: 'test.happened', version: 1, payload: {} }],
+    }),
+  )
+}
+
 async function checkpoints(groupId: string) {
   const { rows } = await db.pool.query<{ partition: number; last_offset: string }>(
     `SELECT partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2
@@ -117,18 +131,7 @@ describe('a consumer whose handler never appends', () => {
    */
   async function readableWhileApplying(neverAppends: boolean) {
     const groupId = `held-${randomUUID()}`
-    const append = (streamId: string) =>
-      withTransaction(db.pool, (c) =>
-        appendToStream(c, {
-          streamType: 'conversation',
-          streamId,
-          orgId: randomUUID(),
-          chatbotId: randomUUID(),
-          expectedVersion: 0,
-          events: [{ type: 'test.happened', version: 1, payload: {} }],
-        }),
-      )
-    const { records } = await append(randomUUID())
+    const { records } = await appendOne()
     const first = records[0]!
     let entered!: () => void
     const applying = new Promise<void>((resolve) => {
@@ -165,7 +168,7 @@ describe('a consumer whose handler never appends', () => {
     await consumer.start()
     try {
       await applying
-      const later = (await append(randomUUID())).records[0]!
+      const later = (await appendOne()).records[0]!
       const sees = async () =>
         (await readJournal(db.pool, { after: first.position, limit: 1_000 })).records.some(
           (r) => r.id === later.id,
@@ -406,17 +409,6 @@ describe('a consumer with back-pressure reading past other stream types’ event
         onApplied: (records) => applied.push(...records),
       },
     )
-    const append = (streamType: 'analysis' | 'conversation') =>
-      withTransaction(db.pool, (c) =>
-        appendToStream(c, {
-          streamType,
-          streamId: randomUUID(),
-          orgId: randomUUID(),
-          chatbotId: randomUUID(),
-          expectedVersion: 0,
-          events: [{ type: 'test.happened', version: 1, payload: {} }],
-        }),
-      )
     const passed = async (position: string) =>
       BigInt((await checkpoints(groupId))[0]![1]!) >= BigInt(position)
     await consumer.start()
@@ -424,11 +416,11 @@ describe('a consumer with back-pressure reading past other stream types’ event
       await waitFor(async () => asked === 1, { what: 'admit asked at start' })
       // Ten reads, each of one event of another stream type, each moved past before the next.
       for (let i = 0; i < 10; i++) {
-        const { records } = await append('analysis')
+        const { records } = await appendOne('analysis')
         await waitFor(() => passed(records[0]!.position), { what: 'the checkpoint past the event' })
       }
       expect(asked).toBe(1)
-      const { records } = await append('conversation')
+      const { records } = await appendOne('conversation')
       await waitFor(async () => applied.some((r) => r.id === records[0]!.id), { what: 'the event applied' })
       await waitFor(async () => asked === 2, { what: 'admit asked after the applied read' })
     } finally {
@@ -479,16 +471,7 @@ describe('a consumer whose start fails after it took its lock connection', () =>
 
       refused = false
       await db.pool.query(`GRANT EXECUTE ON ${tryLock} TO PUBLIC`)
-      const { records } = await withTransaction(db.pool, (c) =>
-        appendToStream(c, {
-          streamType: 'conversation',
-          streamId: randomUUID(),
-          orgId: randomUUID(),
-          chatbotId: randomUUID(),
-          expectedVersion: 0,
-          events: [{ type: 'test.happened', version: 1, payload: {} }],
-        }),
-      )
+      const { records } = await appendOne()
       await consumer.start()
       await waitFor(() => applied.some((r) => r.id === records[0]!.id), {
         what: 'the event applied by the consumer started again',
