@@ -1,10 +1,19 @@
 /**
  * The Kafka consumer's start and stop against the real broker: a stop asked for while the start is under
- * way, and a start that fails after its consumer connected, leave nothing running and nothing connected.
+ * way, and a start that fails after its consumer connected, leave nothing running and nothing connected;
+ * a consumer kafkajs stops for good (no group coordinator) starts again and applies what came meanwhile.
  * Kafka-only (the journal consumer's are in libs/eventlog/src/journal-consumer.int.test.ts).
  */
-import { createEventConsumer, type EventConsumer, topicFor } from '@cas/eventlog'
-import type { Consumer, Kafka } from 'kafkajs'
+import { randomUUID } from 'node:crypto'
+import net from 'node:net'
+import {
+  createEventConsumer,
+  type EventConsumer,
+  encodeRecord,
+  type JournalRecord,
+  topicFor,
+} from '@cas/eventlog'
+import { type Consumer, Kafka, logLevel } from 'kafkajs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { createTestTopics, kafkaBrokers, type TestKafka, uniqueGroupId } from './support/kafka.ts'
@@ -26,7 +35,10 @@ describe.skipIf(kafkaBrokers() === null)('a Kafka consumer started and stopped',
   function consumerOf(
     groupId: string,
     kafka: Kafka = t.kafka,
-    more: { partitionsConcurrently?: number } = {},
+    more: {
+      partitionsConcurrently?: number
+      handler?: (records: readonly JournalRecord[]) => Promise<void>
+    } = {},
   ) {
     const consumer = createEventConsumer(
       { kind: 'kafka', kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
@@ -89,5 +101,83 @@ describe.skipIf(kafkaBrokers() === null)('a Kafka consumer started and stopped',
     await expect(consumer.start()).rejects.toThrow(/differ in partition count/)
     await expect(consumer.start()).rejects.toThrow(/differ in partition count/)
     expect(made.map((m) => m.connected)).toEqual([false, false])
+  })
+
+  it('stopped for good by kafkajs (no group coordinator), starts again and applies what came meanwhile', async () => {
+    // Regression: while a broker restarted, kafkajs failed to find the group coordinator, an error it
+    // does not retry: it disconnected the consumer and started nothing again. The projector then applied
+    // nothing more, with nothing to tell (the broker-restart fault test waited for it in vain). Here the
+    // broker is real and running; the test's sockets refuse FindCoordinator requests (Kafka API key 10)
+    // until it lets them through, which fails every join the same way.
+    const gate = { refuseFindCoordinator: true }
+    const kafka = new Kafka({
+      brokers: t.brokers,
+      clientId: 'test-no-coordinator',
+      logLevel: logLevel.NOTHING,
+      retry: { initialRetryTime: 100, retries: 2 },
+      socketFactory: ({ host, port, onConnect }) => {
+        const socket = net.connect({ host, port }, onConnect)
+        const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean
+        socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+          // A request: its size (4 bytes), then its API key (2 bytes).
+          if (
+            gate.refuseFindCoordinator &&
+            Buffer.isBuffer(chunk) &&
+            chunk.length >= 6 &&
+            chunk.readInt16BE(4) === 10
+          ) {
+            socket.destroy(new Error('FindCoordinator refused by the test'))
+            return false
+          }
+          return write(chunk, ...rest)
+        }) as typeof socket.write
+        return socket
+      },
+    })
+    const applied: string[] = []
+    const consumer = consumerOf(uniqueGroupId('no-coordinator'), kafka, {
+      handler: async (records) => {
+        applied.push(...records.map((r) => r.id))
+      },
+    })
+    await consumer.start()
+    // kafkajs stopped it for good, and it was started again: twice, so it goes on trying.
+    await waitFor(() => consumer.stats.restarts >= 2, {
+      what: 'the consumer to be started again after kafkajs stopped it',
+      timeoutMs: 60_000,
+    })
+    expect(consumer.stats.partitions).toEqual([])
+
+    // An event produced meanwhile, then the coordinator found again: the consumer joins and applies it.
+    const streamId = randomUUID()
+    const record: JournalRecord = {
+      id: randomUUID(),
+      type: 'conversation.test-event',
+      version: 1,
+      occurredAt: new Date().toISOString(),
+      orgId: randomUUID(),
+      chatbotId: randomUUID(),
+      streamType: 'conversation',
+      streamId,
+      streamVersion: 1,
+      position: '1',
+      payload: {},
+      metadata: {},
+    }
+    const producer = t.kafka.producer()
+    await producer.connect()
+    cleanups.push(() => producer.disconnect())
+    await producer.send({
+      topic: topicFor('conversation', t.topicPrefix),
+      messages: [{ key: streamId, value: encodeRecord(record) }],
+    })
+    gate.refuseFindCoordinator = false
+    await waitFor(() => applied.includes(record.id), {
+      what: 'the event to be applied once the coordinator is found',
+      timeoutMs: 60_000,
+    })
+    expect(consumer.stats.partitions).toHaveLength(4)
+    // Started again, not twice over: one member of its group, applying once.
+    expect(applied.filter((id) => id === record.id)).toHaveLength(1)
   })
 })

@@ -94,6 +94,11 @@ export interface ConsumerStats {
   deadLettered: number
   /** Dead letters this member applied again on an operator's request. */
   redriven: number
+  /**
+   * Times the backend stopped on its own and the consumer started it again: kafkajs stops a consumer for
+   * good after an error it holds non-retriable (ConsumerLifecycle.restart).
+   */
+  restarts: number
   /** Whether `admit` holds the consumer back right now (back-pressure, not a failure). */
   paused: boolean
   /** Partitions this member owns right now (Kafka partitions of its topics, or journal partitions). */
@@ -144,6 +149,46 @@ export class ConsumerLifecycle {
     await this.starting?.catch(() => {})
     await this.end()
   }
+
+  /**
+   * Begins again after the backend stopped on its own while running (kafkajs gives up on an error it
+   * holds non-retriable, such as "Failed to find group coordinator" while a broker restarts, and starts
+   * nothing again): once any start under way has ended, ends what is left, waits `backoff(attempt)` and
+   * begins. A begin that fails is reported with `failed`, and one during which the backend stopped again
+   * (asked for while this runs) is followed by another, the backoff growing, for as long as the consumer
+   * runs. A stop asked for meanwhile waits for the attempt under way, which begins nothing more.
+   */
+  restart(backoff: (attempt: number) => Promise<void>, failed: (err: unknown) => void): Promise<void> {
+    if (!this.running) return Promise.resolve()
+    this.stoppedAgain = true
+    if (this.restarting) return this.restarting
+    const under = this.starting
+    const again = async () => {
+      await under?.catch(() => {})
+      for (let attempt = 0; this.running && this.stoppedAgain; attempt++) {
+        this.stoppedAgain = false
+        await this.end()
+        await backoff(attempt)
+        if (!this.running) return
+        try {
+          await this.begin()
+        } catch (err) {
+          failed(err)
+          this.stoppedAgain = true
+        }
+      }
+    }
+    const restarting = again().finally(() => {
+      this.restarting = undefined
+    })
+    this.restarting = restarting
+    this.starting = restarting
+    return restarting
+  }
+
+  private restarting: Promise<void> | undefined
+  /** The backend stopped (again) since the restart under way last began it. */
+  private stoppedAgain = false
 }
 
 export interface EventConsumer {
@@ -178,6 +223,7 @@ export function newConsumerStats(droppedEvents: Record<string, number> = {}): Co
     errors: 0,
     deadLettered: 0,
     redriven: 0,
+    restarts: 0,
     paused: false,
     partitions: [],
     lastAppliedOccurredAt: null,

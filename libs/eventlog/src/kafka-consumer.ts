@@ -14,7 +14,7 @@ import {
   startRedrivePoller,
 } from './dead-letters.ts'
 import { decodeMessage, decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
-import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
+import { BATCH_RETRY, CONSUMER_RESTART, IN_BATCH_RETRY } from './retry-policies.ts'
 import { topicFor } from './topics.ts'
 import { TrailingOrder } from './trailing.ts'
 
@@ -300,6 +300,23 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       }
       seekToCheckpoints(c, opts.pool, opts.groupId, payload.memberAssignment).catch((err) =>
         log('seek to checkpoints failed; relying on in-transaction filtering', { err: err.message }),
+      )
+    })
+    // kafkajs starts a crashed consumer again only after an error it holds retriable. After any other
+    // (KafkaJSGroupCoordinatorNotFound while a broker restarts, say) it has disconnected and stays so:
+    // this member would apply nothing more, and nothing else would tell. Started again here instead.
+    c.on(c.events.CRASH, ({ payload }) => {
+      if (payload.restart || consumer !== c || !life.running) return
+      stats.restarts++
+      log('the Kafka consumer stopped on an error kafkajs does not retry; starting it again', {
+        groupId: opts.groupId,
+        err: payload.error.message,
+        restarts: stats.restarts,
+      })
+      void life.restart(
+        (attempt) => delay(retryDelayMs(CONSUMER_RESTART, attempt)),
+        (err) =>
+          log('starting the Kafka consumer again failed; trying again', { err: (err as Error).message }),
       )
     })
     await c.connect()

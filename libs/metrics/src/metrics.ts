@@ -19,6 +19,7 @@ export interface ConsumerSource {
     readonly droppedEvents?: Readonly<Record<string, number>>
     readonly errors: number
     readonly deadLettered?: number
+    readonly restarts?: number
     readonly paused: boolean
     readonly lastAppliedOccurredAt: string | null
   }
@@ -177,6 +178,11 @@ export class Metrics {
       'cas_consumer_dead_lettered_events_total',
       'Events this process set aside in the dead-letter store after failing them again and again.',
       (c) => c.stats.deadLettered ?? 0,
+    )
+    consumerCounter(
+      'cas_consumer_restarts_total',
+      'Times the Kafka client stopped a consumer for good (an error it does not retry) and the consumer started again.',
+      (c) => c.stats.restarts ?? 0,
     )
     const collect = this.collectSafely.bind(this)
     const deadLetterSources = this.deadLetterSources

@@ -49,6 +49,7 @@ const COUNTERS = [
   'errors',
   'deadLettered',
   'redriven',
+  'restarts',
 ] as const
 
 /** Adds the drops by reason of `more` to `into`, and returns it. */
