@@ -1,11 +1,14 @@
 import type pg from 'pg'
 
-/** An example conversation of Needs attention, as a support lead chooses which one to open. */
+/** An example conversation, as a topic or Needs attention shows it for a support lead to open. */
 export interface ExampleConversation {
   id: string
   /** The caller's conversation id. */
   conversationId: string
   firstMessageAt: string
+  lastMessageAt: string
+  /** The end user's sentiment over the conversation (positive, neutral, negative), null before analysis. */
+  sentiment: string | null
   /**
    * The conversation's first end-user message, as the conversation list previews it (one line, at most
    * 160 characters, an ellipsis ending one that was cut); null when the end user has said nothing yet.
@@ -16,9 +19,8 @@ export interface ExampleConversation {
 /**
  * The given conversations of the organization, by id, in one statement whatever the topics: their
  * preview is kept on the conversation row by the projector (migrations/0027_conversation-preview.sql),
- * so no message is read. The preview is the end user's first message rather than the message a bot
- * failure fired on: that one is the bot's ("I'm not sure I understand"), alike in every example, where
- * the user's first words say what they came for. An id of another organization is never answered.
+ * so no message is read. An id of another organization is never answered, nor a row whose conversation
+ * has not arrived yet (its analysis came first: no caller's id, no times).
  */
 export async function readExampleConversations(
   client: pg.ClientBase,
@@ -31,9 +33,11 @@ export async function readExampleConversations(
     id: string
     external_id: string
     first_message_at: Date
+    last_message_at: Date
+    sentiment_label: string | null
     preview: string | null
   }>(
-    `SELECT id, external_id, first_message_at, preview FROM rm_conversations
+    `SELECT id, external_id, first_message_at, last_message_at, sentiment_label, preview FROM rm_conversations
       WHERE org_id = $1 AND id = ANY($2::uuid[]) AND external_id IS NOT NULL`,
     [orgId, [...new Set(ids)]],
   )
@@ -42,6 +46,8 @@ export async function readExampleConversations(
       id: r.id,
       conversationId: r.external_id,
       firstMessageAt: r.first_message_at.toISOString(),
+      lastMessageAt: r.last_message_at.toISOString(),
+      sentiment: r.sentiment_label,
       excerpt: r.preview,
     })
   }

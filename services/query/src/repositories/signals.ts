@@ -2,8 +2,8 @@ import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
+import { type ExampleConversation, readExampleConversations } from './example-conversations.ts'
 import { signalsOn } from './signal-coverage.ts'
-import { type ExampleConversation, readExampleConversations } from './signal-examples.ts'
 import { OTHER_TOPIC, OTHER_TOPIC_LABEL } from './topics.ts'
 
 /** A conversation's signal as the API shows it. */
@@ -92,7 +92,7 @@ export interface NeedsAttention {
   score: number
   examples: string[]
   /** The same conversations, each with when it started and the end user's first words. */
-  exampleConversations: ExampleConversation[]
+  exampleConversations: Pick<ExampleConversation, 'id' | 'conversationId' | 'firstMessageAt' | 'excerpt'>[]
 }
 
 export interface SignalsReport {
@@ -295,7 +295,15 @@ export async function readSignals(
     topics: topics.slice(0, limit),
     needsAttention: needsAttention.map((t) => ({
       ...t,
-      exampleConversations: t.examples.flatMap((id) => exampleOf.get(id) ?? []),
+      exampleConversations: t.examples.flatMap((id) => {
+        const e = exampleOf.get(id)
+        // The preview is the end user's first message rather than the message a bot failure fired on:
+        // that one is the bot's ("I'm not sure I understand"), alike in every example, where the user's
+        // first words say what they came for.
+        return e
+          ? [{ id, conversationId: e.conversationId, firstMessageAt: e.firstMessageAt, excerpt: e.excerpt }]
+          : []
+      }),
     })),
     buckets: [...perBucket].map(([bucket, conversations]) => ({ bucket, conversations })),
   }

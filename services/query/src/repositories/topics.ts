@@ -2,6 +2,7 @@ import { OTHER_TOPIC_ID } from '@cas/events'
 import type pg from 'pg'
 import { DAY_MS, type Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
+import { readExampleConversations } from './example-conversations.ts'
 
 export const OTHER_TOPIC = OTHER_TOPIC_ID
 /** How "other" is named wherever a label is shown: the overview, the Topics page, a conversation's topics. */
@@ -380,7 +381,7 @@ export async function rankTopics(
     [scope.orgId, perTopic.map((t) => t.topic)],
   )
   const descriptionOf = new Map(described.map((d) => [d.id, d]))
-  const exampleOf = await readExamples(
+  const exampleOf = await readExampleConversations(
     client,
     scope.orgId,
     perTopic.flatMap((t) => t.examples),
@@ -402,7 +403,19 @@ export async function rankTopics(
         configured: d?.configured ?? false,
         conversations: t.conversations,
         ...figures(t.topic),
-        examples: t.examples.flatMap((id) => exampleOf.get(id) ?? []),
+        examples: t.examples.flatMap((id) => {
+          const e = exampleOf.get(id)
+          return e
+            ? [
+                {
+                  id,
+                  conversationId: e.conversationId,
+                  lastMessageAt: e.lastMessageAt,
+                  sentiment: e.sentiment,
+                },
+              ]
+            : []
+        }),
       }
     })
     .sort(
@@ -418,35 +431,6 @@ export async function rankTopics(
     other: otherRow ? { conversations: otherRow.conversations, ...figures(OTHER_TOPIC) } : null,
     themes: perTopic[0]?.themes ?? [],
   }
-}
-
-/** The example conversations of the given ids, by id. */
-async function readExamples(
-  client: pg.ClientBase,
-  orgId: string,
-  ids: readonly string[],
-): Promise<Map<string, Example>> {
-  const examples = new Map<string, Example>()
-  if (ids.length === 0) return examples
-  const { rows } = await client.query<{
-    id: string
-    external_id: string
-    last_message_at: Date
-    sentiment_label: string | null
-  }>(
-    `SELECT id, external_id, last_message_at, sentiment_label FROM rm_conversations
-      WHERE org_id = $1 AND id = ANY($2::uuid[])`,
-    [orgId, [...new Set(ids)]],
-  )
-  for (const r of rows) {
-    examples.set(r.id, {
-      id: r.id,
-      conversationId: r.external_id,
-      lastMessageAt: r.last_message_at.toISOString(),
-      sentiment: r.sentiment_label,
-    })
-  }
-  return examples
 }
 
 /**
