@@ -9,6 +9,7 @@ import {
   type BatchSource,
   recordStreamVersions,
 } from './apply-batch.ts'
+import type { ConsumerOptions, ConsumerStats } from './consumer.ts'
 import { DeadLetterError } from './consumer-pipeline.ts'
 import { markNeverAppends } from './journal.ts'
 import type { JournalRecord } from './records.ts'
@@ -414,6 +415,28 @@ export async function discardDeadLetters(
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text
+}
+
+/**
+ * A consumer's re-drive poller (startRedrivePoller) with its options: the dead letters an operator asked
+ * to re-drive are applied by the consumer's own handler, counted in `stats.redriven`, and told to its
+ * owner as applied events. Both backends start it once they have joined.
+ */
+export function startConsumerRedrive(
+  opts: ConsumerOptions,
+  stats: ConsumerStats,
+  log: IsolateOptions['log'],
+): { stop(): Promise<void> } {
+  return startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
+    order: opts.orderBatch,
+    neverAppends: opts.neverAppends,
+    intervalMs: opts.redriveIntervalMs,
+    log,
+    onRedriven: (records) => {
+      stats.redriven += records.length
+      opts.onApplied?.(records)
+    },
+  })
 }
 
 /**

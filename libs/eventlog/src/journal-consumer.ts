@@ -4,7 +4,7 @@ import { applyBatch, applyBatches, type SourcedRecord } from './apply-batch.ts'
 import type { ConsumerOptions, EventConsumer, PartitionLag } from './consumer.ts'
 import { ConsumerLifecycle, newConsumerStats, recordOutcome } from './consumer.ts'
 import { DeadLetterError } from './consumer-pipeline.ts'
-import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startRedrivePoller } from './dead-letters.ts'
+import { applyIsolated, DEFAULT_MAX_ATTEMPTS, startConsumerRedrive } from './dead-letters.ts'
 import { partitionExpression, READABLE_POSITION_BOUND, readJournal } from './journal-reader.ts'
 import { BATCH_RETRY, IN_BATCH_RETRY } from './retry-policies.ts'
 
@@ -264,15 +264,7 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     await rebalance()
     if (!life.running) return
     loop = run()
-    redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
-      ...batchOptions,
-      intervalMs: opts.redriveIntervalMs,
-      log,
-      onRedriven: (records) => {
-        stats.redriven += records.length
-        opts.onApplied?.(records)
-      },
-    })
+    redrive = startConsumerRedrive(opts, stats, log)
   }
 
   /** Stops the loop and the dead-letter poller, and gives the lock connection back with its locks. */

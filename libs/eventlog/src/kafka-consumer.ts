@@ -11,7 +11,7 @@ import {
   DEFAULT_MAX_ATTEMPTS,
   type DeadLetterSink,
   isTransientError,
-  startRedrivePoller,
+  startConsumerRedrive,
 } from './dead-letters.ts'
 import { decodeMessage, decodeRecord, encodeRecord, waitForTopicLeaders } from './kafka.ts'
 import { BATCH_RETRY, CONSUMER_RESTART, IN_BATCH_RETRY } from './retry-policies.ts'
@@ -339,16 +339,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
       partitionsConsumedConcurrently: combiner ? COMBINED_BATCHES : 1,
       eachBatch,
     })
-    redrive = startRedrivePoller(opts.pool, opts.groupId, opts.handler, {
-      order: opts.orderBatch,
-      neverAppends: opts.neverAppends,
-      intervalMs: opts.redriveIntervalMs,
-      log,
-      onRedriven: (records) => {
-        stats.redriven += records.length
-        opts.onApplied?.(records)
-      },
-    })
+    redrive = startConsumerRedrive(opts, stats, log)
   }
 
   /** Stops the re-drive poller and leaves the group: disconnects the consumer and the producer and admin. */
