@@ -80,6 +80,12 @@ export interface MessageCues {
    * weighs as the re-ask cue at its threshold does.
    */
   readonly askedBefore?: boolean
+  /**
+   * End user (signals-v38): opens by denying or refusing ("no, not the smell…", "I didn't cancel…", "I
+   * don't need a mat…": contestsOf). After an answer that asked nothing, a request so opening at least
+   * THRESHOLDS.repetitionAsked similar to an earlier one sets the answer aside: repetition (detect.ts).
+   */
+  readonly contests?: boolean
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
@@ -444,6 +450,7 @@ export function cuesFrom(
       reasks: best(anchors.reask),
       ...(asksAgainOf(m.content) ? { asksAgain: true } : {}),
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
+      ...(contestsOf(m.content) ? { contests: true } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
@@ -647,6 +654,23 @@ export function askedBeforeOf(text: string): boolean {
   return (
     /\bi(?:'ve| have)? (?:already |just )?(?:asked|said|told you|mentioned|explained|requested)\b/u.test(t) ||
     /\bas i (?:asked|said|mentioned|explained)\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v38: the end user opens by denying or refusing: "no" (not "no worries", "no problem": thanks
+ * declined), "nope", "not", or "I" with a negated auxiliary ("I don't…", "I didn't…", "I haven't…", "I
+ * wasn't…", "I'm not…", with or without the apostrophe). After an answer beside the point the end user
+ * says what the answer got wrong and asks again ("not change the frequency. pause it.", "I DIDNT
+ * CANCEL…", "no I typed Nana…"); the grammar of a correction, not words of a domain. After the assistant
+ * asked something, the same opening answers it ("no", "not right now"): detect.ts reads it only after an
+ * answer that asked nothing. "Never mind" gives up rather than asks: left out.
+ */
+export function contestsOf(text: string): boolean {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'").trimStart()
+  return (
+    /^\W*(?:no(?!\W+(?:worries|problem)\b)|nope|not)\b/u.test(t) ||
+    /^\W*i(?: (?:do|did|have|had|was|am)(?:n'?t| not)|'?m not)\b/u.test(t)
   )
 }
 

@@ -4,6 +4,7 @@ import {
   askedBeforeOf,
   asksAgainOf,
   asksOf,
+  contestsOf,
   type HandoverUnit,
   inabilityOf,
   type MessageCues,
@@ -468,6 +469,46 @@ describe('conversation signals: the decision', () => {
     expect(rep(25, 65, { askedBefore: true })).toBe(true) // cos 0.42, nearer the answer
     // cos 0.26: "that's not what I asked, but…" said of another request is no repetition.
     expect(rep(25, 75, { askedBefore: true })).toBe(false)
+  })
+
+  it('reads a request denying an answer that asked nothing as the re-ask cue: at repetitionAsked (signals-v38)', () => {
+    // cos 0.42 to the first request, 0.77 to the answer: a follow-up, unless it contests the answer.
+    expect(rep(25, 65)).toBe(false)
+    expect(rep(25, 65, { contests: true })).toBe(true)
+    // The answer asked something ("Want me to show you how?"): a "no" answers it.
+    expect(rep(25, 65, { contests: true }, { asks: true })).toBe(false)
+    // cos 0.26, under repetitionAsked: a denial about something else is no repetition.
+    expect(rep(25, 75, { contests: true })).toBe(false)
+  })
+
+  it('reads a denial or refusal from the opening words', () => {
+    for (const said of [
+      'no, not the colour. the size is wrong',
+      'No I ordered the blue one, can you check',
+      'nope. still not here',
+      'not the billing address, the delivery one',
+      "I don't want a voucher. I want my money back",
+      'i didnt cancel it, why was it cancelled',
+      'I DIDNT CANCEL',
+      "i haven't opened it. it arrived broken",
+      "I'm not asking about returns",
+      'im not at home this week',
+      'I do not need a new account',
+    ]) {
+      expect(contestsOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'no worries, thanks anyway',
+      'No problem',
+      'nothing has arrived yet',
+      'notice says the shop is closed',
+      'never mind, I will email',
+      "I can't log in",
+      'I need a refund, not a voucher',
+      'is it not possible to change it?',
+    ]) {
+      expect(contestsOf(said), said).toBe(false)
+    }
   })
 
   it('reads a re-ask from its words: an assent or "I know" then "but", or "I know…"; "I asked / as I said"', () => {

@@ -29,7 +29,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   them, as similar as THRESHOLDS.repetition, or as THRESHOLDS.repetitionNearest when the later is
  *   nearer the earlier than any message between them: it ignores the answer, or as
  *   THRESHOLDS.repetitionAsked when it is nearer the earlier by THRESHOLDS.repetitionIgnores or says
- *   that it asks again, by the re-ask anchors or, signals-v17, in words: "I asked…", "as I said"; or as
+ *   that it asks again, by the re-ask anchors or, signals-v17, in words: "I asked…", "as I said", or,
+ *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…"; or as
  *   THRESHOLDS.repetitionMarked when it opens by granting the answer and contesting it, signals-v17:
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
  *   the assistant's last reply between them failed or asked to rephrase and the later is nearer the
@@ -71,7 +72,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 37
+export const SIGNALS_VERSION = 38
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -357,6 +358,11 @@ export const THRESHOLDS = {
    * that says so in words (signals-v17, cues.ts, askedBeforeOf: "I asked how to…", "as I said").
    */
   reasks: 0.06,
+  // signals-v38: a request opening on a denial after an answer that asked nothing (cues.ts, contestsOf) is
+  // read at repetitionAsked, as one that says it asks again: not a constant of its own. On the fourteen
+  // development sets every such request at 0.35 or more but one (fresh9 photobooth-02, 0.409, read as
+  // repetition already) is in a conversation labelled repetition, the lowest at 0.360; the nearest without
+  // repetition lie at 0.266 and 0.257 (bench/FINDINGS.md, signals-v38).
   /**
    * signals-v17: an end user's request that opens by granting the answer and contesting it (cues.ts,
    * asksAgainOf: "yes, but…", "right but…", "I know…") is a repetition of an earlier request at least
@@ -873,9 +879,13 @@ export function detectSignals(
       const nearestBetween = Math.max(-1, ...towards.similarities.slice(from - towards.from))
       const ignoresBetween = nearestBetween < similarity
       const clearly = similarity - nearestBetween >= t.repetitionIgnores
+      // signals-v38: contesting an answer that asked nothing ("no, not the smell…", "I didn't cancel…":
+      // cues.ts, contestsOf) sets it aside; after a question the same opening answers it ("no").
+      const contests = later.cues?.contests === true && lastSaid.cues?.asks !== true
       // Saying it asked before, by the re-ask anchors or (signals-v17) in words ("I asked…", "as I said").
       const saysAgain =
-        marked || (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true))
+        marked ||
+        (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true || contests))
       if (!saysAgain) {
         if (similarity < t.repetitionNearest && !clearly) continue
         if (similarity < t.repetition && !ignoresBetween) continue
@@ -884,7 +894,7 @@ export function detectSignals(
         ? Math.max(
             confidenceOf(later.cues!.reasks ?? -1, t.reasks),
             marked ? confidenceOf(similarity, t.repetitionMarked) : 0,
-            later.cues!.askedBefore ? confidenceOf(similarity, t.repetitionAsked) : 0,
+            later.cues!.askedBefore || contests ? confidenceOf(similarity, t.repetitionAsked) : 0,
           )
         : similarity >= t.repetitionNearest
           ? confidenceOf(similarity, t.repetitionNearest)

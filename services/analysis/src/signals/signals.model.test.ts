@@ -321,6 +321,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a request asked again opening on a denial of the answer as repetition; a denial that asks something new as none (signals-v38)', async () => {
+    // 0.40 similar to the first request and nearer the answer (0.43): signals-v37 read a follow-up. "No, I do
+    // not need…" sets the answer aside after it asked nothing.
+    expect(
+      await signals(
+        ['user', 'the hoodie I ordered came in a medium but I ordered a large'],
+        ['assistant', 'Our hoodies run true to size. You can find the size guide on each product page.'],
+        ['user', 'no, I do not need the size guide. you sent the wrong size and I need a large'],
+      ),
+    ).toContain('repetition')
+    // The answer served the request; the denial asks for another day (−0.01 to the first request).
+    expect(
+      await signals(
+        ['user', 'the hoodie I ordered came in a medium but I ordered a large'],
+        [
+          'assistant',
+          'Sorry about that! I have booked a free exchange, a courier will collect the medium on Monday.',
+        ],
+        ['user', 'no, not monday, I am at work. can it be saturday'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
