@@ -86,6 +86,12 @@ export interface MessageCues {
    * THRESHOLDS.repetitionAsked similar to an earlier one sets the answer aside: repetition (detect.ts).
    */
   readonly contests?: boolean
+  /**
+   * End user (signals-v39): draws a consequence from the answer, a clause ending on "then" ("so i just keep
+   * waiting then", "what am i paying for then??": followsOnOf). Such a request builds on the answer, so it
+   * is not read as ignoring it (detect.ts, the margin tiers of repetition).
+   */
+  readonly followsOn?: boolean
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
@@ -451,6 +457,7 @@ export function cuesFrom(
       ...(asksAgainOf(m.content) ? { asksAgain: true } : {}),
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       ...(contestsOf(m.content) ? { contests: true } : {}),
+      ...(followsOnOf(m.content) ? { followsOn: true } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
@@ -672,6 +679,18 @@ export function contestsOf(text: string): boolean {
     /^\W*(?:no(?!\W+(?:worries|problem)\b)|nope|not)\b/u.test(t) ||
     /^\W*i(?: (?:do|did|have|had|was|am)(?:n'?t| not)|'?m not)\b/u.test(t)
   )
+}
+
+/**
+ * signals-v39: the end user draws a consequence from what the assistant said: a clause ending on "then"
+ * ("so i just keep waiting then", "so what am i paying the monthly plan for then??", "ok can i talk to someone
+ * then."), the answer taken as given. Not "then" of time after a preposition ("by then", "until then",
+ * "since then"), nor "then" opening a clause ("then get me someone who can"), which demands rather than follows
+ * on. The grammar of a follow-up, not words of a domain.
+ */
+export function followsOnOf(text: string): boolean {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  return /(?<!\b(?:by|until|till|since|from|before|after|back)\s+)\bthen\s*(?:[,.?!]|$)/mu.test(t)
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   asksAgainOf,
   asksOf,
   contestsOf,
+  followsOnOf,
   type HandoverUnit,
   inabilityOf,
   type MessageCues,
@@ -479,6 +480,37 @@ describe('conversation signals: the decision', () => {
     expect(rep(25, 65, { contests: true }, { asks: true })).toBe(false)
     // cos 0.26, under repetitionAsked: a denial about something else is no repetition.
     expect(rep(25, 75, { contests: true })).toBe(false)
+  })
+
+  it('reads no repetition by the margin tiers in a request that draws a consequence from the answer (signals-v39)', () => {
+    // cos 0.42 to the first request, -0.91 to the answer: it ignores the answer, unless it builds on it.
+    expect(rep(-90, 65)).toBe(true)
+    expect(rep(-90, 65, { followsOn: true })).toBe(false) // "so i just keep waiting then"
+    expect(rep(-90, 65, { followsOn: true }, { failure: 0.3 })).toBe(false)
+    // Saying it asks again outweighs it, and so does a similarity of repetitionNearest (cos 0.64).
+    expect(rep(-90, 65, { followsOn: true, reasks: 0.2 })).toBe(true)
+    expect(rep(-90, 50, { followsOn: true })).toBe(true)
+  })
+
+  it('reads a consequence drawn from a clause ending on "then", not "then" of time', () => {
+    for (const said of [
+      'so i just keep waiting then',
+      'so what am i paying the monthly plan for then?? it has been green for a week',
+      'ok can i talk to someone then. the wedding was weeks ago',
+      'which ones fit the gti then',
+      'Who do I contact then?',
+    ]) {
+      expect(followsOnOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'hope to be back on my feet by then',
+      'they could be sold by then. i want a phone call today',
+      'then get me someone who can',
+      'the engineer came and then left without fixing it',
+      'I have been waiting since then',
+    ]) {
+      expect(followsOnOf(said), said).toBe(false)
+    }
   })
 
   it('reads a denial or refusal from the opening words', () => {

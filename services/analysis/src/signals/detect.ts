@@ -35,7 +35,9 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
  *   the assistant's last reply between them failed or asked to rephrase and the later is nearer the
  *   earlier by THRESHOLDS.repetitionIgnores; or, signals-v29, as THRESHOLDS.repetitionQuestion when the later is a
- *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores;
+ *   signals-v39: not by the tiers of THRESHOLDS.repetitionIgnores when the later draws a consequence from
+ *   the answer, "so i just keep waiting then"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -72,7 +74,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 38
+export const SIGNALS_VERSION = 39
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -887,7 +889,9 @@ export function detectSignals(
         marked ||
         (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true || contests))
       if (!saysAgain) {
-        if (similarity < t.repetitionNearest && !clearly) continue
+        // signals-v39: the margin tiers read a request that ignores the answer; one that draws a consequence
+        // from it ("so i just keep waiting then": cues.ts, followsOnOf) builds on it, however far it lies.
+        if (similarity < t.repetitionNearest && (!clearly || later.cues?.followsOn === true)) continue
         if (similarity < t.repetition && !ignoresBetween) continue
       }
       const confidence = saysAgain

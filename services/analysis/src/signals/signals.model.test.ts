@@ -344,6 +344,31 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a consequence drawn from a failed answer as no repetition, the report told again as one (signals-v39)', async () => {
+    // 0.39 similar to the first report and far from the answer (margin 0.41): signals-v38 read it as asked
+    // again. Its closing "then" takes the answer as given.
+    expect(
+      await signals(
+        ['user', 'my broadband keeps dropping out every evening'],
+        [
+          'assistant',
+          'Sorry, I can not run line tests from here. An engineer visit can be booked on our website.',
+        ],
+        ['user', 'so i just wait for it to drop out again then'],
+      ),
+    ).not.toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'my broadband keeps dropping out every evening'],
+        [
+          'assistant',
+          'Sorry, I can not run line tests from here. An engineer visit can be booked on our website.',
+        ],
+        ['user', 'it keeps dropping out every evening, what is wrong with it'],
+      ),
+    ).toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
