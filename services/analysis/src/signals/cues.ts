@@ -113,6 +113,13 @@ export interface MessageCues {
    */
   readonly said?: readonly string[]
   /**
+   * Assistant (signals-v40): a fingerprint of each thing it asks for by name, "your" or "the" and up to two
+   * words after it in a sentence that asks (asksForOf: "What's your account number?", "I'll need your
+   * account number"), so that the same detail asked for twice in other words is found (detect.ts,
+   * repetition) without keeping its text.
+   */
+  readonly asksFor?: readonly string[]
+  /**
    * End user: the learned frustration head read on each unit (the whole message first, then each of its
    * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
    * model). Frustration fires on a unit whose head and margin both say so (detect.ts): a long factual
@@ -404,6 +411,7 @@ export function cuesFrom(
     )
     if (m.role === 'assistant') {
       const inability = inabilityOf(m.content)
+      const asksFor = asksForOf(m.content)
       // A unit near no handover anchor at all (under HANDOVER_NEAR) hands nothing over, however far it
       // lies from the answers: between two distant sets the margin is noise (signals-v11).
       const handover = similarities.map((sim) => {
@@ -428,6 +436,7 @@ export function cuesFrom(
         ...(refusesHandoverOf(m.content.slice(0, MAX_CHARS)) ? { refusesHandover: true } : {}),
         ...(asksOf(m.content.slice(0, MAX_CHARS)) ? { asks: true } : {}),
         said: saidOf(m.content),
+        ...(asksFor.length > 0 ? { asksFor } : {}),
       }
       return { cues, vector: whole }
     }
@@ -513,14 +522,35 @@ export function saidOf(text: string): string[] {
   for (const sentence of sentences.length > 0 ? sentences : [text.slice(0, MAX_CHARS)]) {
     const words = sentence.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
     if (words.length < SAID_MIN_WORDS) continue
-    let h = 0x811c9dc5
-    for (const ch of words.join(' ')) {
-      h ^= ch.codePointAt(0)!
-      h = Math.imul(h, 0x01000193) >>> 0
-    }
-    out.push(h.toString(16).padStart(8, '0'))
+    out.push(fingerprintOf(words.join(' ')))
   }
   return out
+}
+
+function fingerprintOf(text: string): string {
+  let h = 0x811c9dc5
+  for (const ch of text) {
+    h ^= ch.codePointAt(0)!
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(8, '0')
+}
+
+/**
+ * signals-v40: what the assistant asks for by name: in each sentence that asks (asksOf), "your" or "the" and
+ * the one or two words after it within the clause ("Could you give me your account number?", "To find your
+ * invoices I'll need your account number." share "account number"), as fingerprints (saidOf's). Two asks
+ * worded apart lie far apart as whole messages (0.26 for that pair) while naming the same thing.
+ */
+export function asksForOf(text: string): string[] {
+  const out = new Set<string>()
+  const sentences = sentencesOf(text)
+  for (const sentence of sentences.length > 0 ? sentences : [text.slice(0, MAX_CHARS)]) {
+    if (!asksOf(sentence)) continue
+    for (const named of sentence.toLowerCase().matchAll(/\b(?:your|the)\s+(\p{L}+(?:\s+\p{L}+)?)/gu))
+      out.add(fingerprintOf(named[1]!))
+  }
+  return [...out]
 }
 
 /** Lower-cased, curly apostrophes made straight, a space each side (so \b and " " match at the ends). */

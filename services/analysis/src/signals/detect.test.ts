@@ -3,6 +3,7 @@ import {
   addsOf,
   askedBeforeOf,
   asksAgainOf,
+  asksForOf,
   asksOf,
   contestsOf,
   followsOnOf,
@@ -678,6 +679,39 @@ describe('conversation signals: the decision', () => {
     expect(names(talk(50, false), at(5))).not.toContain('repetition') // the second one answers
     // The end user asked it to say it again: asking again is no repetition.
     expect(names(talk(50, true, { clarification: 0.2 }), at(5))).not.toContain('repetition')
+  })
+
+  it('reads the assistant naming again what it asked for, however far the two asks lie, as repetition (signals-v40)', () => {
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (
+      firstFor: string[],
+      secondFor: string[],
+      secondAsks = true,
+      reply: Partial<MessageCues> = {},
+    ) =>
+      conversation(
+        ['user', {}],
+        ['assistant', { asks: true, asksFor: firstFor }],
+        ['user', reply],
+        ['assistant', { asks: secondAsks, asksFor: secondFor }],
+      ).map((m, i) => ({ ...m, vector: unit([90, 0, -90, 75][i]!) })) // the two asks at cos 0.26
+    expect(names(talk(['a1'], ['b2', 'a1']), at(5))).toContain('repetition')
+    expect(names(talk(['a1'], ['b2']), at(5))).not.toContain('repetition') // another thing asked for
+    expect(names(talk(['a1'], ['a1'], false), at(5))).not.toContain('repetition') // named, not asked
+    expect(names(talk(['a1'], ['a1'], true, { clarification: 0.2 }), at(5))).not.toContain('repetition')
+  })
+
+  it('names what the assistant asks for: "your" or "the" and up to two words, in a sentence that asks', () => {
+    const [accountNumber] = asksForOf("What's your account number?")
+    expect(accountNumber).toBeDefined()
+    expect(asksForOf("To find your invoices I'll need your account number. It starts with VR.")).toContain(
+      accountNumber,
+    )
+    expect(asksForOf('Could you give me the account number, please?')).toContain(accountNumber)
+    // Named in a sentence that asks nothing: nothing asked for.
+    expect(asksForOf('Your account number is on your latest bill.')).toEqual([])
+    expect(asksForOf("What's your order number?")).not.toContain(accountNumber)
   })
 
   it('finds the assistant asking for something in the words: a question, a menu, a detail it needs', () => {

@@ -42,7 +42,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
  *   messages that ask for something, cues.ts asksOf, with an end-user reply between, as similar as
- *   THRESHOLDS.botAsksAgain: the same detail or menu asked for twice), or (signals-v15) the end user asks for a person again after an
+ *   THRESHOLDS.botAsksAgain, or, signals-v40, naming the same thing asked for, cues.ts asksForOf: the same
+ *   detail or menu asked for twice), or (signals-v15) the end user asks for a person again after an
  *   answer that hands nothing over;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
@@ -74,7 +75,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 39
+export const SIGNALS_VERSION = 40
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -413,6 +414,11 @@ export const THRESHOLDS = {
 
 /** The confidence of a failure said in the first person but not nearer the failure anchors. */
 const INABILITY_CONFIDENCE = 0.6
+/**
+ * The confidence of the assistant naming again what it asked for, short of THRESHOLDS.botAsksAgain (signals-v40):
+ * read from the words, as INABILITY_CONFIDENCE; not measured (the bench scores no confidence).
+ */
+const ASKED_FOR_AGAIN_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
 const CONFIDENCE_SCALE = 0.04
@@ -929,8 +935,13 @@ export function detectSignals(
       // signals-v24: the assistant asking again for what it asked before (the same detail, the same menu),
       // worded differently, after the end user replied: the reply did not give it what it asked for. Not a
       // failed turn (saidAgain): the assistant asks, it does not answer the same again.
+      // signals-v40: or naming the same thing it asks for, however the two are worded ("What's your account
+      // number?", then "To find your invoices I'll need your account number.": cues.ts, asksForOf).
+      const asksForAgain = (later.cues?.asksFor ?? []).some((h) => earlier.cues?.asksFor?.includes(h))
       const asksAgain =
-        earlier.cues?.asks === true && later.cues?.asks === true && similarity >= t.botAsksAgain
+        earlier.cues?.asks === true &&
+        later.cues?.asks === true &&
+        (similarity >= t.botAsksAgain || asksForAgain)
       if (!repeats && !asksAgain) continue
       const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))
       const replied = between.findLast((m) => m.role === 'user')
@@ -944,7 +955,10 @@ export function detectSignals(
         out.add('repetition', later.id, confidence)
       }
       if (asksAgain) {
-        const confidence = confidenceOf(similarity, t.botAsksAgain)
+        const confidence = Math.max(
+          confidenceOf(similarity, t.botAsksAgain),
+          asksForAgain ? ASKED_FOR_AGAIN_CONFIDENCE : 0,
+        )
         out.add('repetition', earlier.id, confidence)
         out.add('repetition', later.id, confidence)
       }

@@ -369,6 +369,30 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('repetition')
   })
 
+  it('reads the bot asking again for the detail it named, in other words, as repetition; a new detail asked for as none (signals-v40)', async () => {
+    // The two asks lie under botAsksAgain as whole messages (signals-v39 read none); both name "your customer
+    // reference".
+    expect(
+      await signals(
+        ['user', 'I need a copy of my gas safety certificate for my landlord'],
+        ['assistant', 'Of course! What is your customer reference?'],
+        ['user', 'its under Priya Shah, 14 Elm Road'],
+        [
+          'assistant',
+          'To send the certificate I will need your customer reference. You will find it at the top of any email from us.',
+        ],
+      ),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        ['user', 'I need a copy of my gas safety certificate for my landlord'],
+        ['assistant', 'Of course! What is your customer reference?'],
+        ['user', 'CR-20417'],
+        ['assistant', 'Thanks! Which email address should I send it to?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
