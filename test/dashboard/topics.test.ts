@@ -213,6 +213,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
       const examples = passwordItem.locator('.topic-examples > li')
       expect(await examples.count()).toBe(3)
       expect(await examples.first().locator('q').textContent()).toMatch(/password/i)
+      // Its count holds the conversations in "other" too: it says so.
+      await page.getByText(/ conversations? with a topic or in Other\. Updates by itself\./).waitFor()
 
       // The same numbers as a table: a row per topic in rank order, "other" last.
       const ranking = page.locator('figure', { hasText: 'Conversations by topic' })

@@ -99,7 +99,7 @@ describe('the Topics page', () => {
 
   it('says in one sentence what the ranking chart shows', () => {
     expect(rankingSummary(report)).toBe(
-      'password reset leads with 5 of 10 conversations with a topic (50%), then order delivery (3); 2 in no topic close enough.',
+      'password reset leads with 5 of 10 conversations with a topic or in Other (50%), then order delivery (3); 2 in no topic close enough.',
     )
     expect(rankingSummary({ ...report, topics: [], other: null })).toBe('No topics in this range yet.')
   })

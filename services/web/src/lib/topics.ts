@@ -55,7 +55,7 @@ export function rankingRows(report: TopicsReport, chatbotNames?: Map<string, str
 export function rankingSummary(report: TopicsReport, chatbotNames?: Map<string, string>): string {
   const [first, ...rest] = report.topics
   if (!first) return 'No topics in this range yet.'
-  const lead = `${topicName(first, chatbotNames)} leads with ${formatNumber(first.conversations)} of ${formatNumber(report.conversationsWithTopics)} conversations with a topic (${formatShare(first.share)})`
+  const lead = `${topicName(first, chatbotNames)} leads with ${formatNumber(first.conversations)} of ${formatNumber(report.conversationsWithTopics)} conversations with a topic or in Other (${formatShare(first.share)})`
   const next = rest
     .slice(0, 2)
     .map((t) => `${topicName(t, chatbotNames)} (${formatNumber(t.conversations)})`)

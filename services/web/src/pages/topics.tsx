@@ -138,7 +138,7 @@ function Report({
     <>
       <p className="muted">
         {formatDateTime(report.range.from)} to {formatDateTime(report.range.to)} ({tz}).{' '}
-        {plural(report.conversationsWithTopics, 'conversation')} with a topic. Updates by itself.
+        {plural(report.conversationsWithTopics, 'conversation')} with a topic or in Other. Updates by itself.
       </p>
       <Reclustering reclustering={report.reclustering} />
       {report.topics.length > 0 ? (
