@@ -179,4 +179,36 @@ describe("signals' periods from the chatbot's events", () => {
     const snapshot = async () => ({ periods: await periods(), report: await report() })
     await expectReplayKeeps(db.pool, projector, snapshot, await snapshot())
   })
+
+  // Regression: with a signal turned off, the report counted it nowhere but the list filtered by it still
+  // listed the conversations that carried it, so the organization's Signals figure and its link disagreed.
+  it('lists by a signal only while it is on, as the report counts it', async () => {
+    const listed = async () => {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
+        headers: { cookie },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      return res.json().conversations.length
+    }
+    const settings = async (disabled: string[]) => {
+      const patched = await app.inject({
+        method: 'PATCH',
+        url: `/api/v1/chatbots/${chatbotId}`,
+        headers: { cookie },
+        payload: { settings: { signals: { disabled } } },
+      })
+      expect(patched.statusCode, patched.body).toBe(200)
+      await projector.consumer.stop()
+      projector = await projectAll(db.pool)
+    }
+    expect(await listed()).toBe(1)
+    await settings(['bot_failure'])
+    const off = ((await report()).signals as { name: string }[]).find((s) => s.name === 'bot_failure')
+    expect(off).toMatchObject({ enabled: false, conversations: 0 })
+    expect(await listed()).toBe(0)
+    await settings([])
+    expect(await listed()).toBe(1)
+  })
 })
