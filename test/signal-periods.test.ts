@@ -26,6 +26,8 @@ let app: FastifyInstance
 let projector: Projector
 let cookie: string
 let chatbotId: string
+let apiKey: string
+let orgId: string
 const topicId = randomUUID()
 
 /** A conversation captured with its last message at `sentAt`, analysed into the topic with `signals`. */
@@ -96,6 +98,8 @@ beforeAll(async () => {
     settings: { signals: { disabled: ['escalation'], custom: [DISCOUNT] } },
   })
   chatbotId = created.chatbot.id
+  apiKey = created.apiKey
+  orgId = organization.id
   const before = new Date(Date.now() - 10 * 60_000)
   await conversation(created.apiKey, organization.id, before, [
     { name: 'custom:asks-for-a-discount', label: DISCOUNT.label },
@@ -210,5 +214,51 @@ describe("signals' periods from the chatbot's events", () => {
     expect(await listed()).toBe(0)
     await settings([])
     expect(await listed()).toBe(1)
+  })
+
+  // Regression (issue 32): a conversation counted as checked for a signal when its last message fell in
+  // a period the signal was on. One captured a few minutes after its last message, just after bot failure
+  // was turned off (a client that sends a conversation once it ends, an import), was analysed without it
+  // and counted as checked once it was back on: 8/30 where 8/28 was right. What counts is when its
+  // signals were decided.
+  it('counts as checked a conversation analysed while the signal was on, not one analysed while it was off', async () => {
+    const settings = async (disabled: string[]) => {
+      const patched = await app.inject({
+        method: 'PATCH',
+        url: `/api/v1/chatbots/${chatbotId}`,
+        headers: { cookie },
+        payload: { settings: { signals: { disabled } } },
+      })
+      expect(patched.statusCode, patched.body).toBe(200)
+    }
+    type Figures = { name: string; conversations: number; conversationsChecked: number }
+    const botFailure = async () => {
+      await projector.consumer.stop()
+      projector = await projectAll(db.pool)
+      return ((await report()).signals as Figures[]).find((s) => s.name === 'bot_failure')!
+    }
+    const checkedBefore = await botFailure()
+    // Its last message minutes before bot failure was turned off, captured and analysed after.
+    const lastMessage = new Date(Date.now() - 5 * 60_000)
+    await settings(['bot_failure'])
+    await conversation(apiKey, orgId, lastMessage, [])
+    await settings([])
+    // Analysed while bot failure is on again: checked, with its bot failure.
+    await conversation(apiKey, orgId, new Date(), [{ name: 'bot_failure' }])
+    expect(await botFailure()).toMatchObject({
+      enabled: true,
+      conversations: checkedBefore.conversations + 1,
+      conversationsChecked: checkedBefore.conversationsChecked + 1,
+    })
+    // The list by the signal agrees with the report.
+    const listed = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
+      headers: { cookie },
+    })
+    expect(listed.statusCode, listed.body).toBe(200)
+    expect(listed.json().conversations.length).toBe(checkedBefore.conversations + 1)
+    const snapshot = async () => ({ report: await report() })
+    await expectReplayKeeps(db.pool, projector, snapshot, await snapshot())
   })
 })

@@ -22,6 +22,7 @@ const EMPTY_HERE = [
   'rm_hourly_topics',
   'rm_daily_topics',
   'rm_conversation_signals',
+  'rm_signals_decided',
   'rm_topics',
   'rm_themes',
   'rm_topic_reclustering',

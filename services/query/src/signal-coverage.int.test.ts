@@ -36,7 +36,14 @@ async function period(chatbotId: string, signal: string, on: Date | 'creation', 
   )
 }
 
-async function conversation(chatbotId: string, lastAt: Date, signals: string[], topics: string[] = []) {
+/** A conversation with its last message at `lastAt`, its signals decided at `decidedAt` (null: never). */
+async function conversation(
+  chatbotId: string,
+  lastAt: Date,
+  signals: string[],
+  topics: string[] = [],
+  decidedAt: Date | null = lastAt,
+) {
   const id = randomUUID()
   await db.pool.query(
     `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, message_count, first_message_at,
@@ -52,6 +59,13 @@ async function conversation(chatbotId: string, lastAt: Date, signals: string[], 
       [org, chatbotId, id, s, s === DISCOUNT ? 'Asks for a discount' : null],
     )
   }
+  if (decidedAt !== null) {
+    await db.pool.query(
+      `INSERT INTO rm_signals_decided (conversation_id, org_id, chatbot_id, decided_at) VALUES ($1, $2, $3, $4)`,
+      [id, org, chatbotId, decidedAt],
+    )
+  }
+  return id
 }
 
 const read = (chatbotId?: string): Promise<SignalsReport> =>
@@ -175,5 +189,29 @@ describe('signals turned off or added later', () => {
     )
     expect(figure(await read(bot), DISCOUNT)).toMatchObject({ conversations: 1, conversationsChecked: 6 })
     await db.pool.query('DELETE FROM rm_reanalysis WHERE chatbot_id = $1', [bot])
+  })
+
+  // Regression (issue 32): a conversation counted as checked when its last message fell in a period the
+  // signal was on, though its signals were decided when it was analysed: one captured (or imported) just
+  // after the signal was turned off, its last message before, never got it, and counted as checked once
+  // the signal was back on ("8/30" where "8/28" was right).
+  it('counts a conversation as checked when its signals were decided while the signal was on, not by its last message', async () => {
+    const day = (d: number) => new Date(T0.getTime() + d * DAY)
+    const added = [
+      // Its last message while resolution was on, analysed while it was off: not checked.
+      await conversation(other, day(5), [], [], day(7)),
+      // Its last message while resolution was off, analysed once it was on again: checked.
+      await conversation(other, day(10), [], [], day(21)),
+      // Never analysed: checked for no signal.
+      await conversation(other, day(3), [], [], null),
+    ]
+    try {
+      const report = await read(other)
+      expect(figure(report, 'resolution')).toMatchObject({ conversations: 0, conversationsChecked: 2 })
+      expect(figure(report, 'frustration')).toMatchObject({ conversations: 1, conversationsChecked: 4 })
+    } finally {
+      await db.pool.query('DELETE FROM rm_signals_decided WHERE conversation_id = ANY($1::uuid[])', [added])
+      await db.pool.query('DELETE FROM rm_conversations WHERE id = ANY($1::uuid[])', [added])
+    }
   })
 })

@@ -257,8 +257,12 @@ const messages = readModel({
 
 const signals = readModel({
   name: 'signals',
-  tables: [table('rm_conversation_signals', 'rows-deleted', 'rows-deleted')],
-  events: ['analysis.signals-detected'],
+  tables: [
+    table('rm_conversation_signals', 'rows-deleted', 'rows-deleted'),
+    table('rm_signals_decided', 'rows-deleted', 'rows-deleted'),
+  ],
+  // messages-analyzed: the analysis decides the conversation's signals again in its transaction.
+  events: ['analysis.signals-detected', 'analysis.messages-analyzed'],
   changes: () => {
     const changes = new SignalChanges()
     return { add: (event) => changes.add(event), flush: (client) => changes.flush(client) }

@@ -2,21 +2,32 @@ import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 
 type SignalsDetected = RecordedEvent<'analysis.signals-detected'>
+type MessagesAnalyzed = RecordedEvent<'analysis.messages-analyzed'>
 
 /**
  * rm_conversation_signals: each conversation's signals as its last analysis.signals-detected gave them
  * (each event replaces the conversation's earlier signals). Events of one conversation come in stream
  * order, so the last of a batch is the one to keep. `refined_by` is the signal's `refinedBy` (the LLM that
  * confirmed it, `llm:<model>`), null when the local model alone decided it.
+ * rm_signals_decided: when each conversation's signals were last decided, with the settings of then (what
+ * makes it checked for a signal, issue 32). The analysis decides them again in the transaction of each
+ * analysis of the conversation's messages, announcing them only when they change, so the time is the
+ * latest `occurredAt` of its analysis.messages-analyzed and analysis.signals-detected; kept as the
+ * greatest, so a batch delivered again changes nothing.
  */
 export class SignalChanges {
   private readonly latest = new Map<string, SignalsDetected>()
+  private readonly decided = new Map<string, SignalsDetected | MessagesAnalyzed>()
 
-  add(event: SignalsDetected): void {
-    this.latest.set(event.streamId, event)
+  add(event: SignalsDetected | MessagesAnalyzed): void {
+    if (event.type === 'analysis.signals-detected') this.latest.set(event.streamId, event)
+    const before = this.decided.get(event.streamId)
+    if (!before || Date.parse(before.occurredAt) < Date.parse(event.occurredAt))
+      this.decided.set(event.streamId, event)
   }
 
   async flush(client: pg.ClientBase): Promise<void> {
+    await this.flushDecided(client)
     if (this.latest.size === 0) return
     const events = [...this.latest.values()]
     this.latest.clear()
@@ -52,6 +63,24 @@ export class SignalChanges {
         rows.map((r) => JSON.stringify(r.s.evidence)),
         rows.map((r) => r.analyzer),
         rows.map((r) => r.s.refinedBy ?? null),
+      ],
+    })
+  }
+
+  private async flushDecided(client: pg.ClientBase): Promise<void> {
+    if (this.decided.size === 0) return
+    const events = [...this.decided.values()]
+    this.decided.clear()
+    await client.query({
+      name: 'cas-projector-signals-decided',
+      text: `INSERT INTO rm_signals_decided (conversation_id, org_id, chatbot_id, decided_at)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[])
+       ON CONFLICT (conversation_id) DO UPDATE SET decided_at = GREATEST(rm_signals_decided.decided_at, EXCLUDED.decided_at)`,
+      values: [
+        events.map((e) => e.streamId),
+        events.map((e) => e.orgId),
+        events.map((e) => e.chatbotId),
+        events.map((e) => e.occurredAt),
       ],
     })
   }

@@ -1,8 +1,9 @@
 import type pg from 'pg'
 
 /**
- * A signal on for a chatbot now, and the times of the last message of the conversations checked for it
- * (besides those that carry it): a tstzmultirange literal, '{(,)}' when all of them were.
+ * A signal on for a chatbot now, and the times at which a conversation's signals were decided (its
+ * rm_signals_decided row) that make it checked for it (besides those that carry it): a tstzmultirange
+ * literal, '{(,)}' when all of them were. A conversation never decided is checked for none.
  */
 export interface SignalOn {
   chatbotId: string
@@ -71,11 +72,12 @@ export async function signalsOn(
 }
 
 /**
- * The times of a conversation's last message at which it was checked for a signal with these periods:
- * its signals are decided again whenever one of its messages is analysed, with the settings of then, so
- * a conversation whose last message falls in a period was checked, and all those before the start of a
- * finished re-analysis that ran while the signal was on. A tstzmultirange literal (Postgres merges what
- * overlaps).
+ * The times at which a conversation's signals were last decided that make it checked for a signal with
+ * these periods: its signals are decided again whenever one of its messages is analysed, with the
+ * settings of then, so a conversation whose signals were decided in a period was checked (whatever the
+ * time its last message carries: one captured or imported after the signal was turned off is analysed
+ * without it), and all those decided before the start of a finished re-analysis that ran while the
+ * signal was on. A tstzmultirange literal (Postgres merges what overlaps).
  */
 export function checkedTimes(periods: readonly SignalPeriod[], reanalysedAt: Date | null): string {
   const bound = (d: Date | null) => (d === null ? '' : `"${d.toISOString()}"`)

@@ -354,7 +354,8 @@ interface SignalsRow {
  * of those conversations are read in one scan too (`conversation_id = ANY` of base's ids, an InitPlan run
  * once), aggregated per conversation, and met with base in a FULL JOIN, which Postgres runs only as a
  * hash or merge join: never a scan per conversation, whatever the statistics (every aggregated row's
- * conversation is in base, so the FULL JOIN adds none). A lookup per conversation (a LATERAL aggregate,
+ * conversation is in base, so the FULL JOIN adds none); so are the times their signals were decided
+ * (rm_signals_decided, by its primary key). A lookup per conversation (a LATERAL aggregate,
  * before) took the primary key on good statistics; on none, or stale ones for a new organization,
  * row-level security's org_id condition made rm_conversation_signals_signal (org_id, signal,
  * conversation_id) its index: several index searches a conversation where Postgres skip-scans (18), the
@@ -362,7 +363,8 @@ interface SignalsRow {
  * on stale statistics"). Merged topics are one JSON object read once (as rankTopics'), the topics
  * unnested per conversation. The checked counts join the conversations (per bucket; per topic, for the
  * knowledge-gap signals) with the signals on for their chatbot (`signal_on`, one row per chatbot and
- * signal, each with the times of the last message its conversations were checked at, a tstzmultirange);
+ * signal, each with the times its conversations' signals were decided at that checked them, a
+ * tstzmultirange; a conversation never decided is checked for none but those it carries);
  * nothing else joins two sets, so every plan is linear in the conversations.
  * The order of "first" is a conversation list's, at the millisecond a JS Date keeps.
  */
@@ -382,13 +384,16 @@ function signalsSql(key: string, before: number): string {
      conv AS MATERIALIZED (
        SELECT c.id, c.chatbot_id, c.topics, c.last_message_at, ${key} AS key,
               coalesce(s.signals, '{}') AS signals, coalesce(s.labels, '{}') AS labels,
-              c.chatbot_id = ANY (${configured}) AS configured
+              c.chatbot_id = ANY (${configured}) AS configured, d.decided_at
          FROM base c
          FULL JOIN (
            SELECT conversation_id, array_agg(signal) AS signals, array_agg(label) AS labels
              FROM rm_conversation_signals
             WHERE org_id = $1 AND conversation_id = ANY (ARRAY(SELECT id FROM base))
             GROUP BY conversation_id) s ON s.conversation_id = c.id
+         FULL JOIN (
+           SELECT conversation_id, decided_at FROM rm_signals_decided
+            WHERE org_id = $1 AND conversation_id = ANY (ARRAY(SELECT id FROM base))) d ON d.conversation_id = c.id
      ),
      signal_on AS MATERIALIZED (
        SELECT (o ->> 'c')::uuid AS chatbot_id, o ->> 's' AS signal, (o ->> 'r')::tstzmultirange AS checked
@@ -410,7 +415,7 @@ function signalsSql(key: string, before: number): string {
        SELECT coalesce(jsonb_object_agg(chatbot_id::text || ' ' || signal, true), '{}') AS on_keys FROM signal_on
      ),
      placed AS (
-       SELECT c.id, c.chatbot_id, c.configured, c.last_message_at, p.topic,
+       SELECT c.id, c.chatbot_id, c.configured, c.last_message_at, c.decided_at, p.topic,
               ARRAY(SELECT x FROM unnest(c.signals) AS x
                      WHERE NOT c.configured OR sk.on_keys ? (c.chatbot_id::text || ' ' || x)) AS signals
          FROM conv c CROSS JOIN merged m CROSS JOIN signal_keys sk
@@ -421,7 +426,7 @@ function signalsSql(key: string, before: number): string {
      topic_checked AS (
        SELECT p.topic, o.signal
          FROM placed p JOIN signal_on o ON o.chatbot_id = p.chatbot_id
-        WHERE o.signal IN (${gapList}) AND (o.checked @> p.last_message_at OR o.signal = ANY (p.signals))
+        WHERE o.signal IN (${gapList}) AND (o.checked @> p.decided_at OR o.signal = ANY (p.signals))
        UNION ALL
        SELECT p.topic, g.signal FROM placed p CROSS JOIN unnest(ARRAY[${gapList}]) AS g(signal)
         WHERE NOT p.configured
@@ -439,7 +444,7 @@ function signalsSql(key: string, before: number): string {
      UNION ALL
      SELECT 'checked key', o.signal, c.key, count(*)::float8, NULL, NULL, NULL, NULL, NULL
        FROM conv c JOIN signal_on o ON o.chatbot_id = c.chatbot_id
-      WHERE o.checked @> c.last_message_at OR o.signal = ANY (c.signals)
+      WHERE o.checked @> c.decided_at OR o.signal = ANY (c.signals)
       GROUP BY o.signal, c.key
      UNION ALL
      SELECT 'unconfigured key', NULL, key, count(*)::float8, NULL, NULL, NULL, NULL, NULL

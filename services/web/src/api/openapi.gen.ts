@@ -3914,7 +3914,7 @@ export interface operations {
                             enabled: boolean;
                             /** @description Conversations in range with the signal, of the chatbots for which it is on now. */
                             conversations: number;
-                            /** @description Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose last message falls in a period it was on (from the chatbot's creation, or from the settings change that turned it on or added it, to the one that turned it off), those that carry it, and those before the start of a finished re-analysis that ran while it was on. */
+                            /** @description Conversations in range checked for the signal: the rate's denominator. Of the chatbots for which it is on, those whose signals were last decided (when they were last analysed) in a period it was on (from the chatbot's creation, or from the settings change that turned it on or added it, to the one that turned it off), those that carry it, and those decided before the start of a finished re-analysis that ran while it was on; a conversation not analysed yet is checked for none. */
                             conversationsChecked: number;
                             /** @description conversations / conversationsChecked (0 when none was checked). */
                             rate: number;

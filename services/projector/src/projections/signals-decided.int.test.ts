@@ -1,0 +1,129 @@
+/**
+ * rm_signals_decided (issue 32): when each conversation's signals were last decided, the latest
+ * `occurredAt` of its analysis.messages-analyzed (the analysis decides them again in its transaction) and
+ * analysis.signals-detected (the sweep and the LLM refiner announce a change alone). The same rows however
+ * the events are cut into batches, when they are all delivered again, and as migration 0048 makes them
+ * from the journal.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { withTransaction } from '@cas/db'
+import { describe, expect, it } from 'vitest'
+import { journal, projectionTests, type Row } from '../../test/given.ts'
+
+const { given, pool } = projectionTests()
+const orgId = randomUUID()
+const bot = randomUUID()
+const [analysedOnly, sweptLater, signalsOnly] = [randomUUID(), randomUUID(), randomUUID()]
+const at = (day: number) => `2026-11-${String(day).padStart(2, '0')}T12:00:00.000Z`
+const analyzer = { name: 'test', version: '1' }
+
+/**
+ * One conversation analysed twice with no signal (no signals-detected: none changed); one analysed, its
+ * signals announced, then changed by the sweep days later; one whose only event is a signals-detected.
+ */
+function events() {
+  const j = journal(orgId)
+  const analysed = (conversation: string, day: number) =>
+    j.append(
+      bot,
+      'analysis',
+      conversation,
+      'analysis.messages-analyzed',
+      { analyzer, results: [{ messageId: 'm1', sentiment: { score: 0, label: 'neutral' }, topics: [] }] },
+      at(day),
+    )
+  const detected = (conversation: string, day: number, signals: string[]) =>
+    j.append(
+      bot,
+      'analysis',
+      conversation,
+      'analysis.signals-detected',
+      {
+        analyzer,
+        settled: true,
+        signals: signals.map((name) => ({ name, confidence: 0.8, evidence: ['m1'] })),
+      },
+      at(day),
+    )
+  analysed(analysedOnly, 2)
+  analysed(sweptLater, 3)
+  detected(sweptLater, 3, ['bot_failure'])
+  analysed(analysedOnly, 4)
+  detected(signalsOnly, 5, [])
+  detected(sweptLater, 6, ['bot_failure', 'abandonment'])
+  return j
+}
+
+const decided = (r: Row) => [r.conversation_id, new Date(r.decided_at as string).toISOString()]
+const EXPECTED = [
+  [analysedOnly, at(4)],
+  [sweptLater, at(6)],
+  [signalsOnly, at(5)],
+]
+
+describe('when the signals were decided', () => {
+  it('keeps the latest analysis or announcement of each conversation', async () => {
+    await given(events()).projected().thenRows('rm_signals_decided', decided, EXPECTED)
+  })
+
+  it('gives the same rows however the events are cut into batches, and when they come again', async () => {
+    for (const batches of [[1], [2], [3, 1]]) {
+      await given(events()).projected({ batches }).thenRows('rm_signals_decided', decided, EXPECTED)
+      await given(events())
+        .projected({ batches, redelivered: true })
+        .thenRows('rm_signals_decided', decided, EXPECTED)
+    }
+  })
+
+  it('is what migration 0048 makes of the journal for conversations projected before it', async () => {
+    const j = events()
+    const records = await given(j).records()
+    const migration = readFileSync(
+      new URL('../../../../migrations/0048_signals-decided.sql', import.meta.url),
+      'utf8',
+    )
+    const backfill = migration.slice(
+      migration.indexOf('INSERT INTO rm_signals_decided'),
+      migration.indexOf('-- Down Migration'),
+    )
+    const schema = `backfill_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+    const rows = await withTransaction(pool(), async (client) => {
+      await client.query(`CREATE SCHEMA ${schema}`)
+      for (const table of ['event_journal', 'rm_conversations', 'rm_signals_decided'])
+        await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
+      await client.query(`SET LOCAL search_path TO ${schema}, public`)
+      for (const r of records) {
+        await client.query(
+          `INSERT INTO event_journal (position, event_id, stream_type, stream_id, stream_version, type, version,
+                                      occurred_at, org_id, chatbot_id, payload)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+          [
+            r.position,
+            r.id,
+            r.streamType,
+            r.streamId,
+            r.streamVersion,
+            r.type,
+            r.version,
+            r.occurredAt,
+            r.orgId,
+            r.chatbotId,
+            JSON.stringify(r.payload),
+          ],
+        )
+      }
+      // The conversations' rows (an erased conversation, or a deleted chatbot's, has none: left out).
+      await client.query(
+        `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, updated_at, preview)
+         SELECT id, $1, $2, 'c-' || id, $3, $3, '' FROM unnest($4::uuid[]) AS id`,
+        [orgId, bot, at(1), [analysedOnly, sweptLater, signalsOnly]],
+      )
+      await client.query(backfill)
+      return (await client.query<{ row: Row }>('SELECT to_jsonb(d) AS row FROM rm_signals_decided d')).rows
+    })
+    const key = (v: unknown) => JSON.stringify(v)
+    const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
+    expect(rows.map((r) => decided(r.row)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+  })
+})
