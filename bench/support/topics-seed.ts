@@ -23,6 +23,7 @@ export const TOPICS_PAGE_TABLES = [
   'rm_topics',
   'rm_themes',
   'rm_conversation_signals',
+  'rm_signals_decided',
   'rm_topic_reclustering',
 ] as const
 
@@ -33,7 +34,7 @@ export const TOPICS_PAGE_TABLES = [
  * before `now`, each with one end-user message per topic it is in (one topic for most, two or three for
  * some, a merged topic's id for some, "other" for 8 %) and an assistant reply, the hourly activity and
  * topic rollups those messages make (rm_hourly_activity, rm_hourly_topics, rm_daily_topics), signals for
- * a fifth of them (rm_conversation_signals) and the chatbot's re-clustering row. Topic popularity is
+ * a fifth of them (rm_conversation_signals), when their signals were decided (rm_signals_decided) and the chatbot's re-clustering row. Topic popularity is
  * skewed (topic k about 1/(k+10)), as discovered topics are. Deterministic: the same arguments, the same
  * rows. `analyze`: ANALYZE the tables afterwards (as autovacuum eventually does); without it they keep
  * whatever statistics they had, none on a fresh database: the state of a chatbot's first hours.
@@ -150,6 +151,13 @@ export async function seedTopicsPage(
        FROM rm_conversations
        CROSS JOIN LATERAL (VALUES ('bot_failure', 0), ('escalation', 1), ('frustration', 2), ('resolution', 3)) s(signal, r)
       WHERE chatbot_id = $1 AND (hashtext(external_id) & 1023) % 20 = s.r`,
+    [chatbotId],
+  )
+  // Every conversation's signals decided when its last message came (the projector's rm_signals_decided):
+  // without them no conversation counts as checked for any signal, which no analysed chatbot reads.
+  await pool.query(
+    `INSERT INTO rm_signals_decided (conversation_id, org_id, chatbot_id, decided_at)
+     SELECT id, org_id, chatbot_id, last_message_at FROM rm_conversations WHERE chatbot_id = $1`,
     [chatbotId],
   )
   await pool.query(
