@@ -3,10 +3,12 @@
 // chatbot's data key, in journal order), applied by the live projector's steps into read-model tables
 // of their own, and the rows read back.
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { withTransaction } from '@cas/db'
 import type { JournalRecord } from '@cas/eventlog'
 import type { EventPayload, EventType } from '@cas/events'
 import { dataKeyFor } from '@cas/keyring'
+import type pg from 'pg'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
@@ -180,4 +182,56 @@ export function projectionTests() {
   }
 
   return { given, allRows, keyOf, pool: () => db.pool }
+}
+
+/**
+ * What a migration's back-fill makes of `records`: the migration's statements from `from` to its Down
+ * Migration, run in a schema of their own where `tables` are empty copies of the public ones, the journal
+ * holding `records` and `seed` having written what else the back-fill reads; `table`'s rows as JSON.
+ */
+export async function backfilled(
+  pool: pg.Pool,
+  opts: {
+    readonly migration: string
+    readonly from: string
+    readonly tables: readonly string[]
+    readonly records: readonly JournalRecord[]
+    readonly seed: (client: pg.PoolClient) => Promise<unknown>
+    readonly table: string
+  },
+): Promise<Row[]> {
+  const sql = readFileSync(new URL(`../../../migrations/${opts.migration}`, import.meta.url), 'utf8')
+  const backfill = sql.slice(sql.indexOf(opts.from), sql.indexOf('-- Down Migration'))
+  const schema = `backfill_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+  return withTransaction(pool, async (client) => {
+    await client.query(`CREATE SCHEMA ${schema}`)
+    for (const table of ['event_journal', ...opts.tables])
+      await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
+    await client.query(`SET LOCAL search_path TO ${schema}, public`)
+    for (const r of opts.records) {
+      await client.query(
+        `INSERT INTO event_journal (position, event_id, stream_type, stream_id, stream_version, type, version,
+                                    occurred_at, org_id, chatbot_id, payload)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [
+          r.position,
+          r.id,
+          r.streamType,
+          r.streamId,
+          r.streamVersion,
+          r.type,
+          r.version,
+          r.occurredAt,
+          r.orgId,
+          r.chatbotId,
+          JSON.stringify(r.payload),
+        ],
+      )
+    }
+    await opts.seed(client)
+    await client.query(backfill)
+    return (await client.query<{ row: Row }>(`SELECT to_jsonb(t) AS row FROM ${opts.table} t`)).rows.map(
+      (r) => r.row,
+    )
+  })
 }

@@ -4,10 +4,8 @@
  * batches, when they are all delivered again, and as migration 0047 makes them from the journal.
  */
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { withTransaction } from '@cas/db'
 import { describe, expect, it } from 'vitest'
-import { journal, projectionTests, type Row } from '../../test/given.ts'
+import { backfilled, journal, projectionTests, type Row } from '../../test/given.ts'
 
 const { given, pool } = projectionTests()
 const orgId = randomUUID()
@@ -115,47 +113,21 @@ describe('the signal periods projection', () => {
     const j = events()
     await given(j).projected().thenRows('rm_signal_periods', period, EXPECTED)
     const records = await given(j).records()
-    const migration = readFileSync(
-      new URL('../../../../migrations/0047_signal-periods.sql', import.meta.url),
-      'utf8',
-    )
-    const backfill = migration.slice(migration.indexOf('WITH ev AS'), migration.indexOf('-- Down Migration'))
-    const schema = `backfill_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-    const rows = await withTransaction(pool(), async (client) => {
-      await client.query(`CREATE SCHEMA ${schema}`)
-      for (const table of ['event_journal', 'rm_chatbots', 'rm_signal_periods'])
-        await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
-      await client.query(`SET LOCAL search_path TO ${schema}, public`)
-      for (const r of records) {
-        await client.query(
-          `INSERT INTO event_journal (position, event_id, stream_type, stream_id, stream_version, type, version,
-                                      occurred_at, org_id, chatbot_id, payload)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-          [
-            r.position,
-            r.id,
-            r.streamType,
-            r.streamId,
-            r.streamVersion,
-            r.type,
-            r.version,
-            r.occurredAt,
-            r.orgId,
-            r.chatbotId,
-            JSON.stringify(r.payload),
-          ],
-        )
-      }
-      await client.query(
-        `INSERT INTO rm_chatbots (id, org_id, name, api_key_prefix, settings, created_at, stream_version)
+    const rows = await backfilled(pool(), {
+      migration: '0047_signal-periods.sql',
+      from: 'WITH ev AS',
+      tables: ['rm_chatbots', 'rm_signal_periods'],
+      records,
+      table: 'rm_signal_periods',
+      seed: (client) =>
+        client.query(
+          `INSERT INTO rm_chatbots (id, org_id, name, api_key_prefix, settings, created_at, stream_version)
          VALUES ($1, $3, 'bot', 'k', '{}', $4, 7), ($2, $3, 'other', 'k', '{}', $4, 1)`,
-        [bot, other, orgId, at(1)],
-      )
-      await client.query(backfill)
-      return (await client.query<{ row: Row }>('SELECT to_jsonb(p) AS row FROM rm_signal_periods p')).rows
+          [bot, other, orgId, at(1)],
+        ),
     })
     const key = (v: unknown) => JSON.stringify(v)
     const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
-    expect(rows.map((r) => period(r.row)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+    expect(rows.map((r) => period(r)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
   })
 })

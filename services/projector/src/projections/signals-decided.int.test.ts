@@ -6,10 +6,8 @@
  * from the journal.
  */
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { withTransaction } from '@cas/db'
 import { describe, expect, it } from 'vitest'
-import { journal, projectionTests, type Row } from '../../test/given.ts'
+import { backfilled, journal, projectionTests, type Row } from '../../test/given.ts'
 
 const { given, pool } = projectionTests()
 const orgId = randomUUID()
@@ -79,51 +77,22 @@ describe('when the signals were decided', () => {
   it('is what migration 0048 makes of the journal for conversations projected before it', async () => {
     const j = events()
     const records = await given(j).records()
-    const migration = readFileSync(
-      new URL('../../../../migrations/0048_signals-decided.sql', import.meta.url),
-      'utf8',
-    )
-    const backfill = migration.slice(
-      migration.indexOf('INSERT INTO rm_signals_decided'),
-      migration.indexOf('-- Down Migration'),
-    )
-    const schema = `backfill_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-    const rows = await withTransaction(pool(), async (client) => {
-      await client.query(`CREATE SCHEMA ${schema}`)
-      for (const table of ['event_journal', 'rm_conversations', 'rm_signals_decided'])
-        await client.query(`CREATE TABLE ${schema}.${table} (LIKE public.${table} INCLUDING ALL)`)
-      await client.query(`SET LOCAL search_path TO ${schema}, public`)
-      for (const r of records) {
-        await client.query(
-          `INSERT INTO event_journal (position, event_id, stream_type, stream_id, stream_version, type, version,
-                                      occurred_at, org_id, chatbot_id, payload)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-          [
-            r.position,
-            r.id,
-            r.streamType,
-            r.streamId,
-            r.streamVersion,
-            r.type,
-            r.version,
-            r.occurredAt,
-            r.orgId,
-            r.chatbotId,
-            JSON.stringify(r.payload),
-          ],
-        )
-      }
-      // The conversations' rows (an erased conversation, or a deleted chatbot's, has none: left out).
-      await client.query(
-        `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, updated_at, preview)
+    const rows = await backfilled(pool(), {
+      migration: '0048_signals-decided.sql',
+      from: 'INSERT INTO rm_signals_decided',
+      tables: ['rm_conversations', 'rm_signals_decided'],
+      records,
+      table: 'rm_signals_decided',
+      seed: (client) =>
+        // The conversations' rows (an erased conversation, or a deleted chatbot's, has none: left out).
+        client.query(
+          `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, created_at, updated_at, preview)
          SELECT id, $1, $2, 'c-' || id, $3, $3, '' FROM unnest($4::uuid[]) AS id`,
-        [orgId, bot, at(1), [analysedOnly, sweptLater, signalsOnly]],
-      )
-      await client.query(backfill)
-      return (await client.query<{ row: Row }>('SELECT to_jsonb(d) AS row FROM rm_signals_decided d')).rows
+          [orgId, bot, at(1), [analysedOnly, sweptLater, signalsOnly]],
+        ),
     })
     const key = (v: unknown) => JSON.stringify(v)
     const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
-    expect(rows.map((r) => decided(r.row)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+    expect(rows.map((r) => decided(r)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
   })
 })
