@@ -126,14 +126,15 @@ export function loadLearnedSentiment(
       return round3(sigmoid(dot(w, embedding) + head.bias[0]!))
     }
   }
+  /** The k-th emotion head (EMOTIONS' order) on an embedding of the right size. */
+  const emotion = (k: number, embedding: Float32Array) =>
+    round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!))
   const displeasureHeads = ['anger', 'annoyance', 'disappointment'].map((label) =>
     EMOTIONS.indexOf(label as (typeof EMOTIONS)[number]),
   )
   const displeasure = (embedding: Float32Array) => {
     if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
-    return Math.max(
-      ...displeasureHeads.map((k) => round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!))),
-    )
+    return Math.max(...displeasureHeads.map((k) => emotion(k, embedding)))
   }
   const escalation = sigmoidHead(file.escalation)
   const handover = sigmoidHead(file.handover)
@@ -163,12 +164,10 @@ export function loadLearnedSentiment(
           : label === 'positive'
             ? Math.max(raw, 0.05)
             : clampNeutral(raw)
-      const scores = Object.fromEntries(
-        EMOTIONS.map((emotion, k) => [
-          emotion,
-          round3(sigmoid(dot(emotionW[k]!, embedding) + file.emotions.bias[k]!)),
-        ]),
-      ) as Record<(typeof EMOTIONS)[number], number>
+      const scores = Object.fromEntries(EMOTIONS.map((name, k) => [name, emotion(k, embedding)])) as Record<
+        (typeof EMOTIONS)[number],
+        number
+      >
       const rounded = Math.round(score * 1e4) / 1e4
       return {
         sentiment: { score: rounded, label: labelFor(rounded) },
