@@ -77,6 +77,34 @@ const report = async () => {
   return res.json()
 }
 
+/** Turns off exactly these built-in signals of the chatbot (settings.signals.disabled). */
+const disableSignals = async (disabled: string[]) => {
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/api/v1/chatbots/${chatbotId}`,
+    headers: { cookie },
+    payload: { settings: { signals: { disabled } } },
+  })
+  expect(patched.statusCode, patched.body).toBe(200)
+}
+
+/** The events so far projected: the projector started again over the journal. */
+const reproject = async () => {
+  await projector.consumer.stop()
+  projector = await projectAll(db.pool)
+}
+
+/** How many of the chatbot's conversations the list filtered by bot_failure holds. */
+const listedByBotFailure = async () => {
+  const res = await app.inject({
+    method: 'GET',
+    url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
+    headers: { cookie },
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  return res.json().conversations.length
+}
+
 const periods = async () =>
   (
     await db.pool.query(
@@ -187,33 +215,15 @@ describe("signals' periods from the chatbot's events", () => {
   // Regression: with a signal turned off, the report counted it nowhere but the list filtered by it still
   // listed the conversations that carried it, so the organization's Signals figure and its link disagreed.
   it('lists by a signal only while it is on, as the report counts it', async () => {
-    const listed = async () => {
-      const res = await app.inject({
-        method: 'GET',
-        url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
-        headers: { cookie },
-      })
-      expect(res.statusCode, res.body).toBe(200)
-      return res.json().conversations.length
-    }
-    const settings = async (disabled: string[]) => {
-      const patched = await app.inject({
-        method: 'PATCH',
-        url: `/api/v1/chatbots/${chatbotId}`,
-        headers: { cookie },
-        payload: { settings: { signals: { disabled } } },
-      })
-      expect(patched.statusCode, patched.body).toBe(200)
-      await projector.consumer.stop()
-      projector = await projectAll(db.pool)
-    }
-    expect(await listed()).toBe(1)
-    await settings(['bot_failure'])
+    expect(await listedByBotFailure()).toBe(1)
+    await disableSignals(['bot_failure'])
+    await reproject()
     const off = ((await report()).signals as { name: string }[]).find((s) => s.name === 'bot_failure')
     expect(off).toMatchObject({ enabled: false, conversations: 0 })
-    expect(await listed()).toBe(0)
-    await settings([])
-    expect(await listed()).toBe(1)
+    expect(await listedByBotFailure()).toBe(0)
+    await disableSignals([])
+    await reproject()
+    expect(await listedByBotFailure()).toBe(1)
   })
 
   // Regression (issue 32): a conversation counted as checked for a signal when its last message fell in
@@ -222,27 +232,17 @@ describe("signals' periods from the chatbot's events", () => {
   // and counted as checked once it was back on: 8/30 where 8/28 was right. What counts is when its
   // signals were decided.
   it('counts as checked a conversation analysed while the signal was on, not one analysed while it was off', async () => {
-    const settings = async (disabled: string[]) => {
-      const patched = await app.inject({
-        method: 'PATCH',
-        url: `/api/v1/chatbots/${chatbotId}`,
-        headers: { cookie },
-        payload: { settings: { signals: { disabled } } },
-      })
-      expect(patched.statusCode, patched.body).toBe(200)
-    }
     type Figures = { name: string; conversations: number; conversationsChecked: number }
     const botFailure = async () => {
-      await projector.consumer.stop()
-      projector = await projectAll(db.pool)
+      await reproject()
       return ((await report()).signals as Figures[]).find((s) => s.name === 'bot_failure')!
     }
     const checkedBefore = await botFailure()
     // Its last message minutes before bot failure was turned off, captured and analysed after.
     const lastMessage = new Date(Date.now() - 5 * 60_000)
-    await settings(['bot_failure'])
+    await disableSignals(['bot_failure'])
     await conversation(apiKey, orgId, lastMessage, [])
-    await settings([])
+    await disableSignals([])
     // Analysed while bot failure is on again: checked, with its bot failure.
     await conversation(apiKey, orgId, new Date(), [{ name: 'bot_failure' }])
     expect(await botFailure()).toMatchObject({
@@ -251,13 +251,7 @@ describe("signals' periods from the chatbot's events", () => {
       conversationsChecked: checkedBefore.conversationsChecked + 1,
     })
     // The list by the signal agrees with the report.
-    const listed = await app.inject({
-      method: 'GET',
-      url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
-      headers: { cookie },
-    })
-    expect(listed.statusCode, listed.body).toBe(200)
-    expect(listed.json().conversations.length).toBe(checkedBefore.conversations + 1)
+    expect(await listedByBotFailure()).toBe(checkedBefore.conversations + 1)
     const snapshot = async () => ({ report: await report() })
     await expectReplayKeeps(db.pool, projector, snapshot, await snapshot())
   })
