@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { ConsumerLifecycle } from './consumer.ts'
 
-/** A lifecycle whose begin and end write what they did; `failBegins` begins fail first. */
-function recorded(failBegins = 0) {
+/**
+ * A lifecycle whose begin and end write what they did; `failBegins(n)` makes the next n begins fail (as a
+ * begin that cannot find the group coordinator).
+ */
+function recorded() {
   const steps: string[] = []
-  let failures = failBegins
+  let failures = 0
   const life = new ConsumerLifecycle(
     async () => {
       steps.push('begin')
@@ -14,25 +17,32 @@ function recorded(failBegins = 0) {
       steps.push('end')
     },
   )
-  return { life, steps }
+  return {
+    life,
+    steps,
+    failBegins: (n: number) => {
+      failures = n
+    },
+  }
+}
+
+/** A promise and the function that resolves it. */
+function deferred() {
+  let resolve: () => void = () => {}
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
 }
 
 describe('ConsumerLifecycle.restart (the backend stopped on its own)', () => {
   it('ends what is left and begins again after the backoff, trying again after a failed begin', async () => {
-    const { life, steps } = recorded()
+    const { life, steps, failBegins } = recorded()
     await life.start()
     const failed: unknown[] = []
     const waits: number[] = []
     // The first begin of the restart fails: the restart goes on, with the next attempt's backoff.
-    let failNext = true
-    const begin = (life as unknown as { begin: () => Promise<void> }).begin
-    ;(life as unknown as { begin: () => Promise<void> }).begin = async () => {
-      await begin()
-      if (failNext) {
-        failNext = false
-        throw new Error('no coordinator')
-      }
-    }
+    failBegins(1)
     await life.restart(
       async (attempt) => {
         waits.push(attempt)
@@ -48,12 +58,9 @@ describe('ConsumerLifecycle.restart (the backend stopped on its own)', () => {
   it('asked for again while one runs, is that one, and begins once more after it', async () => {
     const { life, steps } = recorded()
     await life.start()
-    let release: () => void = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
+    const held = deferred()
     const first = life.restart(
-      (attempt) => (attempt === 0 ? held : Promise.resolve()),
+      (attempt) => (attempt === 0 ? held.promise : Promise.resolve()),
       () => {},
     )
     // The backend stopped again before the restart began it: one more begin, not a second restart.
@@ -62,7 +69,7 @@ describe('ConsumerLifecycle.restart (the backend stopped on its own)', () => {
       () => {},
     )
     expect(second).toBe(first)
-    release()
+    held.resolve()
     await first
     expect(steps).toEqual(['begin', 'end', 'begin'])
   })
@@ -70,24 +77,18 @@ describe('ConsumerLifecycle.restart (the backend stopped on its own)', () => {
   it('a stop asked for during the backoff waits for it, begins nothing more, and ends', async () => {
     const { life, steps } = recorded()
     await life.start()
-    let release: () => void = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
-    let waiting: () => void = () => {}
-    const inBackoff = new Promise<void>((r) => {
-      waiting = r
-    })
+    const held = deferred()
+    const inBackoff = deferred()
     const restarting = life.restart(
       () => {
-        waiting()
-        return held
+        inBackoff.resolve()
+        return held.promise
       },
       () => {},
     )
-    await inBackoff
+    await inBackoff.promise
     const stopping = life.stop()
-    release()
+    held.resolve()
     await Promise.all([restarting, stopping])
     expect(steps).toEqual(['begin', 'end', 'end'])
     expect(life.running).toBe(false)
