@@ -69,6 +69,9 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${formatNumber(n)} ${n === 1 ? one : many}`
 }
 
+/** What stands for a conversation's first end-user words (its preview) when the end user has said nothing. */
+export const NO_END_USER_MESSAGE = 'No message from the end user yet'
+
 /** A short, human description of the end user of a conversation: name, email or id. */
 export function endUserName(user: Record<string, unknown>): string | undefined {
   for (const key of ['name', 'email', 'id']) {

@@ -1,5 +1,5 @@
 import { shortText } from './cut-text.ts'
-import { formatNumber } from './format.ts'
+import { formatNumber, NO_END_USER_MESSAGE } from './format.ts'
 
 /** How the dashboard names the conversation signals (docs/analysis.md, "Conversation signals"). */
 export const SIGNAL_NAMES: Record<string, string> = {
@@ -86,7 +86,7 @@ export function exampleLinkText(
 ): string {
   const words =
     example.excerpt === null
-      ? 'No message from the end user yet'
+      ? NO_END_USER_MESSAGE
       : `\u201c${shortText(example.excerpt, EXAMPLE_EXCERPT_CHARS)}\u201d`
   return `${words} \u00b7 ${formatDate(example.firstMessageAt)}`
 }

@@ -17,7 +17,7 @@ import {
   filtersToSearch,
   hasFilters,
 } from '../lib/filters.ts'
-import { endUserName, formatDateTime, plural } from '../lib/format.ts'
+import { endUserName, formatDateTime, NO_END_USER_MESSAGE, plural } from '../lib/format.ts'
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import { filterSignalName } from '../lib/signals.ts'
@@ -346,7 +346,7 @@ function ConversationItem({
       </p>
       {/* What the end user came with, first: what a support lead scans the list for. */}
       {c.preview === null ? (
-        <p className="conversation-preview muted">No message from the end user yet.</p>
+        <p className="conversation-preview muted">{NO_END_USER_MESSAGE}.</p>
       ) : (
         <p className="conversation-preview">{c.preview}</p>
       )}
