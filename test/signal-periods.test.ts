@@ -94,11 +94,22 @@ const reproject = async () => {
   projector = await projectAll(db.pool)
 }
 
-/** How many of the chatbot's conversations the list filtered by bot_failure holds. */
-const listedByBotFailure = async () => {
+/** Sets the chatbot's own signals (settings.signals.custom), its built-in ones as they are. */
+const setCustomSignals = async (custom: (typeof DISCOUNT)[]) => {
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/api/v1/chatbots/${chatbotId}`,
+    headers: { cookie },
+    payload: { settings: { signals: { custom } } },
+  })
+  expect(patched.statusCode, patched.body).toBe(200)
+}
+
+/** How many of the chatbot's conversations the list filtered by `signal` holds. */
+const listedBy = async (signal: string) => {
   const res = await app.inject({
     method: 'GET',
-    url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=bot_failure`,
+    url: `/api/v1/conversations?chatbotId=${chatbotId}&signal=${signal}`,
     headers: { cookie },
   })
   expect(res.statusCode, res.body).toBe(200)
@@ -215,15 +226,15 @@ describe("signals' periods from the chatbot's events", () => {
   // Regression: with a signal turned off, the report counted it nowhere but the list filtered by it still
   // listed the conversations that carried it, so the organization's Signals figure and its link disagreed.
   it('lists by a signal only while it is on, as the report counts it', async () => {
-    expect(await listedByBotFailure()).toBe(1)
+    expect(await listedBy('bot_failure')).toBe(1)
     await disableSignals(['bot_failure'])
     await reproject()
     const off = ((await report()).signals as { name: string }[]).find((s) => s.name === 'bot_failure')
     expect(off).toMatchObject({ enabled: false, conversations: 0 })
-    expect(await listedByBotFailure()).toBe(0)
+    expect(await listedBy('bot_failure')).toBe(0)
     await disableSignals([])
     await reproject()
-    expect(await listedByBotFailure()).toBe(1)
+    expect(await listedBy('bot_failure')).toBe(1)
   })
 
   // Regression (issue 32): a conversation counted as checked for a signal when its last message fell in
@@ -251,8 +262,26 @@ describe("signals' periods from the chatbot's events", () => {
       conversationsChecked: checkedBefore.conversationsChecked + 1,
     })
     // The list by the signal agrees with the report.
-    expect(await listedByBotFailure()).toBe(checkedBefore.conversations + 1)
+    expect(await listedBy('bot_failure')).toBe(checkedBefore.conversations + 1)
     const snapshot = async () => ({ report: await report() })
     await expectReplayKeeps(db.pool, projector, snapshot, await snapshot())
+  })
+
+  // A custom signal removed from the settings is off like a built-in one turned off: the report counts it
+  // nowhere and the list by it lists nothing; added back, the conversations that carry it count again.
+  it('lists by a custom signal only while the settings name it, as the report counts it', async () => {
+    const refund = 'custom:wants-a-refund'
+    const reported = async () =>
+      ((await report()).signals as { name: string }[]).find((s) => s.name === refund)
+    expect(await listedBy(refund)).toBe(1)
+    await setCustomSignals([DISCOUNT])
+    await reproject()
+    expect(await reported()).toBeUndefined()
+    expect(await listedBy(refund)).toBe(0)
+    expect(await listedBy('custom:asks-for-a-discount')).toBe(1)
+    await setCustomSignals([DISCOUNT, REFUND])
+    await reproject()
+    expect(await reported()).toMatchObject({ enabled: true, conversations: 1 })
+    expect(await listedBy(refund)).toBe(1)
   })
 })

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { signalOnNow } from './signal-coverage.ts'
 import { conversationTopics, type TopicRef } from './topics.ts'
 
 export interface ConversationFilters {
@@ -122,15 +123,14 @@ export function listConversationsQuery(
   if (filters.sentiment) add((p) => `c.sentiment_label = ${p}`, filters.sentiment)
   if (filters.topicIds) add((p) => `c.topics && ${p}::text[]`, filters.topicIds)
   if (filters.signal) {
-    // As the signals report counts them (issue 32): not for a chatbot that has the signal off now (its
-    // stored signals are kept and count again once it is back on); a chatbot without a read-model row
-    // yet counts every signal, as before settings (signalsOn's `configured`).
+    // As the signals report counts them (issue 32): not for a chatbot that has the signal off now
+    // (signalOnNow; its stored signals are kept and count again once it is back on); a chatbot without a
+    // read-model row yet counts every signal, as before settings (signalsOn's `configured`).
     add(
       (p) =>
         `EXISTS (SELECT 1 FROM rm_conversation_signals s WHERE s.conversation_id = c.id AND s.signal = ${p})
          AND (NOT EXISTS (SELECT 1 FROM rm_chatbots b WHERE b.id = c.chatbot_id AND b.org_id = c.org_id)
-              OR EXISTS (SELECT 1 FROM rm_signal_periods sp WHERE sp.chatbot_id = c.chatbot_id
-                           AND sp.signal = ${p} AND sp.off_since IS NULL))`,
+              OR ${signalOnNow('c.chatbot_id', p)})`,
       filters.signal,
     )
   }

@@ -18,11 +18,22 @@ export interface SignalPeriod {
 }
 
 /**
- * The signals on for each chatbot of the scope with a read-model row (`configured`), and when their
- * conversations were checked for them (issue 32: a signal turned off is counted nowhere for that chatbot;
- * one added or turned on again later is rated over the conversations checked for it). The periods are
- * the projector's rm_signal_periods, made from the chatbot's events; the last finished re-analysis is
- * rm_reanalysis's. A chatbot without periods (none of its signals was ever on) has none on.
+ * "The signal is on for the chatbot now", stated once (SQL over the two expressions given): it has a
+ * period with no end in rm_signal_periods, the projector's periods made from the chatbot's events (only
+ * its last period of a signal can be open). A chatbot without periods (none of its signals was ever on)
+ * has none on. signalsOn reads the signals report's signals by it, and the conversation list its
+ * `signal=` filter, in the list's one statement (a lookup by rm_signal_periods' primary key).
+ */
+export function signalOnNow(chatbotId: string, signal: string): string {
+  return `EXISTS (SELECT FROM rm_signal_periods now_on WHERE now_on.chatbot_id = ${chatbotId}
+            AND now_on.signal = ${signal} AND now_on.off_since IS NULL)`
+}
+
+/**
+ * The signals on for each chatbot of the scope with a read-model row (`configured`; signalOnNow), and
+ * when their conversations were checked for them (issue 32: a signal turned off is counted nowhere for
+ * that chatbot; one added or turned on again later is rated over the conversations checked for it). The
+ * last finished re-analysis is rm_reanalysis's.
  */
 export async function signalsOn(
   client: pg.ClientBase,
@@ -42,8 +53,8 @@ export async function signalsOn(
     since_creation: boolean
     off_since: Date | null
   }>(
-    `SELECT chatbot_id, signal, on_since, since_creation, off_since FROM rm_signal_periods
-      WHERE org_id = $1 AND chatbot_id = ANY($2::uuid[])
+    `SELECT chatbot_id, signal, on_since, since_creation, off_since FROM rm_signal_periods p
+      WHERE org_id = $1 AND chatbot_id = ANY($2::uuid[]) AND ${signalOnNow('p.chatbot_id', 'p.signal')}
       ORDER BY chatbot_id, signal, on_version`,
     [orgId, ids],
   )
@@ -63,11 +74,11 @@ export async function signalsOn(
     }
     entry.periods.push({ on: p.since_creation ? null : p.on_since, off: p.off_since })
   }
-  const on: SignalOn[] = []
-  for (const { chatbotId, signal, periods: ps } of bySignal.values()) {
-    if (ps.at(-1)?.off !== null) continue
-    on.push({ chatbotId, signal, checked: checkedTimes(ps, reanalysed.get(chatbotId) ?? null) })
-  }
+  const on = [...bySignal.values()].map(({ chatbotId, signal, periods: ps }) => ({
+    chatbotId,
+    signal,
+    checked: checkedTimes(ps, reanalysed.get(chatbotId) ?? null),
+  }))
   return { configured: ids, on }
 }
 
