@@ -49,7 +49,7 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * Bump when this file's, topics/terms.ts's, topics/requests.ts's or topics/answers.ts's rules change
  * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
  */
-const RULES_VERSION = 8
+const RULES_VERSION = 9
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 

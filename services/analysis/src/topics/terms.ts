@@ -8,6 +8,11 @@ import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type W
  * messages are requests, and so make topics, is the language model's decision (requests.ts), so a
  * request without such a word ("what time is it?", "who are you?") still gets terms to be named by:
  * the content words NOT_TOPICAL left out ("time"), else its first words ("who are you").
+ *
+ * A pronoun fused with its auxiliary is a function word, whatever the tagger makes of it: winkNLP splits
+ * "it's", "don't", "you're", "i'll" into their words (stop words both), but reads "i'm" (and "i’m") as one
+ * proper noun that is no stop word, and "im" as a noun, so "I'm waiting" once gave the term "i'm" and a
+ * theme labelled "Pay, i'm" (bench/FINDINGS.md "Labels without pronouns").
  */
 export interface TermExtractor {
   /** The words a label may take from the text: never empty for a text with a letter. */
@@ -23,6 +28,14 @@ const FALLBACK_WORDS = 4
 const MAX_CHARS = 1_000
 const CONTENT_POS: ReadonlySet<PartOfSpeech> = new Set(['NOUN', 'PROPN', 'VERB', 'ADJ'])
 const BRIDGE_POS: ReadonlySet<PartOfSpeech> = new Set(['DET', 'PRON'])
+/** An apostrophe inside a word: "i'm", "ma'am", "rock'n'roll" (a possessive's winkNLP splits off). */
+const INNER_APOSTROPHE = /^(\p{L}+)['\u2019]\p{L}/u
+/**
+ * "I'm" written without its apostrophe, which winkNLP does not split (it does "iam", "ive", "youre",
+ * "dont"): one form of the closed class of English pronoun-auxiliary contractions, not a word list fitted to
+ * a corpus.
+ */
+const FUSED_WITHOUT_APOSTROPHE: ReadonlySet<string> = new Set(['im'])
 
 /**
  * Words that carry no topic of their own in a support chat, which winkNLP's stop words leave in:
@@ -44,6 +57,22 @@ const NOT_TOPICAL: ReadonlySet<string> = new Set([
 export function createTermExtractor(): TermExtractor {
   const nlp: WinkMethods = winkNLP(model, ['sbd', 'pos'])
   const its = nlp.its
+  const stopWords = new Map<string, boolean>()
+  // The tagger's own stop-word flag for a word read alone ("i", "you": yes; "ma", "rock": no); few distinct.
+  const isStopWord = (word: string): boolean => {
+    let stop = stopWords.get(word)
+    if (stop === undefined) {
+      stop = (nlp.readDoc(word).tokens().out(its.stopWordFlag) as boolean[]).every(Boolean)
+      if (stopWords.size < 1_000) stopWords.set(word, stop)
+    }
+    return stop
+  }
+  /** "i'm", "i’m", "im": a pronoun and its auxiliary the tagger left as one word. */
+  const fusedFunctionWord = (normal: string): boolean => {
+    if (FUSED_WITHOUT_APOSTROPHE.has(normal)) return true
+    const base = INNER_APOSTROPHE.exec(normal)?.[1]
+    return base !== undefined && isStopWord(base)
+  }
   function extract(text: string): { content: string[]; untopical: string[]; words: string[] } {
     const none = { content: [], untopical: [], words: [] }
     const sample = text.slice(0, MAX_CHARS)
@@ -64,7 +93,8 @@ export function createTermExtractor(): TermExtractor {
       const [start, end] = sentence.out(its.span) as unknown as [number, number]
       let previous: { word: string; pos: PartOfSpeech; skipped: boolean } | undefined
       for (let i = start; i <= end; i++) {
-        const content = type[i] === 'word' && CONTENT_POS.has(pos[i]!) && !stop[i]
+        const content =
+          type[i] === 'word' && CONTENT_POS.has(pos[i]!) && !stop[i] && !fusedFunctionWord(normal[i]!)
         const word = content ? termOf(normal[i]!, pos[i]!, lemma[i]) : undefined
         if (content && word === undefined && /\p{L}/u.test(normal[i]!))
           untopical.set(foldOf(normal[i]!, pos[i]!, lemma[i]), pos[i]!)

@@ -100,6 +100,24 @@ describe('groupThemes', () => {
     for (const t of themes) expect(t.label).toMatch(/^Card/)
   })
 
+  it("names no theme by a word of a topic's phrase that no member used as a term of its own", () => {
+    // Regression: a topic named by its members' first words ("so what do i", terms.ts's fallback for a
+    // request without a content word) gave its theme their function words as candidates.
+    const phrase = (label: string, centroid: Float32Array): ThemeTopic => ({
+      ...topic('x', centroid),
+      label,
+      keywords: [label],
+      terms: new Map([[label, 3]]),
+    })
+    const themes = groupThemes([
+      phrase('so what do i', near(5, 0)),
+      phrase('who are you', near(5, 1)),
+      topic('pay', near(5, 2)),
+    ])
+    // One theme (three topics); "Pay, are" before: the second word for the topics "pay" leaves out.
+    expect(themes.map((t) => t.label)).toEqual(['Pay'])
+  })
+
   it('makes at most a handful of themes however many topics', () => {
     const many = Array.from({ length: 40 }, (_, i) => topic(`word${i} thing${i}`, near(i % 8, i, 0.05 * i)))
     const themes = groupThemes(many)
@@ -182,7 +200,8 @@ function labelsByMergedDocuments(themes: readonly (readonly ThemeTopic[])[]): st
     const rank = (among: readonly Set<string>[]) =>
       candidates
         .map((w) => ({ w, c: among.filter((s) => s.has(w)).length, s: score(w) }))
-        .filter((x) => x.c > 0)
+        // Words no member used as a term (a phrase's: rules-v9) name no theme.
+        .filter((x) => x.c > 0 && x.s > 0)
         .sort((a, b) => b.c * b.s - a.c * a.s || b.c - a.c || (a.w < b.w ? -1 : 1))
         .map((x) => x.w)
     const ranked = rank(topicWords)

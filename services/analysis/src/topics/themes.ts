@@ -25,9 +25,9 @@ export interface Theme {
 /**
  * How groupThemes groups: part of the stored grouping's signature (theme-store.ts), so a chatbot's themes
  * are grouped anew by a changed rule at its next topic decision. 2: Ward, not average linkage. 3: at least
- * √(n/2) themes.
+ * √(n/2) themes. 4: no theme named by a word no member used as a term of its own.
  */
-export const GROUPING_VERSION = 3
+export const GROUPING_VERSION = 4
 
 /** A handful: the Topics page's groups, not a second level of topics. */
 export const MAX_THEMES = 12
@@ -50,7 +50,9 @@ const MIN_TOPICS_TO_GROUP = 4
  * themes (as a topic's label against the other topics, labels.ts), single words only (a theme is broader
  * than its topics' phrases), times how many of its topics name the word in their label or keywords: the
  * word that is both the theme's own and most of its topics' comes first, and a second word is added when
- * the first leaves some of its topics out. No two themes share a label.
+ * the first leaves some of its topics out. Only words the members used as terms of their own count: a
+ * word of a phrase ("who are you", the first words that name a request without a content word) names
+ * no theme. No two themes share a label.
  *
  * Ids: a theme keeps the id of the previous theme it shares most topics with (each previous id used
  * once, the largest overlaps first); a new theme's id derives from its topics' ids.
@@ -191,7 +193,9 @@ function themeLabels(themes: readonly (readonly ThemeTopic[])[]): string[] {
     const rank = (among: readonly Set<string>[]) =>
       candidates
         .map((w) => ({ w, c: covering(w, among), s: score(w) }))
-        .filter((x) => x.c > 0)
+        // s = 0: no member used the word as a term of its own, a word of a phrase ("who are you", the
+        // first words naming a request without a content word, terms.ts): a function word, no theme's name.
+        .filter((x) => x.c > 0 && x.s > 0)
         .sort((a, b) => b.c * b.s - a.c * a.s || b.c - a.c || (a.w < b.w ? -1 : 1))
         .map((x) => x.w)
     const ranked = rank(topicWords)
