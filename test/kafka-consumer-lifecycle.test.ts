@@ -1,6 +1,7 @@
 /**
  * The Kafka consumer's start and stop against the real broker: a stop asked for while the start is under
- * way, and a start that fails after its consumer connected, leave nothing running and nothing connected;
+ * way, a start asked for while a stop is, and a start that fails after its consumer connected, leave
+ * nothing running and nothing connected but what the last start asked for started;
  * a consumer kafkajs stops for good (no group coordinator) starts again and applies what came meanwhile.
  * Kafka-only (the journal consumer's are in libs/eventlog/src/journal-consumer.int.test.ts).
  */
@@ -66,6 +67,34 @@ describe.skipIf(kafkaBrokers() === null)('a Kafka consumer started and stopped',
       timeoutMs: 20_000,
     })
     expect(stopped.stats.partitions).toEqual([])
+  })
+
+  it('started again while it stops, joins once the stop has ended, and leaves nothing behind', async () => {
+    // Regression: a start asked for while a stop ran began at once: the stop then disconnected the
+    // consumer the start had just made, and left the one it was stopping connected, a member of the group
+    // holding partitions with nobody to stop it.
+    const groupId = uniqueGroupId('started-stopping')
+    const consumer = consumerOf(groupId)
+    await consumer.start()
+    await waitFor(() => consumer.stats.partitions.length === 4, {
+      what: 'the consumer to own all four partitions',
+      timeoutMs: 20_000,
+    })
+    const stopping = consumer.stop()
+    const starting = consumer.start()
+    await Promise.all([stopping, starting])
+    await waitFor(() => consumer.stats.partitions.length === 4, {
+      what: 'the consumer started again to own all four partitions',
+      timeoutMs: 20_000,
+    })
+    await consumer.stop()
+    // Another member of the group gets every partition: no consumer of the first start is left.
+    const other = consumerOf(groupId)
+    await other.start()
+    await waitFor(() => other.stats.partitions.length === 4, {
+      what: 'the other member to own all four partitions',
+      timeoutMs: 20_000,
+    })
   })
 
   it('whose start fails after its consumer connected, leaves it disconnected, each time', async () => {

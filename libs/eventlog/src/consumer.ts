@@ -1,5 +1,6 @@
 import type { Pool } from 'pg'
 import type { BatchHandler, BatchOrder } from './apply-batch.ts'
+import { LifecycleTurns } from './lifecycle-turns.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 
 /** What every event-log consumer needs, whichever backend delivers the events. */
@@ -117,54 +118,67 @@ export interface PartitionLag {
 /**
  * A consumer's `start()` and `stop()` around its own `begin` (join the group, start applying) and `end`
  * (stop applying, give back what was taken), as EventConsumer describes them; both backends use it.
- * `begin` checks `running` after each step that waits, and starts nothing more once a stop was asked for.
- * A start that fails is no longer running and gives back what it took (`end`) before it rejects: kept,
- * the journal's lock connection stayed lent out with its locks, the Kafka consumer connected, and a start
- * asked for again returned at once and started nothing. A stop asked for while a start is under way waits
- * for it to end (its failure is its caller's): what it took after the stop was asked for is given back.
+ * Starts and stops run in the order they were asked for, each once the ones before it have ended
+ * (LifecycleTurns, as the relay's): a start asked for during a stop begins after that stop's `end`.
+ * `running` is true from a start's turn to the next stop asked for: `begin` checks it after each step
+ * that waits, and starts nothing more once a stop was asked for (the stop, next in turn, gives back what
+ * it took). A start that fails is no longer running and gives back what it took (`end`) before it
+ * rejects: kept, the journal's lock connection stayed lent out with its locks, the Kafka consumer
+ * connected, and a start asked for again returned at once and started nothing.
  */
 export class ConsumerLifecycle {
   running = false
+  private readonly turns = new LifecycleTurns()
+  /** The start (or restart) asked for last: what a start asked for again while it runs or waits shares. */
   private starting: Promise<void> | undefined
+  /** A start was asked for and its turn has not come yet. */
+  private startWaiting = false
 
   constructor(
     private readonly begin: () => Promise<void>,
     private readonly end: () => Promise<void>,
   ) {}
 
-  async start(): Promise<void> {
-    // Asked for again while one is under way: the same start, its outcome too.
-    if (this.running) return this.starting
-    this.running = true
-    this.starting = this.begin().catch(async (err: unknown) => {
-      this.running = false
-      await this.end()
-      throw err
+  start(): Promise<void> {
+    // Asked for again while one is under way or waits for its turn: the same start, its outcome too.
+    if ((this.running || this.startWaiting) && this.starting) return this.starting
+    this.startWaiting = true
+    this.starting = this.turns.start(async (stopped) => {
+      // A stop asked for since (which also ended the wait): this start starts nothing.
+      if (stopped()) return
+      this.startWaiting = false
+      this.running = true
+      try {
+        await this.begin()
+      } catch (err) {
+        this.running = false
+        await this.end()
+        throw err
+      }
     })
-    await this.starting
+    return this.starting
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.running = false
-    await this.starting?.catch(() => {})
-    await this.end()
+    this.startWaiting = false
+    return this.turns.stop(() => this.end())
   }
 
   /**
    * Begins again after the backend stopped on its own while running (kafkajs gives up on an error it
    * holds non-retriable, such as "Failed to find group coordinator" while a broker restarts, and starts
-   * nothing again): once any start under way has ended, ends what is left, waits `backoff(attempt)` and
+   * nothing again): in turn after any start under way, ends what is left, waits `backoff(attempt)` and
    * begins. A begin that fails is reported with `failed`, and one during which the backend stopped again
    * (asked for while this runs) is followed by another, the backoff growing, for as long as the consumer
-   * runs. A stop asked for meanwhile waits for the attempt under way, which begins nothing more.
+   * runs. A stop asked for meanwhile waits for the attempt under way (its turn is next), which begins
+   * nothing more.
    */
   restart(backoff: (attempt: number) => Promise<void>, failed: (err: unknown) => void): Promise<void> {
     if (!this.running) return Promise.resolve()
     this.stoppedAgain = true
     if (this.restarting) return this.restarting
-    const under = this.starting
     const again = async () => {
-      await under?.catch(() => {})
       for (let attempt = 0; this.running && this.stoppedAgain; attempt++) {
         this.stoppedAgain = false
         await this.end()
@@ -178,7 +192,7 @@ export class ConsumerLifecycle {
         }
       }
     }
-    const restarting = again().finally(() => {
+    const restarting = this.turns.start(again).finally(() => {
       this.restarting = undefined
     })
     this.restarting = restarting
@@ -196,7 +210,8 @@ export interface EventConsumer {
   /**
    * Joins the group and starts applying. One that fails gives back what it took before it rejects (the
    * Kafka consumer disconnected; journal backend: the lock connection and its locks back to the pool), and
-   * may be asked for again. Asked for while one is under way, it shares that start's outcome.
+   * may be asked for again. Asked for while one is under way, it shares that start's outcome; asked for
+   * while a stop is under way, it starts once the stop has ended (starts and stops run in call order).
    */
   start(): Promise<void>
   /**

@@ -13,6 +13,7 @@ import {
   sendEvery,
   sendLane,
 } from './kafka.ts'
+import { LifecycleTurns } from './lifecycle-turns.ts'
 import { RELAY_RETRY } from './retry-policies.ts'
 import { topicFor } from './topics.ts'
 
@@ -83,10 +84,8 @@ export class Relay {
   private readonly waiter = new Waiter()
   private running = false
   private loop: Promise<void> | undefined
-  /** The last start or stop asked for (see `inTurn`). */
-  private lifecycle: Promise<void> = Promise.resolve()
-  /** Stops asked for so far: a start that sees another count than when it was asked for was stopped. */
-  private stops = 0
+  /** Starts and stops, one after another in the order they were asked for. */
+  private readonly turns = new LifecycleTurns()
   private leaderClient: PoolClient | undefined
   private leaderLost: ((err: Error) => void) | undefined
   private failures = 0
@@ -111,13 +110,12 @@ export class Relay {
    * one asked for before it has ended: the producer is never connected and disconnected at once.
    */
   start(): Promise<void> {
-    const stops = this.stops
-    return this.inTurn(async () => {
+    return this.turns.start(async (stopped) => {
       // Asked for before a stop that has been asked for since: it starts nothing.
-      if (this.running || stops !== this.stops) return
+      if (this.running || stopped()) return
       await this.producer.connect()
       // A stop asked for while the producer connected: the loop never starts, the stop disconnects it.
-      if (stops !== this.stops) return
+      if (stopped()) return
       this.running = true
       this.loop = this.run()
     })
@@ -129,22 +127,14 @@ export class Relay {
    * failed), which then starts nothing, and disconnects the producer.
    */
   stop(): Promise<void> {
-    this.stops++
     this.running = false
     this.waiter.wake()
-    return this.inTurn(async () => {
+    return this.turns.stop(async () => {
       await this.loop
       this.loop = undefined
       await this.releaseLeadership()
       await this.producer.disconnect()
     })
-  }
-
-  /** Runs `step` once the starts and stops asked for before it have ended (whether or not they failed). */
-  private inTurn(step: () => Promise<void>): Promise<void> {
-    const done = this.lifecycle.then(step)
-    this.lifecycle = done.catch(() => {})
-    return done
   }
 
   private async run(): Promise<void> {
