@@ -65,6 +65,7 @@ for (const mode of EVENT_LOG_MODES) {
           events: [
             newEvent('analysis.messages-analyzed', {
               analyzer: { name: 'test', version: '1' },
+              signalsDecided: true,
               results: [
                 {
                   messageId: 'q',

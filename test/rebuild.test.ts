@@ -89,6 +89,7 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
           events: [
             newEvent('analysis.messages-analyzed', {
               analyzer: { name: 'test', version },
+              signalsDecided: true,
               results: [
                 {
                   messageId: `${i}-u`,

@@ -84,6 +84,7 @@ async function seedOrg(): Promise<Org> {
       events: [
         newEvent('analysis.messages-analyzed', {
           analyzer,
+          signalsDecided: true,
           results: [{ messageId: 'm-1', sentiment, topics: placed }],
         }),
         newEvent('analysis.conversation-analyzed', {

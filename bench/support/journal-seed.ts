@@ -48,6 +48,7 @@ export function seedEvents(n: number, at: string) {
       streamVersion: 1,
       event: newEvent('analysis.messages-analyzed', {
         analyzer: { name: 'bench', version: '1' },
+        signalsDecided: true,
         results: TURNS.map((_, i) => ({
           messageId: `m-${i}`,
           sentiment: SENTIMENTS[i % 3]!,

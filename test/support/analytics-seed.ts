@@ -70,6 +70,7 @@ export async function analyze(
       events: [
         newEvent('analysis.messages-analyzed', {
           analyzer: { name: 'test', version: '1' },
+          signalsDecided: true,
           results: results.map(([messageId, score, label, topics]) => ({
             messageId,
             sentiment: { score, label },

@@ -7,6 +7,7 @@ import {
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
+  analysisMessagesAnalyzedV3,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
 } from './analysis-events.ts'
@@ -42,7 +43,7 @@ describe('analysis events', () => {
     it("reads a v1 result's key phrases as topics whose id is their label, and no assistant sentiment", () => {
       const v1 = rawEvent(analysisMessagesAnalyzedV1)
       expect(upcast(v1)).toMatchObject({
-        version: 2,
+        version: 3,
         payload: { results: [{ messageId: 'm-1', topics: [{ id: 'pricing', label: 'pricing' }] }] },
       })
       const conversation = upcast(rawEvent(analysisConversationAnalyzedV1)) as { payload: unknown }
@@ -62,6 +63,34 @@ describe('analysis events', () => {
         rawEventWithPayload(analysisMessagesAnalyzedV2, { results: [result] }),
         'payload.results.0.topics.0.id',
       )
+    })
+  })
+
+  describe('version 3 of the results: whether the signals were decided with them', () => {
+    it('reads a v1 or v2 result as not saying (null), its results unchanged', () => {
+      const v2 = rawEvent(analysisMessagesAnalyzedV2)
+      expect(upcast(v2)).toEqual({
+        ...v2,
+        version: 3,
+        payload: { ...analysisMessagesAnalyzedV2.example, signalsDecided: null },
+      })
+      expect(upcast(rawEvent(analysisMessagesAnalyzedV1))).toMatchObject({
+        version: 3,
+        payload: { signalsDecided: null },
+      })
+    })
+
+    it('requires v3 to say it: true, false or null', () => {
+      expectRejectedAt(
+        analysisMessagesAnalyzedV3.schema,
+        rawEventWithPayload(analysisMessagesAnalyzedV3, { signalsDecided: undefined }),
+        'payload.signalsDecided',
+      )
+      for (const signalsDecided of [true, false, null])
+        expectAccepted(
+          analysisMessagesAnalyzedV3.schema,
+          rawEventWithPayload(analysisMessagesAnalyzedV3, { signalsDecided }),
+        )
     })
   })
 

@@ -103,6 +103,41 @@ export const analysisMessagesAnalyzedV2 = defineEvent({
   },
 })
 
+const resultsV2Schema = analysisMessagesAnalyzedV2.payload.shape.results
+
+/**
+ * v3: `signalsDecided`, whether the conversation's signals were decided again with these results, so that
+ * a re-placement in a topic (which analyses nothing) is told apart from an analysis.
+ */
+export const analysisMessagesAnalyzedV3 = defineEvent({
+  type: 'analysis.messages-analyzed',
+  version: 3,
+  streamType: 'analysis',
+  description:
+    "Messages of a conversation were analyzed, or re-placed in another topic; streamId is the internal conversation id. Each message's latest result replaces its earlier ones.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema,
+    results: resultsV2Schema,
+    signalsDecided: z
+      .boolean()
+      .nullable()
+      .describe(
+        "true: the messages were analysed and the conversation's signals decided again with them, in the same transaction (analysis.signals-detected follows only when they changed). false: the results only moved to another topic (a newly found topic took them, a re-clustering moved them, a topic was created from examples): nothing was analysed, the signals were not decided. null: recorded as v1 or v2, which did not say (read as decided, as before v3).",
+      ),
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    results: [
+      {
+        messageId: 'm-1',
+        sentiment: { score: -0.6, label: 'negative' },
+        topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
+      },
+    ],
+    signalsDecided: true,
+  },
+})
+
 export const analysisConversationAnalyzedV2 = defineEvent({
   type: 'analysis.conversation-analyzed',
   version: 2,
@@ -370,6 +405,10 @@ export const analysisUpcasters = [
     analyzer: payload.analyzer,
     results: payload.results.map((r) => ({ ...r, topics: asTopicRefs(r.topics) })),
   })),
+  defineUpcaster(analysisMessagesAnalyzedV2, analysisMessagesAnalyzedV3, ({ payload }) => ({
+    ...payload,
+    signalsDecided: null,
+  })),
   defineUpcaster(analysisConversationAnalyzedV1, analysisConversationAnalyzedV2, ({ payload }) => ({
     analyzer: payload.analyzer,
     sentiment: payload.sentiment,
@@ -567,11 +606,12 @@ export const analysisEventDefinitions = [
   analysisReanalysisFailedV1,
   analysisTopicsReclusterFailedV1,
   analysisTopicCommandHandledV1,
+  analysisMessagesAnalyzedV3,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
 export const analysisEventSchema = z.discriminatedUnion('type', [
-  analysisMessagesAnalyzedV2.schema,
+  analysisMessagesAnalyzedV3.schema,
   analysisConversationAnalyzedV2.schema,
   analysisFailedV1.schema,
   analysisTopicDiscoveredV1.schema,

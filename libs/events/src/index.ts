@@ -6,6 +6,7 @@ export {
   analysisFailedV1,
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
+  analysisMessagesAnalyzedV3,
   analysisReanalysisFinishedV1,
   analysisReanalysisProgressedV1,
   analysisReanalysisStartedV1,

@@ -102,6 +102,7 @@ describe('analysis service', () => {
         { messageId: 'm1', sentiment: { score: 0.4, label: 'positive' }, topics: [] },
         { messageId: 'm2', sentiment: { score: -0.2, label: 'negative' }, topics: [billing] },
       ],
+      signalsDecided: true,
     })
     // The conversation's sentiment is the end user's (m0, m2): (0.8 - 0.2) / 2; the assistant's apart.
     expect(events[1]?.payload).toEqual({

@@ -485,12 +485,16 @@ export class AnalysisJobRunner {
       byConversation.set(row.conversation_id, list)
     }
     const analyzer = { name: info.name, version: info.version }
+    // signalsDecided: a job's conversation has its signals decided again below (decideSignals), in this
+    // transaction; one no job of the commit analyses, whose earlier messages a new topic took, only has
+    // results moved, which must not make it count as decided (rm_signals_decided: checked for a signal).
     const resultEvents = (
       conversationId: string,
       results: readonly ResultOut[],
       metadata: Record<string, string>,
+      signalsDecided: boolean,
     ): NewEvent[] => [
-      newEvent('analysis.messages-analyzed', { analyzer, results }, metadata),
+      newEvent('analysis.messages-analyzed', { analyzer, results, signalsDecided }, metadata),
       newEvent(
         'analysis.conversation-analyzed',
         { analyzer, ...summarizeConversation(byConversation.get(conversationId) ?? []) },
@@ -504,7 +508,7 @@ export class AnalysisJobRunner {
         (m) => !own.some((o) => o.messageId === m.messageId),
       )
       appends.push(
-        analysisAppend(job, resultEvents(job.conversationId, [...own, ...alsoMoved], traceOf(job))),
+        analysisAppend(job, resultEvents(job.conversationId, [...own, ...alsoMoved], traceOf(job), true)),
       )
     }
     for (const [conversationId, m] of moved) {
@@ -515,7 +519,7 @@ export class AnalysisJobRunner {
         orgId: m.orgId,
         chatbotId: m.chatbotId,
         expectedVersion: 'any',
-        events: resultEvents(conversationId, m.results, m.metadata),
+        events: resultEvents(conversationId, m.results, m.metadata, false),
       })
     }
     // The signals of the jobs' conversations, decided again with their new messages.

@@ -51,6 +51,7 @@ async function analyze(
       events: [
         newEvent('analysis.messages-analyzed', {
           analyzer: { name: 'test', version },
+          signalsDecided: true,
           results: results.map(([messageId, score, label, topics]) => ({
             messageId,
             sentiment: { score, label },

@@ -65,4 +65,5 @@ export const analyzed = (
     sentiment: { score, label },
     topics: topics.map((t) => ({ id: t, label: t })),
   })),
+  signalsDecided: true,
 })

@@ -140,11 +140,18 @@ export function projectionTests() {
       /** The records as the journal holds them (sealed). */
       records: () => seal(j.orgId, j.events),
       projected(
-        opts: { readonly batches?: readonly number[]; readonly redelivered?: boolean } = {},
+        opts: {
+          readonly batches?: readonly number[]
+          readonly redelivered?: boolean
+          /** What the journal holds instead of the records as written now (events of an older version). */
+          readonly recorded?: (records: JournalRecord[]) => JournalRecord[]
+        } = {},
       ): Projected {
-        const done = seal(j.orgId, j.events).then((records) =>
-          project(records, opts.batches ?? [Math.max(records.length, 1)], opts.redelivered ?? false),
-        )
+        const done = seal(j.orgId, j.events)
+          .then((sealed) => opts.recorded?.(sealed) ?? sealed)
+          .then((records) =>
+            project(records, opts.batches ?? [Math.max(records.length, 1)], opts.redelivered ?? false),
+          )
         const projected: Projected = {
           async rows(table) {
             const { schema } = await done

@@ -92,6 +92,7 @@ async function analyze(org: Org, bot: Bot, conversation: string, topic: string) 
       events: [
         newEvent('analysis.messages-analyzed', {
           analyzer: { name: 'test', version: '1' },
+          signalsDecided: true,
           results: rows.map((r) => ({
             messageId: r.message_id,
             sentiment: { score: 0.5, label: 'positive' as const },

@@ -329,7 +329,11 @@ describe('GET /api/v1/conversations?topic= (part of a label, any case)', () => {
     const analyzer = { name: 'test', version: '1' }
     const sentiment = { score: 0, label: 'neutral' as const }
     await append(id, [
-      newEvent('analysis.messages-analyzed', { analyzer, results: [{ messageId: 'm', sentiment, topics }] }),
+      newEvent('analysis.messages-analyzed', {
+        analyzer,
+        results: [{ messageId: 'm', sentiment, topics }],
+        signalsDecided: true,
+      }),
       newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
     ])
   }
@@ -425,7 +429,7 @@ describe('themes: GET /api/v1/conversations?theme= and the topics API', () => {
     const sentiment = { score: 0, label: 'neutral' as const }
     const results = topics.map((t, i) => ({ messageId: `m${i}`, sentiment, topics: [t] }))
     await append(id, [
-      newEvent('analysis.messages-analyzed', { analyzer, results }),
+      newEvent('analysis.messages-analyzed', { analyzer, results, signalsDecided: true }),
       newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
     ])
   }
@@ -554,7 +558,7 @@ describe('a theme with a hidden topic', () => {
     const sentiment = { score: 0, label: 'neutral' as const }
     const results = topics.map((t, i) => ({ messageId: `m${i}`, sentiment, topics: [t] }))
     await append(id, [
-      newEvent('analysis.messages-analyzed', { analyzer, results }),
+      newEvent('analysis.messages-analyzed', { analyzer, results, signalsDecided: true }),
       newEvent('analysis.conversation-analyzed', { analyzer, sentiment, assistantSentiment: null, topics }),
     ])
   }

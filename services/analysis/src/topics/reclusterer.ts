@@ -378,7 +378,8 @@ export async function moveResultEvents(
   return conversations.map((conversationId) => {
     const { orgId, chatbotId, metadata, results: changed } = moved.get(conversationId)!
     const events: NewEvent[] = [
-      newEvent('analysis.messages-analyzed', { analyzer, results: changed }, metadata),
+      // Nothing analysed: the conversation's signals stand as they were decided (signalsDecided false).
+      newEvent('analysis.messages-analyzed', { analyzer, results: changed, signalsDecided: false }, metadata),
       newEvent(
         'analysis.conversation-analyzed',
         { analyzer, ...summarizeConversation(results.get(conversationId) ?? []) },

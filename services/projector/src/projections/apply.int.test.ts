@@ -33,6 +33,7 @@ const results = (...r: [string, number, 'positive' | 'neutral' | 'negative', str
     sentiment: { score, label },
     topics: topics.map((t) => ({ id: t, label: t })),
   })),
+  signalsDecided: true,
 })
 
 /**

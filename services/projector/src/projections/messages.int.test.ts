@@ -52,6 +52,7 @@ function conversation() {
     }),
     result: record('analysis', id, 1, 'analysis.messages-analyzed', {
       analyzer: { name: 'test', version: '1' },
+      signalsDecided: true,
       results: [
         {
           messageId: 'm1',

@@ -1,11 +1,13 @@
 /**
  * rm_signals_decided (issue 32): when each conversation's signals were last decided, the latest
- * `occurredAt` of its analysis.messages-analyzed (the analysis decides them again in its transaction) and
- * analysis.signals-detected (the sweep and the LLM refiner announce a change alone). The same rows however
- * the events are cut into batches, when they are all delivered again, and as migration 0048 makes them
- * from the journal.
+ * `occurredAt` of its analysis.messages-analyzed that decided them (the analysis decides them again in its
+ * transaction) and analysis.signals-detected (the sweep and the LLM refiner announce a change alone). The
+ * same rows however the events are cut into batches and when they are all delivered again. A re-placement
+ * in a topic (`signalsDecided: false`) decided nothing; events recorded as v2, which did not say, read as
+ * they always did, as migration 0048 made them from the journal.
  */
 import { randomUUID } from 'node:crypto'
+import type { JournalRecord } from '@cas/eventlog'
 import { describe, expect, it } from 'vitest'
 import { backfilled, journal, projectionTests, type Row } from '../../test/given.ts'
 
@@ -17,20 +19,33 @@ const at = (day: number) => `2026-11-${String(day).padStart(2, '0')}T12:00:00.00
 const analyzer = { name: 'test', version: '1' }
 
 /**
- * One conversation analysed twice with no signal (no signals-detected: none changed); one analysed, its
- * signals announced, then changed by the sweep days later; one whose only event is a signals-detected.
+ * One conversation analysed twice with no signal (no signals-detected: none changed), then re-placed in a
+ * new topic; one analysed, its signals announced, then changed by the sweep days later; one whose only
+ * decision is a signals-detected, re-placed later.
  */
 function events() {
   const j = journal(orgId)
-  const analysed = (conversation: string, day: number) =>
+  const results = (conversation: string, day: number, signalsDecided: boolean, topic: string) =>
     j.append(
       bot,
       'analysis',
       conversation,
       'analysis.messages-analyzed',
-      { analyzer, results: [{ messageId: 'm1', sentiment: { score: 0, label: 'neutral' }, topics: [] }] },
+      {
+        analyzer,
+        results: [
+          {
+            messageId: 'm1',
+            sentiment: { score: 0, label: 'neutral' },
+            topics: [{ id: topic, label: topic }],
+          },
+        ],
+        signalsDecided,
+      },
       at(day),
     )
+  const analysed = (conversation: string, day: number) => results(conversation, day, true, 'other')
+  const replaced = (conversation: string, day: number) => results(conversation, day, false, 'refunds')
   const detected = (conversation: string, day: number, signals: string[]) =>
     j.append(
       bot,
@@ -50,8 +65,18 @@ function events() {
   analysed(analysedOnly, 4)
   detected(signalsOnly, 5, [])
   detected(sweptLater, 6, ['bot_failure', 'abandonment'])
+  replaced(analysedOnly, 7)
+  replaced(signalsOnly, 8)
   return j
 }
+
+/** The same events as the journal held them before v3: analysis.messages-analyzed v2, which did not say. */
+const asV2 = (records: JournalRecord[]): JournalRecord[] =>
+  records.map((r) => {
+    if (r.type !== 'analysis.messages-analyzed') return r
+    const { signalsDecided: _, ...payload } = r.payload as Record<string, unknown>
+    return { ...r, version: 2, payload }
+  })
 
 const decided = (r: Row) => [r.conversation_id, new Date(r.decided_at as string).toISOString()]
 const EXPECTED = [
@@ -59,9 +84,18 @@ const EXPECTED = [
   [sweptLater, at(6)],
   [signalsOnly, at(5)],
 ]
+/** v2 did not tell a re-placement apart: it counted as deciding. */
+const EXPECTED_V2 = [
+  [analysedOnly, at(7)],
+  [sweptLater, at(6)],
+  [signalsOnly, at(8)],
+]
 
 describe('when the signals were decided', () => {
-  it('keeps the latest analysis or announcement of each conversation', async () => {
+  // Regression (issue 32): a re-placement in a topic sends analysis.messages-analyzed without deciding the
+  // conversation's signals, and re-stamped the time: a conversation analysed while a signal was off, re-placed
+  // after it was back on, counted as checked for it.
+  it('keeps the latest analysis or announcement of each conversation, not its re-placements', async () => {
     await given(events()).projected().thenRows('rm_signals_decided', decided, EXPECTED)
   })
 
@@ -74,9 +108,9 @@ describe('when the signals were decided', () => {
     }
   })
 
-  it('is what migration 0048 makes of the journal for conversations projected before it', async () => {
-    const j = events()
-    const records = await given(j).records()
+  it('reads v2 events as before, as migration 0048 made them from the journal', async () => {
+    await given(events()).projected({ recorded: asV2 }).thenRows('rm_signals_decided', decided, EXPECTED_V2)
+    const records = asV2(await given(events()).records())
     const rows = await backfilled(pool(), {
       migration: '0048_signals-decided.sql',
       from: 'INSERT INTO rm_signals_decided',
@@ -93,6 +127,6 @@ describe('when the signals were decided', () => {
     })
     const key = (v: unknown) => JSON.stringify(v)
     const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
-    expect(rows.map((r) => decided(r)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+    expect(rows.map((r) => decided(r)).sort(byKey)).toEqual([...EXPECTED_V2].sort(byKey))
   })
 })

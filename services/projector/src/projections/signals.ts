@@ -12,8 +12,11 @@ type MessagesAnalyzed = RecordedEvent<'analysis.messages-analyzed'>
  * rm_signals_decided: when each conversation's signals were last decided, with the settings of then (what
  * makes it checked for a signal, issue 32). The analysis decides them again in the transaction of each
  * analysis of the conversation's messages, announcing them only when they change, so the time is the
- * latest `occurredAt` of its analysis.messages-analyzed and analysis.signals-detected; kept as the
- * greatest, so a batch delivered again changes nothing.
+ * latest `occurredAt` of its analysis.messages-analyzed that decided them and analysis.signals-detected;
+ * kept as the greatest, so a batch delivered again changes nothing. A re-placement in a topic (a new
+ * topic took earlier messages, a re-clustering, a topic created from examples) sends
+ * analysis.messages-analyzed with `signalsDecided: false` and counts for nothing here; v2 events
+ * (`signalsDecided` null, recorded before it was said) count as deciding, as they always did.
  */
 export class SignalChanges {
   private readonly latest = new Map<string, SignalsDetected>()
@@ -21,6 +24,7 @@ export class SignalChanges {
 
   add(event: SignalsDetected | MessagesAnalyzed): void {
     if (event.type === 'analysis.signals-detected') this.latest.set(event.streamId, event)
+    else if (event.payload.signalsDecided === false) return
     const before = this.decided.get(event.streamId)
     if (!before || Date.parse(before.occurredAt) < Date.parse(event.occurredAt))
       this.decided.set(event.streamId, event)
