@@ -12,6 +12,7 @@ import {
   clusterByRequest,
   EAGER,
   INSURER,
+  ROADSIDE,
   SUPPORT_REQUESTS,
 } from './support/topic-requests.ts'
 
@@ -22,20 +23,6 @@ import {
 // was off, re-placed after it was back on, counted as checked for it. Re-placements now say so
 // (`signalsDecided: false`) and leave the time alone. End to end with the real language model.
 requireTestModel()
-
-const ROADSIDE = {
-  examples: [
-    'My car broke down on the highway and I need a tow truck',
-    'Can you send roadside assistance, my battery is dead',
-    'I have a flat tire and need someone to come help me',
-    'my vehicle will not start, I need a tow',
-  ],
-  /** Too few to make a topic of their own: they wait in "other". */
-  before: [
-    'my car broke down on the highway, I need a tow truck',
-    'please send roadside assistance, my battery is dead',
-  ],
-}
 
 /**
  * A pipeline of its own for each describe (a re-clustering run takes whichever chatbot is due), and

@@ -11,33 +11,13 @@ import { journalEvents } from './support/journal.ts'
 import { join } from './support/members.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
 import { expectReplayKeeps } from './support/projector.ts'
-import { captureRequests, INSURER } from './support/topic-requests.ts'
+import { captureRequests, INSURER, ROADSIDE } from './support/topic-requests.ts'
 
 // Creating a topic from examples (issue 31, item 6), end to end with the real language model: owners and
 // admins give a label and 2 to 20 example requests; the gateway commits the command as an event; the
 // analysis service embeds the examples, creates the topic (label pinned) and moves into it the requests
 // that lie clearly nearer it than their own topic; later paraphrases join it, distinct requests do not.
 requireTestModel()
-
-const ROADSIDE = {
-  examples: [
-    'My car broke down on the highway and I need a tow truck',
-    'Can you send roadside assistance, my battery is dead',
-    'I have a flat tire and need someone to come help me',
-    'my vehicle will not start, I need a tow',
-  ],
-  /** Asked before the topic exists (too few to make a topic of their own): they wait in "other". */
-  before: [
-    'my car broke down on the highway, I need a tow truck',
-    'please send roadside assistance, my battery is dead',
-  ],
-  /** Asked after: paraphrases of the examples. */
-  after: [
-    'my car broke down and I need a tow truck',
-    'my battery is dead, can you send roadside assistance?',
-    'I got a flat tire and need someone to come and help',
-  ],
-}
 
 describe.skipIf(!hasTestModel)('creating a topic from examples, with the language model', () => {
   let pipeline: AnalysisPipeline

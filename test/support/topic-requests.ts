@@ -57,6 +57,26 @@ export const INSURER = {
   ],
 }
 
+/** Roadside-assistance requests for creating a topic from examples: its examples, requests asked before it
+ * exists (too few to make a topic of their own: they wait in "other"), and paraphrases asked after. */
+export const ROADSIDE = {
+  examples: [
+    'My car broke down on the highway and I need a tow truck',
+    'Can you send roadside assistance, my battery is dead',
+    'I have a flat tire and need someone to come help me',
+    'my vehicle will not start, I need a tow',
+  ],
+  before: [
+    'my car broke down on the highway, I need a tow truck',
+    'please send roadside assistance, my battery is dead',
+  ],
+  after: [
+    'my car broke down and I need a tow truck',
+    'my battery is dead, can you send roadside assistance?',
+    'I got a flat tire and need someone to come and help',
+  ],
+}
+
 /** Every run due as soon as a request is waiting; a failed run retried at once. */
 export const EAGER: ReclusterPolicy = {
   window: 5_000,

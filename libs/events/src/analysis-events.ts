@@ -18,6 +18,14 @@ const topicsSchema = z.array(z.string().min(1))
 const messageIdSchema = z.string().min(1).max(256).describe("The caller's message id.")
 
 const exampleAnalyzer = { name: 'llm-sentiment', version: '2025-01' }
+/** v2's and v3's example results: one message with its sentiment and topic. */
+const exampleResultsV2 = [
+  {
+    messageId: 'm-1',
+    sentiment: { score: -0.6, label: 'negative' as const },
+    topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
+  },
+]
 
 export const analysisMessagesAnalyzedV1 = defineEvent({
   type: 'analysis.messages-analyzed',
@@ -93,13 +101,7 @@ export const analysisMessagesAnalyzedV2 = defineEvent({
   }),
   example: {
     analyzer: exampleAnalyzer,
-    results: [
-      {
-        messageId: 'm-1',
-        sentiment: { score: -0.6, label: 'negative' },
-        topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
-      },
-    ],
+    results: exampleResultsV2,
   },
 })
 
@@ -127,13 +129,7 @@ export const analysisMessagesAnalyzedV3 = defineEvent({
   }),
   example: {
     analyzer: exampleAnalyzer,
-    results: [
-      {
-        messageId: 'm-1',
-        sentiment: { score: -0.6, label: 'negative' },
-        topics: [{ id: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21', label: 'refund, money back' }],
-      },
-    ],
+    results: exampleResultsV2,
     signalsDecided: true,
   },
 })
