@@ -54,6 +54,8 @@ export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh11.json')
 /** Written blind by a fifteenth session (helper fresh12) while others changed the detector; kept blind (README there). */
 export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
+/** Written blind by a sixteenth session (helper fresh13) while others changed the detector; kept blind (README there). */
+export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -151,6 +153,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH12_SIGNALS_SET,
     described:
       'written blind by a fifteenth session while others changed the detector, never tuned on (fresh12, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh13',
+    file: FRESH13_SIGNALS_SET,
+    described:
+      'written blind by a sixteenth session while others changed the detector, never tuned on (fresh13, blind)',
     blind: true,
   },
 ]
