@@ -92,6 +92,13 @@ export interface MessageCues {
    * is not read as ignoring it (detect.ts, the margin tiers of repetition).
    */
   readonly followsOn?: boolean
+  /**
+   * End user (signals-v41): the question form the message opens on, as a fingerprint (asksAsOf: "when", "how much",
+   * "can i cancel"). A request ending on "then" that asks in the form of the earlier request it is compared
+   * with asks it again ("when will my sofa be delivered?", "so when is it coming then?"): followsOn does
+   * not hold for that pair (detect.ts).
+   */
+  readonly asksAs?: string
   /** Assistant: says in so many words that it cannot, does not know or did not understand (inabilityOf). */
   readonly inability?: boolean
   /**
@@ -119,6 +126,13 @@ export interface MessageCues {
    * repetition) without keeping its text.
    */
   readonly asksFor?: readonly string[]
+  /**
+   * Assistant (signals-v41): asks, and states the value of a thing it names ("I have your email address as sam@…, is that
+   * right?", "your order number is 1234", "is your booking reference BK7781?": statesValueOf). Such a message
+   * checks a detail it was given; it does not ask for it again (detect.ts, repetition). Answers state values
+   * too ("Your new total is £265."): set only on a message that asks (asksOf).
+   */
+  readonly statesValue?: boolean
   /**
    * End user: the learned frustration head read on each unit (the whole message first, then each of its
    * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
@@ -412,6 +426,7 @@ export function cuesFrom(
     if (m.role === 'assistant') {
       const inability = inabilityOf(m.content)
       const asksFor = asksForOf(m.content)
+      const asks = asksOf(m.content.slice(0, MAX_CHARS))
       // A unit near no handover anchor at all (under HANDOVER_NEAR) hands nothing over, however far it
       // lies from the answers: between two distant sets the margin is noise (signals-v11).
       const handover = similarities.map((sim) => {
@@ -434,9 +449,10 @@ export function cuesFrom(
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
         ...(refusesHandoverOf(m.content.slice(0, MAX_CHARS)) ? { refusesHandover: true } : {}),
-        ...(asksOf(m.content.slice(0, MAX_CHARS)) ? { asks: true } : {}),
+        ...(asks ? { asks } : {}),
         said: saidOf(m.content),
         ...(asksFor.length > 0 ? { asksFor } : {}),
+        ...(asks && statesValueOf(m.content.slice(0, MAX_CHARS)) ? { statesValue: true } : {}),
       }
       return { cues, vector: whole }
     }
@@ -455,6 +471,7 @@ export function cuesFrom(
           nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)))
     const frustration = margins(anchors.frustration)
     const escalation = margins(anchors.escalation)
+    const asksAs = asksAsOf(m.content.slice(0, MAX_CHARS))
     const cues: MessageCues = {
       social,
       escalation: round(Math.max(...escalation)),
@@ -467,6 +484,7 @@ export function cuesFrom(
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       ...(contestsOf(m.content) ? { contests: true } : {}),
       ...(followsOnOf(m.content) ? { followsOn: true } : {}),
+      ...(asksAs !== undefined ? { asksAs } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
@@ -547,10 +565,27 @@ export function asksForOf(text: string): string[] {
   const sentences = sentencesOf(text)
   for (const sentence of sentences.length > 0 ? sentences : [text.slice(0, MAX_CHARS)]) {
     if (!asksOf(sentence)) continue
-    for (const named of sentence.toLowerCase().matchAll(/\b(?:your|the)\s+(\p{L}+(?:\s+\p{L}+)?)/gu))
+    for (const named of sentence
+      .toLowerCase()
+      .matchAll(/\b(?:your|the)\s+(\p{L}+(?:\s+of\s+\p{L}+|\s+\p{L}+)?)/gu))
       out.add(fingerprintOf(named[1]!))
   }
   return [...out]
+}
+
+/**
+ * signals-v41: the assistant states the value of a thing it names: "your" or "the", one to three words, then (after
+ * "is", "as", "was" or a colon, or at once) a value: a token with a digit or an "@" (of three characters or more
+ * when it follows the name at once: not "your next 2 boxes"; not a list's number, "your device:\n1. Windows"),
+ * or after "is", "as" or "was" a capitalised word ("I have your email address as sam@example.com, is that right?", "Got it, your order number
+ * is 1234.", "Is your booking reference BK7781?", "Can I confirm your full name is Priya Shah?"). A bot that
+ * repeats the detail it was given checks it; one that asks for it again names it without a value. The grammar
+ * of a confirmation, not words of a domain.
+ */
+export function statesValueOf(text: string): boolean {
+  return /\b(?:[Yy]our|[Tt]he)\s+\p{L}+(?:\s+\p{L}+){0,2}?(?:\s+(?:is|as|was)\s+(?!\d{1,2}[.)](?:\s|$))(?:\p{Lu}\p{L}+|[^\s\d]*\d|[^\s@]+@)|[ \t]*:[ \t]*(?!\d{1,2}[.)](?:\s|$))(?:[^\s\d]*\d|[^\s@]+@)|\s+(?!\d{1,2}[.)](?:\s|$))(?=[^\s\d]*\d)[^\s,.?!;:]{3,})/u.test(
+    text,
+  )
 }
 
 /** Lower-cased, curly apostrophes made straight, a space each side (so \b and " " match at the ends). */
@@ -721,6 +756,22 @@ export function contestsOf(text: string): boolean {
 export function followsOnOf(text: string): boolean {
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
   return /(?<!\b(?:by|until|till|since|from|before|after|back)\s+)\bthen\s*(?:[,.?!]|$)/mu.test(t)
+}
+
+/**
+ * signals-v41: the question form a message opens on, after any connective ("so", "ok", "right", "well"…), as a
+ * fingerprint: a question word ("how" with "much", "many", "long", "often", "soon" or "far" after it), or an
+ * auxiliary, its subject and the verb after it ("can i cancel", "is the pool"). Undefined when it opens on
+ * neither. The same form asked twice is the same question asked again; a different one ("can i talk to someone
+ * then" after "can i get a refund?") asks something new.
+ */
+export function asksAsOf(text: string): string | undefined {
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  const opening =
+    /^\W*(?:(?:ok|okay|so|and|but|then|right|well|oh|hm+)\W+)*(how(?:\s+(?:much|many|long|often|soon|far)\b)?|what|what's|whats|when|where|who|whose|why|which|(?:can|could|will|would|is|are|do|does|did|should|may|have|has)\s+(?:i|you|we|it|they|he|she|the\s+\p{L}+|my\s+\p{L}+)\s+\p{L}+)\b/u.exec(
+      t,
+    )
+  return opening ? fingerprintOf(opening[1]!.replace(/\s+/gu, ' ')) : undefined
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   addsOf,
   askedBeforeOf,
   asksAgainOf,
+  asksAsOf,
   asksForOf,
   asksOf,
   contestsOf,
@@ -12,6 +13,7 @@ import {
   type MessageCues,
   questionOf,
   refusesHandoverOf,
+  statesValueOf,
   userActsOf,
 } from './cues.ts'
 import {
@@ -493,6 +495,40 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 50, { followsOn: true })).toBe(true)
   })
 
+  it('reads a question ending on "then" asked in the earlier request\'s own form by the margin tiers (signals-v41)', () => {
+    // cos 0.42 to the first request, -0.91 to the answer: "so when is it coming then?" after "when will my
+    // sofa be delivered?" asks it again; signals-v39 read a consequence.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const rep = (first: Partial<MessageCues>, later: Partial<MessageCues>) =>
+      names(
+        conversation(['user', first], ['assistant', {}], ['user', later]).map((m, i) => ({
+          ...m,
+          vector: unit([0, -90, 65][i]!),
+        })),
+        at(5),
+      ).includes('repetition')
+    const when = asksAsOf('when will my sofa be delivered?')!
+    expect(rep({ asksAs: when }, { followsOn: true, question: true, asksAs: when })).toBe(true)
+    // Another form ("can i talk to someone then"), or no question: the consequence stands.
+    expect(rep({ asksAs: when }, { followsOn: true, question: true, asksAs: 'other' })).toBe(false)
+    expect(rep({ asksAs: when }, { followsOn: true, question: true })).toBe(false)
+    expect(rep({ asksAs: when }, { followsOn: true, asksAs: when })).toBe(false)
+    expect(rep({}, { followsOn: true, question: true, asksAs: when })).toBe(false)
+  })
+
+  it('reads the question form a message opens on: a question word, or an auxiliary, its subject and verb (signals-v41)', () => {
+    expect(asksAsOf('so when is it coming then?')).toBe(asksAsOf('When will my sofa be delivered?'))
+    expect(asksAsOf('ok so how much is it then?')).toBe(asksAsOf('how much is a late checkout?'))
+    expect(asksAsOf('right, so where do I post it then?')).toBe(asksAsOf('where do I send the form?'))
+    expect(asksAsOf('ok so can I cancel it then or not?')).toBe(asksAsOf('can I cancel online?'))
+    expect(asksAsOf('ok can i talk to someone then')).not.toBe(asksAsOf('can i get a refund?'))
+    expect(asksAsOf('how do i reset it')).not.toBe(asksAsOf('how much is it'))
+    for (const said of ['my parcel still hasnt arrived', 'so I just wait then', 'I can come at 5']) {
+      expect(asksAsOf(said), said).toBeUndefined()
+    }
+  })
+
   it('reads a consequence drawn from a clause ending on "then", not "then" of time', () => {
     for (const said of [
       'so i just keep waiting then',
@@ -702,6 +738,47 @@ describe('conversation signals: the decision', () => {
     expect(names(talk(['a1'], ['a1'], true, { clarification: 0.2 }), at(5))).not.toContain('repetition')
   })
 
+  it('reads no repetition in the assistant asking again for what it names while stating its value (signals-v41)', () => {
+    // "What is your booking reference?", "BK7781", "Thanks! Just to check, is your booking reference BK7781?":
+    // the two asks at cos 0.71 (over botAsksAgain, under botRepeats) and naming the same thing; the second
+    // checks the detail given.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const talk = (second: Partial<MessageCues>) =>
+      conversation(
+        ['user', {}],
+        ['assistant', { asks: true, asksFor: ['a1'] }],
+        ['user', {}],
+        ['assistant', { asks: true, asksFor: ['a1'], ...second }],
+      ).map((m, i) => ({ ...m, vector: unit([180, 0, -90, 45][i]!) }))
+    expect(names(talk({}), at(5))).toContain('repetition')
+    expect(names(talk({ statesValue: true }), at(5))).not.toContain('repetition')
+  })
+
+  it('reads a value stated for a thing named: after "is", "as", a colon, or at once (signals-v41)', () => {
+    for (const said of [
+      'Thanks, I have your email address as sam.jones@example.com, is that right?',
+      'Got it, your order number is 1234. Shall I look it up now?',
+      'Thanks! Just to check, is your booking reference BK7781?',
+      'Thanks Priya. Can I confirm your full name is Priya Shah?',
+      'So your postcode is LS6 2AB, is that correct?',
+      'Is the order: 55120 the right one?',
+    ]) {
+      expect(statesValueOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'What is your booking reference?',
+      "To find your invoices I'll need your account number. It starts with VR.",
+      'How about 50% off your next 2 boxes?',
+      'Could you give me the 10-digit number on your card?',
+      'Is your name spelt with an e?',
+      'Connection problems: please choose your device:\n1. Windows\n2. Mac',
+      'Please choose one of the options below: 1. Orders 2. Returns',
+    ]) {
+      expect(statesValueOf(said), said).toBe(false)
+    }
+  })
+
   it('names what the assistant asks for: "your" or "the" and up to two words, in a sentence that asks', () => {
     const [accountNumber] = asksForOf("What's your account number?")
     expect(accountNumber).toBeDefined()
@@ -712,6 +789,13 @@ describe('conversation signals: the decision', () => {
     // Named in a sentence that asks nothing: nothing asked for.
     expect(asksForOf('Your account number is on your latest bill.')).toEqual([])
     expect(asksForOf("What's your order number?")).not.toContain(accountNumber)
+    // signals-v41: "of" and the word after it belong to the name: a date of birth is no date of payment.
+    expect(asksForOf('What was the date of the last payment?')).not.toEqual(
+      asksForOf('What is your date of birth?'),
+    )
+    expect(asksForOf('I will need your date of birth to check.')).toEqual(
+      asksForOf('What is your date of birth?'),
+    )
   })
 
   it('finds the assistant asking for something in the words: a question, a menu, a detail it needs', () => {

@@ -37,13 +37,15 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   earlier by THRESHOLDS.repetitionIgnores; or, signals-v29, as THRESHOLDS.repetitionQuestion when the later is a
  *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores;
  *   signals-v39: not by the tiers of THRESHOLDS.repetitionIgnores when the later draws a consequence from
- *   the answer, "so i just keep waiting then"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   the answer, "so i just keep waiting then", unless, signals-v41, it is a question in the earlier request's own
+ *   form, cues.ts asksAsOf: "when will my sofa be delivered?", "so when is it coming then?"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
  *   messages that ask for something, cues.ts asksOf, with an end-user reply between, as similar as
  *   THRESHOLDS.botAsksAgain, or, signals-v40, naming the same thing asked for, cues.ts asksForOf: the same
- *   detail or menu asked for twice), or (signals-v15) the end user asks for a person again after an
+ *   detail or menu asked for twice; signals-v41: not when the later states the value of what it names, cues.ts
+ *   statesValueOf: "Thanks, I have your email address as sam@…, is that right?"), or (signals-v15) the end user asks for a person again after an
  *   answer that hands nothing over;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
@@ -75,7 +77,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 40
+export const SIGNALS_VERSION = 41
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -897,7 +899,14 @@ export function detectSignals(
       if (!saysAgain) {
         // signals-v39: the margin tiers read a request that ignores the answer; one that draws a consequence
         // from it ("so i just keep waiting then": cues.ts, followsOnOf) builds on it, however far it lies.
-        if (similarity < t.repetitionNearest && (!clearly || later.cues?.followsOn === true)) continue
+        // signals-v41: unless it asks in the earlier request's own question form ("when will my sofa be
+        // delivered?", "so when is it coming then?": cues.ts, asksAsOf), the answer not taken as given.
+        const asksAgainAsBefore =
+          later.cues?.question === true &&
+          later.cues.asksAs !== undefined &&
+          later.cues.asksAs === earlier.cues?.asksAs
+        const followsOn = later.cues?.followsOn === true && !asksAgainAsBefore
+        if (similarity < t.repetitionNearest && (!clearly || followsOn)) continue
         if (similarity < t.repetition && !ignoresBetween) continue
       }
       const confidence = saysAgain
@@ -938,9 +947,12 @@ export function detectSignals(
       // signals-v40: or naming the same thing it asks for, however the two are worded ("What's your account
       // number?", then "To find your invoices I'll need your account number.": cues.ts, asksForOf).
       const asksForAgain = (later.cues?.asksFor ?? []).some((h) => earlier.cues?.asksFor?.includes(h))
+      // signals-v41: not a message that states the value of what it names ("I have your email address as
+      // sam@…, is that right?": cues.ts, statesValueOf): it checks the detail given, it does not ask again.
       const asksAgain =
         earlier.cues?.asks === true &&
         later.cues?.asks === true &&
+        later.cues.statesValue !== true &&
         (similarity >= t.botAsksAgain || asksForAgain)
       if (!repeats && !asksAgain) continue
       const between = talk.slice(talk.indexOf(earlier) + 1, talk.indexOf(later))

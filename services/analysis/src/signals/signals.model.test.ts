@@ -393,6 +393,214 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads no repetition in the assistant checking a detail it was given, nor in it asking for another (signals-v41)', async () => {
+    // Each second ask names what the first asked for, and states the value the end user gave (cues.ts,
+    // statesValueOf); the booking reference and the postcode also lie over botAsksAgain (0.83, 0.71):
+    // signals-v40 read every one but "Got it: order 1234." as repetition.
+    // email confirmed
+    expect(
+      await signals(
+        ['user', 'I want to change the delivery address on my order'],
+        ['assistant', 'Sure, what is your email address?'],
+        ['user', 'sam.jones@example.com'],
+        ['assistant', 'Thanks, I have your email address as sam.jones@example.com, is that right?'],
+      ),
+    ).not.toContain('repetition')
+    // booking ref confirmed
+    expect(
+      await signals(
+        ['user', 'can I add a bag to my flight'],
+        ['assistant', 'Happy to help. What is your booking reference?'],
+        ['user', 'BK7781'],
+        ['assistant', 'Thanks! Just to check, is your booking reference BK7781?'],
+      ),
+    ).not.toContain('repetition')
+    // got it, order
+    expect(
+      await signals(
+        ['user', 'where is my parcel'],
+        ['assistant', 'Could you give me your order number?'],
+        ['user', '1234'],
+        ['assistant', 'Got it: order 1234. Let me check.'],
+      ),
+    ).not.toContain('repetition')
+    //  got it your order number is
+    expect(
+      await signals(
+        ['user', 'where is my parcel'],
+        ['assistant', 'Could you give me your order number?'],
+        ['user', '1234'],
+        ['assistant', 'Got it, your order number is 1234. Shall I look it up now?'],
+      ),
+    ).not.toContain('repetition')
+    // full name confirmed
+    expect(
+      await signals(
+        ['user', 'I need to book a blood test'],
+        ['assistant', 'Of course. Can I take your full name?'],
+        ['user', 'Priya Shah'],
+        ['assistant', 'Thanks Priya. Can I confirm your full name is Priya Shah?'],
+      ),
+    ).not.toContain('repetition')
+    // postcode confirmed
+    expect(
+      await signals(
+        ['user', 'do you deliver to my area'],
+        ['assistant', 'Let me check. What is your postcode?'],
+        ['user', 'LS6 2AB'],
+        ['assistant', 'So your postcode is LS6 2AB, is that correct?'],
+      ),
+    ).not.toContain('repetition')
+    // Another detail asked for: "date of" no longer names a date of birth and a date of payment alike.
+    // date of birth / date of payment
+    expect(
+      await signals(
+        ['user', 'I lost my debit card'],
+        ['assistant', "I'm sorry to hear that. To check it's you, what is your date of birth?"],
+        ['user', '12 March 1985'],
+        ['assistant', 'Thank you. And what was the date of the last payment you recognise?'],
+      ),
+    ).not.toContain('repetition')
+    // account number then meter reading
+    expect(
+      await signals(
+        ['user', 'I want to submit a meter reading'],
+        ['assistant', 'What is your account number?'],
+        ['user', 'ACC-55812'],
+        ['assistant', 'Thanks. What is the meter reading on your display?'],
+      ),
+    ).not.toContain('repetition')
+    // phone number / phone model
+    expect(
+      await signals(
+        ['user', 'my phone keeps restarting'],
+        ['assistant', 'Sorry about that. What is your phone number?'],
+        ['user', '07700 900123'],
+        ['assistant', 'Thanks. And what is your phone model?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('reads an impatient question ending on "then", asked in the form of the request the answer missed, as repetition (signals-v41)', async () => {
+    // 0.50, 0.33, 0.28 similar to the first request: signals-v39 read a consequence drawn from the answer.
+    // sofa when then
+    expect(
+      await signals(
+        ['user', 'when will my new sofa be delivered?'],
+        ['assistant', 'All our sofas come with a 10 year frame guarantee.'],
+        ['user', 'so when is it coming then?'],
+      ),
+    ).toContain('repetition')
+    // late checkout how much then
+    expect(
+      await signals(
+        ['user', 'how much is a late checkout?'],
+        ['assistant', 'Checkout is at 11am. You can leave your bags at reception.'],
+        ['user', 'so how much is it then?'],
+      ),
+    ).toContain('repetition')
+    // passport where then
+    expect(
+      await signals(
+        ['user', 'where do I send my passport renewal form?'],
+        ['assistant', 'Renewals usually take around six weeks.'],
+        ['user', 'right, so where do I post it then?'],
+      ),
+    ).toContain('repetition')
+    // refund when then
+    expect(
+      await signals(
+        ['user', 'when will I get my refund for the cancelled flight?'],
+        ['assistant', 'You can rebook onto any flight within 12 months at no extra cost.'],
+        ['user', 'and when do I get my money back then?'],
+      ),
+    ).toContain('repetition')
+    // The same form after an answer that served the request: a new question, none (0.33 to 0.48 similar).
+    // return ticket
+    expect(
+      await signals(
+        ['user', 'how much is a single ticket?'],
+        ['assistant', 'A single ticket is \u00a34.50, valid all day.'],
+        ['user', 'how much is a return then?'],
+      ),
+    ).not.toContain('repetition')
+    // sale end
+    expect(
+      await signals(
+        ['user', 'when does the sale start?'],
+        ['assistant', 'The winter sale starts on Friday at 9am, online and in store.'],
+        ['user', 'so when does it end then?'],
+      ),
+    ).not.toContain('repetition')
+    // dog inside
+    expect(
+      await signals(
+        ['user', 'can I bring my dog to the cafe?'],
+        ['assistant', 'Dogs are welcome on the terrace but not inside, except assistance dogs.'],
+        ['user', 'ok can I bring him on the terrace then?'],
+      ),
+    ).not.toContain('repetition')
+    // park
+    expect(
+      await signals(
+        ['user', 'where is your nearest store?'],
+        ['assistant', 'Our nearest store to you is on King Street, Leeds, next to the station.'],
+        ['user', 'where do I park then?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
+  it('reads a consequence drawn from the answer with "then" as no repetition (signals-v39, v41)', async () => {
+    // wait then
+    expect(
+      await signals(
+        ['user', "my parcel still hasn't arrived"],
+        ['assistant', 'Deliveries are running up to 3 days late this week because of the strikes.'],
+        ['user', 'so I just wait then'],
+      ),
+    ).not.toContain('repetition')
+    // call tomorrow then
+    expect(
+      await signals(
+        ['user', 'can you change my appointment with the gas engineer?'],
+        ['assistant', "I can't change appointments in chat. The bookings line opens at 8am on 0800 123 456."],
+        ['user', "I'll call them tomorrow then"],
+      ),
+    ).not.toContain('repetition')
+    // check shop then
+    expect(
+      await signals(
+        ['user', 'is the blue jacket in stock in medium?'],
+        ['assistant', 'The blue jacket in medium is sold out online, but some of our stores still have it.'],
+        ['user', "ok I'll check the shop then"],
+      ),
+    ).not.toContain('repetition')
+    // try that then
+    expect(
+      await signals(
+        ['user', 'how do I reset my router?'],
+        ['assistant', 'Hold the reset button for 10 seconds until the lights flash.'],
+        ['user', "fine, I'll try that then"],
+      ),
+    ).not.toContain('repetition')
+    // lost money then
+    expect(
+      await signals(
+        ['user', 'can I get a refund for the concert tickets?'],
+        ['assistant', 'Tickets are refundable only if the event is cancelled.'],
+        ['user', "so I've lost the money then"],
+      ),
+    ).not.toContain('repetition')
+    // pay by card then
+    expect(
+      await signals(
+        ['user', 'can I pay by bank transfer?'],
+        ['assistant', 'We take card payments only, online or over the phone.'],
+        ['user', "ok I'll pay by card then"],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
