@@ -52,7 +52,7 @@ export const FRESH9_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/sig
 export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh10.json')
 /** Written blind by a fourteenth session (helper fresh11); read blind at signals-v33 and v36, a development set since 2026-11-30, 13:40 UTC (README there). */
 export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh11.json')
-/** Written blind by a fifteenth session (helper fresh12) while others changed the detector; kept blind (README there). */
+/** Written blind by a fifteenth session (helper fresh12); read blind at signals-v36/v37, v40 and v41, a development set since 2026-11-30, 17:35 UTC (README there). */
 export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
 /** Written blind by a sixteenth session (helper fresh13) while others changed the detector; kept blind (README there). */
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
@@ -152,8 +152,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh12',
     file: FRESH12_SIGNALS_SET,
     described:
-      'written blind by a fifteenth session while others changed the detector, never tuned on (fresh12, blind)',
-    blind: true,
+      'written blind by a fifteenth session, measured blind for signals-v36, v37, v40 and v41, a development set since (fresh12, development)',
   },
   {
     name: 'fresh13',
