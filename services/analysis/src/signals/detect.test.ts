@@ -220,6 +220,44 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', sure], ['assistant', {}]), at(5))).toEqual(['frustration'])
   })
 
+  it("reads a first report's sure sentence in a calm whole only on a sentence the emotion heads read as displeased (signals-v42)", () => {
+    // "We've been on your Growth plan for three years.": the head sure of the sentence (0.93 at −0.106), not of
+    // the whole (0.58), and the emotion heads read 0.10 on it.
+    const report = (whole: number, displeasure?: number) => ({
+      frustration: -0.05,
+      emotionFrustration: whole,
+      frustrationUnits: [
+        { head: whole, margin: -0.2 },
+        { head: 0.93, margin: -0.1, ...(displeasure === undefined ? {} : { displeasure }) },
+      ],
+    })
+    const fires = (turns: Parameters<typeof conversation>) =>
+      names(conversation(...turns), at(5)).includes('frustration')
+    const first = (whole: number, displeasure?: number) =>
+      fires([
+        ['user', report(whole, displeasure)],
+        ['assistant', {}],
+      ])
+    expect(first(0.58, 0.1)).toBe(false)
+    expect(first(0.58, THRESHOLDS.frustrationSureSentenceDispleasure - 0.001)).toBe(false)
+    // Voiced ("It's been nearly 4 weeks, which honestly isn't great…", 0.234): frustration, as before.
+    expect(first(0.58, THRESHOLDS.frustrationSureSentenceDispleasure)).toBe(true)
+    // A whole the head reads as frustrated: one angry sentence among factual ones, no second reading asked.
+    expect(first(THRESHOLDS.emotionFrustration, 0.1)).toBe(true)
+    // Cues scored without the emotion heads: as before.
+    expect(first(0.58)).toBe(true)
+    // In a reply the sure sentence needs none either.
+    expect(
+      fires([
+        ['user', {}],
+        ['assistant', {}],
+        ['user', report(0.58, 0.1)],
+        ['assistant', {}],
+      ]),
+    ).toBe(true)
+    expect(THRESHOLDS.frustrationSureSentenceDispleasure).toBeLessThan(THRESHOLDS.frustrationFirstDispleasure)
+  })
+
   it('reads no frustration in a request for a person the head reads short of sure (signals-v28)', () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "Talk to an agent" in reply to a greeting: the frustration head 0.66 at 0.010, the escalation head 0.96.

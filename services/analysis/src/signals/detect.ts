@@ -54,6 +54,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   looser gates when the end user thanks after it or tells the report again at the assistant's request;
  *   signals-v37: in a first report, the head short of sure with the anchors needs a second reading, the
  *   emotion heads' anger, annoyance or disappointment on the same unit (a fault told plainly is no stance);
+ *   signals-v42: so does a sentence the head is sure of in a first report it does not read as frustrated
+ *   as a whole ("We've been on your Growth plan for three years." is no complaint);
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -77,7 +79,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 41
+export const SIGNALS_VERSION = 42
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -312,6 +314,22 @@ export const THRESHOLDS = {
    * signals-v37. Units without the reading (cues scored before, or without the emotion heads) pass as before.
    */
   frustrationFirstDispleasure: 0.3,
+  /**
+   * signals-v42: in the end user's first report (not a reply), a sentence the head is sure of
+   * (frustrationSure, frustrationSureSentence) in a message the head does not read as frustrated as a whole
+   * (< emotionFrustration) needs the emotion heads (anger, annoyance, disappointment, as
+   * frustrationFirstDispleasure) to read at least this on the sentence. The head, trained on support
+   * messages, is sure of single calm sentences of a calm report or request ("We've been on your Growth plan
+   * for three years." 0.93, displeasure 0.099; "Kev who restocks on tuesdays said to ask on here" 0.90, 0.093;
+   * "why?" 0.93, 0.138); the labelled ones in such a message voice something ("now you're offering £95 because
+   * of 'screen wear'." 0.296, "It's been nearly 4 weeks, which honestly isn't great…" 0.234). Chosen on the older
+   * development sets (development … fresh6: every bound 0.094 … 0.296 takes out one false frustration and loses
+   * none; 0.2 near the middle), confirmed on the newer (fresh7 … fresh12: two false out, at 0.075 … 0.138, none
+   * lost, the lowest labelled unit it reads at 0.234): bench/FINDINGS.md, signals-v42. Not in a message whose
+   * whole the head reads as frustrated: there the sure sentence is one angry sentence among factual ones
+   * (signals-v12). Units without the reading pass as before.
+   */
+  frustrationSureSentenceDispleasure: 0.2,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -621,7 +639,9 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
  * then "Perfect, that's exactly what I needed"). signals-v37: in a first report, the plain gate (the head short
  * of its sure readings, with the anchors) also needs the learned emotion heads to read the unit as voicing some
  * anger, annoyance or disappointment (≥ THRESHOLDS.frustrationFirstDispleasure): a fault told plainly, or a sad
- * subject, does not. Returns its confidence, or undefined.
+ * subject, does not. signals-v42: so does a sure sentence of a first report whose whole the head reads short of
+ * frustrated (< THRESHOLDS.emotionFrustration), at ≥ THRESHOLDS.frustrationSureSentenceDispleasure: the head is
+ * sure of single calm sentences of a calm report. Returns its confidence, or undefined.
  */
 function frustration(c: MessageCues, reply = false, course: FrustrationCourse = {}): number | undefined {
   const margin = c.frustration
@@ -644,7 +664,11 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
       k > 0 &&
       u.head >= THRESHOLDS.frustrationSure &&
       units[0]!.head >= THRESHOLDS.frustrationSureSentenceWhole &&
-      u.margin >= THRESHOLDS.frustrationSureSentence
+      u.margin >= THRESHOLDS.frustrationSureSentence &&
+      // signals-v42: in a first report the head does not read as frustrated as a whole, the emotion heads too.
+      (reply ||
+        units[0]!.head >= THRESHOLDS.emotionFrustration ||
+        (u.displeasure ?? 1) >= THRESHOLDS.frustrationSureSentenceDispleasure)
     // signals-v19: in a reply, the head's surest readings need only a looser margin.
     // signals-v28: not in a reply that says the report again because the assistant asked it to (`restated`).
     const sureReply =

@@ -1420,6 +1420,35 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('frustration')
   })
 
+  it("reads no frustration in a calm first message's sure sentence the emotion heads read no displeasure in; frustration when it voices some (signals-v42)", async () => {
+    // The support-trained head is sure of the loyal customer's first sentence (0.97, nearer the frustration
+    // anchors than the requests), not of the whole (0.28); the emotion heads read 0.09 in it.
+    const calm = "We've been customers for ten years. Do you offer a discount for paying annually?"
+    const [scored] = await cuesOf(
+      [{ role: 'user', content: calm }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      undefined,
+      undefined,
+      analyzer.semantic.displeasureOf,
+    )
+    const [whole, sentence] = scored!.cues.frustrationUnits!
+    expect(whole!.head).toBeLessThan(THRESHOLDS.emotionFrustration)
+    expect(sentence!.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSure)
+    expect(sentence!.margin).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSureSentence)
+    expect(sentence!.displeasure).toBeLessThan(THRESHOLDS.frustrationSureSentenceDispleasure)
+    expect(await signals(['user', calm])).not.toContain('frustration')
+    // The same calm whole (0.36) with a sentence that voices annoyance (0.90, the emotion heads 0.45).
+    expect(
+      await signals([
+        'user',
+        "We've been customers for ten years, and it's a bit annoying that the price rises every single year. Do you offer a discount for paying annually?",
+      ]),
+    ).toContain('frustration')
+  })
+
   it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
     const order: Turn = ['user', 'my order never arrived']
     const greeting: Turn = ['assistant', 'Hi there! What can I do for you?']
