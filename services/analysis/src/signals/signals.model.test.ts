@@ -1393,12 +1393,11 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('frustration')
   })
 
-  it('reads no frustration in a first report that tells a fault plainly, frustration when it voices annoyance (signals-v37)', async () => {
-    // Its second sentence reads frustrated to the support-trained head (0.88), nearer the frustration anchors
-    // than the reports (+0.19), but the emotion heads read no anger, annoyance or disappointment in it (0.18).
-    const plainly = 'The booking widget on our site is blank today. Nothing has been changed by anyone here.'
+  /** The frustration units (the whole, then each sentence) of an end user's first message, read with the
+   * learned head and the emotion heads' displeasure (signals-v37, v42). */
+  async function firstReportUnits(content: string) {
     const [scored] = await cuesOf(
-      [{ role: 'user', content: plainly }],
+      [{ role: 'user', content }],
       anchors,
       analyzer.semantic.embedTexts,
       [],
@@ -1407,7 +1406,14 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       undefined,
       analyzer.semantic.displeasureOf,
     )
-    const sentence = scored!.cues.frustrationUnits![2]!
+    return scored!.cues.frustrationUnits!
+  }
+
+  it('reads no frustration in a first report that tells a fault plainly, frustration when it voices annoyance (signals-v37)', async () => {
+    // Its second sentence reads frustrated to the support-trained head (0.88), nearer the frustration anchors
+    // than the reports (+0.19), but the emotion heads read no anger, annoyance or disappointment in it (0.18).
+    const plainly = 'The booking widget on our site is blank today. Nothing has been changed by anyone here.'
+    const sentence = (await firstReportUnits(plainly))[2]!
     expect(sentence.head).toBeGreaterThanOrEqual(THRESHOLDS.emotionFrustration)
     expect(sentence.margin).toBeGreaterThanOrEqual(THRESHOLDS.frustrationFirst)
     expect(sentence.displeasure).toBeLessThan(THRESHOLDS.frustrationFirstDispleasure)
@@ -1424,17 +1430,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     // The support-trained head is sure of the loyal customer's first sentence (0.97, nearer the frustration
     // anchors than the requests), not of the whole (0.28); the emotion heads read 0.09 in it.
     const calm = "We've been customers for ten years. Do you offer a discount for paying annually?"
-    const [scored] = await cuesOf(
-      [{ role: 'user', content: calm }],
-      anchors,
-      analyzer.semantic.embedTexts,
-      [],
-      analyzer.semantic.frustrationOf,
-      undefined,
-      undefined,
-      analyzer.semantic.displeasureOf,
-    )
-    const [whole, sentence] = scored!.cues.frustrationUnits!
+    const [whole, sentence] = await firstReportUnits(calm)
     expect(whole!.head).toBeLessThan(THRESHOLDS.emotionFrustration)
     expect(sentence!.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSure)
     expect(sentence!.margin).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSureSentence)
