@@ -583,10 +583,19 @@ export function asksForOf(text: string): string[] {
  * of a confirmation, not words of a domain.
  */
 export function statesValueOf(text: string): boolean {
-  return /\b(?:[Yy]our|[Tt]he)\s+\p{L}+(?:\s+\p{L}+){0,2}?(?:\s+(?:is|as|was)\s+(?!\d{1,2}[.)](?:\s|$))(?:\p{Lu}\p{L}+|[^\s\d]*\d|[^\s@]+@)|[ \t]*:[ \t]*(?!\d{1,2}[.)](?:\s|$))(?:[^\s\d]*\d|[^\s@]+@)|\s+(?!\d{1,2}[.)](?:\s|$))(?=[^\s\d]*\d)[^\s,.?!;:]{3,})/u.test(
-    text,
-  )
+  return STATES_VALUE.test(text)
 }
+
+/** Not a list item's number ("1. Windows", "2) Mac"): a value it is not. */
+const NOT_LIST_NUMBER = String.raw`(?!\d{1,2}[.)](?:\s|$))`
+
+const STATES_VALUE = new RegExp(
+  String.raw`\b(?:[Yy]our|[Tt]he)\s+\p{L}+(?:\s+\p{L}+){0,2}?` +
+    String.raw`(?:\s+(?:is|as|was)\s+${NOT_LIST_NUMBER}(?:\p{Lu}\p{L}+|[^\s\d]*\d|[^\s@]+@)` +
+    String.raw`|[ \t]*:[ \t]*${NOT_LIST_NUMBER}(?:[^\s\d]*\d|[^\s@]+@)` +
+    String.raw`|\s+${NOT_LIST_NUMBER}(?=[^\s\d]*\d)[^\s,.?!;:]{3,})`,
+  'u',
+)
 
 /** Lower-cased, curly apostrophes made straight, a space each side (so \b and " " match at the ends). */
 function paddedLower(text: string): string {
