@@ -26,6 +26,9 @@ export interface JournalEvent {
   readonly occurredAt: string
 }
 
+/** Noon UTC on `day` of the month the projector's tests happen in (November 2026). */
+export const onDay = (day: number) => `2026-11-${String(day).padStart(2, '0')}T12:00:00.000Z`
+
 /** Writes events in journal order: `append` for each, `events` for `given`. */
 export function journal(orgId: string) {
   const events: JournalEvent[] = []
@@ -35,7 +38,7 @@ export function journal(orgId: string) {
     streamId: string,
     type: T,
     payload: EventPayload<T>,
-    occurredAt = '2026-11-20T12:00:00.000Z',
+    occurredAt = onDay(20),
   ) => {
     events.push({ chatbotId, streamType, streamId, type, payload, occurredAt })
   }
@@ -53,6 +56,20 @@ export interface Projected {
   stats(): Promise<ProjectionStats>
   /** Then the events dropped, by reason, were these. */
   thenDropped(expected: Record<string, number>): Promise<Projected>
+}
+
+export interface ProjectedOptions {
+  readonly batches?: readonly number[]
+  readonly redelivered?: boolean
+  /** What the journal holds instead of the records as written now (events of an older version). */
+  readonly recorded?: (records: JournalRecord[]) => JournalRecord[]
+}
+
+/** `given(events)`: the events sealed, or projected. */
+export interface Given {
+  /** The records as the journal holds them (sealed). */
+  records(): Promise<JournalRecord[]>
+  projected(opts?: ProjectedOptions): Projected
 }
 
 /**
@@ -135,18 +152,10 @@ export function projectionTests() {
     return { schema, stats }
   }
 
-  function given(j: { readonly orgId: string; readonly events: readonly JournalEvent[] }) {
+  function given(j: { readonly orgId: string; readonly events: readonly JournalEvent[] }): Given {
     return {
-      /** The records as the journal holds them (sealed). */
       records: () => seal(j.orgId, j.events),
-      projected(
-        opts: {
-          readonly batches?: readonly number[]
-          readonly redelivered?: boolean
-          /** What the journal holds instead of the records as written now (events of an older version). */
-          readonly recorded?: (records: JournalRecord[]) => JournalRecord[]
-        } = {},
-      ): Projected {
+      projected(opts = {}) {
         const done = seal(j.orgId, j.events)
           .then((sealed) => opts.recorded?.(sealed) ?? sealed)
           .then((records) =>
@@ -161,12 +170,7 @@ export function projectionTests() {
             return rows.map((r) => r.row)
           },
           async thenRows(table, select, expected) {
-            const seen = (await projected.rows(table)).map(select)
-            const key = (v: unknown) => JSON.stringify(v)
-            expect(
-              seen.sort((a, b) => key(a).localeCompare(key(b))),
-              table,
-            ).toEqual([...expected].sort((a, b) => key(a).localeCompare(key(b))))
+            expectSameRows((await projected.rows(table)).map(select), expected, table)
             return projected
           },
           stats: async () => (await done).stats,
@@ -189,6 +193,32 @@ export function projectionTests() {
   }
 
   return { given, allRows, keyOf, pool: () => db.pool }
+}
+
+/** Then `seen` holds exactly the `expected` values, in any order (compared sorted by their JSON text). */
+export function expectSameRows(
+  seen: readonly unknown[],
+  expected: readonly unknown[],
+  message?: string,
+): void {
+  const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b))
+  expect([...seen].sort(byJson), message).toEqual([...expected].sort(byJson))
+}
+
+/**
+ * Then `table` holds exactly these rows (each seen through `select`, in any order) however the events are cut
+ * into batches (of 1; of 2; of 3 then 1, cycled), and again when they are all delivered once more after.
+ */
+export async function thenRowsInAnyBatches(
+  events: Given,
+  table: string,
+  select: (row: Row) => unknown,
+  expected: readonly unknown[],
+): Promise<void> {
+  for (const batches of [[1], [2], [3, 1]]) {
+    await events.projected({ batches }).thenRows(table, select, expected)
+    await events.projected({ batches, redelivered: true }).thenRows(table, select, expected)
+  }
 }
 
 /**

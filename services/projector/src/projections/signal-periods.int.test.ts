@@ -4,8 +4,16 @@
  * batches, when they are all delivered again, and as migration 0047 makes them from the journal.
  */
 import { randomUUID } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
-import { backfilled, journal, projectionTests, type Row } from '../../test/given.ts'
+import { describe, it } from 'vitest'
+import {
+  backfilled,
+  expectSameRows,
+  journal,
+  onDay,
+  projectionTests,
+  type Row,
+  thenRowsInAnyBatches,
+} from '../../test/given.ts'
 
 const { given, pool } = projectionTests()
 const orgId = randomUUID()
@@ -17,7 +25,6 @@ type SignalSettings = {
   disabled?: string[]
   custom?: { label: string; examples: string[] }[]
 }
-const at = (day: number) => `2026-11-${String(day).padStart(2, '0')}T12:00:00.000Z`
 
 /**
  * The chatbot: created with escalation off and its own discount signal; then the custom list changed
@@ -37,7 +44,7 @@ function events() {
       settings: settings({ disabled: ['escalation'], custom: [DISCOUNT] }),
       apiKeyPrefix: 'svc_live_abcd…',
     },
-    at(1),
+    onDay(1),
   )
   j.append(
     other,
@@ -45,7 +52,7 @@ function events() {
     other,
     'chatbot.created',
     { name: 'other', settings: {}, apiKeyPrefix: 'svc_live_abcd…' },
-    at(1),
+    onDay(1),
   )
   const changed = (day: number, signals: SignalSettings) =>
     j.append(
@@ -54,13 +61,13 @@ function events() {
       bot,
       'chatbot.settings-changed',
       { patch: { signals }, settings: settings({ disabled: ['escalation'], ...signals }) },
-      at(day),
+      onDay(day),
     )
   changed(3, { custom: [DISCOUNT, REFUND] })
   changed(5, { custom: [DISCOUNT, REFUND], disabled: ['escalation', 'frustration'] })
   changed(7, { custom: [DISCOUNT, REFUND] })
   changed(9, { custom: [DISCOUNT] })
-  j.append(bot, 'chatbot', bot, 'chatbot.renamed', { name: 'renamed' }, at(10))
+  j.append(bot, 'chatbot', bot, 'chatbot.renamed', { name: 'renamed' }, onDay(10))
   changed(11, { custom: [DISCOUNT] })
   return j
 }
@@ -76,21 +83,21 @@ const period = (r: Row) => [
 ]
 
 const EXPECTED = [
-  ['bot', 'abandonment', true, 1, null, at(1), null],
-  ['bot', 'bot_failure', true, 1, null, at(1), null],
-  ['bot', 'repetition', true, 1, null, at(1), null],
-  ['bot', 'resolution', true, 1, null, at(1), null],
-  ['bot', 'frustration', true, 1, 3, at(1), at(5)],
-  ['bot', 'frustration', false, 4, null, at(7), null],
-  ['bot', 'custom:asks-for-a-discount', true, 1, null, at(1), null],
-  ['bot', 'custom:wants-a-refund', false, 2, 5, at(3), at(9)],
+  ['bot', 'abandonment', true, 1, null, onDay(1), null],
+  ['bot', 'bot_failure', true, 1, null, onDay(1), null],
+  ['bot', 'repetition', true, 1, null, onDay(1), null],
+  ['bot', 'resolution', true, 1, null, onDay(1), null],
+  ['bot', 'frustration', true, 1, 3, onDay(1), onDay(5)],
+  ['bot', 'frustration', false, 4, null, onDay(7), null],
+  ['bot', 'custom:asks-for-a-discount', true, 1, null, onDay(1), null],
+  ['bot', 'custom:wants-a-refund', false, 2, 5, onDay(3), onDay(9)],
   ...['escalation', 'bot_failure', 'repetition', 'frustration', 'resolution', 'abandonment'].map((s) => [
     'other',
     s,
     true,
     1,
     null,
-    at(1),
+    onDay(1),
     null,
   ]),
 ]
@@ -101,12 +108,7 @@ describe('the signal periods projection', () => {
   })
 
   it('gives the same rows however the events are cut into batches, and when they come again', async () => {
-    for (const batches of [[1], [2], [3, 1]]) {
-      await given(events()).projected({ batches }).thenRows('rm_signal_periods', period, EXPECTED)
-      await given(events())
-        .projected({ batches, redelivered: true })
-        .thenRows('rm_signal_periods', period, EXPECTED)
-    }
+    await thenRowsInAnyBatches(given(events()), 'rm_signal_periods', period, EXPECTED)
   })
 
   it('is what migration 0047 makes of the journal for chatbots projected before it', async () => {
@@ -123,11 +125,9 @@ describe('the signal periods projection', () => {
         client.query(
           `INSERT INTO rm_chatbots (id, org_id, name, api_key_prefix, settings, created_at, stream_version)
          VALUES ($1, $3, 'bot', 'k', '{}', $4, 7), ($2, $3, 'other', 'k', '{}', $4, 1)`,
-          [bot, other, orgId, at(1)],
+          [bot, other, orgId, onDay(1)],
         ),
     })
-    const key = (v: unknown) => JSON.stringify(v)
-    const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b))
-    expect(rows.map((r) => period(r)).sort(byKey)).toEqual([...EXPECTED].sort(byKey))
+    expectSameRows(rows.map(period), EXPECTED)
   })
 })
