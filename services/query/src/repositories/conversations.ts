@@ -116,7 +116,12 @@ export function listConversationsQuery(
     params.push(value)
     where.push(sql(`$${params.length}`))
   }
-  if (filters.chatbotId) add((p) => `c.chatbot_id = ${p}`, filters.chatbotId)
+  // The chatbot a signal is on for: the one asked for (its parameter), or each conversation's.
+  let chatbot = { id: 'c.chatbot_id', orgId: 'c.org_id' }
+  if (filters.chatbotId) {
+    add((p) => `c.chatbot_id = ${p}`, filters.chatbotId)
+    chatbot = { id: `$${params.length}`, orgId: '$1' }
+  }
   if (filters.from) add((p) => `c.last_message_at >= ${p}`, filters.from)
   if (filters.to) add((p) => `c.last_message_at <= ${p}`, filters.to)
   if (filters.userId) add((p) => `c.end_user_id = ${p}`, filters.userId)
@@ -125,12 +130,14 @@ export function listConversationsQuery(
   if (filters.signal) {
     // As the signals report counts them (issue 32): not for a chatbot that has the signal off now
     // (signalOnNow; its stored signals are kept and count again once it is back on); a chatbot without a
-    // read-model row yet counts every signal, as before settings (signalsOn's `configured`).
+    // read-model row yet counts every signal, as before settings (signalsOn's `configured`). For one
+    // chatbot that test names no column of c: Postgres runs it once, before the scan (a One-Time Filter),
+    // and reads no conversation of a chatbot that has the signal off.
     add(
       (p) =>
         `EXISTS (SELECT 1 FROM rm_conversation_signals s WHERE s.conversation_id = c.id AND s.signal = ${p})
-         AND (NOT EXISTS (SELECT 1 FROM rm_chatbots b WHERE b.id = c.chatbot_id AND b.org_id = c.org_id)
-              OR ${signalOnNow('c.chatbot_id', p)})`,
+         AND (NOT EXISTS (SELECT 1 FROM rm_chatbots b WHERE b.id = ${chatbot.id} AND b.org_id = ${chatbot.orgId})
+              OR ${signalOnNow(chatbot.id, p)})`,
       filters.signal,
     )
   }
