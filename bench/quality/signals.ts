@@ -56,6 +56,8 @@ export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
 /** Written blind by a sixteenth session (helper fresh13) while others changed the detector; kept blind (README there). */
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
+/** Written blind by a seventeenth session (helper fresh14) while others changed the detector; kept blind (README there). */
+export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -159,6 +161,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH13_SIGNALS_SET,
     described:
       'written blind by a sixteenth session while others changed the detector, never tuned on (fresh13, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh14',
+    file: FRESH14_SIGNALS_SET,
+    described:
+      'written blind by a seventeenth session while others changed the detector, never tuned on (fresh14, blind)',
     blind: true,
   },
 ]

@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  FRESH14_SIGNALS_SET,
+  loadSignalsSet,
+  OTHER_SIGNALS_SETS,
+  SIGNALS_SET,
+} from '../bench/quality/signals.ts'
+import { openSets } from '../bench/topics-multiturn.ts'
+import { BUILTIN_SIGNALS } from '../services/analysis/src/signals/detect.ts'
+
+// The labelled signal sets of bench/data/signals (issue 32) as the benches list them: their format and labels,
+// and that a blind set stays out of what a tuning session sees. Nothing here runs the detector on a set.
+
+const ALL_SETS = [{ name: 'development', file: SIGNALS_SET }, ...OTHER_SIGNALS_SETS]
+
+describe('the labelled signal sets', () => {
+  it('are each a list of conversations with an id, a domain, built-in signals and user/assistant messages', () => {
+    const builtin = new Set<string>(BUILTIN_SIGNALS)
+    for (const set of ALL_SETS) {
+      expect(existsSync(set.file), set.name).toBe(true)
+      const conversations = loadSignalsSet(set.file)
+      expect(conversations.length, set.name).toBeGreaterThan(0)
+      const ids = conversations.map((c) => c.id)
+      expect(new Set(ids).size, `${set.name}: ids unique`).toBe(ids.length)
+      for (const c of conversations) {
+        const where = `${set.name} ${c.id}`
+        expect(typeof c.id === 'string' && c.id.length > 0, where).toBe(true)
+        expect(typeof c.domain === 'string' && c.domain.trim().length > 0, where).toBe(true)
+        expect(new Set(c.signals).size, where).toBe(c.signals.length)
+        for (const signal of c.signals) expect(builtin.has(signal), `${where}: ${signal}`).toBe(true)
+        expect(c.messages.length, where).toBeGreaterThan(0)
+        for (const message of c.messages) {
+          expect(message, where).toHaveLength(2)
+          expect(['user', 'assistant'], where).toContain(message[0])
+          expect(message[1].trim().length, where).toBeGreaterThan(0)
+        }
+      }
+    }
+  })
+
+  it('list fresh14 as blind: 60 conversations, 2 in each of 30 domains no other set uses', () => {
+    const entry = OTHER_SIGNALS_SETS.find((s) => s.name === 'fresh14')
+    expect(entry?.file).toBe(FRESH14_SIGNALS_SET)
+    expect(entry?.blind).toBe(true)
+    const fresh14 = loadSignalsSet(FRESH14_SIGNALS_SET)
+    expect(fresh14).toHaveLength(60)
+    const perDomain = new Map<string, number>()
+    for (const c of fresh14) perDomain.set(c.domain, (perDomain.get(c.domain) ?? 0) + 1)
+    expect(perDomain.size).toBe(30)
+    expect([...perDomain.values()].every((n) => n === 2)).toBe(true)
+    const elsewhere = new Set(
+      ALL_SETS.filter((s) => s.file !== FRESH14_SIGNALS_SET).flatMap((s) =>
+        loadSignalsSet(s.file).map((c) => c.domain),
+      ),
+    )
+    expect([...perDomain.keys()].filter((d) => elsewhere.has(d))).toEqual([])
+    // Every built-in signal is labelled in 15 to 25 of them, and some carry none.
+    for (const signal of BUILTIN_SIGNALS) {
+      const n = fresh14.filter((c) => c.signals.includes(signal)).length
+      expect(n, signal).toBeGreaterThanOrEqual(15)
+      expect(n, signal).toBeLessThanOrEqual(25)
+    }
+    expect(fresh14.filter((c) => c.signals.length === 0).length).toBeGreaterThanOrEqual(8)
+  })
+
+  it('keep the blind sets and fresh9 to fresh14 out of the multi-turn topics measure', () => {
+    const open = openSets().map((s) => path.basename(s.file))
+    for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
+      expect(open, set.name).not.toContain(path.basename(set.file))
+    }
+    for (const n of [9, 10, 11, 12, 13, 14]) expect(open).not.toContain(`fresh${n}.json`)
+    expect(open).toContain('conversations.json')
+  })
+})
