@@ -54,7 +54,7 @@ export const FRESH10_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh11.json')
 /** Written blind by a fifteenth session (helper fresh12); read blind at signals-v36/v37, v40 and v41, a development set since 2026-11-30, 17:35 UTC (README there). */
 export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
-/** Written blind by a sixteenth session (helper fresh13) while others changed the detector; kept blind (README there). */
+/** Written blind by a sixteenth session (helper fresh13); read blind at signals-v40, v41 and v42 (twice), a development set since 2026-11-30, 20:30 UTC (README there). */
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
 /** Written blind by a seventeenth session (helper fresh14) while others changed the detector; kept blind (README there). */
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
@@ -160,8 +160,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh13',
     file: FRESH13_SIGNALS_SET,
     described:
-      'written blind by a sixteenth session while others changed the detector, never tuned on (fresh13, blind)',
-    blind: true,
+      'written blind by a sixteenth session, measured blind for signals-v40, v41 and v42, a development set since (fresh13, development)',
   },
   {
     name: 'fresh14',
