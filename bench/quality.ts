@@ -40,18 +40,11 @@ import { createSemanticAnalyzer } from '../services/analysis/src/providers/seman
 import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { type Anchors, computeAnchors } from './quality/anchors.ts'
+import { measureCustomSignalSets } from './quality/custom-signals.ts'
 import { BOILERPLATE, type DevelopmentSet, loadSet, SET_NAMES, type SetName } from './quality/datasets.ts'
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { type ClusteringScore, scoreClustering } from './quality/metrics.ts'
-import {
-  HELD_OUT_CUSTOM_SET,
-  loadCustomSet,
-  loadSignalsSet,
-  measureCustomSignals,
-  measureOtherSignalSets,
-  measureSignals,
-  signalsReport,
-} from './quality/signals.ts'
+import { loadSignalsSet, measureOtherSignalSets, measureSignals, signalsReport } from './quality/signals.ts'
 import { measureThroughApi, type ThroughApi } from './quality/through-api.ts'
 import { measureSentiment, sentimentMarkdown, sentimentTargets } from './sentiment/measure.ts'
 import { formatWritten } from './support/format.ts'
@@ -117,13 +110,7 @@ const model = await createSemanticAnalyzer({
 // Conversation signals (issue 32) on the labelled conversations, with the same model.
 const signals = await measureSignals(model, loadSignalsSet())
 const otherSignals = await measureOtherSignalSets(model)
-const customSignals = [
-  ...(await measureCustomSignals(model, loadCustomSet())),
-  ...(await measureCustomSignals(model, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
-    ...c,
-    set: 'held out',
-  })),
-]
+const customSignals = await measureCustomSignalSets(model)
 const anchors = new Map<SetName, Anchors>()
 const embedRates = new Map<SetName, number>()
 for (const set of sets) {

@@ -3,6 +3,7 @@
  * conversations of bench/data/signals (README there): the development set, and the held-out, confirmation,
  * fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13 and fresh14 sets, with the language model of ../shared/models.
  * Targets (issue 32): precision ≥ 0.85 and recall ≥ 0.8 per built-in signal.
+ * A chatbot's own signals on the four custom sets there, beside earlier rules (quality/custom-signals.ts).
  * --without-blind leaves the blind sets (those marked `blind` in OTHER_SIGNALS_SETS) out of the run and the report altogether: for a session
  * tuning the signals, which must not see even their counts (a blind set's column in the table is one).
  */
@@ -12,15 +13,8 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import {
-  HELD_OUT_CUSTOM_SET,
-  loadCustomSet,
-  loadSignalsSet,
-  measureCustomSignals,
-  measureOtherSignalSets,
-  measureSignals,
-  signalsReport,
-} from './quality/signals.ts'
+import { measureCustomSignalSets } from './quality/custom-signals.ts'
+import { loadSignalsSet, measureOtherSignalSets, measureSignals, signalsReport } from './quality/signals.ts'
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +32,5 @@ const others = await measureOtherSignalSets(analyzer, { withBlind: !values['with
 if (values.dump) {
   console.log([...report.dump, ...others.flatMap((o) => [`--- ${o.name}`, ...o.report.dump])].join('\n'))
 }
-const custom = [
-  ...(await measureCustomSignals(analyzer, loadCustomSet())),
-  ...(await measureCustomSignals(analyzer, loadCustomSet(HELD_OUT_CUSTOM_SET))).map((c) => ({
-    ...c,
-    set: 'held out',
-  })),
-]
+const custom = await measureCustomSignalSets(analyzer)
 console.log(signalsReport(report, custom, others).join('\n'))

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { customSignalName } from '@cas/settings'
 import type { SemanticAnalyzer } from '../../services/analysis/src/providers/semantic.ts'
 import { cuesOf, embedSignalAnchors, withEmotions } from '../../services/analysis/src/signals/cues.ts'
 import {
@@ -15,8 +14,8 @@ import {
   DEFAULT_QUIET_PERIOD_MS,
   detectSignals,
   SIGNALS_VERSION,
-  THRESHOLDS,
 } from '../../services/analysis/src/signals/detect.ts'
+import { type CustomSetReport, customSignalsReport } from './custom-signals.ts'
 
 export interface LabelledConversation {
   readonly id: string
@@ -290,67 +289,6 @@ export async function measureSignals(
   return { conversations: set.length, scores, errors, dump }
 }
 
-export interface CustomSignalCase {
-  readonly label: string
-  readonly examples: readonly string[]
-  readonly positives: readonly string[]
-  readonly negatives: readonly string[]
-}
-
-export const CUSTOM_SET = path.resolve(import.meta.dirname, '../data/signals/custom.json')
-/** Written before the custom signals' decision was changed, and never tuned on (README there). */
-export const HELD_OUT_CUSTOM_SET = path.resolve(import.meta.dirname, '../data/signals/custom-heldout.json')
-
-/**
- * A chatbot's own signals on paraphrases of their examples (positives) and on other requests of the same
- * domain (negatives), each message alone: precision and recall at the service's margin, and the margins
- * of both sides (the threshold is to lie between them).
- */
-export async function measureCustomSignals(analyzer: SemanticAnalyzer, cases: readonly CustomSignalCase[]) {
-  const embed = analyzer.semantic.embedTexts
-  const anchors = await embedSignalAnchors(embed)
-  const out: {
-    label: string
-    tp: number
-    fp: number
-    positives: number
-    precision: number
-    recall: number
-    lowestPositive: number
-    highestNegative: number
-  }[] = []
-  for (const c of cases) {
-    const name = customSignalName(c.label)
-    const custom = [{ name, examples: await embed(c.examples) }]
-    const texts = [...c.positives, ...c.negatives]
-    const scored = await cuesOf(
-      texts.map((content) => ({ role: 'user' as const, content })),
-      anchors,
-      embed,
-      custom,
-    )
-    const margins = scored.map((s) => s?.cues.custom?.[name] ?? -1)
-    const fired = margins.map((m) => m >= THRESHOLDS.custom)
-    const tp = fired.slice(0, c.positives.length).filter(Boolean).length
-    const fp = fired.slice(c.positives.length).filter(Boolean).length
-    out.push({
-      label: c.label,
-      tp,
-      fp,
-      positives: c.positives.length,
-      precision: tp + fp === 0 ? 1 : tp / (tp + fp),
-      recall: tp / c.positives.length,
-      lowestPositive: Math.min(...margins.slice(0, c.positives.length)),
-      highestNegative: Math.max(...margins.slice(c.positives.length)),
-    })
-  }
-  return out
-}
-
-export function loadCustomSet(file = CUSTOM_SET): CustomSignalCase[] {
-  return JSON.parse(readFileSync(file, 'utf8'))
-}
-
 /** A blind set's errors, counted per signal ("frustration 2 fp, 3 fn") without naming the conversations. */
 function errorCounts(errors: SignalsReport['errors']): string[] {
   return BUILTIN_SIGNALS.flatMap((signal) => {
@@ -363,7 +301,7 @@ function errorCounts(errors: SignalsReport['errors']): string[] {
 /** The signals' section of a report, in Markdown: the development set, and the other sets when given. */
 export function signalsReport(
   report: SignalsReport,
-  custom: (Awaited<ReturnType<typeof measureCustomSignals>>[number] & { set?: string })[],
+  custom: readonly CustomSetReport[],
   sets: readonly NamedSignalsReport[] = [],
 ): string[] {
   const f = (x: number) => x.toFixed(2)
@@ -392,21 +330,6 @@ export function signalsReport(
       `${o.name[0]!.toUpperCase()}${o.name.slice(1)}: ${(o.blind ? errorCounts(o.report.errors) : o.report.errors.map((e) => `${e.id} ${e.kind} ${e.signal}`)).join('; ') || 'none'}.`,
     ]),
     '',
-    "A chatbot's own signals, each message alone (bench/data/signals/custom.json, development, and custom-heldout.json, held out; each signal 5 paraphrases of its examples and 6 other messages of its domain):",
-    '',
-    '| custom signal | set | precision | recall | lowest positive margin | highest negative margin |',
-    '|---|---|--:|--:|--:|--:|',
-    ...custom.map(
-      (c) =>
-        `| ${c.label} | ${c.set ?? 'development'} | ${f(c.precision)} | ${f(c.recall)} | ${c.lowestPositive.toFixed(3)} | ${c.highestNegative.toFixed(3)} |`,
-    ),
-    ...(['development', 'held out'] as const).map((set) => {
-      const cases = custom.filter((c) => (c.set ?? 'development') === set)
-      const tp = cases.reduce((n, c) => n + c.tp, 0)
-      const fp = cases.reduce((n, c) => n + c.fp, 0)
-      const positives = cases.reduce((n, c) => n + c.positives, 0)
-      return `| all (${set}) | ${set} | ${f(tp + fp === 0 ? 1 : tp / (tp + fp))} | ${f(positives === 0 ? 1 : tp / positives)} | | |`
-    }),
-    '',
+    ...customSignalsReport(custom),
   ]
 }

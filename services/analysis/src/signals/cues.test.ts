@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
 import { socialMargin } from '../topics/requests.ts'
-import { normalized, type Vector } from '../topics/vectors.ts'
-import { cuesOf, HANDOVER_NEAR, nearest, type SignalAnchors, saidOf, sentencesOf, unitsOf } from './cues.ts'
+import { dot, normalized, type Vector } from '../topics/vectors.ts'
+import {
+  cuesOf,
+  customMargin,
+  customSignalOf,
+  HANDOVER_NEAR,
+  nearest,
+  type SignalAnchors,
+  saidOf,
+  sentencesOf,
+  unitsOf,
+} from './cues.ts'
 
 const random = seededRandom(11)
 const unit = (): Vector => normalized(Float32Array.from({ length: 384 }, () => random() - 0.5))
@@ -18,6 +28,7 @@ describe("a message's cues", () => {
     const anchors: SignalAnchors = {
       social,
       request,
+      generic: many(4),
       escalation: { cue: many(3), contrast: [...many(2), ...social, ...request] },
       frustration: { cue: many(3), contrast: [...many(2), ...social, ...request] },
       resolution: { cue: many(3), contrast: [...many(2), ...request] },
@@ -82,6 +93,7 @@ describe("a message's cues", () => {
     const anchors: SignalAnchors = {
       social: far,
       request: far,
+      generic: far,
       escalation: { cue: far, contrast: far },
       frustration: { cue: far, contrast: far },
       resolution: { cue: far, contrast: far },
@@ -119,6 +131,7 @@ describe("a message's cues", () => {
     const anchors: SignalAnchors = {
       social,
       request,
+      generic: many(4),
       escalation: { cue: many(3), contrast: [...social, ...request] },
       frustration: { cue: many(3), contrast: [...social, ...request] },
       resolution: { cue: many(3), contrast: request },
@@ -164,6 +177,7 @@ describe("a message's cues", () => {
     const anchors: SignalAnchors = {
       social,
       request,
+      generic: many(4),
       escalation: { cue: many(3), contrast: [...social, ...request] },
       frustration: { cue: many(3), contrast: [...social, ...request] },
       resolution: { cue: many(3), contrast: request },
@@ -211,5 +225,31 @@ describe("a message's cues", () => {
     expect(earlier).toContain(later[0])
     expect(saidOf('Please file a report at the ticket desk.')[0]).not.toBe(later[0])
     expect(saidOf('Done! Sure.')).toEqual([]) // too short to tell a repeat
+  })
+
+  it("score a chatbot's own signal from its examples' and label's centre, without generic queries that paraphrase it", () => {
+    const axis = (...weights: number[]): Vector =>
+      normalized(Float32Array.from({ length: 384 }, (_, i) => weights[i] ?? 0))
+    const examples = [axis(1, 0.3), axis(1, -0.3), axis(1, 0, 0.6)]
+    const label = axis(1, 0, 0, 0.5)
+    const far = many(4)
+    // A generic query nearer the centre than the farthest example is the signal itself: left out.
+    const paraphrase = axis(1, 0, 0.1, 0.1)
+    const otherDomain = axis(0.2, 0, 0, 0, 1)
+    const anchors = { social: far.slice(0, 2), request: far.slice(2), generic: [paraphrase, otherDomain] }
+    const signal = customSignalOf('custom:x', label, examples, anchors as unknown as SignalAnchors)
+    const sum = new Float32Array(384)
+    for (const v of [...examples, label]) for (let i = 0; i < 384; i++) sum[i]! += v[i]!
+    expect(dot(signal.centre, normalized(sum))).toBeCloseTo(1, 5)
+    expect(signal.background).toEqual([...far, otherDomain])
+    const v = axis(1, 0.1, 0, 0, 0.5)
+    const nearest3 = signal.background
+      .map((a) => dot(v, a))
+      .sort((a, b) => b - a)
+      .slice(0, 3)
+    expect(customMargin(v, signal)).toBeCloseTo(
+      dot(v, signal.centre) - (nearest3[0]! + nearest3[1]! + nearest3[2]!) / 3,
+      6,
+    )
   })
 })

@@ -67,8 +67,10 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
  *   or (signals-v21) to the assistant saying an earlier message again (the failed turn stands unless the
  *   reply resolves it);
- * - custom:<slug>: an end-user message is nearer the signal's 2 nearest examples than the 2 nearest
- *   generic requests or social anchors (on average: cues.ts, customMargin).
+ * - custom:<slug>: an end-user message (or one of its sentences) is nearer the centre of the signal's
+ *   examples and label than its 3 nearest background phrases are on average: generic requests, social
+ *   acts and one real query per CLINC150 intent, less those that paraphrase the signal (signals-v43: cues.ts,
+ *   customSignalOf and customMargin).
  *
  * Messages without cues (analysed without the language model) fire nothing, abandonment included.
  *
@@ -79,7 +81,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 42
+export const SIGNALS_VERSION = 43
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -222,7 +224,7 @@ export const THRESHOLDS = {
    * −0.015 lies 0.007 and 0.009 from each (bench/FINDINGS.md, signals-v31).
    */
   resolutionClosing: -0.015,
-  /** A chatbot's own signal: nearer its examples than the generic phrases (cues.ts, customMargin). */
+  /** A chatbot's own signal: nearer its examples' and label's centre than the background (cues.ts, customMargin). */
   custom: 0,
   /**
    * With the learned emotions, in a reply to the assistant: the frustration margin may lie this far below

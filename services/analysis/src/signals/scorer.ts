@@ -4,6 +4,7 @@ import type { Vector } from '../topics/vectors.ts'
 import {
   type CustomExamples,
   cuesFrom,
+  embedCustomSignal,
   embedSignalAnchors,
   type ScoredMessage,
   type SignalAnchors,
@@ -20,7 +21,7 @@ export interface PreparedCues {
 
 /**
  * Scores messages for the signals with the analyzer's language model (its cached embeddings, in its
- * threads): the anchors are embedded once, a chatbot's own signals' examples as they come (cached by
+ * threads): the anchors are embedded once, a chatbot's own signals' labels and examples as they come (cached by
  * the analyzer), and the learned frustration and escalation heads read on each unit of an end user's message. Without the language model (the lexical or LLM analyzer) there are no cues: only the
  * structure decides (abandonment of an unanswered conversation).
  */
@@ -60,7 +61,7 @@ export class SignalScorer {
     const anchors = await this.anchors
     const custom: CustomExamples[] = []
     for (const c of settings?.custom ?? []) {
-      custom.push({ name: c.name, examples: await embed(c.examples) })
+      custom.push(await embedCustomSignal(embed, c, anchors))
     }
     const keys = messages.map((m) =>
       m.role === 'user' && custom.length > 0 ? undefined : `${m.role}\u0000${m.content}`,

@@ -11,7 +11,14 @@ import {
   UNREACHABLE_HUB,
 } from '../../../../test/support/model.ts'
 import { createSemanticAnalyzer, type SemanticAnalyzer } from '../providers/semantic.ts'
-import { type CustomSignal, cuesOf, embedSignalAnchors, type SignalAnchors, withEmotions } from './cues.ts'
+import {
+  type CustomSignal,
+  cuesOf,
+  embedCustomSignal,
+  embedSignalAnchors,
+  type SignalAnchors,
+  withEmotions,
+} from './cues.ts'
 import { type ConversationMessage, DEFAULT_QUIET_PERIOD_MS, detectSignals, THRESHOLDS } from './detect.ts'
 
 requireTestModel()
@@ -59,10 +66,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     const input = turns.map(([role, content], i) => ({ id: `m${i}`, role, content }))
     const analysed = await analyzer.analyzeMessages(input, {})
     const custom = await Promise.all(
-      ownSignals.map(async (c) => ({
-        name: c.name,
-        examples: await analyzer.semantic.embedTexts(c.examples),
-      })),
+      ownSignals.map((c) => embedCustomSignal(analyzer.semantic.embedTexts, c, anchors)),
     )
     const scored = (
       await cuesOf(
@@ -1527,6 +1531,61 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       'my order arrived damaged',
     ]) {
       expect(await signalsWith([giftWrap], ['user', other]), other).not.toContain(giftWrap.name)
+    }
+  })
+
+  it("fires a chatbot's own signal on paraphrases, not on messages of its domain that share its nouns (signals-v43)", async () => {
+    // Before signals-v43 the margin over generic requests alone fired on "my card was declined" and "my card
+    // expires next month" for a lost card, and on "what recipes are in next week's box?" for pausing: same-domain
+    // messages nearer the examples' nouns than any domain-free request. Near misses that ask to change the same
+    // thing ("can I order a second card for my husband?", "can I change my delivery day to Thursday?") still
+    // fire: custom signals' precision is 0.65-0.67 on sets of such near misses (bench/FINDINGS.md).
+    const cases: { signal: CustomSignal; paraphrases: string[]; nearMisses: string[] }[] = [
+      {
+        signal: {
+          name: 'custom:reports-a-lost-card',
+          label: 'Reports a lost card',
+          examples: ['I lost my card', 'my card was stolen', 'I cannot find my bank card'],
+        },
+        paraphrases: [
+          'i think i left my debit card at the pub last night',
+          'someone nicked my purse with my cards in it',
+          'My credit card is missing since the weekend, please block it',
+        ],
+        nearMisses: [
+          'my card was declined',
+          'when does my new card arrive?',
+          'how do I change my PIN?',
+          'my card expires next month',
+        ],
+      },
+      {
+        signal: {
+          name: 'custom:asks-to-pause-deliveries',
+          label: 'Asks to pause deliveries',
+          examples: ['can I pause my deliveries?', "skip next week's box", 'I want to put my plan on hold'],
+        },
+        paraphrases: [
+          'we are away for two weeks, can you hold off sending boxes until the 20th',
+          'no box next week pls',
+          'is it possible to suspend my subscription for a month?',
+          'Could I take a break from the boxes over the summer holidays?',
+        ],
+        nearMisses: [
+          'my box arrived late',
+          "what recipes are in next week's box?",
+          'the box was left outside in the rain',
+          'how do I update my card for the plan?',
+        ],
+      },
+    ]
+    for (const { signal, paraphrases, nearMisses } of cases) {
+      for (const paraphrase of paraphrases) {
+        expect(await signalsWith([signal], ['user', paraphrase]), paraphrase).toContain(signal.name)
+      }
+      for (const other of nearMisses) {
+        expect(await signalsWith([signal], ['user', other]), other).not.toContain(signal.name)
+      }
     }
   })
 })
