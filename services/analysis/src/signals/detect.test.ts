@@ -258,6 +258,66 @@ describe('conversation signals: the decision', () => {
     expect(THRESHOLDS.frustrationSureSentenceDispleasure).toBeLessThan(THRESHOLDS.frustrationFirstDispleasure)
   })
 
+  it("reads a conversation ending on the end user's reply to a failed turn as frustration on the head's reading alone (signals-v44)", () => {
+    // "THAT DOESNT ANSWER MY QUESTION": the head 0.79, the anchors −0.146 (under a reply's −0.03 and its sure gate's −0.09).
+    const h = THRESHOLDS.frustrationParting
+    const word = (head: number, asks = 0) => ({
+      frustration: -0.15,
+      emotionFrustration: head,
+      frustrationUnits: [{ head, margin: -0.15 }],
+      escalationUnits: [{ head: asks, margin: -0.2 }],
+    })
+    const frustrated = (turns: Parameters<typeof conversation>, now = at(90)) =>
+      names(conversation(...turns), now).includes('frustration')
+    const after = (failedTurn: Partial<MessageCues>, last: Partial<MessageCues>) =>
+      frustrated([
+        ['user', {}],
+        ['assistant', failedTurn],
+        ['user', last],
+      ])
+    expect(after({ inability: true }, word(h))).toBe(true)
+    expect(after({ failure: THRESHOLDS.failure }, word(h))).toBe(true)
+    expect(after({ inability: true }, word(h - 0.001))).toBe(false)
+    // Read on any unit: a sentence of it.
+    const sentence = {
+      ...word(0.3),
+      frustrationUnits: [
+        { head: 0.3, margin: -0.1 },
+        { head: h, margin: -0.3 },
+      ],
+    }
+    expect(after({ inability: true }, sentence)).toBe(true)
+    // Only once the conversation has ended on it: before its quiet period has passed, or with the assistant
+    // answering it (a handover taken up), or with the end user going on, it is no last word.
+    const replied: Parameters<typeof conversation> = [
+      ['user', {}],
+      ['assistant', { inability: true }],
+      ['user', word(h)],
+    ]
+    expect(frustrated(replied, at(5))).toBe(false)
+    expect(frustrated([...replied, ['assistant', { handover: 0.3 }]])).toBe(false)
+    expect(frustrated([...replied, ['assistant', {}], ['user', {}]])).toBe(false)
+    // After an answer, a handover, a request to say it again (the report told again: signals-v28), or on a
+    // unit that asks for a person ("then get me someone who can"): as before.
+    expect(after({}, word(h))).toBe(false)
+    expect(after({ inability: true, handover: 0.3 }, word(h))).toBe(false)
+    expect(after({ failure: THRESHOLDS.failure, clarification: THRESHOLDS.clarification }, word(h))).toBe(
+      false,
+    )
+    expect(after({ inability: true }, word(h, THRESHOLDS.frustrationAsksPerson))).toBe(false)
+    // After the assistant said its answer again (the same words at cos 1).
+    const again = conversation(
+      ['user', {}],
+      ['assistant', { said: ['aaaa0001'] }],
+      ['user', {}],
+      ['assistant', { said: ['aaaa0001'] }],
+      ['user', word(h)],
+    ).map((m) => ({ ...m, vector: m.role === 'assistant' ? Float32Array.of(1, 0) : Float32Array.of(0, 1) }))
+    expect(names(again, at(90))).toContain('frustration')
+    // Cues without the head's units: nothing by this reading.
+    expect(after({ inability: true }, { frustration: -0.15 })).toBe(false)
+  })
+
   it('reads no frustration in a request for a person the head reads short of sure (signals-v28)', () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "Talk to an agent" in reply to a greeting: the frustration head 0.66 at 0.010, the escalation head 0.96.

@@ -55,7 +55,11 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   signals-v37: in a first report, the head short of sure with the anchors needs a second reading, the
  *   emotion heads' anger, annoyance or disappointment on the same unit (a fault told plainly is no stance);
  *   signals-v42: so does a sentence the head is sure of in a first report it does not read as frustrated
- *   as a whole ("We've been on your Growth plan for three years." is no complaint);
+ *   as a whole ("We've been on your Growth plan for three years." is no complaint); signals-v44: a
+ *   conversation that ends, once quiet, on the end user's reply to a failed turn (the assistant failed, could
+ *   not, or said an earlier message again) ends on frustration when the head reads a unit of that reply as
+ *   frustrated, whatever the anchors say: the failed turn gives the target ("THAT DOESNT ANSWER MY
+ *   QUESTION", "wow, thanks for nothing");
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -81,7 +85,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 43
+export const SIGNALS_VERSION = 44
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -332,6 +336,22 @@ export const THRESHOLDS = {
    * (signals-v12). Units without the reading pass as before.
    */
   frustrationSureSentenceDispleasure: 0.2,
+  /**
+   * signals-v44: a conversation that ends, once its quiet period has passed, on the end user's reply to a
+   * failed turn (as abandonment reads it: the assistant's message before it failed, said it cannot, or said an
+   * earlier message again, and handed nothing over), not a report told again at the assistant's request
+   * (signals-v28's `restated`), ends on frustration when the head reads a unit of that reply (the whole or a
+   * sentence, not one asking for a person: frustrationAsksPerson) at least this, whatever the anchors' margin.
+   * The margin is there to tell a stance aimed at the service from a sad subject, a plain report or a request;
+   * the end user's last word on a failed turn is aimed at that turn, and the anchors place a verdict or a
+   * sarcastic thanks near the reports and thanks it mimics ("THAT DOESNT ANSWER MY QUESTION" 0.79 / −0.146,
+   * "wow, thanks for nothing" 0.77 / −0.138, "for gods sake" 0.84 / −0.052). Chosen on the older development
+   * sets (development … fresh6: 0.728 … 0.769 catch three and none false; "The status page shows everything as
+   * operational…", 0.727, is false, "wow, thanks for nothing" reads 0.769), confirmed on the newer (fresh7 …
+   * fresh12: one caught, none false, at any bound 0.62 … 0.84): bench/FINDINGS.md, signals-v44. Cues without the
+   * head's units fire nothing by it.
+   */
+  frustrationParting: 0.75,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -693,6 +713,21 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
   }
   if (head === undefined) return undefined
   return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(head * 100) / 100)
+}
+
+/**
+ * signals-v44: the end user's reply to a failed turn that a conversation ends on (detectSignals), read by the
+ * head alone: the head's strongest reading of a unit at least THRESHOLDS.frustrationParting, not on a unit
+ * that asks for a person (THRESHOLDS.frustrationAsksPerson, as signals-v28). Its confidence, or undefined.
+ */
+function frustrationParting(c: MessageCues): number | undefined {
+  let head: number | undefined
+  for (const [k, u] of (c.frustrationUnits ?? []).entries()) {
+    if (u.head < THRESHOLDS.frustrationParting) continue
+    if ((c.escalationUnits?.[k]?.head ?? 0) >= THRESHOLDS.frustrationAsksPerson) continue
+    head = Math.max(head ?? 0, u.head)
+  }
+  return head === undefined ? undefined : Math.round(head * 100) / 100
 }
 
 /**
@@ -1058,12 +1093,21 @@ export function detectSignals(
     const lastAt = Math.max(...talk.map((m) => m.sentAt.getTime()))
     dueAt = new Date(lastAt + settings.quietPeriodMs)
     settled = now.getTime() >= dueAt.getTime()
+    // The assistant's last message before the end user's last one, when the end user spoke last.
+    const before = last.role === 'user' ? talk.findLast((m) => m.role === 'assistant') : undefined
+    const failedTurn =
+      before !== undefined && (failed(before) || saidAgain.has(before)) && !handedOver(before)
+    // signals-v44: a conversation that ends on the end user's reply to a failed turn ends on a word aimed at
+    // that turn: the head's reading is frustration whatever the anchors say. Not a report told again at the
+    // assistant's request (`restated`, signals-v28).
+    if (settled && failedTurn && last.cues && !courseOf(last).restated) {
+      const parting = frustrationParting(last.cues)
+      if (parting !== undefined) out.add('frustration', last.id, parting)
+    }
     if (settled && !out.found.has('resolution')) {
-      // The assistant's last message before the end user's last one, when the end user spoke last.
-      const before = last.role === 'user' ? talk.findLast((m) => m.role === 'assistant') : undefined
       if (last.role === 'user' && unanswered(last, isReply(last), courseOf(last)))
         out.add('abandonment', last.id, 0.9)
-      else if (before && (failed(before) || saidAgain.has(before)) && !handedOver(before)) {
+      else if (failedTurn) {
         // A reply to a bot failure that resolves nothing ("then get me someone who can"): the failure stands.
         // signals-v21: so does a reply to the assistant saying an earlier message again ("THAT DOESNT
         // ANSWER MY QUESTION"): the answer missed the point, and the end user says so.

@@ -1297,6 +1297,23 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(sad).toEqual(['resolution'])
   })
 
+  it("reads a conversation ending on the end user's exasperated reply to the bot's failure as frustration; a calm word or a sad subject there as none (signals-v44)", async () => {
+    const report: Turn = ['user', 'my refund for the cancelled sofa never arrived']
+    const cannot: Turn = ['assistant', "I'm not able to help with refunds in chat."]
+    // The head 0.81, the anchors −0.077: under a reply's gate (−0.03), short of its sure reading (0.85).
+    const exasperated: Turn = ['user', 'ugh, seriously']
+    expect(await settledSignals(report, cannot, exasperated)).toContain('frustration')
+    // Until the conversation has ended on it, nothing by this reading.
+    expect(await signals(report, cannot, exasperated)).not.toContain('frustration')
+    for (const calm of ['no problem, I will email them', 'ok, I will ring the shop instead']) {
+      expect(await settledSignals(report, cannot, ['user', calm]), calm).not.toContain('frustration')
+    }
+    // A sad subject told after the failure (the head 0.37).
+    expect(
+      await settledSignals(report, cannot, ['user', "it was to pay for my dad's funeral"]),
+    ).not.toContain('frustration')
+  })
+
   it('reads frustration with the support-trained head: sarcasm and blame are, a death and a bare report are not', async () => {
     // A sarcastic first message, and an accusation told as a fact: far from the frustration anchors.
     expect(await signals(['user', 'wow, brilliant service, my order vanished'])).toContain('frustration')
