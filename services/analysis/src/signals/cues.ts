@@ -15,6 +15,7 @@ import {
   RESOLUTION_CONTRAST_ANCHORS,
 } from './anchors.ts'
 import { GENERIC_REQUESTS } from './generic-requests.ts'
+import { fingerprintOf, termsOf } from './terms.ts'
 
 /**
  * What one message says towards the signals, as margins: its similarity to the nearest anchor of a cue
@@ -134,6 +135,12 @@ export interface MessageCues {
    * too ("Your new total is £265."): set only on a message that asks (asksOf).
    */
   readonly statesValue?: boolean
+  /**
+   * Both (signals-v45): a fingerprint of each content word (terms.ts, termsOf), so that a request can be compared
+   * with an earlier one and the answer between by the words they do not share (detect.ts, repetition: the next
+   * question in the same form, "what time do you open on saturday?", "We open at 9am…", "what time do you close?").
+   */
+  readonly terms?: readonly string[]
   /**
    * End user: the learned frustration head read on each unit (the whole message first, then each of its
    * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
@@ -507,6 +514,7 @@ export function cuesFrom(
         said: saidOf(m.content),
         ...(asksFor.length > 0 ? { asksFor } : {}),
         ...(asks && statesValueOf(m.content.slice(0, MAX_CHARS)) ? { statesValue: true } : {}),
+        terms: termsOf(m.content, MAX_CHARS),
       }
       return { cues, vector: whole }
     }
@@ -560,6 +568,7 @@ export function cuesFrom(
           }
         : {}),
       ...(questionOf(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
+      terms: termsOf(m.content, MAX_CHARS),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const scores: Record<string, number> = {}
@@ -596,15 +605,6 @@ export function saidOf(text: string): string[] {
     out.push(fingerprintOf(words.join(' ')))
   }
   return out
-}
-
-function fingerprintOf(text: string): string {
-  let h = 0x811c9dc5
-  for (const ch of text) {
-    h ^= ch.codePointAt(0)!
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h.toString(16).padStart(8, '0')
 }
 
 /**

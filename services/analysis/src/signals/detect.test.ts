@@ -26,6 +26,7 @@ import {
   type SignalSettings,
   THRESHOLDS,
 } from './detect.ts'
+import { termsOf } from './terms.ts'
 
 const settings: SignalSettings = { disabled: new Set(), custom: [], quietPeriodMs: 30 * 60_000 }
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 12, minute))
@@ -613,6 +614,65 @@ describe('conversation signals: the decision', () => {
     expect(rep({ asksAs: when }, { followsOn: true, question: true })).toBe(false)
     expect(rep({ asksAs: when }, { followsOn: true, asksAs: when })).toBe(false)
     expect(rep({}, { followsOn: true, question: true, asksAs: when })).toBe(false)
+  })
+
+  it("reads no repetition in the next question in the earlier request's form after an answer to it (signals-v45)", () => {
+    // Regression: "what time do you open on saturday?", "We open at 9am on Saturdays.", "what time do you close
+    // then?" read as repetition (cos 0.67, over repetitionNearest, nearer the first request than the answer).
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const rep = (texts: [string, string, string], later = 45, bot: Partial<MessageCues> = {}) =>
+      names(
+        conversation(
+          ['user', { terms: termsOf(texts[0], 1000) }],
+          ['assistant', { terms: termsOf(texts[1], 1000), ...bot }],
+          ['user', { terms: termsOf(texts[2], 1000), question: questionOf(texts[2]) }],
+        ).map((m, i) => ({ ...m, vector: unit([0, -90, later][i]!) })),
+        at(5),
+      ).includes('repetition')
+    const hours = 'what time do you open on saturday?'
+    const answered = 'We open at 9am on Saturdays.'
+    expect(rep([hours, answered, 'what time do you close then?'])).toBe(false) // cos 0.71
+    expect(rep([hours, answered, 'what time do you close then?'], 30)).toBe(false) // cos 0.87, over repetition
+    // The later request asks nothing new ("so what time do you open then??"), or asks as a statement.
+    expect(rep([hours, answered, 'so what time do you open then??'])).toBe(true)
+    expect(rep([hours, answered, 'tell me the closing time'])).toBe(true)
+    // The answer passed over a word of the earlier request ("The shop is on the high street."): asked again.
+    expect(
+      rep([hours, 'The shop is on the high street, opposite the bank.', 'what time do you close then?']),
+    ).toBe(true)
+    // After a failure or a request to rephrase nothing was answered.
+    expect(rep([hours, answered, 'what time do you close then?'], 45, { failure: 0.3 })).toBe(true)
+    // Messages analysed before signals-v45 have no terms: read as before.
+    const before = conversation(['user', {}], ['assistant', {}], ['user', { question: true }]).map(
+      (m, i) => ({
+        ...m,
+        vector: unit([0, -90, 45][i]!),
+      }),
+    )
+    expect(names(before, at(5))).toContain('repetition')
+  })
+
+  it("reads a request in no words but the earlier one's, none said by the answer, as clearly ignoring it (signals-v45)", () => {
+    // cos 0.42 to the first request, 0.26 to the answer: nearer the first, by less than repetitionIgnores.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const rep = (texts: [string, string, string], bot: Partial<MessageCues> = {}) =>
+      names(
+        conversation(
+          ['user', { terms: termsOf(texts[0], 1000) }],
+          ['assistant', { terms: termsOf(texts[1], 1000), ...bot }],
+          ['user', { terms: termsOf(texts[2], 1000), question: questionOf(texts[2]) }],
+        ).map((m, i) => ({ ...m, vector: unit([0, 140, 65][i]!) })),
+        at(5),
+      ).includes('repetition')
+    const large = 'how much is the large one?'
+    expect(rep([large, 'The small one is £12.', 'and the large one?'])).toBe(true)
+    // The answer said it ("The large one is £18."), or asked something ("Which colour?"): no repetition.
+    expect(rep([large, 'The large one is £18.', 'and the large one?'])).toBe(false)
+    expect(rep([large, 'Which colour would you like?', 'and the large one?'], { asks: true })).toBe(false)
+    // A word the earlier request did not use ("and the medium one?") asks something else.
+    expect(rep([large, 'The small one is £12.', 'and the medium one?'])).toBe(false)
   })
 
   it('reads the question form a message opens on: a question word, or an auxiliary, its subject and verb (signals-v41)', () => {

@@ -38,7 +38,11 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores;
  *   signals-v39: not by the tiers of THRESHOLDS.repetitionIgnores when the later draws a consequence from
  *   the answer, "so i just keep waiting then", unless, signals-v41, it is a question in the earlier request's own
- *   form, cues.ts asksAsOf: "when will my sofa be delivered?", "so when is it coming then?"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   form, cues.ts asksAsOf: "when will my sofa be delivered?", "so when is it coming then?"; signals-v45: not from
+ *   THRESHOLDS.repetitionNearest up when the later is the next question in the earlier's form after an answer to it,
+ *   asksNext: "what time do you open on saturday?", "We open at 9am on Saturdays.", "what time do you close then?";
+ *   as clearly ignoring the answer when the later uses only the earlier's content words and none was said between,
+ *   asksOver: "how much is the large one?", "The small one is £12.", "and the large one?"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -85,7 +89,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 44
+export const SIGNALS_VERSION = 45
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -774,6 +778,52 @@ function resolution(c: MessageCues | undefined, reply = true, closing = false): 
   if (byAnchors === undefined) return byGratitude
   return Math.max(byAnchors, byGratitude ?? 0)
 }
+/**
+ * signals-v45: the later request asks the next question in the earlier one's form, the earlier answered: each
+ * has a content word the other lacks (cues.ts, terms); the later's new word is said nowhere between (it asks for
+ * something not yet talked about), and every word of the earlier that the later does not repeat was said by the
+ * assistant between (the answer took up what the earlier asked for: "what time do you open on saturday?", "We
+ * open at 9am on Saturdays.", "what time do you close then?"; "is there a fee for paying by credit card?", "No,
+ * there's no fee for paying by credit card.", "is there a fee for paying by bank transfer?"). An answer that
+ * shares only some of those words may have passed the request over ("is there parking at the hotel?", "The hotel
+ * is 5 minutes from the central station.", "do you have a car park for guests?" asks again). Without the terms
+ * (messages analysed before signals-v45) nothing is read.
+ */
+function asksNext(
+  earlier: ConversationMessage,
+  between: readonly ConversationMessage[],
+  later: ConversationMessage,
+): boolean {
+  const before = earlier.cues?.terms
+  const now = later.cues?.terms
+  if (!before || !now) return false
+  const saidBetween = new Set(between.flatMap((m) => m.cues?.terms ?? []))
+  const answered = new Set(between.filter((m) => m.role === 'assistant').flatMap((m) => m.cues?.terms ?? []))
+  const asksNew = now.some((w) => !before.includes(w) && !saidBetween.has(w))
+  const replaced = before.filter((w) => !now.includes(w))
+  const servedEarlier = replaced.length > 0 && replaced.every((w) => answered.has(w))
+  return asksNew && servedEarlier
+}
+
+/**
+ * signals-v45: the later request is made only of content words of the earlier one (cues.ts, terms), none of them
+ * said between: it asks for what the earlier asked for and the messages between passed over ("how much is the
+ * large one?", "The small one is £12.", "and the large one?"; "can I bring my cat to the hotel?", "Dogs are
+ * welcome…", "what about cats?"). Short follow-ups lie far from their earlier request as whole messages (0.43
+ * for the cat), their words do not. Without the terms nothing is read.
+ */
+function asksOver(
+  earlier: ConversationMessage,
+  between: readonly ConversationMessage[],
+  later: ConversationMessage,
+): boolean {
+  const before = earlier.cues?.terms
+  const now = later.cues?.terms
+  if (!before || !now || now.length === 0) return false
+  const saidBetween = new Set(between.flatMap((m) => m.cues?.terms ?? []))
+  return now.every((w) => before.includes(w) && !saidBetween.has(w))
+}
+
 const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MARGIN
 /**
  * signals-v33: an end user's message that assents to what the assistant asked or offered: no request (its
@@ -967,8 +1017,17 @@ export function detectSignals(
           later.cues.asksAs !== undefined &&
           later.cues.asksAs === earlier.cues?.asksAs
         const followsOn = later.cues?.followsOn === true && !asksAgainAsBefore
-        if (similarity < t.repetitionNearest && (!clearly || followsOn)) continue
+        // signals-v45: a request in no words but the earlier one's, none of them said between, after an answer
+        // that asked nothing ("how much is the large one?", "The small one is £12.", "and the large one?":
+        // asksOver), ignores the answer as clearly as the margin tier reads.
+        const overAgain = lastSaid.cues?.asks !== true && asksOver(earlier, between, later)
+        if (similarity < t.repetitionNearest && (!(clearly || overAgain) || followsOn)) continue
         if (similarity < t.repetition && !ignoresBetween) continue
+        // signals-v45: from repetitionNearest up the form of the two requests carries the cosine; the next
+        // question in that form after an answer to the first ("what time do you open on saturday?", "We open at
+        // 9am on Saturdays.", "what time do you close then?": asksNext) asks something new, however near.
+        const next = later.cues?.question === true && !afterFailure && asksNext(earlier, between, later)
+        if (similarity >= t.repetitionNearest && next) continue
       }
       const confidence = saysAgain
         ? Math.max(

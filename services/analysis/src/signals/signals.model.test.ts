@@ -605,6 +605,58 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads the next question in the form of a request the answer served as no repetition; the request the answer missed, asked again, as repetition (signals-v45)', async () => {
+    // Regression: the same form carries the cosine ("what time do you open on saturday?", "We open at 9am on
+    // Saturdays.", "what time do you close then?", 0.67), signals-v42 read each of these as asking again.
+    const next: Turn[][] = [
+      [
+        ['user', 'what time does the library open on weekdays?'],
+        ['assistant', 'The library opens at 8:30am Monday to Friday.'],
+        ['user', 'what time does it close on weekdays?'],
+      ],
+      [
+        ['user', 'is there a charge for paying my council tax by debit card?'],
+        ['assistant', "There's no charge for paying your council tax by debit card."],
+        ['user', 'is there a charge for paying by cheque?'],
+      ],
+      [
+        ['user', 'how long is the warranty on the washing machine?'],
+        ['assistant', 'The washing machine comes with a 2 year warranty.'],
+        ['user', 'how long is the warranty on the dryer?'],
+      ],
+      [
+        ['user', 'do you ship to Norway?'],
+        ['assistant', 'Yes, we ship to Norway; orders arrive in 4-6 working days.'],
+        ['user', 'do you ship to Iceland?'],
+      ],
+    ]
+    for (const turns of next) expect(await signals(...turns)).not.toContain('repetition')
+    const again: Turn[][] = [
+      // The answer gave another item's value, or passed the request over: asked again.
+      [
+        ['user', 'what time does the library close on weekdays?'],
+        ['assistant', 'The library opens at 8:30am Monday to Friday.'],
+        ['user', 'ok but what time does it close?'],
+      ],
+      [
+        ['user', 'how long is the warranty on the dryer?'],
+        ['assistant', 'The washing machine comes with a 2 year warranty.'],
+        ['user', 'and the dryer?'],
+      ],
+      [
+        ['user', 'do you ship to Iceland?'],
+        ['assistant', 'We ship to most countries in Europe, see our shipping page.'],
+        ['user', 'so do you ship to Iceland or not?'],
+      ],
+      [
+        ['user', 'is there a charge for paying by cheque?'],
+        ['assistant', 'Sorry, I did not understand. Could you rephrase that?'],
+        ['user', 'do you charge a fee if I pay with a cheque?'],
+      ],
+    ]
+    for (const turns of again) expect(await signals(...turns)).toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
