@@ -6,6 +6,8 @@
  * A chatbot's own signals on the four custom sets there, beside earlier rules (quality/custom-signals.ts).
  * --without-blind leaves the blind sets (those marked `blind` in OTHER_SIGNALS_SETS) out of the run and the report altogether: for a session
  * tuning the signals, which must not see even their counts (a blind set's column in the table is one).
+ * --set FILE measures that one file alone (a probe set, bench/data/signals/probes) and prints its errors by
+ * conversation, and with --dump its cues.
  */
 
 import { tmpdir } from 'node:os'
@@ -20,6 +22,7 @@ const { values } = parseArgs({
   options: {
     dump: { type: 'boolean', default: false },
     'without-blind': { type: 'boolean', default: false },
+    set: { type: 'string' },
   },
 })
 const analyzer = await createSemanticAnalyzer({
@@ -27,6 +30,16 @@ const analyzer = await createSemanticAnalyzer({
   cacheDir: path.join(tmpdir(), 'bench-signals-models'),
   hubUrl: UNREACHABLE_HUB,
 })
+if (values.set !== undefined) {
+  const probe = await measureSignals(analyzer, loadSignalsSet(path.resolve(values.set)))
+  if (values.dump) console.log(probe.dump.join('\n'))
+  for (const s of probe.scores)
+    console.log(
+      `${s.signal.padEnd(12)} labelled ${String(s.positives).padStart(2)}  P ${s.precision.toFixed(2)}  R ${s.recall.toFixed(2)}  fp ${s.fp} fn ${s.fn}`,
+    )
+  for (const e of probe.errors) console.log(`${e.kind} ${e.signal} ${e.id}`)
+  process.exit(0)
+}
 const report = await measureSignals(analyzer, loadSignalsSet())
 const others = await measureOtherSignalSets(analyzer, { withBlind: !values['without-blind'] })
 if (values.dump) {
