@@ -10,6 +10,7 @@ import {
   nearest,
   type SignalAnchors,
   saidOf,
+  saysNoOf,
   sentencesOf,
   unitsOf,
 } from './cues.ts'
@@ -121,6 +122,62 @@ describe("a message's cues", () => {
     )
     expect(a!.cues.handover).toBe(0)
     expect(b!.cues.handover).toBeCloseTo(0.5, 2)
+  })
+
+  it("read an assistant's sentence as a failure on its own only in a message that says no somewhere (signals-v46)", async () => {
+    // Before signals-v46 "Try these steps:" alone near a failure phrase made a troubleshooting answer a failure.
+    const axis = (k: number) => normalized(Float32Array.from({ length: 384 }, (_, i) => (i === k ? 1 : 0)))
+    const failure = axis(0)
+    const answer = axis(1)
+    const far = many(2)
+    const anchors: SignalAnchors = {
+      social: far,
+      request: far,
+      generic: far,
+      escalation: { cue: far, contrast: far },
+      frustration: { cue: far, contrast: far },
+      resolution: { cue: far, contrast: far },
+      handover: { cue: far, contrast: far },
+      failure: { cue: [failure], contrast: [answer] },
+      clarification: { cue: far, contrast: far },
+      reask: { cue: far, contrast: far },
+    }
+    // Every unit reads as the answer anchor, but the sentence "Try these steps." as the failure anchor.
+    const embed = async (ts: readonly string[]) =>
+      ts.map((t) => (t === 'Try these steps.' ? failure : answer))
+    const [answers, fallback, notFound] = await cuesOf(
+      [
+        { role: 'assistant', content: 'Try these steps. Open Settings.' },
+        { role: 'assistant', content: "Sorry, that didn't match. Try these steps." },
+        { role: 'assistant', content: 'Nothing found. Try these steps.' },
+      ],
+      anchors,
+      embed,
+    )
+    expect(answers!.cues.failure).toBe(-1)
+    expect(fallback!.cues.failure).toBe(1)
+    expect(notFound!.cues.failure).toBe(1)
+  })
+
+  it('tell a message that says no from one that does not (signals-v46)', () => {
+    for (const no of [
+      "I can't find that order",
+      'I don’t know',
+      'No results for "oak shelf". Try different keywords.',
+      'Nothing matched your search.',
+      'That is not something we sell.',
+      'Nobody is on chat now.',
+      'I am unable to help.',
+      'We never ship on Sundays.',
+    ])
+      expect(saysNoOf(no), no).toBe(true)
+    for (const yes of [
+      'Try these steps: 1. Restart the router.',
+      'We can do that! Which day suits you?',
+      'Reply YES to claim.',
+      'Know your rights: note the nominal fee.',
+    ])
+      expect(saysNoOf(yes), yes).toBe(false)
   })
 
   it("carry the handover head's reading of each unit of an assistant's message with the unit's margin, given the head (signals-v20)", async () => {

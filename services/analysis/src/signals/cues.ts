@@ -506,7 +506,9 @@ export function cuesFrom(
               })),
             }
           : {}),
-        failure: best(anchors.failure),
+        // signals-v46: a sentence read as a failure on its own counts only when the message says no somewhere
+        // (saysNoOf); the whole message is read as before.
+        failure: saysNoOf(m.content) ? best(anchors.failure) : round(margins(anchors.failure)[0]!),
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
         ...(refusesHandoverOf(m.content.slice(0, MAX_CHARS)) ? { refusesHandover: true } : {}),
@@ -716,6 +718,21 @@ export function inabilityOf(text: string): boolean {
     )
   )
 }
+/**
+ * signals-v46: the message says no: a negation of English grammar ("not", "no", "never", "nothing", "nobody",
+ * "none", "nowhere", "neither", "nor", "cannot", "unable", or a verb with "n't"). Saying it cannot help, did not
+ * understand or has no answer is saying no; a short sentence of an answer ("Try these steps:", "We can do
+ * that!", "Reply YES to claim.", "I understand the frustration.") can lie nearer a failure phrase than any
+ * answer on its own (0.08 … 0.16 on the development sets), and its message, which says no nowhere, is an
+ * answer. A fallback that pairs its "no" with advice ("No results for 'cmyk'. Try different keywords.") says
+ * no in the other sentence, so the message, not the sentence, is read.
+ */
+export function saysNoOf(text: string): boolean {
+  return /\b(?:not|no|never|nothing|nobody|none|nowhere|neither|nor|cannot|unable)\b|n't\b/u.test(
+    paddedLower(text),
+  )
+}
+
 /**
  * signals-v35: the assistant tells the end user to act, read from the words: "you" with a modal of ability
  * or obligation ("you can speak to an adviser on…", "you'll need to fill in the form", "you won't go back on

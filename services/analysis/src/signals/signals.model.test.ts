@@ -817,6 +817,30 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(hedged).not.toContain('abandonment')
   })
 
+  it('reads no bot failure in an answer one short sentence of which lies near a failure phrase; a fallback that says no still fails (signals-v46)', async () => {
+    // Before signals-v46 "Try these steps: 1." (0.094) and "We can do that!" (0.11), each nearer a failure
+    // phrase than any answer on its own, made the answer a failure, and a bot failure last an abandonment.
+    for (const answer of [
+      'Try these steps: 1. Switch the kettle off at the wall. 2. Wait a minute and switch it back on.',
+      'We can do that! A carpet clean is £40 per room. Which day suits you?',
+    ]) {
+      const read = await settledSignals(
+        ['user', 'hi, quick question about my kettle and carpets'],
+        ['assistant', answer],
+      )
+      expect(read, answer).not.toContain('bot_failure')
+      expect(read, answer).not.toContain('abandonment')
+    }
+    // "Try different keywords." lies near a failure phrase (0.161) where the whole does not (0.055): the "no"
+    // is said in the other sentence.
+    expect(
+      await settledSignals(
+        ['user', 'do you sell oak shelf brackets'],
+        ['assistant', "No results for 'oak shelf brackets'. Try different keywords."],
+      ),
+    ).toEqual(['bot_failure', 'abandonment'])
+  })
+
   it('does not read eagerness, a finding or an answer with an apology as bot failure', async () => {
     for (const answer of [
       "I can't wait to help! Your new router has been dispatched and arrives Thursday.",
