@@ -154,7 +154,7 @@ export interface MessageCues {
    * local model). Escalation fires on a unit whose head and margin together say so (detect.ts): a request
    * for a person in one sentence of a long, polite message lies under the anchors' threshold.
    */
-  readonly escalationUnits?: readonly HeadUnit[]
+  readonly escalationUnits?: readonly EscalationUnit[]
   /** End user: the learned emotion heads' frustration and gratitude (0..1, 0.5 expressed), when the analyzer has them. */
   readonly emotionFrustration?: number
   readonly gratitude?: number
@@ -173,6 +173,14 @@ export interface HeadUnit {
   readonly head: number
   /** The unit's margin for the same cue (nearest anchor minus nearest contrast). */
   readonly margin: number
+}
+/**
+ * One unit of an end-user message: the escalation head and margin on it, and (signals-v47) whether it is
+ * put as a statement, not as a request (statementOf: "nobody answers the office phone", "no call no text.",
+ * "ref PT-4471"): a person named in a report, or a fragment, asks for no one.
+ */
+export interface EscalationUnit extends HeadUnit {
+  readonly statement?: true
 }
 /**
  * One unit of an assistant message: the handover head and margin on it, and (signals-v35) whether it tells
@@ -566,6 +574,7 @@ export function cuesFrom(
             escalationUnits: vs.map((v, k) => ({
               head: round(escalationHead(v)),
               margin: round(escalation[k]!),
+              ...(statementOf(units[i]![k]!) ? { statement: true as const } : {}),
             })),
           }
         : {}),
@@ -747,6 +756,27 @@ export function userActsOf(unit: string): boolean {
     /\byou (?:can|could|may|might|should|need to|have to|won't|will not)\b|\byou(?:'ll| will) need to\b/u.test(
       t,
     ) || /\b(?:can|may) be (?:contacted|reached)\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v47: an end user's unit put as a statement, read from the words: no question (questionOf, a
+ * question mark anywhere, or an opening auxiliary: "is there an actual human working there"), no modal of asking or ability (can, could, would, 'd, may, might), no "please"
+ * ("pls", "plz"), no wish or need in the first person ("I want", "I need", "I'd like") and no imperative of
+ * reaching ("get me", "put me", "let me", "give me", "connect me", "transfer me", "call me", "ring me",
+ * "email me"). The grammar of a request, not words of a domain: the escalation head reads a person named in
+ * a report ("nobody answers the office phone", "no call no text.") and a bare reference ("ref PT-4471") as
+ * asking for one, with the anchors short of their threshold (bench/FINDINGS.md, signals-v47).
+ */
+export function statementOf(unit: string): boolean {
+  const t = paddedLower(unit)
+  return !(
+    questionOf(unit.trim()) ||
+    t.includes('?') ||
+    /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:is|are|was|were|do|does|did|have|has|will)\b/u.test(t) ||
+    /\b(?:can|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) ||
+    /\bi (?:want|need|wanna)\b/u.test(t) ||
+    /\b(?:get|put|let|give|connect|transfer|call|ring|email) me\b/u.test(t)
   )
 }
 

@@ -13,6 +13,7 @@ import {
   type MessageCues,
   questionOf,
   refusesHandoverOf,
+  statementOf,
   statesValueOf,
   userActsOf,
 } from './cues.ts'
@@ -1093,6 +1094,32 @@ describe('conversation signals: the decision', () => {
     ).toEqual([])
   })
 
+  it('finds a sentence put as a statement, not as a request for a person (signals-v47)', () => {
+    for (const said of [
+      'nobody answers the office phone',
+      'no call no text.',
+      'ref PT-4471',
+      'the supervisor on site signed my timesheet',
+      'your engineer came on Monday',
+      'need an engineer asap',
+    ]) {
+      expect(statementOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'is there an actual human working there',
+      'is there someone in operations i can talk to',
+      "I'd like someone to review this please.",
+      'i want someone senior to come and see it, not photos',
+      'put me through to the depot',
+      'real person pls',
+      "ideally someone could ring me, i'm at work till 5",
+      "Who is the project manager on my job and what's their number?",
+      'can someone from adoptions give me a ring, 07700 900287',
+    ]) {
+      expect(statementOf(said), said).toBe(false)
+    }
+  })
+
   it('finds the end user told to act in the words, not an imperative nor a passive of passing on (signals-v35)', () => {
     for (const said of [
       'You can speak to one of our advisers on 0800 555 0199.',
@@ -1470,6 +1497,31 @@ describe('conversation signals: the decision', () => {
     expect(names(afterFailure(asks(h - 0.01, m)), at(5))).toEqual(['bot_failure'])
     expect(names(afterFailure(asks(h, m - 0.01)), at(5))).toEqual(['bot_failure'])
     expect(names(afterFailure(asks(h, m), {}), at(5))).toEqual([])
+  })
+
+  it('reads a sentence put as a statement as no request for a person by the head alone (signals-v47)', () => {
+    // gutter-01: "…its 3pm. no call no text. i took the morning off", the head 0.857 on "no call no text."
+    const { escalationHead: h, escalationAfterFailure: f, escalation: t, escalationHeadVeto: v } = THRESHOLDS
+    const told = (head: number, margin: number, statement = true) => ({
+      escalation: margin,
+      escalationUnits: [
+        { head: 0.2, margin: -0.1 },
+        { head, margin, ...(statement ? { statement: true as const } : {}) },
+      ],
+    })
+    expect(escalationAsked({ ...USER, ...told(h, 0.05) })).toBeUndefined()
+    expect(escalationAsked({ ...USER, ...told(h, 0.05, false) })).toBe(h)
+    expect(names(conversation(['user', told(0.99, 0.05)]), at(5))).toEqual([])
+    // The anchors' margin still reads it, as before.
+    expect(escalationAsked({ ...USER, ...told(v, t) })).toBe(0.5)
+    // After a failure: "REFUND for the class that didn't happen. ref PT-4471", the head 0.924 on the reference.
+    const afterFailure = (cues: Partial<MessageCues>) =>
+      conversation(['user', {}], ['assistant', { inability: true }], ['user', cues])
+    expect(names(afterFailure(told(f, 0)), at(5))).toEqual(['bot_failure'])
+    expect(names(afterFailure(told(f, 0, false)), at(5))).toEqual(['escalation', 'bot_failure'])
+    // The whole message is read as before, statement or not ("PERSON").
+    const whole = { escalation: 0.01, escalationUnits: [{ head: h, margin: 0.01, statement: true as const }] }
+    expect(escalationAsked({ ...USER, ...whole })).toBe(h)
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

@@ -2,7 +2,7 @@ import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type { MessageRole } from '../analyzer.ts'
 import { SOCIAL_MARGIN } from '../topics/requests.ts'
 import { dot, type Vector } from '../topics/vectors.ts'
-import type { CustomSignal, MessageCues } from './cues.ts'
+import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
 
 /**
  * A conversation's signals (issue 32), decided from its messages' cues (cues.ts), its structure and the
@@ -10,7 +10,8 @@ import type { CustomSignal, MessageCues } from './cues.ts'
  * so a replay (the events) and a re-analysis (the same analyzer) give the same signals.
  *
  * - escalation: an end-user message asks for a person (the anchors' margin, with the learned escalation
- *   head when there is one, read on the whole message and on each of its sentences: escalationAsked; or,
+ *   head when there is one, read on the whole message and on each of its sentences, a sentence read by the
+ *   head alone put as a request, signals-v47: escalationAsked; or,
  *   signals-v26, read by the head less surely and taken up by a later handover, escalationTakenUp, or
  *   in reply to a bot failure with a looser margin, escalationAfterFailure), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
@@ -91,7 +92,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 46
+export const SIGNALS_VERSION = 47
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -530,12 +531,21 @@ class Collector {
 const fires = (margin: number | undefined, threshold: number) => margin !== undefined && margin >= threshold
 
 /**
+ * signals-v47: a sentence of an end user's message (k > 0) put as a statement (cues.ts, statementOf) asks
+ * for no person by the escalation head alone: the head reads a person named in a report ("nobody answers
+ * the office phone", "no call no text.") and a bare reference ("ref PT-4471") as a request. The anchors'
+ * margin still reads it; the whole message (k = 0) is read as before ("PERSON").
+ */
+const toldOnly = (u: EscalationUnit, k: number) => k > 0 && u.statement === true
+
+/**
  * Escalation by the end user: the message asks for a person. Without the learned escalation head, its best
  * unit's margin reaches THRESHOLDS.escalation. With it (signals-v18, cues.ts escalationUnits), some unit
  * (the whole, or one sentence) either reaches that margin and is not read by the head as asking for no one
  * (head ≥ THRESHOLDS.escalationHeadVeto), or is read by the head as a request for a person (≥
  * THRESHOLDS.escalationHead) and leans to the escalation anchors (margin ≥ THRESHOLDS.escalationHeadMargin):
- * the head and the anchors agree on the same unit. Returns its confidence, or undefined.
+ * the head and the anchors agree on the same unit; a sentence the head alone reads so is put as a request
+ * (signals-v47: toldOnly). Returns its confidence, or undefined.
  */
 export function escalationAsked(c: MessageCues | undefined): number | undefined {
   if (c?.escalation === undefined) return undefined
@@ -545,9 +555,9 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
     return fires(c.escalation, t.escalation) ? confidenceOf(c.escalation, t.escalation) : undefined
   }
   let confidence: number | undefined
-  for (const u of units) {
+  for (const [k, u] of units.entries()) {
     const byMargin = u.margin >= t.escalation && u.head >= t.escalationHeadVeto
-    const byHead = u.head >= t.escalationHead && u.margin >= t.escalationHeadMargin
+    const byHead = u.head >= t.escalationHead && u.margin >= t.escalationHeadMargin && !toldOnly(u, k)
     if (!byMargin && !byHead) continue
     const read = Math.max(
       byMargin ? confidenceOf(u.margin, t.escalation) : 0,
@@ -588,13 +598,14 @@ export function escalationTakenUp(
 /**
  * signals-v26: a request for a person in reply to the assistant failing: some unit of the message the
  * escalation head reads at least THRESHOLDS.escalationAfterFailure, its margin at least
- * THRESHOLDS.escalationAfterFailureMargin. Returns its confidence (the head's reading), or undefined;
+ * THRESHOLDS.escalationAfterFailureMargin, a sentence of it put as a request (signals-v47: toldOnly). Returns its confidence (the head's reading), or undefined;
  * undefined without the head.
  */
 export function escalationAfterFailure(c: MessageCues | undefined): number | undefined {
   const t = THRESHOLDS
   const units = (c?.escalationUnits ?? []).filter(
-    (u) => u.head >= t.escalationAfterFailure && u.margin >= t.escalationAfterFailureMargin,
+    (u, k) =>
+      u.head >= t.escalationAfterFailure && u.margin >= t.escalationAfterFailureMargin && !toldOnly(u, k),
   )
   if (units.length === 0) return undefined
   return Math.round(Math.max(...units.map((u) => u.head)) * 100) / 100

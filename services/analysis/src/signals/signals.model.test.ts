@@ -1335,6 +1335,33 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(transferred).toEqual(['escalation'])
   })
 
+  it('reads no request for a person in a sentence that names one in a report; a sentence put as a request still (signals-v47)', async () => {
+    const escalationUnitsOf = async (content: string) => {
+      const [scored] = await cuesOf(
+        [{ role: 'user', content }],
+        anchors,
+        analyzer.semantic.embedTexts,
+        [],
+        analyzer.semantic.frustrationOf,
+        analyzer.semantic.escalationOf,
+        undefined,
+      )
+      return scored!.cues.escalationUnits!
+    }
+    // The head reads the report's last sentence as a request for a person, the anchors short of their threshold.
+    const report =
+      'your lads finished our job 3 weeks ago and left a skip on the drive. cant get the car in. nobody answers the office phone'
+    const phone = (await escalationUnitsOf(report)).at(-1)!
+    expect(phone.head).toBeGreaterThanOrEqual(THRESHOLDS.escalationHead)
+    expect(phone.margin).toBeLessThan(THRESHOLDS.escalation)
+    expect(phone.statement).toBe(true)
+    expect(await signalsWith([], ['user', report])).not.toContain('escalation')
+    const asked =
+      'the engineer never turned up and nobody has rung. can someone from the office ring me today?'
+    expect((await escalationUnitsOf(asked)).at(-1)!.statement).toBeUndefined()
+    expect(await signalsWith([], ['user', asked])).toContain('escalation')
+  })
+
   it('reads a thanks with a remark after it as resolution, a thanks with a new problem after it as none (signals-v21)', async () => {
     const remark = await settledSignals(
       ['user', 'how do I change the delivery address on my order'],
