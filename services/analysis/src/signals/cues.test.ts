@@ -18,6 +18,24 @@ import {
 const random = seededRandom(11)
 const unit = (): Vector => normalized(Float32Array.from({ length: 384 }, () => random() - 0.5))
 const many = (n: number) => Array.from({ length: n }, unit)
+/** Anchors far from everything (two random directions for every set) but those given. */
+const farAnchorsBut = (given: Partial<SignalAnchors>): SignalAnchors => {
+  const far = many(2)
+  const none = { cue: far, contrast: far }
+  return {
+    social: far,
+    request: far,
+    generic: far,
+    escalation: none,
+    frustration: none,
+    resolution: none,
+    handover: none,
+    failure: none,
+    clarification: none,
+    reask: none,
+    ...given,
+  }
+}
 
 describe("a message's cues", () => {
   it("are each unit's nearest cue anchor minus its nearest contrast anchor, shared anchors compared once", async () => {
@@ -90,19 +108,7 @@ describe("a message's cues", () => {
     const mix = (a: number[], b: number[]) => normalized(Float32Array.from(a.map((x, i) => x + b[i]!)))
     const hand = normalized(Float32Array.from(axis(0)))
     const answer = normalized(Float32Array.from(axis(1)))
-    const far = many(2)
-    const anchors: SignalAnchors = {
-      social: far,
-      request: far,
-      generic: far,
-      escalation: { cue: far, contrast: far },
-      frustration: { cue: far, contrast: far },
-      resolution: { cue: far, contrast: far },
-      handover: { cue: [hand], contrast: [answer] },
-      failure: { cue: far, contrast: far },
-      clarification: { cue: far, contrast: far },
-      reask: { cue: far, contrast: far },
-    }
+    const anchors = farAnchorsBut({ handover: { cue: [hand], contrast: [answer] } })
     // cos 0.2 to the handover anchor, 0 to the answer: a margin of 0.2, but near no handover.
     const faint = mix(axis(0, 0.2), axis(2, 0.98))
     // cos 0.5: near one.
@@ -129,19 +135,7 @@ describe("a message's cues", () => {
     const axis = (k: number) => normalized(Float32Array.from({ length: 384 }, (_, i) => (i === k ? 1 : 0)))
     const failure = axis(0)
     const answer = axis(1)
-    const far = many(2)
-    const anchors: SignalAnchors = {
-      social: far,
-      request: far,
-      generic: far,
-      escalation: { cue: far, contrast: far },
-      frustration: { cue: far, contrast: far },
-      resolution: { cue: far, contrast: far },
-      handover: { cue: far, contrast: far },
-      failure: { cue: [failure], contrast: [answer] },
-      clarification: { cue: far, contrast: far },
-      reask: { cue: far, contrast: far },
-    }
+    const anchors = farAnchorsBut({ failure: { cue: [failure], contrast: [answer] } })
     // Every unit reads as the answer anchor, but the sentence "Try these steps." as the failure anchor.
     const embed = async (ts: readonly string[]) =>
       ts.map((t) => (t === 'Try these steps.' ? failure : answer))

@@ -792,6 +792,21 @@ function resolution(c: MessageCues | undefined, reply = true, closing = false): 
   return Math.max(byAnchors, byGratitude ?? 0)
 }
 /**
+ * The content words (cues.ts, terms) of an earlier and a later end-user request and of every message between,
+ * for asksNext and asksOver; undefined when either request was analysed before signals-v45 (no terms).
+ */
+function termsAround(
+  earlier: ConversationMessage,
+  between: readonly ConversationMessage[],
+  later: ConversationMessage,
+): { before: readonly string[]; now: readonly string[]; saidBetween: ReadonlySet<string> } | undefined {
+  const before = earlier.cues?.terms
+  const now = later.cues?.terms
+  if (!before || !now) return undefined
+  return { before, now, saidBetween: new Set(between.flatMap((m) => m.cues?.terms ?? [])) }
+}
+
+/**
  * signals-v45: the later request asks the next question in the earlier one's form, the earlier answered: each
  * has a content word the other lacks (cues.ts, terms); the later's new word is said nowhere between (it asks for
  * something not yet talked about), and every word of the earlier that the later does not repeat was said by the
@@ -807,10 +822,9 @@ function asksNext(
   between: readonly ConversationMessage[],
   later: ConversationMessage,
 ): boolean {
-  const before = earlier.cues?.terms
-  const now = later.cues?.terms
-  if (!before || !now) return false
-  const saidBetween = new Set(between.flatMap((m) => m.cues?.terms ?? []))
+  const terms = termsAround(earlier, between, later)
+  if (!terms) return false
+  const { before, now, saidBetween } = terms
   const answered = new Set(between.filter((m) => m.role === 'assistant').flatMap((m) => m.cues?.terms ?? []))
   const asksNew = now.some((w) => !before.includes(w) && !saidBetween.has(w))
   const replaced = before.filter((w) => !now.includes(w))
@@ -830,10 +844,9 @@ function asksOver(
   between: readonly ConversationMessage[],
   later: ConversationMessage,
 ): boolean {
-  const before = earlier.cues?.terms
-  const now = later.cues?.terms
-  if (!before || !now || now.length === 0) return false
-  const saidBetween = new Set(between.flatMap((m) => m.cues?.terms ?? []))
+  const terms = termsAround(earlier, between, later)
+  if (!terms || terms.now.length === 0) return false
+  const { before, now, saidBetween } = terms
   return now.every((w) => before.includes(w) && !saidBetween.has(w))
 }
 
