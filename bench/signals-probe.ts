@@ -1,6 +1,6 @@
 /**
  * npx tsx bench/signals-probe.ts [FILE] [SIGNAL,…]: a probe set of bench/data/signals (default
- * probe-next-question.json), scored as bench:signals scores a set, reported on the signals named (default
+ * probes/next-question.json), scored as bench:signals scores a set, reported on the signals named (default
  * repetition, the signal that set is labelled for): each conversation's labels and readings of them. For
  * repetition, the cosine of each later end-user request to the earlier one and to the assistant's message between
  * (whole messages, as detect.ts compares them); for the others, the cues of the last end-user message that the
@@ -16,7 +16,7 @@ import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { loadSignalsSet, measureSignals } from './quality/signals.ts'
 
 const file = path.resolve(
-  process.argv[2] ?? path.join(import.meta.dirname, 'data/signals/probe-next-question.json'),
+  process.argv[2] ?? path.join(import.meta.dirname, 'data/signals/probes/next-question.json'),
 )
 const signals = (process.argv[3] ?? 'repetition').split(',')
 const analyzer = await createSemanticAnalyzer({
