@@ -212,6 +212,8 @@ describe("a message's cues", () => {
         return {
           head: round(head(v)),
           margin: round(nearest(v, hand) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)),
+          // signals-v48: "our team will call you" says someone else will contact the end user.
+          ...(t.includes('will call you') ? { contacts: true } : {}),
         }
       }),
     )

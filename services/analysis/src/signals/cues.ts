@@ -189,6 +189,12 @@ export interface EscalationUnit extends HeadUnit {
  */
 export interface HandoverUnit extends HeadUnit {
   readonly userActs?: true
+  /**
+   * signals-v48: the unit says someone other than the assistant will contact the end user (contactsUserOf:
+   * "our dispatch team will email you", "…our site manager, who'll ring you", "I've asked our engineer to
+   * email you").
+   */
+  readonly contacts?: true
 }
 /**
  * One unit of an end-user message: the frustration head and margin on it, and (signals-v37) the strongest of
@@ -511,6 +517,7 @@ export function cuesFrom(
                 head: round(handoverHead(v)),
                 margin: round(handover[k]!),
                 ...(userActsOf(units[i]![k]!) ? { userActs: true as const } : {}),
+                ...(contactsUserOf(units[i]![k]!) ? { contacts: true as const } : {}),
               })),
             }
           : {}),
@@ -758,6 +765,32 @@ export function userActsOf(unit: string): boolean {
     ) || /\b(?:can|may) be (?:contacted|reached)\b/u.test(t)
   )
 }
+
+/** A verb of reaching someone: call, ring, phone, email, text, message, contact, write or reply to, get back to, be or get in touch with. */
+const CONTACT_VERB =
+  '(?:call|ring|phone|e-?mail|text|message|contact|write to|reply to|get back to|be in touch with|get in touch with)'
+
+/**
+ * signals-v48: the assistant says someone other than itself will contact the end user, read from the words:
+ * a subject that is not the assistant, the company's "we", the end user, an elided subject ("…and will email
+ * you") or a thing ("it", "this", "that"), then "will", "'ll" or "is/are going to" ("they're", "she's") and a verb of reaching
+ * (CONTACT_VERB) with "you" ("our dispatch team will email you", "…our site manager, who'll ring you",
+ * "someone will call you"), or the assistant having asked or arranged for someone to do so ("I've asked our
+ * engineer, Graham, to email you a quote"). The sets' conventions (bench/data/signals/README.md) read a team or
+ * person who will call, email or reply as a hand-over; the grammar of who acts towards whom, no word of a domain.
+ */
+export function contactsUserOf(unit: string): boolean {
+  const t = paddedLower(unit)
+  return THIRD_PARTY_CONTACTS.test(t) || ASKED_TO_CONTACT.test(t)
+}
+const THIRD_PARTY_CONTACTS = new RegExp(
+  String.raw`\b(?!(?:i|we|you|and|or|but|then|also|it|this|that)\b)[a-z]+(?:\s+will|'ll|(?:\s+(?:is|are)|'re|'s) going to)\s+(?:\w+\s+)?${CONTACT_VERB}\s+you\b`,
+  'u',
+)
+const ASKED_TO_CONTACT = new RegExp(
+  String.raw`\b(?:asked|arranged for|requested|told)\s+(?!me\b|us\b)[^.?!;]{1,60}?\bto\s+${CONTACT_VERB}\s+you\b`,
+  'u',
+)
 
 /**
  * signals-v47: an end user's unit put as a statement, read from the words: no question (questionOf, a

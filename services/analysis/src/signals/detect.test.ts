@@ -6,6 +6,7 @@ import {
   asksAsOf,
   asksForOf,
   asksOf,
+  contactsUserOf,
   contestsOf,
   followsOnOf,
   type HandoverUnit,
@@ -1092,6 +1093,63 @@ describe('conversation signals: the decision', () => {
     expect(
       names(conversation(['user', {}], ['assistant', weak], ['user', {}], ['assistant', elsewhere]), at(5)),
     ).toEqual([])
+  })
+
+  it('reads a unit that says someone else will contact the end user as a handover at a looser margin (signals-v48)', () => {
+    const handed = (...units: HandoverUnit[]) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', { handover: Math.max(...units.map((u) => u.margin)), handoverUnits: units }],
+        ),
+        at(5),
+      )
+    const h = THRESHOLDS.handoverContactHead
+    const m = THRESHOLDS.handoverReplyMargin
+    // "…our dispatch team will email you within 1 working day.": the head short of handoverHead, the margin
+    // under 0 (nearer the answers), yet a team that will email the end user.
+    expect(handed({ head: h, margin: m, contacts: true })).toEqual(['escalation'])
+    expect(handed({ head: 0.9, margin: -0.031, contacts: true })).toEqual(['escalation'])
+    // The same readings without the words: no handover.
+    expect(handed({ head: h, margin: m })).toEqual([])
+    expect(handed({ head: 0.9, margin: -0.031 })).toEqual([])
+    // Under the head's bound, or under the margin, or telling the end user to act: no handover.
+    expect(handed({ head: h - 0.01, margin: 0, contacts: true })).toEqual([])
+    expect(handed({ head: 0.9, margin: m - 0.01, contacts: true })).toEqual([])
+    expect(handed({ head: 0.9, margin: 0, contacts: true, userActs: true })).toEqual([])
+    expect(
+      handoverSaid({
+        ...BOT,
+        handover: 0,
+        handoverUnits: [{ head: 0.857, margin: -0.04, contacts: true }],
+      }),
+    ).toBe(0.86)
+  })
+
+  it('finds someone other than the assistant who will contact the end user in the words (signals-v48)', () => {
+    for (const said of [
+      "I've opened a missing-parcel claim, and our dispatch team will email you within 1 working day.",
+      "I've passed your order to our customer care team, who'll email you today.",
+      "I've asked our site manager, Dave, to ring you this afternoon.",
+      'An engineer will ring you within 2 hours to arrange a visit.',
+      "They're going to call you back tomorrow.",
+      'Someone from the office will be in touch with you today.',
+      "Leave your email and they'll get back to you.",
+    ]) {
+      expect(contactsUserOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "I've chased them today and will email you as soon as it's issued.",
+      "I'll call you back in ten minutes.",
+      "We'll email you a receipt.",
+      'You will receive an email from the team.',
+      'Would you like me to ask someone to call you?',
+      'It will text you a code.',
+      'Our team is available on 0800 555 0199.',
+      'Your engineer will be with you by 4pm.',
+    ]) {
+      expect(contactsUserOf(said), said).toBe(false)
+    }
   })
 
   it('finds a sentence put as a statement, not as a request for a person (signals-v47)', () => {

@@ -92,7 +92,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 47
+export const SIGNALS_VERSION = 48
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -203,6 +203,18 @@ export const THRESHOLDS = {
    * our warehouse.", 0.943); −0.05 lies 0.015 and 0.020 from each.
    */
   handoverHeadSureMargin: -0.05,
+  /**
+   * signals-v48: a unit that says someone other than the assistant will contact the end user (cues.ts,
+   * contactsUserOf: "our dispatch team will email you", "I've asked our engineer to email you") and does not
+   * tell the end user to act hands over when the handover head reads it at least this, at a margin down to
+   * handoverReplyMargin: a case passed to a team that will call or email lies a little nearer the answers
+   * than the handover anchors (−0.1 … 0.017). Chosen on the older half (development … fresh6), between the
+   * highest unit so worded in a conversation labelled with no escalation (0.674: "I've opened claim 88213 for
+   * you and a loss adjuster will contact you within 2 days") and the lowest labelled hand-over it takes
+   * (0.716: "…our dispatch team will email you within 1 working day"); confirmed on the newer half
+   * (bench/FINDINGS.md, signals-v48).
+   */
+  handoverContactHead: 0.7,
   failure: 0.08,
   clarification: 0.06,
   frustration: 0.06,
@@ -627,7 +639,10 @@ function handoverMargin(c: MessageCues | undefined): number | undefined {
  * or (signals-v20, with the learned handover head: cues.ts handoverUnits) some unit (the whole, or one
  * sentence) is read by the head as handing over (≥ THRESHOLDS.handoverHead) and leans to the handover
  * anchors (margin ≥ THRESHOLDS.handoverHeadMargin), or (signals-v30) the head is sure of it
- * (≥ THRESHOLDS.handoverHeadSure) at a margin a little under (≥ THRESHOLDS.handoverHeadSureMargin). Returns
+ * (≥ THRESHOLDS.handoverHeadSure) at a margin a little under (≥ THRESHOLDS.handoverHeadSureMargin), or
+ * (signals-v48) the unit says someone else will contact the end user (cues.ts, contactsUserOf), does not tell
+ * the end user to act, and the head reads it ≥ THRESHOLDS.handoverContactHead at a margin ≥
+ * THRESHOLDS.handoverReplyMargin. Returns
  * its confidence, or undefined. Whether the
  * conversation is handed over also depends on what follows (detectSignals: a social act, or a weak
  * handover after which the assistant answers on, hands nothing over); a unit found by the head alone is a
@@ -642,7 +657,12 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
   for (const u of c!.handoverUnits ?? []) {
     const said = u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
     const sure = u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
-    if (said || sure) {
+    const contacts =
+      u.contacts === true &&
+      u.userActs !== true &&
+      u.head >= t.handoverContactHead &&
+      u.margin >= t.handoverReplyMargin
+    if (said || sure || contacts) {
       byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)
     }
   }

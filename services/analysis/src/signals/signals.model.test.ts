@@ -1220,6 +1220,27 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('escalation')
   })
 
+  it('reads a team or person who will call or email the end user as a handover, a visit booked as none (signals-v48)', async () => {
+    // Both read by the handover head short of handoverHead (0.82 and 0.88) at a margin under 0: no handover
+    // at signals-v47.
+    const report = 'my parcel says delivered but it never arrived'
+    for (const passed of [
+      "Sorry about that. I've logged a claim for the missing parcel, and our returns team will email you tomorrow.",
+      "I've sent this to our repairs desk; they'll email you a collection date.",
+    ]) {
+      expect(await signals(['user', report], ['assistant', passed]), passed).toContain('escalation')
+    }
+    expect(
+      await signals(
+        ['user', 'can someone come and look at my boiler'],
+        [
+          'assistant',
+          'Booked for Tuesday between 8 and 12. Your engineer will text you 30 minutes before he arrives.',
+        ],
+      ),
+    ).not.toContain('escalation')
+  })
+
   it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
     const asked = await settledSignals(
       ['user', 'what time does the pool open on weekdays?'],
