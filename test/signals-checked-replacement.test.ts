@@ -188,9 +188,15 @@ describe.skipIf(!hasTestModel)(
       expect(await bot.replacedAfter(beforeCreation)).toEqual(['roadside-21', 'roadside-22'])
       expect(await bot.botFailure()).toMatchObject(checkedWhileOn)
 
-      // A re-clustering that puts the claims and the drivers, analysed while off, in one topic moves one of
-      // the two requests' conversations, and the passwords, analysed while on, into a topic of their own.
-      const numbers = { claim: 0, driver: 0, quote: 1, bill: 2, roadside: 3, password: 4 }
+      // A re-clustering that moves claims or drivers, analysed while off: it puts the two requests in one
+      // topic, or, where the placement between runs already did (it depends on how the captures fell into
+      // analysis batches), in two; the passwords, analysed while on, in a topic of their own.
+      const placed = await bot.topics()
+      const claimsAndDrivers = new Set(
+        [...placed].filter(([id]) => /^(claim|driver)-/.test(id)).map(([, topic]) => topic),
+      )
+      const driver = claimsAndDrivers.size === 1 ? 5 : 0
+      const numbers = { claim: 0, driver, quote: 1, bill: 2, roadside: 3, password: 4 }
       const reclusterer = new Reclusterer({
         pool: pipeline.db.pool,
         analyzer: pipeline.analyzer!,
