@@ -52,7 +52,7 @@ async function cosines(c: (typeof set)[number]): Promise<string> {
 function lastWord(c: (typeof set)[number]): string {
   const k = c.messages.findLastIndex(([role]) => role === 'user')
   const line = report.dump.find((l) => l.startsWith(`${c.id}: `))!
-  const cues = JSON.parse(report.dump[report.dump.indexOf(line) + 1 + k]!.slice(13).split('} ')[0]! + '}')
+  const cues = JSON.parse(`${report.dump[report.dump.indexOf(line) + 1 + k]!.slice(13).split('} ')[0]!}}`)
   const heads = (cues.frustrationUnits ?? []).map((u: { head: number }) => u.head.toFixed(2)).join('/')
   return `resolution ${cues.resolution} gratitude ${cues.gratitude} frustration ${cues.frustration} head ${heads}`
 }
