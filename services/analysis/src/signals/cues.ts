@@ -300,10 +300,23 @@ export function nearest(v: Vector, anchors: readonly Vector[]): number {
 
 /** The mean similarity of the k nearest anchors (all of them when fewer). */
 export function nearestMean(v: Vector, anchors: readonly Vector[], k: number): number {
-  const top = anchors
-    .map((a) => dot(v, a))
-    .sort((a, b) => b - a)
-    .slice(0, k)
+  return meanOfTop(
+    anchors.map((a) => dot(v, a)),
+    k,
+  )
+}
+
+/** The mean of the k largest values (all of them when fewer; −Infinity of none), summed largest first. */
+function meanOfTop(values: Iterable<number>, k: number): number {
+  const top: number[] = []
+  for (const x of values) {
+    if (top.length < k) top.push(x)
+    else {
+      const low = top.indexOf(Math.min(...top))
+      if (x > top[low]!) top[low] = x
+    }
+  }
+  top.sort((a, b) => b - a)
   return top.length === 0 ? -Infinity : top.reduce((sum, x) => sum + x, 0) / top.length
 }
 
@@ -357,14 +370,7 @@ const CUSTOM_NEAREST = 3
  * chatbot (and the social and request anchors' with the built-in cues), so each is computed once a unit.
  */
 function customMarginBy(similarity: (anchor: Vector) => number, signal: CustomExamples): number {
-  const top: number[] = []
-  for (const a of signal.background) {
-    const x = similarity(a)
-    if (top.length < CUSTOM_NEAREST) top.push(x)
-    else if (x > Math.min(...top)) top[top.indexOf(Math.min(...top))] = x
-  }
-  const background = top.length === 0 ? -Infinity : top.reduce((sum, x) => sum + x, 0) / top.length
-  return similarity(signal.centre) - background
+  return similarity(signal.centre) - meanOfTop(signal.background.map(similarity), CUSTOM_NEAREST)
 }
 
 /** A unit's similarity to an anchor, each computed once. */
