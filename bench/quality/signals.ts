@@ -55,7 +55,7 @@ export const FRESH11_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh12.json')
 /** Written blind by a sixteenth session (helper fresh13); read blind at signals-v40, v41 and v42 (twice), a development set since 2026-11-30, 20:30 UTC (README there). */
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
-/** Written blind by a seventeenth session (helper fresh14) while others changed the detector; kept blind (README there). */
+/** Written blind by a seventeenth session (helper fresh14); read blind at signals-v42 and v48, a development set since 2026-11-30, 23:15 UTC (README there). */
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -165,8 +165,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh14',
     file: FRESH14_SIGNALS_SET,
     described:
-      'written blind by a seventeenth session while others changed the detector, never tuned on (fresh14, blind)',
-    blind: true,
+      'written blind by a seventeenth session, measured blind for signals-v42 and v48, a development set since (fresh14, development)',
   },
 ]
 
