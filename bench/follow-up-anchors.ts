@@ -9,7 +9,7 @@
  *   npm run bench:follow-up-anchors
  *
  * Choose: the end users' later messages (after each conversation's first) of the open signal sets
- * (bench/data/signals; fresh9 … fresh14 and the custom sets never loaded), each listed when a candidate
+ * (bench/data/signals; fresh9 … fresh15 and the custom sets never loaded), each listed when a candidate
  * takes its topic. Confirm: CLINC150 validation and test and DSTC11 requests, and GoEmotions' short thanks,
  * each asked second (as bench:requests' last table, whose figures the first column reproduces). Then the
  * share of those requests that lie no nearer a request anchor than a given similarity (an absolute floor).

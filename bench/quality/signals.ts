@@ -57,6 +57,8 @@ export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
 /** Written blind by a seventeenth session (helper fresh14); read blind at signals-v42 and v48, a development set since 2026-11-30, 23:15 UTC (README there). */
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
+/** Written blind by an eighteenth session (helper fresh15) while others changed the detector; kept blind (README there). */
+export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh15.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -166,6 +168,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH14_SIGNALS_SET,
     described:
       'written blind by a seventeenth session, measured blind for signals-v42 and v48, a development set since (fresh14, development)',
+  },
+  {
+    name: 'fresh15',
+    file: FRESH15_SIGNALS_SET,
+    described:
+      'written blind by an eighteenth session while others changed the detector, never tuned on (fresh15, blind)',
+    blind: true,
   },
 ]
 
