@@ -7,7 +7,13 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { SemanticAnalyzer } from '../../services/analysis/src/providers/semantic.ts'
-import { cuesOf, embedSignalAnchors, withEmotions } from '../../services/analysis/src/signals/cues.ts'
+import {
+  cuesOf,
+  embedSignalAnchors,
+  type ScoredMessage,
+  type SignalAnchors,
+  withEmotions,
+} from '../../services/analysis/src/signals/cues.ts'
 import {
   BUILTIN_SIGNALS,
   type ConversationMessage,
@@ -231,45 +237,68 @@ export interface SignalsReport {
   readonly dump: string[]
 }
 
+/** Each message of a labelled conversation scored as the service scores it: its cues (with the emotions) and vector. */
+export async function scoreConversation(
+  analyzer: SemanticAnalyzer,
+  anchors: SignalAnchors,
+  c: LabelledConversation,
+): Promise<(ScoredMessage | undefined)[]> {
+  const embed = analyzer.semantic.embedTexts
+  const input = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
+  const analysed = await analyzer.analyzeMessages(input, {})
+  return (
+    await cuesOf(
+      input,
+      anchors,
+      embed,
+      [],
+      analyzer.semantic.frustrationOf,
+      analyzer.semantic.escalationOf,
+      analyzer.semantic.handoverOf,
+      analyzer.semantic.displeasureOf,
+    )
+  ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
+}
+
+/**
+ * The built-in signals found in a scored conversation, a message a minute, as of its quiet period's end (the
+ * bench's clock): what the service decides once the conversation has gone quiet.
+ */
+export function signalsFound(
+  roles: readonly ('user' | 'assistant')[],
+  scored: readonly (Pick<ScoredMessage, 'cues' | 'vector'> | undefined)[],
+): Set<string> {
+  const start = Date.UTC(2026, 0, 1)
+  const messages: ConversationMessage[] = roles.map((role, i) => ({
+    id: String(i),
+    role,
+    sentAt: new Date(start + i * 60_000),
+    cues: scored[i]?.cues,
+    vector: scored[i]?.vector,
+  }))
+  const now = new Date(start + roles.length * 60_000 + DEFAULT_QUIET_PERIOD_MS)
+  const { signals } = detectSignals(
+    messages,
+    { disabled: new Set(), custom: [], quietPeriodMs: DEFAULT_QUIET_PERIOD_MS },
+    now,
+  )
+  return new Set(signals.map((s) => s.name))
+}
+
 export async function measureSignals(
   analyzer: SemanticAnalyzer,
   set: readonly LabelledConversation[],
 ): Promise<SignalsReport> {
-  const embed = analyzer.semantic.embedTexts
-  const anchors = await embedSignalAnchors(embed)
-  const start = Date.UTC(2026, 0, 1)
+  const anchors = await embedSignalAnchors(analyzer.semantic.embedTexts)
   const counts = new Map(BUILTIN_SIGNALS.map((s) => [s as string, { tp: 0, fp: 0, fn: 0, positives: 0 }]))
   const errors: SignalsReport['errors'] = []
   const dump: string[] = []
   for (const c of set) {
-    const input = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
-    const analysed = await analyzer.analyzeMessages(input, {})
-    const scored = (
-      await cuesOf(
-        input,
-        anchors,
-        embed,
-        [],
-        analyzer.semantic.frustrationOf,
-        analyzer.semantic.escalationOf,
-        analyzer.semantic.handoverOf,
-        analyzer.semantic.displeasureOf,
-      )
-    ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
-    const messages: ConversationMessage[] = c.messages.map(([role], i) => ({
-      id: String(i),
-      role,
-      sentAt: new Date(start + i * 60_000),
-      cues: scored[i]?.cues,
-      vector: scored[i]?.vector,
-    }))
-    const now = new Date(start + c.messages.length * 60_000 + DEFAULT_QUIET_PERIOD_MS)
-    const { signals } = detectSignals(
-      messages,
-      { disabled: new Set(), custom: [], quietPeriodMs: DEFAULT_QUIET_PERIOD_MS },
-      now,
+    const scored = await scoreConversation(analyzer, anchors, c)
+    const found = signalsFound(
+      c.messages.map(([role]) => role),
+      scored,
     )
-    const found = new Set(signals.map((s) => s.name))
     dump.push(`${c.id}: labels [${c.signals.join(', ')}] found [${[...found].join(', ')}]`)
     c.messages.forEach(([role, content], i) => {
       dump.push(`   ${role.padEnd(9)} ${JSON.stringify(scored[i]?.cues)} ${content}`)
