@@ -582,8 +582,18 @@ describe('conversation signals: the decision', () => {
     expect(rep(25, 65, { contests: true })).toBe(true)
     // The answer asked something ("Want me to show you how?"): a "no" answers it.
     expect(rep(25, 65, { contests: true }, { asks: true })).toBe(false)
-    // cos 0.26, under repetitionAsked: a denial about something else is no repetition.
+    // cos 0.26, under repetitionContests: a denial about something else is no repetition.
     expect(rep(25, 75, { contests: true })).toBe(false)
+  })
+
+  it('reads a request denying an answer that asked nothing from repetitionContests, under repetitionAsked (signals-v49)', () => {
+    expect(THRESHOLDS.repetitionContests).toBeLessThan(THRESHOLDS.repetitionAsked)
+    // cos 0.33 to the first request, 0.69 to the answer: signals-v48 read a follow-up.
+    expect(rep(25, 71, { contests: true })).toBe(true)
+    expect(rep(25, 71)).toBe(false)
+    expect(rep(25, 71, { contests: true }, { asks: true })).toBe(false)
+    // cos 0.28, under repetitionContests.
+    expect(rep(25, 74, { contests: true })).toBe(false)
   })
 
   it('reads no repetition by the margin tiers in a request that draws a consequence from the answer (signals-v39)', () => {

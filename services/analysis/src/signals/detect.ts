@@ -33,7 +33,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   nearer the earlier than any message between them: it ignores the answer, or as
  *   THRESHOLDS.repetitionAsked when it is nearer the earlier by THRESHOLDS.repetitionIgnores or says
  *   that it asks again, by the re-ask anchors or, signals-v17, in words: "I asked…", "as I said", or,
- *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…"; or as
+ *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…"
+ *   (signals-v49: as THRESHOLDS.repetitionContests); or as
  *   THRESHOLDS.repetitionMarked when it opens by granting the answer and contesting it, signals-v17:
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
  *   the assistant's last reply between them failed or asked to rephrase and the later is nearer the
@@ -92,7 +93,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 48
+export const SIGNALS_VERSION = 49
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -422,11 +423,18 @@ export const THRESHOLDS = {
    * that says so in words (signals-v17, cues.ts, askedBeforeOf: "I asked how to…", "as I said").
    */
   reasks: 0.06,
-  // signals-v38: a request opening on a denial after an answer that asked nothing (cues.ts, contestsOf) is
-  // read at repetitionAsked, as one that says it asks again: not a constant of its own. On the fourteen
-  // development sets every such request at 0.35 or more but one (fresh9 photobooth-02, 0.409, read as
-  // repetition already) is in a conversation labelled repetition, the lowest at 0.360; the nearest without
-  // repetition lie at 0.266 and 0.257 (bench/FINDINGS.md, signals-v38).
+  /**
+   * signals-v38: a request opening on a denial after an answer that asked nothing (cues.ts, contestsOf) is
+   * read as one that says it asks again, at repetitionAsked then. Signals-v49: at least this similar to an
+   * earlier request. Chosen on the older half of the development sets (development … fresh6): every such
+   * request from 0.267 to 0.348 gives the same errors, one fewer than at 0.35 (fresh6 comics-01 "i dont want
+   * to buy it again, its ON my pull list…", 0.348, labelled repetition; the highest without repetition, fresh3
+   * golf-02 "im not at the club…", 0.266); 0.3 lies 0.034 over golf-02. Confirmed on the newer half (fresh7 …
+   * fresh14): one more found (fresh11 jigsaw-01 "i dont need a mat. can you send me the missing piece", 0.310),
+   * none false (fresh13 housing-01 "i dont have a login thats why im on here", 0.262, the highest without
+   * repetition). bench/FINDINGS.md, signals-v49.
+   */
+  repetitionContests: 0.3,
   /**
    * signals-v17: an end user's request that opens by granting the answer and contesting it (cues.ts,
    * asksAgainOf: "yes, but…", "right but…", "I know…") is a repetition of an earlier request at least
@@ -1040,19 +1048,23 @@ export function detectSignals(
       // asks the earlier request again at a lower similarity: it asks, where a statement this far from the
       // answer reports what the user did ("can i send it from the website?", "…", "done on the website, thanks").
       const askedAsQuestion = later.cues?.question === true && similarity >= t.repetitionQuestion
-      if (!asked && !marked && !afterFailure && !askedAsQuestion) continue
+      // signals-v38: contesting an answer that asked nothing ("no, not the smell…", "I didn't cancel…":
+      // cues.ts, contestsOf) sets it aside; after a question the same opening answers it ("no"). Signals-v49:
+      // at repetitionContests.
+      const contests =
+        later.cues?.contests === true && lastSaid.cues?.asks !== true && similarity >= t.repetitionContests
+      if (!asked && !marked && !afterFailure && !askedAsQuestion && !contests) continue
       const from = talk.indexOf(earlier) + 1
       towards ??= { from, similarities: between.map((m) => (m.vector ? dot(m.vector, later.vector!) : -1)) }
       const nearestBetween = Math.max(-1, ...towards.similarities.slice(from - towards.from))
       const ignoresBetween = nearestBetween < similarity
       const clearly = similarity - nearestBetween >= t.repetitionIgnores
-      // signals-v38: contesting an answer that asked nothing ("no, not the smell…", "I didn't cancel…":
-      // cues.ts, contestsOf) sets it aside; after a question the same opening answers it ("no").
-      const contests = later.cues?.contests === true && lastSaid.cues?.asks !== true
-      // Saying it asked before, by the re-ask anchors or (signals-v17) in words ("I asked…", "as I said").
+      // Saying it asked before, by the re-ask anchors or (signals-v17) in words ("I asked…", "as I said"), or
+      // (signals-v38) contesting the answer.
       const saysAgain =
         marked ||
-        (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true || contests))
+        contests ||
+        (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true))
       if (!saysAgain) {
         // signals-v39: the margin tiers read a request that ignores the answer; one that draws a consequence
         // from it ("so i just keep waiting then": cues.ts, followsOnOf) builds on it, however far it lies.
@@ -1079,7 +1091,8 @@ export function detectSignals(
         ? Math.max(
             confidenceOf(later.cues!.reasks ?? -1, t.reasks),
             marked ? confidenceOf(similarity, t.repetitionMarked) : 0,
-            later.cues!.askedBefore || contests ? confidenceOf(similarity, t.repetitionAsked) : 0,
+            later.cues!.askedBefore ? confidenceOf(similarity, t.repetitionAsked) : 0,
+            contests ? confidenceOf(similarity, t.repetitionContests) : 0,
           )
         : similarity >= t.repetitionNearest
           ? confidenceOf(similarity, t.repetitionNearest)

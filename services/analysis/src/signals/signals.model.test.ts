@@ -348,6 +348,32 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a denial of the answer from repetitionContests as repetition; a denial that asks something new under it as none (signals-v49)', async () => {
+    // 0.335 similar to the first report and nearer the answer (0.544): signals-v48 read a follow-up (the
+    // denial needed repetitionAsked, 0.35). It sets aside an answer beside the point and tells the fault again.
+    expect(
+      await signals(
+        ['user', 'my new kettle leaks from the bottom'],
+        [
+          'assistant',
+          'Our kettles hold 1.7 litres and boil in under three minutes. Descaling every month keeps them working well.',
+        ],
+        ['user', 'i dont care how fast it boils. water comes out underneath when i fill it'],
+      ),
+    ).toContain('repetition')
+    // A denial that asks for something else, 0.256 similar to the first report: under repetitionContests.
+    expect(
+      await signals(
+        ['user', 'my parcel says delivered but it is not here'],
+        [
+          'assistant',
+          'Parcels marked as delivered may have been left in a safe place or with a neighbour. Check your delivery notes for a photo.',
+        ],
+        ['user', 'no, i have no garden shed. can you deliver my other order to my work address instead'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a consequence drawn from a failed answer as no repetition, the report told again as one (signals-v39)', async () => {
     // 0.39 similar to the first report and far from the answer (margin 0.41): signals-v38 read it as asked
     // again. Its closing "then" takes the answer as given.
