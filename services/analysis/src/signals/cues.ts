@@ -246,6 +246,27 @@ export interface SignalAnchors {
   readonly reask: AnchorSet
 }
 
+/** What the built-in cues read (cuesFrom): every anchor but the chatbots' own signals' generic background. */
+export type BuiltinAnchors = Omit<SignalAnchors, 'generic'>
+
+/** The built-in cues' anchor groups, in the order builtinAnchorsOf reads their vectors. */
+const BUILTIN_ANCHOR_GROUPS = [
+  SOCIAL_ANCHORS,
+  REQUEST_ANCHORS,
+  ESCALATION_REQUEST_ANCHORS,
+  ESCALATION_CONTRAST_ANCHORS,
+  FRUSTRATION_ANCHORS,
+  FRUSTRATION_CONTRAST_ANCHORS,
+  RESOLUTION_ANCHORS,
+  RESOLUTION_CONTRAST_ANCHORS,
+  HANDOVER_ANCHORS,
+  ANSWER_ANCHORS,
+  FAILURE_ANCHORS,
+  CLARIFICATION_ANCHORS,
+  REASK_ANCHORS,
+]
+const BUILTIN_ANCHOR_TEXTS = BUILTIN_ANCHOR_GROUPS.flat()
+
 /**
  * Embeds every anchor once (the analyzer's model): then each message costs a few dot products. All in one
  * call: one round trip to the model's thread instead of one per anchor (some 190; the first job waited for
@@ -253,26 +274,32 @@ export interface SignalAnchors {
  * the others in the call: the same vectors as embedded one by one.
  */
 export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
-  const groups = [
-    SOCIAL_ANCHORS,
-    REQUEST_ANCHORS,
-    ESCALATION_REQUEST_ANCHORS,
-    ESCALATION_CONTRAST_ANCHORS,
-    FRUSTRATION_ANCHORS,
-    FRUSTRATION_CONTRAST_ANCHORS,
-    RESOLUTION_ANCHORS,
-    RESOLUTION_CONTRAST_ANCHORS,
-    HANDOVER_ANCHORS,
-    ANSWER_ANCHORS,
-    FAILURE_ANCHORS,
-    CLARIFICATION_ANCHORS,
-    REASK_ANCHORS,
-    GENERIC_REQUESTS,
-  ]
-  const vectors = await embed(groups.flat())
+  const vectors = await embed([...BUILTIN_ANCHOR_TEXTS, ...GENERIC_REQUESTS])
+  return {
+    ...builtinAnchorsOf(vectors),
+    generic: vectors.slice(BUILTIN_ANCHOR_TEXTS.length),
+  }
+}
+
+/**
+ * embedSignalAnchors without the generic background (GENERIC_REQUESTS, 150 of its 395 texts), which only a
+ * chatbot's own signals read: the service embeds it when a chatbot first has some (withGenericRequests,
+ * signals/scorer.ts). The same vectors, the model embedding each text alone.
+ */
+export async function embedBuiltinAnchors(embed: Embed): Promise<BuiltinAnchors> {
+  return builtinAnchorsOf(await embed(BUILTIN_ANCHOR_TEXTS))
+}
+
+/** The built-in anchors with the generic background embedded: what customSignalOf reads. */
+export async function withGenericRequests(anchors: BuiltinAnchors, embed: Embed): Promise<SignalAnchors> {
+  return { ...anchors, generic: await embed(GENERIC_REQUESTS) }
+}
+
+/** The built-in anchors from the vectors of BUILTIN_ANCHOR_TEXTS (and of anything after them). */
+function builtinAnchorsOf(vectors: readonly Vector[]): BuiltinAnchors {
   let at = 0
-  const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar, reask, generic] =
-    groups.map((g) => {
+  const [social, request, esc, escNot, fru, fruNot, res, resNot, hand, answer, fail, clar, reask] =
+    BUILTIN_ANCHOR_GROUPS.map((g) => {
       const out = vectors.slice(at, at + g.length)
       at += g.length
       return out
@@ -281,7 +308,6 @@ export async function embedSignalAnchors(embed: Embed): Promise<SignalAnchors> {
   return {
     social: social!,
     request: request!,
-    generic: generic!,
     escalation: { cue: esc!, contrast: [...escNot!, ...background] },
     frustration: { cue: fru!, contrast: [...fruNot!, ...background] },
     resolution: { cue: res!, contrast: [...resNot!, ...request!] },
@@ -441,7 +467,7 @@ const round = (x: number) => Math.round(x * 1000) / 1000
  */
 export async function cuesOf(
   messages: readonly CueInput[],
-  anchors: SignalAnchors,
+  anchors: BuiltinAnchors,
   embed: Embed,
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
@@ -482,7 +508,7 @@ export function cuesFrom(
   messages: readonly CueInput[],
   units: readonly (readonly string[])[],
   vectors: readonly Vector[],
-  anchors: SignalAnchors,
+  anchors: BuiltinAnchors,
   custom: readonly CustomExamples[] = [],
   head?: FrustrationHead,
   escalationHead?: LearnedHead,

@@ -2,13 +2,15 @@ import type { ChatbotSignalSettings } from '@cas/settings'
 import type { MessageToAnalyze, SemanticAbilities } from '../analyzer.ts'
 import type { Vector } from '../topics/vectors.ts'
 import {
+  type BuiltinAnchors,
   type CustomExamples,
   cuesFrom,
+  embedBuiltinAnchors,
   embedCustomSignal,
-  embedSignalAnchors,
   type ScoredMessage,
   type SignalAnchors,
   unitsOf,
+  withGenericRequests,
 } from './cues.ts'
 
 /** What scoring a job's messages needs embedded, and how its cues then follow from those embeddings. */
@@ -26,7 +28,12 @@ export interface PreparedCues {
  * structure decides (abandonment of an unanswered conversation).
  */
 export class SignalScorer {
-  private anchors: Promise<SignalAnchors> | undefined
+  private anchors: Promise<BuiltinAnchors> | undefined
+  /**
+   * The anchors with the chatbots' own signals' generic background (150 texts), embedded when a chatbot
+   * first has signals of its own: a service whose chatbots have none never asks the model for them.
+   */
+  private withGeneric: Promise<SignalAnchors> | undefined
   /**
    * The cues of texts scored before, by role and text: a message's cues depend on nothing else (its
    * units' vectors are a function of its text, the model embedding each text alone), except an end
@@ -54,14 +61,21 @@ export class SignalScorer {
     settings: ChatbotSignalSettings | undefined,
   ): Promise<PreparedCues> {
     const embed = (texts: readonly string[]) => this.semantic.embedTexts(texts)
-    this.anchors ??= embedSignalAnchors(embed)
+    this.anchors ??= embedBuiltinAnchors(embed)
     this.anchors.catch(() => {
       this.anchors = undefined
     })
     const anchors = await this.anchors
     const custom: CustomExamples[] = []
-    for (const c of settings?.custom ?? []) {
-      custom.push(await embedCustomSignal(embed, c, anchors))
+    if ((settings?.custom ?? []).length > 0) {
+      this.withGeneric ??= withGenericRequests(anchors, embed)
+      this.withGeneric.catch(() => {
+        this.withGeneric = undefined
+      })
+      const withGeneric = await this.withGeneric
+      for (const c of settings?.custom ?? []) {
+        custom.push(await embedCustomSignal(embed, c, withGeneric))
+      }
     }
     const keys = messages.map((m) =>
       m.role === 'user' && custom.length > 0 ? undefined : `${m.role}\u0000${m.content}`,
