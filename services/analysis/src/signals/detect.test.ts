@@ -1136,6 +1136,54 @@ describe('conversation signals: the decision', () => {
     ).toBe(0.86)
   })
 
+  it('reads no handover in a weak one nobody asked for that lies nearer the social acts than the requests (signals-v50)', () => {
+    const b = THRESHOLDS.handoverSocialWeak
+    const handed = (social: number, unit: HandoverUnit, asked: Partial<MessageCues> = {}) =>
+      names(
+        conversation(
+          ['user', asked],
+          ['assistant', { social, handover: unit.margin, handoverUnits: [unit] }],
+        ),
+        at(5),
+      )
+    // "That's lovely to hear, I'll pass it on to the team!" (0.13), "How would you rate this chat? Reply 1
+    // (poor) to 5 (great)." (0.115): read as a handover by the anchors' margin alone, nearer the social acts.
+    expect(handed(b, { head: 0.85, margin: 0.1 })).toEqual([])
+    expect(handed(0.13, { head: 0.24, margin: 0.099 })).toEqual([])
+    // Nearer the requests than the social acts: it stands, as before.
+    expect(handed(b - 0.01, { head: 0.85, margin: 0.1 })).toEqual(['escalation'])
+    // A clear handover (twice the threshold), or a unit the head reads as one: it stands.
+    expect(handed(0.13, { head: 0.85, margin: 2 * THRESHOLDS.handover })).toEqual(['escalation'])
+    expect(handed(0.13, { head: THRESHOLDS.handoverHead, margin: 0.1 })).toEqual(['escalation'])
+    // Someone else will contact the end user ("I've asked our site manager, Dave, to ring you…"): it stands.
+    expect(handed(0.13, { head: 0.85, margin: 0.1, contacts: true })).toEqual(['escalation'])
+    // The end user asked for a person before ("Please hold, I'm transferring you…" after "can I talk to
+    // someone"): the handover takes the request up and stands, with the request.
+    const asking = { escalation: 0.2, escalationUnits: [{ head: 0.9, margin: 0.2 }] }
+    const afterRequest = detectSignals(
+      conversation(
+        ['user', asking],
+        ['assistant', { social: 0.03, handover: 0.1, handoverUnits: [{ head: 0.6, margin: 0.1 }] }],
+      ),
+      settings,
+      at(5),
+    )
+    expect(afterRequest.signals).toMatchObject([{ name: 'escalation', evidence: ['m0', 'm1'] }])
+    // A failure last whose only handover reading is so gated ends the conversation abandoned.
+    expect(
+      names(
+        conversation(
+          ['user', {}],
+          [
+            'assistant',
+            { social: 0.01, failure: 0.2, handover: 0.112, handoverUnits: [{ head: 0.82, margin: 0.112 }] },
+          ],
+        ),
+        at(90),
+      ),
+    ).toEqual(['bot_failure', 'abandonment'])
+  })
+
   it('finds someone other than the assistant who will contact the end user in the words (signals-v48)', () => {
     for (const said of [
       "I've opened a missing-parcel claim, and our dispatch team will email you within 1 working day.",

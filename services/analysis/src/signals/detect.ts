@@ -93,7 +93,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 49
+export const SIGNALS_VERSION = 50
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -216,6 +216,21 @@ export const THRESHOLDS = {
    * (bench/FINDINGS.md, signals-v48).
    */
   handoverContactHead: 0.7,
+  /**
+   * signals-v50: a weak handover (its margin under twice THRESHOLDS.handover, no unit the head reads as one)
+   * nobody asked for (no earlier end-user message asks for a person) and no unit of which says someone else
+   * will contact the end user (cues.ts, contactsUserOf) hands nothing over when the whole message lies at
+   * least this far nearer the social acts than the requests (its social margin, as isSocial reads it at
+   * SOCIAL_MARGIN): praise passed on ("That's lovely to hear, I'll pass it on to the team!", 0.130), a rating
+   * prompt ("How would you rate this chat? Reply 1 (poor) to 5 (great).", 0.115), an action done ("Got it!
+   * I've sent a set of … bearings out today…", 0.037). Chosen on the older half (development … fresh6): its
+   * one such false handover lies at 0.130, its highest such labelled one at −0.038 (a greeting menu with "•
+   * Talk to an agent", the conversation handed over by later messages too; shop-06's "Hi, this is Maria from
+   * delivery support…", alone, −0.081); zero, the margin's own sign (as `assents` reads it), lies between.
+   * Confirmed on the newer half (fresh7 … fresh14): false at 0.115, 0.037, 0.010 (taken) and −0.025, −0.153
+   * (left), its highest such labelled one at −0.048 (bench/FINDINGS.md, signals-v50).
+   */
+  handoverSocialWeak: 0,
   failure: 0.08,
   clarification: 0.06,
   frustration: 0.06,
@@ -965,11 +980,32 @@ export function detectSignals(
       offered?.asks === true && handoverSaid(offered) === undefined && talk.slice(offer + 1, k).every(assents)
     )
   }
+  // signals-v50: a weak handover (as carriesOutOffer reads it) that takes up no request for a person (no
+  // earlier end-user message asks for one: escalationAsked) and says no one else will contact the end user
+  // (no unit of cues.ts contactsUserOf) must stand on its own, and one nearer the social acts than the
+  // requests (social margin ≥ THRESHOLDS.handoverSocialWeak) does not: praise passed on, a rating prompt, an
+  // action done ("That's lovely to hear, I'll pass it on to the team!"). A handover that answers a request
+  // opens on assent ("Of course…", "Sure!…", "Please hold, I'm transferring you…") and may read as near the
+  // social acts; it stands as before.
+  const socialUnasked = (m: ConversationMessage) => {
+    const c = m.cues!
+    const units = c.handoverUnits
+    if (
+      units === undefined ||
+      handoverMargin(c)! >= 2 * t.handover ||
+      units.some((u) => u.head >= t.handoverHead || u.contacts === true) ||
+      c.social < t.handoverSocialWeak
+    )
+      return false
+    const k = talk.indexOf(m)
+    return !talk.slice(0, k).some((u) => u.role === 'user' && escalationAsked(u.cues) !== undefined)
+  }
   const handedOver = (m: ConversationMessage) =>
     m.role === 'assistant' &&
     m.cues?.refusesHandover !== true &&
     handoverSaid(m.cues) !== undefined &&
     !isSocial(m) &&
+    !socialUnasked(m) &&
     !answersOn(m) &&
     !carriesOutOffer(m) &&
     !pointsElsewhere(m)

@@ -1267,6 +1267,28 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads no handover in a rating prompt nobody asked a person for, and keeps a friendly one (signals-v50)', async () => {
+    // The prompt lies 0.107 nearer the handover anchors than the answers (weak, the head 0.24) and nearer the
+    // social acts than the requests: a handover before signals-v50.
+    const failed: Turn[] = [
+      ['user', 'do you have the blue one in a size 8'],
+      ['assistant', 'Sorry, I could not find that item.'],
+    ]
+    const rated = await signals(...failed, [
+      'assistant',
+      'Before you go, how would you rate this chat? Reply with a number from 1 (bad) to 5 (excellent).',
+    ])
+    expect(rated).not.toContain('escalation')
+    expect(rated).toContain('bot_failure')
+    // A handover in a friendly opener, as near the social acts, stands: the head reads its sentence as one.
+    expect(
+      await signals(
+        ['user', 'my order came without the charger'],
+        ['assistant', 'Great, thanks! One of our advisers will join this chat in a moment.'],
+      ),
+    ).toContain('escalation')
+  })
+
   it('abandons a conversation ending on a short question left unanswered, not on a thanks', async () => {
     const asked = await settledSignals(
       ['user', 'what time does the pool open on weekdays?'],
