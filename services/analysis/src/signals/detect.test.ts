@@ -261,6 +261,42 @@ describe('conversation signals: the decision', () => {
     expect(THRESHOLDS.frustrationSureSentenceDispleasure).toBeLessThan(THRESHOLDS.frustrationFirstDispleasure)
   })
 
+  it("reads a first report's whole by the head alone only at its surer bound; a reply's at the sure one (signals-v51)", () => {
+    // "no milk this morning again": the head 0.91 on the whole, the anchors −0.268, no other gate passed.
+    const plainly = (head: number, displeasure: number | null = 0.4) => ({
+      frustration: -0.268,
+      emotionFrustration: head,
+      frustrationUnits: [{ head, margin: -0.268, ...(displeasure === null ? {} : { displeasure }) }],
+    })
+    const fires = (turns: Parameters<typeof conversation>) =>
+      names(conversation(...turns), at(5)).includes('frustration')
+    const first = (head: number, displeasure: number | null = 0.4) =>
+      fires([
+        ['user', plainly(head, displeasure)],
+        ['assistant', {}],
+      ])
+    expect(first(0.91)).toBe(false)
+    expect(first(THRESHOLDS.frustrationSureFirst - 0.001)).toBe(false)
+    // Surer ("you've charged me twice again. sort it out", 0.958): frustration whatever the anchors say.
+    expect(first(THRESHOLDS.frustrationSureFirst)).toBe(true)
+    // The emotion heads read the displeasure as expressed ("Two weeks late. Not great.", 0.903, 0.58).
+    expect(first(0.903, THRESHOLDS.frustrationSureFirstDispleasure - 0.001)).toBe(false)
+    expect(first(0.903, THRESHOLDS.frustrationSureFirstDispleasure)).toBe(true)
+    // Cues scored without the emotion heads: the sure bound as before; under it, nothing.
+    expect(first(0.91, null)).toBe(true)
+    expect(first(THRESHOLDS.frustrationSure - 0.001, null)).toBe(false)
+    // In a reply the service's answer gives the target: the sure bound holds as before.
+    expect(
+      fires([
+        ['user', {}],
+        ['assistant', {}],
+        ['user', plainly(0.91)],
+        ['assistant', {}],
+      ]),
+    ).toBe(true)
+    expect(THRESHOLDS.frustrationSureFirst).toBeGreaterThan(THRESHOLDS.frustrationSure)
+  })
+
   it("reads a conversation ending on the end user's reply to a failed turn as frustration on the head's reading alone (signals-v44)", () => {
     // "THAT DOESNT ANSWER MY QUESTION": the head 0.79, the anchors −0.146 (under a reply's −0.03 and its sure gate's −0.09).
     const h = THRESHOLDS.frustrationParting

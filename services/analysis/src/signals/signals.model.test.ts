@@ -1638,6 +1638,32 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('frustration')
   })
 
+  it('reads no frustration in a first report of a fault told plainly that the head alone reads 0.90 … 0.94; frustration at its surer reading, or in a reply (signals-v51)', async () => {
+    // Faults told plainly: the head reads the whole 0.936 (nearer the frustration anchors by 0.018, short of
+    // the first report's 0.03) and 0.902 (−0.183), the emotion heads 0.46 and 0.38; no other gate passed.
+    // ("Two weeks late. Not great.", 0.903 with the emotion heads at 0.58, stays frustration: signals-v19's case.)
+    for (const plain of ['nobody came to read the meter this morning', "the courier didn't come yesterday"]) {
+      const [whole] = await firstReportUnits(plain)
+      expect(whole!.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSure)
+      expect(whole!.head).toBeLessThan(THRESHOLDS.frustrationSureFirst)
+      expect(whole!.displeasure).toBeLessThan(THRESHOLDS.frustrationSureFirstDispleasure)
+      expect(await signals(['user', plain])).not.toContain('frustration')
+      // The same words in a reply to the service's answer: its sure bound, as before.
+      expect(
+        await signals(
+          ['user', 'hi, a question about a visit'],
+          ['assistant', 'Of course! What would you like to know?'],
+          ['user', plain],
+        ),
+      ).toContain('frustration')
+    }
+    // Blame in the second person the head is surer of (0.958 at −0.415): frustration whatever the anchors say.
+    const blame = "you've charged me twice again. sort it out"
+    const [whole] = await firstReportUnits(blame)
+    expect(whole!.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationSureFirst)
+    expect(await signals(['user', blame])).toContain('frustration')
+  })
+
   it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
     const order: Turn = ['user', 'my order never arrived']
     const greeting: Turn = ['assistant', 'Hi there! What can I do for you?']
