@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
-import { socialMargin } from '../topics/requests.ts'
+import { SOCIAL_ANCHORS, socialMargin } from '../topics/requests.ts'
 import { dot, normalized, type Vector } from '../topics/vectors.ts'
 import {
   cuesOf,
@@ -258,6 +258,47 @@ describe("a message's cues", () => {
     expect(without!.cues.frustrationUnits!.map((u) => u.head)).toEqual(
       scored!.cues.frustrationUnits!.map((u) => u.head),
     )
+  })
+
+  it('read an end user\'s message as opening on a thanks by its first sentence\'s nearest social anchor, not before "but" (signals-v52)', async () => {
+    const axis = (k: number) => normalized(Float32Array.from({ length: 384 }, (_, i) => (i === k ? 1 : 0)))
+    const [thanks, request, ok] = [axis(0), axis(1), axis(2)]
+    const anchors = farAnchorsBut({
+      social: SOCIAL_ANCHORS.map((a) => (a === 'thanks' ? thanks : a === 'ok' ? ok : unit())),
+      request: [request],
+    })
+    // "thanks." lies on the thanks anchor, "ok." on "ok", "thanks?" between the thanks and a request (social
+    // margin 0, under SOCIAL_MARGIN); every other unit on the request anchor.
+    const near = new Map([
+      ['thanks.', thanks],
+      ['thanks', thanks],
+      ['ok.', ok],
+      ['thanks?', normalized(Float32Array.from({ length: 384 }, (_, i) => (i < 2 ? 1 : 0)))],
+    ])
+    const embed = async (ts: readonly string[]) => ts.map((t) => near.get(t) ?? request)
+    const texts = [
+      'thanks. also, do you take glass?',
+      "thanks, but that's not what I asked",
+      'thanks. but it is still broken',
+      'thanks. ok but what about the lid?',
+      'ok. can we bring the dog?',
+      'thanks? can we bring the dog?',
+      'thanks',
+    ]
+    const cues = await cuesOf(
+      texts.map((content) => ({ role: 'user' as const, content })),
+      anchors,
+      embed,
+    )
+    expect(cues.map((c) => c!.cues.thanksFirst === true)).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ])
   })
 
   it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {

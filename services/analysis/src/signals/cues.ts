@@ -1,5 +1,5 @@
 import type { MessageRole } from '../analyzer.ts'
-import { REQUEST_ANCHORS, SOCIAL_ANCHORS } from '../topics/requests.ts'
+import { REQUEST_ANCHORS, SOCIAL_ANCHORS, SOCIAL_MARGIN, THANKS_ANCHORS } from '../topics/requests.ts'
 import { addInto, dot, normalized, type Vector } from '../topics/vectors.ts'
 import {
   ANSWER_ANCHORS,
@@ -94,6 +94,13 @@ export interface MessageCues {
    * is not read as ignoring it (detect.ts, the margin tiers of repetition).
    */
   readonly followsOn?: boolean
+  /**
+   * End user (signals-v52): opens on a thanks and goes on without "but" ("thanks. also, do you take glass?",
+   * "ok thanks. can we bring our dog?": thanksFirstOf). Its first sentence of several is nearest a thanks among
+   * the social anchors (requests.ts, THANKS_ANCHORS) at a social margin of SOCIAL_MARGIN or more; "thanks, but
+   * that's not what I asked" goes on with "but". Such a request builds on the answer, as followsOn's does.
+   */
+  readonly thanksFirst?: boolean
   /**
    * End user (signals-v41): the question form the message opens on, as a fingerprint (asksAsOf: "when", "how much",
    * "can i cancel"). A request ending on "then" that asks in the form of the earlier request it is compared
@@ -595,6 +602,7 @@ export function cuesFrom(
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       ...(contestsOf(m.content) ? { contests: true } : {}),
       ...(followsOnOf(m.content) ? { followsOn: true } : {}),
+      ...(thanksFirstOf(units[i]!, similarities, anchors) ? { thanksFirst: true } : {}),
       ...(asksAs !== undefined ? { asksAs } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
@@ -930,6 +938,38 @@ export function contestsOf(text: string): boolean {
 export function followsOnOf(text: string): boolean {
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
   return /(?<!\b(?:by|until|till|since|from|before|after|back)\s+)\bthen\s*(?:[,.?!]|$)/mu.test(t)
+}
+
+/** Where THANKS_ANCHORS lie in SOCIAL_ANCHORS, which SignalAnchors.social embeds in order. */
+const THANKS_AT = new Set(THANKS_ANCHORS.map((a) => SOCIAL_ANCHORS.indexOf(a)))
+
+/**
+ * signals-v52: the end user opens on a thanks and goes on without "but": the first sentence of several (unitsOf:
+ * the whole first, then the sentences) is nearest a thanks among the social anchors (THANKS_ANCHORS) and is
+ * social (its nearest social anchor at least SOCIAL_MARGIN nearer than its nearest request anchor), and neither it
+ * nor the next sentence, after any "ok", "oh", "and" or "so", says "but" (sentencesOf splits "thanks, but…" there).
+ * "thanks. also, do you take glass?" and "ok thanks. can we bring our dog?" take the answer and go on; "Thank you,
+ * but what I need to know is…" and "thanks. but it still fails" contest it. Read by the model, the "but" from the
+ * words, as sentencesOf and asksAgainOf read it.
+ */
+export function thanksFirstOf(
+  units: readonly string[],
+  similarities: readonly ((anchor: Vector) => number)[],
+  anchors: Pick<SignalAnchors, 'social' | 'request'>,
+): boolean {
+  if (units.length < 3 || similarities.length < 3) return false
+  const first = similarities[1]!
+  let nearestSocial = -Infinity
+  let at = -1
+  anchors.social.forEach((a, k) => {
+    const similarity = first(a)
+    if (similarity > nearestSocial) {
+      nearestSocial = similarity
+      at = k
+    }
+  })
+  if (!THANKS_AT.has(at) || nearestSocial - nearestBy(first, anchors.request) < SOCIAL_MARGIN) return false
+  return !/\bbut\b/iu.test(units[1]!) && !/^\W*(?:(?:ok|okay|oh|and|so)\W+)*but\b/iu.test(units[2]!)
 }
 
 /**

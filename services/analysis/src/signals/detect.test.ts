@@ -642,6 +642,16 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 50, { followsOn: true })).toBe(true)
   })
 
+  it('reads no repetition by the margin tiers in a request that opens on a thanks without "but" (signals-v52)', () => {
+    // cos 0.42 to the first request, -0.91 to the answer: "ok thanks. can we bring our dog on the santa train?"
+    // takes the answer and asks on.
+    expect(rep(-90, 65, { thanksFirst: true })).toBe(false)
+    expect(rep(-90, 65, { thanksFirst: true, question: true })).toBe(false)
+    // Saying it asks again outweighs it, and so does a similarity of repetitionNearest (cos 0.64).
+    expect(rep(-90, 65, { thanksFirst: true, reasks: 0.2 })).toBe(true)
+    expect(rep(-90, 50, { thanksFirst: true })).toBe(true)
+  })
+
   it('reads a question ending on "then" asked in the earlier request\'s own form by the margin tiers (signals-v41)', () => {
     // cos 0.42 to the first request, -0.91 to the answer: "so when is it coming then?" after "when will my
     // sofa be delivered?" asks it again; signals-v39 read a consequence.
@@ -657,6 +667,8 @@ describe('conversation signals: the decision', () => {
       ).includes('repetition')
     const when = asksAsOf('when will my sofa be delivered?')!
     expect(rep({ asksAs: when }, { followsOn: true, question: true, asksAs: when })).toBe(true)
+    // signals-v52: so does "thanks. when is it coming?" after it.
+    expect(rep({ asksAs: when }, { thanksFirst: true, question: true, asksAs: when })).toBe(true)
     // Another form ("can i talk to someone then"), or no question: the consequence stands.
     expect(rep({ asksAs: when }, { followsOn: true, question: true, asksAs: 'other' })).toBe(false)
     expect(rep({ asksAs: when }, { followsOn: true, question: true })).toBe(false)

@@ -41,7 +41,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   earlier by THRESHOLDS.repetitionIgnores; or, signals-v29, as THRESHOLDS.repetitionQuestion when the later is a
  *   question, "ok but what would you pay for one?", and nearer the earlier by THRESHOLDS.repetitionIgnores;
  *   signals-v39: not by the tiers of THRESHOLDS.repetitionIgnores when the later draws a consequence from
- *   the answer, "so i just keep waiting then", unless, signals-v41, it is a question in the earlier request's own
+ *   the answer, "so i just keep waiting then", or, signals-v52, opens on a thanks without "but", cues.ts
+ *   thanksFirstOf: "ok thanks. can we bring our dog?", unless, signals-v41, it is a question in the earlier request's own
  *   form, cues.ts asksAsOf: "when will my sofa be delivered?", "so when is it coming then?"; signals-v45: not from
  *   THRESHOLDS.repetitionNearest up when the later is the next question in the earlier's form after an answer to it,
  *   asksNext: "what time do you open on saturday?", "We open at 9am on Saturdays.", "what time do you close then?";
@@ -95,7 +96,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 51
+export const SIGNALS_VERSION = 52
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1147,7 +1148,10 @@ export function detectSignals(
           later.cues?.question === true &&
           later.cues.asksAs !== undefined &&
           later.cues.asksAs === earlier.cues?.asksAs
-        const followsOn = later.cues?.followsOn === true && !asksAgainAsBefore
+        // signals-v52: so does one that opens on a thanks and goes on without "but" ("ok thanks. can we bring our
+        // dog on the santa train?": cues.ts, thanksFirstOf).
+        const followsOn =
+          (later.cues?.followsOn === true || later.cues?.thanksFirst === true) && !asksAgainAsBefore
         // signals-v45: a request in no words but the earlier one's, none of them said between, after an answer
         // that asked nothing ("how much is the large one?", "The small one is £12.", "and the large one?":
         // asksOver), ignores the answer as clearly as the margin tier reads.

@@ -374,6 +374,30 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a request opening on a thanks as building on the answer; a thanks followed by "but" as asking again (signals-v52)', async () => {
+    // 0.529 similar to the first request, 0.303 to the answer: signals-v51 read it as ignoring the answer (the
+    // margin tier). Its first sentence lies nearest a thanks among the social anchors: it takes the answer and asks on.
+    expect(
+      await signals(
+        ['user', 'do you deliver to scotland?'],
+        ['assistant', 'Yes, we ship everywhere on the UK mainland, Highlands included.'],
+        ['user', 'thanks! also, do you deliver on sundays?'],
+      ),
+    ).not.toContain('repetition')
+    // After an answer beside the point, a thanks that goes on with "but" sets it aside and asks again: 0.439
+    // and 0.045, repetition by the same tier (without the "but" test it would read as building on the answer).
+    const offPoint = [
+      ['user', 'can my order be left with a neighbour if im out?'],
+      ['assistant', 'Our sourdough is baked fresh every morning with organic flour.'],
+    ] as const
+    expect(await signals(...offPoint, ['user', 'thanks, but can it be left next door'])).toContain(
+      'repetition',
+    )
+    expect(
+      await signals(...offPoint, ['user', "thanks, but that's not what I asked. can it be left next door?"]),
+    ).toContain('repetition')
+  })
+
   it('reads a consequence drawn from a failed answer as no repetition, the report told again as one (signals-v39)', async () => {
     // 0.39 similar to the first report and far from the answer (margin 0.41): signals-v38 read it as asked
     // again. Its closing "then" takes the answer as given.

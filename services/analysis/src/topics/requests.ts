@@ -16,6 +16,19 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * on its test split, DSTC11 and GoEmotions (bench/requests.ts, bench/FINDINGS.md).
  */
 
+/**
+ * The thanks among the social acts (SOCIAL_ANCHORS keeps them in its list): a unit whose nearest social anchor
+ * is one of these, at a social margin of SOCIAL_MARGIN or more, thanks (signals-v52, cues.ts thanksFirst).
+ */
+export const THANKS_ANCHORS: readonly string[] = [
+  'thanks',
+  'thank you',
+  'thank you so much for your help',
+  'thanks, that was helpful',
+  'much appreciated',
+  'great, thanks a lot',
+]
+
 /** Social acts: what a conversation is made of around its requests. */
 export const SOCIAL_ANCHORS: readonly string[] = [
   // greetings and pleasantries
@@ -28,12 +41,7 @@ export const SOCIAL_ANCHORS: readonly string[] = [
   "I'm fine, and you?",
   'nice to meet you',
   // thanks
-  'thanks',
-  'thank you',
-  'thank you so much for your help',
-  'thanks, that was helpful',
-  'much appreciated',
-  'great, thanks a lot',
+  ...THANKS_ANCHORS,
   // acknowledgements
   'ok',
   'okay cool',
