@@ -80,8 +80,11 @@ interface Read {
 
 async function read(texts: readonly string[]): Promise<Read[]> {
   const vectors = await model.embed(texts)
-  const placed = await requestEmbeddings(texts, vectors, { social, request, anyRequest }, (t) =>
-    model.embed(t),
+  const placed = await requestEmbeddings(
+    texts,
+    vectors,
+    { social, request, otherRequest: anyRequest.slice(REQUEST_ANCHORS.length) },
+    (t) => model.embed(t),
   )
   return texts.map((text, i) => {
     const p = placed[i]

@@ -305,7 +305,7 @@ for (const set of scoredSets) {
   const placed = await requestEmbeddings(
     set.scored.map((s) => s.text),
     set.scored.map((s) => s.vector),
-    { ...anchors, anyRequest: replyAnchors.request },
+    { ...anchors, otherRequest: replyAnchors.request.slice(REQUEST_ANCHORS.length) },
     (texts) => model.embed(texts),
   )
   for (const social of [false, true]) {

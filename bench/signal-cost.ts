@@ -34,6 +34,8 @@ import * as currentCues from '../services/analysis/src/signals/cues.ts'
 import * as currentDetect from '../services/analysis/src/signals/detect.ts'
 import { GENERIC_REQUESTS } from '../services/analysis/src/signals/generic-requests.ts'
 import { termsOf } from '../services/analysis/src/signals/terms.ts'
+import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
+import * as currentRequests from '../services/analysis/src/topics/requests.ts'
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { type CapturedMessage, conversationOf, loadSet, SET_NAMES, type SetName } from './quality/datasets.ts'
@@ -64,10 +66,12 @@ const setNames: (SetName | 'signals')[] =
 
 type CuesModule = typeof currentCues
 type DetectModule = typeof currentDetect
+type RequestsModule = typeof currentRequests
 interface Variant {
   readonly name: string
   readonly cues: CuesModule
   readonly detect: DetectModule
+  readonly requests: RequestsModule
 }
 
 /** services/analysis/src at `rev`, extracted once, its signal modules imported beside this checkout's. */
@@ -86,10 +90,16 @@ async function variantAt(rev: string): Promise<Variant> {
     name: commit,
     cues: (await import(path.join(signals, 'cues.ts'))) as CuesModule,
     detect: (await import(path.join(signals, 'detect.ts'))) as DetectModule,
+    requests: (await import(path.join(dir, 'services/analysis/src/topics/requests.ts'))) as RequestsModule,
   }
 }
 
-const current: Variant = { name: 'this checkout', cues: currentCues, detect: currentDetect }
+const current: Variant = {
+  name: 'this checkout',
+  cues: currentCues,
+  detect: currentDetect,
+  requests: currentRequests,
+}
 const variants = values.base ? [await variantAt(values.base), current] : [current]
 
 const analyzer = await createSemanticAnalyzer({
@@ -99,6 +109,16 @@ const analyzer = await createSemanticAnalyzer({
 })
 const semantic: SemanticAbilities = analyzer.semantic
 const anchors = await currentCues.embedSignalAnchors(semantic.embedTexts)
+// The topics' request gate's anchors, as providers/semantic.ts embeds them (the analyzer thread). Both the
+// earlier interface (anyRequest: requests of every kind) and the later (otherRequest: those after the support
+// requests) are given, so that either revision reads its own.
+const replyRequests = await semantic.embedTexts(REPLY_REQUEST_ANCHORS)
+const gateAnchors = {
+  social: await semantic.embedTexts(currentRequests.TOPIC_SOCIAL_ANCHORS),
+  request: await semantic.embedTexts(currentRequests.REQUEST_ANCHORS),
+  anyRequest: replyRequests,
+  otherRequest: replyRequests.slice(currentRequests.REQUEST_ANCHORS.length),
+}
 
 /** CPU microseconds (user + system) that `work` takes. */
 function cpuOf(work: () => void): number {
@@ -235,6 +255,46 @@ for (const setName of setNames) {
     )
   }
 
+  // The topics' request gate (topics/requests.ts requestEmbeddings), which providers/semantic.ts runs in the
+  // analyzer thread on every end-user message with a letter, each job's (no memo by text): its clauses
+  // embedded beforehand, so that only the gate's own CPU is timed.
+  const gated = conversations
+    .flat()
+    .filter((m) => m.role === 'user' && m.content.trim() !== '' && /\p{L}/u.test(m.content))
+    .map((m) => m.content.trim())
+  const gatedVectors = await semantic.embedTexts(gated)
+  const clauseTexts = [...new Set(gated.flatMap((t) => currentRequests.clausesOf(t)))]
+  const clauseOf = new Map(
+    (await semantic.embedTexts(clauseTexts)).map((v, i) => [clauseTexts[i]!, v] as const),
+  )
+  const clausesEmbedded = async (texts: readonly string[]) => texts.map((t) => clauseOf.get(t)!)
+  const gateWith = (v: Variant) =>
+    v.requests.requestEmbeddings(gated, gatedVectors, gateAnchors, clausesEmbedded)
+  const gateOut = await Promise.all(variants.map(gateWith))
+  const gateBits = (out: Awaited<ReturnType<typeof gateWith>>) =>
+    JSON.stringify(out.map((p) => (p ? [p.margin, [...new Uint32Array(p.embedding.buffer)]] : null)))
+  if (variants.length === 2) {
+    const same = gateBits(gateOut[0]!) === gateBits(gateOut[1]!)
+    console.log(
+      `  the request gate's margins and embeddings of both identical, bit for bit: ${same ? 'yes' : 'NO'}`,
+    )
+  }
+  const gateCpu = new Map(variants.map((v) => [v, [] as number[]]))
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? variants : [...variants].reverse()
+    for (const v of order) gateCpu.get(v)!.push(await cpuOfAsync(() => gateWith(v)))
+  }
+  const requestsPlaced = gateOut.at(-1)!.filter((p) => p !== undefined).length
+  console.log(
+    `  the topics' request gate (requestEmbeddings, analyzer thread), ${gated.length} messages gated, ${requestsPlaced} placed: CPU µs per end-user message (median of rounds, min–max)`,
+  )
+  for (const v of variants) {
+    const xs = gateCpu.get(v)!
+    console.log(
+      `    ${v.name.padEnd(46)} ${perMessage(median(xs))}  (${perMessage(Math.min(...xs)).trim()}–${perMessage(Math.max(...xs)).trim()})`,
+    )
+  }
+
   // The cues' parts, each alone on the same texts (this checkout's helpers): what the service's main thread
   // spends per end-user message on each, summed over the distinct texts it scores.
   const c = currentCues
@@ -245,10 +305,13 @@ for (const setName of setNames) {
     .map((m, i) => ({ m, u: units[i]! }))
     .filter((x) => x.m.role === 'assistant' && x.u.length > 0)
   const userVectors: Vector[] = []
+  const userWholes: Vector[] = []
+  const socialAndRequest = [...anchors.social, ...anchors.request]
   let at = 0
   for (const [i, m] of distinct.entries()) {
     const n = units[i]!.length
     if (m.role === 'user') userVectors.push(...vectors.slice(at, at + n))
+    if (m.role === 'user' && n > 0) userWholes.push(vectors[at]!)
     at += n
   }
   const userAnchors = [
@@ -287,6 +350,10 @@ for (const setName of setNames) {
     [
       `user: anchor similarities (${userAnchors.length} anchors a unit)`,
       part(userVectors, (v) => userAnchors.reduce((sum, a) => sum + dot(v, a), 0)),
+    ],
+    [
+      "user: the whole message's social + request similarities (the gate reads them too, in its thread)",
+      part(userWholes, (v) => socialAndRequest.reduce((sum, a) => sum + dot(v, a), 0)),
     ],
     ['user: frustration head (each unit)', part(userVectors, (v) => semantic.frustrationOf?.(v))],
     ['user: escalation head (each unit)', part(userVectors, (v) => semantic.escalationOf?.(v))],

@@ -74,6 +74,8 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     answer: await model.embed(ANSWER_ANCHORS),
     request: await model.embed(REPLY_REQUEST_ANCHORS),
   }
+  // REPLY_REQUEST_ANCHORS are REQUEST_ANCHORS and then requests of other kinds: the gate reads the latter apart.
+  const otherRequest = replyAnchors.request.slice(REQUEST_ANCHORS.length)
 
   const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
 
@@ -141,7 +143,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     const placed = await requestEmbeddings(
       texts,
       toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
-      { ...anchors, anyRequest: replyAnchors.request },
+      { ...anchors, otherRequest },
       embedTexts,
     )
     // A request read alone may answer the bot's question just before it ("Tuesday, 10 if possible" after

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { REPLY_REQUEST_ANCHORS } from './answers.ts'
 import {
   clausesOf,
   FOLLOW_UP_MARGIN,
   isDatum,
   isSocial,
+  REQUEST_ANCHORS,
   requestEmbeddings,
   requestsMakingTopics,
   SOCIAL_MARGIN,
@@ -76,7 +78,7 @@ describe('only requests make topics: the decision', () => {
     const placed = await requestEmbeddings(
       texts,
       texts.map((t) => vectors[t]!),
-      { ...anchors, anyRequest: anyKind.request },
+      { ...anchors, otherRequest: [unit(0, 0, 0, 1)] },
       embed,
     )
     // The greeting's clause is left out of where the message goes, and of how clearly it asks.
@@ -92,6 +94,54 @@ describe('only requests make topics: the decision', () => {
     expect(placed[3]!.margin).toBeLessThan(socialMargin(music, anchors) - 0.5)
     // Only the messages social as a whole are split and embedded again.
     expect(embedded).toEqual(['hi', 'where is my parcel', 'ok', 'thanks'])
+  })
+  it('gives each request the margins socialMargin gives, bit for bit, each anchor compared once', async () => {
+    // Issue 31: the nearest social anchor is read once for the gate and for how clearly a request asks, and
+    // the nearest request of any kind is the nearer of the support requests' and the others' nearest.
+    let seed = 7
+    const random = () => {
+      seed = (seed * 16807) % 2147483647
+      return seed / 2147483647 - 0.5
+    }
+    const vector = () => normalized(Float32Array.from({ length: 16 }, random))
+    const many = (n: number) => Array.from({ length: n }, vector)
+    const wide = { social: many(9), request: many(5), otherRequest: many(4) }
+    const anyKind = { social: wide.social, request: [...wide.request, ...wide.otherRequest] }
+    // Half the messages near a social anchor (social as a whole, so read clause by clause), half anywhere.
+    const nearSocial = (i: number) => {
+      const v = Float32Array.from(wide.social[i % 9]!)
+      for (const [k, x] of vector().entries()) v[k]! += 0.2 * x
+      return normalized(v)
+    }
+    const vectors = Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? nearSocial(i) : vector()))
+    const texts = vectors.map((_, i) => `message ${i}, clause ${i}a, clause ${i}b`)
+    const clauses = new Map<string, Float32Array>()
+    const embed = async (t: readonly string[]) =>
+      t.map(
+        (x) => clauses.get(x) ?? clauses.set(x, x.endsWith('a') ? nearSocial(x.length) : vector()).get(x)!,
+      )
+    const placed = await requestEmbeddings(texts, vectors, wide, embed)
+    let [requests, byClause] = [0, 0]
+    for (const [i, p] of placed.entries()) {
+      if (socialMargin(vectors[i]!, wide) < SOCIAL_MARGIN) {
+        requests++
+        expect(p!.margin).toBe(socialMargin(vectors[i]!, anyKind))
+        continue
+      }
+      const asking = clausesOf(texts[i]!)
+        .map((c) => clauses.get(c)!)
+        .filter((v) => socialMargin(v, wide) < SOCIAL_MARGIN)
+      if (asking.length === 0) expect(p).toBeUndefined()
+      else {
+        byClause++
+        expect(p!.margin).toBe(Math.min(...asking.map((v) => socialMargin(v, anyKind))))
+      }
+    }
+    expect(requests).toBeGreaterThan(20)
+    expect(byClause).toBeGreaterThan(20)
+  })
+  it('reads the support requests first among the requests of every kind, as the analyzer slices them', () => {
+    expect(REPLY_REQUEST_ANCHORS.slice(0, REQUEST_ANCHORS.length)).toEqual(REQUEST_ANCHORS)
   })
   it('takes a text whose every word holds a digit for data, and a text with one word without a digit for words', () => {
     for (const text of ['CB-7781', 'LS6 2QT', '201K', 'PX44019283GB', '12/03 14:30', ' HC30417. ', '£49.99'])
@@ -112,7 +162,7 @@ describe('only requests make topics: the decision', () => {
     const placed = await requestEmbeddings(
       texts,
       texts.map((t) => vectors[t]!),
-      { ...anchors, anyRequest: anchors.request },
+      { ...anchors, otherRequest: [] },
       async (t) => t.map((x) => vectors[x]!),
     )
     expect(placed[0]).toBeUndefined()
