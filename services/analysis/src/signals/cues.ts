@@ -720,6 +720,18 @@ function paddedLower(text: string): string {
  */
 const CANNOT_FORMS =
   " can't| cannot| can not| couldn't| could not| won't be able to| will not be able to|'m unable to| am unable to|'m not able to| am not able to"
+/** signals-v53: an adverb of degree between a negation and its verb ("didn't quite", "don't really", "not fully"). */
+const DEGREE = '(?:quite|really|fully|entirely|totally|completely|exactly|actually)'
+/** "I didn't (quite) understand / get / catch / follow", "I don't (really) know", "I don't recognise". */
+const NEGATED_KNOWING = new RegExp(
+  `\\bi (?:don't|do not|didn't|did not)(?: ${DEGREE})? (?:know|understand|get|catch|follow|recogni[sz]e)\\b`,
+  'u',
+)
+/** "I'm not (quite) understanding / following", "I'm not (entirely) sure". */
+const NOT_UNDERSTANDING = new RegExp(
+  `\\bi(?:'m| am) not(?: ${DEGREE})? (?:understanding|following|sure)\\b`,
+  'u',
+)
 /** A first-person inability, present, future or past, then its verb (captured). */
 const CANNOT = new RegExp(
   `\\bi(?:${CANNOT_FORMS}| was unable to| wasn't able to| was not able to) (\\w+)`,
@@ -738,6 +750,9 @@ const REFUSES_HANDOVER = new RegExp(
  * access or answer (signals-v34: or anything else it has not, "I don't have counter rates"), or (signals-v13)
  * can only answer, help or deal with something else ("Sorry, I can only help with deliveries": the bot's scope
  * stated to say no; signals-v34, "that's outside what I can help with", "not something I can advise on").
+ * signals-v53: an adverb of degree in the negation ("I didn't quite follow that"), the progressive ("I'm not
+ * understanding"), "beyond me", the scope in other tenses ("not something I've been trained on yet") and a
+ * search that found no answer ("No good match found in KB.").
  * The grammar of the bot-failure definition, not words of a domain: a short failure stated in the domain's
  * words ("I'm unable to advise on overseas applications") has an embedding nearer the domain than any
  * failure anchor (bench/FINDINGS.md), but says "I'm unable to". Idioms of eagerness ("I can't wait to
@@ -747,8 +762,19 @@ export function inabilityOf(text: string): boolean {
   const t = paddedLower(text)
   for (const m of t.matchAll(CANNOT)) if (!EAGER.has(m[1]!)) return true
   return (
-    /\bi (?:don't|do not|didn't|did not) (?:know|understand|get|catch|follow|recogni[sz]e)\b/u.test(t) ||
+    // signals-v53: an adverb of degree may stand between the negation and the verb ("I didn't quite follow
+    // that", "I'm sorry, I didn't quite understand that" (Rasa's documented rephrase prompt), "I don't really
+    // know"), and the verb may be in the progressive ("I'm not understanding", Watson Assistant's default).
+    NEGATED_KNOWING.test(t) ||
+    NOT_UNDERSTANDING.test(t) ||
     /\bi(?:'m| am) (?:not sure|afraid i (?:don't|do not))\b/u.test(t) ||
+    // signals-v53: "beyond me", the first person as what a matter lies beyond ("that one's beyond me for now").
+    /\bbeyond me\b/u.test(t) ||
+    // signals-v53: the bot's search found no answer, said without a subject ("No good match found in KB.",
+    // QnA Maker's default answer; "no matching results were found").
+    /\bno (?:good |matching |relevant |exact )?(?:answers?|match(?:es)?|results?) (?:(?:was|were|could be) )?found\b/u.test(
+      t,
+    ) ||
     /\bi (?:can|am able to) only (?:answer|help|assist|deal)\b/u.test(t) ||
     /\bi (?:don't|do not) have (?:any |the |that |this |enough |much )?(?:[\w-]+ )?(?:information|info|details|data|access|answer|knowledge|visibility)\b/u.test(
       t,
@@ -762,6 +788,11 @@ export function inabilityOf(text: string): boolean {
     // "not something I can advise on"): such a sentence lies as near the answers as the failure anchors
     // (−0.14 … +0.06 on the development sets), its "I can help" read and its negation not.
     /(?:\bnot |n't )(?:something|anything) i (?:can|could|am able to|'m able to)\b|\b(?:beyond|outside(?: of)?) what i (?:can|could|am able to|'m able to)\b/u.test(
+      t,
+    ) ||
+    // signals-v53: the same scope in other tenses and verbs of the bot's own knowing or making: "not
+    // something I've been trained on yet", "not something I know about", "not anything I was built for".
+    /(?:\bnot |n't )(?:something|anything) (?:that )?i(?:'ve| have| was| am|'m)? (?:(?:been |yet )?(?:trained|taught|built|designed|set up|programmed)|(?:learned|learnt) about|know (?:about|of)|know)\b/u.test(
       t,
     ) ||
     // signals-v21: no one to hand over to, said of the people ("there's nobody available on chat", "our

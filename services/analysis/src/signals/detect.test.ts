@@ -1061,6 +1061,19 @@ describe('conversation signals: the decision', () => {
       "That's beyond what I can do in chat, sorry.",
       "I'm afraid that's not something I can advise on.",
       "Sadly that isn't anything I can check from here.",
+      // signals-v53: an adverb of degree in the negation, the progressive, "beyond me", the scope in other
+      // tenses, and a search that found no answer (platforms' documented fallbacks among them).
+      "I'm sorry, I didn't quite understand that. Could you rephrase?",
+      'Sorry, I didn’t really catch that, could you say it another way?',
+      "I don't fully know how that plan works, sorry.",
+      'Can you reword your statement? I am not understanding.',
+      "I'm not entirely sure what you mean.",
+      "Hmm, that's a bit beyond me at the moment!",
+      "That isn't something I've been taught about yet.",
+      "Sorry, that's not anything I was built for.",
+      "That's not something I know about, I'm afraid.",
+      'No good match found in KB.',
+      'Sorry, no matching results were found for "oak brackets".',
     ]) {
       expect(inabilityOf(said), said).toBe(true)
     }
@@ -1082,6 +1095,12 @@ describe('conversation signals: the decision', () => {
       "I don't have your order number yet: could you share it?",
       "You don't have to do anything else: it's all set.",
       'This is something I can sort out for you now.',
+      // signals-v53: a finding that is an answer, knowledge the bot has, an adverb that negates nothing.
+      'No fees were found on your last three statements.',
+      "That's something I know about: the warranty runs for two years.",
+      'I really understand how annoying a late parcel is.',
+      "I'm not quite done: one more detail and I'll book it.",
+      'Your order is beyond the 30-day returns window, but I can offer store credit.',
     ]) {
       expect(inabilityOf(said), said).toBe(false)
     }

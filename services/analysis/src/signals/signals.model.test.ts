@@ -891,6 +891,31 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(['bot_failure', 'abandonment'])
   })
 
+  it("reads platforms' documented fallbacks and chatty ones as bot failure; a clarifying question as none (signals-v53)", async () => {
+    // QnA Maker's documented default answer, and chatty fallbacks signals-v52 read as no failure: the adverb
+    // between the negation and the verb, "beyond me", the bot's scope in the perfect.
+    for (const fallback of [
+      'No good match found in KB.',
+      'Sorry, I didn’t quite follow that. Could you give me a bit more detail?',
+      'Oops, that one is beyond me for now! Could you word it differently?',
+      "Hmm, that's not something I've been trained on yet, sorry!",
+    ]) {
+      expect(
+        await signals(['user', 'how do I map the shared drive on my mac'], ['assistant', fallback]),
+        fallback,
+      ).toContain('bot_failure')
+    }
+    // The README's convention: a bot that says it did not catch something fails, even as it asks again
+    // ("Sorry, I didn't understand. Can you repeat that?" is both); a bare clarifying question does not.
+    const order = ['user', 'where is my order? it was meant to come yesterday'] as const
+    expect(
+      await signals(order, ['assistant', "I didn't quite catch your order number, could you type it again?"]),
+    ).toContain('bot_failure')
+    expect(
+      await signals(order, ['assistant', 'Could you tell me your order number? It starts with ORD.']),
+    ).not.toContain('bot_failure')
+  })
+
   it('does not read eagerness, a finding or an answer with an apology as bot failure', async () => {
     for (const answer of [
       "I can't wait to help! Your new router has been dispatched and arrives Thursday.",
