@@ -17,7 +17,11 @@
  * scored once), the detection (detect.ts detectSignals on each conversation, once: a job's commit) and the
  * cues' JSON written and read back (every message's, as a commit writes them and the decision reads them),
  * with its bytes. Then a table of the cues' parts, each timed alone on the same texts and vectors: the
- * lexical helpers, the anchors' similarities and the learned heads.
+ * lexical helpers, the anchors' similarities and the learned heads. The cues are given the analyzer's
+ * similarities of each end user's whole text to the social and request anchors, as the service's scorer passes
+ * them on (MessageAnalysis.anchorSimilarities). Then the topics' request gate (topics/requests.ts, the analyzer
+ * thread's, every end-user message) and the copy of the analyzer's results between threads (structuredClone),
+ * with and without those similarities.
  *
  * `--base REV` extracts services/analysis/src at REV (git archive, into bench/.cache/signal-cost) and times
  * its cuesFrom and detectSignals beside this checkout's, in alternating rounds in this one process (A/B
@@ -174,6 +178,13 @@ for (const setName of setNames) {
   ]
   const units = distinct.map(currentCues.unitsOf)
   const vectors = await semantic.embedTexts(units.flat())
+  // What the analyzer hands the cues (MessageAnalysis.anchorSimilarities: the topics' gate's similarities of an
+  // end user's whole text to the social and request anchors), as signals/scorer.ts passes them on: a revision
+  // without that parameter ignores them.
+  const analysed = await analyzer.analyzeMessages(distinct, {})
+  const given = distinct.map((m, i) =>
+    units[i]![0] === m.content.trim() ? analysed[i]!.anchorSimilarities : undefined,
+  )
   const scoreWith = (v: Variant) =>
     v.cues.cuesFrom(
       distinct,
@@ -185,6 +196,7 @@ for (const setName of setNames) {
       semantic.escalationOf,
       semantic.handoverOf,
       semantic.displeasureOf,
+      given,
     )
   const start = Date.UTC(2026, 0, 1)
   const settings = {
@@ -284,6 +296,17 @@ for (const setName of setNames) {
     const order = round % 2 === 0 ? variants : [...variants].reverse()
     for (const v of order) gateCpu.get(v)!.push(await cpuOfAsync(() => gateWith(v)))
   }
+  // The analyzer's results go to the main thread by structured clone: with and without the similarities.
+  const results = await analyzer.analyzeMessages(
+    conversations.flat().filter((m) => m.role === 'user'),
+    {},
+  )
+  const stripped = results.map(({ anchorSimilarities: _, ...rest }) => rest)
+  const cloneCpu: [number[], number[]] = [[], []]
+  for (let round = 0; round < rounds; round++) {
+    cloneCpu[0].push(cpuOf(() => structuredClone(stripped)))
+    cloneCpu[1].push(cpuOf(() => structuredClone(results)))
+  }
   const requestsPlaced = gateOut.at(-1)!.filter((p) => p !== undefined).length
   console.log(
     `  the topics' request gate (requestEmbeddings, analyzer thread), ${gated.length} messages gated, ${requestsPlaced} placed: CPU µs per end-user message (median of rounds, min–max)`,
@@ -294,6 +317,10 @@ for (const setName of setNames) {
       `    ${v.name.padEnd(46)} ${perMessage(median(xs))}  (${perMessage(Math.min(...xs)).trim()}–${perMessage(Math.max(...xs)).trim()})`,
     )
   }
+
+  console.log(
+    `  the analyzer's results copied to the main thread (structuredClone), CPU µs per end-user message: without / with anchorSimilarities ${perMessage(median(cloneCpu[0])).trim()} / ${perMessage(median(cloneCpu[1])).trim()}`,
+  )
 
   // The cues' parts, each alone on the same texts (this checkout's helpers): what the service's main thread
   // spends per end-user message on each, summed over the distinct texts it scores.

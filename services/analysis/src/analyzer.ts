@@ -89,6 +89,16 @@ export interface MessageAnalysis {
    * end user's answer captured later is judged against it, without the turn being embedded again.
    */
   readonly slotQuestion?: Float32Array
+  /**
+   * A semantic analyzer's, for an end user's message with a letter: the similarity of its whole text
+   * (`content.trim()`) to each of signals/cues.ts's social anchors (SOCIAL_ANCHORS, in order) and request
+   * anchors (REQUEST_ANCHORS), which the topics' request gate computed. The signal cues start from them
+   * instead of computing them again (signals/scorer.ts). Not stored.
+   */
+  readonly anchorSimilarities?: {
+    readonly social: Float64Array
+    readonly request: Float64Array
+  }
 }
 
 export interface AnalyzerInfo {

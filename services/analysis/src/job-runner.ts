@@ -298,7 +298,7 @@ export class AnalysisJobRunner {
     const prepared = await this.signalScorer.prepare(job.messages, context.signals)
     const { results, embeddings } = await semantic.analyzeAndEmbed(messages, context, prepared.texts)
     // Checked by the caller when the results are not the job's.
-    const cues = results.length === job.messages.length ? prepared.cues(embeddings) : []
+    const cues = results.length === job.messages.length ? prepared.cues(embeddings, results) : []
     return { results, cues }
   }
 

@@ -33,9 +33,11 @@ import {
   SLOT_QUESTION_ANCHORS,
 } from '../topics/answers.ts'
 import {
+  gateSimilarities,
   REQUEST_ANCHORS,
   requestEmbeddings,
   requestsMakingTopics,
+  SOCIAL_ANCHORS,
   TOPIC_SOCIAL_ANCHORS,
 } from '../topics/requests.ts'
 import { createTermExtractor } from '../topics/terms.ts'
@@ -75,7 +77,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     request: await model.embed(REPLY_REQUEST_ANCHORS),
   }
   // REPLY_REQUEST_ANCHORS are REQUEST_ANCHORS and then requests of other kinds: the gate reads the latter apart.
-  const otherRequest = replyAnchors.request.slice(REQUEST_ANCHORS.length)
+  const gateAnchors = { ...anchors, otherRequest: replyAnchors.request.slice(REQUEST_ANCHORS.length) }
 
   const embedTexts = cachedEmbedder((texts) => model.embed(texts), EMBEDDING_CACHE_SIZE)
 
@@ -140,11 +142,13 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     // do not, "what time is it?" does (issue 31). A message without a letter ("??", "👍") asks nothing.
     const toEmbed = messages.filter((m) => own.has(m) && /\p{L}/u.test(m.content))
     const texts = toEmbed.map((m) => m.content.trim())
+    const similarities = toEmbed.map((m) => gateSimilarities(userEmbeddings[own.get(m)!]!, gateAnchors))
     const placed = await requestEmbeddings(
       texts,
       toEmbed.map((m) => userEmbeddings[own.get(m)!]!),
-      { ...anchors, otherRequest },
+      gateAnchors,
       embedTexts,
+      similarities,
     )
     // A request read alone may answer the bot's question just before it ("Tuesday, 10 if possible" after
     // "which suits you?"): no topic of its own (rules-v6). The turn before a job's first message is the
@@ -178,6 +182,14 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     const byMessage = new Map<MessageToAnalyze, Float32Array>(
       toEmbed.flatMap((m, i) => (makesTopic[index.get(m)!] ? [[m, placed[i]!.embedding] as const] : [])),
     )
+    // The gate's similarities of the whole message to the social and request anchors, for the signal cues
+    // (signals/cues.ts reads the same anchors: SOCIAL_ANCHORS are TOPIC_SOCIAL_ANCHORS' first).
+    const social = (s: Float64Array) => s.subarray(0, SOCIAL_ANCHORS.length)
+    const request = (s: Float64Array) =>
+      s.subarray(TOPIC_SOCIAL_ANCHORS.length, TOPIC_SOCIAL_ANCHORS.length + REQUEST_ANCHORS.length)
+    const gated = new Map(
+      toEmbed.map((m, i) => [m, { social: social(similarities[i]!), request: request(similarities[i]!) }]),
+    )
     return messages.map((m, i): MessageAnalysis => {
       const embedding = byMessage.get(m)
       const lexical = sentiment.score(m.content)
@@ -188,7 +200,14 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
           ? { sentiment: { score: lexical, label: labelFor(lexical) } }
           : learned.analyze(userEmbeddings[at]!, lexical)
       const question = slotQuestions.get(m)
-      const result = { messageId: m.id, ...read, topics: [], ...(question ? { slotQuestion: question } : {}) }
+      const anchorSimilarities = gated.get(m)
+      const result = {
+        messageId: m.id,
+        ...read,
+        topics: [],
+        ...(question ? { slotQuestion: question } : {}),
+        ...(anchorSimilarities ? { anchorSimilarities } : {}),
+      }
       return embedding ? { ...result, embedding, terms: terms[i]! } : result
     })
   }

@@ -406,9 +406,8 @@ function customMarginBy(similarity: (anchor: Vector) => number, signal: CustomEx
   return similarity(signal.centre) - meanOfTop(signal.background.map(similarity), CUSTOM_NEAREST)
 }
 
-/** A unit's similarity to an anchor, each computed once. */
-function similarityTo(v: Vector): (anchor: Vector) => number {
-  const known = new Map<Vector, number>()
+/** A unit's similarity to an anchor, each computed once (or given: `known`). */
+function similarityTo(v: Vector, known = new Map<Vector, number>()): (anchor: Vector) => number {
   return (anchor) => {
     let similarity = known.get(anchor)
     if (similarity === undefined) {
@@ -417,6 +416,27 @@ function similarityTo(v: Vector): (anchor: Vector) => number {
     }
     return similarity
   }
+}
+
+/**
+ * A message's whole unit's similarities to the social and request anchors, computed elsewhere with the same
+ * vectors (providers/semantic.ts: the topics' request gate, in the analyzer thread): `social[k]` is its dot
+ * product with SOCIAL_ANCHORS[k]'s vector, `request[k]` with REQUEST_ANCHORS[k]'s.
+ */
+export interface GivenSimilarities {
+  readonly social: ArrayLike<number>
+  readonly request: ArrayLike<number>
+}
+
+/** The memo similarityTo starts from, keyed by this scorer's anchor vectors. */
+function knownOf(anchors: BuiltinAnchors, given: GivenSimilarities | undefined): Map<Vector, number> {
+  const known = new Map<Vector, number>()
+  // Of other anchors (another revision's lists): not read, computed here.
+  if (given?.social.length !== anchors.social.length || given.request.length !== anchors.request.length)
+    return known
+  for (const [k, a] of anchors.social.entries()) known.set(a, given.social[k]!)
+  for (const [k, a] of anchors.request.entries()) known.set(a, given.request[k]!)
+  return known
 }
 
 /** nearest() with the unit's similarities. */
@@ -509,7 +529,8 @@ export interface CustomExamples {
  * (frustrationUnits); with the learned escalation head (`escalationHead`), the same for escalation
  * (escalationUnits); with the learned handover head (`handoverHead`), an assistant's message gets each
  * unit's handover head and margin (handoverUnits); with the learned emotion heads (`displeasureHead`,
- * signals-v37), each unit of an end user's message its displeasure (FrustrationUnit.displeasure).
+ * signals-v37), each unit of an end user's message its displeasure (FrustrationUnit.displeasure). `given`: each
+ * message's whole unit's similarities to the social and request anchors, when computed already (the same cues).
  */
 export function cuesFrom(
   messages: readonly CueInput[],
@@ -521,6 +542,7 @@ export function cuesFrom(
   escalationHead?: LearnedHead,
   handoverHead?: LearnedHead,
   displeasureHead?: LearnedHead,
+  given?: readonly (GivenSimilarities | undefined)[],
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -530,8 +552,9 @@ export function cuesFrom(
     if (n === 0) return undefined
     const whole = vs[0]!
     // Each unit's similarity to each anchor computed once: the anchor sets share many anchors (the
-    // social and request anchors are in three of them). The same dot products, the same margins.
-    const similarities = vs.map(similarityTo)
+    // social and request anchors are in three of them). The same dot products, the same margins. The whole
+    // message's to the social and request anchors may be given (the topics' gate computed them).
+    const similarities = vs.map((v, k) => similarityTo(v, k === 0 ? knownOf(anchors, given?.[i]) : undefined))
     const margins = (set: AnchorSet) => similarities.map((sim) => marginBy(sim, set))
     const best = (set: AnchorSet) => round(Math.max(...margins(set)))
     const social = round(

@@ -1,5 +1,5 @@
 import type { ChatbotSignalSettings } from '@cas/settings'
-import type { MessageToAnalyze, SemanticAbilities } from '../analyzer.ts'
+import type { MessageAnalysis, MessageToAnalyze, SemanticAbilities } from '../analyzer.ts'
 import type { Vector } from '../topics/vectors.ts'
 import {
   type BuiltinAnchors,
@@ -17,8 +17,15 @@ import {
 export interface PreparedCues {
   /** The messages' units (cues.ts's unitsOf), in order: to embed with the analyzer's model. */
   readonly texts: readonly string[]
-  /** The cues of each message, given the embeddings of `texts`. */
-  cues(embeddings: readonly Vector[]): (ScoredMessage | undefined)[]
+  /**
+   * The cues of each message, given the embeddings of `texts`, and the analysis of each message when it came
+   * with its whole text's similarities to the social and request anchors (MessageAnalysis.anchorSimilarities):
+   * those are not computed again.
+   */
+  cues(
+    embeddings: readonly Vector[],
+    analysed?: readonly Pick<MessageAnalysis, 'anchorSimilarities'>[],
+  ): (ScoredMessage | undefined)[]
 }
 
 /**
@@ -84,7 +91,11 @@ export class SignalScorer {
     const units = todo.map((i) => unitsOf(messages[i]!))
     return {
       texts: units.flat(),
-      cues: (embeddings) => {
+      cues: (embeddings, analysed) => {
+        // Given for the whole text the analyzer read: the cues' whole unit unless the text was cut (unitsOf).
+        const given = todo.map((i, j) =>
+          units[j]![0] === messages[i]!.content.trim() ? analysed?.[i]?.anchorSimilarities : undefined,
+        )
         const fresh = cuesFrom(
           todo.map((i) => messages[i]!),
           units,
@@ -95,6 +106,7 @@ export class SignalScorer {
           this.semantic.escalationOf,
           this.semantic.handoverOf,
           this.semantic.displeasureOf,
+          given,
         )
         const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
         for (const [j, i] of todo.entries()) {

@@ -220,10 +220,11 @@ export interface PlacedRequest {
 export async function requestEmbeddings(
   texts: readonly string[],
   embeddings: readonly Vector[],
-  anchors: RequestAnchors & { readonly otherRequest: readonly Vector[] },
+  anchors: GateAnchors,
   embed: (texts: readonly string[]) => Promise<Vector[]>,
+  similarities: readonly Float64Array[] = embeddings.map((e) => gateSimilarities(e, anchors)),
 ): Promise<(PlacedRequest | undefined)[]> {
-  const wholes = embeddings.map((e) => sidesOf(e, anchors))
+  const wholes = similarities.map((s) => sidesFrom(s, anchors))
   const split = texts.map((t, i) => (isSocial([wholes[i]!.margin]) ? clausesOf(t) : []))
   const clauseVectors = await embed(split.flatMap((c) => (c.length > 1 ? c : [])))
   let at = 0
@@ -234,7 +235,7 @@ export async function requestEmbeddings(
     if (split[i]!.length < 2) return undefined
     const clauses = split[i]!.map((_, k) => ({ v: clauseVectors[at++]!, text: split[i]![k]! }))
     const asking = clauses
-      .map((c) => ({ ...c, sides: sidesOf(c.v, anchors) }))
+      .map((c) => ({ ...c, sides: sidesFrom(gateSimilarities(c.v, anchors), anchors) }))
       .filter((c) => !isSocial([c.sides.margin]) && !isDatum(c.text))
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.v.length)
@@ -243,24 +244,48 @@ export async function requestEmbeddings(
   })
 }
 
+/** The gate's anchors: social acts, support requests, and requests of every other kind. */
+export type GateAnchors = RequestAnchors & { readonly otherRequest: readonly Vector[] }
+
+/**
+ * A text's similarity to each of the gate's anchors, in order: `social`'s, then `request`'s, then
+ * `otherRequest`'s. Computed once for a whole message: the gate reads them (sidesFrom), and the analyzer
+ * hands the social and request anchors' on to the signal cues (MessageAnalysis.anchorSimilarities).
+ */
+export function gateSimilarities(v: Vector, anchors: GateAnchors): Float64Array {
+  const out = new Float64Array(anchors.social.length + anchors.request.length + anchors.otherRequest.length)
+  let at = 0
+  for (const group of [anchors.social, anchors.request, anchors.otherRequest])
+    for (const a of group) out[at++] = dot(v, a)
+  return out
+}
+
 /**
  * A text's social margin against the support requests (`margin`, socialMargin) and against requests of every
- * kind (`asks`: the support requests and `otherRequest`), from one pass over each anchor: the nearest social
- * anchor is the same for both, and the nearest request of every kind is the nearer of the two groups' nearest.
- * The same numbers as socialMargin(v, anchors) and socialMargin(v, { social, request: [...request,
- * ...otherRequest] }) (the maximum of a list is the maximum of its parts' maxima), at 61 + 24 + 12 dot
- * products instead of 61 + 24 + 61 + 36 (issue 31).
+ * kind (`asks`: the support requests and `otherRequest`), from its similarity to each anchor once
+ * (gateSimilarities): the nearest social anchor is the same for both, and the nearest request of every kind is
+ * the nearer of the two groups' nearest. The same numbers as socialMargin(v, anchors) and socialMargin(v, {
+ * social, request: [...request, ...otherRequest] }) (the maximum of a list is the maximum of its parts' maxima),
+ * at 61 + 24 + 12 dot products instead of 61 + 24 + 61 + 36 (issue 31).
  */
-function sidesOf(
-  v: Vector,
-  anchors: RequestAnchors & { readonly otherRequest: readonly Vector[] },
+function sidesFrom(
+  similarities: Float64Array,
+  anchors: GateAnchors,
 ): { readonly margin: number; readonly asks: number } {
-  const social = nearest(v, anchors.social)
-  const request = nearest(v, anchors.request)
+  const s = anchors.social.length
+  const r = s + anchors.request.length
+  const social = maxOf(similarities, 0, s)
+  const request = maxOf(similarities, s, r)
   return {
     margin: social - request,
-    asks: social - Math.max(request, nearest(v, anchors.otherRequest)),
+    asks: social - Math.max(request, maxOf(similarities, r, similarities.length)),
   }
+}
+
+function maxOf(values: Float64Array, from: number, to: number): number {
+  let best = -Infinity
+  for (let i = from; i < to; i++) best = Math.max(best, values[i]!)
+  return best
 }
 
 /**
