@@ -188,6 +188,8 @@ export interface HeadUnit {
  */
 export interface EscalationUnit extends HeadUnit {
   readonly statement?: true
+  /** signals-v54: the unit asks what the assistant is (asksWhatItIsOf: "are you a bot or a real person"). */
+  readonly asksWhat?: true
 }
 /**
  * One unit of an assistant message: the handover head and margin on it, and (signals-v35) whether it tells
@@ -645,6 +647,7 @@ export function cuesFrom(
               head: round(escalationHead(v)),
               margin: round(escalation[k]!),
               ...(statementOf(units[i]![k]!) ? { statement: true as const } : {}),
+              ...(asksWhatItIsOf(units[i]![k]!) ? { asksWhat: true as const } : {}),
             })),
           }
         : {}),
@@ -904,6 +907,28 @@ export function statementOf(unit: string): boolean {
     /\b(?:can|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) ||
     /\bi (?:want|need|wanna)\b/u.test(t) ||
     /\b(?:get|put|let|give|connect|transfer|call|ring|email) me\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v54: an end user's unit that asks what the assistant is, not for a person: a question that opens
+ * (after "ok", "so", "hi", "wait"…) on the copula with the assistant as its subject ("are you a bot or a real
+ * person lol", "r u human", "is this a real person", "am I talking to a bot") and carries none of the forms
+ * of a request statementOf reads (a modal of asking or ability, please, "I want / I need", an imperative of
+ * reaching), nor "are you able / going / willing to…". The person it names is what the assistant is asked to
+ * be; the escalation head and anchors read "human" and "real person" as a request all the same. Platforms
+ * file such questions under "are you a bot" intents, not under hand-over (bench/FINDINGS.md, signals-v54).
+ */
+export function asksWhatItIsOf(unit: string): boolean {
+  const t = paddedLower(unit)
+  return (
+    /^\W*(?:(?:ok|okay|so|and|but|wait|hi|hey|hello|lol|um|erm)\W+)*(?:(?:are|r|aren't|arent) (?:you|u)|is this|am i (?:talking|speaking|chatting) (?:to|with))\b/u.test(
+      t,
+    ) &&
+    !/^\W*(?:\w+\W+)*?(?:are|r|aren't|arent) (?:you|u) (?:able|going|gonna|willing|allowed)\b/u.test(t) &&
+    !/\b(?:can|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) &&
+    !/\bi (?:want|need|wanna)\b/u.test(t) &&
+    !/\b(?:get|put|let|give|connect|transfer|call|ring|email) me\b/u.test(t)
   )
 }
 

@@ -6,6 +6,7 @@ import {
   asksAsOf,
   asksForOf,
   asksOf,
+  asksWhatItIsOf,
   contactsUserOf,
   contestsOf,
   followsOnOf,
@@ -1303,6 +1304,32 @@ describe('conversation signals: the decision', () => {
     }
   })
 
+  it('finds a question about what the assistant is, not a request for a person (signals-v54)', () => {
+    for (const said of [
+      'are you a bot or a real person lol',
+      'are you real human?',
+      'r u a human',
+      'hi, are you a real person',
+      'Is this a bot?',
+      'am i talking to a real person',
+      'are you a human or a bot?',
+    ]) {
+      expect(asksWhatItIsOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'are you able to put me through to someone',
+      'are you a bot? can I talk to a human',
+      'are you a bot, i want a person',
+      'are you going to get someone to ring me',
+      'can i talk to a real person',
+      'i want to talk to a human',
+      'is there an actual human working there',
+      'let me speak to a real person please',
+    ]) {
+      expect(asksWhatItIsOf(said), said).toBe(false)
+    }
+  })
+
   it('finds the end user told to act in the words, not an imperative nor a passive of passing on (signals-v35)', () => {
     for (const said of [
       'You can speak to one of our advisers on 0800 555 0199.',
@@ -1705,6 +1732,39 @@ describe('conversation signals: the decision', () => {
     // The whole message is read as before, statement or not ("PERSON").
     const whole = { escalation: 0.01, escalationUnits: [{ head: h, margin: 0.01, statement: true as const }] }
     expect(escalationAsked({ ...USER, ...whole })).toBe(h)
+  })
+
+  it('reads a question about what the assistant is as no request for a person, by any path (signals-v54)', () => {
+    // padel-02: "are you a bot or a real person lol", the head 0.897 at a margin of 0.114.
+    const { escalationHead: h, escalation: t, escalationAfterFailure: f, escalationTakenUp: up } = THRESHOLDS
+    const what = (head: number, margin: number, asksWhat = true) => ({
+      escalation: margin,
+      escalationUnits: [{ head, margin, ...(asksWhat ? { asksWhat: true as const } : {}) }],
+    })
+    expect(escalationAsked({ ...USER, ...what(h, t) })).toBeUndefined()
+    expect(escalationAsked({ ...USER, ...what(h, t, false) })).toBeDefined()
+    expect(names(conversation(['user', what(0.99, 0.2)]), at(5))).toEqual([])
+    expect(names(conversation(['user', what(0.99, 0.2, false)]), at(5))).toEqual(['escalation'])
+    // Another unit of the same message still asks ("are you a bot? I want a person").
+    const both = {
+      escalation: t,
+      escalationUnits: [
+        { head: h, margin: t, asksWhat: true as const },
+        { head: h, margin: t },
+      ],
+    }
+    expect(escalationAsked({ ...USER, ...both })).toBeDefined()
+    // After a failure, and taken up by a later handover, alike.
+    expect(escalationAfterFailure({ ...USER, ...what(f, 0) })).toBeUndefined()
+    expect(escalationAfterFailure({ ...USER, ...what(f, 0, false) })).toBe(f)
+    const handover: ConversationMessage = {
+      id: 'm9',
+      role: 'assistant',
+      sentAt: at(1),
+      cues: { ...USER, handover: 0, handoverUnits: [{ head: 0.99, margin: 0 }] },
+    }
+    expect(escalationTakenUp({ ...USER, ...what(up, -0.5) }, [handover])).toBeUndefined()
+    expect(escalationTakenUp({ ...USER, ...what(up, -0.5, false) }, [handover])).toBe(up)
   })
 
   it('fires nothing on messages without cues (no language model)', () => {

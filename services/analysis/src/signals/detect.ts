@@ -13,7 +13,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   head when there is one, read on the whole message and on each of its sentences, a sentence read by the
  *   head alone put as a request, signals-v47: escalationAsked; or,
  *   signals-v26, read by the head less surely and taken up by a later handover, escalationTakenUp, or
- *   in reply to a bot failure with a looser margin, escalationAfterFailure), or
+ *   in reply to a bot failure with a looser margin, escalationAfterFailure; signals-v54, never by a unit that
+ *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
@@ -97,7 +98,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 53
+export const SIGNALS_VERSION = 54
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -604,6 +605,13 @@ const fires = (margin: number | undefined, threshold: number) => margin !== unde
 const toldOnly = (u: EscalationUnit, k: number) => k > 0 && u.statement === true
 
 /**
+ * signals-v54: a unit of an end user's message that asks what the assistant is (cues.ts, asksWhatItIsOf: "are
+ * you a bot or a real person lol", "are you real human?") asks for no person, by any path: the person it names
+ * is what the assistant is asked to be.
+ */
+const asksWhat = (u: EscalationUnit) => u.asksWhat === true
+
+/**
  * Escalation by the end user: the message asks for a person. Without the learned escalation head, its best
  * unit's margin reaches THRESHOLDS.escalation. With it (signals-v18, cues.ts escalationUnits), some unit
  * (the whole, or one sentence) either reaches that margin and is not read by the head as asking for no one
@@ -621,6 +629,7 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
   }
   let confidence: number | undefined
   for (const [k, u] of units.entries()) {
+    if (asksWhat(u)) continue
     const byMargin = u.margin >= t.escalation && u.head >= t.escalationHeadVeto
     const byHead = u.head >= t.escalationHead && u.margin >= t.escalationHeadMargin && !toldOnly(u, k)
     if (!byMargin && !byHead) continue
@@ -648,7 +657,7 @@ export function escalationTakenUp(
   later: readonly ConversationMessage[],
 ): number | undefined {
   const t = THRESHOLDS
-  const asked = Math.max(0, ...(c?.escalationUnits ?? []).map((u) => u.head))
+  const asked = Math.max(0, ...(c?.escalationUnits ?? []).filter((u) => !asksWhat(u)).map((u) => u.head))
   if (asked < t.escalationTakenUp) return undefined
   const handed = Math.max(
     0,
@@ -670,7 +679,10 @@ export function escalationAfterFailure(c: MessageCues | undefined): number | und
   const t = THRESHOLDS
   const units = (c?.escalationUnits ?? []).filter(
     (u, k) =>
-      u.head >= t.escalationAfterFailure && u.margin >= t.escalationAfterFailureMargin && !toldOnly(u, k),
+      u.head >= t.escalationAfterFailure &&
+      u.margin >= t.escalationAfterFailureMargin &&
+      !toldOnly(u, k) &&
+      !asksWhat(u),
   )
   if (units.length === 0) return undefined
   return Math.round(Math.max(...units.map((u) => u.head)) * 100) / 100

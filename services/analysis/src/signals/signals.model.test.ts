@@ -1480,6 +1480,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signalsWith([], ['user', asked])).toContain('escalation')
   })
 
+  it('reads no request for a person in a question about what the assistant is; a request beside it still (signals-v54)', async () => {
+    const escalationUnitsOf = async (content: string) => {
+      const [scored] = await cuesOf(
+        [{ role: 'user', content }],
+        anchors,
+        analyzer.semantic.embedTexts,
+        [],
+        analyzer.semantic.frustrationOf,
+        analyzer.semantic.escalationOf,
+        undefined,
+      )
+      return scored!.cues.escalationUnits!
+    }
+    // rasa-demo's ask_ishuman example: the anchors read it as a request for a person, before signals-v54.
+    const what = 'are you real human?'
+    const [unit] = await escalationUnitsOf(what)
+    expect(unit!.margin).toBeGreaterThanOrEqual(THRESHOLDS.escalation)
+    expect(unit!.asksWhat).toBe(true)
+    expect(await signalsWith([], ['user', what])).not.toContain('escalation')
+    const asked = 'are you a bot? i want to talk to a real person'
+    expect(await signalsWith([], ['user', asked])).toContain('escalation')
+  })
+
   it('reads a thanks with a remark after it as resolution, a thanks with a new problem after it as none (signals-v21)', async () => {
     const remark = await settledSignals(
       ['user', 'how do I change the delivery address on my order'],
