@@ -63,7 +63,7 @@ export const FRESH12_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh13.json')
 /** Written blind by a seventeenth session (helper fresh14); read blind at signals-v42 and v48, a development set since 2026-11-30, 23:15 UTC (README there). */
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
-/** Written blind by an eighteenth session (helper fresh15) while others changed the detector; kept blind (README there). */
+/** Written blind by an eighteenth session (helper fresh15); read blind at signals-v48, v52 and v54, a development set since 2026-12-01, 00:10 UTC (README there). */
 export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh15.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -179,8 +179,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh15',
     file: FRESH15_SIGNALS_SET,
     described:
-      'written blind by an eighteenth session while others changed the detector, never tuned on (fresh15, blind)',
-    blind: true,
+      'written blind by an eighteenth session, measured blind for signals-v48, v52 and v54, a development set since (fresh15, development)',
   },
 ]
 
