@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import {
   FRESH14_SIGNALS_SET,
   FRESH15_SIGNALS_SET,
+  FRESH16_SIGNALS_SET,
   loadSignalsSet,
   OTHER_SIGNALS_SETS,
   SIGNALS_SET,
@@ -93,12 +94,39 @@ describe('the labelled signal sets', () => {
     expect(fresh15.filter((c) => c.signals.length === 0).length).toBeGreaterThanOrEqual(8)
   })
 
-  it('keep the blind sets and fresh9 to fresh15 out of the multi-turn topics measure', () => {
+  it('list fresh16 as blind: 60 conversations, 2 in each of 30 domains no other set uses', () => {
+    const entry = OTHER_SIGNALS_SETS.find((s) => s.name === 'fresh16')
+    expect(entry?.file).toBe(FRESH16_SIGNALS_SET)
+    expect(entry?.blind).toBe(true)
+    const fresh16 = loadSignalsSet(FRESH16_SIGNALS_SET)
+    expect(fresh16).toHaveLength(60)
+    const perDomain = new Map<string, number>()
+    for (const c of fresh16) perDomain.set(c.domain, (perDomain.get(c.domain) ?? 0) + 1)
+    expect(perDomain.size).toBe(30)
+    expect([...perDomain.values()].every((n) => n === 2)).toBe(true)
+    const others = ALL_SETS.filter((s) => s.file !== FRESH16_SIGNALS_SET).flatMap((s) =>
+      loadSignalsSet(s.file),
+    )
+    const elsewhere = new Set(others.map((c) => c.domain))
+    expect([...perDomain.keys()].filter((d) => elsewhere.has(d))).toEqual([])
+    // Its ids are new too, so that a conversation named in a report is never mistaken for another set's.
+    const otherIds = new Set(others.map((c) => c.id))
+    expect(fresh16.map((c) => c.id).filter((id) => otherIds.has(id))).toEqual([])
+    // Every built-in signal is labelled in 15 to 25 of them, and some carry none.
+    for (const signal of BUILTIN_SIGNALS) {
+      const n = fresh16.filter((c) => c.signals.includes(signal)).length
+      expect(n, signal).toBeGreaterThanOrEqual(15)
+      expect(n, signal).toBeLessThanOrEqual(25)
+    }
+    expect(fresh16.filter((c) => c.signals.length === 0).length).toBeGreaterThanOrEqual(8)
+  })
+
+  it('keep the blind sets and fresh9 to fresh16 out of the multi-turn topics measure', () => {
     const open = openSets().map((s) => path.basename(s.file))
     for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
       expect(open, set.name).not.toContain(path.basename(set.file))
     }
-    for (const n of [9, 10, 11, 12, 13, 14, 15]) expect(open).not.toContain(`fresh${n}.json`)
+    for (const n of [9, 10, 11, 12, 13, 14, 15, 16]) expect(open).not.toContain(`fresh${n}.json`)
     expect(open).toContain('conversations.json')
   })
 })

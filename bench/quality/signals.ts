@@ -65,6 +65,8 @@ export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
 /** Written blind by an eighteenth session (helper fresh15); read blind at signals-v48, v52 and v54, a development set since 2026-12-01, 00:10 UTC (README there). */
 export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh15.json')
+/** Written blind by a nineteenth session (helper fresh16) while others changed the detector; kept blind (README there). */
+export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh16.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -180,6 +182,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH15_SIGNALS_SET,
     described:
       'written blind by an eighteenth session, measured blind for signals-v48, v52 and v54, a development set since (fresh15, development)',
+  },
+  {
+    name: 'fresh16',
+    file: FRESH16_SIGNALS_SET,
+    described:
+      'written blind by a nineteenth session while others changed the detector, never tuned on (fresh16, blind)',
+    blind: true,
   },
 ]
 
