@@ -813,7 +813,9 @@ export function inabilityOf(text: string): boolean {
     // signals-v34: the bot's scope stated to say no, in a clause ("that's outside what I can help with",
     // "not something I can advise on"): such a sentence lies as near the answers as the failure anchors
     // (−0.14 … +0.06 on the development sets), its "I can help" read and its negation not.
-    /(?:\bnot |n't )(?:something|anything) i (?:can|could|am able to|'m able to)\b|\b(?:beyond|outside(?: of)?) what i (?:can|could|am able to|'m able to)\b/u.test(
+    // signals-v55: "i'm able to" written as "i" then "'m" ("isn't something I'm able to do"): until v54 the forms
+    // followed "i " with a space, so their "'m able to" could never match.
+    /(?:\bnot |n't )(?:something|anything) i(?: can| could| am able to|'m able to)\b|\b(?:beyond|outside(?: of)?) what i(?: can| could| am able to|'m able to)\b/u.test(
       t,
     ) ||
     // signals-v53: the same scope in other tenses and verbs of the bot's own knowing or making: "not

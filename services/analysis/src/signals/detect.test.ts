@@ -1075,6 +1075,10 @@ describe('conversation signals: the decision', () => {
       "That's not something I know about, I'm afraid.",
       'No good match found in KB.',
       'Sorry, no matching results were found for "oak brackets".',
+      // signals-v55: "I'm able to" in the scope's clause, which the v34 forms wrote after "i " and never read.
+      "Valuing a collection isn't something I'm able to do, I'm afraid.",
+      "Sorry, that's beyond what I'm able to check from here.",
+      "That isn't anything I'm able to change in chat.",
     ]) {
       expect(inabilityOf(said), said).toBe(true)
     }
@@ -1096,6 +1100,7 @@ describe('conversation signals: the decision', () => {
       "I don't have your order number yet: could you share it?",
       "You don't have to do anything else: it's all set.",
       'This is something I can sort out for you now.',
+      "That's something I'm able to do today: I've booked it.",
       // signals-v53: a finding that is an answer, knowledge the bot has, an adverb that negates nothing.
       'No fees were found on your last three statements.',
       "That's something I know about: the warranty runs for two years.",

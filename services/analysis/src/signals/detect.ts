@@ -29,7 +29,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   "that's outside what I can help with"; not, signals-v36, a hedge on what it did, "I can't guarantee it";
  *   signals-v46: a sentence nearer the failure anchors only on its own, "Try these steps:", "We can do that!",
  *   counts only in a message that says no somewhere, cues.ts saysNoOf; signals-v53, inabilityOf reads "I didn't
- *   quite follow that", "that one's beyond me", "not something I've been trained on", "No good match found");
+ *   quite follow that", "that one's beyond me", "not something I've been trained on", "No good match found";
+ *   signals-v55, the scope's clause with "I'm able to", "isn't something I'm able to do");
  * - repetition: the end user asks again what they asked before (two requests with an answer between
  *   them, as similar as THRESHOLDS.repetition, or as THRESHOLDS.repetitionNearest when the later is
  *   nearer the earlier than any message between them: it ignores the answer, or as
@@ -98,7 +99,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 54
+export const SIGNALS_VERSION = 55
 
 export const THRESHOLDS = {
   escalation: 0.08,

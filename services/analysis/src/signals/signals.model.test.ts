@@ -899,6 +899,8 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       'Sorry, I didn’t quite follow that. Could you give me a bit more detail?',
       'Oops, that one is beyond me for now! Could you word it differently?',
       "Hmm, that's not something I've been trained on yet, sorry!",
+      // signals-v55: the scope's clause with "I'm able to" (fresh15 stamps-01's form, another domain here).
+      "Mapping drives isn't something I'm able to do, I'm afraid.",
     ]) {
       expect(
         await signals(['user', 'how do I map the shared drive on my mac'], ['assistant', fallback]),
