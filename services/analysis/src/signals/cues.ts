@@ -118,6 +118,12 @@ export interface MessageCues {
    */
   readonly refusesHandover?: boolean
   /**
+   * Assistant (signals-v56): opens by saying what it is, the first person with a noun phrase ("I'm the studio's
+   * virtual assistant.", "I'm a virtual assistant made with Rasa.": saysWhatItIsOf). In reply to a question about
+   * what the assistant is, no handover (detect.ts).
+   */
+  readonly saysWhatItIs?: boolean
+  /**
    * Assistant (signals-v24): asks the end user for something (asksOf): a question, a menu to choose from,
    * a detail it needs. Two such messages this similar with a reply between (THRESHOLDS.botAsksAgain) are
    * the assistant asking again (detect.ts, repetition).
@@ -591,6 +597,7 @@ export function cuesFrom(
         clarification: best(anchors.clarification),
         ...(inability ? { inability } : {}),
         ...(refusesHandoverOf(m.content.slice(0, MAX_CHARS)) ? { refusesHandover: true } : {}),
+        ...(saysWhatItIsOf(m.content) ? { saysWhatItIs: true as const } : {}),
         ...(asks ? { asks } : {}),
         said: saidOf(m.content),
         ...(asksFor.length > 0 ? { asksFor } : {}),
@@ -931,6 +938,20 @@ export function asksWhatItIsOf(unit: string): boolean {
     !/\b(?:can|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) &&
     !/\bi (?:want|need|wanna)\b/u.test(t) &&
     !/\b(?:get|put|let|give|connect|transfer|call|ring|email) me\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v56: the assistant opens (after a greeting or "no,", "yes,", "actually") by saying what it is: "I'm" /
+ * "I am" then a noun phrase, a determiner or a possessive ("a", "an", "the", "just a", "not a", "SafeNest's"):
+ * "I'm the studio's virtual assistant.", "I'm a virtual assistant made with Rasa.", "No, I'm an automated
+ * assistant". The copula with a predicate noun, not an action ("I'm transferring you", "I'm sorry", "I'm able
+ * to"): the grammar of an answer to "are you a bot?", whose words ("assistant", "person", "team") lie near the
+ * handover anchors (bench/FINDINGS.md, signals-v56).
+ */
+export function saysWhatItIsOf(text: string): boolean {
+  return /^\W*(?:(?:hi|hello|hey|no|nope|yes|yep|actually|good question|haha)\W+)*i(?:'m| am) (?:(?:just|only|not|actually) )?(?:a|an|the|[a-z][\w-]*'s)\b/u.test(
+    paddedLower(text).trimStart(),
   )
 }
 

@@ -15,6 +15,7 @@ import {
   type MessageCues,
   questionOf,
   refusesHandoverOf,
+  saysWhatItIsOf,
   statementOf,
   statesValueOf,
   userActsOf,
@@ -1306,6 +1307,28 @@ describe('conversation signals: the decision', () => {
       'can someone from adoptions give me a ring, 07700 900287',
     ]) {
       expect(statementOf(said), said).toBe(false)
+    }
+  })
+
+  it('finds the assistant saying what it is, the first person with a noun phrase, not an action (signals-v56)', () => {
+    for (const said of [
+      "I'm the studio's virtual assistant. If you'd like a quote for the crate, I can take the mount's size.",
+      "I'm a virtual assistant made with Rasa.",
+      "Hello! I'm the Vaultline assistant. What can I help with?",
+      "No, I'm just a bot, but I can answer most questions about your order.",
+      "I am SafeNest's virtual assistant 🤖",
+    ]) {
+      expect(saysWhatItIsOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "I'm transferring you to one of our team now.",
+      "I'm sorry, I didn't catch that.",
+      "I'm able to book that for you.",
+      "I'm afraid the shop is closed.",
+      "Your engineer is Tom. I'm the one who booked it, so ask me anything.",
+      "Sure! I've passed this to the studio's team.",
+    ]) {
+      expect(saysWhatItIsOf(said), said).toBe(false)
     }
   })
 

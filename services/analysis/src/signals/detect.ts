@@ -21,7 +21,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
  *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"), nor, signals-v35, a weak handover whose
- *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions");
+ *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions";
+ *   nor, signals-v56, the assistant saying what it is in reply to a question about what it is: cues.ts
+ *   saysWhatItIsOf, "I'm the studio's virtual assistant…");
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -99,7 +101,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 55
+export const SIGNALS_VERSION = 56
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1052,10 +1054,21 @@ export function detectSignals(
     const k = talk.indexOf(m)
     return !talk.slice(0, k).some((u) => u.role === 'user' && escalationAsked(u.cues) !== undefined)
   }
+  // signals-v56: the assistant saying what it is (cues.ts saysWhatItIsOf: "I'm the studio's virtual assistant…") in
+  // reply to an end-user message that asks what it is (asksWhat, signals-v54) and for no person, with no unit the
+  // handover head reads as handing over, answers the question: its words lie near the handover anchors.
+  const saysWhatItIs = (m: ConversationMessage) => {
+    const c = m.cues
+    if (c?.saysWhatItIs !== true || (c.handoverUnits ?? []).some((u) => u.head >= t.handoverHead))
+      return false
+    const asked = talk.slice(0, talk.indexOf(m)).findLast((u) => u.role === 'user')?.cues
+    return asked?.escalationUnits?.some(asksWhat) === true && escalationAsked(asked) === undefined
+  }
   const handedOver = (m: ConversationMessage) =>
     m.role === 'assistant' &&
     m.cues?.refusesHandover !== true &&
     handoverSaid(m.cues) !== undefined &&
+    !saysWhatItIs(m) &&
     !isSocial(m) &&
     !socialUnasked(m) &&
     !answersOn(m) &&

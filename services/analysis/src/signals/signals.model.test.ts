@@ -1505,6 +1505,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signalsWith([], ['user', asked])).toContain('escalation')
   })
 
+  it("reads no handover in the assistant saying what it is after 'are you a bot' (signals-v56)", async () => {
+    // The Rasa docs' reply (platform-escalation.json neg-isbot-01): the anchors read it as a handover at 0.164.
+    const reply = "I'm a virtual assistant made with Rasa."
+    const [scored] = await cuesOf(
+      [{ role: 'assistant', content: reply }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      analyzer.semantic.escalationOf,
+      analyzer.semantic.handoverOf,
+    )
+    expect(scored!.cues.handover).toBeGreaterThanOrEqual(THRESHOLDS.handover)
+    expect(scored!.cues.saysWhatItIs).toBe(true)
+    expect(await signalsWith([], ['user', 'are you a human or a bot?'], ['assistant', reply])).not.toContain(
+      'escalation',
+    )
+    // A request for a person beside the question still escalates.
+    expect(
+      await signalsWith([], ['user', 'are you a bot? i want to talk to a real person'], ['assistant', reply]),
+    ).toContain('escalation')
+  })
+
   it('reads a thanks with a remark after it as resolution, a thanks with a new problem after it as none (signals-v21)', async () => {
     const remark = await settledSignals(
       ['user', 'how do I change the delivery address on my order'],
