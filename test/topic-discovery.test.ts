@@ -156,8 +156,9 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
     const later = await captureAll(LATER)
     const after = await conversations()
     const topicsAfter = new Set([...after.values()].flatMap((c) => c.topicIds))
-    // No topic changes its id or goes away.
-    for (const id of topicsBefore) expect(topicsAfter.has(id), id).toBe(true)
+    // No topic changes its id or goes away. "other" is no topic: the pool empties when a topic takes what waited
+    // there (as below), and which message waits depends on the analysis batches' order.
+    for (const id of topicsBefore) if (id !== 'other') expect(topicsAfter.has(id), id).toBe(true)
     // A conversation keeps its topic, unless it was waiting in the pool ("other") and a topic took it.
     const found = [...topicsAfter].filter((id) => !topicsBefore.has(id) && id !== 'other')
     for (const [conversationId, c] of before) {
