@@ -990,15 +990,14 @@ export function detectSignals(
   // can switch counsellor from My Sessions", "Our disputes team can be contacted by post or through the
   // form"): the end user is pointed somewhere, and nobody takes the conversation over (nor is it a handover
   // the assistant's earlier weak one waits for: answersOn).
+  // A weak handover (signals-v33, v35, v50): its margin below twice the threshold, and no unit the handover head
+  // reads as handing over (THRESHOLDS.handoverHead).
+  const weakHandover = (c: MessageCues) =>
+    handoverMargin(c)! < 2 * t.handover && !(c.handoverUnits ?? []).some((u) => u.head >= t.handoverHead)
   const pointsElsewhere = (m: ConversationMessage) => {
     const c = m.cues!
     const units = c.handoverUnits
-    if (
-      units === undefined ||
-      handoverMargin(c)! >= 2 * t.handover ||
-      units.some((u) => u.head >= t.handoverHead)
-    )
-      return false
+    if (units === undefined || !weakHandover(c)) return false
     const read = units.filter((u) => u.head >= t.handoverHeadVeto && u.margin >= t.handover)
     return read.length > 0 && read.every((u) => u.userActs === true)
   }
@@ -1023,9 +1022,7 @@ export function detectSignals(
   // nobody takes the conversation over. An offer to hand over ("Would you like to talk to our team?") is read
   // as a handover itself, so what follows the end user's "yes" stands (bench/FINDINGS.md, signals-v33).
   const carriesOutOffer = (m: ConversationMessage) => {
-    const c = m.cues!
-    if (handoverMargin(c)! >= 2 * t.handover || (c.handoverUnits ?? []).some((u) => u.head >= t.handoverHead))
-      return false
+    if (!weakHandover(m.cues!)) return false
     const k = talk.indexOf(m)
     const offer = talk.slice(0, k).findLastIndex((a) => a.role === 'assistant')
     if (offer === -1 || offer === k - 1) return false
@@ -1046,8 +1043,8 @@ export function detectSignals(
     const units = c.handoverUnits
     if (
       units === undefined ||
-      handoverMargin(c)! >= 2 * t.handover ||
-      units.some((u) => u.head >= t.handoverHead || u.contacts === true) ||
+      !weakHandover(c) ||
+      units.some((u) => u.contacts === true) ||
       c.social < t.handoverSocialWeak
     )
       return false
