@@ -65,7 +65,7 @@ export const FRESH13_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh14.json')
 /** Written blind by an eighteenth session (helper fresh15); read blind at signals-v48, v52 and v54, a development set since 2026-12-01, 00:10 UTC (README there). */
 export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh15.json')
-/** Written blind by a nineteenth session (helper fresh16) while others changed the detector; kept blind (README there). */
+/** Written blind by a nineteenth session (helper fresh16); read blind at signals-v54 and v56 (twice more for two candidates), a development set since 2026-12-01, 02:25 UTC (README there). */
 export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh16.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -187,8 +187,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh16',
     file: FRESH16_SIGNALS_SET,
     described:
-      'written blind by a nineteenth session while others changed the detector, never tuned on (fresh16, blind)',
-    blind: true,
+      'written blind by a nineteenth session, measured blind for signals-v54 and v56, a development set since (fresh16, development)',
   },
 ]
 
