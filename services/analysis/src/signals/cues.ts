@@ -89,6 +89,12 @@ export interface MessageCues {
    */
   readonly contests?: boolean
   /**
+   * End user (signals-v57): asks that the person named before contact it, by a pronoun ("then get him to ring me",
+   * "Can he call me on Monday then?": callsBackOf). Right after an answer to a request for a person that neither
+   * handed over nor took it up, it asks for that person again: repetition (detect.ts).
+   */
+  readonly callsBack?: boolean
+  /**
    * End user (signals-v39): draws a consequence from the answer, a clause ending on "then" ("so i just keep
    * waiting then", "what am i paying for then??": followsOnOf). Such a request builds on the answer, so it
    * is not read as ignoring it (detect.ts, the margin tiers of repetition).
@@ -633,6 +639,7 @@ export function cuesFrom(
       ...(asksAgainOf(m.content) ? { asksAgain: true } : {}),
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       ...(contestsOf(m.content) ? { contests: true } : {}),
+      ...(callsBackOf(m.content.slice(0, MAX_CHARS)) ? { callsBack: true } : {}),
       ...(followsOnOf(m.content) ? { followsOn: true } : {}),
       ...(thanksFirstOf(units[i]!, similarities, anchors) ? { thanksFirst: true } : {}),
       ...(asksAs !== undefined ? { asksAs } : {}),
@@ -895,6 +902,28 @@ const THIRD_PARTY_CONTACTS = new RegExp(
 )
 const ASKED_TO_CONTACT = new RegExp(
   String.raw`\b(?:asked|arranged for|requested|told)\s+(?!me\b|us\b)[^.?!;]{1,60}?\bto\s+${CONTACT_VERB}\s+you\b`,
+  'u',
+)
+
+/**
+ * signals-v57: the end user asks that the person it named before contact it, by a pronoun: "get / ask / have / tell
+ * him, her or them (…) to" and a verb of reaching (CONTACT_VERB, signals-v48's) with "me" or "us" ("then get him
+ * to ring me", "please ask her or her manager to ring me"), or "can / could / will / would he, she or they" and
+ * that verb ("Can he call me on Monday then?"). The escalation head reads such a sentence as asking for no one
+ * (the person is a pronoun: 0.06 to 0.10 on the sets); the pronoun stands for the person asked for before, so
+ * after an answer that did not take that up the end user asks for them again (detect.ts). The grammar of
+ * reference, the verbs signals-v48 chose for the assistant's side; no word of a domain.
+ */
+export function callsBackOf(text: string): boolean {
+  const t = paddedLower(text)
+  return CAUSED_TO_CONTACT.test(t) || ASKED_IF_CONTACTS.test(t)
+}
+const CAUSED_TO_CONTACT = new RegExp(
+  String.raw`\b(?:get|ask|have|tell)\s+(?:him|her|them)\b[^.?!;]{0,30}?\b(?:to\s+)?${CONTACT_VERB}\s+(?:me|us)\b`,
+  'u',
+)
+const ASKED_IF_CONTACTS = new RegExp(
+  String.raw`\b(?:can|could|will|would)\s+(?:he|she|they)\s+(?:please\s+)?${CONTACT_VERB}\s+(?:me|us)\b`,
   'u',
 )
 

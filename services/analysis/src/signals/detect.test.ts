@@ -7,6 +7,7 @@ import {
   asksForOf,
   asksOf,
   asksWhatItIsOf,
+  callsBackOf,
   contactsUserOf,
   contestsOf,
   followsOnOf,
@@ -536,6 +537,78 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['escalation'])
     // Two requests in a row, with no answer between: no repetition.
     expect(names(conversation(['user', asked], ['user', asked]), at(5))).toEqual(['escalation'])
+  })
+
+  it('reads the person asked for, asked by a pronoun to call in the next message after an answer that took nothing up, as repetition (signals-v57)', () => {
+    const asked = { escalation: 0.2 }
+    // "then get him to ring me": the escalation head reads the pronoun's sentence as asking for no one.
+    const callsBack = { callsBack: true }
+    expect(names(conversation(['user', asked], ['assistant', {}], ['user', callsBack]), at(5))).toEqual([
+      'escalation',
+      'repetition',
+    ])
+    const found = detectSignals(
+      conversation(['user', asked], ['assistant', {}], ['user', callsBack]),
+      settings,
+      at(5),
+    ).signals.find((x) => x.name === 'repetition')
+    expect(found?.evidence).toEqual(['m0', 'm2'])
+    // Without the cue, or without an earlier request for a person: none.
+    expect(names(conversation(['user', asked], ['assistant', {}], ['user', {}]), at(5))).toEqual([
+      'escalation',
+    ])
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', callsBack]), at(5))).toEqual([])
+    // Handed over between: the pronoun is the person the assistant named ("could she call me after 7 instead?").
+    expect(
+      names(conversation(['user', asked], ['assistant', { handover: 0.3 }], ['user', callsBack]), at(5)),
+    ).toEqual(['escalation'])
+    // Taken up between, as escalationTakenUp reads a reply (head 0.87 at margin -0.056: "Sophie will call you
+    // today"), though no handover by itself: the end user arranges that call.
+    const takenUp = { handoverUnits: [{ head: 0.87, margin: -0.056 }] }
+    expect(handoverSaid({ ...BOT, ...takenUp })).toBeUndefined()
+    expect(names(conversation(['user', asked], ['assistant', takenUp], ['user', callsBack]), at(5))).toEqual([
+      'escalation',
+    ])
+    const under = { handoverUnits: [{ head: THRESHOLDS.handoverReply - 0.01, margin: 0 }] }
+    expect(names(conversation(['user', asked], ['assistant', under], ['user', callsBack]), at(5))).toContain(
+      'repetition',
+    )
+    // Not the next message after the request: the pronoun may stand for anyone named since.
+    expect(
+      names(
+        conversation(
+          ['user', asked],
+          ['assistant', {}],
+          ['user', {}],
+          ['assistant', {}],
+          ['user', callsBack],
+        ),
+        at(5),
+      ),
+    ).toEqual(['escalation'])
+  })
+
+  it('finds the end user asking, by a pronoun, that the person named contact it (signals-v57)', () => {
+    for (const said of [
+      'then get him to ring me. today.',
+      'already requested it twice. get him to call me then.',
+      'Then please ask her or her manager to ring me.',
+      "It's Saturday. Can he call me on Monday then?",
+      'could they email us the invoice instead',
+      'have her phone me back please',
+    ]) {
+      expect(callsBackOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'can someone call me today', // no pronoun: escalationAsked reads it
+      'She can call after 7?', // no one asked to contact "me"
+      'my mother is 91 and this is her only way to call for help',
+      'I already phoned them. they told me to contact you.',
+      "can he come out today? he said he'd ring",
+      'ask him about the invoice',
+    ]) {
+      expect(callsBackOf(said), said).toBe(false)
+    }
   })
 
   it('reads a request asked again as repetition: very similar, or similar and ignoring the answer', () => {

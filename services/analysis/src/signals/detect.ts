@@ -60,7 +60,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   THRESHOLDS.botAsksAgain, or, signals-v40, naming the same thing asked for, cues.ts asksForOf: the same
  *   detail or menu asked for twice; signals-v41: not when the later states the value of what it names, cues.ts
  *   statesValueOf: "Thanks, I have your email address as sam@…, is that right?"), or (signals-v15) the end user asks for a person again after an
- *   answer that hands nothing over;
+ *   answer that hands nothing over, or (signals-v57) asks in its next message that the person asked for contact it, by a
+ *   pronoun (cues.ts callsBackOf: "then get him to ring me"), after an answer that neither handed over nor took it up;
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
  *   on the whole message and on each of its sentences (a message is frustrated when one of them is);
@@ -101,7 +102,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 56
+export const SIGNALS_VERSION = 57
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1270,6 +1271,28 @@ export function detectSignals(
       out.add('repetition', earlier.id, confidence)
       out.add('repetition', later.id, confidence)
     }
+  }
+  // signals-v57: the end user asking that the person it asked for contact it, by a pronoun (cues.ts callsBackOf: "then
+  // get him to ring me", "Can he call me on Monday then?"), in its next message after an answer to that request which
+  // neither handed over nor took it up (no unit the handover head reads as escalationTakenUp's reply does: "Sophie
+  // will call you today", then "could she call me after 7?" arranges that call), asks for the person again: the
+  // escalation head reads the pronoun's sentence as asking for no one, so signals-v15 does not see it.
+  for (const later of talk) {
+    if (later.role !== 'user' || later.cues?.callsBack !== true || escalationAsked(later.cues) !== undefined)
+      continue
+    const k = talk.indexOf(later)
+    const earlier = talk.slice(0, k).findLast((m) => m.role === 'user')
+    const first = earlier && escalationAsked(earlier.cues)
+    if (first === undefined) continue
+    const between = talk.slice(talk.indexOf(earlier!) + 1, k)
+    const takesUp = (m: ConversationMessage) =>
+      (m.cues?.handoverUnits ?? []).some(
+        (u) => u.head >= t.handoverReply && u.margin >= t.handoverReplyMargin,
+      )
+    if (!between.some((m) => m.role === 'assistant') || between.some((m) => handedOver(m) || takesUp(m)))
+      continue
+    out.add('repetition', earlier!.id, first)
+    out.add('repetition', later.id, first)
   }
   if (clarifications.length >= 2) {
     for (const m of clarifications)

@@ -19,7 +19,13 @@ import {
   type SignalAnchors,
   withEmotions,
 } from './cues.ts'
-import { type ConversationMessage, DEFAULT_QUIET_PERIOD_MS, detectSignals, THRESHOLDS } from './detect.ts'
+import {
+  type ConversationMessage,
+  DEFAULT_QUIET_PERIOD_MS,
+  detectSignals,
+  escalationAsked,
+  THRESHOLDS,
+} from './detect.ts'
 
 requireTestModel()
 
@@ -1019,6 +1025,46 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['user', 'That does not help. I need a person to phone me today please.'],
       ),
     ).toEqual(expect.arrayContaining(['escalation', 'repetition']))
+  })
+
+  it('reads the person asked for, asked by a pronoun to call after an answer beside the point, as repetition (signals-v57)', async () => {
+    const request =
+      'My tenancy deposit still has not been returned after two months. Can I speak to the branch manager?'
+    const again = 'The report was agreed in May. Can he call me tomorrow morning?'
+    // The escalation head reads the pronoun's request as asking for no one, and it lies far from the first
+    // request (0.20 here): neither signals-v15 nor a similarity gate reads it.
+    const [scored] = await cuesOf(
+      [{ role: 'user', content: again }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      analyzer.semantic.escalationOf,
+      analyzer.semantic.handoverOf,
+    )
+    expect(escalationAsked(scored!.cues)).toBeUndefined()
+    expect(scored!.cues.callsBack).toBe(true)
+    const answer = 'Deposits are returned within 10 days of the check-out report being agreed.'
+    expect(await signals(['user', request], ['assistant', answer], ['user', again])).toEqual(
+      expect.arrayContaining(['escalation', 'repetition']),
+    )
+    // After a handover naming who will call, the same words arrange that call.
+    const handover = "I've passed this to our branch manager, Tom, who will call you tomorrow."
+    expect(
+      await signals(
+        ['user', request],
+        ['assistant', handover],
+        ['user', 'Can he call me in the afternoon instead?'],
+      ),
+    ).not.toContain('repetition')
+    // Without an earlier request for a person the pronoun asks for no one again.
+    expect(
+      await signals(
+        ['user', 'My tenancy deposit still has not been returned after two months.'],
+        ['assistant', answer],
+        ['user', again],
+      ),
+    ).not.toContain('repetition')
   })
 
   it('reads the bot sending the same message again as repetition, and two different answers as none', async () => {
