@@ -1283,6 +1283,38 @@ describe('conversation signals: the decision', () => {
     ).toBe(0.86)
   })
 
+  it('reads someone else who will contact the end user as a handover at any head when the message says it cannot help (signals-v58)', () => {
+    const m = THRESHOLDS.handoverReplyMargin
+    const handed = (said: Partial<MessageCues>, ...units: HandoverUnit[]) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', { handover: Math.max(...units.map((u) => u.margin)), handoverUnits: units, ...said }],
+        ),
+        at(5),
+      )
+    // fresh5 sewing-01: "I'm not sure about that one. I've asked our engineer, Graham, to email you a quote…":
+    // the contact unit read 0.472 by the head, under handoverContactHead, in a message with the inability cue.
+    const contact = { head: 0.47, margin: -0.025, contacts: true as const }
+    expect(handed({ inability: true }, contact)).toEqual(['escalation', 'bot_failure'])
+    // The failure anchors say it as well as the inability cue does.
+    expect(handed({ failure: THRESHOLDS.failure }, contact)).toEqual(['escalation', 'bot_failure'])
+    // The same unit in a message that fails nowhere: a service visit or a quote booked, no handover (v48's bound).
+    expect(handed({}, contact)).toEqual([])
+    // The rest of v48's reading holds: the contact words, the margin, not telling the end user to act.
+    expect(handed({ inability: true }, { head: 0.47, margin: -0.025 })).toEqual(['bot_failure'])
+    expect(handed({ inability: true }, { ...contact, margin: m - 0.01 })).toEqual(['bot_failure'])
+    expect(handed({ inability: true }, { ...contact, userActs: true })).toEqual(['bot_failure'])
+    expect(
+      handoverSaid({
+        ...BOT,
+        handover: -0.1,
+        inability: true,
+        handoverUnits: [{ head: 0.456, margin: -0.101, contacts: true }],
+      }),
+    ).toBe(0.46)
+  })
+
   it('reads no handover in a weak one nobody asked for that lies nearer the social acts than the requests (signals-v50)', () => {
     const b = THRESHOLDS.handoverSocialWeak
     const handed = (social: number, unit: HandoverUnit, asked: Partial<MessageCues> = {}) =>

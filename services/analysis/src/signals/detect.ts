@@ -16,7 +16,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   in reply to a bot failure with a looser margin, escalationAfterFailure; signals-v54, never by a unit that
  *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
- *   there is one, read on the whole message and on each of its sentences: handoverSaid; not a social act,
+ *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v58, someone
+ *   else who will contact the end user at any head in a message that says it cannot help; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
@@ -102,7 +103,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 57
+export const SIGNALS_VERSION = 58
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -711,7 +712,9 @@ function handoverMargin(c: MessageCues | undefined): number | undefined {
  * (≥ THRESHOLDS.handoverHeadSure) at a margin a little under (≥ THRESHOLDS.handoverHeadSureMargin), or
  * (signals-v48) the unit says someone else will contact the end user (cues.ts, contactsUserOf), does not tell
  * the end user to act, and the head reads it ≥ THRESHOLDS.handoverContactHead at a margin ≥
- * THRESHOLDS.handoverReplyMargin. Returns
+ * THRESHOLDS.handoverReplyMargin; signals-v58: in a message that says it cannot help, at any head ("I'm not sure
+ * about that one. I've asked our engineer, Graham, to email you a quote": a failure and a hand-over at once, as
+ * the sets label it). Returns
  * its confidence, or undefined. Whether the
  * conversation is handed over also depends on what follows (detectSignals: a social act, or a weak
  * handover after which the assistant answers on, hands nothing over); a unit found by the head alone is a
@@ -722,6 +725,9 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
   if (margin === undefined) return undefined
   const t = THRESHOLDS
   const byMargin = margin >= t.handover ? confidenceOf(margin, t.handover) : undefined
+  // signals-v58: a message that says it cannot help (the failure anchors or the inability cue, as detectSignals
+  // reads a failed turn) passes what the assistant could not do to the person who will contact the end user.
+  const fails = fires(c!.failure, t.failure) || c!.inability === true
   let byHead: number | undefined
   for (const u of c!.handoverUnits ?? []) {
     const said = u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
@@ -729,7 +735,7 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
     const contacts =
       u.contacts === true &&
       u.userActs !== true &&
-      u.head >= t.handoverContactHead &&
+      (u.head >= t.handoverContactHead || fails) &&
       u.margin >= t.handoverReplyMargin
     if (said || sure || contacts) {
       byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)

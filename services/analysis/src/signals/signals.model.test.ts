@@ -1364,6 +1364,31 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads a failure that passes the matter to someone who will contact the end user as a handover (signals-v58)', async () => {
+    // The contact sentence alone reads under handoverContactHead (0.58): a quote or a visit booked, no handover.
+    // Said with the assistant's own inability it passes on what the assistant could not do.
+    const asked: Turn = ['user', 'my coffee machine leaks from the bottom, can you fix it and how much?']
+    const contact = "I've asked our technician, Priya, to email you a quote for the repair."
+    const failedAndPassed = `I'm not sure about that. ${contact}`
+    const [scored] = await cuesOf(
+      [{ role: 'assistant', content: failedAndPassed }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      analyzer.semantic.escalationOf,
+      analyzer.semantic.handoverOf,
+    )
+    expect(scored!.cues.inability).toBe(true)
+    const contacts = scored!.cues.handoverUnits!.filter((u) => u.contacts === true)
+    expect(contacts.length).toBeGreaterThan(0)
+    for (const u of contacts) expect(u.head).toBeLessThan(THRESHOLDS.handoverContactHead)
+    const found = await signals(asked, ['assistant', failedAndPassed])
+    expect(found).toContain('escalation')
+    expect(found).toContain('bot_failure')
+    expect(await signals(asked, ['assistant', contact])).not.toContain('escalation')
+  })
+
   it('reads no handover in a rating prompt nobody asked a person for, and keeps a friendly one (signals-v50)', async () => {
     // The prompt lies 0.107 nearer the handover anchors than the answers (weak, the head 0.24) and nearer the
     // social acts than the requests: a handover before signals-v50.
