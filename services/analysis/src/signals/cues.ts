@@ -182,6 +182,11 @@ export interface MessageCues {
    * expressed). Stored with the cues; frustration reads the frustration head alone since signals-v8.
    */
   readonly displeasure?: number
+  /**
+   * End user (signals-v59): the GoEmotions head sadness on the whole message (0..1, 0.5 expressed): a sad
+   * subject, which is no frustration, read where the frustration head is not asked (detect.ts, frustrationParting).
+   */
+  readonly sadness?: number
   /** End user: the chatbot's own signals (settings.signals.custom), by id. */
   readonly custom?: Readonly<Record<string, number>>
 }
@@ -1175,6 +1180,7 @@ export function withEmotions(
         readonly anger?: number
         readonly annoyance?: number
         readonly disappointment?: number
+        readonly sadness?: number
       }
     | undefined,
 ): ScoredMessage | undefined {
@@ -1188,6 +1194,7 @@ export function withEmotions(
       displeasure: round(
         Math.max(emotions.anger ?? 0, emotions.annoyance ?? 0, emotions.disappointment ?? 0),
       ),
+      ...(emotions.sadness === undefined ? {} : { sadness: round(emotions.sadness) }),
     },
   }
 }

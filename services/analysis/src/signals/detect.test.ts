@@ -360,6 +360,58 @@ describe('conversation signals: the decision', () => {
     expect(after({ inability: true }, { frustration: -0.15 })).toBe(false)
   })
 
+  it('reads the last word on a failed turn by the anchors when the end user was frustrated earlier (signals-v59)', () => {
+    // "fantastic. great support for a £2,400 holiday": the head 0.21, the anchors +0.068, after "our luggage
+    // hasnt arrived at the hotel…" (the head 0.90 on the whole, a first report kept out as a fault told plainly).
+    const reply = THRESHOLDS.frustrationReply
+    const word = (margin: number, asks = 0) => ({
+      frustration: margin,
+      emotionFrustration: 0.2,
+      sadness: 0.05,
+      frustrationUnits: [{ head: 0.2, margin }],
+      escalationUnits: [{ head: asks, margin: -0.2 }],
+    })
+    const report = (head: number) => ({
+      emotionFrustration: head,
+      frustrationUnits: [{ head, margin: -0.3 }],
+    })
+    const frustrated = (
+      first: Partial<MessageCues>,
+      turn: Partial<MessageCues>,
+      last: Partial<MessageCues>,
+    ) =>
+      names(conversation(['user', first], ['assistant', turn], ['user', last]), at(90)).includes(
+        'frustration',
+      )
+    const upset = report(THRESHOLDS.emotionFrustration)
+    expect(frustrated(upset, { inability: true }, word(reply))).toBe(true)
+    // Neither reading alone: the report calm, or the last word farther from the frustration anchors.
+    expect(frustrated(report(THRESHOLDS.emotionFrustration - 0.001), { inability: true }, word(reply))).toBe(
+      false,
+    )
+    expect(frustrated(upset, { inability: true }, word(reply - 0.001))).toBe(false)
+    // Only on the last word on a failed turn: not after an answer, nor a report told again on request, nor on a
+    // unit that asks for a person.
+    expect(frustrated(upset, {}, word(reply))).toBe(false)
+    expect(
+      frustrated(
+        upset,
+        { failure: THRESHOLDS.failure, clarification: THRESHOLDS.clarification },
+        word(reply),
+      ),
+    ).toBe(false)
+    expect(frustrated(upset, { inability: true }, word(reply, THRESHOLDS.frustrationAsksPerson))).toBe(false)
+    // The end user's own earlier message: the last word's whole reading is no earlier upset.
+    expect(frustrated(report(0.1), { inability: true }, { ...word(reply), emotionFrustration: 0.7 })).toBe(
+      false,
+    )
+    // A sad subject told after the failure ("it was to pay for my dad's funeral": sadness 0.69), and cues
+    // without the sadness reading: the anchors are not asked alone.
+    const sad = { ...word(reply), sadness: THRESHOLDS.frustrationPartingSadness }
+    expect(frustrated(upset, { inability: true }, sad)).toBe(false)
+    expect(frustrated(upset, { inability: true }, { ...word(reply), sadness: undefined })).toBe(false)
+  })
+
   it('reads no frustration in a request for a person the head reads short of sure (signals-v28)', () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "Talk to an agent" in reply to a greeting: the frustration head 0.66 at 0.010, the escalation head 0.96.

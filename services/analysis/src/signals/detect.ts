@@ -78,6 +78,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   QUESTION", "wow, thanks for nothing"); signals-v51: in a first report, the whole message's reading by the
  *   head alone, whatever the anchors say, needs the head surer than in a reply (a fault told plainly, "no
  *   milk this morning again", reads 0.90 … 0.93), or the emotion heads to read the displeasure as expressed;
+ *   signals-v59: that last word on a failed turn counts by the anchors too (a reply's margin), whatever the
+ *   head says, when an earlier message of the end user's reads as frustrated as a whole and the emotion heads
+ *   hear no sadness in it: the head reads sarcasm calm ("fantastic. great support for a £2,400 holiday");
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -103,7 +106,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 58
+export const SIGNALS_VERSION = 59
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -420,9 +423,19 @@ export const THRESHOLDS = {
    * sets (development … fresh6: 0.728 … 0.769 catch three and none false; "The status page shows everything as
    * operational…", 0.727, is false, "wow, thanks for nothing" reads 0.769), confirmed on the newer (fresh7 …
    * fresh12: one caught, none false, at any bound 0.62 … 0.84): bench/FINDINGS.md, signals-v44. Cues without the
-   * head's units fire nothing by it.
+   * head's units fire nothing by it. signals-v59 (frustrationParting in the code): a unit under this bound counts
+   * at a reply's margin (frustrationReply) when an earlier end-user message reads ≥ emotionFrustration as a
+   * whole and the reply's sadness is under frustrationPartingSadness; the bounds the gates' own, the older half
+   * gaining at any margin −0.1 … −0.02 and any earlier head 0.101 … 0.797 (bench/FINDINGS.md, frust10).
    */
   frustrationParting: 0.75,
+  /**
+   * signals-v59: the last word read by the anchors without the head (frustrationParting) needs the emotion
+   * heads' sadness on it under this, their calibrated point (0.5 expressed, not chosen on a set): the anchors
+   * place a sad subject told after the failure as near the frustration anchors as a sarcasm ("it was to pay for
+   * my dad's funeral", −0.018, sadness 0.69), which the head alone kept out (0.37).
+   */
+  frustrationPartingSadness: 0.5,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -839,16 +852,28 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
 /**
  * signals-v44: the end user's reply to a failed turn that a conversation ends on (detectSignals), read by the
  * head alone: the head's strongest reading of a unit at least THRESHOLDS.frustrationParting, not on a unit
- * that asks for a person (THRESHOLDS.frustrationAsksPerson, as signals-v28). Its confidence, or undefined.
+ * that asks for a person (THRESHOLDS.frustrationAsksPerson, as signals-v28). signals-v59: when the end user
+ * wrote earlier a message the head reads as frustrated as a whole (`upsetBefore`), a unit of the reply the
+ * anchors place at a reply's margin (≥ THRESHOLDS.frustrationReply) also counts, whatever the head says, when
+ * the emotion heads hear no sadness in the reply (< THRESHOLDS.frustrationPartingSadness): the head reads a
+ * sarcasm calm ("fantastic. great support for a £2,400 holiday" 0.21), the anchors place it by its stance, and
+ * the sadness reading keeps out the sad subject the anchors place as near. Its confidence, or undefined.
  */
-function frustrationParting(c: MessageCues): number | undefined {
-  let head: number | undefined
+function frustrationParting(c: MessageCues, upsetBefore: boolean): number | undefined {
+  // signals-v59: without the sadness reading (cues scored before it), the anchors' reading is not asked.
+  const sad = c.sadness ?? 1
+  let found: number | undefined
   for (const [k, u] of (c.frustrationUnits ?? []).entries()) {
-    if (u.head < THRESHOLDS.frustrationParting) continue
     if ((c.escalationUnits?.[k]?.head ?? 0) >= THRESHOLDS.frustrationAsksPerson) continue
-    head = Math.max(head ?? 0, u.head)
+    if (u.head >= THRESHOLDS.frustrationParting) found = Math.max(found ?? 0, Math.round(u.head * 100) / 100)
+    else if (
+      upsetBefore &&
+      sad < THRESHOLDS.frustrationPartingSadness &&
+      u.margin >= THRESHOLDS.frustrationReply
+    )
+      found = Math.max(found ?? 0, confidenceOf(u.margin, THRESHOLDS.frustrationReply))
   }
-  return head === undefined ? undefined : Math.round(head * 100) / 100
+  return found
 }
 
 /**
@@ -1349,7 +1374,12 @@ export function detectSignals(
     // that turn: the head's reading is frustration whatever the anchors say. Not a report told again at the
     // assistant's request (`restated`, signals-v28).
     if (settled && failedTurn && last.cues && !courseOf(last).restated) {
-      const parting = frustrationParting(last.cues)
+      // signals-v59: an earlier message of the end user's the head reads as frustrated as a whole (a fault
+      // the first report's gates kept out as told plainly): the last word on the failed turn aims it.
+      const upsetBefore = talk.some(
+        (u) => u !== last && u.role === 'user' && (u.cues?.emotionFrustration ?? 0) >= t.emotionFrustration,
+      )
+      const parting = frustrationParting(last.cues, upsetBefore)
       if (parting !== undefined) out.add('frustration', last.id, parting)
     }
     if (settled && !out.found.has('resolution')) {

@@ -1654,6 +1654,34 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('frustration')
   })
 
+  it("reads the last word on the bot's failure by the anchors when the end user's report was read as frustrated (signals-v59)", async () => {
+    // The report: the head 0.72 on the whole, the anchors −0.023 (under a first report's 0.03): no frustration alone.
+    const report: Turn = [
+      'user',
+      'the heating in my flat has been off since friday and the engineer never turned up',
+    ]
+    const cannot: Turn = ['assistant', "I'm sorry, I can't help with that in this chat."]
+    // The sarcasm: the head 0.44 (under v44's 0.75), the anchors +0.011 (over a reply's −0.03).
+    const sarcasm: Turn = ['user', 'class. cheers for nothing then']
+    expect(await signals(report)).not.toContain('frustration')
+    expect(await settledSignals(report, cannot, sarcasm)).toContain('frustration')
+    // Until the conversation has ended on it, nothing by this reading; nor on a calm last word (−0.097).
+    expect(await signals(report, cannot, sarcasm)).not.toContain('frustration')
+    expect(await settledSignals(report, cannot, ['user', "ok I'll phone them instead"])).not.toContain(
+      'frustration',
+    )
+    // Nor after a calm question (the head 0.31): the rule's limit, the anchors alone do not aim a word so short.
+    expect(
+      await settledSignals(['user', 'do you service combi boilers in Leeds?'], cannot, sarcasm),
+    ).not.toContain('frustration')
+    // A sad subject the anchors place nearer frustration (+0.040) than the sarcasm, the emotion heads' sadness 0.62.
+    const sofa: Turn = ['user', 'my refund for the cancelled sofa never arrived']
+    expect(await settledSignals(sofa, cannot, sarcasm)).toContain('frustration')
+    expect(
+      await settledSignals(sofa, cannot, ['user', 'my mum passed away last month and this was her sofa']),
+    ).not.toContain('frustration')
+  })
+
   it('reads frustration with the support-trained head: sarcasm and blame are, a death and a bare report are not', async () => {
     // A sarcastic first message, and an accusation told as a fact: far from the frustration anchors.
     expect(await signals(['user', 'wow, brilliant service, my order vanished'])).toContain('frustration')
