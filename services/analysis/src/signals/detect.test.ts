@@ -499,6 +499,26 @@ describe('conversation signals: the decision', () => {
     expect(after({})).toBe(true)
   })
 
+  it('abandons a conversation ending on two end-user messages with no reply between, whatever the last reads as (signals-v60)', () => {
+    const social: Partial<MessageCues> = { social: 0.4 }
+    // One social turn after an answer waits for nothing; a second with no reply between was left unanswered.
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', social]), at(90))).toEqual([])
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', social], ['user', social]), at(90)),
+    ).toEqual(['abandonment'])
+    // Not before the quiet period, not after a resolution, and not when the assistant never spoke at all.
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', social], ['user', social]), at(4)),
+    ).toEqual([])
+    expect(
+      names(
+        conversation(['user', {}], ['assistant', {}], ['user', social], ['user', { resolution: 0.3 }]),
+        at(90),
+      ),
+    ).toEqual(['resolution'])
+    expect(names(conversation(['user', social], ['user', social]), at(90))).toEqual([])
+  })
+
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {
     const asked = (question: boolean) =>
       names(

@@ -106,7 +106,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 59
+export const SIGNALS_VERSION = 60
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1383,7 +1383,15 @@ export function detectSignals(
       if (parting !== undefined) out.add('frustration', last.id, parting)
     }
     if (settled && !out.found.has('resolution')) {
-      if (last.role === 'user' && unanswered(last, isReply(last), courseOf(last)))
+      // signals-v60: the end user writing again with no reply between ("ok", "still waiting" in a hand-over's
+      // queue), after the assistant has spoken, ends on an unanswered message, whatever the last one reads as.
+      // Chosen on the newer half (fresh16 debtcollect-02, sitebuilder-01), confirmed blind on fresh17 (one missed
+      // abandonment found, none added); the older half holds no such ending.
+      const wroteAgain =
+        last.role === 'user' &&
+        talk.at(-2)?.role === 'user' &&
+        talk.slice(0, -2).some((a) => a.role === 'assistant')
+      if (last.role === 'user' && (wroteAgain || unanswered(last, isReply(last), courseOf(last))))
         out.add('abandonment', last.id, 0.9)
       else if (failedTurn) {
         // A reply to a bot failure that resolves nothing ("then get me someone who can"): the failure stands.

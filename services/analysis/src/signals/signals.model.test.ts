@@ -1364,6 +1364,19 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('abandons a conversation whose end user wrote twice with no reply between, even when the last word is social (signals-v60)', async () => {
+    const asked: Turn = ['user', 'can I move my dentist appointment from Thursday to next week?']
+    const answered: Turn = ['assistant', 'Of course. Which day next week would suit you best?']
+    const day: Turn = ['user', 'tuesday afternoon if possible']
+    // Answered, the day given and then nothing: a social "ok" after it waited for no reply before signals-v60.
+    expect(
+      await settledSignals(asked, answered, day, ['assistant', 'Done: Tuesday at 2:30pm. See you then!']),
+    ).toEqual([])
+    expect(await settledSignals(asked, answered, ['user', 'ok'])).not.toContain('abandonment')
+    expect(await settledSignals(asked, answered, day, ['user', 'ok'])).toContain('abandonment')
+    expect(await settledSignals(asked, answered, day, ['user', 'thanks!'])).not.toContain('abandonment')
+  })
+
   it('reads a failure that passes the matter to someone who will contact the end user as a handover (signals-v58)', async () => {
     // The contact sentence alone reads under handoverContactHead (0.58): a quote or a visit booked, no handover.
     // Said with the assistant's own inability it passes on what the assistant could not do.
