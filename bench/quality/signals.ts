@@ -67,7 +67,7 @@ export const FRESH14_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh15.json')
 /** Written blind by a nineteenth session (helper fresh16); read blind at signals-v54 and v56 (twice more for two candidates), a development set since 2026-12-01, 02:25 UTC (README there). */
 export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh16.json')
-/** Written blind by a twentieth session (helper fresh17) while others changed the detector; kept blind (README there). */
+/** Written blind by a twentieth session (helper fresh17); read blind at signals-v56 and v59 and for one candidate (adopted as v60), a development set since 2026-12-01, 02:50 UTC (README there). */
 export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh17.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
@@ -195,8 +195,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh17',
     file: FRESH17_SIGNALS_SET,
     described:
-      'written blind by a twentieth session while others changed the detector, never tuned on (fresh17, blind)',
-    blind: true,
+      'written blind by a twentieth session, measured blind for signals-v56, v59 and v60, a development set since (fresh17, development)',
   },
 ]
 
