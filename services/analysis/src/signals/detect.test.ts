@@ -799,6 +799,36 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 50, { thanksFirst: true })).toBe(true)
   })
 
+  it('reads no repetition by the margin tiers in a message put wholly as a statement after an answer that did not fail (signals-v61)', () => {
+    // Each unit as cues.ts reads it: the whole first, then its sentences, each a statement or not (statementOf).
+    const units = (...texts: string[]) => ({
+      escalationUnits: texts.map((text) => ({
+        head: 0.02,
+        margin: -0.2,
+        ...(statementOf(text) ? { statement: true as const } : {}),
+      })),
+    })
+    const done = units(
+      'done both. the spam has stopped, thank you so much',
+      'done both.',
+      'the spam has stopped, thank you so much',
+    )
+    expect(done.escalationUnits.every((u) => u.statement === true)).toBe(true)
+    // cos 0.42 to the first request, -0.91 to the answer: the margin tier read it as asked again; it reports.
+    expect(rep(-90, 65, done)).toBe(false)
+    // A sentence that asks ("ya i have the pattern. what is m1l") keeps the margin tier.
+    const asks = units('ya i have the pattern. what is m1l', 'ya i have the pattern.', 'what is m1l')
+    expect(rep(-90, 65, asks)).toBe(true)
+    // After a failure the same statement restates the request.
+    expect(rep(-90, 65, done, { failure: 0.3 })).toBe(true)
+    expect(rep(-90, 65, done, { inability: true })).toBe(true)
+    // Saying it asks again outweighs it, and so does a similarity of repetitionNearest (cos 0.64).
+    expect(rep(-90, 65, { ...done, reasks: 0.2 })).toBe(true)
+    expect(rep(-90, 50, done)).toBe(true)
+    // Without the escalation head's units nothing is read as a statement: the margin tier as before.
+    expect(rep(-90, 65, { escalationUnits: [] })).toBe(true)
+  })
+
   it('reads a question ending on "then" asked in the earlier request\'s own form by the margin tiers (signals-v41)', () => {
     // cos 0.42 to the first request, -0.91 to the answer: "so when is it coming then?" after "when will my
     // sofa be delivered?" asks it again; signals-v39 read a consequence.

@@ -53,7 +53,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   THRESHOLDS.repetitionNearest up when the later is the next question in the earlier's form after an answer to it,
  *   asksNext: "what time do you open on saturday?", "We open at 9am on Saturdays.", "what time do you close then?";
  *   as clearly ignoring the answer when the later uses only the earlier's content words and none was said between,
- *   asksOver: "how much is the large one?", "The small one is £12.", "and the large one?"), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   asksOver: "how much is the large one?", "The small one is £12.", "and the large one?"; signals-v61: not by
+ *   the tiers of THRESHOLDS.repetitionIgnores when the later is put wholly as a statement after an answer that did
+ *   not fail, toldWholly: "done both. the spam has stopped", which reports), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -106,7 +108,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 60
+export const SIGNALS_VERSION = 61
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -621,6 +623,17 @@ const fires = (margin: number | undefined, threshold: number) => margin !== unde
  * margin still reads it; the whole message (k = 0) is read as before ("PERSON").
  */
 const toldOnly = (u: EscalationUnit, k: number) => k > 0 && u.statement === true
+
+/**
+ * signals-v61: an end user's message put wholly as a statement: the whole and every sentence read
+ * (escalationUnits, at most cues.ts's MAX_SENTENCES of them) is a statement by v47's grammar (cues.ts statementOf:
+ * no question, by its mark or its opening word or auxiliary, no modal of asking, no "please", no "I want / I
+ * need", no imperative of reaching). It asks nothing: "done both. the spam has stopped, thank you so much",
+ * "Lovely, we'll do that." ("did that, still E5" opens on an auxiliary, as a question may, so is not read so).
+ * Without the escalation head (no units) nothing is read so.
+ */
+const toldWholly = (c: MessageCues | undefined) =>
+  (c?.escalationUnits?.length ?? 0) > 0 && c!.escalationUnits!.every((u) => u.statement === true)
 
 /**
  * signals-v54: a unit of an end user's message that asks what the assistant is (cues.ts, asksWhatItIsOf: "are
@@ -1212,7 +1225,12 @@ export function detectSignals(
         // that asked nothing ("how much is the large one?", "The small one is £12.", "and the large one?":
         // asksOver), ignores the answer as clearly as the margin tier reads.
         const overAgain = lastSaid.cues?.asks !== true && asksOver(earlier, between, later)
-        if (similarity < t.repetitionNearest && (!(clearly || overAgain) || followsOn)) continue
+        // signals-v61: below repetitionNearest, a message put wholly as a statement (toldWholly: no unit asks)
+        // after an answer that did not fail reports (what the end user did, a detail, its acceptance: "done
+        // both. the spam has stopped", "its not faulty, just a different grey"); it does not ask again, however
+        // far from the answer it lies. After a failure the same statement restates the request.
+        const reports = !afterFailure && toldWholly(later.cues)
+        if (similarity < t.repetitionNearest && (!(clearly || overAgain) || followsOn || reports)) continue
         if (similarity < t.repetition && !ignoresBetween) continue
         // signals-v45: from repetitionNearest up the form of the two requests carries the cosine; the next
         // question in that form after an answer to the first ("what time do you open on saturday?", "We open at

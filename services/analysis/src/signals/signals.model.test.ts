@@ -1027,6 +1027,19 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(expect.arrayContaining(['escalation', 'repetition']))
   })
 
+  it('reads no repetition in a report of the answer carried out, put wholly as a statement; the same put as a question asks again (signals-v61)', async () => {
+    const report = 'the garage door opener beeps and the door will not close'
+    const answer =
+      'Beeping usually means the safety sensors are misaligned. Wipe both sensor lenses and line them up so their lights are steady.'
+    // 0.50 to the report, 0.25 to the answer: the margin tier (repetitionAsked, repetitionIgnores) read it as
+    // asked again before signals-v61; it says what the end user did and what came of it.
+    const done = 'wiped and lined them up, the garage door closes properly now'
+    expect(await signals(['user', report], ['assistant', answer], ['user', done])).not.toContain('repetition')
+    // A question there asks the report again.
+    const asks = 'wiped and lined them up, why will the garage door still not close?'
+    expect(await signals(['user', report], ['assistant', answer], ['user', asks])).toContain('repetition')
+  }, 60_000)
+
   it('reads the person asked for, asked by a pronoun to call after an answer beside the point, as repetition (signals-v57)', async () => {
     const request =
       'My tenancy deposit still has not been returned after two months. Can I speak to the branch manager?'
