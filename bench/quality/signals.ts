@@ -69,6 +69,8 @@ export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh16.json')
 /** Written blind by a twentieth session (helper fresh17); read blind at signals-v56 and v59 and for one candidate (adopted as v60), a development set since 2026-12-01, 02:50 UTC (README there). */
 export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh17.json')
+/** Written blind by a twenty-first session (helper fresh18) while others changed the detector; kept blind (README there). */
+export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -196,6 +198,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH17_SIGNALS_SET,
     described:
       'written blind by a twentieth session, measured blind for signals-v56, v59 and v60, a development set since (fresh17, development)',
+  },
+  {
+    name: 'fresh18',
+    file: FRESH18_SIGNALS_SET,
+    described:
+      'written blind by a twenty-first session while others changed the detector, never tuned on (fresh18, blind)',
+    blind: true,
   },
 ]
 
