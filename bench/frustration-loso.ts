@@ -6,10 +6,19 @@
  * bench/quality/signals-replay.ts) and the rules' first blind reads of fresh14 … fresh17 (bench/FINDINGS.md).
  * Reads bench/.cache/signals-replay.json (`npx tsx bench/signals-replay.ts --score`), which never holds a blind
  * set. Counts only; CPU time of the fits printed for the record.
+ * npm run bench:frustration-loso -- --decide NAME: for the lead's blind reads, the set NAME of bench/data/signals
+ * (a blind one too) scored with the model of ../shared/models (about a minute), each variant fitted and thresholded
+ * on every stored set but NAME, and NAME decided: counts only, no conversation named, beside the rules' counts on it.
+ * The candidate named beforehand is `tree` (bench/FINDINGS.md, helper learn1).
  */
 import { readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
+import { embedSignalAnchors } from '../services/analysis/src/signals/cues.ts'
 import { SIGNALS_VERSION } from '../services/analysis/src/signals/detect.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
   bagsOf,
   type Counts,
@@ -24,6 +33,7 @@ import {
   recall,
   sum,
 } from './quality/frustration-loso.ts'
+import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET, scoreConversation } from './quality/signals.ts'
 import { OLDER_HALF, replaySignals, type ScoredConversation } from './quality/signals-replay.ts'
 
 const STORE = path.resolve(import.meta.dirname, '.cache/signals-replay.json')
@@ -61,6 +71,54 @@ const bags = bagsBy.message
 const sets = [...new Set(bags.map((b) => b.set))]
 const fmt = (c: Counts) => `${String(c.fp).padStart(2)}/${String(c.fn).padEnd(2)}`
 const pr = (c: Counts) => `${precision(c).toFixed(2)} ${recall(c).toFixed(2)}`
+
+const { values } = parseArgs({ options: { decide: { type: 'string' } } })
+if (values.decide !== undefined) {
+  await decide(values.decide)
+  process.exit(0)
+}
+
+/** Scores the set `name` with the model and decides it with models fitted on every other stored set: counts only. */
+async function decide(name: string) {
+  const entry = [{ name: 'development', file: SIGNALS_SET }, ...OTHER_SIGNALS_SETS].find(
+    (s) => s.name === name,
+  )
+  if (entry === undefined) throw new Error(`no signals set is named '${name}'`)
+  const analyzer = await createSemanticAnalyzer({
+    modelDir: TEST_MODEL_DIR,
+    cacheDir: path.join(tmpdir(), 'bench-signals-models'),
+    hubUrl: UNREACHABLE_HUB,
+  })
+  const anchors = await embedSignalAnchors(analyzer.semantic.embedTexts)
+  const scored: ScoredConversation[] = []
+  for (const c of loadSignalsSet(entry.file)) {
+    const s = await scoreConversation(analyzer, anchors, c)
+    scored.push({
+      set: name,
+      id: c.id,
+      labels: c.signals,
+      messages: c.messages.map(([role], i) => ({
+        role,
+        cues: s[i]?.cues,
+        vector: s[i] === undefined ? undefined : Array.from(s[i]!.vector),
+      })),
+    })
+  }
+  const byRules = replaySignals(scored).counts
+  const r = sum([byRules.older.frustration!, byRules.newer.frustration!])
+  console.log(
+    `${name}: ${scored.length} conversations, ${scored.filter((c) => c.labels.includes('frustration')).length} labelled frustration`,
+  )
+  console.log(`  rules v${SIGNALS_VERSION}: ${r.fp + r.fn} errors (${fmt(r)}, P R ${pr(r)})`)
+  for (const v of VARIANTS) {
+    const train = bagsBy[v.granularity].filter((b) => b.set !== name)
+    const h = fitAndTest(train, bagsOf(scored, v.granularity), v.opts)
+    const c = sum(Object.values(h.counts))
+    console.log(
+      `  ${v.name}: ${c.fp + c.fn} errors (${fmt(c)}, P R ${pr(c)}, threshold ${h.threshold.toFixed(2)})`,
+    )
+  }
+}
 
 // The rules, on the same store, in the same run.
 const rules: Record<string, Counts> = Object.fromEntries(sets.map((s) => [s, { tp: 0, fp: 0, fn: 0 }]))
