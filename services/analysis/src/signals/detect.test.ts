@@ -566,6 +566,32 @@ describe('conversation signals: the decision', () => {
     expect(reply(0.5)).toEqual(['resolution'])
   })
 
+  it('takes no thanks on a failed turn that the frustration head reads at resolutionAfterFailure, without sadness, for resolution (signals-v62)', () => {
+    // "ok thanks for nothing" after "I don't have any information about wood printing": the anchors and the
+    // gratitude head read its literal warmth; the frustration head reads 0.2, short of emotionFrustration.
+    const sore = { social: 0.2, resolution: 0.156, gratitude: 0.997, frustration: -0.156, sadness: 0.05 }
+    const after = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = { inability: true }) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    const t = THRESHOLDS.resolutionAfterFailure
+    expect(t).toBeLessThan(THRESHOLDS.emotionFrustration)
+    expect(after({ ...sore, emotionFrustration: t })).toEqual(['bot_failure', 'abandonment'])
+    // A polite thanks after a failure reads near nothing by the head: resolution, as the README's convention has it.
+    expect(after({ ...sore, emotionFrustration: t - 0.01 })).toEqual(['bot_failure', 'resolution'])
+    // A disappointed one is sad ("ah shame. thanks for trying"): resolution.
+    const sad = THRESHOLDS.frustrationPartingSadness
+    expect(after({ ...sore, emotionFrustration: t, sadness: sad })).toEqual(['bot_failure', 'resolution'])
+    // Cues scored without the sadness reading (before signals-v59) are read as before.
+    const { sadness: _, ...unscored } = sore
+    expect(after({ ...unscored, emotionFrustration: t })).toEqual(['bot_failure', 'resolution'])
+    // After an answer, or a failure that handed over, the same reading takes nothing from the thanks.
+    expect(after({ ...sore, emotionFrustration: t }, {})).toEqual(['resolution'])
+    expect(after({ ...sore, emotionFrustration: t }, { failure: 0.3, handover: 0.3 })).toEqual([
+      'escalation',
+      'bot_failure',
+      'resolution',
+    ])
+  })
+
   it('leaves out the signals a chatbot turned off, and fires its own on their margin', () => {
     const messages = conversation(['user', { escalation: 0.3, custom: { 'custom:discount': 0.2 } }])
     const own: SignalSettings = {

@@ -88,7 +88,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
  *   message again (signals-v21), and after that asks nothing new and the assistant neither fails nor
  *   hands over; signals-v31: the end user's closing message (the last, in reply to an answer that did not
- *   fail) needs only THRESHOLDS.resolutionClosing ("ta", "there it is, worked perfectly");
+ *   fail) needs only THRESHOLDS.resolutionClosing ("ta", "there it is, worked perfectly"); signals-v62: not
+ *   a reply to a failed turn the frustration head reads ≥ THRESHOLDS.resolutionAfterFailure without sadness
+ *   (soreAfterFailure: "ok thanks for nothing");
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -108,7 +110,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 61
+export const SIGNALS_VERSION = 62
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -278,6 +280,16 @@ export const THRESHOLDS = {
    * −0.015 lies 0.007 and 0.009 from each (bench/FINDINGS.md, signals-v31).
    */
   resolutionClosing: -0.015,
+  /**
+   * signals-v62: the frustration head's reading of an end user's whole reply to a failed turn (handed nothing
+   * over), with no sadness (frustrationPartingSadness), from which its thanks is no resolution (soreAfterFailure).
+   * Chosen on the older half at the middle of its open range (0.026, 0.2]: fresh4 print-02 "ok thanks for
+   * nothing" 0.2, the highest polite thanks after a failure fx-02 "ok ordered online then. thanks" 0.026;
+   * confirmed on the newer (fresh7 …: plumbmerch-02 "lovely. ill just go to screwfix then" 0.186 caught, no
+   * labelled resolution lost at any bound over 0.058, prof-01 "Thank you, I'll drop them a line.") and on the
+   * resolution probe set (bench/FINDINGS.md, res7).
+   */
+  resolutionAfterFailure: 0.11,
   /** A chatbot's own signal: nearer its examples' and label's centre than the background (cues.ts, customMargin). */
   custom: 0,
   /**
@@ -890,6 +902,19 @@ function frustrationParting(c: MessageCues, upsetBefore: boolean): number | unde
 }
 
 /**
+ * signals-v62: an end user's word on a failed turn that the frustration head reads as a whole at least
+ * THRESHOLDS.resolutionAfterFailure with no sadness by the emotion heads (under frustrationPartingSadness): no
+ * thanks for resolution. Cues scored without the sadness reading (before signals-v59) are never read so.
+ */
+function soreAfterFailure(c: MessageCues | undefined): boolean {
+  if (c?.emotionFrustration === undefined || c.sadness === undefined) return false
+  return (
+    c.emotionFrustration >= THRESHOLDS.resolutionAfterFailure &&
+    c.sadness < THRESHOLDS.frustrationPartingSadness
+  )
+}
+
+/**
  * What the conversation says around an end user's message, for frustration (signals-v28): `restated`, the
  * assistant's last message before it asked to say it again (the clarification cue), so the message tells
  * the report again on request rather than reacting to an answer; `thankedLater`, a later end-user message
@@ -1365,6 +1390,13 @@ export function detectSignals(
     // signals-v21: a thanks in reply to the assistant saying an earlier message again resolves nothing:
     // the thanks is sarcastic ("wow, really helpful. thanks a lot") or a goodbye to a bot going in circles.
     if (answered && saidAgain.has(answered)) break
+    // signals-v62: nor a thanks in reply to a failed turn that handed nothing over when the frustration head reads
+    // the whole message at least resolutionAfterFailure and the emotion heads read no sadness in it
+    // (frustrationPartingSadness, v59's reading of the same last word): the literal warmth of a sarcastic or
+    // resigned word on the failure ("ok thanks for nothing", "lovely. ill just go to screwfix then"), where a
+    // polite thanks after a failure reads near nothing ("ok will do, thanks") and a disappointed one is sad
+    // ("ah shame. thanks for trying").
+    if (answered && failed(answered) && !handedOver(answered) && soreAfterFailure(m.cues)) break
     const after = talk.slice(k + 1)
     const undone = after.some(
       (a) =>

@@ -1027,6 +1027,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toEqual(expect.arrayContaining(['escalation', 'repetition']))
   })
 
+  it('reads no resolution in a sarcastic word on a failed turn, and reads a polite or a disappointed thanks as resolution (signals-v62)', async () => {
+    const request = 'can you deliver to a PO box?'
+    const failure = "Sorry, I don't have any information about that."
+    // The gratitude head reads the literal warmth; the frustration head reads some frustration, short of
+    // emotionFrustration, and no sadness: resolution before signals-v62.
+    for (const sarcastic of ['cool. very useful', 'fab. really helpful that']) {
+      const found = await signals(['user', request], ['assistant', failure], ['user', sarcastic])
+      expect(found).toContain('bot_failure')
+      expect(found).not.toContain('resolution')
+    }
+    // A polite thanks (the frustration head 0.003) and a disappointed one (0.24, sadness 0.64) stay resolution.
+    for (const thanks of [
+      "ok no problem, I'll ask the post office. thanks",
+      "oh that's a pity. thanks for trying",
+    ])
+      expect(await signals(['user', request], ['assistant', failure], ['user', thanks])).toContain(
+        'resolution',
+      )
+  }, 60_000)
+
   it('reads no repetition in a report of the answer carried out, put wholly as a statement; the same put as a question asks again (signals-v61)', async () => {
     const report = 'the garage door opener beeps and the door will not close'
     const answer =
