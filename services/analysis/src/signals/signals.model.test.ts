@@ -102,6 +102,20 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     return detectSignals(messages, settings, new Date(at ?? start)).signals.map((s) => s.name)
   }
 
+  /** One message's cues as the analysis scores them, with the learned heads (no emotions, no custom signals). */
+  async function cuesOfOne(role: Turn[0], content: string) {
+    const [scored] = await cuesOf(
+      [{ role, content }],
+      anchors,
+      analyzer.semantic.embedTexts,
+      [],
+      analyzer.semantic.frustrationOf,
+      analyzer.semantic.escalationOf,
+      analyzer.semantic.handoverOf,
+    )
+    return scored
+  }
+
   /** The conversation's signals once its quiet period has passed (abandonment decided). */
   async function settledSignals(...turns: Turn[]): Promise<string[]> {
     return signalsWith(
@@ -1066,15 +1080,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     const again = 'The report was agreed in May. Can he call me tomorrow morning?'
     // The escalation head reads the pronoun's request as asking for no one, and it lies far from the first
     // request (0.20 here): neither signals-v15 nor a similarity gate reads it.
-    const [scored] = await cuesOf(
-      [{ role: 'user', content: again }],
-      anchors,
-      analyzer.semantic.embedTexts,
-      [],
-      analyzer.semantic.frustrationOf,
-      analyzer.semantic.escalationOf,
-      analyzer.semantic.handoverOf,
-    )
+    const scored = await cuesOfOne('user', again)
     expect(escalationAsked(scored!.cues)).toBeUndefined()
     expect(scored!.cues.callsBack).toBe(true)
     const answer = 'Deposits are returned within 10 days of the check-out report being agreed.'
@@ -1416,15 +1422,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     const asked: Turn = ['user', 'my coffee machine leaks from the bottom, can you fix it and how much?']
     const contact = "I've asked our technician, Priya, to email you a quote for the repair."
     const failedAndPassed = `I'm not sure about that. ${contact}`
-    const [scored] = await cuesOf(
-      [{ role: 'assistant', content: failedAndPassed }],
-      anchors,
-      analyzer.semantic.embedTexts,
-      [],
-      analyzer.semantic.frustrationOf,
-      analyzer.semantic.escalationOf,
-      analyzer.semantic.handoverOf,
-    )
+    const scored = await cuesOfOne('assistant', failedAndPassed)
     expect(scored!.cues.inability).toBe(true)
     const contacts = scored!.cues.handoverUnits!.filter((u) => u.contacts === true)
     expect(contacts.length).toBeGreaterThan(0)
@@ -1625,15 +1623,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
   it("reads no handover in the assistant saying what it is after 'are you a bot' (signals-v56)", async () => {
     // The Rasa docs' reply (platform-escalation.json neg-isbot-01): the anchors read it as a handover at 0.164.
     const reply = "I'm a virtual assistant made with Rasa."
-    const [scored] = await cuesOf(
-      [{ role: 'assistant', content: reply }],
-      anchors,
-      analyzer.semantic.embedTexts,
-      [],
-      analyzer.semantic.frustrationOf,
-      analyzer.semantic.escalationOf,
-      analyzer.semantic.handoverOf,
-    )
+    const scored = await cuesOfOne('assistant', reply)
     expect(scored!.cues.handover).toBeGreaterThanOrEqual(THRESHOLDS.handover)
     expect(scored!.cues.saysWhatItIs).toBe(true)
     expect(await signalsWith([], ['user', 'are you a human or a bot?'], ['assistant', reply])).not.toContain(
