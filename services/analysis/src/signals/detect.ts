@@ -702,14 +702,25 @@ export function escalationTakenUp(
   const t = THRESHOLDS
   const asked = Math.max(0, ...(c?.escalationUnits ?? []).filter((u) => !asksWhat(u)).map((u) => u.head))
   if (asked < t.escalationTakenUp) return undefined
-  const handed = Math.max(
-    0,
-    ...later.flatMap((m) =>
-      (m.cues?.handoverUnits ?? []).filter((u) => u.margin >= t.handoverReplyMargin).map((u) => u.head),
-    ),
-  )
+  const handed = handoverReplyHead(later)
   if (handed < t.handoverReply) return undefined
   return Math.round(Math.min(asked, handed) * 100) / 100
+}
+
+/**
+ * The handover head's strongest reading of a unit, among these messages, at a reply's margin (≥
+ * THRESHOLDS.handoverReplyMargin); 0 when none. At THRESHOLDS.handoverReply or more the messages take a request
+ * for a person up (escalationTakenUp; signals-v57's second request by a pronoun).
+ */
+function handoverReplyHead(messages: readonly ConversationMessage[]): number {
+  return Math.max(
+    0,
+    ...messages.flatMap((m) =>
+      (m.cues?.handoverUnits ?? [])
+        .filter((u) => u.margin >= THRESHOLDS.handoverReplyMargin)
+        .map((u) => u.head),
+    ),
+  )
 }
 
 /**
@@ -885,17 +896,12 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
  * the sadness reading keeps out the sad subject the anchors place as near. Its confidence, or undefined.
  */
 function frustrationParting(c: MessageCues, upsetBefore: boolean): number | undefined {
-  // signals-v59: without the sadness reading (cues scored before it), the anchors' reading is not asked.
-  const sad = c.sadness ?? 1
+  const calm = heardNoSadness(c)
   let found: number | undefined
   for (const [k, u] of (c.frustrationUnits ?? []).entries()) {
     if ((c.escalationUnits?.[k]?.head ?? 0) >= THRESHOLDS.frustrationAsksPerson) continue
     if (u.head >= THRESHOLDS.frustrationParting) found = Math.max(found ?? 0, Math.round(u.head * 100) / 100)
-    else if (
-      upsetBefore &&
-      sad < THRESHOLDS.frustrationPartingSadness &&
-      u.margin >= THRESHOLDS.frustrationReply
-    )
+    else if (upsetBefore && calm && u.margin >= THRESHOLDS.frustrationReply)
       found = Math.max(found ?? 0, confidenceOf(u.margin, THRESHOLDS.frustrationReply))
   }
   return found
@@ -907,11 +913,17 @@ function frustrationParting(c: MessageCues, upsetBefore: boolean): number | unde
  * thanks for resolution. Cues scored without the sadness reading (before signals-v59) are never read so.
  */
 function soreAfterFailure(c: MessageCues | undefined): boolean {
-  if (c?.emotionFrustration === undefined || c.sadness === undefined) return false
-  return (
-    c.emotionFrustration >= THRESHOLDS.resolutionAfterFailure &&
-    c.sadness < THRESHOLDS.frustrationPartingSadness
-  )
+  if (c?.emotionFrustration === undefined) return false
+  return c.emotionFrustration >= THRESHOLDS.resolutionAfterFailure && heardNoSadness(c)
+}
+
+/**
+ * signals-v59, v62: the emotion heads hear no sadness in the message (GoEmotions' sadness under
+ * THRESHOLDS.frustrationPartingSadness, its calibrated point). Cues scored before signals-v59 have no sadness
+ * reading, and are never read so.
+ */
+function heardNoSadness(c: MessageCues): boolean {
+  return c.sadness !== undefined && c.sadness < THRESHOLDS.frustrationPartingSadness
 }
 
 /**
@@ -1359,11 +1371,11 @@ export function detectSignals(
     const first = earlier && escalationAsked(earlier.cues)
     if (first === undefined) continue
     const between = talk.slice(talk.indexOf(earlier!) + 1, k)
-    const takesUp = (m: ConversationMessage) =>
-      (m.cues?.handoverUnits ?? []).some(
-        (u) => u.head >= t.handoverReply && u.margin >= t.handoverReplyMargin,
-      )
-    if (!between.some((m) => m.role === 'assistant') || between.some((m) => handedOver(m) || takesUp(m)))
+    if (
+      !between.some((m) => m.role === 'assistant') ||
+      between.some(handedOver) ||
+      handoverReplyHead(between) >= t.handoverReply
+    )
       continue
     out.add('repetition', earlier!.id, first)
     out.add('repetition', later.id, first)
@@ -1437,10 +1449,7 @@ export function detectSignals(
       // queue), after the assistant has spoken, ends on an unanswered message, whatever the last one reads as.
       // Chosen on the newer half (fresh16 debtcollect-02, sitebuilder-01), confirmed blind on fresh17 (one missed
       // abandonment found, none added); the older half holds no such ending.
-      const wroteAgain =
-        last.role === 'user' &&
-        talk.at(-2)?.role === 'user' &&
-        talk.slice(0, -2).some((a) => a.role === 'assistant')
+      const wroteAgain = talk.at(-2)?.role === 'user' && talk.slice(0, -2).some((a) => a.role === 'assistant')
       if (last.role === 'user' && (wroteAgain || unanswered(last, isReply(last), courseOf(last))))
         out.add('abandonment', last.id, 0.9)
       else if (failedTurn) {
