@@ -11,6 +11,7 @@ import path from 'node:path'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import m from '../services/analysis/src/providers/sentiment-model.json' with { type: 'json' }
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { auc } from './quality/custom-signals.ts'
 import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
 import { OLDER_HALF } from './quality/signals-replay.ts'
 
@@ -55,11 +56,6 @@ const vecs = await an.semantic.embedTexts(all)
 const score = new Map(all.map((t, i) => [t, disp(vecs[i]!)]))
 const cpu = process.cpuUsage(t0)
 const conv = new Map(convs.map((c) => [c.key, Math.max(0, ...c.clauses.map((x) => score.get(x)!))]))
-const auc = (h: number[], l: number[]) => {
-  let s = 0
-  for (const a of h) for (const b of l) s += a > b ? 1 : a === b ? 0.5 : 0
-  return s / (h.length * l.length)
-}
 const q = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(p * (s.length - 1))]!

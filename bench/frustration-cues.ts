@@ -15,15 +15,18 @@
  * conversation's nearest conversations of other sets by their most frustrated message, and their labels.
  * Reads bench/.cache/signals-replay.json (`npx tsx bench/signals-replay.ts --score`); never a blind set.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { createSentimentScorer } from '../services/analysis/src/providers/sentiment.ts'
 import sentimentModel from '../services/analysis/src/providers/sentiment-model.json' with { type: 'json' }
 import { GOEMOTIONS_LABELS, goEmotions } from '../services/analysis/train/corpora.ts'
 import { embedCorpus } from '../services/analysis/train/embeddings.ts'
+import { auc } from './quality/custom-signals.ts'
 import { logisticRegression } from './quality/logistic-regression.ts'
-import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
-import { OLDER_HALF, type ScoredConversation } from './quality/signals-replay.ts'
+import {
+  developmentTexts,
+  loadReplayStore,
+  OLDER_HALF,
+  type ScoredConversation,
+} from './quality/signals-replay.ts'
 
 /**
  * The shared errors at signals-v61 (75 of the rules' 128), classed by a reader (helper frustcue; bench/FINDINGS.md):
@@ -109,13 +112,8 @@ const CLASSES: Record<string, string> = {
   'fresh17 taxback-02': 'F+',
 }
 
-const STORE = path.resolve(import.meta.dirname, '.cache/signals-replay.json')
-const store: { version: number; conversations: ScoredConversation[] } = JSON.parse(
-  readFileSync(STORE, 'utf8'),
-)
-const texts = new Map<string, readonly (readonly [string, string])[]>()
-for (const set of [{ name: 'development', file: SIGNALS_SET }, ...OTHER_SIGNALS_SETS.filter((s) => !s.blind)])
-  for (const c of loadSignalsSet(set.file)) texts.set(`${set.name} ${c.id}`, c.messages)
+const store = loadReplayStore()
+const texts = developmentTexts()
 
 const keyOf = (c: ScoredConversation) => `${c.set} ${c.id}`
 const positive = (c: ScoredConversation) => c.labels.includes('frustration')
@@ -220,12 +218,6 @@ const restatedCue: Cue = (c, k) => {
   return v === undefined || pv === undefined ? Number.NaN : dot(v, pv)
 }
 
-/** AUC of `high` over `low` (ties half). */
-const auc = (high: readonly number[], low: readonly number[]) => {
-  let s = 0
-  for (const h of high) for (const l of low) s += h > l ? 1 : h === l ? 0.5 : 0
-  return high.length * low.length === 0 ? Number.NaN : s / (high.length * low.length)
-}
 const quantile = (xs: readonly number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.max(0, Math.floor(q * (s.length - 1))))]!

@@ -13,15 +13,15 @@ import { createSentimentScorer } from '../services/analysis/src/providers/sentim
 import m from '../services/analysis/src/providers/sentiment-model.json' with { type: 'json' }
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { type Bag, bagsOf, leaveOneSetOut, sum } from './quality/frustration-loso.ts'
-import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
-import { OLDER_HALF, type ScoredConversation } from './quality/signals-replay.ts'
+import {
+  developmentTexts,
+  loadReplayStore,
+  OLDER_HALF,
+  type ScoredConversation,
+} from './quality/signals-replay.ts'
 
-const store: { conversations: ScoredConversation[] } = JSON.parse(
-  readFileSync(path.resolve(import.meta.dirname, '.cache/signals-replay.json'), 'utf8'),
-)
-const texts = new Map<string, readonly (readonly [string, string])[]>()
-for (const set of [{ name: 'development', file: SIGNALS_SET }, ...OTHER_SIGNALS_SETS.filter((s) => !s.blind)])
-  for (const c of loadSignalsSet(set.file)) texts.set(`${set.name} ${c.id}`, c.messages)
+const store = loadReplayStore()
+const texts = developmentTexts()
 const src = readFileSync(path.resolve(import.meta.dirname, 'frustration-cues.ts'), 'utf8')
 const shared = new Set([...src.matchAll(/'([^']+ [^']+)': '([^']+)'/g)].map((x) => x[1]))
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {

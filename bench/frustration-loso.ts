@@ -11,7 +11,6 @@
  * on every stored set but NAME, and NAME decided: counts only, no conversation named, beside the rules' counts on it.
  * The candidate named beforehand is `tree` (bench/FINDINGS.md, helper learn1).
  */
-import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -34,9 +33,12 @@ import {
   sum,
 } from './quality/frustration-loso.ts'
 import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET, scoreConversation } from './quality/signals.ts'
-import { OLDER_HALF, replaySignals, type ScoredConversation } from './quality/signals-replay.ts'
-
-const STORE = path.resolve(import.meta.dirname, '.cache/signals-replay.json')
+import {
+  loadReplayStore,
+  OLDER_HALF,
+  replaySignals,
+  type ScoredConversation,
+} from './quality/signals-replay.ts'
 
 /** The rules' frustration on each set's first blind read (bench/FINDINGS.md, the lead's sections). */
 const FIRST_BLIND_READS: Record<string, { version: number; fp: number; fn: number; p: number; r: number }> = {
@@ -61,9 +63,7 @@ const VARIANTS: { name: string; granularity: Granularity; opts: FitOptions }[] =
   { name: 'tree', granularity: 'message', opts: { instances: 'top', learner: 'trees' } },
 ]
 
-const store: { version: number; conversations: ScoredConversation[] } = JSON.parse(
-  readFileSync(STORE, 'utf8'),
-)
+const store = loadReplayStore()
 if (store.version !== SIGNALS_VERSION)
   console.log(`(store scored at signals-v${store.version}, the rules are v${SIGNALS_VERSION})`)
 const bagsBy = { message: bagsOf(store.conversations, 'message'), unit: bagsOf(store.conversations, 'unit') }

@@ -7,22 +7,15 @@
  * store holds none and the texts are read from the development sets only. --json writes the same as data for a
  * classification by hand.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
-import path from 'node:path'
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { bagsOf, leaveOneSetOut } from './quality/frustration-loso.ts'
-import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
-import { OLDER_HALF, replaySignals, type ScoredConversation } from './quality/signals-replay.ts'
+import { developmentTexts, loadReplayStore, OLDER_HALF, replaySignals } from './quality/signals-replay.ts'
 
-const STORE = path.resolve(import.meta.dirname, '.cache/signals-replay.json')
 const { values } = parseArgs({ options: { json: { type: 'string' } } })
 
-const store: { version: number; conversations: ScoredConversation[] } = JSON.parse(
-  readFileSync(STORE, 'utf8'),
-)
-const texts = new Map<string, readonly (readonly [string, string])[]>()
-for (const set of [{ name: 'development', file: SIGNALS_SET }, ...OTHER_SIGNALS_SETS.filter((s) => !s.blind)])
-  for (const c of loadSignalsSet(set.file)) texts.set(`${set.name} ${c.id}`, c.messages)
+const store = loadReplayStore()
+const texts = developmentTexts()
 
 const rulesWrong = new Map(
   replaySignals(store.conversations)

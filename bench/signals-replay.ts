@@ -9,7 +9,7 @@
  * conversation, to diff two runs. Without --threshold it gives bench:signals' errors exactly (signals.ts scores and
  * decides both). The store holds the cues of the rules' version it was scored at; rescore after a change to cues.ts.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -18,9 +18,13 @@ import { embedSignalAnchors } from '../services/analysis/src/signals/cues.ts'
 import { BUILTIN_SIGNALS, SIGNALS_VERSION } from '../services/analysis/src/signals/detect.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET, scoreConversation } from './quality/signals.ts'
-import { parseThreshold, replaySignals, type ScoredConversation } from './quality/signals-replay.ts'
-
-const STORE = path.resolve(import.meta.dirname, '.cache/signals-replay.json')
+import {
+  loadReplayStore,
+  parseThreshold,
+  REPLAY_STORE,
+  replaySignals,
+  type ScoredConversation,
+} from './quality/signals-replay.ts'
 
 const { values } = parseArgs({
   options: {
@@ -57,17 +61,15 @@ if (values.score) {
       })
     }
   }
-  mkdirSync(path.dirname(STORE), { recursive: true })
-  writeFileSync(STORE, JSON.stringify({ version: SIGNALS_VERSION, conversations }))
+  mkdirSync(path.dirname(REPLAY_STORE), { recursive: true })
+  writeFileSync(REPLAY_STORE, JSON.stringify({ version: SIGNALS_VERSION, conversations }))
   console.log(
     `${conversations.length} conversations of ${sets.length} sets scored at signals-v${SIGNALS_VERSION}`,
   )
   process.exit(0)
 }
 
-const store: { version: number; conversations: ScoredConversation[] } = JSON.parse(
-  readFileSync(STORE, 'utf8'),
-)
+const store = loadReplayStore()
 if (store.version !== SIGNALS_VERSION)
   console.log(
     `(scored at signals-v${store.version}, the rules are v${SIGNALS_VERSION}: --score again if cues changed)`,

@@ -5,9 +5,35 @@
  * are counted on the two halves a rule is chosen on and confirmed on (bench/FINDINGS.md): the older development
  * sets and the newer ones.
  */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import type { MessageCues } from '../../services/analysis/src/signals/cues.ts'
 import { BUILTIN_SIGNALS, THRESHOLDS } from '../../services/analysis/src/signals/detect.ts'
-import { signalsFound } from './signals.ts'
+import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET, signalsFound } from './signals.ts'
+
+/** Where bench/signals-replay.ts --score keeps the development sets' scored conversations (never a blind set). */
+export const REPLAY_STORE = path.resolve(import.meta.dirname, '../.cache/signals-replay.json')
+
+/** The store REPLAY_STORE holds: the rules' version it was scored at, and the conversations. */
+export interface ReplayStore {
+  readonly version: number
+  readonly conversations: ScoredConversation[]
+}
+
+export function loadReplayStore(): ReplayStore {
+  return JSON.parse(readFileSync(REPLAY_STORE, 'utf8'))
+}
+
+/** Each development set's conversations' messages (role, text), by the store's key: `${set} ${id}`. */
+export function developmentTexts(): Map<string, readonly (readonly [string, string])[]> {
+  const texts = new Map<string, readonly (readonly [string, string])[]>()
+  for (const set of [
+    { name: 'development', file: SIGNALS_SET },
+    ...OTHER_SIGNALS_SETS.filter((s) => !s.blind),
+  ])
+    for (const c of loadSignalsSet(set.file)) texts.set(`${set.name} ${c.id}`, c.messages)
+  return texts
+}
 
 /** A labelled conversation with each message's cues and vector, as scored by bench/signals-replay.ts --score. */
 export interface ScoredConversation {
