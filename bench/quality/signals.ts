@@ -71,6 +71,8 @@ export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh17.json')
 /** Written blind by a twenty-first session (helper fresh18) while others changed the detector; kept blind (README there). */
 export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
+/** Written blind by a twenty-second session (helper fresh19) while others changed the detector; kept blind (README there). */
+export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -204,6 +206,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH18_SIGNALS_SET,
     described:
       'written blind by a twenty-first session while others changed the detector, never tuned on (fresh18, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh19',
+    file: FRESH19_SIGNALS_SET,
+    described:
+      'written blind by a twenty-second session while others changed the detector, never tuned on (fresh19, blind)',
     blind: true,
   },
 ]
