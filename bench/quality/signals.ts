@@ -69,7 +69,7 @@ export const FRESH15_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh16.json')
 /** Written blind by a twentieth session (helper fresh17); read blind at signals-v56 and v59 and for one candidate (adopted as v60), a development set since 2026-12-01, 02:50 UTC (README there). */
 export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh17.json')
-/** Written blind by a twenty-first session (helper fresh18) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-first session (helper fresh18); read blind at signals-v56, v60, v61 and v62 and for two candidates, a development set since 2026-12-01, 05:35 UTC (README there). */
 export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
 /** Written blind by a twenty-second session (helper fresh19) while others changed the detector; kept blind (README there). */
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
@@ -205,8 +205,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh18',
     file: FRESH18_SIGNALS_SET,
     described:
-      'written blind by a twenty-first session while others changed the detector, never tuned on (fresh18, blind)',
-    blind: true,
+      'written blind by a twenty-first session, measured blind for signals-v56, v60, v61 and v62, a development set since (fresh18, development)',
   },
   {
     name: 'fresh19',
