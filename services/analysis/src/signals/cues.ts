@@ -78,8 +78,9 @@ export interface MessageCues {
    */
   readonly asksAgain?: boolean
   /**
-   * End user (signals-v17): says it asked or said so before ("I asked…", "as I said": askedBeforeOf):
-   * weighs as the re-ask cue at its threshold does.
+   * End user (signals-v17): says it asked or said so before ("I asked…", "as I said": askedBeforeOf), or
+   * (signals-v63) that it is asking ("I'm asking…", "my question is…"): weighs as the re-ask cue at its
+   * threshold does.
    */
   readonly askedBefore?: boolean
   /**
@@ -1037,13 +1038,21 @@ export function asksAgainOf(text: string): boolean {
  * signals-v17: the end user says it asked, said, told or explained it before ("I asked how to…", "as I
  * said", "I requested it 10 days ago"), as the re-ask anchors read it ("I already told you that"), in
  * words: it weighs as the re-ask cue does (detect.ts). "That's not what I asked about, but ok. how do I
- * freeze my membership?" says it too, of a new question.
+ * freeze my membership?" says it too, of a new question. Signals-v63: or that it is asking, in the present,
+ * the first person with the progressive of "ask" ("i'm asking WHY it moved", "I am asking where my order
+ * is", "im asking about a refund"), or names its question as the subject of "is" / "was" ("my question is
+ * why…", "My main question is still whether…", "question is 2S or 3S battery", a sentence opening on it):
+ * the end user says the words that follow are its question, which a statement's grammar (statementOf) does
+ * not hear ("question is 2S or 3S battery" has no mark, no question word, no modal). Not "I'm not asking…"
+ * alone, which sets a question aside. A closed form of the language, not words of a domain.
  */
 export function askedBeforeOf(text: string): boolean {
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
   return (
     /\bi(?:'ve| have)? (?:already |just )?(?:asked|said|told you|mentioned|explained|requested)\b/u.test(t) ||
-    /\bas i (?:asked|said|mentioned|explained)\b/u.test(t)
+    /\bas i (?:asked|said|mentioned|explained)\b/u.test(t) ||
+    /\bi(?:'m| am|m| was) (?:only |just )?asking\b/u.test(t) ||
+    /(?:^|[.!?;:,]\s*|\b(?:my|the|main|real) )question (?:is|was)\b/u.test(t)
   )
 }
 

@@ -1030,6 +1030,13 @@ describe('conversation signals: the decision', () => {
       "I've already said the code doesn't arrive",
       'As I said, the door code is wrong',
       'I requested a callback two days ago. When will it happen?',
+      // signals-v63: saying that it is asking, or naming its question.
+      "I know the hours. I'm asking whether the pool opens on bank holidays",
+      'im asking about the refund for march',
+      'I am only asking when my order ships',
+      'yes I have the app. My question is why the alarm goes off at night',
+      'my main question was whether fitting is included',
+      'yeah i own one. question is the 65W or the 90W charger',
     ]) {
       expect(askedBeforeOf(said), said).toBe(true)
     }
@@ -1037,6 +1044,11 @@ describe('conversation signals: the decision', () => {
       'the courier said he left it at the door',
       'can I ask a question?',
       'yes, but when?',
+      // signals-v63: a question named but not said to be the end user's own, or one set aside.
+      'quick question: do you deliver on sundays',
+      'no question is too small for our team',
+      "I'm not asking for a refund",
+      'I was asked to call you',
     ]) {
       expect(askedBeforeOf(said), said).toBe(false)
     }

@@ -1074,6 +1074,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', report], ['assistant', answer], ['user', asks])).toContain('repetition')
   }, 60_000)
 
+  it('reads a statement that says it is asking, or names its question, after an answer beside the point as repetition (signals-v63)', async () => {
+    const request = 'can we bring our dog to the cottage in june'
+    const answer =
+      'Our cottages sit in a beautiful valley with miles of walks from the door, perfect for a summer break!'
+    // Put wholly as a statement (every unit), 0.52 to the request and 0.30 over the answer: signals-v61 read it as a
+    // report of what the end user did, and no repetition; "im asking" says the words after it are the question.
+    const asking = 'we booked it months ago. im asking about the spaniel'
+    const scored = await cuesOfOne('user', asking)
+    expect(scored!.cues.askedBefore).toBe(true)
+    expect(scored!.cues.escalationUnits!.every((u) => u.statement === true)).toBe(true)
+    expect(await signals(['user', request], ['assistant', answer], ['user', asking])).toContain('repetition')
+    // Its question named as the subject of "is": 0.39 to the request, under the margin tier's 0.2 over the answer.
+    const drill = 'will the 20V drill take the 5Ah battery or only the 2Ah one'
+    const promotion =
+      'The ProForce 20V drill is a brilliant all-rounder! It is light, has two speeds and comes with a five-year warranty.'
+    const named = 'already have it, got it for christmas. question is which battery'
+    expect((await cuesOfOne('user', named))!.cues.askedBefore).toBe(true)
+    expect(await signals(['user', drill], ['assistant', promotion], ['user', named])).toContain('repetition')
+  }, 60_000)
+
   it('reads the person asked for, asked by a pronoun to call after an answer beside the point, as repetition (signals-v57)', async () => {
     const request =
       'My tenancy deposit still has not been returned after two months. Can I speak to the branch manager?'
