@@ -13,7 +13,12 @@ import type { BatchHandler } from './apply-batch.ts'
 import type { ConsumerOptions } from './consumer.ts'
 import { createEventConsumer } from './event-log.ts'
 import { appendToStream, appendToStreams } from './journal.ts'
-import { alignCheckpoints, JOURNAL_TOPIC } from './journal-consumer.ts'
+import {
+  alignCheckpoints,
+  createJournalConsumer,
+  IDLE_POLLS_BEFORE_BACKOFF,
+  JOURNAL_TOPIC,
+} from './journal-consumer.ts'
 import { readJournal } from './journal-reader.ts'
 import type { JournalRecord } from './records.ts'
 
@@ -483,6 +488,54 @@ describe('a consumer whose start fails after it took its lock connection', () =>
       await db.pool.query(`GRANT EXECUTE ON ${tryLock} TO PUBLIC`)
       await db.pool.query(`DROP OWNED BY ${role}`)
       await db.pool.query(`DROP ROLE ${role}`)
+    }
+  })
+})
+
+describe('a consumer with nothing to read', () => {
+  it('looks less often the longer it stays idle, and at once at the short interval after an applied read', async () => {
+    // Every journal consumer looked every 20 ms however long it stayed idle: 85–107 reads a second.
+    const groupId = `idle-${randomUUID()}`
+    const { rows } = await db.pool.query<{ p: string }>(
+      'SELECT coalesce(max(position), 0)::text AS p FROM event_journal',
+    )
+    await setCheckpoints(groupId, { 0: Number(rows[0]!.p) })
+    const waits: number[] = []
+    const applied: JournalRecord[] = []
+    const consumer = createJournalConsumer({
+      pool: db.pool,
+      groupId,
+      partitions: 1,
+      pollIntervalMs: 5,
+      maxIdlePollIntervalMs: 40,
+      streamTypes: ['conversation'],
+      handler: async () => {},
+      onApplied: (records) => applied.push(...records),
+      sleep: (ms, waiter) => {
+        waits.push(ms)
+        return waiter.sleep(ms)
+      },
+    })
+    await consumer.start()
+    try {
+      // Idle, and another stream type's events read past: neither is something applied.
+      await appendOne('analysis')
+      await waitFor(async () => waits.filter((ms) => ms === 40).length >= 3, { what: 'the longest wait' })
+      const idle = [...waits]
+      // The read past the analysis event counts as a look that applied nothing, without a wait of its own.
+      const short = idle.filter((ms) => ms === 5).length
+      expect(short).toBeGreaterThanOrEqual(IDLE_POLLS_BEFORE_BACKOFF - 1)
+      expect(short).toBeLessThanOrEqual(IDLE_POLLS_BEFORE_BACKOFF)
+      expect(idle.slice(short, short + 3)).toEqual([10, 20, 40])
+      expect(idle.every((ms, i) => i === 0 || ms >= idle[i - 1]!)).toBe(true)
+      const before = waits.length
+      const { records } = await appendOne('conversation')
+      await waitFor(async () => applied.some((r) => r.id === records[0]!.id), { what: 'the event applied' })
+      await waitFor(async () => waits.length > before + 1, { what: 'a wait after the applied read' })
+      // The wait the event came in, then the short one after the read that applied it.
+      expect(waits[before + 1]).toBe(5)
+    } finally {
+      await consumer.stop()
     }
   })
 })

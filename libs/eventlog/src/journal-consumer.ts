@@ -18,6 +18,14 @@ export interface JournalConsumerOptions extends ConsumerOptions {
   readonly partitions?: number
   /** How long to wait before looking again when there was nothing new (default 20 ms). */
   readonly pollIntervalMs?: number
+  /**
+   * The longest wait between looks while nothing new comes (default 100 ms): after
+   * `IDLE_POLLS_BEFORE_BACKOFF` looks in a row that applied nothing, each wait doubles from
+   * `pollIntervalMs` up to this; the first look that applies events brings it back to `pollIntervalMs`.
+   */
+  readonly maxIdlePollIntervalMs?: number
+  /** Injected for tests: how a wait between looks is made (`wake()` of the waiter ends it early). */
+  readonly sleep?: (ms: number, waiter: Waiter) => Promise<void>
   /** How often membership is re-examined to rebalance partitions (default 500 ms). */
   readonly rebalanceIntervalMs?: number
 }
@@ -27,6 +35,26 @@ export const JOURNAL_TOPIC = '$journal'
 const MEMBER_KEY = 65_535
 // Second advisory-lock key (transaction-scoped) under which members starting at once align checkpoints.
 const ALIGN_KEY = 65_534
+/**
+ * Looks in a row that applied nothing (nothing new, or only other stream types' events) before the wait
+ * between looks starts to grow: a consumer between two commits of a busy writer (DSTC11's analysis commits
+ * every 35–100 ms) keeps the short wait; one with nothing to do for longer looks less often. Every consumer
+ * of the embedded log looked every 20 ms while idle: 85–107 journal reads a second, 55 ms of Postgres CPU a
+ * second with the all-in-one idle (bench/FINDINGS.md, "perf4"), and the analysis consumer read every
+ * analysis commit's events during a re-analysis only to move its checkpoints past them.
+ */
+export const IDLE_POLLS_BEFORE_BACKOFF = 10
+
+/** The wait after `idlePolls` looks in a row that applied nothing. */
+export function idlePollWaitMs(
+  idlePolls: number,
+  pollIntervalMs: number,
+  maxIdlePollIntervalMs: number,
+): number {
+  const over = idlePolls - IDLE_POLLS_BEFORE_BACKOFF
+  if (over <= 0) return pollIntervalMs
+  return Math.max(pollIntervalMs, Math.min(maxIdlePollIntervalMs, pollIntervalMs * 2 ** Math.min(over, 16)))
+}
 
 /**
  * The embedded backend: reads the Postgres journal directly, with the same checkpoint-in-transaction and
@@ -231,6 +259,11 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
     // analysis consumer reads past its own service's results after every analysis commit, and asking
     // counted the open jobs each time: bench/FINDINGS.md "perf450").
     let applied = true
+    // Looks in a row that applied nothing: the wait between looks grows with them (idlePollWaitMs).
+    let idlePolls = 0
+    const pollIntervalMs = opts.pollIntervalMs ?? 20
+    const maxIdlePollIntervalMs = opts.maxIdlePollIntervalMs ?? 100
+    const sleep = (ms: number) => (opts.sleep ? opts.sleep(ms, waiter) : waiter.sleep(ms))
     while (life.running) {
       try {
         if (!lockClient || Date.now() - lastRebalance >= (opts.rebalanceIntervalMs ?? 500)) await rebalance()
@@ -243,8 +276,9 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
         }
         const polled = await pollOwned()
         applied = polled === 'applied'
+        idlePolls = applied ? 0 : idlePolls + 1
         failures = 0
-        if (polled === 'idle') await waiter.sleep(opts.pollIntervalMs ?? 20)
+        if (polled === 'idle') await sleep(idlePollWaitMs(idlePolls, pollIntervalMs, maxIdlePollIntervalMs))
       } catch (err) {
         stats.errors++
         log('journal consumer batch failed; retrying', {
