@@ -12,6 +12,7 @@ import {
   saidOf,
   saysNoOf,
   sentencesOf,
+  shoutsOf,
   unitsOf,
 } from './cues.ts'
 
@@ -309,6 +310,22 @@ describe("a message's cues", () => {
     ])
     expect(sentencesOf('I passed it to the team; they will reply')).toEqual([])
     expect(sentencesOf('a butterfly, butter and bread')).toEqual([])
+  })
+
+  it('read a unit as shouted when most of its letters are in words written in capitals, not an acronym, a code or a script without case (signals-v64)', () => {
+    expect(shoutsOf('THIS IS THE THIRD TIME')).toBe(true)
+    expect(shoutsOf("WHY HASN'T IT COME?? 3 WEEKS")).toBe(true)
+    // A message mostly in lower case does not shout as a whole; its sentence in capitals does (a unit of its own).
+    expect(shoutsOf('the door code is wrong. STILL LOCKED OUT')).toBe(false)
+    expect(shoutsOf('STILL LOCKED OUT')).toBe(true)
+    // Acronyms: too few letters, and too small a share of the unit's.
+    expect(shoutsOf('FYI the PIN is 1234')).toBe(false)
+    expect(shoutsOf('HMRC and the DVLA both wrote to me about it')).toBe(false)
+    // Codes have digits; a capital letter alone is no word in capitals.
+    expect(shoutsOf('reg KP09 XRT, postcode LS11 5QD')).toBe(false)
+    expect(shoutsOf('I A I A I A I A I')).toBe(false)
+    // Letters without case are neither.
+    expect(shoutsOf('我的包裹还没有到达已经三个星期了')).toBe(false)
   })
 
   it("fingerprint each of the assistant's sentences, the same whatever surrounds it", () => {

@@ -231,6 +231,8 @@ export interface HandoverUnit extends HeadUnit {
  */
 export interface FrustrationUnit extends HeadUnit {
   readonly displeasure?: number
+  /** signals-v64: the unit is written in capitals (shoutsOf: "THIS IS THE SECOND TIME WITH YOU LOT"). */
+  readonly shouts?: true
 }
 
 /** A learned head on one embedding (SemanticAbilities.frustrationOf, escalationOf). */
@@ -658,6 +660,7 @@ export function cuesFrom(
               head: round(head(v)),
               margin: round(frustration[k]!),
               ...(displeasureHead ? { displeasure: round(displeasureHead(v)) } : {}),
+              ...(shoutsOf(units[i]![k]!) ? { shouts: true as const } : {}),
             })),
           }
         : {}),
@@ -691,6 +694,31 @@ export function cuesFrom(
  * green parking zone", 0.25). 0.3 and 0.35 give the same errors; 0.4 loses a handover at 0.40.
  */
 export const HANDOVER_NEAR = 0.3
+
+/**
+ * signals-v64: the unit is written in capitals, shouted: its words written wholly in capitals (two letters or more,
+ * every letter upper case, no digit) hold at least `minLetters` letters and at least `minShare` of the unit's
+ * letters. MiniLM is uncased, so the heads read "THIS IS THE THIRD TIME" as "this is the third time"; the case
+ * is read here, from the text. Not a lone acronym or code ("FYI the PIN is 1234", "reg is KP09 XRT": a code
+ * has digits, an acronym too few letters of the unit), and not a script without case (its letters are not upper
+ * case). The bounds chosen inside a plateau of the older half (4–20 letters and a share of 0.3–1 give the same
+ * errors there); the newer half's errors are the same at every value (bench/FINDINGS.md, frust11).
+ */
+export function shoutsOf(text: string, minLetters = SHOUT_LETTERS, minShare = SHOUT_SHARE): boolean {
+  // Most units have fewer capitals than that at all: one scan for them first.
+  if ((text.match(/\p{Lu}/gu)?.length ?? 0) < minLetters) return false
+  const letters = text.match(/\p{L}/gu)?.length ?? 0
+  let shouted = 0
+  for (const [word] of text.matchAll(/[\p{L}\p{N}'’]+/gu)) {
+    if (/\p{N}/u.test(word)) continue
+    const wordLetters = word.match(/\p{L}/gu) ?? []
+    if (wordLetters.length >= 2 && wordLetters.every((l) => /\p{Lu}/u.test(l))) shouted += wordLetters.length
+  }
+  return shouted >= minLetters && shouted / letters >= minShare
+}
+/** shoutsOf's bounds: letters in words written in capitals, and their share of the unit's letters. */
+export const SHOUT_LETTERS = 8
+export const SHOUT_SHARE = 0.5
 
 /** Sentences shorter than this many words are not fingerprinted: "Sure!", "Done." recur by nature. */
 const SAID_MIN_WORDS = 4

@@ -111,7 +111,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 63
+export const SIGNALS_VERSION = 64
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -317,6 +317,12 @@ export const THRESHOLDS = {
    * signals-v8): 0.55–0.6 give the fewest errors there.
    */
   emotionFrustration: 0.6,
+  /**
+   * signals-v64: a unit written in capitals (cues.ts, shoutsOf) the frustration head reads at least this is
+   * frustration, whatever the anchors' margin and the emotion heads. emotionFrustration's value, the head's own
+   * bound, not chosen again (bench/FINDINGS.md, frust11: on the older half 0.42–0.80 give the same errors).
+   */
+  frustrationShouted: 0.6,
   /** With the learned emotions: the frustration head at least this is frustration whatever the anchors say. */
   frustrationSure: 0.9,
   /**
@@ -879,7 +885,15 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
     // signals-v28: in a reply the end user thanks after (`thankedLater`), the reply's doubt goes against
     // frustration: a unit under frustrationFirst, the first report's gate, counts by the whole's sure reading only.
     const settled = reply && course.thankedLater === true && u.margin < THRESHOLDS.frustrationFirst
-    const fires = sure || (!settled && (sureSentence || sureReply || plain))
+    // signals-v64: a unit written in capitals (cues.ts, shoutsOf) that the head reads as frustrated, not one that
+    // asks for a person: whatever the anchors' margin and the emotion heads, which read it uncased, as a fault told
+    // plainly ("THIS IS THE SECOND TIME WITH YOU LOT", 0.81 at −0.071, displeasure 0.16). The head's reading
+    // first: capitals alone are no frustration ("TOMAS RUIZ DESIGNS LTD", 0.06).
+    const shouted =
+      u.shouts === true &&
+      u.head >= THRESHOLDS.frustrationShouted &&
+      (asks?.[k]?.head ?? 0) < THRESHOLDS.frustrationAsksPerson
+    const fires = sure || (!settled && (sureSentence || sureReply || plain || shouted))
     if (fires) head = Math.max(head ?? 0, u.head)
   }
   if (head === undefined) return undefined

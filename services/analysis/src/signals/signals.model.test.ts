@@ -1916,6 +1916,25 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', blame])).toContain('frustration')
   })
 
+  it('reads a report written in capitals that the head reads as frustrated as frustration, where the same words in lower case are a fault told plainly; capitals alone are not (signals-v64)', async () => {
+    // The model is uncased: both read the same, the whole 0.91 at −0.22 and the emotion heads 0.25, short of the
+    // first report's gates; the second sentence 0.87, short of a sentence's sure reading.
+    const shouted = 'MY PARCEL STILL HASNT ARRIVED. THIS IS THE THIRD TIME'
+    const [whole] = await firstReportUnits(shouted)
+    expect(whole!.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationShouted)
+    expect(whole!.shouts).toBe(true)
+    expect(await signals(['user', shouted])).toContain('frustration')
+    const plain = shouted.toLowerCase()
+    expect((await firstReportUnits(plain))[0]!.head).toBeCloseTo(whole!.head, 3)
+    expect(await signals(['user', plain])).not.toContain('frustration')
+    // An acronym is no shouting; capitals the head reads as calm are no frustration.
+    expect((await firstReportUnits('FYI the PIN is 1234'))[0]!.shouts).toBeUndefined()
+    const calm = 'HELLO I WOULD LIKE TO BOOK AN APPOINTMENT FOR TUESDAY'
+    expect((await firstReportUnits(calm))[0]!.shouts).toBe(true)
+    expect(await signals(['user', 'FYI the PIN is 1234'])).not.toContain('frustration')
+    expect(await signals(['user', calm])).not.toContain('frustration')
+  })
+
   it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
     const order: Turn = ['user', 'my order never arrived']
     const greeting: Turn = ['assistant', 'Hi there! What can I do for you?']
