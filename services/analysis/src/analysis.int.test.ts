@@ -39,7 +39,9 @@ afterAll(async () => {
   await db.drop()
 })
 
-async function startService(opts: { maxAttempts?: number; maxPending?: number; concurrency?: number } = {}) {
+async function startService(
+  opts: { maxAttempts?: number; maxPending?: number; concurrency?: number; jobPollIntervalMs?: number } = {},
+) {
   analyzer = new ScriptedAnalyzer()
   service = createAnalysisService({
     pool: db.pool,
@@ -125,6 +127,14 @@ describe('analysis service', () => {
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
   })
 
+  it('claims a captured conversation’s job once it is queued, not at the job runner’s next look', async () => {
+    // The job runner looked for queued jobs every 50 ms only: a capture waited up to that long for its claim.
+    await startService({ jobPollIntervalMs: 600_000 })
+    const { conversationId } = await capture(['so happy score:0.8 #billing', 'glad to help score:0.4'])
+    await waitFor(async () => (await job(conversationId))?.status === 'done', { what: 'the job done' })
+    expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
+  })
+
   it('queues nothing when the chatbot turned analysis off', async () => {
     await startService()
     const quiet = await createChatbot(app, cookie, { name: 'quiet', settings: { analysisEnabled: false } })
@@ -152,11 +162,17 @@ describe('analysis service', () => {
     // The third conversation's second job is claimed once its first is done (claimJobs): its first
     // message is analysed with the stored conversation before it.
     await waitFor(() => analyzer.waiting === 3, { what: 'three jobs at the analyzer' })
-    const { rows: waiting } = await db.pool.query(
-      'SELECT status FROM analysis_jobs WHERE conversation_id = $1 ORDER BY id',
-      [captured[2]!.conversationId],
-    )
-    expect(waiting.map((r) => r.status)).toEqual(['running', 'pending'])
+    // The first jobs are claimed as they are queued, so the second job may be queued after they are at the
+    // analyzer: it stays pending while the first runs.
+    const statuses = async () =>
+      (
+        await db.pool.query('SELECT status FROM analysis_jobs WHERE conversation_id = $1 ORDER BY id', [
+          captured[2]!.conversationId,
+        ])
+      ).rows.map((r) => r.status)
+    await waitFor(async () => (await statuses()).length === 2, { what: 'the second job queued' })
+    expect(await statuses()).toEqual(['running', 'pending'])
+    expect(analyzer.waiting).toBe(3)
     analyzer.release()
     const events = await waitFor(async () => {
       const all = await Promise.all(captured.map((c) => analysisEvents(c.conversationId)))

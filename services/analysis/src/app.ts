@@ -46,6 +46,8 @@ export interface AnalysisServiceDeps {
   readonly maxPending?: number
   readonly retryBaseMs?: number
   readonly leaseMs?: number
+  /** How often the job runner looks for due jobs when nothing wakes it (default 50 ms). */
+  readonly jobPollIntervalMs?: number
   /** Topics a chatbot's end users' messages may make at most (ANALYSIS_MAX_TOPICS). */
   readonly maxTopics?: number
   readonly groupId?: string
@@ -145,6 +147,8 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     onApplied: (records) => {
       for (const record of records) log?.info(eventLogFields(record), 'analysis consumer applied event')
       if (records.some((r) => r.streamType === 'chatbot')) commands.wake()
+      // Its jobs are committed: claimed now, not at the job runner's next look (up to 50 ms later).
+      if (records.some((r) => r.type === 'conversation.messages-captured')) jobRunner.wake()
     },
     // Open, then handle (consumer.ts): drops counted by reason (cas_consumer_dropped_events_total).
     ...analysisPipeline({
@@ -161,6 +165,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     maxAttempts: deps.maxAttempts ?? defaults.ANALYSIS_MAX_ATTEMPTS,
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
+    pollIntervalMs: deps.jobPollIntervalMs,
     maxTopics: deps.maxTopics,
     signalSweepMs: deps.signalSweepMs,
     signalRefine: deps.signalRefine,

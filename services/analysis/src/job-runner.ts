@@ -177,6 +177,11 @@ export class AnalysisJobRunner {
     this.loop.start()
   }
 
+  /** Looks for due jobs now (jobs were just queued), not at the next look. */
+  wake(): void {
+    this.loop.wake()
+  }
+
   /** Stops claiming, and waits for the jobs in flight to finish and commit. */
   async stop(): Promise<void> {
     await this.loop.stop()
