@@ -97,6 +97,27 @@ describe('timestamps Postgres cannot take', () => {
     expect(edge.statusCode).toBe(200)
   })
 
+  it('names only the missing zone for a sentAt that is no date-time, not also a range it never reached', async () => {
+    // "yesterday" drew two details, the second saying it must lie between the years 0001 and 9999.
+    const { apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    for (const sentAt of ['yesterday', '2026-11-28 10:00']) {
+      const bad = await postCapture(gateway.app, apiKey, {
+        conversationId: 'when',
+        messages: [{ id: '1', role: 'user', content: 'hi', sentAt }],
+      })
+      expect(bad.statusCode, sentAt).toBe(400)
+      expect(bad.json().error.details, sentAt).toEqual([
+        {
+          path: '/messages/0/sentAt',
+          message: 'must be an ISO 8601 date-time with a zone, Z or +hh:mm (e.g. 2026-11-28T10:00:00Z)',
+        },
+      ])
+    }
+    expect((await get('/api/v1/conversations?from=yesterday')).json().error.details).toHaveLength(1)
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+
   it('compares conversation filters as instants, whatever zone offset they were written with', async () => {
     expect((await get('/api/v1/conversations?from=1775-12-30T07%3A09%3A03.0%2B16%3A58')).statusCode).toBe(200)
     expect((await get('/api/v1/conversations?to=2026-11-20T10%3A00%3A00-23%3A59')).statusCode).toBe(200)

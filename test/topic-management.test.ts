@@ -194,6 +194,10 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
       expect(res.statusCode, `${name} ${JSON.stringify(payload)}: ${res.body}`).toBe(status)
       expect(res.json().error).toMatchObject({ code: expect.any(String), message: expect.any(String) })
     }
+    // A blank label drew two details, the first "Too small: expected string to have >=1 characters".
+    expect((await command(claim, 'rename', { label: '   ' })).json().error.details).toEqual([
+      { path: '/label', message: 'a label needs a visible character' },
+    ])
     const other = await app.inject({
       method: 'POST',
       url: `/api/v1/chatbots/${randomUUID()}/topics/${claim}/hide`,

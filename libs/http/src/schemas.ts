@@ -36,6 +36,8 @@ const END_STORABLE_MS = Date.parse('+010000-01-01T00:00:00Z')
 export const isoDateTimeSchema = z.iso
   .datetime({
     offset: true,
+    // A value that is no date-time has no year to check: the range below would only add a wrong reason.
+    abort: true,
     // Zod's own "Invalid ISO datetime" leaves a caller sending local time (no zone) to guess what is wrong.
     error: 'must be an ISO 8601 date-time with a zone, Z or +hh:mm (e.g. 2026-11-28T10:00:00Z)',
   })

@@ -26,13 +26,19 @@ const CONTROL = /[^\P{Cc}\t\n\r]/u
 const labelSchema = z
   .string()
   .trim()
-  .min(1)
+  // Blank once trimmed: one reason a person can act on, not also zod's "expected >=1 characters".
+  .min(1, { error: 'a label needs a visible character', abort: true })
   .max(80)
   .regex(VISIBLE, 'a label needs a visible character')
   .refine((label) => !CONTROL.test(label), 'a label has no control characters')
 
 /** An example request: 1 to 500 characters, something visible. */
-const exampleSchema = z.string().trim().min(1).max(500).regex(VISIBLE, 'an example needs a visible character')
+const exampleSchema = z
+  .string()
+  .trim()
+  .min(1, { error: 'an example needs a visible character', abort: true })
+  .max(500)
+  .regex(VISIBLE, 'an example needs a visible character')
 
 const topicSchema = z
   .object({
