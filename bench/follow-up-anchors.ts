@@ -9,7 +9,7 @@
  *   npm run bench:follow-up-anchors
  *
  * Choose: the end users' later messages (after each conversation's first) of the open signal sets
- * (bench/data/signals; fresh9 … fresh15 and the custom sets never loaded), each listed when a candidate
+ * (bench/data/signals; fresh9 … fresh20 and the custom sets never loaded), each listed when a candidate
  * takes its topic. Confirm: CLINC150 validation and test and DSTC11 requests, and GoEmotions' short thanks,
  * each asked second (as bench:requests' last table, whose figures the first column reproduces). Then the
  * share of those requests that lie no nearer a request anchor than a given similarity (an absolute floor).
@@ -109,7 +109,7 @@ for (const r of await read(EXAMPLES)) {
 
 const later: string[] = []
 for (const file of readdirSync(SIGNALS).filter(
-  (f) => f.endsWith('.json') && !/custom|fresh(9|1\d)\.json$/.test(f),
+  (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d)\.json$/.test(f),
 )) {
   const conversations = JSON.parse(readFileSync(path.join(SIGNALS, file), 'utf8')) as {
     messages: [string, string][]

@@ -8,6 +8,7 @@ import {
   FRESH17_SIGNALS_SET,
   FRESH18_SIGNALS_SET,
   FRESH19_SIGNALS_SET,
+  FRESH20_SIGNALS_SET,
   loadSignalsSet,
   OTHER_SIGNALS_SETS,
   SIGNALS_SET,
@@ -54,6 +55,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh17', file: FRESH17_SIGNALS_SET, blind: undefined },
     { name: 'fresh18', file: FRESH18_SIGNALS_SET, blind: undefined },
     { name: 'fresh19', file: FRESH19_SIGNALS_SET, blind: true },
+    { name: 'fresh20', file: FRESH20_SIGNALS_SET, blind: true },
   ])(
     'list $name (blind: $blind): 60 conversations, 2 in each of 30 domains no other set uses',
     ({ name, file, blind }) => {
@@ -82,12 +84,13 @@ describe('the labelled signal sets', () => {
     },
   )
 
-  it('keep the blind sets and fresh9 to fresh19 out of the multi-turn topics measure', () => {
+  it('keep the blind sets and fresh9 to fresh20 out of the multi-turn topics measure', () => {
     const open = openSets().map((s) => path.basename(s.file))
     for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
       expect(open, set.name).not.toContain(path.basename(set.file))
     }
-    for (const n of [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]) expect(open).not.toContain(`fresh${n}.json`)
+    for (const n of [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20])
+      expect(open).not.toContain(`fresh${n}.json`)
     expect(open).toContain('conversations.json')
   })
 })

@@ -73,6 +73,8 @@ export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
 /** Written blind by a twenty-second session (helper fresh19) while others changed the detector; kept blind (README there). */
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
+/** Written blind by a twenty-third session (helper fresh20) while others changed the detector; kept blind (README there). */
+export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -212,6 +214,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH19_SIGNALS_SET,
     described:
       'written blind by a twenty-second session while others changed the detector, never tuned on (fresh19, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh20',
+    file: FRESH20_SIGNALS_SET,
+    described:
+      'written blind by a twenty-third session while others changed the detector, never tuned on (fresh20, blind)',
     blind: true,
   },
 ]
