@@ -180,7 +180,17 @@ describe('re-analysing a chatbot through the API', () => {
     expect(done).toEqual([...done].sort((a, b) => a - b))
     expect(done.every((d) => d > 0 && d < CAPTURES)).toBe(true)
 
-    // Finished: another may start; the same analyzer version has nothing new to do, so it finishes at once.
+    // Finished: another may start. With the same analyzer version it analyses every capture again, so that
+    // signals are decided with the settings of now (a lead's first hour: a custom signal added, then
+    // "Re-analyse", fired on no earlier conversation while the report counted them all as checked).
+    const doneJobs = async () =>
+      (
+        await db.pool.query(
+          "SELECT count(*)::int AS n FROM analysis_jobs WHERE chatbot_id = $1 AND status = 'done'",
+          [chatbotId],
+        )
+      ).rows[0].n as number
+    const decidedBefore = await doneJobs()
     const again = await post(cookie, chatbotId, { since: '2000-01-01T00:00:00Z' })
     expect(again.statusCode, again.body).toBe(202)
     await waitFor(
@@ -191,6 +201,13 @@ describe('re-analysing a chatbot through the API', () => {
       { timeoutMs: 60_000, what: 'the second re-analysis to finish' },
     )
     expect(await progress()).toMatchObject({ done: CAPTURES, total: CAPTURES })
+    expect(await doneJobs()).toBe(decidedBefore + CAPTURES)
+    // Each capture analysed three times (v1, then both runs), each time deciding its conversation's signals.
+    const { rows } = await db.pool.query(
+      `SELECT count(*)::int AS n FROM event_journal WHERE chatbot_id = $1 AND type = 'analysis.messages-analyzed'`,
+      [chatbotId],
+    )
+    expect(rows[0].n).toBe(3 * CAPTURES)
   })
 
   it('ends a re-analysis whose command fails for good as failed, with a reason for a lead; another is then accepted', async () => {

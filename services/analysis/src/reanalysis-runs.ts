@@ -34,6 +34,8 @@ export async function startReanalysis(
     chatbotId: request.chatbotId,
     ...(request.since ? { since: request.since } : {}),
     analyzer: request.analyzer,
+    // Each run asked for analyses again, even for the analyzer that ran last: the settings may have changed.
+    run: request.reanalysisId,
     now: now(),
   })
   await client.query(
