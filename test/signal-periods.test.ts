@@ -284,4 +284,21 @@ describe("signals' periods from the chatbot's events", () => {
     expect(await reported()).toMatchObject({ enabled: true, conversations: 1 })
     expect(await listedBy(refund)).toBe(1)
   })
+
+  it('names a custom signal no conversation has yet by its label in the settings', async () => {
+    // A lead's first hour: a custom signal added after the traffic was reported with `label: null` (the
+    // label came only from a conversation that had it), so the dashboard showed its slug.
+    const complaint = { label: 'Complains about the price', examples: ['that is far too expensive'] }
+    await setCustomSignals([DISCOUNT, REFUND, complaint])
+    await reproject()
+    const signals = (await report()).signals as { name: string; label: string | null }[]
+    expect(signals.find((s) => s.name === 'custom:complains-about-the-price')).toMatchObject({
+      label: complaint.label,
+      conversations: 0,
+    })
+    expect(signals.find((s) => s.name === 'custom:wants-a-refund')).toMatchObject({ label: REFUND.label })
+    expect(signals.find((s) => s.name === 'escalation')).toMatchObject({ label: null })
+    await setCustomSignals([DISCOUNT, REFUND])
+    await reproject()
+  })
 })

@@ -1,4 +1,5 @@
 import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
+import { chatbotSignals } from '@cas/settings'
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
@@ -117,6 +118,21 @@ function wilsonLower(k: number, n: number): number {
 
 const EXAMPLES = 3
 
+/** The custom signals' labels by name, as the scope's chatbots' settings give them now. */
+async function customSignalLabels(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string | undefined,
+): Promise<Map<string, string>> {
+  const { rows } = await client.query<{ settings: Readonly<Record<string, unknown>> }>(
+    'SELECT settings FROM rm_chatbots WHERE org_id = $1 AND ($2::uuid IS NULL OR id = $2)',
+    [orgId, chatbotId ?? null],
+  )
+  return new Map(
+    rows.flatMap((r) => chatbotSignals(r.settings).custom.map((c) => [c.name, c.label] as const)),
+  )
+}
+
 /**
  * Signals over the conversations whose last message is in range (as the conversation list's from/to):
  * per signal its conversations, rate and trend (per bucket of the last message's local time); per topic
@@ -144,6 +160,7 @@ export async function readSignals(
     params,
   )
   const coverage = await signalsOn(client, scope.orgId, scope.chatbotId)
+  const settingsLabels = await customSignalLabels(client, scope.orgId, scope.chatbotId)
   const { rows } = await client.query<SignalsRow>(signalsSql(key.replaceAll('$TZ', tzParam), params.length), [
     ...params,
     JSON.stringify(coverage.on.map((o) => ({ c: o.chatbotId, s: o.signal, r: o.checked }))),
@@ -242,7 +259,8 @@ export async function readSignals(
       const checked = trend.reduce((sum, p) => sum + p.conversationsChecked, 0)
       return {
         name,
-        label: s.label,
+        // A custom signal no conversation in range has yet is named as the settings name it.
+        label: s.label ?? settingsLabels.get(name) ?? null,
         enabled: onNames.has(name) || unconfigured > 0 || coverage.configured.length === 0,
         conversations: s.conversations,
         conversationsChecked: checked,

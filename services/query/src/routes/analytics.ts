@@ -298,7 +298,7 @@ const signalsResponse = z.object({
           .describe(
             'A built-in signal, or custom:<slug>; every built-in one is listed, a custom one while it is on for a chatbot of the scope (or stored for a chatbot not yet projected).',
           ),
-        label: z.string().nullable().describe("A chatbot's own signal's label."),
+        label: z.string().nullable().describe("A chatbot's own signal's label (null for a built-in one)."),
         enabled: z
           .boolean()
           .describe(

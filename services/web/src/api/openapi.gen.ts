@@ -3908,7 +3908,7 @@ export interface operations {
                         signals: {
                             /** @description A built-in signal, or custom:<slug>; every built-in one is listed, a custom one while it is on for a chatbot of the scope (or stored for a chatbot not yet projected). */
                             name: string;
-                            /** @description A chatbot's own signal's label. */
+                            /** @description A chatbot's own signal's label (null for a built-in one). */
                             label: string | null;
                             /** @description On for the chatbot (`settings.signals`); for the organization, on for one of its chatbots at least. A signal off is counted nowhere: 0 conversations, 0 checked. */
                             enabled: boolean;
