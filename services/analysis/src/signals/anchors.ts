@@ -75,6 +75,17 @@ export const HANDOVER_ANCHORS: readonly string[] = [
   'The team will get back to you as soon as they can.', // Intercom
 ]
 
+/**
+ * The escalation contrast's complaints about the chat itself (part of ESCALATION_CONTRAST_ANCHORS since
+ * signals-v11, set apart at signals-v65): they keep a complaint alone from reading as a request, but a
+ * complaint beside a request ("this bot is useless, get me a person") does not cancel the request: a unit
+ * nearest one of them is judged against the other contrasts too (cues.ts, EscalationUnit.pastComplaint).
+ */
+export const ESCALATION_COMPLAINT_ANCHORS: readonly string[] = [
+  'what is the point of this chat?',
+  'this bot is useless',
+]
+
 /** Mentions of people that ask for no one: reports, stories, complaints about a person. */
 export const ESCALATION_CONTRAST_ANCHORS: readonly string[] = [
   'someone stole my card',
@@ -87,11 +98,11 @@ export const ESCALATION_CONTRAST_ANCHORS: readonly string[] = [
   'who is the account holder?',
   'the human resources department needs a letter',
   'thank you for your help',
-  'what is the point of this chat?',
-  'this bot is useless',
   'the staff were very friendly',
   // signals-v11: an address to send something to reaches no one in particular.
   'what email address do I send my invoices to?',
+  // Complaints about the chat itself (ESCALATION_COMPLAINT_ANCHORS), last.
+  ...ESCALATION_COMPLAINT_ANCHORS,
 ]
 
 /** The bot says it cannot help, did not understand, or has no answer. */

@@ -4,6 +4,7 @@ import { addInto, dot, normalized, type Vector } from '../topics/vectors.ts'
 import {
   ANSWER_ANCHORS,
   CLARIFICATION_ANCHORS,
+  ESCALATION_COMPLAINT_ANCHORS,
   ESCALATION_CONTRAST_ANCHORS,
   ESCALATION_REQUEST_ANCHORS,
   FAILURE_ANCHORS,
@@ -208,6 +209,13 @@ export interface EscalationUnit extends HeadUnit {
   readonly statement?: true
   /** signals-v54: the unit asks what the assistant is (asksWhatItIsOf: "are you a bot or a real person"). */
   readonly asksWhat?: true
+  /**
+   * signals-v65: when the unit's nearest contrast anchor is a complaint about the chat (anchors.ts,
+   * ESCALATION_COMPLAINT_ANCHORS), its margin against the other contrasts: a complaint beside a request ("this
+   * bot is useless, get me a person") leans to the complaint, but the complaint does not cancel the request
+   * (detect.ts, escalationAsked).
+   */
+  readonly pastComplaint?: number
 }
 /**
  * One unit of an assistant message: the handover head and margin on it, and (signals-v35) whether it tells
@@ -266,7 +274,14 @@ export interface SignalAnchors {
   readonly request: readonly Vector[]
   /** A chatbot's own signals' background beside social and request (generic-requests.ts, signals-v43). */
   readonly generic: readonly Vector[]
-  readonly escalation: AnchorSet
+  /**
+   * signals-v65: with `complaints`, the contrast's complaints about the chat (anchors.ts,
+   * ESCALATION_COMPLAINT_ANCHORS), and `pastComplaints`, the same set less them (EscalationUnit.pastComplaint).
+   */
+  readonly escalation: AnchorSet & {
+    readonly complaints?: readonly Vector[]
+    readonly pastComplaints?: AnchorSet
+  }
   readonly frustration: AnchorSet
   readonly resolution: AnchorSet
   readonly handover: AnchorSet
@@ -337,7 +352,16 @@ function builtinAnchorsOf(vectors: readonly Vector[]): BuiltinAnchors {
   return {
     social: social!,
     request: request!,
-    escalation: { cue: esc!, contrast: [...escNot!, ...background] },
+    escalation: {
+      cue: esc!,
+      contrast: [...escNot!, ...background],
+      // ESCALATION_CONTRAST_ANCHORS ends with ESCALATION_COMPLAINT_ANCHORS.
+      complaints: escNot!.slice(escNot!.length - ESCALATION_COMPLAINT_ANCHORS.length),
+      pastComplaints: {
+        cue: esc!,
+        contrast: [...escNot!.slice(0, escNot!.length - ESCALATION_COMPLAINT_ANCHORS.length), ...background],
+      },
+    },
     frustration: { cue: fru!, contrast: [...fruNot!, ...background] },
     resolution: { cue: res!, contrast: [...resNot!, ...request!] },
     handover: { cue: hand!, contrast: [...answer!, ...fail!] },
@@ -635,6 +659,7 @@ export function cuesFrom(
           nearestBy(tail, anchors.social) < nearestBy(tail, anchors.request)))
     const frustration = margins(anchors.frustration)
     const escalation = margins(anchors.escalation)
+    const pastComplaint = similarities.map((sim) => pastComplaintOf(sim, anchors.escalation))
     const asksAs = asksAsOf(m.content.slice(0, MAX_CHARS))
     const cues: MessageCues = {
       social,
@@ -669,6 +694,7 @@ export function cuesFrom(
             escalationUnits: vs.map((v, k) => ({
               head: round(escalationHead(v)),
               margin: round(escalation[k]!),
+              ...(pastComplaint[k] !== undefined ? { pastComplaint: round(pastComplaint[k]!) } : {}),
               ...(statementOf(units[i]![k]!) ? { statement: true as const } : {}),
               ...(asksWhatItIsOf(units[i]![k]!) ? { asksWhat: true as const } : {}),
             })),
@@ -684,6 +710,19 @@ export function cuesFrom(
     }
     return { cues: { ...cues, custom: scores }, vector: whole }
   })
+}
+
+/**
+ * signals-v65: a unit's escalation margin against the contrast less its complaints about the chat, when the
+ * nearest contrast anchor is one of them (EscalationUnit.pastComplaint); undefined otherwise.
+ */
+function pastComplaintOf(
+  similarity: (anchor: Vector) => number,
+  set: BuiltinAnchors['escalation'],
+): number | undefined {
+  if (set.complaints === undefined || set.pastComplaints === undefined) return undefined
+  if (nearestBy(similarity, set.complaints) < nearestBy(similarity, set.contrast)) return undefined
+  return marginBy(similarity, set.pastComplaints)
 }
 
 /**

@@ -1982,6 +1982,28 @@ describe('conversation signals: the decision', () => {
     expect(names(afterFailure(asks(h, m), {}), at(5))).toEqual([])
   })
 
+  it('reads a request beside a complaint about the chat by its margin past the complaints (signals-v65)', () => {
+    // "this bot is useless, get me a person" after an answer: head 0.879, margin −0.157 (nearest the contrast
+    // anchor "this bot is useless"), 0.414 against the other contrasts.
+    const { escalationHead: h, escalationHeadMargin: m } = THRESHOLDS
+    const unit = (head: number, margin: number, pastComplaint?: number) => ({
+      escalation: margin,
+      escalationUnits: [{ head, margin, ...(pastComplaint !== undefined ? { pastComplaint } : {}) }],
+    })
+    const afterAnswer = (cues: Partial<MessageCues>) =>
+      conversation(['user', {}], ['assistant', {}], ['user', cues])
+    expect(escalationAsked({ ...USER, ...unit(0.879, -0.157, 0.414) })).toBe(0.88)
+    expect(names(afterAnswer(unit(0.879, -0.157, 0.414)), at(5))).toContain('escalation')
+    // Without the reading past the complaints (nearest contrast not a complaint), the margin decides as before.
+    expect(escalationAsked({ ...USER, ...unit(0.879, -0.157) })).toBeUndefined()
+    expect(names(afterAnswer(unit(0.879, -0.157)), at(5))).not.toContain('escalation')
+    // Past the complaints it must still lean to the escalation anchors, and the head must be sure.
+    expect(escalationAsked({ ...USER, ...unit(0.879, -0.157, m - 0.01) })).toBeUndefined()
+    expect(escalationAsked({ ...USER, ...unit(h - 0.01, -0.157, 0.414) })).toBeUndefined()
+    // "this bot is useless" alone: the head reads no request (0.047), whatever its margin past the complaints.
+    expect(escalationAsked({ ...USER, ...unit(0.047, -0.457, 0.23) })).toBeUndefined()
+  })
+
   it('reads a sentence put as a statement as no request for a person by the head alone (signals-v47)', () => {
     // gutter-01: "…its 3pm. no call no text. i took the morning off", the head 0.857 on "no call no text."
     const { escalationHead: h, escalationAfterFailure: f, escalation: t, escalationHeadVeto: v } = THRESHOLDS

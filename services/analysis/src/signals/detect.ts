@@ -111,7 +111,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 64
+export const SIGNALS_VERSION = 65
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -668,7 +668,10 @@ const asksWhat = (u: EscalationUnit) => u.asksWhat === true
  * (head ≥ THRESHOLDS.escalationHeadVeto), or is read by the head as a request for a person (≥
  * THRESHOLDS.escalationHead) and leans to the escalation anchors (margin ≥ THRESHOLDS.escalationHeadMargin):
  * the head and the anchors agree on the same unit; a sentence the head alone reads so is put as a request
- * (signals-v47: toldOnly). Returns its confidence, or undefined.
+ * (signals-v47: toldOnly). Signals-v65: a unit nearest a complaint about the chat among the contrasts is
+ * judged by its margin against the others (cues.ts, EscalationUnit.pastComplaint): a complaint beside a
+ * request ("this bot is useless, get me a person", head 0.88, margin −0.16) does not cancel the request.
+ * Returns its confidence, or undefined.
  */
 export function escalationAsked(c: MessageCues | undefined): number | undefined {
   if (c?.escalation === undefined) return undefined
@@ -681,7 +684,8 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
   for (const [k, u] of units.entries()) {
     if (asksWhat(u)) continue
     const byMargin = u.margin >= t.escalation && u.head >= t.escalationHeadVeto
-    const byHead = u.head >= t.escalationHead && u.margin >= t.escalationHeadMargin && !toldOnly(u, k)
+    const byHead =
+      u.head >= t.escalationHead && (u.pastComplaint ?? u.margin) >= t.escalationHeadMargin && !toldOnly(u, k)
     if (!byMargin && !byHead) continue
     const read = Math.max(
       byMargin ? confidenceOf(u.margin, t.escalation) : 0,

@@ -1094,6 +1094,37 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', drill], ['assistant', promotion], ['user', named])).toContain('repetition')
   }, 60_000)
 
+  it('reads a request for a person beside a complaint about the chat, comma-spliced, as escalation (signals-v65)', async () => {
+    // Issue 32 (trial1, the lead's probe): the complaint's contrast anchor ("this bot is useless") was nearer
+    // than any escalation anchor, margin −0.157 at head 0.879, so the complaint cancelled the request.
+    const answer =
+      'Sorry to hear that. Try restarting your router by holding the power button for 10 seconds.'
+    for (const asking of ['this bot is useless, get me a person', "you're useless, let me talk to a human"]) {
+      const scored = await cuesOfOne('user', asking)
+      expect(scored!.cues.escalationUnits![0]!.margin).toBeLessThan(THRESHOLDS.escalationHeadMargin)
+      expect(scored!.cues.escalationUnits![0]!.pastComplaint).toBeGreaterThanOrEqual(
+        THRESHOLDS.escalationHeadMargin,
+      )
+      expect(escalationAsked(scored!.cues)).toBeDefined()
+      expect(
+        await signals(
+          ['user', 'my internet keeps dropping every evening'],
+          ['assistant', answer],
+          ['user', asking],
+        ),
+      ).toContain('escalation')
+      expect(await signals(['user', asking])).toContain('escalation')
+    }
+    // The complaint alone, and people named in reports, still ask for no one.
+    for (const told of [
+      'this bot is useless',
+      'someone stole my card',
+      'a person called me pretending to be from the bank',
+    ]) {
+      expect(escalationAsked((await cuesOfOne('user', told))!.cues)).toBeUndefined()
+    }
+  }, 60_000)
+
   it('reads the person asked for, asked by a pronoun to call after an answer beside the point, as repetition (signals-v57)', async () => {
     const request =
       'My tenancy deposit still has not been returned after two months. Can I speak to the branch manager?'
