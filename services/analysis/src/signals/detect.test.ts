@@ -2004,6 +2004,45 @@ describe('conversation signals: the decision', () => {
     expect(escalationAsked({ ...USER, ...unit(0.047, -0.457, 0.23) })).toBeUndefined()
   })
 
+  it('reads the complaint beside a request for a person as frustration, not the request alone (signals-v66)', () => {
+    // The first message "this bot is useless, get me a person": frustration head 0.856 at margin 0.265
+    // (displeasure 0.59); escalation head 0.879 at margin −0.157, 0.414 past the complaints (signals-v65 reads it
+    // as escalation). After an answer, "omg this bot is so useless, get me a real person now": 0.802 / 0.266
+    // (0.54), escalation 0.959 / −0.116, 0.377 past: under the reply's sure gate (frustrationReplySure).
+    const { escalationHead: h, escalationHeadMargin: m, frustrationAsksPerson: p } = THRESHOLDS
+    const cases = [
+      {
+        said: (c: Partial<MessageCues>) => conversation(['user', c]),
+        f: [0.856, 0.265, 0.59],
+        e: [0.879, -0.157],
+      },
+      {
+        said: (c: Partial<MessageCues>) => conversation(['user', {}], ['assistant', {}], ['user', c]),
+        f: [0.802, 0.266, 0.54],
+        e: [0.959, -0.116],
+      },
+    ]
+    for (const { said, f, e } of cases) {
+      const [fHead, fMargin, displeasure] = f as [number, number, number]
+      const message = (head: number, pastComplaint?: number) => ({
+        escalation: e[1]!,
+        escalationUnits: [{ head, margin: e[1]!, ...(pastComplaint !== undefined ? { pastComplaint } : {}) }],
+        frustration: fMargin,
+        emotionFrustration: fHead,
+        frustrationUnits: [{ head: fHead, margin: fMargin, displeasure }],
+      })
+      expect(names(said(message(e[0]!, 0.4)), at(5))).toEqual(
+        expect.arrayContaining(['escalation', 'frustration']),
+      )
+      // signals-v28 as before: a request for a person whose nearest contrast is no complaint…
+      expect(names(said(message(e[0]!)), at(5))).not.toContain('frustration')
+      // …one escalation does not read past the complaints (the margin past them below the head path's)…
+      expect(names(said(message(e[0]!, m - 0.01)), at(5))).not.toContain('frustration')
+      // …and one the head reads as asking for a person short of the head path's sure reading.
+      expect(names(said(message(Math.max(p, h - 0.01), 0.4)), at(5))).not.toContain('frustration')
+    }
+  })
+
   it('reads a sentence put as a statement as no request for a person by the head alone (signals-v47)', () => {
     // gutter-01: "…its 3pm. no call no text. i took the morning off", the head 0.857 on "no call no text."
     const { escalationHead: h, escalationAfterFailure: f, escalation: t, escalationHeadVeto: v } = THRESHOLDS

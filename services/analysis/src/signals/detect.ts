@@ -69,8 +69,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  * - frustration: an end-user message shows anger, annoyance or disappointment at the service (a sad
  *   subject told plainly is not): the anchors, with the learned frustration head when there is one, read
  *   on the whole message and on each of its sentences (a message is frustrated when one of them is);
- *   signals-v28: not on a unit that asks for a person short of the head's sure reading, nor by a reply's
- *   looser gates when the end user thanks after it or tells the report again at the assistant's request;
+ *   signals-v28: not on a unit that asks for a person short of the head's sure reading (signals-v66: unless
+ *   escalation reads it as a request beside a complaint about the chat), nor by a reply's looser gates when the end user thanks after it or tells the report again at the assistant's request;
  *   signals-v37: in a first report, the head short of sure with the anchors needs a second reading, the
  *   emotion heads' anger, annoyance or disappointment on the same unit (a fault told plainly is no stance);
  *   signals-v42: so does a sentence the head is sure of in a first report it does not read as frustrated
@@ -111,7 +111,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 65
+export const SIGNALS_VERSION = 66
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -826,7 +826,8 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
  * (margin ≥ THRESHOLDS.frustrationReply): a first message reports the problem ("the export gives me an
  * empty file"); a reply reacts to the service's answer ("are you kidding me? the money was there").
  * signals-v28: a unit the escalation head reads as asking for a person (≥ THRESHOLDS.frustrationAsksPerson)
- * passes no gate short of the whole's sure reading ("Talk to an agent"); a reply the assistant asked for
+ * passes no gate short of the whole's sure reading ("Talk to an agent"; signals-v66: unless it is a request beside
+ * a complaint about the chat, asksPersonOnly); a reply the assistant asked for
  * (`course.restated`: the report told again) has no looser sure gate of its own; and in a reply the end user
  * thanks after (`course.thankedLater`), a unit under THRESHOLDS.frustrationFirst counts by the whole's sure
  * reading only: the thanks settles the reply's doubt the other way ("not change the frequency. pause it.",
@@ -884,7 +885,7 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
     const plain =
       u.head >= THRESHOLDS.emotionFrustration &&
       u.margin >= aimed &&
-      (asks?.[k]?.head ?? 0) < THRESHOLDS.frustrationAsksPerson &&
+      !asksPersonOnly(asks?.[k]) &&
       (reply || (u.displeasure ?? 1) >= THRESHOLDS.frustrationFirstDispleasure)
     // signals-v28: in a reply the end user thanks after (`thankedLater`), the reply's doubt goes against
     // frustration: a unit under frustrationFirst, the first report's gate, counts by the whole's sure reading only.
@@ -893,16 +894,35 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
     // asks for a person: whatever the anchors' margin and the emotion heads, which read it uncased, as a fault told
     // plainly ("THIS IS THE SECOND TIME WITH YOU LOT", 0.81 at −0.071, displeasure 0.16). The head's reading
     // first: capitals alone are no frustration ("TOMAS RUIZ DESIGNS LTD", 0.06).
-    const shouted =
-      u.shouts === true &&
-      u.head >= THRESHOLDS.frustrationShouted &&
-      (asks?.[k]?.head ?? 0) < THRESHOLDS.frustrationAsksPerson
+    const shouted = u.shouts === true && u.head >= THRESHOLDS.frustrationShouted && !asksPersonOnly(asks?.[k])
     const fires = sure || (!settled && (sureSentence || sureReply || plain || shouted))
     if (fires) head = Math.max(head ?? 0, u.head)
   }
   if (head === undefined) return undefined
   return Math.max(confidenceOf(margin, THRESHOLDS.frustration), Math.round(head * 100) / 100)
 }
+
+/**
+ * signals-v28: a unit the escalation head reads as asking for a person (≥ THRESHOLDS.frustrationAsksPerson) is
+ * no evidence of frustration short of the whole's sure reading: the head and the anchors read the urgency of a
+ * request as annoyance ("Talk to an agent"). signals-v66: not a unit whose nearest escalation contrast is a
+ * complaint about the chat (cues.ts, EscalationUnit.pastComplaint, signals-v65): there the complaint is the
+ * frustration and the request the escalation ("this bot is useless, get me a person"), and the unit is judged
+ * by the ordinary frustration gates.
+ */
+function asksPersonOnly(u: EscalationUnit | undefined): boolean {
+  if (u === undefined || u.head < THRESHOLDS.frustrationAsksPerson) return false
+  return !besideComplaint(u)
+}
+
+/**
+ * signals-v66: a unit escalationAsked's head path reads as a request for a person by its margin past a complaint
+ * about the chat (signals-v65): a request beside a complaint.
+ */
+const besideComplaint = (u: EscalationUnit) =>
+  u.pastComplaint !== undefined &&
+  u.head >= THRESHOLDS.escalationHead &&
+  u.pastComplaint >= THRESHOLDS.escalationHeadMargin
 
 /**
  * signals-v44: the end user's reply to a failed turn that a conversation ends on (detectSignals), read by the
@@ -918,7 +938,7 @@ function frustrationParting(c: MessageCues, upsetBefore: boolean): number | unde
   const calm = heardNoSadness(c)
   let found: number | undefined
   for (const [k, u] of (c.frustrationUnits ?? []).entries()) {
-    if ((c.escalationUnits?.[k]?.head ?? 0) >= THRESHOLDS.frustrationAsksPerson) continue
+    if (asksPersonOnly(c.escalationUnits?.[k])) continue
     if (u.head >= THRESHOLDS.frustrationParting) found = Math.max(found ?? 0, Math.round(u.head * 100) / 100)
     else if (upsetBefore && calm && u.margin >= THRESHOLDS.frustrationReply)
       found = Math.max(found ?? 0, confidenceOf(u.margin, THRESHOLDS.frustrationReply))

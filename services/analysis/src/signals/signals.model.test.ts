@@ -1125,6 +1125,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   }, 60_000)
 
+  it('reads the complaint about the chat beside a request for a person as frustration too (signals-v66)', async () => {
+    // Issue 32 (frust13): signals-v28 kept every unit the escalation head reads as asking for a person out of the
+    // frustration gates short of the whole's sure reading; one escalation reads as a request beside a complaint
+    // about the chat (signals-v65) is judged by them.
+    const answer = 'Engineer visits can be rescheduled from the My Appointments page.'
+    const first = 'this bot is useless, get me a person'
+    const again = 'omg this bot is so useless, get me a real person now'
+    for (const asking of [first, again]) {
+      const unit = (await cuesOfOne('user', asking))!.cues.escalationUnits![0]!
+      expect(unit.head).toBeGreaterThanOrEqual(THRESHOLDS.frustrationAsksPerson)
+      expect(unit.pastComplaint).toBeGreaterThanOrEqual(THRESHOLDS.escalationHeadMargin)
+    }
+    expect(await signals(['user', first])).toEqual(expect.arrayContaining(['escalation', 'frustration']))
+    expect(
+      await signals(['user', 'engineer did not turn up today'], ['assistant', answer], ['user', again]),
+    ).toEqual(expect.arrayContaining(['escalation', 'frustration']))
+    // A request for a person with no complaint beside it is still no frustration (signals-v28).
+    expect(await signals(['user', 'Talk to an agent'])).not.toContain('frustration')
+  }, 60_000)
+
   it('reads the person asked for, asked by a pronoun to call after an answer beside the point, as repetition (signals-v57)', async () => {
     const request =
       'My tenancy deposit still has not been returned after two months. Can I speak to the branch manager?'
