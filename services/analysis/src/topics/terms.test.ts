@@ -46,4 +46,15 @@ describe('terms', () => {
     expect(extractor.contentTerms('who are you')).toEqual([])
     expect(extractor.terms('12345')).toEqual([])
   })
+
+  it('names a request whose every word is a stop word by its noun or verb, not its first words', () => {
+    // Regression (issue 31 item 5): winkNLP flags every word of "is there someone I can call?" as a stop
+    // word, "call" too, so the topic was named by its first four words, "is there someone i".
+    expect(extractor.terms('is there someone I can call?')).toEqual(['call'])
+    expect(extractor.contentTerms('is there someone I can call?')).toEqual([])
+    // Nouns and adjectives first, as for the words NOT_TOPICAL passes over.
+    expect(extractor.terms('what is your name')).toEqual(['name'])
+    // Still no pronoun or auxiliary: such a text keeps its first words.
+    expect(extractor.terms('is anyone there?')).toEqual(['is anyone there'])
+  })
 })

@@ -7,7 +7,9 @@ import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type W
  * pairs of adjacent ones ("credit score", "reset password"), each once. Terms only name topics: which
  * messages are requests, and so make topics, is the language model's decision (requests.ts), so a
  * request without such a word ("what time is it?", "who are you?") still gets terms to be named by:
- * the content words NOT_TOPICAL left out ("time"), else its first words ("who are you").
+ * the content words NOT_TOPICAL left out ("time"), else the nouns, verbs and adjectives winkNLP flags as
+ * stop words ("call" in "is there someone I can call?", once named "is there someone i"), else its first
+ * words ("who are you").
  *
  * A pronoun fused with its auxiliary is a function word, whatever the tagger makes of it: winkNLP splits
  * "it's", "don't", "you're", "i'll" into their words (stop words both), but reads "i'm" (and "i’m") as one
@@ -73,8 +75,13 @@ export function createTermExtractor(): TermExtractor {
     const base = INNER_APOSTROPHE.exec(normal)?.[1]
     return base !== undefined && isStopWord(base)
   }
-  function extract(text: string): { content: string[]; untopical: string[]; words: string[] } {
-    const none = { content: [], untopical: [], words: [] }
+  function extract(text: string): {
+    content: string[]
+    untopical: string[]
+    stopContent: string[]
+    words: string[]
+  } {
+    const none = { content: [], untopical: [], stopContent: [], words: [] }
     const sample = text.slice(0, MAX_CHARS)
     if (!/\p{L}/u.test(sample)) return none
     // Text in capitals only is shouting: tagged as is, every word would be a proper noun.
@@ -88,6 +95,8 @@ export function createTermExtractor(): TermExtractor {
     const lemma = tokens.out(its.lemma as unknown as ItsFunction<string>) as string[]
     const found = new Set<string>()
     const untopical = new Map<string, PartOfSpeech>()
+    // Content words the tagger flags as stop words ("call" in "is there someone I can call?").
+    const stopContent = new Map<string, PartOfSpeech>()
     const words = normal.filter((w, i) => type[i] === 'word' && /\p{L}/u.test(w))
     doc.sentences().each((sentence: ItemSentence) => {
       const [start, end] = sentence.out(its.span) as unknown as [number, number]
@@ -98,6 +107,10 @@ export function createTermExtractor(): TermExtractor {
         const word = content ? termOf(normal[i]!, pos[i]!, lemma[i]) : undefined
         if (content && word === undefined && /\p{L}/u.test(normal[i]!))
           untopical.set(foldOf(normal[i]!, pos[i]!, lemma[i]), pos[i]!)
+        if (type[i] === 'word' && CONTENT_POS.has(pos[i]!) && stop[i] && /\p{L}{2}/u.test(normal[i]!)) {
+          const folded = foldOf(normal[i]!, pos[i]!, lemma[i])
+          if (!NOT_TOPICAL.has(folded) && !NOT_TOPICAL.has(normal[i]!)) stopContent.set(folded, pos[i]!)
+        }
         if (word === undefined) {
           // "reset my password", "cancel the order": a verb and its object across one determiner.
           const bridge = previous?.pos === 'VERB' && !previous.skipped && BRIDGE_POS.has(pos[i]!)
@@ -112,14 +125,21 @@ export function createTermExtractor(): TermExtractor {
     })
     // The request's own verbs ("want", "know") name it last: its nouns and adjectives ("time") first.
     const named = [...untopical].flatMap(([w, p]) => (p === 'VERB' ? [] : [w]))
-    return { content: [...found], untopical: named.length > 0 ? named : [...untopical.keys()], words }
+    const flagged = [...stopContent].flatMap(([w, p]) => (p === 'VERB' ? [] : [w]))
+    return {
+      content: [...found],
+      untopical: named.length > 0 ? named : [...untopical.keys()],
+      stopContent: flagged.length > 0 ? flagged : [...stopContent.keys()],
+      words,
+    }
   }
   return {
     contentTerms: (text) => extract(text).content,
     terms(text) {
-      const { content, untopical, words } = extract(text)
+      const { content, untopical, stopContent, words } = extract(text)
       if (content.length > 0) return content
       if (untopical.length > 0) return untopical
+      if (stopContent.length > 0) return stopContent
       return words.length > 0 ? [words.slice(0, FALLBACK_WORDS).join(' ')] : []
     },
   }
