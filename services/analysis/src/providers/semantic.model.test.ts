@@ -60,6 +60,25 @@ describeWithTestModel('the language model, asked once per text', () => {
     expect(scored[2]!.vector).toBe(results[2]!.embedding)
   })
 
+  it('makes no topic of a later message that asks as a whole but in none of its clauses', async () => {
+    // Regression (issue 31 item 4, trial1): a success report with a thanks after a request asked clearly
+    // enough as a whole (0.028 < FOLLOW_UP_MARGIN) and sat in the topic "light, work, internet"; its
+    // clauses, "done", "the light is blue now", "thanks", each ask less than that margin.
+    const results = await analyzer.analyzeMessages(
+      [
+        { id: 'r0', role: 'user', content: 'my internet is not working, the light on the router is red' },
+        { id: 'r1', role: 'assistant', content: 'Please restart the router and wait two minutes.' },
+        { id: 'r2', role: 'user', content: 'done, the light is blue now. thanks!' },
+        { id: 'r3', role: 'user', content: 'thanks. and can I change my plan to a cheaper one?' },
+      ],
+      {},
+    )
+    expect(results[0]!.embedding).toBeDefined()
+    expect(results[2]!.embedding).toBeUndefined()
+    // A later message that asks in a clause still makes a topic.
+    expect(results[3]!.embedding).toBeDefined()
+  })
+
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

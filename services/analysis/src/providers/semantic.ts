@@ -33,6 +33,8 @@ import {
   SLOT_QUESTION_ANCHORS,
 } from '../topics/answers.ts'
 import {
+  clauseAsks,
+  FOLLOW_UP_MARGIN,
   gateSimilarities,
   REQUEST_ANCHORS,
   requestEmbeddings,
@@ -50,8 +52,9 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
 /**
  * Bump when this file's, topics/terms.ts's, topics/requests.ts's or topics/answers.ts's rules change
  * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
+ * 10: a label of stop words named by its noun or verb (terms.ts), a later request asking in a clause (topics9).
  */
-const RULES_VERSION = 9
+const RULES_VERSION = 10
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -172,12 +175,28 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     // topic only when it clearly asks: "ordered, thanks" and "done. still nothing" make none (rules-v7).
     // A batch may hold several conversations' jobs: each job's first message carries its turnBefore.
     const embeddedAt = new Map(toEmbed.map((m, i) => [m, i]))
-    const makesTopic = requestsMakingTopics(
+    const gateInput = () =>
       messages.map((m) => ({
         margin: embeddedAt.has(m) ? placed[embeddedAt.get(m)!]?.margin : undefined,
         requestedBefore: m.turnBefore ? m.turnBefore.requested === true : undefined,
-      })),
+      }))
+    // A later request that asks as a whole makes a topic only when one of its clauses asks too: "done, the
+    // light is blue now. thanks!" makes none (clauseAsks). Only those are split: a first request never is.
+    const first = requestsMakingTopics(gateInput(), -Infinity)
+    const later = toEmbed.flatMap((m, i) => {
+      const p = placed[i]
+      return p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN && !first[index.get(m)!] ? [i] : []
+    })
+    const clauses = await clauseAsks(
+      later.map((i) => texts[i]!),
+      gateAnchors,
+      embedTexts,
     )
+    for (const [k, i] of later.entries()) {
+      const least = clauses[k]
+      if (least !== undefined) placed[i] = { ...placed[i]!, margin: Math.max(placed[i]!.margin, least) }
+    }
+    const makesTopic = requestsMakingTopics(gateInput())
     if (signal?.aborted) throw new AnalyzerError('timeout', 'analysis aborted', true)
     const byMessage = new Map<MessageToAnalyze, Float32Array>(
       toEmbed.flatMap((m, i) => (makesTopic[index.get(m)!] ? [[m, placed[i]!.embedding] as const] : [])),

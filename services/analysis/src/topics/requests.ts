@@ -207,6 +207,8 @@ export interface PlacedRequest {
    * card"), not the support requests alone.
    */
   readonly margin: number
+  /** Placed by its asking clauses, the whole being social ("hi, my card was declined"). */
+  readonly byClauses?: true
 }
 
 /**
@@ -240,7 +242,41 @@ export async function requestEmbeddings(
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.v.length)
     for (const c of asking) addInto(sum, c.v)
-    return { embedding: normalized(sum), margin: Math.min(...asking.map((c) => c.sides.asks)) }
+    return {
+      embedding: normalized(sum),
+      margin: Math.min(...asking.map((c) => c.sides.asks)),
+      byClauses: true as const,
+    }
+  })
+}
+
+/**
+ * How clearly a follow-up asks in its clearest clause (issue 31 item 4, topics9): for each text of several
+ * clauses (clausesOf), the least `asks` margin of its clauses that are neither social nor data, Infinity
+ * when none is; undefined for a text of one clause. The gate reads the clauses of a message social as a
+ * whole only, so a success report with a thanks ("done, the light is blue now. thanks!": 0.028 as a whole,
+ * its clauses 0.310, 0.059, 0.703) asked clearly enough as a whole to make a topic after a request.
+ * requestsMakingTopics takes the greater of the two: a later message makes a topic only when it asks both
+ * as a whole and in one of its clauses. Embeds only the texts it is given (the analyzer: later requests
+ * that ask as a whole).
+ */
+export async function clauseAsks(
+  texts: readonly string[],
+  anchors: GateAnchors,
+  embed: (texts: readonly string[]) => Promise<Vector[]>,
+): Promise<(number | undefined)[]> {
+  const split = texts.map((t) => clausesOf(t))
+  const toEmbed = split.flatMap((c) => (c.length > 1 ? c : []))
+  const vectors = toEmbed.length > 0 ? await embed(toEmbed) : []
+  let at = 0
+  return split.map((clauses) => {
+    if (clauses.length < 2) return undefined
+    let least = Infinity
+    for (const text of clauses) {
+      const sides = sidesFrom(gateSimilarities(vectors[at++]!, anchors), anchors)
+      if (!isSocial([sides.margin]) && !isDatum(text)) least = Math.min(least, sides.asks)
+    }
+    return least
   })
 }
 
