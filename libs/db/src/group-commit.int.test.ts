@@ -67,3 +67,88 @@ describe('group commit under load', () => {
     }
   })
 })
+
+describe('group commit held while more requests are coming (holdWhile)', () => {
+  it('takes a trickle of requests in groups of the size asked for, and a lone request at once', async () => {
+    const db = await createTestDatabase()
+    const groups: number[] = []
+    let coming = 0
+    const committer = new GroupCommitter<number, number>(
+      db.pool,
+      {
+        keyOf: (n) => String(n),
+        run: async (_client, group) => group.map((n) => ({ ok: true, value: n })),
+      },
+      {
+        maxTransactions: 1,
+        maxGroup: 64,
+        onCommit: (size) => groups.push(size),
+        holdWhile: (waiting) => coming > 0 && waiting < 8,
+        // Longer than any test waits: only the queue's size and `coming` release a group here.
+        holdMs: 600_000,
+      },
+    )
+    try {
+      // 40 requests one after the other, as an analyzer's results come: without the hold each would
+      // have a transaction of its own.
+      coming = 40
+      const submitted: Promise<number>[] = []
+      for (let i = 0; i < 40; i++) {
+        const one = committer.submit(i)
+        submitted.push(one)
+        coming--
+        // The next comes once this one is committed, or a while later if it is held.
+        await Promise.race([one, new Promise((resolve) => setTimeout(resolve, 10))])
+      }
+      expect(await Promise.all(submitted)).toEqual(Array.from({ length: 40 }, (_, i) => i))
+      expect(groups.reduce((a, b) => a + b, 0)).toBe(40)
+      // At most one group short of 8: the last, released when nothing more was coming.
+      expect(groups.length).toBeLessThanOrEqual(40 / 8 + 1)
+      expect(groups.filter((size) => size < 8).length).toBeLessThanOrEqual(1)
+
+      // Nothing more coming: a lone request is not held (the hold would outlast the test).
+      groups.length = 0
+      expect(await committer.submit(41)).toBe(41)
+      expect(groups).toEqual([1])
+
+      // Held while more is coming, released by reconsider() once nothing is.
+      groups.length = 0
+      coming = 1
+      const held = committer.submit(42)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(groups).toEqual([])
+      expect(committer.waiting).toBe(1)
+      coming = 0
+      committer.reconsider()
+      expect(await held).toBe(42)
+      expect(groups).toEqual([1])
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('holds a request no longer than holdMs when more keeps being announced', async () => {
+    const db = await createTestDatabase()
+    const groups: number[] = []
+    const committer = new GroupCommitter<number, number>(
+      db.pool,
+      {
+        keyOf: (n) => String(n),
+        run: async (_client, group) => group.map((n) => ({ ok: true, value: n })),
+      },
+      {
+        maxTransactions: 1,
+        maxGroup: 64,
+        onCommit: (size) => groups.push(size),
+        holdWhile: () => true,
+        holdMs: 30,
+      },
+    )
+    try {
+      expect(await Promise.all([committer.submit(1), committer.submit(2)])).toEqual([1, 2])
+      expect(groups).toEqual([2])
+    } finally {
+      await db.drop()
+    }
+  })
+})

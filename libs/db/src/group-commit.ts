@@ -14,6 +14,14 @@ export interface GroupCommitOptions {
   readonly maxGroup: number
   /** Called with each committed group's size (for the metrics). */
   readonly onCommit?: (size: number) => void
+  /**
+   * Hold the queue back while this says more requests are about to come (given how many wait): the
+   * next transaction then takes them too. Held at most `holdMs` from the oldest waiting request; call
+   * `reconsider()` when the answer may have changed without a submit.
+   */
+  readonly holdWhile?: (waiting: number) => boolean
+  /** The longest a request is held back by `holdWhile` (default 0: never held). */
+  readonly holdMs?: number
 }
 
 export interface GroupWork<T, R> {
@@ -28,6 +36,8 @@ export interface GroupWork<T, R> {
 
 interface Pending<T, R> {
   readonly request: T
+  /** When it was submitted (performance.now()). */
+  readonly at: number
   readonly resolve: (value: R) => void
   readonly reject: (err: unknown) => void
 }
@@ -64,6 +74,8 @@ export class GroupCommitter<T, R> {
   private scheduled = false
   /** The keys of the running transactions' requests: their next requests wait for the next turn. */
   private readonly busy = new Set<string>()
+  /** The timer that ends a hold (holdWhile), while one is set. */
+  private holdTimer: NodeJS.Timeout | undefined
 
   constructor(
     private readonly pool: pg.Pool,
@@ -73,9 +85,14 @@ export class GroupCommitter<T, R> {
 
   submit(request: T): Promise<R> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject })
+      this.queue.push({ request, at: performance.now(), resolve, reject })
       this.schedule()
     })
+  }
+
+  /** Looks again whether to start a transaction (holdWhile's answer may have changed). */
+  reconsider(): void {
+    this.schedule()
   }
 
   /** Requests waiting for a transaction. */
@@ -89,6 +106,7 @@ export class GroupCommitter<T, R> {
     this.scheduled = true
     setImmediate(() => {
       this.scheduled = false
+      if (this.held()) return
       while (this.running < this.opts.maxTransactions && this.queue.length > 0) {
         const group = this.takeGroup()
         if (group.length === 0) break
@@ -100,6 +118,23 @@ export class GroupCommitter<T, R> {
         })
       }
     })
+  }
+
+  /**
+   * Whether to wait for more requests (holdWhile), at most holdMs from the oldest waiting one; a timer
+   * looks again when that time is up.
+   */
+  private held(): boolean {
+    const { holdWhile, holdMs = 0 } = this.opts
+    const oldest = this.queue[0]
+    if (!holdWhile || holdMs <= 0 || !oldest) return false
+    const left = oldest.at + holdMs - performance.now()
+    if (left <= 0 || !holdWhile(this.queue.length)) return false
+    this.holdTimer ??= setTimeout(() => {
+      this.holdTimer = undefined
+      this.schedule()
+    }, Math.ceil(left))
+    return true
   }
 
   private takeGroup(): Pending<T, R>[] {

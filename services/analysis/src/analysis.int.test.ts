@@ -40,7 +40,13 @@ afterAll(async () => {
 })
 
 async function startService(
-  opts: { maxAttempts?: number; maxPending?: number; concurrency?: number; jobPollIntervalMs?: number } = {},
+  opts: {
+    maxAttempts?: number
+    maxPending?: number
+    concurrency?: number
+    jobPollIntervalMs?: number
+    commitHoldMs?: number
+  } = {},
 ) {
   analyzer = new ScriptedAnalyzer()
   service = createAnalysisService({
@@ -133,6 +139,37 @@ describe('analysis service', () => {
     const { conversationId } = await capture(['so happy score:0.8 #billing', 'glad to help score:0.4'])
     await waitFor(async () => (await job(conversationId))?.status === 'done', { what: 'the job done' })
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
+  })
+
+  it('holds analysed results for a commit shared with the jobs still being analysed, never a lone job’s', async () => {
+    // Each job's results went into a commit of their own as soon as none ran (bench/FINDINGS.md perf5).
+    await startService({ commitHoldMs: 600_000 })
+    // Alone: nothing else is being analysed, so nothing holds it (the hold would outlast the test).
+    const lone = await capture(['so happy score:0.8 #billing'])
+    await waitFor(async () => (await job(lone.conversationId))?.status === 'done', {
+      what: 'the lone job done',
+    })
+
+    analyzer.holdContaining('slow')
+    const slow = await capture(['slow score:0.1'])
+    await waitFor(() => analyzer.waiting === 1, { what: 'the slow job in the analyzer' })
+    const calls = analyzer.calls
+    const quick = await capture(['quick score:0.5'])
+    await waitFor(() => analyzer.calls > calls, { what: 'the quick job analysed' })
+    // Analysed, but held while the slow job is: not committed alone.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await job(quick.conversationId)).toEqual({ status: 'running', attempts: 1 })
+    analyzer.release()
+    await waitFor(async () => (await job(quick.conversationId))?.status === 'done', {
+      what: 'the quick job done',
+    })
+    expect(await job(slow.conversationId)).toEqual({ status: 'done', attempts: 1 })
+    // One commit for both: the same analysed_at (a commit's now).
+    const { rows } = await db.pool.query(
+      'SELECT DISTINCT analyzed_at FROM analysis_results WHERE conversation_id = ANY($1::uuid[])',
+      [[slow.conversationId, quick.conversationId]],
+    )
+    expect(rows).toHaveLength(1)
   })
 
   it('queues nothing when the chatbot turned analysis off', async () => {

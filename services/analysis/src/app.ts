@@ -48,6 +48,8 @@ export interface AnalysisServiceDeps {
   readonly leaseMs?: number
   /** How often the job runner looks for due jobs when nothing wakes it (default 50 ms). */
   readonly jobPollIntervalMs?: number
+  /** The longest analysed results wait to share a commit while other jobs are analysed (default 50 ms). */
+  readonly commitHoldMs?: number
   /** Topics a chatbot's end users' messages may make at most (ANALYSIS_MAX_TOPICS). */
   readonly maxTopics?: number
   readonly groupId?: string
@@ -166,6 +168,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     retryBaseMs: deps.retryBaseMs,
     leaseMs: deps.leaseMs,
     pollIntervalMs: deps.jobPollIntervalMs,
+    commitHoldMs: deps.commitHoldMs,
     maxTopics: deps.maxTopics,
     signalSweepMs: deps.signalSweepMs,
     signalRefine: deps.signalRefine,

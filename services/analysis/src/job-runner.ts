@@ -42,6 +42,11 @@ export interface JobRunnerOptions {
   /** First retry delay; it doubles per attempt, with jitter, up to 5 minutes. */
   readonly retryBaseMs?: number
   readonly pollIntervalMs?: number
+  /**
+   * The longest a job's results wait for more jobs' to share their commit, while others are still being
+   * analysed and fewer than a quarter of `concurrency` wait (default 50 ms, the claim loop's look).
+   */
+  readonly commitHoldMs?: number
   readonly now?: () => Date
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
   /** Called once a job's results and events are committed. */
@@ -169,7 +174,16 @@ export class AnalysisJobRunner {
           return group.map(() => ({ ok: true, value: undefined }))
         },
       },
-      { maxTransactions: 1, maxGroup: 64 },
+      {
+        maxTransactions: 1,
+        maxGroup: 64,
+        // Fewer, larger commits while the analyzer is busy: a commit's statements and WAL flush are mostly
+        // per commit, not per job (bench/FINDINGS.md perf5). Held while jobs are still being analysed and
+        // fewer than the claim's quarter of the slots wait, at most commitHoldMs; never when nothing more is
+        // being analysed, so a lone message is committed at once.
+        holdWhile: (waiting) => this.analysing > 0 && waiting < Math.ceil(opts.concurrency / 4),
+        holdMs: opts.commitHoldMs ?? 50,
+      },
     )
   }
 
@@ -218,6 +232,8 @@ export class AnalysisJobRunner {
         if (analysed) return
         analysed = true
         this.analysing--
+        // Its results may have been held for this job's: with nothing more being analysed they go now.
+        this.committer.reconsider()
         this.loop.wake()
       }
       const task: Promise<void> = this.process(job, contexts, turns, release).finally(() => {

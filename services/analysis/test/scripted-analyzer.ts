@@ -20,6 +20,8 @@ export class ScriptedAnalyzer implements Analyzer {
   private readonly failuresSeen = new Map<string, number>()
   private gate: Promise<void> | undefined
   private open: (() => void) | undefined
+  /** Messages containing this wait for release() (holdContaining). */
+  private heldWord: string | undefined
   waiting = 0
 
   /** `scale` multiplies every score: a second version that judges differently. */
@@ -34,9 +36,16 @@ export class ScriptedAnalyzer implements Analyzer {
     })
   }
 
+  /** Like hold(), for the calls with a message containing `word` only. */
+  holdContaining(word: string): void {
+    this.hold()
+    this.heldWord = word
+  }
+
   release(): void {
     this.open?.()
     this.gate = undefined
+    this.heldWord = undefined
   }
 
   async analyzeMessages(
@@ -45,7 +54,8 @@ export class ScriptedAnalyzer implements Analyzer {
   ): Promise<MessageAnalysis[]> {
     this.calls++
     this.contexts.push(context)
-    if (this.gate) {
+    const word = this.heldWord
+    if (this.gate && (word === undefined || messages.some((m) => m.content.includes(word)))) {
       this.waiting++
       await this.gate
       this.waiting--
