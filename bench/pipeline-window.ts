@@ -25,6 +25,7 @@ import pg from 'pg'
 import { enqueueReanalysis } from '../services/analysis/src/reanalyze.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { conversationOf, type DevelopmentSet, loadSet, type SetName } from './quality/datasets.ts'
+import { startStatementCount } from './quality/through-api.ts'
 import { benchKeyring } from './support/keyring.ts'
 import { busiestThreads, postgresCpuSeconds, threadTimes } from './support/proc-cpu.ts'
 import { seededRandom } from './support/random.ts'
@@ -178,21 +179,7 @@ async function window(
     analyzer,
     now: new Date(),
   })
-  const commits = async () =>
-    Number(
-      (
-        await pool.query<{ n: string }>(
-          'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
-        )
-      ).rows[0]!.n,
-    )
-  let commitsBefore = 0
-  if (values.statements) {
-    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
-    await pool.query('SELECT pg_stat_statements_reset()')
-    await pool.query('SELECT pg_stat_clear_snapshot()')
-    commitsBefore = await commits()
-  }
+  const counting = values.statements ? await startStatementCount(pool) : undefined
   const kindsBefore = postgresByKind(cpu.dataDir)
   const threadsBefore = threadTimes(cpu.pid)
   const postgresBefore = postgresCpuSeconds(cpu.dataDir)
@@ -229,9 +216,8 @@ async function window(
   const threads = busiestThreads(threadsBefore, threadTimes(cpu.pid), cpu.pid)
   const postgres = postgresCpuSeconds(cpu.dataDir) - postgresBefore
   const kindsAfter = postgresByKind(cpu.dataDir)
-  if (values.statements) {
-    await pool.query('SELECT pg_stat_clear_snapshot()')
-    const committed = (await commits()) - commitsBefore
+  if (counting) {
+    const committed = await counting.committed()
     const { rows } = await pool.query<{ query: string; calls: string; total: number; plan: number }>(
       `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total,
               total_plan_time AS plan

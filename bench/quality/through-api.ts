@@ -100,21 +100,7 @@ export async function measureThroughApi(
     now: new Date(),
   })
   if (queued.length !== conversations.length) throw new Error(`${queued.length} captures queued for analysis`)
-  const commits = async () =>
-    Number(
-      (
-        await pool.query<{ n: string }>(
-          'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
-        )
-      ).rows[0]!.n,
-    )
-  let commitsBefore = 0
-  if (opts.statements) {
-    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
-    await pool.query('SELECT pg_stat_statements_reset()')
-    await pool.query('SELECT pg_stat_clear_snapshot()')
-    commitsBefore = await commits()
-  }
+  const counting = opts.statements ? await startStatementCount(pool) : undefined
   const threadsBefore = opts.cpu ? threadTimes(opts.cpu.pid) : undefined
   const postgresBefore = opts.cpu ? postgresCpuSeconds(opts.cpu.postgresDataDir) : 0
   const analysisStarted = performance.now()
@@ -144,9 +130,8 @@ export async function measureThroughApi(
         }
       : undefined
   let analysisStatements: ThroughApi['analysisStatements']
-  if (opts.statements) {
-    await pool.query('SELECT pg_stat_clear_snapshot()')
-    const committed = (await commits()) - commitsBefore
+  if (counting) {
+    const committed = await counting.committed()
     const { rows } = await pool.query<{ query: string; calls: string; total: number; rows: string }>(
       `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total, rows::text
          FROM pg_stat_statements
@@ -230,5 +215,30 @@ export async function measureThroughApi(
     deadJobs: dead[0]!.dead,
     ...(analysisCpu ? { analysisCpu } : {}),
     ...(analysisStatements ? { analysisStatements } : {}),
+  }
+}
+
+/**
+ * Postgres's statements counted over a measured window (`--statements`): pg_stat_statements reset and the
+ * database's commit count read at its start; `committed()` gives the commits since, on a fresh snapshot.
+ */
+export async function startStatementCount(pool: pg.Pool): Promise<{ committed: () => Promise<number> }> {
+  const commits = async () =>
+    Number(
+      (
+        await pool.query<{ n: string }>(
+          'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
+        )
+      ).rows[0]!.n,
+    )
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+  await pool.query('SELECT pg_stat_statements_reset()')
+  await pool.query('SELECT pg_stat_clear_snapshot()')
+  const before = await commits()
+  return {
+    committed: async () => {
+      await pool.query('SELECT pg_stat_clear_snapshot()')
+      return (await commits()) - before
+    },
   }
 }
