@@ -22,23 +22,26 @@ const VISIBLE = /[^\s\p{C}]/u
 /** Control characters other than whitespace (which a label's spaces collapse to one). */
 const CONTROL = /[^\P{Cc}\t\n\r]/u
 
+/**
+ * Text a person types, trimmed: 1 to `max` characters with something visible. A blank one (once trimmed) gets
+ * one reason a person can act on, not also zod's "expected >=1 characters".
+ */
+const visibleText = (max: number, what: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: `${what} needs a visible character`, abort: true })
+    .max(max)
+    .regex(VISIBLE, `${what} needs a visible character`)
+
 /** A topic's label as a person gives it: 1 to 80 characters, something visible, no control characters. */
-const labelSchema = z
-  .string()
-  .trim()
-  // Blank once trimmed: one reason a person can act on, not also zod's "expected >=1 characters".
-  .min(1, { error: 'a label needs a visible character', abort: true })
-  .max(80)
-  .regex(VISIBLE, 'a label needs a visible character')
-  .refine((label) => !CONTROL.test(label), 'a label has no control characters')
+const labelSchema = visibleText(80, 'a label').refine(
+  (label) => !CONTROL.test(label),
+  'a label has no control characters',
+)
 
 /** An example request: 1 to 500 characters, something visible. */
-const exampleSchema = z
-  .string()
-  .trim()
-  .min(1, { error: 'an example needs a visible character', abort: true })
-  .max(500)
-  .regex(VISIBLE, 'an example needs a visible character')
+const exampleSchema = visibleText(500, 'an example')
 
 const topicSchema = z
   .object({
