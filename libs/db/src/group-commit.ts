@@ -129,7 +129,13 @@ export class GroupCommitter<T, R> {
     const oldest = this.queue[0]
     if (!holdWhile || holdMs <= 0 || !oldest) return false
     const left = oldest.at + holdMs - performance.now()
-    if (left <= 0 || !holdWhile(this.queue.length)) return false
+    if (left <= 0 || !holdWhile(this.queue.length)) {
+      // The hold is over (reconsider() found nothing more coming, or its time is up): its timer has
+      // nothing left to do.
+      clearTimeout(this.holdTimer)
+      this.holdTimer = undefined
+      return false
+    }
     this.holdTimer ??= setTimeout(() => {
       this.holdTimer = undefined
       this.schedule()
