@@ -9,7 +9,8 @@
  *   npm run bench:follow-up-anchors
  *
  * Choose: the end users' later messages (after each conversation's first) of the open signal sets
- * (bench/data/signals; fresh9 … fresh20 and the custom sets never loaded), each listed when a candidate
+ * (bench/data/signals; fresh9 … fresh29, every set bench:signals lists as blind, and the custom sets never
+ * loaded), each listed when a candidate
  * takes its topic. Confirm: CLINC150 validation and test and DSTC11 requests, and GoEmotions' short thanks,
  * each asked second (as bench:requests' last table, whose figures the first column reproduces). Then the
  * share of those requests that lie no nearer a request anchor than a given similarity (an absolute floor).
@@ -26,6 +27,7 @@ import {
 } from '../services/analysis/src/topics/requests.ts'
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { OTHER_SIGNALS_SETS } from './quality/signals.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const DATA = path.join(ROOT, '../shared/data')
@@ -107,9 +109,14 @@ for (const r of await read(EXAMPLES)) {
   console.log(`- ${JSON.stringify(r.text)}: ${r.margin?.toFixed(3)}; ${each}`)
 }
 
+// The sets the choice was measured on: those before fresh9 (the newest then), and never a blind set, whatever its
+// number (bench:signals' listing says which are blind).
+const BLIND_FILES = new Set(
+  OTHER_SIGNALS_SETS.filter((s) => s.blind === true).map((s) => path.basename(s.file)),
+)
 const later: string[] = []
 for (const file of readdirSync(SIGNALS).filter(
-  (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d)\.json$/.test(f),
+  (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d)\.json$/.test(f) && !BLIND_FILES.has(f),
 )) {
   const conversations = JSON.parse(readFileSync(path.join(SIGNALS, file), 'utf8')) as {
     messages: [string, string][]

@@ -4,6 +4,10 @@
  * original labels, and Cohen's κ between them.
  */
 
+import path from 'node:path'
+import { OTHER_SIGNALS_SETS, SIGNALS_SET } from './signals.ts'
+import { OLDER_HALF } from './signals-replay.ts'
+
 /** One conversation as the second reader labelled it, with where it comes from (a file of bench/data/signals). */
 export interface SecondReading {
   readonly key: string
@@ -16,18 +20,17 @@ export interface SecondReading {
   readonly why: string
 }
 
-/** The sets (file names) of the older half; every other development set is the newer half. */
-export const OLDER_SET_FILES: ReadonlySet<string> = new Set([
-  'conversations',
-  'heldout',
-  'confirm',
-  'fresh',
-  'fresh2',
-  'fresh3',
-  'fresh4',
-  'fresh5',
-  'fresh6',
-])
+/**
+ * The sets (file names) of the older half; every other development set is the newer half. Derived from
+ * signals-replay's OLDER_HALF (display names) through bench:signals' listing, so the two cannot drift apart.
+ */
+export const OLDER_SET_FILES: ReadonlySet<string> = new Set(
+  [...OLDER_HALF].map((name) => {
+    const file = name === 'development' ? SIGNALS_SET : OTHER_SIGNALS_SETS.find((s) => s.name === name)?.file
+    if (file === undefined) throw new Error(`the older half names ${name}, which bench:signals does not list`)
+    return path.basename(file, '.json')
+  }),
+)
 
 export interface JoinedReading extends SecondReading {
   readonly half: 'older' | 'newer'
