@@ -75,6 +75,8 @@ export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
 /** Written blind by a twenty-third session (helper fresh20) while others changed the detector; kept blind (README there). */
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
+/** Written blind by a twenty-fourth session (helper fresh21) while others changed the detector; kept blind (README there). */
+export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -221,6 +223,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH20_SIGNALS_SET,
     described:
       'written blind by a twenty-third session while others changed the detector, never tuned on (fresh20, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh21',
+    file: FRESH21_SIGNALS_SET,
+    described:
+      'written blind by a twenty-fourth session while others changed the detector, never tuned on (fresh21, blind)',
     blind: true,
   },
 ]
