@@ -55,7 +55,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh16', file: FRESH16_SIGNALS_SET, blind: undefined },
     { name: 'fresh17', file: FRESH17_SIGNALS_SET, blind: undefined },
     { name: 'fresh18', file: FRESH18_SIGNALS_SET, blind: undefined },
-    { name: 'fresh19', file: FRESH19_SIGNALS_SET, blind: true },
+    { name: 'fresh19', file: FRESH19_SIGNALS_SET, blind: undefined },
     { name: 'fresh20', file: FRESH20_SIGNALS_SET, blind: true },
     { name: 'fresh21', file: FRESH21_SIGNALS_SET, blind: true },
   ])(
