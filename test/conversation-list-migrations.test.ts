@@ -8,7 +8,7 @@ import { dropTestDatabase } from './support/database.ts'
 /**
  * Migrations 0026 (search by English stems) and 0027 (the conversation list's preview) on read models an
  * earlier version projected: the messages already there are searchable by stem, and their conversations
- * get the preview the projector would have given them (services/projector/src/projections/preview.ts).
+ * get the preview the projector would have given them (libs/views/src/preview.ts).
  */
 const BEFORE = readdirSync(migrationsDir()).filter((f) => /^\d{4}_.*\.sql$/.test(f) && f < '0026').length
 

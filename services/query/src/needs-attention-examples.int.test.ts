@@ -61,6 +61,61 @@ async function failedConversation(account: Account, conversationId: string, user
   )
 }
 
+/**
+ * A conversation of two requests, each in its own topic (the analysis's per-message results), and the
+ * bot failing both: a bot failure on the conversation, which counts in each of its topics.
+ */
+async function twoRequests(account: Account, conversationId: string, at: string) {
+  const later = (minutes: number) => new Date(new Date(at).getTime() + minutes * 60_000).toISOString()
+  const res = await postCapture(app, account.apiKey, {
+    conversationId,
+    messages: [
+      { id: 'u1', role: 'user', content: 'can you port my number\nfrom another provider?', sentAt: at },
+      { id: 'b1', role: 'assistant', content: "I'm not sure I understand.", sentAt: later(1) },
+      { id: 'u2', role: 'user', content: 'also, add sky sport to my plan', sentAt: later(2) },
+      { id: 'b2', role: 'assistant', content: "I'm not sure I understand.", sentAt: later(3) },
+    ],
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  const id = res.json().conversationId as string
+  ids.set(conversationId, id)
+  const analyzer = { name: 'test', version: '1' }
+  const neutral = { score: 0, label: 'neutral' as const }
+  await withTransaction(db.pool, (client) =>
+    appendToStream(client, {
+      streamType: 'analysis',
+      streamId: id,
+      orgId: account.orgId,
+      chatbotId: account.chatbotId,
+      expectedVersion: 'any',
+      events: [
+        newEvent('analysis.messages-analyzed', {
+          analyzer,
+          results: [
+            { messageId: 'u1', sentiment: neutral, topics: [{ id: 'porting', label: 'port, number' }] },
+            { messageId: 'u2', sentiment: neutral, topics: [{ id: 'sky', label: 'add sky, sky sport' }] },
+          ],
+          signalsDecided: true,
+        }),
+        newEvent('analysis.conversation-analyzed', {
+          analyzer,
+          sentiment: { score: -0.5, label: 'negative' },
+          assistantSentiment: null,
+          topics: [
+            { id: 'porting', label: 'port, number' },
+            { id: 'sky', label: 'add sky, sky sport' },
+          ],
+        }),
+        newEvent('analysis.signals-detected', {
+          analyzer,
+          signals: [{ name: 'bot_failure', confidence: 0.8, evidence: ['b2'] }],
+          settled: false,
+        }),
+      ],
+    }),
+  )
+}
+
 async function account(): Promise<Account & { cookie: string }> {
   const me = await signUp(app)
   const created = await createChatbot(app, me.cookie)
@@ -87,6 +142,7 @@ beforeAll(async () => {
     'Where is my card? (another organization)',
     '2026-11-05T08:00:00Z',
   )
+  await twoRequests(ours, 'two-requests', '2026-10-07T10:00:00Z')
   await projectAll(db.pool)
 })
 afterAll(async () => {
@@ -124,4 +180,28 @@ it("gives each example of Needs attention its start and the end user's first wor
   ])
   expect(JSON.stringify(res.json())).not.toContain(ids.get('foreign'))
   expect(res.body).not.toContain('another organization')
+})
+
+it("shows, for each topic of a conversation of two requests, the end user's message in that topic", async () => {
+  // trial1 (issues 31/32): every example read the conversation's first end-user words, so a conversation's
+  // second topic ("add sky, sky sport") was illustrated by its first request ("can you port my number…").
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/v1/analytics/signals?from=2026-10-01T00:00:00Z&to=2026-10-10T00:00:00Z',
+    headers: { cookie },
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  const excerpts = Object.fromEntries(
+    res
+      .json()
+      .needsAttention.map((t: { id: string; exampleConversations: { excerpt: string | null }[] }) => [
+        t.id,
+        t.exampleConversations.map((e) => e.excerpt),
+      ]),
+  )
+  expect(excerpts).toEqual({
+    sky: ['also, add sky sport to my plan'],
+    // One line, as a preview is.
+    porting: ['can you port my number from another provider?'],
+  })
 })

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@cas/events'
+import { previewOf } from '@cas/views'
 import { arrivalOf } from './message-fold.ts'
-import { previewOf } from './preview.ts'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 
 type Started = RecordedEvent<'conversation.started'>

@@ -1,11 +1,12 @@
 import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import { chatbotSignals } from '@cas/settings'
+import { previewOf } from '@cas/views'
 import type pg from 'pg'
 import type { Interval } from '../analytics/range.ts'
 import { BUCKETS, type RollupScope } from './analytics.ts'
 import { type ExampleConversation, readExampleConversations } from './example-conversations.ts'
 import { signalsOn } from './signal-coverage.ts'
-import { OTHER_TOPIC, OTHER_TOPIC_LABEL } from './topics.ts'
+import { OTHER_TOPIC, OTHER_TOPIC_LABEL, TOPIC_EXCERPTS } from './topics.ts'
 
 /** A conversation's signal as the API shows it. */
 export interface ConversationSignal {
@@ -92,7 +93,7 @@ export interface NeedsAttention {
   /** The lower bound of the 95 % Wilson interval of the bot-failure rate: what the ranking sorts by. */
   score: number
   examples: string[]
-  /** The same conversations, each with when it started and the end user's first words. */
+  /** The same conversations, each with when it started and the end user's first message in the topic. */
   exampleConversations: Pick<ExampleConversation, 'id' | 'conversationId' | 'firstMessageAt' | 'excerpt'>[]
 }
 
@@ -307,6 +308,7 @@ export async function readSignals(
     scope.orgId,
     needsAttention.flatMap((t) => t.examples),
   )
+  const inTopic = await readMessagesInTopic(client, scope.orgId, needsAttention)
   return {
     conversations: total,
     signals,
@@ -315,16 +317,40 @@ export async function readSignals(
       ...t,
       exampleConversations: t.examples.flatMap((id) => {
         const e = exampleOf.get(id)
-        // The preview is the end user's first message rather than the message a bot failure fired on:
-        // that one is the bot's ("I'm not sure I understand"), alike in every example, where the user's
-        // first words say what they came for.
-        return e
-          ? [{ id, conversationId: e.conversationId, firstMessageAt: e.firstMessageAt, excerpt: e.excerpt }]
-          : []
+        // The end user's first message in this topic, as the Topics page shows it, rather than the
+        // message a bot failure fired on: that one is the bot's ("I'm not sure I understand"), alike in
+        // every example, where the user's words say what they came for. Not the conversation's first
+        // words either: for its second topic those name another request (trial1, issues 31/32). The
+        // preview stands in when no message carries the topic (a conversation placed as a whole).
+        const excerpt = inTopic.get(`${t.id}|${id}`) ?? e?.excerpt ?? null
+        return e ? [{ id, conversationId: e.conversationId, firstMessageAt: e.firstMessageAt, excerpt }] : []
       }),
     })),
     buckets: [...perBucket].map(([bucket, conversations]) => ({ bucket, conversations })),
   }
+}
+
+/**
+ * Each shown topic's examples' first end-user message in that topic (or in a topic merged into it), one
+ * line cut as a preview is (previewOf), keyed `${topic}|${conversation}`; in one statement.
+ */
+async function readMessagesInTopic(
+  client: pg.ClientBase,
+  orgId: string,
+  topics: readonly { id: string; examples: readonly string[] }[],
+): Promise<Map<string, string>> {
+  const pairs = topics.flatMap((t) => t.examples.map((conversation) => ({ topic: t.id, conversation })))
+  const out = new Map<string, string>()
+  if (pairs.length === 0) return out
+  const { rows } = await client.query<{ topic: string; conversation_id: string; content: string }>(
+    TOPIC_EXCERPTS,
+    [orgId, pairs.map((p) => p.topic), pairs.map((p) => p.conversation)],
+  )
+  for (const r of rows) {
+    const line = previewOf(r.content)
+    if (line !== undefined) out.set(`${r.topic}|${r.conversation_id}`, line)
+  }
+  return out
 }
 
 /** Most recent first, then by id descending (the order a conversation list shows them in). */

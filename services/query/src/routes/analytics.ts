@@ -378,12 +378,12 @@ const signalsResponse = z.object({
                 .string()
                 .nullable()
                 .describe(
-                  "The end user's first message with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut), as the conversation list's `preview`; null when the end user has said nothing yet.",
+                  "The end user's first message in this topic (or a topic merged into it), as the Topics page's examples show it, on one line, at most 160 characters (an ellipsis ends one that was cut); where no message carries the topic, the conversation list's `preview` (the end user's first message); null when the end user has said nothing yet.",
                 ),
             }),
           )
           .describe(
-            "`examples` in the same order, each with what tells them apart: when it started and the end user's first words.",
+            '`examples` in the same order, each with what tells them apart: when it started and what the end user asked in the topic.',
           ),
         link: z.string().describe('The conversation list filtered to the topic and bot_failure.'),
       }),

@@ -3958,7 +3958,7 @@ export interface operations {
                             score: number;
                             /** @description Its latest conversations with a bot failure (at most 3): GET /api/v1/conversations/{id}. */
                             examples: string[];
-                            /** @description `examples` in the same order, each with what tells them apart: when it started and the end user's first words. */
+                            /** @description `examples` in the same order, each with what tells them apart: when it started and what the end user asked in the topic. */
                             exampleConversations: {
                                 /**
                                  * Format: uuid
@@ -3969,7 +3969,7 @@ export interface operations {
                                 conversationId: string;
                                 /** @description When the conversation started: its first message. */
                                 firstMessageAt: string;
-                                /** @description The end user's first message with more than whitespace, on one line, at most 160 characters (an ellipsis ends one that was cut), as the conversation list's `preview`; null when the end user has said nothing yet. */
+                                /** @description The end user's first message in this topic (or a topic merged into it), as the Topics page's examples show it, on one line, at most 160 characters (an ellipsis ends one that was cut); where no message carries the topic, the conversation list's `preview` (the end user's first message); null when the end user has said nothing yet. */
                                 excerpt: string | null;
                             }[];
                             /** @description The conversation list filtered to the topic and bot_failure. */

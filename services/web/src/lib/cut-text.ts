@@ -5,7 +5,7 @@
  * it all (components/expandable-text.tsx).
  *
  * Characters are code points, as the conversation list's preview counts them
- * (services/projector/src/projections/preview.ts): a cut never splits a surrogate pair, and where the
+ * (libs/views/src/preview.ts): a cut never splits a surrogate pair, and where the
  * runtime has Intl.Segmenter it never splits a grapheme either (an emoji with its skin tone, a flag, a
  * letter with its combining accents).
  */

@@ -77,7 +77,7 @@ export const EXAMPLE_EXCERPT_CHARS = 60
 
 /**
  * What a Needs attention example's link says, for a support lead to choose which to open: the end user's
- * first words and when the conversation started ("“My card never arrived” · 12 Nov 2026, 14:03"), the
+ * first message in the topic and when the conversation started ("“My card never arrived” · 12 Nov 2026, 14:03"), the
  * date as `formatDate` writes it (the page's: the viewer's locale and time zone).
  */
 export function exampleLinkText(

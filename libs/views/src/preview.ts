@@ -3,7 +3,8 @@
  * end-user message, by sentAt then arrival, of those with more than whitespace, as one line (runs of
  * whitespace, line breaks included, made one space) of at most PREVIEW_CHARS characters, an ellipsis
  * ending one that was cut. Characters are code points: a cut never splits a surrogate pair.
- * Migration 0027's backfill applies the same rule in SQL.
+ * Migration 0027's backfill applies the same rule in SQL; Needs attention cuts its examples' messages in
+ * their topic with it too (services/query/src/repositories/signals.ts).
  */
 export const PREVIEW_CHARS = 160
 
