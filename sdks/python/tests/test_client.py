@@ -136,6 +136,8 @@ def test_other_4xx_are_reported_and_never_retried(service, chatbot):
     stats = client.stats
     assert (stats.requests, stats.retries, stats.sent, stats.failed) == (2, 0, 1, 1)
     assert [(e.status, e.code, e.conversation_id) for e in errors] == [(400, "invalid_request", "bad")]
+    # trial2: the message (all the default logging prints) said only "The request body is invalid.".
+    assert "/messages/0/role: " in str(errors[0])
     assert service.messages(bot["id"], {"fine": 1})["fine"] == [good]
     client.shutdown()
 

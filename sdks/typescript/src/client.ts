@@ -384,7 +384,7 @@ export class ConversationAnalytics {
           this.#stats.failed += count
           this.#report(
             'rejected',
-            `the service refused ${count} messages of conversation ${conversationId} with ${status}: ${answer?.error?.message ?? res.statusText}`,
+            `the service refused ${count} messages of conversation ${conversationId} with ${status}: ${refusal(answer) ?? res.statusText}`,
             count,
             { conversationId, status, response: answer },
           )
@@ -491,4 +491,21 @@ function oncePerKind<T extends { kind: string }>(print: (item: T) => void): (ite
     seen.add(item.kind)
     print(item)
   }
+}
+
+/** The most invalid fields a refusal's message names (the error's `response` has them all). */
+const FIELDS_NAMED = 3
+
+/**
+ * What the service said, with the fields it named ("The request body is invalid. /messages/0/sentAt:
+ * must be an ISO 8601 date-time with a zone…"): the default onError prints only the message, and a 400's
+ * message alone does not say which field to fix.
+ */
+function refusal(answer: ErrorResponseBody | undefined): string | undefined {
+  const error = answer?.error
+  if (error?.message === undefined) return undefined
+  const details = Array.isArray(error.details) ? error.details : []
+  const named = details.slice(0, FIELDS_NAMED).map((d) => `${d.path || 'the body'}: ${d.message}`)
+  if (details.length > FIELDS_NAMED) named.push(`and ${details.length - FIELDS_NAMED} more`)
+  return named.length === 0 ? error.message : `${error.message} ${named.join('; ')}`
 }

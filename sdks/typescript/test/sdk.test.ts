@@ -183,6 +183,9 @@ describe('warnings and refusals', () => {
     expect(recorded.requests.map((r) => r.status)).toEqual([400, 200])
     expect(errors.map((e) => [e.kind, e.status, e.conversationId])).toEqual([['rejected', 400, 'bad']])
     expect(errors[0]!.response?.error.details?.length).toBeGreaterThan(0)
+    // trial2: the message (all the default onError prints) named no field: "…with 400: Text must be
+    // well-formed Unicode…", or for a time without a zone only "The request body is invalid.".
+    expect(errors[0]!.message).toContain('/messages/0/content: contains a lone UTF-16 surrogate')
     expect(contents(await waitForMessages(account, 'good', 1))).toEqual(['fine'])
     expect(await storedMessages(account, 'bad')).toEqual([])
   })

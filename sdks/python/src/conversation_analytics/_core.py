@@ -362,11 +362,25 @@ def _json(raw: bytes) -> Any:
         return None
 
 
+# The most invalid fields an error's message names (CaptureError.details has them all).
+FIELDS_NAMED = 3
+
+
 def _error_message(payload: Any) -> Optional[str]:
-    if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
-        message = payload["error"].get("message")
-        return str(message) if message is not None else None
-    return None
+    """What the service said, with the fields it named ("The request body is invalid. /messages/0/sentAt:
+    must be an ISO 8601 date-time with a zone..."): the default logging prints only the message, and a
+    400's message alone does not say which field to fix."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("error"), dict)):
+        return None
+    message = payload["error"].get("message")
+    if message is None:
+        return None
+    details = payload["error"].get("details")
+    details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+    named = [f"{d.get('path') or 'the body'}: {d.get('message')}" for d in details[:FIELDS_NAMED]]
+    if len(details) > FIELDS_NAMED:
+        named.append(f"and {len(details) - FIELDS_NAMED} more")
+    return f"{message} {'; '.join(named)}" if named else str(message)
 
 
 def parse_retry_after(value: Optional[str]) -> Optional[float]:
