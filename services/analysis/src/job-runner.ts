@@ -718,7 +718,7 @@ export function jobLogFields(job: AnalysisJob): Record<string, unknown> {
   return {
     jobId: job.id,
     conversationId: job.conversationId,
-    causationId: job.sourceEventId,
+    causationId: job.causeEventId ?? job.sourceEventId,
     ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
   }
 }

@@ -5,8 +5,13 @@ import { forgetPooledConversation } from './topics/topic-store.ts'
 
 export interface AnalysisJob {
   readonly id: string
-  /** The conversation.messages-captured event the job came from (the analysis events' causation). */
+  /**
+   * The job's key: the conversation.messages-captured event it came from, or for a re-analysis a key
+   * derived from that event, the analyzer version and the run (reanalyze.ts).
+   */
   readonly sourceEventId: string
+  /** A re-analysis': the capture event it analyses again (the analysis events' causation, as sourceEventId is a live job's). */
+  readonly causeEventId?: string
   /** The correlation id of that event (its capture request's), carried on to the analysis events. */
   readonly correlationId?: string
   readonly conversationId: string
@@ -20,6 +25,7 @@ export interface AnalysisJob {
 interface JobRow {
   id: string
   source_event_id: string
+  cause_event_id: string | null
   correlation_id: string | null
   conversation_id: string
   org_id: string
@@ -30,6 +36,8 @@ interface JobRow {
 
 export interface NewJob {
   readonly sourceEventId: string
+  /** When sourceEventId is not the capture event itself (a re-analysis): that event. */
+  readonly causeEventId?: string
   /** Since when its analysis is owed: its capture's time (default: when queued, as for a re-analysis). */
   readonly requestedAt?: Date
   readonly correlationId?: string
@@ -46,7 +54,7 @@ export interface NewJob {
  */
 export function jobFromCapture(
   event: RecordedEvent<'conversation.messages-captured'>,
-  key: { readonly sourceEventId: string; readonly requestedAt?: Date },
+  key: { readonly sourceEventId: string; readonly causeEventId?: string; readonly requestedAt?: Date },
 ): NewJob {
   return {
     ...key,
@@ -68,11 +76,13 @@ export async function enqueueJobs(
   await client.query({
     name: 'cas-analysis-jobs-enqueue',
     text: `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id,
-       requested_at, next_attempt_at, created_at, updated_at)
+       requested_at, cause_event_id, next_attempt_at, created_at, updated_at)
      SELECT j.source_event_id, j.conversation_id, j.org_id, j.chatbot_id, j.messages, j.correlation_id,
-            coalesce(j.requested_at, $7), $7, $7, $7
-       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[], $8::timestamptz[])
-            AS j(source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id, requested_at)
+            coalesce(j.requested_at, $7), j.cause_event_id, $7, $7, $7
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::text[], $8::timestamptz[],
+                   $9::uuid[])
+            AS j(source_event_id, conversation_id, org_id, chatbot_id, messages, correlation_id, requested_at,
+                 cause_event_id)
      ON CONFLICT (source_event_id) DO NOTHING`,
     values: [
       jobs.map((j) => j.sourceEventId),
@@ -83,6 +93,7 @@ export async function enqueueJobs(
       jobs.map((j) => j.correlationId ?? null),
       now,
       jobs.map((j) => j.requestedAt ?? null),
+      jobs.map((j) => j.causeEventId ?? null),
     ],
   })
 }
@@ -144,8 +155,8 @@ export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attemp
                             WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
                               AND e.status NOT IN ('done', 'dead') OFFSET 0)
          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
-      RETURNING j.id::text, j.source_event_id, j.correlation_id, j.conversation_id, j.org_id, j.chatbot_id,
-                j.messages, j.attempts`
+      RETURNING j.id::text, j.source_event_id, j.cause_event_id, j.correlation_id, j.conversation_id, j.org_id,
+                j.chatbot_id, j.messages, j.attempts`
 
 /**
  * Claims up to `limit` jobs that are due, or whose worker's lease ran out (it died mid-call), for
@@ -168,6 +179,7 @@ export async function claimJobs(
   return rows.map((r) => ({
     id: r.id,
     sourceEventId: r.source_event_id,
+    ...(r.cause_event_id === null ? {} : { causeEventId: r.cause_event_id }),
     ...(r.correlation_id === null ? {} : { correlationId: r.correlation_id }),
     conversationId: r.conversation_id,
     orgId: r.org_id,
@@ -257,7 +269,7 @@ export async function forgetConversation(
 /** The analysis events' metadata: caused by the capture event, in the flow (correlation) of its request. */
 export function traceOf(job: AnalysisJob): Record<string, string> {
   return {
-    causationId: job.sourceEventId,
+    causationId: job.causeEventId ?? job.sourceEventId,
     ...(job.correlationId === undefined ? {} : { correlationId: job.correlationId }),
   }
 }

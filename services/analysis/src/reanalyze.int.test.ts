@@ -148,6 +148,23 @@ for (const mode of EVENT_LOG_MODES) {
       expect(after.rows[0].n).toBe(before.rows[0].n)
     })
 
+    it("names the capture it analyses again as its results' cause, as a live analysis does", async () => {
+      // trial2: a re-analysis' events named their job's key as causationId, a UUID derived from the
+      // capture, the analyzer version and the run, which no event has; a data team could not follow them.
+      const { rows } = await db.pool.query<{ type: string; cause: string; captured: string[] }>(
+        `SELECT a.type, a.metadata->>'causationId' AS cause,
+                ARRAY(SELECT c.event_id::text FROM event_journal c
+                       WHERE c.stream_type = 'conversation' AND c.stream_id = a.stream_id
+                         AND c.type = 'conversation.messages-captured') AS captured
+           FROM event_journal a
+          WHERE a.stream_type = 'analysis' AND a.stream_id = ANY($1::uuid[])
+            AND a.payload->'analyzer'->>'version' = 'v2'`,
+        [conversations],
+      )
+      expect(rows.length).toBeGreaterThan(0)
+      for (const r of rows) expect([r.type, r.captured]).toEqual([r.type, [r.cause]])
+    })
+
     it('explains its usage when the arguments are wrong', () => {
       const res = spawnSync(
         process.execPath,

@@ -47,6 +47,7 @@ export async function enqueueReanalysis(
     jobs.push(
       jobFromCapture(opened.event, {
         sourceEventId: reanalysisJobKey(opened.event.id, request.analyzer, request.run),
+        causeEventId: opened.event.id,
       }),
     )
   }
