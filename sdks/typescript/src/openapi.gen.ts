@@ -21,7 +21,7 @@ export type paths = {
          *     - **Sizes.** 1–100 messages; `conversationId` and message ids 1–256 characters; `content` up to 32,768; `user.id` up to 256; every other string value of `user`, `organization`, `session`, `custom` and `metadata` up to 1,024 (these objects are flat: strings, numbers, booleans). Longer is a 400 naming the field, never cut. The body is at most 4 MiB (413), also once gzip-decompressed.
          *     - **Body.** JSON in UTF-8 (`Content-Type: application/json`, else 415), uncompressed or `Content-Encoding: gzip` (other encodings are 415). Text holding U+0000 or a lone UTF-16 surrogate is a 400 naming where. Timestamps need a zone (`Z` or `+hh:mm`).
          *     - **Later captures** of a conversation replace the `user`, `organization`, `session` and `custom` fields they carry.
-         *     - **Warnings, not silence.** The capture succeeds and `warnings` says, one sentence each: a custom field outside `settings.customFields` or of another type (stored as given); a top-level field capture does not know (ignored); a message id repeated in one request with a different message (the first is stored); `userId`/`metadata` disagreeing with `user.id`/`custom` (the new field is kept); a `sentAt` more than 24 hours after the receive time (the receive time is stored).
+         *     - **Warnings, not silence.** The capture succeeds and `warnings` says, one sentence each: a custom field outside `settings.customFields` or of another type (stored as given); a top-level field capture does not know (ignored); a message id repeated in one request with a different message (the first is stored), or an id an earlier capture stored sent with a different role or content (the stored one is kept; a retry says nothing); `userId`/`metadata` disagreeing with `user.id`/`custom` (the new field is kept); a `sentAt` more than 24 hours after the receive time (the receive time is stored).
          *     - **Deprecated fields** `userId` and `metadata` still work; the answer then carries `Deprecation: true`.
          *
          *     Errors (the API.md error body): 400 `invalid_request` with `details` naming each invalid field by JSON Pointer; 401 `unauthorized` for a missing, malformed, unknown, rotated-away or deleted key; 413 `payload_too_large`; 415 `unsupported_media_type`; 429 `rate_limited` past CAPTURE_RATE_LIMIT_PER_MINUTE per key (with `Retry-After`: retry then); 503 `unavailable` under overload or with the database down (with `Retry-After`). Retry 429 and 5xx with the same message ids; do not retry other 4xx.
@@ -277,7 +277,7 @@ export interface operations {
                 "application/json": {
                     /** @description The caller's conversation id. */
                     conversationId: string;
-                    /** @description 1 to 100 messages. An id repeated with a different message keeps the first, with a warning. */
+                    /** @description 1 to 100 messages. An id repeated with a different message keeps the first, with a warning; so does an id an earlier capture stored. */
                     messages: {
                         /** @description The caller's message id; a conversation stores each id once. */
                         id: string;

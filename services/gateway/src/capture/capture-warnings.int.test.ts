@@ -99,6 +99,59 @@ describe('a message id repeated within one request', () => {
   })
 })
 
+describe('a message id an earlier request stored', () => {
+  /** Posts `messages` to conversation `id`, expecting 200: its answer. */
+  async function send(id: string, messages: Record<string, unknown>[]) {
+    const res = await postCapture(app, apiKey, { conversationId: id, messages })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json() as { messagesStored: number; warnings: string[]; conversationId: string }
+  }
+
+  it('Regression (trial2): another message under a stored id was dropped in silence; it still is not stored, with a warning', async () => {
+    // An integrator numbering messages per request: every turn sends ids 1 and 2 again.
+    const id = conversation()
+    await send(id, [
+      { id: '1', role: 'user', content: 'my card was declined' },
+      { id: '2', role: 'assistant', content: 'Which card?' },
+    ])
+    const turn = await send(id, [
+      { id: '1', role: 'user', content: 'the visa one' },
+      { id: '2', role: 'assistant', content: 'Which card?' },
+      { id: '3', role: 'assistant', content: 'Let me look.' },
+    ])
+    expect(turn.messagesStored).toBe(1)
+    expect(turn.warnings).toEqual([
+      'message id 1 is repeated with a different message than an earlier capture stored under it; the stored one was kept',
+    ])
+    const events = await journalEvents(db.pool, 'conversation', turn.conversationId)
+    const stored = events.flatMap((e) => (e.payload.messages ?? []) as { id: string; content: string }[])
+    expect(stored.map((m) => [m.id, m.content])).toEqual([
+      ['1', 'my card was declined'],
+      ['2', 'Which card?'],
+      ['3', 'Let me look.'],
+    ])
+  })
+
+  it('takes a retry in silence, with another sentAt too', async () => {
+    const id = conversation()
+    const message = { id: 'r', role: 'user', content: 'hello', sentAt: '2026-11-28T10:00:00Z' }
+    await send(id, [message])
+    const retry = await send(id, [{ ...message, sentAt: '2026-11-28T10:05:00Z' }])
+    expect(retry).toMatchObject({ messagesStored: 0, warnings: [] })
+  })
+
+  it('says nothing of ids stored before the ledger kept digests (migration 0050)', async () => {
+    const id = conversation()
+    const first = await send(id, [{ id: 'old', role: 'user', content: 'before' }])
+    await db.pool.query(
+      'UPDATE capture_message_batches SET message_digests = NULL WHERE conversation_id = $1',
+      [first.conversationId],
+    )
+    const later = await send(id, [{ id: 'old', role: 'user', content: 'after' }])
+    expect(later).toMatchObject({ messagesStored: 0, warnings: [] })
+  })
+})
+
 describe('deprecated fields that disagree with their replacements', () => {
   it('Regression (issue 30): userId and a different user.id kept user.id in silence; a warning says which won', async () => {
     const { warnings, started, deprecated } = await capture({

@@ -43,7 +43,8 @@ interface StateRow extends StoredDataKey {
   custom: ConversationMetadata['custom'] | null
   message_batches: number | null
   batches_read: number | null
-  stored_ids: string[] | null
+  /** The incoming message ids the ledger holds, each with its message's digest (null: stored before 0050). */
+  stored: Record<string, string | null> | null
 }
 
 /**
@@ -77,7 +78,7 @@ export async function captureGroup(
 
   const outcomes: CaptureOutcome[] = []
   const registry: RegistryChange[] = []
-  const batches: { conversation_id: string; message_ids: string[] }[] = []
+  const batches: { conversation_id: string; message_ids: string[]; message_digests: string }[] = []
   const appends: AppendRequest[] = []
   const dataKeys = new Map<string, Buffer>()
   for (const [n, command] of commands.entries()) {
@@ -97,7 +98,11 @@ export async function captureGroup(
       })
     }
     if (decision.newMessageIds.length > 0) {
-      batches.push({ conversation_id: conversation.id, message_ids: decision.newMessageIds })
+      batches.push({
+        conversation_id: conversation.id,
+        message_ids: decision.newMessageIds,
+        message_digests: decision.newMessageDigests.join(''),
+      })
     }
     if (decision.events.length > 0) {
       appends.push({
@@ -158,12 +163,13 @@ async function refreshStale(
     custom: StateRow['custom']
     message_batches: number
     batches_read: number
-    stored_ids: string[] | null
+    stored: Record<string, string | null> | null
   }>(
     `SELECT u.n, c.id, c.end_user, c.end_user_organization, c.session, c.custom, c.message_batches,
             (SELECT count(*)::int FROM capture_message_batches b WHERE b.conversation_id = c.id) AS batches_read,
-            (SELECT array_agg(m) FROM capture_message_batches b, unnest(b.message_ids) m
-              WHERE b.conversation_id = c.id AND m = ANY(u.message_ids)) AS stored_ids
+            (SELECT jsonb_object_agg(x.m, encode(substring(b.message_digests FROM x.i::int * 8 - 7 FOR 8), 'hex'))
+               FROM capture_message_batches b, unnest(b.message_ids) WITH ORDINALITY AS x(m, i)
+              WHERE b.conversation_id = c.id AND x.m = ANY(u.message_ids)) AS stored
        FROM json_to_recordset($1::json) AS u(n int, chatbot_id uuid, external_id text, message_ids text[])
        JOIN capture_conversations c ON c.chatbot_id = u.chatbot_id AND c.external_id = u.external_id
       ORDER BY c.chatbot_id, c.external_id FOR UPDATE OF c`,
@@ -203,7 +209,10 @@ function conversationOf(row: StateRow, command: CaptureCommand): ConversationSta
       session: row.session ?? {},
       custom: row.custom ?? {},
     },
-    storedMessageIds: new Set(row.stored_ids ?? []),
+    storedMessageIds: new Set(Object.keys(row.stored ?? {})),
+    storedDigests: new Map(
+      Object.entries(row.stored ?? {}).flatMap(([id, digest]) => (digest === null ? [] : [[id, digest]])),
+    ),
   }
 }
 
@@ -243,7 +252,8 @@ async function readStates(
  * 2. `created`: the registry rows of conversations seen for the first time, with the command's metadata
  *    and messages (one batch): the decision then changes nothing in them.
  * 3. `existing`: the others' registry rows, locked for update, at their newest version.
- * 4. For those, which of the incoming message ids the ledger already holds, and how many batches this
+ * 4. For those, which of the incoming message ids the ledger already holds, each with its message's
+ *    digest (8 bytes at its place in its batch's message_digests, migration 0050), and how many batches this
  *    snapshot shows (compared with the row's count: see `conversationOf`).
  */
 const READ_SQL = `
@@ -279,15 +289,16 @@ SELECT items.n, items.chatbot_id, items.org_id, keys.settings, keys.wrapped_key,
        created.id AS created_id, existing.id AS existing_id, existing.end_user, existing.end_user_organization,
        existing.session, existing.custom, existing.message_batches,
        (SELECT count(*)::int FROM capture_message_batches b WHERE b.conversation_id = existing.id) AS batches_read,
-       (SELECT array_agg(m) FROM capture_message_batches b, unnest(b.message_ids) m
-         WHERE b.conversation_id = existing.id AND m = ANY(items.message_ids)) AS stored_ids
+       (SELECT jsonb_object_agg(x.m, encode(substring(b.message_digests FROM x.i::int * 8 - 7 FOR 8), 'hex'))
+          FROM capture_message_batches b, unnest(b.message_ids) WITH ORDINALITY AS x(m, i)
+         WHERE b.conversation_id = existing.id AND x.m = ANY(items.message_ids)) AS stored
   FROM items JOIN keys ON keys.chatbot_id = items.chatbot_id AND keys.key_hash = decode(items.key, 'hex')
   LEFT JOIN created ON created.chatbot_id = items.chatbot_id AND created.external_id = items.external_id
   LEFT JOIN existing ON existing.chatbot_id = items.chatbot_id AND existing.external_id = items.external_id`
 
 /**
  * The capture's write, one statement: the existing conversations' registry rows as decided ($1), and
- * the ledger's new batches of message ids ($2), one row per capture that stored messages.
+ * the ledger's new batches of message ids and their digests ($2), one row per capture that stored messages.
  */
 const WRITE_SQL = `
 WITH registry AS (
@@ -300,9 +311,9 @@ WITH registry AS (
               batches int)
    WHERE c.id = u.id
 )
-INSERT INTO capture_message_batches (conversation_id, first_message_id, message_ids)
-SELECT b.conversation_id, b.message_ids[1], b.message_ids
-  FROM json_to_recordset($2::json) AS b(conversation_id uuid, message_ids text[])`
+INSERT INTO capture_message_batches (conversation_id, first_message_id, message_ids, message_digests)
+SELECT b.conversation_id, b.message_ids[1], b.message_ids, decode(b.message_digests, 'hex')
+  FROM json_to_recordset($2::json) AS b(conversation_id uuid, message_ids text[], message_digests text)`
 
 /** The chatbot's data key, unwrapped once per group (created on a chatbot's first capture). */
 async function dataKeyOf(

@@ -5,6 +5,7 @@ import {
   captureCommand,
   decideCapture,
   MAX_FUTURE_SKEW_MS,
+  messageDigest,
 } from './decide.ts'
 import type { ConversationMetadata } from './metadata.ts'
 import { captureBodySchema } from './schema.ts'
@@ -88,6 +89,30 @@ describe('decideCapture', () => {
     expect(decision.newMessageIds).toEqual(['c', 'd'])
     expect(decision.registry).toEqual({ metadata: EMPTY, lastMessageAt: '2026-11-25T10:00:00.000Z' })
     expect(decision.result.messagesStored).toBe(2)
+  })
+
+  it('warns of another message under a stored id, and of none under an id stored as it is (a retry)', () => {
+    const stored = existing(['a', 'b'])
+    const state: CaptureState = {
+      ...stored,
+      conversation: {
+        ...(stored.conversation as Extract<CaptureState['conversation'], { status: 'existing' }>),
+        storedDigests: new Map([
+          ['a', messageDigest({ role: 'user', content: 'text a' })],
+          ['b', messageDigest({ role: 'user', content: 'text b' })],
+        ]),
+      },
+    }
+    const decision = decideCapture(
+      command({
+        messages: [message('a', { sentAt: '2026-11-25T09:00:00Z' }), message('b', { content: 'other' })],
+      }),
+      state,
+    )
+    expect(decision.events).toEqual([])
+    expect(decision.result.warnings).toEqual([
+      'message id b is repeated with a different message than an earlier capture stored under it; the stored one was kept',
+    ])
   })
 
   it('appends nothing and changes nothing for a re-sent capture', () => {

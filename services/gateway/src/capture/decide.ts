@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { type NewEvent, newEvent } from '@cas/events'
 import { analysisEnabled, customFieldSchema } from '@cas/settings'
 import {
@@ -52,6 +53,11 @@ export type ConversationState =
       readonly metadata: ConversationMetadata
       /** Which of the command's message ids the conversation already stores. */
       readonly storedMessageIds: ReadonlySet<string>
+      /**
+       * Their messages' digests (messageDigest), for the ids the ledger has one for (none before
+       * migration 0050).
+       */
+      readonly storedDigests?: ReadonlyMap<string, string>
     }
 
 export interface CaptureState {
@@ -65,6 +71,8 @@ export interface CaptureDecision {
   readonly events: NewEvent[]
   /** The message ids the conversation stores from now on (the ledger's new batch; may be empty). */
   readonly newMessageIds: string[]
+  /** Their messages' digests, in the same order (messageDigest). */
+  readonly newMessageDigests: string[]
   /**
    * How an existing registry row changes, or null when it stays as it is (a new row was written with
    * the command's values already).
@@ -129,6 +137,20 @@ const sameMessage = (a: StoredMessage, b: StoredMessage) =>
   a.role === b.role && a.content === b.content && a.sentAt === b.sentAt
 
 /**
+ * What the ledger keeps of a message to tell a retry from another message under a stored id: the first
+ * 8 bytes of the SHA-256 of its role and content, in hex (migration 0050). Not its sentAt: a retry may
+ * stamp a new one. 64 bits tell two texts apart but for a chance no client meets by mistake; a collision
+ * would only leave out a warning.
+ */
+export function messageDigest(message: Pick<StoredMessage, 'role' | 'content'>): string {
+  return createHash('sha256')
+    .update(`${message.role}\0${message.content}`)
+    .digest()
+    .subarray(0, 8)
+    .toString('hex')
+}
+
+/**
  * What a capture does to a conversation:
  * - a new conversation starts (`conversation.started` with its metadata) and stores every message;
  * - an existing one stores the messages whose ids it does not have yet, and merges the metadata
@@ -144,6 +166,19 @@ export function decideCapture(command: CaptureCommand, state: CaptureState): Cap
   const newMessages = isNew
     ? command.messages
     : command.messages.filter((m) => !conversation.storedMessageIds.has(m.id))
+  // A stored id is answered as a retry, in silence, when its message is the one stored; otherwise the
+  // caller reused an id for another message, which is not stored either, as within one request: say so.
+  const reused =
+    isNew || conversation.storedDigests === undefined
+      ? []
+      : command.messages.flatMap((m) => {
+          const stored = conversation.storedDigests!.get(m.id)
+          return stored !== undefined && stored !== messageDigest(m)
+            ? [
+                `message id ${m.id} is repeated with a different message than an earlier capture stored under it; the stored one was kept`,
+              ]
+            : []
+        })
   const analysisRequested = newMessages.length > 0 && analysisEnabled(settings)
 
   const events: NewEvent[] = []
@@ -162,6 +197,7 @@ export function decideCapture(command: CaptureCommand, state: CaptureState): Cap
   return {
     events,
     newMessageIds: newMessages.map((m) => m.id),
+    newMessageDigests: newMessages.map(messageDigest),
     registry:
       !isNew && (metadataChanged || newMessages.length > 0)
         ? { metadata: merged, lastMessageAt: newMessages.length > 0 ? latestSentAt(newMessages) : null }
@@ -172,6 +208,7 @@ export function decideCapture(command: CaptureCommand, state: CaptureState): Cap
       analysisQueued: analysisRequested,
       warnings: [
         ...command.warnings,
+        ...reused,
         ...customFieldWarnings(command.metadata.custom, customFieldSchema(settings)),
       ],
       deprecated: command.deprecated,

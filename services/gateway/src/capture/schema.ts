@@ -45,7 +45,7 @@ export const captureBodySchema = z
       .min(1)
       .max(100)
       .describe(
-        '1 to 100 messages. An id repeated with a different message keeps the first, with a warning.',
+        '1 to 100 messages. An id repeated with a different message keeps the first, with a warning; so does an id an earlier capture stored.',
       ),
     user: z
       .object({
