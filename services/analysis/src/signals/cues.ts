@@ -110,6 +110,13 @@ export interface MessageCues {
    */
   readonly thanksFirst?: boolean
   /**
+   * End user (signals-v67): its last sentence says what the end user will do, in the first person future ("I'll
+   * bring them to the branch on Saturday.", "Very good. I shall pay at the bar.", "ok. will tell the police":
+   * plansOf). After an answer that neither failed nor handed over, such a last word takes the answer: the
+   * conversation does not end on an unanswered request, however near the request anchors it lies (detect.ts).
+   */
+  readonly plans?: boolean
+  /**
    * End user (signals-v41): the question form the message opens on, as a fingerprint (asksAsOf: "when", "how much",
    * "can i cancel"). A request ending on "then" that asks in the form of the earlier request it is compared
    * with asks it again ("when will my sofa be delivered?", "so when is it coming then?"): followsOn does
@@ -675,6 +682,7 @@ export function cuesFrom(
       ...(callsBackOf(m.content.slice(0, MAX_CHARS)) ? { callsBack: true } : {}),
       ...(followsOnOf(m.content) ? { followsOn: true } : {}),
       ...(thanksFirstOf(units[i]!, similarities, anchors) ? { thanksFirst: true } : {}),
+      ...(plansOf(units[i]!) ? { plans: true } : {}),
       ...(asksAs !== undefined ? { asksAs } : {}),
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
@@ -1137,6 +1145,22 @@ export function contestsOf(text: string): boolean {
   return (
     /^\W*(?:no(?!\W+(?:worries|problem)\b)|nope|not)\b/u.test(t) ||
     /^\W*i(?: (?:do|did|have|had|was|am)(?:n'?t| not)|'?m not)\b/u.test(t)
+  )
+}
+
+/**
+ * signals-v67: the message's last sentence (the whole, for one sentence) opens, after the openers statementOf
+ * reads ("ok", "so", "right"…), on the first person future: "I'll" (typed "ill" too), "I will", "I shall", the
+ * plural, "I'm going to", or "will" with the subject dropped ("ok will book for may") but not "will" opening a
+ * question ("will it be ready", "will you…"). The end user says what it will do next. Grammar, no domain's words.
+ */
+export function plansOf(units: readonly string[]): boolean {
+  const last = units.at(-1)
+  if (last === undefined) return false
+  const t = last.toLowerCase().replace(/[‘’ʼ]/gu, "'").trim()
+  if (t.includes('?')) return false
+  return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:(?:i|we)(?:'ll| will| shall)|ill|(?:i'?m|im|i am|we'?re|we are) going to|will(?! (?:you|u|it|they|that|this|he|she|there|we|i|the|my|our|your)\b))\b/u.test(
+    t,
   )
 }
 

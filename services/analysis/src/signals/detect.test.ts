@@ -14,11 +14,13 @@ import {
   type HandoverUnit,
   inabilityOf,
   type MessageCues,
+  plansOf,
   questionOf,
   refusesHandoverOf,
   saysWhatItIsOf,
   statementOf,
   statesValueOf,
+  unitsOf,
   userActsOf,
 } from './cues.ts'
 import {
@@ -517,6 +519,58 @@ describe('conversation signals: the decision', () => {
       ),
     ).toEqual(['resolution'])
     expect(names(conversation(['user', social], ['user', social]), at(90))).toEqual([])
+  })
+
+  it('does not abandon a conversation ending on what the end user will do next after an answer (signals-v67)', () => {
+    // Regression: "I'll bring them to the Harrogate branch on Saturday." after the bereavement steps lies nearer the
+    // request anchors (social margin −0.006) and was read as a request left unanswered (fresh19 bsoc-02).
+    const plan: Partial<MessageCues> = { social: -0.05, openTail: true, plans: true }
+    const ending = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = {}) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(ending(plan)).toEqual([])
+    expect(ending({ ...plan, plans: undefined })).toEqual(['abandonment'])
+    // After a failure the plan is the end user's way round it, and the failed turn stands; after a handover it is
+    // read as before ("It's been 25 minutes. I'll just buy it on the day." in the queue, fresh19 dutyfree-02).
+    expect(ending(plan, { failure: 0.3 })).toEqual(['bot_failure', 'abandonment'])
+    expect(ending(plan, { handover: 0.3 })).toEqual(['escalation', 'abandonment'])
+    // A question, a complaint or a request for a person beside the plan still waits for an answer.
+    expect(ending({ ...plan, question: true })).toEqual(['abandonment'])
+    expect(ending({ ...plan, frustration: 0.1, emotionFrustration: 0.9 })).toEqual([
+      'frustration',
+      'abandonment',
+    ])
+    expect(ending({ ...plan, escalation: 0.3 })).toEqual(['escalation', 'abandonment'])
+    // Nor does a plan undo a second message with no reply between (signals-v60).
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', {}], ['user', plan]), at(90)),
+    ).toEqual(['abandonment'])
+  })
+
+  it('reads a last sentence that opens on the first person future as a plan (plansOf)', () => {
+    for (const said of [
+      "I'll bring them to the Harrogate branch on Saturday.",
+      'Very good. I shall pay at the bar.',
+      'ok. will tell the police',
+      'ok will book for may',
+      'ah ok didnt know it was a legal thing. will use the office one, thanks',
+      'right, we will come in on Monday',
+      "thanks. I'm going to try the website",
+      'ill ring them tomorrow',
+    ]) {
+      expect(plansOf(unitsOf({ role: 'user', content: said })), said).toBe(true)
+    }
+    for (const said of [
+      'will it be ready by Friday?',
+      'will you call me back',
+      'never mind, I will email',
+      'nvm ill ask in the shop',
+      "I'll bring them on Saturday. Do I need an appointment?",
+      "I'll bring them on Saturday. The form link is broken though",
+      'the kids are going to love that',
+      'I will wait?',
+    ]) {
+      expect(plansOf(unitsOf({ role: 'user', content: said })), said).toBe(false)
+    }
   })
 
   it('abandons a conversation ending on a question, even one as short as a social turn', () => {

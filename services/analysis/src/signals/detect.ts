@@ -96,7 +96,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
  *   or (signals-v21) to the assistant saying an earlier message again (the failed turn stands unless the
- *   reply resolves it);
+ *   reply resolves it); signals-v67: not a last word that says what the end user will do next in reply to an
+ *   answer that neither failed nor handed over (cues.ts, plansOf: "I'll bring them to the branch on Saturday."),
+ *   however near the request anchors it lies;
  * - custom:<slug>: an end-user message (or one of its sentences) is nearer the centre of the signal's
  *   examples and label than its 3 nearest background phrases are on average: generic requests, social
  *   acts and one real query per CLINC150 intent, less those that paraphrase the signal (signals-v43: cues.ts,
@@ -111,7 +113,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 66
+export const SIGNALS_VERSION = 67
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1489,7 +1491,23 @@ export function detectSignals(
       // Chosen on the newer half (fresh16 debtcollect-02, sitebuilder-01), confirmed blind on fresh17 (one missed
       // abandonment found, none added); the older half holds no such ending.
       const wroteAgain = talk.at(-2)?.role === 'user' && talk.slice(0, -2).some((a) => a.role === 'assistant')
-      if (last.role === 'user' && (wroteAgain || unanswered(last, isReply(last), courseOf(last))))
+      // signals-v67: a last word that says what the end user will do next (cues.ts, plansOf: "I'll bring them to
+      // the branch on Saturday.", "ok. will tell the police"), in reply to an answer that neither failed nor
+      // handed over, takes the answer: it is no request left unanswered, however near the request anchors it
+      // lies (a negative social margin, an open tail). A question, a complaint or a request for a person in it
+      // still goes unanswered.
+      const takesAnswer =
+        last.cues?.plans === true &&
+        last.cues.question !== true &&
+        before !== undefined &&
+        !failedTurn &&
+        !handedOver(before) &&
+        frustration(last.cues, isReply(last), courseOf(last)) === undefined &&
+        escalationAsked(last.cues) === undefined
+      if (
+        last.role === 'user' &&
+        (wroteAgain || (!takesAnswer && unanswered(last, isReply(last), courseOf(last))))
+      )
         out.add('abandonment', last.id, 0.9)
       else if (failedTurn) {
         // A reply to a bot failure that resolves nothing ("then get me someone who can"): the failure stands.

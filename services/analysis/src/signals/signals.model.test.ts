@@ -1541,6 +1541,44 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(thanked).toEqual(['resolution'])
   })
 
+  it('does not abandon a conversation ending on what the end user will do next after an answer; after a failure it does (signals-v67)', async () => {
+    // Each last word lies nearer the request anchors (a negative social margin, or an open tail): without the rule
+    // every one was read as a request left unanswered.
+    const plans: [string, string, string][] = [
+      [
+        'Hello, my mother passed away last month. How do I close her current account?',
+        'I am sorry for your loss. Please bring the death certificate and your own ID to any branch, or post them to us with the form at example.com/bereavement.',
+        'I will take them to the branch on the high street on Monday.',
+      ],
+      [
+        'Is the over-60 discount still on for the spring term?',
+        'Yes, learners aged 60 and over get 20% off the spring term. You can enrol online or at reception.',
+        'Splendid. I shall enrol at reception.',
+      ],
+      [
+        'is the towpath past the marina open again?',
+        'The towpath between the marina and Bridge 42 reopens on 3 March after the bank repairs.',
+        'ok. will cycle the road way till then',
+      ],
+    ]
+    for (const [asked, answer, plan] of plans) {
+      const read = await settledSignals(['user', asked], ['assistant', answer], ['user', plan])
+      expect(read, plan).not.toContain('abandonment')
+    }
+    const failed = await settledSignals(
+      ['user', 'is the towpath past the marina open again?'],
+      ['assistant', "Sorry, I'm not able to check towpath closures here."],
+      ['user', 'ok. will cycle the road way till then'],
+    )
+    expect(failed).toContain('abandonment')
+    const asksToo = await settledSignals(
+      ['user', plans[0]![0]],
+      ['assistant', plans[0]![1]],
+      ['user', 'I will take them to the branch on Monday. Do I need an appointment?'],
+    )
+    expect(asksToo).toContain('abandonment')
+  })
+
   it('abandons a conversation whose last reply to a bot failure resolves nothing, not one that thanks', async () => {
     const failure: Turn = ['assistant', "Sorry, I'm not able to change seat bookings in this chat."]
     const left = await settledSignals(['user', 'can you move me to an aisle seat on my flight'], failure, [
