@@ -67,7 +67,7 @@ class CaptureRequest(TypedDict):
     """
     messages: list[CaptureMessage]
     """
-    1 to 100 messages. An id repeated with a different message keeps the first, with a warning.
+    1 to 100 messages. An id repeated with a different message keeps the first, with a warning; so does an id an earlier capture stored.
     """
     metadata: NotRequired[dict[str, str | float | bool]]
     """
