@@ -44,8 +44,15 @@ const { values } = parseArgs({
     'skip-build': { type: 'boolean', default: false },
     /** After the runs, this many seconds with nothing to do: the CPU a second of the idle service and Postgres. */
     idle: { type: 'string', default: '0' },
+    /** NODE_OPTIONS for the service alone (e.g. V8's heap flags), to compare with and without. */
+    'node-options': { type: 'string' },
     /** pg_stat_statements over each window: calls per end-user message by statement, and commits. */
     statements: { type: 'boolean', default: false },
+    /**
+     * A CPU profile of each of the service's threads (node --cpu-prof) into this directory; each window's
+     * start and end are printed on the profiles' clock (CLOCK_MONOTONIC, µs) for bench/profile-window.ts.
+     */
+    profile: { type: 'string' },
   },
 })
 const pollMs = Number(values.poll)
@@ -85,11 +92,13 @@ try {
     databaseUrl,
     poolSize: 20,
     entry: dist,
+    ...(values.profile ? { cpuProfileDir: path.resolve(values.profile) } : {}),
     env: {
       ANALYSIS_MODEL_DIR: process.env.ANALYSIS_MODEL_DIR ?? TEST_MODEL_DIR,
       ANALYSIS_MODEL_HUB_URL: UNREACHABLE_HUB,
       ANALYSIS_THREADS: '1',
       DATA_DIR: path.join(servers.scratch, 'data'),
+      ...(values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {}),
     },
   })
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 })
@@ -184,6 +193,7 @@ async function window(
   const threadsBefore = threadTimes(cpu.pid)
   const postgresBefore = postgresCpuSeconds(cpu.dataDir)
   const started = Date.now()
+  const startedUs = process.hrtime.bigint() / 1000n
   const samples: Sample[] = []
   for (;;) {
     const { rows } = await pool.query<{
@@ -213,6 +223,7 @@ async function window(
     await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
   const ended = Date.now()
+  const endedUs = process.hrtime.bigint() / 1000n
   const threads = busiestThreads(threadsBefore, threadTimes(cpu.pid), cpu.pid)
   const postgres = postgresCpuSeconds(cpu.dataDir) - postgresBefore
   const kindsAfter = postgresByKind(cpu.dataDir)
@@ -230,6 +241,17 @@ async function window(
     console.log(
       `  statements: ${(calls / userMessages).toFixed(2)} per end-user message, ${(committed / userMessages).toFixed(2)} commits (${committed}) in ${((Date.now() - started) / 1000).toFixed(2)} s`,
     )
+    const exec = rows.reduce((sum, r) => sum + r.total, 0)
+    const plan = rows.reduce((sum, r) => sum + r.plan, 0)
+    console.log(
+      `  statement time per end-user message: execution ${(exec / userMessages).toFixed(3)} ms, planning ${(plan / userMessages).toFixed(3)} ms; the most (execution + planning):`,
+    )
+    for (const r of [...rows].sort((a, b) => b.total + b.plan - a.total - a.plan).slice(0, 12)) {
+      console.log(
+        `    ${((r.total + r.plan) / userMessages).toFixed(3)} ms (${r.calls} calls, plan ${(r.plan / userMessages).toFixed(3)})  ${r.query.slice(0, 120)}`,
+      )
+    }
+    console.log('  by calls:')
     for (const r of rows.slice(0, 25)) {
       console.log(
         `    ${String(r.calls).padStart(6)} ${(Number(r.calls) / userMessages).toFixed(3)} exec ${r.total.toFixed(0)} ms plan ${r.plan.toFixed(0)} ms  ${r.query.slice(0, 130)}`,
@@ -275,8 +297,11 @@ async function window(
   console.log(
     `  CPU per end-user message: service ${per(service)} (${threads
       .filter((t) => t.seconds > 0)
-      .slice(0, 5)
-      .map((t) => `${t.main ? 'main ' : ''}${t.name.replace(/#\d+$/, '')} ${per(t.seconds)}`)
+      .slice(0, 8)
+      .map(
+        (t) =>
+          `${t.main ? 'main ' : ''}${t.name.replace(/#(\d+)$/, (_, tid) => (t.main ? '' : `+${Number(tid) - cpu.pid}`))} ${per(t.seconds)}`,
+      )
       .join(', ')}); Postgres ${per(postgres)}`,
   )
   console.log(
@@ -304,6 +329,7 @@ async function window(
     if (!usage || !(at >= started && at <= ended + 1_000)) continue
     autovacuumCpu += Number(usage[1]) + Number(usage[2])
   }
+  if (values.profile) console.log(`  profile window (µs, monotonic): ${startedUs} ${endedUs}`)
   console.log(`  autovacuum's own CPU (its log), runs ending in the window: ${per(autovacuumCpu)}`)
   console.log(
     `  autovacuum in the window: ${vacuumed.map((v) => `${v.relname} (${v.what})`).join(', ') || 'none'}`,
