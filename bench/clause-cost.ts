@@ -11,6 +11,7 @@
  *   npx tsx bench/clause-cost.ts [-- --sets development,fresh2]
  */
 import { createHash } from 'node:crypto'
+import { loadavg } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
@@ -64,13 +65,14 @@ console.log(
 )
 /** Every result (which messages make a topic, with what embedding and terms; sentiment, emotions) and signal unit vector. */
 const digest = createHash('sha256')
-const total = { conversations: 0, users: 0, texts: 0, clauses: 0, shared: 0 }
+const total = { conversations: 0, users: 0, texts: 0, clauses: 0, shared: 0, cpuMs: 0 }
 for (const set of sets) {
   const conversations: LabelledConversation[] = loadSignalsSet(set.file)
   embedded.clear()
   shared.clear()
   let users = 0
   counting = true
+  const cpu = process.cpuUsage()
   for (const c of conversations) {
     const messages = c.messages.map(([role, content], i) => ({ id: String(i), role, content }))
     users += messages.filter((m) => m.role === 'user').length
@@ -86,6 +88,8 @@ for (const set of sets) {
     for (const v of embeddings) digest.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
   }
   counting = false
+  const used = process.cpuUsage(cpu)
+  total.cpuMs += (used.user + used.system) / 1000
   const clauses = [...embedded.values()].filter((by) => by === 'clauses').length
   total.conversations += conversations.length
   total.users += users
@@ -101,5 +105,5 @@ console.log(
   `all             ${String(total.conversations).padStart(13)}${String(total.users).padStart(15)}${String(total.texts).padStart(13)}${(total.texts / total.users).toFixed(3).padStart(9)}  ${total.clauses} (${total.shared})`,
 )
 console.log(
-  `the clauses' own texts: ${own}, ${(own / total.users).toFixed(3)} per end-user message, ${((own / (total.texts - own)) * 100).toFixed(1)} % more model texts than without them; results digest ${digest.digest('hex').slice(0, 16)}`,
+  `CPU (this process, the model's threads included) ${(total.cpuMs / total.users).toFixed(2)} ms per end-user message, load ${loadavg()[0]!.toFixed(1)}; the clauses' own texts: ${own}, ${(own / total.users).toFixed(3)} per end-user message, ${((own / (total.texts - own)) * 100).toFixed(1)} % more model texts than without them; results digest ${digest.digest('hex').slice(0, 16)}`,
 )

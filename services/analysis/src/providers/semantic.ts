@@ -187,10 +187,12 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       const p = placed[i]
       return p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN && !first[index.get(m)!] ? [i] : []
     })
+    // Clauses read until one asks under FOLLOW_UP_MARGIN: the decision below compares with that bound only.
     const clauses = await clauseAsks(
       later.map((i) => texts[i]!),
       gateAnchors,
       embedTexts,
+      FOLLOW_UP_MARGIN,
     )
     for (const [k, i] of later.entries()) {
       const least = clauses[k]

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { REPLY_REQUEST_ANCHORS } from './answers.ts'
 import {
+  clauseAsks,
   clausesOf,
   FOLLOW_UP_MARGIN,
   isDatum,
@@ -169,6 +170,62 @@ describe('only requests make topics: the decision', () => {
     expect(placed[1]).toBeUndefined()
     expect(placed[2]!.embedding).toBe(REQUEST)
   })
+  it('reads no clause after the first that asks under the bound, and decides as when reading them all', async () => {
+    // perf6: every clause of a later request was embedded, a tenth of the model's texts on multi-turn traffic.
+    const vectors: Record<string, Float32Array> = {
+      'where is my parcel': REQUEST,
+      'and my invoice': unit(0.2, 1, 0, 0),
+      thanks: SOCIAL,
+      done: SOCIAL,
+      'the light is blue now': unit(1, 0, 0.5, 0),
+      'CB-7781': unit(0, 0, 0, 1),
+      'tell me a joke': unit(0, 0, 0, 1),
+    }
+    const texts = [
+      'where is my parcel, and my invoice, thanks',
+      'done, the light is blue now. thanks!',
+      'thanks. CB-7781 - where is my parcel',
+      'tell me a joke',
+    ]
+    const gate = { ...anchors, otherRequest: [unit(0, 0, 0, 1)] }
+    const read = async (below?: number) => {
+      const asked: string[] = []
+      const values = await clauseAsks(
+        texts,
+        gate,
+        async (t) => {
+          asked.push(...t)
+          return t.map((x) => vectors[x]!)
+        },
+        below,
+      )
+      return { values, asked }
+    }
+    const all = await read()
+    const bounded = await read(FOLLOW_UP_MARGIN)
+    expect(all.asked).toHaveLength(9)
+    // The first text stops at its first clause, the third at its third; the second asks in none: all read.
+    expect(bounded.asked.sort()).toEqual(
+      [
+        'where is my parcel',
+        'done',
+        'the light is blue now',
+        'thanks',
+        'thanks',
+        'CB-7781',
+        'where is my parcel',
+      ].sort(),
+    )
+    expect(all.values[3]).toBeUndefined()
+    expect(bounded.values[3]).toBeUndefined()
+    for (const [i, value] of all.values.entries()) {
+      if (value === undefined) continue
+      expect(bounded.values[i]! < FOLLOW_UP_MARGIN, texts[i]).toBe(value < FOLLOW_UP_MARGIN)
+    }
+    expect(all.values[1]).toBe(Infinity)
+    expect(bounded.values[1]).toBe(Infinity)
+  })
+
   it("makes a topic of a conversation's first request, and of a later one only when it clearly asks", () => {
     const clear = FOLLOW_UP_MARGIN - 0.3
     const doubtful = FOLLOW_UP_MARGIN + 0.01

@@ -259,25 +259,33 @@ export async function requestEmbeddings(
  * requestsMakingTopics takes the greater of the two: a later message makes a topic only when it asks both
  * as a whole and in one of its clauses. Embeds only the texts it is given (the analyzer: later requests
  * that ask as a whole).
+ *
+ * `below`: a text's clauses are read in order, and no more of them once one asks with a margin under it:
+ * the least is then under it as well, and the text's value is that clause's (not the least of all). The
+ * analyzer passes FOLLOW_UP_MARGIN, the one bound it compares the value with, so its decisions are those of
+ * reading every clause, while the model embeds the clauses after the first that asks for none of the texts
+ * (on the signal sets' multi-turn traffic the clauses were a tenth of the model's texts: bench/clause-cost.ts).
+ * A round embeds the next clause of each text still undecided, in one call.
  */
 export async function clauseAsks(
   texts: readonly string[],
   anchors: GateAnchors,
   embed: (texts: readonly string[]) => Promise<Vector[]>,
+  below = -Infinity,
 ): Promise<(number | undefined)[]> {
   const split = texts.map((t) => clausesOf(t))
-  const toEmbed = split.flatMap((c) => (c.length > 1 ? c : []))
-  const vectors = toEmbed.length > 0 ? await embed(toEmbed) : []
-  let at = 0
-  return split.map((clauses) => {
-    if (clauses.length < 2) return undefined
-    let least = Infinity
-    for (const text of clauses) {
-      const sides = sidesFrom(gateSimilarities(vectors[at++]!, anchors), anchors)
-      if (!isSocial([sides.margin]) && !isDatum(text)) least = Math.min(least, sides.asks)
+  const least: (number | undefined)[] = split.map((c) => (c.length > 1 ? Infinity : undefined))
+  let open = split.flatMap((c, i) => (c.length > 1 ? [i] : []))
+  for (let k = 0; open.length > 0; k++) {
+    const vectors = await embed(open.map((i) => split[i]![k]!))
+    for (const [j, i] of open.entries()) {
+      const text = split[i]![k]!
+      const sides = sidesFrom(gateSimilarities(vectors[j]!, anchors), anchors)
+      if (!isSocial([sides.margin]) && !isDatum(text)) least[i] = Math.min(least[i]!, sides.asks)
     }
-    return least
-  })
+    open = open.filter((i) => k + 1 < split[i]!.length && !(least[i]! < below))
+  }
+  return least
 }
 
 /** The gate's anchors: social acts, support requests, and requests of every other kind. */
