@@ -86,7 +86,7 @@ export interface MessageCues {
   readonly askedBefore?: boolean
   /**
    * End user (signals-v38): opens by denying or refusing ("no, not the smell…", "I didn't cancel…", "I
-   * don't need a mat…": contestsOf). After an answer that asked nothing, a request so opening at least
+   * don't need a mat…", signals-v68 "we didn't…": contestsOf). After an answer that asked nothing, a request so opening at least
    * THRESHOLDS.repetitionAsked similar to an earlier one sets the answer aside: repetition (detect.ts).
    */
   readonly contests?: boolean
@@ -1138,13 +1138,16 @@ export function askedBeforeOf(text: string): boolean {
  * says what the answer got wrong and asks again ("not change the frequency. pause it.", "I DIDNT
  * CANCEL…", "no I typed Nana…"); the grammar of a correction, not words of a domain. After the assistant
  * asked something, the same opening answers it ("no", "not right now"): detect.ts reads it only after an
- * answer that asked nothing. "Never mind" gives up rather than asks: left out.
+ * answer that asked nothing. "Never mind" gives up rather than asks: left out. Signals-v68: the plural too, "we"
+ * with a negated auxiliary ("We did not miss it. The guide did not come.", "we weren't in the front row"):
+ * a family, a group or a business writes as one ("we're not" with its apostrophe: "were not" is the past).
  */
 export function contestsOf(text: string): boolean {
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'").trimStart()
   return (
     /^\W*(?:no(?!\W+(?:worries|problem)\b)|nope|not)\b/u.test(t) ||
-    /^\W*i(?: (?:do|did|have|had|was|am)(?:n'?t| not)|'?m not)\b/u.test(t)
+    /^\W*i(?: (?:do|did|have|had|was|am)(?:n'?t| not)|'?m not)\b/u.test(t) ||
+    /^\W*we(?: (?:do|did|have|had|were|are)(?:n'?t| not)|'re not)\b/u.test(t)
   )
 }
 

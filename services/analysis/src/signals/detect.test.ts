@@ -1038,6 +1038,11 @@ describe('conversation signals: the decision', () => {
       "I'm not asking about returns",
       'im not at home this week',
       'I do not need a new account',
+      // signals-v68: the plural. Regression: "We did not miss it. The guide did not come." (fresh19 walkingtour-02).
+      'We did not miss it. The guide did not come.',
+      "we weren't in the front row",
+      "We're not members any more",
+      'we havent received it',
     ]) {
       expect(contestsOf(said), said).toBe(true)
     }
@@ -1050,6 +1055,9 @@ describe('conversation signals: the decision', () => {
       "I can't log in",
       'I need a refund, not a voucher',
       'is it not possible to change it?',
+      'we need a refund',
+      'we did it online yesterday',
+      'were not the tickets sent?',
     ]) {
       expect(contestsOf(said), said).toBe(false)
     }

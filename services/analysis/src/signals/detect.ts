@@ -40,7 +40,7 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   THRESHOLDS.repetitionAsked when it is nearer the earlier by THRESHOLDS.repetitionIgnores or says
  *   that it asks again, by the re-ask anchors or, signals-v17, in words: "I asked…", "as I said" (signals-v63:
  *   or that it is asking, "I'm asking why…", "my question is…", "question is 2S or 3S battery"), or,
- *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…"
+ *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…", signals-v68 "we didn't…"
  *   (signals-v49: as THRESHOLDS.repetitionContests); or as
  *   THRESHOLDS.repetitionMarked when it opens by granting the answer and contesting it, signals-v17:
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
@@ -113,7 +113,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 67
+export const SIGNALS_VERSION = 68
 
 export const THRESHOLDS = {
   escalation: 0.08,

@@ -345,6 +345,24 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a correction opening on a plural denial of the answer as repetition, as the singular (signals-v68)', async () => {
+    // Regression: "We did not miss it. The guide did not come." (fresh19 walkingtour-02) was read only in the singular.
+    const asked: Turn = [
+      'user',
+      'The hotel charged us for a minibar we never used, room 214. Please take the 38 pounds off our bill.',
+    ]
+    const answer: Turn = [
+      'assistant',
+      'Minibar items are charged when they are removed from the fridge, as the sensors record it.',
+    ]
+    expect(
+      await signals(asked, answer, ['user', "We haven't touched the minibar. Nothing was taken out of it."]),
+    ).toContain('repetition')
+    expect(
+      await signals(asked, answer, ['user', "I haven't touched the minibar. Nothing was taken out of it."]),
+    ).toContain('repetition')
+  })
+
   it('reads a request asked again opening on a denial of the answer as repetition; a denial that asks something new as none (signals-v38)', async () => {
     // 0.40 similar to the first request and nearer the answer (0.43): signals-v37 read a follow-up. "No, I do
     // not need…" sets the answer aside after it asked nothing.
