@@ -71,7 +71,7 @@ export const FRESH16_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh17.json')
 /** Written blind by a twenty-first session (helper fresh18); read blind at signals-v56, v60, v61 and v62 and for two candidates, a development set since 2026-12-01, 05:35 UTC (README there). */
 export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
-/** Written blind by a twenty-second session (helper fresh19); read blind at signals-v62 to v66 and for three candidates, a development set since 2026-12-01, 08:35 UTC (README there). */
+/** Written blind by a twenty-second session (helper fresh19); read blind at signals-v62 to v66 and for three candidates, a development set since 2026-12-01, 08:30 UTC (README there). */
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
 /** Written blind by a twenty-third session (helper fresh20) while others changed the detector; kept blind (README there). */
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
