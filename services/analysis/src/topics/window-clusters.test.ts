@@ -5,6 +5,7 @@ import { normalized } from './vectors.ts'
 import {
   chooseBySilhouette,
   cosineSilhouette,
+  minClusterSizeChoices,
   minSamplesChoices,
   nearestNeighbours,
   noiseToNearest,
@@ -86,12 +87,14 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     const window = [0, 6, 12, 18].flatMap((k) => requests(random, k, 25, 1))
     const umap = umapEmbedding(window, WINDOW_CLUSTERING)
     const n = window.length
-    const runs = minSamplesChoices(WINDOW_CLUSTERING).map((minSamples) => {
-      const tree = condensedTree(umap, { minClusterSize: WINDOW_CLUSTERING.minClusterSize, minSamples })
-      const selected = selectClusters(tree, n)
-      const density = labelPoints(tree, selected, n)
-      return { tree, selected, density, placed: noiseToNearest(density, window) }
-    })
+    const runs = minClusterSizeChoices(n, WINDOW_CLUSTERING).flatMap((minClusterSize) =>
+      minSamplesChoices({ ...WINDOW_CLUSTERING, minClusterSize }).map((minSamples) => {
+        const tree = condensedTree(umap, { minClusterSize, minSamples })
+        const selected = selectClusters(tree, n)
+        const density = labelPoints(tree, selected, n)
+        return { tree, selected, density, placed: noiseToNearest(density, window) }
+      }),
+    )
     const chosen = chooseBySilhouette(
       runs.map((r) => r.placed),
       window,
@@ -103,6 +106,15 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     expect(labels).not.toContain(-1)
     expect(labels).toEqual(noiseToNearest(labelPoints(tree, splitLoose(tree, selected, window), n), window))
     for (const i of noise) expect(labels[i]).toBeGreaterThanOrEqual(0)
+  })
+
+  it('tries a fiftieth of a small window as min_cluster_size beside 8, and 8 alone from 375 requests', () => {
+    expect(minClusterSizeChoices(64, WINDOW_CLUSTERING)).toEqual([8, 3])
+    expect(minClusterSizeChoices(100, WINDOW_CLUSTERING)).toEqual([8, 3])
+    expect(minClusterSizeChoices(200, WINDOW_CLUSTERING)).toEqual([8, 4])
+    expect(minClusterSizeChoices(300, WINDOW_CLUSTERING)).toEqual([8, 6])
+    expect(minClusterSizeChoices(375, WINDOW_CLUSTERING)).toEqual([8])
+    expect(minClusterSizeChoices(5000, WINDOW_CLUSTERING)).toEqual([8])
   })
 
   it("chooses HDBSCAN's min_samples per window, between minClusterSize and UMAP's neighbours", () => {

@@ -10,8 +10,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * settings, not tuned here), then HDBSCAN with excess-of-mass selection (hdbscan.ts), its noise then
  * placed in the nearest cluster (noiseToNearest). The one constant
  * that sets how coarse the topics are, minClusterSize = 8 (the fewest requests that may make a topic),
- * was chosen on CLINC150 validation and confirmed on DSTC11 development and CLINC150 test; the seed only
- * makes a run repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
+ * was chosen on CLINC150 validation and confirmed on DSTC11 development and CLINC150 test; a window of
+ * under 375 requests tries a fiftieth of them too (minClusterSizeChoices); the seed only makes a run
+ * repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
  * per window between minClusterSize and UMAP's neighbours, by the silhouette of each clustering in the
  * model's own space (chooseBySilhouette): no constant decides it. Then a cluster looser than the
  * window's median topic is split into its children in HDBSCAN's tree (splitLoose).
@@ -21,6 +22,11 @@ export interface WindowClusterOptions {
   readonly components: number
   readonly minDist: number
   readonly minClusterSize: number
+  /**
+   * A small window tries this share of its requests (rounded, at least SMALLEST_CLUSTER) as
+   * min_cluster_size too, when that is under minClusterSize (minClusterSizeChoices).
+   */
+  readonly smallWindowShare: number
   readonly seed: number
   /** UMAP's epochs; unset: umap-js's own choice (400 at 2,500–5,000 points). */
   readonly epochs?: number
@@ -31,7 +37,28 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
   components: 5,
   minDist: 0,
   minClusterSize: 8,
+  smallWindowShare: 1 / 50,
   seed: 31,
+}
+
+/** The fewest requests a small window's HDBSCAN may make a cluster of: the topic model's minTopicSize. */
+export const SMALLEST_CLUSTER = 3
+
+/**
+ * The min_cluster_size a window of n requests tries: minClusterSize (8, chosen on CLINC150 validation at
+ * 3,000 requests) and, in a window of under 375, a fiftieth of its requests (at least SMALLEST_CLUSTER:
+ * 3 at 100, 4 at 200, 6 at 300); each at both min_samples, the clustering whose silhouette is highest
+ * kept, ties to 8 (tried first). A fixed 8 asks each topic of a young chatbot for 8 requests, which few
+ * of its requests have yet: in samples of 100 DSTC11 requests (22 intents, 4.5 requests each) the first
+ * re-clustering made 4.8 topics where placement had made 15.8, ACC 0.59 → 0.46; the smaller size alone
+ * split clean requests of 20 (its condensed tree has children that splitLoose then takes), so the
+ * silhouette decides (bench/FINDINGS.md, "a small single-domain chatbot"). The share was chosen on DSTC11
+ * samples of 100–400 requests (1/25 to 1/80 tried) and confirmed on single CLINC150 domains; a window of
+ * 375 requests or more tries 8 alone, as before.
+ */
+export function minClusterSizeChoices(n: number, options: WindowClusterOptions): number[] {
+  const small = Math.max(SMALLEST_CLUSTER, Math.round(n * options.smallWindowShare))
+  return [...new Set([options.minClusterSize, Math.min(options.minClusterSize, small)])]
 }
 
 /**
@@ -45,7 +72,8 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
  * dissolved. The threshold is a choice, not fitted: every measured set is far larger.
  *
  * Cost at n = 5,000: the exact cosine k-nearest neighbours, n² dot products of the vectors' dimension;
- * umap-js's optimisation (400 epochs, O(n · neighbours) each); for each of the two min_samples,
+ * umap-js's optimisation (400 epochs, O(n · neighbours) each); for each of the two min_samples (four
+ * runs in a window of under 375, two min_cluster_size each),
  * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
  * products; the split, each point's vector added to its tree ancestors' sums. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
@@ -59,11 +87,13 @@ export function windowClusters(
   }
   const umap = umapEmbedding(vectors, options)
   const n = vectors.length
-  const runs = minSamplesChoices(options).map((minSamples) => {
-    const tree = condensedTree(umap, { minClusterSize: options.minClusterSize, minSamples })
-    const selected = selectClusters(tree, n)
-    return { tree, selected, numbers: noiseToNearest(labelPoints(tree, selected, n), vectors) }
-  })
+  const runs = minClusterSizeChoices(n, options).flatMap((minClusterSize) =>
+    minSamplesChoices({ ...options, minClusterSize }).map((minSamples) => {
+      const tree = condensedTree(umap, { minClusterSize, minSamples })
+      const selected = selectClusters(tree, n)
+      return { tree, selected, numbers: noiseToNearest(labelPoints(tree, selected, n), vectors) }
+    }),
+  )
   const chosen = chooseBySilhouette(
     runs.map((r) => r.numbers),
     vectors,
