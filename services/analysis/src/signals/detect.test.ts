@@ -859,6 +859,20 @@ describe('conversation signals: the decision', () => {
     expect(rep(25, 74, { contests: true })).toBe(false)
   })
 
+  it('reads a denial that goes on past its first sentence after a question as contesting it (signals-v69)', () => {
+    // Regression: "Not lost. The security at the transfer in Frankfurt take it… I want refund." to "Would you like to
+    // make a claim for a lost item?" (fresh19 dutyfree-01) denies the question's premise and asks again.
+    const sentences = (n: number) => Array.from({ length: n }, () => ({ head: 0.2, margin: -0.2 }))
+    const question = { asks: true }
+    expect(rep(25, 65, { contests: true, frustrationUnits: sentences(3) }, question)).toBe(true)
+    // One sentence answers the question ("no thanks, just needed the fee"), as before.
+    expect(rep(25, 65, { contests: true, frustrationUnits: sentences(1) }, question)).toBe(false)
+    expect(rep(25, 65, { contests: true }, question)).toBe(false)
+    // Still from repetitionContests only (cos 0.26), and not without the denial.
+    expect(rep(25, 75, { contests: true, frustrationUnits: sentences(3) }, question)).toBe(false)
+    expect(rep(25, 65, { frustrationUnits: sentences(3) }, question)).toBe(false)
+  })
+
   it('reads no repetition by the margin tiers in a request that draws a consequence from the answer (signals-v39)', () => {
     // cos 0.42 to the first request, -0.91 to the answer: it ignores the answer, unless it builds on it.
     expect(rep(-90, 65)).toBe(true)

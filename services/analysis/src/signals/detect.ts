@@ -40,7 +40,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   THRESHOLDS.repetitionAsked when it is nearer the earlier by THRESHOLDS.repetitionIgnores or says
  *   that it asks again, by the re-ask anchors or, signals-v17, in words: "I asked…", "as I said" (signals-v63:
  *   or that it is asking, "I'm asking why…", "my question is…", "question is 2S or 3S battery"), or,
- *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…", signals-v68 "we didn't…"
+ *   signals-v38, opens by denying after an answer that asked nothing: "no, not the smell…", "I didn't…", signals-v68 "we didn't…" (signals-v69: after a
+ *   question too, when the denial goes on past its first sentence: "Not lost. … I want refund.")
  *   (signals-v49: as THRESHOLDS.repetitionContests); or as
  *   THRESHOLDS.repetitionMarked when it opens by granting the answer and contesting it, signals-v17:
  *   "yes, but…", "right but…", "I know…"; or, signals-v22, as THRESHOLDS.repetitionAfterFailure when
@@ -113,7 +114,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 68
+export const SIGNALS_VERSION = 69
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1271,9 +1272,15 @@ export function detectSignals(
       const askedAsQuestion = later.cues?.question === true && similarity >= t.repetitionQuestion
       // signals-v38: contesting an answer that asked nothing ("no, not the smell…", "I didn't cancel…":
       // cues.ts, contestsOf) sets it aside; after a question the same opening answers it ("no"). Signals-v49:
-      // at repetitionContests.
+      // at repetitionContests. Signals-v69: after a question too when the denial goes on past its first sentence
+      // (the sentences the frustration head read): "Not lost. The security at the transfer took it… I want
+      // refund." to "Would you like to make a claim for a lost item?" denies the question's premise and asks
+      // again, where an answer to the question is said in one ("no thanks, just needed the fee").
+      const goesOn = (later.cues?.frustrationUnits?.length ?? 0) > 1
       const contests =
-        later.cues?.contests === true && lastSaid.cues?.asks !== true && similarity >= t.repetitionContests
+        later.cues?.contests === true &&
+        (lastSaid.cues?.asks !== true || goesOn) &&
+        similarity >= t.repetitionContests
       if (!asked && !marked && !afterFailure && !askedAsQuestion && !contests) continue
       const from = talk.indexOf(earlier) + 1
       towards ??= { from, similarities: between.map((m) => (m.vector ? dot(m.vector, later.vector!) : -1)) }

@@ -345,6 +345,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it("reads a denial of a question's premise that goes on past its first sentence as repetition; a one-sentence answer as none (signals-v69)", async () => {
+    // Regression: "Not lost. The security … take it … I want refund." to "Would you like to make a claim for a lost
+    // item?" (fresh19 dutyfree-01): after a question v38 read every denial as its answer.
+    const asked: Turn = [
+      'user',
+      'I bought a kettle from your shop last week and the handle came off the first time I used it. I want my money back.',
+    ]
+    const question: Turn = [
+      'assistant',
+      "Sorry to hear that! Accidental damage isn't covered by the warranty. Would you like to report a dropped item?",
+    ]
+    expect(
+      await signals(asked, question, [
+        'user',
+        'Not dropped. The handle came off the first time I lifted it. I want a refund.',
+      ]),
+    ).toContain('repetition')
+    expect(await signals(asked, question, ['user', 'no thanks, I want a refund'])).not.toContain('repetition')
+  })
+
   it('reads a correction opening on a plural denial of the answer as repetition, as the singular (signals-v68)', async () => {
     // Regression: "We did not miss it. The guide did not come." (fresh19 walkingtour-02) was read only in the singular.
     const asked: Turn = [
