@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from '../test/support.ts'
 import {
   analysisConversationAnalyzedV1,
+  analysisConversationAnalyzedV2,
+  analysisConversationAnalyzedV3,
   analysisEventDefinitions,
   analysisEventSchema,
   analysisFailedV1,
@@ -62,6 +64,20 @@ describe('analysis events', () => {
         analysisMessagesAnalyzedV2.schema,
         rawEventWithPayload(analysisMessagesAnalyzedV2, { results: [result] }),
         'payload.results.0.topics.0.id',
+      )
+    })
+  })
+
+  describe("version 3 of a conversation's result: no end-user sentiment without an end-user message", () => {
+    it('reads a v2 result as it was recorded, and v2 refuses what v3 allows', () => {
+      const v2 = rawEvent(analysisConversationAnalyzedV2)
+      expect(upcast(v2)).toEqual({ ...v2, version: 3 })
+      const noEndUser = rawEventWithPayload(analysisConversationAnalyzedV3, { sentiment: null })
+      expectAccepted(analysisConversationAnalyzedV3.schema, noEndUser)
+      expectRejectedAt(
+        analysisConversationAnalyzedV2.schema,
+        { ...noEndUser, version: 2 },
+        'payload.sentiment',
       )
     })
   })

@@ -158,6 +158,36 @@ export const analysisConversationAnalyzedV2 = defineEvent({
   },
 })
 
+/**
+ * v3: `sentiment` is null when the conversation has no end-user message (v2 took the mean of all its
+ * messages then, so a system prompt and a tool result made "the end user's" sentiment).
+ */
+export const analysisConversationAnalyzedV3 = defineEvent({
+  type: 'analysis.conversation-analyzed',
+  version: 3,
+  streamType: 'analysis',
+  description:
+    "A conversation as a whole was analyzed; streamId is the internal conversation id. sentiment and topics describe the end user's messages.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema,
+    sentiment: sentimentSchema
+      .nullable()
+      .describe(
+        "The mean of the end user's messages; null when the conversation has none (its system, tool and assistant messages are not the end user's). Read from v2, the mean of all its messages when it had none, as v2 recorded it.",
+      ),
+    assistantSentiment: sentimentSchema
+      .nullable()
+      .describe("The mean of the assistant's messages; null when there are none."),
+    topics: topicRefsSchema.describe('The topics of most of its end-user messages, most first; at most 5.'),
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    sentiment: null,
+    assistantSentiment: { score: 0.4, label: 'positive' },
+    topics: [],
+  },
+})
+
 const topicStreamNote =
   "streamId is the chatbot's id: the chatbot's topics are one stream of the analysis stream type, so its topic events are in order."
 
@@ -411,6 +441,7 @@ export const analysisUpcasters = [
     assistantSentiment: null,
     topics: asTopicRefs(payload.topics),
   })),
+  defineUpcaster(analysisConversationAnalyzedV2, analysisConversationAnalyzedV3, ({ payload }) => payload),
 ]
 
 export const analysisTopicsSettlingV1 = defineEvent({
@@ -603,12 +634,13 @@ export const analysisEventDefinitions = [
   analysisTopicsReclusterFailedV1,
   analysisTopicCommandHandledV1,
   analysisMessagesAnalyzedV3,
+  analysisConversationAnalyzedV3,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
 export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisMessagesAnalyzedV3.schema,
-  analysisConversationAnalyzedV2.schema,
+  analysisConversationAnalyzedV3.schema,
   analysisFailedV1.schema,
   analysisTopicDiscoveredV1.schema,
   analysisTopicRelabeledV1.schema,

@@ -1,6 +1,7 @@
 export {
   analysisConversationAnalyzedV1,
   analysisConversationAnalyzedV2,
+  analysisConversationAnalyzedV3,
   analysisEventDefinitions,
   analysisEventSchema,
   analysisFailedV1,

@@ -133,6 +133,47 @@ describe('analysis service', () => {
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
   })
 
+  it('gives a conversation without an end-user message no end-user sentiment, and the assistant its own', async () => {
+    // The end user's sentiment was the mean of all messages then: "be nice" and "{}" made a positive end user.
+    await startService()
+    const res = await postCapture(app, apiKey, {
+      conversationId: `conversation-${++n}`,
+      messages: [
+        { id: 's', role: 'system', content: 'be nice score:0.6' },
+        { id: 't', role: 'tool', content: '{} score:0.2' },
+        { id: 'a', role: 'assistant', content: 'glad to help score:0.4' },
+      ],
+    })
+    const { conversationId } = res.json() as { conversationId: string }
+    const events = await waitFor(async () => {
+      const found = await analysisEvents(conversationId)
+      return found.length >= 2 && found
+    })
+    expect(events[1]).toMatchObject({ type: 'analysis.conversation-analyzed', version: 3 })
+    expect(events[1]?.payload).toEqual({
+      analyzer: { name: 'scripted', version: 'test-1' },
+      sentiment: null,
+      assistantSentiment: { score: 0.4, label: 'positive' },
+      topics: [],
+    })
+    await projectAll(db.pool)
+    const read = await app.inject({
+      method: 'GET',
+      url: `/api/v1/conversations/${conversationId}`,
+      headers: { cookie },
+    })
+    const { conversation } = read.json()
+    expect(conversation.sentiment).toBeNull()
+    expect(conversation.assistantSentiment).toEqual({ score: 0.4, label: 'positive' })
+    expect(conversation.preview).toBeNull()
+    const list = await app.inject({
+      method: 'GET',
+      url: '/api/v1/conversations?sentiment=positive&limit=100',
+      headers: { cookie },
+    })
+    expect(list.json().conversations.map((c: { id: string }) => c.id)).not.toContain(conversationId)
+  })
+
   it('claims a captured conversation’s job once it is queued, not at the job runner’s next look', async () => {
     // The job runner looked for queued jobs every 50 ms only: a capture waited up to that long for its claim.
     await startService({ jobPollIntervalMs: 600_000 })

@@ -26,13 +26,17 @@ describe('summarizeConversation', () => {
     expect(summary.topics).toEqual([])
   })
 
-  it('falls back to all messages without end-user messages, and is neutral when empty', () => {
-    expect(summarizeConversation([{ role: 'assistant', score: 0.5, topics: [] }]).sentiment).toEqual({
-      score: 0.5,
-      label: 'positive',
-    })
+  it('gives no end-user sentiment without end-user messages, whatever the others say', () => {
+    // It took the mean of all messages then: a system prompt and a tool result made the end user positive.
+    expect(
+      summarizeConversation([
+        { role: 'system', score: 0.6, topics: [] },
+        { role: 'tool', score: 0.2, topics: [] },
+        { role: 'assistant', score: 0.5, topics: [] },
+      ]),
+    ).toEqual({ sentiment: null, assistantSentiment: { score: 0.5, label: 'positive' }, topics: [] })
     expect(summarizeConversation([])).toEqual({
-      sentiment: { score: 0, label: 'neutral' },
+      sentiment: null,
       assistantSentiment: null,
       topics: [],
     })

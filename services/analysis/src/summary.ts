@@ -14,7 +14,8 @@ export interface StoredResult {
 }
 
 export interface ConversationSummary {
-  sentiment: Sentiment
+  /** null: the conversation has no end-user message (its other messages are not the end user's). */
+  sentiment: Sentiment | null
   assistantSentiment: Sentiment | null
   topics: TopicRef[]
 }
@@ -23,9 +24,9 @@ const MAX_TOPICS = 5
 
 /**
  * A conversation's overall sentiment and topics from its messages' latest results: the mean score of the
- * end user's messages (of all messages when there are none; the end user's mood is what a dashboard
- * asks about), the assistant's mean apart, and the topics most of the end user's messages are in, ties
- * in order of first mention ("other" only when there is no other). Assistant messages make no topics.
+ * end user's messages (null when there are none: a system prompt or a tool result is not the end user's
+ * mood), the assistant's mean apart, and the topics most of the end user's messages are in, ties in
+ * order of first mention ("other" only when there is no other). Assistant messages make no topics.
  */
 export function summarizeConversation(results: readonly StoredResult[]): ConversationSummary {
   const fromUser = results.filter((r) => r.role === 'user')
@@ -42,7 +43,7 @@ export function summarizeConversation(results: readonly StoredResult[]): Convers
   const real = ranked.filter((t) => t.ref.id !== OTHER_TOPIC)
   const topics = (real.length > 0 ? real : ranked).slice(0, MAX_TOPICS).map((t) => t.ref)
   return {
-    sentiment: mean(fromUser.length > 0 ? fromUser : results) ?? { score: 0, label: 'neutral' },
+    sentiment: mean(fromUser),
     assistantSentiment: mean(fromAssistant),
     topics,
   }

@@ -179,8 +179,7 @@ describe('the conversation fold', () => {
         chatbotId: BOT,
         messages: 0,
         sentiment: {
-          score: 0.5,
-          label: 'positive',
+          endUser: { score: 0.5, label: 'positive' },
           assistant: { score: -0.25, label: 'negative' },
           topics: ['refunds'],
         },

@@ -37,10 +37,9 @@ export interface ConversationChange {
    * preview_arrival). A message id is stored once, so the first one never changes otherwise.
    */
   preview?: { text: string; sentAt: string; arrival: string }
-  /** analysis.conversation-analyzed: the last result (topics by id). */
+  /** analysis.conversation-analyzed: the last result (topics by id); end user null: no end-user message. */
   sentiment?: {
-    score: number
-    label: SentimentLabel
+    endUser: { score: number; label: SentimentLabel } | null
     assistant: { score: number; label: SentimentLabel } | null
     topics: readonly string[]
   }
@@ -190,8 +189,7 @@ function foldConversation(
       }
       case 'analysis.conversation-analyzed':
         change.sentiment = {
-          score: e.payload.sentiment.score,
-          label: e.payload.sentiment.label,
+          endUser: e.payload.sentiment,
           assistant: e.payload.assistantSentiment,
           topics: e.payload.topics.map((t) => t.id),
         }

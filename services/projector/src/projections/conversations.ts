@@ -73,7 +73,7 @@ const CHANGES = `json_to_recordset($1::json) AS d(id uuid, org_id uuid, chatbot_
     updated_at timestamptz, stream_version int, message_count int, first_message_at timestamptz,
     last_message_at timestamptz, sentiment_score float8, sentiment_label text, assistant_sentiment_score float8,
     assistant_sentiment_label text, topics text[], preview text, preview_sent_at timestamptz,
-    preview_arrival numeric)`
+    preview_arrival numeric, analyzed boolean)`
 
 /**
  * The changed rows' ids, for the update to find them by its primary key: joined on the JSON's rows alone,
@@ -83,6 +83,12 @@ const CHANGES = `json_to_recordset($1::json) AS d(id uuid, org_id uuid, chatbot_
 const CHANGED_IDS = `ARRAY(SELECT (e ->> 'id')::uuid FROM json_array_elements($1::json) AS e)`
 
 const PREVIEW_SET = ['preview', 'preview_sent_at', 'preview_arrival']
+const RESULT_SET = [
+  'sentiment_score',
+  'sentiment_label',
+  'assistant_sentiment_score',
+  'assistant_sentiment_label',
+]
 const PREVIEW_EARLIER = `d.preview_sent_at IS NOT NULL AND (c.preview_sent_at IS NULL
              OR (d.preview_sent_at, d.preview_arrival) < (c.preview_sent_at, c.preview_arrival))`
 
@@ -99,13 +105,10 @@ export const CONVERSATIONS_UPDATE = `UPDATE rm_conversations AS c SET
          message_count = c.message_count + d.message_count,
          first_message_at = LEAST(c.first_message_at, d.first_message_at),
          last_message_at = GREATEST(c.last_message_at, d.last_message_at),
-         sentiment_score = coalesce(d.sentiment_score, c.sentiment_score),
-         sentiment_label = coalesce(d.sentiment_label, c.sentiment_label),
-         -- A new result replaces the assistant's figures too, null included (no assistant message yet).
-         assistant_sentiment_score = CASE WHEN d.sentiment_label IS NULL THEN c.assistant_sentiment_score
-                                          ELSE d.assistant_sentiment_score END,
-         assistant_sentiment_label = CASE WHEN d.sentiment_label IS NULL THEN c.assistant_sentiment_label
-                                          ELSE d.assistant_sentiment_label END,
+         -- A new result replaces both roles' figures, null included (no end-user or assistant message).
+         ${RESULT_SET.map(
+           (column) => `${column} = CASE WHEN d.analyzed THEN d.${column} ELSE c.${column} END`,
+         ).join(',\n         ')},
          topics = coalesce(d.topics, c.topics),
          -- The first end-user message so far: the batch's first, if it comes before the row's.
          ${PREVIEW_SET.map(
@@ -132,14 +135,15 @@ function changeParams(changes: readonly ConversationChange[]): [string] {
         message_count: c.messages,
         first_message_at: c.firstMessageAt,
         last_message_at: c.lastMessageAt,
-        sentiment_score: c.sentiment?.score,
-        sentiment_label: c.sentiment?.label,
+        sentiment_score: c.sentiment?.endUser?.score,
+        sentiment_label: c.sentiment?.endUser?.label,
         assistant_sentiment_score: c.sentiment?.assistant?.score,
         assistant_sentiment_label: c.sentiment?.assistant?.label,
         topics: c.sentiment?.topics,
         preview: c.preview?.text,
         preview_sent_at: c.preview?.sentAt,
         preview_arrival: c.preview?.arrival,
+        analyzed: c.sentiment !== undefined,
       })),
     ),
   ]

@@ -38,8 +38,12 @@ const conversationSchema = z.object({
   lastMessageAt: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
-  sentiment: sentimentSchema.describe("The mean of the end user's messages."),
-  assistantSentiment: sentimentSchema.describe("The mean of the assistant's messages."),
+  sentiment: sentimentSchema.describe(
+    "The mean of the end user's messages; null until they are analysed, and when the conversation has no end-user message (its system, tool and assistant messages never make it).",
+  ),
+  assistantSentiment: sentimentSchema.describe(
+    "The mean of the assistant's messages; null until they are analysed, and when there are none.",
+  ),
   topics: z.array(z.string()).describe("The labels of the topics of the end user's messages, most first."),
   topicIds: z.array(z.string()).describe('Their ids, in the same order.'),
   preview: z

@@ -3163,13 +3163,13 @@ export interface operations {
                             lastMessageAt: string;
                             createdAt: string;
                             updatedAt: string;
-                            /** @description The mean of the end user's messages. */
+                            /** @description The mean of the end user's messages; null until they are analysed, and when the conversation has no end-user message (its system, tool and assistant messages never make it). */
                             sentiment: {
                                 score: number;
                                 /** @enum {string} */
                                 label: "positive" | "neutral" | "negative";
                             } | null;
-                            /** @description The mean of the assistant's messages. */
+                            /** @description The mean of the assistant's messages; null until they are analysed, and when there are none. */
                             assistantSentiment: {
                                 score: number;
                                 /** @enum {string} */
@@ -3323,13 +3323,13 @@ export interface operations {
                             lastMessageAt: string;
                             createdAt: string;
                             updatedAt: string;
-                            /** @description The mean of the end user's messages. */
+                            /** @description The mean of the end user's messages; null until they are analysed, and when the conversation has no end-user message (its system, tool and assistant messages never make it). */
                             sentiment: {
                                 score: number;
                                 /** @enum {string} */
                                 label: "positive" | "neutral" | "negative";
                             } | null;
-                            /** @description The mean of the assistant's messages. */
+                            /** @description The mean of the assistant's messages; null until they are analysed, and when there are none. */
                             assistantSentiment: {
                                 score: number;
                                 /** @enum {string} */

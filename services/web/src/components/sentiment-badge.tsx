@@ -8,10 +8,21 @@ import {
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 
-/** The label in words and the score; the colour only repeats what the words say. */
-export function SentimentBadge({ sentiment }: { sentiment: Sentiment | null }) {
+/**
+ * The label in words and the score; the colour only repeats what the words say. `noEndUserMessage`: the
+ * sentiment is the end user's and the conversation has no end-user message (it never gets one then).
+ */
+export function SentimentBadge({
+  sentiment,
+  noEndUserMessage = false,
+}: {
+  sentiment: Sentiment | null
+  noEndUserMessage?: boolean
+}) {
   return (
-    <span className={`badge sentiment-${sentiment?.label ?? 'pending'}`}>{describeSentiment(sentiment)}</span>
+    <span className={`badge sentiment-${sentiment?.label ?? 'pending'}`}>
+      {describeSentiment(sentiment, noEndUserMessage)}
+    </span>
   )
 }
 

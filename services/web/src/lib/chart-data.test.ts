@@ -76,6 +76,7 @@ describe('formatting', () => {
     expect(formatScore(-0.4)).toBe('\u22120.40')
     expect(formatScore(-0.001)).toBe('0.00')
     expect(describeSentiment(null)).toBe('Not analysed yet')
+    expect(describeSentiment(null, true)).toBe('No end-user message')
     expect(describeSentiment({ score: -0.5, label: 'negative' })).toBe('Negative \u22120.50')
   })
 

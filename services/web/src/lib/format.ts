@@ -36,8 +36,9 @@ export const SENTIMENT_LABELS: Record<SentimentLabel, string> = {
 }
 
 /** What a sentiment badge says: the label in words (never colour alone) and the score. */
-export function describeSentiment(sentiment: Sentiment | null): string {
-  if (!sentiment) return 'Not analysed yet'
+export function describeSentiment(sentiment: Sentiment | null, noEndUserMessage = false): string {
+  // A conversation of system, tool and assistant messages only has no end-user sentiment to wait for.
+  if (!sentiment) return noEndUserMessage ? 'No end-user message' : 'Not analysed yet'
   return `${SENTIMENT_LABELS[sentiment.label]} ${formatScore(sentiment.score)}`
 }
 

@@ -51,7 +51,11 @@ export function ConversationPage({ id }: { id: string }) {
       <Freshness />
       <div className="conversation-summary">
         <span className="sentiment-pair">
-          End user <SentimentBadge sentiment={c.sentiment} />
+          End user{' '}
+          <SentimentBadge
+            sentiment={c.sentiment}
+            noEndUserMessage={!c.messages.some((m) => m.role === 'user')}
+          />
         </span>
         {c.assistantSentiment ? (
           <span className="sentiment-pair">

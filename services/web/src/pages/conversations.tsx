@@ -335,7 +335,7 @@ function ConversationItem({
         <h3>
           <Link to={paths.conversation(c.id)}>{c.conversationId}</Link>
         </h3>
-        <SentimentBadge sentiment={c.sentiment} />
+        <SentimentBadge sentiment={c.sentiment} noEndUserMessage={c.preview === null} />
       </div>
       <p className="muted">
         {[chatbotName, user ? `with ${user}` : undefined, plural(c.messageCount, 'message')]
