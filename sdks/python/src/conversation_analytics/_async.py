@@ -199,8 +199,6 @@ class AsyncClient(_Base):
                 finish(self._reporter, request, Outcome(status=None), "the client shut down before it was sent")
                 return
             request.attempts += 1
-            with self._reporter.lock:
-                self._stats.requests += 1
             outcome = await loop.run_in_executor(None, attempt, self._options, request)
             delay = decide(self._options, request, outcome)
             if delay is None:

@@ -245,8 +245,6 @@ class Client(_Base):
                 finish(self._reporter, request, Outcome(status=None), "the client shut down before it was sent")
                 return
             request.attempts += 1
-            with self._reporter.lock:
-                self._stats.requests += 1
             outcome = attempt(self._options, request)
             delay = decide(self._options, request, outcome)
             if delay is None:

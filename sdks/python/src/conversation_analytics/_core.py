@@ -81,7 +81,10 @@ class Stats:
     failed: int = 0
     #: Capture warnings received.
     warnings: int = 0
+    #: Capture requests the service acknowledged (a 2xx), as the TypeScript SDK's `requests`: a request
+    #: sent again counts once, a refused or abandoned one not at all (see `retries`, `failed`).
     requests: int = 0
+    #: Attempts sent again after a 429, a 5xx, a 408, a network error or a timeout.
     retries: int = 0
     #: 429 answers received.
     rate_limited: int = 0
@@ -424,6 +427,7 @@ class Reporter:
         body = outcome.body if isinstance(outcome.body, dict) else {}
         stored = body.get("messagesStored")
         with self.lock:
+            self.stats.requests += 1
             self.stats.sent += len(request.message_ids)
             if isinstance(stored, int):
                 self.stats.stored += stored
