@@ -85,6 +85,7 @@ describe("the list of a chatbot's recent topic commands", () => {
         requestedAt: expect.stringMatching(/Z$/),
         status: 'pending',
         reason: null,
+        moved: null,
         handledAt: null,
       },
     ])

@@ -66,6 +66,7 @@ describe('the outcome of a topic command the analysis refuses or cannot apply', 
       commandType: 'chatbot.topic-hide-requested',
       outcome: 'refused',
       reason: 'not_found',
+      moved: null,
     })
     await waitFor(async () => (await cursor()) === command.streamVersion, {
       timeoutMs: 30_000,
@@ -95,6 +96,7 @@ describe('the outcome of a topic command the analysis refuses or cannot apply', 
         commandType: 'chatbot.topic-hide-requested',
         outcome: 'failed',
         reason: 'The analysis service could not apply the command (3 attempts).',
+        moved: null,
       })
     } finally {
       await db.pool.query('DROP TRIGGER refuse_handled ON event_journal')

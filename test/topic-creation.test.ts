@@ -86,6 +86,16 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
 
   let before: Map<string, string>
 
+  const commandList = async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${chatbotId}/topics/commands`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().commands as { type: string; status: string; moved: number | null }[]
+  }
+
   it("finds topics in the insurer's requests (the ground the command stands on)", async () => {
     await capture(INSURER)
     await capture({ roadside: ROADSIDE.before })
@@ -160,6 +170,19 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
     expect(rows).toEqual([{ label: 'Roadside assistance', pinned: true, hidden: false }])
     const after = await placement()
     expect(ofRequest(after, 'roadside')).toEqual(ROADSIDE.before.map(() => roadside))
+    // The outcome says how many requests moved (analysis.topic-command-handled v2, the commands list).
+    const outcome = (await journalEvents(db.pool, 'analysis', chatbotId)).find(
+      (e) => e.type === 'analysis.topic-command-handled',
+    )
+    expect(outcome).toMatchObject({
+      version: 2,
+      payload: { outcome: 'applied', moved: ROADSIDE.before.length },
+    })
+    expect((await commandList())[0]).toMatchObject({
+      type: 'create',
+      status: 'applied',
+      moved: ROADSIDE.before.length,
+    })
     // Distinct requests stay where they were.
     for (const request of Object.keys(INSURER))
       expect(ofRequest(after, request)).toEqual(ofRequest(before, request))
@@ -177,6 +200,35 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
     const placed = await placement()
     expect(ofRequest(placed, 'paraphrase')).toEqual(ROADSIDE.after.map(() => roadside))
     for (const topic of ofRequest(placed, 'distinct')) expect(topic).not.toBe(roadside)
+  })
+
+  it("says how many requests moved, 0 when the examples' requests sit in a topic a user merged into (pinned: it keeps them)", async () => {
+    // trial2: "card decline" merged into "refund", then "Card declined" created from card requests:
+    // applied, nothing moved, and nothing said so.
+    const placed = await placement()
+    const [bill] = ofRequest(placed, 'bill')
+    const quoteTopics = new Set(ofRequest(placed, 'quote').filter((t) => t !== bill))
+    expect(bill && quoteTopics.size > 0).toBe(true)
+    for (const topic of quoteTopics) {
+      const merge = await app.inject({
+        method: 'POST',
+        url: `/api/v1/chatbots/${chatbotId}/topics/${topic}/merge`,
+        headers: { cookie },
+        payload: { into: bill },
+      })
+      expect(merge.statusCode, merge.body).toBe(200)
+    }
+    await settled()
+    expect(new Set(ofRequest(await placement(), 'quote'))).toEqual(new Set([bill]))
+    const res = await create({ label: 'Quotes', examples: INSURER.quote.slice(0, 3) })
+    expect(res.statusCode, res.body).toBe(200)
+    const quotes = res.json().topic.id as string
+    await settled()
+    const after = await placement()
+    expect(new Set(ofRequest(after, 'quote'))).toEqual(new Set([bill]))
+    const inQuotes = [...after.values()].filter((t) => t.split(',').includes(quotes)).length
+    expect(inQuotes).toBe(0)
+    expect((await commandList())[0]).toMatchObject({ type: 'create', status: 'applied', moved: 0 })
   })
 
   it('rebuilds the same topics and assignments from the events on a replay', async () => {

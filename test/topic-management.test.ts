@@ -236,6 +236,7 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
         commandStreamVersion: renames[0]!.stream_version,
         commandType: 'chatbot.topic-rename-requested',
         outcome: 'applied',
+        moved: null,
       },
     ])
     expect(await cursor()).toBe(renames[0]!.stream_version)
@@ -387,12 +388,14 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
         commandType: 'chatbot.topic-merge-requested',
         outcome: 'refused',
         reason: 'gone',
+        moved: null,
       },
       {
         commandEventId: unhide!.id,
         commandStreamVersion: unhide!.streamVersion,
         commandType: 'chatbot.topic-unhide-requested',
         outcome: 'unchanged',
+        moved: null,
       },
     ])
     expect(await cursor()).toBe(unhide!.streamVersion)

@@ -606,6 +606,42 @@ export const analysisTopicCommandHandledV1 = defineEvent({
   },
 })
 
+/**
+ * v2: `moved`, how many requests a topic creation moved into the new topic (trial2: a creation whose
+ * requests all sat in a pinned topic, one a user had merged into, moved none and said nothing of it).
+ */
+export const analysisTopicCommandHandledV2 = defineEvent({
+  type: 'analysis.topic-command-handled',
+  version: 2,
+  streamType: 'analysis',
+  description: analysisTopicCommandHandledV1.description,
+  payload: analysisTopicCommandHandledV1.payload.extend({
+    moved: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .describe(
+        "An applied topic creation (chatbot.topic-creation-requested): how many of the window's requests moved into the new topic, 0 included (requests held by the chatbot's own topics and by pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation refused or failed, and an event recorded as v1, which did not say.",
+      ),
+  }),
+  example: {
+    commandEventId: '3c1d9e2a-5b7f-4a10-9c2e-8f4b6d0a1e35',
+    commandStreamVersion: 15,
+    commandType: 'chatbot.topic-creation-requested',
+    outcome: 'applied',
+    moved: 0,
+  },
+})
+
+/** Defined after the versions they join (analysisUpcasters come before these types' definitions). */
+export const analysisTopicCommandUpcasters = [
+  defineUpcaster(analysisTopicCommandHandledV1, analysisTopicCommandHandledV2, ({ payload }) => ({
+    ...payload,
+    moved: null,
+  })),
+]
+
 /** Every published version, oldest first; the JSON Schemas are generated from this list. */
 export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV1,
@@ -635,6 +671,7 @@ export const analysisEventDefinitions = [
   analysisTopicCommandHandledV1,
   analysisMessagesAnalyzedV3,
   analysisConversationAnalyzedV3,
+  analysisTopicCommandHandledV2,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
@@ -661,5 +698,5 @@ export const analysisEventSchema = z.discriminatedUnion('type', [
   analysisReanalysisFinishedV1.schema,
   analysisReanalysisFailedV1.schema,
   analysisTopicsReclusterFailedV1.schema,
-  analysisTopicCommandHandledV1.schema,
+  analysisTopicCommandHandledV2.schema,
 ])

@@ -14,6 +14,7 @@ export {
   analysisSignalsDetectedV1,
   analysisThemesAssignedV1,
   analysisTopicCommandHandledV1,
+  analysisTopicCommandHandledV2,
   analysisTopicCreatedByUserV1,
   analysisTopicDiscoveredV1,
   analysisTopicHiddenV1,

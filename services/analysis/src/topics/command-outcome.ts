@@ -2,13 +2,20 @@ import { appendToStream } from '@cas/eventlog'
 import { newEvent, type TopicCommandEventType } from '@cas/events'
 import type { TopicCommandOutcome } from './topic-commands.ts'
 
-/** What a topic command's analysis.topic-command-handled says: applied, unchanged or refused, and why. */
+/**
+ * What a topic command's analysis.topic-command-handled says: applied, unchanged or refused, and why; for
+ * an applied creation, how many requests moved into the new topic (0 too: the dashboard says so).
+ */
 export function outcomeOf(outcome: TopicCommandOutcome): {
   readonly outcome: 'applied' | 'unchanged' | 'refused'
   readonly reason?: string
+  readonly moved?: number
 } {
   if (!outcome.applied) return { outcome: 'refused', reason: outcome.reason }
-  return { outcome: outcome.events > 0 ? 'applied' : 'unchanged' }
+  return {
+    outcome: outcome.events > 0 ? 'applied' : 'unchanged',
+    ...(outcome.moved !== undefined ? { moved: outcome.moved } : {}),
+  }
 }
 
 /**
@@ -26,7 +33,11 @@ export async function recordTopicCommandOutcome(
     readonly eventId: string
     readonly streamVersion: number
   },
-  result: { readonly outcome: 'applied' | 'unchanged' | 'refused' | 'failed'; readonly reason?: string },
+  result: {
+    readonly outcome: 'applied' | 'unchanged' | 'refused' | 'failed'
+    readonly reason?: string
+    readonly moved?: number
+  },
   metadata: Readonly<Record<string, string>>,
   now: () => Date,
 ): Promise<void> {
@@ -45,6 +56,7 @@ export async function recordTopicCommandOutcome(
           commandType: command.type,
           outcome: result.outcome,
           ...(result.reason ? { reason: result.reason } : {}),
+          moved: result.moved ?? null,
         }),
       ],
       metadata,

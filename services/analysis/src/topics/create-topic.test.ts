@@ -91,6 +91,35 @@ describe('creating a topic from examples (pure)', () => {
     expect(created.decision.changedTopics).toEqual(new Set([id(9), id(1)]))
   })
 
+  it("leaves a merged-away topic's requests where a user's merge put them: the topic merged into is pinned", () => {
+    // trial2: "card decline" merged into "refund", then "Card declined" created from card requests moved
+    // none of them. They count in the topic merged into, which the merge pinned, and pinned topics keep
+    // their members (docs/analysis.md); the command's outcome says how many moved (0 here).
+    const window = [...requests(1, 8, id(1)), ...requests(3, 3, id(2)), ...requests(2, 8, id(4))]
+    const merged = (pinned: boolean) => {
+      const state = emptyTopicState('bot')
+      addTopic(state, id(1), 'refund', [...requests(1, 8, id(1)), ...requests(3, 3, id(2))], { pinned })
+      addTopic(state, id(2), 'card decline', requests(3, 3, id(2)), { mergedInto: id(1) })
+      addTopic(state, id(4), 'delivery', requests(2, 8, id(4)))
+      return decideTopicCreation(
+        state,
+        { topicId: id(9), label: 'Card declined', examples: examples(3) },
+        window,
+      )
+    }
+    const pinned = merged(true)
+    if (!pinned.ok) throw new Error(pinned.reason)
+    expect(pinned.decision.reassigned).toEqual([])
+    // The pin alone keeps them: the same topics unpinned give them up.
+    const unpinned = merged(false)
+    if (!unpinned.ok) throw new Error(unpinned.reason)
+    expect(unpinned.decision.reassigned.map((r) => r.conversationId).sort()).toEqual([
+      'c-3-0',
+      'c-3-1',
+      'c-3-2',
+    ])
+  })
+
   it('leaves pinned topics their members, and refuses a taken label, a known id and too few examples', () => {
     const window = [...requests(1, 8, id(1)), ...requests(3, 3, id(2))]
     const state = stateOf([id(1), id(2)], window, { pinned: id(2) })

@@ -4,7 +4,12 @@ import type pg from 'pg'
 
 /** What applying one topic command did: the events it appended, or why it changed nothing. */
 export type TopicCommandOutcome =
-  | { readonly applied: true; readonly events: number }
+  | {
+      readonly applied: true
+      readonly events: number
+      /** A topic creation: the requests it moved into the new topic. */
+      readonly moved?: number
+    }
   | { readonly applied: false; readonly reason: string }
 
 /**

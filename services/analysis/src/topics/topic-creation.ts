@@ -92,5 +92,9 @@ export async function createTopicFromExamples(
     ],
   })
   await appendToStreams(client, appends, { now: deps.now })
-  return { applied: true, events: appends.reduce((n, a) => n + a.events.length, 0) }
+  return {
+    applied: true,
+    events: appends.reduce((n, a) => n + a.events.length, 0),
+    moved: creation.decision.reassigned.length,
+  }
 }

@@ -66,6 +66,7 @@ function commandPair(chatbotId: string) {
     requested_at: new Date('2026-11-29T10:00:00.000Z'),
     status: 'refused',
     reason: 'gone',
+    moved: null,
     handled_at: new Date('2026-11-29T10:00:02.000Z'),
   }
   return { request, outcome, expected }

@@ -36,6 +36,8 @@ interface Handled {
   type: string
   status: string
   reason: string | null
+  /** An applied creation: the requests it moved (v2; null otherwise and for v1). */
+  moved: number | null
   at: string
 }
 
@@ -62,6 +64,7 @@ export class TopicCommandLogChanges {
         type: COMMAND_TYPE_OF[p.commandType],
         status: p.outcome,
         reason: p.reason ?? null,
+        moved: p.moved,
         at: e.occurredAt,
       })
       return
@@ -110,12 +113,12 @@ export class TopicCommandLogChanges {
     if (handled.length > 0) {
       await client.query(
         `INSERT INTO rm_topic_command_log (command_id, org_id, chatbot_id, command_stream_version, type, status,
-           reason, handled_at)
-         SELECT d.command_id, d.org_id, d.chatbot_id, d.version, d.type, d.status, d.reason, d.at
+           reason, moved, handled_at)
+         SELECT d.command_id, d.org_id, d.chatbot_id, d.version, d.type, d.status, d.reason, d.moved, d.at
            FROM json_to_recordset($1::json) AS d(command_id uuid, org_id uuid, chatbot_id uuid, version int,
-                type text, status text, reason text, at timestamptz)
+                type text, status text, reason text, moved int, at timestamptz)
          ON CONFLICT (command_id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
-           handled_at = EXCLUDED.handled_at`,
+           moved = EXCLUDED.moved, handled_at = EXCLUDED.handled_at`,
         [JSON.stringify(handled)],
       )
     }

@@ -50,6 +50,13 @@ const commandSchema = z.object({
     .describe(
       'Refused: not_found, gone, configured, label_taken, bad_target, no_language_model, or what topic creation gives; failed: a sentence. null otherwise.',
     ),
+  moved: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics and in pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation not applied, and creations handled before this was recorded.",
+    ),
   handledAt: z.string().nullable(),
 })
 
@@ -74,6 +81,7 @@ interface CommandRow {
   requested_at: Date
   status: z.infer<typeof commandSchema>['status']
   reason: string | null
+  moved: number | null
   handled_at: Date | null
 }
 
@@ -121,6 +129,7 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
                   requestedAt: '2026-11-29T10:00:00.000Z',
                   status: 'refused' as const,
                   reason: 'gone',
+                  moved: null,
                   handledAt: '2026-11-29T10:00:02.000Z',
                 },
               ],
@@ -145,7 +154,7 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
         const { rows } = await client.query<CommandRow>(
           `SELECT c.command_id, c.type, c.topic_id, t.label AS topic_label, c.into_topic_id, i.label AS into_label,
                   c.label, c.previous_label, c.actor_id, a.actor_name, a.actor_email, c.requested_at, c.status,
-                  c.reason, c.handled_at
+                  c.reason, c.moved, c.handled_at
              FROM rm_topic_command_log c
              LEFT JOIN rm_topics t ON t.chatbot_id = c.chatbot_id AND t.id = c.topic_id
              LEFT JOIN rm_topics i ON i.chatbot_id = c.chatbot_id AND i.id = c.into_topic_id
@@ -173,6 +182,7 @@ export async function registerTopicCommandRoutes(app: FastifyInstance, deps: Que
           requestedAt: r.requested_at.toISOString(),
           status: r.status,
           reason: r.reason,
+          moved: r.moved,
           handledAt: r.handled_at?.toISOString() ?? null,
         })),
       }

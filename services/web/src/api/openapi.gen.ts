@@ -4282,6 +4282,7 @@ export interface operations {
                      *           "requestedAt": "2026-11-29T10:00:00.000Z",
                      *           "status": "refused",
                      *           "reason": "gone",
+                     *           "moved": null,
                      *           "handledAt": "2026-11-29T10:00:02.000Z"
                      *         }
                      *       ]
@@ -4322,6 +4323,8 @@ export interface operations {
                             status: "pending" | "applied" | "unchanged" | "refused" | "failed";
                             /** @description Refused: not_found, gone, configured, label_taken, bad_target, no_language_model, or what topic creation gives; failed: a sentence. null otherwise. */
                             reason: string | null;
+                            /** @description An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics and in pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation not applied, and creations handled before this was recorded. */
+                            moved: number | null;
                             handledAt: string | null;
                         }[];
                     };

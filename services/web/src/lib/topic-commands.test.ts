@@ -15,6 +15,7 @@ const command = (over: Partial<TopicCommandEntry>): TopicCommandEntry => ({
   requestedAt: '2030-01-01T00:00:00Z',
   status: 'pending',
   reason: null,
+  moved: null,
   handledAt: null,
   ...over,
 })
@@ -60,6 +61,13 @@ describe('topic commands in words', () => {
     })
     expect(topicCommandStatus(command({ status: 'applied' }))).toEqual({ text: 'Done', tone: 'done' })
     expect(topicCommandStatus(command({ status: 'unchanged' })).tone).toBe('done')
+    // A creation says how many requests it moved, none included (trial2: "Done" alone for none).
+    const created = (moved: number | null) =>
+      topicCommandStatus(command({ type: 'create', label: 'Card declined', status: 'applied', moved })).text
+    expect(created(null)).toBe('Done')
+    expect(created(1)).toBe('Done: 1 request moved into it')
+    expect(created(12)).toBe('Done: 12 requests moved into it')
+    expect(created(0)).toMatch(/^Done, but no request moved into it: .*merged into, which keep theirs/)
     expect(topicCommandStatus(command({ status: 'refused', reason: 'gone' }))).toEqual({
       text: 'Refused: by then the topic had been merged into another or retired by re-clustering',
       tone: 'refused',

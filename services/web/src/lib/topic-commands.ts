@@ -46,7 +46,7 @@ export function topicCommandStatus(c: TopicCommandEntry): { text: string; tone: 
     case 'pending':
       return { text: 'Pending: the analysis has not applied it yet', tone: 'pending' }
     case 'applied':
-      return { text: 'Done', tone: 'done' }
+      return { text: appliedText(c), tone: 'done' }
     case 'unchanged':
       return { text: 'No change: there was nothing left to do', tone: 'done' }
     case 'refused':
@@ -57,6 +57,17 @@ export function topicCommandStatus(c: TopicCommandEntry): { text: string; tone: 
     case 'failed':
       return { text: 'Failed: the analysis could not apply it; send it again', tone: 'refused' }
   }
+}
+
+/**
+ * An applied command; a creation says how many requests moved into its topic (trial2: one that moved
+ * none said only "Done", and the Topics page, listing topics with conversations, did not show it).
+ */
+function appliedText(c: TopicCommandEntry): string {
+  if (c.type !== 'create' || c.moved === null) return 'Done'
+  if (c.moved === 0)
+    return "Done, but no request moved into it: the recent requests like the examples are in the chatbot's own topics or in topics a user renamed, created or merged into, which keep theirs (or none is near enough). Later requests like them will join it."
+  return `Done: ${c.moved === 1 ? '1 request' : `${c.moved} requests`} moved into it`
 }
 
 /** Who sent a command: their name, else their email, else nobody signed in. */
