@@ -1010,7 +1010,9 @@ const ASKED_IF_CONTACTS = new RegExp(
 
 /**
  * signals-v47: an end user's unit put as a statement, read from the words: no question (questionOf, a
- * question mark anywhere, or an opening auxiliary: "is there an actual human working there"), no modal of asking or ability (can, could, would, 'd, may, might), no "please"
+ * question mark anywhere, or an opening auxiliary: "is there an actual human working there"), no modal of asking or ability (can, could, would, 'd, may, might;
+ * signals-v70: "can't" only with a subject after it, "can't you…", "can't someone…", as "cannot" and "couldn't" were
+ * already read: "a chat that can't tell me anything" asks nothing), no "please"
  * ("pls", "plz"), no wish or need in the first person ("I want", "I need", "I'd like") and no imperative of
  * reaching ("get me", "put me", "let me", "give me", "connect me", "transfer me", "call me", "ring me",
  * "email me"). The grammar of a request, not words of a domain: the escalation head reads a person named in
@@ -1023,7 +1025,8 @@ export function statementOf(unit: string): boolean {
     questionOf(unit.trim()) ||
     t.includes('?') ||
     /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:is|are|was|were|do|does|did|have|has|will)\b/u.test(t) ||
-    /\b(?:can|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) ||
+    /\b(?:can(?!'t)|could|would|may|might|please|pls|plz)\b|'d\b/u.test(t) ||
+    /\bcan't (?:you|u|i|we|they|he|she|someone|somebody|anyone|anybody)\b/u.test(t) ||
     /\bi (?:want|need|wanna)\b/u.test(t) ||
     /\b(?:get|put|let|give|connect|transfer|call|ring|email) me\b/u.test(t)
   )

@@ -2144,6 +2144,70 @@ describe('conversation signals: the decision', () => {
     expect(escalationAsked({ ...USER, ...whole })).toBe(h)
   })
 
+  it('reads a message put wholly as a statement in reply to a failure as no request for a person (signals-v70)', () => {
+    // fresh19 referencing-02: "So a chat that can't tell me anything. Marvellous." after "I can't read the
+    // document you sent", the whole at head 0.841, margin 0.007; every unit a statement ("can't" asks nothing).
+    const { escalationAfterFailure: f } = THRESHOLDS
+    const said = (statement: boolean) => ({
+      escalation: 0.007,
+      escalationUnits: [
+        { head: f, margin: 0.007, ...(statement ? { statement: true as const } : {}) },
+        { head: 0.6, margin: 0, ...(statement ? { statement: true as const } : {}) },
+        { head: 0.01, margin: -0.1, statement: true as const },
+      ],
+    })
+    const afterFailure = (cues: Partial<MessageCues>) =>
+      conversation(['user', {}], ['assistant', { inability: true }], ['user', cues])
+    expect(escalationAfterFailure({ ...USER, ...said(true) })).toBeUndefined()
+    expect(names(afterFailure(said(true)), at(5))).toEqual(['bot_failure'])
+    // One unit that asks is enough, as before ("then please get someone from your tech team to help me").
+    expect(escalationAfterFailure({ ...USER, ...said(false) })).toBe(f)
+    expect(names(afterFailure(said(false)), at(5))).toEqual(['escalation', 'bot_failure'])
+    // The ordinary head path still reads a whole put as a statement ("PERSON", signals-v47).
+    const sure = {
+      escalation: 0.01,
+      escalationUnits: [{ head: 0.99, margin: 0.01, statement: true as const }],
+    }
+    expect(names(afterFailure(sure), at(5))).toEqual(['escalation', 'bot_failure'])
+  })
+
+  it('reads no request beside a complaint about the chat in a message put wholly as a statement (signals-v70)', () => {
+    // "A support chat that can't tell me a single thing. Great.": the whole at head 0.94, margin −0.02, 0.02 past the
+    // complaints; signals-v65 read it as a request beside the complaint.
+    const { escalationHead: h } = THRESHOLDS
+    const said = (statement: boolean) => ({
+      escalation: -0.02,
+      escalationUnits: [
+        { head: h, margin: -0.02, pastComplaint: 0.02, ...(statement ? { statement: true as const } : {}) },
+        { head: 0.01, margin: -0.3, statement: true as const },
+      ],
+    })
+    expect(escalationAsked({ ...USER, ...said(true) })).toBeUndefined()
+    expect(escalationAsked({ ...USER, ...said(false) })).toBe(h)
+    // Its own margin still reads it, as any whole message ("PERSON").
+    const plain = {
+      escalation: 0.01,
+      escalationUnits: [{ head: h, margin: 0.01, pastComplaint: 0.2, statement: true as const }],
+    }
+    expect(escalationAsked({ ...USER, ...plain })).toBe(h)
+  })
+
+  it('reads "can\'t" as no modal of asking unless a subject follows it (signals-v70)', () => {
+    for (const said of [
+      "So a chat that can't tell me anything.",
+      "I can't log in",
+      'you can’t even read a pdf',
+    ]) {
+      expect(statementOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "can't you just put someone on",
+      "I can't get through, can't someone ring the site",
+    ]) {
+      expect(statementOf(said), said).toBe(false)
+    }
+  })
+
   it('reads a question about what the assistant is as no request for a person, by any path (signals-v54)', () => {
     // padel-02: "are you a bot or a real person lol", the head 0.897 at a margin of 0.114.
     const { escalationHead: h, escalation: t, escalationAfterFailure: f, escalationTakenUp: up } = THRESHOLDS

@@ -13,7 +13,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   head when there is one, read on the whole message and on each of its sentences, a sentence read by the
  *   head alone put as a request, signals-v47: escalationAsked; or,
  *   signals-v26, read by the head less surely and taken up by a later handover, escalationTakenUp, or
- *   in reply to a bot failure with a looser margin, escalationAfterFailure; signals-v54, never by a unit that
+ *   in reply to a bot failure with a looser margin, escalationAfterFailure (signals-v70: not by a message put
+ *   wholly as a statement, "So a chat that can't tell me anything."); signals-v54, never by a unit that
  *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v58, someone
@@ -114,7 +115,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 69
+export const SIGNALS_VERSION = 70
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -673,7 +674,8 @@ const asksWhat = (u: EscalationUnit) => u.asksWhat === true
  * the head and the anchors agree on the same unit; a sentence the head alone reads so is put as a request
  * (signals-v47: toldOnly). Signals-v65: a unit nearest a complaint about the chat among the contrasts is
  * judged by its margin against the others (cues.ts, EscalationUnit.pastComplaint): a complaint beside a
- * request ("this bot is useless, get me a person", head 0.88, margin −0.16) does not cancel the request.
+ * request ("this bot is useless, get me a person", head 0.88, margin −0.16) does not cancel the request;
+ * signals-v70: only in a message not put wholly as a statement (toldWholly), where a request can stand beside it.
  * Returns its confidence, or undefined.
  */
 export function escalationAsked(c: MessageCues | undefined): number | undefined {
@@ -683,12 +685,15 @@ export function escalationAsked(c: MessageCues | undefined): number | undefined 
   if (units === undefined) {
     return fires(c.escalation, t.escalation) ? confidenceOf(c.escalation, t.escalation) : undefined
   }
+  // signals-v70: the margin past a complaint about the chat reads a request beside it, so not in a message put
+  // wholly as a statement: "A support chat that can't tell me a single thing. Great." is the complaint alone.
+  const besideRequest = !toldWholly(c)
   let confidence: number | undefined
   for (const [k, u] of units.entries()) {
     if (asksWhat(u)) continue
     const byMargin = u.margin >= t.escalation && u.head >= t.escalationHeadVeto
-    const byHead =
-      u.head >= t.escalationHead && (u.pastComplaint ?? u.margin) >= t.escalationHeadMargin && !toldOnly(u, k)
+    const margin = besideRequest ? (u.pastComplaint ?? u.margin) : u.margin
+    const byHead = u.head >= t.escalationHead && margin >= t.escalationHeadMargin && !toldOnly(u, k)
     if (!byMargin && !byHead) continue
     const read = Math.max(
       byMargin ? confidenceOf(u.margin, t.escalation) : 0,
@@ -740,11 +745,14 @@ function handoverReplyHead(messages: readonly ConversationMessage[]): number {
 /**
  * signals-v26: a request for a person in reply to the assistant failing: some unit of the message the
  * escalation head reads at least THRESHOLDS.escalationAfterFailure, its margin at least
- * THRESHOLDS.escalationAfterFailureMargin, a sentence of it put as a request (signals-v47: toldOnly). Returns its confidence (the head's reading), or undefined;
+ * THRESHOLDS.escalationAfterFailureMargin, a sentence of it put as a request (signals-v47: toldOnly); signals-v70:
+ * not a message put wholly as a statement (toldWholly: "So a chat that can't tell me anything. Marvellous.", the
+ * whole at 0.841, fresh19 referencing-02), which reports on the failure. Returns its confidence (the head's reading), or undefined;
  * undefined without the head.
  */
 export function escalationAfterFailure(c: MessageCues | undefined): number | undefined {
   const t = THRESHOLDS
+  if (toldWholly(c)) return undefined
   const units = (c?.escalationUnits ?? []).filter(
     (u, k) =>
       u.head >= t.escalationAfterFailure &&

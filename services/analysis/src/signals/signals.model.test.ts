@@ -345,6 +345,30 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a sarcastic complaint about the chat put wholly as a statement as no request for a person; the complaint beside one as escalation (signals-v70)', async () => {
+    // Regression: "So a chat that can't tell me anything. Marvellous." after a failure (fresh19 referencing-02) was
+    // read as a request for a person: "can't" read as a modal of asking, so v26's after-failure path and v65's margin
+    // past the complaints read the whole message, which the head reads as asking for a person.
+    const asked: Turn = ['user', 'The screen on the tablet I ordered arrived cracked. What do I do?']
+    const failed: Turn = ['assistant', "Sorry, I can't help with that here."]
+    const answered: Turn = [
+      'assistant',
+      'You can return it from Your Orders within 30 days for a replacement.',
+    ]
+    const sarcasm: Turn = ['user', "A support chat that can't tell me a single thing. Great."]
+    const failure = await signals(asked, failed, sarcasm)
+    expect(failure).toContain('bot_failure')
+    expect(failure).not.toContain('escalation')
+    expect(await signals(asked, answered, sarcasm)).not.toContain('escalation')
+    // The complaint beside a request for a person is escalation, as signals-v65 reads it.
+    expect(
+      await signals(asked, failed, [
+        'user',
+        "A support chat that can't tell me a single thing, get me a person",
+      ]),
+    ).toContain('escalation')
+  })
+
   it("reads a denial of a question's premise that goes on past its first sentence as repetition; a one-sentence answer as none (signals-v69)", async () => {
     // Regression: "Not lost. The security … take it … I want refund." to "Would you like to make a claim for a lost
     // item?" (fresh19 dutyfree-01): after a question v38 read every denial as its answer.
