@@ -8,8 +8,11 @@
  * re-clustering does once a capture has settled), then grouped into themes (topics/themes.ts).
  *
  *   npm run bench:topics-multiturn -- [--seed N] [--batch N] [--one] [--show] [--set dstc11|clinc150-test|clinc150-val]...
+ *                                     [--candidate NAME]
  *
  * --one: all the conversations in one chatbot. --show: each topic's label, members and theme. --set: a
+ * --candidate: the re-clustering by a window clustering of bench/topics-small-candidates.ts instead of
+ * the landed one (`sil 8|n/50`: as topics10 landed it). --set: a
  * single-request set of bench/topics-offline.ts instead (each request a one-message conversation, a
  * chatbot of its own, batches of 50 as there): the same measures on the other kind of data. Two chatbots
  * by default: the first sessions' sets (development, held out, confirmation, fresh: 172 conversations in a
@@ -45,6 +48,7 @@ import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { type LabelledConversation, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
 import { seededRandom } from './support/random.ts'
 import { type Embedded, embedded, SETS, type SetName } from './topics-offline.ts'
+import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-multiturn')
@@ -209,7 +213,14 @@ export async function place(conversations: readonly AnalysedConversation[], batc
 }
 
 /** The whole chatbot re-clustered as one window, as the background re-clustering does. */
-export function recluster(conversations: readonly AnalysedConversation[], run: Run): Run {
+export function recluster(
+  conversations: readonly AnalysedConversation[],
+  run: Run,
+  cluster: (
+    vectors: readonly Float32Array[],
+    references: readonly Float32Array[],
+  ) => number[] = windowClusters,
+): Run {
   const window = conversations.flatMap((c) =>
     c.messages.flatMap((m, j) =>
       m.embedding
@@ -227,7 +238,7 @@ export function recluster(conversations: readonly AnalysedConversation[], run: R
     ),
   )
   const { points, references } = clusteringInput(run.state, window)
-  const numbers = windowClusters(
+  const numbers = cluster(
     points.map((p) => p.embedding),
     references,
   )
@@ -367,8 +378,12 @@ async function main() {
       one: { type: 'boolean', default: false },
       show: { type: 'boolean', default: false },
       set: { type: 'string', multiple: true },
+      candidate: { type: 'string' },
     },
   })
+  const candidate = values.candidate ? WINDOW_CANDIDATES[values.candidate] : undefined
+  if (values.candidate && !candidate)
+    throw new Error(`--candidate: one of ${Object.keys(WINDOW_CANDIDATES).join(', ')}`)
   const single = (values.set ?? []) as SetName[]
   for (const s of single) if (!SETS.includes(s)) throw new Error(`--set: one of ${SETS.join(', ')}`)
   const all = single.length > 0 ? [] : await analysed()
@@ -404,7 +419,7 @@ async function main() {
     const placed = await place(order, batch)
     const afterPlacement = measure(order, placed)
     console.log(row(`${chatbot.name}, placed`, afterPlacement))
-    const reclustered = recluster(order, placed)
+    const reclustered = recluster(order, placed, candidate)
     const after = measure(order, reclustered)
     console.log(row(`${chatbot.name}, re-clustered`, after))
     shown.push(`\n${chatbot.name}, re-clustered:`)

@@ -61,6 +61,25 @@ function hdbscanOf(vectors: readonly Vector[], sizes: readonly number[]): number
   return noiseToNearest(labelPoints(tree, splitLoose(tree, selected, vectors), n), vectors)
 }
 
+/**
+ * UMAP + HDBSCAN at each of `sizes` and both min_samples, each run compared as it ends, after splitLoose
+ * and noiseToNearest (helper topics11); one size: windowClusters.
+ */
+function splitThenChoose(vectors: readonly Vector[], sizes: readonly number[]): number[] {
+  const n = vectors.length
+  const choices = [...new Set(sizes)]
+  if (choices.length < 2) return windowClusters(vectors)
+  const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)
+  const runs = choices.flatMap((minClusterSize) =>
+    minSamplesChoices({ ...WINDOW_CLUSTERING, minClusterSize }).map((minSamples) => {
+      const tree = condensedTree(umap, { minClusterSize, minSamples })
+      const selected = selectClusters(tree, n)
+      return noiseToNearest(labelPoints(tree, splitLoose(tree, selected, vectors), n), vectors)
+    }),
+  )
+  return chooseBySilhouette(runs, vectors)
+}
+
 const averageLinkage: Clusterer = (v, r) => poolClusters(v, r, { dissolve: false })
 
 export const WINDOW_CANDIDATES: Readonly<Record<string, Clusterer>> = {
@@ -124,11 +143,30 @@ export const WINDOW_CANDIDATES: Readonly<Record<string, Clusterer>> = {
           : hdbscanOf(v, [Math.max(3, Math.min(8, Math.round(v.length / d))), 8])) as Clusterer,
     ]),
   ),
-  /** As `sil n/50|8`, ties to min_cluster_size 8 (tried first). */
+  /** As `sil n/50|8`, ties to min_cluster_size 8 (tried first): the window as topics10 landed it. */
   'sil 8|n/50': (v, r) =>
     v.length < 64
       ? averageLinkage(v, r)
       : hdbscanOf(v, [8, Math.max(3, Math.min(8, Math.round(v.length / 50)))]),
+  /** The landed runs (8 and n / 50, both min_samples) compared after splitLoose in a small window. */
+  'split then choose': (v, r) =>
+    v.length < 64
+      ? averageLinkage(v, r)
+      : splitThenChoose(v, [8, Math.max(3, Math.min(8, Math.round(v.length / 50)))]),
+  /** As `split then choose`, min_cluster_size 3 to 8 (each) tried in a small window (not landed: whole CLINC150 domains lose). */
+  'split then choose 3-8': (v, r) =>
+    v.length < 64
+      ? averageLinkage(v, r)
+      : v.length >= 375
+        ? windowClusters(v, r)
+        : splitThenChoose(v, [8, 7, 6, 5, 4, 3]),
+  /** min_cluster_size 3 to 8 (each) tried in a small window, compared before the split, as landed. */
+  'choose 3-8': (v, r) =>
+    v.length < 64
+      ? averageLinkage(v, r)
+      : v.length >= 375
+        ? windowClusters(v, r)
+        : hdbscanOf(v, [8, 7, 6, 5, 4, 3]),
   /** UMAP's neighbours √n between 5 and 15 (15 at n ≥ 225). */
   'neighbours sqrt': (v, r) =>
     v.length < 64

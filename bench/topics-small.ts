@@ -17,7 +17,10 @@
  * one cluster of their own for the scores, and are not counted as a topic). Means per family and n, and
  * how many samples the window scores below placement, or below the silhouette anchor, in ACC.
  *
- *   npm run bench:topics-small -- [--family dstc11|clinc150]... [--n 100,200,400,800] [--seeds 5]
+ * `mixed` (helper topics11): a many-domain chatbot, seeded samples of n requests (150, 250, 350) of the
+ * whole CLINC150 validation split (ten domains, 150 intents), scored against the intents.
+ *
+ *   npm run bench:topics-small -- [--family dstc11|clinc150|mixed]... [--n 100,200,400,800] [--seeds 5]
  *                                 [--candidate NAME]... [--rows] [--no-anchors]
  */
 import os from 'node:os'
@@ -149,6 +152,20 @@ async function samples(family: string, sizes: readonly number[], seeds: number):
     return out
   }
   const rows = withVector(await embedded('clinc150-val'))
+  if (family === 'mixed') {
+    // Many domains at once: n requests of the whole validation split (150 intents, ten domains).
+    for (const n of sizes) {
+      if (!Number.isFinite(n) || n > rows.length) continue
+      for (let s = 1; s <= seeds; s++)
+        out.push({
+          family,
+          name: `n=${n} seed ${s}`,
+          size: String(n),
+          requests: shuffled(rows, 7000 * n + s).slice(0, n),
+        })
+    }
+    return out
+  }
   for (const [domain, intents] of Object.entries(CLINC150_DOMAINS)) {
     const set = new Set(intents)
     const domainRows = rows.filter((r) => set.has(r.intent))
@@ -197,7 +214,10 @@ async function main() {
       .join(' ')}`,
   )
   for (const family of families) {
-    const sizes = (values.n ?? (family === 'dstc11' ? '100,200,400,800' : '100,200,all'))
+    const sizes = (
+      values.n ??
+      (family === 'dstc11' ? '100,200,400,800' : family === 'mixed' ? '150,250,350' : '100,200,all')
+    )
       .split(',')
       .map((x) => (x === 'all' ? Number.POSITIVE_INFINITY : Number(x)))
     const all = await samples(family, sizes, Number(values.seeds))
