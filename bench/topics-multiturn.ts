@@ -212,16 +212,9 @@ export async function place(conversations: readonly AnalysedConversation[], batc
   return { state, topicOf }
 }
 
-/** The whole chatbot re-clustered as one window, as the background re-clustering does. */
-export function recluster(
-  conversations: readonly AnalysedConversation[],
-  run: Run,
-  cluster: (
-    vectors: readonly Float32Array[],
-    references: readonly Float32Array[],
-  ) => number[] = windowClusters,
-): Run {
-  const window = conversations.flatMap((c) =>
+/** The re-clustering window of placed conversations: each request with its embedding, terms and placed topic. */
+export function windowOf(conversations: readonly AnalysedConversation[], run: Run) {
+  return conversations.flatMap((c) =>
     c.messages.flatMap((m, j) =>
       m.embedding
         ? [
@@ -237,7 +230,18 @@ export function recluster(
         : [],
     ),
   )
-  const { points, references } = clusteringInput(run.state, window)
+}
+
+/** The whole chatbot re-clustered as one window, as the background re-clustering does. */
+export function recluster(
+  conversations: readonly AnalysedConversation[],
+  run: Run,
+  cluster: (
+    vectors: readonly Float32Array[],
+    references: readonly Float32Array[],
+  ) => number[] = windowClusters,
+): Run {
+  const { points, references } = clusteringInput(run.state, windowOf(conversations, run))
   const numbers = cluster(
     points.map((p) => p.embedding),
     references,

@@ -15,7 +15,6 @@ import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { condensedTree, labelPoints, selectClusters } from '../services/analysis/src/topics/hdbscan.ts'
 import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
-import { OTHER_TOPIC, pointKey } from '../services/analysis/src/topics/topic-model.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
@@ -30,7 +29,7 @@ import {
 import { normalizedMutualInformation } from './quality/metrics.ts'
 import type { LabelledConversation } from './quality/signals.ts'
 import { seededRandom } from './support/random.ts'
-import { analysed, FIRST_CHATBOT, openSets, place } from './topics-multiturn.ts'
+import { analysed, FIRST_CHATBOT, openSets, place, windowOf } from './topics-multiturn.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
 
 /** Mean silhouette under Euclidean distance (UMAP's space), exact O(n²); noise (−1) scores 0. */
@@ -103,23 +102,7 @@ async function main() {
     ;[order[i], order[j]] = [order[j]!, order[i]!]
   }
   const run = await place(order, 5)
-  const window = order.flatMap((c) =>
-    c.messages.flatMap((m, j) =>
-      m.embedding
-        ? [
-            {
-              conversationId: c.id,
-              messageId: String(j),
-              embedding: m.embedding,
-              terms: m.terms!,
-              topicId:
-                run.topicOf.get(pointKey({ conversationId: c.id, messageId: String(j) })) ?? OTHER_TOPIC,
-            },
-          ]
-        : [],
-    ),
-  )
-  const { points, references } = clusteringInput(run.state, window)
+  const { points, references } = clusteringInput(run.state, windowOf(order, run))
   const vectors: Vector[] = points.map((p) => p.embedding)
   const truth = points.map((p) => domainOf.get(p.conversationId) ?? '?')
   const n = vectors.length
