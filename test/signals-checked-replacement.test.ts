@@ -188,20 +188,29 @@ describe.skipIf(!hasTestModel)(
       expect(await bot.replacedAfter(beforeCreation)).toEqual(['roadside-21', 'roadside-22'])
       expect(await bot.botFailure()).toMatchObject(checkedWhileOn)
 
-      // A re-clustering that moves claims or drivers, analysed while off: it puts the two requests in one
-      // topic, or, where the placement between runs already did (it depends on how the captures fell into
-      // analysis batches), in two; the passwords, analysed while on, in a topic of their own.
-      const placed = await bot.topics()
-      const claimsAndDrivers = new Set(
-        [...placed].filter(([id]) => /^(claim|driver)-/.test(id)).map(([, topic]) => topic),
-      )
-      const driver = claimsAndDrivers.size === 1 ? 5 : 0
-      const numbers = { claim: 0, driver, quote: 1, bill: 2, roadside: 3, password: 4 }
+      // A re-clustering that moves claims, analysed while off. It splits the claims (their last two in a
+      // cluster of their own) and keeps the drivers apart from them: whatever the placement between runs
+      // made of them (one topic, two, or some waiting, as the captures fell into analysis batches), some
+      // claims change topic one by one. A re-clustering that only merged their topics would move none by
+      // a re-placement: a merged topic's messages follow the merge event (recluster.ts), which is what
+      // failed twice in CI under load ('expected 0 to be greater than 0').
+      const claims = [...bot.requestOf].filter(([, request]) => request === 'claim').map(([id]) => id)
+      const requestOf = new Map(bot.requestOf)
+      for (const id of claims.sort().slice(3)) requestOf.set(id, 'claim, the last two')
+      const numbers = {
+        claim: 0,
+        'claim, the last two': 6,
+        driver: 5,
+        quote: 1,
+        bill: 2,
+        roadside: 3,
+        password: 4,
+      }
       const reclusterer = new Reclusterer({
         pool: pipeline.db.pool,
         analyzer: pipeline.analyzer!,
         policy: EAGER,
-        cluster: clusterByRequest(pipeline.db.pool, bot.chatbotId, bot.requestOf, numbers),
+        cluster: clusterByRequest(pipeline.db.pool, bot.chatbotId, requestOf, numbers),
       })
       const beforeRun = await h.journalPosition()
       expect(await reclusterer.runDue()).toMatchObject({ chatbotId: bot.chatbotId, ok: true })
