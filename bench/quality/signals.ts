@@ -77,6 +77,8 @@ export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
 /** Written blind by a twenty-fourth session (helper fresh21) while others changed the detector; kept blind (README there). */
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
+/** Written blind by a twenty-fifth session (helper fresh22) while others changed the detector; kept blind (README there). */
+export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -229,6 +231,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH21_SIGNALS_SET,
     described:
       'written blind by a twenty-fourth session while others changed the detector, never tuned on (fresh21, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh22',
+    file: FRESH22_SIGNALS_SET,
+    described:
+      'written blind by a twenty-fifth session while others changed the detector, never tuned on (fresh22, blind)',
     blind: true,
   },
 ]
