@@ -622,7 +622,7 @@ export const analysisTopicCommandHandledV2 = defineEvent({
       .nonnegative()
       .nullable()
       .describe(
-        "An applied topic creation (chatbot.topic-creation-requested): how many of the window's requests moved into the new topic, 0 included (requests held by the chatbot's own topics and by pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation refused or failed, and an event recorded as v1, which did not say.",
+        "An applied topic creation (chatbot.topic-creation-requested): how many of the window's requests moved into the new topic, 0 included (requests held by the chatbot's own topics keep their topic; until 2026-12-01 pinned ones, those a user renamed, created or merged into, kept theirs too). null for other commands, a creation refused or failed, and an event recorded as v1, which did not say.",
       ),
   }),
   example: {

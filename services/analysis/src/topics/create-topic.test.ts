@@ -31,12 +31,11 @@ function requests(k: number, n: number, topicId: string, from = 0): WindowPoint[
 }
 
 /** A state whose topics hold the given window points (by their topicId). */
-function stateOf(topicIds: string[], window: WindowPoint[], flags: { pinned?: string } = {}): TopicState {
+function stateOf(topicIds: string[], window: WindowPoint[]): TopicState {
   const state = emptyTopicState('bot')
   for (const t of topicIds) {
     const members = window.filter((p) => p.topicId === t)
     addTopic(state, t, `label ${t.slice(-2)}`, members, {
-      pinned: flags.pinned === t,
       terms: new Map([[`word${t}`, members.length]]),
     })
   }
@@ -91,45 +90,63 @@ describe('creating a topic from examples (pure)', () => {
     expect(created.decision.changedTopics).toEqual(new Set([id(9), id(1)]))
   })
 
-  it("leaves a merged-away topic's requests where a user's merge put them: the topic merged into is pinned", () => {
-    // trial2: "card decline" merged into "refund", then "Card declined" created from card requests moved
-    // none of them. They count in the topic merged into, which the merge pinned, and pinned topics keep
-    // their members (docs/analysis.md); the command's outcome says how many moved (0 here).
+  it("takes a merged-away topic's requests from the topic a user merged it into (pinned); a configured one keeps them", () => {
+    // trial2 and fix3: "card decline" merged into "refund" (which the merge pinned), then "Card declined"
+    // created from card requests moved none of them, because pinned topics kept their members. A creation
+    // is a user's later, explicit act: it takes them from a pinned topic as from any other.
     const window = [...requests(1, 8, id(1)), ...requests(3, 3, id(2)), ...requests(2, 8, id(4))]
-    const merged = (pinned: boolean) => {
+    const merged = (fields: { pinned?: boolean; configured?: boolean }) => {
       const state = emptyTopicState('bot')
-      addTopic(state, id(1), 'refund', [...requests(1, 8, id(1)), ...requests(3, 3, id(2))], { pinned })
+      addTopic(state, id(1), 'refund', [...requests(1, 8, id(1)), ...requests(3, 3, id(2))], fields)
       addTopic(state, id(2), 'card decline', requests(3, 3, id(2)), { mergedInto: id(1) })
       addTopic(state, id(4), 'delivery', requests(2, 8, id(4)))
-      return decideTopicCreation(
+      const created = decideTopicCreation(
         state,
         { topicId: id(9), label: 'Card declined', examples: examples(3) },
         window,
       )
+      if (!created.ok) throw new Error(created.reason)
+      return { created, refund: state.topics.get(id(1))! }
     }
-    const pinned = merged(true)
-    if (!pinned.ok) throw new Error(pinned.reason)
-    expect(pinned.decision.reassigned).toEqual([])
-    // The pin alone keeps them: the same topics unpinned give them up.
-    const unpinned = merged(false)
-    if (!unpinned.ok) throw new Error(unpinned.reason)
-    expect(unpinned.decision.reassigned.map((r) => r.conversationId).sort()).toEqual([
+    const pinned = merged({ pinned: true })
+    expect(pinned.created.decision.reassigned.map((r) => r.conversationId).sort()).toEqual([
       'c-3-0',
       'c-3-1',
       'c-3-2',
     ])
+    // They leave the pinned topic's sums; it stays pinned (re-clustering still never undoes the merge).
+    expect(pinned.refund.size).toBe(8)
+    expect(pinned.refund.pinned).toBe(true)
+    expect(pinned.created.decision.changedTopics).toEqual(new Set([id(9), id(1)]))
+    // The chatbot's own topics (settings.topics) still keep theirs.
+    expect(merged({ configured: true }).created.decision.reassigned).toEqual([])
   })
 
-  it('leaves pinned topics their members, and refuses a taken label, a known id and too few examples', () => {
+  it('takes requests from a hidden topic and from a pinned one, never from a configured one', () => {
+    // Topic 1 holds requests of kind 1 and, wrongly, three of kind 3.
+    const window = [...requests(1, 8, id(1)), ...requests(3, 3, id(1)), ...requests(2, 8, id(2))]
+    const moved = (fields: { pinned?: boolean; hidden?: boolean; configured?: boolean }) => {
+      const state = emptyTopicState('bot')
+      addTopic(state, id(1), 'one', [...requests(1, 8, id(1)), ...requests(3, 3, id(1))], fields)
+      addTopic(state, id(2), 'two', requests(2, 8, id(2)))
+      const created = decideTopicCreation(
+        state,
+        { topicId: id(9), label: 'Three', examples: examples(3) },
+        window,
+      )
+      if (!created.ok) throw new Error(created.reason)
+      return created.decision.reassigned.map((r) => r.conversationId).sort()
+    }
+    const all = ['c-3-0', 'c-3-1', 'c-3-2']
+    expect(moved({})).toEqual(all)
+    expect(moved({ hidden: true })).toEqual(all)
+    expect(moved({ pinned: true })).toEqual(all)
+    expect(moved({ pinned: true, hidden: true })).toEqual(all)
+    expect(moved({ configured: true })).toEqual([])
+  })
+
+  it('refuses a taken label, a known id and too few examples', () => {
     const window = [...requests(1, 8, id(1)), ...requests(3, 3, id(2))]
-    const state = stateOf([id(1), id(2)], window, { pinned: id(2) })
-    const created = decideTopicCreation(
-      state,
-      { topicId: id(9), label: 'Three', examples: examples(3) },
-      window,
-    )
-    if (!created.ok) throw new Error(created.reason)
-    expect(created.decision.reassigned).toEqual([])
     const again = stateOf([id(1)], window)
     expect(
       decideTopicCreation(again, { topicId: id(8), label: 'LABEL 01', examples: examples(3) }, []),

@@ -103,8 +103,12 @@ function apartFromCompetitors(
  * more like the examples than like the competing topics' requests, each judged by its own spread
  * (apartFromCompetitors); and, for a request a topic holds, its mean similarity to the examples is above
  * its mean similarity to that topic's members. Requests waiting in "other" face the first two tests.
- * The chatbot's own topics (settings.topics) and pinned topics keep their members. Moved requests join the new topic (and
- * leave their old one's sums), so later messages like them join it too (by the topic model's rule).
+ * The chatbot's own topics (settings.topics) keep their members. A topic a user renamed, created or merged
+ * into (pinned) gives requests up like any other: the pin holds a user's choice against re-clustering, and a
+ * creation is a user's later, explicit choice (so "Quotes" takes the quote requests of a "quote" topic a user
+ * merged into "bill"). A hidden topic gives them up too: hiding only keeps it out of the lists. Moved requests
+ * join the new topic (and leave their old one's sums), so later messages like them join it too (by the topic
+ * model's rule).
  */
 export function decideTopicCreation(
   state: TopicState,
@@ -161,7 +165,7 @@ export function decideTopicCreation(
     const nearNew = nearExamples(point.embedding)
     if (nearNew < threshold) continue
     const from = state.topics.get(currentTopic(state, point.topicId))
-    if (from && (from.configured || from.pinned)) continue
+    if (from?.configured) continue
     if (from) {
       const members = membersOf(from)
       if (members > 0 && dot(point.embedding, from.sum) / members >= nearNew) continue

@@ -55,7 +55,7 @@ const commandSchema = z.object({
     .int()
     .nullable()
     .describe(
-      "An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics and in pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation not applied, and creations handled before this was recorded.",
+      "An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics keep their topic, and none may be near enough; until 2026-12-01 requests in pinned topics, those a user renamed, created or merged into, kept theirs too). null for other commands, a creation not applied, and creations handled before this was recorded.",
     ),
   handledAt: z.string().nullable(),
 })

@@ -4323,7 +4323,7 @@ export interface operations {
                             status: "pending" | "applied" | "unchanged" | "refused" | "failed";
                             /** @description Refused: not_found, gone, configured, label_taken, bad_target, no_language_model, or what topic creation gives; failed: a sentence. null otherwise. */
                             reason: string | null;
-                            /** @description An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics and in pinned ones, those a user renamed, created or merged into, keep their topic). null for other commands, a creation not applied, and creations handled before this was recorded. */
+                            /** @description An applied creation: how many of the chatbot's recent requests moved into the new topic, 0 included (requests in the chatbot's own topics keep their topic, and none may be near enough; until 2026-12-01 requests in pinned topics, those a user renamed, created or merged into, kept theirs too). null for other commands, a creation not applied, and creations handled before this was recorded. */
                             moved: number | null;
                             handledAt: string | null;
                         }[];

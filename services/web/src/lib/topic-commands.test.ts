@@ -67,7 +67,9 @@ describe('topic commands in words', () => {
     expect(created(null)).toBe('Done')
     expect(created(1)).toBe('Done: 1 request moved into it')
     expect(created(12)).toBe('Done: 12 requests moved into it')
-    expect(created(0)).toMatch(/^Done, but no request moved into it: .*merged into, which keep theirs/)
+    expect(created(0)).toMatch(
+      /^Done, but no request moved into it: .*chatbot's own topics \(set in its settings\), which keep theirs/,
+    )
     expect(topicCommandStatus(command({ status: 'refused', reason: 'gone' }))).toEqual({
       text: 'Refused: by then the topic had been merged into another or retired by re-clustering',
       tone: 'refused',

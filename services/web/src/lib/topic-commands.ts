@@ -66,7 +66,7 @@ export function topicCommandStatus(c: TopicCommandEntry): { text: string; tone: 
 function appliedText(c: TopicCommandEntry): string {
   if (c.type !== 'create' || c.moved === null) return 'Done'
   if (c.moved === 0)
-    return "Done, but no request moved into it: the recent requests like the examples are in the chatbot's own topics or in topics a user renamed, created or merged into, which keep theirs (or none is near enough). Later requests like them will join it."
+    return "Done, but no request moved into it: no recent request lies near enough the examples, or those that do are in the chatbot's own topics (set in its settings), which keep theirs. Later requests like them will join it."
   return `Done: ${c.moved === 1 ? '1 request' : `${c.moved} requests`} moved into it`
 }
 
