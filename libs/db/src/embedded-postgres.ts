@@ -1,8 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
-import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chown, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
 import { freePort } from './free-port.ts'
 import { copyBinaries, type PostgresBinaries, packagedBinaries } from './postgres-binaries.ts'
@@ -28,8 +30,12 @@ export interface RunningPostgres {
 }
 
 const USER = 'postgres'
-// Loopback only and never exposed; the password just satisfies the password auth method.
-const PASSWORD = 'postgres'
+/**
+ * The superuser's password of clusters initialised before each cluster had its own: loopback is open to
+ * every local user and process, so a password anyone can read in this file was no protection. A cluster
+ * still on it is given its own password on its next start (ensureOwnPassword).
+ */
+const LEGACY_PASSWORD = 'postgres'
 const READY = 'database system is ready to accept connections'
 
 /**
@@ -70,9 +76,85 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       }
     }
   }
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, runAs, log)
+  const password = await clusterPassword(dataDir)
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, password, runAs, log)
   const server = await startServer(binaries, dataDir, port, opts.settings ?? {}, runAs, log)
-  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, stop: server.stop }
+  const url = connectionUrl(password, port)
+  try {
+    await ensureOwnPassword(url, port, log)
+  } catch (err) {
+    await server.stop()
+    throw err
+  }
+  return { url, port, stop: server.stop }
+}
+
+/**
+ * The file beside the cluster holding its superuser's password: `<dataDir>.password` (with DATA_DIR,
+ * `DATA_DIR/postgres.password`), mode 600, owned by the user running the service, never by the server's.
+ */
+export function passwordFileOf(dataDir: string): string {
+  return `${path.resolve(dataDir)}.password`
+}
+
+/** The cluster's password: read from its file, or 32 random bytes written there first (mode 600). */
+async function clusterPassword(dataDir: string): Promise<string> {
+  const file = passwordFileOf(dataDir)
+  const existing = readPassword(file)
+  if (existing) return existing
+  const password = randomBytes(32).toString('base64url')
+  // Written whole or not at all: a crash here must not leave an empty or partial password behind.
+  const partial = `${file}.${process.pid}.tmp`
+  await writeFile(partial, `${password}\n`, { mode: 0o600 })
+  await rename(partial, file)
+  return password
+}
+
+function readPassword(file: string): string | undefined {
+  if (!existsSync(file)) return undefined
+  return readFileSync(file, 'utf8').trim() || undefined
+}
+
+function connectionUrl(password: string, port: number): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
+}
+
+/**
+ * Checks that the cluster's superuser has the password of its file, and gives it that password when the
+ * cluster still has the one every cluster had before (a cluster from an older version of the service):
+ * after this the well-known password opens nothing.
+ */
+async function ensureOwnPassword(url: string, port: number, log: (line: string) => void): Promise<void> {
+  const refused = await tryConnect(url)
+  if (!refused) return
+  if (refused.code !== '28P01') throw refused
+  const legacy = new pg.Client({ connectionString: connectionUrl(LEGACY_PASSWORD, port) })
+  try {
+    await legacy.connect()
+  } catch (err) {
+    throw new EmbeddedPostgresError(
+      `The embedded Postgres refused the password in its password file (${(err as Error).message}): restore the file from the backup it was taken with, or set DATABASE_URL.`,
+    )
+  }
+  try {
+    const password = decodeURIComponent(new URL(url).password)
+    await legacy.query(`ALTER ROLE ${USER} PASSWORD ${legacy.escapeLiteral(password)}`)
+    log('gave the embedded Postgres superuser its own password, in place of the one every cluster had')
+  } finally {
+    await legacy.end()
+  }
+}
+
+async function tryConnect(url: string): Promise<(Error & { code?: string }) | undefined> {
+  const client = new pg.Client({ connectionString: url })
+  try {
+    await client.connect()
+    return undefined
+  } catch (err) {
+    return err as Error & { code?: string }
+  } finally {
+    await client.end().catch(() => {})
+  }
 }
 
 /** mkdir -p, as an error that says which directory could not be made (DATA_DIR not writable). */
@@ -90,6 +172,7 @@ async function makeDirectory(dir: string): Promise<void> {
 async function initialise(
   binaries: PostgresBinaries,
   dataDir: string,
+  password: string,
   runAs: SystemUser | undefined,
   log: (line: string) => void,
 ): Promise<void> {
@@ -98,7 +181,7 @@ async function initialise(
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'cas-initdb-'))
   try {
     const passwordFile = path.join(scratch, 'password')
-    await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 })
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 })
     if (runAs) {
       for (const p of [dataDir, scratch, passwordFile]) await chown(p, runAs.uid, runAs.gid)
     }
@@ -252,5 +335,6 @@ export function runningEmbeddedPostgres(dataDir: string): string | undefined {
   } catch {
     return undefined
   }
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${Number(port)}/postgres`
+  // A cluster without a password file is one no start of this version has opened: the old password.
+  return connectionUrl(readPassword(passwordFileOf(dataDir)) ?? LEGACY_PASSWORD, Number(port))
 }

@@ -3,6 +3,7 @@ export { type BackgroundLoop, type BackgroundLoopOptions, backgroundLoop } from 
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
+  passwordFileOf,
   type RunningPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,

@@ -1,0 +1,121 @@
+/**
+ * The embedded server listens on loopback, which every local user and process can reach: its superuser
+ * must have a password of its own cluster, kept beside it, not one written in this repository.
+ */
+import { readFileSync, statSync } from 'node:fs'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  passwordFileOf,
+  type RunningPostgres,
+  runningEmbeddedPostgres,
+  startEmbeddedPostgres,
+} from './index.ts'
+
+const scratch: string[] = []
+const running: RunningPostgres[] = []
+
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.stop()
+  for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+async function start(dataDir: string): Promise<RunningPostgres> {
+  const server = await startEmbeddedPostgres({ dataDir, settings: { fsync: 'off' } })
+  running.push(server)
+  return server
+}
+
+async function stop(server: RunningPostgres): Promise<void> {
+  await server.stop()
+  running.splice(running.indexOf(server), 1)
+}
+
+/** The SQLSTATE a connection as `postgres` with `password` fails with, or 'connected'. */
+async function connectAs(port: number, password: string): Promise<string> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' })
+  try {
+    await client.connect()
+    return 'connected'
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+async function query(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cas-embedded-password-'))
+  scratch.push(dir)
+  // As root the server runs as the user postgres, which must enter the directory (mkdtemp makes it 700).
+  await chmod(dir, 0o755)
+  return path.join(dir, 'postgres')
+}
+
+describe('the embedded Postgres superuser password', () => {
+  it('is random per cluster, kept mode 600 beside it, and the same after a restart: the well-known one opens nothing', async () => {
+    // Given a new cluster, started twice
+    const dir = await dataDir()
+    const first = await start(dir)
+    const file = passwordFileOf(dir)
+    const password = readFileSync(file, 'utf8').trim()
+    const other = await dataDir()
+    const second = await start(other)
+
+    // Then the well-known password is refused, each cluster's own opens it, and the two differ
+    expect(await connectAs(first.port, 'postgres')).toBe('28P01')
+    expect(await connectAs(first.port, password)).toBe('connected')
+    expect(password).not.toBe(readFileSync(passwordFileOf(other), 'utf8').trim())
+    expect(password.length).toBeGreaterThanOrEqual(40)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(path.dirname(file)).toBe(path.dirname(dir))
+    await stop(second)
+
+    // And another process of ours finds the running server with that password
+    expect(
+      await connectAs(first.port, decodeURIComponent(new URL(runningEmbeddedPostgres(dir)!).password)),
+    ).toBe('connected')
+
+    // And a restart keeps it
+    await stop(first)
+    const again = await start(dir)
+    expect(readFileSync(file, 'utf8').trim()).toBe(password)
+    expect(await connectAs(again.port, password)).toBe('connected')
+    expect(await connectAs(again.port, 'postgres')).toBe('28P01')
+  })
+
+  it.each([
+    ['from before password files (no file beside it)', true],
+    ['whose password was not changed yet when the file was written (a crash in between)', false],
+  ])('is given to a cluster still on the well-known password, %s', async (_case, removeFile) => {
+    // Given a cluster whose superuser has the password every cluster used to have
+    const dir = await dataDir()
+    const server = await start(dir)
+    await query(server.url, "ALTER ROLE postgres PASSWORD 'postgres'")
+    await stop(server)
+    if (removeFile) await rm(passwordFileOf(dir))
+
+    // When it is started again
+    const again = await start(dir)
+
+    // Then the well-known password no longer opens it, and the one in its file does
+    const password = readFileSync(passwordFileOf(dir), 'utf8').trim()
+    expect(password).not.toBe('postgres')
+    expect(await connectAs(again.port, 'postgres')).toBe('28P01')
+    expect(await connectAs(again.port, password)).toBe('connected')
+    await query(again.url, 'SELECT 1')
+  })
+})
