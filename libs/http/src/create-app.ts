@@ -24,6 +24,7 @@ import { MAX_BODY_DEPTH } from './json-depth.ts'
 import { installLoadShedding, type LoadSheddingOptions } from './load-shedding.ts'
 import { finishOpenApiDocument } from './openapi.ts'
 import { installBodyParsing } from './request-body.ts'
+import { loggedRequest } from './request-log.ts'
 import { refuseIllFormedText } from './text-check.ts'
 
 declare module 'fastify' {
@@ -87,7 +88,8 @@ function answerRouterError(error: FastifyError, request: FastifyRequest, reply: 
  */
 export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: opts.logger || undefined,
+    // Its "incoming request" lines name the URL without query values or personal path parameters.
+    loggerInstance: opts.logger ? opts.logger.child({}, { serializers: { req: loggedRequest } }) : undefined,
     logger: opts.logger ? undefined : false,
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT,
     trustProxy: opts.trustProxy ?? false,

@@ -63,6 +63,29 @@ describe('logging of expected 5xx answers', () => {
   })
 })
 
+describe('request log lines', () => {
+  it("name no query value and no end user's id in a path: a search of message text and an erased end user stay out of the log", async () => {
+    // Given an app with the erasure route's shape and a list route
+    const { logger, lines } = capturingLogger()
+    const a = await app({ logger })
+    a.delete('/api/v1/chatbots/:id/users/:userId', async () => ({ ok: true }))
+    a.get('/api/v1/conversations', async () => ({ ok: true }))
+
+    // When an end user is erased and conversations are searched by text and end user
+    await a.inject({ method: 'DELETE', url: '/api/v1/chatbots/bot-7/users/alice%40example.com' })
+    await a.inject('/api/v1/conversations?q=my%20card%20number&userId=bob-42&limit=5&flag')
+
+    // Then neither the end users nor the search text is in any line, and the lines still say what was asked
+    const text = JSON.stringify(lines)
+    for (const secret of ['alice', 'bob-42', 'card', 'number']) expect(text).not.toContain(secret)
+    const urls = lines.filter((l) => l.msg === 'incoming request').map((l) => (l.req as { url: string }).url)
+    expect(urls).toEqual([
+      '/api/v1/chatbots/bot-7/users/…',
+      '/api/v1/conversations?q=…&userId=…&limit=…&flag',
+    ])
+  })
+})
+
 describe('request ids', () => {
   it('keeps a well-formed X-Request-Id, echoes it, and logs it as requestId', async () => {
     const { logger, lines } = capturingLogger()
