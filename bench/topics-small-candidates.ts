@@ -9,6 +9,7 @@ import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   chooseBySilhouette,
   cosineSilhouette,
+  minClusterSizeChoices,
   minSamplesChoices,
   noiseToNearest,
   splitLoose,
@@ -40,25 +41,6 @@ function hdbscan(
   const { tree, selected } = runs.find((r) => r.numbers === chosen)!
   const labels = labelPoints(tree, splitLoose(tree, selected, vectors), n)
   return noise === 'nearest' ? noiseToNearest(labels, vectors) : labels
-}
-
-/** As hdbscan, min_cluster_size among `sizes` too: every (size, min_samples) run, the best by silhouette. */
-function hdbscanOf(vectors: readonly Vector[], sizes: readonly number[]): number[] {
-  const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)
-  const n = vectors.length
-  const runs = [...new Set(sizes)].flatMap((minClusterSize) =>
-    minSamplesChoices({ ...WINDOW_CLUSTERING, minClusterSize }).map((minSamples) => {
-      const tree = condensedTree(umap, { minClusterSize, minSamples })
-      const selected = selectClusters(tree, n)
-      return { tree, selected, numbers: noiseToNearest(labelPoints(tree, selected, n), vectors) }
-    }),
-  )
-  const chosen = chooseBySilhouette(
-    runs.map((r) => r.numbers),
-    vectors,
-  )
-  const { tree, selected } = runs.find((r) => r.numbers === chosen)!
-  return noiseToNearest(labelPoints(tree, splitLoose(tree, selected, vectors), n), vectors)
 }
 
 /**
@@ -131,28 +113,29 @@ export const WINDOW_CANDIDATES: Readonly<Record<string, Clusterer>> = {
     )
   },
   /**
-   * HDBSCAN at min_cluster_size 8 and at n / d (3–8), each at both min_samples, the run whose silhouette
-   * in the model's space is highest kept (as min_samples is chosen), then splitLoose.
+   * HDBSCAN at min_cluster_size n / d (3–8) and 8, each at both min_samples, the run whose silhouette
+   * in the model's space is highest kept, ties to n / d (tried first), then splitLoose: windowClusters.
    */
   ...Object.fromEntries(
     [40, 50].map((d) => [
       `sil n/${d}|8`,
       ((v, r) =>
-        v.length < 64
-          ? averageLinkage(v, r)
-          : hdbscanOf(v, [Math.max(3, Math.min(8, Math.round(v.length / d))), 8])) as Clusterer,
+        windowClusters(v, r, {
+          ...WINDOW_CLUSTERING,
+          minClusterSizes: minClusterSizeChoices(v.length, {
+            ...WINDOW_CLUSTERING,
+            smallWindowShare: 1 / d,
+          }).reverse(),
+        })) as Clusterer,
     ]),
   ),
   /** As `sil n/50|8`, ties to min_cluster_size 8 (tried first): the window as topics10 landed it. */
-  'sil 8|n/50': (v, r) =>
-    v.length < 64
-      ? averageLinkage(v, r)
-      : hdbscanOf(v, [8, Math.max(3, Math.min(8, Math.round(v.length / 50)))]),
+  'sil 8|n/50': (v, r) => windowClusters(v, r),
   /** The landed runs (8 and n / 50, both min_samples) compared after splitLoose in a small window. */
   'split then choose': (v, r) =>
     v.length < 64
       ? averageLinkage(v, r)
-      : splitThenChoose(v, [8, Math.max(3, Math.min(8, Math.round(v.length / 50)))]),
+      : splitThenChoose(v, minClusterSizeChoices(v.length, WINDOW_CLUSTERING)),
   /** As `split then choose`, min_cluster_size 3 to 8 (each) tried in a small window (not landed: whole CLINC150 domains lose). */
   'split then choose 3-8': (v, r) =>
     v.length < 64
@@ -162,11 +145,11 @@ export const WINDOW_CANDIDATES: Readonly<Record<string, Clusterer>> = {
         : splitThenChoose(v, [8, 7, 6, 5, 4, 3]),
   /** min_cluster_size 3 to 8 (each) tried in a small window, compared before the split, as landed. */
   'choose 3-8': (v, r) =>
-    v.length < 64
-      ? averageLinkage(v, r)
-      : v.length >= 375
-        ? windowClusters(v, r)
-        : hdbscanOf(v, [8, 7, 6, 5, 4, 3]),
+    windowClusters(
+      v,
+      r,
+      v.length >= 375 ? WINDOW_CLUSTERING : { ...WINDOW_CLUSTERING, minClusterSizes: [8, 7, 6, 5, 4, 3] },
+    ),
   /** UMAP's neighbours √n between 5 and 15 (15 at n ≥ 225). */
   'neighbours sqrt': (v, r) =>
     v.length < 64

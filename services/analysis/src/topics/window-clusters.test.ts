@@ -117,6 +117,22 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     expect(minClusterSizeChoices(5000, WINDOW_CLUSTERING)).toEqual([8])
   })
 
+  it("tries the min_cluster_sizes it is given instead, in order (the bench's candidates); unset, minClusterSizeChoices", () => {
+    // Sixteen requests of five paraphrases each (80): too few for min_cluster_size 8, enough for 3.
+    const random = seededRandom(4)
+    const window = Array.from({ length: 16 }, (_, k) => requests(random, 2 * k, 5, 0.3)).flat()
+    const n = window.length
+    const landed = windowClusters(window)
+    const alone8 = windowClusters(window, [], { ...WINDOW_CLUSTERING, smallWindowShare: 1 })
+    expect(alone8).not.toEqual(landed)
+    expect(windowClusters(window, [], { ...WINDOW_CLUSTERING, minClusterSizes: [8] })).toEqual(alone8)
+    const choices = minClusterSizeChoices(n, WINDOW_CLUSTERING)
+    expect(windowClusters(window, [], { ...WINDOW_CLUSTERING, minClusterSizes: choices })).toEqual(landed)
+    expect(windowClusters(window, [], { ...WINDOW_CLUSTERING, minClusterSizes: [8, 8, ...choices] })).toEqual(
+      landed,
+    )
+  })
+
   it("chooses HDBSCAN's min_samples per window, between minClusterSize and UMAP's neighbours", () => {
     expect(minSamplesChoices(WINDOW_CLUSTERING)).toEqual([8, 15])
     expect(minSamplesChoices({ ...WINDOW_CLUSTERING, neighbours: 8 })).toEqual([8])

@@ -27,6 +27,11 @@ export interface WindowClusterOptions {
    * min_cluster_size too, when that is under minClusterSize (minClusterSizeChoices).
    */
   readonly smallWindowShare: number
+  /**
+   * The min_cluster_sizes to try, in this order (ties to the first), in place of minClusterSizeChoices:
+   * for the bench's candidates (bench/topics-small-candidates.ts); the service leaves it unset.
+   */
+  readonly minClusterSizes?: readonly number[]
   readonly seed: number
   /** UMAP's epochs; unset: umap-js's own choice (400 at 2,500–5,000 points). */
   readonly epochs?: number
@@ -87,7 +92,8 @@ export function windowClusters(
   }
   const umap = umapEmbedding(vectors, options)
   const n = vectors.length
-  const runs = minClusterSizeChoices(n, options).flatMap((minClusterSize) =>
+  const sizes = options.minClusterSizes ? new Set(options.minClusterSizes) : minClusterSizeChoices(n, options)
+  const runs = [...sizes].flatMap((minClusterSize) =>
     minSamplesChoices({ ...options, minClusterSize }).map((minSamples) => {
       const tree = condensedTree(umap, { minClusterSize, minSamples })
       const selected = selectClusters(tree, n)
