@@ -187,6 +187,50 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     expect(order.at(-1)!.type).toBe('analysis.themes-assigned')
   })
 
+  it("names its run's analysis.topics-reclustered as each re-placement's cause: every analysis event's cause is an event before it", async () => {
+    // trial2: a run's re-placements (analysis.messages-analyzed with signalsDecided false, and the
+    // conversation's analysis.conversation-analyzed) named no event as their cause: a run had no event id.
+    await settled()
+    // The chatbot's events from the start, in commit order, as a data team's replay reads them.
+    const { rows } = await db.pool.query<{
+      id: string
+      type: string
+      stream: string
+      payload: { signalsDecided?: boolean }
+      metadata: { causationId?: string; correlationId?: string }
+    }>(
+      `SELECT event_id::text AS id, type, stream_type AS stream, payload, metadata FROM event_journal
+        WHERE chatbot_id = $1 ORDER BY position`,
+      [chatbotId],
+    )
+    const runs = new Map(
+      rows
+        .filter((e) => e.type === 'analysis.topics-reclustered')
+        .map((e) => [e.metadata.correlationId, e.id]),
+    )
+    expect(runs.size).toBeGreaterThanOrEqual(2)
+    const seen = new Set<string>()
+    let replaced = 0
+    for (const e of rows) {
+      // Captures and commands name the HTTP request that made them (libs/events/README.md); analysis
+      // events name an event.
+      if (e.stream === 'analysis' && e.metadata.causationId !== undefined)
+        expect(seen.has(e.metadata.causationId), `${e.type} ${e.id}: ${e.metadata.causationId}`).toBe(true)
+      const run = runs.get(e.metadata.correlationId)
+      if (run !== undefined && e.type.startsWith('analysis.') && e.type !== 'analysis.topics-reclustered') {
+        if (e.type === 'analysis.messages-analyzed') {
+          expect(e.payload.signalsDecided).toBe(false)
+          replaced++
+        }
+        if (e.type === 'analysis.messages-analyzed' || e.type === 'analysis.conversation-analyzed')
+          expect(e.metadata.causationId, e.type).toBe(run)
+      }
+      seen.add(e.id)
+    }
+    // The split above moved the requests of one of two merged requests by a run.
+    expect(replaced).toBeGreaterThanOrEqual(5)
+  })
+
   it('an early, large topic does not absorb later, distinct requests between runs either', async () => {
     const before = await topicsByRequest()
     await capture({

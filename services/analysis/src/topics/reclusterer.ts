@@ -253,13 +253,21 @@ export class Reclusterer {
       await this.store.save(client, locked, decision)
       const at = this.now()
       const metadata = { correlationId: randomUUID() }
+      // The run's analysis.topics-reclustered (below: on the chatbot's stream, appended before the
+      // conversations' streams) is what each re-placement names as its cause; a run has no event id of
+      // its own, and a data team follows causationId to an event (libs/events/README.md).
+      const runEventId = randomUUID()
       const label = (id: string): TopicRef => ({
         id,
         label: id === OTHER_TOPIC ? OTHER_TOPIC : (locked.state.topics.get(id)?.label ?? id),
       })
       const appends = await moveResultEvents(
         client,
-        decision.reassigned.map((r) => ({ ...r, topic: label(r.topicId), metadata })),
+        decision.reassigned.map((r) => ({
+          ...r,
+          topic: label(r.topicId),
+          metadata: { ...metadata, causationId: runEventId },
+        })),
         this.opts.analyzer.info,
       )
       // Topics split, merged, retired or relabeled: the themes may change too (theme-store.ts), after them.
@@ -283,16 +291,19 @@ export class Reclusterer {
       )
       // After the lineage: whether the topics are settling now and when they were re-clustered, for the
       // read side (it read topic_reclustering, this service's own table, before).
-      const reclustered = newEvent(
-        'analysis.topics-reclustered',
-        {
-          reclusteredAt: at.toISOString(),
-          settling: (after[0]?.waiting ?? 0) > 0,
-          clustered: decision.summary.clustered,
-          topics: decision.summary.topics,
-        },
-        metadata,
-      )
+      const reclustered = {
+        ...newEvent(
+          'analysis.topics-reclustered',
+          {
+            reclusteredAt: at.toISOString(),
+            settling: (after[0]?.waiting ?? 0) > 0,
+            clustered: decision.summary.clustered,
+            topics: decision.summary.topics,
+          },
+          metadata,
+        ),
+        id: runEventId,
+      }
       const topicAppend = appends.find((a) => a.streamType === 'analysis' && a.streamId === claim.chatbot_id)
       if (topicAppend)
         appends[appends.indexOf(topicAppend)] = {
