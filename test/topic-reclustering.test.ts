@@ -106,11 +106,15 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     return res.json().reclustering
   }
 
+  /** What the re-clusterers of a test logged, at which level. */
+  const logged: { msg: string; level: string }[] = []
+
   function reclusterer(cluster?: (v: readonly Vector[], r: readonly Vector[]) => Promise<number[]>) {
     return new Reclusterer({
       pool: db.pool,
       analyzer,
       policy: EAGER,
+      log: (msg, _fields, level = 'warn') => logged.push({ msg, level }),
       ...(cluster ? { cluster: (v, r) => cluster(v, r) } : {}),
     })
   }
@@ -245,6 +249,7 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   })
 
   it('retries a failing run per its policy, and analysis goes on meanwhile', async () => {
+    logged.length = 0
     let calls = 0
     const flaky = reclusterer(async () => {
       calls++
@@ -285,6 +290,14 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     // After its last attempt the run starts over later (at once, under this policy), and then succeeds.
     const outcome = await waitFor(() => reclusterer().runDue(), { what: 'a run to be due again' })
     expect(outcome).toMatchObject({ ok: true })
+    // Each failure is a warning for the operator; the run that went as it should is not (an operator
+    // alerting on warnings was warned by every chatbot's routine run).
+    expect(logged.filter((l) => l.msg.startsWith('re-clustering failed')).map((l) => l.level)).toEqual([
+      'warn',
+      'warn',
+      'warn',
+    ])
+    expect(logged.filter((l) => l.msg === 're-clustered topics').map((l) => l.level)).toEqual(['info'])
     expect(await state()).toMatchObject({ requests_since_run: 0, attempts: 0, last_error: null })
     await settled()
     expect(await reclusteringReport()).toMatchObject({ settling: false, retrying: null })

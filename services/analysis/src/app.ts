@@ -183,7 +183,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         analyzer: deps.analyzer,
         policy: deps.recluster,
         now,
-        log: (msg, fields) => log?.warn(fields ?? {}, msg),
+        log: (msg, fields, level = 'warn') => log?.[level](fields ?? {}, msg),
       })
     : undefined
   const signalRefiner = deps.signalRefine

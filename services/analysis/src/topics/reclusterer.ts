@@ -67,7 +67,8 @@ export interface ReclustererOptions {
     references: readonly Vector[],
     timeoutMs: number,
   ) => Promise<number[]>
-  readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+  /** `info` for a run that went as it should (every minute or so per busy chatbot), `warn` for a problem. */
+  readonly log?: (msg: string, fields?: Record<string, unknown>, level?: 'info' | 'warn') => void
 }
 
 export interface ReclusterStats {
@@ -140,11 +141,11 @@ export class Reclusterer {
       const summary = await this.run(claim, semantic.model)
       this.stats.runs++
       this.stats.lastDurationMs = Date.now() - started
-      this.log('re-clustered topics', {
-        chatbotId: claim.chatbot_id,
-        ms: this.stats.lastDurationMs,
-        ...summary,
-      })
+      this.log(
+        're-clustered topics',
+        { chatbotId: claim.chatbot_id, ms: this.stats.lastDurationMs, ...summary },
+        'info',
+      )
       return { chatbotId: claim.chatbot_id, ok: true, summary }
     } catch (err) {
       const reason = (err as Error).message
