@@ -2,12 +2,13 @@
  * The embedded server listens on loopback, which every local user and process can reach: its superuser
  * must have a password of its own cluster, kept beside it, not one written in this repository.
  */
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../../../test/support/wait.ts'
 import {
   passwordFileOf,
   type RunningPostgres,
@@ -23,8 +24,12 @@ afterEach(async () => {
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
 })
 
-async function start(dataDir: string): Promise<RunningPostgres> {
-  const server = await startEmbeddedPostgres({ dataDir, settings: { fsync: 'off' } })
+async function start(dataDir: string, alert?: (line: string) => void): Promise<RunningPostgres> {
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    settings: { fsync: 'off' },
+    ...(alert ? { alert } : {}),
+  })
   running.push(server)
   return server
 }
@@ -117,5 +122,50 @@ describe('the embedded Postgres superuser password', () => {
     expect(await connectAs(again.port, 'postgres')).toBe('28P01')
     expect(await connectAs(again.port, password)).toBe('connected')
     await query(again.url, 'SELECT 1')
+  })
+})
+
+/** The postmaster's pid, from the cluster's postmaster.pid. */
+function postmasterPid(dir: string): number | undefined {
+  const file = path.join(dir, 'postmaster.pid')
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('the embedded Postgres stopping on its own', () => {
+  it('is started again on the same port, saying so above the debug level, and stopped for good by stop()', async () => {
+    // Given a running embedded server, its password known
+    const dir = await dataDir()
+    const alerts: string[] = []
+    const server = await start(dir, (line) => alerts.push(line))
+    const password = readFileSync(passwordFileOf(dir), 'utf8').trim()
+    const first = postmasterPid(dir)!
+
+    // When it is killed (the OOM killer, an operator's kill -9)
+    process.kill(first, 'SIGKILL')
+
+    // Then it is running again on the same port, another process, and the alerts said why
+    await waitFor(async () => (await connectAs(server.port, password)) === 'connected', {
+      what: 'the embedded Postgres to accept connections again',
+      timeoutMs: 60_000,
+    })
+    const second = postmasterPid(dir)!
+    expect(second).not.toBe(first)
+    expect(alerts[0]).toMatch(/exited \(signal SIGKILL\); starting it again$/)
+    expect(alerts.at(-1)).toMatch(/is running again$/)
+
+    // And stop() stops it for good: no server left behind, none started again
+    await stop(server)
+    expect(alive(second)).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect(postmasterPid(dir)).toBeUndefined()
   })
 })

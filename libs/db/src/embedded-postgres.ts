@@ -20,7 +20,15 @@ export interface EmbeddedPostgresOptions {
   log?: (line: string) => void
   /** Extra `postgres -c` settings, e.g. { fsync: 'off' } for throwaway test clusters. */
   settings?: Record<string, string>
+  /**
+   * Told (one line) when the server exits without being stopped (killed, crashed) and each time it is
+   * started again; the operator's log should show it at a level above `log`'s.
+   */
+  alert?: (line: string) => void
 }
+
+/** How long after an unexpected exit the server is started again, and between failed attempts. */
+const RESTART_DELAYS_MS = [1_000, 2_000, 5_000]
 
 export interface RunningPostgres {
   /** Connection string for the `postgres` database. */
@@ -78,15 +86,46 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   const password = await clusterPassword(dataDir)
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, password, runAs, log)
-  const server = await startServer(binaries, dataDir, port, opts.settings ?? {}, runAs, log)
+  const alert = opts.alert ?? log
+  const settings = opts.settings ?? {}
+  let stopping = false
+  let restarts: Promise<void> | undefined
+  // The server exited on its own (killed, crashed): start it again on the same port, so that the pools
+  // reconnect to it, as they do to an external Postgres that comes back. Nothing else would: the service
+  // would answer 503 for ever with the reason nowhere at its log level.
+  const onUnexpectedExit = (reason: string) => {
+    if (stopping || restarts) return
+    alert(`the embedded Postgres in ${dataDir} exited (${reason}); starting it again`)
+    restarts = (async () => {
+      for (let attempt = 0; !stopping; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, 2)]))
+        if (stopping) return
+        try {
+          server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+          alert(`the embedded Postgres in ${dataDir} is running again`)
+          return
+        } catch (err) {
+          alert(`could not start the embedded Postgres again (${(err as Error).message}); retrying`)
+        }
+      }
+    })().finally(() => {
+      restarts = undefined
+    })
+  }
+  let server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+  const stop = async () => {
+    stopping = true
+    await restarts
+    await server.stop()
+  }
   const url = connectionUrl(password, port)
   try {
     await ensureOwnPassword(url, port, log)
   } catch (err) {
-    await server.stop()
+    await stop()
     throw err
   }
-  return { url, port, stop: server.stop }
+  return { url, port, stop }
 }
 
 /**
@@ -236,6 +275,7 @@ function startServer(
   settings: Record<string, string>,
   runAs: SystemUser | undefined,
   log: (line: string) => void,
+  onUnexpectedExit: (reason: string) => void,
 ): Promise<{ stop(): Promise<void> }> {
   const flags = Object.entries({ listen_addresses: '127.0.0.1', ...settings }).flatMap(([k, v]) => [
     '-c',
@@ -247,7 +287,9 @@ function startServer(
   process.on('exit', stopOnExit)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   exited.then(() => process.off('exit', stopOnExit))
+  let stopping = false
   const stop = async () => {
+    stopping = true
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT')
     await exited
   }
@@ -271,6 +313,7 @@ function startServer(
     child.on('exit', (code, signal) => {
       if (ready) {
         log(`the embedded Postgres exited (${signal ?? code})`)
+        if (!stopping) onUnexpectedExit(signal ? `signal ${signal}` : `exit code ${code}`)
         return
       }
       const reason = recent.findLast((l) => /FATAL|ERROR/.test(l)) ?? recent.at(-1) ?? 'no output'

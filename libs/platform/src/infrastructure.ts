@@ -72,6 +72,7 @@ export async function openInfrastructure(
         dataDir,
         port: config.EMBEDDED_POSTGRES_PORT,
         log: (line) => pgLog.debug(line),
+        alert: (line) => pgLog.warn(line),
       })
       closers.push(() => server.stop())
       databaseUrl = server.url
