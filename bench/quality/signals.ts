@@ -73,7 +73,7 @@ export const FRESH17_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh18.json')
 /** Written blind by a twenty-second session (helper fresh19); read blind at signals-v62 to v66 and for three candidates, a development set since 2026-12-01, 08:30 UTC (README there). */
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
-/** Written blind by a twenty-third session (helper fresh20) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-third session (helper fresh20); read blind at signals-v62 to v70 and for several candidates, a development set since 2026-12-01, 11:45 UTC (README there). */
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
 /** Written blind by a twenty-fourth session (helper fresh21) while others changed the detector; kept blind (README there). */
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
@@ -223,8 +223,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh20',
     file: FRESH20_SIGNALS_SET,
     described:
-      'written blind by a twenty-third session while others changed the detector, never tuned on (fresh20, blind)',
-    blind: true,
+      'written blind by a twenty-third session, measured blind for signals-v62 to v70, a development set since (fresh20, development)',
   },
   {
     name: 'fresh21',
