@@ -1,25 +1,33 @@
 /**
  * The embedded server listens on loopback, which every local user and process can reach: its superuser
- * must have a password of its own cluster, kept beside it, not one written in this repository.
+ * must have a password of its own cluster, kept beside it, not one written in this repository. And it
+ * must not stay down when it dies, nor run unowned when the process that started it dies.
  */
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../../../test/support/wait.ts'
 import {
+  orphanedEmbeddedPostgres,
   passwordFileOf,
   type RunningPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
+  stopOrphanedEmbeddedPostgres,
 } from './index.ts'
 
 const scratch: string[] = []
 const running: RunningPostgres[] = []
 
+/** Processes a failed test could leave behind (the owner process, its orphaned server). */
+const leftovers: number[] = []
+
 afterEach(async () => {
+  for (const pid of leftovers.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL')
   for (const server of running.splice(0)) await server.stop()
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
 })
@@ -167,5 +175,48 @@ describe('the embedded Postgres stopping on its own', () => {
     expect(alive(second)).toBe(false)
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect(postmasterPid(dir)).toBeUndefined()
+  })
+})
+
+describe('an embedded Postgres left running by a process killed with SIGKILL', () => {
+  it('is told apart from one its owner still runs, and stopped so that a new start owns its server', async () => {
+    // Given another process that started the embedded server on a data directory
+    const dir = await dataDir()
+    const script = path.join(path.dirname(dir), 'owner.mts')
+    await writeFile(
+      script,
+      `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+      await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
+      console.log('ready')
+      setInterval(() => {}, 1000)\n`,
+    )
+    // Node itself: tsx's command would run it as a child of its own, and be the process killed.
+    const owner = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    await new Promise<void>((resolve, reject) => {
+      owner.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
+      owner.once('exit', (code) => reject(new Error(`the owner exited (${code})`)))
+    })
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(owner.pid!, postmaster)
+
+    // While it runs, its server is not an orphan (another process of ours may use it)
+    expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
+
+    // When that process is killed with SIGKILL, its server goes on running, an orphan
+    const exited = new Promise((resolve) => owner.once('exit', resolve))
+    owner.kill('SIGKILL')
+    await exited
+    expect(alive(postmaster)).toBe(true)
+    await waitFor(() => orphanedEmbeddedPostgres(dir) === postmaster, { what: 'the server to be an orphan' })
+
+    // Then it can be stopped, and a new start runs a server of its own on the same cluster
+    await stopOrphanedEmbeddedPostgres(postmaster)
+    expect(alive(postmaster)).toBe(false)
+    const server = await start(dir)
+    expect(postmasterPid(dir)).not.toBe(postmaster)
+    expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
+    await query(server.url, 'SELECT 1')
   })
 })

@@ -113,6 +113,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     })
   }
   let server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+  // Which process runs it: a server whose parent is not this one was left behind by a process that died
+  // (orphanedEmbeddedPostgres).
+  await writeFile(ownerFileOf(dataDir), `${process.pid}\n`, { mode: 0o600 })
   const stop = async () => {
     stopping = true
     await restarts
@@ -380,4 +383,49 @@ export function runningEmbeddedPostgres(dataDir: string): string | undefined {
   }
   // A cluster without a password file is one no start of this version has opened: the old password.
   return connectionUrl(readPassword(passwordFileOf(dataDir)) ?? LEGACY_PASSWORD, Number(port))
+}
+
+/** `<dataDir>.owner`: the pid of the process that started the server running on `dataDir`. */
+function ownerFileOf(dataDir: string): string {
+  return `${path.resolve(dataDir)}.owner`
+}
+
+/**
+ * The postmaster's pid when the server running on `dataDir` was left behind by the process that started
+ * it (killed with SIGKILL, it could not stop it): its parent is no longer the process recorded as its
+ * owner. Undefined when none runs, when its owner still runs it (`npm start` while a CLI looks), or when
+ * a version before owner files started it.
+ */
+export function orphanedEmbeddedPostgres(dataDir: string): number | undefined {
+  const pidFile = path.join(path.resolve(dataDir), 'postmaster.pid')
+  const ownerFile = ownerFileOf(dataDir)
+  if (!existsSync(pidFile) || !existsSync(ownerFile)) return undefined
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+  const owner = Number(readFileSync(ownerFile, 'utf8').trim())
+  let parent: number
+  try {
+    parent = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+  } catch {
+    return undefined // not running (or no /proc: nothing to tell)
+  }
+  return parent && parent !== owner ? pid : undefined
+}
+
+/** Stops an orphaned server (a fast shutdown: its sessions are gone with its owner) and waits for it. */
+export async function stopOrphanedEmbeddedPostgres(pid: number, timeoutMs = 60_000): Promise<void> {
+  process.kill(pid, 'SIGINT')
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      process.kill(pid, 0)
+    } catch {
+      return
+    }
+    if (Date.now() > deadline) {
+      throw new EmbeddedPostgresError(
+        `The embedded Postgres left running by a process that is gone (pid ${pid}) did not stop within ${timeoutMs / 1000} s.`,
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }

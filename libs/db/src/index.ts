@@ -3,10 +3,12 @@ export { type BackgroundLoop, type BackgroundLoopOptions, backgroundLoop } from 
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
+  orphanedEmbeddedPostgres,
   passwordFileOf,
   type RunningPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
+  stopOrphanedEmbeddedPostgres,
 } from './embedded-postgres.ts'
 export { freePort } from './free-port.ts'
 export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupWork } from './group-commit.ts'

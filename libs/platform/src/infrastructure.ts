@@ -4,8 +4,10 @@ import {
   createPool,
   ensureReaderLogin,
   migrate,
+  orphanedEmbeddedPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
+  stopOrphanedEmbeddedPostgres,
 } from '@cas/db'
 import { createKafka, EMBEDDED_EVENT_LOG, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
@@ -61,6 +63,16 @@ export async function openInfrastructure(
     let databaseUrl = config.DATABASE_URL
     const dataDir = path.join(config.DATA_DIR, 'postgres')
     if (!databaseUrl && !opts.attached) {
+      // A server left running by a process of ours that was killed (SIGKILL) has no one to start it
+      // again or stop it: stop it, and start our own below.
+      const orphan = orphanedEmbeddedPostgres(dataDir)
+      if (orphan) {
+        log.warn(
+          { dataDir, pid: orphan },
+          'the embedded Postgres on DATA_DIR was left running by a process that is gone; stopping it to start our own',
+        )
+        await stopOrphanedEmbeddedPostgres(orphan)
+      }
       // Another process of ours (npm start, while a CLI runs) may have the embedded server up already.
       databaseUrl = runningEmbeddedPostgres(dataDir)
       if (databaseUrl) log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
