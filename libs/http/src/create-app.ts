@@ -124,6 +124,13 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   })
   if (opts.loadShedding) installLoadShedding(app, opts.loadShedding)
   refuseIllFormedText(app)
+  // The API's answers hold an organization's conversations, members and keys: no browser or shared cache
+  // keeps them (a shared computer's back button, a proxy), and none is read as anything but JSON.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.url.startsWith('/api/')) return
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+    reply.header('x-content-type-options', 'nosniff')
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -86,6 +86,28 @@ describe('request log lines', () => {
   })
 })
 
+describe('API answers', () => {
+  it('are not cached nor sniffed, errors included; other paths keep their own headers', async () => {
+    // Given an app with an API route and another
+    const a = await app()
+    a.get('/api/v1/thing', async () => ({ ok: true, secret: 'an end user said this' }))
+    a.get('/page', async (_request, reply) => reply.header('cache-control', 'max-age=60').send('page'))
+
+    // When each is read, and an API path that does not exist
+    const answers = await Promise.all(
+      ['/api/v1/thing', '/api/v1/nothing', '/page'].map((url) => a.inject(url)),
+    )
+
+    // Then the API's answers say no-store and nosniff; the other page is left as it was
+    for (const res of answers.slice(0, 2)) {
+      expect(res.headers['cache-control']).toBe('no-store')
+      expect(res.headers['x-content-type-options']).toBe('nosniff')
+    }
+    expect(answers[1]!.statusCode).toBe(404)
+    expect(answers[2]!.headers['cache-control']).toBe('max-age=60')
+  })
+})
+
 describe('request ids', () => {
   it('keeps a well-formed X-Request-Id, echoes it, and logs it as requestId', async () => {
     const { logger, lines } = capturingLogger()
