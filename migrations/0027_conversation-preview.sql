@@ -1,10 +1,10 @@
 -- Up Migration
 
 -- The conversation list shows what a support lead scans (issue 30): each conversation's first end-user
--- message, cut, beside its topics. The projector keeps it on the conversation row
--- (services/projector/src/projections/preview.ts, conversation-fold.ts): the first end-user message with
--- more than whitespace, by sentAt then arrival (the order of the conversation's messages), as one line of
--- at most 160 characters, an ellipsis ending one that was cut. preview_sent_at and preview_arrival are
+-- message, cut, beside its topics. The projector keeps it on the conversation row (libs/views/src/preview.ts,
+-- services/projector/src/projections/conversation-fold.ts): the first end-user message with more than
+-- whitespace, by sentAt then arrival (the order of the conversation's messages), as one line of at most
+-- 160 characters, an ellipsis ending one that was cut. preview_sent_at and preview_arrival are
 -- that message's, so that a message captured later with an earlier sentAt takes its place.
 -- Like the messages it comes from, it is plaintext in the read model: erasure and chatbot deletion delete
 -- the conversation row, preview and all; a rebuild replays it from the (decrypted) events.

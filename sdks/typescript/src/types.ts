@@ -108,7 +108,10 @@ export interface CaptureStats {
   readonly failed: number
   /** Requests sent again after a 429, a 5xx, a 408, a network error or a timeout. */
   readonly retries: number
-  /** Requests answered 429. */
+  /**
+   * 429 answers: each attempt answered 429 counts once, whether it was retried, given up or left at
+   * shutdown (the Python SDK's `rate_limited` counts the same).
+   */
   readonly rateLimited: number
   /** Requests the service answered 200. */
   readonly requests: number

@@ -363,4 +363,25 @@ describe('a rate limit', () => {
     for (const conversationId of ['limited-1', 'limited-2', 'limited-3'])
       expect(contents(await waitForMessages(account, conversationId, 1))).toEqual([conversationId])
   }, 240_000)
+
+  it('counts each 429 answer once, also when the client shuts down before its retry', async () => {
+    // Python's rate_limited counted a 429 at its retry and again when shutdown then gave the request up;
+    // both SDKs count answers (this SDK's rateLimited, Python's rate_limited).
+    const account = await signUpWithChatbot(limited.baseUrl)
+    const { fetch, requests } = recordingFetch()
+    const client = new ConversationAnalytics({
+      apiKey: account.apiKey,
+      baseUrl: limited.baseUrl,
+      flushAt: 1,
+      fetch,
+      onError: () => {},
+    })
+    for (const conversationId of ['over-1', 'over-2', 'over-3'])
+      client.capture({ conversationId, messages: [{ role: 'user', content: conversationId }] })
+    await waitFor(() => client.stats().retries >= 1, { what: "the 429's retry to wait for Retry-After" })
+    const stats = await client.shutdown(0)
+    expect(requests.filter((r) => r.status === 429)).toHaveLength(1)
+    expect(stats).toMatchObject({ rateLimited: 1, retries: 1 })
+    expect(stats.delivered + stats.failed).toBe(3)
+  }, 240_000)
 })

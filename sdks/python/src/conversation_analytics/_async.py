@@ -200,6 +200,7 @@ class AsyncClient(_Base):
                 return
             request.attempts += 1
             outcome = await loop.run_in_executor(None, attempt, self._options, request)
+            self._reporter.answered(outcome)
             delay = decide(self._options, request, outcome)
             if delay is None:
                 finish(self._reporter, request, outcome)

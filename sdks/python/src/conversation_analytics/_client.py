@@ -246,6 +246,7 @@ class Client(_Base):
                 return
             request.attempts += 1
             outcome = attempt(self._options, request)
+            self._reporter.answered(outcome)
             delay = decide(self._options, request, outcome)
             if delay is None:
                 finish(self._reporter, request, outcome)

@@ -86,7 +86,8 @@ class Stats:
     requests: int = 0
     #: Attempts sent again after a 429, a 5xx, a 408, a network error or a timeout.
     retries: int = 0
-    #: 429 answers received.
+    #: 429 answers received, each attempt answered 429 once, whatever followed (a retry, giving up, or a
+    #: shutdown before the retry), as the TypeScript SDK's `rateLimited`.
     rate_limited: int = 0
 
 
@@ -423,6 +424,12 @@ class Reporter:
         self.stats = stats
         self.lock = threading.Lock()
 
+    def answered(self, outcome: Outcome) -> None:
+        """Every attempt's outcome, as it arrives: a 429 counts here once, whatever follows it."""
+        if outcome.status == 429:
+            with self.lock:
+                self.stats.rate_limited += 1
+
     def sent(self, request: Request, outcome: Outcome) -> None:
         body = outcome.body if isinstance(outcome.body, dict) else {}
         stored = body.get("messagesStored")
@@ -442,8 +449,6 @@ class Reporter:
     def retrying(self, request: Request, outcome: Outcome, delay: float) -> None:
         with self.lock:
             self.stats.retries += 1
-            if outcome.status == 429:
-                self.stats.rate_limited += 1
         logger.info(
             "capture of conversation %s failed (%s); retry %d in %.1f s",
             request.conversation_id,
@@ -455,8 +460,6 @@ class Reporter:
     def failed(self, request: Request, outcome: Outcome, why: str) -> None:
         with self.lock:
             self.stats.failed += len(request.message_ids)
-            if outcome.status == 429:
-                self.stats.rate_limited += 1
         payload = outcome.body if isinstance(outcome.body, dict) else {}
         error_body = payload.get("error") if isinstance(payload.get("error"), dict) else {}
         error = CaptureError(
