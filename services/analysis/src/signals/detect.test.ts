@@ -546,6 +546,26 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['abandonment'])
   })
 
+  it('reads a thanks whose last sentence says what the end user will do next as resolution after an answer (signals-v71)', () => {
+    // Regression: "thank you. ill go to citizens advice today" (gratitude 0.907, anchors −0.062) after the food bank's
+    // answer ended open and was read as no resolution (fresh20 foodbank-01, fresh10 emailmkt-02).
+    const thanksThenPlan: Partial<MessageCues> = {
+      resolution: -0.06,
+      gratitude: 0.9,
+      openTail: true,
+      plans: true,
+    }
+    const ending = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = {}) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(ending(thanksThenPlan)).toEqual(['resolution'])
+    // An open tail that is no plan still keeps the thanks out, as before.
+    expect(ending({ ...thanksThenPlan, plans: undefined })).toEqual(['abandonment'])
+    // A plan without a thanks the heads read is no resolution (the closing gate still needs no open tail).
+    expect(ending({ ...thanksThenPlan, gratitude: 0.1, resolution: 0 })).toEqual([])
+    // After a failure the plan goes elsewhere ("lovely, thanks. i'll just buy it from them then"): the tail stays open.
+    expect(ending(thanksThenPlan, { failure: 0.3 })).toEqual(['bot_failure', 'abandonment'])
+  })
+
   it('reads a last sentence that opens on the first person future as a plan (plansOf)', () => {
     for (const said of [
       "I'll bring them to the Harrogate branch on Saturday.",

@@ -93,7 +93,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   hands over; signals-v31: the end user's closing message (the last, in reply to an answer that did not
  *   fail) needs only THRESHOLDS.resolutionClosing ("ta", "there it is, worked perfectly"); signals-v62: not
  *   a reply to a failed turn the frustration head reads ≥ THRESHOLDS.resolutionAfterFailure without sadness
- *   (soreAfterFailure: "ok thanks for nothing");
+ *   (soreAfterFailure: "ok thanks for nothing"); signals-v71: a last sentence that says what the end user
+ *   will do next (plansOf) is no open end ("thank you. ill go to citizens advice today");
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -115,7 +116,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 70
+export const SIGNALS_VERSION = 71
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -991,13 +992,24 @@ interface FrustrationCourse {
  * Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head, unless the message
  * ends on something still open (cues.ts, openTail). A `closing` message (signals-v31: the end user's last
  * word after an answer, detectSignals) needs only THRESHOLDS.resolutionClosing when it is no question, does
- * not end open and asks for no person. Its confidence, or undefined.
+ * not end open and asks for no person. An `answered` message (signals-v71: in reply to an answer that neither
+ * failed nor handed over) whose last sentence is a plan (plansOf) does not end open. Its confidence, or undefined.
  */
-function resolution(c: MessageCues | undefined, reply = true, closing = false): number | undefined {
+function resolution(
+  c: MessageCues | undefined,
+  reply = true,
+  closing = false,
+  answered = false,
+): number | undefined {
   if (!c) return undefined
   // signals-v21: a message the resolution anchors read clearly as a whole is a thanks whatever its last
-  // sentence says ("done, thanks. hope to be back on my feet by then").
-  if (c.openTail && (c.resolution ?? -1) < THRESHOLDS.resolutionOverTail) return undefined
+  // sentence says ("done, thanks. hope to be back on my feet by then"). signals-v71: nor is a last sentence that
+  // says what the end user will do next (cues.ts, plansOf) an open end in reply to an answer that neither failed
+  // nor handed over (`answered`): "thank you. ill go to citizens advice today" thanks and takes the answer; the
+  // gratitude head or the anchors' full margin must still read the thanks. After a failure such a plan goes
+  // elsewhere ("lovely, thanks. i'll just buy it from them then") and stays open.
+  const plansOnAnswer = answered && c.plans === true
+  if (c.openTail && !plansOnAnswer && (c.resolution ?? -1) < THRESHOLDS.resolutionOverTail) return undefined
   // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks), nor does one
   // the frustration head reads as frustrated as a whole, whatever the anchors say: a sarcastic thanks
   // ("wow, thanks for nothing") has the gratitude head's and the thanks anchors' literal warmth. The whole
@@ -1453,7 +1465,9 @@ export function detectSignals(
       isReply(m) &&
       answered !== undefined &&
       !(failed(answered) && !handedOver(answered))
-    const confidence = resolution(m.cues, isReply(m), closing)
+    // signals-v71: in reply to an answer that neither failed nor handed over, a plan in the last sentence is no open end.
+    const wellAnswered = answered !== undefined && !failed(answered) && !handedOver(answered)
+    const confidence = resolution(m.cues, isReply(m), closing, wellAnswered)
     if (confidence === undefined) continue
     // signals-v21: a thanks in reply to the assistant saying an earlier message again resolves nothing:
     // the thanks is sarcastic ("wow, really helpful. thanks a lot") or a goodbye to a bot going in circles.

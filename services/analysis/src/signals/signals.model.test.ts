@@ -1641,6 +1641,40 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(asksToo).toContain('abandonment')
   })
 
+  it('reads a thanks whose last sentence says what the end user will do next as resolution after an answer; after a failure not (signals-v71)', async () => {
+    // Each last word thanks (the gratitude head) and ends on a plan the open tail read as still open: without the
+    // rule none was a resolution. After a failure a plan to go round it stays open: without the failed-turn guard
+    // the last one became a resolution.
+    const thanked: [string, string, string][] = [
+      [
+        'Do I need to book to see the dentist for a broken tooth?',
+        'For an urgent problem like a broken tooth, ring the surgery at 8am and ask for an emergency slot on the same day.',
+        'Thank you so much. I will ring them first thing tomorrow.',
+      ],
+      [
+        'Where can I get my blood pressure checked without an appointment?',
+        'Most pharmacies check blood pressure for free without an appointment, including ours on Bridge Street.',
+        'Thanks very much. I shall go to Bridge Street this afternoon.',
+      ],
+      [
+        'my student loan hasnt come through and term starts monday',
+        'The first payment is sent 3 working days after you register at university. Your university can give you a hardship payment until then.',
+        'thank you. i will ask the student office',
+      ],
+    ]
+    for (const [asked, answer, reply] of thanked) {
+      const read = await settledSignals(['user', asked], ['assistant', answer], ['user', reply])
+      expect(read, reply).toContain('resolution')
+      expect(read, reply).not.toContain('abandonment')
+    }
+    const failed = await settledSignals(
+      ['user', thanked[0]![0]],
+      ['assistant', "Sorry, I'm not able to advise on dental appointments here."],
+      ['user', "lovely, thanks. i'll just ring the surgery myself then"],
+    )
+    expect(failed).not.toContain('resolution')
+  })
+
   it('abandons a conversation whose last reply to a bot failure resolves nothing, not one that thanks', async () => {
     const failure: Turn = ['assistant', "Sorry, I'm not able to change seat bookings in this chat."]
     const left = await settledSignals(['user', 'can you move me to an aisle seat on my flight'], failure, [
