@@ -86,7 +86,32 @@ describe('Origin check on mutating API requests', () => {
   })
 
   it.each([
+    ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['a Referer of another site', { referer: 'https://evil.example/page' }],
+    ['a Referer of another port of our host', { referer: 'http://localhost:8080/' }],
+  ])('refuses a request without Origin that carries %s', async (_case, headers: Record<string, string>) => {
+    // Given a signed-in user
+    const app = await gateway()
+    const { cookie } = await signUp(app)
+
+    // When their browser posts a logout from another site, with no Origin (a browser or proxy left it out)
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/logout',
+      headers: { cookie, ...headers },
+    })
+
+    // Then it is refused and the session survives
+    expect(response.statusCode).toBe(403)
+    expect(response.json()).toEqual(FORBIDDEN)
+    expect(await sessionExists(cookie)).toBe(true)
+  })
+
+  it.each([
     ['our own origin', { origin: 'http://localhost' }, {}],
+    ['no Origin, a Referer of our own pages', { referer: 'http://localhost/chatbots' }, {}],
+    ['no Origin, a Referer of a listed origin', { referer: 'https://admin.example.com/x' }, {}],
+    ['no Origin, Sec-Fetch-Site: same-origin', { 'sec-fetch-site': 'same-origin' }, {}],
     [
       'our own origin under another Host name',
       { host: 'dash.example.com', origin: 'http://dash.example.com' },
