@@ -5,6 +5,7 @@ import { normalized } from './vectors.ts'
 import {
   chooseBySilhouette,
   cosineSilhouette,
+  manyDomainWindow,
   minClusterSizeChoices,
   minSamplesChoices,
   nearestNeighbours,
@@ -131,6 +132,27 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     expect(windowClusters(window, [], { ...WINDOW_CLUSTERING, minClusterSizes: [8, 8, ...choices] })).toEqual(
       landed,
     )
+  })
+
+  it('takes the many-domain path only in a small window whose HDBSCAN at 8 leaves a fifth of it as noise', () => {
+    const run = (minClusterSize: number, n: number, noise: number) => ({
+      minClusterSize,
+      density: Array.from({ length: n }, (_, i) => (i < noise ? -1 : 0)),
+    })
+    // 60 of 300 (a fifth) as noise at min_cluster_size 8, at either min_samples: many domains.
+    expect(manyDomainWindow(300, [run(8, 300, 0), run(8, 300, 60), run(6, 300, 0)], WINDOW_CLUSTERING)).toBe(
+      true,
+    )
+    expect(manyDomainWindow(300, [run(8, 300, 59), run(8, 300, 10)], WINDOW_CLUSTERING)).toBe(false)
+    // Noise at a smaller size does not count.
+    expect(manyDomainWindow(300, [run(8, 300, 0), run(6, 300, 200)], WINDOW_CLUSTERING)).toBe(false)
+    // From 375 requests (8 alone tried) never, whatever the noise: whole sets do not move.
+    expect(manyDomainWindow(375, [run(8, 375, 375)], WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(5000, [run(8, 5000, 4000)], WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(374, [run(8, 374, 75)], WINDOW_CLUSTERING)).toBe(true)
+    // Nor below 175 requests, which try min_cluster_size 3 already.
+    expect(manyDomainWindow(174, [run(8, 174, 100)], WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(175, [run(8, 175, 100)], WINDOW_CLUSTERING)).toBe(true)
   })
 
   it("chooses HDBSCAN's min_samples per window, between minClusterSize and UMAP's neighbours", () => {
