@@ -18,6 +18,7 @@ import {
   type WindowClusterOptions,
   windowClusters,
 } from '../services/analysis/src/topics/window-clusters.ts'
+import { GRANULARITY_CANDIDATES } from './topics-granularity.ts'
 
 type Clusterer = (vectors: readonly Vector[], references: readonly Vector[]) => number[]
 
@@ -65,6 +66,8 @@ function splitThenChoose(vectors: readonly Vector[], sizes: readonly number[]): 
 const averageLinkage: Clusterer = (v, r) => poolClusters(v, r, { dissolve: false })
 
 export const WINDOW_CANDIDATES: Readonly<Record<string, Clusterer>> = {
+  /** A small window's granularity by stability, DBCV and the like (helper topics12, topics-granularity.ts). */
+  ...GRANULARITY_CANDIDATES,
   /** As before 2026-12-01 (helper topics10): min_cluster_size 8 at any n, no smaller size tried. */
   '8 alone': (v, r) => windowClusters(v, r, { ...WINDOW_CLUSTERING, smallWindowShare: 1 }),
   /** The pool's silhouette-cut average linkage at any n (the under-64 path everywhere). */

@@ -20,8 +20,11 @@
  * `mixed` (helper topics11): a many-domain chatbot, seeded samples of n requests (150, 250, 350) of the
  * whole CLINC150 validation split (ten domains, 150 intents), scored against the intents.
  *
+ * `--clinc-split test` (helper topics12): the clinc150 and mixed families drawn from CLINC150's test split
+ * (30 requests an intent) instead of validation, for a confirmation on requests nothing was chosen on.
+ *
  *   npm run bench:topics-small -- [--family dstc11|clinc150|mixed]... [--n 100,200,400,800] [--seeds 5]
- *                                 [--candidate NAME]... [--rows] [--no-anchors]
+ *                                 [--candidate NAME]... [--rows] [--no-anchors] [--clinc-split val|test]
  */
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -133,7 +136,12 @@ function topicOf(map: ReadonlyMap<string, string>, key: string): string {
   return map.get(key) ?? OTHER_TOPIC
 }
 
-async function samples(family: string, sizes: readonly number[], seeds: number): Promise<Sample[]> {
+async function samples(
+  family: string,
+  sizes: readonly number[],
+  seeds: number,
+  clincSplit: 'clinc150-val' | 'clinc150-test' = 'clinc150-val',
+): Promise<Sample[]> {
   const withVector = (rows: readonly Embedded[]) =>
     rows.filter((r): r is Request => r.embedding !== undefined)
   const out: Sample[] = []
@@ -151,7 +159,7 @@ async function samples(family: string, sizes: readonly number[], seeds: number):
     }
     return out
   }
-  const rows = withVector(await embedded('clinc150-val'))
+  const rows = withVector(await embedded(clincSplit))
   if (family === 'mixed') {
     // Many domains at once: n requests of the whole validation split (150 intents, ten domains).
     for (const n of sizes) {
@@ -197,6 +205,7 @@ async function main() {
       candidate: { type: 'string', multiple: true },
       rows: { type: 'boolean', default: false },
       'no-anchors': { type: 'boolean', default: false },
+      'clinc-split': { type: 'string', default: 'val' },
     },
   })
   const families = values.family ?? ['dstc11', 'clinc150']
@@ -220,7 +229,8 @@ async function main() {
     )
       .split(',')
       .map((x) => (x === 'all' ? Number.POSITIVE_INFINITY : Number(x)))
-    const all = await samples(family, sizes, Number(values.seeds))
+    const split = values['clinc-split'] === 'test' ? 'clinc150-test' : 'clinc150-val'
+    const all = await samples(family, sizes, Number(values.seeds), split)
     type Row = { n: string; method: string; score: Score; intents: number }
     const rows: Row[] = []
     for (const sample of all) {
