@@ -1,5 +1,6 @@
 import net, { type AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
+import { gzipSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { pino } from 'pino'
@@ -288,6 +289,36 @@ describe('request bodies', () => {
   }
   const post = (a: FastifyInstance, url: string, payload: string, type = 'application/json') =>
     a.inject({ method: 'POST', url, headers: { 'content-type': type }, payload })
+
+  it('refuses a compressed body where the route does not decompress with 415 saying so, not "not valid JSON"', async () => {
+    // Given a route that takes a JSON body and decompresses nothing
+    const a = await bodyApp()
+    const json = JSON.stringify({ value: 'hello' })
+    const send = (headers: Record<string, string>, payload: string | Buffer) =>
+      a.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json', ...headers },
+        payload,
+      })
+
+    // When it is sent gzip-compressed, then uncompressed, then as identity
+    const gzipped = await send({ 'content-encoding': 'gzip' }, gzipSync(json))
+    const plain = await send({}, json)
+    const identity = await send({ 'content-encoding': 'identity' }, json)
+
+    // Then the compressed one is 415 naming the encoding, and the others go through
+    expect(gzipped.statusCode).toBe(415)
+    expect(gzipped.json()).toEqual({
+      ok: false,
+      error: {
+        code: 'unsupported_media_type',
+        message: 'Content-Encoding gzip is not taken by this route: send the body uncompressed.',
+      },
+    })
+    expect(plain.statusCode).toBe(200)
+    expect(identity.statusCode).toBe(200)
+  })
 
   it('Regression (issue 16): a body nested 5,000 levels deep answered 500; it is a 400 naming the path', async () => {
     const a = await bodyApp()

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
-import { errorCodes, type FastifyInstance, type RouteOptions } from 'fastify'
+import { errorCodes, type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify'
+import { decompressRequestBody } from './content-encoding.ts'
 import { AppError } from './errors.ts'
 import { jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
 import { notUtf8Error } from './utf8.ts'
@@ -48,10 +49,25 @@ export function installBodyParsing(app: FastifyInstance): void {
     payload.on('error', settle)
   })
   app.addHook('onRoute', (route: RouteOptions) => {
+    // Only the routes that decompress (capture, OTLP) take a Content-Encoding; the others would parse the
+    // compressed bytes as JSON and call them invalid JSON.
+    const parsing = route.preParsing ? [route.preParsing].flat() : []
+    if (!parsing.includes(decompressRequestBody)) route.preParsing = [refuseEncoding, ...parsing]
     if (!route.schema?.body) return
     const own = route.preValidation ? [route.preValidation].flat() : []
     route.preValidation = [...own, requireBody]
   })
+}
+
+/** 415 for a body with a Content-Encoding on a route that does not decompress (an empty body is none). */
+async function refuseEncoding(request: FastifyRequest): Promise<void> {
+  const header = request.headers['content-encoding']
+  const encoding = header?.trim().toLowerCase()
+  if (!encoding || encoding === 'identity' || request.headers['content-length'] === '0') return
+  throw new AppError(
+    'unsupported_media_type',
+    `Content-Encoding ${header} is not taken by this route: send the body uncompressed.`,
+  )
 }
 
 async function requireBody(request: { body: unknown }): Promise<void> {
