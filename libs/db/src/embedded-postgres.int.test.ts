@@ -122,7 +122,8 @@ describe('the embedded Postgres superuser password', () => {
     if (removeFile) await rm(passwordFileOf(dir))
 
     // When it is started again
-    const again = await start(dir)
+    const alerts: string[] = []
+    const again = await start(dir, (line) => alerts.push(line))
 
     // Then the well-known password no longer opens it, and the one in its file does
     const password = readFileSync(passwordFileOf(dir), 'utf8').trim()
@@ -130,6 +131,10 @@ describe('the embedded Postgres superuser password', () => {
     expect(await connectAs(again.port, 'postgres')).toBe('28P01')
     expect(await connectAs(again.port, password)).toBe('connected')
     await query(again.url, 'SELECT 1')
+    // And the operator's log says so, once
+    expect(alerts).toEqual([
+      `gave the embedded Postgres superuser its own password, kept in ${passwordFileOf(dir)}, in place of the one every cluster had`,
+    ])
   })
 })
 

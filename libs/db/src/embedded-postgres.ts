@@ -123,7 +123,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   const url = connectionUrl(password, port)
   try {
-    await ensureOwnPassword(url, port, log)
+    await ensureOwnPassword(url, port, dataDir, alert)
   } catch (err) {
     await stop()
     throw err
@@ -166,7 +166,12 @@ function connectionUrl(password: string, port: number): string {
  * cluster still has the one every cluster had before (a cluster from an older version of the service):
  * after this the well-known password opens nothing.
  */
-async function ensureOwnPassword(url: string, port: number, log: (line: string) => void): Promise<void> {
+async function ensureOwnPassword(
+  url: string,
+  port: number,
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<void> {
   const refused = await tryConnect(url)
   if (!refused) return
   if (refused.code !== '28P01') throw refused
@@ -181,7 +186,9 @@ async function ensureOwnPassword(url: string, port: number, log: (line: string) 
   try {
     const password = decodeURIComponent(new URL(url).password)
     await legacy.query(`ALTER ROLE ${USER} PASSWORD ${legacy.escapeLiteral(password)}`)
-    log('gave the embedded Postgres superuser its own password, in place of the one every cluster had')
+    log(
+      `gave the embedded Postgres superuser its own password, kept in ${passwordFileOf(dataDir)}, in place of the one every cluster had`,
+    )
   } finally {
     await legacy.end()
   }
