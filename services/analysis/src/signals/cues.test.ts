@@ -215,6 +215,8 @@ describe("a message's cues", () => {
           margin: round(nearest(v, hand) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)),
           // signals-v48: "our team will call you" says someone else will contact the end user.
           ...(t.includes('will call you') ? { contacts: true } : {}),
+          // signals-v72: a unit near no handover anchor says so.
+          ...(nearest(v, hand) < HANDOVER_NEAR ? { far: true } : {}),
         }
       }),
     )

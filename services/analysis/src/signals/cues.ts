@@ -237,6 +237,11 @@ export interface HandoverUnit extends HeadUnit {
    * email you").
    */
   readonly contacts?: true
+  /**
+   * signals-v72: the unit lies under HANDOVER_NEAR from every handover anchor (its margin counts at most 0, signals-v11):
+   * it hands nothing over by the handover head either (detect.ts, handoverSaid and handoverReplyHead).
+   */
+  readonly far?: true
 }
 /**
  * One unit of an end-user message: the frustration head and margin on it, and (signals-v37) the strongest of
@@ -619,9 +624,10 @@ export function cuesFrom(
       const asks = asksOf(m.content.slice(0, MAX_CHARS))
       // A unit near no handover anchor at all (under HANDOVER_NEAR) hands nothing over, however far it
       // lies from the answers: between two distant sets the margin is noise (signals-v11).
-      const handover = similarities.map((sim) => {
+      const far = similarities.map((sim) => nearestBy(sim, anchors.handover.cue) < HANDOVER_NEAR)
+      const handover = similarities.map((sim, k) => {
         const margin = marginBy(sim, anchors.handover)
-        return nearestBy(sim, anchors.handover.cue) >= HANDOVER_NEAR ? margin : Math.min(margin, 0)
+        return far[k] ? Math.min(margin, 0) : margin
       })
       const cues = {
         social,
@@ -633,6 +639,7 @@ export function cuesFrom(
                 margin: round(handover[k]!),
                 ...(userActsOf(units[i]![k]!) ? { userActs: true as const } : {}),
                 ...(contactsUserOf(units[i]![k]!) ? { contacts: true as const } : {}),
+                ...(far[k] ? { far: true as const } : {}),
               })),
             }
           : {}),

@@ -2056,6 +2056,30 @@ describe('conversation signals: the decision', () => {
     expect(escalationTakenUp({ ...USER, escalation: 0.07 }, [takenUp[1]!])).toBeUndefined()
   })
 
+  it('reads no handover by the head in a unit near no handover anchor, save by the words that say someone will contact the end user (signals-v72)', () => {
+    // Regression: "Thank you. I've arranged a replacement fiddle leaf fig for delivery on Thursday by our own van,
+    // and I've reported the driver to DPX." lies under HANDOVER_NEAR from every handover anchor, its margin clamped
+    // to 0, and the head read 0.992: a handover by the sure path (fresh20 houseplant-01).
+    const sure = { head: 0.99, margin: 0 }
+    expect(handoverSaid({ ...BOT, handover: 0, handoverUnits: [sure] })).toBe(0.99)
+    expect(handoverSaid({ ...BOT, handover: 0, handoverUnits: [{ ...sure, far: true }] })).toBeUndefined()
+    // The words still read a far unit (v58: "I've asked our engineer, Graham, to email you a quote", fresh5 sewing-01).
+    const contact = { head: 0.47, margin: -0.025, contacts: true as const, far: true as const }
+    expect(handoverSaid({ ...BOT, handover: 0, inability: true, handoverUnits: [contact] })).toBe(0.47)
+    // Nor does a far unit take a request for a person up (v26/v27: "do you do phone consults", then "Booked:
+    // Tuesday 8pm with Hannah. We'll email you a sleep questionnaire…", fresh20 sleepconsult-01).
+    const asks = {
+      escalation: -0.15,
+      escalationUnits: [{ head: THRESHOLDS.escalationTakenUp, margin: -0.15 }],
+    }
+    const reply = (far: boolean) => ({
+      handover: 0,
+      handoverUnits: [{ head: 0.8, margin: 0, ...(far ? { far: true as const } : {}) }],
+    })
+    expect(names(conversation(['user', asks], ['assistant', reply(false)]), at(5))).toEqual(['escalation'])
+    expect(names(conversation(['user', asks], ['assistant', reply(true)]), at(5))).toEqual([])
+  })
+
   it('reads a request for a person in reply to a bot failure with a looser margin (signals-v26)', () => {
     const { escalationAfterFailure: h, escalationAfterFailureMargin: m } = THRESHOLDS
     const asks = (head: number, margin: number) => ({

@@ -116,7 +116,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 71
+export const SIGNALS_VERSION = 72
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -729,15 +729,16 @@ export function escalationTakenUp(
 
 /**
  * The handover head's strongest reading of a unit, among these messages, at a reply's margin (≥
- * THRESHOLDS.handoverReplyMargin); 0 when none. At THRESHOLDS.handoverReply or more the messages take a request
- * for a person up (escalationTakenUp; signals-v57's second request by a pronoun).
+ * THRESHOLDS.handoverReplyMargin) and (signals-v72) near some handover anchor (not `far`); 0 when none. At
+ * THRESHOLDS.handoverReply or more the messages take a request for a person up (escalationTakenUp; signals-v57's
+ * second request by a pronoun).
  */
 function handoverReplyHead(messages: readonly ConversationMessage[]): number {
   return Math.max(
     0,
     ...messages.flatMap((m) =>
       (m.cues?.handoverUnits ?? [])
-        .filter((u) => u.margin >= THRESHOLDS.handoverReplyMargin)
+        .filter((u) => u.margin >= THRESHOLDS.handoverReplyMargin && u.far !== true)
         .map((u) => u.head),
     ),
   )
@@ -802,8 +803,13 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
   const fails = fires(c!.failure, t.failure) || c!.inability === true
   let byHead: number | undefined
   for (const u of c!.handoverUnits ?? []) {
-    const said = u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
-    const sure = u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
+    // signals-v72: a unit near no handover anchor (cues.ts, HANDOVER_NEAR, `far`) hands nothing over by the head
+    // alone either: its margin, clamped to at most 0, is no reading ("Thank you. I've arranged a replacement … and
+    // I've reported the driver to DPX.", head 0.992 at the clamp's 0). The words that say someone will contact the
+    // end user (`contacts`, v48 / v58) still read it: "I've asked our engineer, Graham, to email you a quote".
+    const near = u.far !== true
+    const said = near && u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
+    const sure = near && u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
     const contacts =
       u.contacts === true &&
       u.userActs !== true &&

@@ -1675,6 +1675,37 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(failed).not.toContain('resolution')
   })
 
+  it('reads no handover in an assistant message near no handover anchor that the handover head reads high (signals-v72)', async () => {
+    // Each assistant message does the service itself and reports the driver to a third party; its units lie under
+    // HANDOVER_NEAR from every handover anchor, and the head read them as a handover at the clamp's margin of 0.
+    const served: [string, string, string][] = [
+      [
+        'The courier threw my bonsai over the gate and the pot is cracked. I watched him do it on my doorbell camera.',
+        "Thank you. I've arranged a replacement bonsai for delivery on Thursday by our own van, and I've reported the driver to Evri.",
+        'great, thank you',
+      ],
+      [
+        'my olive tree came with half the branches snapped, the driver dropped it off the tail lift',
+        "Thank you. I've arranged a replacement olive tree for delivery on Thursday by our own van, and I've reported the driver to Yodel.",
+        'perfect, thanks',
+      ],
+    ]
+    for (const [complaint, reply, thanks] of served) {
+      const read = await settledSignals(['user', complaint], ['assistant', reply], ['user', thanks])
+      expect(read, reply).not.toContain('escalation')
+    }
+    // A handover near the anchors stands: "…our customer relations lead will call you this evening".
+    const handed = await settledSignals(
+      ['user', served[0]![0]],
+      [
+        'assistant',
+        "I'm sorry. I've logged your complaint and our customer relations lead will call you this evening.",
+      ],
+      ['user', 'ok thanks'],
+    )
+    expect(handed).toContain('escalation')
+  })
+
   it('abandons a conversation whose last reply to a bot failure resolves nothing, not one that thanks', async () => {
     const failure: Turn = ['assistant', "Sorry, I'm not able to change seat bookings in this chat."]
     const left = await settledSignals(['user', 'can you move me to an aisle seat on my flight'], failure, [
