@@ -27,8 +27,13 @@ import { THRESHOLDS } from '../services/analysis/src/signals/detect.ts'
 import { embedCorpus } from '../services/analysis/train/embeddings.ts'
 import { type LinearHead, logits, type Sample, sigmoid, train } from '../services/analysis/train/linear.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { loadSignalsSet, scoreConversation, signalsFound } from './quality/signals.ts'
-import { developmentTexts, loadReplayStore, OLDER_HALF } from './quality/signals-replay.ts'
+import { loadSignalsSet, scoreConversation } from './quality/signals.ts'
+import {
+  developmentTexts,
+  loadReplayStore,
+  OLDER_HALF,
+  storedSignalsFound,
+} from './quality/signals-replay.ts'
 
 const PAIR_ASSISTANT_WORDS = 40
 const PAIR_REPLY_WORDS = 60
@@ -93,14 +98,7 @@ for (const c of store.conversations) {
   const key = `${c.set} ${c.id}`
   const messages = texts.get(key)!
   const cues = c.messages.map((m) => m.cues)
-  const found = signalsFound(
-    c.messages.map((m) => m.role),
-    c.messages.map((m) =>
-      m.cues === undefined || m.vector === undefined
-        ? undefined
-        : { cues: m.cues, vector: Float32Array.from(m.vector) },
-    ),
-  )
+  const found = storedSignalsFound(c)
   conversations.push({
     key,
     half: OLDER_HALF.has(c.set) ? 'older' : 'newer',

@@ -47,6 +47,18 @@ export interface ScoredConversation {
   }[]
 }
 
+/** The built-in signals the rules (at THRESHOLDS as they stand) find in a conversation of the store. */
+export function storedSignalsFound(c: ScoredConversation): Set<string> {
+  return signalsFound(
+    c.messages.map((m) => m.role),
+    c.messages.map((m) =>
+      m.cues === undefined || m.vector === undefined
+        ? undefined
+        : { cues: m.cues, vector: Float32Array.from(m.vector) },
+    ),
+  )
+}
+
 /** The sets of the older half; every other set is the newer half. */
 export const OLDER_HALF: ReadonlySet<string> = new Set([
   'development',
@@ -108,14 +120,7 @@ export function replaySignals(
   try {
     for (const [name, value] of overrides) thresholds[name] = value
     for (const c of conversations) {
-      const found = signalsFound(
-        c.messages.map((m) => m.role),
-        c.messages.map((m) =>
-          m.cues === undefined || m.vector === undefined
-            ? undefined
-            : { cues: m.cues, vector: Float32Array.from(m.vector) },
-        ),
-      )
+      const found = storedSignalsFound(c)
       const half = OLDER_HALF.has(c.set) ? 'older' : 'newer'
       for (const signal of BUILTIN_SIGNALS) {
         const labelled = c.labels.includes(signal)
