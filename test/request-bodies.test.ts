@@ -190,6 +190,44 @@ describe('text that cannot be stored', () => {
   })
 })
 
+describe('media types', () => {
+  it('every route that takes a body documents 415 and answers it, changing nothing, to a body that is not JSON or is compressed where the route does not decompress', async () => {
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const doc = (await gateway.app.inject('/api/v1/openapi.json')).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }
+    const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
+    expect(withBody.length).toBeGreaterThan(10)
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    for (const op of withBody) {
+      const what = `${op.method} ${op.path}`
+      expect(doc.paths[op.path]![op.method.toLowerCase()]!.responses['415'], what).toEqual({
+        $ref: '#/components/responses/UnsupportedMediaType',
+      })
+      const url = urlOf(op, { chatbotId: chatbot.id })
+      const headers = { cookie: gateway.cookie, authorization: `Bearer ${apiKey}` }
+      const text = await gateway.app.inject({
+        method: op.method as 'POST',
+        url,
+        headers: { ...headers, 'content-type': 'text/plain' },
+        payload: 'hello',
+      })
+      // Capture decompresses gzip, so it is sent an encoding no route takes.
+      const encoded = await gateway.app.inject({
+        method: op.method as 'POST',
+        url,
+        headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'br' },
+        payload: Buffer.from([0x0b, 0x01, 0x80, 0x7b, 0x7d, 0x03]),
+      })
+      for (const res of [text, encoded]) {
+        expect(res.statusCode, `${what}: ${res.body}`).toBe(415)
+        expect(res.json(), what).toMatchObject({ ok: false, error: { code: 'unsupported_media_type' } })
+      }
+    }
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+})
+
 describe('empty bodies', () => {
   it('Regression (issue 16): rotate-key and DELETE with Content-Type: application/json and no body were "not valid JSON"', async () => {
     const { chatbot } = await createChatbot(gateway.app, gateway.cookie)

@@ -30,12 +30,22 @@ describe('auth routes in the OpenAPI document', () => {
       'organizationName',
       'password',
     ])
-    expect(Object.keys(signup.responses).sort()).toEqual(['200', '400', '403', '409', '429', '500', '503'])
+    expect(Object.keys(signup.responses).sort()).toEqual([
+      '200',
+      '400',
+      '403',
+      '409',
+      '415',
+      '429',
+      '500',
+      '503',
+    ])
     expect(Object.keys(paths['/api/v1/auth/login'].post.responses).sort()).toEqual([
       '200',
       '400',
       '401',
       '403',
+      '415',
       '429',
       '500',
       '503',
