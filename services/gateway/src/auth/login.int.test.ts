@@ -29,13 +29,17 @@ function login(email: string, password: string, extra: Partial<InjectOptions> = 
 
 const sessionRow = (cookie: string) => storedSession(db.pool, cookie, ['user_id', 'org_id'])
 
-async function failuresFor(email: string): Promise<number | null> {
+/** The email's count over every address, or (given `client`) its count from that address. */
+async function failuresFor(email: string, client = ''): Promise<number | null> {
   const { rows } = await db.pool.query<{ failures: number }>(
-    'SELECT failures FROM login_failures WHERE email = $1',
-    [email],
+    'SELECT failures FROM login_failures WHERE email = $1 AND client = $2',
+    [email, client],
   )
   return rows[0]?.failures ?? null
 }
+
+// app.inject's default client address.
+const LOCAL = '127.0.0.1'
 
 describe('POST /api/v1/auth/login', () => {
   it('signs in with a new session id, ending the session the request came with', async () => {
@@ -114,7 +118,7 @@ describe('POST /api/v1/auth/login', () => {
     expect(median(timings.unknownEmail)).toBeGreaterThan(median(timings.wrongPassword) * 0.5)
   })
 
-  it('refuses sign-in for an email after 5 failed attempts, even with the right password, for 15 minutes', async () => {
+  it('refuses sign-in for an email from an address after 5 failed attempts from it, even with the right password, for 15 minutes', async () => {
     // Given an account whose password was guessed wrong 5 times
     const app = await gateway()
     await signUp(app, { email: 'target@example.com' })
@@ -131,13 +135,16 @@ describe('POST /api/v1/auth/login', () => {
       ok: false,
       error: {
         code: 'rate_limited',
-        message: 'Too many failed sign-in attempts for this email; try again later.',
+        message: 'Too many failed sign-in attempts for this email from this address; try again later.',
       },
     })
     expect(throttled.headers['retry-after']).toBe('900')
+    expect(throttled.headers['ratelimit-limit']).toBe('5')
     expect(throttled.headers['ratelimit-remaining']).toBe('0')
     expect(throttled.cookies.find((c) => c.name === SESSION_COOKIE && c.value)).toBeUndefined()
-    expect(await failuresFor('target@example.com')).toBeGreaterThan(5)
+    expect(await failuresFor('target@example.com', LOCAL)).toBeGreaterThan(5)
+    // (the refused attempt is not counted for the email over all addresses)
+    expect(await failuresFor('target@example.com')).toBe(5)
 
     // And a minute before the window ends it is still refused, saying so
     advance(14 * 60_000)
@@ -150,6 +157,69 @@ describe('POST /api/v1/auth/login', () => {
     const afterWindow = await app.inject(login('target@example.com', TEST_PASSWORD))
     expect(afterWindow.statusCode).toBe(200)
     expect(await failuresFor('target@example.com')).toBeNull()
+    expect(await failuresFor('target@example.com', LOCAL)).toBeNull()
+  })
+
+  it('Regression (trial3): five wrong passwords from any address locked the owner out; the owner signs in from another address while the attacker is refused', async () => {
+    // Given an account whose email an attacker knows, and an attacker whose address has used up its 5 tries
+    const app = await gateway()
+    await signUp(app, { email: 'owner@example.com' })
+    const attacker = { remoteAddress: '203.0.113.9' }
+    for (let i = 0; i < 5; i++) {
+      expect((await app.inject(login('owner@example.com', `guess ${i}`, attacker))).statusCode).toBe(401)
+    }
+    for (let i = 0; i < 10; i++) {
+      expect((await app.inject(login('owner@example.com', `more ${i}`, attacker))).statusCode).toBe(429)
+    }
+
+    // When the owner signs in from their own address
+    const owner = await app.inject(
+      login('owner@example.com', TEST_PASSWORD, { remoteAddress: '198.51.100.4' }),
+    )
+
+    // Then they are signed in, the attacker is still refused (even with the right password), and the
+    // attacker's refused tries never counted towards the email's limit over all addresses
+    expect(owner.statusCode, owner.body).toBe(200)
+    expect(sessionCookie(owner)).toBeTruthy()
+    const stillRefused = await app.inject(login('owner@example.com', TEST_PASSWORD, attacker))
+    expect(stillRefused.statusCode).toBe(429)
+    expect(stillRefused.json().error.message).toMatch(/from this address/)
+    expect(await failuresFor('owner@example.com')).toBe(5)
+    expect(await failuresFor('owner@example.com', '198.51.100.4')).toBeNull()
+  })
+
+  it('refuses an attacker rotating through addresses once the email has 50 failures over all of them, for 15 minutes', async () => {
+    // Given 50 wrong passwords for one email from 10 addresses, 5 each (none of them refused)
+    const app = await gateway()
+    await signUp(app, { email: 'sprayed@example.com' })
+    for (let a = 0; a < 10; a++) {
+      for (let i = 0; i < 5; i++) {
+        const r = await app.inject(
+          login('sprayed@example.com', `guess ${a}.${i}`, { remoteAddress: `192.0.2.${a + 1}` }),
+        )
+        expect(r.statusCode).toBe(401)
+      }
+    }
+
+    // When an eleventh address tries, even with the right password
+    const fresh = await app.inject(
+      login('sprayed@example.com', TEST_PASSWORD, { remoteAddress: '192.0.2.200' }),
+    )
+
+    // Then it is refused by the email's limit over all addresses, saying when to come back
+    expect(fresh.statusCode).toBe(429)
+    expect(fresh.json().error.message).toBe(
+      'Too many failed sign-in attempts for this email; try again later.',
+    )
+    expect(fresh.headers['ratelimit-limit']).toBe('50')
+    expect(fresh.headers['retry-after']).toBe('900')
+
+    // And once the window has passed, the right password signs in from anywhere
+    advance(15 * 60_000)
+    const afterWindow = await app.inject(
+      login('sprayed@example.com', TEST_PASSWORD, { remoteAddress: '192.0.2.201' }),
+    )
+    expect(afterWindow.statusCode).toBe(200)
   })
 
   it('forgets earlier failures after a successful sign-in', async () => {

@@ -5,7 +5,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
 import { type Account, createAccount, findAccount, findUserForLogin } from './accounts.ts'
-import { clearLoginFailures, LOGIN_THROTTLE, recordLoginAttempt } from './login-throttle.ts'
+import {
+  type AttemptDecision,
+  clearLoginFailures,
+  LOGIN_THROTTLE,
+  recordLoginAttempt,
+} from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import {
   accountExample,
@@ -90,9 +95,11 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
         summary: 'Sign in with email and password',
         description:
           'Checks the password and starts a session (the cas_session cookie), working in the first ' +
-          'organization the person joined. A wrong email and a wrong password get the same 401. After 5 ' +
-          'failed attempts for one email within 15 minutes, 429 with Retry-After; the sign-in routes are ' +
-          'also rate-limited per client address.',
+          'organization the person joined. A wrong email and a wrong password get the same 401. After ' +
+          `${LOGIN_THROTTLE.maxFailuresPerClient} failed attempts for one email from one client address ` +
+          `within 15 minutes, or ${LOGIN_THROTTLE.maxFailuresPerEmail} from all addresses together, 429 ` +
+          'with Retry-After (a sign-in from another address is not held back by the first); the sign-in ' +
+          'routes are also rate-limited per client address.',
         security: [],
         body: loginBodySchema,
         response: {
@@ -108,14 +115,14 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     },
     async (request, reply) => {
       const { email, password } = request.body
-      const attempt = await recordLoginAttempt(pool, email, now())
-      if (!attempt.allowed) {
-        refuseThrottled(reply, attempt.retryAfterSeconds)
-      }
+      // The address the per-address rate limit keys on (the socket's, or X-Forwarded-For's under TRUST_PROXY).
+      const client = request.ip || 'unknown'
+      const attempt = await recordLoginAttempt(pool, email, client, now())
+      if (!attempt.allowed) refuseThrottled(reply, attempt)
       const candidate = await findUserForLogin(pool, email)
       const valid = await verifyPassword(candidate?.passwordHash ?? dummyHash, password)
       if (!candidate || !valid) throw new AppError('unauthorized', INVALID_CREDENTIALS)
-      await clearLoginFailures(pool, email)
+      await clearLoginFailures(pool, email, client)
       // Someone who belongs to no organization (removed from their only one) still signs in, to none.
       return signIn(request, pool, candidate.userId, undefined)
     },
@@ -257,12 +264,17 @@ export async function accountOf(
 
 const signedOut = () => new AppError('unauthorized', 'Sign in first.')
 
-function refuseThrottled(reply: FastifyReply, retryAfterSeconds: number): never {
-  reply.header('retry-after', String(retryAfterSeconds))
-  reply.header('ratelimit-limit', String(LOGIN_THROTTLE.maxFailures))
+function refuseThrottled(reply: FastifyReply, attempt: Extract<AttemptDecision, { allowed: false }>): never {
+  reply.header('retry-after', String(attempt.retryAfterSeconds))
+  reply.header('ratelimit-limit', String(attempt.maxFailures))
   reply.header('ratelimit-remaining', '0')
-  reply.header('ratelimit-reset', String(retryAfterSeconds))
-  throw new AppError('rate_limited', 'Too many failed sign-in attempts for this email; try again later.')
+  reply.header('ratelimit-reset', String(attempt.retryAfterSeconds))
+  throw new AppError(
+    'rate_limited',
+    attempt.limit === 'client'
+      ? 'Too many failed sign-in attempts for this email from this address; try again later.'
+      : 'Too many failed sign-in attempts for this email; try again later.',
+  )
 }
 
 /** The part of the email before the @: a recognisable name until the user picks one. */
