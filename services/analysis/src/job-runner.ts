@@ -19,6 +19,8 @@ import {
   deadLetterJob,
   deferJob,
   forgetChatbot,
+  type JobClaim,
+  renewLeases,
   retryJob,
   traceOf,
 } from './jobs.ts'
@@ -37,8 +39,16 @@ export interface JobRunnerOptions {
   readonly concurrency: number
   /** Attempts before a job is dead-lettered. */
   readonly maxAttempts: number
-  /** How long a claimed job is this worker's; a worker that dies loses it after this. */
+  /**
+   * How long a claimed job is this worker's without a renewal (default 30 s): a worker that dies loses its
+   * jobs after this, and the later jobs of their conversations wait as long.
+   */
   readonly leaseMs?: number
+  /**
+   * How often the leases of the jobs in flight are renewed, one statement for all (default a third of
+   * leaseMs: two renewals in a row may fail before a job is lost).
+   */
+  readonly renewMs?: number
   /** First retry delay; it doubles per attempt, with jitter, up to 5 minutes. */
   readonly retryBaseMs?: number
   readonly pollIntervalMs?: number
@@ -65,7 +75,12 @@ export interface JobRunnerStats {
   retries: number
   deadLetters: number
   inFlight: number
+  /** Jobs whose lease another worker took (this one's renewals lapsed): their results discarded. */
+  fencedOut: number
 }
+
+/** The lease of a claimed job without renewal (JobRunnerOptions.leaseMs). */
+export const DEFAULT_LEASE_MS = 30_000
 
 interface Analyzed {
   readonly job: AnalysisJob
@@ -142,14 +157,19 @@ export class AnalysisJobRunner {
     retries: 0,
     deadLetters: 0,
     inFlight: 0,
+    fencedOut: 0,
   }
+  /** The claims of the jobs in flight, by job id: their leases are renewed until they are settled. */
+  private readonly held = new Map<string, JobClaim>()
+  private renewTimer: NodeJS.Timeout | undefined
+  private renewing: Promise<void> | undefined
   private readonly inFlight = new Set<Promise<void>>()
   /** The jobs in flight not yet handed to the committer: being analysed (the `concurrency` slots). */
   private analysing = 0
   private readonly loop: BackgroundLoop
   private readonly now: () => Date
   private readonly log: NonNullable<JobRunnerOptions['log']>
-  private readonly committer: GroupCommitter<Analyzed, undefined>
+  private readonly committer: GroupCommitter<Analyzed, boolean>
   private readonly topicStore = new TopicStore()
   private signalScorer: SignalScorer | undefined
   private lastSweep = 0
@@ -170,8 +190,8 @@ export class AnalysisJobRunner {
       {
         keyOf: (analyzed) => analyzed.job.conversationId,
         run: async (client, group) => {
-          await this.commitResults(client, group)
-          return group.map(() => ({ ok: true, value: undefined }))
+          const fenced = await this.commitResults(client, group)
+          return group.map((a) => ({ ok: true, value: !fenced.has(a.job.id) }))
         },
       },
       {
@@ -189,6 +209,38 @@ export class AnalysisJobRunner {
 
   start(): void {
     this.loop.start()
+    if (this.renewTimer) return
+    const every = this.opts.renewMs ?? Math.floor(this.leaseMs / 3)
+    this.renewTimer = setInterval(() => {
+      this.renewing ??= this.renewLeases().finally(() => {
+        this.renewing = undefined
+      })
+    }, every)
+    this.renewTimer.unref()
+  }
+
+  private get leaseMs(): number {
+    return this.opts.leaseMs ?? DEFAULT_LEASE_MS
+  }
+
+  /**
+   * Extends the lease of every job in flight (claimed and not yet settled, its commit included), one
+   * statement for all. A failure (the database away) is logged and the next turn tries again; a job no
+   * longer ours was claimed by another worker after its lease ran out: its commit will be fenced out.
+   */
+  private async renewLeases(): Promise<void> {
+    const claims = [...this.held.values()]
+    if (claims.length === 0) return
+    try {
+      const kept = await renewLeases(this.opts.pool, claims, new Date(this.now().getTime() + this.leaseMs))
+      for (const claim of claims) {
+        if (!kept.has(claim.id) && this.held.get(claim.id) === claim) {
+          this.log('analysis job lease lost to another worker', { jobId: claim.id, attempt: claim.attempts })
+        }
+      }
+    } catch (err) {
+      this.log('renewing analysis job leases failed', { err: (err as Error).message, jobs: claims.length })
+    }
   }
 
   /** Looks for due jobs now (jobs were just queued), not at the next look. */
@@ -199,7 +251,11 @@ export class AnalysisJobRunner {
   /** Stops claiming, and waits for the jobs in flight to finish and commit. */
   async stop(): Promise<void> {
     await this.loop.stop()
+    // The jobs in flight keep their leases while they finish.
     await Promise.allSettled([...this.inFlight])
+    clearInterval(this.renewTimer)
+    this.renewTimer = undefined
+    await this.renewing
   }
 
   /**
@@ -217,7 +273,7 @@ export class AnalysisJobRunner {
     // read) per few jobs cost Postgres more than the jobs' results (bench:analysis --statements); the
     // jobs still being analysed keep the analyzer busy meanwhile, and each one analysed wakes the loop.
     if (free > 0 && (this.analysing === 0 || free >= Math.ceil(concurrency / 4))) {
-      claimed = await claimJobs(this.opts.pool, free, this.opts.leaseMs ?? 5 * 60_000, this.now())
+      claimed = await claimJobs(this.opts.pool, free, this.leaseMs, this.now())
     }
     await this.maybeSweep()
     // One read of the settings for the claim; a job whose read failed goes the way of any failure.
@@ -226,6 +282,8 @@ export class AnalysisJobRunner {
     const turns = this.turnsBefore(claimed)
     turns.catch(() => {})
     for (const job of claimed) {
+      const claim = { id: job.id, attempts: job.attempts }
+      this.held.set(job.id, claim)
       this.analysing++
       let analysed = false
       const release = () => {
@@ -237,6 +295,7 @@ export class AnalysisJobRunner {
         this.loop.wake()
       }
       const task: Promise<void> = this.process(job, contexts, turns, release).finally(() => {
+        if (this.held.get(job.id) === claim) this.held.delete(job.id)
         release()
         this.inFlight.delete(task)
         this.stats.inFlight = this.inFlight.size
@@ -270,7 +329,7 @@ export class AnalysisJobRunner {
         // Its capture reached this service before its chatbot.created (another topic, or another
         // partition of the journal): analyzed once the chatbot's settings (its own topics) are here.
         const now = this.now()
-        await deferJob(this.opts.pool, job.id, new Date(now.getTime() + SETTINGS_WAIT_MS), now)
+        await deferJob(this.opts.pool, job, new Date(now.getTime() + SETTINGS_WAIT_MS), now)
         return
       }
       const { results, cues } = await this.analyze(job, context, (await turns).get(job.id))
@@ -287,7 +346,14 @@ export class AnalysisJobRunner {
       const scored = cues.map((cue, i) => withEmotions(cue, results[i]!.emotions))
       const committed = this.committer.submit({ job, results, context, scored })
       analysed()
-      await committed
+      if (!(await committed)) {
+        this.stats.fencedOut++
+        this.log('analysis job fenced out: its lease was lost to another worker; results discarded', {
+          ...jobLogFields(job),
+          attempt: job.attempts,
+        })
+        return
+      }
       this.stats.analyzedMessages += results.length
       this.stats.jobsDone++
       this.opts.onAnalyzed?.(job)
@@ -422,19 +488,24 @@ export class AnalysisJobRunner {
    * conversation's new summary (also for conversations whose earlier messages a new topic took), the
    * topic events, then the jobs marked done. Jobs removed meanwhile (their chatbot deleted, their
    * conversation erased) are left out. No two jobs of one conversation come together (the committer's
-   * key), so each conversation's summary is read after its own results.
+   * key), so each conversation's summary is read after its own results. Jobs whose claim is no longer
+   * this worker's (its lease ran out and another worker claimed them: JobClaim) are fenced out: left out
+   * and returned, their results discarded; the lock keeps them ours until the commit.
    */
-  private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<void> {
+  private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<Set<string>> {
     const { info } = this.opts.analyzer
     const now = this.now()
-    const { rows: locked } = await client.query<{ id: string }>({
+    const { rows: locked } = await client.query<{ id: string; ours: boolean }>({
       name: 'cas-analysis-jobs-lock',
-      text: 'SELECT id::text FROM analysis_jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
-      values: [group.map((a) => a.job.id)],
+      text: `SELECT j.id::text, (j.status = 'running' AND j.attempts = c.attempts) AS ours
+               FROM analysis_jobs j JOIN unnest($1::bigint[], $2::int[]) AS c(id, attempts) ON j.id = c.id
+              ORDER BY j.id FOR UPDATE OF j`,
+      values: [group.map((a) => a.job.id), group.map((a) => a.job.attempts)],
     })
-    const wanted = new Set(locked.map((r) => r.id))
+    const wanted = new Set(locked.filter((r) => r.ours).map((r) => r.id))
+    const fenced = new Set(locked.filter((r) => !r.ours).map((r) => r.id))
     const kept = group.filter((a) => wanted.has(a.job.id))
-    if (kept.length === 0) return
+    if (kept.length === 0) return fenced
     const placement = await placeTopics(client, this.opts.analyzer.semantic, this.topicStore, kept, {
       maxTopics: this.opts.maxTopics,
       now,
@@ -572,6 +643,7 @@ export class AnalysisJobRunner {
       kept.map((a) => a.job.id),
       now,
     )
+    return fenced
   }
 
   private async fail(job: AnalysisJob, err: unknown): Promise<void> {
@@ -584,19 +656,36 @@ export class AnalysisJobRunner {
         { baseMs: this.opts.retryBaseMs ?? 1_000, maxMs: 300_000, jitter: 'equal' },
         job.attempts - 1,
       )
+      if (!(await retryJob(this.opts.pool, job, reason, new Date(now.getTime() + delay), now))) {
+        this.stats.fencedOut++
+        this.log('analysis failed after its lease was lost to another worker; left to it', {
+          ...jobLogFields(job),
+          attempt: job.attempts,
+          reason,
+        })
+        return
+      }
       this.stats.retries++
       this.log('analysis failed; will retry', { ...jobLogFields(job), attempt: job.attempts, reason })
-      await retryJob(this.opts.pool, job.id, reason, new Date(now.getTime() + delay), now)
       return
     }
-    this.stats.deadLetters++
-    this.log('analysis failed for good; dead-lettered', {
-      ...jobLogFields(job),
-      attempts: job.attempts,
-      reason,
-    })
     await withTransaction(this.opts.pool, async (client) => {
-      if (!(await this.stillWanted(client, job))) return
+      const wanted = await this.stillWanted(client, job)
+      if (wanted === 'fenced') {
+        this.stats.fencedOut++
+        this.log('analysis failed after its lease was lost to another worker; left to it', {
+          ...jobLogFields(job),
+          attempt: job.attempts,
+          reason,
+        })
+      }
+      if (wanted !== 'ours') return
+      this.stats.deadLetters++
+      this.log('analysis failed for good; dead-lettered', {
+        ...jobLogFields(job),
+        attempts: job.attempts,
+        reason,
+      })
       await deadLetterJob(client, job, reason, now)
       await this.appendAnalysisEvents(client, job, [
         newEvent(
@@ -613,10 +702,17 @@ export class AnalysisJobRunner {
     await appendToStream(client, analysisAppend(job, events), { now: this.now })
   }
 
-  /** False when the job was removed meanwhile (its chatbot deleted, its conversation erased). */
-  private async stillWanted(client: pg.ClientBase, job: AnalysisJob): Promise<boolean> {
-    const { rows } = await client.query('SELECT 1 FROM analysis_jobs WHERE id = $1 FOR UPDATE', [job.id])
-    return rows.length > 0
+  /**
+   * 'removed' when the job was removed meanwhile (its chatbot deleted, its conversation erased), 'fenced'
+   * when another worker claimed it since (this claim's lease ran out: JobClaim); locked while ours.
+   */
+  private async stillWanted(client: pg.ClientBase, job: AnalysisJob): Promise<'ours' | 'removed' | 'fenced'> {
+    const { rows } = await client.query<{ ours: boolean }>(
+      "SELECT (status = 'running' AND attempts = $2) AS ours FROM analysis_jobs WHERE id = $1 FOR UPDATE",
+      [job.id, job.attempts],
+    )
+    if (rows.length === 0) return 'removed'
+    return rows[0]!.ours ? 'ours' : 'fenced'
   }
 }
 

@@ -41,7 +41,7 @@ it("claims a conversation's jobs one at a time, in the order they were queued; o
   expect(await claimJobs(db.pool, 10, LEASE_MS, now)).toEqual([])
   // The turn waits for a retry: so does the answer.
   const turn = claimed.find((j) => j.messages[0]!.content === 'turn')!
-  await retryJob(db.pool, turn.id, 'provider_error', new Date(now.getTime() + 60_000), now)
+  await retryJob(db.pool, turn, 'provider_error', new Date(now.getTime() + 60_000), now)
   expect(await claimJobs(db.pool, 10, LEASE_MS, now)).toEqual([])
   // Due again: the turn alone; done, then the answer.
   const later = new Date(now.getTime() + 61_000)

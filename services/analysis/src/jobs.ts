@@ -201,30 +201,67 @@ export async function completeJobs(
   })
 }
 
-/** Puts a job back in the queue for another attempt at `at`. */
+/**
+ * A worker's claim of a job: the job and the attempt its claim started. Every claim adds one to `attempts`
+ * (CLAIM_JOBS), so while the job is `running` with that count it is still this claim's; once its lease ran
+ * out and another worker claimed it, the count moved on and this claim is fenced out (renewLeases, the
+ * commit's lock in job-runner.ts, retryJob, deferJob). deferJob takes back its own claim's count only, so a
+ * count is never `running` again for anyone but a later claim that made it so after the defer.
+ */
+export interface JobClaim {
+  readonly id: string
+  readonly attempts: number
+}
+
+/**
+ * Extends the lease of those of the claims still this worker's to `leaseUntil`: one statement for every
+ * job in flight. Returns the ids still held; a job missing was claimed by another worker (fenced out).
+ */
+export async function renewLeases(
+  pool: pg.Pool,
+  claims: readonly JobClaim[],
+  leaseUntil: Date,
+): Promise<Set<string>> {
+  if (claims.length === 0) return new Set()
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'cas-analysis-jobs-renew',
+    text: `UPDATE analysis_jobs j SET lease_until = $3
+       FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
+      WHERE j.id = c.id AND j.attempts = c.attempts AND j.status = 'running'
+      RETURNING j.id::text`,
+    values: [claims.map((c) => c.id), claims.map((c) => c.attempts), leaseUntil],
+  })
+  return new Set(rows.map((r) => r.id))
+}
+
+/**
+ * Puts a job back in the queue for another attempt at `at`, if the claim is still the job's (its lease
+ * not lost to another worker); says whether it was.
+ */
 export async function retryJob(
   pool: pg.Pool,
-  jobId: string,
+  claim: JobClaim,
   error: string,
   at: Date,
   now: Date,
-): Promise<void> {
-  await pool.query(
+): Promise<boolean> {
+  const { rowCount } = await pool.query(
     `UPDATE analysis_jobs SET status = 'pending', lease_until = NULL, next_attempt_at = $3, last_error = $2,
-       updated_at = $4 WHERE id = $1`,
-    [jobId, error, at, now],
+       updated_at = $4 WHERE id = $1 AND attempts = $5 AND status = 'running'`,
+    [claim.id, error, at, now, claim.attempts],
   )
+  return rowCount === 1
 }
 
 /**
  * Puts a claimed job back to wait until `at` without counting the attempt: it was not tried (its chatbot's
- * settings have not reached this service yet).
+ * settings have not reached this service yet). Only while the claim is still the job's.
  */
-export async function deferJob(pool: pg.Pool, jobId: string, at: Date, now: Date): Promise<void> {
+export async function deferJob(pool: pg.Pool, claim: JobClaim, at: Date, now: Date): Promise<void> {
   await pool.query(
     `UPDATE analysis_jobs SET status = 'pending', attempts = attempts - 1, lease_until = NULL,
-       next_attempt_at = $2, updated_at = $3 WHERE id = $1`,
-    [jobId, at, now],
+       next_attempt_at = $2, updated_at = $3 WHERE id = $1 AND attempts = $4 AND status = 'running'`,
+    [claim.id, at, now, claim.attempts],
   )
 }
 

@@ -1,0 +1,211 @@
+/**
+ * A claimed job's lease: short, renewed while the job is in flight, and the commit fenced on the claim.
+ * A worker killed with SIGKILL loses its jobs after the short lease, not after the 5 minutes they once
+ * waited; a slow analysis keeps its job; a worker whose renewals lapsed and whose job another worker
+ * claimed commits nothing.
+ */
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { waitFor } from '../../../test/support/wait.ts'
+import { spawnWorker } from '../../../test/support/worker-process.ts'
+import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
+import { AnalysisJobRunner } from './job-runner.ts'
+import { claimJobs, completeJobs, enqueueJobs } from './jobs.ts'
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await createTestDatabase()
+})
+afterAll(() => db.drop())
+
+/** The lease every job had before it was renewed: what a killed worker's jobs waited out. */
+const OLD_LEASE_MS = 5 * 60_000
+
+/** A known chatbot with `perConversation` jobs queued for each of `conversations` conversations. */
+async function queue(conversations: number, perConversation: number) {
+  const chatbotId = randomUUID()
+  const orgId = randomUUID()
+  await db.pool.query("INSERT INTO analysis_chatbots (chatbot_id, settings) VALUES ($1, '{}')", [chatbotId])
+  const ids = Array.from({ length: conversations }, () => randomUUID())
+  const jobs = ids.flatMap((conversationId) =>
+    Array.from({ length: perConversation }, (_, i) => ({
+      sourceEventId: randomUUID(),
+      conversationId,
+      orgId,
+      chatbotId,
+      messages: [{ id: `m${i}`, role: 'user' as const, content: 'score:0.5' }],
+    })),
+  )
+  await enqueueJobs(db.pool, jobs, new Date())
+  return { chatbotId, conversations: ids }
+}
+
+async function jobsOf(chatbotId: string) {
+  const { rows } = await db.pool.query<{ id: string; status: string; attempts: number }>(
+    'SELECT id::text, status, attempts FROM analysis_jobs WHERE chatbot_id = $1 ORDER BY id',
+    [chatbotId],
+  )
+  return rows
+}
+
+async function analysisEvents(chatbotId: string) {
+  const { rows } = await db.pool.query<{ stream_id: string; type: string }>(
+    "SELECT stream_id, type FROM event_journal WHERE stream_type = 'analysis' AND chatbot_id = $1 ORDER BY position",
+    [chatbotId],
+  )
+  return rows
+}
+
+it("a worker killed with SIGKILL while holding jobs: another takes them, and their conversations' later jobs, within the short lease", async () => {
+  // Given: two conversations of two jobs each, their first jobs held by a worker process mid-analysis.
+  const { chatbotId, conversations } = await queue(2, 2)
+  const worker = spawnWorker(
+    { DATABASE_URL: db.url, LEASE_MS: '2000' },
+    fileURLToPath(new URL('../test/lease-worker.ts', import.meta.url)),
+  )
+  let claimedAt: number
+  try {
+    await worker.waitForLine((l) => l === 'holding 2')
+    claimedAt = Date.now()
+    expect((await jobsOf(chatbotId)).map((j) => j.status).sort()).toEqual([
+      'pending',
+      'pending',
+      'running',
+      'running',
+    ])
+  } finally {
+    // When: it is killed mid-analysis.
+    await worker.kill('SIGKILL')
+  }
+  // Then: another worker analyses all four, each once, before the old lease could have run out.
+  const analyzer = new ScriptedAnalyzer()
+  const runner = new AnalysisJobRunner({ pool: db.pool, analyzer, concurrency: 4, maxAttempts: 3 })
+  runner.start()
+  try {
+    await waitFor(async () => (await jobsOf(chatbotId)).every((j) => j.status === 'done'), {
+      timeoutMs: 60_000,
+      what: 'the killed worker’s jobs done',
+    })
+  } finally {
+    await runner.stop()
+  }
+  expect(Date.now()).toBeLessThan(claimedAt + OLD_LEASE_MS)
+  // The killed worker's claim counted as an attempt (as any crash did); the later jobs were claimed once.
+  expect((await jobsOf(chatbotId)).map((j) => j.attempts)).toEqual([2, 1, 2, 1])
+  const events = await analysisEvents(chatbotId)
+  for (const conversationId of conversations) {
+    expect(
+      events.filter((e) => e.stream_id === conversationId && e.type === 'analysis.messages-analyzed'),
+    ).toHaveLength(2)
+  }
+  expect(runner.stats).toMatchObject({ jobsDone: 4, fencedOut: 0 })
+})
+
+it('a slow analysis keeps its job: its lease is renewed while it is in flight', async () => {
+  const { chatbotId } = await queue(1, 1)
+  const analyzer = new ScriptedAnalyzer()
+  analyzer.hold()
+  const runner = new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 300,
+    renewMs: 50,
+  })
+  runner.start()
+  try {
+    await waitFor(() => analyzer.waiting === 1)
+    const [job] = await jobsOf(chatbotId)
+    // Longer than several leases: whenever another worker looks, the lease is still ahead of it.
+    const until = Date.now() + 1_500
+    while (Date.now() < until) {
+      const taken = (await claimJobs(db.pool, 10, 60_000, new Date())).filter((j) => j.id === job!.id)
+      expect(taken).toEqual([])
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    analyzer.release()
+    await waitFor(async () => (await jobsOf(chatbotId))[0]!.status === 'done')
+  } finally {
+    analyzer.release()
+    await runner.stop()
+  }
+  expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'done', attempts: 1 }])
+  expect(await analysisEvents(chatbotId)).toHaveLength(2)
+})
+
+it('a worker whose renewals lapsed and whose job another worker claimed is fenced out: its commit changes nothing', async () => {
+  const { chatbotId } = await queue(1, 1)
+  const analyzer = new ScriptedAnalyzer()
+  analyzer.hold()
+  const logged: string[] = []
+  // Its renewals never come in time (a stalled process, a long network partition).
+  const runner = new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 200,
+    renewMs: 3_600_000,
+    log: (msg) => logged.push(msg),
+  })
+  runner.start()
+  try {
+    await waitFor(() => analyzer.waiting === 1)
+    // Another worker claims it once the lease has run out.
+    const [taken] = await waitFor(async () => {
+      const claimed = await claimJobs(db.pool, 10, 60_000, new Date())
+      return claimed.length > 0 ? claimed : null
+    })
+    expect(taken!.attempts).toBe(2)
+    // When: the first worker's analysis finishes.
+    analyzer.release()
+    await waitFor(() => runner.stats.fencedOut === 1)
+    // Then: nothing of it was stored or appended; the job is still the other worker's.
+    expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'running', attempts: 2 }])
+    expect(await analysisEvents(chatbotId)).toEqual([])
+    const { rows } = await db.pool.query('SELECT 1 FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
+    expect(rows).toEqual([])
+    expect(runner.stats.jobsDone).toBe(0)
+    expect(logged.some((m) => m.startsWith('analysis job fenced out'))).toBe(true)
+    // The other worker's commit is its own.
+    await completeJobs(db.pool, [taken!.id], new Date())
+    expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'done', attempts: 2 }])
+  } finally {
+    analyzer.release()
+    await runner.stop()
+  }
+})
+
+it('a failed analysis whose lease was lost leaves the job to the worker that claimed it', async () => {
+  const { chatbotId } = await queue(1, 1)
+  const analyzer = new ScriptedAnalyzer()
+  analyzer.hold()
+  await db.pool.query(
+    `UPDATE analysis_jobs SET messages = '[{"id":"m0","role":"user","content":"fail:retryable"}]'
+      WHERE chatbot_id = $1`,
+    [chatbotId],
+  )
+  const runner = new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 200,
+    renewMs: 3_600_000,
+  })
+  runner.start()
+  try {
+    await waitFor(() => analyzer.waiting === 1)
+    await waitFor(async () => (await claimJobs(db.pool, 10, 60_000, new Date())).length > 0)
+    analyzer.release()
+    await waitFor(() => runner.stats.fencedOut === 1)
+    expect(runner.stats.retries).toBe(0)
+    expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'running', attempts: 2 }])
+  } finally {
+    analyzer.release()
+    await runner.stop()
+  }
+})
