@@ -56,6 +56,13 @@ describe('request errors of the HTTP layer', () => {
     expect(inKey.statusCode).toBe(400)
     expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
     expect((await get('/api/v1/conversations?userId=%00')).statusCode).toBe(400)
+    // Regression (trial3): a query value whose escapes are not UTF-8 was taken (200, matching nothing)
+    const notUtf8 = await get('/api/v1/conversations?userId=%ED%A0%80')
+    expect(notUtf8.statusCode).toBe(400)
+    expect(notUtf8.json().error).toMatchObject({
+      code: 'invalid_request',
+      details: [{ path: '/userId', message: 'not valid UTF-8 once percent-decoded', in: 'querystring' }],
+    })
     const inPath = await gateway.app.inject({
       method: 'DELETE',
       url: `/api/v1/chatbots/${chatbot.id}/users/a%00b`,

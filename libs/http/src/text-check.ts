@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError } from './errors.ts'
 import { jsonPointer } from './json-depth.ts'
+import { badQueryEncodingError } from './query-encoding.ts'
 
 // Node 20 has String.prototype.isWellFormed (ES2024); the project's TypeScript lib stops at ES2023.
 declare global {
@@ -29,10 +30,13 @@ type Fault = keyof typeof FAULTS
  * emoji cut in half by a client truncating text at a number of UTF-16 code units). Both can arrive in
  * JSON, query strings and paths, and a string the database refuses must never get past the door: stored
  * as an event, it would stop every consumer that applies it. A request with one anywhere (a value or an
- * object key, in the body, the query string or the path) is refused with a 400 naming where.
+ * object key, in the body, the query string or the path) is refused with a 400 naming where; so is a
+ * query string whose percent-encoding does not decode to UTF-8 (the router refuses that in a path).
  */
 export function refuseIllFormedText(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
+    const badQuery = badQueryEncodingError(request.url)
+    if (badQuery) throw badQuery
     const parts = [
       ['body', request.body],
       ['querystring', request.query],
