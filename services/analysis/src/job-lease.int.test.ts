@@ -179,33 +179,41 @@ it('a worker whose renewals lapsed and whose job another worker claimed is fence
   }
 })
 
-it('a failed analysis whose lease was lost leaves the job to the worker that claimed it', async () => {
-  const { chatbotId } = await queue(1, 1)
-  const analyzer = new ScriptedAnalyzer()
-  analyzer.hold()
-  await db.pool.query(
-    `UPDATE analysis_jobs SET messages = '[{"id":"m0","role":"user","content":"fail:retryable"}]'
-      WHERE chatbot_id = $1`,
-    [chatbotId],
-  )
-  const runner = new AnalysisJobRunner({
-    pool: db.pool,
-    analyzer,
-    concurrency: 1,
-    maxAttempts: 3,
-    leaseMs: 200,
-    renewMs: 3_600_000,
+for (const content of ['fail:retryable', 'fail:fatal']) {
+  it(`a failed analysis (${content}) whose lease was lost neither retries nor dead-letters the job another worker claimed`, async () => {
+    const { chatbotId } = await queue(1, 1)
+    const analyzer = new ScriptedAnalyzer()
+    analyzer.hold()
+    await db.pool.query(
+      `UPDATE analysis_jobs
+          SET messages = jsonb_build_array(jsonb_build_object('id', 'm0', 'role', 'user', 'content', $2::text))
+        WHERE chatbot_id = $1`,
+      [chatbotId, content],
+    )
+    const runner = new AnalysisJobRunner({
+      pool: db.pool,
+      analyzer,
+      concurrency: 1,
+      maxAttempts: 3,
+      leaseMs: 200,
+      renewMs: 3_600_000,
+    })
+    runner.start()
+    try {
+      await waitFor(() => analyzer.waiting === 1)
+      await waitFor(async () => (await claimJobs(db.pool, 10, 60_000, new Date())).length > 0)
+      analyzer.release()
+      await waitFor(() => runner.stats.fencedOut === 1)
+      expect(runner.stats).toMatchObject({ retries: 0, deadLetters: 0 })
+      const { rows } = await db.pool.query('SELECT 1 FROM analysis_dead_letters WHERE chatbot_id = $1', [
+        chatbotId,
+      ])
+      expect(rows).toEqual([])
+      expect(await analysisEvents(chatbotId)).toEqual([])
+      expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'running', attempts: 2 }])
+    } finally {
+      analyzer.release()
+      await runner.stop()
+    }
   })
-  runner.start()
-  try {
-    await waitFor(() => analyzer.waiting === 1)
-    await waitFor(async () => (await claimJobs(db.pool, 10, 60_000, new Date())).length > 0)
-    analyzer.release()
-    await waitFor(() => runner.stats.fencedOut === 1)
-    expect(runner.stats.retries).toBe(0)
-    expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'running', attempts: 2 }])
-  } finally {
-    analyzer.release()
-    await runner.stop()
-  }
-})
+}

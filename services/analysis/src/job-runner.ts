@@ -669,23 +669,10 @@ export class AnalysisJobRunner {
       this.log('analysis failed; will retry', { ...jobLogFields(job), attempt: job.attempts, reason })
       return
     }
-    await withTransaction(this.opts.pool, async (client) => {
-      const wanted = await this.stillWanted(client, job)
-      if (wanted === 'fenced') {
-        this.stats.fencedOut++
-        this.log('analysis failed after its lease was lost to another worker; left to it', {
-          ...jobLogFields(job),
-          attempt: job.attempts,
-          reason,
-        })
-      }
-      if (wanted !== 'ours') return
-      this.stats.deadLetters++
-      this.log('analysis failed for good; dead-lettered', {
-        ...jobLogFields(job),
-        attempts: job.attempts,
-        reason,
-      })
+    // Counted and logged once it committed: the transaction may run again (a serialization failure).
+    const wanted = await withTransaction(this.opts.pool, async (client) => {
+      const found = await this.stillWanted(client, job)
+      if (found !== 'ours') return found
       await deadLetterJob(client, job, reason, now)
       await this.appendAnalysisEvents(client, job, [
         newEvent(
@@ -694,7 +681,23 @@ export class AnalysisJobRunner {
           traceOf(job),
         ),
       ])
+      return found
     })
+    if (wanted === 'fenced') {
+      this.stats.fencedOut++
+      this.log('analysis failed after its lease was lost to another worker; left to it', {
+        ...jobLogFields(job),
+        attempt: job.attempts,
+        reason,
+      })
+    } else if (wanted === 'ours') {
+      this.stats.deadLetters++
+      this.log('analysis failed for good; dead-lettered', {
+        ...jobLogFields(job),
+        attempts: job.attempts,
+        reason,
+      })
+    }
   }
 
   /** Appends to the conversation's analysis stream (its own stream: capture never conflicts with it). */
