@@ -251,8 +251,14 @@ describe.skipIf(!hasTestModel)('creating a topic from examples, with the languag
     const fromBill = inBill.filter((c) => examples.includes(textOf.get(c)!))
     expect(fromBill.length).toBeGreaterThan(0)
     for (const c of fromBill) expect(after.get(c), c).toBe(quotes)
-    // Only quote requests move; the others stay where the merge left them.
-    for (const [c, topic] of after) if (requestOf.get(c) !== 'quote') expect(topic, c).toBe(merged.get(c))
+    // A creation moves requests only into the new topic: every other request stays where the merge left it,
+    // or (a request the model reads nearer the quote examples than its topic, which now include pinned
+    // ones: CI once saw 'please put my husband on my car insurance' follow them) goes into "Quotes".
+    for (const [c, topic] of after)
+      if (requestOf.get(c) !== 'quote' && topic !== merged.get(c)) expect(topic, c).toBe(quotes)
+    // The roadside requests, in a pinned topic a creation made and far from quotes, stay in it.
+    expect(ofRequest(after, 'roadside')).toEqual(ofRequest(merged, 'roadside'))
+    expect(new Set(ofRequest(after, 'roadside'))).toEqual(new Set([roadside]))
     // Each conversation has one request: the requests moved are the conversations now in "Quotes".
     const inQuotes = [...after.values()].filter((t) => t.split(',').includes(quotes)).length
     expect((await commandList())[0]).toMatchObject({ type: 'create', status: 'applied', moved: inQuotes })
