@@ -75,7 +75,7 @@ export const FRESH18_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh19.json')
 /** Written blind by a twenty-third session (helper fresh20); read blind at signals-v62 to v70 and for several candidates, a development set since 2026-12-01, 11:45 UTC (README there). */
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
-/** Written blind by a twenty-fourth session (helper fresh21) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-fourth session (helper fresh21); read blind at signals-v66 to v72 and for several candidates, a development set since 2026-12-01, 14:15 UTC (README there). */
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
 /** Written blind by a twenty-fifth session (helper fresh22) while others changed the detector; kept blind (README there). */
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
@@ -229,8 +229,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh21',
     file: FRESH21_SIGNALS_SET,
     described:
-      'written blind by a twenty-fourth session while others changed the detector, never tuned on (fresh21, blind)',
-    blind: true,
+      'written blind by a twenty-fourth session, measured blind for signals-v66 to v72, a development set since (fresh21, development)',
   },
   {
     name: 'fresh22',
