@@ -98,7 +98,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     alert(`the embedded Postgres in ${dataDir} exited (${reason}); starting it again`)
     restarts = (async () => {
       for (let attempt = 0; !stopping; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, RESTART_DELAYS_MS[Math.min(attempt, 2)]))
+        // The last delay repeats for every attempt after it.
+        const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]
+        await new Promise((resolve) => setTimeout(resolve, delay))
         if (stopping) return
         try {
           server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
