@@ -24,13 +24,27 @@ export function badQueryEncodingError(url: string): AppError | undefined {
 function firstBadlyEncoded(query: string): string | undefined {
   // No % anywhere: nothing to decode (nearly every request).
   if (!query.includes('%')) return undefined
-  for (const pair of query.split('&')) {
-    const equals = pair.indexOf('=')
-    const name = decoded(equals < 0 ? pair : pair.slice(0, equals))
+  for (const pair of queryPairs(query)) {
+    const name = decoded(pair.name)
     if (name === undefined) return '/'
-    if (equals >= 0 && decoded(pair.slice(equals + 1)) === undefined) return jsonPointer([name])
+    if (pair.value !== undefined && decoded(pair.value) === undefined) return jsonPointer([name])
   }
   return undefined
+}
+
+/**
+ * The parameters of a query string (what follows the `?`) as sent, not decoded: each `&`-separated pair's
+ * name, and its value when it has an `=` (a pair without one has none, `a=` an empty one); empty pairs
+ * are left out.
+ */
+export function queryPairs(query: string): { readonly name: string; readonly value?: string }[] {
+  return query
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => {
+      const equals = pair.indexOf('=')
+      return equals < 0 ? { name: pair } : { name: pair.slice(0, equals), value: pair.slice(equals + 1) }
+    })
 }
 
 function decoded(text: string): string | undefined {

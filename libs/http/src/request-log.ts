@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { queryPairs } from './query-encoding.ts'
 
 /** Path parameters that name a person: an end user's id as captured (erasure), a member's. */
 const PERSONAL_PARAMS = new Set(['userId'])
@@ -39,12 +40,7 @@ function loggedPath(request: FastifyRequest, path: string): string {
 }
 
 function queryNames(query: string): string {
-  return query
-    .split('&')
-    .filter(Boolean)
-    .map((pair) => {
-      const name = pair.split('=', 1)[0] ?? ''
-      return pair.includes('=') ? `${name}=${HIDDEN}` : name
-    })
+  return queryPairs(query)
+    .map(({ name, value }) => (value === undefined ? name : `${name}=${HIDDEN}`))
     .join('&')
 }
