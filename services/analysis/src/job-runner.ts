@@ -20,6 +20,7 @@ import {
   deferJob,
   forgetChatbot,
   type JobClaim,
+  lockClaims,
   renewLeases,
   retryJob,
   traceOf,
@@ -347,11 +348,10 @@ export class AnalysisJobRunner {
       const committed = this.committer.submit({ job, results, context, scored })
       analysed()
       if (!(await committed)) {
-        this.stats.fencedOut++
-        this.log('analysis job fenced out: its lease was lost to another worker; results discarded', {
-          ...jobLogFields(job),
-          attempt: job.attempts,
-        })
+        this.fencedOut(
+          job,
+          'analysis job fenced out: its lease was lost to another worker; results discarded',
+        )
         return
       }
       this.stats.analyzedMessages += results.length
@@ -495,16 +495,12 @@ export class AnalysisJobRunner {
   private async commitResults(client: pg.ClientBase, group: readonly Analyzed[]): Promise<Set<string>> {
     const { info } = this.opts.analyzer
     const now = this.now()
-    const { rows: locked } = await client.query<{ id: string; ours: boolean }>({
-      name: 'cas-analysis-jobs-lock',
-      text: `SELECT j.id::text, (j.status = 'running' AND j.attempts = c.attempts) AS ours
-               FROM analysis_jobs j JOIN unnest($1::bigint[], $2::int[]) AS c(id, attempts) ON j.id = c.id
-              ORDER BY j.id FOR UPDATE OF j`,
-      values: [group.map((a) => a.job.id), group.map((a) => a.job.attempts)],
-    })
-    const wanted = new Set(locked.filter((r) => r.ours).map((r) => r.id))
-    const fenced = new Set(locked.filter((r) => !r.ours).map((r) => r.id))
-    const kept = group.filter((a) => wanted.has(a.job.id))
+    const locked = await lockClaims(
+      client,
+      group.map((a) => a.job),
+    )
+    const fenced = new Set([...locked].flatMap(([id, ours]) => (ours ? [] : [id])))
+    const kept = group.filter((a) => locked.get(a.job.id) === true)
     if (kept.length === 0) return fenced
     const placement = await placeTopics(client, this.opts.analyzer.semantic, this.topicStore, kept, {
       maxTopics: this.opts.maxTopics,
@@ -657,10 +653,7 @@ export class AnalysisJobRunner {
         job.attempts - 1,
       )
       if (!(await retryJob(this.opts.pool, job, reason, new Date(now.getTime() + delay), now))) {
-        this.stats.fencedOut++
-        this.log('analysis failed after its lease was lost to another worker; left to it', {
-          ...jobLogFields(job),
-          attempt: job.attempts,
+        this.fencedOut(job, 'analysis failed after its lease was lost to another worker; left to it', {
           reason,
         })
         return
@@ -684,10 +677,7 @@ export class AnalysisJobRunner {
       return found
     })
     if (wanted === 'fenced') {
-      this.stats.fencedOut++
-      this.log('analysis failed after its lease was lost to another worker; left to it', {
-        ...jobLogFields(job),
-        attempt: job.attempts,
+      this.fencedOut(job, 'analysis failed after its lease was lost to another worker; left to it', {
         reason,
       })
     } else if (wanted === 'ours') {
@@ -700,6 +690,12 @@ export class AnalysisJobRunner {
     }
   }
 
+  /** Counts and logs a job whose claim another worker took (its lease ran out): what this one did is left out. */
+  private fencedOut(job: AnalysisJob, message: string, fields: Record<string, unknown> = {}): void {
+    this.stats.fencedOut++
+    this.log(message, { ...jobLogFields(job), attempt: job.attempts, ...fields })
+  }
+
   /** Appends to the conversation's analysis stream (its own stream: capture never conflicts with it). */
   private async appendAnalysisEvents(client: pg.ClientBase, job: AnalysisJob, events: readonly NewEvent[]) {
     await appendToStream(client, analysisAppend(job, events), { now: this.now })
@@ -710,12 +706,9 @@ export class AnalysisJobRunner {
    * when another worker claimed it since (this claim's lease ran out: JobClaim); locked while ours.
    */
   private async stillWanted(client: pg.ClientBase, job: AnalysisJob): Promise<'ours' | 'removed' | 'fenced'> {
-    const { rows } = await client.query<{ ours: boolean }>(
-      "SELECT (status = 'running' AND attempts = $2) AS ours FROM analysis_jobs WHERE id = $1 FOR UPDATE",
-      [job.id, job.attempts],
-    )
-    if (rows.length === 0) return 'removed'
-    return rows[0]!.ours ? 'ours' : 'fenced'
+    const ours = (await lockClaims(client, [job])).get(job.id)
+    if (ours === undefined) return 'removed'
+    return ours ? 'ours' : 'fenced'
   }
 }
 

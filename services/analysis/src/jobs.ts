@@ -204,13 +204,41 @@ export async function completeJobs(
 /**
  * A worker's claim of a job: the job and the attempt its claim started. Every claim adds one to `attempts`
  * (CLAIM_JOBS), so while the job is `running` with that count it is still this claim's; once its lease ran
- * out and another worker claimed it, the count moved on and this claim is fenced out (renewLeases, the
- * commit's lock in job-runner.ts, retryJob, deferJob). deferJob takes back its own claim's count only, so a
- * count is never `running` again for anyone but a later claim that made it so after the defer.
+ * out and another worker claimed it, the count moved on and this claim is fenced out (claimHeld: renewLeases,
+ * lockClaims, retryJob, deferJob). deferJob takes back its own claim's count only, so a count is never
+ * `running` again for anyone but a later claim that made it so after the defer.
  */
 export interface JobClaim {
   readonly id: string
   readonly attempts: number
+}
+
+/**
+ * The fence, in SQL: the job `j` is still the claim's whose attempt count is `attempts` (an expression: a
+ * parameter, or the claims' column). Every statement that acts on a claim (renewLeases, lockClaims,
+ * retryJob, deferJob) names the job `j`.
+ */
+function claimHeld(attempts: string): string {
+  return `j.status = 'running' AND j.attempts = ${attempts}`
+}
+
+/**
+ * Locks the claimed jobs still in the queue until the transaction ends, in id order: by job id, whether the
+ * claim still holds it (false: fenced out, another worker claimed it since). A job removed meanwhile (its
+ * chatbot deleted, its conversation erased) is missing.
+ */
+export async function lockClaims(
+  client: pg.ClientBase,
+  claims: readonly JobClaim[],
+): Promise<Map<string, boolean>> {
+  const { rows } = await client.query<{ id: string; ours: boolean }>({
+    name: 'cas-analysis-jobs-lock',
+    text: `SELECT j.id::text, (${claimHeld('c.attempts')}) AS ours
+             FROM analysis_jobs j JOIN unnest($1::bigint[], $2::int[]) AS c(id, attempts) ON j.id = c.id
+            ORDER BY j.id FOR UPDATE OF j`,
+    values: [claims.map((c) => c.id), claims.map((c) => c.attempts)],
+  })
+  return new Map(rows.map((r) => [r.id, r.ours]))
 }
 
 /**
@@ -227,7 +255,7 @@ export async function renewLeases(
     name: 'cas-analysis-jobs-renew',
     text: `UPDATE analysis_jobs j SET lease_until = $3
        FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
-      WHERE j.id = c.id AND j.attempts = c.attempts AND j.status = 'running'
+      WHERE j.id = c.id AND ${claimHeld('c.attempts')}
       RETURNING j.id::text`,
     values: [claims.map((c) => c.id), claims.map((c) => c.attempts), leaseUntil],
   })
@@ -246,8 +274,8 @@ export async function retryJob(
   now: Date,
 ): Promise<boolean> {
   const { rowCount } = await pool.query(
-    `UPDATE analysis_jobs SET status = 'pending', lease_until = NULL, next_attempt_at = $3, last_error = $2,
-       updated_at = $4 WHERE id = $1 AND attempts = $5 AND status = 'running'`,
+    `UPDATE analysis_jobs j SET status = 'pending', lease_until = NULL, next_attempt_at = $3, last_error = $2,
+       updated_at = $4 WHERE j.id = $1 AND ${claimHeld('$5')}`,
     [claim.id, error, at, now, claim.attempts],
   )
   return rowCount === 1
@@ -259,8 +287,8 @@ export async function retryJob(
  */
 export async function deferJob(pool: pg.Pool, claim: JobClaim, at: Date, now: Date): Promise<void> {
   await pool.query(
-    `UPDATE analysis_jobs SET status = 'pending', attempts = attempts - 1, lease_until = NULL,
-       next_attempt_at = $2, updated_at = $3 WHERE id = $1 AND attempts = $4 AND status = 'running'`,
+    `UPDATE analysis_jobs j SET status = 'pending', attempts = j.attempts - 1, lease_until = NULL,
+       next_attempt_at = $2, updated_at = $3 WHERE j.id = $1 AND ${claimHeld('$4')}`,
     [claim.id, at, now, claim.attempts],
   )
 }
