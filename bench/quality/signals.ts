@@ -79,6 +79,8 @@ export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
 /** Written blind by a twenty-fifth session (helper fresh22) while others changed the detector; kept blind (README there). */
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
+/** Written blind by a twenty-sixth session (helper fresh23) while others changed the detector; kept blind (README there). */
+export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -236,6 +238,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH22_SIGNALS_SET,
     described:
       'written blind by a twenty-fifth session while others changed the detector, never tuned on (fresh22, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh23',
+    file: FRESH23_SIGNALS_SET,
+    described:
+      'written blind by a twenty-sixth session while others changed the detector, never tuned on (fresh23, blind)',
     blind: true,
   },
 ]
