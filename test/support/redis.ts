@@ -8,7 +8,12 @@ export function hasRedisServer(): boolean {
 }
 
 /** A throwaway redis-server on a free loopback port, without persistence. */
-export async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startRedis(): Promise<{
+  url: string
+  /** SIGSTOP: connections stay open and nothing is answered, as from a Redis that hangs. */
+  pause: () => void
+  stop: () => Promise<void>
+}> {
   const port = await freePort()
   const child = spawn(
     'redis-server',
@@ -23,7 +28,10 @@ export async function startRedis(): Promise<{ url: string; stop: () => Promise<v
   }
   return {
     url: `redis://127.0.0.1:${port}`,
+    pause: () => void child.kill('SIGSTOP'),
     stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGCONT')
       child.kill('SIGTERM')
       await exited
     },

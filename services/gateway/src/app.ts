@@ -4,7 +4,6 @@ import { createHttpApp, type PoolUsage, type ReadinessCheck } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import { httpAppOptions, type ServiceModule } from '@cas/platform'
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { registerAuth } from './auth/plugin.ts'
@@ -16,6 +15,7 @@ import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
 import { CAPTURE_METRICS } from './metrics.ts'
 import { registerOrganizations } from './organizations/plugin.ts'
+import { openRateLimitRedis } from './rate-limit-redis.ts'
 import { registerTopicCommands } from './topics/routes.ts'
 
 export interface GatewayDeps {
@@ -76,10 +76,9 @@ export async function registerGateway(
   const { pool, config } = deps
   // Its metrics from the start (the gateway's own app, or the all-in-one's: declared once either way).
   app.metrics.use(CAPTURE_METRICS)
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { connectTimeout: 2_000, maxRetriesPerRequest: 1 })
-    : undefined
-  if (redis) app.addHook('onClose', async () => void (await redis.quit()))
+  const redis = config.REDIS_URL ? await openRateLimitRedis(config.REDIS_URL, app.log) : undefined
+  // Not quit(): with Redis down or hung it would wait for an answer that does not come.
+  if (redis) app.addHook('onClose', async () => redis.disconnect())
   const unauthenticatedLimit = {
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
   }

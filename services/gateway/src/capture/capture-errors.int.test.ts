@@ -5,6 +5,7 @@ import { captureBody, createChatbot, postCapture } from '../../../../test/suppor
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { buildTestGateway } from '../../../../test/support/gateway.ts'
 import { countRows } from '../../../../test/support/journal.ts'
+import { hasRedisServer, startRedis } from '../../../../test/support/redis.ts'
 
 let db: TestDatabase
 let app: FastifyInstance
@@ -202,6 +203,32 @@ describe('capture rate limit', () => {
       } finally {
         await a.app.close()
         await b.app.close()
+      }
+    },
+  )
+
+  it.skipIf(!hasRedisServer())(
+    'answers captures while the Redis of REDIS_URL hangs or is down, the shared limit skipped',
+    async () => {
+      // Regression (trial4): ioredis queued each rate-limit command until a reconnection, so with Redis down
+      // a capture took seconds, and with Redis hung (SIGSTOP) every capture waited for good.
+      const redis = await startRedis()
+      const gateway = await buildTestGateway(db, { REDIS_URL: redis.url })
+      try {
+        const { apiKey: key } = await createChatbot(gateway.app, cookie)
+        const send = (id: string) => postCapture(gateway.app, key, captureBody(id, 1))
+        expect((await send('rate-store-up')).statusCode).toBe(200)
+        redis.pause()
+        expect((await send('rate-store-hung')).statusCode).toBe(200)
+        await redis.stop()
+        expect((await send('rate-store-down')).statusCode).toBe(200)
+        const stored = await db.pool.query(
+          `SELECT count(*)::int AS n FROM capture_conversations WHERE external_id LIKE 'rate-store-%'`,
+        )
+        expect(stored.rows[0].n).toBe(3)
+      } finally {
+        await gateway.app.close()
+        await redis.stop()
       }
     },
   )
