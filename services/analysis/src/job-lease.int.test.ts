@@ -6,13 +6,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { createHttpApp } from '@cas/http'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { samples } from '../../../test/support/metrics.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { spawnWorker } from '../../../test/support/worker-process.ts'
 import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { AnalysisJobRunner } from './job-runner.ts'
-import { claimJobs, completeJobs, enqueueJobs } from './jobs.ts'
+import { claimJobs, completeJobs, enqueueJobs, jobCounts } from './jobs.ts'
+import { ANALYSIS_METRICS } from './metrics.ts'
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -176,6 +179,41 @@ it('a worker whose renewals lapsed and whose job another worker claimed is fence
   } finally {
     analyzer.release()
     await runner.stop()
+  }
+})
+
+it('a job fenced out is counted in cas_analysis_fenced_out_total at GET /metrics', async () => {
+  // Regression: a fenced-out job was counted in the worker's stats and log only, never in a metric.
+  await queue(1, 1)
+  const analyzer = new ScriptedAnalyzer()
+  analyzer.hold()
+  const runner = new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 200,
+    renewMs: 3_600_000,
+  })
+  const app = await createHttpApp({ logger: false, readiness: [] })
+  app.metrics.use(ANALYSIS_METRICS).observe({ stats: runner.stats, jobs: () => jobCounts(db.pool) })
+  const fencedOut = async () =>
+    samples((await app.inject('/metrics')).body, 'cas_analysis_fenced_out_total').get('')
+  expect(await fencedOut()).toBe(0)
+  runner.start()
+  try {
+    await waitFor(() => analyzer.waiting === 1)
+    // Another worker claims the job once the lease has run out; then the first one's analysis finishes.
+    await waitFor(async () => (await claimJobs(db.pool, 10, 60_000, new Date())).length > 0)
+    analyzer.release()
+    await waitFor(async () => (await fencedOut()) === 1, { what: 'the fenced-out job in /metrics' })
+    expect(samples((await app.inject('/metrics')).body, 'cas_analysis_messages_analyzed_total').get('')).toBe(
+      0,
+    )
+  } finally {
+    analyzer.release()
+    await runner.stop()
+    await app.close()
   }
 })
 

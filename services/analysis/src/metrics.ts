@@ -7,6 +7,7 @@ export interface AnalysisSource {
     readonly analyzedMessages: number
     readonly retries: number
     readonly deadLetters: number
+    readonly fencedOut: number
   }
   /**
    * Jobs queued or running, and jobs dead-lettered (kept for inspection), in the database; and since when
@@ -56,6 +57,12 @@ export const ANALYSIS_METRICS = metricSet('analysis', ({ registers, collect }) =
     'cas_analysis_dead_lettered_total',
     'Analysis jobs dead-lettered by this process after their last attempt.',
     (a) => a.stats.deadLetters,
+  )
+  analysisCounter(
+    'cas_analysis_fenced_out_total',
+    "Analysis jobs this process let go because another process claimed them after this one's lease ran out " +
+      '(its renewals lapsed): their results or failure discarded, the job left to the other.',
+    (a) => a.stats.fencedOut,
   )
   new Counter({
     name: 'cas_analysis_signal_refinements_total',

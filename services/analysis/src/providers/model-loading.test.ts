@@ -70,7 +70,7 @@ describeWithTestModel('loading the language model', () => {
       expect(analyzerReadiness(analyzer).detail()).toMatchObject({ state: 'fallback' })
       const metrics = new Metrics()
       metrics.use(ANALYSIS_METRICS).observe({
-        stats: { analyzedMessages: 0, retries: 0, deadLetters: 0 },
+        stats: { analyzedMessages: 0, retries: 0, deadLetters: 0, fencedOut: 0 },
         jobs: async () => ({ waiting: 0, dead: 0 }),
         analyzer: () => analyzerStatus(analyzer),
       })
