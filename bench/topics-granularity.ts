@@ -26,6 +26,7 @@ import {
   type CondensedEdge,
   condensedTree,
   labelPoints,
+  mutualReachabilityTree,
   selectClusters,
 } from '../services/analysis/src/topics/hdbscan.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
@@ -203,35 +204,15 @@ export function dbcv(points: readonly number[][], labels: readonly number[]): nu
   const internal: number[][] = []
   const sparseness: number[] = []
   for (const m of members) {
-    // Prim's on the cluster's mutual reachability graph.
-    const k = m.length
-    const inTree = new Uint8Array(k)
-    const best = new Float64Array(k).fill(Number.POSITIVE_INFINITY)
-    const from = new Int32Array(k).fill(-1)
-    const degree = new Int32Array(k)
-    const edges: [number, number, number][] = []
-    let current = 0
-    inTree[0] = 1
-    for (let added = 1; added < k; added++) {
-      let next = -1
-      let w = Number.POSITIVE_INFINITY
-      for (let j = 0; j < k; j++) {
-        if (inTree[j]) continue
-        const r = reach(m[current]!, m[j]!)
-        if (r < best[j]!) {
-          best[j] = r
-          from[j] = current
-        }
-        if (best[j]! < w) {
-          w = best[j]!
-          next = j
-        }
-      }
-      inTree[next] = 1
-      edges.push([from[next]!, next, w])
-      degree[from[next]!]!++
-      degree[next]!++
-      current = next
+    // The cluster's minimum spanning tree of mutual reachability; a node's degree tells inner from leaf.
+    const edges = mutualReachabilityTree(
+      m.map((i) => points[i]!),
+      Float64Array.from(m, (i) => core[i]!),
+    )
+    const degree = new Int32Array(m.length)
+    for (const [a, b] of edges) {
+      degree[a]!++
+      degree[b]!++
     }
     const inner = m.filter((_, j) => degree[j]! >= 2)
     internal.push(inner.length > 0 ? inner : m)
