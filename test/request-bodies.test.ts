@@ -2,6 +2,7 @@
  * Request bodies on every route of the all-in-one's API (the gateway's and the query service's, taken
  * from the OpenAPI document so that a new route is covered too): nesting limits, and empty bodies.
  */
+import { BODY_LIMIT } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { createChatbot, postCapture } from './support/chatbots.ts'
@@ -223,6 +224,31 @@ describe('media types', () => {
         expect(res.statusCode, `${what}: ${res.body}`).toBe(415)
         expect(res.json(), what).toMatchObject({ ok: false, error: { code: 'unsupported_media_type' } })
       }
+    }
+    expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+})
+
+describe('body size', () => {
+  it('Regression: every route that takes a body answered 413 past the 4 MiB limit, but only capture and OTLP documented it; each now documents and answers it, changing nothing', async () => {
+    const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
+    const doc = (await gateway.app.inject('/api/v1/openapi.json')).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }
+    const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
+    expect(withBody.length).toBeGreaterThan(10)
+    // Valid JSON, one byte over the limit.
+    const filler = 'x'.repeat(BODY_LIMIT - '{"name":""}'.length + 1)
+    const payload = `{"name":"${filler}"}`
+    const before = await countRows(gateway.db.pool, 'event_journal')
+    for (const op of withBody) {
+      const what = `${op.method} ${op.path}`
+      expect(doc.paths[op.path]![op.method.toLowerCase()]!.responses['413'], what).toEqual({
+        $ref: '#/components/responses/PayloadTooLarge',
+      })
+      const res = await send(op, urlOf(op, { chatbotId: chatbot.id }), payload, apiKey)
+      expect(res.statusCode, `${what}: ${res.body.slice(0, 200)}`).toBe(413)
+      expect(res.json(), what).toMatchObject({ ok: false, error: { code: 'payload_too_large' } })
     }
     expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
   })

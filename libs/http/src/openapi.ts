@@ -346,7 +346,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
  * The document as served: the shared components added, each error response replaced by a reference to
  * its shared definition, the headers each success response declared (and X-Request-Id) referenced, 500
  * and 503 added where a route did not list them (every route can answer them: a failure of ours, load
- * shedding, the database down), 415 likewise on every route that takes a body, and the health routes.
+ * shedding, the database down), 413 and 415 likewise on every route that takes a body, and the health routes.
  */
 export function finishOpenApiDocument<D>(document: D): D {
   const doc = document as Json & { paths: Record<string, Record<string, Json>>; components?: Json }
@@ -383,9 +383,10 @@ export function finishOpenApiDocument<D>(document: D): D {
         if (schema && schema.description === response.description) delete schema.description
         response.headers = { ...headerRefs(declared), ...((response.headers as Json | undefined) ?? {}) }
       }
-      // Every route that takes a body refuses one that is not JSON, or is compressed where the route does
-      // not decompress (request-body.ts), with 415.
-      const statuses = operation.requestBody ? ['415', '500', '503'] : ['500', '503']
+      // Every route that takes a body refuses one over its body limit (BODY_LIMIT, 4 MiB, unless the route
+      // sets its own) with 413, and one that is not JSON, or is compressed where the route does not
+      // decompress (request-body.ts), with 415.
+      const statuses = operation.requestBody ? ['413', '415', '500', '503'] : ['500', '503']
       for (const status of statuses) {
         const code = ERROR_BY_STATUS.get(status)!
         responses[status] ??= { $ref: `#/components/responses/${ERROR_RESPONSES[code].name}` }
