@@ -16,7 +16,7 @@ import {
   RESOLUTION_CONTRAST_ANCHORS,
 } from './anchors.ts'
 import { GENERIC_REQUESTS } from './generic-requests.ts'
-import { fingerprintOf, termsOf } from './terms.ts'
+import { casingOf, fingerprintOf, termsOf } from './terms.ts'
 
 /**
  * What one message says towards the signals, as margins: its similarity to the nearest anchor of a cue
@@ -169,6 +169,16 @@ export interface MessageCues {
    * question in the same form, "what time do you open on saturday?", "We open at 9am…", "what time do you close?").
    */
   readonly terms?: readonly string[]
+  /**
+   * End user (signals-v73): a fingerprint of each word the message writes wholly in capitals (terms.ts, casingOf:
+   * "ive paid it TWICE", "omg NO"), when there is one; detect.ts compares them with `cased` of the messages before.
+   */
+  readonly capitals?: readonly string[]
+  /**
+   * Both (signals-v73): a fingerprint of each word the message writes in ordinary case (terms.ts, casingOf), function
+   * words too: a later word in capitals that is one of them is the same word said louder, not an acronym or a name.
+   */
+  readonly cased?: readonly string[]
   /**
    * End user: the learned frustration head read on each unit (the whole message first, then each of its
    * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
@@ -655,6 +665,7 @@ export function cuesFrom(
         ...(asksFor.length > 0 ? { asksFor } : {}),
         ...(asks && statesValueOf(m.content.slice(0, MAX_CHARS)) ? { statesValue: true } : {}),
         terms: termsOf(m.content, MAX_CHARS),
+        cased: casingOf(m.content, MAX_CHARS).cased,
       }
       return { cues, vector: whole }
     }
@@ -675,6 +686,7 @@ export function cuesFrom(
     const escalation = margins(anchors.escalation)
     const pastComplaint = similarities.map((sim) => pastComplaintOf(sim, anchors.escalation))
     const asksAs = asksAsOf(m.content.slice(0, MAX_CHARS))
+    const casing = casingOf(m.content, MAX_CHARS)
     const cues: MessageCues = {
       social,
       escalation: round(Math.max(...escalation)),
@@ -717,6 +729,8 @@ export function cuesFrom(
         : {}),
       ...(questionOf(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
       terms: termsOf(m.content, MAX_CHARS),
+      ...(casing.capitals.length > 0 ? { capitals: casing.capitals } : {}),
+      cased: casing.cased,
     }
     if (custom.length === 0) return { cues, vector: whole }
     const scores: Record<string, number> = {}

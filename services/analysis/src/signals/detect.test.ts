@@ -33,7 +33,7 @@ import {
   type SignalSettings,
   THRESHOLDS,
 } from './detect.ts'
-import { termsOf } from './terms.ts'
+import { casingOf, termsOf } from './terms.ts'
 
 const settings: SignalSettings = { disabled: new Set(), custom: [], quietPeriodMs: 30 * 60_000 }
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 12, minute))
@@ -2161,6 +2161,39 @@ describe('conversation signals: the decision', () => {
       // …and one the head reads as asking for a person short of the head path's sure reading.
       expect(names(said(message(Math.max(p, h - 0.01), 0.4)), at(5))).not.toContain('frustration')
     }
+  })
+
+  it('reads a word said again in capitals as frustration, whatever the heads say (signals-v73)', () => {
+    // babysensory-02 (fresh21): "been charged £72 twice…", the term fee said back, then "yes i know its 72. ive paid
+    // it TWICE": the uncased heads read the reply 0.01 as a whole (0.80 at −0.27 on its last sentence), no gate fires.
+    const words = (text: string) => {
+      const { capitals, cased } = casingOf(text, 1000)
+      return { ...(capitals.length > 0 ? { capitals } : {}), cased }
+    }
+    const calm = { emotionFrustration: 0.01, frustrationUnits: [{ head: 0.01, margin: -0.11 }] }
+    const said = (first: string, reply: string, asks: Partial<MessageCues> = {}) =>
+      conversation(
+        ['user', words(first)],
+        ['assistant', words('Spring term fees are £72 for 12 weekly classes, taken on 1 December.')],
+        ['user', { ...calm, ...words(reply), ...asks }],
+      )
+    const louder = said('been charged £72 twice for spring term', 'yes i know its 72. ive paid it TWICE')
+    expect(names(louder, at(5))).toContain('frustration')
+    expect(
+      detectSignals(louder, settings, at(5)).signals.find((s) => s.name === 'frustration')?.evidence,
+    ).toEqual(['m2'])
+    // The same reply in ordinary case, or a word in capitals nobody wrote before (an acronym, a name), is none.
+    expect(
+      names(said('been charged £72 twice for spring term', 'yes i know its 72. ive paid it twice'), at(5)),
+    ).not.toContain('frustration')
+    expect(
+      names(said('been charged £72 for spring term', 'yes i know its 72. ive paid it TWICE'), at(5)),
+    ).not.toContain('frustration')
+    // A word in capitals written so before too: capitals throughout, not louder ("my PIN", then "PIN still blocked").
+    expect(names(said('my PIN is blocked', 'the PIN is still blocked'), at(5))).not.toContain('frustration')
+    // Nor a message every unit of which asks for a person (signals-v28): "PERSON" after "speak with one person".
+    const person = { escalationUnits: [{ head: 0.97, margin: 0.2 }] }
+    expect(names(said('I want speak with one person', 'PERSON', person), at(5))).not.toContain('frustration')
   })
 
   it('reads a sentence put as a statement as no request for a person by the head alone (signals-v47)', () => {

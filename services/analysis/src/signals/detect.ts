@@ -86,6 +86,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   signals-v59: that last word on a failed turn counts by the anchors too (a reply's margin), whatever the
  *   head says, when an earlier message of the end user's reads as frustrated as a whole and the emotion heads
  *   hear no sadness in it: the head reads sarcasm calm ("fantastic. great support for a £2,400 holiday");
+ *   signals-v73: a word the end user writes in capitals that a message before wrote in ordinary case is the
+ *   same word said louder, whatever the heads say, which read it uncased ("yes i know its 72. ive paid it
+ *   TWICE" after "been charged £72 twice"; cues.ts capitals and cased), unless every unit asks for a person;
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -116,7 +119,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 72
+export const SIGNALS_VERSION = 73
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -578,6 +581,11 @@ const INABILITY_CONFIDENCE = 0.6
  * read from the words, as INABILITY_CONFIDENCE; not measured (the bench scores no confidence).
  */
 const ASKED_FOR_AGAIN_CONFIDENCE = 0.6
+/**
+ * The confidence of a word said louder (signals-v73, detectSignals): read from the words, as INABILITY_CONFIDENCE;
+ * not measured (the bench scores no confidence).
+ */
+const LOUDER_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
 const CONFIDENCE_SCALE = 0.04
@@ -1240,6 +1248,19 @@ export function detectSignals(
         .some((u) => u.role === 'user' && resolution(u.cues, isReply(u)) !== undefined),
     }
   }
+  // signals-v73: an end user's word in capitals (cues.ts, capitals) that a message before, of either side, wrote
+  // in ordinary case (cased): the same word said louder ("LEEDS TRINITY. its literally on the order" after "leeds
+  // trinity"; "i didnt say cancel i said CHANGE" after "change the cocktail class"), which the uncased model
+  // cannot hear. An acronym or a name keeps its capitals, and a code holds digits (casingOf). Not a message
+  // every unit of which asks for a person ("PERSON": signals-v28, the urgency of a request is no stance).
+  const saysLouder = (m: ConversationMessage) => {
+    const capitals = m.cues?.capitals ?? []
+    if (capitals.length === 0) return false
+    const asks = m.cues?.escalationUnits ?? []
+    if (asks.length > 0 && asks.every(asksPersonOnly)) return false
+    const before = talk.slice(0, talk.indexOf(m))
+    return capitals.some((h) => before.some((a) => a.cues?.cased?.includes(h) === true))
+  }
   const clarifications: ConversationMessage[] = []
   for (const m of talk) {
     const c = m.cues
@@ -1253,6 +1274,7 @@ export function detectSignals(
       if (asked !== undefined) out.add('escalation', m.id, asked)
       const frustrated = frustration(c, isReply(m), courseOf(m))
       if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
+      else if (saysLouder(m)) out.add('frustration', m.id, LOUDER_CONFIDENCE)
       for (const custom of settings.custom) {
         const margin = c.custom?.[custom.name]
         if (fires(margin, t.custom)) out.add(custom.name, m.id, confidenceOf(margin!, t.custom), custom.label)

@@ -2151,6 +2151,28 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', calm])).not.toContain('frustration')
   })
 
+  it('reads a word said before, said again in capitals, as frustration; the same reply in lower case is none (signals-v73)', async () => {
+    // The model is uncased: "CHANGE" and "change" read alike (the reply's whole 0.72 at −0.14, short of a reply's
+    // gates), and "KIRKGATE" shouts (v64) but the head reads it 0.07: capitals alone are no frustration.
+    const asked = 'can I change my delivery to Saturday please'
+    const missed = 'Sorry to hear you want to cancel. Shall I cancel the order?'
+    expect(
+      await signals(['user', asked], ['assistant', missed], ['user', 'i said CHANGE. to saturday']),
+    ).toContain('frustration')
+    expect(
+      await signals(['user', asked], ['assistant', missed], ['user', 'i said change. to saturday']),
+    ).not.toContain('frustration')
+    const store = (last: string): Turn[] => [
+      ['user', 'which store is nearest to Kirkgate'],
+      ['assistant', 'Which store did you order from?'],
+      ['user', 'the Kirkgate one'],
+      ['assistant', 'Sorry, which store did you order from?'],
+      ['user', last],
+    ]
+    expect(await signals(...store('KIRKGATE'))).toContain('frustration')
+    expect(await signals(...store('kirkgate'))).not.toContain('frustration')
+  })
+
   it('reads no frustration in a plain request for a person, a report told again on request, or a reply thanked after; an annoyed one still (signals-v28)', async () => {
     const order: Turn = ['user', 'my order never arrived']
     const greeting: Turn = ['assistant', 'Hi there! What can I do for you?']

@@ -53,3 +53,27 @@ export function fingerprintOf(text: string): string {
   }
   return h.toString(16).padStart(8, '0')
 }
+
+/**
+ * signals-v73: the words of a message by their case, each lower-cased and kept as a fingerprint: `capitals`, the
+ * words written wholly in capitals ("TWICE", "CHANGE", "NO"), and `cased`, the words written otherwise ("twice",
+ * "Leeds"). A word has two letters or more; a token with a digit is a code, not a word ("RIDE10", "PT-4471",
+ * "IF-2291-KQ"). "OK" is that word's ordinary spelling, so its capitals say nothing: it is read as cased. A word
+ * in capitals that the conversation wrote before in ordinary case is no acronym or name but the same word said
+ * louder (detect.ts, frustration).
+ */
+export function casingOf(text: string, maxChars: number): { capitals: string[]; cased: string[] } {
+  const capitals = new Set<string>()
+  const cased = new Set<string>()
+  for (const token of text.slice(0, maxChars).match(/[\p{L}\p{N}'‘’ʼ-]+/gu) ?? []) {
+    if (/\p{N}/u.test(token)) continue
+    for (const part of token.split('-')) {
+      const word = part.replace(/[‘’ʼ]/gu, "'").replace(/^'+|'+$/gu, '')
+      if ((word.match(/\p{L}/gu) ?? []).length < 2) continue
+      const lower = word.toLowerCase()
+      const inCapitals = word === word.toUpperCase() && word !== lower && lower !== 'ok'
+      ;(inCapitals ? capitals : cased).add(fingerprintOf(lower))
+    }
+  }
+  return { capitals: [...capitals], cased: [...cased] }
+}
