@@ -22,12 +22,10 @@ export function migrationsDir(): string {
 /**
  * Applies every pending migration (or only the next `count`, for tests of a migration against data shaped
  * by the ones before it). Safe to call from several processes at once: node-pg-migrate takes an advisory
- * lock and the others wait for it, then find nothing left to do.
+ * lock and the others wait for it, then find nothing left to do. `direction: 'down'` undoes the last
+ * `count` applied (default one), newest first: each migration's `-- Down Migration` (migrations.int.test.ts).
  */
-export async function migrate(
-  databaseUrl: string,
-  opts: { log?: (line: string) => void; dir?: string; count?: number } = {},
-) {
+export async function migrate(databaseUrl: string, opts: MigrateOptions = {}) {
   // Our own connection, ended before we return: node-pg-migrate ends one it opened without waiting for it,
   // so a DROP DATABASE … WITH (FORCE) right after (the tests) could terminate it while it was still open,
   // and the FATAL it then received was an unhandled 'error' event (a CI run on Node 24).
@@ -41,14 +39,18 @@ export async function migrate(
   }
 }
 
-async function applyWith(
-  dbClient: pg.Client,
-  opts: { log?: (line: string) => void; dir?: string; count?: number },
-) {
+interface MigrateOptions {
+  readonly log?: (line: string) => void
+  readonly dir?: string
+  readonly count?: number
+  readonly direction?: 'up' | 'down'
+}
+
+async function applyWith(dbClient: pg.Client, opts: MigrateOptions) {
   const applied = await runner({
     dbClient,
     dir: opts.dir ?? migrationsDir(),
-    direction: 'up',
+    direction: opts.direction ?? 'up',
     ...(opts.count === undefined ? {} : { count: opts.count }),
     migrationsTable: 'pgmigrations',
     singleTransaction: true,
