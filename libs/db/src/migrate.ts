@@ -3,6 +3,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runner } from 'node-pg-migrate'
 import pg from 'pg'
+import { explainPermissionDenied } from './privileges.ts'
 
 /**
  * The repository's `migrations/` directory (numbered SQL files with `-- Up Migration` / `-- Down Migration`),
@@ -34,6 +35,8 @@ export async function migrate(databaseUrl: string, opts: MigrateOptions = {}) {
   await client.connect()
   try {
     return await applyWith(client, opts)
+  } catch (err) {
+    throw explainPermissionDenied(err, 'migrations')
   } finally {
     await client.end()
   }

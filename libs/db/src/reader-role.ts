@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import pg from 'pg'
+import { explainPermissionDenied } from './privileges.ts'
 
 /** The login role the query service connects as: a member of cas_reader (see migrations/0005). */
 export const READER_LOGIN = 'cas_query'
@@ -30,6 +31,8 @@ export async function ensureReaderLogin(adminUrl: string): Promise<string> {
         throw err
     }
     await client.query(`GRANT cas_reader TO ${READER_LOGIN}`)
+  } catch (err) {
+    throw explainPermissionDenied(err, 'reader login')
   } finally {
     await client.end()
   }
