@@ -180,6 +180,13 @@ export interface MessageCues {
    */
   readonly cased?: readonly string[]
   /**
+   * End user (signals-v74): the content words (as `terms`) of its last sentence of several when that sentence ends on a
+   * question mark: the part of the message that asks, after an acknowledgement or a remark ("Great. And the cellar
+   * engineer?", "That covers one of three, sort of. Where are the drawings…?"), compared with an earlier request as
+   * the whole message's words are (detect.ts, repetition: asksOver).
+   */
+  readonly lastQuestionTerms?: readonly string[]
+  /**
    * End user: the learned frustration head read on each unit (the whole message first, then each of its
    * sentences), each with that unit's own frustration margin, when the scorer has the head (the local
    * model). Frustration fires on a unit whose head and margin both say so (detect.ts): a long factual
@@ -687,6 +694,7 @@ export function cuesFrom(
     const pastComplaint = similarities.map((sim) => pastComplaintOf(sim, anchors.escalation))
     const asksAs = asksAsOf(m.content.slice(0, MAX_CHARS))
     const casing = casingOf(m.content, MAX_CHARS)
+    const lastQuestionTerms = lastQuestionTermsOf(units[i]!)
     const cues: MessageCues = {
       social,
       escalation: round(Math.max(...escalation)),
@@ -731,6 +739,7 @@ export function cuesFrom(
       terms: termsOf(m.content, MAX_CHARS),
       ...(casing.capitals.length > 0 ? { capitals: casing.capitals } : {}),
       cased: casing.cased,
+      ...(lastQuestionTerms.length > 0 ? { lastQuestionTerms } : {}),
     }
     if (custom.length === 0) return { cues, vector: whole }
     const scores: Record<string, number> = {}
@@ -1189,6 +1198,16 @@ export function plansOf(units: readonly string[]): boolean {
   return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:(?:i|we)(?:'ll| will| shall)|ill|(?:i'?m|im|i am|we'?re|we are) going to|will(?! (?:you|u|it|they|that|this|he|she|there|we|i|the|my|our|your)\b))\b/u.test(
     t,
   )
+}
+
+/**
+ * signals-v74: the content words of a message's last sentence (units: unitsOf's, the whole first, then at most
+ * MAX_SENTENCES sentences) when it has several and the last ends on a question mark; none otherwise. The question a
+ * short follow-up asks after an acknowledgement ("Great. And the cellar engineer?") is in that sentence alone.
+ */
+export function lastQuestionTermsOf(units: readonly string[]): string[] {
+  const last = units.length > 2 ? units.at(-1)! : undefined
+  return last !== undefined && /\?\s*$/u.test(last) ? termsOf(last, MAX_CHARS) : []
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   followsOnOf,
   type HandoverUnit,
   inabilityOf,
+  lastQuestionTermsOf,
   type MessageCues,
   plansOf,
   questionOf,
@@ -1024,6 +1025,51 @@ describe('conversation signals: the decision', () => {
     expect(rep([large, 'Which colour would you like?', 'and the large one?'], { asks: true })).toBe(false)
     // A word the earlier request did not use ("and the medium one?") asks something else.
     expect(rep([large, 'The small one is £12.', 'and the medium one?'])).toBe(false)
+  })
+
+  it('reads the last sentence of a request, when it ends on a question mark, as the question it asks: the part of a two-part request the answer passed over (signals-v74)', () => {
+    // Regression (fresh21 brewery-01): "Great. And the cellar engineer?" after an answer to the kegs alone was no
+    // repetition: "great" is no word of the earlier request, so v45 did not read the message as asking it again.
+    const unit = (deg: number) =>
+      Float32Array.of(Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180))
+    const user = (text: string) => ({
+      terms: termsOf(text, 1000),
+      question: questionOf(text),
+      lastQuestionTerms: lastQuestionTermsOf(unitsOf({ role: 'user', content: text })),
+    })
+    const rep = (texts: [string, string, string], read = true) =>
+      names(
+        conversation(
+          ['user', user(texts[0])],
+          ['assistant', { terms: termsOf(texts[1], 1000) }],
+          ['user', read ? user(texts[2]) : { ...user(texts[2]), lastQuestionTerms: undefined }],
+        ).map((m, i) => ({ ...m, vector: unit([0, 140, 65][i]!) })),
+        at(5),
+      ).includes('repetition')
+    const two =
+      'Can I add 2 kegs to the delivery? Also need to know if the cellar engineer can come this week'
+    const kegs = "I've added 2 kegs to tomorrow's delivery."
+    expect(rep([two, kegs, 'Great. And the cellar engineer?'])).toBe(true)
+    // Without the last sentence's words (the whole message's only), "great" keeps it from the earlier request.
+    expect(rep([two, kegs, 'Great. And the cellar engineer?'], false)).toBe(false)
+    // The answer took the engineer up, the last sentence asks no question, or it asks something new: as before.
+    expect(
+      rep([
+        two,
+        "I've added 2 kegs, and the cellar engineer can come Thursday.",
+        'Great. And the cellar engineer?',
+      ]),
+    ).toBe(false)
+    expect(rep([two, kegs, 'Great. And the cellar engineer.'])).toBe(false)
+    expect(rep([two, kegs, 'Great. And the cellar engineer price?'])).toBe(false)
+    // The last of several sentences, by its mark; one sentence is read whole (v45).
+    expect(
+      lastQuestionTermsOf(unitsOf({ role: 'user', content: 'Great. And the cellar engineer?' })),
+    ).toEqual(termsOf('cellar engineer', 1000))
+    expect(lastQuestionTermsOf(unitsOf({ role: 'user', content: 'and the cellar engineer?' }))).toEqual([])
+    expect(lastQuestionTermsOf(unitsOf({ role: 'user', content: 'Where is it? It was due today.' }))).toEqual(
+      [],
+    )
   })
 
   it('reads the question form a message opens on: a question word, or an auxiliary, its subject and verb (signals-v41)', () => {

@@ -119,7 +119,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 73
+export const SIGNALS_VERSION = 74
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1092,7 +1092,10 @@ function asksNext(
  * said between: it asks for what the earlier asked for and the messages between passed over ("how much is the
  * large one?", "The small one is £12.", "and the large one?"; "can I bring my cat to the hotel?", "Dogs are
  * welcome…", "what about cats?"). Short follow-ups lie far from their earlier request as whole messages (0.43
- * for the cat), their words do not. Without the terms nothing is read.
+ * for the cat), their words do not. Without the terms nothing is read. Signals-v74: or its last sentence, of
+ * several, ending on a question mark (cues.ts, lastQuestionTerms) is: the part of a two-part request the answer
+ * passed over, asked again after an acknowledgement ("Can I add 2 kegs? Also need to know if the cellar engineer
+ * can come", "I've added 2 kegs…", "Great. And the cellar engineer?").
  */
 function asksOver(
   earlier: ConversationMessage,
@@ -1102,7 +1105,9 @@ function asksOver(
   const terms = termsAround(earlier, between, later)
   if (!terms || terms.now.length === 0) return false
   const { before, now, saidBetween } = terms
-  return now.every((w) => before.includes(w) && !saidBetween.has(w))
+  const over = (words: readonly string[]) =>
+    words.length > 0 && words.every((w) => before.includes(w) && !saidBetween.has(w))
+  return over(now) || over(later.cues?.lastQuestionTerms ?? [])
 }
 
 const isSocial = (m: ConversationMessage) => (m.cues?.social ?? 0) >= SOCIAL_MARGIN

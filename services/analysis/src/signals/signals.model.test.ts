@@ -789,6 +789,20 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     for (const turns of again) expect(await signals(...turns)).toContain('repetition')
   })
 
+  it('reads the part of a two-part request the answer passed over, asked again after an acknowledgement, as repetition; a new question so asked as none (signals-v74)', async () => {
+    // Written for the test (fresh21 brewery-01's form): the answer serves the first part only, and the follow-up's
+    // "Perfect." keeps the message from being made only of the earlier request's words (v45).
+    const first: Turn = [
+      'user',
+      'Hi, can I move my dental check-up on Friday to the afternoon? Also wondering whether you take card payments at reception',
+    ]
+    const moved: Turn = ['assistant', 'Done: your check-up is now on Friday at 2:30pm with Dr Shah.']
+    expect(await signals(first, moved, ['user', 'Perfect. And card payments?'])).toContain('repetition')
+    expect(await signals(first, moved, ['user', 'Perfect. And is there parking nearby?'])).not.toContain(
+      'repetition',
+    )
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
