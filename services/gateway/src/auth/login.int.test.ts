@@ -188,6 +188,31 @@ describe('POST /api/v1/auth/login', () => {
     expect(await failuresFor('owner@example.com', '198.51.100.4')).toBeNull()
   })
 
+  it('Regression (mend2): each IPv6 address had 5 tries of its own, so one /64 gave an attacker unlimited tries; the /64 counts as one address', async () => {
+    // Given an attacker who has used up 5 tries from one IPv6 address
+    const app = await gateway()
+    await signUp(app, { email: 'v6@example.com' })
+    for (let i = 0; i < 5; i++) {
+      const r = await app.inject(login('v6@example.com', `guess ${i}`, { remoteAddress: '2001:db8:1:2::a' }))
+      expect(r.statusCode).toBe(401)
+    }
+
+    // When it moves to another address of the same /64, even with the right password
+    const sameBlock = await app.inject(
+      login('v6@example.com', TEST_PASSWORD, { remoteAddress: '2001:db8:1:2:9a3f:11ff:fe00:42' }),
+    )
+
+    // Then it is refused by this address's limit; another /64 (the owner's) is not held back
+    expect(sameBlock.statusCode).toBe(429)
+    expect(sameBlock.json().error.message).toMatch(/from this address/)
+    expect(await failuresFor('v6@example.com', '2001:db8:1:2::/64')).toBe(6)
+    expect(await failuresFor('v6@example.com')).toBe(5)
+    const owner = await app.inject(
+      login('v6@example.com', TEST_PASSWORD, { remoteAddress: '2001:db8:1:3::a' }),
+    )
+    expect(owner.statusCode, owner.body).toBe(200)
+  })
+
   it('refuses an attacker rotating through addresses once the email has 50 failures over all of them, for 15 minutes', async () => {
     // Given 50 wrong passwords for one email from 10 addresses, 5 each (none of them refused)
     const app = await gateway()

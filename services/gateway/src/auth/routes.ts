@@ -10,6 +10,7 @@ import {
   clearLoginFailures,
   LOGIN_THROTTLE,
   recordLoginAttempt,
+  throttleClient,
 } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import {
@@ -97,6 +98,7 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
           'Checks the password and starts a session (the cas_session cookie), working in the first ' +
           'organization the person joined. A wrong email and a wrong password get the same 401. After ' +
           `${LOGIN_THROTTLE.maxFailuresPerClient} failed attempts for one email from one client address ` +
+          "(an IPv6 address's /64) " +
           `within 15 minutes, or ${LOGIN_THROTTLE.maxFailuresPerEmail} from all addresses together, 429 ` +
           'with Retry-After (a sign-in from another address is not held back by the first); the sign-in ' +
           'routes are also rate-limited per client address.',
@@ -115,8 +117,9 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     },
     async (request, reply) => {
       const { email, password } = request.body
-      // The address the per-address rate limit keys on (the socket's, or X-Forwarded-For's under TRUST_PROXY).
-      const client = request.ip || 'unknown'
+      // The address the per-address rate limit keys on (the socket's, or X-Forwarded-For's under TRUST_PROXY),
+      // an IPv6 one by its /64.
+      const client = throttleClient(request.ip || 'unknown')
       const attempt = await recordLoginAttempt(pool, email, client, now())
       if (!attempt.allowed) refuseThrottled(reply, attempt)
       const candidate = await findUserForLogin(pool, email)

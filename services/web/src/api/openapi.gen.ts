@@ -34,7 +34,7 @@ export type paths = {
         put?: never;
         /**
          * Sign in with email and password
-         * @description Checks the password and starts a session (the cas_session cookie), working in the first organization the person joined. A wrong email and a wrong password get the same 401. After 5 failed attempts for one email from one client address within 15 minutes, or 50 from all addresses together, 429 with Retry-After (a sign-in from another address is not held back by the first); the sign-in routes are also rate-limited per client address.
+         * @description Checks the password and starts a session (the cas_session cookie), working in the first organization the person joined. A wrong email and a wrong password get the same 401. After 5 failed attempts for one email from one client address (an IPv6 address's /64) within 15 minutes, or 50 from all addresses together, 429 with Retry-After (a sign-in from another address is not held back by the first); the sign-in routes are also rate-limited per client address.
          */
         post: operations["logIn"];
         delete?: never;
