@@ -229,9 +229,19 @@ async function window(
   const kindsAfter = postgresByKind(cpu.dataDir)
   if (counting) {
     const committed = await counting.committed()
-    const { rows } = await pool.query<{ query: string; calls: string; total: number; plan: number }>(
+    const { rows } = await pool.query<{
+      query: string
+      calls: string
+      total: number
+      plan: number
+      rows: string
+      blocks: string
+      dirtied: string
+      wal: string
+    }>(
       `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text, total_exec_time AS total,
-              total_plan_time AS plan
+              total_plan_time AS plan, rows::text, (shared_blks_hit + shared_blks_read)::text AS blocks,
+              shared_blks_dirtied::text AS dirtied, wal_bytes::text AS wal
          FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE '%AS caught_up%'
@@ -251,10 +261,22 @@ async function window(
         `    ${((r.total + r.plan) / userMessages).toFixed(3)} ms (${r.calls} calls, plan ${(r.plan / userMessages).toFixed(3)})  ${r.query.slice(0, 120)}`,
       )
     }
-    console.log('  by calls:')
-    for (const r of rows.slice(0, 25)) {
+    // Rows, shared blocks (hit or read, dirtied) and WAL per end-user message: counts the load moves little.
+    const sum = (f: (r: (typeof rows)[number]) => string) => rows.reduce((a, r) => a + Number(f(r)), 0)
+    const perMessage = (n: number) => (n / userMessages).toFixed(2)
+    console.log(
+      `  per end-user message: rows ${perMessage(sum((r) => r.rows))}, shared blocks ${perMessage(sum((r) => r.blocks))}, dirtied ${perMessage(sum((r) => r.dirtied))}, WAL ${perMessage(sum((r) => r.wal))} bytes`,
+    )
+    console.log('  by shared blocks (per end-user message):')
+    for (const r of [...rows].sort((a, b) => Number(b.blocks) - Number(a.blocks)).slice(0, 8)) {
       console.log(
-        `    ${String(r.calls).padStart(6)} ${(Number(r.calls) / userMessages).toFixed(3)} exec ${r.total.toFixed(0)} ms plan ${r.plan.toFixed(0)} ms  ${r.query.slice(0, 130)}`,
+        `    blks ${perMessage(Number(r.blocks))} dirtied ${perMessage(Number(r.dirtied))} wal ${perMessage(Number(r.wal))} rows ${perMessage(Number(r.rows))} (${r.calls} calls)  ${r.query.slice(0, 110)}`,
+      )
+    }
+    console.log('  by calls (per end-user message: calls, rows, shared blocks, WAL bytes):')
+    for (const r of rows.slice(0, 40)) {
+      console.log(
+        `    ${String(r.calls).padStart(6)} ${(Number(r.calls) / userMessages).toFixed(3)} rows ${perMessage(Number(r.rows))} blks ${perMessage(Number(r.blocks))} wal ${perMessage(Number(r.wal))} exec ${r.total.toFixed(0)} ms plan ${r.plan.toFixed(0)} ms  ${r.query.slice(0, 110)}`,
       )
     }
   }

@@ -539,3 +539,60 @@ describe('a consumer with nothing to read', () => {
     }
   })
 })
+
+describe('a consumer looking at the journal', () => {
+  it('sends one statement a look: its checkpoints are read within the journal read', async () => {
+    // perf7: every look read the group's lowest checkpoint in a statement of its own before the journal
+    // read, two round trips a look, idle looks included (DSTC11's window: 0.8 statements per message).
+    const groupId = `look-${randomUUID()}`
+    const { rows } = await db.pool.query<{ p: string }>(
+      'SELECT coalesce(max(position), 0)::text AS p FROM event_journal',
+    )
+    await setCheckpoints(groupId, { 0: Number(rows[0]!.p), 1: Number(rows[0]!.p) })
+    const sent: string[] = []
+    // The pool's own statements, counted: the consumer's lock connection (pool.connect) is not counted.
+    const pool = new Proxy(db.pool, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (...args: Parameters<typeof target.query>) => {
+            const [statement] = args as unknown as [string | { text: string }]
+            sent.push(typeof statement === 'string' ? statement : statement.text)
+            return (target.query as (...a: unknown[]) => unknown)(...args)
+          }
+        }
+        const value = Reflect.get(target, prop, target)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    // The statements sent so far at each wait: those between two waits are one look's.
+    const marks: number[] = []
+    const applied: JournalRecord[] = []
+    const consumer = createJournalConsumer({
+      pool,
+      groupId,
+      partitions: 2,
+      pollIntervalMs: 5,
+      maxIdlePollIntervalMs: 5,
+      streamTypes: ['conversation'],
+      handler: async () => {},
+      onApplied: (records) => applied.push(...records),
+      sleep: (ms, waiter) => {
+        marks.push(sent.length)
+        return waiter.sleep(ms)
+      },
+    })
+    await consumer.start()
+    try {
+      await waitFor(async () => marks.length >= 12, { what: 'a dozen looks' })
+      const looks = marks.slice(1, 12).map((mark, i) => sent.slice(marks[i]!, mark))
+      expect(looks.map((statements) => statements.length)).toEqual(Array(11).fill(1))
+      expect(looks.flat().every((text) => text.includes('FROM event_journal'))).toBe(true)
+      // And the read starts past the checkpoints: an event after them is applied, none before them.
+      const { records } = await appendOne('conversation')
+      await waitFor(async () => applied.some((r) => r.id === records[0]!.id), { what: 'the event applied' })
+      expect(applied.map((r) => r.id)).toEqual([records[0]!.id])
+    } finally {
+      await consumer.stop()
+    }
+  })
+})

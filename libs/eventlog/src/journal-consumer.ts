@@ -152,14 +152,8 @@ export function createJournalConsumer(opts: JournalConsumerOptions): EventConsum
   const pollOwned = async (): Promise<'idle' | 'skipped' | 'applied'> => {
     const partitions = [...owned].sort((a, b) => a - b)
     if (partitions.length === 0) return 'idle'
-    const { rows } = await opts.pool.query<{ after: string | null }>({
-      name: 'cas-journal-checkpoints-min',
-      text: `SELECT min(last_offset)::text AS after FROM consumer_checkpoints
-        WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[])`,
-      values: [opts.groupId, JOURNAL_TOPIC, partitions],
-    })
     const { records, partitionOf, scannedTo } = await readJournal(opts.pool, {
-      after: rows[0]?.after ?? '0',
+      after: { lowestCheckpointOf: { groupId: opts.groupId, topic: JOURNAL_TOPIC, partitions } },
       limit: maxBatchSize * partitionCount,
       maxRecords: maxBatchSize * partitions.length,
       streamTypes: opts.streamTypes,

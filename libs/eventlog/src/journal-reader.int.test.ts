@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { appendToStream, appendToStreams } from './journal.ts'
-import { journalReadStatement, readJournal, readJournalRaw } from './journal-reader.ts'
+import {
+  journalReadStatement,
+  type ReadJournalOptions,
+  readJournal,
+  readJournalRaw,
+} from './journal-reader.ts'
 import { decodeRecord, encodeRawRecord, encodeRecord } from './kafka.ts'
 
 let db: TestDatabase
@@ -126,7 +131,7 @@ describe('a read looks at the positions it scans, never at all the events of its
       },
       { what: 'the last twelve events readable' },
     )
-    const explain = async (opts: typeof projectorRead) => {
+    const explain = async (opts: ReadJournalOptions) => {
       const { text, values } = journalReadStatement(opts)
       const { rows: plan } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
@@ -140,6 +145,20 @@ describe('a read looks at the positions it scans, never at all the events of its
     expect(await explain(projectorRead)).toBeLessThanOrEqual(4 * 12)
     // An idle poll (nothing past the checkpoint) reads nothing.
     expect(await explain({ ...projectorRead, after: page.scannedTo })).toBe(0)
+    // The same from a consumer group's lowest checkpoint, read in the statement (perf7): the same rows.
+    const groupId = `plan-${randomUUID()}`
+    await db.pool.query(
+      `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+       VALUES ($1, '$journal', 0, $2), ($1, '$journal', 1, $3)`,
+      [groupId, page.scannedTo, rows[0]!.p],
+    )
+    const fromCheckpoints = (partitions: number[]) => ({
+      ...projectorRead,
+      after: { lowestCheckpointOf: { groupId, topic: '$journal', partitions } },
+    })
+    expect(await explain(fromCheckpoints([0, 1]))).toBeLessThanOrEqual(4 * 12)
+    expect((await readJournal(db.pool, fromCheckpoints([0, 1]))).records).toEqual(page.records)
+    expect(await explain(fromCheckpoints([0]))).toBe(0)
     await db.pool.query('ALTER TABLE event_journal RESET (autovacuum_enabled)')
   })
 })

@@ -2,9 +2,20 @@ import type { ClientBase, Pool } from 'pg'
 import { NEVER_APPENDS_LOCK } from './journal.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 
+/**
+ * The lowest checkpoint of a consumer group's partitions (0 when it has none), read in the read's own
+ * statement: a look of the journal consumer is one statement, where reading its checkpoints first was a
+ * second round trip on every look, idle ones included (bench/FINDINGS.md, "perf7").
+ */
+export interface CheckpointFloor {
+  readonly groupId: string
+  readonly topic: string
+  readonly partitions: readonly number[]
+}
+
 export interface ReadJournalOptions {
-  /** Read positions strictly above this one ('0' or '-1' from the start). */
-  readonly after: string
+  /** Read positions strictly above this one ('0' or '-1' from the start), or above those checkpoints. */
+  readonly after: string | { readonly lowestCheckpointOf: CheckpointFloor }
   /** How many positions to look at past `after`. */
   readonly limit: number
   /**
@@ -149,7 +160,18 @@ export function journalReadStatement(
   opts: ReadJournalOptions,
   bodyColumns: typeof PARSED_COLUMNS | typeof RAW_COLUMNS = PARSED_COLUMNS,
 ): { name: string; text: string; values: unknown[] } {
-  const params: unknown[] = [opts.after, opts.limit]
+  const params: unknown[] = []
+  let after = '$1::bigint'
+  if (typeof opts.after === 'string') {
+    params.push(opts.after)
+  } else {
+    const { groupId, topic, partitions } = opts.after.lowestCheckpointOf
+    params.push(groupId, topic, partitions)
+    after = `(SELECT coalesce(min(last_offset), 0) FROM consumer_checkpoints
+                  WHERE group_id = $1 AND topic = $2 AND partition = ANY($3::int[]))`
+  }
+  params.push(opts.limit)
+  const limitParam = `$${params.length}`
   let filter = ''
   if (opts.streamTypes) {
     params.push(opts.streamTypes)
@@ -168,15 +190,15 @@ export function journalReadStatement(
   }
   // Prepared once per connection (parsed and planned once): the text varies only with which options are
   // given and which columns are read, so each such shape has its name.
-  const name = `cas-journal-read-${bodyColumns === RAW_COLUMNS ? 'raw' : 'parsed'}-${opts.streamTypes ? 't' : ''}${partition === '0' ? '' : 'p'}${limit ? 'l' : ''}`
+  const name = `cas-journal-read-${bodyColumns === RAW_COLUMNS ? 'raw' : 'parsed'}-${after === '$1::bigint' ? '' : 'c'}${opts.streamTypes ? 't' : ''}${partition === '0' ? '' : 'p'}${limit ? 'l' : ''}`
   return {
     name,
     text: `WITH scan AS (
        SELECT position, stream_type, stream_id FROM event_journal
-        WHERE position > $1::bigint
+        WHERE position > ${after}
           AND position < ${READABLE_POSITION_BOUND}
         ORDER BY position
-        LIMIT $2
+        LIMIT ${limitParam}
      ), bound AS (SELECT max(position) AS scanned_to FROM scan)
      SELECT j.position::text, j.event_id, j.stream_type, j.stream_id, j.stream_version, j.type, j.version,
             j.occurred_at, j.org_id, j.chatbot_id, ${bodyColumns}, b.scanned_to::text,
