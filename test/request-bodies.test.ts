@@ -42,6 +42,14 @@ async function operations(app: FastifyInstance): Promise<Operation[]> {
     )
 }
 
+/** An operation's response for a status in the served OpenAPI document (undefined when it lists none). */
+async function documentedResponse(app: FastifyInstance) {
+  const doc = (await app.inject('/api/v1/openapi.json')).json() as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+  }
+  return (op: Operation, status: string) => doc.paths[op.path]?.[op.method.toLowerCase()]?.responses[status]
+}
+
 /** The operation's path with its parameters filled from `ids` (a random UUID for other ids). */
 function urlOf(op: Operation, ids: { chatbotId: string }): string {
   return op.path.replace('{id}', ids.chatbotId).replace('{userId}', 'end-user-1')
@@ -194,15 +202,13 @@ describe('text that cannot be stored', () => {
 describe('media types', () => {
   it('every route that takes a body documents 415 and answers it, changing nothing, to a body that is not JSON or is compressed where the route does not decompress', async () => {
     const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
-    const doc = (await gateway.app.inject('/api/v1/openapi.json')).json() as {
-      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
-    }
+    const documented = await documentedResponse(gateway.app)
     const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
     expect(withBody.length).toBeGreaterThan(10)
     const before = await countRows(gateway.db.pool, 'event_journal')
     for (const op of withBody) {
       const what = `${op.method} ${op.path}`
-      expect(doc.paths[op.path]![op.method.toLowerCase()]!.responses['415'], what).toEqual({
+      expect(documented(op, '415'), what).toEqual({
         $ref: '#/components/responses/UnsupportedMediaType',
       })
       const url = urlOf(op, { chatbotId: chatbot.id })
@@ -232,9 +238,7 @@ describe('media types', () => {
 describe('body size', () => {
   it('Regression: every route that takes a body answered 413 past the 4 MiB limit, but only capture and OTLP documented it; each now documents and answers it, changing nothing', async () => {
     const { chatbot, apiKey } = await createChatbot(gateway.app, gateway.cookie)
-    const doc = (await gateway.app.inject('/api/v1/openapi.json')).json() as {
-      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
-    }
+    const documented = await documentedResponse(gateway.app)
     const withBody = (await operations(gateway.app)).filter((op) => op.takesBody)
     expect(withBody.length).toBeGreaterThan(10)
     // Valid JSON, one byte over the limit.
@@ -243,7 +247,7 @@ describe('body size', () => {
     const before = await countRows(gateway.db.pool, 'event_journal')
     for (const op of withBody) {
       const what = `${op.method} ${op.path}`
-      expect(doc.paths[op.path]![op.method.toLowerCase()]!.responses['413'], what).toEqual({
+      expect(documented(op, '413'), what).toEqual({
         $ref: '#/components/responses/PayloadTooLarge',
       })
       const res = await send(op, urlOf(op, { chatbotId: chatbot.id }), payload, apiKey)

@@ -61,6 +61,22 @@ async function analysisEvents(chatbotId: string) {
   return rows
 }
 
+/**
+ * A worker whose renewals never come in time (a stalled process, a long network partition): its 200 ms
+ * lease runs out while its analysis is held, and another worker may claim the job.
+ */
+function stalledWorker(analyzer: ScriptedAnalyzer, log?: (msg: string) => void) {
+  return new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 200,
+    renewMs: 3_600_000,
+    ...(log ? { log } : {}),
+  })
+}
+
 it("a worker killed with SIGKILL while holding jobs: another takes them, and their conversations' later jobs, within the short lease", async () => {
   // Given: two conversations of two jobs each, their first jobs held by a worker process mid-analysis.
   const { chatbotId, conversations } = await queue(2, 2)
@@ -144,16 +160,7 @@ it('a worker whose renewals lapsed and whose job another worker claimed is fence
   const analyzer = new ScriptedAnalyzer()
   analyzer.hold()
   const logged: string[] = []
-  // Its renewals never come in time (a stalled process, a long network partition).
-  const runner = new AnalysisJobRunner({
-    pool: db.pool,
-    analyzer,
-    concurrency: 1,
-    maxAttempts: 3,
-    leaseMs: 200,
-    renewMs: 3_600_000,
-    log: (msg) => logged.push(msg),
-  })
+  const runner = stalledWorker(analyzer, (msg) => logged.push(msg))
   runner.start()
   try {
     await waitFor(() => analyzer.waiting === 1)
@@ -187,14 +194,7 @@ it('a job fenced out is counted in cas_analysis_fenced_out_total at GET /metrics
   await queue(1, 1)
   const analyzer = new ScriptedAnalyzer()
   analyzer.hold()
-  const runner = new AnalysisJobRunner({
-    pool: db.pool,
-    analyzer,
-    concurrency: 1,
-    maxAttempts: 3,
-    leaseMs: 200,
-    renewMs: 3_600_000,
-  })
+  const runner = stalledWorker(analyzer)
   const app = await createHttpApp({ logger: false, readiness: [] })
   app.metrics.use(ANALYSIS_METRICS).observe({ stats: runner.stats, jobs: () => jobCounts(db.pool) })
   const fencedOut = async () =>
@@ -228,14 +228,7 @@ for (const content of ['fail:retryable', 'fail:fatal']) {
         WHERE chatbot_id = $1`,
       [chatbotId, content],
     )
-    const runner = new AnalysisJobRunner({
-      pool: db.pool,
-      analyzer,
-      concurrency: 1,
-      maxAttempts: 3,
-      leaseMs: 200,
-      renewMs: 3_600_000,
-    })
+    const runner = stalledWorker(analyzer)
     runner.start()
     try {
       await waitFor(() => analyzer.waiting === 1)
