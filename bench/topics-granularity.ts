@@ -32,6 +32,7 @@ import {
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
+  manyDomainSized,
   minSamplesChoices,
   noiseToNearest,
   splitLoose,
@@ -61,7 +62,7 @@ interface Run {
   readonly numbers: number[]
 }
 
-function clusterRun(
+export function clusterRun(
   umap: readonly number[][],
   vectors: readonly Vector[],
   minClusterSize: number,
@@ -83,7 +84,7 @@ function clusterRun(
   }
 }
 
-function runsOf(umap: readonly number[][], vectors: readonly Vector[]): Run[] {
+export function runsOf(umap: readonly number[][], vectors: readonly Vector[]): Run[] {
   return SIZES.flatMap((minClusterSize) =>
     minSamplesChoices({ ...WINDOW_CLUSTERING, minClusterSize }).map((minSamples) =>
       clusterRun(umap, vectors, minClusterSize, minSamples),
@@ -330,16 +331,41 @@ function noiseGate(bar: number): Clusterer {
     const noise = Math.max(...eight.map((run) => run.noise))
     if (process.env.GRANULARITY_TRACE === '1')
       console.error(`n ${v.length}: noise at 8 ${eight.map((run) => run.noise.toFixed(3)).join(' / ')}`)
-    return noise >= bar
-      ? chooseRun(v, 'sil')
-      : windowClusters(v, r, { ...WINDOW_CLUSTERING, manyDomainNoise: Number.POSITIVE_INFINITY })
+    return noise >= bar ? chooseRun(v, 'sil') : windowClusters(v, r, NO_MANY_DOMAIN_PATH)
   }
 }
 
+/** The window as before helper topics12: no many-domain path (a noise bar no window reaches). */
+const NO_MANY_DOMAIN_PATH = { ...WINDOW_CLUSTERING, manyDomainNoise: Number.POSITIVE_INFINITY }
+
+/**
+ * The landed window, and in a window sized for the many-domain path (manyDomainSized) every size 8 … 3
+ * compared after the split (`sil after split 3-8`) kept when it has more clusters than the landed
+ * window's (helper topics13): the after-split comparison trusted only in the direction it corrects, for a
+ * many-domain window whose domains each hold 8 requests or more (little noise at 8). No constant. Gained
+ * on CLINC150 train's many-domain and single-domain samples; lost on CLINC150 test's single domains of
+ * 200–300 (bench/FINDINGS.md, "many-domain windows the many-domain path misses"); not landed.
+ */
+const finerAfterSplit: Clusterer = (v, r) => {
+  const own = windowClusters(v, r)
+  if (!manyDomainSized(v.length, WINDOW_CLUSTERING)) return own
+  const after = chooseRun(v, 'sil')
+  return new Set(after).size > new Set(own).size ? after : own
+}
+
+/** The many-domain path's floor (manyDomainFrom, 175 landed) at 125 … 250 (helper topics13). */
+const floorCandidates = Object.fromEntries(
+  [125, 150, 175, 200, 250].map((floor) => [
+    `noise floor ${floor}`,
+    ((v, r) => windowClusters(v, r, { ...WINDOW_CLUSTERING, manyDomainFrom: floor })) as Clusterer,
+  ]),
+)
+
 export const GRANULARITY_CANDIDATES: Readonly<Record<string, Clusterer>> = {
   /** As before helper topics12: no many-domain path (a noise bar no window reaches). */
-  'no many-domain path': (v, r) =>
-    windowClusters(v, r, { ...WINDOW_CLUSTERING, manyDomainNoise: Number.POSITIVE_INFINITY }),
+  'no many-domain path': (v, r) => windowClusters(v, r, NO_MANY_DOMAIN_PATH),
+  'finer after split': finerAfterSplit,
+  ...floorCandidates,
   'stability ari': small('ari'),
   'stability jaccard': small('jaccard'),
   'sil x ari': small('sil x ari'),

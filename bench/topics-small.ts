@@ -21,12 +21,18 @@
  * whole CLINC150 validation split (ten domains, 150 intents), scored against the intents.
  *
  * `--clinc-split test` (helper topics12): the clinc150 and mixed families drawn from CLINC150's test split
- * (30 requests an intent) instead of validation, for a confirmation on requests nothing was chosen on.
+ * (30 requests an intent) instead of validation, for a confirmation on requests nothing was chosen on;
+ * `train` (helper topics13): its train split (100 an intent).
  *
- *   npm run bench:topics-small -- [--family dstc11|clinc150|mixed]... [--n 100,200,400,800] [--seeds 5]
- *                                 [--candidate NAME]... [--rows] [--no-anchors] [--clinc-split val|test]
+ * `many` (helper topics13): a many-domain chatbot of `--n` intents (20, 40, 60) drawn from all 150, each
+ * with `--per-intent` requests (4, 8, 12), `--seeds` samples of each (manyDomainSamples).
+ *
+ *   npm run bench:topics-small -- [--family dstc11|clinc150|mixed|many]... [--n 100,200,400,800] [--seeds 5]
+ *                                 [--candidate NAME]... [--rows] [--no-anchors] [--clinc-split val|test|train]
+ *                                 [--per-intent 4,8,12]
  */
 import os from 'node:os'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { clusteringInput, currentTopic, decideRecluster } from '../services/analysis/src/topics/recluster.ts'
 import * as model from '../services/analysis/src/topics/topic-model.ts'
@@ -41,9 +47,9 @@ import { type Embedded, embedded } from './topics-offline.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
 
 type Clusterer = (vectors: readonly Vector[], references: readonly Vector[]) => number[]
-type Request = Embedded & { readonly embedding: Float32Array; readonly terms: readonly string[] }
+export type Request = Embedded & { readonly embedding: Float32Array; readonly terms: readonly string[] }
 
-interface Sample {
+export interface Sample {
   readonly family: string
   readonly name: string
   /** The n asked for ("all": a whole CLINC150 domain, 300 less the requests the gate leaves out). */
@@ -136,11 +142,45 @@ function topicOf(map: ReadonlyMap<string, string>, key: string): string {
   return map.get(key) ?? OTHER_TOPIC
 }
 
-async function samples(
+/**
+ * A many-domain chatbot whose intents each hold a set number of requests (helper topics13): `intents`
+ * intents drawn at random from all 150 (ten domains), `perIntent` requests of each, in a random order.
+ * At 4 an intent a domain's 6 intents of 60 hold 24 requests, groups HDBSCAN at 8 finds with little noise.
+ */
+function manyDomainSamples(
+  rows: readonly Request[],
+  intentCounts: readonly number[],
+  seeds: number,
+  perIntentCounts: readonly number[],
+): Sample[] {
+  const byIntent = new Map<string, Request[]>()
+  for (const r of rows) byIntent.set(r.intent, [...(byIntent.get(r.intent) ?? []), r])
+  const out: Sample[] = []
+  for (const perIntent of perIntentCounts)
+    for (const k of intentCounts)
+      for (let s = 1; s <= seeds; s++) {
+        const seed = 9000 * k + 100 * perIntent + s
+        const intents = shuffled(
+          [...byIntent.keys()].filter((i) => byIntent.get(i)!.length >= perIntent),
+          seed,
+        ).slice(0, k)
+        const requests = intents.flatMap((i) => shuffled(byIntent.get(i)!, seed + 1).slice(0, perIntent))
+        out.push({
+          family: 'many',
+          name: `${k} intents x ${perIntent} seed ${s}`,
+          size: `${k}x${perIntent}`,
+          requests: shuffled(requests, seed + 2),
+        })
+      }
+  return out
+}
+
+export async function samples(
   family: string,
   sizes: readonly number[],
   seeds: number,
-  clincSplit: 'clinc150-val' | 'clinc150-test' = 'clinc150-val',
+  clincSplit: 'clinc150-val' | 'clinc150-test' | 'clinc150-train' = 'clinc150-val',
+  perIntent: readonly number[] = [4, 8, 12],
 ): Promise<Sample[]> {
   const withVector = (rows: readonly Embedded[]) =>
     rows.filter((r): r is Request => r.embedding !== undefined)
@@ -160,6 +200,7 @@ async function samples(
     return out
   }
   const rows = withVector(await embedded(clincSplit))
+  if (family === 'many') return manyDomainSamples(rows, sizes, seeds, perIntent)
   if (family === 'mixed') {
     // Many domains at once: n requests of the whole validation split (150 intents, ten domains).
     for (const n of sizes) {
@@ -206,6 +247,7 @@ async function main() {
       rows: { type: 'boolean', default: false },
       'no-anchors': { type: 'boolean', default: false },
       'clinc-split': { type: 'string', default: 'val' },
+      'per-intent': { type: 'string', default: '4,8,12' },
     },
   })
   const families = values.family ?? ['dstc11', 'clinc150']
@@ -225,12 +267,21 @@ async function main() {
   for (const family of families) {
     const sizes = (
       values.n ??
-      (family === 'dstc11' ? '100,200,400,800' : family === 'mixed' ? '150,250,350' : '100,200,all')
+      (family === 'dstc11'
+        ? '100,200,400,800'
+        : family === 'mixed'
+          ? '150,250,350'
+          : family === 'many'
+            ? '20,40,60'
+            : '100,200,all')
     )
       .split(',')
       .map((x) => (x === 'all' ? Number.POSITIVE_INFINITY : Number(x)))
-    const split = values['clinc-split'] === 'test' ? 'clinc150-test' : 'clinc150-val'
-    const all = await samples(family, sizes, Number(values.seeds), split)
+    const split = `clinc150-${values['clinc-split']}`
+    if (split !== 'clinc150-val' && split !== 'clinc150-test' && split !== 'clinc150-train')
+      throw new Error('--clinc-split: one of val, test, train')
+    const perIntent = values['per-intent'].split(',').map(Number)
+    const all = await samples(family, sizes, Number(values.seeds), split, perIntent)
     type Row = { n: string; method: string; score: Score; intents: number }
     const rows: Row[] = []
     for (const sample of all) {
@@ -297,4 +348,4 @@ async function main() {
   )
 }
 
-await main()
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

@@ -5,6 +5,7 @@ import { normalized } from './vectors.ts'
 import {
   chooseBySilhouette,
   cosineSilhouette,
+  manyDomainSized,
   manyDomainWindow,
   minClusterSizeChoices,
   minSamplesChoices,
@@ -153,6 +154,17 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     // Nor below 175 requests, which try min_cluster_size 3 already.
     expect(manyDomainWindow(174, [run(8, 174, 100)], WINDOW_CLUSTERING)).toBe(false)
     expect(manyDomainWindow(175, [run(8, 175, 100)], WINDOW_CLUSTERING)).toBe(true)
+  })
+
+  it('sizes the many-domain path at 175–374 requests, never a whole set of 375 or more', () => {
+    expect(manyDomainSized(174, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainSized(175, WINDOW_CLUSTERING)).toBe(true)
+    expect(manyDomainSized(374, WINDOW_CLUSTERING)).toBe(true)
+    // bench:quality's sets are whole windows of 375 or more: the path never moves them.
+    expect(manyDomainSized(375, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainSized(5000, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainSized(374, { ...WINDOW_CLUSTERING, manyDomainFrom: 375 })).toBe(false)
+    expect(manyDomainSized(10_000, { ...WINDOW_CLUSTERING, manyDomainFrom: 64 })).toBe(false)
   })
 
   it("chooses HDBSCAN's min_samples per window, between minClusterSize and UMAP's neighbours", () => {

@@ -39,6 +39,11 @@ export interface WindowClusterOptions {
    * after splitLoose (manyDomainWindow).
    */
   readonly manyDomainNoise: number
+  /**
+   * The fewest requests a window takes the many-domain path at (manyDomainWindow, manyDomainSized); it
+   * never does from 375 (where minClusterSize alone is tried).
+   */
+  readonly manyDomainFrom: number
   readonly seed: number
   /** UMAP's epochs; unset: umap-js's own choice (400 at 2,500–5,000 points). */
   readonly epochs?: number
@@ -51,6 +56,7 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
   minClusterSize: 8,
   smallWindowShare: 1 / 50,
   manyDomainNoise: 0.2,
+  manyDomainFrom: 175,
   seed: 31,
 }
 
@@ -122,6 +128,17 @@ export function windowClusters(
 }
 
 /**
+ * Whether a window is sized for the many-domain path: manyDomainFrom requests or more (175: below it
+ * single CLINC150 validation domains of 100 lost, −0.015; from 175 n / 50 rounds to 4 or more, so the
+ * window does not try SMALLEST_CLUSTER already) and under 375, where minClusterSize alone is tried
+ * (n / 50 rounds to 8). 125–250 measured on CLINC150 train and test, DSTC11 and mixed samples by helper
+ * topics13 (bench/FINDINGS.md, "many-domain windows the many-domain path misses").
+ */
+export function manyDomainSized(n: number, options: WindowClusterOptions): boolean {
+  return n >= options.manyDomainFrom && Math.round(n * options.smallWindowShare) < options.minClusterSize
+}
+
+/**
  * Whether a small window holds many domains: one of 175–374 requests (it tries a size under
  * minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) where HDBSCAN at
  * minClusterSize leaves at least manyDomainNoise of it as noise at either min_samples, its requests not
@@ -138,8 +155,7 @@ export function manyDomainWindow(
   runs: readonly { minClusterSize: number; density: readonly number[] }[],
   options: WindowClusterOptions,
 ): boolean {
-  const small = Math.round(n * options.smallWindowShare)
-  if (small >= options.minClusterSize || small <= SMALLEST_CLUSTER) return false
+  if (!manyDomainSized(n, options)) return false
   return runs.some(
     (r) =>
       r.minClusterSize === options.minClusterSize &&

@@ -1,0 +1,143 @@
+/**
+ * What tells a many-domain small window from a single-domain one when its domains each hold 8 requests or
+ * more (issue 31, items 1 and 2; helper topics13). For every window of the bench:topics-small families
+ * (topics-small.ts `samples`), UMAP once, then every min_cluster_size 8 … 3 at both min_samples, each run
+ * split and its noise placed (topics-granularity.ts runsOf), and per window one JSON line (stdout):
+ *
+ * - `accDefault` / `accMany`: ACC against the intents of the window without the many-domain path (the
+ *   runs at 8 and n / 50 compared before the split) and of the many-domain path (every run compared after
+ *   the split), the clusterings alone (no placement); `accLanded` as windowClusters runs (the noise gate);
+ * - `noise8`: HDBSCAN's noise at 8, the larger of the two min_samples (the landed gate);
+ * - `silDefault`, `silMany`: their silhouettes in the model's space; `silGain` the many path's over it;
+ * - `tightDefault`, `tightMany`: their clusters' mean within-cluster similarity, weighted by size;
+ * - `split8`: the share of the window in clusters that splitLoose splits at 8 (the larger min_samples').
+ *
+ *   npx tsx bench/topics-many-domain-probe.ts --family many --clinc-split train [--n 20,40,60]
+ *     [--per-intent 4,8,12] [--seeds 3]
+ */
+import os from 'node:os'
+import { parseArgs } from 'node:util'
+import { labelPoints } from '../services/analysis/src/topics/hdbscan.ts'
+import type { Vector } from '../services/analysis/src/topics/vectors.ts'
+import {
+  cosineSilhouette,
+  splitLoose,
+  umapEmbedding,
+  WINDOW_CLUSTERING,
+  windowClusters,
+} from '../services/analysis/src/topics/window-clusters.ts'
+import { clusteringAccuracy } from './quality/metrics.ts'
+import { runsOf } from './topics-granularity.ts'
+import { samples } from './topics-small.ts'
+
+/** Mean within-cluster cosine similarity of a clustering, each cluster weighted by its size. */
+function tightness(numbers: readonly number[], vectors: readonly Vector[]): number {
+  const sums = new Map<number, Float64Array>()
+  const sizes = new Map<number, number>()
+  numbers.forEach((c, i) => {
+    let sum = sums.get(c)
+    if (!sum) {
+      sum = new Float64Array(vectors[i]!.length)
+      sums.set(c, sum)
+    }
+    const v = vectors[i]!
+    for (let k = 0; k < v.length; k++) sum[k]! += v[k]!
+    sizes.set(c, (sizes.get(c) ?? 0) + 1)
+  })
+  let total = 0
+  for (const [c, sum] of sums) {
+    const size = sizes.get(c)!
+    if (size < 2) continue
+    let s = 0
+    for (let k = 0; k < sum.length; k++) s += sum[k]! * sum[k]!
+    total += (s - size) / (size - 1)
+  }
+  return total / numbers.length
+}
+
+const { values } = parseArgs({
+  options: {
+    family: { type: 'string', multiple: true },
+    n: { type: 'string' },
+    seeds: { type: 'string', default: '3' },
+    'clinc-split': { type: 'string', default: 'val' },
+    'per-intent': { type: 'string', default: '4,8,12' },
+  },
+})
+const split = `clinc150-${values['clinc-split']}` as 'clinc150-val' | 'clinc150-test' | 'clinc150-train'
+console.error(
+  `load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
+const cpu = process.cpuUsage()
+for (const family of values.family ?? ['many']) {
+  const sizes = (values.n ?? (family === 'many' ? '20,40,60' : '100,200'))
+    .split(',')
+    .map((x) => (x === 'all' ? Number.POSITIVE_INFINITY : Number(x)))
+  const all = await samples(
+    family,
+    sizes,
+    Number(values.seeds),
+    split,
+    values['per-intent'].split(',').map(Number),
+  )
+  for (const sample of all) {
+    const vectors = sample.requests.map((r) => r.embedding)
+    const intents = sample.requests.map((r) => r.intent)
+    const n = vectors.length
+    if (n < 64) continue
+    const acc = (numbers: readonly number[]) => clusteringAccuracy(intents, numbers.map(String))
+    const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)
+    const runs = runsOf(umap, vectors)
+    const sils = runs.map((r) => cosineSilhouette(r.numbers, vectors))
+    let best = 0
+    for (let i = 1; i < runs.length; i++) if (sils[i]! > sils[best]!) best = i
+    const many = runs[best]!.numbers
+    const off = windowClusters(vectors, [], {
+      ...WINDOW_CLUSTERING,
+      manyDomainNoise: Number.POSITIVE_INFINITY,
+    })
+    const landed = windowClusters(vectors)
+    const eight = runs.filter((r) => r.minClusterSize === WINDOW_CLUSTERING.minClusterSize)
+    const coarse = eight[eight.length - 1]!
+    const splitIds = new Set(splitLoose(coarse.tree, coarse.selected, vectors))
+    const before = labelPoints(coarse.tree, coarse.selected, n)
+    const moved = before.filter((c) => c >= 0 && !splitIds.has(c)).length
+    const silDefault = cosineSilhouette(off, vectors)
+    console.log(
+      JSON.stringify({
+        family,
+        split,
+        name: sample.name,
+        size: sample.size,
+        n,
+        intents: new Set(intents).size,
+        accDefault: acc(off),
+        accMany: acc(many),
+        accLanded: acc(landed),
+        topicsDefault: new Set(off).size,
+        topicsMany: new Set(many).size,
+        manyRun: `${runs[best]!.minClusterSize}/${runs[best]!.minSamples}`,
+        noise8: Math.max(...eight.map((r) => r.noise)),
+        silDefault,
+        silMany: sils[best],
+        silGain: sils[best]! - silDefault,
+        tightDefault: tightness(off, vectors),
+        tightMany: tightness(many, vectors),
+        split8: moved / n,
+        runs: runs.map(
+          (r, i) => `${r.minClusterSize}/${r.minSamples}:${new Set(r.numbers).size}:${sils[i]!.toFixed(3)}`,
+        ),
+      }),
+    )
+  }
+}
+const used = process.cpuUsage(cpu)
+console.error(
+  `CPU ${((used.user + used.system) / 1e6).toFixed(0)} s; load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
