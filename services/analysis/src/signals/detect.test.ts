@@ -914,6 +914,16 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 50, { thanksFirst: true })).toBe(true)
   })
 
+  it('reads an opening thanks in a message the frustration head reads as frustrated as irony, not as taking the answer (signals-v75)', () => {
+    // Regression (fresh21 farmpark-02): "How lovely. Now, about the £24?" after an upsell, the whole read 0.675 by the
+    // frustration head, was read by v52 as a thanks that takes the answer.
+    const bound = THRESHOLDS.emotionFrustration
+    expect(rep(-90, 65, { thanksFirst: true, question: true, emotionFrustration: bound })).toBe(true)
+    expect(rep(-90, 65, { thanksFirst: true, question: true, emotionFrustration: bound - 0.01 })).toBe(false)
+    // A consequence drawn with "then" still builds on the answer, whatever the head reads.
+    expect(rep(-90, 65, { followsOn: true, question: true, emotionFrustration: 0.9 })).toBe(false)
+  })
+
   it('reads no repetition by the margin tiers in a message put wholly as a statement after an answer that did not fail (signals-v61)', () => {
     // Each unit as cues.ts reads it: the whole first, then its sentences, each a statement or not (statementOf).
     const units = (...texts: string[]) => ({

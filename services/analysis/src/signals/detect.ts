@@ -119,7 +119,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 74
+export const SIGNALS_VERSION = 75
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1356,9 +1356,12 @@ export function detectSignals(
           later.cues.asksAs !== undefined &&
           later.cues.asksAs === earlier.cues?.asksAs
         // signals-v52: so does one that opens on a thanks and goes on without "but" ("ok thanks. can we bring our
-        // dog on the santa train?": cues.ts, thanksFirstOf).
-        const followsOn =
-          (later.cues?.followsOn === true || later.cues?.thanksFirst === true) && !asksAgainAsBefore
+        // dog on the santa train?": cues.ts, thanksFirstOf). Signals-v75: not when the frustration head reads the whole
+        // message as frustrated (emotionFrustration, its own bound): the opening the social anchors take for a thanks
+        // is irony ("How lovely. Now, about the £24?", 0.675, after an answer beside the point), which they cannot hear.
+        const thanks =
+          later.cues?.thanksFirst === true && (later.cues.emotionFrustration ?? 0) < t.emotionFrustration
+        const followsOn = (later.cues?.followsOn === true || thanks) && !asksAgainAsBefore
         // signals-v45: a request in no words but the earlier one's, none of them said between, after an answer
         // that asked nothing ("how much is the large one?", "The small one is £12.", "and the large one?":
         // asksOver), ignores the answer as clearly as the margin tier reads.

@@ -803,6 +803,29 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     )
   })
 
+  it('reads an ironic opening the frustration head hears, then the request again, as repetition; a sincere thanks then a new question as none (signals-v75)', async () => {
+    // Written for the test (fresh21 farmpark-02's form): the social anchors take "How lovely." for a thanks (v52); the
+    // frustration head reads the whole 0.89. Cos 0.48 to the request, 0.27 to the upsell: the margin tier's.
+    const first: Turn = [
+      'user',
+      'Hello. My season ticket was charged twice this month, £45 each time. Could I have the second £45 refunded?',
+    ]
+    const upsell: Turn = [
+      'assistant',
+      'Great news: season ticket holders get 15% off all food and drink at the stadium!',
+    ]
+    expect(
+      await signals(first, upsell, ['user', 'How lovely. Now, about the £45 you took twice?']),
+    ).toContain('repetition')
+    expect(
+      await signals(
+        first,
+        ['assistant', "I've refunded the second £45; it will reach your card in 3 to 5 days."],
+        ['user', 'Lovely, thank you. Can I bring a guest on Saturday?'],
+      ),
+    ).not.toContain('repetition')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
