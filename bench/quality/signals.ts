@@ -77,7 +77,7 @@ export const FRESH19_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh20.json')
 /** Written blind by a twenty-fourth session (helper fresh21); read blind at signals-v66 to v72 and for several candidates, a development set since 2026-12-01, 14:15 UTC (README there). */
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
-/** Written blind by a twenty-fifth session (helper fresh22) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-fifth session (helper fresh22); read blind at signals-v70 to v75 and for several candidates, a development set since 2026-12-01, 16:30 UTC (README there). */
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
 /** Written blind by a twenty-sixth session (helper fresh23) while others changed the detector; kept blind (README there). */
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
@@ -237,8 +237,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh22',
     file: FRESH22_SIGNALS_SET,
     described:
-      'written blind by a twenty-fifth session while others changed the detector, never tuned on (fresh22, blind)',
-    blind: true,
+      'written blind by a twenty-fifth session, measured blind for signals-v70 to v75, a development set since (fresh22, development)',
   },
   {
     name: 'fresh23',
