@@ -48,7 +48,7 @@ export const signIn = group({
       meaning: '`false` refuses self-service sign-ups (403); invitations still sign invited people up',
     }),
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: variable(int(1).default(60), {
-      meaning: 'Per client address: captures without a valid key, and sign-in attempts',
+      meaning: 'Per client address (IPv6: its /64): captures without a valid key, sign-in, invitation links',
     }),
     REDIS_URL: variable(z.string().url().optional(), {
       meaning: 'Share rate-limit counters between gateway instances; in memory when unset',

@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import { requestClient } from '../client-address.ts'
 import { startExpirySweeper } from './expiry-sweeper.ts'
 import { LOGIN_THROTTLE } from './login-throttle.ts'
 import { createDummyHash } from './passwords.ts'
@@ -36,6 +37,8 @@ export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promis
       redis: deps.redis,
       nameSpace: 'cas-sign-in:',
       skipOnError: true,
+      // Per client address, an IPv6 one by its /64 (the plugin's own key is the full address).
+      keyGenerator: requestClient,
       errorResponseBuilder: (_request, context) =>
         new AppError(
           'rate_limited',

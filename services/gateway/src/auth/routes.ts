@@ -4,13 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHook
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type pg from 'pg'
 import { z } from 'zod'
+import { requestClient } from '../client-address.ts'
 import { type Account, createAccount, findAccount, findUserForLogin } from './accounts.ts'
 import {
   type AttemptDecision,
   clearLoginFailures,
   LOGIN_THROTTLE,
   recordLoginAttempt,
-  throttleClient,
 } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import {
@@ -117,9 +117,8 @@ export function registerAuthRoutes(scope: FastifyInstance, deps: AuthRouteDeps):
     },
     async (request, reply) => {
       const { email, password } = request.body
-      // The address the per-address rate limit keys on (the socket's, or X-Forwarded-For's under TRUST_PROXY),
-      // an IPv6 one by its /64.
-      const client = throttleClient(request.ip || 'unknown')
+      // The client the per-address rate limit keys on too: an IPv6 address by its /64.
+      const client = requestClient(request)
       const attempt = await recordLoginAttempt(pool, email, client, now())
       if (!attempt.allowed) refuseThrottled(reply, attempt)
       const candidate = await findUserForLogin(pool, email)

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import { requestClient } from '../client-address.ts'
 import { CAPTURE_METRICS } from '../metrics.ts'
 import { registerOtlp } from '../otlp/routes.ts'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
@@ -68,7 +69,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       skipOnError: true,
       keyGenerator: async (request) => {
         const identity = await keys.identify(request)
-        return identity ? `key:${identity.chatbotId}` : `ip:${request.ip}`
+        return identity ? `key:${identity.chatbotId}` : `ip:${requestClient(request)}`
       },
       max: (_request, key) =>
         key.startsWith('key:')

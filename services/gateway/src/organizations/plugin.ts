@@ -5,6 +5,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import { requestClient } from '../client-address.ts'
 import { registerInvitationRoutes } from './invitation-routes.ts'
 import { createInvitationMailer } from './mailer.ts'
 import { registerMemberRoutes } from './member-routes.ts'
@@ -36,6 +37,8 @@ export async function registerOrganizations(app: FastifyInstance, deps: Organiza
       redis: deps.redis,
       nameSpace: 'cas-invitations:',
       skipOnError: true,
+      // Per client address, an IPv6 one by its /64 (the plugin's own key is the full address).
+      keyGenerator: requestClient,
       errorResponseBuilder: (_request, context) =>
         new AppError('rate_limited', `Too many requests; retry in ${context.after}.`),
     })
@@ -43,7 +46,7 @@ export async function registerOrganizations(app: FastifyInstance, deps: Organiza
       max: config.INVITATION_RATE_LIMIT_PER_HOUR,
       timeWindow: 3_600_000,
       // Per organization: it bounds the emails one organization can make us send, whoever sends them.
-      keyGenerator: (request) => `org:${request.session.orgId ?? request.ip}`,
+      keyGenerator: (request) => `org:${request.session.orgId ?? requestClient(request)}`,
     })
     const addressRateLimit = scope.rateLimit({
       max: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,

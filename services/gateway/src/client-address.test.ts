@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { throttleClient } from './login-throttle.ts'
+import { throttleClient } from './client-address.ts'
 
 describe('throttleClient', () => {
   it('keeps an IPv4 address as it is: each address its own count', () => {
