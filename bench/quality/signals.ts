@@ -81,6 +81,8 @@ export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
 /** Written blind by a twenty-sixth session (helper fresh23) while others changed the detector; kept blind (README there). */
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
+/** Written blind by a twenty-seventh session (helper fresh24) while others changed the detector; kept blind (README there). */
+export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -244,6 +246,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH23_SIGNALS_SET,
     described:
       'written blind by a twenty-sixth session while others changed the detector, never tuned on (fresh23, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh24',
+    file: FRESH24_SIGNALS_SET,
+    described:
+      'written blind by a twenty-seventh session while others changed the detector, never tuned on (fresh24, blind)',
     blind: true,
   },
 ]
