@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { type MetricSet, Metrics } from '@cas/metrics'
 import { PIPELINE_METRICS } from '@cas/platform'
 import { ANALYSIS_METRICS } from '@cas/service-analysis'
-import { CAPTURE_METRICS } from '@cas/service-gateway'
+import { CAPTURE_METRICS, RATE_LIMIT_METRICS } from '@cas/service-gateway'
 import { RELAY_METRICS } from '@cas/service-relay'
 import { describe, expect, it } from 'vitest'
 
@@ -20,7 +20,13 @@ describe('the metrics docs/operations.md documents', () => {
   it('are each declared exactly once, by every process or by the one service that owns them', () => {
     const base = names(new Metrics())
     const owned = (
-      [CAPTURE_METRICS, RELAY_METRICS, ANALYSIS_METRICS, PIPELINE_METRICS] as MetricSet<unknown>[]
+      [
+        CAPTURE_METRICS,
+        RATE_LIMIT_METRICS,
+        RELAY_METRICS,
+        ANALYSIS_METRICS,
+        PIPELINE_METRICS,
+      ] as MetricSet<unknown>[]
     ).flatMap((set) => {
       const metrics = new Metrics()
       metrics.use(set)

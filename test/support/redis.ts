@@ -12,6 +12,8 @@ export async function startRedis(): Promise<{
   url: string
   /** SIGSTOP: connections stay open and nothing is answered, as from a Redis that hangs. */
   pause: () => void
+  /** SIGCONT: a paused Redis answers again, the commands sent meanwhile first. */
+  resume: () => void
   stop: () => Promise<void>
 }> {
   const port = await freePort()
@@ -29,6 +31,7 @@ export async function startRedis(): Promise<{
   return {
     url: `redis://127.0.0.1:${port}`,
     pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill('SIGCONT')

@@ -13,7 +13,7 @@ import { registerTestConversation } from './chatbots/test-conversation.ts'
 import type { GatewayAppConfig } from './config.ts'
 import { startRetentionSweeper } from './erasure/retention.ts'
 import { registerErasureRoutes } from './erasure/routes.ts'
-import { CAPTURE_METRICS } from './metrics.ts'
+import { CAPTURE_METRICS, RATE_LIMIT_METRICS } from './metrics.ts'
 import { registerOrganizations } from './organizations/plugin.ts'
 import { openRateLimitRedis } from './rate-limit-redis.ts'
 import { registerTopicCommands } from './topics/routes.ts'
@@ -61,7 +61,7 @@ export type GatewayRouteDeps = Pick<GatewayDeps, 'pool' | 'keyring' | 'config' |
 export function gatewayService(deps: GatewayRouteDeps): ServiceModule {
   return {
     name: 'gateway',
-    metricSets: [CAPTURE_METRICS],
+    metricSets: [CAPTURE_METRICS, RATE_LIMIT_METRICS],
     routes: (app) => registerGateway(app, deps),
     close: async () => {},
   }
@@ -76,9 +76,12 @@ export async function registerGateway(
   const { pool, config } = deps
   // Its metrics from the start (the gateway's own app, or the all-in-one's: declared once either way).
   app.metrics.use(CAPTURE_METRICS)
-  const redis = config.REDIS_URL ? await openRateLimitRedis(config.REDIS_URL, app.log) : undefined
+  const rateLimitMetrics = app.metrics.use(RATE_LIMIT_METRICS)
+  const redis = config.REDIS_URL
+    ? await openRateLimitRedis(config.REDIS_URL, app.log, rateLimitMetrics)
+    : undefined
   // Not quit(): with Redis down or hung it would wait for an answer that does not come.
-  if (redis) app.addHook('onClose', async () => redis.disconnect())
+  if (redis) app.addHook('onClose', async () => redis.redis.disconnect())
   const unauthenticatedLimit = {
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
   }
@@ -121,4 +124,4 @@ export async function registerGateway(
     log: app.log,
   })
 }
-export { CAPTURE_METRICS } from './metrics.ts'
+export { CAPTURE_METRICS, RATE_LIMIT_METRICS } from './metrics.ts'

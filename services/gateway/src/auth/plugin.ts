@@ -2,9 +2,9 @@ import type { SignInConfig } from '@cas/config'
 import { AppError } from '@cas/http'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { requestClient } from '../client-address.ts'
+import { type RateLimitRedis, rateLimitStore } from '../rate-limit-redis.ts'
 import { startExpirySweeper } from './expiry-sweeper.ts'
 import { LOGIN_THROTTLE } from './login-throttle.ts'
 import { createDummyHash } from './passwords.ts'
@@ -17,7 +17,7 @@ export interface AuthDeps {
   readonly config: Pick<SignInConfig, 'SIGNUP_ENABLED' | 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
-  readonly redis?: Redis
+  readonly redis?: RateLimitRedis
 }
 
 const SWEEP_INTERVAL_MS = 10 * 60_000
@@ -34,8 +34,7 @@ export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promis
     await scope.register(rateLimit, {
       global: false,
       enableDraftSpec: true,
-      redis: deps.redis,
-      nameSpace: 'cas-sign-in:',
+      ...rateLimitStore(deps.redis, 'cas-sign-in:'),
       skipOnError: true,
       // Per client address, an IPv6 one by its /64 (the plugin's own key is the full address).
       keyGenerator: requestClient,

@@ -5,7 +5,10 @@ import { captureBody, createChatbot, postCapture } from '../../../../test/suppor
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { buildTestGateway } from '../../../../test/support/gateway.ts'
 import { countRows } from '../../../../test/support/journal.ts'
+import { samples } from '../../../../test/support/metrics.ts'
 import { hasRedisServer, startRedis } from '../../../../test/support/redis.ts'
+import { waitFor } from '../../../../test/support/wait.ts'
+import { REDIS_BREAKER } from '../redis-breaker.ts'
 
 let db: TestDatabase
 let app: FastifyInstance
@@ -226,6 +229,49 @@ describe('capture rate limit', () => {
           `SELECT count(*)::int AS n FROM capture_conversations WHERE external_id LIKE 'rate-store-%'`,
         )
         expect(stored.rows[0].n).toBe(3)
+      } finally {
+        await gateway.app.close()
+        await redis.stop()
+      }
+    },
+  )
+
+  it.skipIf(!hasRedisServer())(
+    'stops waiting for a Redis that hangs once its breaker opens, and limits again once it answers',
+    async () => {
+      // Regression (trial4 left it): every capture waited the 0.5 s command timeout for as long as Redis hung.
+      const redis = await startRedis()
+      const gateway = await buildTestGateway(db, { REDIS_URL: redis.url, CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
+      const metric = async (name: string) =>
+        samples((await gateway.app.inject('/metrics')).body, name).get('')
+      try {
+        const { apiKey: key } = await createChatbot(gateway.app, cookie)
+        let sent = 0
+        const send = () => postCapture(gateway.app, key, captureBody(`breaker-${sent++}`, 1))
+        expect((await send()).statusCode).toBe(200)
+        expect(await metric('cas_rate_limit_redis_breaker_open')).toBe(0)
+
+        // Given Redis hangs, when 20 captures follow one another
+        redis.pause()
+        const statuses = []
+        for (let i = 0; i < 20; i++) statuses.push((await send()).statusCode)
+
+        // Then all are answered, unlimited, and only the few before the breaker opened waited for Redis (and
+        // a probe, should one fall due on a loaded machine): without it, all 20 did
+        expect(statuses).toEqual(new Array(20).fill(200))
+        const waited = await metric('cas_rate_limit_redis_timeouts_total')
+        expect(waited).toBeGreaterThanOrEqual(REDIS_BREAKER.timeoutsToOpen)
+        expect(waited).toBeLessThan(10)
+        expect(await metric('cas_rate_limit_redis_breaker_open')).toBe(1)
+
+        // And once Redis answers again, a probe closes the breaker and the per-key limit of 3 applies again
+        redis.resume()
+        await waitFor(async () => (await send()).statusCode === 429, {
+          timeoutMs: 45_000,
+          intervalMs: 100,
+          what: 'a 429',
+        })
+        expect(await metric('cas_rate_limit_redis_breaker_open')).toBe(0)
       } finally {
         await gateway.app.close()
         await redis.stop()

@@ -11,11 +11,11 @@ import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { requestClient } from '../client-address.ts'
 import { CAPTURE_METRICS } from '../metrics.ts'
 import { registerOtlp } from '../otlp/routes.ts'
+import { type RateLimitRedis, rateLimitStore } from '../rate-limit-redis.ts'
 import { ApiKeyIdentifier } from './api-key-auth.ts'
 import { CaptureCommitter } from './group-commit.ts'
 import { CAPTURE_FIELDS, captureBodyExample, captureBodySchema, captureResponseSchema } from './schema.ts'
@@ -26,7 +26,7 @@ export interface CaptureRouteDeps {
   readonly config: CaptureConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
-  readonly redis?: Redis
+  readonly redis?: RateLimitRedis
 }
 
 /** Capture's rules and answers, for the OpenAPI document (docs/api.md's "What capture takes" in full). */
@@ -63,8 +63,7 @@ export async function registerCapture(app: FastifyInstance, deps: CaptureRouteDe
       hook: 'onRequest',
       timeWindow: 60_000,
       enableDraftSpec: true,
-      nameSpace: 'cas-capture:',
-      redis: deps.redis,
+      ...rateLimitStore(deps.redis, 'cas-capture:'),
       // A shared store that is down must not take capture down with it.
       skipOnError: true,
       keyGenerator: async (request) => {

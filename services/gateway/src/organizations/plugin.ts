@@ -3,9 +3,9 @@ import { AppError } from '@cas/http'
 import type { Keyring } from '@cas/keyring'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import { requestClient } from '../client-address.ts'
+import { type RateLimitRedis, rateLimitStore } from '../rate-limit-redis.ts'
 import { registerInvitationRoutes } from './invitation-routes.ts'
 import { createInvitationMailer } from './mailer.ts'
 import { registerMemberRoutes } from './member-routes.ts'
@@ -17,7 +17,7 @@ export interface OrganizationDeps {
   readonly config: InvitationsConfig & Pick<SignInConfig, 'UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE'>
   readonly now: () => Date
   /** Shared rate-limit counters (REDIS_URL); in memory when absent. */
-  readonly redis?: Redis
+  readonly redis?: RateLimitRedis
 }
 
 /**
@@ -34,8 +34,7 @@ export async function registerOrganizations(app: FastifyInstance, deps: Organiza
     await scope.register(rateLimit, {
       global: false,
       enableDraftSpec: true,
-      redis: deps.redis,
-      nameSpace: 'cas-invitations:',
+      ...rateLimitStore(deps.redis, 'cas-invitations:'),
       skipOnError: true,
       // Per client address, an IPv6 one by its /64 (the plugin's own key is the full address).
       keyGenerator: requestClient,
