@@ -225,3 +225,28 @@ describe('an embedded Postgres left running by a process killed with SIGKILL', (
     await query(server.url, 'SELECT 1')
   })
 })
+
+describe('a postmaster.pid left behind by a server that could not stop', () => {
+  // Regression: after a power cut or a killed container, postmaster.pid names a pid the system may have
+  // given to another process since; it was taken for the running server (a URL to nothing) and, its
+  // parent not being the recorded owner, for an orphan to stop: that process was sent SIGINT.
+  it('naming a live process that is no server of the cluster: neither used nor stopped', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cas-stale-pid-'))
+    scratch.push(dir)
+    const bystander = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+    leftovers.push(bystander.pid!)
+    await waitFor(() => alive(bystander.pid!), { what: 'the bystander to run' })
+    const port = 54_999
+    await writeFile(
+      path.join(dir, 'postmaster.pid'),
+      `${bystander.pid}\n${dir}\n1764547200\n${port}\n/tmp\n127.0.0.1\n  1234567  7\nready   \n`,
+    )
+    // The process that started the server, gone since (a pid that is not the bystander's parent).
+    await writeFile(`${dir}.owner`, `${process.pid + 100_000}\n`)
+    scratch.push(`${dir}.owner`)
+
+    expect(runningEmbeddedPostgres(dir)).toBeUndefined()
+    expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
+    expect(alive(bystander.pid!)).toBe(true)
+  })
+})

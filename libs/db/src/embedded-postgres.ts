@@ -382,16 +382,46 @@ function messagesLocale(): string {
  * process, e.g. `npm start`), or undefined when none is: Postgres's postmaster.pid names its pid and port.
  */
 export function runningEmbeddedPostgres(dataDir: string): string | undefined {
-  const pidFile = path.join(path.resolve(dataDir), 'postmaster.pid')
-  if (!existsSync(pidFile)) return undefined
-  const [pid, , , port] = readFileSync(pidFile, 'utf8').split('\n')
+  const server = postmasterOf(dataDir)
+  if (!server) return undefined
+  // A cluster without a password file is one no start of this version has opened: the old password.
+  return connectionUrl(readPassword(passwordFileOf(dataDir)) ?? LEGACY_PASSWORD, server.port)
+}
+
+/**
+ * The pid and port postmaster.pid names, when that process is the server of `dataDir`: alive and, where
+ * /proc shows it, a process started with `-D dataDir` (a postmaster keeps its command line). A
+ * postmaster.pid left behind by a server that could not stop (a power cut, a container killed, the
+ * machine rebooted) names a pid the system may since have given to any other process: that one is no
+ * server to connect to, and none to stop (orphanedEmbeddedPostgres would have sent it SIGINT).
+ */
+function postmasterOf(dataDir: string): { readonly pid: number; readonly port: number } | undefined {
+  const dir = path.resolve(dataDir)
+  let lines: string[]
   try {
-    process.kill(Number(pid), 0)
+    lines = readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')
   } catch {
     return undefined
   }
-  // A cluster without a password file is one no start of this version has opened: the old password.
-  return connectionUrl(readPassword(passwordFileOf(dataDir)) ?? LEGACY_PASSWORD, Number(port))
+  const pid = Number(lines[0])
+  const port = Number(lines[3])
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return undefined
+  }
+  // Without /proc (macOS) that it is alive is all there is to tell.
+  if (!existsSync('/proc/self/cmdline')) return { pid, port }
+  let args: string[]
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+  } catch {
+    return undefined
+  }
+  const at = args.indexOf('-D')
+  const its = at >= 0 ? args[at + 1] : undefined
+  return its !== undefined && path.resolve(its) === dir ? { pid, port } : undefined
 }
 
 /** `<dataDir>.owner`: the pid of the process that started the server running on `dataDir`. */
@@ -406,10 +436,11 @@ function ownerFileOf(dataDir: string): string {
  * a version before owner files started it.
  */
 export function orphanedEmbeddedPostgres(dataDir: string): number | undefined {
-  const pidFile = path.join(path.resolve(dataDir), 'postmaster.pid')
   const ownerFile = ownerFileOf(dataDir)
-  if (!existsSync(pidFile) || !existsSync(ownerFile)) return undefined
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+  if (!existsSync(ownerFile)) return undefined
+  // Only a process that is the server of dataDir: a stale postmaster.pid's pid may be anyone's now.
+  const pid = postmasterOf(dataDir)?.pid
+  if (pid === undefined) return undefined
   const owner = Number(readFileSync(ownerFile, 'utf8').trim())
   let parent: number
   try {
