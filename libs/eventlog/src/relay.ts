@@ -38,6 +38,8 @@ export interface RelayOptions {
    */
   readonly maxAttempts?: number
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void
+  /** The clock `roleSince` is read from (the wall clock by default). */
+  readonly now?: () => Date
 }
 
 export interface RelayStats {
@@ -47,6 +49,11 @@ export interface RelayStats {
   batches: number
   errors: number
   isLeader: boolean
+  /**
+   * When it last began leading or standing by (ISO 8601): its start, a lock taken, a lock lost or given
+   * back after a failed batch.
+   */
+  roleSince: string
   checkpoint: string
 }
 
@@ -77,6 +84,7 @@ export class Relay {
     batches: 0,
     errors: 0,
     isLeader: false,
+    roleSince: '',
     checkpoint: '0',
   }
   private readonly producer: Producer
@@ -96,6 +104,7 @@ export class Relay {
   private refused = { checkpoint: '', runs: 0 }
 
   constructor(private readonly opts: RelayOptions) {
+    this.stats.roleSince = this.now().toISOString()
     this.maxInFlight = opts.maxInFlight ?? DEFAULT_RELAY_MAX_IN_FLIGHT
     const batchSize = opts.batchSize ?? DEFAULT_RELAY_BATCH_SIZE
     if (!Number.isInteger(this.maxInFlight) || this.maxInFlight < 1)
@@ -211,20 +220,30 @@ export class Relay {
     const lost = (err: Error) => {
       if (this.leaderClient !== client) return
       this.leaderClient = undefined
-      this.stats.isLeader = false
+      this.lead(false)
       client.release(err)
     }
     client.on('error', lost)
     this.leaderLost = lost
     this.leaderClient = client
-    this.stats.isLeader = true
+    this.lead(true)
     return client
+  }
+
+  private lead(leading: boolean): void {
+    if (this.stats.isLeader === leading) return
+    this.stats.isLeader = leading
+    this.stats.roleSince = this.now().toISOString()
+  }
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date()
   }
 
   private async releaseLeadership(): Promise<void> {
     const client = this.leaderClient
     this.leaderClient = undefined
-    this.stats.isLeader = false
+    this.lead(false)
     if (!client) return
     try {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [...LEADER_LOCK])

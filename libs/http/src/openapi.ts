@@ -288,7 +288,8 @@ const HEALTH_PATHS: Json = {
       description:
         'Checks each dependency (database, event log, analyzer) within 2 s: 200 when all are reachable, 503 ' +
         'with Retry-After otherwise (for readiness probes and load balancers). `details` describes some of ' +
-        'them (which analyzer is in use, how far behind the pipeline is) without affecting readiness.',
+        'them (which analyzer is in use, how far behind the pipeline is, whether a relay leads: `relay` ' +
+        '`{leader, since}`, a standby being ready) without affecting readiness.',
       security: [],
       responses: {
         200: {

@@ -19,7 +19,8 @@ export interface RelayServiceDeps {
 
 /**
  * The relay (journal → Kafka) as a process composes it (startComposed): started before the process
- * listens, its metrics, and (`statusRoute`, its own process) GET /relay with its state. Closing lets the
+ * listens, its metrics, /readyz's `details.relay` (whether it leads, since when), and (`statusRoute`, its
+ * own process) GET /relay with its state. Closing lets the
  * batches in flight be acknowledged and checkpointed.
  */
 export function relayService(
@@ -31,6 +32,13 @@ export function relayService(
     name: 'relay',
     relay,
     start: () => relay.start(),
+    // Described, never checked: a standby is ready, to take over when the leader goes.
+    readiness: () => [
+      {
+        name: 'relay',
+        detail: () => ({ leader: relay.stats.isLeader, since: relay.stats.roleSince }),
+      },
+    ],
     metricSets: [RELAY_METRICS],
     metrics: (metrics) =>
       metrics.use(RELAY_METRICS).observe({ stats: relay.stats, lag: () => relayLag(deps.pool) }),

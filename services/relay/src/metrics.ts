@@ -8,6 +8,7 @@ export interface RelaySource {
     readonly byReference?: number
     readonly errors: number
     readonly isLeader: boolean
+    readonly roleSince: string
   }
   lag(): Promise<number>
 }
@@ -61,6 +62,15 @@ export const RELAY_METRICS = metricSet('relay', ({ registers, collect }) => {
     collect() {
       this.reset()
       for (const r of relays) this.set(r.stats.isLeader ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'cas_relay_role_since_timestamp_seconds',
+    help: 'When this relay last began leading or standing by (Unix time): a leader that changes often shows here.',
+    registers,
+    collect() {
+      this.reset()
+      for (const r of relays) this.set(Date.parse(r.stats.roleSince) / 1000)
     },
   })
   return {
