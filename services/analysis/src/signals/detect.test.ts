@@ -487,6 +487,42 @@ describe('conversation signals: the decision', () => {
     expect(names(sureThanked, at(90))).toEqual(['frustration', 'resolution'])
   })
 
+  it('reads no frustration in a reply that thanks within itself, the head not reading it as frustrated as a whole (signals-v76)', () => {
+    const units = (...u: [number, number, number][]) =>
+      u.map(([head, margin, displeasure]) => ({ head, margin, displeasure }))
+    // fresh22 restoration-01: "1820 Oak Hollow Dr. Shut off the main already. Thank you so much", after dispatch asked
+    // for the address: the whole 0.05, gratitude 0.80, "Shut off the main already." 0.86 at −0.03 (displeasure 0.74).
+    const reply = (over: Partial<MessageCues> = {}): Partial<MessageCues> => ({
+      social: 0.008,
+      frustration: -0.027,
+      resolution: -0.036,
+      emotionFrustration: 0.05,
+      gratitude: 0.8,
+      sadness: 0.01,
+      frustrationUnits: units(
+        [0.05, -0.08, 0.07],
+        [0.02, -0.07, 0.07],
+        [0.86, -0.03, 0.74],
+        [0.01, -0.4, 0.01],
+      ),
+      ...over,
+    })
+    const read = (over: Partial<MessageCues> = {}) =>
+      names(conversation(['user', {}], ['assistant', {}], ['user', reply(over)]), at(90))
+    expect(read()).toEqual(['resolution'])
+    expect(read({ gratitude: THRESHOLDS.frustrationThanks })).toEqual(['resolution'])
+    // Short of the bound, the sentence counts by a reply's gates as before (and the message thanks nothing).
+    expect(read({ gratitude: THRESHOLDS.frustrationThanks - 0.01 })).toContain('frustration')
+    // A thanks the head reads as frustrated as a whole keeps every gate: "wow, thanks for nothing".
+    expect(read({ emotionFrustration: THRESHOLDS.emotionFrustration })).toContain('frustration')
+    // A first report is read by its own gates, whatever its thanks ("thanks in advance").
+    const first = reply({
+      frustration: 0.05,
+      frustrationUnits: units([0.05, -0.08, 0.07], [0.86, 0.05, 0.74]),
+    })
+    expect(names(conversation(['user', first]), at(5))).toContain('frustration')
+  })
+
   it("reads the report told again at the assistant's request without the reply's looser sure gate (signals-v28)", () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "the pole you put up fell off the wall…" after "Sorry, could you say that again?": a sentence 0.86 at −0.085.

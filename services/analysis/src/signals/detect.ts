@@ -89,6 +89,11 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   signals-v73: a word the end user writes in capitals that a message before wrote in ordinary case is the
  *   same word said louder, whatever the heads say, which read it uncased ("yes i know its 72. ive paid it
  *   TWICE" after "been charged £72 twice"; cues.ts capitals and cased), unless every unit asks for a person;
+ *   signals-v76: a reply the gratitude head reads as a thanks (THRESHOLDS.frustrationThanks) and the frustration
+ *   head does not read as frustrated as a whole (< THRESHOLDS.emotionFrustration) thanks within itself: its
+ *   sentences' readings are no frustration, as v28 settles a reply thanked after ("1820 Oak Hollow Dr. Shut off
+ *   the main already. Thank you so much"; "Thank you. I feel such a fool."); a sarcastic thanks ("wow, thanks for
+ *   nothing") the head reads as frustrated keeps every gate;
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -119,7 +124,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 75
+export const SIGNALS_VERSION = 76
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -465,6 +470,20 @@ export const THRESHOLDS = {
    * my dad's funeral", −0.018, sadness 0.69), which the head alone kept out (0.37).
    */
   frustrationPartingSadness: 0.5,
+  /**
+   * signals-v76: an end user's reply the learned gratitude head reads at least this as a whole, and the
+   * frustration head under emotionFrustration (its own bound: the line v75 draws between a thanks and irony), thanks
+   * within itself: no gate of frustration's counts on it (frustration, `thanks`; its whole lies under the sure reading),
+   * as signals-v28 settles a reply the end user thanks after. The head reads the calm sentence beside a sincere thanks as frustrated ("Shut
+   * off the main already." 0.86, displeasure 0.74; "If it isn't fixed by Wednesday we'll have to pause the
+   * rollout." 0.88; "I feel such a fool." 0.93); the thanks says the reply is not aimed against the service. Chosen on
+   * the four sets written under the frustration convention (fresh19 … fresh22: every bound 0.4 … 0.75 gives the same
+   * errors, 49 → 46 frustration errors; 0.6 near its middle); confirmed on the older half (development … fresh6:
+   * unchanged at every bound 0.58 … 0.95; under 0.58 fresh4 suithire-01's "That's really not helpful, the wedding is
+   * in 3 days", which the gratitude head misreads at 0.578, is lost) and on fresh7 … fresh18 (one false frustration
+   * fewer): bench/FINDINGS.md, frust17. Over the gratitude head's calibrated point (gratitude, 0.5) by that one misreading.
+   */
+  frustrationThanks: 0.6,
   /**
    * Cosine similarity of two assistant messages that say the same thing: the bot repeating itself (a
    * re-prompt, the same answer again). Near-identical; set before measuring, not chosen on a set.
@@ -864,7 +883,10 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
  * frustrated (< THRESHOLDS.emotionFrustration), at ≥ THRESHOLDS.frustrationSureSentenceDispleasure: the head is
  * sure of single calm sentences of a calm report. signals-v51: in a first report the whole's sure reading needs
  * THRESHOLDS.frustrationSureFirst (a fault told plainly reads 0.90 … 0.93), or the emotion heads' displeasure
- * expressed (THRESHOLDS.frustrationSureFirstDispleasure). Returns its confidence, or undefined.
+ * expressed (THRESHOLDS.frustrationSureFirstDispleasure). signals-v76: a reply the gratitude head reads as a
+ * thanks (≥ THRESHOLDS.frustrationThanks) and the head not as frustrated as a whole (< THRESHOLDS.emotionFrustration)
+ * fires no gate (its whole lies under the sure reading), as a reply thanked after is settled. Returns its
+ * confidence, or undefined.
  */
 function frustration(c: MessageCues, reply = false, course: FrustrationCourse = {}): number | undefined {
   const margin = c.frustration
@@ -876,6 +898,12 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
   }
   const aimed = reply ? THRESHOLDS.frustrationReply : THRESHOLDS.frustrationFirst
   const asks = c.escalationUnits
+  // signals-v76: a reply that thanks within itself, the head not reading it as frustrated as a whole.
+  const thanks =
+    reply &&
+    (c.gratitude ?? 0) >= THRESHOLDS.frustrationThanks &&
+    whole !== undefined &&
+    whole < THRESHOLDS.emotionFrustration
   let head: number | undefined
   for (const [k, u] of units.entries()) {
     // Sure whatever the anchors say: the whole message only (k = 0). The head's sure reading was chosen on
@@ -915,7 +943,9 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
       (reply || (u.displeasure ?? 1) >= THRESHOLDS.frustrationFirstDispleasure)
     // signals-v28: in a reply the end user thanks after (`thankedLater`), the reply's doubt goes against
     // frustration: a unit under frustrationFirst, the first report's gate, counts by the whole's sure reading only.
-    const settled = reply && course.thankedLater === true && u.margin < THRESHOLDS.frustrationFirst
+    // signals-v76: in a reply that thanks within itself (`thanks`), every unit is settled (its whole is never sure).
+    const settled =
+      thanks || (reply && course.thankedLater === true && u.margin < THRESHOLDS.frustrationFirst)
     // signals-v64: a unit written in capitals (cues.ts, shoutsOf) that the head reads as frustrated, not one that
     // asks for a person: whatever the anchors' margin and the emotion heads, which read it uncased, as a fault told
     // plainly ("THIS IS THE SECOND TIME WITH YOU LOT", 0.81 at −0.071, displeasure 0.16). The head's reading

@@ -826,6 +826,32 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a reply that thanks within itself as no frustration, the sentence alone as frustration, a sarcastic thanks the head hears as frustration (signals-v76)', async () => {
+    // Written for the test: the gratitude head reads the reply 0.98, the frustration head the whole 0.14 and "I feel
+    // like such an idiot." 0.88 at +0.17 (a reply's plain gate: v75 read frustration). A self-blame, thanked for.
+    const scam: Turn = [
+      'user',
+      'A man rang pretending to be from your fraud team and I read him the code from my text. £420 has gone from my account.',
+    ]
+    const helped: Turn = [
+      'assistant',
+      "I'm very sorry. I've blocked your card and our fraud team will call you within the hour to start a claim.",
+    ]
+    const thanked = await signals(scam, helped, ['user', 'Thank you so much. I feel like such an idiot.'])
+    expect(thanked).not.toContain('frustration')
+    expect(thanked).toContain('resolution')
+    expect(await signals(scam, helped, ['user', 'I feel like such an idiot.'])).toContain('frustration')
+    // "Thanks for nothing. …": gratitude 0.99, the whole 0.85 by the frustration head, its gates kept.
+    expect(
+      await signals(
+        ['user', 'Where is my refund for order 5521? You said it was sent on Monday.'],
+        ['assistant', 'Refunds are processed within 5 working days of approval.'],
+        ['user', "Thanks for nothing. Third time I've asked and still no answer about my money."],
+        ['assistant', 'Is there anything else I can help with?'],
+      ),
+    ).toContain('frustration')
+  })
+
   it('reads a request asked again after the bot said it cannot help as repetition; another question after it as none (signals-v22)', async () => {
     // 0.33 similar to the first request (under repetitionAsked: signals-v21 read none), 0.01 to the reply.
     expect(
