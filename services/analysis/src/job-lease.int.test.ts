@@ -248,3 +248,66 @@ for (const content of ['fail:retryable', 'fail:fatal']) {
     }
   })
 }
+
+// Regression: leases were timed by each worker's clock. A worker whose clock ran more than a lease (30 s)
+// behind gave its jobs leases already over by everyone else's, and one ahead took every job others held:
+// the job analysed twice, the first result fenced out, an attempt spent per theft (dead-lettered sooner).
+it("a lease is timed by the database's clock: a worker whose clock runs 10 minutes behind keeps its job, through its renewals, from workers on time or ahead", async () => {
+  const skew = 10 * 60_000
+  const chatbotId = randomUUID()
+  await db.pool.query("INSERT INTO analysis_chatbots (chatbot_id, settings) VALUES ($1, '{}')", [chatbotId])
+  // Queued an hour ago: due by every clock here.
+  await enqueueJobs(
+    db.pool,
+    [
+      {
+        sourceEventId: randomUUID(),
+        conversationId: randomUUID(),
+        orgId: randomUUID(),
+        chatbotId,
+        messages: [{ id: 'm0', role: 'user' as const, content: 'score:0.5' }],
+      },
+    ],
+    new Date(Date.now() - 60 * 60_000),
+  )
+  const leaseOf = async () =>
+    (
+      await db.pool.query<{ lease_until: Date | null }>(
+        'SELECT lease_until FROM analysis_jobs WHERE chatbot_id = $1',
+        [chatbotId],
+      )
+    ).rows[0]!.lease_until
+  const analyzer = new ScriptedAnalyzer()
+  analyzer.hold()
+  const behind = new AnalysisJobRunner({
+    pool: db.pool,
+    analyzer,
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 30_000,
+    renewMs: 50,
+    now: () => new Date(Date.now() - skew),
+  })
+  behind.start()
+  try {
+    // Given: the worker whose clock runs behind holds the job, and has renewed its lease since
+    await waitFor(() => analyzer.waiting === 1)
+    const claimed = (await leaseOf())!
+    await waitFor(async () => ((await leaseOf())?.getTime() ?? 0) > claimed.getTime(), {
+      what: 'a renewal',
+    })
+    const [job] = await jobsOf(chatbotId)
+    // When workers on time and 10 minutes ahead look for jobs
+    const onTime = await claimJobs(db.pool, 10, 30_000, new Date())
+    const ahead = await claimJobs(db.pool, 10, 30_000, new Date(Date.now() + skew))
+    // Then neither takes it: its lease has most of 30 s to run by the database's clock
+    expect([...onTime, ...ahead].filter((j) => j.id === job!.id)).toEqual([])
+    analyzer.release()
+    await waitFor(async () => (await jobsOf(chatbotId))[0]!.status === 'done')
+  } finally {
+    analyzer.release()
+    await behind.stop()
+  }
+  expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'done', attempts: 1 }])
+  expect(behind.stats.fencedOut).toBe(0)
+})

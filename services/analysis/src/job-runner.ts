@@ -233,7 +233,7 @@ export class AnalysisJobRunner {
     const claims = [...this.held.values()]
     if (claims.length === 0) return
     try {
-      const kept = await renewLeases(this.opts.pool, claims, new Date(this.now().getTime() + this.leaseMs))
+      const kept = await renewLeases(this.opts.pool, claims, this.leaseMs)
       for (const claim of claims) {
         if (!kept.has(claim.id) && this.held.get(claim.id) === claim) {
           this.log('analysis job lease lost to another worker', { jobId: claim.id, attempt: claim.attempts })

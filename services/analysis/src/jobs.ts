@@ -133,7 +133,9 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
 }
 
 /**
- * The claim ($1: how many, $2: now, $3: the lease's end). The due jobs are read in order from the partial
+ * The claim ($1: how many, $2: now, $3: the lease in milliseconds). A lease is timed by the database's clock,
+ * not the worker's: one whose clock ran a lease behind gave leases already over by every other worker's, and
+ * one ahead took every job the others held (each theft an attempt). The due jobs are read in order from the partial
  * index on (next_attempt_at, id) (migration 0044), as many as asked, and updated by primary-key probes
  * (`= ANY(ARRAY(…))`): no sort of the whole queue, no scan of the table. A re-analysis queues its jobs
  * with one next_attempt_at, so by next_attempt_at alone the claim sorted every waiting job by id, and the
@@ -147,10 +149,11 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
  * 4,500-job re-analysis; bench/FINDINGS.md "The claim order's quadratic plan"). Whatever the statistics,
  * a claim now reads at most the waiting jobs once, and with statistics that see them, only what it claims.
  */
-export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1, lease_until = $3, updated_at = $2
+export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1,
+        lease_until = statement_timestamp() + $3::float8 * interval '1 millisecond', updated_at = $2
       WHERE j.id = ANY(ARRAY(
         SELECT id FROM analysis_jobs
-         WHERE ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= $2))
+         WHERE ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= statement_timestamp()))
            AND NOT EXISTS (SELECT 1 FROM analysis_jobs e
                             WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
                               AND e.status NOT IN ('done', 'dead') OFFSET 0)
@@ -174,7 +177,7 @@ export async function claimJobs(
   const { rows } = await pool.query<JobRow>({
     name: 'cas-analysis-jobs-claim',
     text: CLAIM_JOBS,
-    values: [limit, now, new Date(now.getTime() + leaseMs)],
+    values: [limit, now, leaseMs],
   })
   return rows.map((r) => ({
     id: r.id,
@@ -242,22 +245,23 @@ export async function lockClaims(
 }
 
 /**
- * Extends the lease of those of the claims still this worker's to `leaseUntil`: one statement for every
- * job in flight. Returns the ids still held; a job missing was claimed by another worker (fenced out).
+ * Extends the lease of those of the claims still this worker's to `leaseMs` from now by the database's
+ * clock (CLAIM_JOBS): one statement for every job in flight. Returns the ids still held; a job missing was
+ * claimed by another worker (fenced out).
  */
 export async function renewLeases(
   pool: pg.Pool,
   claims: readonly JobClaim[],
-  leaseUntil: Date,
+  leaseMs: number,
 ): Promise<Set<string>> {
   if (claims.length === 0) return new Set()
   const { rows } = await pool.query<{ id: string }>({
     name: 'cas-analysis-jobs-renew',
-    text: `UPDATE analysis_jobs j SET lease_until = $3
+    text: `UPDATE analysis_jobs j SET lease_until = statement_timestamp() + $3::float8 * interval '1 millisecond'
        FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
       WHERE j.id = c.id AND ${claimHeld('c.attempts')}
       RETURNING j.id::text`,
-    values: [claims.map((c) => c.id), claims.map((c) => c.attempts), leaseUntil],
+    values: [claims.map((c) => c.id), claims.map((c) => c.attempts), leaseMs],
   })
   return new Set(rows.map((r) => r.id))
 }
