@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import net from 'node:net'
+import { withTransaction } from '@cas/db'
 import {
   createEventConsumer,
   type EventConsumer,
@@ -17,6 +18,7 @@ import {
 import { type Consumer, Kafka, logLevel } from 'kafkajs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
+import { appendTestEvent } from './support/journal.ts'
 import { createTestTopics, kafkaBrokers, type TestKafka, uniqueGroupId } from './support/kafka.ts'
 import { waitFor } from './support/wait.ts'
 
@@ -177,22 +179,11 @@ describe.skipIf(kafkaBrokers() === null)('a Kafka consumer started and stopped',
     })
     expect(consumer.stats.partitions).toEqual([])
 
-    // An event produced meanwhile, then the coordinator found again: the consumer joins and applies it.
-    const streamId = randomUUID()
-    const record: JournalRecord = {
-      id: randomUUID(),
-      type: 'conversation.test-event',
-      version: 1,
-      occurredAt: new Date().toISOString(),
-      orgId: randomUUID(),
-      chatbotId: randomUUID(),
-      streamType: 'conversation',
-      streamId,
-      streamVersion: 1,
-      position: '1',
-      payload: {},
-      metadata: {},
-    }
+    // An event committed and produced meanwhile (as the relay would: consumers apply only what the
+    // journal holds), then the coordinator found again: the consumer joins and applies it.
+    const { records } = await withTransaction(db.pool, (client) => appendTestEvent(client, randomUUID()))
+    const record: JournalRecord = records[0]!
+    const streamId = record.streamId
     const producer = t.kafka.producer()
     await producer.connect()
     cleanups.push(() => producer.disconnect())

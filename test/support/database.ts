@@ -29,6 +29,26 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return testDatabaseOf(adminUrl, name, pool, readerPool)
 }
 
+/** Opens pools on the test database `name` again (after they were ended, for a copy of it). */
+export function openTestDatabase(name: string): TestDatabase {
+  const adminUrl = inject('postgresUrl')
+  const url = withDatabase(adminUrl, name)
+  const pool = createPool(url, { max: 20, applicationName: 'test' })
+  const readerPool = createPool(readerLoginUrl(url), { max: 5, applicationName: 'test-reader' })
+  return testDatabaseOf(adminUrl, name, pool, readerPool)
+}
+
+/**
+ * A copy of the test database `name` as it is now, opened: what restoring a backup of it gives
+ * (`CREATE DATABASE … TEMPLATE`, so nobody may be connected to it meanwhile: end its pools first).
+ */
+export async function copyTestDatabase(name: string): Promise<TestDatabase> {
+  if (!TEST_DATABASE.test(name)) throw new Error(`refusing to copy ${name}: not a test database`)
+  const copy = `cas_test_${randomBytes(6).toString('hex')}`
+  await adminQuery(inject('postgresUrl'), `CREATE DATABASE ${copy} TEMPLATE ${name}`)
+  return openTestDatabase(copy)
+}
+
 /** The test database `name` with its pools open: `drop()` ends them and drops it. */
 export function testDatabaseOf(
   adminUrl: string,

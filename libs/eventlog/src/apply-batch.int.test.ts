@@ -2,11 +2,20 @@
  * applyBatches: batches of several sources in one transaction, each with its own checkpoint.
  */
 import { randomUUID } from 'node:crypto'
+import { withTransaction } from '@cas/db'
 import type { PoolClient } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { rowsRead } from '../../../test/support/plan-rows.ts'
-import { applyBatches, type BatchSource, SEEN_STREAM_VERSIONS, type SourcedRecord } from './apply-batch.ts'
+import {
+  applyBatches,
+  type BatchSource,
+  SEEN_STREAM_VERSIONS,
+  SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL,
+  type SourcedRecord,
+} from './apply-batch.ts'
+import { appendToStream, purgeStreamEvents } from './journal.ts'
+import { countJournalConflicts } from './journal-conflicts.ts'
 import type { JournalRecord } from './records.ts'
 
 let db: TestDatabase
@@ -197,5 +206,112 @@ describe('the stream versions a group has applied', () => {
        JOIN unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
          ON v.stream_type = s.stream_type AND v.stream_id = s.stream_id WHERE v.group_id = $1`
     expect(await read(plainJoin)).toBeGreaterThanOrEqual(150000)
+  })
+})
+
+/** Appends `n` events to a conversation stream of the journal; returns them as Kafka would carry them. */
+async function appendJournal(streamId: string, n: number, offsetFrom: number): Promise<SourcedRecord[]> {
+  const { records } = await withTransaction(db.pool, (client) =>
+    appendToStream(client, {
+      streamType: 'conversation',
+      streamId,
+      orgId: randomUUID(),
+      chatbotId: randomUUID(),
+      expectedVersion: 'any',
+      events: Array.from({ length: n }, () => ({ type: 'test.happened', version: 1, payload: {} })),
+    }),
+  )
+  return records.map((record, i) => ({ record, offset: String(offsetFrom + i) }))
+}
+
+// Regression (trial4): after an older backup was restored under the same topics, Kafka's events of the
+// lost journal were applied and the journal's next events, at the same stream versions, skipped.
+describe('applying only what the journal holds (Kafka backend)', () => {
+  const source = { topic: 'conversation-events', partition: 0 }
+  const ids = (records: readonly JournalRecord[]) => records.map((r) => `${r.streamId}/${r.streamVersion}`)
+
+  it('leaves out an event the journal lost, applies the journal’s event of its version, and those it deleted', async () => {
+    const groupId = `restored-${randomUUID()}`
+    const [kept, deleted, unknown] = [randomUUID(), randomUUID(), randomUUID()]
+    const inJournal = await appendJournal(kept, 2, 0)
+    // A deleted chatbot's events: published, then purged from the journal (its stream row stays).
+    const purged = await appendJournal(deleted, 2, 2)
+    await withTransaction(db.pool, (c) => purgeStreamEvents(c, 'conversation', deleted, []))
+    // What a restore lost: version 3 of `kept`, and a stream the backup never had.
+    const lost = [...events(kept, [4], 3), ...events(unknown, [5])]
+    const handled: string[] = []
+    const handler = async (records: readonly JournalRecord[]) => {
+      handled.push(...ids(records))
+    }
+    const first = await applyBatches(
+      db.pool,
+      groupId,
+      [{ source, batch: [...inJournal, ...purged, ...lost] }],
+      handler,
+      { verifyInJournal: true },
+    )
+    expect(ids(first.applied)).toEqual([`${kept}/1`, `${kept}/2`, `${deleted}/1`, `${deleted}/2`])
+    expect(first.notInJournal?.map((b) => b.record.id)).toEqual(lost.map((b) => b.record.id))
+    expect(first.duplicates).toBe(0)
+    // The journal's own version 3, with another id: applied, as is its version 4.
+    const next = await appendJournal(kept, 2, 6)
+    const second = await applyBatches(
+      db.pool,
+      groupId,
+      // The lost event again at a later offset (the relay's duplicates are redeliveries too).
+      [{ source, batch: [...next, { ...lost[0]!, offset: '8' }] }],
+      handler,
+      { verifyInJournal: true },
+    )
+    expect(ids(second.applied)).toEqual([`${kept}/3`, `${kept}/4`])
+    expect(second.applied.map((r) => r.id)).toEqual(next.map((b) => b.record.id))
+    expect(second.notInJournal).toHaveLength(1)
+    expect(handled).toEqual([...ids(first.applied), ...ids(second.applied)])
+    // Listed once per event, with where Kafka holds it.
+    expect(await countJournalConflicts(db.pool)).toMatchObject({ [groupId]: 2 })
+    const { rows } = await db.pool.query(
+      `SELECT event_id, stream_version, source_topic, source_offset::text FROM journal_conflicts
+        WHERE group_id = $1 ORDER BY source_offset`,
+      [groupId],
+    )
+    expect(rows).toEqual([
+      { event_id: lost[0]!.record.id, stream_version: 3, source_topic: source.topic, source_offset: '4' },
+      { event_id: lost[1]!.record.id, stream_version: 1, source_topic: source.topic, source_offset: '5' },
+    ])
+  })
+
+  it('without the check (the journal backend, whose events come from the journal) applies as before', async () => {
+    const groupId = `unchecked-${randomUUID()}`
+    const outcome = await applyBatches(
+      db.pool,
+      groupId,
+      [{ source, batch: events(randomUUID(), [0]) }],
+      async () => {},
+    )
+    expect(outcome.applied).toHaveLength(1)
+    expect(outcome.notInJournal).toBeUndefined()
+  })
+
+  // What the check costs: one probe of the journal's event id index per event, whatever the journal's size.
+  it('reads one journal row per event of the batch', async () => {
+    const streams = Array.from({ length: 100 }, () => randomUUID())
+    const batch: SourcedRecord[] = []
+    for (const [i, id] of streams.entries()) batch.push(...(await appendJournal(id, 5, i * 5)))
+    const records = batch.map((b) => b.record)
+    const params = [
+      `cost-${randomUUID()}`,
+      streams.map(() => 'conversation'),
+      streams,
+      records.map((r) => r.streamType),
+      records.map((r) => r.streamId),
+      records.map((r) => r.streamVersion),
+      records.map((r) => r.id),
+    ]
+    const found = await db.pool.query(SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL, params)
+    expect(found.rows).toEqual([])
+    expect(await rowsRead(db.pool, 'event_journal', SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL, params)).toBe(
+      records.length,
+    )
+    expect(await rowsRead(db.pool, 'event_streams', SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL, params)).toBe(0)
   })
 })

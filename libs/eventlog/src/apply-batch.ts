@@ -1,6 +1,7 @@
 import { withTransaction } from '@cas/db'
 import type { Pool, PoolClient } from 'pg'
 import { markNeverAppends } from './journal.ts'
+import { recordJournalConflicts } from './journal-conflicts.ts'
 import type { JournalRecord } from './records.ts'
 
 /** Where a batch comes from: a Kafka topic's partition, or one of the journal's virtual partitions. */
@@ -40,6 +41,11 @@ export interface BatchOutcome {
   readonly applied: readonly JournalRecord[]
   /** Already applied: at or below the checkpoint, or a stream version this group has seen. */
   readonly duplicates: number
+  /**
+   * Events left out because the journal does not hold them (`verifyInJournal`): Kafka has them from a
+   * journal that a restored backup has lost. Recorded in `journal_conflicts`, never applied.
+   */
+  readonly notInJournal?: readonly SourcedRecord[]
 }
 
 export interface ApplyBatchOptions {
@@ -49,6 +55,16 @@ export interface ApplyBatchOptions {
    * journal readers, the relay among them, pass it while it runs.
    */
   readonly neverAppends?: boolean
+  /**
+   * Apply only events the journal holds (Kafka backend): each event must be in the journal under its
+   * stream and version, or be one the journal deleted (a deleted chatbot's, an erased conversation's:
+   * the stream's version is at or past it and no other event holds that version). Kafka keeps what the
+   * relay published; after an older backup of Postgres is restored it holds events the journal lost, and
+   * the journal's next events take their stream versions. Applying the lost ones would have the group
+   * skip the new ones as duplicates (bench/FINDINGS.md, trial4); they are left out instead and recorded
+   * in `journal_conflicts` (docs/operations.md, Backups).
+   */
+  readonly verifyInJournal?: boolean
 }
 
 /** One source's part of a transaction: its records in order. */
@@ -122,11 +138,19 @@ export async function applyBatches(
     })
     const checkpoints = new Map(rows.map((r) => [`${r.topic}/${r.partition}`, BigInt(r.last_offset)]))
     const checkpointOf = (s: BatchSource) => checkpoints.get(`${s.topic}/${s.partition}`) ?? -1n
-    const fresh = active.flatMap((p) => {
+    const freshSourced = active.flatMap((p) => {
       const checkpoint = checkpointOf(p.source)
-      return p.batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => b.record)
+      return p.batch.filter((b) => BigInt(b.offset) > checkpoint).map((b) => ({ ...b, source: p.source }))
     })
-    const records = await dropSeenStreamVersions(client, groupId, fresh)
+    const fresh = freshSourced.map((b) => b.record)
+    const { records, notInJournal } = await dropSeenStreamVersions(
+      client,
+      groupId,
+      fresh,
+      opts.verifyInJournal,
+    )
+    const lost = freshSourced.filter((b) => notInJournal.has(b.record))
+    if (lost.length > 0) await recordJournalConflicts(client, groupId, lost)
     if (records.length > 0) {
       await handler(records, client, sources)
       await recordStreamVersions(client, groupId, records)
@@ -159,7 +183,11 @@ export async function applyBatches(
         ],
       })
     }
-    return { applied: records, duplicates: all.length - records.length }
+    return {
+      applied: records,
+      duplicates: all.length - records.length - lost.length,
+      ...(lost.length > 0 ? { notInJournal: lost } : {}),
+    }
   })
 }
 
@@ -180,27 +208,84 @@ export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.versio
           LIMIT 1
        ) v`
 
+/**
+ * SEEN_STREAM_VERSIONS, and in the same statement the events ($4…$7: stream types, ids, versions, event
+ * ids; 1-based `n`) that the journal does not hold (see ApplyBatchOptions.verifyInJournal): neither under
+ * their id at their stream and version, nor deleted from it (the stream's version at or past theirs, no
+ * event at that version). One probe of the journal's (stream, version) index per event, a lookup the
+ * `LIMIT` keeps from becoming a join over the whole journal (as SEEN_STREAM_VERSIONS); the stream row is
+ * read only for an event whose version the journal has no event at.
+ */
+export const SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL = `SELECT s.stream_type, s.stream_id, v.version, NULL::int AS n
+       FROM unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
+       CROSS JOIN LATERAL (
+         SELECT c.version FROM consumer_stream_versions c
+          WHERE c.group_id = $1 AND c.stream_type = s.stream_type AND c.stream_id = s.stream_id
+          LIMIT 1
+       ) v
+     UNION ALL
+     SELECT NULL, NULL, NULL, e.n::int
+       FROM unnest($4::text[], $5::uuid[], $6::int[], $7::uuid[]) WITH ORDINALITY
+            AS e(stream_type, stream_id, version, event_id, n)
+       LEFT JOIN LATERAL (
+         SELECT j.event_id FROM event_journal j
+          WHERE j.stream_type = e.stream_type AND j.stream_id = e.stream_id AND j.stream_version = e.version
+          LIMIT 1
+       ) j ON true
+      WHERE j.event_id IS DISTINCT FROM e.event_id
+        AND (j.event_id IS NOT NULL
+          OR NOT EXISTS (
+               SELECT 1 FROM event_streams s
+                WHERE s.stream_type = e.stream_type AND s.stream_id = e.stream_id AND s.version >= e.version))`
+
 async function dropSeenStreamVersions(
   client: PoolClient,
   groupId: string,
   records: readonly JournalRecord[],
-) {
-  if (records.length === 0) return []
+  verifyInJournal = false,
+): Promise<{ records: JournalRecord[]; notInJournal: ReadonlySet<JournalRecord> }> {
+  const notInJournal = new Set<JournalRecord>()
+  if (records.length === 0) return { records: [], notInJournal }
   const byStream = new Map<string, JournalRecord>()
   for (const r of records) byStream.set(`${r.streamType}/${r.streamId}`, r)
   const streams = [...byStream.values()]
-  const { rows } = await client.query<{ stream_type: string; stream_id: string; version: number }>({
-    name: 'cas-consumer-stream-versions-seen',
-    text: SEEN_STREAM_VERSIONS,
-    values: [groupId, streams.map((r) => r.streamType), streams.map((r) => r.streamId)],
-  })
-  const seen = new Map(rows.map((r) => [`${r.stream_type}/${r.stream_id}`, r.version]))
-  return records.filter((r) => {
+  const seenValues = [groupId, streams.map((r) => r.streamType), streams.map((r) => r.streamId)]
+  const { rows } = await client.query<{
+    stream_type: string | null
+    stream_id: string | null
+    version: number | null
+    /** Only from SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL, and only on its rows of events. */
+    n?: number | null
+  }>(
+    verifyInJournal
+      ? {
+          name: 'cas-consumer-stream-versions-seen-in-journal',
+          text: SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL,
+          values: [
+            ...seenValues,
+            records.map((r) => r.streamType),
+            records.map((r) => r.streamId),
+            records.map((r) => r.streamVersion),
+            records.map((r) => r.id),
+          ],
+        }
+      : { name: 'cas-consumer-stream-versions-seen', text: SEEN_STREAM_VERSIONS, values: seenValues },
+  )
+  const seen = new Map<string, number>()
+  for (const r of rows) {
+    if (typeof r.n === 'number') notInJournal.add(records[r.n - 1]!)
+    else seen.set(`${r.stream_type}/${r.stream_id}`, r.version!)
+  }
+  const kept = records.filter((r) => {
+    // Left out before the versions: a lost event must not make the journal's event of its version a
+    // duplicate.
+    if (notInJournal.has(r)) return false
     const key = `${r.streamType}/${r.streamId}`
     if ((seen.get(key) ?? 0) >= r.streamVersion) return false
     seen.set(key, r.streamVersion)
     return true
   })
+  return { records: kept, notInJournal }
 }
 
 /** Records the latest stream version of each record's stream as applied by the group. */

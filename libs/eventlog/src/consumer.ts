@@ -1,5 +1,5 @@
 import type { Pool } from 'pg'
-import type { BatchHandler, BatchOrder } from './apply-batch.ts'
+import type { BatchHandler, BatchOrder, SourcedRecord } from './apply-batch.ts'
 import { LifecycleTurns } from './lifecycle-turns.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 
@@ -245,6 +245,9 @@ export function newConsumerStats(droppedEvents: Record<string, number> = {}): Co
   }
 }
 
+/** The drop reason (`stats.droppedEvents`) of events left out as not in the journal (apply-batch.ts). */
+export const NOT_IN_JOURNAL = 'not_in_journal'
+
 /** Counts a committed batch in the stats and tells the consumer's owner. */
 export function recordOutcome(
   stats: ConsumerStats,
@@ -253,8 +256,21 @@ export function recordOutcome(
     readonly applied: readonly JournalRecord[]
     readonly duplicates: number
     readonly deadLettered?: readonly JournalRecord[]
+    readonly notInJournal?: readonly SourcedRecord[]
   },
 ): void {
+  const lost = outcome.notInJournal ?? []
+  if (lost.length > 0) {
+    stats.droppedEvents[NOT_IN_JOURNAL] = (stats.droppedEvents[NOT_IN_JOURNAL] ?? 0) + lost.length
+    opts.log?.(
+      'left out events the journal does not hold: Kafka has them from a journal this database lost (an older backup restored under the same KAFKA_TOPIC_PREFIX?); they are listed in journal_conflicts, see docs/operations.md, Backups',
+      {
+        group: opts.groupId,
+        events: lost.length,
+        first: { eventId: lost[0]!.record.id, streamId: lost[0]!.record.streamId, offset: lost[0]!.offset },
+      },
+    )
+  }
   stats.applied += outcome.applied.length
   stats.duplicates += outcome.duplicates
   stats.deadLettered += outcome.deadLettered?.length ?? 0

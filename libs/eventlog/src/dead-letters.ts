@@ -8,6 +8,7 @@ import {
   type BatchPart,
   type BatchSource,
   recordStreamVersions,
+  type SourcedRecord,
 } from './apply-batch.ts'
 import type { ConsumerOptions, ConsumerStats } from './consumer.ts'
 import { DeadLetterError } from './consumer-pipeline.ts'
@@ -107,6 +108,7 @@ export async function applyIsolated(
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
   const applied: JournalRecord[] = []
   const deadLettered: JournalRecord[] = []
+  const notInJournal: SourcedRecord[] = []
   let duplicates = 0
   for (const part of parts) {
     const single = part.batch.map((b, i) => ({
@@ -121,6 +123,7 @@ export async function applyIsolated(
           const outcome = await applyBatches(pool, groupId, [one], handler, opts)
           applied.push(...outcome.applied)
           duplicates += outcome.duplicates
+          notInJournal.push(...(outcome.notInJournal ?? []))
           break
         } catch (err) {
           const item = one.batch[0]
@@ -160,7 +163,7 @@ export async function applyIsolated(
       await opts.afterEach?.()
     }
   }
-  return { applied, duplicates, deadLettered }
+  return { applied, duplicates, deadLettered, ...(notInJournal.length > 0 ? { notInJournal } : {}) }
 }
 
 /**

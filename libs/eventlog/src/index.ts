@@ -7,7 +7,7 @@ export {
   type SourcedRecord,
 } from './apply-batch.ts'
 export type { ConsumerOptions, ConsumerStats, EventConsumer, PartitionLag } from './consumer.ts'
-export { newConsumerStats } from './consumer.ts'
+export { NOT_IN_JOURNAL, newConsumerStats } from './consumer.ts'
 export {
   assertNever,
   ConsumerPipeline,
@@ -54,6 +54,7 @@ export {
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
+export { countJournalConflicts } from './journal-conflicts.ts'
 export {
   alignCheckpoints,
   createJournalConsumer,

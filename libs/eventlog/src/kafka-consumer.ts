@@ -173,6 +173,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
             {
               order: opts.orderBatch,
               neverAppends: opts.neverAppends,
+              verifyInJournal: true,
               maxAttempts,
               log,
               sink: deadLetters.send,
@@ -196,6 +197,7 @@ export function createKafkaConsumer(opts: KafkaConsumerOptions): EventConsumer {
           const outcome = await applyBatches(opts.pool, opts.groupId, parts, opts.handler, {
             order: opts.orderBatch,
             neverAppends: opts.neverAppends,
+            verifyInJournal: true,
           })
           recordOutcome(stats, opts, outcome)
           trailing?.committed(views)

@@ -10,6 +10,7 @@ export { httpAppOptions } from './http-options.ts'
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
 export {
   deadLetterReadiness,
+  journalConflictReadiness,
   observePipelineStatus,
   PIPELINE_METRICS,
   type PipelineSource,

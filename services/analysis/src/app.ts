@@ -12,6 +12,7 @@ import type { Keyring } from '@cas/keyring'
 import {
   deadLetterReadiness,
   type Infrastructure,
+  journalConflictReadiness,
   observePipelineStatus,
   PIPELINE_METRICS,
   pipelineStatusReadiness,
@@ -302,6 +303,7 @@ export function analysisService(
       analyzerReadiness(running().analyzer),
       ...pipelineStatusReadiness(infra.pool, ['analysis']),
       deadLetterReadiness(infra.pool),
+      ...(infra.eventLog.kind === 'kafka' ? [journalConflictReadiness(infra.pool)] : []),
     ],
     metricSets: [ANALYSIS_METRICS, PIPELINE_METRICS],
     metrics(metrics) {

@@ -13,6 +13,7 @@ import type { Keyring } from '@cas/keyring'
 import {
   deadLetterReadiness,
   type Infrastructure,
+  journalConflictReadiness,
   observePipelineStatus,
   PIPELINE_METRICS,
   pipelineStatusReadiness,
@@ -153,15 +154,21 @@ export function projectorBatches(
 
 /**
  * What a process running the projection adds to its readiness and metrics, however it runs the
- * projector (here, or in a thread of its own): the `projection` stage's status and the dead letters.
+ * projector (here, or in a thread of its own): the `projection` stage's status and the dead letters, and
+ * in Kafka mode the events left out as not in the journal.
  */
 export function projectionStage(
   pool: pg.Pool,
   consumer: () => Pick<EventConsumer, 'groupId' | 'stats' | 'lag'>,
+  kafka: boolean,
 ): Pick<ServiceModule, 'readiness' | 'metricSets' | 'metrics'> {
   return {
     metricSets: [PIPELINE_METRICS],
-    readiness: () => [...pipelineStatusReadiness(pool, ['projection']), deadLetterReadiness(pool)],
+    readiness: () => [
+      ...pipelineStatusReadiness(pool, ['projection']),
+      deadLetterReadiness(pool),
+      ...(kafka ? [journalConflictReadiness(pool)] : []),
+    ],
     metrics: (metrics) => {
       observePipelineStatus(metrics, pool, ['projection'])
       metrics.observeConsumer(consumer())
@@ -189,7 +196,7 @@ export function projectorService(
     async start() {
       projector = await startProjector(infra, logger)
     },
-    ...projectionStage(infra.pool, () => running().consumer),
+    ...projectionStage(infra.pool, () => running().consumer, infra.eventLog.kind === 'kafka'),
     async routes(app) {
       if (!opts.statusRoute) return
       app.get('/projector', async () => ({

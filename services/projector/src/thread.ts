@@ -220,10 +220,14 @@ export function projectorThreadService(
         onError,
       )
     },
-    ...projectionStage(infra.pool, () => {
-      if (!thread) throw new Error('the projector thread has not started')
-      return thread.consumer
-    }),
+    ...projectionStage(
+      infra.pool,
+      () => {
+        if (!thread) throw new Error('the projector thread has not started')
+        return thread.consumer
+      },
+      config.KAFKA_BROKERS !== undefined,
+    ),
     close: async () => thread?.stop(),
   }
 }
