@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { createHttpApp } from '@cas/http'
+import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { samples } from '../../../test/support/metrics.ts'
@@ -14,7 +15,15 @@ import { waitFor } from '../../../test/support/wait.ts'
 import { spawnWorker } from '../../../test/support/worker-process.ts'
 import { ScriptedAnalyzer } from '../test/scripted-analyzer.ts'
 import { AnalysisJobRunner } from './job-runner.ts'
-import { claimJobs, completeJobs, enqueueJobs, jobCounts } from './jobs.ts'
+import {
+  type AnalysisJob,
+  claimJobs,
+  completeJobs,
+  enqueueJobs,
+  jobCounts,
+  lockClaims,
+  renewLeases,
+} from './jobs.ts'
 import { ANALYSIS_METRICS } from './metrics.ts'
 
 let db: TestDatabase
@@ -310,4 +319,50 @@ it("a lease is timed by the database's clock: a worker whose clock runs 10 minut
   }
   expect(await jobsOf(chatbotId)).toMatchObject([{ status: 'done', attempts: 1 }])
   expect(behind.stats.fencedOut).toBe(0)
+})
+
+// Regression: the renewal locked its jobs in the order of its claims (the order they were claimed in),
+// a commit (lockClaims) in id order: a renewal during the commit of two of its jobs claimed out of id
+// order deadlocked with it, and Postgres broke the deadlock by failing one: the commit or the renewal.
+it('a renewal locks its jobs in id order, as a commit does: it waits for a commit holding the lower job without holding the higher', async () => {
+  const { chatbotId } = await queue(2, 1)
+  const claimed = (await claimJobs(db.pool, 10, 30_000, new Date())).filter((j) => j.chatbotId === chatbotId)
+  expect(claimed).toHaveLength(2)
+  const [low, high] = claimed.sort((a, b) => Number(a.id) - Number(b.id)) as [AnalysisJob, AnalysisJob]
+  // The lower one was due later (a retry): the queue's index (next_attempt_at, id) reads it second.
+  await db.pool.query(
+    "UPDATE analysis_jobs SET next_attempt_at = next_attempt_at + interval '1 minute' WHERE id = $1",
+    [low.id],
+  )
+  const commit = await db.pool.connect()
+  const largeQueuePlans = new pg.Pool({
+    connectionString: db.url,
+    max: 1,
+    options: '-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off',
+  })
+  try {
+    // Given: a commit that has locked the lower job
+    await commit.query('BEGIN')
+    await lockClaims(commit, [low])
+    // When: the leases are renewed, planned as on a large queue (an index, not a scan of this small table)
+    const renewal = renewLeases(largeQueuePlans, [high, low], 30_000).catch((err: Error) => err)
+    await waitFor(
+      async () =>
+        (
+          await db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET lease_until%'`,
+          )
+        ).rows[0]!.n === 1,
+      { what: 'the renewal to wait for the commit' },
+    )
+    // Then the commit goes on to lock the higher job, and commits; the renewal then renews both
+    expect((await lockClaims(commit, [high])).get(high.id)).toBe(true)
+    await commit.query('COMMIT')
+    expect(await renewal).toEqual(new Set([low.id, high.id]))
+  } finally {
+    await commit.query('ROLLBACK').catch(() => {})
+    commit.release()
+    await largeQueuePlans.end()
+  }
 })

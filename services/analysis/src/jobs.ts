@@ -247,7 +247,10 @@ export async function lockClaims(
 /**
  * Extends the lease of those of the claims still this worker's to `leaseMs` from now by the database's
  * clock (CLAIM_JOBS): one statement for every job in flight. Returns the ids still held; a job missing was
- * claimed by another worker (fenced out).
+ * claimed by another worker (fenced out). The jobs are locked in id order, as a commit's (lockClaims) are:
+ * locked in the order the plan met them (the queue index's, next_attempt_at first), a renewal during a
+ * commit of two of its jobs could hold one the commit was about to lock while waiting for the other, and
+ * Postgres broke that deadlock by failing one of them.
  */
 export async function renewLeases(
   pool: pg.Pool,
@@ -258,7 +261,9 @@ export async function renewLeases(
   const { rows } = await pool.query<{ id: string }>({
     name: 'cas-analysis-jobs-renew',
     text: `UPDATE analysis_jobs j SET lease_until = statement_timestamp() + $3::float8 * interval '1 millisecond'
-       FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
+       FROM (SELECT l.id, c.attempts FROM analysis_jobs l
+               JOIN unnest($1::bigint[], $2::int[]) AS c(id, attempts) ON l.id = c.id
+              ORDER BY l.id FOR UPDATE OF l) AS c
       WHERE j.id = c.id AND ${claimHeld('c.attempts')}
       RETURNING j.id::text`,
     values: [claims.map((c) => c.id), claims.map((c) => c.attempts), leaseMs],
