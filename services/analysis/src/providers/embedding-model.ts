@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { AutoModel, AutoTokenizer, env, type PreTrainedTokenizer, Tensor } from '@huggingface/transformers'
-import { leanGraphForLoneTexts } from './model-graph.ts'
+import { leanGraphForLoneTexts, TOKEN_SUMS } from './model-graph.ts'
 
 export const EMBEDDING_MODEL_ID = 'Xenova/all-MiniLM-L6-v2'
 export const EMBEDDING_MODEL_DTYPE = 'q8'
@@ -160,6 +160,7 @@ async function embed(
 /** The onnxruntime session under Transformers.js's model: what embedAlone asks of it. */
 interface OrtSession {
   readonly inputNames: readonly string[]
+  readonly outputNames: readonly string[]
   run(feeds: Record<string, unknown>, fetches: readonly string[]): Promise<Record<string, TensorLike>>
   release?(): Promise<void>
 }
@@ -214,14 +215,14 @@ function modelSession(sessions: Record<string, unknown>): OrtSession {
 /** A lone text's attention mask (every token) and token types (all of the first segment), shared. */
 const ONES = new BigInt64Array(MAX_TOKENS).fill(1n)
 const ZEROS = new BigInt64Array(MAX_TOKENS)
-const FETCHES = [OUTPUT]
 
 /**
  * One text through the model, with less work per call than Transformers.js's `model(tokenizer(text))`,
  * and the same vector bit for bit (embedding-model.model.test.ts): the token ids as numbers, converted
  * once (the tokenizer's tensors convert each of its three inputs from BigInt); the attention mask and
  * token types of a lone text (all ones, all zeros) viewed from constant buffers; the onnxruntime session
- * run directly, asked for the one output pooled; the mean taken over every token, with no mask to read.
+ * run directly, asked for one output: the trimmed graph's sums over the tokens (384 float64, model-graph.ts),
+ * else the states (tokens × 384 float32) summed here; the mean taken over every token, with no mask to read.
  * A text is never padded nor batched here: the graph trimmed for lone texts (model-graph.ts) ignores the
  * attention mask, which for a lone text is all ones.
  */
@@ -239,15 +240,19 @@ async function embedAlone(
   const ids = new BigInt64Array(tokens)
   for (let j = 0; j < tokens; j++) ids[j] = BigInt(input_ids[j]!)
   const dims = [1, tokens]
+  const pooledInGraph = session.outputNames.includes(TOKEN_SUMS)
+  const output = pooledInGraph ? TOKEN_SUMS : OUTPUT
   const outputs = await session.run(
     {
       input_ids: new Tensor('int64', ids, dims).ort_tensor,
       attention_mask: new Tensor('int64', ONES.subarray(0, tokens), dims).ort_tensor,
       token_type_ids: new Tensor('int64', ZEROS.subarray(0, tokens), dims).ort_tensor,
     },
-    FETCHES,
+    [output],
   )
-  return meanPooledNormalizedAlone(outputs[OUTPUT]!)
+  return pooledInGraph
+    ? normalizedMean(outputs[output]!.data as Float64Array, tokens)
+    : meanPooledNormalizedAlone(outputs[output]!)
 }
 
 /**
@@ -264,6 +269,16 @@ export function meanPooledNormalizedAlone(state: TensorLike): Float32Array {
     const offset = j * dim
     for (let k = 0; k < dim; k++) sums[k] = sums[k]! + hidden[offset + k]!
   }
+  return normalizedMean(sums, tokens)
+}
+
+/**
+ * The rest of meanPooledNormalizedAlone from the float64 sums of each dimension over the tokens (the
+ * trimmed graph's TOKEN_SUMS, or summed here): each divided by the count of tokens and stored as float32,
+ * then L2-normalized with the norm accumulated in float32, as Transformers.js does.
+ */
+export function normalizedMean(sums: Float64Array, tokens: number): Float32Array {
+  const dim = sums.length
   const row = new Float32Array(dim)
   for (let k = 0; k < dim; k++) row[k] = sums[k]! / tokens
   const squares = new Float32Array(1)

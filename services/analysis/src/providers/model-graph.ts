@@ -1,8 +1,8 @@
 /**
  * all-MiniLM-L6-v2's ONNX graph (Xenova's q8 export) trimmed for texts run alone: the same arithmetic in
  * fewer nodes, for 9–12 % less CPU per text (onnxruntime's cost per node weighs most in a short text's
- * run; bench/FINDINGS.md, "whole-pipeline CPU per message"). Two edits, both leaving every output bit for
- * bit the same (embedding-model's tests compare against Transformers.js on the published graph):
+ * run; bench/FINDINGS.md, "whole-pipeline CPU per message"). Three edits, all leaving every vector bit
+ * for bit the same (embedding-model's tests compare against Transformers.js on the published graph):
  *
  * - **Constant Reshape shapes.** 31 of its 33 Reshapes take a target shape computed on every run from the
  *   input's shape (Shape → Gather → Unsqueeze → Concat chains); given as constants instead (0 keeps the
@@ -14,12 +14,23 @@
  *   the next MatMul the softmax. **The graph then ignores `attention_mask`: it is for lone texts only**
  *   (embedding-model.ts runs every text alone, with no padding).
  *
+ * - **The tokens' sum as the output** (perf8). The graph's output is no longer `last_hidden_state` (tokens
+ *   × 384 float32, copied out into a new buffer on every run: 28 KB for a DSTC11 request) but `token_sums`: the states cast to float64 and summed over the tokens (Cast, ReduceSum), 384 float64.
+ *   Mean pooling summed each dimension in float64, token by token in order, and onnxruntime's ReduceSum
+ *   over the middle axis does the same additions in the same order (a copy of the first row, then each
+ *   next row added), so the sums are the same doubles; the division by the count and the norm stay in
+ *   embedding-model.ts, as before.
+ *
  * The nodes left with no consumer (some 400 of 804) are dropped. The edit is made on the protobuf bytes,
  * field by field, without a schema: the model's nodes (GraphProto field 1: NodeProto, whose inputs are
- * field 1, outputs 2, name 3, op type 4), its initializers (field 5: TensorProto) and its outputs (field
- * 12: ValueInfoProto, name 1). Only a graph holding every node below by name, wired as expected, is
- * edited; any other model runs as published.
+ * field 1, outputs 2, name 3, op type 4, attributes 5), its initializers (field 5: TensorProto) and its
+ * outputs (field 12: ValueInfoProto, name 1, type 2). Only a graph holding every node below by name, wired
+ * as expected, is edited; any other model runs as published.
  */
+
+/** The edited graph's one output: each dimension's sum over the tokens, float64 ([1, 384]). */
+export const TOKEN_SUMS = 'token_sums'
+const HIDDEN_STATE = 'last_hidden_state'
 
 /** The target shapes, by node name: per layer, the query, key and value split into heads, and back. */
 const RESHAPES: ReadonlyMap<string, readonly number[]> = new Map([
@@ -122,10 +133,39 @@ function int64Tensor(name: string, values: readonly number[]): Uint8Array {
   ])
 }
 
+/** An int64 attribute (AttributeProto: name 1, i 3, type 20: INT is 2). */
+const intAttribute = (name: string, value: number) =>
+  concat([...lengthDelimited(1, utf8.encode(name)), Uint8Array.from([3 * 8, ...varint(value), 160, 1, 2])])
+
+/** A NodeProto of the default domain: inputs 1, outputs 2, name 3, op type 4, attributes 5. */
+const nodeProto = (op: string, inputs: string[], output: string, attributes: Uint8Array[]) =>
+  concat([
+    ...inputs.flatMap((input) => lengthDelimited(1, utf8.encode(input))),
+    ...lengthDelimited(2, utf8.encode(output)),
+    ...lengthDelimited(3, utf8.encode(`/pooling/${op}`)),
+    ...lengthDelimited(4, utf8.encode(op)),
+    ...attributes.flatMap((attribute) => lengthDelimited(5, attribute)),
+  ])
+
+/** Cast (to DOUBLE, 11) and ReduceSum over the tokens (axes [1] as an input from opset 13, no kept axis). */
+function tokenSumNodes(): Uint8Array[] {
+  const states = '/pooling/states_float64'
+  const axes = '/pooling/axes'
+  return [
+    ...lengthDelimited(1, nodeProto('Cast', [HIDDEN_STATE], states, [intAttribute('to', 11)])),
+    ...lengthDelimited(1, nodeProto('ReduceSum', [states, axes], TOKEN_SUMS, [intAttribute('keepdims', 0)])),
+    ...lengthDelimited(5, int64Tensor(axes, [1])),
+  ]
+}
+
+/** ValueInfoProto of a float64 tensor: name 1, type 2 (TypeProto: tensor_type 1, its elem_type 1). */
+const float64Output = (name: string) =>
+  concat([...lengthDelimited(1, utf8.encode(name)), ...lengthDelimited(2, Uint8Array.from([10, 2, 8, 11]))])
+
 /**
- * The model's bytes with its Reshapes' shapes made constant, its attention mask bypassed, and the nodes
- * left unread dropped; or undefined when the graph is not the one these edits were made for (then it runs
- * as published). For texts run alone only (the mask is ignored).
+ * The model's bytes with its Reshapes' shapes made constant, its attention mask bypassed, its output the
+ * tokens' sums (TOKEN_SUMS), and the nodes left unread dropped; or undefined when the graph is not the one
+ * these edits were made for (then it runs as published). For texts run alone only (the mask is ignored).
  */
 export function leanGraphForLoneTexts(
   model: Uint8Array,
@@ -185,10 +225,13 @@ export function leanGraphForLoneTexts(
     rewired.add(softmax).add(next)
   }
 
+  // The one output, the last layer's states, is read by the pooling nodes in its stead.
+  const outputs = graph.filter((f) => f.field === 12 && f.body)
+  const outputNames = outputs.flatMap((f) => stringsOf(fieldsOf(f.body!), 1))
+  if (outputNames.join() !== HIDDEN_STATE || opsetOf(top) < 13) return undefined
+
   // Drop every node none of whose outputs is read, until none is left.
-  const graphOutputs = graph
-    .filter((f) => f.field === 12 && f.body)
-    .flatMap((f) => stringsOf(fieldsOf(f.body!), 1))
+  const graphOutputs = [HIDDEN_STATE]
   let kept = nodes
   for (;;) {
     const read = new Set([...graphOutputs, ...kept.flatMap((n) => n.inputs)])
@@ -213,12 +256,28 @@ export function leanGraphForLoneTexts(
         continue
       }
     }
+    if (f === outputs[0]) {
+      parts.push(...lengthDelimited(12, float64Output(TOKEN_SUMS)))
+      continue
+    }
     parts.push(graphField.body!.subarray(f.start, f.end))
   }
+  parts.push(...tokenSumNodes())
   for (const [n, name] of shapeOf) parts.push(...lengthDelimited(5, int64Tensor(name, RESHAPES.get(n.name)!)))
   const newGraph = concat(parts)
   const bytes = concat(
     top.flatMap((f) => (f === graphField ? lengthDelimited(7, newGraph) : [model.subarray(f.start, f.end)])),
   )
-  return { bytes, nodes: kept.length, before: nodes.length }
+  return { bytes, nodes: kept.length + 2, before: nodes.length }
+}
+
+/** The default domain's opset (ModelProto field 8: OperatorSetIdProto, domain 1, version 2). */
+function opsetOf(top: readonly Field[]): number {
+  for (const f of top.filter((g) => g.field === 8 && g.body)) {
+    const fields = fieldsOf(f.body!)
+    if (stringsOf(fields, 1).join('') !== '') continue
+    const version = fields.find((g) => g.field === 2 && g.wire === 0)
+    return version ? readVarint(f.body!, version.start + 1)[0] : 0
+  }
+  return 0
 }
