@@ -197,6 +197,7 @@ for (const setName of setNames) {
       semantic.handoverOf,
       semantic.displeasureOf,
       given,
+      semantic.gratitudeOf,
     )
   const start = Date.UTC(2026, 0, 1)
   const settings = {

@@ -329,6 +329,7 @@ export async function scoreConversation(
       analyzer.semantic.escalationOf,
       analyzer.semantic.handoverOf,
       analyzer.semantic.displeasureOf,
+      analyzer.semantic.gratitudeOf,
     )
   ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
 }

@@ -157,6 +157,11 @@ export interface SemanticAbilities {
    * message (signals/cues.ts). A dot product per head: computed in the calling thread.
    */
   readonly displeasureOf?: ((embedding: Float32Array) => number) | undefined
+  /**
+   * signals-v77: the learned emotion head gratitude (providers/learned-sentiment.ts) on one embedding of this
+   * model, 0..1, read on the last sentence of an end user's message (signals/cues.ts). A dot product.
+   */
+  readonly gratitudeOf?: ((embedding: Float32Array) => number) | undefined
   /** The pool's clusters, their cut chosen by silhouette against the references (topics/agglomerative.ts), off the calling thread. */
   cluster(vectors: readonly Float32Array[], references: readonly Float32Array[]): Promise<number[]>
 }

@@ -181,6 +181,7 @@ export async function startAnalyzerThreads(
           escalationOf: learned.escalation,
           handoverOf: learned.handover,
           displeasureOf: learned.displeasure,
+          gratitudeOf: learned.gratitude,
           async analyzeAndEmbed(messages, context, texts) {
             const reply = await send<AnalyzeReply>(analyzeRequest(messages, context, texts))
             return { results: reply.results, embeddings: reply.embeddings ?? [] }

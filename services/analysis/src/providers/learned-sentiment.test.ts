@@ -133,6 +133,8 @@ describe('the displeasure reading (signals-v37)', () => {
       expect(shipped.displeasure(v)).toBe(
         Math.max(emotions.anger, emotions.annoyance, emotions.disappointment),
       )
+      // signals-v77: the gratitude head alone, the same reading.
+      expect(shipped.gratitude(v)).toBe(emotions.gratitude)
     }
   })
 })

@@ -73,6 +73,11 @@ export interface LearnedSentiment {
    */
   displeasure(embedding: Float32Array): number
   /**
+   * signals-v77: the GoEmotions head gratitude (0..1, 0.5 expressed) on any embedding of the model: analyze's
+   * `emotions.gratitude` read on one sentence of an end user's message (signals/cues.ts, MessageCues.gratitudeLast).
+   */
+  gratitude(embedding: Float32Array): number
+  /**
    * The escalation head on any embedding of the model (the signals read it on each unit of an end user's
    * message, signals/cues.ts), 0..1; undefined when the file has no escalation head.
    */
@@ -136,11 +141,17 @@ export function loadLearnedSentiment(
     if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
     return Math.max(...displeasureHeads.map((k) => emotion(k, embedding)))
   }
+  const gratitudeHead = EMOTIONS.indexOf('gratitude')
+  const gratitude = (embedding: Float32Array) => {
+    if (embedding.length !== dims) throw new Error(`expected a ${dims}-dimension embedding`)
+    return emotion(gratitudeHead, embedding)
+  }
   const escalation = sigmoidHead(file.escalation)
   const handover = sigmoidHead(file.handover)
   return {
     frustration,
     displeasure,
+    gratitude,
     ...(escalation ? { escalation } : {}),
     ...(handover ? { handover } : {}),
     version: `learned-${createHash('sha256').update(JSON.stringify(file)).update(DECISION_RULES).digest('hex').slice(0, 12)}`,

@@ -99,6 +99,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       escalationOf: learned.escalation,
       handoverOf: learned.handover,
       displeasureOf: learned.displeasure,
+      gratitudeOf: learned.gratitude,
       cluster: async (vectors, references) => poolClusters(vectors, references),
       async analyzeAndEmbed(messages, context, texts) {
         const results = await analyzeMessages(messages, context)

@@ -261,6 +261,20 @@ describe("a message's cues", () => {
     expect(without!.cues.frustrationUnits!.map((u) => u.head)).toEqual(
       scored!.cues.frustrationUnits!.map((u) => u.head),
     )
+    // signals-v77: given the gratitude head, a message of two or more sentences carries its last sentence's reading.
+    const gratitude = (v: Vector) => Math.abs(v[2]!)
+    const heads = [head, undefined, undefined, displeasure, gratitude] as const
+    const [thanked] = await cuesOf(messages, anchors, embed, [], ...heads)
+    expect(thanked!.cues.gratitudeLast).toBe(round(gratitude(vectorOf.get(units[2]!)!)))
+    expect(scored!.cues.gratitudeLast).toBeUndefined()
+    const [oneSentence] = await cuesOf(
+      [{ role: 'user', content: 'the widget is blank' }],
+      anchors,
+      embed,
+      [],
+      ...heads,
+    )
+    expect(oneSentence!.cues.gratitudeLast).toBeUndefined()
   })
 
   it('read an end user\'s message as opening on a thanks by its first sentence\'s nearest social anchor, not before "but" (signals-v52)', async () => {

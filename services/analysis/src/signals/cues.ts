@@ -204,6 +204,12 @@ export interface MessageCues {
   readonly emotionFrustration?: number
   readonly gratitude?: number
   /**
+   * End user (signals-v77): the learned gratitude head on the message's last sentence, when it has two or more
+   * and the scorer has the head (the local model): a closing that thanks in its last word ("ah ok did the gift
+   * card. cheers": the whole 0.20, "cheers" 0.76), which the whole's reading dilutes (detect.ts, resolution).
+   */
+  readonly gratitudeLast?: number
+  /**
    * End user: the strongest of the GoEmotions heads anger, annoyance and disappointment (0..1, 0.5
    * expressed). Stored with the cues; frustration reads the frustration head alone since signals-v8.
    */
@@ -576,6 +582,7 @@ export async function cuesOf(
   escalationHead?: LearnedHead,
   handoverHead?: LearnedHead,
   displeasureHead?: LearnedHead,
+  gratitudeHead?: LearnedHead,
 ): Promise<(ScoredMessage | undefined)[]> {
   const units = messages.map(unitsOf)
   return cuesFrom(
@@ -588,6 +595,8 @@ export async function cuesOf(
     escalationHead,
     handoverHead,
     displeasureHead,
+    undefined,
+    gratitudeHead,
   )
 }
 
@@ -606,6 +615,8 @@ export interface CustomExamples {
  * unit's handover head and margin (handoverUnits); with the learned emotion heads (`displeasureHead`,
  * signals-v37), each unit of an end user's message its displeasure (FrustrationUnit.displeasure). `given`: each
  * message's whole unit's similarities to the social and request anchors, when computed already (the same cues).
+ * With the learned gratitude head (`gratitudeHead`, signals-v77), an end user's message of two or more
+ * sentences its last sentence's gratitude (gratitudeLast).
  */
 export function cuesFrom(
   messages: readonly CueInput[],
@@ -618,6 +629,7 @@ export function cuesFrom(
   handoverHead?: LearnedHead,
   displeasureHead?: LearnedHead,
   given?: readonly (GivenSimilarities | undefined)[],
+  gratitudeHead?: LearnedHead,
 ): (ScoredMessage | undefined)[] {
   let at = 0
   return messages.map((m, i) => {
@@ -714,6 +726,7 @@ export function cuesFrom(
       frustration: round(Math.max(...frustration)),
       resolution: round(marginBy(similarities[0]!, anchors.resolution)),
       ...(openTail ? { openTail } : {}),
+      ...(gratitudeHead && n > 2 ? { gratitudeLast: round(gratitudeHead(vs.at(-1)!)) } : {}),
       ...(head
         ? {
             frustrationUnits: vs.map((v, k) => ({

@@ -603,6 +603,31 @@ describe('conversation signals: the decision', () => {
     expect(ending(thanksThenPlan, { failure: 0.3 })).toEqual(['bot_failure', 'abandonment'])
   })
 
+  it('reads a closing whose last sentence the gratitude head reads as a thanks as resolution (signals-v77)', () => {
+    // Regression: "16th works, just booked it. cheers" (the gratitude head 0.34 on the whole, 0.76 on "cheers"; the
+    // anchors −0.062) after the studio's answer was read as no resolution, and abandonment (fresh11 studio-01).
+    const cheers: Partial<MessageCues> = { resolution: -0.06, gratitude: 0.34, gratitudeLast: 0.76 }
+    const ending = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = {}) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(ending(cheers)).toEqual(['resolution'])
+    // The last sentence under the head's "expressed", or no last sentence read (one sentence): as before.
+    expect(ending({ ...cheers, gratitudeLast: 0.49 })).toEqual(['abandonment'])
+    expect(ending({ ...cheers, gratitudeLast: undefined })).toEqual(['abandonment'])
+    // After a failure a last "cheers for that" may be sarcasm the heads read calm: not read so.
+    expect(ending(cheers, { failure: 0.3 })).toEqual(['bot_failure', 'abandonment'])
+    // Not in a message before the end ("…paused for that month? Thanks in advance", then the answer, then "ok").
+    expect(
+      names(
+        conversation(
+          ['user', { gratitude: 0.17, gratitudeLast: 0.999 }],
+          ['assistant', {}],
+          ['user', { social: 0.7 }],
+        ),
+        at(90),
+      ),
+    ).toEqual([])
+  })
+
   it('reads a last sentence that opens on the first person future as a plan (plansOf)', () => {
     for (const said of [
       "I'll bring them to the Harrogate branch on Saturday.",

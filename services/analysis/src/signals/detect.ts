@@ -102,7 +102,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   fail) needs only THRESHOLDS.resolutionClosing ("ta", "there it is, worked perfectly"); signals-v62: not
  *   a reply to a failed turn the frustration head reads ≥ THRESHOLDS.resolutionAfterFailure without sadness
  *   (soreAfterFailure: "ok thanks for nothing"); signals-v71: a last sentence that says what the end user
- *   will do next (plansOf) is no open end ("thank you. ill go to citizens advice today");
+ *   will do next (plansOf) is no open end ("thank you. ill go to citizens advice today"); signals-v77: in the
+ *   closing message, the gratitude head's reading of the last sentence counts as the whole's ("16th works, just
+ *   booked it. cheers");
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -124,7 +126,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 76
+export const SIGNALS_VERSION = 77
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1036,7 +1038,8 @@ interface FrustrationCourse {
  * Resolution's cue: the anchors' margin, or a thanks by the learned gratitude head, unless the message
  * ends on something still open (cues.ts, openTail). A `closing` message (signals-v31: the end user's last
  * word after an answer, detectSignals) needs only THRESHOLDS.resolutionClosing when it is no question, does
- * not end open and asks for no person. An `answered` message (signals-v71: in reply to an answer that neither
+ * not end open and asks for no person; in it (signals-v77) the gratitude head's reading of the last sentence
+ * (cues.ts, gratitudeLast) counts as the whole's. An `answered` message (signals-v71: in reply to an answer that neither
  * failed nor handed over) whose last sentence is a plan (plansOf) does not end open. Its confidence, or undefined.
  */
 function resolution(
@@ -1069,9 +1072,14 @@ function resolution(
         fires(c.resolution, THRESHOLDS.resolutionClosing)
       ? confidenceOf(c.resolution!, THRESHOLDS.resolutionClosing)
       : undefined
+  // signals-v77: in a closing the last word carries the evidence (v31), so the gratitude head's reading of its last
+  // sentence counts as the whole's ("ah ok did the gift card. cheers": the whole 0.20, "cheers" 0.76). Not earlier in
+  // the conversation ("…paused for that month? Thanks in advance"), nor after a failure, where a last "cheers for
+  // that" may be sarcasm the heads read calm.
+  const gratitude = Math.max(c.gratitude ?? 0, closing ? (c.gratitudeLast ?? 0) : 0)
   const byGratitude =
-    c.gratitude !== undefined && c.gratitude >= THRESHOLDS.gratitude
-      ? Math.round(c.gratitude * 100) / 100
+    c.gratitude !== undefined && gratitude >= THRESHOLDS.gratitude
+      ? Math.round(gratitude * 100) / 100
       : undefined
   if (byAnchors === undefined) return byGratitude
   return Math.max(byAnchors, byGratitude ?? 0)

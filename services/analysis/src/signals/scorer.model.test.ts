@@ -62,6 +62,7 @@ describeWithTestModel('the signal scorer, asking the model for its anchors', () 
       analyzer.semantic.escalationOf,
       analyzer.semantic.handoverOf,
       analyzer.semantic.displeasureOf,
+      analyzer.semantic.gratitudeOf,
     ] as const
     const own = await embedCustomSignal(embed, settings.custom[0]!, anchors)
     expect(builtin).toEqual(await cuesOf(messages, anchors, embed, [], ...heads))

@@ -107,6 +107,7 @@ export class SignalScorer {
           this.semantic.handoverOf,
           this.semantic.displeasureOf,
           given,
+          this.semantic.gratitudeOf,
         )
         const out = keys.map((key) => (key === undefined ? undefined : this.known.get(key)))
         for (const [j, i] of todo.entries()) {

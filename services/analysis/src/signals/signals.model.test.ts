@@ -84,6 +84,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         withHeads ? analyzer.semantic.escalationOf : undefined,
         withHeads ? analyzer.semantic.handoverOf : undefined,
         analyzer.semantic.displeasureOf,
+        analyzer.semantic.gratitudeOf,
       )
     ).map((s, i) => withEmotions(s, analysed[i]!.emotions))
     const start = Date.UTC(2026, 10, 29, 9)
@@ -1736,6 +1737,47 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       ['user', "lovely, thanks. i'll just ring the surgery myself then"],
     )
     expect(failed).not.toContain('resolution')
+  })
+
+  it('reads a closing that thanks in its last sentence as resolution; after a failure or in an opening not (signals-v77)', async () => {
+    // Each last word thanks in its last sentence ("cheers": the gratitude head reads it alone as a thanks) where the
+    // head reads the whole under 0.5 and the anchors under the closing gate: without the rule none was a resolution.
+    const closings: [string, string, string][] = [
+      [
+        'do you deliver on sundays',
+        'Yes, we deliver 10am to 4pm on Sundays in the city area, £3.',
+        'sunday it is then, ordered. cheers',
+      ],
+      [
+        'is there parking at the venue',
+        'There is a free car park behind the venue, 80 spaces, open from 6pm.',
+        'perfect, we will drive then. cheers',
+      ],
+      [
+        'what time does the pool open on saturday',
+        'The pool opens at 7am on Saturdays, with lane swimming until 9.',
+        '7 it is, see you saturday. cheers',
+      ],
+    ]
+    for (const [asked, answer, reply] of closings) {
+      const read = await settledSignals(['user', asked], ['assistant', answer], ['user', reply])
+      expect(read, reply).toContain('resolution')
+      expect(read, reply).not.toContain('abandonment')
+    }
+    // After a failure the same last word is not read so (it may be sarcasm the heads read calm).
+    const failed = await settledSignals(
+      ['user', closings[2]![0]],
+      ['assistant', 'Sorry, I can only help with memberships.'],
+      ['user', 'right, will ring the front desk. cheers'],
+    )
+    expect(failed).not.toContain('resolution')
+    // Nor a thanks in advance closing an opening request, the last word a bare "ok".
+    const opening = await settledSignals(
+      ['user', 'hi, can you send the brochure to my email? thanks in advance'],
+      ['assistant', 'Of course! I have emailed the brochure to you.'],
+      ['user', 'ok'],
+    )
+    expect(opening).not.toContain('resolution')
   })
 
   it('reads no handover in an assistant message near no handover anchor that the handover head reads high (signals-v72)', async () => {
