@@ -361,11 +361,23 @@ const floorCandidates = Object.fromEntries(
   ]),
 )
 
+/**
+ * The many-domain path (the noise gate at 8, then every size 8 … 3 compared after the split) taken by
+ * windows under `below` requests instead of 375 (manyDomainBelow; helper topics14): windows of 375–1,500.
+ */
+const ceilingCandidates = Object.fromEntries(
+  [500, 750, 1000, 1501, Number.POSITIVE_INFINITY].map((below) => [
+    `many-domain below ${below}`,
+    ((v, r) => windowClusters(v, r, { ...WINDOW_CLUSTERING, manyDomainBelow: below })) as Clusterer,
+  ]),
+)
+
 export const GRANULARITY_CANDIDATES: Readonly<Record<string, Clusterer>> = {
   /** As before helper topics12: no many-domain path (a noise bar no window reaches). */
   'no many-domain path': (v, r) => windowClusters(v, r, NO_MANY_DOMAIN_PATH),
   'finer after split': finerAfterSplit,
   ...floorCandidates,
+  ...ceilingCandidates,
   'stability ari': small('ari'),
   'stability jaccard': small('jaccard'),
   'sil x ari': small('sil x ari'),

@@ -12,18 +12,30 @@
  * - `tightDefault`, `tightMany`: their clusters' mean within-cluster similarity, weighted by size;
  * - `split8`: the share of the window in clusters that splitLoose splits at 8 (the larger min_samples').
  *
+ * - `gate`: whether the noise gate at 8 (manyDomainNoise) would send the window down the many-domain
+ *   path were it sized for it; `accLanded` is windowClusters as landed (computed only where that differs
+ *   from `accDefault`: a window sized for the path, manyDomainSized).
+ *
+ * `--cost` (helper topics14): each path also run in a thread of its own (topics-window-cost-worker.ts),
+ * `default` (no many-domain path) and `many` (the path forced: every size compared after the split), with
+ * the thread's CPU time and the process's peak resident set over the thread's loaded baseline (sampled
+ * every 5 ms); `manyAgrees` checks the forced path's clusters equal the probe's `accMany` run.
+ *
  *   npx tsx bench/topics-many-domain-probe.ts --family many --clinc-split train [--n 20,40,60]
- *     [--per-intent 4,8,12] [--seeds 3]
+ *     [--per-intent 4,8,12] [--seeds 3] [--cost] [--only-seed 1]
  */
 import os from 'node:os'
 import { parseArgs } from 'node:util'
+import { startWorkerThread } from '@cas/platform'
 import { labelPoints } from '../services/analysis/src/topics/hdbscan.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
+  manyDomainSized,
   splitLoose,
   umapEmbedding,
   WINDOW_CLUSTERING,
+  type WindowClusterOptions,
   windowClusters,
 } from '../services/analysis/src/topics/window-clusters.ts'
 import { clusteringAccuracy } from './quality/metrics.ts'
@@ -55,6 +67,40 @@ function tightness(numbers: readonly number[], vectors: readonly Vector[]): numb
   return total / numbers.length
 }
 
+/** One window clustered in a thread: its clusters, the thread's CPU and the peak resident set over its baseline. */
+async function costOf(vectors: readonly Vector[], options: Partial<WindowClusterOptions>) {
+  const dimensions = vectors[0]!.length
+  const flat = new Float32Array(vectors.length * dimensions)
+  vectors.forEach((v, i) => {
+    flat.set(v, i * dimensions)
+  })
+  const worker = startWorkerThread('topics-window-cost-worker', import.meta.url, undefined)
+  await new Promise((resolve) => worker.once('message', resolve))
+  const baseline = process.memoryUsage.rss()
+  let peak = baseline
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss())
+  }, 5)
+  const done = new Promise<{ numbers: number[]; cpuMs: number }>((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  worker.postMessage({ vectors: flat, dimensions, options })
+  const result = await done
+  clearInterval(sampler)
+  peak = Math.max(peak, process.memoryUsage.rss())
+  await worker.terminate()
+  return { ...result, peakMb: (peak - baseline) / 2 ** 20 }
+}
+
+/** The many-domain path forced at any size: no noise bar, no ceiling. */
+const FORCED: Partial<WindowClusterOptions> = {
+  manyDomainNoise: 0,
+  manyDomainFrom: 0,
+  manyDomainBelow: Number.POSITIVE_INFINITY,
+}
+const NO_PATH: Partial<WindowClusterOptions> = { manyDomainNoise: Number.POSITIVE_INFINITY }
+
 const { values } = parseArgs({
   options: {
     family: { type: 'string', multiple: true },
@@ -62,6 +108,8 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '3' },
     'clinc-split': { type: 'string', default: 'val' },
     'per-intent': { type: 'string', default: '4,8,12' },
+    cost: { type: 'boolean', default: false },
+    'only-seed': { type: 'string' },
   },
 })
 const split = `clinc150-${values['clinc-split']}` as 'clinc150-val' | 'clinc150-test' | 'clinc150-train'
@@ -84,6 +132,7 @@ for (const family of values.family ?? ['many']) {
     values['per-intent'].split(',').map(Number),
   )
   for (const sample of all) {
+    if (values['only-seed'] && !sample.name.endsWith(`seed ${values['only-seed']}`)) continue
     const vectors = sample.requests.map((r) => r.embedding)
     const intents = sample.requests.map((r) => r.intent)
     const n = vectors.length
@@ -95,17 +144,19 @@ for (const family of values.family ?? ['many']) {
     let best = 0
     for (let i = 1; i < runs.length; i++) if (sils[i]! > sils[best]!) best = i
     const many = runs[best]!.numbers
-    const off = windowClusters(vectors, [], {
-      ...WINDOW_CLUSTERING,
-      manyDomainNoise: Number.POSITIVE_INFINITY,
-    })
-    const landed = windowClusters(vectors)
+    const off = windowClusters(vectors, [], { ...WINDOW_CLUSTERING, ...NO_PATH })
+    const landed = manyDomainSized(n, WINDOW_CLUSTERING) ? windowClusters(vectors) : off
     const eight = runs.filter((r) => r.minClusterSize === WINDOW_CLUSTERING.minClusterSize)
     const coarse = eight[eight.length - 1]!
     const splitIds = new Set(splitLoose(coarse.tree, coarse.selected, vectors))
     const before = labelPoints(coarse.tree, coarse.selected, n)
     const moved = before.filter((c) => c >= 0 && !splitIds.has(c)).length
     const silDefault = cosineSilhouette(off, vectors)
+    const noise8 = Math.max(...eight.map((r) => r.noise))
+    const cost = values.cost
+      ? { default: await costOf(vectors, NO_PATH), many: await costOf(vectors, FORCED) }
+      : undefined
+    const same = (a: readonly number[], b: readonly number[]) => a.every((x, i) => x === b[i])
     console.log(
       JSON.stringify({
         family,
@@ -120,7 +171,17 @@ for (const family of values.family ?? ['many']) {
         topicsDefault: new Set(off).size,
         topicsMany: new Set(many).size,
         manyRun: `${runs[best]!.minClusterSize}/${runs[best]!.minSamples}`,
-        noise8: Math.max(...eight.map((r) => r.noise)),
+        noise8,
+        gate: noise8 >= WINDOW_CLUSTERING.manyDomainNoise,
+        ...(cost
+          ? {
+              cpuDefaultMs: cost.default.cpuMs,
+              cpuManyMs: cost.many.cpuMs,
+              peakDefaultMb: cost.default.peakMb,
+              peakManyMb: cost.many.peakMb,
+              manyAgrees: same(cost.many.numbers, many) && same(cost.default.numbers, off),
+            }
+          : {}),
         silDefault,
         silMany: sils[best],
         silGain: sils[best]! - silDefault,

@@ -148,6 +148,7 @@ async function main() {
     ['split then choose', WINDOW_CANDIDATES['split then choose']!(vectors, references)],
     ['choose 3-8', WINDOW_CANDIDATES['choose 3-8']!(vectors, references)],
     ['split then choose 3-8', WINDOW_CANDIDATES['split then choose 3-8']!(vectors, references)],
+    ['many-domain below 1501', WINDOW_CANDIDATES['many-domain below 1501']!(vectors, references)],
   ] as const) {
     const d = describe(numbers, truth)
     console.log(

@@ -353,6 +353,162 @@ const REQUESTS: Readonly<Record<string, readonly string[]>> = {
   maybe: ["i don't know the answer", "i'm unsure"],
 }
 
+/** CLINC150 train split: the third request of each intent (a window of 450 with REQUESTS: topics14). */
+const THIRD: Readonly<Record<string, string>> = {
+  freeze_account: 'i need you to block my chase account immediately',
+  routing: 'how do i locate my routing number for tax reasons',
+  pin_change: 'i have no idea what the pin is for my checking account',
+  bill_due: "when's the gas bill due",
+  pay_bill: "i'd like to pay my bill",
+  account_blocked: 'why is there a hold on my capital one checking account',
+  interest_rate: 'what interest rate am i paying',
+  min_payment: "what's the smallest amount i can pay on the water bill",
+  bill_balance: 'for my water and electricity, how much is the bill',
+  transfer: 'transfer $20000 from my savings account to checking account',
+  order_checks: 'if i need more checkbooks maild to me what should i do',
+  balance: 'what is my checking account balance at chase',
+  spending_history: 'what did i spend at the grocery store yesterday',
+  transactions: 'i want to pay my amazon credit card but i need to know the last few transactions',
+  report_fraud: 'i think i have fraud on my account from walmart',
+  replacement_card_duration: 'how long does visa take to get me a new card',
+  expiration_date: 'on what month and year does my card expire',
+  damaged_card: 'my card split in half, how do i report it',
+  improve_credit_score: 'what can i do to raise my credit score',
+  report_lost_card: "i can't seem to find my gold card and want it reported as lost",
+  card_declined: 'please tell me why did my card not get accepted',
+  credit_limit_change: 'may i have a higher limit on my mastercard',
+  apr: 'do i have a good apr on my credit card',
+  redeem_rewards: 'walk me through the best ways to use my credit card points',
+  credit_limit: 'what is the credit limit for my usaa card',
+  rewards_balance: "what's the current reward amount on my mastercard",
+  application_status: 'do you know if my amex card app went through',
+  credit_score: 'can you figure out how to find my credit score',
+  new_card: 'how do applications for discover cards work',
+  international_fees: 'does my bank of the west card have international transaction fees',
+  food_last: 'when will my eggs go bad',
+  confirm_reservation: 'can you check for reservations at wongs chinese for john acer',
+  how_busy: "how long will it take to get seated at needham's",
+  ingredients_list: 'what do i need to make chicken noodle casserole',
+  calories: "i'd like the calories for this chicken breast",
+  nutrition_info: 'how healthy are potato skins',
+  recipe: 'find a recipe for german chocolate cake',
+  restaurant_reviews: 'how are the donuts reviews at tgi',
+  restaurant_reservation:
+    "i think we should reserve dad's regular table friday for 6 people, use his name, make that close to 4:00 pm at the club",
+  meal_suggestion: 'can you give me a vietnamese meal suggestion',
+  restaurant_suggestion: "i'm craving for italian food, where should i go",
+  cancel_reservation: 'cancel my party reservation for brad at longhorn',
+  ingredient_substitution: 'would it be possible to replace the salt with baking soda',
+  cook_time: 'how long does pizza take to cook',
+  accept_reservations: 'does redrobin take reservations',
+  what_song: 'what song is this',
+  play_music: 'may i hear some music by fleet foxes',
+  todo_list_update: 'take doing the dishes off my todo list',
+  reminder: 'please read my reminders',
+  reminder_update: 'make a reminder for me to do my resume',
+  calendar_update: 'i need to edit this event out of my calendar',
+  order_status: 'help me find my package',
+  update_playlist: 'can you add this song to my jazz playlist',
+  shopping_list: 'i need for you to tell me what is on my shopping list',
+  calendar: 'are there any events on my calendar for january 1st',
+  next_song: 'please play the next song',
+  order: 'i need some more lysol, could you order me some',
+  todo_list: 'what do i have to do today',
+  shopping_list_update: 'please take away the fries from the shopping list',
+  smart_home: 'what temp is the ac at',
+  current_location: 'how can i go about finding my location right now',
+  oil_change_when: 'how often do you have to change your oil',
+  oil_change_how: 'what do i need to change my oil',
+  uber: 'book a 6 person uber to the movies',
+  traffic: 'is traffic bad on my way to the next mcdonalds',
+  tire_pressure: "what's the amount of air in my tires right now",
+  schedule_maintenance: 'i need someone to look at my car because my check engine light is on',
+  gas: 'how does my gas tank look',
+  mpg: 'how many miles per gallon do i get in my car',
+  distance: 'how early should i leave to the airport in la',
+  directions: 'is there a starbucks close to home',
+  last_maintenance: 'when did i last take my car in for maintenance',
+  gas_type: 'i need to know what kind of gas i can use on this car',
+  tire_change: 'how many miles can i drive before changing my tires',
+  jump_start: 'how can i replace my car battery',
+  plug_type: 'is there a conversion plug if you travel to australia',
+  travel_notification: 'im going to be in paraguay from january 7th until january 10th',
+  translate: "what is the equivalent of, 'life is good' in french",
+  flight_status: 'what is the word on flight dl123',
+  international_visa: 'will i need a visa to visit ireland',
+  timezone: 'french time zone',
+  exchange_rate: 'tell me the exchange rate between dollars and pesos',
+  travel_suggestion: 'please suggest some fun tourist activities in tokyo',
+  travel_alert: 'are there any travel alerts for russia',
+  vaccines: 'what are the recommended shots to get before i travel to england',
+  lost_luggage: "in o'hare lost luggage on flight america airlines",
+  book_flight: 'what southwest flights are there for lax to sfo arriving april 1st and returning april 7th',
+  book_hotel: 'i need lodging in lizton near the ice cream parlor from may 3rd until the 8th',
+  carry_on: 'if i take a flight on pan am to denver, how many carry ons are included',
+  car_rental:
+    "i want to rent the cheapest car for charlottesville, virginia for march 7th through 10th, that's monday, tuesday, wednesday and thursday",
+  weather: "what's the forecast like for pittsburgh",
+  alarm: 'make sure my alarm is set for three thirty in the morning',
+  date: 'tell me what date it is please',
+  find_phone: 'give me a hand finding my mobile device',
+  share_location: 'tell john and sam where i am',
+  timer: 'set a timer for 5 minutes',
+  make_call: 'can you call dominos pizza',
+  calculator: 'what is 8 factorial',
+  definition: 'what is the meaning of interorganizational',
+  measurement_conversion: "what's 32 degrees fahrenheit in celsisus",
+  flip_coin: 'flip a two sided coin and tell me what it lands on',
+  spelling: 'give me the spelling of potato',
+  time: 'what time is it in fredericksburg, tx',
+  roll_dice: 'will you roll a 10 sided dice',
+  text: 'text christopher and tell him i will stop by',
+  pto_request_status: 'am i going to be able to get my vacation request',
+  next_holiday: 'what day is our next free day',
+  insurance_change: 'aaa insurance start new plan',
+  insurance: 'what health benefits can i use',
+  meeting_schedule: 'when is the meeting with homer scheduled for',
+  payday: 'i need to know when to expect my next paycheck',
+  taxes: 'how much are taxes in my state',
+  income: 'i need you to tell me my salary',
+  rollover_401k: 'who do i go to, to transfer my 401k',
+  pto_balance: 'what type of vacation schedule do i have left',
+  pto_request: 'is there a time i can put in a pto request for dec 2 to new years',
+  w2: 'where can i locate my w-2 form',
+  schedule_meeting: 'are there any meetings room available between 8:00 and 9:00 am',
+  direct_deposit: 'info on setting up direct deposit',
+  pto_used: 'what amount of days off have i already utilized',
+  who_made_you: "what's your design company",
+  meaning_of_life: 'what is the real meaning of life',
+  who_do_you_work_for: 'i gotta know who is your boss',
+  do_you_have_pets: 'do you have any type of pet',
+  what_are_your_hobbies: 'what do you like to do in your spare time',
+  fun_fact: 'what is one fun fact',
+  what_is_your_name: "what's should i call you by",
+  where_are_you_from: 'what is your country of origin',
+  goodbye: 'bye-bye',
+  thank_you: 'i really appreciate your help, thank you',
+  greeting: 'hello, anyone there',
+  tell_joke: 'can you tell me any truly funny knock knock jokes',
+  are_you_a_bot: 'i want to know if you are a real person or an ai',
+  how_old_are_you: 'what year were you born',
+  what_can_i_ask_you: 'what exactly can you help me with',
+  change_speed: "you're talking too fast i need you to slow it down",
+  user_name: 'what name do you use when addressing me',
+  whisper_mode: 'whisper mode off',
+  yes: 'what you just said is true',
+  change_volume: 'please increase the volume to 4',
+  no: "that is not true, it's false",
+  change_language: 'set your language setting to english',
+  repeat: 'i want you to repeat that',
+  change_accent: 'speak in a different accent',
+  cancel: 'stop working on it, i need something else',
+  sync_device: 'please link up to my phone',
+  change_user_name: 'is there a way i can change the name you use to address me',
+  change_ai_name: 'rename bob to betty',
+  reset_settings: 'change settings to how they were originally',
+  maybe: 'shit if i know',
+}
+
 describeWithTestModel('a small many-domain window, with the real model (issue 31)', () => {
   let model: EmbeddingModel
   beforeAll(async () => {
@@ -376,5 +532,35 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
     // Without the many-domain path (a noise bar no window reaches) the window lumps them.
     const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainNoise: 2 }))
     expect(lumped.length).toBeLessThan(topics.length)
+  })
+
+  // Regression (issue 31, helper topics14): a window of 375–499 requests tried min_cluster_size 8 alone and
+  // never the many-domain path; the 300 requests above, then a third request of each intent (450) came out
+  // in 21 topics.
+  it('takes the many-domain path in a window of 375–499 requests too: 450 requests of 150 intents', async () => {
+    const texts = [
+      ...Object.values(REQUESTS).flat(),
+      ...Object.keys(REQUESTS).map((intent) => THIRD[intent]!),
+    ]
+    const intents = [
+      ...Object.entries(REQUESTS).flatMap(([intent, two]) => two.map(() => intent)),
+      ...Object.keys(REQUESTS),
+    ]
+    const vectors = await model.embed(texts)
+    expect(vectors).toHaveLength(450)
+    const count = Object.keys(REQUESTS).length
+    const byTopic = (topics: readonly number[]) => {
+      const members = new Map<number, Set<string>>()
+      topics.forEach((topic, i) => {
+        members.set(topic, (members.get(topic) ?? new Set()).add(intents[i]!))
+      })
+      return [...members.values()]
+    }
+    const topics = byTopic(windowClusters(vectors))
+    expect(topics.length).toBeGreaterThanOrEqual(count / 5)
+    expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)
+    // With the path's ceiling at 375, as before, the window lumps them.
+    const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainBelow: 375 }))
+    expect(lumped.length).toBeLessThan(count / 5)
   })
 })

@@ -15,8 +15,8 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
  * per window between minClusterSize and UMAP's neighbours, by the silhouette of each clustering in the
  * model's own space (chooseBySilhouette): no constant decides it. Then a cluster looser than the
- * window's median topic is split into its children in HDBSCAN's tree (splitLoose). A small window of
- * many domains (manyDomainWindow) compares every min_cluster_size 8 … 3 after the split instead.
+ * window's median topic is split into its children in HDBSCAN's tree (splitLoose). A window of 175–499
+ * requests of many domains (manyDomainWindow) compares every min_cluster_size 8 … 3 after the split instead.
  */
 export interface WindowClusterOptions {
   readonly neighbours: number
@@ -40,10 +40,15 @@ export interface WindowClusterOptions {
    */
   readonly manyDomainNoise: number
   /**
-   * The fewest requests a window takes the many-domain path at (manyDomainWindow, manyDomainSized); it
-   * never does from 375 (where minClusterSize alone is tried).
+   * The fewest requests a window takes the many-domain path at (manyDomainWindow, manyDomainSized).
    */
   readonly manyDomainFrom: number
+  /**
+   * The window takes the many-domain path only under this many requests (manyDomainSized): 500. Chosen
+   * on CLINC150 train (mixed windows and single domains of 375–1,500), confirmed on CLINC150 test and
+   * DSTC11 by helper topics14 (bench/FINDINGS.md, "windows of 375–1,500").
+   */
+  readonly manyDomainBelow: number
   readonly seed: number
   /** UMAP's epochs; unset: umap-js's own choice (400 at 2,500–5,000 points). */
   readonly epochs?: number
@@ -57,6 +62,7 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
   smallWindowShare: 1 / 50,
   manyDomainNoise: 0.2,
   manyDomainFrom: 175,
+  manyDomainBelow: 500,
   seed: 31,
 }
 
@@ -95,7 +101,9 @@ export function minClusterSizeChoices(n: number, options: WindowClusterOptions):
  * runs in a window of under 375, two min_cluster_size each),
  * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
  * products; the split, each point's vector added to its tree ancestors' sums. A many-domain window of
- * 175–374 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken. Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
+ * 175–499 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken (at 375–500
+ * requests 1.11–1.13 times the default path's CPU, the same peak memory: bench/FINDINGS.md, topics14).
+ * Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
 export function windowClusters(
   vectors: readonly Vector[],
@@ -130,17 +138,20 @@ export function windowClusters(
 /**
  * Whether a window is sized for the many-domain path: manyDomainFrom requests or more (175: below it
  * single CLINC150 validation domains of 100 lost, −0.015; from 175 n / 50 rounds to 4 or more, so the
- * window does not try SMALLEST_CLUSTER already) and under 375, where minClusterSize alone is tried
- * (n / 50 rounds to 8). 125–250 measured on CLINC150 train and test, DSTC11 and mixed samples by helper
- * topics13 (bench/FINDINGS.md, "many-domain windows the many-domain path misses").
+ * window does not try SMALLEST_CLUSTER already) and under manyDomainBelow (500). 125–250 measured on
+ * CLINC150 train and test, DSTC11 and mixed samples by helper topics13 (bench/FINDINGS.md, "many-domain
+ * windows the many-domain path misses"); the ceiling, 375–1,500, by helper topics14: at 375–499
+ * (minClusterSize alone tried) the gate took 11 of 18 mixed CLINC150 windows (+0.21 to +0.39 ACC) and 1
+ * of 71 single-domain ones (DSTC11, +0.01); at 500 it took a single CLINC150 train domain, which lost
+ * 0.38 (bench/FINDINGS.md, "windows of 375–1,500").
  */
 export function manyDomainSized(n: number, options: WindowClusterOptions): boolean {
-  return n >= options.manyDomainFrom && Math.round(n * options.smallWindowShare) < options.minClusterSize
+  return n >= options.manyDomainFrom && n < options.manyDomainBelow
 }
 
 /**
- * Whether a small window holds many domains: one of 175–374 requests (it tries a size under
- * minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) where HDBSCAN at
+ * Whether a small window holds many domains: one of 175–499 requests (manyDomainSized; under 375 it tries
+ * a size under minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) where HDBSCAN at
  * minClusterSize leaves at least manyDomainNoise of it as noise at either min_samples, its requests not
  * coming in groups of minClusterSize. A chatbot of many small shops (bench:topics-multiturn's A, 268
  * requests of 53 domains: 31 % and 40 %) is; one domain mostly is not (DSTC11 samples of 100–300 and
