@@ -122,6 +122,7 @@ export {
   type RelayOptions,
   type RelayStats,
   relayLag,
+  republishJournal,
 } from './relay.ts'
 export { BATCH_RETRY, IN_BATCH_RETRY, RELAY_RETRY } from './retry-policies.ts'
 export { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'

@@ -545,6 +545,37 @@ async function readCheckpoint(pool: Pool): Promise<string> {
   return rows[0]?.last_offset ?? '0'
 }
 
+/**
+ * Has the next relay publish the whole journal from its start: empties the relay's checkpoint, for a
+ * database restored from a backup that moves to new topics (docs/operations.md, Backups), which then hold
+ * the whole journal rather than what was committed since the backup. Refused while a relay runs on the
+ * database (it holds the publishing lock, which this takes for as long as it works). Returns the events
+ * the journal holds, which the relay will publish, or undefined when refused.
+ */
+export async function republishJournal(pool: Pool): Promise<{ readonly events: number } | undefined> {
+  const client = await pool.connect()
+  try {
+    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+      ...LEADER_LOCK,
+    ])
+    if (rows[0]?.ok !== true) return undefined
+    try {
+      await client.query(
+        'DELETE FROM consumer_checkpoints WHERE group_id = $1 AND topic = $2 AND partition = $3',
+        [CHECKPOINT.group, CHECKPOINT.topic, CHECKPOINT.partition],
+      )
+      const { rows: counted } = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM event_journal',
+      )
+      return { events: counted[0]!.n }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [...LEADER_LOCK])
+    }
+  } finally {
+    client.release()
+  }
+}
+
 /** Relay lag: journal events committed (and readable) that the relay has not yet had acknowledged by Kafka. */
 export function relayLag(pool: Pool): Promise<number> {
   return journalTotalLag(pool, CHECKPOINT.group)
