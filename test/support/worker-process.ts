@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url'
 export interface Worker {
   readonly process: ChildProcess
   readonly lines: string[]
+  /** Every line the process wrote to stderr. */
+  readonly stderrLines: string[]
   /** The last 4,000 characters the process wrote to stderr. */
   stderr(): string
   /** Resolves with the first stdout line (past or future) matching `match`. */
@@ -30,6 +32,8 @@ export function spawnWorker(
   const lines: string[] = []
   const listeners = new Set<(line: string) => void>()
   let stderr = ''
+  const stderrLines: string[] = []
+  let stderrBuffered = ''
   let buffered = ''
   child.stdout!.on('data', (chunk: Buffer) => {
     if (process.env.DEBUG_WORKERS) process.stderr.write(chunk)
@@ -44,12 +48,16 @@ export function spawnWorker(
   child.stderr!.on('data', (chunk: Buffer) => {
     if (process.env.DEBUG_WORKERS) process.stderr.write(chunk)
     stderr = (stderr + chunk.toString()).slice(-4_000)
+    const parts = (stderrBuffered + chunk.toString()).split('\n')
+    stderrBuffered = parts.pop()!
+    stderrLines.push(...parts)
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
 
   return {
     process: child,
     lines,
+    stderrLines,
     stderr: () => stderr,
     waitForLine(match, timeoutMs = 30_000) {
       const seen = lines.find(match)

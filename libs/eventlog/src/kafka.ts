@@ -13,6 +13,7 @@ import {
 } from 'kafkajs'
 import { drop, ok, type StepResult } from './consumer-pipeline.ts'
 import type { RawJournalRecord } from './journal-reader.ts'
+import { type KafkaLogTarget, kafkaLogCreator } from './kafka-log.ts'
 import type { JournalRecord, StreamType } from './records.ts'
 import { STREAM_TYPES, streamTypeOfTopic, topicFor } from './topics.ts'
 
@@ -22,6 +23,8 @@ export interface KafkaSettings {
   /** Prepended to every topic name, to separate environments (or tests) sharing a cluster. */
   readonly topicPrefix?: string
   readonly logLevel?: 'nothing' | 'error' | 'warn' | 'info' | 'debug'
+  /** The process's logger, for kafkajs's lines (kafka-log.ts); kafkajs's own JSON on the console without it. */
+  readonly log?: KafkaLogTarget
 }
 
 export function createKafka(settings: KafkaSettings): Kafka {
@@ -30,6 +33,7 @@ export function createKafka(settings: KafkaSettings): Kafka {
     clientId: settings.clientId ?? 'conversation-analytics',
     logLevel: logLevel[(settings.logLevel ?? 'error').toUpperCase() as keyof typeof logLevel],
     retry: { initialRetryTime: 100, retries: 8 },
+    ...(settings.log ? { logCreator: kafkaLogCreator(settings.log) } : {}),
   }
   return new Kafka(config)
 }

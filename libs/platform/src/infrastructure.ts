@@ -131,6 +131,7 @@ export async function openInfrastructure(
       brokers: config.KAFKA_BROKERS,
       clientId: `${config.KAFKA_CLIENT_ID}-${service}`,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      log,
     })
     // The admin creates the topics and answers readiness: the part of the process that opened the
     // infrastructure first does both, an attached one neither.
