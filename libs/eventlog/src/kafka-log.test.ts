@@ -41,4 +41,24 @@ describe("kafkajs's log lines", () => {
     })
     expect(calls.map(([level]) => level)).toEqual(['debug', 'debug', 'debug', 'error'])
   })
+
+  it("take a consumer's crash on such an answer, and the restart it announces, to debug; any other crash stays", () => {
+    const { calls, entry } = logged()
+    const crash = (groupId: string, message: string) =>
+      entry('Consumer', logLevel.ERROR, `Crash: KafkaJSProtocolError: ${message}`, { groupId })
+    const restart = (groupId: string) =>
+      entry('Consumer', logLevel.ERROR, 'Restarting the consumer in 100ms', { groupId })
+    crash('projector', "The coordinator is loading and hence can't process requests for this group")
+    restart('projector')
+    crash('analysis', 'Not authorized to access group: Group authorization failed.')
+    restart('analysis')
+    restart('projector')
+    expect(calls.map(([level, fields]) => [level, (fields as { groupId: string }).groupId])).toEqual([
+      ['debug', 'projector'],
+      ['debug', 'projector'],
+      ['error', 'analysis'],
+      ['error', 'analysis'],
+      ['error', 'projector'],
+    ])
+  })
 })

@@ -34,6 +34,21 @@ const SETTLING_MESSAGES = new Set(errorCodes.filter((e) => SETTLING.has(e.type))
  * SETTLING go to debug.
  */
 export function kafkaLogCreator(target: KafkaLogTarget): logCreator {
+  // The consumer groups whose consumer last crashed on a SETTLING error: its "Restarting" line follows.
+  const restarting = new Set<unknown>()
+  const isSettling = (namespace: string, log: LogEntry['log']): boolean => {
+    const { message, error, groupId } = log as { message: string; error?: unknown; groupId?: unknown }
+    if (namespace === 'Connection') return typeof error === 'string' && SETTLING_MESSAGES.has(error)
+    if (namespace !== 'Consumer') return false
+    // A consumer that joins before its group's coordinator has loaded crashes and restarts itself.
+    if (message.startsWith(CRASH)) {
+      const settling = SETTLING_MESSAGES.has(message.slice(CRASH.length))
+      if (settling) restarting.add(groupId)
+      else restarting.delete(groupId)
+      return settling
+    }
+    return message.startsWith('Restarting the consumer') && restarting.delete(groupId)
+  }
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = log
@@ -46,7 +61,5 @@ export function kafkaLogCreator(target: KafkaLogTarget): logCreator {
     }
 }
 
-function isSettling(namespace: string, log: LogEntry['log']): boolean {
-  const { error } = log as { error?: unknown }
-  return namespace === 'Connection' && typeof error === 'string' && SETTLING_MESSAGES.has(error)
-}
+/** How kafkajs's consumer logs a crash on a protocol error, before the error's message. */
+const CRASH = 'Crash: KafkaJSProtocolError: '
