@@ -2,6 +2,7 @@
  * Request bodies on every route of the all-in-one's API (the gateway's and the query service's, taken
  * from the OpenAPI document so that a new route is covered too): nesting limits, and empty bodies.
  */
+import { gzipSync } from 'node:zlib'
 import { BODY_LIMIT } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
 import { describe, expect, it } from 'vitest'
@@ -232,6 +233,32 @@ describe('media types', () => {
       }
     }
     expect(await countRows(gateway.db.pool, 'event_journal')).toBe(before)
+  })
+})
+
+describe('Content-Encoding without a body', () => {
+  it('Regression (review3 item 4): a GET or DELETE with Content-Encoding and no body (no Content-Length, no Transfer-Encoding) was 415; nothing is there to decode, so it is answered', async () => {
+    const { chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const bodyless = (method: 'GET' | 'DELETE', url: string) =>
+      gateway.app.inject({
+        method,
+        url,
+        headers: { cookie: gateway.cookie, 'content-encoding': 'gzip' },
+      })
+    const read = await bodyless('GET', `/api/v1/chatbots/${chatbot.id}`)
+    expect(read.statusCode, read.body).toBe(200)
+    expect(read.json().id).toBe(chatbot.id)
+    const deleted = await bodyless('DELETE', `/api/v1/chatbots/${chatbot.id}`)
+    expect(deleted.statusCode, deleted.body).toBe(200)
+    expect(deleted.json()).toEqual({ ok: true })
+    // A body with the encoding is still refused on a route that does not decompress.
+    const encoded = await gateway.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/chatbots/${chatbot.id}`,
+      headers: { cookie: gateway.cookie, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: gzipSync('{"name":"x"}'),
+    })
+    expect(encoded.statusCode, encoded.body).toBe(415)
   })
 })
 

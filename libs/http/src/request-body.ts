@@ -59,11 +59,19 @@ export function installBodyParsing(app: FastifyInstance): void {
   })
 }
 
-/** 415 for a body with a Content-Encoding on a route that does not decompress (an empty body is none). */
+/**
+ * 415 for a body with a Content-Encoding on a route that does not decompress. An empty body is none, and
+ * so is a request with neither Content-Length nor Transfer-Encoding (RFC 9112 §6.3: a GET or DELETE as
+ * clients send them): nothing is there to decode.
+ */
 async function refuseEncoding(request: FastifyRequest): Promise<void> {
   const header = request.headers['content-encoding']
   const encoding = header?.trim().toLowerCase()
-  if (!encoding || encoding === 'identity' || request.headers['content-length'] === '0') return
+  if (!encoding || encoding === 'identity') return
+  const length = request.headers['content-length']
+  const hasBody =
+    request.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0)
+  if (!hasBody) return
   throw new AppError(
     'unsupported_media_type',
     `Content-Encoding ${header} is not taken by this route: send the body uncompressed.`,
