@@ -47,6 +47,8 @@ export interface MessageCues {
    * questionOf) it opens on a question word without the mark ("which ones fit the gti then").
    */
   readonly question?: boolean
+  /** End user (signals-v78): a question mark doubled or beside an exclamation mark (marksDoubledOf: "water damage??"). */
+  readonly marksDoubled?: boolean
   /** Assistant: hands over to a person. */
   readonly handover?: number
   /**
@@ -749,6 +751,7 @@ export function cuesFrom(
           }
         : {}),
       ...(questionOf(m.content.slice(0, MAX_CHARS)) ? { question: true } : {}),
+      ...(marksDoubledOf(m.content.slice(0, MAX_CHARS)) ? { marksDoubled: true } : {}),
       terms: termsOf(m.content, MAX_CHARS),
       ...(casing.capitals.length > 0 ? { capitals: casing.capitals } : {}),
       cased: casing.cased,
@@ -1288,6 +1291,15 @@ export function asksAsOf(text: string): string | undefined {
  * connective ("so", "and", "ok"…), on a question word, as people type short follow-ups without the mark
  * ("which ones fit the gti then", "so how do i use it"). Not an exclamation ("what a mess", "how kind").
  */
+/**
+ * signals-v78: a question mark doubled, or set beside an exclamation mark ("water damage??", "am i covered or
+ * not??", "?!"): the convention's punctuation of impatience ("it's broken??"). Not "!!" alone, a thanks's
+ * ("thank you!!").
+ */
+export function marksDoubledOf(text: string): boolean {
+  return /\?\s*[?!]|!\s*\?/u.test(text)
+}
+
 export function questionOf(text: string): boolean {
   if (/\?\s*$/u.test(text)) return true
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")

@@ -523,6 +523,26 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', first]), at(5))).toContain('frustration')
   })
 
+  it('reads a doubled question mark once the bot has missed as frustration: after a failed turn, or written again unanswered (signals-v78)', () => {
+    const doubled = { marksDoubled: true as const }
+    // "hello??" written again after the assistant spoke, no reply between (a hand-over's queue).
+    const again = conversation(['user', {}], ['assistant', {}], ['user', {}], ['user', doubled])
+    expect(names(again, at(5))).toContain('frustration')
+    // The same mark in a reply to an answer that did not miss is none (a question put twice over).
+    expect(names(conversation(['user', {}], ['assistant', {}], ['user', doubled]), at(5))).not.toContain(
+      'frustration',
+    )
+    // After a failed turn it is.
+    expect(
+      names(conversation(['user', {}], ['assistant', { failure: 0.3 }], ['user', doubled]), at(5)),
+    ).toContain('frustration')
+    // Written again without the mark, none; nor before the assistant has spoken.
+    expect(
+      names(conversation(['user', {}], ['assistant', {}], ['user', {}], ['user', {}]), at(5)),
+    ).not.toContain('frustration')
+    expect(names(conversation(['user', {}], ['user', doubled]), at(5))).not.toContain('frustration')
+  })
+
   it("reads the report told again at the assistant's request without the reply's looser sure gate (signals-v28)", () => {
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
     // "the pole you put up fell off the wall…" after "Sorry, could you say that again?": a sentence 0.86 at −0.085.

@@ -126,7 +126,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 77
+export const SIGNALS_VERSION = 78
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1562,6 +1562,25 @@ export function detectSignals(
     )
     if (!undone) out.add('resolution', m.id, confidence)
     break
+  }
+
+  // signals-v78 (frust16's and frust17's candidate, read blind): an end user's message that doubles its
+  // question mark (cues.ts, marksDoubled: "water damage?? it was fine when i sent it") pushes back by its punctuation,
+  // the convention's "it's broken??", once the bot has missed: a reply right after a missed turn (the assistant failed,
+  // or said an earlier message again, or the reply asks an earlier request again: repetition), or a message written
+  // again with no reply between, after the assistant has spoken (v60's `wroteAgain`: "hello??" in a hand-over's
+  // queue). Frustration whatever the heads say; not a unit asking for a person alone (v28).
+  const repeated = out.found.get('repetition')?.evidence ?? []
+  for (const m of talk) {
+    if (m.role !== 'user' || m.cues?.marksDoubled !== true || !isReply(m)) continue
+    const k = talk.indexOf(m)
+    const before = talk.slice(0, k).findLast((a) => a.role === 'assistant')
+    if (before === undefined) continue
+    const writtenAgain = talk[k - 1]?.role === 'user'
+    const missed = failed(before) || repeated.includes(before.id) || repeated.includes(m.id) || writtenAgain
+    const asks = m.cues.escalationUnits ?? []
+    if (missed && !(asks.length > 0 && asks.every(asksPersonOnly)))
+      out.add('frustration', m.id, LOUDER_CONFIDENCE)
   }
 
   // Abandonment: once quiet long enough, an unanswered request (or complaint) or a failure last.

@@ -827,6 +827,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('repetition')
   })
 
+  it('reads a doubled question mark once the bot has missed as frustration, the same words with one mark as none (signals-v78)', async () => {
+    // Written for the test. After a platform fallback the reply is read as frustration with "??" whatever the heads say.
+    const asked: Turn = ['user', 'Does my policy cover a cracked phone screen?']
+    const missed: Turn = ['assistant', "Sorry, I didn't understand that. Could you rephrase?"]
+    expect(await signals(asked, missed, ['user', 'cracked screen. covered or not??'])).toContain(
+      'frustration',
+    )
+    expect(await signals(asked, missed, ['user', 'cracked screen. covered or not?'])).not.toContain(
+      'frustration',
+    )
+    // Written again with no reply between, after the assistant has spoken: "hello??" in a queue.
+    const queued: Turn[] = [
+      ['user', 'I need to change the name on my booking.'],
+      ['assistant', 'Connecting you to an agent. Please wait.'],
+      ['user', 'I am still here'],
+    ]
+    expect(await signals(...queued, ['user', 'hello??'])).toContain('frustration')
+    expect(await signals(...queued, ['user', 'hello?'])).not.toContain('frustration')
+  })
+
   it('reads a reply that thanks within itself as no frustration, the sentence alone as frustration, a sarcastic thanks the head hears as frustration (signals-v76)', async () => {
     // Written for the test: the gratitude head reads the reply 0.98, the frustration head the whole 0.14 and "I feel
     // like such an idiot." 0.88 at +0.17 (a reply's plain gate: v75 read frustration). A self-blame, thanked for.
