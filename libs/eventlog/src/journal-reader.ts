@@ -160,6 +160,10 @@ export function journalReadStatement(
   opts: ReadJournalOptions,
   bodyColumns: typeof PARSED_COLUMNS | typeof RAW_COLUMNS = PARSED_COLUMNS,
 ): { name: string; text: string; values: unknown[] } {
+  // The statement's shape: which options are given (their values are its parameters).
+  const fromCheckpoints = typeof opts.after !== 'string'
+  const partitioned = opts.partitions !== undefined && opts.partitions.count > 1
+  const limited = opts.maxRecords !== undefined
   const params: unknown[] = []
   let after = '$1::bigint'
   if (typeof opts.after === 'string') {
@@ -178,19 +182,20 @@ export function journalReadStatement(
     filter += ` AND s.stream_type = ANY($${params.length}::text[])`
   }
   let partition = '0'
-  if (opts.partitions && opts.partitions.count > 1) {
-    params.push(opts.partitions.count, opts.partitions.of)
+  if (partitioned) {
+    params.push(opts.partitions!.count, opts.partitions!.of)
     partition = partitionExpression(`$${params.length - 1}::int`, 'j.stream_id')
     filter += ` AND ${partitionExpression(`$${params.length - 1}::int`, 's.stream_id')} = ANY($${params.length}::int[])`
   }
   let limit = ''
-  if (opts.maxRecords !== undefined) {
+  if (limited) {
     params.push(opts.maxRecords)
     limit = ` LIMIT $${params.length}`
   }
   // Prepared once per connection (parsed and planned once): the text varies only with which options are
   // given and which columns are read, so each such shape has its name.
-  const name = `cas-journal-read-${bodyColumns === RAW_COLUMNS ? 'raw' : 'parsed'}-${after === '$1::bigint' ? '' : 'c'}${opts.streamTypes ? 't' : ''}${partition === '0' ? '' : 'p'}${limit ? 'l' : ''}`
+  const shape = `${fromCheckpoints ? 'c' : ''}${opts.streamTypes ? 't' : ''}${partitioned ? 'p' : ''}${limited ? 'l' : ''}`
+  const name = `cas-journal-read-${bodyColumns === RAW_COLUMNS ? 'raw' : 'parsed'}-${shape}`
   return {
     name,
     text: `WITH scan AS (
