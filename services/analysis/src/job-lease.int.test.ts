@@ -20,6 +20,7 @@ import {
   claimJobs,
   completeJobs,
   enqueueJobs,
+  forgetChatbot,
   jobCounts,
   lockClaims,
   renewLeases,
@@ -360,6 +361,55 @@ it('a renewal locks its jobs in id order, as a commit does: it waits for a commi
     expect((await lockClaims(commit, [high])).get(high.id)).toBe(true)
     await commit.query('COMMIT')
     expect(await renewal).toEqual(new Set([low.id, high.id]))
+  } finally {
+    await commit.query('ROLLBACK').catch(() => {})
+    commit.release()
+    await largeQueuePlans.end()
+  }
+})
+
+// Regression (review3's item 5): deleting a chatbot deleted its jobs in the order its plan met them (the
+// chatbot index's, heap order: a job updated since comes after a newer one), a commit (lockClaims) locks
+// them in id order: a deletion during the commit of two of its jobs deadlocked with it (40P01).
+it('deleting a chatbot locks its jobs in id order, as a commit does: it waits for a commit holding the lower job without holding the higher', async () => {
+  const { chatbotId } = await queue(2, 1)
+  const claimed = (await claimJobs(db.pool, 10, 30_000, new Date())).filter((j) => j.chatbotId === chatbotId)
+  expect(claimed).toHaveLength(2)
+  const [low, high] = claimed.sort((a, b) => Number(a.id) - Number(b.id)) as [AnalysisJob, AnalysisJob]
+  // The lower one's row is rewritten (a retry): a new version, after the higher one's in the table and
+  // in the chatbot index.
+  await db.pool.query(
+    "UPDATE analysis_jobs SET next_attempt_at = next_attempt_at + interval '1 minute' WHERE id = $1",
+    [low.id],
+  )
+  const commit = await db.pool.connect()
+  const largeQueuePlans = new pg.Pool({
+    connectionString: db.url,
+    max: 1,
+    options: '-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off',
+  })
+  try {
+    // Given: a commit that has locked the lower job
+    await commit.query('BEGIN')
+    await lockClaims(commit, [low])
+    // When: the chatbot is deleted, planned as on a large queue (an index, not a scan of this small table)
+    const deletion = forgetChatbot(largeQueuePlans, chatbotId).catch((err: Error) => err)
+    await waitFor(
+      async () =>
+        (
+          await db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'
+                AND query LIKE '%DELETE FROM analysis_jobs%'`,
+          )
+        ).rows[0]!.n === 1,
+      { what: 'the deletion to wait for the commit' },
+    )
+    // Then the commit goes on to lock the higher job, and commits; the deletion then removes both
+    expect((await lockClaims(commit, [high])).get(high.id)).toBe(true)
+    await commit.query('COMMIT')
+    expect(await deletion).toBeUndefined()
+    expect(await jobsOf(chatbotId)).toEqual([])
   } finally {
     await commit.query('ROLLBACK').catch(() => {})
     commit.release()

@@ -315,11 +315,26 @@ export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, rea
 }
 
 /**
+ * Deletes the jobs `where` selects (`$1` its parameter), locked in id order first, as a commit's
+ * (lockClaims) and a renewal's are: deleted in the order the plan met them (an index's, heap order), a
+ * deletion during a commit of two of the jobs could hold one the commit was about to lock while waiting
+ * for the other, and Postgres broke that deadlock by failing one of them.
+ */
+async function deleteJobs(client: pg.ClientBase | pg.Pool, where: string, value: string): Promise<void> {
+  await client.query(
+    `DELETE FROM analysis_jobs j
+      USING (SELECT id FROM analysis_jobs WHERE ${where} ORDER BY id FOR UPDATE) AS l
+      WHERE j.id = l.id`,
+    [value],
+  )
+}
+
+/**
  * Removes every job (with the message content it holds), result and dead letter of a deleted chatbot,
  * and its topic state (the embeddings of its end users' messages among it).
  */
 export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: string): Promise<void> {
-  await client.query('DELETE FROM analysis_jobs WHERE chatbot_id = $1', [chatbotId])
+  await deleteJobs(client, 'chatbot_id = $1', chatbotId)
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM topic_models WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_signal_state WHERE chatbot_id = $1', [chatbotId])
@@ -334,7 +349,7 @@ export async function forgetConversation(
   chatbotId: string,
   conversationId: string,
 ): Promise<void> {
-  await client.query('DELETE FROM analysis_jobs WHERE conversation_id = $1', [conversationId])
+  await deleteJobs(client, 'conversation_id = $1', conversationId)
   await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
   await client.query('DELETE FROM analysis_signal_state WHERE conversation_id = $1', [conversationId])
   await forgetPooledConversation(client, chatbotId, conversationId)
