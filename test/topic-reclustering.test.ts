@@ -3,6 +3,7 @@ import type { Analyzer } from '@cas/service-analysis'
 import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clusterInThread } from '../services/analysis/src/topics/recluster-thread.ts'
 import { Reclusterer } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
@@ -317,6 +318,46 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     expect(await report()).toMatchObject({ settling: false, lastReclusteredAt: expect.stringMatching(/Z$/) })
     await capture({ claim: ['I need to claim for a cracked windshield'] })
     expect(await report()).toMatchObject({ settling: true })
+  })
+
+  // Regression (review3): the lease (running_until) was timed by the claiming process's clock, so a process
+  // whose clock ran ahead by more than the run's timeout took a chatbot another was re-clustering.
+  it("a run's lease is timed by the database's clock: a process whose clock runs 10 minutes ahead does not take a chatbot being re-clustered", async () => {
+    await capture({ bill: ['can I get my bill sent by post instead'] })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let clustering = false
+    const holding = new Reclusterer({
+      pool: db.pool,
+      analyzer,
+      policy: EAGER,
+      cluster: async (v, r, timeoutMs) => {
+        clustering = true
+        await gate
+        return clusterInThread(v, r, { timeoutMs })
+      },
+    })
+    const ahead = new Reclusterer({
+      pool: db.pool,
+      analyzer,
+      policy: EAGER,
+      now: () => new Date(Date.now() + 10 * 60_000),
+    })
+    expect(10 * 60_000).toBeGreaterThan(EAGER.timeoutMs)
+    // Given: a run that holds the chatbot, clustering
+    const held = holding.runDue()
+    try {
+      await waitFor(() => clustering, { what: 'the run to be clustering' })
+      // When: the process whose clock runs ahead looks for due chatbots
+      // Then: the chatbot is not due for it (before: running_until, on the holder's clock, was past on its)
+      expect(await ahead.runDue()).toBeUndefined()
+    } finally {
+      release()
+    }
+    expect(await held).toMatchObject({ chatbotId, ok: true })
+    await settled()
   })
 
   it('rebuilds the same topics, lineage and assignments from the events on a replay', async () => {

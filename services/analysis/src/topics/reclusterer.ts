@@ -193,15 +193,22 @@ export class Reclusterer {
     }
   }
 
+  /**
+   * The lease (running_until) is timed by the database's clock (statement_timestamp()), as the analysis
+   * jobs' are: on each process's, one whose clock ran ahead by more than the timeout took a chatbot another
+   * was re-clustering, and one behind gave leases already over. The schedule (next_attempt_at, last_run_at,
+   * pending_since) stays on the process's clock, which wrote it: a skew there only shifts a run.
+   */
   private async claim(): Promise<Claim | undefined> {
     const { policy } = this.opts
     const now = this.now()
     const { rows } = await this.opts.pool.query<Claim>(
-      `UPDATE topic_reclustering r SET running_until = $1::timestamptz + make_interval(secs => $2 / 1000.0)
+      `UPDATE topic_reclustering r
+          SET running_until = statement_timestamp() + make_interval(secs => $2 / 1000.0)
         WHERE r.chatbot_id = (
           SELECT chatbot_id FROM topic_reclustering
            WHERE requests_since_run > 0
-             AND (running_until IS NULL OR running_until < $1)
+             AND (running_until IS NULL OR running_until < statement_timestamp())
              AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
              AND coalesce(last_run_at, pending_since) <= $1::timestamptz - make_interval(secs => $3 / 1000.0)
              AND (requests_since_run >= greatest($5::int, ceil(window_at_run * $6::float8))
