@@ -250,3 +250,43 @@ describe('a postmaster.pid left behind by a server that could not stop', () => {
     expect(alive(bystander.pid!)).toBe(true)
   })
 })
+
+describe('the owner file', () => {
+  // Regression (review3's item 2): postgres.owner was written once the server was ready and never removed,
+  // so while a start (B) came up on a cluster whose file still named the previous owner (A, stopped
+  // normally), any other process of ours saw B's postmaster, with a parent other than the "owner", as an
+  // orphan, and sent it SIGINT.
+  it('is removed when its server stops, and written before a start spawns one: a server coming up is never taken for an orphan', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cas-owner-'))
+    scratch.push(dir, `${dir}.owner`, `${dir}.password`)
+    // Given: a cluster whose server (A) ran and was stopped
+    await stop(await start(dir))
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+    // and an owner file left by a process that is gone (as one killed with SIGKILL leaves it)
+    await writeFile(`${dir}.owner`, `${process.pid + 100_000}\n`)
+
+    // When: another start (B) comes up, looked at every 2 ms while it does
+    let postmasterSeen = 0
+    const orphansSeen: number[] = []
+    const look = setInterval(() => {
+      if (postmasterPid(dir) === undefined) return
+      postmasterSeen++
+      const orphan = orphanedEmbeddedPostgres(dir)
+      if (orphan !== undefined) orphansSeen.push(orphan)
+    }, 2)
+    let server: RunningPostgres
+    try {
+      server = await start(dir)
+    } finally {
+      clearInterval(look)
+    }
+
+    // Then: its postmaster was seen starting, never as an orphan; the file names B until it stops
+    expect(postmasterSeen).toBeGreaterThan(0)
+    expect(orphansSeen).toEqual([])
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(process.pid))
+    await query(server.url, 'SELECT 1')
+    await stop(server)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+  })
+})

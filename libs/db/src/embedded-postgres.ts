@@ -114,14 +114,23 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       restarts = undefined
     })
   }
-  let server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
   // Which process runs it: a server whose parent is not this one was left behind by a process that died
-  // (orphanedEmbeddedPostgres).
-  await writeFile(ownerFileOf(dataDir), `${process.pid}\n`, { mode: 0o600 })
+  // (orphanedEmbeddedPostgres). Written before the server is spawned, and removed when it stops or fails
+  // to start: written once it was ready, a file still naming the previous owner made a server coming up
+  // look orphaned to any other process of ours, which stopped it.
+  await writeOwner(dataDir)
+  let server: Awaited<ReturnType<typeof startServer>>
+  try {
+    server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+  } catch (err) {
+    await forgetOwner(dataDir)
+    throw err
+  }
   const stop = async () => {
     stopping = true
     await restarts
     await server.stop()
+    await forgetOwner(dataDir)
   }
   const url = connectionUrl(password, port)
   try {
@@ -427,6 +436,26 @@ function postmasterOf(dataDir: string): { readonly pid: number; readonly port: n
 /** `<dataDir>.owner`: the pid of the process that started the server running on `dataDir`. */
 function ownerFileOf(dataDir: string): string {
   return `${path.resolve(dataDir)}.owner`
+}
+
+/** Writes this process's pid to the owner file, whole or not at all. */
+async function writeOwner(dataDir: string): Promise<void> {
+  const file = ownerFileOf(dataDir)
+  const partial = `${file}.${process.pid}.tmp`
+  await writeFile(partial, `${process.pid}\n`, { mode: 0o600 })
+  await rename(partial, file)
+}
+
+/** Removes the owner file if it still names this process (another start may have written its own since). */
+async function forgetOwner(dataDir: string): Promise<void> {
+  const file = ownerFileOf(dataDir)
+  let owner: string
+  try {
+    owner = readFileSync(file, 'utf8').trim()
+  } catch {
+    return
+  }
+  if (owner === String(process.pid)) await rm(file, { force: true })
 }
 
 /**
