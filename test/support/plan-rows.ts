@@ -116,3 +116,26 @@ export async function scanLoops(
   walk(rows[0]!['QUERY PLAN'][0].Plan)
   return scans
 }
+
+interface BufferNode {
+  'Actual Rows': number
+  'Shared Hit Blocks': number
+  'Shared Read Blocks': number
+}
+
+/**
+ * Runs `sql` under EXPLAIN (ANALYZE, BUFFERS): the shared blocks the whole statement read (hit in the
+ * buffer cache or read in) and the rows its top node produced.
+ */
+export async function blocksRead(
+  pool: Queryable,
+  sql: string,
+  params: readonly unknown[],
+): Promise<{ read: number; claimed: number }> {
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: BufferNode }] }>(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
+    [...params],
+  )
+  const plan = rows[0]!['QUERY PLAN'][0].Plan
+  return { read: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], claimed: plan['Actual Rows'] }
+}

@@ -148,18 +148,44 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
  * waited made the planner read every waiting job for every waiting job (20 million rows, 9 s a claim of a
  * 4,500-job re-analysis; bench/FINDINGS.md "The claim order's quadratic plan"). Whatever the statistics,
  * a claim now reads at most the waiting jobs once, and with statistics that see them, only what it claims.
+ * The due pending jobs and the running ones whose lease ran out are read apart, each in the claim's order
+ * from an index of its own (migration 0054), and the first `$1` of the two taken. The due ones by the
+ * queue's index on (next_attempt_at, id) of `(status = 'pending') IS TRUE`: a predicate that implies no
+ * other index's, so that statistics taken while no job waited (autovacuum between two re-analyses) cannot
+ * send the planner to analysis_jobs_waiting_since, where it read every waiting job, probed each, and sorted
+ * them for the first few (~1,190 shared blocks a claim of 16 in DSTC11's window; bench/FINDINGS.md "perf9").
+ * The lapsed ones by lease_until alone (only a running job holds a lease: a constraint says so), on an index
+ * of the leases: the jobs in flight, which kept the next_attempt_at they were claimed at, are no longer
+ * read ahead of every due job. When a lease has lapsed (a worker died), the statement holds the row locks
+ * of up to that many due jobs more than it claims until it ends.
  */
+const EARLIER_NONE_OPEN = `NOT EXISTS (SELECT 1 FROM analysis_jobs e
+                            WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
+                              AND e.status NOT IN ('done', 'dead') OFFSET 0)`
+
 export const CLAIM_JOBS = `UPDATE analysis_jobs j SET status = 'running', attempts = j.attempts + 1,
         lease_until = statement_timestamp() + $3::float8 * interval '1 millisecond', updated_at = $2
       WHERE j.id = ANY(ARRAY(
-        SELECT id FROM analysis_jobs
-         WHERE ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'running' AND lease_until <= statement_timestamp()))
-           AND NOT EXISTS (SELECT 1 FROM analysis_jobs e
-                            WHERE e.conversation_id = analysis_jobs.conversation_id AND e.id < analysis_jobs.id
-                              AND e.status NOT IN ('done', 'dead') OFFSET 0)
-         ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
+        SELECT id FROM (
+          SELECT * FROM (SELECT id, next_attempt_at FROM analysis_jobs
+                          WHERE (status = 'pending') IS TRUE AND next_attempt_at <= $2 AND ${EARLIER_NONE_OPEN}
+                          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) AS due
+          UNION ALL
+          SELECT * FROM (SELECT id, next_attempt_at FROM analysis_jobs
+                          WHERE lease_until <= statement_timestamp() AND ${EARLIER_NONE_OPEN}
+                          ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) AS lapsed) AS claimable
+         ORDER BY next_attempt_at, id LIMIT $1))
       RETURNING j.id::text, j.source_event_id, j.cause_event_id, j.correlation_id, j.conversation_id, j.org_id,
                 j.chatbot_id, j.messages, j.attempts`
+
+/**
+ * The claim's planner setting, in its transaction: the due jobs read in order from the queue's index, never
+ * every waiting job read and sorted. On a table never analysed (a new database's first re-analysis) the
+ * planner estimated one waiting job and took a bitmap scan of that index and a sort: every waiting job read
+ * and probed for each claim (3,078 shared blocks for a claim of 16 with 1,500 queued, 361 in order;
+ * bench/FINDINGS.md "perf9").
+ */
+export const CLAIM_PLAN = 'SET LOCAL enable_sort = off'
 
 /**
  * Claims up to `limit` jobs that are due, or whose worker's lease ran out (it died mid-call), for
@@ -174,11 +200,25 @@ export async function claimJobs(
   leaseMs: number,
   now: Date,
 ): Promise<AnalysisJob[]> {
-  const { rows } = await pool.query<JobRow>({
-    name: 'cas-analysis-jobs-claim',
-    text: CLAIM_JOBS,
-    values: [limit, now, leaseMs],
-  })
+  const client = await pool.connect()
+  let rows: JobRow[]
+  try {
+    await client.query('BEGIN')
+    await client.query(CLAIM_PLAN)
+    rows = (
+      await client.query<JobRow>({
+        name: 'cas-analysis-jobs-claim',
+        text: CLAIM_JOBS,
+        values: [limit, now, leaseMs],
+      })
+    ).rows
+    await client.query('COMMIT')
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    client.release()
+  }
   return rows.map((r) => ({
     id: r.id,
     sourceEventId: r.source_event_id,
