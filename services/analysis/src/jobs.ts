@@ -202,6 +202,7 @@ export async function claimJobs(
 ): Promise<AnalysisJob[]> {
   const client = await pool.connect()
   let rows: JobRow[]
+  let failed: Error | undefined
   try {
     await client.query('BEGIN')
     await client.query(CLAIM_PLAN)
@@ -214,10 +215,12 @@ export async function claimJobs(
     ).rows
     await client.query('COMMIT')
   } catch (err) {
+    failed = err as Error
     await client.query('ROLLBACK').catch(() => {})
     throw err
   } finally {
-    client.release()
+    // A connection that failed mid-claim is not handed out again (it may be broken, or still in the transaction).
+    client.release(failed)
   }
   return rows.map((r) => ({
     id: r.id,
