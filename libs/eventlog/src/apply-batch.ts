@@ -200,13 +200,18 @@ export async function applyBatches(
  * against 5–6 ms by probes. A `LIMIT` keeps the lookup a subquery the planner cannot merge into a
  * join, so its only plan is the probe (apply-batch.int.test.ts; bench/FINDINGS.md, eighth session).
  */
-export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.version
+export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.version${seenStreamVersionsFrom()}`
+
+/** The streams' probes of SEEN_STREAM_VERSIONS, shared with SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL. */
+function seenStreamVersionsFrom(): string {
+  return `
        FROM unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
        CROSS JOIN LATERAL (
          SELECT c.version FROM consumer_stream_versions c
           WHERE c.group_id = $1 AND c.stream_type = s.stream_type AND c.stream_id = s.stream_id
           LIMIT 1
        ) v`
+}
 
 /**
  * SEEN_STREAM_VERSIONS, and in the same statement the events ($4…$7: stream types, ids, versions, event
@@ -216,13 +221,7 @@ export const SEEN_STREAM_VERSIONS = `SELECT s.stream_type, s.stream_id, v.versio
  * `LIMIT` keeps from becoming a join over the whole journal (as SEEN_STREAM_VERSIONS); the stream row is
  * read only for an event whose version the journal has no event at.
  */
-export const SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL = `SELECT s.stream_type, s.stream_id, v.version, NULL::int AS n
-       FROM unnest($2::text[], $3::uuid[]) AS s(stream_type, stream_id)
-       CROSS JOIN LATERAL (
-         SELECT c.version FROM consumer_stream_versions c
-          WHERE c.group_id = $1 AND c.stream_type = s.stream_type AND c.stream_id = s.stream_id
-          LIMIT 1
-       ) v
+export const SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL = `SELECT s.stream_type, s.stream_id, v.version, NULL::int AS n${seenStreamVersionsFrom()}
      UNION ALL
      SELECT NULL, NULL, NULL, e.n::int
        FROM unnest($4::text[], $5::uuid[], $6::int[], $7::uuid[]) WITH ORDINALITY

@@ -1,11 +1,10 @@
 import type { Pool, PoolClient } from 'pg'
 import type { BatchSource, SourcedRecord } from './apply-batch.ts'
 
-/**
- * Events a Kafka consumer group left out because the journal does not hold them (ApplyBatchOptions.
- * verifyInJournal; migrations/0053_journal-conflicts.sql): what Kafka still has of a journal that a restored
- * backup lost.
- */
+// Events a Kafka consumer group left out because the journal does not hold them (ApplyBatchOptions.
+// verifyInJournal; migrations/0053_journal-conflicts.sql): what Kafka still has of a journal that a restored
+// backup lost.
+
 /** Records the events left out as not in the journal, once per group and event (a redelivery adds none). */
 export async function recordJournalConflicts(
   client: PoolClient,

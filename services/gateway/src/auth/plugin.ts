@@ -36,7 +36,7 @@ export async function registerAuth(app: FastifyInstance, deps: AuthDeps): Promis
       enableDraftSpec: true,
       ...rateLimitStore(deps.redis, 'cas-sign-in:'),
       skipOnError: true,
-      // Per client address, an IPv6 one by its /64 (the plugin's own key is the full address).
+      // Per client address, an IPv6 one by its /64: the key capture's limit and the sign-in lockout use too.
       keyGenerator: requestClient,
       errorResponseBuilder: (_request, context) =>
         new AppError(
