@@ -1,3 +1,4 @@
+import { withTransaction } from '@cas/db'
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 import type { MessageToAnalyze } from './analyzer.ts'
@@ -200,28 +201,20 @@ export async function claimJobs(
   leaseMs: number,
   now: Date,
 ): Promise<AnalysisJob[]> {
-  const client = await pool.connect()
-  let rows: JobRow[]
-  let failed: Error | undefined
-  try {
-    await client.query('BEGIN')
-    await client.query(CLAIM_PLAN)
-    rows = (
-      await client.query<JobRow>({
+  // One attempt (a failed claim is the loop's to retry); a connection whose ROLLBACK fails is destroyed.
+  const rows = await withTransaction(
+    pool,
+    async (client) => {
+      await client.query(CLAIM_PLAN)
+      const { rows } = await client.query<JobRow>({
         name: 'cas-analysis-jobs-claim',
         text: CLAIM_JOBS,
         values: [limit, now, leaseMs],
       })
-    ).rows
-    await client.query('COMMIT')
-  } catch (err) {
-    failed = err as Error
-    await client.query('ROLLBACK').catch(() => {})
-    throw err
-  } finally {
-    // A connection that failed mid-claim is not handed out again (it may be broken, or still in the transaction).
-    client.release(failed)
-  }
+      return rows
+    },
+    { retries: 0 },
+  )
   return rows.map((r) => ({
     id: r.id,
     sourceEventId: r.source_event_id,
