@@ -79,7 +79,7 @@ export const FRESH20_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh21.json')
 /** Written blind by a twenty-fifth session (helper fresh22); read blind at signals-v70 to v75 and for several candidates, a development set since 2026-12-01, 16:30 UTC (README there). */
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
-/** Written blind by a twenty-sixth session (helper fresh23) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-sixth session (helper fresh23); read blind at signals-v72 to v78 and for several candidates, a development set since 2026-12-01, 20:05 UTC (README there). */
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
 /** Written blind by a twenty-seventh session (helper fresh24) while others changed the detector; kept blind (README there). */
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
@@ -245,8 +245,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh23',
     file: FRESH23_SIGNALS_SET,
     described:
-      'written blind by a twenty-sixth session while others changed the detector, never tuned on (fresh23, blind)',
-    blind: true,
+      'written blind by a twenty-sixth session, measured blind for signals-v72 to v78, a development set since (fresh23, development)',
   },
   {
     name: 'fresh24',
