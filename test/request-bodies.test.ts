@@ -2,6 +2,7 @@
  * Request bodies on every route of the all-in-one's API (the gateway's and the query service's, taken
  * from the OpenAPI document so that a new route is covered too): nesting limits, and empty bodies.
  */
+import { Readable } from 'node:stream'
 import { gzipSync } from 'node:zlib'
 import { BODY_LIMIT } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
@@ -259,6 +260,44 @@ describe('Content-Encoding without a body', () => {
       payload: gzipSync('{"name":"x"}'),
     })
     expect(encoded.statusCode, encoded.body).toBe(415)
+  })
+})
+
+describe('Content-Encoding on an empty chunked body', () => {
+  it('Regression (mend4 left it): a chunked request whose body is empty (Transfer-Encoding: chunked, the zero-length last chunk at once) with Content-Encoding was 415 where Content-Length: 0 was not; empty content is none, so it is answered as body-less', async () => {
+    const { chatbot } = await createChatbot(gateway.app, gateway.cookie)
+    const chunked = (method: 'GET' | 'DELETE' | 'PATCH', url: string, body: Buffer[]) =>
+      gateway.app.inject({
+        method,
+        url,
+        headers: {
+          cookie: gateway.cookie,
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'transfer-encoding': 'chunked',
+        },
+        payload: Readable.from(body),
+      })
+    const read = await chunked('GET', `/api/v1/chatbots/${chatbot.id}`, [])
+    expect(read.statusCode, read.body).toBe(200)
+    expect(read.json().id).toBe(chatbot.id)
+    // A route that takes a body says it is missing, as it does to Content-Length: 0.
+    const patched = await chunked('PATCH', `/api/v1/chatbots/${chatbot.id}`, [])
+    expect(patched.statusCode, patched.body).toBe(400)
+    expect(patched.json()).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
+    // A chunked body with the encoding is still refused, and changes nothing.
+    const encoded = await chunked('PATCH', `/api/v1/chatbots/${chatbot.id}`, [gzipSync('{"name":"renamed"}')])
+    expect(encoded.statusCode, encoded.body).toBe(415)
+    expect(encoded.json()).toMatchObject({ ok: false, error: { code: 'unsupported_media_type' } })
+    const after = await gateway.app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${chatbot.id}`,
+      headers: { cookie: gateway.cookie },
+    })
+    expect(after.json().name).toBe(chatbot.name)
+    const deleted = await chunked('DELETE', `/api/v1/chatbots/${chatbot.id}`, [])
+    expect(deleted.statusCode, deleted.body).toBe(200)
+    expect(deleted.json()).toEqual({ ok: true })
   })
 })
 

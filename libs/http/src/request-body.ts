@@ -1,5 +1,13 @@
 import { isUtf8 } from 'node:buffer'
-import { errorCodes, type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify'
+import { Readable } from 'node:stream'
+import {
+  errorCodes,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RequestPayload,
+  type RouteOptions,
+} from 'fastify'
 import { decompressRequestBody } from './content-encoding.ts'
 import { AppError } from './errors.ts'
 import { jsonPointer, MAX_BODY_DEPTH, pathDeeperThan } from './json-depth.ts'
@@ -62,20 +70,45 @@ export function installBodyParsing(app: FastifyInstance): void {
 /**
  * 415 for a body with a Content-Encoding on a route that does not decompress. An empty body is none, and
  * so is a request with neither Content-Length nor Transfer-Encoding (RFC 9112 §6.3: a GET or DELETE as
- * clients send them): nothing is there to decode.
+ * clients send them): nothing is there to decode. A chunked body (Transfer-Encoding, no length) is read up
+ * to its first byte to tell: one that ends before any (a zero-length chunked body) is empty content, as
+ * `Content-Length: 0` is (RFC 9110 §6.4: the framing is not the content), and is answered as body-less.
  */
-async function refuseEncoding(request: FastifyRequest): Promise<void> {
+async function refuseEncoding(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+): Promise<RequestPayload | undefined> {
   const header = request.headers['content-encoding']
   const encoding = header?.trim().toLowerCase()
-  if (!encoding || encoding === 'identity') return
+  if (!encoding || encoding === 'identity') return undefined
   const length = request.headers['content-length']
-  const hasBody =
-    request.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0)
-  if (!hasBody) return
+  const chunked = length === undefined && request.headers['transfer-encoding'] !== undefined
+  if (length === undefined ? !chunked : Number(length) === 0) return undefined
+  // What was read of the stream is gone: the parsers are given an empty one in its place.
+  if (chunked && (await endsEmpty(payload))) return Readable.from([])
   throw new AppError(
     'unsupported_media_type',
     `Content-Encoding ${header} is not taken by this route: send the body uncompressed.`,
   )
+}
+
+/** Whether the stream ends without a byte; it is read no further than its first non-empty chunk. */
+function endsEmpty(payload: RequestPayload): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const settle = (empty: boolean) => {
+      payload.off('data', onData).off('end', onEnd).off('error', onError)
+      if (!empty) payload.pause()
+      resolve(empty)
+    }
+    const onData = (chunk: Buffer) => chunk.length > 0 && settle(false)
+    const onEnd = () => settle(true)
+    const onError = (err: Error) => {
+      payload.off('data', onData).off('end', onEnd).off('error', onError)
+      reject(err)
+    }
+    payload.on('data', onData).on('end', onEnd).on('error', onError)
+  })
 }
 
 async function requireBody(request: { body: unknown }): Promise<void> {
