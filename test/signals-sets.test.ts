@@ -13,6 +13,7 @@ import {
   FRESH22_SIGNALS_SET,
   FRESH23_SIGNALS_SET,
   FRESH24_SIGNALS_SET,
+  FRESH25_SIGNALS_SET,
   loadSignalsSet,
   OTHER_SIGNALS_SETS,
   SIGNALS_SET,
@@ -64,6 +65,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh22', file: FRESH22_SIGNALS_SET, blind: undefined },
     { name: 'fresh23', file: FRESH23_SIGNALS_SET, blind: undefined },
     { name: 'fresh24', file: FRESH24_SIGNALS_SET, blind: true },
+    { name: 'fresh25', file: FRESH25_SIGNALS_SET, blind: true },
   ])(
     'list $name (blind: $blind): 60 conversations, 2 in each of 30 domains no other set uses',
     ({ name, file, blind }) => {
@@ -92,12 +94,12 @@ describe('the labelled signal sets', () => {
     },
   )
 
-  it('keep the blind sets and fresh9 to fresh24 out of the multi-turn topics measure', () => {
+  it('keep the blind sets and fresh9 to fresh25 out of the multi-turn topics measure', () => {
     const open = openSets().map((s) => path.basename(s.file))
     for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
       expect(open, set.name).not.toContain(path.basename(set.file))
     }
-    for (const n of [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24])
+    for (const n of [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25])
       expect(open).not.toContain(`fresh${n}.json`)
     expect(open).toContain('conversations.json')
   })

@@ -83,6 +83,8 @@ export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
 /** Written blind by a twenty-seventh session (helper fresh24) while others changed the detector; kept blind (README there). */
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
+/** Written blind by a twenty-eighth session (helper fresh25) while others changed the detector; kept blind (README there). */
+export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -252,6 +254,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH24_SIGNALS_SET,
     described:
       'written blind by a twenty-seventh session while others changed the detector, never tuned on (fresh24, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh25',
+    file: FRESH25_SIGNALS_SET,
+    described:
+      'written blind by a twenty-eighth session while others changed the detector, never tuned on (fresh25, blind)',
     blind: true,
   },
 ]
