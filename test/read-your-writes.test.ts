@@ -90,5 +90,38 @@ for (const mode of EVENT_LOG_MODES) {
         { what: "the projector to remove the deleted chatbot's row" },
       )
     })
+
+    it("shows a change of a chatbot's signals to the very next signals report", async () => {
+      // trial5: a lead turned frustration off and the next report still said it was on (17 of 20 reads right
+      // after the PATCH), because the report reads the chatbot's settings from the read model without waiting.
+      const { cookie } = await signUp(app)
+      const { chatbot } = await createChatbot(app, cookie)
+      const get = async (url: string) => {
+        const res = await app.inject({ method: 'GET', url, headers: { cookie } })
+        expect(res.statusCode, url).toBe(200)
+        return res.json()
+      }
+      const custom = { label: 'Asks for a discount', examples: ['can I get a discount?', 'any coupon?'] }
+      for (let i = 0; i < 10; i++) {
+        const off = i % 2 === 0
+        const patched = await app.inject({
+          method: 'PATCH',
+          url: `/api/v1/chatbots/${chatbot.id}`,
+          headers: { cookie },
+          payload: {
+            settings: { signals: { disabled: off ? ['escalation'] : [], custom: off ? [] : [custom] } },
+          },
+        })
+        expect(patched.statusCode).toBe(200)
+        for (const scope of [`chatbotId=${chatbot.id}&`, '']) {
+          const report = await get(`/api/v1/analytics/signals?${scope}days=7`)
+          const byName = new Map(report.signals.map((s: { name: string }) => [s.name, s]))
+          expect(byName.get('escalation'), `read ${i} ${scope}`).toMatchObject({ enabled: !off })
+          expect(byName.get('custom:asks-for-a-discount'), `read ${i} ${scope}`).toEqual(
+            off ? undefined : expect.objectContaining({ label: custom.label, enabled: true }),
+          )
+        }
+      }
+    })
   })
 }

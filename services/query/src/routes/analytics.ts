@@ -1,4 +1,5 @@
 import { requirePermission } from '@cas/auth'
+import { defaultsOf, reads } from '@cas/config'
 import { withOrgScope } from '@cas/db'
 import { AppError, documented, errorResponses } from '@cas/http'
 import type { FastifyInstance } from 'fastify'
@@ -14,6 +15,7 @@ import {
   topicsQuery,
 } from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
+import { waitForChatbots } from '../read-your-writes.ts'
 import {
   checkTimeZone,
   type RollupScope,
@@ -499,6 +501,8 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
   const tags = ['analytics']
   const security = [{ session: [] }]
   const errors = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found')
+  const readYourWritesTimeoutMs =
+    deps.readYourWritesTimeoutMs ?? defaultsOf(reads).READ_YOUR_WRITES_TIMEOUT_MS
 
   r.get(
     '/api/v1/analytics/overview',
@@ -595,6 +599,8 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
       const { chatbotId, tz, interval, limit } = request.query
+      // Which signals are on, and a custom one's label, are the chatbots' settings: read-your-writes for them.
+      await waitForChatbots(deps.readerPool, orgId, chatbotId, readYourWritesTimeoutMs)
       const { range, result: report } = await readScoped(
         deps,
         orgId,
