@@ -32,11 +32,16 @@ afterEach(async () => {
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
 })
 
-async function start(dataDir: string, alert?: (line: string) => void): Promise<RunningPostgres> {
+async function start(
+  dataDir: string,
+  alert?: (line: string) => void,
+  restartDelaysMs?: number[],
+): Promise<RunningPostgres> {
   const server = await startEmbeddedPostgres({
     dataDir,
     settings: { fsync: 'off' },
     ...(alert ? { alert } : {}),
+    ...(restartDelaysMs ? { restartDelaysMs } : {}),
   })
   running.push(server)
   return server
@@ -180,6 +185,33 @@ describe('the embedded Postgres stopping on its own', () => {
     expect(alive(second)).toBe(false)
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect(postmasterPid(dir)).toBeUndefined()
+  })
+})
+
+describe('stopping during an outage', () => {
+  // Regression (review3's item 6): stop() awaited the restart loop, which waited out its delay (1–5 s)
+  // before it looked whether it was stopping: a shutdown during an outage waited for it.
+  it('cuts the restart delay short: stop() returns without waiting for it, and starts nothing', async () => {
+    // Given a server whose restarts wait an hour, killed: its restart loop is waiting
+    const dir = await dataDir()
+    const alerts: string[] = []
+    const server = await start(dir, (line) => alerts.push(line), [3_600_000])
+    const first = postmasterPid(dir)!
+    process.kill(first, 'SIGKILL')
+    await waitFor(() => alerts.some((a) => a.endsWith('starting it again')), { what: 'the restart loop' })
+
+    // When it is stopped
+    let stopped = false
+    const stopping = stop(server).then(() => {
+      stopped = true
+    })
+
+    // Then stop() returns (before, it waited the hour out), and no server was started again
+    await waitFor(() => stopped, { what: 'stop() to return during the restart delay', timeoutMs: 30_000 })
+    await stopping
+    expect(alerts.some((a) => a.endsWith('is running again'))).toBe(false)
+    expect(alive(first)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
   })
 })
 

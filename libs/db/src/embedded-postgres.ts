@@ -25,9 +25,10 @@ export interface EmbeddedPostgresOptions {
    * started again; the operator's log should show it at a level above `log`'s.
    */
   alert?: (line: string) => void
+  /** How long after an unexpected exit it is started again, and between failed attempts (the last repeats). */
+  restartDelaysMs?: readonly number[]
 }
 
-/** How long after an unexpected exit the server is started again, and between failed attempts. */
 const RESTART_DELAYS_MS = [1_000, 2_000, 5_000]
 
 export interface RunningPostgres {
@@ -88,8 +89,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries, dataDir, password, runAs, log)
   const alert = opts.alert ?? log
   const settings = opts.settings ?? {}
+  const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS
   let stopping = false
   let restarts: Promise<void> | undefined
+  // Ends the restart loop's wait at once: a stop during an outage does not wait out the delay.
+  let wake = () => {}
   // The server exited on its own (killed, crashed): start it again on the same port, so that the pools
   // reconnect to it, as they do to an external Postgres that comes back. Nothing else would: the service
   // would answer 503 for ever with the reason nowhere at its log level.
@@ -99,8 +103,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     restarts = (async () => {
       for (let attempt = 0; !stopping; attempt++) {
         // The last delay repeats for every attempt after it.
-        const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]
-        await new Promise((resolve) => setTimeout(resolve, delay))
+        const delay = delays[Math.min(attempt, delays.length - 1)]
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
         if (stopping) return
         try {
           server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
@@ -128,6 +138,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   const stop = async () => {
     stopping = true
+    wake()
     await restarts
     await server.stop()
     await forgetOwner(dataDir)
