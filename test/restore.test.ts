@@ -7,9 +7,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  acknowledgeJournalConflicts,
   countJournalConflicts,
   createEventConsumer,
   type EventConsumer,
+  listJournalConflicts,
   NOT_IN_JOURNAL,
   Relay,
   republishJournal,
@@ -165,6 +167,17 @@ describe.skipIf(kafkaBrokers() === null)('a backup of Postgres restored under th
       byGroup: { [groupId]: 80 },
       problem: expect.stringContaining('docs/operations.md#backups'),
     })
+    // The operator lists them (npm run journal-conflicts), once each, and acknowledges them: /readyz's
+    // problem clears, the counter keeps its count.
+    const conflicts = await listJournalConflicts(restored.pool)
+    expect(conflicts.map((c) => c.eventId).sort()).toEqual(lost.sort())
+    expect(new Set(conflicts.map((c) => c.eventType))).toEqual(new Set(['test.happened']))
+    expect(await acknowledgeJournalConflicts(restored.pool, { all: true })).toEqual({
+      ok: true,
+      acknowledged: 80,
+    })
+    expect(await journalConflictReadiness(restored.pool).detail!()).toEqual({ total: 0, byGroup: {} })
+    expect(restarted.consumer.stats.droppedEvents).toEqual({ [NOT_IN_JOURNAL]: 80 })
   })
 
   it('on new topics, after npm run republish, they hold the whole journal and nothing is left out', async () => {

@@ -54,7 +54,14 @@ export {
   StreamVersionConflictError,
   streamVersion,
 } from './journal.ts'
-export { countJournalConflicts } from './journal-conflicts.ts'
+export {
+  type AcknowledgeOutcome,
+  acknowledgeJournalConflicts,
+  countJournalConflicts,
+  type JournalConflict,
+  type JournalConflictSelection,
+  listJournalConflicts,
+} from './journal-conflicts.ts'
 export {
   alignCheckpoints,
   createJournalConsumer,

@@ -159,7 +159,7 @@ export class Metrics {
     )
     new Counter({
       name: 'cas_consumer_dropped_events_total',
-      help: 'Events a consumer dropped, by reason: undecodable, or dropped by one of its steps (open, skip the deleted, handle).',
+      help: 'Events a consumer dropped, by reason: undecodable, not_in_journal (Kafka holds it, the journal does not: a restored backup), or dropped by one of its steps (open, skip the deleted, handle).',
       labelNames: ['group', 'reason'] as const,
       registers,
       collect() {
