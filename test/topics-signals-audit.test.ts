@@ -422,6 +422,31 @@ describe('hidden topics in the signals report', () => {
     }
     expect((await report()).needsAttention.map((t) => t.id)).toEqual([a.topics.billing])
   })
+
+  it('links a topic needing attention to the conversations it counted, over the range of the report', async () => {
+    // trial5: the link had no range, so for `days=2` it listed 8 conversations where the topic counted 3.
+    const res = await call({
+      method: 'GET',
+      url: `/api/v1/analytics/signals?chatbotId=${a.chatbotId}&days=2`,
+    })
+    const { range, needsAttention } = res.json() as {
+      range: { from: string; to: string }
+      needsAttention: { botFailures: number; link: string }[]
+    }
+    const [topic] = needsAttention
+    const link = new URL(topic!.link, 'http://service')
+    expect(Object.fromEntries(link.searchParams)).toEqual({
+      chatbotId: a.chatbotId,
+      topic: a.topics.billing,
+      signal: 'bot_failure',
+      from: range.from,
+      to: range.to,
+    })
+    const listed = await call({ method: 'GET', url: `${link.pathname}${link.search}` })
+    expect(listed.statusCode, listed.body).toBe(200)
+    expect(listed.json().conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
+    expect(topic!.botFailures).toBe(1)
+  })
 })
 
 describe('signal and topic settings', () => {

@@ -387,7 +387,11 @@ const signalsResponse = z.object({
           .describe(
             '`examples` in the same order, each with what tells them apart: when it started and what the end user asked in the topic.',
           ),
-        link: z.string().describe('The conversation list filtered to the topic and bot_failure.'),
+        link: z
+          .string()
+          .describe(
+            "The conversation list filtered to the topic and bot_failure over the report's range (`from`, `to`): the conversations counted in `botFailures`.",
+          ),
       }),
     )
     .describe('Topics with a bot failure, ranked by how often the bot fails their users.'),
@@ -445,7 +449,11 @@ const signalsExample: z.output<typeof signalsResponse> = {
           excerpt: 'How do I reset my password? The link never arrives.',
         },
       ],
-      link: '/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure',
+      link: `/api/v1/conversations?${new URLSearchParams({
+        topic: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
+        signal: 'bot_failure',
+        ...EXAMPLE_RANGE,
+      })}`,
     },
   ],
   buckets: [
@@ -619,6 +627,8 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
             ...(chatbotId ? { chatbotId } : {}),
             topic: t.id,
             signal: 'bot_failure',
+            from: range.from,
+            to: range.to,
           })}`,
         })),
       }
