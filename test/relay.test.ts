@@ -29,6 +29,8 @@ import {
   createTestTopics,
   kafkaBrokers,
   readTopicsRaw,
+  startRecordingConsumer,
+  startTestRelay,
   type TestKafka,
   uniqueGroupId,
 } from './support/kafka.ts'
@@ -52,30 +54,13 @@ describe.skipIf(kafkaBrokers() === null)('relay: several batches in flight', () 
   })
 
   async function startRelay(opts: Partial<RelayOptions>, pool: Pool = db.pool): Promise<Relay> {
-    const relay = new Relay({
-      pool,
-      kafka: t.kafka,
-      topicPrefix: t.topicPrefix,
-      pollIntervalMs: 5,
-      ...opts,
-    })
-    await relay.start()
+    const relay = await startTestRelay(t, pool, opts)
     cleanups.push(() => relay.stop())
     return relay
   }
 
   async function startConsumer(): Promise<EventConsumer> {
-    const c = createEventConsumer(
-      { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
-      {
-        pool: db.pool,
-        groupId: uniqueGroupId('relay'),
-        streamTypes: ['conversation'],
-        maxBatchSize: 100,
-        handler: (records, client) => recordApplied(client, records),
-      },
-    )
-    await c.start()
+    const c = await startRecordingConsumer(t, db.pool, { groupId: uniqueGroupId('relay'), maxBatchSize: 100 })
     cleanups.push(() => c.stop())
     return c
   }

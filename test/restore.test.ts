@@ -9,8 +9,6 @@ import { randomUUID } from 'node:crypto'
 import {
   acknowledgeJournalConflicts,
   countJournalConflicts,
-  createEventConsumer,
-  type EventConsumer,
   listJournalConflicts,
   NOT_IN_JOURNAL,
   Relay,
@@ -24,7 +22,6 @@ import {
   appliedCount,
   createAppliedTable,
   expectExactlyOnceInStreamOrder,
-  recordApplied,
 } from './support/applied.ts'
 import {
   copyTestDatabase,
@@ -32,7 +29,14 @@ import {
   openTestDatabase,
   type TestDatabase,
 } from './support/database.ts'
-import { createTestTopics, kafkaBrokers, type TestKafka, uniqueGroupId } from './support/kafka.ts'
+import {
+  createTestTopics,
+  kafkaBrokers,
+  startRecordingConsumer,
+  startTestRelay,
+  type TestKafka,
+  uniqueGroupId,
+} from './support/kafka.ts'
 import { waitFor } from './support/wait.ts'
 
 describe.skipIf(kafkaBrokers() === null)('a backup of Postgres restored under the same topics', () => {
@@ -49,28 +53,8 @@ describe.skipIf(kafkaBrokers() === null)('a backup of Postgres restored under th
   /** A relay and a consumer of `groupId` on `pool`, as the services start them; `stop` stops both. */
   async function startServices(pool: Pool, groupId: string, relays = 1) {
     const started: Relay[] = []
-    for (let i = 0; i < relays; i++) {
-      const relay = new Relay({
-        pool,
-        kafka: t.kafka,
-        topicPrefix: t.topicPrefix,
-        pollIntervalMs: 5,
-        batchSize: 20,
-      })
-      await relay.start()
-      started.push(relay)
-    }
-    const consumer: EventConsumer = createEventConsumer(
-      { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
-      {
-        pool,
-        groupId,
-        streamTypes: ['conversation'],
-        maxBatchSize: 50,
-        handler: (records, client) => recordApplied(client, records),
-      },
-    )
-    await consumer.start()
+    for (let i = 0; i < relays; i++) started.push(await startTestRelay(t, pool, { batchSize: 20 }))
+    const consumer = await startRecordingConsumer(t, pool, { groupId, maxBatchSize: 50 })
     let stopped = false
     const stop = async () => {
       if (stopped) return

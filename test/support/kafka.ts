@@ -1,7 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { createKafka, ensureTopics, STREAM_TYPES, topicFor } from '@cas/eventlog'
+import {
+  createEventConsumer,
+  createKafka,
+  type EventConsumer,
+  ensureTopics,
+  Relay,
+  type RelayOptions,
+  STREAM_TYPES,
+  topicFor,
+} from '@cas/eventlog'
 import type { Kafka } from 'kafkajs'
+import type { Pool } from 'pg'
 import { inject } from 'vitest'
+import { recordApplied } from './applied.ts'
 
 /** Kafka bootstrap servers for this run, or null when Kafka tests are skipped (see global-setup.ts). */
 export function kafkaBrokers(): string[] | null {
@@ -79,4 +90,38 @@ export async function readTopicsRaw(
     await consumer.disconnect()
   }
   return messages
+}
+
+/** A relay carrying `pool`'s journal to the test topics, polling every 5 ms (unless `opts` says), started. */
+export async function startTestRelay(
+  t: TestKafka,
+  pool: Pool,
+  opts: Partial<RelayOptions> = {},
+): Promise<Relay> {
+  const relay = new Relay({ pool, kafka: t.kafka, topicPrefix: t.topicPrefix, pollIntervalMs: 5, ...opts })
+  await relay.start()
+  return relay
+}
+
+/**
+ * A Kafka consumer of the conversation streams in group `groupId`, writing each event it is handed into
+ * `pool`'s test_applied (createAppliedTable), started.
+ */
+export async function startRecordingConsumer(
+  t: TestKafka,
+  pool: Pool,
+  opts: { groupId: string; maxBatchSize: number },
+): Promise<EventConsumer> {
+  const consumer = createEventConsumer(
+    { kind: 'kafka', kafka: t.kafka, topicPrefix: t.topicPrefix, sessionTimeoutMs: 6_000 },
+    {
+      pool,
+      groupId: opts.groupId,
+      streamTypes: ['conversation'],
+      maxBatchSize: opts.maxBatchSize,
+      handler: (records, client) => recordApplied(client, records),
+    },
+  )
+  await consumer.start()
+  return consumer
 }

@@ -322,15 +322,25 @@ it("a lease is timed by the database's clock: a worker whose clock runs 10 minut
   expect(behind.stats.fencedOut).toBe(0)
 })
 
-// Regression: the renewal locked its jobs in the order of its claims (the order they were claimed in),
-// a commit (lockClaims) in id order: a renewal during the commit of two of its jobs claimed out of id
-// order deadlocked with it, and Postgres broke the deadlock by failing one: the commit or the renewal.
-it('a renewal locks its jobs in id order, as a commit does: it waits for a commit holding the lower job without holding the higher', async () => {
+/**
+ * A commit holding the lower of two claimed jobs of one chatbot while `operation` runs planned as on a
+ * large queue (an index, not a scan of this small table): the lower job's row is rewritten first (a
+ * retry: due later, so the ready index (next_attempt_at, id) reads it second, and a new row version,
+ * after the higher job's in the table and in the chatbot index). Once `operation` waits for the commit's
+ * lock (a statement of it matching `statement` waits on a lock), the commit locks the higher job and
+ * commits; then `operation`'s outcome (its error, if it failed) is returned.
+ */
+async function whileACommitHoldsTheLowerJob<T>(
+  statement: string,
+  operation: (
+    largeQueuePlans: pg.Pool,
+    jobs: { chatbotId: string; low: AnalysisJob; high: AnalysisJob },
+  ) => Promise<T>,
+): Promise<{ chatbotId: string; low: AnalysisJob; high: AnalysisJob; outcome: T | Error }> {
   const { chatbotId } = await queue(2, 1)
   const claimed = (await claimJobs(db.pool, 10, 30_000, new Date())).filter((j) => j.chatbotId === chatbotId)
   expect(claimed).toHaveLength(2)
   const [low, high] = claimed.sort((a, b) => Number(a.id) - Number(b.id)) as [AnalysisJob, AnalysisJob]
-  // The lower one was due later (a retry): the queue's index (next_attempt_at, id) reads it second.
   await db.pool.query(
     "UPDATE analysis_jobs SET next_attempt_at = next_attempt_at + interval '1 minute' WHERE id = $1",
     [low.id],
@@ -342,77 +352,53 @@ it('a renewal locks its jobs in id order, as a commit does: it waits for a commi
     options: '-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off',
   })
   try {
-    // Given: a commit that has locked the lower job
     await commit.query('BEGIN')
     await lockClaims(commit, [low])
-    // When: the leases are renewed, planned as on a large queue (an index, not a scan of this small table)
-    const renewal = renewLeases(largeQueuePlans, [high, low], 30_000).catch((err: Error) => err)
+    const outcome = operation(largeQueuePlans, { chatbotId, low, high }).catch((err: Error) => err)
     await waitFor(
       async () =>
         (
           await db.pool.query<{ n: number }>(
             `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET lease_until%'`,
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+            [`%${statement}%`],
           )
         ).rows[0]!.n === 1,
-      { what: 'the renewal to wait for the commit' },
+      { what: `${statement} to wait for the commit` },
     )
-    // Then the commit goes on to lock the higher job, and commits; the renewal then renews both
     expect((await lockClaims(commit, [high])).get(high.id)).toBe(true)
     await commit.query('COMMIT')
-    expect(await renewal).toEqual(new Set([low.id, high.id]))
+    return { chatbotId, low, high, outcome: await outcome }
   } finally {
     await commit.query('ROLLBACK').catch(() => {})
     commit.release()
     await largeQueuePlans.end()
   }
+}
+
+// Regression: the renewal locked its jobs in the order of its claims (the order they were claimed in),
+// a commit (lockClaims) in id order: a renewal during the commit of two of its jobs claimed out of id
+// order deadlocked with it, and Postgres broke the deadlock by failing one: the commit or the renewal.
+it('a renewal locks its jobs in id order, as a commit does: it waits for a commit holding the lower job without holding the higher', async () => {
+  // Given a commit that has locked the lower job, when the leases are renewed (the higher job first),
+  // then the renewal waits, the commit goes on to lock the higher job and commits, and the renewal
+  // then renews both
+  const { low, high, outcome } = await whileACommitHoldsTheLowerJob('SET lease_until', (pool, jobs) =>
+    renewLeases(pool, [jobs.high, jobs.low], 30_000),
+  )
+  expect(outcome).toEqual(new Set([low.id, high.id]))
 })
 
 // Regression (review3's item 5): deleting a chatbot deleted its jobs in the order its plan met them (the
 // chatbot index's, heap order: a job updated since comes after a newer one), a commit (lockClaims) locks
 // them in id order: a deletion during the commit of two of its jobs deadlocked with it (40P01).
 it('deleting a chatbot locks its jobs in id order, as a commit does: it waits for a commit holding the lower job without holding the higher', async () => {
-  const { chatbotId } = await queue(2, 1)
-  const claimed = (await claimJobs(db.pool, 10, 30_000, new Date())).filter((j) => j.chatbotId === chatbotId)
-  expect(claimed).toHaveLength(2)
-  const [low, high] = claimed.sort((a, b) => Number(a.id) - Number(b.id)) as [AnalysisJob, AnalysisJob]
-  // The lower one's row is rewritten (a retry): a new version, after the higher one's in the table and
-  // in the chatbot index.
-  await db.pool.query(
-    "UPDATE analysis_jobs SET next_attempt_at = next_attempt_at + interval '1 minute' WHERE id = $1",
-    [low.id],
+  // Given a commit that has locked the lower job, when the chatbot is deleted, then the deletion waits,
+  // the commit goes on to lock the higher job and commits, and the deletion then removes both
+  const { chatbotId, outcome } = await whileACommitHoldsTheLowerJob(
+    'DELETE FROM analysis_jobs',
+    (pool, jobs) => forgetChatbot(pool, jobs.chatbotId),
   )
-  const commit = await db.pool.connect()
-  const largeQueuePlans = new pg.Pool({
-    connectionString: db.url,
-    max: 1,
-    options: '-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off',
-  })
-  try {
-    // Given: a commit that has locked the lower job
-    await commit.query('BEGIN')
-    await lockClaims(commit, [low])
-    // When: the chatbot is deleted, planned as on a large queue (an index, not a scan of this small table)
-    const deletion = forgetChatbot(largeQueuePlans, chatbotId).catch((err: Error) => err)
-    await waitFor(
-      async () =>
-        (
-          await db.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock'
-                AND query LIKE '%DELETE FROM analysis_jobs%'`,
-          )
-        ).rows[0]!.n === 1,
-      { what: 'the deletion to wait for the commit' },
-    )
-    // Then the commit goes on to lock the higher job, and commits; the deletion then removes both
-    expect((await lockClaims(commit, [high])).get(high.id)).toBe(true)
-    await commit.query('COMMIT')
-    expect(await deletion).toBeUndefined()
-    expect(await jobsOf(chatbotId)).toEqual([])
-  } finally {
-    await commit.query('ROLLBACK').catch(() => {})
-    commit.release()
-    await largeQueuePlans.end()
-  }
+  expect(outcome).toBeUndefined()
+  expect(await jobsOf(chatbotId)).toEqual([])
 })
