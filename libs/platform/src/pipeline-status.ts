@@ -40,9 +40,10 @@ export function deadLetterReadiness(pool: pg.Pool): ReadinessCheck {
 
 /**
  * /readyz `details.journalConflicts`: the events Kafka consumer groups left out because the journal does
- * not hold them (journal_conflicts), in all and per group. Any at all says the topics hold events of a
- * journal this database lost: an older backup restored under the same KAFKA_TOPIC_PREFIX. Described,
- * never checked: the journal's own events still flow, each applied once.
+ * not hold them (journal_conflicts) and the operator has not acknowledged yet (`npm run journal-conflicts`),
+ * in all and per group. Any at all says the topics hold events of a journal this database lost: an older
+ * backup restored under the same KAFKA_TOPIC_PREFIX. Described, never checked: the journal's own events
+ * still flow, each applied once.
  */
 export function journalConflictReadiness(pool: pg.Pool): ReadinessCheck {
   return {
