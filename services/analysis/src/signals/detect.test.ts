@@ -180,11 +180,11 @@ describe('conversation signals: the decision', () => {
         ['assistant', {}],
         [
           'user',
-          { frustration: unit[1], emotionFrustration: 0.5, frustrationUnits: units([0.5, -0.2], unit) },
+          { frustration: unit[1], emotionFrustration: 0.86, frustrationUnits: units([0.86, -0.2], unit) },
         ],
       )
     const frustrated = (unit: [number, number]) => names(reply(unit), at(5)).includes('frustration')
-    // "12 dec?? you said 2 weeks when i posted them. not great": a sentence read 0.90 at −0.078.
+    // "12 dec?? you said 2 weeks when i posted them. not great": a sentence read 0.90 at −0.078, the whole 0.86.
     expect(frustrated([0.897, -0.078])).toBe(true)
     expect(frustrated([0.85, -0.09])).toBe(true)
     // Past the looser margin, or short of 0.85: a reply's own gate (−0.03) holds.
@@ -196,6 +196,36 @@ describe('conversation signals: the decision', () => {
       { frustration: -0.078, emotionFrustration: 0.5, frustrationUnits: units([0.5, -0.2], [0.897, -0.078]) },
     ])
     expect(names(first, at(5))).toEqual([])
+  })
+
+  it("trusts a sure sentence by the reply's looser gate only in a reply read as frustrated as a whole (signals-v80)", () => {
+    // Regression: "been on 14 for 6 years. who changed it" (its first sentence 0.86 at −0.06, the whole 0.26) was
+    // frustration by the reply's sure gate: a fact told plainly. A sentence at 0.88, under the sure sentence's 0.9.
+    const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))
+    const reply = (whole: number) =>
+      conversation(
+        ['user', {}],
+        ['assistant', {}],
+        [
+          'user',
+          {
+            frustration: -0.09,
+            emotionFrustration: whole,
+            frustrationUnits: units([whole, -0.3], [0.88, -0.09], [0.14, -0.14]),
+          },
+        ],
+      )
+    const frustrated = (whole: number) => names(reply(whole), at(5)).includes('frustration')
+    expect(frustrated(0.26)).toBe(false)
+    expect(frustrated(THRESHOLDS.emotionFrustration - 0.01)).toBe(false)
+    expect(frustrated(THRESHOLDS.emotionFrustration)).toBe(true)
+    // The whole's own sure reading in a reply keeps the looser margin whatever else it reads.
+    const whole = conversation(
+      ['user', {}],
+      ['assistant', {}],
+      ['user', { frustration: -0.09, emotionFrustration: 0.87, frustrationUnits: units([0.87, -0.09]) }],
+    )
+    expect(names(whole, at(5))).toEqual(['frustration'])
   })
 
   it("reads a first report's plain gate only on a unit the emotion heads read as displeased; a reply's as before (signals-v37)", () => {

@@ -847,6 +847,28 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(...queued, ['user', 'hello?'])).not.toContain('frustration')
   })
 
+  it("reads a calm reply's lone sure sentence as no frustration by the reply's looser gate (signals-v80)", async () => {
+    // Written for the test: the head reads the reply 0.04 as a whole and "how long does it take?" 0.91 at −0.089,
+    // within the reply's sure gate (frustrationReplySure, its margin): v78 read frustration. A deadline told plainly.
+    const turns: Turn[] = [
+      ['user', 'Has my passport application been received?'],
+      ['assistant', 'Yes, we received it on 3 March and it is being processed.'],
+      ['user', 'sent. how long does it take? I need it before the 20th'],
+    ]
+    const reply = await cuesOfOne('user', turns[2]![1])
+    const units = reply!.cues.frustrationUnits!
+    expect(units[0]!.head).toBeLessThan(THRESHOLDS.emotionFrustration)
+    expect(
+      units.some(
+        (u, k) =>
+          k > 0 &&
+          u.head >= THRESHOLDS.frustrationReplySure &&
+          u.margin >= THRESHOLDS.frustrationReplySureMargin,
+      ),
+    ).toBe(true)
+    expect(await signals(...turns)).not.toContain('frustration')
+  })
+
   it('reads a reply that thanks within itself as no frustration, the sentence alone as frustration, a sarcastic thanks the head hears as frustration (signals-v76)', async () => {
     // Written for the test: the gratitude head reads the reply 0.98, the frustration head the whole 0.14 and "I feel
     // like such an idiot." 0.88 at +0.17 (a reply's plain gate: v75 read frustration). A self-blame, thanked for.
