@@ -198,7 +198,7 @@ describe('conversation signals: the decision', () => {
     expect(names(first, at(5))).toEqual([])
   })
 
-  it("trusts a sure sentence by the reply's looser gate only in a reply read as frustrated as a whole (signals-v80)", () => {
+  it("trusts a sure sentence by the reply's looser gate only in a reply read as frustrated as a whole (signals-v79)", () => {
     // Regression: "been on 14 for 6 years. who changed it" (its first sentence 0.86 at −0.06, the whole 0.26) was
     // frustration by the reply's sure gate: a fact told plainly. A sentence at 0.88, under the sure sentence's 0.9.
     const units = (...u: [number, number][]) => u.map(([head, margin]) => ({ head, margin }))

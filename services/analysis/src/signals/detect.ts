@@ -93,7 +93,7 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   head does not read as frustrated as a whole (< THRESHOLDS.emotionFrustration) thanks within itself: its
  *   sentences' readings are no frustration, as v28 settles a reply thanked after ("1820 Oak Hollow Dr. Shut off
  *   the main already. Thank you so much"; "Thank you. I feel such a fool."); a sarcastic thanks ("wow, thanks for
- *   nothing") the head reads as frustrated keeps every gate; signals-v80: a sentence passes the reply's looser sure
+ *   nothing") the head reads as frustrated keeps every gate; signals-v79: a sentence passes the reply's looser sure
  *   gate (THRESHOLDS.frustrationReplySure) only in a reply the head reads as frustrated as a whole, as a sure
  *   sentence of a first report needs a second reading in a calm whole (v42): "done. how long does it take? I need
  *   it playable before the 14th" is a deadline told plainly;
@@ -129,7 +129,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 80
+export const SIGNALS_VERSION = 79
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -399,7 +399,7 @@ export const THRESHOLDS = {
    * −0.078). On the union of the eight development sets heads 0.83 … 0.88 with margins −0.10 … −0.08 give
    * the fewest errors; a margin of −0.11 or below catches calm replies read 0.85 … 0.86 (a tracking page
    * stuck for 9 weeks told to ask for a person, −0.104; "but the option is greyed out for me", −0.107),
-   * −0.075 and above lose the sentence above (bench/FINDINGS.md, signals-v19). signals-v80: a sentence (not the
+   * −0.075 and above lose the sentence above (bench/FINDINGS.md, signals-v19). signals-v79: a sentence (not the
    * whole) passes it only in a reply the head reads as frustrated as a whole (≥ emotionFrustration): the head is
    * sure of a lone calm sentence of a calm reply ("I need it playable before the 14th" 0.91 in a reply read 0.10).
    */
@@ -871,7 +871,7 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
  * reports), when the head reads the whole message ≥ THRESHOLDS.frustrationSureSentenceWhole (signals-v19: a
  * calm message's sure sentence is a short question, "is that legit?"); in a reply, a unit the head reads
  * ≥ THRESHOLDS.frustrationReplySure needs only a margin ≥ THRESHOLDS.frustrationReplySureMargin (signals-v19:
- * "you said 2 weeks when i posted them."; signals-v80: a sentence, in a reply the head reads ≥
+ * "you said 2 weeks when i posted them."; signals-v79: a sentence, in a reply the head reads ≥
  * THRESHOLDS.emotionFrustration as a whole). Cues without the units (scored before signals-v9) read the whole message's head
  * with the best unit's margin. Without the emotions, the anchors alone decide (margin ≥
  * THRESHOLDS.frustration). In a reply to the assistant (`reply`), the emotion is read as aimed at the
@@ -937,7 +937,7 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
         (u.displeasure ?? 1) >= THRESHOLDS.frustrationSureSentenceDispleasure)
     // signals-v19: in a reply, the head's surest readings need only a looser margin.
     // signals-v28: not in a reply that says the report again because the assistant asked it to (`restated`).
-    // signals-v80: a sentence, only in a reply the head reads as frustrated as a whole: a lone sure sentence of a
+    // signals-v79: a sentence, only in a reply the head reads as frustrated as a whole: a lone sure sentence of a
     // calm reply is a fact or a deadline told plainly ("been on 14 for 6 years." 0.86 in a reply read 0.26).
     const sureReply =
       reply &&

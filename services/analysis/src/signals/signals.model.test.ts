@@ -847,7 +847,7 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(...queued, ['user', 'hello?'])).not.toContain('frustration')
   })
 
-  it("reads a calm reply's lone sure sentence as no frustration by the reply's looser gate (signals-v80)", async () => {
+  it("reads a calm reply's lone sure sentence as no frustration by the reply's looser gate (signals-v79)", async () => {
     // Written for the test: the head reads the reply 0.04 as a whole and "how long does it take?" 0.91 at −0.089,
     // within the reply's sure gate (frustrationReplySure, its margin): v78 read frustration. A deadline told plainly.
     const turns: Turn[] = [
