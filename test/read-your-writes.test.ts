@@ -1,3 +1,6 @@
+import { withTransaction } from '@cas/db'
+import { appendToStream } from '@cas/eventlog'
+import { newEvent } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
@@ -121,6 +124,55 @@ for (const mode of EVENT_LOG_MODES) {
             off ? undefined : expect.objectContaining({ label: custom.label, enabled: true }),
           )
         }
+      }
+    })
+
+    it('shows a signal turned off or on again to the very next list filtered by it', async () => {
+      // trial5: 6 of 20 lists filtered by a signal right after the PATCH that turned it off or on still
+      // answered as before, because the list reads the chatbot's settings from the read model without waiting.
+      const { cookie, organization } = await signUp(app)
+      const { chatbot, apiKey } = await createChatbot(app, cookie)
+      const captured = await postCapture(app, apiKey, {
+        conversationId: 'c-1',
+        messages: [{ id: 'm-1', role: 'user', content: 'I want a person' }],
+      })
+      const conversationId = captured.json().conversationId as string
+      await withTransaction(pipeline.db.pool, (client) =>
+        appendToStream(client, {
+          streamType: 'analysis',
+          streamId: conversationId,
+          orgId: organization.id,
+          chatbotId: chatbot.id,
+          expectedVersion: 'any',
+          events: [
+            newEvent('analysis.signals-detected', {
+              analyzer: { name: 'test', version: '1' },
+              settled: true,
+              signals: [{ name: 'escalation', confidence: 0.9, evidence: ['m-1'] }],
+            }),
+          ],
+        }),
+      )
+      const listed = async () => {
+        const res = await app.inject({
+          method: 'GET',
+          url: `/api/v1/conversations?chatbotId=${chatbot.id}&signal=escalation`,
+          headers: { cookie },
+        })
+        expect(res.statusCode, res.body).toBe(200)
+        return res.json().conversations.map((c: { id: string }) => c.id)
+      }
+      await waitFor(async () => (await listed()).length === 1, { what: 'the signal to be projected' })
+      for (let i = 0; i < 10; i++) {
+        const off = i % 2 === 0
+        const patched = await app.inject({
+          method: 'PATCH',
+          url: `/api/v1/chatbots/${chatbot.id}`,
+          headers: { cookie },
+          payload: { settings: { signals: { disabled: off ? ['escalation'] : [] } } },
+        })
+        expect(patched.statusCode).toBe(200)
+        expect(await listed(), `read ${i}`).toEqual(off ? [] : [conversationId])
       }
     })
   })

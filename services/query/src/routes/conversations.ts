@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { QueryDeps } from '../deps.ts'
-import { waitForProjection } from '../read-your-writes.ts'
+import { waitForChatbots, waitForProjection } from '../read-your-writes.ts'
 import {
   conversationMessages,
   findConversation,
@@ -191,6 +191,9 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
       const topic = topicParam && isUuid(topicParam) ? topicParam.toLowerCase() : topicParam
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
+      // Whether a signal is on for a chatbot is its settings: read-your-writes for them, as the signals report.
+      if (filters.signal !== undefined)
+        await waitForChatbots(deps.readerPool, orgId, filters.chatbotId, timeoutMs)
       const page = await withOrgScope(deps.readerPool, orgId, async (client) => {
         const byTopic =
           topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
