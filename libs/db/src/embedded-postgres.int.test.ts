@@ -3,11 +3,12 @@
  * must have a password of its own cluster, kept beside it, not one written in this repository. And it
  * must not stay down when it dies, nor run unowned when the process that started it dies.
  */
-import { spawn } from 'node:child_process'
+import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../../../test/support/wait.ts'
@@ -215,28 +216,35 @@ describe('stopping during an outage', () => {
   })
 })
 
+/** Another process of ours that starts the embedded server on `dir` and runs until killed. */
+async function startedElsewhere(dir: string): Promise<ChildProcessByStdio<null, Readable, null>> {
+  const script = path.join(path.dirname(dir), 'owner.mts')
+  await writeFile(
+    script,
+    `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+    await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
+    console.log('ready')
+    setInterval(() => {}, 1000)\n`,
+  )
+  // Node itself: tsx's command would run it as a child of its own, and be the process killed.
+  const owner = spawn(process.execPath, ['--import', 'tsx', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  leftovers.push(owner.pid!)
+  await new Promise<void>((resolve, reject) => {
+    owner.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
+    owner.once('exit', (code) => reject(new Error(`the owner exited (${code})`)))
+  })
+  return owner
+}
+
 describe('an embedded Postgres left running by a process killed with SIGKILL', () => {
   it('is told apart from one its owner still runs, and stopped so that a new start owns its server', async () => {
     // Given another process that started the embedded server on a data directory
     const dir = await dataDir()
-    const script = path.join(path.dirname(dir), 'owner.mts')
-    await writeFile(
-      script,
-      `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
-      await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
-      console.log('ready')
-      setInterval(() => {}, 1000)\n`,
-    )
-    // Node itself: tsx's command would run it as a child of its own, and be the process killed.
-    const owner = spawn(process.execPath, ['--import', 'tsx', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    await new Promise<void>((resolve, reject) => {
-      owner.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
-      owner.once('exit', (code) => reject(new Error(`the owner exited (${code})`)))
-    })
+    const owner = await startedElsewhere(dir)
     const postmaster = postmasterPid(dir)!
-    leftovers.push(owner.pid!, postmaster)
+    leftovers.push(postmaster)
 
     // While it runs, its server is not an orphan (another process of ours may use it)
     expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
@@ -320,5 +328,49 @@ describe('the owner file', () => {
     await query(server.url, 'SELECT 1')
     await stop(server)
     expect(existsSync(`${dir}.owner`)).toBe(false)
+  })
+})
+
+describe('two starts racing on one data directory', () => {
+  // Regression (mend4's leftover): the loser of the race (a start that looked before the winner's
+  // postmaster.pid was there) wrote the owner file naming itself while the winner's server ran: any other
+  // process of ours took that server for an orphan and stopped it; and, failing, the loser removed the
+  // file, so that the winner's server, its owner then killed, was never found orphaned.
+  it('leave the owner file naming the winner only, and its server is never taken for an orphan meanwhile', async () => {
+    // Given: another process of ours won the cluster and runs its server
+    const dir = await dataDir()
+    const winner = await startedElsewhere(dir)
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(winner.pid))
+
+    // When: a start that lost the race goes on (it writes the file, spawns, and Postgres refuses it),
+    // looked at every 2 ms meanwhile
+    const orphansSeen: number[] = []
+    const look = setInterval(() => {
+      const orphan = orphanedEmbeddedPostgres(dir)
+      if (orphan !== undefined) orphansSeen.push(orphan)
+    }, 2)
+    let failure: unknown
+    try {
+      await start(dir).catch((err: unknown) => {
+        failure = err
+      })
+    } finally {
+      clearInterval(look)
+    }
+
+    // Then: it failed, the winner's server runs on, never seen as an orphan, and the file names the winner
+    expect(String(failure)).toMatch(/stopped while starting/)
+    expect(alive(postmaster)).toBe(true)
+    expect(orphansSeen).toEqual([])
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(winner.pid))
+
+    // And killed, the winner leaves its server to be found orphaned and stopped
+    const exited = new Promise((resolve) => winner.once('exit', resolve))
+    winner.kill('SIGKILL')
+    await exited
+    await waitFor(() => orphanedEmbeddedPostgres(dir) === postmaster, { what: 'the server to be an orphan' })
+    await stopOrphanedEmbeddedPostgres(postmaster)
   })
 })

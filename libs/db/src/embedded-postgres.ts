@@ -133,7 +133,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   try {
     server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
   } catch (err) {
-    await forgetOwner(dataDir)
+    await leaveOwner(dataDir)
     throw err
   }
   const stop = async () => {
@@ -449,11 +449,11 @@ function ownerFileOf(dataDir: string): string {
   return `${path.resolve(dataDir)}.owner`
 }
 
-/** Writes this process's pid to the owner file, whole or not at all. */
-async function writeOwner(dataDir: string): Promise<void> {
+/** Writes a pid (this process's unless told) to the owner file, whole or not at all. */
+async function writeOwner(dataDir: string, owner = process.pid): Promise<void> {
   const file = ownerFileOf(dataDir)
   const partial = `${file}.${process.pid}.tmp`
-  await writeFile(partial, `${process.pid}\n`, { mode: 0o600 })
+  await writeFile(partial, `${owner}\n`, { mode: 0o600 })
   await rename(partial, file)
 }
 
@@ -470,10 +470,57 @@ async function forgetOwner(dataDir: string): Promise<void> {
 }
 
 /**
+ * After a start that failed: the owner file, if it still names this process, names the process whose
+ * child the server running on `dataDir` is (another start won the race for the cluster: Postgres lets one
+ * postmaster run), or is removed when none runs. Removed in either case, the winner's file was gone (its
+ * server, if its owner were then killed, never found orphaned); left, it named the loser.
+ */
+async function leaveOwner(dataDir: string): Promise<void> {
+  const file = ownerFileOf(dataDir)
+  let owner: string
+  try {
+    owner = readFileSync(file, 'utf8').trim()
+  } catch {
+    return
+  }
+  if (owner !== String(process.pid)) return
+  const server = postmasterOf(dataDir)
+  const parent = server ? parentOf(server.pid) : undefined
+  if (parent !== undefined && parent !== process.pid && parent > 1) await writeOwner(dataDir, parent)
+  else await rm(file, { force: true })
+}
+
+/** A process's parent's pid, from /proc; undefined without /proc or when it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a process of that pid runs (a zombie, killed and not yet reaped, does not). */
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  } catch {
+    return !existsSync('/proc/self/status')
+  }
+}
+
+/**
  * The postmaster's pid when the server running on `dataDir` was left behind by the process that started
- * it (killed with SIGKILL, it could not stop it): its parent is no longer the process recorded as its
- * owner. Undefined when none runs, when its owner still runs it (`npm start` while a CLI looks), or when
- * a version before owner files started it.
+ * it (killed with SIGKILL, it could not stop it): its parent is not the process recorded as its owner,
+ * and that process is gone. Undefined when none runs, when its owner still runs it (`npm start` while a
+ * CLI looks), when the recorded owner is alive (a start under way that may yet lose the cluster to
+ * another: it corrects the file when it fails, leaveOwner), or when a version before owner files
+ * started it.
  */
 export function orphanedEmbeddedPostgres(dataDir: string): number | undefined {
   const ownerFile = ownerFileOf(dataDir)
@@ -482,13 +529,9 @@ export function orphanedEmbeddedPostgres(dataDir: string): number | undefined {
   const pid = postmasterOf(dataDir)?.pid
   if (pid === undefined) return undefined
   const owner = Number(readFileSync(ownerFile, 'utf8').trim())
-  let parent: number
-  try {
-    parent = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
-  } catch {
-    return undefined // not running (or no /proc: nothing to tell)
-  }
-  return parent && parent !== owner ? pid : undefined
+  // Not running (or no /proc: nothing to tell).
+  const parent = parentOf(pid)
+  return parent !== undefined && parent !== owner && !isAlive(owner) ? pid : undefined
 }
 
 /** Stops an orphaned server (a fast shutdown: its sessions are gone with its owner) and waits for it. */
