@@ -2,7 +2,9 @@
  * Batches applied at the same time (several partitions of one fetch, or several members) are ordered
  * by the projector's handler: a conversation's analysis waits for its erasure on the other topic and is
  * then dropped; a capture waits for its chatbot's deletion and is then dropped; batches of different
- * partitions do not wait for each other. Each case holds the first transaction open and runs the second.
+ * partitions do not wait for each other; two results for one message applied at once without the batch
+ * order fold one after the other by the row's lock. Each case holds the first transaction open and runs
+ * the second.
  */
 import { randomUUID } from 'node:crypto'
 import type { BatchSource, JournalRecord } from '@cas/eventlog'
@@ -67,13 +69,16 @@ function capture(chatbotId: string, conversationId: string): JournalRecord[] {
   ]
 }
 
-/** Applies a batch in a transaction of its own, left open until `commit` is called. */
-async function openBatch(records: JournalRecord[], source: BatchSource) {
+/**
+ * Applies a batch in a transaction of its own, left open until `commit` is called. `ordered: false`
+ * applies it without the batch order's locks: what the rows' own locks alone keep consistent.
+ */
+async function openBatch(records: JournalRecord[], source: BatchSource, { ordered = true } = {}) {
   const client = await db.pool.connect()
   await client.query('BEGIN')
   let settled = false
   // As the consumer does (applyBatch): ordered first, then applied, in one transaction.
-  const applied = orderBatch(records, client, [source])
+  const applied = (ordered ? orderBatch(records, client, [source]) : Promise.resolve())
     .then(() => handler(records, client, [source]))
     .finally(() => {
       settled = true
@@ -191,5 +196,53 @@ describe('the projector orders batches applied at the same time', () => {
     await first.commit()
     expect(await rows('rm_conversations', 'chatbot_id', a)).toHaveLength(1)
     expect(await rows('rm_conversations', 'chatbot_id', b)).toHaveLength(1)
+  })
+
+  it('folds a result against the one a concurrent batch wrote to the same message, by the row lock alone', async () => {
+    // Without the batch order's partition lock: the rows' own lock (the upsert's) must hold back the
+    // second result until the first commits, and the second must take the first back out of the rollups.
+    const chatbotId = await newChatbot()
+    const conversationId = randomUUID()
+    await project(capture(chatbotId, conversationId), { topic: 'conversation', partition: 4 })
+    const result = (version: number, score: number, label: 'positive' | 'negative') =>
+      record(
+        chatbotId,
+        'analysis',
+        conversationId,
+        version,
+        'analysis.messages-analyzed',
+        analyzed(['m-1', score, label, [`t-${label}`]]),
+      )
+    const first = await openBatch(
+      [result(1, 0.8, 'positive')],
+      { topic: 'analysis', partition: 4 },
+      { ordered: false },
+    )
+    await first.applied
+    const second = await openBatch(
+      [result(2, -0.6, 'negative')],
+      { topic: 'analysis', partition: 4 },
+      { ordered: false },
+    )
+    await heldBack()
+    expect(second.settled, 'the second result waited for the first').toBe(false)
+    await first.commit()
+    await second.commit()
+
+    const { rows: stats } = await db.pool.query(
+      'SELECT sentiment_count, positive, negative, round(sentiment_sum::numeric, 6)::float8 AS sentiment_sum FROM rm_hourly_stats WHERE chatbot_id = $1',
+      [chatbotId],
+    )
+    expect(stats).toEqual([{ sentiment_count: 1, positive: 0, negative: 1, sentiment_sum: -0.6 }])
+    const { rows: topics } = await db.pool.query(
+      'SELECT topic, messages FROM rm_hourly_topics WHERE chatbot_id = $1 AND messages <> 0 ORDER BY topic',
+      [chatbotId],
+    )
+    expect(topics).toEqual([{ topic: 't-negative', messages: 1 }])
+    const { rows: message } = await db.pool.query(
+      "SELECT sentiment_label, topics FROM rm_messages WHERE conversation_id = $1 AND message_id = 'm-1'",
+      [conversationId],
+    )
+    expect(message).toEqual([{ sentiment_label: 'negative', topics: ['t-negative'] }])
   })
 })

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { rowsRead } from '../../../../test/support/plan-rows.ts'
 import { CONVERSATIONS_UPDATE } from './conversations.ts'
-import { MESSAGES_LOCK } from './messages.ts'
+import { UPSERT_RESULTS } from './messages.ts'
 
 let db: TestDatabase
 const org = randomUUID()
@@ -47,22 +47,31 @@ async function readInTransaction(table: string, sql: string, params: unknown[]):
   }
 }
 
-it('locks the batch’s stored messages by a probe each, not by reading the table', async () => {
+it('upserts the batch’s results by a probe of each stored message, and returns the rows as they were', async () => {
   const keys = conversations.slice(0, 12).map((cid, i) => ({ cid, mid: `m-${(i % 3) + 1}` }))
-  const { rows } = await db.pool.query(MESSAGES_LOCK, [JSON.stringify(keys)])
-  expect(rows.map((r) => `${r.conversation_id}|${r.message_id}`).sort()).toEqual(
+  const results = JSON.stringify({
+    conversation_id: keys.map((k) => k.cid),
+    message_id: keys.map((k) => k.mid),
+    org_id: keys.map(() => org),
+    chatbot_id: keys.map(() => chatbot),
+    role: keys.map(() => null),
+    content: keys.map(() => null),
+    sent_at: keys.map(() => null),
+    arrival: keys.map(() => null),
+    sentiment_score: keys.map(() => 0.5),
+    sentiment_label: keys.map(() => 'positive'),
+    topics: keys.map(() => '{"t-1"}'),
+    analyzer: keys.map(() => 'test@1'),
+  })
+  expect(await readInTransaction('rm_messages', UPSERT_RESULTS, [results])).toBeLessThanOrEqual(keys.length)
+  const first = await db.pool.query(UPSERT_RESULTS, [results])
+  expect(first.rows.map((r) => `${r.conversation_id}|${r.message_id}`).sort()).toEqual(
     keys.map((k) => `${k.cid}|${k.mid}`).sort(),
   )
-  expect(await readInTransaction('rm_messages', MESSAGES_LOCK, [JSON.stringify(keys)])).toBeLessThanOrEqual(
-    keys.length,
-  )
-  // The control, which shows what the probe avoids: joined plainly, the planner reads the table.
-  const plainJoin = `SELECT m.conversation_id FROM rm_messages m
-      JOIN json_to_recordset($1::json) AS k(cid uuid, mid text) ON m.conversation_id = k.cid AND m.message_id = k.mid
-     ORDER BY 1 FOR UPDATE OF m`
-  expect(await readInTransaction('rm_messages', plainJoin, [JSON.stringify(keys)])).toBeGreaterThanOrEqual(
-    3600,
-  )
+  // As they were before it: no result yet, then the first upsert's.
+  expect(first.rows.every((r) => r.role === 'user' && r.sentiment_label === null)).toBe(true)
+  const second = await db.pool.query(UPSERT_RESULTS, [results])
+  expect(second.rows.every((r) => r.sentiment_label === 'positive' && r.topics[0] === 't-1')).toBe(true)
 })
 
 it('updates the batch’s conversations found by their ids, not by reading the table', async () => {

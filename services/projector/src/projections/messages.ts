@@ -15,9 +15,9 @@ import type { RollupDeltas } from './rollup-deltas.ts'
 /**
  * The I/O of rm_messages, set-based. Messages first seen captured are almost always new: they are
  * inserted at once and folded as new; those that turn out to exist, and the messages the batch only
- * brings results for, are read (locked) and folded against their stored row (message-fold.ts), then
- * written with one upsert per kind. Rows are written in key order (ORDER BY in SQL), so concurrent
- * batches lock them in one order.
+ * brings results for, are written with one upsert per kind, which returns each stored row as it was
+ * before (RETURNING OLD), and folded against it (message-fold.ts). Rows are written in key order (ORDER
+ * BY in SQL), so concurrent batches lock them in one order.
  */
 export async function writeMessages(
   client: pg.ClientBase,
@@ -51,61 +51,49 @@ export async function writeMessages(
     }
   }
   if (others.length === 0) return
-  const { rows } = await client.query<StoredMessage & { conversation_id: string; message_id: string }>({
-    name: 'cas-messages-lock',
-    text: MESSAGES_LOCK,
-    values: [JSON.stringify(others.map((e) => ({ cid: e.conversationId, mid: e.messageId })))],
-  })
-  const stored = new Map(rows.map((r) => [messageKey(r.conversation_id, r.message_id), r]))
-  for (const entry of others)
-    foldMessage(entry, stored.get(messageKey(entry.conversationId, entry.messageId)) ?? null, rollups)
   // Only the columns the batch's events set: a row another consumer of the group created meanwhile
   // keeps the rest (the role is never null in a capture, the analyzer never in a result). Results alone
   // leave the content alone, so that its search vector (a generated column) is not computed again.
+  // Each upsert locks its rows (key order) and returns them as they were before it (RETURNING OLD, NULL
+  // where it inserted), what the fold depends on: the stored row is read under the write's own row lock,
+  // without a statement that locks the rows first.
   const withResultsOnly = others.filter(resultsOnly)
   const withContent = others.filter((e) => !resultsOnly(e))
+  const stored = new Map<string, StoredMessage>()
   if (withResultsOnly.length > 0) {
-    await client.query({
-      name: 'cas-messages-upsert-results',
-      text: `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
-       ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
-         sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer`,
-      values: rowParams(withResultsOnly),
-    })
+    await upsertReturningStored(
+      client,
+      'cas-messages-upsert-results',
+      UPSERT_RESULTS,
+      withResultsOnly,
+      stored,
+    )
   }
   if (withContent.length > 0) {
-    await client.query({
-      name: 'cas-messages-upsert',
-      text: `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
-       ON CONFLICT (conversation_id, message_id) DO UPDATE SET
-         role = coalesce(EXCLUDED.role, m.role),
-         content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
-         sent_at = CASE WHEN EXCLUDED.role IS NULL THEN m.sent_at ELSE EXCLUDED.sent_at END,
-         arrival = CASE WHEN EXCLUDED.role IS NULL THEN m.arrival ELSE EXCLUDED.arrival END,
-         sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
-         sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
-         topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
-         analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`,
-      values: rowParams(withContent),
-    })
+    await upsertReturningStored(client, 'cas-messages-upsert', UPSERT_CONTENT, withContent, stored)
   }
+  for (const entry of others)
+    foldMessage(entry, stored.get(messageKey(entry.conversationId, entry.messageId)) ?? null, rollups)
 }
 
-/**
- * The stored rows of the batch's messages, locked in key order: an index probe per message. Joined
- * plainly, the planner hashed the keys and read the whole table while it was small (DSTC11's 3,500
- * messages: 0.7 ms a batch against 0.15 by probes), for every projector batch that brought results; a
- * subquery that locks its rows is never merged into a join, so its only plan is the probe
- * (lookups.int.test.ts).
- */
-export const MESSAGES_LOCK = `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score,
-       m.sentiment_label, m.topics
-  FROM (SELECT * FROM json_to_recordset($1::json) AS k(cid uuid, mid text) ORDER BY 1, 2) k
-  CROSS JOIN LATERAL (
-    SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
-      FROM rm_messages m WHERE m.conversation_id = k.cid AND m.message_id = k.mid
-       FOR UPDATE
-  ) m`
+async function upsertReturningStored(
+  client: pg.ClientBase,
+  name: string,
+  text: string,
+  entries: readonly MessageSteps[],
+  stored: Map<string, StoredMessage>,
+): Promise<void> {
+  // The key is NULL where the upsert inserted.
+  const { rows } = await client.query<StoredMessage & { conversation_id: string | null; message_id: string }>(
+    {
+      name,
+      text,
+      values: rowParams(entries),
+    },
+  )
+  for (const r of rows)
+    if (r.conversation_id !== null) stored.set(messageKey(r.conversation_id, r.message_id), r)
+}
 
 const COLUMNS = `conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, sentiment_score,
   sentiment_label, topics, analyzer`
@@ -124,6 +112,32 @@ const ROWS = `json_to_record($1::json) AS x(conversation_id uuid[], message_id t
     x.sentiment_score, x.sentiment_label, x.topics, x.analyzer)
     AS d(conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, sentiment_score,
       sentiment_label, topics, analyzer)`
+
+/**
+ * The stored row's columns the fold reads, as they were before the upsert (PostgreSQL 18's RETURNING
+ * OLD): all NULL for a row the upsert inserted.
+ */
+const RETURNING_STORED = `RETURNING old.conversation_id, old.message_id, old.role, old.sent_at, old.sentiment_score,
+    old.sentiment_label, old.topics`
+
+/** The upsert of messages the batch brings only results for. */
+export const UPSERT_RESULTS = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+  ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
+    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer
+  ${RETURNING_STORED}`
+
+/** The upsert of messages the batch captures (again), with or without results. */
+export const UPSERT_CONTENT = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+  ON CONFLICT (conversation_id, message_id) DO UPDATE SET
+    role = coalesce(EXCLUDED.role, m.role),
+    content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
+    sent_at = CASE WHEN EXCLUDED.role IS NULL THEN m.sent_at ELSE EXCLUDED.sent_at END,
+    arrival = CASE WHEN EXCLUDED.role IS NULL THEN m.arrival ELSE EXCLUDED.arrival END,
+    sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
+    sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
+    topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
+    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)
+  ${RETURNING_STORED}`
 
 function rowParams(entries: readonly MessageSteps[]): [string] {
   const n = entries.length
