@@ -137,6 +137,11 @@ export function acknowledgeJournalConflicts(
   selection: JournalConflictSelection,
 ): Promise<AcknowledgeOutcome> {
   return withTransaction(db, async (client) => {
+    // Waits for the consumer batches under way that record conflicts, and holds off new ones until this
+    // commits (reads go on): a row a batch inserted but had not committed would be invisible to the UPDATE
+    // below, and one it inserted having read the acknowledgements before this commits would come in
+    // unacknowledged; either way /readyz would count an event the operator acknowledged.
+    await client.query('LOCK TABLE journal_conflicts IN SHARE ROW EXCLUSIVE MODE')
     if ('eventIds' in selection) {
       const { rows } = await client.query<{ id: string }>(
         `SELECT DISTINCT u.id FROM unnest($1::uuid[]) AS u(id)
