@@ -22,7 +22,9 @@
  * labels: label agreement (bench/quality/label-agreement.ts) of the final topics; --show-labels lists
  * the labels that share no stem with their majority intent. LABEL_VARIANTS=1: the agreement of other
  * labellers on the same final topics, and the ceiling of any label from the members' repeated words
- * (bench/FINDINGS.md "Issue 31, items 3 and 5").
+ * (bench/FINDINGS.md "Issue 31, items 3 and 5"); and the phrase labellers of quality/phrase-labels.ts (the
+ * members' phrase nearest the topic's centroid, KeyBERT-style, and its MMR variants), each labeller's mean
+ * words a label, and twenty topics' labels side by side (bench/FINDINGS.md "phrase labels nearest the topic's centroid").
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -39,6 +41,7 @@ import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { computeAnchors } from './quality/anchors.ts'
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { adjustedRandIndex, clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
+import { phraseCandidates, phraseLabellers } from './quality/phrase-labels.ts'
 import { seededRandom } from './support/random.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -149,7 +152,13 @@ async function modelAt(name: string, dir: string): Promise<Model> {
 }
 
 /** The final topic of each request (merged topics counted in their survivor; "other" and none alike). */
-async function run(model: Model, data: readonly Embedded[], order: readonly number[], batch: number) {
+async function run(
+  model: Model,
+  data: readonly Embedded[],
+  order: readonly number[],
+  batch: number,
+  embedPhrases?: (texts: readonly string[]) => Promise<Float32Array[]>,
+) {
   const { topics } = model
   const state = topics.emptyTopicState('bench')
   let next = 0
@@ -196,6 +205,7 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
     }))
     .filter((t) => t.memberIntents.length > 0)
   const variants: Record<string, number> = {}
+  const samples: string[] = []
   if (process.env.LABEL_VARIANTS) {
     const active = [...state.topics.values()].filter(
       (t) => t.mergedInto === null && data.some((_, i) => clusters[i] === t.id),
@@ -246,9 +256,52 @@ async function run(model: Model, data: readonly Embedded[], order: readonly numb
           .slice(0, 2)
           .join(', ') || t.label,
     )
+    if (embedPhrases) {
+      // KeyBERT-style phrase labels: each candidate embedded alone by the same model (bench/quality/phrase-labels.ts).
+      const phrases = [...new Set(active.flatMap((t) => phraseCandidates(t.terms)))]
+      const vectors = new Map<string, Float32Array>()
+      for (let i = 0; i < phrases.length; i += 256) {
+        const chunk = phrases.slice(i, i + 256)
+        const embedded = await embedPhrases(chunk)
+        for (const [j, p] of chunk.entries()) vectors.set(p, embedded[j]!)
+      }
+      const labellers = phraseLabellers(active, vectors, PHRASE_MUS, PHRASE_LAMBDAS)
+      const names = ['today: three terms', ...labellers.keys()]
+      const labelsOf = new Map([['today: three terms', active.map((t) => t.label)], ...labellers])
+      // Today's labels scored on the same topics as the others (the table's "labels" leaves out retired ones).
+      for (const [name, labels] of labelsOf) {
+        variants[name] = agreement(
+          active.map((t, i) => ({ label: labels[i]!, memberIntents: members(t) })),
+        ).share
+      }
+      const words = (name: string) =>
+        labelsOf.get(name)!.reduce((sum, l) => sum + l.split(/[\s,·]+/).filter(Boolean).length, 0) /
+        active.length
+      for (const name of names) variants[`${name}: mean words`] = words(name)
+      // Twenty topics drawn by the run's seed, each labeller's label side by side, for a reader to judge.
+      const random = seededRandom(SAMPLE_SEED)
+      const drawn = active.map((_, i) => i)
+      for (let i = drawn.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1))
+        ;[drawn[i], drawn[j]] = [drawn[j]!, drawn[i]!]
+      }
+      samples.push(`| majority intent | ${names.join(' | ')} |`, `|${'---|'.repeat(names.length + 1)}`)
+      for (const i of drawn.slice(0, 20).sort((a, b) => a - b)) {
+        const intents = members(active[i]!)
+        const counts = new Map<string, number>()
+        for (const x of intents) counts.set(x, (counts.get(x) ?? 0) + 1)
+        const majority = [...counts].reduce((a, b) => (b[1] > a[1] ? b : a))[0]
+        samples.push(`| ${majority} | ${names.map((n) => labelsOf.get(n)![i]).join(' | ')} |`)
+      }
+    }
   }
-  return { clusters, ms, labels: agreement(labelled), variants }
+  return { clusters, ms, labels: agreement(labelled), variants, samples }
 }
+
+/** The phrase labellers' constants compared (contrast μ, MMR λ): chosen on CLINC150 validation. */
+const PHRASE_MUS = [0, 0.25, 0.5, 1]
+const PHRASE_LAMBDAS = [0.3, 0.5, 0.7]
+const SAMPLE_SEED = 7
 
 /**
  * The whole set, in `order`, as one re-clustering window's points: each embedded request as the one message
@@ -377,6 +430,15 @@ async function main() {
   if (values.baseline)
     models.unshift(await modelAt(`baseline ${values.baseline}`, path.resolve(values.baseline)))
   const batch = Number(values.batch)
+  const embedPhrases = process.env.LABEL_VARIANTS
+    ? (
+        await createSemanticAnalyzer({
+          modelDir: TEST_MODEL_DIR,
+          cacheDir: path.join(ROOT, '.cache/models'),
+          hubUrl: UNREACHABLE_HUB,
+        })
+      ).model.embed
+    : undefined
   for (const set of sets) {
     const data = await embedded(set)
     const random = seededRandom(Number(values.seed))
@@ -454,9 +516,10 @@ async function main() {
       continue
     }
     for (const model of models) {
-      const { clusters, ms, labels, variants } = await run(model, data, order, batch)
+      const { clusters, ms, labels, variants, samples } = await run(model, data, order, batch, embedPhrases)
       for (const [name, share] of Object.entries(variants))
         console.log(`  variant ${name}: ${share.toFixed(3)}`)
+      for (const line of samples) console.log(`  ${line}`)
       const s = score(
         data.map((r) => r.intent),
         clusters,
