@@ -1065,6 +1065,42 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 65, { escalationUnits: [] })).toBe(true)
   })
 
+  it('reads no repetition below the repetition tier in a later message that asks for a person the earlier did not ask for (signals-v81)', () => {
+    // Regression (fresh23 gymchain-02): "Nobody told me there was a fee for freezing when I did it. Can I speak to the
+    // manager at the Kingsway club please", 0.55 to "Why have I been charged a £25 administration fee?…", read as
+    // asking it again by the repetitionNearest tier; it asks for someone, and its authors read no repetition.
+    const person = { escalation: 0.2 }
+    expect(rep(-90, 50, person)).toBe(false) // cos 0.64, the repetitionNearest tier
+    expect(rep(-90, 65, person)).toBe(false) // cos 0.42, the margin tier
+    expect(rep(-90, 65, person, { failure: 0.3 })).toBe(false)
+    // Without the request for a person, the tiers as before.
+    expect(rep(-90, 50)).toBe(true)
+    expect(rep(-90, 65)).toBe(true)
+    // From the repetition tier up (cos 0.87), or said to be asked again, it still counts.
+    expect(rep(-90, 30, person)).toBe(true)
+    expect(rep(-90, 50, { ...person, reasks: 0.2 })).toBe(true)
+    // A person asked for twice is signals-v15's repetition.
+    const talk = conversation(['user', person], ['assistant', {}], ['user', person])
+    expect(names(talk, at(5))).toContain('repetition')
+  })
+
+  it('reads no repetition in a message put wholly as a statement that the gratitude head reads as a thanks (signals-v81)', () => {
+    // Regression (fresh22 mdm-01): "Restarted, test passed, first iPad enrolled. Haha thank god, … Cheers!", 0.61 to
+    // the first report, read as asking it again by the repetitionNearest tier; it thanks for the answer.
+    const statement = { head: 0.02, margin: -0.2, statement: true as const }
+    const thanks = { escalationUnits: [statement, statement], gratitude: THRESHOLDS.gratitude }
+    expect(rep(-90, 50, thanks)).toBe(false) // cos 0.64, the repetitionNearest tier
+    expect(rep(-90, 65, thanks)).toBe(false)
+    // After a failure too ("Okay, thank you, and sorry for all the questions. I'll look on their site").
+    expect(rep(-90, 50, thanks, { inability: true })).toBe(false)
+    // Under the head's calibrated point, or with a unit that asks, the tiers as before.
+    expect(rep(-90, 50, { ...thanks, gratitude: THRESHOLDS.gratitude - 0.01 })).toBe(true)
+    const asks = { ...thanks, escalationUnits: [statement, { head: 0.02, margin: -0.2 }] }
+    expect(rep(-90, 50, asks)).toBe(true)
+    // Saying it asks again outweighs it.
+    expect(rep(-90, 50, { ...thanks, reasks: 0.2 })).toBe(true)
+  })
+
   it('reads a question ending on "then" asked in the earlier request\'s own form by the margin tiers (signals-v41)', () => {
     // cos 0.42 to the first request, -0.91 to the answer: "so when is it coming then?" after "when will my
     // sofa be delivered?" asks it again; signals-v39 read a consequence.

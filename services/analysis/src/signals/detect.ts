@@ -58,7 +58,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   as clearly ignoring the answer when the later uses only the earlier's content words and none was said between,
  *   asksOver: "how much is the large one?", "The small one is £12.", "and the large one?"; signals-v61: not by
  *   the tiers of THRESHOLDS.repetitionIgnores when the later is put wholly as a statement after an answer that did
- *   not fail, toldWholly: "done both. the spam has stopped", which reports), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   not fail, toldWholly: "done both. the spam has stopped", which reports; signals-v81: not below THRESHOLDS.repetition
+ *   when the later asks for a person and the earlier did not, nor when the later is put wholly as a statement the
+ *   gratitude head reads as a thanks, unless either says it asks again), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -129,7 +131,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 79
+export const SIGNALS_VERSION = 81
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1314,6 +1316,8 @@ export function detectSignals(
     return capitals.some((h) => before.some((a) => a.cues?.cased?.includes(h) === true))
   }
   const clarifications: ConversationMessage[] = []
+  // The end-user messages escalation reads as asking for a person (signals-v81: repetition reads them).
+  const askingPerson = new Set<ConversationMessage>()
   for (const m of talk) {
     const c = m.cues
     if (!c) continue
@@ -1323,7 +1327,10 @@ export function detectSignals(
         escalationAsked(c) ??
         escalationTakenUp(c, saidAfter(m)) ??
         (before && failed(before) ? escalationAfterFailure(c) : undefined)
-      if (asked !== undefined) out.add('escalation', m.id, asked)
+      if (asked !== undefined) {
+        out.add('escalation', m.id, asked)
+        askingPerson.add(m)
+      }
       const frustrated = frustration(c, isReply(m), courseOf(m))
       if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
       else if (saysLouder(m)) out.add('frustration', m.id, LOUDER_CONFIDENCE)
@@ -1394,6 +1401,17 @@ export function detectSignals(
         contests ||
         (asked && (fires(later.cues?.reasks, t.reasks) || later.cues?.askedBefore === true))
       if (!saysAgain) {
+        // signals-v81: below THRESHOLDS.repetition, a later message that asks for a person (escalation read on it
+        // above), when the earlier asked for none, asks for someone: what it shares with the earlier is the report
+        // said again as the reason ("Nobody told me there was a fee for freezing when I did it. Can I speak to the
+        // manager please" after the fee explained); the request is new. A person asked for again is signals-v15's.
+        const asksForSomeone =
+          similarity < t.repetition && askingPerson.has(later) && !askingPerson.has(earlier)
+        // signals-v81: nor does a message put wholly as a statement (toldWholly) that the learned gratitude head
+        // reads as a thanks as a whole (THRESHOLDS.gratitude, its calibrated point): it takes the answer, however
+        // near the request its words lie ("Restarted, test passed, first iPad enrolled… Cheers!").
+        const thanksWholly = toldWholly(later.cues) && (later.cues?.gratitude ?? 0) >= t.gratitude
+        if (asksForSomeone || thanksWholly) continue
         // signals-v39: the margin tiers read a request that ignores the answer; one that draws a consequence
         // from it ("so i just keep waiting then": cues.ts, followsOnOf) builds on it, however far it lies.
         // signals-v41: unless it asks in the earlier request's own question form ("when will my sofa be

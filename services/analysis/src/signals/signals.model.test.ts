@@ -1242,6 +1242,34 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', report], ['assistant', answer], ['user', asks])).toContain('repetition')
   }, 60_000)
 
+  it('reads no repetition in a request for a person that restates the report, nor in a thanks put as a statement; the report asked again, or told again unresolved, still is (signals-v81)', async () => {
+    const fee = 'Why was I charged a £30 late cancellation fee? I cancelled my pilates class two days before.'
+    const terms =
+      'Per Section 4.2 of the Membership Terms, cancellations made less than 72 hours before a class incur a late cancellation fee of thirty pounds (£30.00), which is non-refundable.'
+    // 0.75 to the first request, just under the repetition tier: the report said again as the reason for a person.
+    const manager =
+      "Nobody told me I'd be charged a fee for cancelling my pilates class. Can I speak to the studio manager please"
+    const asked = await signals(['user', fee], ['assistant', terms], ['user', manager])
+    expect(asked).toContain('escalation')
+    expect(asked).not.toContain('repetition')
+    // The same report with the question asked again, and no person, is repetition.
+    const again = 'Nobody told me about a 72 hour rule when I booked. Why was I charged?'
+    expect(await signals(['user', fee], ['assistant', terms], ['user', again])).toContain('repetition')
+
+    const pressure = 'my boiler pressure keeps dropping below 1 bar every morning, what should I do?'
+    const topUp =
+      'You can top it up using the filling loop under the boiler until the gauge reads 1.5 bar, then close both valves.'
+    // 0.70 to the request, every unit a statement, the gratitude head 0.73 on the whole.
+    const thanks =
+      'thank you so much! topped the boiler up to 1.5 bar and the pressure is holding this morning'
+    const thanked = await signals(['user', pressure], ['assistant', topUp], ['user', thanks])
+    expect(thanked).toContain('resolution')
+    expect(thanked).not.toContain('repetition')
+    // The same report told again without the thanks, the fault still there, is repetition.
+    const still = 'topped it up to 1.5 and the pressure is still dropping every morning'
+    expect(await signals(['user', pressure], ['assistant', topUp], ['user', still])).toContain('repetition')
+  }, 60_000)
+
   it('reads a statement that says it is asking, or names its question, after an answer beside the point as repetition (signals-v63)', async () => {
     const request = 'can we bring our dog to the cottage in june'
     const answer =
