@@ -19,6 +19,7 @@ import {
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
+  useRunningEmbeddedPostgres,
 } from './index.ts'
 
 const scratch: string[] = []
@@ -372,5 +373,75 @@ describe('two starts racing on one data directory', () => {
     await exited
     await waitFor(() => orphanedEmbeddedPostgres(dir) === postmaster, { what: 'the server to be an orphan' })
     await stopOrphanedEmbeddedPostgres(postmaster)
+  })
+})
+
+describe('an embedded Postgres another process of ours uses', () => {
+  // Regression (review3's item 3): a CLI that started the server stopped it when it ended, while
+  // `npm start`, started after it (it found the server running and used it), still needed it: 503 until
+  // restarted, nobody restarting a server it did not own.
+  it('is handed over, left running, when its owner leaves first, and stopped by the last user to leave', async () => {
+    // Given: a CLI that started the server on a data directory, and this process using it
+    const dir = await dataDir()
+    const script = path.join(path.dirname(dir), 'cli.mts')
+    await writeFile(
+      script,
+      `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+      const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
+      console.log('ready')
+      process.stdin.once('data', async () => {
+        await server.stop()
+        process.stdin.destroy()
+      })\n`,
+    )
+    const cli = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+    leftovers.push(cli.pid!)
+    await new Promise<void>((resolve, reject) => {
+      cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
+      cli.once('exit', (code) => reject(new Error(`the CLI exited (${code})`)))
+    })
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+    const used = (await useRunningEmbeddedPostgres(dir))!
+    await query(used.url, 'SELECT 1')
+
+    // When: the CLI ends (on its own: nothing of it holds the server any longer)
+    const exited = new Promise((resolve) => cli.once('exit', resolve))
+    cli.stdin.write('stop\n')
+    expect(await exited).toBe(0)
+
+    // Then: the server runs on for this process, which owns it now; its log going nowhere harms nothing
+    expect(alive(postmaster)).toBe(true)
+    await expect(query(used.url, 'SELECT no_such_column')).rejects.toThrow(/no_such_column/)
+    await query(used.url, 'SELECT 1')
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(process.pid))
+    expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
+
+    // And: the last user to leave stops it
+    await used.stop()
+    expect(alive(postmaster)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+    expect(runningEmbeddedPostgres(dir)).toBeUndefined()
+  })
+
+  it('is stopped by its owner when the processes that used it have left', async () => {
+    // Given: a server this process started, used by another process of ours that has left since
+    const dir = await dataDir()
+    const server = await start(dir)
+    const postmaster = postmasterPid(dir)!
+    const script = path.join(path.dirname(dir), 'user.mts')
+    await writeFile(
+      script,
+      `import { useRunningEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+      const used = await useRunningEmbeddedPostgres(${JSON.stringify(dir)})
+      await used.stop()\n`,
+    )
+    const user = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' })
+    expect(await new Promise((resolve) => user.once('exit', resolve))).toBe(0)
+
+    // When: the owner stops; then the server stops with it
+    await stop(server)
+    expect(alive(postmaster)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
   })
 })

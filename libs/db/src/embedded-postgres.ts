@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
+import { isAlive, liveUsers, registerUser } from './embedded-postgres-users.ts'
 import { freePort } from './free-port.ts'
 import { copyBinaries, type PostgresBinaries, packagedBinaries } from './postgres-binaries.ts'
 import { blockedOnTheWayTo, canRun, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
@@ -140,6 +141,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     stopping = true
     wake()
     await restarts
+    // Another process of ours uses the server (npm start, started while this CLI ran it): it is handed
+    // over, left running, to the first of them, which stops it when it leaves in turn.
+    const [heir] = liveUsers(dataDir)
+    if (heir !== undefined && (await server.handOver())) {
+      await writeOwner(dataDir, heir)
+      alert(`left the embedded Postgres in ${dataDir} running for process ${heir}, which uses it`)
+      return
+    }
     await server.stop()
     await forgetOwner(dataDir)
   }
@@ -308,7 +317,7 @@ function startServer(
   runAs: SystemUser | undefined,
   log: (line: string) => void,
   onUnexpectedExit: (reason: string) => void,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{ stop(): Promise<void>; handOver(): Promise<boolean> }> {
   const flags = Object.entries({ listen_addresses: '127.0.0.1', ...settings }).flatMap(([k, v]) => [
     '-c',
     `${k}=${v}`,
@@ -325,6 +334,17 @@ function startServer(
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT')
     await exited
   }
+  // Leaves the server running when this process exits: nothing of this process holds it any longer.
+  // False when it is no longer running.
+  const handOver = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return false
+    stopping = true
+    process.off('exit', stopOnExit)
+    child.stdout?.destroy()
+    child.stderr?.destroy()
+    child.unref()
+    return true
+  }
   return new Promise((resolve, reject) => {
     let ready = false
     let pending = ''
@@ -337,7 +357,7 @@ function startServer(
         recent = [...recent.slice(-9), line]
         if (!ready && line.includes(READY)) {
           ready = true
-          resolve({ stop })
+          resolve({ stop, handOver })
         }
       }
     })
@@ -406,6 +426,40 @@ export function runningEmbeddedPostgres(dataDir: string): string | undefined {
   if (!server) return undefined
   // A cluster without a password file is one no start of this version has opened: the old password.
   return connectionUrl(readPassword(passwordFileOf(dataDir)) ?? LEGACY_PASSWORD, server.port)
+}
+
+/**
+ * The embedded server already running on `dataDir` (started by another process of ours), used by this
+ * process until `stop`: registered as its user, so that its owner, leaving first, hands it over rather
+ * than stop it. `stop` unregisters; when the server was handed over to this process, it hands it on to
+ * another user or, with none left, stops it. Undefined when none runs.
+ */
+export async function useRunningEmbeddedPostgres(dataDir: string): Promise<RunningPostgres | undefined> {
+  const unregister = await registerUser(dataDir)
+  const server = postmasterOf(dataDir)
+  const url = runningEmbeddedPostgres(dataDir)
+  if (!server || !url) {
+    await unregister()
+    return undefined
+  }
+  const stop = async () => {
+    await unregister()
+    if (readOwner(dataDir) !== process.pid) return
+    const [heir] = liveUsers(dataDir)
+    if (heir !== undefined) return writeOwner(dataDir, heir)
+    const running = postmasterOf(dataDir)
+    if (running) await stopOrphanedEmbeddedPostgres(running.pid)
+    await forgetOwner(dataDir)
+  }
+  return { url, port: server.port, stop }
+}
+
+function readOwner(dataDir: string): number | undefined {
+  try {
+    return Number(readFileSync(ownerFileOf(dataDir), 'utf8').trim())
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -496,21 +550,6 @@ function parentOf(pid: number): number | undefined {
     return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) || undefined
   } catch {
     return undefined
-  }
-}
-
-/** Whether a process of that pid runs (a zombie, killed and not yet reaped, does not). */
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  } catch {
-    return !existsSync('/proc/self/status')
   }
 }
 

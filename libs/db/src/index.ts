@@ -9,6 +9,7 @@ export {
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
+  useRunningEmbeddedPostgres,
 } from './embedded-postgres.ts'
 export { freePort } from './free-port.ts'
 export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupWork } from './group-commit.ts'

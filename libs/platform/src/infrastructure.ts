@@ -5,9 +5,9 @@ import {
   ensureReaderLogin,
   migrate,
   orphanedEmbeddedPostgres,
-  runningEmbeddedPostgres,
   startEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
+  useRunningEmbeddedPostgres,
 } from '@cas/db'
 import { createKafka, EMBEDDED_EVENT_LOG, type EventLogBackend, ensureTopics } from '@cas/eventlog'
 import type { ReadinessCheck } from '@cas/http'
@@ -73,9 +73,15 @@ export async function openInfrastructure(
         )
         await stopOrphanedEmbeddedPostgres(orphan)
       }
-      // Another process of ours (npm start, while a CLI runs) may have the embedded server up already.
-      databaseUrl = runningEmbeddedPostgres(dataDir)
-      if (databaseUrl) log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
+      // Another process of ours (a CLI, while npm start starts) may have the embedded server up already:
+      // used as its registered user, it is handed over to this process rather than stopped when that one
+      // leaves first, and this process stops it (or hands it on) when it leaves.
+      const running = await useRunningEmbeddedPostgres(dataDir)
+      if (running) {
+        log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
+        closers.push(() => running.stop())
+        databaseUrl = running.url
+      }
     }
     if (!databaseUrl) {
       log.info({ dataDir }, 'starting embedded Postgres')
