@@ -101,13 +101,14 @@ export async function enqueueJobs(
 
 /**
  * Whether at least `n` jobs are waiting or being worked on (the queue the consumer pauses at): counts no
- * further than `n`.
+ * further than `n`. The open jobs by the predicate of the index that holds them alone,
+ * analysis_jobs_conversation_open (`status NOT IN ('done', 'dead')`: pending or running).
  */
 export async function hasPendingJobs(client: pg.ClientBase | pg.Pool, n: number): Promise<boolean> {
   const { rows } = await client.query<{ full: boolean }>({
     name: 'cas-analysis-jobs-pending',
     text: `SELECT count(*) >= $1 AS full FROM (
-       SELECT 1 FROM analysis_jobs WHERE status IN ('pending', 'running') LIMIT $1) AS queued`,
+       SELECT 1 FROM analysis_jobs WHERE status NOT IN ('done', 'dead') LIMIT $1) AS queued`,
     values: [n],
   })
   return rows[0]!.full
@@ -122,13 +123,18 @@ export interface JobCounts {
   readonly oldestWaitingSince: Date | null
 }
 
+/**
+ * The queue's counts: the open jobs (pending or running) counted and their oldest requested_at taken in one
+ * read of analysis_jobs_conversation_open, by its predicate. An index on requested_at of the open jobs
+ * served the oldest alone, at the cost of an entry written by every claim (migration 0056).
+ */
+export const JOB_COUNTS = `SELECT o.waiting, o.oldest, (SELECT count(*)::int FROM analysis_dead_letters) AS dead
+   FROM (SELECT count(*)::int AS waiting, min(requested_at) AS oldest FROM analysis_jobs
+          WHERE status NOT IN ('done', 'dead')) AS o`
+
 /** The queue, for the metrics and the pipeline status. */
 export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts> {
-  const { rows } = await db.query<{ waiting: number; dead: number; oldest: Date | null }>(
-    `SELECT (SELECT count(*)::int FROM analysis_jobs WHERE status IN ('pending', 'running')) AS waiting,
-            (SELECT count(*)::int FROM analysis_dead_letters) AS dead,
-            (SELECT min(requested_at) FROM analysis_jobs WHERE status IN ('pending', 'running')) AS oldest`,
-  )
+  const { rows } = await db.query<{ waiting: number; dead: number; oldest: Date | null }>(JOB_COUNTS)
   const { waiting, dead, oldest } = rows[0]!
   return { waiting, dead, oldestWaitingSince: oldest }
 }
@@ -153,7 +159,8 @@ export async function jobCounts(db: pg.ClientBase | pg.Pool): Promise<JobCounts>
  * from an index of its own (migration 0054), and the first `$1` of the two taken. The due ones by the
  * queue's index on (next_attempt_at, id) of `(status = 'pending') IS TRUE`: a predicate that implies no
  * other index's, so that statistics taken while no job waited (autovacuum between two re-analyses) cannot
- * send the planner to analysis_jobs_waiting_since, where it read every waiting job, probed each, and sorted
+ * send the planner to analysis_jobs_waiting_since (dropped since, migration 0056), where it read every
+ * waiting job, probed each, and sorted
  * them for the first few (~1,190 shared blocks a claim of 16 in DSTC11's window; bench/FINDINGS.md "perf9").
  * The lapsed ones by lease_until alone (only a running job holds a lease: a constraint says so), on an index
  * of the leases: the jobs in flight, which kept the next_attempt_at they were claimed at, are no longer

@@ -5,9 +5,18 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
-import { blocksRead, rowsRead } from '../../../test/support/plan-rows.ts'
+import { blocksRead, rowsRead, scansOf } from '../../../test/support/plan-rows.ts'
 import { CONVERSATIONS_RESULTS } from './job-runner.ts'
-import { CLAIM_JOBS, CLAIM_PLAN, claimJobs, completeJobs, enqueueJobs } from './jobs.ts'
+import {
+  CLAIM_JOBS,
+  CLAIM_PLAN,
+  claimJobs,
+  completeJobs,
+  enqueueJobs,
+  hasPendingJobs,
+  JOB_COUNTS,
+  jobCounts,
+} from './jobs.ts'
 import { PLACED_EARLIER } from './topics/placement.ts'
 
 let db: TestDatabase
@@ -295,4 +304,46 @@ it('claims in order on a table never analysed', async () => {
   } finally {
     await fresh.drop()
   }
+})
+
+// Migration 0056 dropped the index on requested_at of the open jobs (one entry fewer for every claim to
+// write): the queue's counts read the open jobs on the index that holds them, whatever the statistics.
+it('counts the open jobs and finds the oldest reading only them, with statistics taken while none waited', async () => {
+  await db.pool.query('TRUNCATE analysis_jobs CASCADE')
+  await db.pool.query('ALTER TABLE analysis_jobs SET (autovacuum_enabled = false)')
+  const orgId = randomUUID()
+  const chatbotId = randomUUID()
+  const job = (i: number, requestedAt?: Date) => ({
+    sourceEventId: randomUUID(),
+    conversationId: randomUUID(),
+    orgId,
+    chatbotId,
+    messages: [{ id: `m-${i}`, role: 'user' as const, content: 'where is my parcel' }],
+    ...(requestedAt ? { requestedAt } : {}),
+  })
+  await enqueueJobs(
+    db.pool,
+    Array.from({ length: 2000 }, (_, i) => job(i)),
+    new Date(Date.now() - 120_000),
+  )
+  await db.pool.query("UPDATE analysis_jobs SET status = 'done'")
+  await db.pool.query('ANALYZE analysis_jobs')
+  expect(await jobCounts(db.pool)).toEqual({ waiting: 0, dead: 0, oldestWaitingSince: null })
+  expect(await hasPendingJobs(db.pool, 1)).toBe(false)
+  // 300 queued (the oldest owed since a re-analysis asked for it earlier), 40 of them then claimed.
+  const asked = new Date('2026-11-30T10:00:00.000Z')
+  await enqueueJobs(
+    db.pool,
+    Array.from({ length: 300 }, (_, i) => job(2000 + i, i === 150 ? asked : undefined)),
+    new Date(Date.now() - 60_000),
+  )
+  await claimJobs(db.pool, 40, 60_000, new Date())
+  expect(await jobCounts(db.pool)).toEqual({ waiting: 300, dead: 0, oldestWaitingSince: asked })
+  expect(await hasPendingJobs(db.pool, 300)).toBe(true)
+  expect(await hasPendingJobs(db.pool, 301)).toBe(false)
+  expect(await scansOf(db.pool, 'analysis_jobs', JOB_COUNTS, [])).toEqual([
+    expect.objectContaining({ index: 'analysis_jobs_conversation_open' }),
+  ])
+  // The 300 open jobs, not the 2,000 done.
+  expect(await rowsRead(db.pool, 'analysis_jobs', JOB_COUNTS, [])).toBeLessThanOrEqual(300)
 })
