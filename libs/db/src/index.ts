@@ -16,6 +16,7 @@ export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupW
 export { migrate, migrationsDir } from './migrate.ts'
 export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'
+export type { PostgresBinaries } from './postgres-binaries.ts'
 export { blockedOnTheWayTo, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
 export { ensureReaderLogin, READER_LOGIN, readerLoginUrl } from './reader-role.ts'
 export { delay, type RetryOptions, type RetryPolicy, retry, retryDelayMs } from './retry.ts'

@@ -16,7 +16,8 @@ import type { RollupDeltas } from './rollup-deltas.ts'
  * The I/O of rm_messages, set-based. Messages first seen captured are almost always new: they are
  * inserted at once and folded as new; those that turn out to exist, and the messages the batch only
  * brings results for, are written with one upsert per kind, which returns each stored row as it was
- * before (RETURNING OLD), and folded against it (message-fold.ts). Rows are written in key order (ORDER
+ * before (RETURNING OLD), and folded against it (message-fold.ts); before PostgreSQL 18 the stored rows
+ * are read and locked by a statement of their own first (MESSAGES_LOCK). Rows are written in key order (ORDER
  * BY in SQL), so concurrent batches lock them in one order.
  */
 export async function writeMessages(
@@ -60,21 +61,71 @@ export async function writeMessages(
   const withResultsOnly = others.filter(resultsOnly)
   const withContent = others.filter((e) => !resultsOnly(e))
   const stored = new Map<string, StoredMessage>()
+  const returningOld = await serverHasReturningOld(client)
+  if (!returningOld) {
+    // Before PostgreSQL 18 (no RETURNING OLD): the stored rows are read, locked in key order, first.
+    const { rows } = await client.query<StoredMessage & { conversation_id: string; message_id: string }>({
+      name: 'cas-messages-lock',
+      text: MESSAGES_LOCK,
+      values: [JSON.stringify(others.map((e) => ({ cid: e.conversationId, mid: e.messageId })))],
+    })
+    for (const r of rows) stored.set(messageKey(r.conversation_id, r.message_id), r)
+  }
   if (withResultsOnly.length > 0) {
     await upsertReturningStored(
       client,
-      'cas-messages-upsert-results',
-      UPSERT_RESULTS,
+      returningOld ? 'cas-messages-upsert-results' : 'cas-messages-upsert-results-pre18',
+      returningOld ? UPSERT_RESULTS : UPSERT_RESULTS_PRE18,
       withResultsOnly,
       stored,
     )
   }
   if (withContent.length > 0) {
-    await upsertReturningStored(client, 'cas-messages-upsert', UPSERT_CONTENT, withContent, stored)
+    await upsertReturningStored(
+      client,
+      returningOld ? 'cas-messages-upsert' : 'cas-messages-upsert-pre18',
+      returningOld ? UPSERT_CONTENT : UPSERT_CONTENT_PRE18,
+      withContent,
+      stored,
+    )
   }
   for (const entry of others)
     foldMessage(entry, stored.get(messageKey(entry.conversationId, entry.messageId)) ?? null, rollups)
 }
+
+/**
+ * Whether the server has RETURNING OLD (PostgreSQL 18 and later), asked once per server (host and port)
+ * and remembered: DATABASE_URL may name any PostgreSQL 14+ (docs/configuration.md), the embedded one is 18.
+ */
+export function serverHasReturningOld(client: pg.ClientBase): Promise<boolean> {
+  const { host, port } = client as pg.ClientBase & { host?: string; port?: number }
+  const server = `${host}:${port}`
+  let known = returningOldByServer.get(server)
+  if (known === undefined) {
+    known = client
+      .query<{ version: number }>("SELECT current_setting('server_version_num')::int AS version")
+      .then(({ rows }) => rows[0]!.version >= 180_000)
+    // A failed look is asked again by the next batch (this one fails with it, and is retried).
+    known.catch(() => returningOldByServer.delete(server))
+    returningOldByServer.set(server, known)
+  }
+  return known
+}
+const returningOldByServer = new Map<string, Promise<boolean>>()
+
+/**
+ * Before PostgreSQL 18: the stored rows of the batch's messages, locked in key order, an index probe per
+ * message. Joined plainly, the planner hashed the keys and read the whole table while it was small; a
+ * subquery that locks its rows is never merged into a join, so its only plan is the probe.
+ */
+export const MESSAGES_LOCK = `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score,
+       m.sentiment_label, m.topics
+  FROM (SELECT * FROM json_to_recordset($1::json) AS k(cid uuid, mid text) ORDER BY 1, 2) k
+  CROSS JOIN LATERAL (
+    SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
+      FROM rm_messages m WHERE m.conversation_id = k.cid AND m.message_id = k.mid
+       FOR UPDATE
+  ) m`
 
 async function upsertReturningStored(
   client: pg.ClientBase,
@@ -120,14 +171,17 @@ const ROWS = `json_to_record($1::json) AS x(conversation_id uuid[], message_id t
 const RETURNING_STORED = `RETURNING old.conversation_id, old.message_id, old.role, old.sent_at, old.sentiment_score,
     old.sentiment_label, old.topics`
 
-/** The upsert of messages the batch brings only results for. */
-export const UPSERT_RESULTS = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+const UPSERT_RESULTS_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
   ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
-    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer
-  ${RETURNING_STORED}`
+    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer`
 
-/** The upsert of messages the batch captures (again), with or without results. */
-export const UPSERT_CONTENT = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
+/** The upsert of messages the batch brings only results for. */
+export const UPSERT_RESULTS = `${UPSERT_RESULTS_BODY}
+  ${RETURNING_STORED}`
+/** The same before PostgreSQL 18, after MESSAGES_LOCK; returns nothing. */
+export const UPSERT_RESULTS_PRE18 = UPSERT_RESULTS_BODY
+
+const UPSERT_CONTENT_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
   ON CONFLICT (conversation_id, message_id) DO UPDATE SET
     role = coalesce(EXCLUDED.role, m.role),
     content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
@@ -136,8 +190,13 @@ export const UPSERT_CONTENT = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT 
     sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
     sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
     topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
-    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)
+    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`
+
+/** The upsert of messages the batch captures (again), with or without results. */
+export const UPSERT_CONTENT = `${UPSERT_CONTENT_BODY}
   ${RETURNING_STORED}`
+/** The same before PostgreSQL 18, after MESSAGES_LOCK; returns nothing. */
+export const UPSERT_CONTENT_PRE18 = UPSERT_CONTENT_BODY
 
 function rowParams(entries: readonly MessageSteps[]): [string] {
   const n = entries.length
