@@ -14,7 +14,9 @@ function usersDirOf(dataDir: string): string {
 /** Registers this process as a user of the server on `dataDir`; the returned function unregisters it. */
 export async function registerUser(dataDir: string): Promise<() => Promise<void>> {
   const dir = usersDirOf(dataDir)
-  await mkdir(dir, { recursive: true, mode: 0o700 })
+  await mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err
+  })
   const file = path.join(dir, String(process.pid))
   await writeFile(file, '', { mode: 0o600 })
   return () => rm(file, { force: true })

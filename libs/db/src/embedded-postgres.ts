@@ -440,6 +440,9 @@ export function runningEmbeddedPostgres(dataDir: string): string | undefined {
  * another user or, with none left, stops it. Undefined when none runs.
  */
 export async function useRunningEmbeddedPostgres(dataDir: string): Promise<RunningPostgres | undefined> {
+  // Registered only where a server runs: its directory exists then (made here, DATA_DIR would be made
+  // mode 700, out of the postgres user's reach as root); looked at again after, in case it stopped since.
+  if (!postmasterOf(dataDir)) return undefined
   const unregister = await registerUser(dataDir)
   const server = postmasterOf(dataDir)
   const url = runningEmbeddedPostgres(dataDir)
