@@ -168,7 +168,6 @@ it('claims in conversation order reading the waiting jobs at most once, with sta
     queued,
   )
   await enqueueJobs(db.pool, [job(conversations[0]!, 3000)], queued)
-  const waiting = 3001
   const now = new Date()
   const lease = 60_000
   // Only the queue's index serves the due jobs (migration 0054's predicate, `(status = 'pending') IS TRUE`,
