@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { newEvent } from '@cas/events'
 import pg from 'pg'
 import type { Page } from 'playwright-core'
@@ -124,6 +125,23 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
       await details.getByText('pro', { exact: true }).waitFor()
       await details.getByText('mobile', { exact: true }).waitFor()
       await checkPage('09-conversation')
+    },
+    STEP_TIMEOUT,
+  )
+
+  it(
+    "says so for a bookmarked chatbot's conversations once the chatbot is gone, and offers every chatbot's",
+    async () => {
+      // The list answered an unknown chatbot with no conversations; it is 404 now, which the page must explain.
+      await page.goto(`/conversations?chatbotId=${randomUUID()}`)
+      await heading('Conversations').waitFor()
+      await page
+        .getByText('There is no such chatbot in your organization (it may have been deleted).')
+        .waitFor()
+      await page.getByRole('button', { name: "Show every chatbot's conversations" }).click()
+      await conversationLink('order-1002').waitFor()
+      expect(new URL(page.url()).searchParams.has('chatbotId')).toBe(false)
+      expect(await page.getByRole('alert').count()).toBe(0)
     },
     STEP_TIMEOUT,
   )

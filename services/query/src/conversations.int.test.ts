@@ -163,7 +163,23 @@ describe('GET /api/v1/conversations', () => {
       'refund',
     ])
     const theirs = await get(`/api/v1/conversations?chatbotId=${bot.id}`, otherCookie)
-    expect(theirs.json().conversations).toEqual([])
+    expect(theirs.statusCode).toBe(404)
+    expect(theirs.json().error.code).toBe('not_found')
+  })
+
+  // The list answered 200 with no conversations for a chatbot id it did not know, where analytics is 404.
+  it('answers 404 for a chatbot id that is unknown, as for one of another organization', async () => {
+    const unknown = await get(`/api/v1/conversations?chatbotId=${randomUUID()}`)
+    const theirs = await get(`/api/v1/conversations?chatbotId=${otherBot.id}`)
+    for (const res of [unknown, theirs]) {
+      expect(res.statusCode).toBe(404)
+      expect(res.json()).toMatchObject({
+        ok: false,
+        error: { code: 'not_found', message: 'No chatbot with this id.' },
+      })
+    }
+    const ours = await get(`/api/v1/conversations?chatbotId=${bot.id.toUpperCase()}&q=zebra`)
+    expect(ours.statusCode).toBe(200)
   })
 
   it.each([

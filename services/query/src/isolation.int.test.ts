@@ -145,8 +145,9 @@ describe("another organization's ids on every read route", () => {
     const commands = (await get(`/api/v1/chatbots/${a.chatbotId}/topics/commands`)).json().commands
     expect(commands.map((c: { label: string }) => c.label)).toEqual(['topic a'])
     expect((await get('/api/v1/chatbots')).json().map((c: { id: string }) => c.id)).toEqual([a.chatbotId])
-    const list = (await get(`/api/v1/conversations?chatbotId=${b.chatbotId}`)).json()
-    expect(list.conversations).toEqual([])
+    expect((await get(`/api/v1/conversations?chatbotId=${b.chatbotId}`)).statusCode).toBe(404)
+    const list = (await get('/api/v1/conversations')).json()
+    expect(list.conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
     expect((await get(`/api/v1/conversations/${a.conversationId}`)).statusCode).toBe(200)
   })
 })

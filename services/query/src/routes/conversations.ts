@@ -8,6 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { QueryDeps } from '../deps.ts'
 import { waitForChatbots, waitForProjection } from '../read-your-writes.ts'
+import { chatbotInOrg } from '../repositories/chatbots.ts'
 import {
   conversationMessages,
   findConversation,
@@ -158,7 +159,8 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
           "`sentiment` (the end user's), `topic` (a topic id, `other`, or part of a label or key phrase " +
           'in any case) and `q` (full-text search in messages, stemmed English, web-search syntax). ' +
           'Paged: `limit` at most 100 (default 20); pass `nextCursor` back as `cursor`. A conversation ' +
-          'read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected.',
+          'read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected. ' +
+          "404 for a `chatbotId` not in the organization (unknown, deleted or another organization's).",
         summary: 'List conversations, newest first, with filters and full-text search',
         tags,
         security,
@@ -179,7 +181,7 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
               },
             },
           ),
-          ...errorResponses('invalid_request', 'unauthorized', 'forbidden'),
+          ...errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found'),
         },
       },
     },
@@ -195,6 +197,10 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
       if (filters.signal !== undefined)
         await waitForChatbots(deps.readerPool, orgId, filters.chatbotId, timeoutMs)
       const page = await withOrgScope(deps.readerPool, orgId, async (client) => {
+        // Another organization's chatbot answers like an unknown one (API.md: never reveal existence).
+        if (filters.chatbotId !== undefined && !(await chatbotInOrg(client, orgId, filters.chatbotId))) {
+          throw new AppError('not_found', 'No chatbot with this id.')
+        }
         const byTopic =
           topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
         const byTheme =

@@ -536,7 +536,7 @@ export type paths = {
         };
         /**
          * List conversations, newest first, with filters and full-text search
-         * @description The conversations of the organization (or of one chatbot), by last message time, newest first. Filters: `from`/`to` (last message time, ISO 8601 with a zone), `userId` (user.id), `sentiment` (the end user's), `topic` (a topic id, `other`, or part of a label or key phrase in any case) and `q` (full-text search in messages, stemmed English, web-search syntax). Paged: `limit` at most 100 (default 20); pass `nextCursor` back as `cursor`. A conversation read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected.
+         * @description The conversations of the organization (or of one chatbot), by last message time, newest first. Filters: `from`/`to` (last message time, ISO 8601 with a zone), `userId` (user.id), `sentiment` (the end user's), `topic` (a topic id, `other`, or part of a label or key phrase in any case) and `q` (full-text search in messages, stemmed English, web-search syntax). Paged: `limit` at most 100 (default 20); pass `nextCursor` back as `cursor`. A conversation read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected. 404 for a `chatbotId` not in the organization (unknown, deleted or another organization's).
          */
         get: operations["listConversations"];
         put?: never;
@@ -3268,6 +3268,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

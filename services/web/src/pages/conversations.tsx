@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
+import { ApiError } from '../api/client.ts'
 import { analytics, conversations } from '../api/endpoints.ts'
 import type { Chatbot, Conversation } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
@@ -207,7 +208,21 @@ export function ConversationsPage() {
             </button>
           </p>
         ) : null}
-        <ErrorAlert error={page.error} />
+        {applied.chatbotId && page.error instanceof ApiError && page.error.status === 404 ? (
+          // A bookmarked link to a chatbot since deleted (or of another organization): say so, offer the rest.
+          <div className="alert error" role="alert">
+            <p>There is no such chatbot in your organization (it may have been deleted).</p>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => navigate(paths.conversations(filtersToSearch({ ...applied, chatbotId: '' })))}
+            >
+              Show every chatbot's conversations
+            </button>
+          </div>
+        ) : (
+          <ErrorAlert error={page.error} />
+        )}
         {page.loading ? (
           <p role="status">Loading conversations…</p>
         ) : page.data?.conversations.length === 0 ? (
