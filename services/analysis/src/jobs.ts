@@ -358,26 +358,29 @@ export async function deadLetterJob(client: pg.ClientBase, job: AnalysisJob, rea
 }
 
 /**
- * Deletes the jobs `where` selects (`$1` its parameter), locked in id order first, as a commit's
+ * Deletes the jobs `where` selects, locked in id order first, as a commit's
  * (lockClaims) and a renewal's are: deleted in the order the plan met them (an index's, heap order), a
  * deletion during a commit of two of the jobs could hold one the commit was about to lock while waiting
  * for the other, and Postgres broke that deadlock by failing one of them.
  */
-async function deleteJobs(client: pg.ClientBase | pg.Pool, where: string, value: string): Promise<void> {
-  await client.query(
-    `DELETE FROM analysis_jobs j
+const deleteJobsWhere = (where: string) => `DELETE FROM analysis_jobs j
       USING (SELECT id FROM analysis_jobs WHERE ${where} ORDER BY id FOR UPDATE) AS l
-      WHERE j.id = l.id`,
-    [value],
-  )
-}
+      WHERE j.id = l.id`
+
+/**
+ * An erased conversation's jobs, found on analysis_jobs_chatbot_conversation by both its columns: by
+ * conversation_id alone no index holds the done jobs, and the deletion read every job ever analysed
+ * (migration 0057; bench/FINDINGS.md "perf11").
+ */
+export const DELETE_CONVERSATION_JOBS = deleteJobsWhere('chatbot_id = $1 AND conversation_id = $2')
+export const DELETE_CHATBOT_JOBS = deleteJobsWhere('chatbot_id = $1')
 
 /**
  * Removes every job (with the message content it holds), result and dead letter of a deleted chatbot,
  * and its topic state (the embeddings of its end users' messages among it).
  */
 export async function forgetChatbot(client: pg.ClientBase | pg.Pool, chatbotId: string): Promise<void> {
-  await deleteJobs(client, 'chatbot_id = $1', chatbotId)
+  await client.query(DELETE_CHATBOT_JOBS, [chatbotId])
   await client.query('DELETE FROM analysis_results WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM topic_models WHERE chatbot_id = $1', [chatbotId])
   await client.query('DELETE FROM analysis_signal_state WHERE chatbot_id = $1', [chatbotId])
@@ -392,7 +395,7 @@ export async function forgetConversation(
   chatbotId: string,
   conversationId: string,
 ): Promise<void> {
-  await deleteJobs(client, 'conversation_id = $1', conversationId)
+  await client.query(DELETE_CONVERSATION_JOBS, [chatbotId, conversationId])
   await client.query('DELETE FROM analysis_results WHERE conversation_id = $1', [conversationId])
   await client.query('DELETE FROM analysis_signal_state WHERE conversation_id = $1', [conversationId])
   await forgetPooledConversation(client, chatbotId, conversationId)

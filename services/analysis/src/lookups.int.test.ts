@@ -12,11 +12,15 @@ import {
   CLAIM_PLAN,
   claimJobs,
   completeJobs,
+  DELETE_CHATBOT_JOBS,
+  DELETE_CONVERSATION_JOBS,
   enqueueJobs,
+  forgetConversation,
   hasPendingJobs,
   JOB_COUNTS,
   jobCounts,
 } from './jobs.ts'
+import { TRANSCRIPT_JOBS } from './signals/llm-refine.ts'
 import { PLACED_EARLIER } from './topics/placement.ts'
 
 let db: TestDatabase
@@ -345,4 +349,80 @@ it('counts the open jobs and finds the oldest reading only them, with statistics
   ])
   // The 300 open jobs, not the 2,000 done.
   expect(await rowsRead(db.pool, 'analysis_jobs', JOB_COUNTS, [])).toBeLessThanOrEqual(300)
+})
+
+// Regression: erasing a conversation (an end user's erasure, a retention sweep's) and the LLM refinement's
+// transcript read analysis_jobs by conversation_id alone, which only the open jobs' index held: every job
+// ever analysed was read, for each erased conversation.
+it('erases a conversation’s jobs and reads its transcript’s by reading its own jobs, however many are done', async () => {
+  await db.pool.query('TRUNCATE analysis_jobs CASCADE')
+  const orgId = randomUUID()
+  const [busy, other] = [randomUUID(), randomUUID()]
+  // 5,000 conversations of 4 done jobs each, four in five of them the busy chatbot's.
+  await db.pool.query(
+    `INSERT INTO analysis_jobs (source_event_id, conversation_id, org_id, chatbot_id, messages, status,
+       requested_at, next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), c.id, $1, CASE WHEN c.n % 5 = 0 THEN $3::uuid ELSE $2::uuid END,
+            jsonb_build_array(jsonb_build_object('id', 'm-' || c.n || '-' || k, 'role', 'user',
+                                                 'content', 'turn ' || k || ' of ' || c.n)),
+            'done', now(), now(), now(), now()
+       FROM (SELECT gen_random_uuid() AS id, n FROM generate_series(1, 5000) n) c, generate_series(1, 4) k`,
+    [orgId, busy, other],
+  )
+  await db.pool.query('ANALYZE analysis_jobs')
+  const conversationOf = async (chatbotId: string) =>
+    (
+      await db.pool.query<{ conversation_id: string }>(
+        'SELECT conversation_id FROM analysis_jobs WHERE chatbot_id = $1 LIMIT 1',
+        [chatbotId],
+      )
+    ).rows[0]!.conversation_id
+  const [erased, kept] = [await conversationOf(busy), await conversationOf(other)]
+  // One more capture of the erased conversation, still queued.
+  await enqueueJobs(
+    db.pool,
+    [
+      {
+        sourceEventId: randomUUID(),
+        conversationId: erased,
+        orgId,
+        chatbotId: busy,
+        messages: [{ id: 'm-late', role: 'user', content: 'one more thing' }],
+      },
+    ],
+    new Date(),
+  )
+  const { rows: transcript } = await db.pool.query<{ messages: { content: string }[] }>(TRANSCRIPT_JOBS, [
+    busy,
+    erased,
+  ])
+  expect(transcript.map((r) => r.messages[0]!.content)).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^turn \d of \d+$/)]),
+  )
+  expect(transcript).toHaveLength(4)
+  for (const statement of [TRANSCRIPT_JOBS, DELETE_CONVERSATION_JOBS, DELETE_CHATBOT_JOBS]) {
+    const params = statement === DELETE_CHATBOT_JOBS ? [other] : [busy, erased]
+    expect(await scansOf(db.pool, 'analysis_jobs', statement, params)).toContainEqual(
+      expect.objectContaining({ index: 'analysis_jobs_chatbot_conversation' }),
+    )
+  }
+  expect(await rowsRead(db.pool, 'analysis_jobs', TRANSCRIPT_JOBS, [busy, erased])).toBeLessThanOrEqual(5)
+
+  // The deletion, run by EXPLAIN ANALYZE: its 5 jobs read (locked, then deleted by primary key).
+  expect(
+    await rowsRead(db.pool, 'analysis_jobs', DELETE_CONVERSATION_JOBS, [busy, erased]),
+  ).toBeLessThanOrEqual(15)
+  const client = await db.pool.connect()
+  try {
+    await forgetConversation(client, other, kept)
+  } finally {
+    client.release()
+  }
+  const { rows: left } = await db.pool.query<{ conversation_id: string; jobs: number }>(
+    `SELECT conversation_id, count(*)::int AS jobs FROM analysis_jobs
+      WHERE conversation_id = ANY($1::uuid[]) GROUP BY 1`,
+    [[erased, kept]],
+  )
+  expect(left).toEqual([])
+  expect((await db.pool.query('SELECT count(*)::int AS n FROM analysis_jobs')).rows[0].n).toBe(20001 - 5 - 4)
 })

@@ -347,7 +347,7 @@ export class SignalRefiner {
     const asked = borderlineSignals(row.signals, below)
     if (asked.length === 0) return
     const [transcript, settings] = await Promise.all([
-      transcriptOf(this.opts.pool, row.conversation_id),
+      transcriptOf(this.opts.pool, row.chatbot_id, row.conversation_id),
       chatbotSettings(this.opts.pool, [row.chatbot_id]),
     ])
     // Erased (or its chatbot deleted) meanwhile: nothing to judge, nothing to send.
@@ -444,20 +444,29 @@ class CallTimeout extends Error {
 }
 
 /**
+ * A conversation's analysed jobs, the latest last: found on analysis_jobs_chatbot_conversation by both its
+ * columns (by conversation_id alone no index holds the done jobs: every job ever analysed was read; migration
+ * 0057, bench/FINDINGS.md "perf11").
+ */
+export const TRANSCRIPT_JOBS = `SELECT messages FROM analysis_jobs
+  WHERE chatbot_id = $1 AND conversation_id = $2 AND status = 'done' ORDER BY id`
+
+/**
  * A conversation's messages with their content, in conversation order: the order of their results
  * (sentAt, then place in their capture), the content from the jobs that brought them (the latest).
  */
-export async function transcriptOf(pool: pg.Pool, conversationId: string): Promise<TranscriptMessage[]> {
+export async function transcriptOf(
+  pool: pg.Pool,
+  chatbotId: string,
+  conversationId: string,
+): Promise<TranscriptMessage[]> {
   const [{ rows: order }, { rows: jobs }] = await Promise.all([
     pool.query<{ message_id: string; role: MessageRole }>(
       `SELECT message_id, role FROM analysis_results WHERE conversation_id = $1
         ORDER BY coalesce(sent_at, analyzed_at), position, message_id`,
       [conversationId],
     ),
-    pool.query<{ messages: TranscriptMessage[] }>(
-      `SELECT messages FROM analysis_jobs WHERE conversation_id = $1 AND status = 'done' ORDER BY id`,
-      [conversationId],
-    ),
+    pool.query<{ messages: TranscriptMessage[] }>(TRANSCRIPT_JOBS, [chatbotId, conversationId]),
   ])
   const content = new Map<string, string>()
   for (const job of jobs) for (const m of job.messages) content.set(m.id, m.content)
