@@ -92,6 +92,53 @@ describe('serving the built dashboard', () => {
     expect(post.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
   })
 
+  // A build while the service ran left the dashboard blank: the new index.html was served, its new assets
+  // were 404 (the static server routed only the files present at start).
+  it('serves the assets of a build made while it runs, beside its index.html', async () => {
+    const rebuilt = '<!doctype html><title>rebuilt</title><script src="/assets/index-New456.js"></script>'
+    await writeFile(path.join(root, 'assets', 'index-New456.js'), 'console.log("new")')
+    await writeFile(path.join(root, 'index.html'), rebuilt)
+    await rm(path.join(root, 'assets', 'index-AbC123.js'))
+    try {
+      expect((await app.inject('/chatbots')).body).toBe(rebuilt)
+      const asset = await app.inject('/assets/index-New456.js')
+      expect(asset.statusCode).toBe(200)
+      expect(asset.body).toBe('console.log("new")')
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable')
+      const gone = await app.inject('/assets/index-AbC123.js')
+      expect(gone.statusCode).toBe(404)
+      expect(gone.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
+    } finally {
+      await writeFile(path.join(root, 'index.html'), INDEX)
+      await writeFile(path.join(root, 'assets', 'index-AbC123.js'), SCRIPT)
+      await rm(path.join(root, 'assets', 'index-New456.js'))
+    }
+  })
+
+  it('serves nothing outside the build, nor its hidden files', async () => {
+    const secret = path.join(path.dirname(root), `${path.basename(root)}-secret.txt`)
+    await writeFile(secret, 'outside the build')
+    await writeFile(path.join(root, '.env'), 'A_HIDDEN_FILE=1')
+    try {
+      for (const url of [
+        `/assets/..%2f..%2f${path.basename(secret)}`,
+        `/assets/%2e%2e/%2e%2e/${path.basename(secret)}`,
+        `/..%2f${path.basename(secret)}`,
+        '/assets/..%5c..%5cindex.html',
+        '/.env',
+        '/assets//index-AbC123.js',
+      ]) {
+        const res = await app.inject(url)
+        expect(res.statusCode, url).toBe(404)
+        expect(res.json(), url).toMatchObject({ ok: false, error: { code: 'not_found' } })
+        expect(res.body, url).not.toMatch(/outside the build|A_HIDDEN_FILE/)
+      }
+    } finally {
+      await rm(secret)
+      await rm(path.join(root, '.env'))
+    }
+  })
+
   it('leaves API routes to their handlers', async () => {
     const res = await app.inject('/api/v1/things')
     expect(res.json()).toEqual({ ok: true })

@@ -36,8 +36,10 @@ export async function registerDashboard(app: FastifyInstance, opts: { root: stri
   await app.register(async (scope) => {
     await scope.register(fastifyStatic, {
       root: opts.root,
-      // Routes for the files that exist when the service starts: the build is immutable once deployed.
-      wildcard: false,
+      // No routes of its own: the files are looked up per request (below), so a build made while the
+      // service runs serves its new assets beside its new index.html (routes made at start knew only the
+      // files of the build present then, and the new index.html named assets they answered 404).
+      serve: false,
       index: false,
       cacheControl: false,
       setHeaders: (reply, file) => {
@@ -54,10 +56,30 @@ export async function registerDashboard(app: FastifyInstance, opts: { root: stri
     const page = { schema: { hide: true } }
     scope.get('/', page, (_request, reply) => reply.sendFile('index.html'))
     scope.get('/*', page, (request, reply) => {
-      if (!isPagePath(request.url)) return reply.callNotFound()
-      return reply.sendFile('index.html')
+      if (isPagePath(request.url)) return reply.sendFile('index.html')
+      const file = builtFilePath(request.url)
+      return file === undefined ? reply.callNotFound() : reply.sendFile(file)
     })
   })
+}
+
+/**
+ * The file a URL names inside the build, relative to it, or undefined when it cannot be one of the build's
+ * files: every segment a plain file or directory name (Vite's names are letters, digits, `-`, `_` and
+ * dots), none empty, hidden, `.` or `..`, no escape that decodes to `/`, `\` or NUL. Nothing outside the
+ * build is reachable, whatever the encoding (and `send` refuses `..` again).
+ */
+export function builtFilePath(url: string): string | undefined {
+  const encoded = url.split(/[?#]/, 1)[0] ?? ''
+  let pathname: string
+  try {
+    pathname = decodeURIComponent(encoded)
+  } catch {
+    return undefined
+  }
+  const segments = pathname.split('/').slice(1)
+  const plain = segments.every((s) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(s))
+  return segments.length > 0 && plain ? segments.join('/') : undefined
 }
 
 /** A path the app routes in the browser: not the API's, and not one naming a file (no extension). */
