@@ -17,7 +17,7 @@ import {
   nearestMean,
   unitsOf,
 } from '../../services/analysis/src/signals/cues.ts'
-import { THRESHOLDS } from '../../services/analysis/src/signals/detect.ts'
+import { customSignalsFiring, THRESHOLDS } from '../../services/analysis/src/signals/detect.ts'
 import type { Vector } from '../../services/analysis/src/topics/vectors.ts'
 
 export interface CustomSignalCase {
@@ -55,6 +55,11 @@ export interface CustomSetReport {
   readonly name: string
   readonly development: boolean
   readonly signals: readonly CustomSignalScore[]
+  /**
+   * The set read as one chatbot carrying all its signals: every message scored against every signal, each
+   * firing on its own margin (signals-v43) or only the nearest of those passing (signals-v82, the service's).
+   */
+  readonly chatbot: { readonly each: Firings; readonly nearest: Firings }
   /** The same messages by the earlier rules, pooled over the set's signals. */
   readonly baselines: readonly { readonly rule: string; readonly scored: Scored }[]
 }
@@ -63,6 +68,30 @@ const BASELINES = [
   { rule: 'nearest example − nearest social or request anchor (signals-v3)', k: 1 },
   { rule: '2 nearest examples − 2 nearest social or request anchors (signals-v4 … v42)', k: 2 },
 ] as const
+
+/** Firings of a set read as one chatbot: its own signal's on positives and negatives, and other signals' anywhere. */
+export interface Firings {
+  tp: number
+  fp: number
+  /** Another signal than the message's own (its set's signals are of different businesses). */
+  other: number
+  positives: number
+}
+const emptyFirings = (): Firings => ({ tp: 0, fp: 0, other: 0, positives: 0 })
+
+/** Counts what one message fired: `own` its signal, `positive` whether it is a paraphrase of it. */
+export function countFirings(
+  into: Firings,
+  fired: readonly { readonly name: string }[],
+  own: string,
+  positive: boolean,
+): void {
+  const hit = fired.some((f) => f.name === own)
+  if (positive) into.positives++
+  if (hit && positive) into.tp++
+  if (hit && !positive) into.fp++
+  into.other += fired.filter((f) => f.name !== own).length
+}
 
 function scoredOf(margins: readonly number[], positives: number): Scored {
   const pos = margins.slice(0, positives)
@@ -84,13 +113,20 @@ export async function measureCustomSignalSets(analyzer: SemanticAnalyzer): Promi
   for (const set of CUSTOM_SETS) {
     const signals: CustomSignalScore[] = []
     const baselineMargins: number[][][] = BASELINES.map(() => [])
-    for (const c of loadCustomSet(set.file)) {
-      const name = customSignalName(c.label)
-      const signal = await embedCustomSignal(embed, { name, label: c.label, examples: c.examples }, anchors)
+    const cases = loadCustomSet(set.file)
+    const defined = cases.map((c) => ({
+      name: customSignalName(c.label),
+      label: c.label,
+      examples: c.examples,
+    }))
+    const all = await Promise.all(defined.map((d) => embedCustomSignal(embed, d, anchors)))
+    const chatbot = { each: emptyFirings(), nearest: emptyFirings() }
+    for (const [i, c] of cases.entries()) {
+      const name = defined[i]!.name
       const messages = [...c.positives, ...c.negatives].map((content) => ({ role: 'user' as const, content }))
       const units = messages.map(unitsOf)
       const vectors = await embed(units.flat())
-      const scored = cuesFrom(messages, units, vectors, anchors, [signal])
+      const scored = cuesFrom(messages, units, vectors, anchors, all)
       signals.push({
         label: c.label,
         ...scoredOf(
@@ -98,6 +134,12 @@ export async function measureCustomSignalSets(analyzer: SemanticAnalyzer): Promi
           c.positives.length,
         ),
       })
+      for (const [m, s] of scored.entries()) {
+        const margins = s?.cues.custom
+        const each = defined.filter((d) => (margins?.[d.name] ?? -1) >= THRESHOLDS.custom)
+        countFirings(chatbot.each, each, name, m < c.positives.length)
+        countFirings(chatbot.nearest, customSignalsFiring(margins, defined), name, m < c.positives.length)
+      }
       const examples = await embed(c.examples)
       const unitVectors: Vector[][] = []
       for (const u of units)
@@ -111,7 +153,6 @@ export async function measureCustomSignalSets(analyzer: SemanticAnalyzer): Promi
       }
     }
     const pooled = (per: readonly number[][]) => {
-      const cases = loadCustomSet(set.file)
       const parts = per.map((margins, i) => scoredOf(margins, cases[i]!.positives.length))
       return pool(parts)
     }
@@ -119,6 +160,7 @@ export async function measureCustomSignalSets(analyzer: SemanticAnalyzer): Promi
       name: set.name,
       development: set.development,
       signals,
+      chatbot,
       baselines: BASELINES.map(({ rule }, b) => ({ rule, scored: pooled(baselineMargins[b]!) })),
     })
   }
@@ -146,6 +188,9 @@ const f = (x: number) => x.toFixed(2)
 const precision = (s: Scored) => (s.tp + s.fp === 0 ? 1 : s.tp / (s.tp + s.fp))
 const recall = (s: Scored) => (s.positives === 0 ? 1 : s.tp / s.positives)
 
+const firingsRow = (rule: string, set: string, x: Firings) =>
+  `| ${rule} | ${set} | ${f(x.tp + x.fp + x.other === 0 ? 1 : x.tp / (x.tp + x.fp + x.other))} | ${f(x.positives === 0 ? 1 : x.tp / x.positives)} | ${x.fp} | ${x.other} | ${x.fp + x.other + x.positives - x.tp} |`
+
 /** The custom signals' part of the signals' report, in Markdown. */
 export function customSignalsReport(sets: readonly CustomSetReport[]): string[] {
   const row = (rule: string, set: string, s: Scored) =>
@@ -161,14 +206,23 @@ export function customSignalsReport(sets: readonly CustomSetReport[]): string[] 
     '|---|---|--:|--:|--:|',
     ...sets.flatMap((s) => [
       row(
-        '**signals-v43: centre of examples and label − 3 nearest of the wider background**',
+        '**signals-v43 (the margin, as v82): centre of examples and label − 3 nearest of the wider background**',
         s.name,
         pool(s.signals),
       ),
       ...s.baselines.map((b) => row(b.rule, s.name, b.scored)),
     ]),
     '',
-    'Per signal, the current rule:',
+    "Each set read as one chatbot carrying all its signals (every message against every signal; the set's signals are of different businesses, so a firing of another signal than the message's own counts as false). Precision over all firings:",
+    '',
+    '| rule | set | precision | recall | own signal on its other messages | other signals fired | errors |',
+    '|---|---|--:|--:|--:|--:|--:|',
+    ...sets.flatMap((s) => [
+      firingsRow('signals-v43: every signal whose margin passes', s.name, s.chatbot.each),
+      firingsRow('**signals-v82: only the nearest of those passing**', s.name, s.chatbot.nearest),
+    ]),
+    '',
+    'Per signal, the current rule (its own messages, its own margin):',
     '',
     '| custom signal | set | precision | recall | AUC | lowest positive margin | highest negative margin |',
     '|---|---|--:|--:|--:|--:|--:|',

@@ -26,6 +26,7 @@ import {
 } from './cues.ts'
 import {
   type ConversationMessage,
+  customSignalsFiring,
   detectSignals,
   escalationAfterFailure,
   escalationAsked,
@@ -788,6 +789,32 @@ describe('conversation signals: the decision', () => {
     expect(detectSignals(messages, own, at(5)).signals).toEqual([
       { name: 'custom:discount', label: 'discount', confidence: expect.any(Number), evidence: ['m0'] },
     ])
+  })
+
+  it('fires, of the custom signals a message passes, only the nearest (signals-v82)', () => {
+    // Trial5: "what does the Plus membership include?" fired both "Asks for a discount" and "Wants to cancel".
+    const discount = { name: 'custom:discount', label: 'discount', examples: ['a discount?'] }
+    const cancel = { name: 'custom:cancel', label: 'cancel', examples: ['cancel my membership'] }
+    const refund = { name: 'custom:refund', label: 'refund', examples: ['my money back'] }
+    const own: SignalSettings = { ...settings, custom: [discount, cancel, refund] }
+    const messages = conversation(
+      ['user', { custom: { 'custom:discount': 0.05, 'custom:cancel': 0.12, 'custom:refund': -0.1 } }],
+      ['user', { custom: { 'custom:discount': 0.08, 'custom:cancel': -0.02, 'custom:refund': -0.3 } }],
+    )
+    expect(detectSignals(messages, own, at(5)).signals).toEqual([
+      { name: 'custom:cancel', label: 'cancel', confidence: expect.any(Number), evidence: ['m0'] },
+      { name: 'custom:discount', label: 'discount', confidence: expect.any(Number), evidence: ['m1'] },
+    ])
+  })
+
+  it('reads the nearest among the signals the chatbot has now, and fires all of a tie', () => {
+    const a = { name: 'custom:a', label: 'a', examples: ['a'] }
+    const b = { name: 'custom:b', label: 'b', examples: ['b'] }
+    // custom:gone was removed from the settings after the analysis: it no longer hides custom:a.
+    const margins = { 'custom:gone': 0.4, 'custom:a': 0.1, 'custom:b': 0.1 }
+    expect(customSignalsFiring(margins, [a, b]).map((s) => s.name)).toEqual(['custom:a', 'custom:b'])
+    expect(customSignalsFiring({ 'custom:a': -0.01 }, [a, b])).toEqual([])
+    expect(customSignalsFiring(undefined, [a, b])).toEqual([])
   })
 
   /**
