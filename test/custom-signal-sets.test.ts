@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CUSTOM_SETS, loadCustomSet } from '../bench/quality/custom-signals.ts'
+import { CUSTOM_SETS, countFirings, type Firings, loadCustomSet } from '../bench/quality/custom-signals.ts'
 
 // The custom-signal sets of bench/data/signals (issue 32) as bench:signals lists them: their format, and that
 // no signal is measured twice (a signal in a development set and again in a confirmation set would confirm
@@ -28,5 +28,17 @@ describe("the chatbot's own signal sets", () => {
     expect(new Set(labels).size).toBe(labels.length)
     expect(CUSTOM_SETS.some((set) => set.development)).toBe(true)
     expect(CUSTOM_SETS.some((set) => !set.development)).toBe(true)
+  })
+
+  it("count a set read as one chatbot: its own signal's firings, and every other signal's as false", () => {
+    const x: Firings = { tp: 0, fp: 0, other: 0, positives: 0 }
+    const a = { name: 'custom:a' }
+    const b = { name: 'custom:b' }
+    const c = { name: 'custom:c' }
+    countFirings(x, [a, b], 'custom:a', true)
+    countFirings(x, [], 'custom:a', true)
+    countFirings(x, [a, b, c], 'custom:a', false)
+    countFirings(x, [c], 'custom:b', false)
+    expect(x).toEqual({ tp: 1, fp: 1, other: 4, positives: 2 })
   })
 })

@@ -2487,4 +2487,39 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       }
     }
   })
+
+  it("fires one of a chatbot's own signals on a message near two of them, its own on their paraphrases (signals-v82)", async () => {
+    // Trial5 (bench/FINDINGS.md): "what does the Plus membership include?" fired both "Asks for a discount"
+    // and "Wants to cancel membership"; each passed the background on its own margin.
+    const discount: CustomSignal = {
+      name: 'custom:asks-for-a-discount',
+      label: 'Asks for a discount',
+      examples: [
+        'do you have any discount codes?',
+        'can I get money off my order?',
+        'is there a student discount?',
+      ],
+    }
+    const cancel: CustomSignal = {
+      name: 'custom:wants-to-cancel-membership',
+      label: 'Wants to cancel membership',
+      examples: [
+        'cancel my Plus membership',
+        'I want to stop my membership',
+        'how do I end my subscription?',
+      ],
+    }
+    const both = [discount, cancel]
+    const own = (names: string[]) => names.filter((n) => n.startsWith('custom:'))
+    const plus = 'what does the Plus membership include?'
+    expect(await signalsWith([discount], ['user', plus])).toContain(discount.name)
+    expect(await signalsWith([cancel], ['user', plus])).toContain(cancel.name)
+    expect(own(await signalsWith(both, ['user', plus]))).toHaveLength(1)
+    expect(own(await signalsWith(both, ['user', 'any promo code for first-time buyers?']))).toEqual([
+      discount.name,
+    ])
+    expect(own(await signalsWith(both, ['user', 'please end my Plus membership today']))).toEqual([
+      cancel.name,
+    ])
+  })
 })
