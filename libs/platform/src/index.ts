@@ -1,3 +1,4 @@
+export { cliFailureLine, databaseWhere, openCliInfrastructure } from './cli.ts'
 export { type Composed, type ServiceModule, startComposed } from './compose.ts'
 export {
   chooseDataDir,

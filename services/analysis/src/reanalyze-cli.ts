@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util'
 import { parseConfig } from '@cas/config'
-import { openInfrastructure, withChosenDataDir } from '@cas/platform'
+import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { pino } from 'pino'
 import { analysisSettings } from './app.ts'
 import { ANALYSIS_CONFIG } from './config.ts'
@@ -32,7 +32,7 @@ const parsed = parseConfig(ANALYSIS_CONFIG, process.env)
 const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
-const infra = await openInfrastructure(config, log, 'reanalyze')
+const infra = await openCliInfrastructure(config, log, 'reanalyze')
 try {
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
   // The analyzer that will run (the model, or its fallback) is part of each job's identity.

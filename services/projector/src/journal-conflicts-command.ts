@@ -38,6 +38,7 @@ export async function runJournalConflictsCommand(
   switch (command) {
     case 'list': {
       if (ids.length > 0) return usage(io, 'list takes no ids')
+      if (values.all !== undefined) return usage(io, 'list takes no --all (that is acknowledge --all)')
       const format = values.format ?? 'table'
       if (!isFormat(format)) return usage(io, `unknown format ${format} (table, json or csv)`)
       const conflicts = await listJournalConflicts(pool)
@@ -45,6 +46,8 @@ export async function runJournalConflictsCommand(
       return 0
     }
     case 'acknowledge': {
+      if (values.format !== undefined)
+        return usage(io, 'acknowledge takes no --format (that is list --format)')
       const selection = selectionOf(ids, values.all === true)
       if (!selection) return usage(io, 'acknowledge takes event ids, or --all')
       const outcome = await acknowledgeJournalConflicts(pool, selection)
@@ -54,7 +57,8 @@ export async function runJournalConflictsCommand(
         )
         return 1
       }
-      io.out(`Acknowledged ${outcome.acknowledged} events left out as not in the journal.`)
+      const events = outcome.acknowledged === 1 ? 'event' : 'events'
+      io.out(`Acknowledged ${outcome.acknowledged} ${events} left out as not in the journal.`)
       return 0
     }
     default:

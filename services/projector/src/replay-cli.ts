@@ -7,7 +7,7 @@
  * `npm start`, whether the service is running or not. Prints progress: events/s, lag and ETA.
  */
 import { parseConfig } from '@cas/config'
-import { openInfrastructure, withChosenDataDir } from '@cas/platform'
+import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { pino } from 'pino'
 import { PROJECTOR_CONFIG } from './config.ts'
 import { READ_MODELS, type RebuildProgress, rebuildReadModels } from './rebuild.ts'
@@ -25,7 +25,7 @@ const parsed = parseConfig(PROJECTOR_CONFIG, process.env)
 const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
-const infra = await openInfrastructure(config, log, 'replay')
+const infra = await openCliInfrastructure(config, log, 'replay')
 const tty = process.stdout.isTTY
 const show = (p: RebuildProgress) => {
   const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds}s`

@@ -9,7 +9,7 @@
  */
 import { parseConfig } from '@cas/config'
 import { republishJournal } from '@cas/eventlog'
-import { openInfrastructure, withChosenDataDir } from '@cas/platform'
+import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { pino } from 'pino'
 import { RELAY_CONFIG } from './config.ts'
 
@@ -20,7 +20,7 @@ if (!config.KAFKA_BROKERS) {
   console.error('No KAFKA_BROKERS: the journal is the event log and no relay publishes it; nothing to do.')
   process.exit(1)
 }
-const infra = await openInfrastructure(config, log, 'republish')
+const infra = await openCliInfrastructure(config, log, 'republish')
 let code = 1
 try {
   const done = await republishJournal(infra.pool)

@@ -1,0 +1,68 @@
+import { type Infrastructure, openInfrastructure } from './infrastructure.ts'
+
+/** Node's and PostgreSQL's ways of saying the server is not there or will not let this user in. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ECONNRESET',
+])
+const CONNECTION_SQLSTATES = /^(08|28)|^3D000$|^57P03$/
+
+/**
+ * An operator CLI's infrastructure (journal-conflicts, dead-letters, replay, republish, reanalyze): as
+ * openInfrastructure opens it, but a failure ends the process with one line on stderr and exit code 1, not
+ * Node's stack trace of an unhandled rejection. Returns only once open.
+ */
+export async function openCliInfrastructure(
+  config: Parameters<typeof openInfrastructure>[0],
+  log: Parameters<typeof openInfrastructure>[1],
+  command: string,
+): Promise<Infrastructure> {
+  try {
+    return await openInfrastructure(config, log, command)
+  } catch (err) {
+    console.error(cliFailureLine(command, err, config.DATABASE_URL))
+    process.exit(1)
+  }
+}
+
+/**
+ * The one line a CLI says when its infrastructure cannot be opened: a database that cannot be reached is
+ * named by host, port and database (never its user or password); any other failure by its message.
+ */
+export function cliFailureLine(command: string, err: unknown, databaseUrl: string | undefined): string {
+  const message = oneLine(err)
+  if (databaseUrl && isConnectionFailure(err)) {
+    return `${command}: cannot reach the database ${databaseWhere(databaseUrl)} (DATABASE_URL): ${message}`
+  }
+  return `${command}: ${message}`
+}
+
+/** host:port/database of a connection URL, for a message: the user and password are left out. */
+export function databaseWhere(url: string): string {
+  try {
+    const parsed = new URL(url)
+    // host= (a Unix socket directory, as pg reads it) wins over the URL's host.
+    const host = `${parsed.searchParams.get('host') ?? (parsed.hostname || 'localhost')}:${parsed.port || '5432'}`
+    return `${host}${parsed.pathname.length > 1 ? parsed.pathname : ''}`
+  } catch {
+    return '(a DATABASE_URL that is not a URL)'
+  }
+}
+
+function isConnectionFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || CONNECTION_SQLSTATES.test(code))) return true
+  // Node gives an AggregateError (one per address tried) for a host name with several addresses.
+  return err instanceof AggregateError && err.errors.some(isConnectionFailure)
+}
+
+function oneLine(err: unknown): string {
+  const inner = err instanceof AggregateError && !err.message ? err.errors[0] : err
+  const text = inner instanceof Error ? inner.message : String(inner)
+  const code = (inner as { code?: unknown } | undefined)?.code
+  return (text || (typeof code === 'string' ? code : 'failed')).split('\n', 1)[0]!.trim()
+}
