@@ -79,6 +79,26 @@ describeWithTestModel('the language model, asked once per text', () => {
     expect(results[3]!.embedding).toBeDefined()
   })
 
+  it('makes no topic of a give-up after a failed request, and still one of a short request asked second', async () => {
+    // Regression (issue 31 item 4, trial5): "forget it", the end user giving up after a failed tracking
+    // conversation, read as unlike both the social and the request anchors (-0.047 < FOLLOW_UP_MARGIN), so as a
+    // request, and was shown as a topic's Needs attention example; GIVE_UP_ANCHORS now take it (0.056).
+    const after = async (text: string) =>
+      (
+        await analyzer.analyzeMessages(
+          [
+            { id: 'g0', role: 'user', content: 'where is my order 34012? it was due on monday' },
+            { id: 'g1', role: 'assistant', content: "Sorry, I couldn't find an order with that number." },
+            { id: 'g2', role: 'user', content: text },
+          ],
+          {},
+        )
+      ).map((r) => r.embedding !== undefined)
+    expect(await after('forget it')).toEqual([true, false, false])
+    for (const short of ['cancel it', 'refund', 'change my address', 'and the delivery fee?'])
+      expect(await after(short), short).toEqual([true, false, true])
+  })
+
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

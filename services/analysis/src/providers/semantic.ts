@@ -53,8 +53,9 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * Bump when this file's, topics/terms.ts's, topics/requests.ts's or topics/answers.ts's rules change
  * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
  * 10: a label of stop words named by its noun or verb (terms.ts), a later request asking in a clause (topics9).
+ * 11: give-ups and dismissals among the topic gate's social anchors (requests.ts GIVE_UP_ANCHORS, topics16).
  */
-const RULES_VERSION = 10
+const RULES_VERSION = 11
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 

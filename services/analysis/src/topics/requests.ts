@@ -107,8 +107,26 @@ export const CLOSING_ANCHORS: readonly string[] = [
   'great, will do',
 ]
 
-/** What the topic gate compares with the request anchors: social acts and closings. */
-export const TOPIC_SOCIAL_ANCHORS: readonly string[] = [...SOCIAL_ANCHORS, ...CLOSING_ANCHORS]
+/**
+ * Give-ups and dismissals: closings that are not thanks. The end user drops the request, says it no longer
+ * matters, or takes it to another channel, often at the end of a failed conversation. Without them such a
+ * message read as unlike both sides, so a request, and made a topic after the conversation's first ("forget
+ * it" was a topic's Needs attention example in trial5: bench/FINDINGS.md, "give-ups made a topic"). Written
+ * from that definition in general English; none is a message of a data set.
+ */
+export const GIVE_UP_ANCHORS: readonly string[] = [
+  "don't worry about it",
+  "it doesn't matter anymore",
+  "I'll sort it out myself",
+  "not worth it, I'm done",
+]
+
+/** What the topic gate compares with the request anchors: social acts, closings and give-ups. */
+export const TOPIC_SOCIAL_ANCHORS: readonly string[] = [
+  ...SOCIAL_ANCHORS,
+  ...CLOSING_ANCHORS,
+  ...GIVE_UP_ANCHORS,
+]
 
 /** Requests: asking how, for, why, or saying what is wrong, about nothing in particular. */
 export const REQUEST_ANCHORS: readonly string[] = [

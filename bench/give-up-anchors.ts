@@ -1,0 +1,197 @@
+/**
+ * Give-ups and dismissals after a request (issue 31, item 4; helper topics16): whether closings that are not
+ * thanks ("forget it", the end user giving up at the end of a failed conversation, shown by trial5 as a topic's
+ * Needs attention example) make a topic after the conversation's first request, and whether anchors of that
+ * class, written from its definition (the end user drops the request, defers it to another channel, or gives
+ * up; none is a message of any set), put beside the topic gate's social anchors, take the topic from them
+ * without taking it from real requests asked second. The follow-up rule as the analyzer applies it
+ * (requestEmbeddings and FOLLOW_UP_MARGIN against requests of every kind), each candidate's nearest similarity
+ * added to the social side.
+ *
+ *   npm run bench:give-up-anchors
+ *
+ * Choose: the later end-user messages of the signal sets' older half (development … fresh6). Confirm: the
+ * newer half (fresh7 … fresh23), CLINC150 validation and test and DSTC11 requests asked second (what a
+ * candidate costs real requests, short ones listed), GoEmotions' short thanks. Never a blind set (fresh24,
+ * fresh25 and any bench:signals lists as blind).
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
+import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
+import {
+  FOLLOW_UP_MARGIN,
+  GIVE_UP_ANCHORS,
+  REQUEST_ANCHORS,
+  requestEmbeddings,
+  TOPIC_SOCIAL_ANCHORS,
+} from '../services/analysis/src/topics/requests.ts'
+import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { OTHER_SIGNALS_SETS } from './quality/signals.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+const DATA = path.join(ROOT, '../shared/data')
+const SIGNALS = path.join(ROOT, 'bench/data/signals')
+
+/** The gate as landed measures itself: its social anchors without the give-ups, then each candidate added. */
+const WITHOUT = TOPIC_SOCIAL_ANCHORS.filter((a) => !GIVE_UP_ANCHORS.includes(a))
+const CANDIDATES: Record<string, readonly string[]> = {
+  'give-ups (landed)': GIVE_UP_ANCHORS,
+  ...Object.fromEntries(GIVE_UP_ANCHORS.map((a) => [a, [a]])),
+  // Written from the same definition and measured, not kept (bench/FINDINGS.md, "give-ups made a topic").
+  'I give up': ['I give up'],
+  "I'll try somewhere else": ["I'll try somewhere else"],
+  'just leave it': ['just leave it'],
+  "I'll phone you instead": ["I'll phone you instead"],
+  "don't bother": ["don't bother"],
+  "it's fine, I don't need it anymore": ["it's fine, I don't need it anymore"],
+}
+/** Probes: the class as trial5 and issue 31 name it; not anchors, so they test them. */
+const PROBES = [
+  'forget it',
+  'never mind',
+  "whatever, I'll call",
+  'oh forget it then',
+  'nevermind, I will figure it out',
+  "fine, I'll just go to the store",
+  'where is my order?',
+  'refund',
+  'cancel it',
+  'change my address',
+  'and the delivery fee?',
+]
+
+const model = await loadEmbeddingModel({
+  modelDir: TEST_MODEL_DIR,
+  cacheDir: TEST_MODEL_DIR,
+  hubUrl: UNREACHABLE_HUB,
+})
+const social = await model.embed(WITHOUT)
+const request = await model.embed(REQUEST_ANCHORS)
+const anyRequest = await model.embed(REPLY_REQUEST_ANCHORS)
+const candidates = new Map<string, Vector[]>()
+for (const [name, texts] of Object.entries(CANDIDATES)) candidates.set(name, await model.embed(texts))
+const nearest = (v: Vector, anchors: readonly Vector[]) => Math.max(...anchors.map((a) => dot(v, a)))
+
+interface Read {
+  readonly text: string
+  readonly margin: number | undefined
+  readonly withCandidate: ReadonlyMap<string, number>
+}
+
+async function read(texts: readonly string[]): Promise<Read[]> {
+  const vectors = await model.embed(texts)
+  const placed = await requestEmbeddings(
+    texts,
+    vectors,
+    { social, request, otherRequest: anyRequest.slice(REQUEST_ANCHORS.length) },
+    (t) => model.embed(t),
+  )
+  return texts.map((text, i) => {
+    const p = placed[i]
+    const withCandidate = new Map<string, number>()
+    if (p)
+      for (const [name, anchors] of candidates) {
+        const socialSide = Math.max(nearest(p.embedding, social), nearest(p.embedding, anchors))
+        withCandidate.set(name, socialSide - nearest(p.embedding, anyRequest))
+      }
+    return { text, margin: p?.margin, withCandidate }
+  })
+}
+
+const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} %`
+const makesTopic = (m: number | undefined) => m !== undefined && m < FOLLOW_UP_MARGIN
+
+console.log(
+  `Follow-up margin ${FOLLOW_UP_MARGIN}; probes asked after a request, margin now → with each candidate:`,
+)
+for (const r of await read(PROBES)) {
+  const each = [...r.withCandidate].map(([k, m]) => `${k} ${m.toFixed(3)}`).join(', ')
+  console.log(`- ${JSON.stringify(r.text)}: ${r.margin?.toFixed(3) ?? 'no request'}; ${each}`)
+}
+
+const BLIND_FILES = new Set(
+  OTHER_SIGNALS_SETS.filter((s) => s.blind === true).map((s) => path.basename(s.file)),
+)
+const isBlind = (f: string) => BLIND_FILES.has(f) || /^fresh2[4-9]\.json$|^fresh[3-9]\d\.json$/.test(f)
+const isNewer = (f: string) => /^fresh([7-9]|1\d|2[0-3])\.json$/.test(f)
+const laterMessages = (files: readonly string[]) =>
+  files.flatMap((file) =>
+    (
+      JSON.parse(readFileSync(path.join(SIGNALS, file), 'utf8')) as { messages: [string, string][] }[]
+    ).flatMap((c) =>
+      c.messages
+        .filter(([who]) => who === 'user')
+        .slice(1)
+        .map(([, t]) => t),
+    ),
+  )
+const signalFiles = readdirSync(SIGNALS).filter(
+  (f) => f.endsWith('.json') && !f.startsWith('custom') && !isBlind(f),
+)
+const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
+  string,
+  [string, string][]
+>
+const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
+const clincRequests = (split: string) =>
+  [...clinc[split]!, ...clinc[`oos_${split}`]!].filter(([, i]) => !SOCIAL_INTENTS.has(i)).map(([t]) => t)
+const labels = readFileSync(path.join(DATA, 'goemotions/original/labels.txt'), 'utf8').split('\n')
+const gratitude = String(labels.indexOf('gratitude'))
+const sets = [
+  {
+    name: 'signal sets, older half, later messages (choose)',
+    texts: laterMessages(signalFiles.filter((f) => !isNewer(f))),
+    list: true,
+  },
+  {
+    name: 'signal sets, newer half, later messages (confirm)',
+    texts: laterMessages(signalFiles.filter(isNewer)),
+    list: true,
+  },
+  { name: 'CLINC150 validation, requests', texts: clincRequests('val'), list: false },
+  { name: 'CLINC150 test, requests', texts: clincRequests('test'), list: false },
+  {
+    name: 'DSTC11, requests',
+    texts: readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => (JSON.parse(l) as { utterance: string }).utterance),
+    list: false,
+  },
+  {
+    name: 'GoEmotions gratitude, no "?", ≤ 6 words',
+    texts: ['dev', 'test']
+      .flatMap((s) => readFileSync(path.join(DATA, `goemotions/original/${s}.tsv`), 'utf8').split('\n'))
+      .map((l) => l.split('\t'))
+      .filter(
+        (c) => c[1] === gratitude && !c[0]!.includes('?') && c[0]!.split(/\s+/).filter(Boolean).length <= 6,
+      )
+      .map((c) => c[0]!),
+    list: false,
+  },
+]
+
+const names = [...candidates.keys()]
+console.log(
+  `\nAsked after a conversation's first request: the share that makes a topic (taken from how many)`,
+)
+console.log(`| set | messages | without | ${names.join(' | ')} |`)
+console.log(`|---|--:|--:|${names.map(() => '--:').join('|')}|`)
+const lists: string[] = []
+for (const set of sets) {
+  const reads = await read(set.texts)
+  const now = reads.filter((r) => makesTopic(r.margin))
+  const cells = names.map((name) => {
+    const lost = now.filter((r) => !makesTopic(r.withCandidate.get(name)))
+    const shown = set.list ? lost : lost.slice(0, 12)
+    for (const r of shown)
+      lists.push(
+        `- ${name}, ${set.name}: ${JSON.stringify(r.text.slice(0, 90))} ${r.margin!.toFixed(3)} → ${r.withCandidate.get(name)!.toFixed(3)}`,
+      )
+    return `${pct(now.length - lost.length, reads.length)} (${lost.length})`
+  })
+  console.log(`| ${set.name} | ${reads.length} | ${pct(now.length, reads.length)} | ${cells.join(' | ')} |`)
+}
+console.log(`\nTopics taken:\n${lists.join('\n')}`)
