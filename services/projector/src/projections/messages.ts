@@ -71,24 +71,10 @@ export async function writeMessages(
     })
     for (const r of rows) stored.set(messageKey(r.conversation_id, r.message_id), r)
   }
-  if (withResultsOnly.length > 0) {
-    await upsertReturningStored(
-      client,
-      returningOld ? 'cas-messages-upsert-results' : 'cas-messages-upsert-results-pre18',
-      returningOld ? UPSERT_RESULTS : UPSERT_RESULTS_PRE18,
-      withResultsOnly,
-      stored,
-    )
-  }
-  if (withContent.length > 0) {
-    await upsertReturningStored(
-      client,
-      returningOld ? 'cas-messages-upsert' : 'cas-messages-upsert-pre18',
-      returningOld ? UPSERT_CONTENT : UPSERT_CONTENT_PRE18,
-      withContent,
-      stored,
-    )
-  }
+  const upserts = returningOld ? UPSERTS : UPSERTS_PRE18
+  if (withResultsOnly.length > 0)
+    await upsertReturningStored(client, upserts.results, withResultsOnly, stored)
+  if (withContent.length > 0) await upsertReturningStored(client, upserts.content, withContent, stored)
   for (const entry of others)
     foldMessage(entry, stored.get(messageKey(entry.conversationId, entry.messageId)) ?? null, rollups)
 }
@@ -127,20 +113,20 @@ export const MESSAGES_LOCK = `SELECT m.conversation_id, m.message_id, m.role, m.
        FOR UPDATE
   ) m`
 
+interface Statement {
+  readonly name: string
+  readonly text: string
+}
+
 async function upsertReturningStored(
   client: pg.ClientBase,
-  name: string,
-  text: string,
+  { name, text }: Statement,
   entries: readonly MessageSteps[],
   stored: Map<string, StoredMessage>,
 ): Promise<void> {
-  // The key is NULL where the upsert inserted.
+  // The key is NULL where the upsert inserted (and no row comes back before PostgreSQL 18).
   const { rows } = await client.query<StoredMessage & { conversation_id: string | null; message_id: string }>(
-    {
-      name,
-      text,
-      values: rowParams(entries),
-    },
+    { name, text, values: rowParams(entries) },
   )
   for (const r of rows)
     if (r.conversation_id !== null) stored.set(messageKey(r.conversation_id, r.message_id), r)
@@ -197,6 +183,16 @@ export const UPSERT_CONTENT = `${UPSERT_CONTENT_BODY}
   ${RETURNING_STORED}`
 /** The same before PostgreSQL 18, after MESSAGES_LOCK; returns nothing. */
 export const UPSERT_CONTENT_PRE18 = UPSERT_CONTENT_BODY
+
+/** The two upserts by server: with RETURNING OLD (PostgreSQL 18 and later), and without (after MESSAGES_LOCK). */
+const UPSERTS = {
+  results: { name: 'cas-messages-upsert-results', text: UPSERT_RESULTS },
+  content: { name: 'cas-messages-upsert', text: UPSERT_CONTENT },
+}
+const UPSERTS_PRE18 = {
+  results: { name: 'cas-messages-upsert-results-pre18', text: UPSERT_RESULTS_PRE18 },
+  content: { name: 'cas-messages-upsert-pre18', text: UPSERT_CONTENT_PRE18 },
+}
 
 function rowParams(entries: readonly MessageSteps[]): [string] {
   const n = entries.length
