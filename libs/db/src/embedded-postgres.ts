@@ -521,14 +521,7 @@ async function writeOwner(dataDir: string, owner = process.pid): Promise<void> {
 
 /** Removes the owner file if it still names this process (another start may have written its own since). */
 async function forgetOwner(dataDir: string): Promise<void> {
-  const file = ownerFileOf(dataDir)
-  let owner: string
-  try {
-    owner = readFileSync(file, 'utf8').trim()
-  } catch {
-    return
-  }
-  if (owner === String(process.pid)) await rm(file, { force: true })
+  if (readOwner(dataDir) === process.pid) await rm(ownerFileOf(dataDir), { force: true })
 }
 
 /**
@@ -538,18 +531,11 @@ async function forgetOwner(dataDir: string): Promise<void> {
  * server, if its owner were then killed, never found orphaned); left, it named the loser.
  */
 async function leaveOwner(dataDir: string): Promise<void> {
-  const file = ownerFileOf(dataDir)
-  let owner: string
-  try {
-    owner = readFileSync(file, 'utf8').trim()
-  } catch {
-    return
-  }
-  if (owner !== String(process.pid)) return
+  if (readOwner(dataDir) !== process.pid) return
   const server = postmasterOf(dataDir)
   const parent = server ? parentOf(server.pid) : undefined
   if (parent !== undefined && parent !== process.pid && parent > 1) await writeOwner(dataDir, parent)
-  else await rm(file, { force: true })
+  else await rm(ownerFileOf(dataDir), { force: true })
 }
 
 /** A process's parent's pid, from /proc; undefined without /proc or when it is gone. */
