@@ -81,7 +81,7 @@ export const FRESH21_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh22.json')
 /** Written blind by a twenty-sixth session (helper fresh23); read blind at signals-v72 to v78 and for several candidates, a development set since 2026-12-01, 20:05 UTC (README there). */
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
-/** Written blind by a twenty-seventh session (helper fresh24) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-seventh session (helper fresh24); read blind at signals-v75 to v82 and for several candidates, a development set since 2026-12-01, 23:40 UTC (README there). */
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
 /** Written blind by a twenty-eighth session (helper fresh25) while others changed the detector; kept blind (README there). */
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
@@ -253,8 +253,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh24',
     file: FRESH24_SIGNALS_SET,
     described:
-      'written blind by a twenty-seventh session while others changed the detector, never tuned on (fresh24, blind)',
-    blind: true,
+      'written blind by a twenty-seventh session, measured blind for signals-v75 to v82, a development set since (fresh24, development)',
   },
   {
     name: 'fresh25',
