@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 /**
@@ -34,6 +34,53 @@ export function liveUsers(dataDir: string): number[] {
     .map(Number)
     .filter((pid) => Number.isInteger(pid) && pid !== process.pid && isAlive(pid))
     .sort((a, b) => a - b)
+}
+
+/**
+ * `<dataDir>.leaving`: names the process that is stopping the server or handing it over (its owner
+ * leaving), from before it looks for users until it is done. It closes a race with a process starting to
+ * use the server: a user registers, then reads this file; the owner writes it, then reads the users. So
+ * either the owner sees the user (and hands the server over to it) or the user sees the file and waits
+ * for it to go before it looks at the server (gone then, it starts its own). Only the user waits, and
+ * only for a process that runs: a file left by an owner killed while leaving holds nothing up.
+ */
+function leavingFileOf(dataDir: string): string {
+  return `${path.resolve(dataDir)}.leaving`
+}
+
+/** Runs `leave` (stop or hand over the server this process owns) announced in the leaving file. */
+export async function whileLeaving<T>(dataDir: string, leave: () => Promise<T>): Promise<T> {
+  const file = leavingFileOf(dataDir)
+  const partial = `${file}.${process.pid}.tmp`
+  await writeFile(partial, `${process.pid}\n`, { mode: 0o600 })
+  await rename(partial, file)
+  try {
+    return await leave()
+  } finally {
+    if (leaverOf(dataDir) === process.pid) await rm(file, { force: true })
+  }
+}
+
+/**
+ * Waits until no other live process is stopping or handing over the server (at most `timeoutMs`: a
+ * leaving file naming a pid the system gave to another process since is waited out, not trusted).
+ */
+export async function untilNoneLeaves(dataDir: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const leaver = leaverOf(dataDir)
+    if (leaver === undefined || leaver === process.pid || !isAlive(leaver)) return
+    if (Date.now() > deadline) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+function leaverOf(dataDir: string): number | undefined {
+  try {
+    return Number(readFileSync(leavingFileOf(dataDir), 'utf8').trim()) || undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Whether a process of that pid runs (a zombie, killed and not yet reaped, does not). */

@@ -445,3 +445,131 @@ describe('an embedded Postgres another process of ours uses', () => {
     expect(existsSync(`${dir}.owner`)).toBe(false)
   })
 })
+
+describe('a process that starts using the server while its owner stops it', () => {
+  // Regression (review4's item 3): useRunningEmbeddedPostgres registers, then reads postmaster.pid; an
+  // owner in stop() that had looked for users before that registration stopped the server all the same,
+  // and the new user was left with a URL to a server that was gone (503 until restarted).
+  it('gets no URL (it starts its own), or a server that was not stopped', async () => {
+    // Given: this process owns the server, and its stop() is held after it looked for users
+    const dir = await dataDir()
+    let looked = () => {}
+    const hasLooked = new Promise<void>((resolve) => {
+      looked = resolve
+    })
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const server = await startEmbeddedPostgres({
+      dataDir: dir,
+      settings: { fsync: 'off' },
+      holdStop: async () => {
+        looked()
+        await released
+      },
+    })
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+    const stopping = server.stop()
+    await hasLooked
+
+    // When: another process of ours starts using it then, and the stop goes on once it has registered
+    const script = path.join(path.dirname(dir), 'late-user.mts')
+    await writeFile(
+      script,
+      `import { useRunningEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+      const used = await useRunningEmbeddedPostgres(${JSON.stringify(dir)})
+      console.log(JSON.stringify({ url: used?.url ?? null }))
+      await used?.stop()\n`,
+    )
+    const user = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    leftovers.push(user.pid!)
+    let output = ''
+    user.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const exited = new Promise((resolve) => user.once('exit', resolve))
+    await waitFor(() => existsSync(path.join(`${dir}.users`, String(user.pid))), {
+      what: 'the late user to register',
+    })
+    release()
+    await stopping
+    expect(await exited).toBe(0)
+
+    // Then: either it got no URL, or the server it got runs and answers
+    const { url } = JSON.parse(output) as { url: string | null }
+    if (url !== null) {
+      expect(alive(postmaster)).toBe(true)
+      await query(url, 'SELECT 1')
+    }
+    // And here (its owner looked before it registered) it got none, and the server was stopped
+    expect(url).toBeNull()
+    expect(alive(postmaster)).toBe(false)
+  })
+})
+
+describe('a user that leaves while its owner hands the server over to it', () => {
+  // Regression (mend5's leftover): the user, leaving, found the owner file not naming it yet and left;
+  // the owner then wrote its pid there: a server owned by a process that is gone, running on unused until
+  // the next start on the data directory found it orphaned.
+  it('stops the server once the hand-over is done, leaving no owner file behind', async () => {
+    // Given: this process owns the server, another process of ours uses it, and this one's stop() is held
+    // after it looked for users (it saw that one, its heir)
+    const dir = await dataDir()
+    let looked = () => {}
+    const hasLooked = new Promise<void>((resolve) => {
+      looked = resolve
+    })
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const server = await startEmbeddedPostgres({
+      dataDir: dir,
+      settings: { fsync: 'off' },
+      holdStop: async () => {
+        looked()
+        await released
+      },
+    })
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+    const script = path.join(path.dirname(dir), 'heir.mts')
+    await writeFile(
+      script,
+      `import { useRunningEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+      const used = await useRunningEmbeddedPostgres(${JSON.stringify(dir)})
+      console.log('ready')
+      process.stdin.once('data', async () => {
+        await used.stop()
+        process.stdin.destroy()
+      })\n`,
+    )
+    const heir = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+    leftovers.push(heir.pid!)
+    await new Promise<void>((resolve, reject) => {
+      heir.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
+      heir.once('exit', (code) => reject(new Error(`the heir exited (${code})`)))
+    })
+    const stopping = server.stop()
+    await hasLooked
+
+    // When: the heir leaves then (it has unregistered), and the hand-over goes on
+    const exited = new Promise((resolve) => heir.once('exit', resolve))
+    heir.stdin.write('stop\n')
+    await waitFor(() => !existsSync(path.join(`${dir}.users`, String(heir.pid))), {
+      what: 'the heir to unregister',
+    })
+    release()
+    await stopping
+    expect(await exited).toBe(0)
+
+    // Then: the heir, last to leave, stopped the server; no owner file names a process that is gone
+    expect(alive(postmaster)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+    expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
+  })
+})

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
-import { isAlive, liveUsers, registerUser } from './embedded-postgres-users.ts'
+import { isAlive, liveUsers, registerUser, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 import { freePort } from './free-port.ts'
 import { copyBinaries, type PostgresBinaries, packagedBinaries } from './postgres-binaries.ts'
 import { blockedOnTheWayTo, canRun, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
@@ -33,6 +33,11 @@ export interface EmbeddedPostgresOptions {
    * system install's (e.g. Debian's /usr/lib/postgresql/15) to check the code on older servers.
    */
   binaries?: PostgresBinaries
+  /**
+   * Tests only: awaited by stop() once it has looked for the processes that use the server and before it
+   * stops or hands it over, so that a test can start using the server at that moment.
+   */
+  holdStop?: () => Promise<void>
 }
 
 const RESTART_DELAYS_MS = [1_000, 2_000, 5_000]
@@ -147,15 +152,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     wake()
     await restarts
     // Another process of ours uses the server (npm start, started while this CLI ran it): it is handed
-    // over, left running, to the first of them, which stops it when it leaves in turn.
-    const [heir] = liveUsers(dataDir)
-    if (heir !== undefined && (await server.handOver())) {
-      await writeOwner(dataDir, heir)
-      alert(`left the embedded Postgres in ${dataDir} running for process ${heir}, which uses it`)
-      return
-    }
-    await server.stop()
-    await forgetOwner(dataDir)
+    // over, left running, to the first of them, which stops it when it leaves in turn. Announced first
+    // (whileLeaving), so that a process starting to use it meanwhile waits for the outcome.
+    await whileLeaving(dataDir, async () => {
+      const [heir] = liveUsers(dataDir)
+      await opts.holdStop?.()
+      if (heir !== undefined && (await server.handOver())) {
+        await writeOwner(dataDir, heir)
+        alert(`left the embedded Postgres in ${dataDir} running for process ${heir}, which uses it`)
+        return
+      }
+      await server.stop()
+      await forgetOwner(dataDir)
+    })
   }
   const url = connectionUrl(password, port)
   try {
@@ -444,6 +453,9 @@ export async function useRunningEmbeddedPostgres(dataDir: string): Promise<Runni
   // mode 700, out of the postgres user's reach as root); looked at again after, in case it stopped since.
   if (!postmasterOf(dataDir)) return undefined
   const unregister = await registerUser(dataDir)
+  // Its owner may be leaving, having looked for users before this one registered: the server is looked
+  // at once it has stopped it (none then) or handed it over.
+  await untilNoneLeaves(dataDir)
   const server = postmasterOf(dataDir)
   const url = runningEmbeddedPostgres(dataDir)
   if (!server || !url) {
@@ -452,12 +464,16 @@ export async function useRunningEmbeddedPostgres(dataDir: string): Promise<Runni
   }
   const stop = async () => {
     await unregister()
+    // An owner handing the server over to this process as it leaves names it in the file when done.
+    await untilNoneLeaves(dataDir)
     if (readOwner(dataDir) !== process.pid) return
-    const [heir] = liveUsers(dataDir)
-    if (heir !== undefined) return writeOwner(dataDir, heir)
-    const running = postmasterOf(dataDir)
-    if (running) await stopOrphanedEmbeddedPostgres(running.pid)
-    await forgetOwner(dataDir)
+    await whileLeaving(dataDir, async () => {
+      const [heir] = liveUsers(dataDir)
+      if (heir !== undefined) return writeOwner(dataDir, heir)
+      const running = postmasterOf(dataDir)
+      if (running) await stopOrphanedEmbeddedPostgres(running.pid)
+      await forgetOwner(dataDir)
+    })
   }
   return { url, port: server.port, stop }
 }
