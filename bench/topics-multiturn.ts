@@ -54,7 +54,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-multiturn')
 
 /**
- * The sets measured: the development set and every other set not kept blind, fresh9 to fresh25 always
+ * The sets measured: the development set and every other set not kept blind, fresh9 to fresh26 always
  * left out (kept from the sight of the session that wrote this measure; fresh9 was blind then), so that the
  * figures stay those of the same 592 conversations.
  */
@@ -63,7 +63,7 @@ export function openSets(): { name: string; file: string }[] {
     { name: 'development', file: SIGNALS_SET },
     ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
   ]
-  return sets.filter((s) => !/fresh(9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25)\.json$/.test(s.file))
+  return sets.filter((s) => !/fresh(9|1\d|2[0-6])\.json$/.test(s.file))
 }
 
 /** The first sessions' sets (written in a few broad domains) make one chatbot, the later ones another. */

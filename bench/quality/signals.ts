@@ -85,6 +85,8 @@ export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
 /** Written blind by a twenty-eighth session (helper fresh25) while others changed the detector; kept blind (README there). */
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
+/** Written blind by a twenty-ninth session (helper fresh26) while others changed the detector; kept blind (README there). */
+export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -260,6 +262,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH25_SIGNALS_SET,
     described:
       'written blind by a twenty-eighth session while others changed the detector, never tuned on (fresh25, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh26',
+    file: FRESH26_SIGNALS_SET,
+    described:
+      '60 written blind by a twenty-ninth session while others changed the detector, never tuned on (fresh26, blind)',
     blind: true,
   },
 ]
