@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import type { Theme, Topic } from '../api/types.ts'
-import { groupByTheme, isThemeId, THEME_COLUMNS, themeFilterLabel, themeRows } from './themes.ts'
+import { formatShare } from './format.ts'
+import {
+  groupByTheme,
+  isThemeId,
+  THEME_COLUMNS,
+  themeFilterLabel,
+  themeRows,
+  themeSharesNote,
+} from './themes.ts'
 
 const BOT = '6f1c1d7e-0000-4000-8000-000000000001'
 const OTHER_BOT = '6f1c1d7e-0000-4000-8000-000000000002'
@@ -80,5 +88,31 @@ describe('theme table and filter', () => {
     expect(themeFilterLabel(CARDS, [cards, transfers])).toBe('Card')
     expect(themeFilterLabel(TRANSFERS, [cards])).toBeUndefined()
     expect(themeFilterLabel('', [cards])).toBeUndefined()
+  })
+})
+
+// trial5: one theme showed 87 % of a small shop's conversations; a conversation counts in every theme it has a
+// topic in, and the page did not say so, so the share read as a part of a whole.
+describe('themeSharesNote', () => {
+  it('says a conversation counts in each of its themes, and what the shares add up to past 100 %', () => {
+    const note = themeSharesNote({
+      themes: [theme(CARDS, 'Card', ['a'], 8), theme(TRANSFERS, 'Transfer', ['b'], 6)],
+    })
+    expect(note).toContain('one with topics in several themes counts in each')
+    expect(note).toContain(`The shares add up to ${formatShare(1.4)}.`)
+  })
+
+  it('names no sum when the shares add up to 100 % or less', () => {
+    for (const counts of [
+      [4, 3],
+      [6, 4],
+    ]) {
+      const note = themeSharesNote({
+        themes: [theme(CARDS, 'Card', ['a'], counts[0]!), theme(TRANSFERS, 'Transfer', ['b'], counts[1]!)],
+      })
+      expect(note).toContain('counts in each')
+      expect(note).not.toContain('add up to')
+    }
+    expect(themeSharesNote({ themes: [] })).not.toContain('add up to')
   })
 })

@@ -38,6 +38,22 @@ export function themeName(theme: Pick<Theme, 'label' | 'chatbotId'>, chatbotName
   return chatbot ? `${theme.label} (${chatbot})` : theme.label
 }
 
+/**
+ * What the themes' shares count, said under their table: a conversation counts once in each theme it has a
+ * topic in (the conversations the theme's link lists), so the shares overlap. When they add up past 100 %
+ * the note says by how much, so that a large theme is not read as a part of a whole: on small multi-turn
+ * chatbots a conversation touches 1.0–1.7 themes, and the largest theme held 68 % of the conversations so
+ * counted where their first requests' themes gave it 60 % (bench/FINDINGS.md "what a theme's share says").
+ */
+export function themeSharesNote(report: Pick<TopicsReport, 'themes'>): string {
+  const note =
+    'Topics about one thing, grouped by their meaning. A conversation in two topics of a theme counts once; one with topics in several themes counts in each.'
+  const sum = report.themes.reduce((total, t) => total + t.share, 0)
+  return formatShare(sum) === formatShare(1) || sum <= 1
+    ? note
+    : `${note} The shares add up to ${formatShare(sum)}.`
+}
+
 export const THEME_COLUMNS = ['Theme', 'Topics', 'Conversations', 'Share', 'Messages'] as const
 
 /** The themes' totals, a row per theme, most conversations first: the Topics page's table of themes. */

@@ -20,7 +20,14 @@ import {
 import { Link, useRouter } from '../lib/router.tsx'
 import { paths, type ReportRange } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
-import { groupByTheme, THEME_COLUMNS, type ThemeGroup, themeName, themeRows } from '../lib/themes.ts'
+import {
+  groupByTheme,
+  THEME_COLUMNS,
+  type ThemeGroup,
+  themeName,
+  themeRows,
+  themeSharesNote,
+} from '../lib/themes.ts'
 import {
   examplesToSend,
   labelToSend,
@@ -483,9 +490,7 @@ function ThemeTable({ report, names }: { report: TopicsReport; names?: Map<strin
   return (
     <section aria-labelledby="themes-heading">
       <h2 id="themes-heading">Themes</h2>
-      <p className="muted">
-        Topics about one thing, grouped by their meaning. A conversation in two topics of a theme counts once.
-      </p>
+      <p className="muted">{themeSharesNote(report)}</p>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard. */}
       <section className="table-scroll" tabIndex={0} aria-label="Themes (table)">
         <table>
