@@ -46,6 +46,12 @@ const CANDIDATES: Record<string, readonly string[]> = {
   "I'll phone you instead": ["I'll phone you instead"],
   "don't bother": ["don't bother"],
   "it's fine, I don't need it anymore": ["it's fine, I don't need it anymore"],
+  // Another channel as the end user's own plan, not a request to be put through (helper topics17); measured,
+  // not kept: none takes "whatever, I'll call", each takes calls for a person (bench/FINDINGS.md, topics17).
+  "I'll just ring them myself": ["I'll just ring them myself"],
+  "never mind, I'll contact them another way": ["never mind, I'll contact them another way"],
+  "I'll deal with it over the phone": ["I'll deal with it over the phone"],
+  "fine, I'll go in person": ["fine, I'll go in person"],
 }
 /** Probes: the class as trial5 and issue 31 name it; not anchors, so they test them. */
 const PROBES = [
