@@ -8,6 +8,7 @@ import type { TestProject } from 'vitest/node'
 import { dockerEngineReachable, startKafkaContainer, startPostgresContainer } from './containers.ts'
 import { TEST_MASTER_KEY } from './keyring.ts'
 import { hasTestModel, requireTestModel, TEST_MODEL_DIR, UNREACHABLE_HUB } from './model.ts'
+import { TEST_POSTGRES_BINARIES, testPostgresBinaries } from './postgres-binaries.ts'
 import { hasRedisServer, startRedis } from './redis.ts'
 
 export const TEMPLATE_DATABASE = 'cas_test_template'
@@ -16,6 +17,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin connection string of the test Postgres server (database `postgres`). */
     postgresUrl: string
+    /** That server's `server_version_num` (150018 for 15.18): statements differ before 18. */
+    postgresVersion: number
     /** Kafka bootstrap servers, or null when Kafka tests are skipped (no Java, outside CI). */
     kafkaBrokers: string[] | null
     kafkaVersion: string | null
@@ -28,7 +31,8 @@ declare module 'vitest' {
  * Starts Postgres and Kafka once per test run and prepares a migrated template database that each test
  * file clones (test/support/database.ts). DATABASE_URL / KAFKA_BROKERS point it at existing servers;
  * otherwise Testcontainers when a Docker engine is reachable, else embedded Postgres and the broker run
- * from its jars (infra/kafka).
+ * from its jars (infra/kafka). TEST_POSTGRES_BINARIES starts the Postgres from another installation
+ * (test/support/postgres-binaries.ts), before any container: CI's second pass runs on a PostgreSQL before 18.
  */
 export default async function setup(project: TestProject) {
   const stops: (() => Promise<void>)[] = []
@@ -45,10 +49,17 @@ export default async function setup(project: TestProject) {
   // The test files that need the built app share one build of it (buildApp, test/support/built-app.ts).
   process.env.CAS_TEST_BUILD_DIR = path.join(scratch, 'build')
 
+  // Read first: a value that names no usable installation fails the run before anything starts.
+  const binaries = testPostgresBinaries()
+  if (binaries && process.env.DATABASE_URL) {
+    throw new Error(
+      `${TEST_POSTGRES_BINARIES} and DATABASE_URL are both set: the tests can run on one server only`,
+    )
+  }
   const docker =
     !process.env.DATABASE_URL || !process.env.KAFKA_BROKERS ? await dockerEngineReachable() : false
   let postgresUrl = process.env.DATABASE_URL
-  if (!postgresUrl && docker) {
+  if (!postgresUrl && docker && !binaries) {
     const container = await startPostgresContainer()
     stops.unshift(container.stop)
     postgresUrl = container.url
@@ -56,12 +67,14 @@ export default async function setup(project: TestProject) {
     // A throwaway cluster: durability settings off, the tests check our guarantees, not the disk's.
     const server = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'postgres'),
+      ...(binaries ? { binaries } : {}),
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
     })
     stops.unshift(server.stop)
     postgresUrl = server.url
   }
-  await prepareTemplate(postgresUrl)
+  const postgresVersion = await prepareTemplate(postgresUrl)
+  console.log(`PostgreSQL under test: ${postgresVersion.text}${binaries ? ` (${binaries.root})` : ''}`)
 
   let kafkaBrokers: string[] | null = null
   let kafkaVersion: string | null = process.env.KAFKA_VERSION ?? null
@@ -102,6 +115,7 @@ export default async function setup(project: TestProject) {
   }
 
   project.provide('postgresUrl', postgresUrl)
+  project.provide('postgresVersion', postgresVersion.number)
   project.provide('redisUrl', redisUrl)
   project.provide('kafkaBrokers', kafkaBrokers)
   project.provide('kafkaVersion', kafkaVersion)
@@ -111,10 +125,16 @@ export default async function setup(project: TestProject) {
   }
 }
 
-async function prepareTemplate(postgresUrl: string) {
+/** Makes the migrated template database; returns the server's version. */
+async function prepareTemplate(postgresUrl: string): Promise<{ number: number; text: string }> {
   const admin = new pg.Client({ connectionString: postgresUrl })
   await admin.connect()
+  let version: { number: number; text: string }
   try {
+    const { rows } = await admin.query<{ number: number; text: string }>(
+      "SELECT current_setting('server_version_num')::int AS number, 'PostgreSQL ' || current_setting('server_version') AS text",
+    )
+    version = rows[0]!
     await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`)
     await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`)
   } finally {
@@ -123,6 +143,7 @@ async function prepareTemplate(postgresUrl: string) {
   await migrate(withDatabase(postgresUrl, TEMPLATE_DATABASE))
   // The query service's login role is cluster-wide: made once here, used by every test database.
   await ensureReaderLogin(withDatabase(postgresUrl, TEMPLATE_DATABASE))
+  return version
 }
 
 function hasJava(): boolean {
