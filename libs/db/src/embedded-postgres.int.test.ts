@@ -387,6 +387,34 @@ describe('two starts racing on one data directory', () => {
   })
 })
 
+/** Another process of ours (a CLI) that starts the embedded server on `dir`, and stops it on `end()`. */
+async function cliThatStarted(dir: string): Promise<{ end(): Promise<unknown> }> {
+  const script = path.join(path.dirname(dir), 'cli.mts')
+  await writeFile(
+    script,
+    `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
+    const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
+    console.log('ready')
+    process.stdin.once('data', async () => {
+      await server.stop()
+      process.stdin.destroy()
+    })\n`,
+  )
+  const cli = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+  leftovers.push(cli.pid!)
+  await new Promise<void>((resolve, reject) => {
+    cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
+    cli.once('exit', (code) => reject(new Error(`the CLI exited (${code})`)))
+  })
+  return {
+    end() {
+      const exited = new Promise((resolve) => cli.once('exit', resolve))
+      cli.stdin.write('stop\n')
+      return exited
+    },
+  }
+}
+
 describe('an embedded Postgres another process of ours uses', () => {
   // Regression (review3's item 3): a CLI that started the server stopped it when it ended, while
   // `npm start`, started after it (it found the server running and used it), still needed it: 503 until
@@ -394,32 +422,14 @@ describe('an embedded Postgres another process of ours uses', () => {
   it('is handed over, left running, when its owner leaves first, and stopped by the last user to leave', async () => {
     // Given: a CLI that started the server on a data directory, and this process using it
     const dir = await dataDir()
-    const script = path.join(path.dirname(dir), 'cli.mts')
-    await writeFile(
-      script,
-      `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('libs/db/src/index.ts'))}
-      const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)}, settings: { fsync: 'off' } })
-      console.log('ready')
-      process.stdin.once('data', async () => {
-        await server.stop()
-        process.stdin.destroy()
-      })\n`,
-    )
-    const cli = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] })
-    leftovers.push(cli.pid!)
-    await new Promise<void>((resolve, reject) => {
-      cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
-      cli.once('exit', (code) => reject(new Error(`the CLI exited (${code})`)))
-    })
+    const cli = await cliThatStarted(dir)
     const postmaster = postmasterPid(dir)!
     leftovers.push(postmaster)
     const used = (await useRunningEmbeddedPostgres(dir))!
     await query(used.url, 'SELECT 1')
 
     // When: the CLI ends (on its own: nothing of it holds the server any longer)
-    const exited = new Promise((resolve) => cli.once('exit', resolve))
-    cli.stdin.write('stop\n')
-    expect(await exited).toBe(0)
+    expect(await cli.end()).toBe(0)
 
     // Then: the server runs on for this process, which owns it now, and logs where it did
     expect(alive(postmaster)).toBe(true)
@@ -439,6 +449,45 @@ describe('an embedded Postgres another process of ours uses', () => {
     expect(alive(postmaster)).toBe(false)
     expect(existsSync(`${dir}.owner`)).toBe(false)
     expect(runningEmbeddedPostgres(dir)).toBeUndefined()
+  })
+
+  // Regression (mend5's leftover): handed over, the server was no child of its new owner, and nothing
+  // noticed it die: each user answered 503 until the next start on the data directory.
+  it('is started again on the same port by the process it was handed over to, when it dies', async () => {
+    // Given: a server handed over to this process by the CLI that started it
+    const dir = await dataDir()
+    const cli = await cliThatStarted(dir)
+    const first = postmasterPid(dir)!
+    leftovers.push(first)
+    const alerts: string[] = []
+    const used = (await useRunningEmbeddedPostgres(dir, { alert: (line) => alerts.push(line) }))!
+    running.push(used)
+    expect(await cli.end()).toBe(0)
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(process.pid))
+
+    // When: it is killed (the OOM killer, an operator's kill -9)
+    process.kill(first, 'SIGKILL')
+
+    // Then: it answers again on the URL this process has, another postmaster, this process's child
+    await waitFor(
+      async () => {
+        await query(used.url, 'SELECT 1')
+        return true
+      },
+      { what: 'the embedded Postgres to answer again', timeoutMs: 30_000 },
+    )
+    const second = postmasterPid(dir)!
+    expect(second).not.toBe(first)
+    expect(readFileSync(`/proc/${second}/status`, 'utf8')).toMatch(
+      new RegExp(`^PPid:\\s+${process.pid}$`, 'm'),
+    )
+    expect(alerts[0]).toMatch(/handed over to this process, exited; starting it again$/)
+    expect(alerts.at(-1)).toMatch(/is running again$/)
+
+    // And: leaving, this process stops it
+    await stop(used)
+    expect(alive(second)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
   })
 
   it('is stopped by its owner when the processes that used it have left', async () => {

@@ -62,6 +62,7 @@ export async function openInfrastructure(
   try {
     let databaseUrl = config.DATABASE_URL
     const dataDir = path.join(config.DATA_DIR, 'postgres')
+    const pgLog = log.child({ component: 'embedded-postgres' })
     if (!databaseUrl && !opts.attached) {
       // A server left running by a process of ours that was killed (SIGKILL) has no one to start it
       // again or stop it: stop it, and start our own below.
@@ -75,8 +76,12 @@ export async function openInfrastructure(
       }
       // Another process of ours (a CLI, while npm start starts) may have the embedded server up already:
       // used as its registered user, it is handed over to this process rather than stopped when that one
-      // leaves first, and this process stops it (or hands it on) when it leaves.
-      const running = await useRunningEmbeddedPostgres(dataDir)
+      // leaves first; this process then starts it again if it dies, and stops it (or hands it on) when it
+      // leaves.
+      const running = await useRunningEmbeddedPostgres(dataDir, {
+        log: (line) => pgLog.debug(line),
+        alert: (line) => pgLog.warn(line),
+      })
       if (running) {
         log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
         closers.push(() => running.stop())
@@ -85,7 +90,6 @@ export async function openInfrastructure(
     }
     if (!databaseUrl) {
       log.info({ dataDir }, 'starting embedded Postgres')
-      const pgLog = log.child({ component: 'embedded-postgres' })
       const server = await startEmbeddedPostgres({
         dataDir,
         port: config.EMBEDDED_POSTGRES_PORT,
