@@ -3,14 +3,13 @@ export { type BackgroundLoop, type BackgroundLoopOptions, backgroundLoop } from 
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
-  orphanedEmbeddedPostgres,
-  passwordFileOf,
   type RunningPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
-  stopOrphanedEmbeddedPostgres,
-  useRunningEmbeddedPostgres,
 } from './embedded-postgres.ts'
+export { useRunningEmbeddedPostgres } from './embedded-postgres-heir.ts'
+export { orphanedEmbeddedPostgres, stopOrphanedEmbeddedPostgres } from './embedded-postgres-owner.ts'
+export { passwordFileOf } from './embedded-postgres-password.ts'
 export { freePort } from './free-port.ts'
 export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupWork } from './group-commit.ts'
 export { migrate, migrationsDir } from './migrate.ts'

@@ -1,0 +1,108 @@
+import {
+  type EmbeddedPostgresOptions,
+  RESTART_DELAYS_MS,
+  type RunningPostgres,
+  runningEmbeddedPostgres,
+  startEmbeddedPostgres,
+} from './embedded-postgres.ts'
+import {
+  forgetOwner,
+  postmasterOf,
+  readOwner,
+  stopOrphanedEmbeddedPostgres,
+  writeOwner,
+} from './embedded-postgres-owner.ts'
+import { liveUsers, registerUser, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
+
+/**
+ * The embedded server already running on `dataDir` (started by another process of ours), used by this
+ * process until `stop`: registered as its user, so that its owner, leaving first, hands it over rather
+ * than stop it. `stop` unregisters; when the server was handed over to this process, it hands it on to
+ * another user or, with none left, stops it. Undefined when none runs. Handed over, a server that dies is
+ * started again by this process on the same port, with `opts` (superviseHandedOver).
+ */
+export async function useRunningEmbeddedPostgres(
+  dataDir: string,
+  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop'> = {},
+): Promise<RunningPostgres | undefined> {
+  // Registered only where a server runs: its directory exists then (made here, DATA_DIR would be made
+  // mode 700, out of the postgres user's reach as root); looked at again after, in case it stopped since.
+  if (!postmasterOf(dataDir)) return undefined
+  const unregister = await registerUser(dataDir)
+  // Its owner may be leaving, having looked for users before this one registered: the server is looked
+  // at once it has stopped it (none then) or handed it over.
+  await untilNoneLeaves(dataDir)
+  const server = postmasterOf(dataDir)
+  const url = runningEmbeddedPostgres(dataDir)
+  if (!server || !url) {
+    await unregister()
+    return undefined
+  }
+  const supervisor = superviseHandedOver(dataDir, server.port, opts)
+  const stop = async () => {
+    const adopted = await supervisor.stop()
+    await unregister()
+    if (adopted) return adopted.stop()
+    // An owner handing the server over to this process as it leaves names it in the file when done.
+    await untilNoneLeaves(dataDir)
+    if (readOwner(dataDir) !== process.pid) return
+    await whileLeaving(dataDir, async () => {
+      const [heir] = liveUsers(dataDir)
+      if (heir !== undefined) return writeOwner(dataDir, heir)
+      const running = postmasterOf(dataDir)
+      if (running) await stopOrphanedEmbeddedPostgres(running.pid)
+      await forgetOwner(dataDir)
+    })
+  }
+  return { url, port: server.port, stop }
+}
+
+/**
+ * A server handed over to this process is no child of it: nothing would notice it die, and its users
+ * would answer 503 until the next start on `dataDir`. Looked at every second while the owner file names
+ * this process: gone, it is started again here, on the same port (the URL the pools have), as the owner
+ * restarts its own (the same delays between failed attempts); this process is then its parent and owner,
+ * and `stop` returns that server for the caller to stop. A file naming another process means that one
+ * took the cluster over (started its own): nothing is started then.
+ */
+function superviseHandedOver(
+  dataDir: string,
+  port: number,
+  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop'>,
+): { stop(): Promise<RunningPostgres | undefined> } {
+  const alert = opts.alert ?? opts.log ?? (() => {})
+  const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS
+  let heir = false
+  let attempts = 0
+  let nextAttemptAt = 0
+  let starting: Promise<void> | undefined
+  let adopted: RunningPostgres | undefined
+  const look = setInterval(() => {
+    const owner = readOwner(dataDir)
+    if (owner === process.pid) heir = true
+    else if (owner !== undefined) heir = false
+    if (!heir || starting || postmasterOf(dataDir) || Date.now() < nextAttemptAt) return
+    if (attempts === 0)
+      alert(`the embedded Postgres in ${dataDir}, handed over to this process, exited; starting it again`)
+    nextAttemptAt = Date.now() + (delays[Math.min(attempts, delays.length - 1)] ?? 0)
+    attempts++
+    starting = startEmbeddedPostgres({ ...opts, dataDir, port })
+      .then((server) => {
+        adopted = server
+        clearInterval(look)
+        alert(`the embedded Postgres in ${dataDir} is running again`)
+      })
+      .catch((err: Error) => alert(`could not start the embedded Postgres again (${err.message}); retrying`))
+      .finally(() => {
+        starting = undefined
+      })
+  }, 1_000)
+  look.unref()
+  return {
+    async stop() {
+      clearInterval(look)
+      await starting
+      return adopted
+    },
+  }
+}
