@@ -260,6 +260,48 @@ describe('conversation signals: the decision', () => {
     expect(names(conversation(['user', sure], ['assistant', {}]), at(5))).toEqual(['frustration'])
   })
 
+  it("reads a reply that answers the assistant's question by the first report's plain gate, until the assistant has missed (signals-v83)", () => {
+    // Regression: "Aye, we did Curved Ridge … Is it yourselves that provide the ropes or do we bring our own?" to a
+    // guide's "Have you both done some scrambling?": its second sentence 0.64 at +0.12, displeasure 0.13, was
+    // frustration by a reply's plain gate.
+    const answer = (margin: number, displeasure: number) => ({
+      frustration: margin,
+      emotionFrustration: 0.3,
+      frustrationUnits: [
+        { head: 0.3, margin: -0.1, displeasure: 0.1 },
+        { head: 0.64, margin, displeasure },
+      ],
+    })
+    const after = (question: Partial<MessageCues>, reply: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', question], ['user', reply]), at(5)).includes(
+        'frustration',
+      )
+    const asks = { asks: true }
+    expect(after(asks, answer(0.12, 0.13))).toBe(false)
+    expect(after(asks, answer(0.12, THRESHOLDS.frustrationFirstDispleasure))).toBe(true)
+    expect(after(asks, answer(THRESHOLDS.frustrationFirst - 0.01, 0.5))).toBe(false)
+    // An answer that asked nothing: a reply's plain gate, as before.
+    expect(after({}, answer(0.12, 0.13))).toBe(true)
+    expect(after({}, answer(THRESHOLDS.frustrationReply, 0.13))).toBe(true)
+    // A question that failed: the reply reacts to the miss.
+    expect(after({ ...asks, failure: THRESHOLDS.failure }, answer(-0.01, 0.13))).toBe(true)
+    // A question said again after the end user answered it: the reply reacts too ("label is gone. I have the receipt").
+    const unit = (x: number, y: number) => Float32Array.of(x, y)
+    const again = (reply: Partial<MessageCues>) =>
+      conversation(['user', {}], ['assistant', asks], ['user', {}], ['assistant', asks], ['user', reply]).map(
+        (m) => ({ ...m, vector: m.role === 'assistant' ? unit(1, 0) : unit(0, 1) }),
+      )
+    expect(names(again(answer(-0.01, 0.13)), at(9))).toContain('frustration')
+    expect(names(again(USER), at(9))).not.toContain('frustration')
+    // The head's sure reading of the whole stays whatever the assistant asked.
+    const sure = {
+      frustration: -0.2,
+      emotionFrustration: 0.95,
+      frustrationUnits: [{ head: 0.95, margin: -0.2 }],
+    }
+    expect(after(asks, sure)).toBe(true)
+  })
+
   it("reads a first report's sure sentence in a calm whole only on a sentence the emotion heads read as displeased (signals-v42)", () => {
     // "We've been on your Growth plan for three years.": the head sure of the sentence (0.93 at −0.106), not of
     // the whole (0.58), and the emotion heads read 0.10 on it.

@@ -98,7 +98,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   nothing") the head reads as frustrated keeps every gate; signals-v79: a sentence passes the reply's looser sure
  *   gate (THRESHOLDS.frustrationReplySure) only in a reply the head reads as frustrated as a whole, as a sure
  *   sentence of a first report needs a second reading in a calm whole (v42): "done. how long does it take? I need
- *   it playable before the 14th" is a deadline told plainly;
+ *   it playable before the 14th" is a deadline told plainly; signals-v83: a reply that answers the assistant's own
+ *   question, the assistant not having missed (FrustrationCourse `answers`), keeps the first report's plain gate ("Aye,
+ *   we did Curved Ridge … Is it yourselves that provide the ropes or do we bring our own?");
  * - resolution: the end user confirms it worked or thanks (the anchors, or the learned gratitude head)
  *   in a message that shows no frustration and does not end open (unless, signals-v21, the anchors read
  *   the whole clearly: THRESHOLDS.resolutionOverTail), not in reply to the assistant saying an earlier
@@ -132,7 +134,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 82
+export const SIGNALS_VERSION = 83
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -924,7 +926,10 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
   if (units === undefined) {
     return margin >= THRESHOLDS.frustration ? confidenceOf(margin, THRESHOLDS.frustration) : undefined
   }
-  const aimed = reply ? THRESHOLDS.frustrationReply : THRESHOLDS.frustrationFirst
+  // signals-v83: a reply that answers the assistant's own question (`course.answers`) gives what was asked, as a
+  // first report reports the problem: it keeps the first report's plain gate. Once the assistant has missed, it reacts.
+  const reacts = reply && course.answers !== true
+  const aimed = reacts ? THRESHOLDS.frustrationReply : THRESHOLDS.frustrationFirst
   const asks = c.escalationUnits
   // signals-v76: a reply that thanks within itself, the head not reading it as frustrated as a whole.
   const thanks =
@@ -967,11 +972,12 @@ function frustration(c: MessageCues, reply = false, course: FrustrationCourse = 
       u.margin >= THRESHOLDS.frustrationReplySureMargin
     // signals-v28: the head short of sure with the anchors: not on a unit that asks for a person.
     // signals-v37: in a first report, only on a unit the emotion heads read as voicing some displeasure.
+    // signals-v83: so too in a reply that answers the assistant's question (`reacts` false).
     const plain =
       u.head >= THRESHOLDS.emotionFrustration &&
       u.margin >= aimed &&
       !asksPersonOnly(asks?.[k]) &&
-      (reply || (u.displeasure ?? 1) >= THRESHOLDS.frustrationFirstDispleasure)
+      (reacts || (u.displeasure ?? 1) >= THRESHOLDS.frustrationFirstDispleasure)
     // signals-v28: in a reply the end user thanks after (`thankedLater`), the reply's doubt goes against
     // frustration: a unit under frustrationFirst, the first report's gate, counts by the whole's sure reading only.
     // signals-v76: in a reply that thanks within itself (`thanks`), every unit is settled (its whole is never sure).
@@ -1056,11 +1062,14 @@ function heardNoSadness(c: MessageCues): boolean {
  * What the conversation says around an end user's message, for frustration (signals-v28): `restated`, the
  * assistant's last message before it asked to say it again (the clarification cue), so the message tells
  * the report again on request rather than reacting to an answer; `thankedLater`, a later end-user message
- * confirms or thanks (the resolution cue), which settles a reply's doubt against frustration.
+ * confirms or thanks (the resolution cue), which settles a reply's doubt against frustration; `answers`
+ * (signals-v83), the assistant's last message before asked a question (cues.ts, `asks`) and had not missed (it neither
+ * failed nor said or asked again an earlier message), so the message answers it.
  */
 interface FrustrationCourse {
   readonly restated?: boolean
   readonly thankedLater?: boolean
+  readonly answers?: boolean
 }
 
 /**
@@ -1349,9 +1358,6 @@ export function detectSignals(
         out.add('escalation', m.id, asked)
         askingPerson.add(m)
       }
-      const frustrated = frustration(c, isReply(m), courseOf(m))
-      if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
-      else if (saysLouder(m)) out.add('frustration', m.id, LOUDER_CONFIDENCE)
       for (const custom of customSignalsFiring(c.custom, settings.custom)) {
         const margin = c.custom![custom.name]!
         out.add(custom.name, m.id, confidenceOf(margin, t.custom), custom.label)
@@ -1479,6 +1485,8 @@ export function detectSignals(
   const said = talk.filter((m) => m.role === 'assistant' && m.vector && !isSocial(m))
   // The assistant's messages that say an earlier one again (signals-v21: a failed turn for resolution and abandonment).
   const saidAgain = new Set<ConversationMessage>()
+  // signals-v83: the assistant's messages that ask again for what an earlier one asked (asksAgain below).
+  const askedAgain = new Set<ConversationMessage>()
   for (let j = 1; j < said.length; j++) {
     const later = said[j]!
     for (let i = 0; i < j; i++) {
@@ -1521,6 +1529,7 @@ export function detectSignals(
         out.add('repetition', later.id, confidence)
       }
       if (asksAgain) {
+        askedAgain.add(later)
         const confidence = Math.max(
           confidenceOf(similarity, t.botAsksAgain),
           asksForAgain ? ASKED_FOR_AGAIN_CONFIDENCE : 0,
@@ -1615,6 +1624,19 @@ export function detectSignals(
   // or said an earlier message again, or the reply asks an earlier request again: repetition), or a message written
   // again with no reply between, after the assistant has spoken (v60's `wroteAgain`: "hello??" in a hand-over's
   // queue). Frustration whatever the heads say; not a unit asking for a person alone (v28).
+  // Frustration, once the assistant's repeats are known (signals-v83: `answers` reads them): a reply to the
+  // assistant's own question answers it, unless that question failed or said or asked an earlier message again
+  // (the bot has missed, and the reply reacts: "yes i know what i booked").
+  for (const m of talk) {
+    if (m.role !== 'user' || !m.cues) continue
+    const before = talk.slice(0, talk.indexOf(m)).findLast((a) => a.role === 'assistant')
+    const answers =
+      before?.cues?.asks === true && !failed(before) && !saidAgain.has(before) && !askedAgain.has(before)
+    const frustrated = frustration(m.cues, isReply(m), { ...courseOf(m), answers })
+    if (frustrated !== undefined) out.add('frustration', m.id, frustrated)
+    else if (saysLouder(m)) out.add('frustration', m.id, LOUDER_CONFIDENCE)
+  }
+
   const repeated = out.found.get('repetition')?.evidence ?? []
   for (const m of talk) {
     if (m.role !== 'user' || m.cues?.marksDoubled !== true || !isReply(m)) continue

@@ -869,6 +869,28 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(...turns)).not.toContain('frustration')
   })
 
+  it("reads a reply that answers the assistant's question by the first report's plain gate (signals-v83)", async () => {
+    // Written for the test: "Would yourselves be providing the spray decks, or is that on us?" reads 0.675 at +0.017,
+    // within a reply's plain gate (emotionFrustration, frustrationReply): v82 read frustration. An answer, and a question.
+    const booked: Turn = ['user', 'I would like to book a sea kayak trip for two on Saturday.']
+    const asked: Turn = [
+      'assistant',
+      'Saturday is available: £90 for two, all kit included. Have you both paddled before?',
+    ]
+    const answer: Turn = ['user', 'Yes. Would yourselves be providing the spray decks, or is that on us?']
+    expect((await cuesOfOne('assistant', asked[1]))!.cues.asks).toBe(true)
+    const units = (await cuesOfOne('user', answer[1]))!.cues.frustrationUnits!
+    expect(
+      units.some(
+        (u) =>
+          u.head >= THRESHOLDS.emotionFrustration &&
+          u.margin >= THRESHOLDS.frustrationReply &&
+          u.margin < THRESHOLDS.frustrationFirst,
+      ),
+    ).toBe(true)
+    expect(await signals(booked, asked, answer)).not.toContain('frustration')
+  })
+
   it('reads a reply that thanks within itself as no frustration, the sentence alone as frustration, a sarcastic thanks the head hears as frustration (signals-v76)', async () => {
     // Written for the test: the gratitude head reads the reply 0.98, the frustration head the whole 0.14 and "I feel
     // like such an idiot." 0.88 at +0.17 (a reply's plain gate: v75 read frustration). A self-blame, thanked for.
