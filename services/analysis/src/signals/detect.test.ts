@@ -721,6 +721,92 @@ describe('conversation signals: the decision', () => {
     ).toEqual([])
   })
 
+  it('reads a thanks with a request after a hand-over as resolution, and a hand-over said again after it undoes nothing (signals-v84)', () => {
+    // Regression: "Ok thank you. Please update me, my mother is 78 …" (gratitude 0.734, an open tail) after the Manila
+    // office was asked to message the customer ended open: no resolution, and abandonment (fresh24 balikbayan-01).
+    const thanksThenAsk: Partial<MessageCues> = { resolution: -0.02, gratitude: 0.73, openTail: true }
+    const handover: Partial<MessageCues> = { handover: 0.3 }
+    const after = (bot: Partial<MessageCues>, reply: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(after(handover, thanksThenAsk)).toEqual(['escalation', 'resolution'])
+    // The open tail still keeps the thanks out after an answer, and without a thanks the gratitude head reads.
+    expect(after({}, thanksThenAsk)).toEqual(['abandonment'])
+    expect(after(handover, { ...thanksThenAsk, gratitude: 0.49 })).toEqual(['escalation', 'abandonment'])
+    // Nor after a failure that handed nothing over.
+    expect(after({ failure: 0.3 }, thanksThenAsk)).toEqual(['bot_failure', 'abandonment'])
+    // Regression: "Ok please. Thank you." to "I'm passing your account to our agent team", then "An agent will message
+    // you here within the hour.": the second hand-over undid the thanks (fresh24 solarpayg-01).
+    const thanks: Partial<MessageCues> = { resolution: 0.16, gratitude: 1 }
+    const thenAgain = (first: Partial<MessageCues>) =>
+      names(
+        conversation(['user', {}], ['assistant', first], ['user', thanks], ['assistant', handover]),
+        at(90),
+      )
+    expect(thenAgain(handover)).toEqual(['escalation', 'resolution'])
+    // A thanks for an answer is still undone by a hand-over after it, and by a failure after a hand-over.
+    expect(thenAgain({})).toEqual(['escalation'])
+    expect(
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', handover],
+          ['user', thanks],
+          ['assistant', { failure: 0.3 }],
+        ),
+        at(90),
+      ),
+    ).toEqual(['escalation', 'bot_failure', 'abandonment'])
+  })
+
+  it('reads a closing that thanks in a calm last sentence and passes the closing gate as resolution, whatever its earlier sentences voice (signals-v84)', () => {
+    // Regression: "heater came, and heating back on at 1:50. cheers" (the frustration head 0.60 on the whole, 0.72 on
+    // the report, 0.06 on "cheers"; the gratitude head 0.76 on "cheers"; the anchors −0.007) after the heater was sent
+    // was no resolution (fresh24 heatnetwork-01).
+    const mended: Partial<MessageCues> = {
+      resolution: -0.007,
+      gratitude: 0.56,
+      gratitudeLast: 0.76,
+      emotionFrustration: 0.6,
+      frustrationUnits: [
+        { head: 0.6, margin: -0.099 },
+        { head: 0.721, margin: -0.095 },
+        { head: 0.061, margin: -0.341 },
+      ],
+      social: 0.03,
+    }
+    const ending = (reply: Partial<MessageCues>, bot: Partial<MessageCues> = {}) =>
+      names(conversation(['user', {}], ['assistant', bot], ['user', reply]), at(90))
+    expect(ending(mended)).toEqual(['resolution'])
+    // The anchors under the closing gate (a sarcastic "… stuck with a voucher … cheers for that", −0.294), the last
+    // sentence not read as a thanks, or read as frustrated by the head: the head's veto stands.
+    expect(ending({ ...mended, resolution: -0.29 })).toEqual([])
+    expect(ending({ ...mended, gratitudeLast: 0.3 })).toEqual([])
+    const units = mended.frustrationUnits!
+    expect(
+      ending({ ...mended, frustrationUnits: [...units.slice(0, 2), { head: 0.65, margin: -0.3 }] }),
+    ).toEqual([])
+    // Nor after a failure, where the message is no closing.
+    expect(ending(mended, { failure: 0.3 })).toEqual(['bot_failure', 'abandonment'])
+    // Regression: "about time. thanks" (frustration in "about time", the head 0.90 there; "thanks" 0.09, the gratitude
+    // head 1.0, the anchors 0.121) after the refund was frustration and no resolution, and abandoned (held out tix-01).
+    const aboutTime: Partial<MessageCues> = {
+      resolution: 0.121,
+      frustration: 0.015,
+      gratitude: 0.99,
+      gratitudeLast: 1,
+      emotionFrustration: 0.705,
+      frustrationUnits: [
+        { head: 0.705, margin: -0.233 },
+        { head: 0.9, margin: 0.015 },
+        { head: 0.094, margin: -0.65 },
+      ],
+      sadness: 0.018,
+    }
+    const read = ending(aboutTime)
+    expect(read).toContain('resolution')
+    expect(read).not.toContain('abandonment')
+  })
+
   it('reads a last sentence that opens on the first person future as a plan (plansOf)', () => {
     for (const said of [
       "I'll bring them to the Harrogate branch on Saturday.",

@@ -111,7 +111,11 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   (soreAfterFailure: "ok thanks for nothing"); signals-v71: a last sentence that says what the end user
  *   will do next (plansOf) is no open end ("thank you. ill go to citizens advice today"); signals-v77: in the
  *   closing message, the gratitude head's reading of the last sentence counts as the whole's ("16th works, just
- *   booked it. cheers");
+ *   booked it. cheers"); signals-v84: after a hand-over, a closing that thanks (the gratitude head) may ask or remark
+ *   after its thanks ("Ok thank you. Please update me …"), and the assistant handing over again after it undoes
+ *   nothing; after an answer, a closing whose last sentence the gratitude head reads as a thanks and the frustration
+ *   head reads calm, and whose whole passes resolutionClosing, thanks whatever its earlier sentences voice ("heater
+ *   came, and heating back on at 1:50. cheers", "about time. thanks");
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -134,7 +138,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 83
+export const SIGNALS_VERSION = 84
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1094,13 +1098,37 @@ function resolution(
   // gratitude head or the anchors' full margin must still read the thanks. After a failure such a plan goes
   // elsewhere ("lovely, thanks. i'll just buy it from them then") and stays open.
   const plansOnAnswer = answered && c.plans === true
-  if (c.openTail && !plansOnAnswer && (c.resolution ?? -1) < THRESHOLDS.resolutionOverTail) return undefined
-  // A message that shows frustration confirms nothing ("this is going nowhere" is no thanks), nor does one
+  // signals-v84: nor, in a closing in reply to a hand-over (`closing` and not `answered`), is a request or a remark
+  // after a thanks the gratitude head reads in the whole: the case is with a person now, and the end user thanks
+  // and asks to be kept informed ("Ok thank you. Please update me, my mother is 78 …"): a thanks at the end, the
+  // issue's words (bench/data/signals/README.md, "Resolution and abandonment at the end", case 1).
+  const thanksOnHandover = closing && !answered && (c.gratitude ?? 0) >= THRESHOLDS.gratitude
+  if (
+    c.openTail &&
+    !plansOnAnswer &&
+    !thanksOnHandover &&
+    (c.resolution ?? -1) < THRESHOLDS.resolutionOverTail
+  )
+    return undefined
+  // signals-v84: a closing, in reply to an answer that neither failed nor handed over, whose last sentence the gratitude
+  // head reads as a thanks (v77's reading) and the frustration head reads calm (under emotionFrustration), and whose
+  // whole passes v31's closing gate by the anchors (resolutionClosing), thanks at the end whatever its earlier
+  // sentences voice: the report of a fault now mended ("heater came, and heating back on at 1:50. cheers": the head
+  // 0.60 on the whole, 0.72 on the report, 0.06 on "cheers") or annoyance at the wait ("about time. thanks": a
+  // frustration, and a thanks). A sarcastic closing thanks stays out by the anchors ("so you cancel and i get stuck
+  // with a voucher … cheers for that": −0.294), and a one-sentence one has no last sentence read apart.
+  const thanksLast =
+    closing &&
+    answered &&
+    (c.gratitudeLast ?? 0) >= THRESHOLDS.gratitude &&
+    (c.frustrationUnits?.at(-1)?.head ?? 1) < THRESHOLDS.emotionFrustration &&
+    (c.resolution ?? -1) >= THRESHOLDS.resolutionClosing
+  // Otherwise a message that shows frustration confirms nothing ("this is going nowhere" is no thanks), nor does one
   // the frustration head reads as frustrated as a whole, whatever the anchors say: a sarcastic thanks
   // ("wow, thanks for nothing") has the gratitude head's and the thanks anchors' literal warmth. The whole
   // message only: a sentence of it read so, short of frustration, takes nothing from a thanks.
-  if (frustration(c, reply) !== undefined) return undefined
-  if ((c.emotionFrustration ?? 0) >= THRESHOLDS.emotionFrustration) return undefined
+  if (!thanksLast && frustration(c, reply) !== undefined) return undefined
+  if (!thanksLast && (c.emotionFrustration ?? 0) >= THRESHOLDS.emotionFrustration) return undefined
   const byAnchors = fires(c.resolution, THRESHOLDS.resolution)
     ? confidenceOf(c.resolution!, THRESHOLDS.resolution)
     : closing &&
@@ -1608,10 +1636,14 @@ export function detectSignals(
     // ("ah shame. thanks for trying").
     if (answered && failed(answered) && !handedOver(answered) && soreAfterFailure(m.cues)) break
     const after = talk.slice(k + 1)
+    // signals-v84: a thanks in reply to a hand-over is not undone by the assistant handing over again after it: that
+    // is the same hand-over said once more ("Ok please. Thank you." to "I'm passing your account to our agent team",
+    // then "An agent will message you here within the hour.").
+    const thankedHandover = answered !== undefined && handedOver(answered)
     const undone = after.some(
       (a) =>
         failed(a) ||
-        handedOver(a) ||
+        (handedOver(a) && !thankedHandover) ||
         (a.role === 'user' && !isSocial(a) && resolution(a.cues, isReply(a)) === undefined),
     )
     if (!undone) out.add('resolution', m.id, confidence)

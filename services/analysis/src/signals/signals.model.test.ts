@@ -1872,6 +1872,81 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(opening).not.toContain('resolution')
   })
 
+  it('reads a thanks with a request after a hand-over as resolution, and the hand-over said again after a thanks undoes nothing (signals-v84)', async () => {
+    // Each last word thanks, then asks to be kept informed or hurried, after the case went to a team: an open tail, so
+    // without the rule each was no resolution, and abandoned.
+    const stuck: Turn = ['user', 'my parcel has been stuck at customs for three weeks, reference PX-2231']
+    const handedOver: Turn = [
+      'assistant',
+      "I've passed your case to our customs team, and they will email you within 2 working days.",
+    ]
+    const replies = [
+      'Ok thank you. Please update me, the medicines for my father are inside the parcel',
+      "ok thanks. please ask them to hurry, my son's birthday is on saturday and the gift is in it",
+    ]
+    for (const reply of replies) {
+      const read = await settledSignals(stuck, handedOver, ['user', reply])
+      expect(read, reply).toContain('resolution')
+      expect(read, reply).not.toContain('abandonment')
+    }
+    // The same words after an answer that handed nothing over stay open: abandoned.
+    const answered = await settledSignals(
+      stuck,
+      ['assistant', 'Customs checks usually take 2 to 4 weeks, and we cannot speed them up.'],
+      ['user', replies[0]!],
+    )
+    expect(answered).toEqual(['abandonment'])
+    // A thanks to a failure that hands over, then the hand-over said again: without the rule, no resolution.
+    for (const [report, thanks] of [
+      ['I paid the bill an hour ago but the meter still says locked', 'Ok please. Thank you.'],
+      ['I topped up by bank transfer this morning and the box is still locked', 'ok thank you'],
+    ] as const) {
+      const again = await settledSignals(
+        ['user', report],
+        [
+          'assistant',
+          "Sorry, I can't see payments from here. I'm passing your account to our agent team to check it.",
+        ],
+        ['user', thanks],
+        ['assistant', 'An agent will message you here within the hour.'],
+      )
+      expect(again, report).toContain('resolution')
+    }
+  })
+
+  it('reads a closing that thanks in its last sentence as resolution, the frustration read in its earlier sentences aside: a fault mended, a wait complained of (signals-v84)', async () => {
+    // The frustration head reads the whole 0.68 (the report of the fault, 0.69), "cheers" 0.06: without the rule, no
+    // resolution, and abandoned.
+    const mended: Turn = ['user', 'engineer came, and the hot water was back on at 11. cheers']
+    const asked: Turn = ['user', 'no hot water in flat 12 since this morning']
+    const read = await settledSignals(
+      asked,
+      ['assistant', 'An engineer is on the way and should restore the supply by noon.'],
+      mended,
+    )
+    expect(read).toEqual(['resolution'])
+    // After a failure the last word is no closing: the head's veto stands.
+    const failed = await settledSignals(
+      asked,
+      ['assistant', "Sorry, I can't book engineers from this chat."],
+      mended,
+    )
+    expect(failed).not.toContain('resolution')
+    // Annoyance at the wait, then a thanks in the last sentence: frustration and resolution, not abandoned (without the
+    // rule the frustration in the first sentence kept the thanks out, and the conversation was abandoned).
+    for (const reply of ['took long enough. thanks', 'about time too. cheers']) {
+      const late = await settledSignals(
+        ['user', "my replacement card still hasn't come"],
+        [
+          'assistant',
+          'Your new card was posted today by first class mail and should arrive within 2 working days.',
+        ],
+        ['user', reply],
+      )
+      expect(late, reply).toEqual(['frustration', 'resolution'])
+    }
+  })
+
   it('reads no handover in an assistant message near no handover anchor that the handover head reads high (signals-v72)', async () => {
     // Each assistant message does the service itself and reports the driver to a third party; its units lie under
     // HANDOVER_NEAR from every handover anchor, and the head read them as a handover at the clamp's margin of 0.
