@@ -4,11 +4,14 @@
  * and read every row, for every batch).
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { rowsRead } from '../../../../test/support/plan-rows.ts'
 import { CONVERSATIONS_UPDATE } from './conversations.ts'
-import { UPSERT_RESULTS } from './messages.ts'
+import { MESSAGES_LOCK, UPSERT_RESULTS, UPSERT_RESULTS_PRE18 } from './messages.ts'
+
+/** PostgreSQL 18's RETURNING OLD: before it, the stored rows are read by MESSAGES_LOCK (messages.ts). */
+const returningOld = inject('postgresVersion') >= 180_000
 
 let db: TestDatabase
 const org = randomUUID()
@@ -47,7 +50,7 @@ async function readInTransaction(table: string, sql: string, params: unknown[]):
   }
 }
 
-it('upserts the batch’s results by a probe of each stored message, and returns the rows as they were', async () => {
+it('upserts the batch’s results by a probe of each stored message, and reads the rows as they were', async () => {
   const keys = conversations.slice(0, 12).map((cid, i) => ({ cid, mid: `m-${(i % 3) + 1}` }))
   const results = JSON.stringify({
     conversation_id: keys.map((k) => k.cid),
@@ -63,15 +66,37 @@ it('upserts the batch’s results by a probe of each stored message, and returns
     topics: keys.map(() => '{"t-1"}'),
     analyzer: keys.map(() => 'test@1'),
   })
-  expect(await readInTransaction('rm_messages', UPSERT_RESULTS, [results])).toBeLessThanOrEqual(keys.length)
-  const first = await db.pool.query(UPSERT_RESULTS, [results])
-  expect(first.rows.map((r) => `${r.conversation_id}|${r.message_id}`).sort()).toEqual(
+  const keyList = JSON.stringify(keys)
+  // The rows as they were before the upsert: returned by it (RETURNING OLD), or read and locked first.
+  const upsert = async () => {
+    if (returningOld) return (await db.pool.query(UPSERT_RESULTS, [results])).rows
+    const client = await db.pool.connect()
+    try {
+      await client.query('BEGIN')
+      const { rows } = await client.query(MESSAGES_LOCK, [keyList])
+      await client.query(UPSERT_RESULTS_PRE18, [results])
+      await client.query('COMMIT')
+      return rows
+    } finally {
+      client.release()
+    }
+  }
+  if (returningOld) {
+    expect(await readInTransaction('rm_messages', UPSERT_RESULTS, [results])).toBeLessThanOrEqual(keys.length)
+  } else {
+    expect(await readInTransaction('rm_messages', MESSAGES_LOCK, [keyList])).toBeLessThanOrEqual(keys.length)
+    expect(await readInTransaction('rm_messages', UPSERT_RESULTS_PRE18, [results])).toBeLessThanOrEqual(
+      keys.length,
+    )
+  }
+  const first = await upsert()
+  expect(first.map((r) => `${r.conversation_id}|${r.message_id}`).sort()).toEqual(
     keys.map((k) => `${k.cid}|${k.mid}`).sort(),
   )
   // As they were before it: no result yet, then the first upsert's.
-  expect(first.rows.every((r) => r.role === 'user' && r.sentiment_label === null)).toBe(true)
-  const second = await db.pool.query(UPSERT_RESULTS, [results])
-  expect(second.rows.every((r) => r.sentiment_label === 'positive' && r.topics[0] === 't-1')).toBe(true)
+  expect(first.every((r) => r.role === 'user' && r.sentiment_label === null)).toBe(true)
+  const second = await upsert()
+  expect(second.every((r) => r.sentiment_label === 'positive' && r.topics[0] === 't-1')).toBe(true)
 })
 
 it('updates the batch’s conversations found by their ids, not by reading the table', async () => {
