@@ -1,10 +1,13 @@
 // Reads vitest's JSON report and fails unless every test ran and passed, and the Kafka-backed tests
 // and the dashboard's browser tests were among them (unless --only excludes them). Prints the Kafka
-// version tested against and a closing "N passed, N failed" line.
+// version tested against, the PostgreSQL the run used and a closing "N passed, N failed" line.
 //   node .ci/check-test-report.mjs <report.json> [--only <dir/>] [--exclude <dir/>] [--min-kafka <n>] [--node <major>]
+//     [--postgres <major>]
 // --only / --exclude say which test files the run covered (each must have reported); --min-kafka is
 // how many Kafka-backed tests must have passed (default 5); --node is the Node.js major version the run
 // was to use: run this check with the PATH the tests had, its `node` is theirs, and it must be that one.
+// --postgres is the PostgreSQL major version the run was to use (TEST_POSTGRES_BINARIES): the name of
+// test/postgres-under-test.test.ts's first test says which server it ran on.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
@@ -17,6 +20,7 @@ const only = option('--only')
 const exclude = option('--exclude')
 const minKafka = Number(option('--min-kafka') ?? 5)
 const nodeMajor = option('--node')
+const postgresMajor = option('--postgres')
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const tests = report.testResults.flatMap((file) =>
   file.assertionResults.map((t) => ({ ...t, file: file.name.replace(`${process.cwd()}/`, '') })),
@@ -41,6 +45,14 @@ const browserExpected =
 if (browserExpected && browser.length === 0) problems.push("the dashboard's browser tests did not run")
 if (nodeMajor !== undefined && process.versions.node.split('.')[0] !== nodeMajor)
   problems.push(`the tests were to run on Node.js ${nodeMajor}, but node on this PATH is ${process.version}`)
+// "the test run runs on PostgreSQL <major>": absent when the run did not cover test/.
+const postgresUsed = passed
+  .map((t) => /^the test run runs on PostgreSQL (\d+)$/.exec(t.fullName)?.[1])
+  .find((major) => major !== undefined)
+if (postgresMajor !== undefined && postgresUsed !== postgresMajor)
+  problems.push(
+    `the tests were to run on PostgreSQL ${postgresMajor}, but ${postgresUsed === undefined ? 'no passed test says which server they ran on' : `they ran on PostgreSQL ${postgresUsed}`}`,
+  )
 if (report.numFailedTestSuites) problems.push(`${report.numFailedTestSuites} test suites failed`)
 if (!report.success) problems.push('vitest reported a failure (an unhandled error or a crashed worker)')
 // A worker that crashes takes its files' tests with it, unreported: every test file must have reported.
@@ -55,6 +67,7 @@ const silent = testFiles.filter((f) => !reported.has(f) || !tests.some((t) => t.
 if (silent.length) problems.push(`test files that reported no test: ${silent.join(', ')}`)
 const version = readFileSync('infra/kafka/broker.ts', 'utf8').match(/KAFKA_VERSION = '([0-9.]+)'/)?.[1]
 console.log(`Node.js ${process.version}`)
+if (postgresUsed !== undefined) console.log(`PostgreSQL under test: ${postgresUsed}`)
 console.log(`Kafka-backed tests passed: ${kafka.length}, against Apache Kafka ${version}`)
 if (browserExpected)
   console.log(`Browser tests passed: ${browser.length} (screenshots in .ci-artifacts/screenshots/)`)
