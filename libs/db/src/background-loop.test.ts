@@ -122,6 +122,32 @@ describe('backgroundLoop', () => {
     expect(turn).toBeGreaterThanOrEqual(2)
   })
 
+  it('a wake during a turn starts the next turn without a wait', async () => {
+    // Regression: a wake while a turn ran found no wait to end and was lost (the analysis job runner's claim
+    // waited out its interval for a job queued during its signal sweep; seen on PostgreSQL 15).
+    const during = deferred()
+    const release = deferred()
+    const second = deferred()
+    let turn = 0
+    const loop = backgroundLoop({
+      intervalMs: 3_600_000,
+      run: async () => {
+        turn++
+        if (turn === 1) {
+          during.resolve()
+          await release.promise
+        } else second.resolve()
+      },
+    })
+    loop.start()
+    await during.promise
+    loop.wake()
+    release.resolve()
+    await second.promise
+    await loop.stop()
+    expect(turn).toBe(2)
+  })
+
   it('with firstRunAfterInterval, the first turn comes after a wait', async () => {
     const events: string[] = []
     const done = deferred()

@@ -22,7 +22,7 @@ export interface BackgroundLoopOptions {
 
 export interface BackgroundLoop {
   start(): void
-  /** Ends the wait under way, if any, so that the next turn starts now. */
+  /** Ends the wait under way so that the next turn starts now; during a turn, the next starts without a wait. */
   wake(): void
   /** Stops starting turns, ends the wait under way and resolves once the turn under way (if any) is done. */
   stop(): Promise<void>
@@ -35,19 +35,28 @@ export function backgroundLoop(opts: BackgroundLoopOptions): BackgroundLoop {
   const sleep = (ms: number) => (opts.sleep ? opts.sleep(ms, waiter) : waiter.sleep(ms))
   let running = false
   let loop: Promise<void> | undefined
+  // A wake while a turn runs (work came after the turn looked for it) is kept: the next turn starts at once
+  // instead of the wait ending early, which a wake that found no wait under way could not do (the analysis
+  // job runner's claim, looked at every 10 minutes in a test, missed a job queued during its signal sweep).
+  let turnUnderWay = false
+  let wokenDuringTurn = false
   const turns = async () => {
     let failures = 0
     if (opts.firstRunAfterInterval) await sleep(opts.intervalMs)
     while (running) {
       let wait = opts.intervalMs
+      turnUnderWay = true
+      wokenDuringTurn = false
       try {
         const more = await opts.run()
         failures = 0
-        if (more === true) continue
+        if (more === true || wokenDuringTurn) continue
       } catch (err) {
         opts.onError?.(err, failures)
         if (opts.retry) wait = retryDelayMs(opts.retry, failures)
         failures++
+      } finally {
+        turnUnderWay = false
       }
       if (running) await sleep(wait)
     }
@@ -58,7 +67,10 @@ export function backgroundLoop(opts: BackgroundLoopOptions): BackgroundLoop {
       running = true
       loop = turns()
     },
-    wake: () => waiter.wake(),
+    wake: () => {
+      if (turnUnderWay) wokenDuringTurn = true
+      waiter.wake()
+    },
     async stop() {
       running = false
       waiter.wake()
