@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
 import type { PostgresBinaries } from './postgres-binaries.ts'
@@ -61,6 +61,7 @@ export function startServer(
   const flags = Object.entries({ listen_addresses: '127.0.0.1', ...LOG_SETTINGS, ...settings }).flatMap(
     ([k, v]) => ['-c', `${k}=${v}`],
   )
+  if (settings.logging_collector !== 'off') forgetLastWeeksLog(dataDir)
   const child = spawnAs(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], runAs)
   // A process of ours that exits (normally or on an error) takes its server with it.
   const stopOnExit = () => child.kill('SIGINT')
@@ -129,6 +130,26 @@ export function startServer(
       )
     })
   })
+}
+
+/**
+ * The collector truncates a weekday's file only when a running server rotates into it: a server that
+ * starts opens today's file and appends to it, so a server started every day and never running past
+ * midnight (a CLI, a laptop's npm start) kept every week's lines in seven growing files. Today's file,
+ * when last written before today began (a week ago or more), is removed before the server starts.
+ * The day is this process's local day, which is the server's: initdb takes log_timezone from the same
+ * system setting.
+ */
+function forgetLastWeeksLog(dataDir: string): void {
+  const now = new Date()
+  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][now.getDay()]
+  const file = path.join(dataDir, LOG_SETTINGS.log_directory, `postgresql-${weekday}.log`)
+  const todayBegan = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime()
+  try {
+    if (statSync(file).mtimeMs < todayBegan) rmSync(file, { force: true })
+  } catch {
+    // no such file yet (a first start), or out of reach: the server appends to it as before
+  }
 }
 
 /** Whether postmaster.pid names `pid` and says it accepts connections (its 8th line, PostgreSQL 10+). */

@@ -5,7 +5,7 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { appendFile, chmod, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -170,6 +170,28 @@ function alive(pid: number): boolean {
     return false
   }
 }
+
+describe("the embedded Postgres's log", () => {
+  it("starts today's file afresh when it was last written before today (a week ago), and appends to one written today", async () => {
+    const dir = await dataDir()
+    await stop(await start(dir))
+    const logDir = path.join(dir, 'log')
+    const [name] = readdirSync(logDir)
+    const file = path.join(logDir, name as string)
+    await appendFile(file, 'written today\n')
+    await stop(await start(dir))
+    // A restart the same day keeps the day's lines
+    expect(readFileSync(file, 'utf8')).toContain('written today')
+    await appendFile(file, 'written a week ago\n')
+    const weekAgo = new Date(Date.now() - 7 * 86_400_000 - 3_600_000)
+    await utimes(file, weekAgo, weekAgo)
+    await stop(await start(dir))
+    // The server logged its start into a file of its own: last week's lines are gone (appended before)
+    const text = readFileSync(file, 'utf8')
+    expect(text).not.toContain('written a week ago')
+    expect(text).toMatch(/database system is ready to accept connections/)
+  })
+})
 
 describe('the embedded Postgres stopping on its own', () => {
   it('is started again on the same port, saying so above the debug level, and stopped for good by stop()', async () => {
