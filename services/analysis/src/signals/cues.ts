@@ -99,6 +99,13 @@ export interface MessageCues {
    */
   readonly callsBack?: boolean
   /**
+   * End user (signals-v85): asks that someone other than itself, the assistant or a person named before by a
+   * pronoun call, e-mail or otherwise contact it ("can someone from the shop ring me about the viv", "can claire
+   * ring me today?", "would it be possible for someone to call me": asksContactOf): a request for a person
+   * (detect.ts, escalation).
+   */
+  readonly asksContact?: boolean
+  /**
    * End user (signals-v39): draws a consequence from the answer, a clause ending on "then" ("so i just keep
    * waiting then", "what am i paying for then??": followsOnOf). Such a request builds on the answer, so it
    * is not read as ignoring it (detect.ts, the margin tiers of repetition).
@@ -721,6 +728,7 @@ export function cuesFrom(
       ...(askedBeforeOf(m.content) ? { askedBefore: true } : {}),
       ...(contestsOf(m.content) ? { contests: true } : {}),
       ...(callsBackOf(m.content.slice(0, MAX_CHARS)) ? { callsBack: true } : {}),
+      ...(asksContactOf(m.content.slice(0, MAX_CHARS)) ? { asksContact: true } : {}),
       ...(followsOnOf(m.content) ? { followsOn: true } : {}),
       ...(thanksFirstOf(units[i]!, similarities, anchors) ? { thanksFirst: true } : {}),
       ...(plansOf(units[i]!) ? { plans: true } : {}),
@@ -1021,14 +1029,26 @@ const CONTACT_VERB =
  */
 export function contactsUserOf(unit: string): boolean {
   const t = paddedLower(unit)
-  return THIRD_PARTY_CONTACTS.test(t) || ASKED_TO_CONTACT.test(t)
+  return (
+    THIRD_PARTY_CONTACTS.test(t) || ASKED_TO_CONTACT.test(t) || (!t.includes('?') && ASKS_TO_CONTACT.test(t))
+  )
 }
+// signals-v85: the subject may close an apposition ("Our local caretaker, Ewan, will call you"), and the verb of
+// reaching may follow another done first ("they'll contact the old supplier and email you").
 const THIRD_PARTY_CONTACTS = new RegExp(
-  String.raw`\b(?!(?:i|we|you|and|or|but|then|also|it|this|that)\b)[a-z]+(?:\s+will|'ll|(?:\s+(?:is|are)|'re|'s) going to)\s+(?:\w+\s+)?${CONTACT_VERB}\s+you\b`,
+  String.raw`\b(?!(?:i|we|you|and|or|but|then|also|it|this|that)\b)[a-z]+,?(?:\s+will|'ll|(?:\s+(?:is|are)|'re|'s) going to)\s+(?:(?:\w+\s+)?|[^.?!;]{1,60}?\band\s+(?:\w+\s+)?)${CONTACT_VERB}\s+you\b`,
   'u',
 )
+/** signals-v85: a verb of reaching with "you", or with its object before "to you" ("to email them to you"). */
+const TO_CONTACT_YOU = String.raw`\bto\s+${CONTACT_VERB}\s+(?:(?:it|them|this|that|these|those)\s+to\s+)?you\b`
 const ASKED_TO_CONTACT = new RegExp(
-  String.raw`\b(?:asked|arranged for|requested|told)\s+(?!me\b|us\b)[^.?!;]{1,60}?\bto\s+${CONTACT_VERB}\s+you\b`,
+  String.raw`\b(?:asked|arranged for|requested|told)\s+(?!me\b|us\b)[^.?!;]{1,60}?${TO_CONTACT_YOU}`,
+  'u',
+)
+// signals-v85: "ask", "arrange for", "request", "tell" or "get" someone to do so, said as a plan ("I'll ask the
+// workshop to call you."), not offered in a question ("Would you like me to ask someone to call you?").
+const ASKS_TO_CONTACT = new RegExp(
+  String.raw`\b(?:ask|arrange for|request|tell|get)\s+(?!me\b|us\b)[^.?!;]{1,60}?${TO_CONTACT_YOU}`,
   'u',
 )
 
@@ -1051,6 +1071,39 @@ const CAUSED_TO_CONTACT = new RegExp(
 )
 const ASKED_IF_CONTACTS = new RegExp(
   String.raw`\b(?:can|could|will|would)\s+(?:he|she|they)\s+(?:please\s+)?${CONTACT_VERB}\s+(?:me|us)\b`,
+  'u',
+)
+
+/**
+ * signals-v85: the end user asks that someone contact it, read from the words, sentence by sentence: a question
+ * or request whose subject is not the end user, the assistant, a thing or a person named before by a pronoun (he,
+ * she, they: callsBackOf reads those), then a verb of reaching (CONTACT_VERB) with "me" or "us": "can / could /
+ * would / will <someone> … ring me" ("can someone from the shop ring me about the 4ft viv", "Can the driver who
+ * brought her ring me?"), "I'd like / I want / I need / get / have / ask / tell <someone> to call me" (not after
+ * a negation: "I don't want anyone to ring me"), "for someone to call me", "someone who could email me". A person
+ * who will reach the end user is a hand-over by the sets' conventions (bench/data/signals/README.md), so asking
+ * for one asks for a person; the grammar of who acts towards whom, signals-v48's verbs, no word of a domain.
+ */
+export function asksContactOf(text: string): boolean {
+  return (sentencesOf(text).length > 0 ? sentencesOf(text) : [text]).some((sentence) => {
+    const t = paddedLower(sentence)
+    if (MODAL_CONTACTS_ME.test(t) || SOMEONE_WHO_CONTACTS.test(t)) return true
+    const wants = WANTS_CONTACT.exec(t)
+    return wants !== null && !/\b(?:not|never|no)\b|n't\b/u.test(t.slice(0, wants.index))
+  })
+}
+/** A subject that is neither the end user, the assistant, a thing nor a pronoun for a person named before. */
+const CONTACTING_SUBJECT = String.raw`(?!(?:i|we|you|it|this|that|he|she|they|him|her|them|me|us)\b)[a-z][\w'-]*`
+const MODAL_CONTACTS_ME = new RegExp(
+  String.raw`\b(?:can|could|would|will)\s+${CONTACTING_SUBJECT}(?:\s+(?!(?:to|for)\b)[\w'-]+){0,6}?\s+${CONTACT_VERB}\s+(?:me|us)\b`,
+  'u',
+)
+const WANTS_CONTACT = new RegExp(
+  String.raw`\b(?:like|want|need|get|have|ask|tell)\s+${CONTACTING_SUBJECT}(?:\s+[\w'-]+){0,6}?\s+to\s+${CONTACT_VERB}\s+(?:me|us)\b|\bfor\s+(?:some|any)(?:one|body)\s+to\s+${CONTACT_VERB}\s+(?:me|us)\b`,
+  'u',
+)
+const SOMEONE_WHO_CONTACTS = new RegExp(
+  String.raw`\b(?:some|any)(?:one|body)\s+(?:who|that)\s+(?:can|could|would|will)\s+${CONTACT_VERB}\s+(?:me|us)\b`,
   'u',
 )
 

@@ -4,6 +4,7 @@ import {
   askedBeforeOf,
   asksAgainOf,
   asksAsOf,
+  asksContactOf,
   asksForOf,
   asksOf,
   asksWhatItIsOf,
@@ -1027,6 +1028,48 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['escalation'])
   })
 
+  it('reads the end user asking that someone contact it as escalation, whatever the head reads (signals-v85)', () => {
+    // Issue 32 (esc5): "can someone from the shop ring me about the 4ft viv" read by the escalation head at 0.34.
+    const asksContact = {
+      asksContact: true,
+      escalation: 0.08,
+      escalationUnits: [{ head: 0.34, margin: 0.08 }],
+    } as const
+    expect(escalationAsked({ ...USER, ...asksContact })).toBeUndefined()
+    const found = detectSignals(conversation(['user', asksContact], ['assistant', {}]), settings, at(5))
+    expect(found.signals).toMatchObject([{ name: 'escalation', evidence: ['m0'] }])
+    // Without the cue, the same readings ask for no one.
+    const { asksContact: _, ...readings } = asksContact
+    expect(names(conversation(['user', readings], ['assistant', {}]), at(5))).toEqual([])
+  })
+
+  it('finds the end user asking that someone contact it in the words (signals-v85)', () => {
+    for (const said of [
+      'also can someone from the shop ring me about the 4ft viv i ordered there, its been 3 weeks',
+      'can claire ring me today? vet says soaked hay from now on',
+      "Can the driver who brought her ring me? I'd like to know if she kicked out in the box.",
+      "Also, would it be possible for someone to call me to go through it, as I'm on shifts most evenings.",
+      'can someone actually ring me and tell me if hes coming or not',
+      'Can you get someone from the depot to ring me back on 07700 900318?',
+      'Is there someone who could email me instead?',
+      "I'd like the bursar to call me, please.",
+    ]) {
+      expect(asksContactOf(said), said).toBe(true)
+    }
+    for (const said of [
+      'Can they text me instead?', // a pronoun for the person named before: callsBackOf
+      'then get him to ring me. today.',
+      'His offender manager said I can put money on for him to phone me. How do I do that?',
+      "I don't want anyone to ring me, just email the invoice",
+      'they said someone would call me back',
+      'can you call me', // the assistant asked
+      'nobody has rung me',
+      'I will call you tomorrow',
+    ]) {
+      expect(asksContactOf(said), said).toBe(false)
+    }
+  })
+
   it('finds the end user asking, by a pronoun, that the person named contact it (signals-v57)', () => {
     for (const said of [
       'then get him to ring me. today.',
@@ -1966,6 +2009,11 @@ describe('conversation signals: the decision', () => {
       "They're going to call you back tomorrow.",
       'Someone from the office will be in touch with you today.',
       "Leave your email and they'll get back to you.",
+      // signals-v85: an apposition closed before "will", a verb of reaching after another, a plan to ask someone.
+      'Our local caretaker, Ewan, will call you within the hour to arrange a visit.',
+      "I've opened case EB-7710 with our switching team; they'll contact the old supplier and email you an update.",
+      "I'll ask the workshop to call you.",
+      "I've asked your project engineer, Owen, to email them to you today.",
     ]) {
       expect(contactsUserOf(said), said).toBe(true)
     }
@@ -1978,6 +2026,9 @@ describe('conversation signals: the decision', () => {
       'It will text you a code.',
       'Our team is available on 0800 555 0199.',
       'Your engineer will be with you by 4pm.',
+      "I can ask one of our will writers to call you: what's the best number and time?", // offered, not said
+      'Once it is done, we will email you.',
+      "I'll email you the form and you can send it to us.",
     ]) {
       expect(contactsUserOf(said), said).toBe(false)
     }
@@ -2092,6 +2143,9 @@ describe('conversation signals: the decision', () => {
     expect(carriedOut({}, yes, weak)).toEqual(['escalation'])
     // The offer was a handover itself ("Would you like to talk to our team?"): what follows the "yes" stands.
     expect(carriedOut({ ...offers, handover: 0.12 }, yes, weak)).toEqual(['escalation'])
+    // signals-v85: the assistant asked for a detail by name ("I'll need your customer number"), offering nothing: the
+    // reply gives it or fails to ("i dont have it on me"), and "An engineer will ring you within 2 hours" stands.
+    expect(carriedOut({ ...offers, asksFor: ['884bc13a'] }, yes, weak)).toEqual(['escalation'])
     // The reply is a request, a question, ends open, or asks for a person: no assent, the handover stands.
     expect(carriedOut(offers, { social: -0.1 }, weak)).toEqual(['escalation'])
     expect(carriedOut(offers, { ...yes, question: true }, weak)).toEqual(['escalation'])

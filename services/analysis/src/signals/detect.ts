@@ -15,14 +15,16 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   signals-v26, read by the head less surely and taken up by a later handover, escalationTakenUp, or
  *   in reply to a bot failure with a looser margin, escalationAfterFailure (signals-v70: not by a message put
  *   wholly as a statement, "So a chat that can't tell me anything."); signals-v54, never by a unit that
- *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf), or
+ *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf; signals-v85, or
+ *   asks in words that someone contact the end user, whatever the heads read: cues.ts asksContactOf), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v58, someone
  *   else who will contact the end user at any head in a message that says it cannot help; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
- *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"), nor, signals-v35, a weak handover whose
+ *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"; signals-v85: not after the assistant asked for a
+ *   detail by name, cues.ts asksFor, "I'll need your customer number"), nor, signals-v35, a weak handover whose
  *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions";
  *   nor, signals-v56, the assistant saying what it is in reply to a question about what it is: cues.ts
  *   saysWhatItIsOf, "I'm the studio's virtual assistant…");
@@ -138,7 +140,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 84
+export const SIGNALS_VERSION = 85
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -621,6 +623,11 @@ const ASKED_FOR_AGAIN_CONFIDENCE = 0.6
  * not measured (the bench scores no confidence).
  */
 const LOUDER_CONFIDENCE = 0.6
+/**
+ * The confidence of an end user asking that someone contact it (signals-v85, cues.ts asksContactOf): read from the
+ * words, as INABILITY_CONFIDENCE; not measured (the bench scores no confidence).
+ */
+const ASKS_CONTACT_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
 const CONFIDENCE_SCALE = 0.04
@@ -1294,8 +1301,14 @@ export function detectSignals(
     const offer = talk.slice(0, k).findLastIndex((a) => a.role === 'assistant')
     if (offer === -1 || offer === k - 1) return false
     const offered = talk[offer]!.cues
+    // signals-v85: an assistant message that asks for a detail by name (cues.ts asksFor: "I'll need your customer
+    // number", "Was the engine running?") offers nothing: the reply gives the detail, or fails to, and accepts no
+    // offer ("i dont have it on me im stood in a field", then "An engineer will ring you within 2 hours").
     return (
-      offered?.asks === true && handoverSaid(offered) === undefined && talk.slice(offer + 1, k).every(assents)
+      offered?.asks === true &&
+      (offered.asksFor?.length ?? 0) === 0 &&
+      handoverSaid(offered) === undefined &&
+      talk.slice(offer + 1, k).every(assents)
     )
   }
   // signals-v50: a weak handover (as carriesOutOffer reads it) that takes up no request for a person (no
@@ -1381,7 +1394,8 @@ export function detectSignals(
       const asked =
         escalationAsked(c) ??
         escalationTakenUp(c, saidAfter(m)) ??
-        (before && failed(before) ? escalationAfterFailure(c) : undefined)
+        (before && failed(before) ? escalationAfterFailure(c) : undefined) ??
+        (c.asksContact === true ? ASKS_CONTACT_CONFIDENCE : undefined)
       if (asked !== undefined) {
         out.add('escalation', m.id, asked)
         askingPerson.add(m)

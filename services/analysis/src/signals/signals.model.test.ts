@@ -242,6 +242,42 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it('reads the end user asking that someone ring it as escalation, however the head reads it; an arrangement reported as none (signals-v85)', async () => {
+    // Issue 32 (esc5): the escalation head reads a request that a named person or "someone from" a place ring the
+    // end user, with more said beside it, as asking for no one (0.28 to 0.69 on the sets); the words ask for one.
+    const asking =
+      'also can someone from the garden centre phone me about the shed i ordered, its been a month'
+    const scored = await cuesOfOne('user', asking)
+    expect(scored!.cues.asksContact).toBe(true)
+    expect(escalationAsked(scored!.cues)).toBeUndefined()
+    const answer = 'Your compost bags are reserved at the Ely branch.'
+    expect(
+      await signals(
+        ['user', 'can you keep 3 bags of compost for me at ely'],
+        ['assistant', answer],
+        ['user', asking],
+      ),
+    ).toContain('escalation')
+    const reported =
+      'My brother is in hospital and the nurse said I can pay for him to phone me. How do I do that?'
+    expect((await cuesOfOne('user', reported))!.cues.asksContact).toBeUndefined()
+    expect(await signals(['user', reported])).not.toContain('escalation')
+  }, 60_000)
+
+  it('reads the assistant saying it has asked someone to e-mail the end user, after saying it cannot help, as escalation (signals-v85)', async () => {
+    // Issue 32 (esc5): "I've asked your project engineer, Owen, to email them to you": the object before "to you".
+    const said =
+      "I'm not able to send drawings from this chat, but I've asked your architect, Priya, to email them to you today."
+    const scored = await cuesOfOne('assistant', said)
+    expect(scored!.cues.handoverUnits!.some((u) => u.contacts === true)).toBe(true)
+    expect(
+      await signals(
+        ['user', 'where can I get the floor plans for the loft conversion?'],
+        ['assistant', said],
+      ),
+    ).toContain('escalation')
+  }, 60_000)
+
   it('reads no handover in an offer near no handover phrase at all', async () => {
     // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
     // noise between two distant sets; v11's first commits read a handover, and escalation.
