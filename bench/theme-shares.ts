@@ -25,7 +25,7 @@ import { OTHER_TOPIC, pointKey } from '../services/analysis/src/topics/topic-mod
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { nearDuplicates } from './near-duplicate-topics.ts'
 import type { LabelledConversation } from './quality/signals.ts'
-import { seededRandom } from './support/random.ts'
+import { seededShuffle } from './support/random.ts'
 import { type AnalysedConversation, analysed, developmentSets, place, recluster } from './topics-multiturn.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -102,16 +102,6 @@ export function themeShares(order: readonly AnalysedConversation[], run: ReturnT
   } satisfies ThemeShares
 }
 
-function shuffled<T>(xs: readonly T[], seed: number): T[] {
-  const random = seededRandom(seed)
-  const out = [...xs]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    ;[out[i], out[j]] = [out[j]!, out[i]!]
-  }
-  return out
-}
-
 /** The conversations in families of domains: Ward on their domain names' embeddings, cut into `count`. */
 export async function domainFamilies(
   conversations: readonly AnalysedConversation[],
@@ -168,7 +158,7 @@ async function main() {
   const pairs: string[] = []
   for (const family of families) {
     if (family.length < 50) continue
-    const window = shuffled(family, seed).slice(0, 100)
+    const window = seededShuffle(family, seed).slice(0, 100)
     const domains = new Map<string, number>()
     for (const c of window) domains.set(c.set, (domains.get(c.set) ?? 0) + 1)
     const common = [...domains.entries()]

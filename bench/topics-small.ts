@@ -42,7 +42,7 @@ import { windowClusters } from '../services/analysis/src/topics/window-clusters.
 import { computeAnchors } from './quality/anchors.ts'
 import { CLINC150_DOMAINS } from './quality/clinc150-domains.ts'
 import { clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
-import { seededRandom } from './support/random.ts'
+import { seededShuffle } from './support/random.ts'
 import { type Embedded, embedded } from './topics-offline.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
 
@@ -73,16 +73,6 @@ function score(intents: readonly string[], clusters: readonly string[]): Score {
     topics: counts.size,
     largest: Math.max(0, ...counts.values()) / clusters.length,
   }
-}
-
-function shuffled<T>(xs: readonly T[], seed: number): T[] {
-  const random = seededRandom(seed)
-  const out = [...xs]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    ;[out[i], out[j]] = [out[j]!, out[i]!]
-  }
-  return out
 }
 
 /** Placement in order (batches of 50), then one re-clustering per clusterer, each on a copy of that state. */
@@ -160,16 +150,16 @@ function manyDomainSamples(
     for (const k of intentCounts)
       for (let s = 1; s <= seeds; s++) {
         const seed = 9000 * k + 100 * perIntent + s
-        const intents = shuffled(
+        const intents = seededShuffle(
           [...byIntent.keys()].filter((i) => byIntent.get(i)!.length >= perIntent),
           seed,
         ).slice(0, k)
-        const requests = intents.flatMap((i) => shuffled(byIntent.get(i)!, seed + 1).slice(0, perIntent))
+        const requests = intents.flatMap((i) => seededShuffle(byIntent.get(i)!, seed + 1).slice(0, perIntent))
         out.push({
           family: 'many',
           name: `${k} intents x ${perIntent} seed ${s}`,
           size: `${k}x${perIntent}`,
-          requests: shuffled(requests, seed + 2),
+          requests: seededShuffle(requests, seed + 2),
         })
       }
   return out
@@ -194,7 +184,7 @@ export async function samples(
           family,
           name: `n=${n} seed ${s}`,
           size: String(n),
-          requests: shuffled(rows, 1000 * n + s).slice(0, n),
+          requests: seededShuffle(rows, 1000 * n + s).slice(0, n),
         })
     }
     return out
@@ -210,7 +200,7 @@ export async function samples(
           family,
           name: `n=${n} seed ${s}`,
           size: String(n),
-          requests: shuffled(rows, 7000 * n + s).slice(0, n),
+          requests: seededShuffle(rows, 7000 * n + s).slice(0, n),
         })
     }
     return out
@@ -227,10 +217,10 @@ export async function samples(
           family,
           name: `n=${Math.min(n, domainRows.length)} ${domain} seed ${s}`,
           size: Number.isFinite(n) ? String(n) : 'all',
-          requests: shuffled(domainRows, 1000 * Math.min(n, domainRows.length) + s + domain.length).slice(
-            0,
-            n,
-          ),
+          requests: seededShuffle(
+            domainRows,
+            1000 * Math.min(n, domainRows.length) + s + domain.length,
+          ).slice(0, n),
         })
     }
   }
