@@ -12,7 +12,7 @@ import {
   stopOrphanedEmbeddedPostgres,
   writeOwner,
 } from './embedded-postgres-owner.ts'
-import { liveUsers, registerUser, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
+import { isAlive, liveUsers, registerUser, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 
 /**
  * The embedded server already running on `dataDir` (started by another process of ours), used by this
@@ -62,8 +62,9 @@ export async function useRunningEmbeddedPostgres(
  * would answer 503 until the next start on `dataDir`. Looked at every second while the owner file names
  * this process: gone, it is started again here, on the same port (the URL the pools have), as the owner
  * restarts its own (the same delays between failed attempts); this process is then its parent and owner,
- * and `stop` returns that server for the caller to stop. A file naming another process means that one
- * took the cluster over (started its own): nothing is started then.
+ * and `stop` returns that server for the caller to stop. The same when the process the file names is
+ * gone without handing it over (a CLI ended by Ctrl-C). A file naming another live process means that one
+ * owns it (its restart loop, or it took the cluster over): nothing is started then.
  */
 function superviseHandedOver(
   dataDir: string,
@@ -72,18 +73,22 @@ function superviseHandedOver(
 ): { stop(): Promise<RunningPostgres | undefined> } {
   const alert = opts.alert ?? opts.log ?? (() => {})
   const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS
-  let heir = false
   let attempts = 0
   let nextAttemptAt = 0
   let starting: Promise<void> | undefined
   let adopted: RunningPostgres | undefined
   const look = setInterval(() => {
+    if (starting || postmasterOf(dataDir) || Date.now() < nextAttemptAt) return
+    // Its owner's to start again while that one runs (its own restart loop); this process's once handed
+    // over, or once its owner is gone without handing it over (a CLI ended by Ctrl-C, which has no
+    // handler: its server, in the terminal's process group, got the same SIGINT).
     const owner = readOwner(dataDir)
-    if (owner === process.pid) heir = true
-    else if (owner !== undefined) heir = false
-    if (!heir || starting || postmasterOf(dataDir) || Date.now() < nextAttemptAt) return
-    if (attempts === 0)
-      alert(`the embedded Postgres in ${dataDir}, handed over to this process, exited; starting it again`)
+    const heir = owner === process.pid
+    if (!heir && owner !== undefined && isAlive(owner)) return
+    if (attempts === 0) {
+      const whose = heir ? 'handed over to this process' : `its owner (process ${owner}) gone`
+      alert(`the embedded Postgres in ${dataDir}, ${whose}, exited; starting it again`)
+    }
     nextAttemptAt = Date.now() + (delays[Math.min(attempts, delays.length - 1)] ?? 0)
     attempts++
     starting = startEmbeddedPostgres({ ...opts, dataDir, port })

@@ -213,7 +213,11 @@ describe('the embedded Postgres stopping on its own', () => {
     const second = postmasterPid(dir)!
     expect(second).not.toBe(first)
     expect(alerts[0]).toMatch(/exited \(signal SIGKILL\); starting it again$/)
-    expect(alerts.at(-1)).toMatch(/is running again$/)
+    // (said once this process sees it ready: postmaster.pid, looked at every 50 ms, may say so after a
+    // connection was accepted)
+    await waitFor(() => /is running again$/.test(alerts.at(-1) ?? ''), {
+      what: 'the alert that it runs again',
+    })
 
     // And stop() stops it for good: no server left behind, none started again
     await stop(server)
@@ -410,7 +414,9 @@ describe('two starts racing on one data directory', () => {
 })
 
 /** Another process of ours (a CLI) that starts the embedded server on `dir`, and stops it on `end()`. */
-async function cliThatStarted(dir: string): Promise<{ end(): Promise<unknown> }> {
+async function cliThatStarted(
+  dir: string,
+): Promise<{ end(): Promise<unknown>; interrupt(): Promise<unknown> }> {
   const script = path.join(path.dirname(dir), 'cli.mts')
   await writeFile(
     script,
@@ -422,7 +428,11 @@ async function cliThatStarted(dir: string): Promise<{ end(): Promise<unknown> }>
       process.stdin.destroy()
     })\n`,
   )
-  const cli = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+  // In a process group of its own, as a CLI run in a terminal is: Ctrl-C there signals the whole group.
+  const cli = spawn(process.execPath, ['--import', 'tsx', script], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    detached: true,
+  })
   leftovers.push(cli.pid!)
   await new Promise<void>((resolve, reject) => {
     cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve())
@@ -432,6 +442,11 @@ async function cliThatStarted(dir: string): Promise<{ end(): Promise<unknown> }>
     end() {
       const exited = new Promise((resolve) => cli.once('exit', resolve))
       cli.stdin.write('stop\n')
+      return exited
+    },
+    interrupt() {
+      const exited = new Promise((resolve) => cli.once('exit', (_code, signal) => resolve(signal)))
+      process.kill(-cli.pid!, 'SIGINT')
       return exited
     },
   }
@@ -504,7 +519,50 @@ describe('an embedded Postgres another process of ours uses', () => {
       new RegExp(`^PPid:\\s+${process.pid}$`, 'm'),
     )
     expect(alerts[0]).toMatch(/handed over to this process, exited; starting it again$/)
-    expect(alerts.at(-1)).toMatch(/is running again$/)
+    // (said once this process sees it ready: postmaster.pid, looked at every 50 ms, may say so after a
+    // connection was accepted)
+    await waitFor(() => /is running again$/.test(alerts.at(-1) ?? ''), {
+      what: 'the alert that it runs again',
+    })
+
+    // And: leaving, this process stops it
+    await stop(used)
+    expect(alive(second)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+  })
+
+  // Regression (review5): a CLI has no SIGINT handler: Ctrl-C in its terminal ends it at once, handing
+  // nothing over, and its server, in its process group, stops on the same signal. The process using it
+  // restarted only a server handed over to it: 503 until the next start on the data directory.
+  it('is started again by the process using it when its owner is interrupted (Ctrl-C) and the server stops with it', async () => {
+    // Given: a CLI that started the server, in a terminal's process group, and this process using it
+    const dir = await dataDir()
+    const cli = await cliThatStarted(dir)
+    const first = postmasterPid(dir)!
+    leftovers.push(first)
+    const alerts: string[] = []
+    const used = (await useRunningEmbeddedPostgres(dir, { alert: (line) => alerts.push(line) }))!
+    running.push(used)
+
+    // When: Ctrl-C in the CLI's terminal (SIGINT to its process group)
+    expect(await cli.interrupt()).toBe('SIGINT')
+    await waitFor(() => !alive(first), { what: "the interrupted CLI's server to stop" })
+
+    // Then: it answers again on the URL this process has, this process's child and owned by it
+    await waitFor(
+      async () => {
+        await query(used.url, 'SELECT 1')
+        return true
+      },
+      { what: 'the embedded Postgres to answer again', timeoutMs: 30_000 },
+    )
+    const second = postmasterPid(dir)!
+    expect(second).not.toBe(first)
+    expect(readFileSync(`/proc/${second}/status`, 'utf8')).toMatch(
+      new RegExp(`^PPid:\\s+${process.pid}$`, 'm'),
+    )
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(process.pid))
+    expect(alerts[0]).toMatch(/its owner \(process \d+\) gone, exited; starting it again$/)
 
     // And: leaving, this process stops it
     await stop(used)
