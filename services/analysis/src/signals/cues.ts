@@ -270,6 +270,12 @@ export interface HandoverUnit extends HeadUnit {
    */
   readonly contacts?: true
   /**
+   * signals-v86: the unit says the assistant passes the end user on to someone (transfersOf: "Transferring you to the
+   * Warrington depot now.", "Connecting you now…", "I'll put you through to a member of the team.", "Let me bring in
+   * one of our tailors.").
+   */
+  readonly transfers?: true
+  /**
    * signals-v72: the unit lies under HANDOVER_NEAR from every handover anchor (its margin counts at most 0, signals-v11):
    * it hands nothing over by the handover head either (detect.ts, handoverSaid and handoverReplyHead).
    */
@@ -677,6 +683,7 @@ export function cuesFrom(
                 margin: round(handover[k]!),
                 ...(userActsOf(units[i]![k]!) ? { userActs: true as const } : {}),
                 ...(contactsUserOf(units[i]![k]!) ? { contacts: true as const } : {}),
+                ...(transfersOf(units[i]![k]!) ? { transfers: true as const } : {}),
                 ...(far[k] ? { far: true as const } : {}),
               })),
             }
@@ -1013,6 +1020,23 @@ export function userActsOf(unit: string): boolean {
     ) || /\b(?:can|may) be (?:contacted|reached)\b/u.test(t)
   )
 }
+
+/**
+ * signals-v86: the assistant passes the end user on, read from the words: transfer, connect or pass "you" to someone,
+ * through or over, or now; put "you through"; bring in someone ("one of", "someone", "our", "a"): "Transferring you to the
+ * Warrington depot now.", "Connecting you now…", "I'll put you through to a member of the team.", "Let me bring in
+ * one of our tailors." Not after a negation or an inability in the same sentence ("I can't put you through right
+ * now", "I'm not able to connect you to an agent": refusesHandoverOf's failure to hand over). Every such sentence of
+ * the development sets lies in a conversation labelled escalation; the verbs of passing a person on, no word of a
+ * domain.
+ */
+export function transfersOf(unit: string): boolean {
+  const t = paddedLower(unit)
+  const transfer = TRANSFERS.exec(t)
+  return transfer !== null && !/\b(?:not|never|unable|cannot)\b|n't\b/u.test(t.slice(0, transfer.index))
+}
+const TRANSFERS =
+  /\b(?:transferr?(?:ing)?|connect(?:ing)?|pass(?:ing)?)\s+you\s+(?:to|now|through|over)\b|\bput(?:ting)?\s+you\s+through\b|\bbring(?:ing)?\s+in\s+(?:one of|someone|somebody|our|a|an)\b/u
 
 /** A verb of reaching someone: call, ring, phone, email, text, message, contact, write or reply to, get back to, be or get in touch with. */
 const CONTACT_VERB =

@@ -22,6 +22,7 @@ import {
   saysWhatItIsOf,
   statementOf,
   statesValueOf,
+  transfersOf,
   unitsOf,
   userActsOf,
 } from './cues.ts'
@@ -1973,6 +1974,8 @@ describe('conversation signals: the decision', () => {
     expect(handed(0.13, { head: THRESHOLDS.handoverHead, margin: 0.1 })).toEqual(['escalation'])
     // Someone else will contact the end user ("I've asked our site manager, Dave, to ring you…"): it stands.
     expect(handed(0.13, { head: 0.85, margin: 0.1, contacts: true })).toEqual(['escalation'])
+    // signals-v86: the assistant passes the end user on ("I'll put you through to a member of the team."): it stands.
+    expect(handed(0.13, { head: 0.85, margin: 0.1, transfers: true })).toEqual(['escalation'])
     // The end user asked for a person before ("Please hold, I'm transferring you…" after "can I talk to
     // someone"): the handover takes the request up and stands, with the request.
     const asking = { escalation: 0.2, escalationUnits: [{ head: 0.9, margin: 0.2 }] }
@@ -2159,6 +2162,43 @@ describe('conversation signals: the decision', () => {
         handoverUnits: [{ head: THRESHOLDS.handoverHead, margin: 0.12 }],
       }),
     ).toEqual(['escalation'])
+  })
+
+  it('reads the assistant passing the end user on, in words, as a hand-over at any head (signals-v86)', () => {
+    // Issue 32 (esc5): "Transferring you to the Warrington depot now.", head 0.79 at margin 0.007.
+    const transfer = {
+      handover: 0.007,
+      handoverUnits: [{ head: 0.79, margin: 0.007, transfers: true as const }],
+    }
+    expect(handoverSaid({ ...BOT, ...transfer })).toBe(0.79)
+    expect(names(conversation(['user', {}], ['assistant', transfer]), at(5))).toEqual(['escalation'])
+    // Without the words, the same readings hand nothing over.
+    const read = { handover: 0.007, handoverUnits: [{ head: 0.79, margin: 0.007 }] }
+    expect(handoverSaid({ ...BOT, ...read })).toBeUndefined()
+    expect(names(conversation(['user', {}], ['assistant', read]), at(5))).toEqual([])
+    // Said it cannot (signals-v31's refusal): no hand-over.
+    expect(
+      names(conversation(['user', {}], ['assistant', { ...transfer, refusesHandover: true }]), at(5)),
+    ).toEqual([])
+    for (const said of [
+      'Transferring you to the Warrington depot now.',
+      'Connecting you to the KeyPoint helpdesk. You are number 3 in the queue.',
+      "I'm really sorry about that! Let me bring in one of our tailors. Connecting you now…",
+      "I'll put you through to a member of the team.",
+      "I'm passing you to our duty manager now.",
+      'Please hold while I connect you to an adviser.',
+    ]) {
+      expect(transfersOf(said), said).toBe(true)
+    }
+    for (const said of [
+      "I can't put you through right now. Please call 01632 960441 during office hours.",
+      "I'm not able to connect you to an agent in this chat.",
+      'I cannot transfer you to a notary.',
+      'You can transfer the ticket to a friend from the app.',
+      'I have passed your details to the team.',
+    ]) {
+      expect(transfersOf(said), said).toBe(false)
+    }
   })
 
   it('reads an assistant that says it cannot put the end user through as a failure, not a handover (signals-v31)', () => {

@@ -18,7 +18,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   asks what the assistant is, "are you a bot or a real person": cues.ts asksWhatItIsOf; signals-v85, or
  *   asks in words that someone contact the end user, whatever the heads read: cues.ts asksContactOf), or
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
- *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v58, someone
+ *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v86, passing the
+ *   end user on in words at any head, cues.ts transfersOf: "Transferring you to the depot now."; signals-v58, someone
  *   else who will contact the end user at any head in a message that says it cannot help; not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
@@ -140,7 +141,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 85
+export const SIGNALS_VERSION = 86
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -877,12 +878,14 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
     const near = u.far !== true
     const said = near && u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
     const sure = near && u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
+    // signals-v86: a unit that says the assistant passes the end user on (cues.ts transfersOf) hands over at any head.
+    const transfers = u.transfers === true
     const contacts =
       u.contacts === true &&
       u.userActs !== true &&
       (u.head >= t.handoverContactHead || fails) &&
       u.margin >= t.handoverReplyMargin
-    if (said || sure || contacts) {
+    if (said || sure || contacts || transfers) {
       byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)
     }
   }
@@ -1324,7 +1327,7 @@ export function detectSignals(
     if (
       units === undefined ||
       !weakHandover(c) ||
-      units.some((u) => u.contacts === true) ||
+      units.some((u) => u.contacts === true || u.transfers === true) ||
       c.social < t.handoverSocialWeak
     )
       return false

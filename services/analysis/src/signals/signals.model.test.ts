@@ -278,6 +278,23 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toContain('escalation')
   }, 60_000)
 
+  it('reads the assistant passing the end user on in words as a hand-over, however the head reads it; saying it cannot as none (signals-v86)', async () => {
+    // Issue 32 (esc5): "Transferring you to the Warrington depot now." lies under the handover head's 0.92 (0.79).
+    const transfer = 'Transferring you to the Leeds warehouse now.'
+    const scored = await cuesOfOne('assistant', transfer)
+    expect(scored!.cues.handoverUnits!.some((u) => u.transfers === true)).toBe(true)
+    expect(
+      await signals(
+        ['user', 'my pallet was meant to be collected this morning and nobody came'],
+        ['assistant', transfer],
+      ),
+    ).toContain('escalation')
+    const refused = "I can't put you through right now. Our office is open from 8am tomorrow."
+    expect(
+      (await cuesOfOne('assistant', refused))!.cues.handoverUnits!.some((u) => u.transfers === true),
+    ).toBe(false)
+  }, 60_000)
+
   it('reads no handover in an offer near no handover phrase at all', async () => {
     // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
     // noise between two distant sets; v11's first commits read a handover, and escalation.
