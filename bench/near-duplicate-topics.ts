@@ -10,7 +10,6 @@
  *   npm run bench:near-duplicates -- [--family dstc11|clinc150]... [--n 100,200] [--seeds 5] [--rule one|both]
  */
 import { parseArgs } from 'node:util'
-import { poolClusters } from '../services/analysis/src/topics/agglomerative.ts'
 import { clusteringInput, currentTopic, decideRecluster } from '../services/analysis/src/topics/recluster.ts'
 import * as model from '../services/analysis/src/topics/topic-model.ts'
 import { OTHER_TOPIC, type Topic, type TopicState } from '../services/analysis/src/topics/topic-model.ts'
@@ -18,7 +17,7 @@ import { dot } from '../services/analysis/src/topics/vectors.ts'
 import { windowClusters } from '../services/analysis/src/topics/window-clusters.ts'
 import { computeAnchors } from './quality/anchors.ts'
 import { clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
-import { type Sample, samples } from './topics-small.ts'
+import { placeInOrder, type Sample, samples } from './topics-small.ts'
 
 const within = (t: Topic) => (dot(t.sum, t.sum) - t.size) / (t.size * (t.size - 1))
 const between = (a: Topic, b: Topic) => dot(a.sum, b.sum) / (a.size * b.size)
@@ -55,23 +54,11 @@ function mergeAll(state: TopicState, rule: 'one' | 'both'): number {
 }
 
 async function run(sample: Sample, rule: 'one' | 'both') {
-  const state = model.emptyTopicState('bench')
-  let next = 0
-  const deps = { newId: () => `t${next++}`, cluster: async (v: readonly Float32Array[]) => poolClusters(v) }
-  const topicOf = new Map<string, string>()
+  const placed = await placeInOrder(sample)
+  const state = placed.state
+  let next = placed.next
+  const topicOf = placed.topicOf
   const key = (i: number) => model.pointKey({ conversationId: String(i), messageId: 'q' })
-  for (let i = 0; i < sample.requests.length; i += 50) {
-    const points = sample.requests.slice(i, i + 50).map((r, j) => ({
-      conversationId: String(i + j),
-      messageId: 'q',
-      embedding: r.embedding,
-      terms: r.terms,
-      text: r.text,
-    }))
-    const decision = await model.decideTopics(state, points, [], deps, model.DEFAULT_TOPIC_OPTIONS)
-    for (const [k, id] of decision.assigned) topicOf.set(k, id)
-    for (const r of decision.reassigned) topicOf.set(model.pointKey(r), r.topicId)
-  }
   const window = sample.requests.map((r, i) => ({
     conversationId: String(i),
     messageId: 'q',

@@ -22,7 +22,7 @@ import { clusterCentroids, MAX_THEMES } from '../services/analysis/src/topics/th
 import { OTHER_TOPIC, pointKey } from '../services/analysis/src/topics/topic-model.ts'
 import { CLINC150_DOMAINS } from './quality/clinc150-domains.ts'
 import { adjustedRandIndex, normalizedMutualInformation } from './quality/metrics.ts'
-import { seededRandom } from './support/random.ts'
+import { seededRandom, seededShuffle } from './support/random.ts'
 import { type AnalysedConversation, analysed, FIRST_CHATBOT, place, recluster } from './topics-multiturn.ts'
 import { embedded, type SetName } from './topics-offline.ts'
 
@@ -44,15 +44,7 @@ interface Case {
 }
 
 async function buildCases(seed: number): Promise<Case[]> {
-  const shuffled = <T>(list: readonly T[]) => {
-    const random = seededRandom(seed)
-    const order = [...list]
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[order[i], order[j]] = [order[j]!, order[i]!]
-    }
-    return order
-  }
+  const shuffled = <T>(list: readonly T[]) => seededShuffle(list, seed)
   const all = await analysed()
   const chatbots: {
     name: string

@@ -34,6 +34,7 @@
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { poolClusters } from '../services/analysis/src/topics/agglomerative.ts'
 import { clusteringInput, currentTopic, decideRecluster } from '../services/analysis/src/topics/recluster.ts'
 import * as model from '../services/analysis/src/topics/topic-model.ts'
 import { OTHER_TOPIC } from '../services/analysis/src/topics/topic-model.ts'
@@ -75,32 +76,38 @@ function score(intents: readonly string[], clusters: readonly string[]): Score {
   }
 }
 
+/**
+ * The topic model fed the sample's requests in order, in batches of 50 as the analysis worker commits them, with
+ * the pool clustered as the worker does: the placed state, each request's topic by its point key, and the next
+ * free topic number.
+ */
+export async function placeInOrder(sample: Sample) {
+  const state = model.emptyTopicState('bench')
+  let next = 0
+  const deps = {
+    newId: () => `t${next++}`,
+    cluster: async (v: readonly Vector[], r: readonly Vector[]) => poolClusters(v, r),
+  }
+  const topicOf = new Map<string, string>()
+  for (let i = 0; i < sample.requests.length; i += 50) {
+    const points = sample.requests.slice(i, i + 50).map((r, j) => ({
+      conversationId: String(i + j),
+      messageId: 'q',
+      embedding: r.embedding,
+      terms: r.terms,
+      text: r.text,
+    }))
+    const decision = await model.decideTopics(state, points, [], deps, model.DEFAULT_TOPIC_OPTIONS)
+    for (const [k, id] of decision.assigned) topicOf.set(k, id)
+    for (const r of decision.reassigned) topicOf.set(model.pointKey(r), r.topicId)
+  }
+  return { state, topicOf, next }
+}
+
 /** Placement in order (batches of 50), then one re-clustering per clusterer, each on a copy of that state. */
 async function topicsOf(sample: Sample, clusterers: readonly [string, Clusterer][]) {
   const key = (i: number) => model.pointKey({ conversationId: String(i), messageId: 'q' })
-  const place = async () => {
-    const state = model.emptyTopicState('bench')
-    let next = 0
-    const deps = {
-      newId: () => `t${next++}`,
-      cluster: async (v: readonly Vector[], r: readonly Vector[]) =>
-        (await import('../services/analysis/src/topics/agglomerative.ts')).poolClusters(v, r),
-    }
-    const topicOf = new Map<string, string>()
-    for (let i = 0; i < sample.requests.length; i += 50) {
-      const points = sample.requests.slice(i, i + 50).map((r, j) => ({
-        conversationId: String(i + j),
-        messageId: 'q',
-        embedding: r.embedding,
-        terms: r.terms,
-        text: r.text,
-      }))
-      const decision = await model.decideTopics(state, points, [], deps, model.DEFAULT_TOPIC_OPTIONS)
-      for (const [k, id] of decision.assigned) topicOf.set(k, id)
-      for (const r of decision.reassigned) topicOf.set(model.pointKey(r), r.topicId)
-    }
-    return { state, topicOf, next }
-  }
+  const place = () => placeInOrder(sample)
   const placed = await place()
   const placement = sample.requests.map((_, i) => currentTopic(placed.state, topicOf(placed.topicOf, key(i))))
   const windows: [string, string[]][] = []
