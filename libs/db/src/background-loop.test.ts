@@ -13,19 +13,27 @@ function deferred() {
 /** Lets every callback queued so far run (promise jobs and immediates), without waiting for any timer. */
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
+/** A loop whose first turn says it started and then waits for `release`; a later turn resolves `next`. */
+function holdingFirstTurn(intervalMs: number) {
+  const started = deferred()
+  const release = deferred()
+  const next = deferred()
+  let turns = 0
+  const loop = backgroundLoop({
+    intervalMs,
+    run: async () => {
+      turns++
+      if (turns > 1) return next.resolve()
+      started.resolve()
+      await release.promise
+    },
+  })
+  return { loop, started, release, next, turns: () => turns }
+}
+
 describe('backgroundLoop', () => {
   it('stop waits for the turn under way, and starts no other', async () => {
-    const release = deferred()
-    const started = deferred()
-    let turns = 0
-    const loop = backgroundLoop({
-      intervalMs: 60_000,
-      run: async () => {
-        turns++
-        started.resolve()
-        await release.promise
-      },
-    })
+    const { loop, started, release, turns } = holdingFirstTurn(60_000)
     loop.start()
     await started.promise
     let stopped = false
@@ -37,7 +45,7 @@ describe('backgroundLoop', () => {
     release.resolve()
     await stopping
     expect(stopped).toBe(true)
-    expect(turns).toBe(1)
+    expect(turns()).toBe(1)
     expect(loop.running).toBe(false)
   })
 
@@ -125,27 +133,14 @@ describe('backgroundLoop', () => {
   it('a wake during a turn starts the next turn without a wait', async () => {
     // Regression: a wake while a turn ran found no wait to end and was lost (the analysis job runner's claim
     // waited out its interval for a job queued during its signal sweep; seen on PostgreSQL 15).
-    const during = deferred()
-    const release = deferred()
-    const second = deferred()
-    let turn = 0
-    const loop = backgroundLoop({
-      intervalMs: 3_600_000,
-      run: async () => {
-        turn++
-        if (turn === 1) {
-          during.resolve()
-          await release.promise
-        } else second.resolve()
-      },
-    })
+    const { loop, started, release, next, turns } = holdingFirstTurn(3_600_000)
     loop.start()
-    await during.promise
+    await started.promise
     loop.wake()
     release.resolve()
-    await second.promise
+    await next.promise
     await loop.stop()
-    expect(turn).toBe(2)
+    expect(turns()).toBe(2)
   })
 
   it('with firstRunAfterInterval, the first turn comes after a wait', async () => {
