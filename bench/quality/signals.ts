@@ -87,6 +87,8 @@ export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
 /** Written blind by a twenty-ninth session (helper fresh26) while others changed the detector; kept blind (README there). */
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
+/** Written blind by a thirtieth session (helper fresh27) while others changed the detector; kept blind (README there). */
+export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -269,6 +271,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH26_SIGNALS_SET,
     described:
       '60 written blind by a twenty-ninth session while others changed the detector, never tuned on (fresh26, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh27',
+    file: FRESH27_SIGNALS_SET,
+    described:
+      '60 written blind by a thirtieth session while others changed the detector, never tuned on (fresh27, blind)',
     blind: true,
   },
 ]
