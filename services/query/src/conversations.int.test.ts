@@ -281,6 +281,8 @@ describe('GET /api/v1/conversations?q= (stemmed full-text search)', () => {
     await say('cancelled', 'I cancelled last week but was charged')
     await say('canceling', 'Canceling is impossible on the phone')
     await say('unrelated', 'The crane lifted the canvas')
+    await say('accented', 'Quiero la devolución del billete, por favor')
+    await say('unaccented', 'la devolucion no llega')
     await projectAll(db.pool)
   })
 
@@ -303,6 +305,13 @@ describe('GET /api/v1/conversations?q= (stemmed full-text search)', () => {
   it.each(['cancel', 'cancelled', 'canceling'])('q=%s finds every inflection of cancel', async (q) => {
     expect(await found(q)).toEqual(['cancel', 'canceling', 'cancelled'])
   })
+
+  it.each(['devolución', 'devolucion', 'Devolución', 'DEVOLUCION'])(
+    'q=%s finds the word with and without its accent (trial6)',
+    async (q) => {
+      expect(await found(q)).toEqual(['accented', 'unaccented'])
+    },
+  )
 
   it('keeps websearch syntax: phrases, OR and exclusion, over stems', async () => {
     expect(await found('"keeps crashing"')).toEqual(['crashing'])

@@ -82,10 +82,11 @@ export function toConversation(r: ConversationRow, resolved: Map<string, TopicRe
 export type Conversation = ReturnType<typeof toConversation>
 
 /**
- * The text-search configuration of `q`: the one rm_messages.content_search is indexed with (migration
- * 0026), so that a word finds its inflections (crash, crashes, crashed, crashing) through the GIN index.
+ * The text-search configuration of `q`: the one rm_messages.content_search is indexed with (migrations
+ * 0026 and 0058: English stems, accents dropped), so that a word finds its inflections (crash, crashes,
+ * crashed, crashing) and its spellings with or without accents (devolución, devolucion) through the GIN index.
  */
-export const SEARCH_CONFIG = 'english'
+export const SEARCH_CONFIG = 'cas_search'
 
 /**
  * One page of the organization's conversations, newest last message first (ties by id), after `after`.

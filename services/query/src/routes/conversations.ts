@@ -114,7 +114,7 @@ const listQuery = z.strictObject({
     .max(200)
     .optional()
     .describe(
-      'Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed.',
+      'Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Accents are ignored: `devolucion` finds devolución. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed.',
     ),
 })
 

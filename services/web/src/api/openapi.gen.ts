@@ -3133,7 +3133,7 @@ export interface operations {
                 topic?: string;
                 /** @description A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both. */
                 theme?: string;
-                /** @description Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed. */
+                /** @description Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Accents are ignored: `devolucion` finds devolución. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed. */
                 q?: string;
             };
             header?: never;
