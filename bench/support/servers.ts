@@ -60,6 +60,8 @@ export async function startBenchServers(opts: BenchServerOptions): Promise<Bench
     const file = opts.postgresLog
     const postgres = await startEmbeddedPostgres({
       dataDir: path.join(scratch, 'pg'),
+      // A throwaway cluster: Ctrl-C on the benchmark ends it with the benchmark.
+      detached: false,
       settings: {
         max_connections: '300',
         ...(watch ? WATCHED_POSTGRES_SETTINGS : {}),

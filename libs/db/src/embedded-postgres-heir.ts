@@ -39,7 +39,13 @@ export async function useRunningEmbeddedPostgres(
     return undefined
   }
   const supervisor = superviseHandedOver(dataDir, server.port, opts)
-  const stop = async () => {
+  // Once: a CLI's signal handler and its own end may both stop it.
+  let leaving: Promise<void> | undefined
+  const stop = () => {
+    leaving ??= leave()
+    return leaving
+  }
+  const leave = async () => {
     const adopted = await supervisor.stop()
     await unregister()
     if (adopted) return adopted.stop()
@@ -78,13 +84,25 @@ function superviseHandedOver(
   let starting: Promise<void> | undefined
   let adopted: RunningPostgres | undefined
   const look = setInterval(() => {
-    if (starting || postmasterOf(dataDir) || Date.now() < nextAttemptAt) return
+    if (starting || Date.now() < nextAttemptAt) return
     // Its owner's to start again while that one runs (its own restart loop); this process's once handed
-    // over, or once its owner is gone without handing it over (a CLI ended by Ctrl-C, which has no
-    // handler: its server, in the terminal's process group, got the same SIGINT).
+    // over, or once its owner is gone without handing it over (killed, or ended by a signal before its
+    // handler was set).
     const owner = readOwner(dataDir)
     const heir = owner === process.pid
     if (!heir && owner !== undefined && isAlive(owner)) return
+    if (postmasterOf(dataDir)) {
+      // Its owner gone without stopping it (the server runs in a process group of its own): this process
+      // takes it over, as if handed it, rather than leave it running for nobody once it leaves.
+      if (!heir && owner !== undefined) {
+        void writeOwner(dataDir).then(() =>
+          alert(
+            `the embedded Postgres in ${dataDir}, its owner (process ${owner}) gone, runs on; owned by this process now`,
+          ),
+        )
+      }
+      return
+    }
     if (attempts === 0) {
       const whose = heir ? 'handed over to this process' : `its owner (process ${owner}) gone`
       alert(`the embedded Postgres in ${dataDir}, ${whose}, exited; starting it again`)

@@ -57,12 +57,17 @@ export function startServer(
   runAs: SystemUser | undefined,
   log: (line: string) => void,
   onUnexpectedExit: (reason: string) => void,
+  detached: boolean,
 ): Promise<{ stop(): Promise<void>; handOver(): Promise<boolean> }> {
   const flags = Object.entries({ listen_addresses: '127.0.0.1', ...LOG_SETTINGS, ...settings }).flatMap(
     ([k, v]) => ['-c', `${k}=${v}`],
   )
   if (settings.logging_collector !== 'off') forgetLastWeeksLog(dataDir)
-  const child = spawnAs(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], runAs)
+  // Detached, the postmaster leads a process group (a session) of its own: a terminal's Ctrl-C (SIGINT to
+  // the foreground group) or hang-up reaches only the process that started it, which stops it or hands it
+  // over to another process of ours using it; in that process's group, it stopped at once, under the
+  // sessions of the process it was being handed to.
+  const child = spawnAs(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], runAs, detached)
   // A process of ours that exits (normally or on an error) takes its server with it.
   const stopOnExit = () => child.kill('SIGINT')
   process.on('exit', stopOnExit)
@@ -162,11 +167,16 @@ function saysReady(dataDir: string, pid: number | undefined): boolean {
   }
 }
 
-function spawnAs(binary: string, args: string[], runAs: SystemUser | undefined): ChildProcess {
+function spawnAs(
+  binary: string,
+  args: string[],
+  runAs: SystemUser | undefined,
+  detached = false,
+): ChildProcess {
   // Messages in English whatever the environment's language: a failure to start is worded from them.
   const env = { ...process.env, LC_MESSAGES: messagesLocale() }
   const ids = runAs ? { uid: runAs.uid, gid: runAs.gid } : {}
-  return spawn(binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'], ...ids })
+  return spawn(binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached, ...ids })
 }
 
 function cannotRun(binary: string, err: NodeJS.ErrnoException): EmbeddedPostgresError {

@@ -42,6 +42,13 @@ export interface EmbeddedPostgresOptions {
    */
   binaries?: PostgresBinaries
   /**
+   * Whether the postmaster runs in a process group of its own (default true), so that a signal to the
+   * terminal's foreground group (Ctrl-C) reaches only the process that started it, whose stop() stops it
+   * or hands it over. False for a throwaway cluster that should end with the terminal's Ctrl-C whatever
+   * ends the process that started it (the benchmarks').
+   */
+  detached?: boolean
+  /**
    * Tests only: awaited by stop() once it has looked for the processes that use the server and before it
    * stops or hands it over, so that a test can start using the server at that moment.
    */
@@ -100,6 +107,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const alert = opts.alert ?? log
   const settings = opts.settings ?? {}
   const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS
+  const detached = opts.detached ?? true
   let stopping = false
   let restarts: Promise<void> | undefined
   // Ends the restart loop's wait at once: a stop during an outage does not wait out the delay.
@@ -123,7 +131,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
         })
         if (stopping) return
         try {
-          server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+          server = await startServer(
+            binaries,
+            dataDir,
+            port,
+            settings,
+            runAs,
+            log,
+            onUnexpectedExit,
+            detached,
+          )
           alert(`the embedded Postgres in ${dataDir} is running again`)
           return
         } catch (err) {
@@ -141,12 +158,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   await writeOwner(dataDir)
   let server: Awaited<ReturnType<typeof startServer>>
   try {
-    server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit)
+    server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit, detached)
   } catch (err) {
     await leaveOwner(dataDir)
     throw err
   }
-  const stop = async () => {
+  // Once: a CLI's signal handler and its own end may both stop it.
+  let leaving: Promise<void> | undefined
+  const stop = () => {
+    leaving ??= leave()
+    return leaving
+  }
+  const leave = async () => {
     stopping = true
     wake()
     await restarts

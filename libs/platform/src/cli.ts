@@ -1,3 +1,4 @@
+import os from 'node:os'
 import { type Infrastructure, openInfrastructure } from './infrastructure.ts'
 
 /** Node's and PostgreSQL's ways of saying the server is not there or will not let this user in. */
@@ -15,18 +16,44 @@ const CONNECTION_SQLSTATES = /^(08|28)|^3D000$|^57P03$/
  * An operator CLI's infrastructure (journal-conflicts, dead-letters, replay, republish, reanalyze): as
  * openInfrastructure opens it, but a failure ends the process with one line on stderr and exit code 1, not
  * Node's stack trace of an unhandled rejection. Returns only once open.
+ *
+ * SIGINT (Ctrl-C) or SIGTERM ends the CLI as the signal would (exit code 128 + its number), once it has
+ * left the embedded Postgres: stopped it, or handed it over to another process of ours using it (npm
+ * start), or, a user of it, unregistered. Ended by the signal itself, it left the server (in a process
+ * group of its own) running for nobody. A signal while it opens is acted on once open; a second one ends
+ * it at once (exit code 1).
  */
 export async function openCliInfrastructure(
   config: Parameters<typeof openInfrastructure>[0],
   log: Parameters<typeof openInfrastructure>[1],
   command: string,
 ): Promise<Infrastructure> {
+  let infra: Infrastructure | undefined
+  let interrupted: NodeJS.Signals | undefined
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(1)
+    interrupted = signal
+    if (infra) void leaveOn(signal, infra, command)
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
   try {
-    return await openInfrastructure(config, log, command)
+    infra = await openInfrastructure(config, log, command)
   } catch (err) {
     console.error(cliFailureLine(command, err, config.DATABASE_URL))
     process.exit(1)
   }
+  if (interrupted) await leaveOn(interrupted, infra, command)
+  return infra
+}
+
+async function leaveOn(signal: NodeJS.Signals, infra: Infrastructure, command: string): Promise<never> {
+  try {
+    await infra.leaveEmbeddedPostgres?.()
+  } catch (err) {
+    console.error(`${command}: ${oneLine(err)}`)
+  }
+  process.exit(128 + os.constants.signals[signal])
 }
 
 /**

@@ -31,6 +31,12 @@ export interface Infrastructure {
   readonly keyring: Keyring
   /** Closes everything this opened, in reverse order. */
   close(): Promise<void>
+  /**
+   * Stops the embedded Postgres this process started, or hands it over to another process of ours using
+   * it, or (a user of it) leaves it: what close() does last, alone, for a CLI interrupted mid-work. Set
+   * only where this process started or uses the embedded server; close() awaits it when under way.
+   */
+  readonly leaveEmbeddedPostgres?: () => Promise<void>
 }
 
 /**
@@ -61,6 +67,7 @@ export async function openInfrastructure(
   }
   try {
     let databaseUrl = config.DATABASE_URL
+    let leaveEmbeddedPostgres: (() => Promise<void>) | undefined
     const dataDir = path.join(config.DATA_DIR, 'postgres')
     const pgLog = log.child({ component: 'embedded-postgres' })
     if (!databaseUrl && !opts.attached) {
@@ -85,6 +92,7 @@ export async function openInfrastructure(
       if (running) {
         log.info({ dataDir }, 'using the embedded Postgres already running on DATA_DIR')
         closers.push(() => running.stop())
+        leaveEmbeddedPostgres = running.stop
         databaseUrl = running.url
       }
     }
@@ -97,6 +105,7 @@ export async function openInfrastructure(
         alert: (line) => pgLog.warn(line),
       })
       closers.push(() => server.stop())
+      leaveEmbeddedPostgres = server.stop
       databaseUrl = server.url
     }
     const { keyring, source, file } = loadKeyring(config)
@@ -135,7 +144,16 @@ export async function openInfrastructure(
     }
 
     if (!config.KAFKA_BROKERS) {
-      return { pool, databaseUrl, eventLog: EMBEDDED_EVENT_LOG, readiness, readerPool, keyring, close }
+      return {
+        pool,
+        databaseUrl,
+        eventLog: EMBEDDED_EVENT_LOG,
+        readiness,
+        readerPool,
+        keyring,
+        close,
+        leaveEmbeddedPostgres,
+      }
     }
     const kafka = createKafka({
       brokers: config.KAFKA_BROKERS,
@@ -170,6 +188,7 @@ export async function openInfrastructure(
       readerPool,
       keyring,
       close,
+      leaveEmbeddedPostgres,
     }
   } catch (err) {
     await close()
