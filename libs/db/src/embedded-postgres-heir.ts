@@ -23,7 +23,7 @@ import { isAlive, liveUsers, registerUser, untilNoneLeaves, whileLeaving } from 
  */
 export async function useRunningEmbeddedPostgres(
   dataDir: string,
-  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop'> = {},
+  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop' | 'holdSpawn'> = {},
 ): Promise<RunningPostgres | undefined> {
   // Registered only where a server runs: its directory exists then (made here, DATA_DIR would be made
   // mode 700, out of the postgres user's reach as root); looked at again after, in case it stopped since.
@@ -64,6 +64,25 @@ export async function useRunningEmbeddedPostgres(
 }
 
 /**
+ * Starts the embedded server on `opts.dataDir` (startEmbeddedPostgres) or, when another process of ours
+ * started one there after this process looked (a user's or heir's restart under way, another start),
+ * uses that one: Postgres lets one postmaster run on a cluster and refused this one, and the server that
+ * won serves this process as well as its own would. `used` says which. The start's error when none runs.
+ */
+export async function startOrUseEmbeddedPostgres(
+  opts: EmbeddedPostgresOptions,
+): Promise<{ server: RunningPostgres; used: boolean }> {
+  try {
+    return { server: await startEmbeddedPostgres(opts), used: false }
+  } catch (err) {
+    const { dataDir, port: _port, holdStop: _holdStop, holdSpawn: _holdSpawn, ...rest } = opts
+    const running = await useRunningEmbeddedPostgres(dataDir, rest)
+    if (!running) throw err
+    return { server: running, used: true }
+  }
+}
+
+/**
  * A server handed over to this process is no child of it: nothing would notice it die, and its users
  * would answer 503 until the next start on `dataDir`. Looked at every second while the owner file names
  * this process: gone, it is started again here, on the same port (the URL the pools have), as the owner
@@ -75,7 +94,7 @@ export async function useRunningEmbeddedPostgres(
 function superviseHandedOver(
   dataDir: string,
   port: number,
-  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop'>,
+  opts: Omit<EmbeddedPostgresOptions, 'dataDir' | 'port' | 'holdStop' | 'holdSpawn'>,
 ): { stop(): Promise<RunningPostgres | undefined> } {
   const alert = opts.alert ?? opts.log ?? (() => {})
   const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS

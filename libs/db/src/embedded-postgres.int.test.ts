@@ -18,6 +18,7 @@ import {
   type RunningPostgres,
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
+  startOrUseEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
   useRunningEmbeddedPostgres,
 } from './index.ts'
@@ -410,6 +411,39 @@ describe('two starts racing on one data directory', () => {
     await exited
     await waitFor(() => orphanedEmbeddedPostgres(dir) === postmaster, { what: 'the server to be an orphan' })
     await stopOrphanedEmbeddedPostgres(postmaster)
+  })
+})
+
+describe('a start that loses the cluster to another process of ours starting it meanwhile', () => {
+  // Regression (review5's item 7): npm start looked for a running server, found none, and started its own;
+  // when another process of ours (a user's or heir's restart) spawned one in between, Postgres refused
+  // npm start's and it exited 1 with that line, though a server it could use was running.
+  it('uses the server that won, as a registered user, rather than fail', async () => {
+    // Given: a start on a data directory, held after its look and before its spawn, while another
+    // process of ours starts the server there
+    const dir = await dataDir()
+    let winner: ChildProcessByStdio<null, Readable, null> | undefined
+    const { server, used } = await startOrUseEmbeddedPostgres({
+      dataDir: dir,
+      settings: { fsync: 'off' },
+      holdSpawn: async () => {
+        winner = await startedElsewhere(dir)
+      },
+    })
+    running.push(server)
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+
+    // Then: it uses the winner's server, registered as its user, and the owner file names the winner
+    expect(used).toBe(true)
+    await query(server.url, 'SELECT 1')
+    expect(existsSync(path.join(`${dir}.users`, String(process.pid)))).toBe(true)
+    expect(readFileSync(`${dir}.owner`, 'utf8').trim()).toBe(String(winner!.pid))
+
+    // And: leaving, it unregisters and leaves the winner's server running for the winner
+    await stop(server)
+    expect(existsSync(path.join(`${dir}.users`, String(process.pid)))).toBe(false)
+    expect(alive(postmaster)).toBe(true)
   })
 })
 

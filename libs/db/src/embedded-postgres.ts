@@ -53,6 +53,11 @@ export interface EmbeddedPostgresOptions {
    * stops or hands it over, so that a test can start using the server at that moment.
    */
   holdStop?: () => Promise<void>
+  /**
+   * Tests only: awaited by a start once it has written the owner file and before it spawns the server, so
+   * that a test can start another server on the data directory at that moment.
+   */
+  holdSpawn?: () => Promise<void>
 }
 
 export const RESTART_DELAYS_MS = [1_000, 2_000, 5_000]
@@ -158,6 +163,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   await writeOwner(dataDir)
   let server: Awaited<ReturnType<typeof startServer>>
   try {
+    await opts.holdSpawn?.()
     server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit, detached)
   } catch (err) {
     await leaveOwner(dataDir)

@@ -7,7 +7,7 @@ export {
   runningEmbeddedPostgres,
   startEmbeddedPostgres,
 } from './embedded-postgres.ts'
-export { useRunningEmbeddedPostgres } from './embedded-postgres-heir.ts'
+export { startOrUseEmbeddedPostgres, useRunningEmbeddedPostgres } from './embedded-postgres-heir.ts'
 export { orphanedEmbeddedPostgres, stopOrphanedEmbeddedPostgres } from './embedded-postgres-owner.ts'
 export { passwordFileOf } from './embedded-postgres-password.ts'
 export { freePort } from './free-port.ts'

@@ -5,7 +5,7 @@ import {
   ensureReaderLogin,
   migrate,
   orphanedEmbeddedPostgres,
-  startEmbeddedPostgres,
+  startOrUseEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
   useRunningEmbeddedPostgres,
 } from '@cas/db'
@@ -98,12 +98,16 @@ export async function openInfrastructure(
     }
     if (!databaseUrl) {
       log.info({ dataDir }, 'starting embedded Postgres')
-      const server = await startEmbeddedPostgres({
+      // Another process of ours may start it between the look above and this start (a restart under way
+      // by the process using a server whose owner died): that server is used then, not a failure.
+      const { server, used } = await startOrUseEmbeddedPostgres({
         dataDir,
         port: config.EMBEDDED_POSTGRES_PORT,
         log: (line) => pgLog.debug(line),
         alert: (line) => pgLog.warn(line),
       })
+      if (used)
+        log.info({ dataDir }, 'using the embedded Postgres another process started on DATA_DIR meanwhile')
       closers.push(() => server.stop())
       leaveEmbeddedPostgres = server.stop
       databaseUrl = server.url
