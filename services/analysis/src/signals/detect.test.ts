@@ -2775,3 +2775,123 @@ describe('conversation signals: the decision', () => {
     expect(detectSignals(bare, settings, at(90)).signals).toEqual([])
   })
 })
+
+describe('conversation signals: resolution and abandonment at the end, the convention (bench/data/signals/README.md)', () => {
+  type Turn = [ConversationMessage['role'], Partial<MessageCues>]
+  const thanks = { gratitude: 0.9, social: 0.3 }
+  const ask: Turn = ['user', {}]
+  const answer: Turn = ['assistant', {}]
+  const failure: Turn = ['assistant', { failure: 0.3 }]
+  const handover: Turn = ['assistant', { handover: 0.3 }]
+  const accepts: Turn = ['user', { social: 0.3 }]
+  const later = at(90)
+  /** The conversation with the messages at `indices` without letters (no cues: a rating, an emoji). */
+  const withoutLetters = (messages: ConversationMessage[], ...indices: number[]) =>
+    messages.map((m, i) => (indices.includes(i) ? { ...m, cues: undefined } : m))
+  const without = (found: string[], ...dropped: string[]) => found.filter((n) => !dropped.includes(n))
+
+  it('(1, 2) a thanks in the last word is resolution and no abandonment, after an answer, a failure or a hand-over', () => {
+    expect(names(conversation(ask, answer, ['user', thanks]), later)).toEqual(['resolution'])
+    expect(without(names(conversation(ask, failure, ['user', thanks]), later), 'bot_failure')).toEqual([
+      'resolution',
+    ])
+    expect(without(names(conversation(ask, handover, ['user', thanks]), later), 'escalation')).toEqual([
+      'resolution',
+    ])
+    // signals-v84: with a request after the thanks, to the person who took over.
+    const asksAfter = { ...thanks, social: -0.1, openTail: true }
+    expect(without(names(conversation(ask, handover, ['user', asksAfter]), later), 'escalation')).toEqual([
+      'resolution',
+    ])
+  })
+
+  it('(3) a confirmation that it worked, without thanks, is resolution', () => {
+    expect(names(conversation(ask, answer, ['user', { resolution: 0.2, social: 0.1 }]), later)).toEqual([
+      'resolution',
+    ])
+  })
+
+  it('(4) a thanks not at the end is none: a new request after it, or messages into a queue', () => {
+    expect(names(conversation(ask, answer, ['user', thanks], ['user', {}]), later)).toEqual(['abandonment'])
+    const queue = conversation(ask, handover, ['user', thanks], ['assistant', {}], ['user', {}], ['user', {}])
+    expect(without(names(queue, later), 'escalation', 'repetition')).toEqual(['abandonment'])
+  })
+
+  it('(a) a last word that asks nothing after an answer is neither resolution nor abandonment', () => {
+    expect(names(conversation(ask, answer, accepts), later)).toEqual([])
+    const plan: Turn = ['user', { social: -0.1, plans: true }]
+    expect(names(conversation(ask, answer, plan), later)).toEqual([])
+  })
+
+  it('(b) a reply to a failure without a hand-over that resolves nothing leaves the failure standing: abandonment', () => {
+    expect(names(conversation(ask, failure, accepts), later)).toEqual(['bot_failure', 'abandonment'])
+    const plan: Turn = ['user', { social: -0.1, plans: true }]
+    expect(names(conversation(ask, failure, plan), later)).toEqual(['bot_failure', 'abandonment'])
+    expect(names(conversation(ask, failure), later)).toEqual(['bot_failure', 'abandonment'])
+  })
+
+  it('(c) after a hand-over a word that accepts it is no abandonment; a message into the queue or a complaint is', () => {
+    expect(names(conversation(ask, handover, accepts), later)).toEqual(['escalation'])
+    expect(names(conversation(ask, handover, ['user', { social: 0.1, question: true }]), later)).toEqual([
+      'escalation',
+      'abandonment',
+    ])
+    expect(without(names(conversation(ask, handover, accepts, accepts), later), 'repetition')).toEqual([
+      'escalation',
+      'abandonment',
+    ])
+    const complaint: Turn = ['user', { social: 0.1, frustration: 0.2, emotionFrustration: 0.95 }]
+    expect(without(names(conversation(ask, handover, complaint), later), 'frustration')).toEqual([
+      'escalation',
+      'abandonment',
+    ])
+  })
+
+  it('(d) the survey after a failure is abandonment, whatever the rating (signals-v87)', () => {
+    // Regression (fresh24 pcorental-01, fresh23 hotyoga-02, fresh14 sheetmusic-02): the rating has no letters, so no
+    // cues, and the failure before the survey's prompt went unread: no abandonment.
+    const rated = withoutLetters(conversation(ask, failure, ['assistant', {}], ['user', {}]), 3)
+    const found = detectSignals(rated, settings, later).signals
+    expect(found.map((s) => s.name)).toEqual(['bot_failure', 'abandonment'])
+    expect(found.find((s) => s.name === 'abandonment')?.evidence).toEqual(['m1'])
+    // The assistant's thanks for the rating after it changes nothing.
+    const thanked = withoutLetters(
+      conversation(ask, failure, ['assistant', {}], ['user', {}], ['assistant', { social: 0.1 }]),
+      3,
+    )
+    expect(names(thanked, later)).toEqual(['bot_failure', 'abandonment'])
+    // Not before the quiet period, nor a survey after an answer or a hand-over.
+    expect(names(rated, at(10))).toEqual(['bot_failure'])
+    expect(
+      names(withoutLetters(conversation(ask, answer, ['assistant', {}], ['user', {}]), 3), later),
+    ).toEqual([])
+    const handed = withoutLetters(conversation(ask, failure, handover, ['assistant', {}], ['user', {}]), 4)
+    expect(without(names(handed, later), 'bot_failure')).toEqual(['escalation'])
+    // Nor when the end user spoke after the failure: that word is answered by the survey's structure no more than
+    // before, and decides (an acceptance after an answer is none).
+    expect(
+      names(withoutLetters(conversation(ask, answer, accepts, ['assistant', {}], ['user', {}]), 4), later),
+    ).toEqual([])
+  })
+
+  it('(d) a chat the bot closes for inactivity ends on the bot, the last request answered: none', () => {
+    const closed = conversation(ask, answer, ['assistant', {}], ['assistant', { social: 0.3 }])
+    expect(names(closed, later)).toEqual([])
+  })
+
+  it('(1) the survey after a thanks takes nothing back (signals-v87)', () => {
+    // Regression (fresh23 hotyoga-01): the rating, a message without cues, counted as one that asks something new
+    // after the thanks, so the resolution was undone.
+    const rated = withoutLetters(
+      conversation(ask, answer, ['user', thanks], ['assistant', {}], ['user', {}]),
+      4,
+    )
+    expect(names(rated, later)).toEqual(['resolution'])
+    // A request after the survey still takes it back.
+    const reopened = withoutLetters(
+      conversation(ask, answer, ['user', thanks], ['assistant', {}], ['user', {}], ['user', {}]),
+      4,
+    )
+    expect(names(reopened, later)).toEqual(['abandonment'])
+  })
+})

@@ -125,7 +125,10 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   or (signals-v21) to the assistant saying an earlier message again (the failed turn stands unless the
  *   reply resolves it); signals-v67: not a last word that says what the end user will do next in reply to an
  *   answer that neither failed nor handed over (cues.ts, plansOf: "I'll bring them to the branch on Saturday."),
- *   however near the request anchors it lies;
+ *   however near the request anchors it lies; signals-v87: a conversation ending on the platform's survey (a prompt,
+ *   a rating without letters, then nothing that fails or hands over) after the assistant failed without a hand-over
+ *   since the end user's last word ends on that failure ("1" to "How would you rate this chat?" after "Sorry, there
+ *   are no agents available right now"), and the survey after a thanks undoes no resolution;
  * - custom:<slug>: an end-user message (or one of its sentences) is nearer the centre of the signal's
  *   examples and label than its 3 nearest background phrases are on average: generic requests, social
  *   acts and one real query per CLINC150 intent, less those that paraphrase the signal (signals-v43: cues.ts,
@@ -141,7 +144,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 86
+export const SIGNALS_VERSION = 87
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1359,6 +1362,13 @@ export function detectSignals(
   const firstUser = talk.findIndex((m) => m.role === 'user')
   const isReply = (m: ConversationMessage) =>
     talk.slice(firstUser + 1, talk.indexOf(m)).some((a) => a.role === 'assistant')
+  // signals-v87: the platform's survey (bench/data/signals/README.md, "Resolution and abandonment at the end"): a
+  // rating is an end-user message without letters (no cues: "1", "10 🙏") in reply to the assistant, whose message
+  // before it is the survey's prompt ("How would you rate this chat? (1–5)"). Read by the structure alone: a prompt's
+  // words are the assistant's, and a rating has none the model could read.
+  const rating = (k: number) =>
+    talk[k]?.role === 'user' && talk[k]!.cues === undefined && talk[k - 1]?.role === 'assistant'
+  const surveyed = (k: number) => rating(k) || (talk[k]?.role === 'assistant' && rating(k + 1))
   // The assistant's messages after an end-user message.
   const saidAfter = (m: ConversationMessage) =>
     talk.slice(talk.indexOf(m) + 1).filter((a) => a.role === 'assistant')
@@ -1657,11 +1667,15 @@ export function detectSignals(
     // is the same hand-over said once more ("Ok please. Thank you." to "I'm passing your account to our agent team",
     // then "An agent will message you here within the hour.").
     const thankedHandover = answered !== undefined && handedOver(answered)
-    const undone = after.some(
-      (a) =>
-        failed(a) ||
-        (handedOver(a) && !thankedHandover) ||
-        (a.role === 'user' && !isSocial(a) && resolution(a.cues, isReply(a)) === undefined),
+    // signals-v87: nor by the survey's exchange after it (a prompt and a rating without letters: "no that's perfect thank
+    // you", "How likely are you to recommend us? (0–10)", "10 🙏"): "nothing after it but the bot's closing or a survey",
+    // the convention's case 1 (res9's reading 2).
+    const undone = after.some((a, j) =>
+      surveyed(k + 1 + j)
+        ? false
+        : failed(a) ||
+          (handedOver(a) && !thankedHandover) ||
+          (a.role === 'user' && !isSocial(a) && resolution(a.cues, isReply(a)) === undefined),
     )
     if (!undone) out.add('resolution', m.id, confidence)
     break
@@ -1723,6 +1737,21 @@ export function detectSignals(
       const parting = frustrationParting(last.cues, upsetBefore)
       if (parting !== undefined) out.add('frustration', last.id, parting)
     }
+    // signals-v87: a conversation that ends on the survey's exchange (a rating, then nothing from the assistant that
+    // fails or hands over: "Thanks for your feedback!") ends on the assistant's failure before the survey's prompt, when
+    // it failed and handed nothing over between the end user's last word and the prompt: the rating answers the survey,
+    // not the failure, which stands (the convention's case (d): "1" after "Sorry, there are no agents available right
+    // now", then "How would you rate this chat? (1–5)").
+    const rated = talk.findLastIndex((_, k) => rating(k))
+    const worded = talk.slice(0, Math.max(rated - 1, 0)).findLastIndex((u) => u.role === 'user')
+    const beforeSurvey = rated > 1 ? talk.slice(worded + 1, rated - 1) : []
+    const surveyedFailure =
+      rated > 1 &&
+      talk.slice(rated + 1).every((a) => a.role === 'assistant' && !failed(a) && !handedOver(a)) &&
+      beforeSurvey.every((a) => a.role === 'assistant' && !handedOver(a))
+        ? beforeSurvey.findLast(failed)
+        : undefined
+    const endsOnFailure = surveyedFailure ?? (failed(last) && !handedOver(last) ? last : undefined)
     if (settled && !out.found.has('resolution')) {
       // signals-v60: the end user writing again with no reply between ("ok", "still waiting" in a hand-over's
       // queue), after the assistant has spoken, ends on an unanswered message, whatever the last one reads as.
@@ -1752,11 +1781,15 @@ export function detectSignals(
         // signals-v21: so does a reply to the assistant saying an earlier message again ("THAT DOESNT
         // ANSWER MY QUESTION"): the answer missed the point, and the end user says so.
         out.add('abandonment', last.id, 0.9)
-      } else if (failed(last) && !handedOver(last)) {
-        const byAnchors = fires(last.cues!.failure, t.failure)
-          ? confidenceOf(last.cues!.failure!, t.failure)
+      } else if (endsOnFailure !== undefined) {
+        const byAnchors = fires(endsOnFailure.cues!.failure, t.failure)
+          ? confidenceOf(endsOnFailure.cues!.failure!, t.failure)
           : 0
-        out.add('abandonment', last.id, Math.max(byAnchors, last.cues!.inability ? INABILITY_CONFIDENCE : 0))
+        out.add(
+          'abandonment',
+          endsOnFailure.id,
+          Math.max(byAnchors, endsOnFailure.cues!.inability ? INABILITY_CONFIDENCE : 0),
+        )
       }
     }
   }

@@ -1745,6 +1745,27 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   })
 
+  it("reads the platform's survey after a failure as abandonment, and after a thanks as taking nothing back (signals-v87)", async () => {
+    const asked: Turn = ['user', 'can I move my delivery to next week? I am away from Monday']
+    const failedTurn: Turn = ['assistant', "Sorry, I'm not able to change deliveries in this chat."]
+    const prompt: Turn = ['assistant', 'How would you rate this chat today? Reply 1 (poor) to 5 (great).']
+    const feedback: Turn = ['assistant', 'Thanks for your feedback!']
+    // The rating has no letters, so nothing the model reads: the failure before the survey's prompt stands.
+    expect(await settledSignals(asked, failedTurn, prompt, ['user', '2'])).toContain('abandonment')
+    expect(await settledSignals(asked, failedTurn, prompt, ['user', '1'], feedback)).toContain('abandonment')
+    const answered: Turn = [
+      'assistant',
+      'Done: your delivery is now on Tuesday 9 December, between 8am and noon.',
+    ]
+    const rated = await settledSignals(asked, answered, ['user', 'perfect, thank you'], prompt, [
+      'user',
+      '5 👍',
+    ])
+    expect(rated).toContain('resolution')
+    expect(rated).not.toContain('abandonment')
+    expect(await settledSignals(asked, answered, prompt, ['user', '4'])).not.toContain('abandonment')
+  })
+
   it('abandons a conversation whose end user wrote twice with no reply between, even when the last word is social (signals-v60)', async () => {
     const asked: Turn = ['user', 'can I move my dentist appointment from Thursday to next week?']
     const answered: Turn = ['assistant', 'Of course. Which day next week would suit you best?']
