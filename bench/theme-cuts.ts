@@ -427,7 +427,8 @@ const gapStatistic: Cut = (centroids) => {
 
 export const CUTS: Record<string, Cut> = {
   'silhouette, 2 … 12 (before)': byScore((l, k, s, n) => silhouetteScore(l, k, s, n)),
-  'silhouette, √(n/2) … 12 (themes.ts)': (centroids) => clusterCentroids(centroids),
+  "silhouette, √(n/2) … 12 (themes.ts before its cap on a theme's share)": (centroids) =>
+    clusterCentroids(centroids),
   'silhouette, topics weighted by size': (centroids, sizes) =>
     byScore((l, k, s, n) => silhouetteScore(l, k, s, n, sizes))(centroids, sizes),
   'silhouette × (1 − largest theme share of messages)': (centroids, sizes) =>

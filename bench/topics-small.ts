@@ -47,7 +47,7 @@ import { seededShuffle } from './support/random.ts'
 import { type Embedded, embedded } from './topics-offline.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
 
-type Clusterer = (vectors: readonly Vector[], references: readonly Vector[]) => number[]
+export type Clusterer = (vectors: readonly Vector[], references: readonly Vector[]) => number[]
 export type Request = Embedded & { readonly embedding: Float32Array; readonly terms: readonly string[] }
 
 export interface Sample {
@@ -105,7 +105,7 @@ export async function placeInOrder(sample: Sample) {
 }
 
 /** Placement in order (batches of 50), then one re-clustering per clusterer, each on a copy of that state. */
-async function topicsOf(sample: Sample, clusterers: readonly [string, Clusterer][]) {
+export async function topicsOf(sample: Sample, clusterers: readonly [string, Clusterer][]) {
   const key = (i: number) => model.pointKey({ conversationId: String(i), messageId: 'q' })
   const place = () => placeInOrder(sample)
   const placed = await place()

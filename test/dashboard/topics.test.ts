@@ -3,6 +3,7 @@ import type { AppendRequest } from '@cas/eventlog'
 import { type NewEvent, newEvent } from '@cas/events'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { NO_THEME_NOTE } from '../../services/web/src/lib/themes.ts'
 import {
   appendToAppJournal,
   appJournalStream,
@@ -97,6 +98,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
           await page.request.get(`/api/v1/analytics/topics?chatbotId=${chatbotId}&days=90&interval=day`)
         ).json()) as {
           topics: { label: string; conversations: number }[]
+          themes: unknown[]
           reclustering: { settling: boolean; lastReclusteredAt: string | null }
         }
       // Background re-clustering moves conversations between topics and "other" until it has run on
@@ -149,7 +151,13 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
           `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=${url.searchParams.get('range')}&interval=day`,
         )
       ).json()) as {
-        topics: { id: string; label: string; conversations: number; messages: number }[]
+        topics: {
+          id: string
+          label: string
+          conversations: number
+          messages: number
+          theme: { id: string; label: string } | null
+        }[]
         themes: { id: string; label: string; conversations: number; topicIds: string[] }[]
         other: { conversations: number; messages: number } | null
       }
@@ -159,20 +167,59 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
       // Grouped by theme, each topic keeps its rank: in rank order they are the API's.
       const byRank = (texts: string[]) =>
         [...texts].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))
-      const headings = byRank(await ranked.locator('.topic-head h4').allTextContents())
+      const headings = byRank(await ranked.locator('.topic-head :is(h3, h4)').allTextContents())
       expect(headings).toEqual(report.topics.map((t, i) => `${i + 1}. ${t.label}`))
       const counts = await ranked.evaluateAll((items) =>
         items
           .map((li) => [
-            Number.parseInt(li.querySelector('.topic-head h4')?.textContent ?? '', 10),
+            Number.parseInt(li.querySelector('.topic-head :is(h3, h4)')?.textContent ?? '', 10),
             Number(li.querySelector('.topic-figures dd')?.textContent),
           ])
           .sort((a, b) => a[0]! - b[0]!)
           .map(([, n]) => n),
       )
       expect(counts).toEqual([...counts].sort((a, b) => b! - a!))
-      // The themes' totals as a table, the API's; a theme leads to its conversations.
-      expect(report.themes.length).toBeGreaterThanOrEqual(1)
+      // Issue 31, item 3: its four topics make no themes (a cut into two leaves one of three), so none is
+      // shown: the topics are listed ungrouped, and the page says when topics are grouped.
+      expect(report.topics).toHaveLength(4)
+      expect(report.themes).toEqual([])
+      expect(report.topics.map((t) => t.theme)).toEqual([null, null, null, null])
+      await page.getByText(NO_THEME_NOTE, { exact: true }).waitFor()
+      expect(await page.getByRole('region', { name: 'Themes (table)' }).count()).toBe(0)
+      expect(await page.getByRole('heading', { name: 'Topics, most conversations first' }).count()).toBe(1)
+
+      // Grouped into themes (as the analysis service's grouping would append them, two of two topics
+      // each): the themes' totals as a table, the API's; a theme leads to its conversations.
+      const [founded] = await appJournalStream(dashboard, 'chatbot', chatbotId)
+      const password = report.topics.find((t) => /password/i.test(t.label))!
+      const others = report.topics.filter((t) => t !== password)
+      await appendToAppJournal(dashboard, [
+        {
+          streamType: 'analysis',
+          streamId: chatbotId,
+          orgId: founded!.orgId,
+          chatbotId,
+          expectedVersion: 'any',
+          events: [
+            newEvent('analysis.themes-assigned', {
+              themes: [
+                { themeId: randomUUID(), label: 'Account', topicIds: [password.id, others[0]!.id] },
+                { themeId: randomUUID(), label: 'Order', topicIds: [others[1]!.id, others[2]!.id] },
+              ],
+            }),
+          ],
+        },
+      ])
+      await waitFor(async () => (await topicsNow()).themes.length === 2, { what: 'the themes projected' })
+      Object.assign(
+        report,
+        (await (
+          await page.request.get(
+            `/api/v1/analytics/topics?chatbotId=${chatbotId}&days=${url.searchParams.get('range')}&interval=day`,
+          )
+        ).json()) as typeof report,
+      )
+      expect(report.themes.length).toBe(2)
       const themeTable = page.getByRole('region', { name: 'Themes (table)' })
       const themeRows = async () =>
         (

@@ -25,23 +25,34 @@ export interface Theme {
 /**
  * How groupThemes groups: part of the stored grouping's signature (theme-store.ts), so a chatbot's themes
  * are grouped anew by a changed rule at its next topic decision. 2: Ward, not average linkage. 3: at least
- * √(n/2) themes. 4: no theme named by a word no member used as a term of its own.
+ * √(n/2) themes. 4: no theme named by a word no member used as a term of its own. 5: no theme of more than
+ * MAX_THEME_TOPIC_SHARE of the topics; no themes when no cut keeps to that, or below four topics.
  */
-export const GROUPING_VERSION = 4
+export const GROUPING_VERSION = 5
 
 /** A handful: the Topics page's groups, not a second level of topics. */
 export const MAX_THEMES = 12
-/** Fewer topics than this make one theme: two or three topics need no grouping. */
+/** Fewer topics than this make no themes: two or three topics need no grouping. */
 const MIN_TOPICS_TO_GROUP = 4
+/**
+ * No theme holds more than this share of a chatbot's topics: a theme of nearly every topic tells a lead
+ * nothing, and on small multi-turn chatbots the cut of best silhouette made 2–3 themes of 5–24 topics, one of
+ * 60–91 % of them and of 86–96 % of the conversations (bench/FINDINGS.md "what a theme's share says").
+ * Chosen on CLINC150 validation windows (bench:theme-worth), confirmed on DSTC11 and the signal sets'
+ * multi-turn windows: bench/FINDINGS.md "When themes are worth showing".
+ */
+export const MAX_THEME_TOPIC_SHARE = 0.5
 
 /**
  * A chatbot's topics grouped into themes (issue 31, item 3). Pure and deterministic: the same topics (in
  * any order) and previous themes give the same themes.
  *
  * Grouping: the Ward dendrogram of the topics' centroids, cut where the mean silhouette (cosine) is
- * highest among `themeCounts(n)` groups (√(n/2) … min(MAX_THEMES, n / 2) for n topics), ties to the
- * coarser cut: how many themes comes from how the chatbot's own topics lie, not from a constant fitted to
- * a corpus. Fewer than four topics make one theme. Ward, not average linkage: on a chatbot's multi-turn
+ * highest among `themeCounts(n)` groups (√(n/2) … min(MAX_THEMES, n / 2) for n topics) and no theme holds
+ * more than MAX_THEME_TOPIC_SHARE of the topics, ties to the coarser cut: how many themes comes from how
+ * the chatbot's own topics lie, not from a constant fitted to a corpus. No themes (an empty list) below
+ * four topics or when every cut leaves one theme with more than that share: topics that fall into no
+ * groups beside one of nearly all of them are shown ungrouped. Ward, not average linkage: on a chatbot's multi-turn
  * traffic the topics lie about evenly apart, and average linkage's best cut was one theme of nearly every
  * topic beside a pair of outliers ("Book, order": 30 of 32 topics, every conversation; bench/FINDINGS.md
  * "Topics and themes on multi-turn traffic").
@@ -65,12 +76,14 @@ export function groupThemes(
   previous: readonly Theme[] = [],
   memo?: SimilarityMemo,
 ): Theme[] {
-  if (topics.length === 0) return []
   const sorted = [...topics].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  const groups = clusterCentroids(
-    sorted.map((t) => t.centroid),
-    memo,
-  )
+  const groups = shownCut(
+    themeCuts(
+      sorted.map((t) => t.centroid),
+      memo,
+    ),
+  )?.labels
+  if (groups === undefined) return []
   const members = new Map<number, ThemeTopic[]>()
   sorted.forEach((t, i) => {
     const list = members.get(groups[i]!) ?? []
@@ -104,24 +117,57 @@ export function themeCounts(n: number): number[] {
   return Array.from({ length: most - least + 1 }, (_, i) => least + i)
 }
 
+/** One way of cutting the Ward dendrogram: k groups, a group number per centroid, its mean silhouette. */
+export interface ThemeCut {
+  readonly k: number
+  readonly labels: number[]
+  readonly score: number
+}
+
 /**
- * A group number per centroid: the Ward cut of best mean silhouette (cosine) among themeCounts(n) groups.
- * Cost for n centroids of d dimensions: the similarity matrix, n(n−1)/2 dot products (those of centroids
- * unchanged since the memo's last call reused), then O(n²) for Ward's chain and for each tried cut's
- * silhouettes (bench/theme-cost.ts).
+ * Every cut tried for these centroids, one per themeCounts(n), coarsest first, each with its mean
+ * silhouette (cosine). Cost for n centroids of d dimensions: the similarity matrix, n(n−1)/2 dot products
+ * (those of centroids unchanged since the memo's last call reused), then O(n²) for Ward's chain and for
+ * each tried cut's silhouettes (bench/theme-cost.ts).
  */
-export function clusterCentroids(centroids: readonly Vector[], memo?: SimilarityMemo): number[] {
+export function themeCuts(centroids: readonly Vector[], memo?: SimilarityMemo): ThemeCut[] {
   const n = centroids.length
-  if (n < MIN_TOPICS_TO_GROUP) return centroids.map(() => 0)
+  if (n < MIN_TOPICS_TO_GROUP) return []
   const similarity = memo ? memo.similarities(centroids) : similarities(centroids)
   const merges = wardMerges(similarity, n)
-  let best: { labels: number[]; score: number } | undefined
-  for (const k of themeCounts(n)) {
+  return themeCounts(n).map((k) => {
     const labels = labelsAfter(merges, n, n - k)
-    const score = meanSilhouette(labels, k, similarity, n)
-    if (!best || score > best.score) best = { labels, score }
-  }
-  return best!.labels
+    return { k, labels, score: meanSilhouette(labels, k, similarity, n) }
+  })
+}
+
+/** The cut of best mean silhouette, ties to the coarser; undefined when none was tried. */
+export function bestCut(cuts: readonly ThemeCut[]): ThemeCut | undefined {
+  let best: ThemeCut | undefined
+  for (const cut of cuts) if (!best || cut.score > best.score) best = cut
+  return best
+}
+
+/**
+ * The cut shown as themes: of the cuts whose largest theme holds at most MAX_THEME_TOPIC_SHARE of the
+ * topics, the one of best silhouette (ties to the coarser); undefined when none does, so no themes.
+ */
+export function shownCut(cuts: readonly ThemeCut[]): ThemeCut | undefined {
+  return bestCut(cuts.filter((cut) => largestGroup(cut) <= MAX_THEME_TOPIC_SHARE * cut.labels.length))
+}
+
+function largestGroup(cut: ThemeCut): number {
+  const sizes = new Array<number>(cut.k).fill(0)
+  for (const l of cut.labels) sizes[l]!++
+  return Math.max(...sizes)
+}
+
+/**
+ * A group number per centroid: the Ward cut of best mean silhouette (cosine) among themeCounts(n) groups,
+ * whatever its largest group; all 0 below four centroids (bench:theme-cuts compares cuts by it).
+ */
+export function clusterCentroids(centroids: readonly Vector[], memo?: SimilarityMemo): number[] {
+  return bestCut(themeCuts(centroids, memo))?.labels ?? centroids.map(() => 0)
 }
 
 /** The mean silhouette (cosine distance) of all points; a point alone in its group scores 0. */

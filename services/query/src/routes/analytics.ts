@@ -122,7 +122,7 @@ const topicsResponse = z.object({
           })
           .nullable()
           .describe(
-            "The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet).",
+            "The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet, or a chatbot whose topics make no themes: fewer than four, or no grouping in which each theme holds at most half of them).",
           ),
         ...topicFigures,
         examples: z
@@ -158,7 +158,9 @@ const topicsResponse = z.object({
           .describe('Its topics with conversations in range, as ranked (those beyond `limit` too).'),
       }),
     )
-    .describe('The themes of the topics with conversations in range, most conversations first.'),
+    .describe(
+      "The themes of the topics with conversations in range, most conversations first; empty when their chatbots' topics make no themes (fewer than four, or no grouping in which each theme holds at most half of them).",
+    ),
   other: z
     .object(topicFigures)
     .nullable()

@@ -3731,7 +3731,7 @@ export interface operations {
                             keywords: string[];
                             /** @description One of the chatbot's own topics (settings.topics). */
                             configured: boolean;
-                            /** @description The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet). */
+                            /** @description The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet, or a chatbot whose topics make no themes: fewer than four, or no grouping in which each theme holds at most half of them). */
                             theme: {
                                 /** @description Filter conversations with ?theme=<id>. */
                                 id: string;
@@ -3761,7 +3761,7 @@ export interface operations {
                                 excerpt: string | null;
                             }[];
                         }[];
-                        /** @description The themes of the topics with conversations in range, most conversations first. */
+                        /** @description The themes of the topics with conversations in range, most conversations first; empty when their chatbots' topics make no themes (fewer than four, or no grouping in which each theme holds at most half of them). */
                         themes: {
                             /** @description Filter conversations with ?theme=<id>. */
                             id: string;

@@ -22,6 +22,7 @@ import { paths, type ReportRange } from '../lib/routes.ts'
 import { useSession } from '../lib/session.tsx'
 import {
   groupByTheme,
+  NO_THEME_NOTE,
   THEME_COLUMNS,
   type ThemeGroup,
   themeName,
@@ -161,6 +162,9 @@ function Report({
             ? 'Topics by theme, most conversations first'
             : 'Topics, most conversations first'}
         </h2>
+        {report.topics.length > 0 && report.themes.length === 0 ? (
+          <p className="muted">{NO_THEME_NOTE}</p>
+        ) : null}
         {report.topics.length === 0 ? (
           <p className="empty">{EMPTY}</p>
         ) : report.themes.length > 0 ? (
@@ -543,7 +547,7 @@ function ThemeSection({
   return (
     <section className="theme-group" aria-labelledby={headingId}>
       <h3 id={headingId}>
-        {theme ? themeName(theme, names) : 'In no theme yet'}
+        {theme ? themeName(theme, names) : 'In no theme'}
         {theme ? (
           <span className="theme-totals muted">
             {' '}
@@ -558,7 +562,9 @@ function ThemeSection({
             Conversations about {theme.label}
           </Link>
         </p>
-      ) : null}
+      ) : (
+        <p className="muted">{NO_THEME_NOTE}</p>
+      )}
       <ol className="card-list topic-list">
         {group.topics.map(({ topic: t, rank }) => (
           <TopicItem
