@@ -48,36 +48,63 @@ function leavingFileOf(dataDir: string): string {
   return `${path.resolve(dataDir)}.leaving`
 }
 
-/** Runs `leave` (stop or hand over the server this process owns) announced in the leaving file. */
+/**
+ * Runs `leave` (stop or hand over the server this process owns) announced in the leaving file: this
+ * process's pid and, where /proc shows it, its start time, so that a file left behind (its leaver killed
+ * mid-leave) whose pid the system gave to another process since is known as stale, not waited out.
+ */
 export async function whileLeaving<T>(dataDir: string, leave: () => Promise<T>): Promise<T> {
   const file = leavingFileOf(dataDir)
   const partial = `${file}.${process.pid}.tmp`
-  await writeFile(partial, `${process.pid}\n`, { mode: 0o600 })
+  const started = startTimeOf(process.pid)
+  await writeFile(partial, `${process.pid}${started === undefined ? '' : ` ${started}`}\n`, { mode: 0o600 })
   await rename(partial, file)
   try {
     return await leave()
   } finally {
-    if (leaverOf(dataDir) === process.pid) await rm(file, { force: true })
+    if (leaverOf(dataDir)?.pid === process.pid) await rm(file, { force: true })
   }
 }
 
 /**
- * Waits until no other live process is stopping or handing over the server (at most `timeoutMs`: a
- * leaving file naming a pid the system gave to another process since is waited out, not trusted).
+ * Waits until no other live process is stopping or handing over the server. A leaving file whose pid
+ * runs with another start time than the file says is one left behind, its pid given to another process
+ * since: not waited for. Without a start time to compare (no /proc, or a file of an older version), such
+ * a file is waited out, `timeoutMs` at most.
  */
 export async function untilNoneLeaves(dataDir: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const leaver = leaverOf(dataDir)
-    if (leaver === undefined || leaver === process.pid || !isAlive(leaver)) return
+    if (leaver === undefined || leaver.pid === process.pid || !isAlive(leaver.pid)) return
+    if (leaver.started !== undefined) {
+      const started = startTimeOf(leaver.pid)
+      if (started !== undefined && started !== leaver.started) return
+    }
     if (Date.now() > deadline) return
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
-function leaverOf(dataDir: string): number | undefined {
+function leaverOf(dataDir: string): { pid: number; started: string | undefined } | undefined {
   try {
-    return Number(readFileSync(leavingFileOf(dataDir), 'utf8').trim()) || undefined
+    const [pid, started] = readFileSync(leavingFileOf(dataDir), 'utf8').trim().split(' ')
+    return Number(pid) ? { pid: Number(pid), started } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * When a process started, in clock ticks since boot (/proc/<pid>/stat's 22nd field): with its pid, it
+ * names one process, as a pid alone does not once reused. Undefined without /proc or when it is gone.
+ */
+export function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The fields after the command name, itself in parentheses and free to hold spaces and parentheses:
+    // the 3rd field first.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]
   } catch {
     return undefined
   }

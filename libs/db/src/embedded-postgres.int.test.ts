@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../../../test/support/wait.ts'
+import { startTimeOf, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 import {
   orphanedEmbeddedPostgres,
   passwordFileOf,
@@ -411,6 +412,33 @@ describe('two starts racing on one data directory', () => {
     await exited
     await waitFor(() => orphanedEmbeddedPostgres(dir) === postmaster, { what: 'the server to be an orphan' })
     await stopOrphanedEmbeddedPostgres(postmaster)
+  })
+})
+
+describe('a leaving file left behind', () => {
+  // Regression (review5's item 6): the leaving file named a pid only; left by a leaver killed mid-leave,
+  // its pid given since to another live process, it made every process starting to use the server wait
+  // out untilNoneLeaves' 60 s.
+  it('whose pid another process has now is not waited for; a live leaver is named with its start time', async () => {
+    // Given: a leaving file naming a live process with a start time it does not have
+    const dir = await dataDir()
+    const reused = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+    leftovers.push(reused.pid!)
+    await waitFor(() => startTimeOf(reused.pid!) !== undefined, { what: 'the process to run' })
+    await writeFile(`${dir}.leaving`, `${reused.pid} 1\n`)
+
+    // When: a process waits for the leaver; then it goes on while that process still runs
+    await untilNoneLeaves(dir)
+    expect(alive(reused.pid!)).toBe(true)
+
+    // And: a leaver's file names it with its start time, the one /proc gives
+    let written = ''
+    await whileLeaving(dir, async () => {
+      written = readFileSync(`${dir}.leaving`, 'utf8')
+    })
+    expect(written).toBe(`${process.pid} ${startTimeOf(process.pid)}\n`)
+    expect(startTimeOf(process.pid)).toMatch(/^\d+$/)
+    expect(existsSync(`${dir}.leaving`)).toBe(false)
   })
 })
 
