@@ -53,6 +53,29 @@ const CANDIDATES: Record<string, readonly string[]> = {
   "I'll deal with it over the phone": ["I'll deal with it over the phone"],
   "fine, I'll go in person": ["fine, I'll go in person"],
 }
+/**
+ * The end user's own plan to use another channel against a request to be contacted or put through (helper
+ * topics18): a plan anchor counts on the social side only for a message nearer it than any anchor of a request
+ * for contact, so that "whatever, I'll call" can be read as the plan and "can someone ring me back?" as the
+ * request. Both sides written from that definition, none a message of any set. Measured, not kept: the probe still
+ * makes a topic and most calls for a person are still nearer the plan (bench/FINDINGS.md, topics18).
+ */
+const CONTACT_REQUESTS = [
+  'can someone call me back?',
+  'please have someone contact me',
+  'I want to speak to a real person',
+  'put me through to an agent',
+]
+const CONTRASTED: Record<string, readonly string[]> = {
+  "plans vs contact requests: I'll just ring them myself": ["I'll just ring them myself"],
+  "plans vs contact requests: I'll deal with it over the phone": ["I'll deal with it over the phone"],
+  'plans vs contact requests: all four plans': [
+    "I'll just ring them myself",
+    "never mind, I'll contact them another way",
+    "I'll deal with it over the phone",
+    "fine, I'll go in person",
+  ],
+}
 /** Probes: the class as trial5 and issue 31 name it; not anchors, so they test them. */
 const PROBES = [
   'forget it',
@@ -78,6 +101,9 @@ const request = await model.embed(REQUEST_ANCHORS)
 const anyRequest = await model.embed(REPLY_REQUEST_ANCHORS)
 const candidates = new Map<string, Vector[]>()
 for (const [name, texts] of Object.entries(CANDIDATES)) candidates.set(name, await model.embed(texts))
+const contrasted = new Map<string, Vector[]>()
+for (const [name, texts] of Object.entries(CONTRASTED)) contrasted.set(name, await model.embed(texts))
+const contactRequests = await model.embed(CONTACT_REQUESTS)
 const nearest = (v: Vector, anchors: readonly Vector[]) => Math.max(...anchors.map((a) => dot(v, a)))
 
 interface Read {
@@ -100,6 +126,13 @@ async function read(texts: readonly string[]): Promise<Read[]> {
     if (p)
       for (const [name, anchors] of candidates) {
         const socialSide = Math.max(nearest(p.embedding, social), nearest(p.embedding, anchors))
+        withCandidate.set(name, socialSide - nearest(p.embedding, anyRequest))
+      }
+    if (p)
+      for (const [name, plans] of contrasted) {
+        const plan = nearest(p.embedding, plans)
+        const ownPlan = plan > nearest(p.embedding, contactRequests)
+        const socialSide = Math.max(nearest(p.embedding, social), ownPlan ? plan : Number.NEGATIVE_INFINITY)
         withCandidate.set(name, socialSide - nearest(p.embedding, anyRequest))
       }
     return { text, margin: p?.margin, withCandidate }
@@ -179,7 +212,7 @@ const sets = [
   },
 ]
 
-const names = [...candidates.keys()]
+const names = [...candidates.keys(), ...contrasted.keys()]
 console.log(
   `\nAsked after a conversation's first request: the share that makes a topic (taken from how many)`,
 )
