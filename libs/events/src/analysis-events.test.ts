@@ -10,6 +10,7 @@ import {
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
   analysisMessagesAnalyzedV3,
+  analysisMessagesAnalyzedV4,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
 } from './analysis-events.ts'
@@ -45,7 +46,7 @@ describe('analysis events', () => {
     it("reads a v1 result's key phrases as topics whose id is their label, and no assistant sentiment", () => {
       const v1 = rawEvent(analysisMessagesAnalyzedV1)
       expect(upcast(v1)).toMatchObject({
-        version: 3,
+        version: 4,
         payload: { results: [{ messageId: 'm-1', topics: [{ id: 'pricing', label: 'pricing' }] }] },
       })
       const conversation = upcast(rawEvent(analysisConversationAnalyzedV1)) as { payload: unknown }
@@ -87,11 +88,11 @@ describe('analysis events', () => {
       const v2 = rawEvent(analysisMessagesAnalyzedV2)
       expect(upcast(v2)).toEqual({
         ...v2,
-        version: 3,
+        version: 4,
         payload: { ...analysisMessagesAnalyzedV2.example, signalsDecided: null },
       })
       expect(upcast(rawEvent(analysisMessagesAnalyzedV1))).toMatchObject({
-        version: 3,
+        version: 4,
         payload: { signalsDecided: null },
       })
     })
@@ -106,6 +107,30 @@ describe('analysis events', () => {
         expectAccepted(
           analysisMessagesAnalyzedV3.schema,
           rawEventWithPayload(analysisMessagesAnalyzedV3, { signalsDecided }),
+        )
+    })
+  })
+
+  describe("version 4 of the results: each end-user message's language", () => {
+    it('reads a v3 result as saying no language, its results unchanged', () => {
+      const v3 = rawEvent(analysisMessagesAnalyzedV3)
+      const read = upcast(v3) as { payload: { results: { language?: string }[] } }
+      expect(read).toEqual({ ...v3, version: 4, payload: analysisMessagesAnalyzedV3.example })
+      expect(read.payload.results[0]!.language).toBeUndefined()
+    })
+
+    it('takes an ISO 639 code or "und", or none; refuses anything else', () => {
+      const withLanguage = (language: unknown) =>
+        rawEventWithPayload(analysisMessagesAnalyzedV4, {
+          results: [{ ...analysisMessagesAnalyzedV4.example.results[0]!, language }],
+        })
+      for (const language of ['en', 'es', 'und', undefined])
+        expectAccepted(analysisMessagesAnalyzedV4.schema, withLanguage(language))
+      for (const language of ['', 'EN', 'english', null, 'e1'])
+        expectRejectedAt(
+          analysisMessagesAnalyzedV4.schema,
+          withLanguage(language),
+          'payload.results.0.language',
         )
     })
   })

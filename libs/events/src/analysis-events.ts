@@ -134,6 +134,35 @@ export const analysisMessagesAnalyzedV3 = defineEvent({
   },
 })
 
+const resultV4Schema = resultsV2Schema.element.extend({
+  language: z
+    .string()
+    .regex(/^([a-z]{2,3})$/)
+    .optional()
+    .describe(
+      'End users\' messages analysed: the language detected in the text (ISO 639-1, e.g. "en", "es"; "und" when the text is under 20 characters or the detector is unsure). Absent for other roles\' messages and where nothing was analysed (the result only moved to another topic): the message keeps the language it had. Read from v1 to v3: absent.',
+    ),
+})
+
+/** v4: each end-user message's detected `language`, so a lead can be told the analysis reads another language. */
+export const analysisMessagesAnalyzedV4 = defineEvent({
+  type: 'analysis.messages-analyzed',
+  version: 4,
+  streamType: 'analysis',
+  description:
+    "Messages of a conversation were analyzed, or re-placed in another topic; streamId is the internal conversation id. Each message's latest result replaces its earlier ones.",
+  payload: z.strictObject({
+    analyzer: analyzerSchema,
+    results: z.array(resultV4Schema).min(1),
+    signalsDecided: analysisMessagesAnalyzedV3.payload.shape.signalsDecided,
+  }),
+  example: {
+    analyzer: exampleAnalyzer,
+    results: [{ ...exampleResultsV2[0]!, language: 'en' }],
+    signalsDecided: true,
+  },
+})
+
 export const analysisConversationAnalyzedV2 = defineEvent({
   type: 'analysis.conversation-analyzed',
   version: 2,
@@ -435,6 +464,7 @@ export const analysisUpcasters = [
     ...payload,
     signalsDecided: null,
   })),
+  defineUpcaster(analysisMessagesAnalyzedV3, analysisMessagesAnalyzedV4, ({ payload }) => payload),
   defineUpcaster(analysisConversationAnalyzedV1, analysisConversationAnalyzedV2, ({ payload }) => ({
     analyzer: payload.analyzer,
     sentiment: payload.sentiment,
@@ -672,11 +702,12 @@ export const analysisEventDefinitions = [
   analysisMessagesAnalyzedV3,
   analysisConversationAnalyzedV3,
   analysisTopicCommandHandledV2,
+  analysisMessagesAnalyzedV4,
 ] as const
 
 /** The latest version of each analysis event type: what readers see after upcasting. */
 export const analysisEventSchema = z.discriminatedUnion('type', [
-  analysisMessagesAnalyzedV3.schema,
+  analysisMessagesAnalyzedV4.schema,
   analysisConversationAnalyzedV3.schema,
   analysisFailedV1.schema,
   analysisTopicDiscoveredV1.schema,

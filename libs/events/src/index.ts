@@ -8,6 +8,7 @@ export {
   analysisMessagesAnalyzedV1,
   analysisMessagesAnalyzedV2,
   analysisMessagesAnalyzedV3,
+  analysisMessagesAnalyzedV4,
   analysisReanalysisFinishedV1,
   analysisReanalysisProgressedV1,
   analysisReanalysisStartedV1,

@@ -84,6 +84,9 @@ async function job(conversationId: string) {
   return rows[0]
 }
 
+/** What the detector names these test texts is language.test.ts's and the test below's concern. */
+const anyLanguage = expect.stringMatching(/^[a-z]{2,3}$/)
+
 /** A key phrase of the analyzer's (not the language model's): its own id. */
 const billing = { id: 'billing', label: 'billing' }
 
@@ -106,9 +109,19 @@ describe('analysis service', () => {
     expect(events[0]?.payload).toEqual({
       analyzer: { name: 'scripted', version: 'test-1' },
       results: [
-        { messageId: 'm0', sentiment: { score: 0.8, label: 'positive' }, topics: [billing] },
+        {
+          messageId: 'm0',
+          sentiment: { score: 0.8, label: 'positive' },
+          topics: [billing],
+          language: anyLanguage,
+        },
         { messageId: 'm1', sentiment: { score: 0.4, label: 'positive' }, topics: [] },
-        { messageId: 'm2', sentiment: { score: -0.2, label: 'negative' }, topics: [billing] },
+        {
+          messageId: 'm2',
+          sentiment: { score: -0.2, label: 'negative' },
+          topics: [billing],
+          language: anyLanguage,
+        },
       ],
       signalsDecided: true,
     })
@@ -131,6 +144,39 @@ describe('analysis service', () => {
     expect(conversation.topics).toEqual(['billing'])
     expect(conversation.messages[0].sentiment).toEqual({ score: 0.8, label: 'positive' })
     expect(await job(conversationId)).toEqual({ status: 'done', attempts: 1 })
+  })
+
+  it("detects each end-user message's language (never the assistant's), and the read model keeps it", async () => {
+    await startService()
+    const { conversationId } = await capture([
+      'Quiero cambiar la fecha de mi billete del viernes, por favor score:0.1',
+      'Claro, dime el localizador de tu reserva y lo cambiamos ahora mismo score:0.2',
+      'I was charged twice for the same ticket and I want my money back score:-0.5',
+      'ok score:0.3',
+    ])
+    const events = await waitFor(async () => {
+      const found = await analysisEvents(conversationId)
+      return found.length >= 2 && found
+    })
+    expect(events[0]).toMatchObject({ type: 'analysis.messages-analyzed', version: 4 })
+    const results = (events[0]!.payload as { results: { messageId: string; language?: string }[] }).results
+    expect(results.map((r) => [r.messageId, r.language])).toEqual([
+      ['m0', 'es'],
+      ['m1', undefined],
+      ['m2', 'en'],
+      ['m3', undefined],
+    ])
+    await projectAll(db.pool)
+    const { rows } = await db.pool.query(
+      'SELECT message_id, language FROM rm_messages WHERE conversation_id = $1 ORDER BY message_id',
+      [conversationId],
+    )
+    expect(rows).toEqual([
+      { message_id: 'm0', language: 'es' },
+      { message_id: 'm1', language: null },
+      { message_id: 'm2', language: 'en' },
+      { message_id: 'm3', language: null },
+    ])
   })
 
   it('gives a conversation without an end-user message no end-user sentiment, and the assistant its own', async () => {

@@ -4,6 +4,7 @@ import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { AnalysisContext, Analyzer, MessageAnalysis } from './analyzer.ts'
 import { type AnalysisJob, completeJobs, lockClaims, traceOf } from './jobs.ts'
+import { detectLanguage } from './language.ts'
 import type { ScoredMessage } from './signals/cues.ts'
 import type { RefinePolicy } from './signals/llm-refine.ts'
 import { decideSignals } from './signals/store.ts'
@@ -38,6 +39,8 @@ interface ResultOut {
   readonly messageId: string
   readonly sentiment: MessageAnalysis['sentiment']
   readonly topics: TopicRef[]
+  /** End users' messages only (analysis.messages-analyzed v4). */
+  readonly language?: string
 }
 
 interface StoredRow {
@@ -106,10 +109,12 @@ export async function commitResults(
     now,
   })
   const outs = kept.map(({ job, results }) => {
-    const roles = new Map(job.messages.map((m) => [m.id, m.role]))
+    const messages = new Map(job.messages.map((m) => [m.id, m]))
     return results.map((result): ResultOut => {
-      const topics = topicsOf(job, result, roles.get(result.messageId), placement)
-      return { messageId: result.messageId, sentiment: result.sentiment, topics }
+      const message = messages.get(result.messageId)
+      const topics = topicsOf(job, result, message?.role, placement)
+      const out = { messageId: result.messageId, sentiment: result.sentiment, topics }
+      return message?.role === 'user' ? { ...out, language: detectLanguage(message.content) } : out
     })
   })
   const rows = kept.flatMap(({ job, scored, results }, i) =>

@@ -64,6 +64,17 @@ describe('the message fold', () => {
     expect(then.topics).toEqual([['refunds', 1, 0.5]])
   })
 
+  it('keeps the language of the last result that said one: a result that only moved the message says none', () => {
+    const spoken = (language: string | undefined) => {
+      const e = result(0.1, 'neutral', ['t'])
+      const [r] = e.payload.results
+      return { ...e, payload: { ...e.payload, results: [{ ...r!, language }] } }
+    }
+    expect(given([capture(), spoken('es'), spoken(undefined)]).row.language).toBe('es')
+    expect(given([capture(), spoken('es'), spoken('en')]).row.language).toBe('en')
+    expect(given([spoken(undefined)]).row.language).toBeUndefined()
+  })
+
   it('replaces a stored result: the old one leaves its hour, only the last of the batch counts', () => {
     const stored: StoredMessage = {
       role: 'user',

@@ -25,6 +25,8 @@ export interface AnalyzedStep {
   readonly label: SentimentLabel
   readonly topics: readonly string[]
   readonly analyzer: string
+  /** The end user's message's detected language; undefined when the result does not say (kept as stored). */
+  readonly language: string | undefined
 }
 
 /** One event's part in one message row, in the batch's order. */
@@ -62,6 +64,7 @@ export interface MessageRow {
   sentimentLabel?: SentimentLabel
   topics?: readonly string[]
   analyzer?: string
+  language?: string
 }
 
 /**
@@ -107,6 +110,7 @@ export class MessageChanges {
         label: r.sentiment.label,
         topics: r.topics.map((t) => t.id),
         analyzer,
+        language: r.language,
       })
     }
   }
@@ -147,9 +151,14 @@ export const resultsOnly = (entry: MessageSteps) => entry.steps.every((step) => 
 export function messageRow(entry: MessageSteps): MessageRow {
   let captured: CapturedStep | undefined
   let analyzed: AnalyzedStep | undefined
+  // A result that only moved the message to another topic says no language: the last that did stands.
+  let language: string | undefined
   for (const step of entry.steps) {
     if (step.kind === 'captured') captured = step
-    else analyzed = step
+    else {
+      analyzed = step
+      language = step.language ?? language
+    }
   }
   return {
     conversationId: entry.conversationId,
@@ -164,6 +173,7 @@ export function messageRow(entry: MessageSteps): MessageRow {
     sentimentLabel: analyzed?.label,
     topics: analyzed?.topics,
     analyzer: analyzed?.analyzer,
+    language,
   }
 }
 

@@ -120,6 +120,39 @@ describe(`message rows on PostgreSQL ${Math.floor(inject('postgresVersion') / 10
     expect(rows).toEqual([{ topics: TOPICS, sentiment_label: 'positive', content: 'hello' }])
   })
 
+  it("keep an end-user message's language when a later result (a move to another topic) says none", async () => {
+    const c = conversation()
+    const withLanguage = (streamVersion: number, language: string | undefined) =>
+      record('analysis', c.id, streamVersion, 'analysis.messages-analyzed', {
+        analyzer: { name: 'test', version: '1' },
+        signalsDecided: language !== undefined,
+        results: [{ messageId: 'm1', sentiment: { score: 0.5, label: 'positive' }, topics: [], language }],
+      })
+    const languageOf = async () =>
+      (
+        await db.pool.query<{ language: string | null }>(
+          'SELECT language FROM rm_messages WHERE conversation_id = $1',
+          [c.id],
+        )
+      ).rows[0]!.language
+    await apply([c.capture])
+    expect(await languageOf()).toBeNull()
+    await apply([withLanguage(1, 'es')])
+    expect(await languageOf()).toBe('es')
+    await apply([withLanguage(2, undefined)])
+    expect(await languageOf()).toBe('es')
+    // Captured again with a result in the same batch (the content upsert): the new language replaces it.
+    const again = record('conversation', c.id, 2, 'conversation.messages-captured', {
+      messages: [{ id: 'm1', role: 'user', content: 'hello', sentAt: '2026-11-20T12:00:00.000Z' }],
+      receivedAt: '2026-11-20T12:01:00.000Z',
+      analysisRequested: true,
+    })
+    await apply([again, withLanguage(3, 'en')])
+    expect(await languageOf()).toBe('en')
+    await apply([again, withLanguage(4, undefined)])
+    expect(await languageOf()).toBe('en')
+  })
+
   it('are written by statements prepared once per connection (named), not parsed and planned each time', async () => {
     const client = await db.pool.connect()
     try {

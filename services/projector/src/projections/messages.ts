@@ -133,9 +133,9 @@ async function upsertReturningStored(
 }
 
 const COLUMNS = `conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, sentiment_score,
-  sentiment_label, topics, analyzer`
+  sentiment_label, topics, analyzer, language`
 const VALUES = `d.conversation_id, d.message_id, d.org_id, d.chatbot_id, d.role, d.content, d.sent_at, d.arrival,
-  d.sentiment_score, d.sentiment_label, coalesce(d.topics::text[], '{}'), d.analyzer`
+  d.sentiment_score, d.sentiment_label, coalesce(d.topics::text[], '{}'), d.analyzer, d.language`
 /**
  * The rows as one JSON parameter holding an array per column: JSON.stringify is far cheaper than
  * node-postgres' array parameters (escaped element by element), and Postgres reads arrays of values
@@ -144,11 +144,11 @@ const VALUES = `d.conversation_id, d.message_id, d.org_id, d.chatbot_id, d.role,
  */
 const ROWS = `json_to_record($1::json) AS x(conversation_id uuid[], message_id text[], org_id uuid[],
     chatbot_id uuid[], role text[], content text[], sent_at timestamptz[], arrival numeric[],
-    sentiment_score float8[], sentiment_label text[], topics text[], analyzer text[]),
+    sentiment_score float8[], sentiment_label text[], topics text[], analyzer text[], language text[]),
   unnest(x.conversation_id, x.message_id, x.org_id, x.chatbot_id, x.role, x.content, x.sent_at, x.arrival,
-    x.sentiment_score, x.sentiment_label, x.topics, x.analyzer)
+    x.sentiment_score, x.sentiment_label, x.topics, x.analyzer, x.language)
     AS d(conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, sentiment_score,
-      sentiment_label, topics, analyzer)`
+      sentiment_label, topics, analyzer, language)`
 
 /**
  * The stored row's columns the fold reads, as they were before the upsert (PostgreSQL 18's RETURNING
@@ -159,7 +159,8 @@ const RETURNING_STORED = `RETURNING old.conversation_id, old.message_id, old.rol
 
 const UPSERT_RESULTS_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
   ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
-    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer`
+    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer,
+    language = coalesce(EXCLUDED.language, m.language)`
 
 /** The upsert of messages the batch brings only results for. */
 export const UPSERT_RESULTS = `${UPSERT_RESULTS_BODY}
@@ -176,7 +177,8 @@ const UPSERT_CONTENT_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${
     sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
     sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
     topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
-    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer)`
+    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer),
+    language = coalesce(EXCLUDED.language, m.language)`
 
 /** The upsert of messages the batch captures (again), with or without results. */
 export const UPSERT_CONTENT = `${UPSERT_CONTENT_BODY}
@@ -209,6 +211,7 @@ function rowParams(entries: readonly MessageSteps[]): [string] {
     sentiment_label: new Array<string | null>(n),
     topics: new Array<string | null>(n),
     analyzer: new Array<string | null>(n),
+    language: new Array<string | null>(n),
   }
   for (let i = 0; i < n; i++) {
     const row: MessageRow = messageRow(entries[i]!)
@@ -224,6 +227,7 @@ function rowParams(entries: readonly MessageSteps[]): [string] {
     columns.sentiment_label[i] = row.sentimentLabel ?? null
     columns.topics[i] = row.topics ? arrayLiteral(row.topics) : null
     columns.analyzer[i] = row.analyzer ?? null
+    columns.language[i] = row.language ?? null
   }
   return [JSON.stringify(columns)]
 }
