@@ -18,6 +18,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
+import { ESCALATION_REQUEST_ANCHORS } from '../services/analysis/src/signals/anchors.ts'
 import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
 import {
   FOLLOW_UP_MARGIN,
@@ -57,8 +58,9 @@ const CANDIDATES: Record<string, readonly string[]> = {
  * The end user's own plan to use another channel against a request to be contacted or put through (helper
  * topics18): a plan anchor counts on the social side only for a message nearer it than any anchor of a request
  * for contact, so that "whatever, I'll call" can be read as the plan and "can someone ring me back?" as the
- * request. Both sides written from that definition, none a message of any set. Measured, not kept: the probe still
- * makes a topic and most calls for a person are still nearer the plan (bench/FINDINGS.md, topics18).
+ * request. The plans written from that definition, none a message of any set; the other side either four requests
+ * for contact written so too, or the signals' asks for a person (ESCALATION_REQUEST_ANCHORS). Measured, not kept:
+ * calls for a person still nearer the plan, and CLINC150's phone and coin requests lost (bench/FINDINGS.md, topics18).
  */
 const CONTACT_REQUESTS = [
   'can someone call me back?',
@@ -67,6 +69,8 @@ const CONTACT_REQUESTS = [
   'put me through to an agent',
 ]
 const CONTRASTED: Record<string, readonly string[]> = {
+  "plans vs the signals' asks for a person: I'll phone you instead": ["I'll phone you instead"],
+  "plans vs the signals' asks for a person: I'll just ring them myself": ["I'll just ring them myself"],
   "plans vs contact requests: I'll just ring them myself": ["I'll just ring them myself"],
   "plans vs contact requests: I'll deal with it over the phone": ["I'll deal with it over the phone"],
   'plans vs contact requests: all four plans': [
@@ -104,6 +108,8 @@ for (const [name, texts] of Object.entries(CANDIDATES)) candidates.set(name, awa
 const contrasted = new Map<string, Vector[]>()
 for (const [name, texts] of Object.entries(CONTRASTED)) contrasted.set(name, await model.embed(texts))
 const contactRequests = await model.embed(CONTACT_REQUESTS)
+// The signals' own reading of a request for a person (signals/anchors.ts), reused as the other side.
+const asksForPerson = await model.embed(ESCALATION_REQUEST_ANCHORS)
 const nearest = (v: Vector, anchors: readonly Vector[]) => Math.max(...anchors.map((a) => dot(v, a)))
 
 interface Read {
@@ -131,7 +137,8 @@ async function read(texts: readonly string[]): Promise<Read[]> {
     if (p)
       for (const [name, plans] of contrasted) {
         const plan = nearest(p.embedding, plans)
-        const ownPlan = plan > nearest(p.embedding, contactRequests)
+        const other = name.startsWith("plans vs the signals'") ? asksForPerson : contactRequests
+        const ownPlan = plan > nearest(p.embedding, other)
         const socialSide = Math.max(nearest(p.embedding, social), ownPlan ? plan : Number.NEGATIVE_INFINITY)
         withCandidate.set(name, socialSide - nearest(p.embedding, anyRequest))
       }
