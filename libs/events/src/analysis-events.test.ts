@@ -11,6 +11,7 @@ import {
   analysisMessagesAnalyzedV2,
   analysisMessagesAnalyzedV3,
   analysisMessagesAnalyzedV4,
+  analysisThemesAssignedV1,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
 } from './analysis-events.ts'
@@ -33,6 +34,20 @@ describe('analysis events', () => {
       expectAccepted(definition.schema, rawEvent(definition))
     },
   )
+
+  it('analysis.themes-assigned takes no themes (topics that make none) but no theme without a topic', () => {
+    expectAccepted(
+      analysisThemesAssignedV1.schema,
+      rawEventWithPayload(analysisThemesAssignedV1, { themes: [] }),
+    )
+    expectRejectedAt(
+      analysisThemesAssignedV1.schema,
+      rawEventWithPayload(analysisThemesAssignedV1, {
+        themes: [{ themeId: '4f3e1a0b-7c2d-4e5f-8a9b-0c1d2e3f4a5b', label: 'Card', topicIds: [] }],
+      }),
+      'payload.themes.0.topicIds',
+    )
+  })
 
   it.each(
     readerEventDefinitions

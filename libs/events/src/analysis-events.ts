@@ -360,7 +360,9 @@ export const analysisThemesAssignedV1 = defineEvent({
           topicIds: z.array(z.uuid()).min(1).describe('Its topics (none merged away).'),
         }),
       )
-      .describe('Every theme of the chatbot; each topic is in at most one.'),
+      .describe(
+        'Every theme of the chatbot; each topic is in at most one. Empty when its topics make no themes (fewer than four, or no grouping in which each theme holds at most half of them).',
+      ),
   }),
   example: {
     themes: [
