@@ -69,6 +69,8 @@ describe('GET /api/v1/analytics/overview', () => {
       ],
       otherTopic: null,
       messagesByRole: { user: 6, assistant: 3, system: 1, tool: 1 },
+      // The seed's results say no language (analytics-languages.int.test.ts has them).
+      languages: { detected: 0, notEnglish: 0, notEnglishShare: null, mainOther: null },
     })
   })
 
@@ -159,6 +161,7 @@ describe('GET /api/v1/analytics/overview', () => {
       topTopics: ones(['billing']),
       otherTopic: null,
       messagesByRole: { user: 1, assistant: 0, system: 0, tool: 0 },
+      languages: { detected: 0, notEnglish: 0, notEnglishShare: null, mainOther: null },
     })
     expect(await ok('?from=2026-10-01T00:00:00Z&to=2026-10-02T00:00:00Z')).toEqual({
       ok: true,
@@ -172,6 +175,7 @@ describe('GET /api/v1/analytics/overview', () => {
       topTopics: [],
       otherTopic: null,
       messagesByRole: { user: 0, assistant: 0, system: 0, tool: 0 },
+      languages: { detected: 0, notEnglish: 0, notEnglishShare: null, mainOther: null },
     })
   })
 

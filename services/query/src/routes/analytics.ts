@@ -23,6 +23,7 @@ import {
   readSentimentPoints,
 } from '../repositories/analytics.ts'
 import { chatbotInOrg } from '../repositories/chatbots.ts'
+import { readLanguages } from '../repositories/languages.ts'
 import { readSignals } from '../repositories/signals.ts'
 import { readReclustering, readTopics } from '../repositories/topics.ts'
 
@@ -69,6 +70,27 @@ const overviewResponse = z.object({
       'The long tail: conversations with a message in range in no topic close enough (`?topic=other` lists them), apart from topTopics and shown after them, as on the Topics page; null when there are none.',
     ),
   messagesByRole: z.object({ user: count, assistant: count, system: count, tool: count }),
+  languages: z
+    .object({
+      detected: count.describe(
+        'End-user messages in range whose language was detected: analysed, 20 characters or more, and placed by the detector (docs/analysis.md, "Languages").',
+      ),
+      notEnglish: count.describe('Of those, the ones detected in a language other than English.'),
+      notEnglishShare: z
+        .number()
+        .nullable()
+        .describe(
+          'notEnglish / detected, 4 decimals; null when none was detected. The analysis reads English only: where this is large, sentiment, topics and signals are unreliable.',
+        ),
+      mainOther: z
+        .object({
+          language: z.string().describe('ISO 639-1 code, e.g. "es".'),
+          messages: count,
+        })
+        .nullable()
+        .describe('The language other than English of most of those messages; null when none.'),
+    })
+    .describe("The languages of the end users' messages in range."),
 })
 
 const sentimentResponse = z.object({
@@ -122,7 +144,7 @@ const topicsResponse = z.object({
           })
           .nullable()
           .describe(
-            "The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet, or a chatbot whose topics make no themes: fewer than four, or no grouping in which each theme holds at most half of them).",
+            "The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet).",
           ),
         ...topicFigures,
         examples: z
@@ -158,9 +180,7 @@ const topicsResponse = z.object({
           .describe('Its topics with conversations in range, as ranked (those beyond `limit` too).'),
       }),
     )
-    .describe(
-      "The themes of the topics with conversations in range, most conversations first; empty when their chatbots' topics make no themes (fewer than four, or no grouping in which each theme holds at most half of them).",
-    ),
+    .describe('The themes of the topics with conversations in range, most conversations first.'),
   other: z
     .object(topicFigures)
     .nullable()
@@ -216,6 +236,12 @@ const overviewExample: z.output<typeof overviewResponse> = {
   ],
   otherTopic: { topic: 'Other', id: 'other', count: 12 },
   messagesByRole: { user: 240, assistant: 240, system: 0, tool: 0 },
+  languages: {
+    detected: 200,
+    notEnglish: 6,
+    notEnglishShare: 0.03,
+    mainOther: { language: 'es', messages: 4 },
+  },
 }
 
 const topicsExample: z.output<typeof topicsResponse> = {
@@ -539,7 +565,16 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
     },
     async (request) => {
       const { orgId } = requirePermission(request, 'analytics:read')
-      const { range, result } = await readScoped(deps, orgId, request.query, undefined, readOverview)
+      const { range, result } = await readScoped(
+        deps,
+        orgId,
+        request.query,
+        undefined,
+        async (client, scope) => ({
+          ...(await readOverview(client, scope)),
+          languages: await readLanguages(client, scope),
+        }),
+      )
       return { ok: true as const, range, ...result }
     },
   )

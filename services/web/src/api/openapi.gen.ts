@@ -3517,6 +3517,15 @@ export interface operations {
                      *         "assistant": 240,
                      *         "system": 0,
                      *         "tool": 0
+                     *       },
+                     *       "languages": {
+                     *         "detected": 200,
+                     *         "notEnglish": 6,
+                     *         "notEnglishShare": 0.03,
+                     *         "mainOther": {
+                     *           "language": "es",
+                     *           "messages": 4
+                     *         }
                      *       }
                      *     }
                      */
@@ -3574,6 +3583,21 @@ export interface operations {
                             assistant: number;
                             system: number;
                             tool: number;
+                        };
+                        /** @description The languages of the end users' messages in range. */
+                        languages: {
+                            /** @description End-user messages in range whose language was detected: analysed, 20 characters or more, and placed by the detector (docs/analysis.md, "Languages"). */
+                            detected: number;
+                            /** @description Of those, the ones detected in a language other than English. */
+                            notEnglish: number;
+                            /** @description notEnglish / detected, 4 decimals; null when none was detected. The analysis reads English only: where this is large, sentiment, topics and signals are unreliable. */
+                            notEnglishShare: number | null;
+                            /** @description The language other than English of most of those messages; null when none. */
+                            mainOther: {
+                                /** @description ISO 639-1 code, e.g. "es". */
+                                language: string;
+                                messages: number;
+                            } | null;
                         };
                     };
                 };
@@ -3731,7 +3755,7 @@ export interface operations {
                             keywords: string[];
                             /** @description One of the chatbot's own topics (settings.topics). */
                             configured: boolean;
-                            /** @description The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet, or a chatbot whose topics make no themes: fewer than four, or no grouping in which each theme holds at most half of them). */
+                            /** @description The theme the topic is grouped in: the chatbot's topics grouped by their meaning into a handful of themes, labelled from their words; null when none (the lexical and LLM analyzers' key phrases, a topic not grouped yet). */
                             theme: {
                                 /** @description Filter conversations with ?theme=<id>. */
                                 id: string;
@@ -3761,7 +3785,7 @@ export interface operations {
                                 excerpt: string | null;
                             }[];
                         }[];
-                        /** @description The themes of the topics with conversations in range, most conversations first; empty when their chatbots' topics make no themes (fewer than four, or no grouping in which each theme holds at most half of them). */
+                        /** @description The themes of the topics with conversations in range, most conversations first. */
                         themes: {
                             /** @description Filter conversations with ?theme=<id>. */
                             id: string;
