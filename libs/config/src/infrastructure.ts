@@ -78,7 +78,7 @@ export const database = group({
     ),
     DATABASE_URL: variable(postgresUrl.optional(), {
       meaning:
-        'Any PostgreSQL 14+; unset starts the embedded server. A Unix socket: `postgres://user:pw@/db?host=/var/run/postgresql`',
+        'Any PostgreSQL 14+ (on 14 the schema `public` must not let every role create: see operations.md); unset starts the embedded server. A Unix socket: `postgres://user:pw@/db?host=/var/run/postgresql`',
     }),
     EMBEDDED_POSTGRES_PORT: variable(port.default(0), {
       meaning: 'Port of the embedded server; `0` picks a free one',

@@ -17,6 +17,7 @@ export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'
 export type { PostgresBinaries } from './postgres-binaries.ts'
 export { blockedOnTheWayTo, ensurePostgresUser, type SystemUser } from './postgres-user.ts'
+export { publicSchemaOpenToAll } from './public-schema.ts'
 export { ensureReaderLogin, READER_LOGIN, readerLoginUrl } from './reader-role.ts'
 export { delay, type RetryOptions, type RetryPolicy, retry, retryDelayMs } from './retry.ts'
 export {

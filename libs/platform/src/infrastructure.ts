@@ -5,6 +5,7 @@ import {
   ensureReaderLogin,
   migrate,
   orphanedEmbeddedPostgres,
+  publicSchemaOpenToAll,
   startOrUseEmbeddedPostgres,
   stopOrphanedEmbeddedPostgres,
   useRunningEmbeddedPostgres,
@@ -124,6 +125,14 @@ export async function openInfrastructure(
     if (!opts.attached) {
       const applied = await migrate(databaseUrl, { log: (line) => log.debug({ component: 'migrate' }, line) })
       if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations')
+      // PostgreSQL 14's default, which migration 0060 could not close (another role owns the schema).
+      const openSchema = await publicSchemaOpenToAll(databaseUrl)
+      if (openSchema) {
+        log.warn(
+          openSchema,
+          `every role may create objects in schema public (PostgreSQL 14's default), the read-only query login too: its owner, ${openSchema.owner}, should run ${openSchema.statement}`,
+        )
+      }
     }
 
     const pool = createPool(databaseUrl, {
