@@ -457,11 +457,12 @@ if (process.argv.includes('--swap')) {
   console.log(`| head | group | errors | ${BUILTIN_SIGNALS.join(' | ')} |`)
   console.log(`| --- | --- | --- | ${BUILTIN_SIGNALS.map(() => '---').join(' | ')} |`)
   const indexed = store.conversations.map((c, i) => ({ c, conv: conversations[i]! }))
-  const groups = [
+  const groups: readonly (readonly [string, (x: Conversation) => boolean])[] = [
+    ...AUTHORS.map((a) => [`${a} held out`, (x: Conversation) => x.set === a] as const),
     ['convention, each author held out', (x: Conversation) => x.group === 'convention'],
     ['older half', (x: Conversation) => x.group === 'older'],
     ['fresh7 … fresh18', (x: Conversation) => x.group === 'mid'],
-  ] as const
+  ]
   for (const [name, inside] of groups) {
     const mine = indexed.filter((x) => inside(x.conv))
     console.log(
