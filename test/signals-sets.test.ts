@@ -67,7 +67,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh22', file: FRESH22_SIGNALS_SET, blind: undefined },
     { name: 'fresh23', file: FRESH23_SIGNALS_SET, blind: undefined },
     { name: 'fresh24', file: FRESH24_SIGNALS_SET, blind: undefined },
-    { name: 'fresh25', file: FRESH25_SIGNALS_SET, blind: true },
+    { name: 'fresh25', file: FRESH25_SIGNALS_SET, blind: undefined },
     { name: 'fresh26', file: FRESH26_SIGNALS_SET, blind: true },
     { name: 'fresh27', file: FRESH27_SIGNALS_SET, blind: true },
   ])(

@@ -83,7 +83,7 @@ export const FRESH22_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh23.json')
 /** Written blind by a twenty-seventh session (helper fresh24); read blind at signals-v75 to v82 and for several candidates, a development set since 2026-12-01, 23:40 UTC (README there). */
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
-/** Written blind by a twenty-eighth session (helper fresh25) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-eighth session (helper fresh25); read blind at signals-v78 to v87 and for several candidates, a development set since 2026-12-02, 04:05 UTC (README there). */
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
 /** Written blind by a twenty-ninth session (helper fresh26) while others changed the detector; kept blind (README there). */
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
@@ -263,8 +263,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh25',
     file: FRESH25_SIGNALS_SET,
     described:
-      'written blind by a twenty-eighth session while others changed the detector, never tuned on (fresh25, blind)',
-    blind: true,
+      'written blind by a twenty-eighth session, measured blind for signals-v78 to v87, a development set since (fresh25, development)',
   },
   {
     name: 'fresh26',
