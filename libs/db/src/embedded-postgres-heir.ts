@@ -12,6 +12,7 @@ import {
   stopOrphanedEmbeddedPostgres,
   writeOwner,
 } from './embedded-postgres-owner.ts'
+import { capLog } from './embedded-postgres-process.ts'
 import { isAlive, liveUsers, registerUser, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 
 /**
@@ -110,7 +111,10 @@ function superviseHandedOver(
     const owner = readOwner(dataDir)
     const heir = owner === process.pid
     if (!heir && owner !== undefined && isAlive(owner)) return
-    if (postmasterOf(dataDir)) {
+    const running = postmasterOf(dataDir)
+    if (running) {
+      // Handed over, its log is this process's to cap, as its starter did.
+      if (heir) capLog(dataDir, running.pid, opts.logCapBytes)
       // Its owner gone without stopping it (the server runs in a process group of its own): this process
       // takes it over, as if handed it, rather than leave it running for nobody once it leaves.
       if (!heir && owner !== undefined) {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { readFileSync, rmSync, statSync } from 'node:fs'
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
 import type { PostgresBinaries } from './postgres-binaries.ts'
@@ -16,8 +16,8 @@ import type { SystemUser } from './postgres-user.ts'
  * collector), not to a pipe of the process that started it: a server handed over to another process
  * (useRunningEmbeddedPostgres) outlives that pipe, and its log went nowhere. One file per weekday,
  * overwritten when the running server moves on to that day a week later: a week of log, at most seven
- * files, as PostgreSQL's documentation suggests. Not capped by size as well: a size rotation reopens the
- * day's file and appends to it, and this server logs little (starts, stops, failed statements).
+ * files, as PostgreSQL's documentation suggests. A day's file is capped by the process owning the server
+ * (capLog), not by PostgreSQL's size rotation, which reopens the day's file and appends to it.
  */
 const LOG_SETTINGS = {
   logging_collector: 'on',
@@ -58,6 +58,7 @@ export function startServer(
   log: (line: string) => void,
   onUnexpectedExit: (reason: string) => void,
   detached: boolean,
+  logCapBytes = LOG_CAP_BYTES,
 ): Promise<{ stop(): Promise<void>; handOver(): Promise<boolean> }> {
   const flags = Object.entries({ listen_addresses: '127.0.0.1', ...LOG_SETTINGS, ...settings }).flatMap(
     ([k, v]) => ['-c', `${k}=${v}`],
@@ -81,8 +82,10 @@ export function startServer(
   }
   // Leaves the server running when this process exits: nothing of this process holds it any longer.
   // False when it is no longer running.
+  let capping: NodeJS.Timeout | undefined
   const handOver = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return false
+    clearInterval(capping)
     stopping = true
     process.off('exit', stopOnExit)
     child.stdout?.destroy()
@@ -109,6 +112,11 @@ export function startServer(
       if (ready || !saysReady(dataDir, child.pid)) return
       ready = true
       clearInterval(look)
+      if (settings.logging_collector !== 'off' && child.pid !== undefined) {
+        const pid = child.pid
+        capping = setInterval(() => capLog(dataDir, pid, logCapBytes), 1_000)
+        capping.unref()
+      }
       log(`the embedded Postgres is ready; its log is in ${path.join(dataDir, LOG_SETTINGS.log_directory)}`)
       resolve({ stop, handOver })
     }, 50)
@@ -118,6 +126,7 @@ export function startServer(
     })
     child.on('exit', (code, signal) => {
       clearInterval(look)
+      clearInterval(capping)
       if (ready) {
         log(`the embedded Postgres exited (${signal ?? code})`)
         if (!stopping) onUnexpectedExit(signal ? `signal ${signal}` : `exit code ${code}`)
@@ -147,13 +156,41 @@ export function startServer(
  */
 function forgetLastWeeksLog(dataDir: string): void {
   const now = new Date()
-  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][now.getDay()]
-  const file = path.join(dataDir, LOG_SETTINGS.log_directory, `postgresql-${weekday}.log`)
+  const file = todaysLogFile(dataDir, now)
   const todayBegan = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime()
+  for (const f of [file, `${file}.1`]) {
+    try {
+      if (statSync(f).mtimeMs < todayBegan) rmSync(f, { force: true })
+    } catch {
+      // no such file yet (a first start), or out of reach: the server appends to it as before
+    }
+  }
+}
+
+function todaysLogFile(dataDir: string, now = new Date()): string {
+  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][now.getDay()]
+  return path.join(dataDir, LOG_SETTINGS.log_directory, `postgresql-${weekday}.log`)
+}
+
+/** Where today's log file is capped (capLog): a day's log is at most about twice this, a week's 14 times. */
+export const LOG_CAP_BYTES = 64 * 1024 * 1024
+
+/**
+ * Caps today's log file, looked at every second by the process that owns the server: past `capBytes`, it
+ * is renamed `….log.1` (replacing the one set aside before) and the server asked to reopen its log
+ * (`pg_ctl logrotate`'s request: a `logrotate` file in the data directory, then SIGUSR1), which starts
+ * today's file afresh; nothing is lost, the collector writes to the renamed file until it reopens.
+ * PostgreSQL's own size rotation (`log_rotation_size`) cannot: it reopens the weekday's name and appends.
+ */
+export function capLog(dataDir: string, postmasterPid: number, capBytes = LOG_CAP_BYTES): void {
+  const file = todaysLogFile(dataDir)
   try {
-    if (statSync(file).mtimeMs < todayBegan) rmSync(file, { force: true })
+    if (statSync(file).size < capBytes) return
+    renameSync(file, `${file}.1`)
+    writeFileSync(path.join(dataDir, 'logrotate'), '')
+    process.kill(postmasterPid, 'SIGUSR1')
   } catch {
-    // no such file yet (a first start), or out of reach: the server appends to it as before
+    // no file (the collector off), or the server gone: nothing to cap
   }
 }
 

@@ -195,6 +195,54 @@ describe("the embedded Postgres's log", () => {
   })
 })
 
+describe("the embedded Postgres's log, flooded", () => {
+  // Regression (review5's item 5): a day's file had no size bound: a client repeating a failing statement
+  // wrote a line pair per try into it for as long as it ran.
+  it("sets today's file aside as .1 past its cap and starts it afresh, losing no line", async () => {
+    // Given: a server whose log is capped at 32 KiB
+    const dir = await dataDir()
+    const server = await startEmbeddedPostgres({
+      dataDir: dir,
+      settings: { fsync: 'off' },
+      logCapBytes: 32 * 1024,
+    })
+    running.push(server)
+    const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date().getDay()]
+    const today = path.join(dir, 'log', `postgresql-${weekday}.log`)
+    const client = new pg.Client({ connectionString: server.url })
+    await client.connect()
+    try {
+      const fail = (name: string) => client.query(`SELECT ${name}`).catch(() => {})
+      await fail('marker_before_the_cap')
+
+      // When: a client repeats a failing statement
+      let tries = 0
+      await waitFor(
+        async () => {
+          for (let i = 0; i < 20; i++, tries++) await fail(`no_such_column_${tries}`)
+          return existsSync(`${today}.1`)
+        },
+        { what: "today's log set aside", timeoutMs: 30_000 },
+      )
+      await waitFor(() => existsSync(today), { what: "today's file started afresh" })
+      await fail('marker_after_the_cap')
+
+      // Then: the lines before the cap are in .1, the later ones in today's file, afresh
+      await waitFor(() => readFileSync(today, 'utf8').includes('marker_after_the_cap'), {
+        what: 'the later line in the new file',
+      })
+      const setAside = readFileSync(`${today}.1`, 'utf8')
+      expect(setAside).toContain('marker_before_the_cap')
+      expect(setAside).toContain('no_such_column_0"')
+      expect(readFileSync(today, 'utf8')).not.toContain('marker_before_the_cap')
+      expect(statSync(today).size).toBeLessThan(32 * 1024)
+      expect(existsSync(path.join(dir, 'logrotate'))).toBe(false)
+    } finally {
+      await client.end()
+    }
+  })
+})
+
 describe('the embedded Postgres stopping on its own', () => {
   it('is started again on the same port, saying so above the debug level, and stopped for good by stop()', async () => {
     // Given a running embedded server, its password known

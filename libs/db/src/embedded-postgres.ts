@@ -48,6 +48,8 @@ export interface EmbeddedPostgresOptions {
    * ends the process that started it (the benchmarks').
    */
   detached?: boolean
+  /** Tests only: where today's log file is capped (LOG_CAP_BYTES by default; capLog). */
+  logCapBytes?: number
   /**
    * Tests only: awaited by stop() once it has looked for the processes that use the server and before it
    * stops or hands it over, so that a test can start using the server at that moment.
@@ -164,7 +166,17 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let server: Awaited<ReturnType<typeof startServer>>
   try {
     await opts.holdSpawn?.()
-    server = await startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit, detached)
+    server = await startServer(
+      binaries,
+      dataDir,
+      port,
+      settings,
+      runAs,
+      log,
+      onUnexpectedExit,
+      detached,
+      opts.logCapBytes,
+    )
   } catch (err) {
     await leaveOwner(dataDir)
     throw err
