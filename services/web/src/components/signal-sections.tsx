@@ -1,4 +1,5 @@
 import type { ChartConfiguration } from 'chart.js'
+import type { ReactNode } from 'react'
 import type { SignalsReport } from '../api/types.ts'
 import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
 import { formatDateTime, formatNumber } from '../lib/format.ts'
@@ -174,11 +175,21 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
 }
 
 /** The topics whose users the bot fails most, with example conversations and the filtered list. */
-export function NeedsAttention({ report, chatbotId }: { report: SignalsReport; chatbotId?: string }) {
+export function NeedsAttention({
+  report,
+  chatbotId,
+  notice,
+}: {
+  report: SignalsReport
+  chatbotId?: string
+  /** Said before the ranking (the language notice: its signals are unreliable then). */
+  notice?: ReactNode
+}) {
   const botFailureOff = report.signals.some((s) => s.name === 'bot_failure' && !s.enabled)
   return (
     <section aria-labelledby="attention-heading" className="card needs-attention" id="needs-attention">
       <h2 id="attention-heading">Needs attention</h2>
+      {notice}
       <p className="muted">
         Topics ranked by how often the bot fails their users (the lower bound of the bot-failure rate's 95 %
         interval, so that one failure in one conversation does not come first).

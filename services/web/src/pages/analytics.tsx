@@ -5,6 +5,7 @@ import type { Overview, SentimentTrend } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { ChartFigure } from '../components/chart.tsx'
 import { Freshness } from '../components/freshness.tsx'
+import { LanguageNotice } from '../components/language-notice.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
 import { AverageSentiment } from '../components/sentiment-badge.tsx'
@@ -42,6 +43,7 @@ export function AnalyticsPage() {
   const key = JSON.stringify(query)
   const bots = useChatbotList()
   const overview = usePolled((signal) => analytics.overview(query, signal), key, POLL_MS)
+  const scope = selection.chatbotId ? 'this chatbot' : 'these chatbots'
   const trend = usePolled(
     (signal) => analytics.sentiment({ ...query, interval: selection.interval }, signal),
     `${key}|${selection.interval}`,
@@ -65,6 +67,7 @@ export function AnalyticsPage() {
         onApply={(s) => navigate(`${paths.analytics()}?${selectionToSearch(s)}`)}
       />
       <ErrorAlert error={overview.error ?? trend.error ?? signals.error} />
+      <LanguageNotice languages={overview.data?.languages} scope={scope} />
       {overview.data ? <Figures overview={overview.data} tz={tz} /> : <p role="status">Loading figures…</p>}
       <div className="chart-grid">
         {trend.data ? <TrendCharts trend={trend.data} /> : null}
@@ -74,7 +77,11 @@ export function AnalyticsPage() {
       </div>
       {signals.data ? (
         <>
-          <NeedsAttention report={signals.data} chatbotId={selection.chatbotId || undefined} />
+          <NeedsAttention
+            report={signals.data}
+            chatbotId={selection.chatbotId || undefined}
+            notice={<LanguageNotice languages={overview.data?.languages} scope={scope} />}
+          />
           <SignalsSection report={signals.data} chatbotId={selection.chatbotId || undefined} />
         </>
       ) : null}

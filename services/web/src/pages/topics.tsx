@@ -3,12 +3,18 @@ import { analytics, reanalysis, topics as topicCommands } from '../api/endpoints
 import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
 import { Freshness } from '../components/freshness.tsx'
+import { LanguageNotice } from '../components/language-notice.tsx'
 import { PageHeading } from '../components/page-heading.tsx'
 import { RangeForm } from '../components/range-form.tsx'
 import { RecentTopicChanges } from '../components/recent-topic-changes.tsx'
 import { SentimentBadge, SentimentLabelBadge } from '../components/sentiment-badge.tsx'
 import { RankingChart, TrendChart } from '../components/topic-charts.tsx'
-import { selectionFromSearch, selectionToSearch, viewerTimeZone } from '../lib/analytics-range.ts'
+import {
+  analyticsQuery,
+  selectionFromSearch,
+  selectionToSearch,
+  viewerTimeZone,
+} from '../lib/analytics-range.ts'
 import {
   formatDateTime,
   formatNumber,
@@ -58,6 +64,13 @@ export function TopicsPage() {
   // When a topic command was last sent from this page: the list of recent changes follows it.
   const [sentAt, setSentAt] = useState(0)
   const report = usePolled((signal) => analytics.topics(query, signal), JSON.stringify(query), POLL_MS)
+  // Only for the language notice: whether these topics were found in messages the model cannot read.
+  const overviewQuery = analyticsQuery(selection, tz)
+  const overview = usePolled(
+    (signal) => analytics.overview(overviewQuery, signal),
+    `${JSON.stringify(overviewQuery)}|languages`,
+    POLL_MS,
+  )
   // Topics belong to a chatbot: with all chatbots shown, each topic says whose it is.
   const names =
     selection.chatbotId === '' && (bots.data?.length ?? 0) > 1
@@ -79,6 +92,10 @@ export function TopicsPage() {
         onApply={(s) => navigate(paths.topics(selectionToSearch(s)))}
       />
       <ErrorAlert error={report.error} />
+      <LanguageNotice
+        languages={overview.data?.languages}
+        scope={selection.chatbotId ? 'this chatbot' : 'these chatbots'}
+      />
       {report.data ? (
         <Report
           report={report.data}
