@@ -4,7 +4,7 @@
  * CLINC150's test queries and DSTC11's development requests (English, ../shared/data). Per set: the share
  * named right, `und`, the other languages named most; and right by length band, which chose the minimum
  * length (on trial6) and confirms it (on CLINC150 and DSTC11). Beside it, the same detector without the
- * minimum. bench/FINDINGS.md "lang1".
+ * minimum. bench/FINDINGS.md, "the product says when a chatbot's users do not write English".
  *
  *   npx tsx bench/languages.ts
  */
