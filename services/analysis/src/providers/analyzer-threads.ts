@@ -29,6 +29,8 @@ export type ThreadRequest =
     }
   | { readonly id: number; readonly kind: 'embed'; readonly texts: readonly string[] }
   | { readonly id: number; readonly kind: 'stats' }
+  /** Ends the thread between two model calls (its requests in flight are not answered). */
+  | { readonly kind: 'close' }
   | {
       readonly id: number
       readonly kind: 'cluster'
@@ -57,6 +59,8 @@ interface Waiting {
 
 interface Slot {
   worker: Worker
+  /** Settles once `worker` has exited. */
+  exited: Promise<void>
   readonly waiting: Map<number, Waiting>
 }
 
@@ -92,13 +96,18 @@ export async function startAnalyzerThreads(
   let model: string | undefined
   let loadMs = 0
   const loaded: Promise<void>[] = []
-  const pool: Slot[] = Array.from({ length: threads }, () => ({ worker: undefined!, waiting: new Map() }))
+  const pool: Slot[] = Array.from({ length: threads }, () => ({
+    worker: undefined!,
+    exited: Promise.resolve(),
+    waiting: new Map(),
+  }))
   for (const slot of pool) loaded.push(start(slot))
 
   function start(slot: Slot): Promise<void> {
     const worker = startWorker(mode, nice)
     worker.unref()
     slot.worker = worker
+    slot.exited = new Promise((resolve) => worker.once('exit', () => resolve()))
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (reply: ThreadReply) => {
         if ('kind' in reply) {
@@ -140,9 +149,25 @@ export async function startAnalyzerThreads(
   }
 
   let closed = false
+  /**
+   * Asks every thread to end and waits until it has: a thread ends between two model calls, never inside
+   * one (Worker.terminate() there aborts the process with "terminate called after throwing an instance
+   * of 'Napi::Error'"), even while its model loads. Requests not answered yet are failed (retryable).
+   */
   async function close() {
     closed = true
-    await Promise.all(pool.map((s) => s.worker.terminate()))
+    await Promise.all(
+      pool.map(async (slot) => {
+        for (const waiting of slot.waiting.values()) {
+          waiting.reject(new AnalyzerError('provider_error', 'the analyzer is closed', true))
+        }
+        slot.waiting.clear()
+        // Waited for: the process must not exit (and stop the thread wherever it is) meanwhile.
+        slot.worker.ref()
+        slot.worker.postMessage({ kind: 'close' } satisfies ThreadRequest)
+        await slot.exited
+      }),
+    )
   }
 
   try {
@@ -153,7 +178,7 @@ export async function startAnalyzerThreads(
   }
 
   function send<T>(
-    request: ThreadRequest,
+    request: Exclude<ThreadRequest, { kind: 'close' }>,
     signal?: AbortSignal,
     transfer: ArrayBuffer[] = [],
     to?: Slot,
@@ -220,7 +245,7 @@ export async function startAnalyzerThreads(
     messages: readonly MessageToAnalyze[],
     context: AnalysisContext,
     embed?: readonly string[],
-  ): ThreadRequest {
+  ): Extract<ThreadRequest, { kind: 'analyze' }> {
     // Plain data only: the messages' fields (and the stored turn before a job's first message: the analyzer
     // reads the turn before any other in the batch) and the context's topic lists.
     const plain = messages.map((m) => ({

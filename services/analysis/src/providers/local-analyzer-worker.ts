@@ -13,11 +13,24 @@ import { createLocalAnalyzer } from './local.ts'
 import { createSemanticAnalyzer, type SemanticAnalyzer } from './semantic.ts'
 
 type AnalyzeRequest = Extract<ThreadRequest, { kind: 'analyze' }>
+type ServedRequest = Exclude<ThreadRequest, { kind: 'close' }>
 
 const port = parentPort!
 const { nice, ...mode } = workerData as ThreadMode & { nice: number }
 
 lowerThisThreadsPriority(nice)
+
+// The pool's close (analyzer-threads.ts) is a message, handled here between two calls into onnxruntime,
+// never during one: a thread stopped inside a model call (Worker.terminate(), or the process exiting)
+// aborts the whole process ("terminate called after throwing an instance of 'Napi::Error'"). It ends the
+// thread at once, even while the model loads; the requests that come before the model is loaded wait.
+const early: ServedRequest[] = []
+let serve: ((request: ServedRequest) => void) | undefined
+port.on('message', (request: ThreadRequest) => {
+  if (request.kind === 'close') process.exit(0)
+  else if (serve) serve(request)
+  else early.push(request)
+})
 
 let analyzer: Analyzer
 let semantic: SemanticAnalyzer | undefined
@@ -41,7 +54,10 @@ try {
 const queue: AnalyzeRequest[] = []
 let draining = false
 
-port.on('message', async (request: ThreadRequest) => {
+serve = (request) => void answer(request)
+for (const request of early.splice(0)) serve(request)
+
+async function answer(request: ServedRequest) {
   if (request.kind === 'analyze') {
     queue.push(request)
     if (!draining) await drain()
@@ -68,7 +84,7 @@ port.on('message', async (request: ThreadRequest) => {
   } catch (err) {
     reply(errorReply(request.id, err))
   }
-})
+}
 
 /**
  * Answers the queued analyses. The model's requests go together in one call (their context is not
