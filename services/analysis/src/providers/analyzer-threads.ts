@@ -90,6 +90,8 @@ export async function startAnalyzerThreads(
   mode: ThreadMode,
   /** The threads' niceness on Linux (0: the process's priority); see local-analyzer-worker.ts. */
   nice = 0,
+  /** Aborted while the threads load: they are closed (between two model calls) and this rejects. */
+  signal?: AbortSignal,
 ): Promise<Analyzer> {
   let nextId = 0
   let info: AnalyzerInfo | undefined
@@ -170,8 +172,12 @@ export async function startAnalyzerThreads(
     )
   }
 
+  const closeWhileLoading = () => void close()
+  signal?.addEventListener('abort', closeWhileLoading, { once: true })
+  if (signal?.aborted) closeWhileLoading()
   try {
     await Promise.all(loaded)
+    signal?.removeEventListener('abort', closeWhileLoading)
   } catch (err) {
     await close()
     throw err

@@ -39,15 +39,18 @@ export async function createAnalyzer(config: AnalyzerConfig, log: Log = () => {}
       : Promise.resolve(createLocalAnalyzer())
   if (config.ANALYSIS_PROVIDER === 'lexical') return lexical()
   const source = modelSource(config)
+  // Closed while the model loads in threads, the threads end at once (between two model calls).
+  const loading = new AbortController()
   const model =
     config.ANALYSIS_THREADS > 0
       ? startAnalyzerThreads(
           config.ANALYSIS_THREADS,
           { mode: 'semantic', source },
           config.ANALYSIS_THREAD_NICE,
+          loading.signal,
         )
       : createSemanticAnalyzer(source)
-  return withFallback(model, lexical, source, log)
+  return withFallback(model, lexical, source, log, () => loading.abort())
 }
 
 export function modelSource(config: AnalyzerConfig): ModelSource {
@@ -67,8 +70,11 @@ function withFallback(
   lexical: () => Promise<Analyzer>,
   source: ModelSource,
   log: Log,
+  /** Stops the model's loading (its threads'), if it can be stopped. */
+  stopLoading: () => void,
 ) {
   let current: Analyzer | undefined
+  let closing = false
   let status: AnalyzerStatus = { state: 'loading', name: SEMANTIC_ANALYZER_NAME, version: EMBEDDING_MODEL_ID }
   const ready = model.then(
     (analyzer) => {
@@ -76,6 +82,8 @@ function withFallback(
       status = analyzer.status?.() ?? { state: 'ready', ...analyzer.info }
     },
     async (err: Error) => {
+      // Closed while loading: neither the model nor its fallback is wanted any more.
+      if (closing) return
       const reason = `${err.message}. To analyse with it, set ANALYSIS_MODEL_DIR to a folder holding ${EMBEDDING_MODEL_ID} in the Hugging Face hub's layout, or let the service reach ${source.hubUrl} once (the model is then kept in ${source.cacheDir})`
       log(
         `The local language model is unavailable; analysing with the lexical analyzer instead (sentiment, and key phrases as topics). ${reason}`,
@@ -98,6 +106,9 @@ function withFallback(
       return current!.analyzeMessages(messages, context, signal)
     },
     async close() {
+      // A shutdown does not wait for the model to load: its threads end between two model calls.
+      closing = true
+      stopLoading()
       await ready.catch(() => {})
       await current?.close?.()
     },

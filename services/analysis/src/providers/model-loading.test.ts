@@ -46,6 +46,21 @@ describeWithTestModel('loading the language model', () => {
     expect(assistant!.embedding).toBeUndefined()
   })
 
+  it('closed while the model loads in its threads (a shutdown soon after the start), ends them at once: the model is never ready, nor the lexical fallback chosen', async () => {
+    const warnings: string[] = []
+    const analyzer = await createAnalyzer(
+      config({ ANALYSIS_MODEL_DIR: TEST_MODEL_DIR, ANALYSIS_THREADS: '1' }),
+      (msg) => warnings.push(msg),
+    )
+    expect(analyzerStatus(analyzer).state).toBe('loading')
+    await analyzer.close!()
+    // Before, close() waited for the load (and a forced exit meanwhile stopped the thread inside a model call).
+    expect(analyzerStatus(analyzer).state).toBe('loading')
+    await analyzer.ready
+    expect(analyzerStatus(analyzer).state).toBe('loading')
+    expect(warnings).toEqual([])
+  })
+
   it('falls back to the lexical analyzer, with one warning saying how to get the model, when it cannot be had', async () => {
     const empty = await mkdtemp(path.join(os.tmpdir(), 'cas-no-model-'))
     const warnings: string[] = []
