@@ -196,6 +196,32 @@ describe("the embedded Postgres's log", () => {
 })
 
 describe("the embedded Postgres's log, flooded", () => {
+  /** Repeats a failing statement on `url` until today's log file is set aside; the set-aside file's text. */
+  async function floodUntilSetAside(url: string, today: string, marker: string): Promise<string> {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      const fail = (name: string) => client.query(`SELECT ${name}`).catch(() => {})
+      await fail(`${marker}_before_the_cap`)
+      let tries = 0
+      await waitFor(
+        async () => {
+          for (let i = 0; i < 20; i++, tries++) await fail(`${marker}_${tries}`)
+          return existsSync(`${today}.1`)
+        },
+        { what: "today's log set aside", timeoutMs: 30_000 },
+      )
+      await waitFor(() => existsSync(today), { what: "today's file started afresh" })
+      await fail(`${marker}_after_the_cap`)
+      await waitFor(() => readFileSync(today, 'utf8').includes(`${marker}_after_the_cap`), {
+        what: 'the later line in the new file',
+      })
+      return readFileSync(`${today}.1`, 'utf8')
+    } finally {
+      await client.end()
+    }
+  }
+
   // Regression (review5's item 5): a day's file had no size bound: a client repeating a failing statement
   // wrote a line pair per try into it for as long as it ran.
   it("sets today's file aside as .1 past its cap and starts it afresh, losing no line", async () => {
@@ -209,37 +235,46 @@ describe("the embedded Postgres's log, flooded", () => {
     running.push(server)
     const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date().getDay()]
     const today = path.join(dir, 'log', `postgresql-${weekday}.log`)
-    const client = new pg.Client({ connectionString: server.url })
-    await client.connect()
-    try {
-      const fail = (name: string) => client.query(`SELECT ${name}`).catch(() => {})
-      await fail('marker_before_the_cap')
 
-      // When: a client repeats a failing statement
-      let tries = 0
-      await waitFor(
-        async () => {
-          for (let i = 0; i < 20; i++, tries++) await fail(`no_such_column_${tries}`)
-          return existsSync(`${today}.1`)
-        },
-        { what: "today's log set aside", timeoutMs: 30_000 },
-      )
-      await waitFor(() => existsSync(today), { what: "today's file started afresh" })
-      await fail('marker_after_the_cap')
+    // When: a client repeats a failing statement
+    const setAside = await floodUntilSetAside(server.url, today, 'no_such_column')
 
-      // Then: the lines before the cap are in .1, the later ones in today's file, afresh
-      await waitFor(() => readFileSync(today, 'utf8').includes('marker_after_the_cap'), {
-        what: 'the later line in the new file',
-      })
-      const setAside = readFileSync(`${today}.1`, 'utf8')
-      expect(setAside).toContain('marker_before_the_cap')
-      expect(setAside).toContain('no_such_column_0"')
-      expect(readFileSync(today, 'utf8')).not.toContain('marker_before_the_cap')
-      expect(statSync(today).size).toBeLessThan(32 * 1024)
-      expect(existsSync(path.join(dir, 'logrotate'))).toBe(false)
-    } finally {
-      await client.end()
-    }
+    // Then: the lines before the cap are in .1, the later ones in today's file, afresh
+    expect(setAside).toContain('no_such_column_before_the_cap')
+    expect(setAside).toContain('no_such_column_0"')
+    expect(readFileSync(today, 'utf8')).not.toContain('no_such_column_before_the_cap')
+    expect(statSync(today).size).toBeLessThan(32 * 1024)
+    expect(existsSync(path.join(dir, 'logrotate'))).toBe(false)
+  })
+
+  // Regression (mend9, D4): the owner's restart loop started the server without the test's cap, so a
+  // restarted server was capped at the default 64 MiB.
+  it('keeps its cap once started again after it died', async () => {
+    // Given: a server whose log is capped at 32 KiB, killed and started again by its owner
+    const dir = await dataDir()
+    const alerts: string[] = []
+    const server = await startEmbeddedPostgres({
+      dataDir: dir,
+      settings: { fsync: 'off' },
+      logCapBytes: 32 * 1024,
+      alert: (line) => alerts.push(line),
+      restartDelaysMs: [100],
+    })
+    running.push(server)
+    const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date().getDay()]
+    const today = path.join(dir, 'log', `postgresql-${weekday}.log`)
+    process.kill(postmasterPid(dir)!, 'SIGKILL')
+    await waitFor(() => /is running again$/.test(alerts.at(-1) ?? ''), {
+      what: 'the server started again',
+      timeoutMs: 60_000,
+    })
+
+    // When: a client repeats a failing statement
+    const setAside = await floodUntilSetAside(server.url, today, 'after_the_restart')
+
+    // Then: today's file was set aside at the same cap
+    expect(setAside).toContain('after_the_restart_before_the_cap')
+    expect(statSync(today).size).toBeLessThan(32 * 1024)
   })
 })
 

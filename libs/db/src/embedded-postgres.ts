@@ -119,6 +119,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let restarts: Promise<void> | undefined
   // Ends the restart loop's wait at once: a stop during an outage does not wait out the delay.
   let wake = () => {}
+  // The first start and every restart alike: a restarted server keeps the same settings and log cap.
+  const spawnServer = () =>
+    startServer(binaries, dataDir, port, settings, runAs, log, onUnexpectedExit, detached, opts.logCapBytes)
   // The server exited on its own (killed, crashed): start it again on the same port, so that the pools
   // reconnect to it, as they do to an external Postgres that comes back. Nothing else would: the service
   // would answer 503 for ever with the reason nowhere at its log level.
@@ -138,16 +141,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
         })
         if (stopping) return
         try {
-          server = await startServer(
-            binaries,
-            dataDir,
-            port,
-            settings,
-            runAs,
-            log,
-            onUnexpectedExit,
-            detached,
-          )
+          server = await spawnServer()
           alert(`the embedded Postgres in ${dataDir} is running again`)
           return
         } catch (err) {
@@ -166,17 +160,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let server: Awaited<ReturnType<typeof startServer>>
   try {
     await opts.holdSpawn?.()
-    server = await startServer(
-      binaries,
-      dataDir,
-      port,
-      settings,
-      runAs,
-      log,
-      onUnexpectedExit,
-      detached,
-      opts.logCapBytes,
-    )
+    server = await spawnServer()
   } catch (err) {
     await leaveOwner(dataDir)
     throw err
