@@ -49,7 +49,8 @@ export async function capture(
 }
 
 /**
- * Appends an analysis result per message `[id, score, label, topics]`, and the conversation's summary
+ * Appends an analysis result per message `[id, score, label, topics, language?]` (without a language,
+ * the result says none, as one recorded before the analyzer detected it), and the conversation's summary
  * with `conversationTopics` (the topics of its end users' messages, as the analyzer sums them up; by
  * default those of every result given), as the analyzer would.
  */
@@ -57,7 +58,7 @@ export async function analyze(
   db: TestDatabase,
   bot: Bot,
   conversation: string,
-  results: [string, number, Label, string[]][],
+  results: [string, number, Label, string[], string?][],
   conversationTopics: string[] = [...new Set(results.flatMap(([, , , topics]) => topics))],
 ): Promise<void> {
   await withTransaction(db.pool, (client) =>
@@ -71,10 +72,11 @@ export async function analyze(
         newEvent('analysis.messages-analyzed', {
           analyzer: { name: 'test', version: '1' },
           signalsDecided: true,
-          results: results.map(([messageId, score, label, topics]) => ({
+          results: results.map(([messageId, score, label, topics, language]) => ({
             messageId,
             sentiment: { score, label },
             topics: topics.map((t) => ({ id: t, label: t })),
+            ...(language === undefined ? {} : { language }),
           })),
         }),
         newEvent('analysis.conversation-analyzed', {

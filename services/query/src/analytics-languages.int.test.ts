@@ -1,9 +1,6 @@
-import { withTransaction } from '@cas/db'
-import { appendToStream } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Bot, capture, newBot, newOrg } from '../../../test/support/analytics-seed.ts'
+import { analyze, type Bot, capture, newBot, newOrg } from '../../../test/support/analytics-seed.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { projectAll } from '../../../test/support/projector.ts'
@@ -22,27 +19,12 @@ let spanish: Bot
 let english: Bot
 
 /** Appends results saying each message's language (undefined: the result says none, as a v3 one). */
-async function analyzeLanguages(bot: Bot, conversation: string, languages: [string, string | undefined][]) {
-  await withTransaction(db.pool, (client) =>
-    appendToStream(client, {
-      streamType: 'analysis',
-      streamId: conversation,
-      orgId: bot.orgId,
-      chatbotId: bot.chatbotId,
-      expectedVersion: 'any',
-      events: [
-        newEvent('analysis.messages-analyzed', {
-          analyzer: { name: 'test', version: '1' },
-          signalsDecided: true,
-          results: languages.map(([messageId, language]) => ({
-            messageId,
-            sentiment: { score: 0, label: 'neutral' as const },
-            topics: [],
-            language,
-          })),
-        }),
-      ],
-    }),
+function analyzeLanguages(bot: Bot, conversation: string, languages: [string, string | undefined][]) {
+  return analyze(
+    db,
+    bot,
+    conversation,
+    languages.map(([messageId, language]) => [messageId, 0, 'neutral', [], language]),
   )
 }
 
