@@ -179,6 +179,24 @@ describe('analysis service', () => {
     ])
   })
 
+  it("records the analyzer's language: the commit detects none of its own", async () => {
+    // Detection moved into the analyzer (its thread): the commit on the service's event loop only copies it.
+    await startService()
+    const { conversationId } = await capture([
+      'I was charged twice for the same ticket and I want my money back lang:de',
+      'Sorry to hear that, let me check the booking for you right now',
+    ])
+    const events = await waitFor(async () => {
+      const found = await analysisEvents(conversationId)
+      return found.length >= 2 && found
+    })
+    const results = (events[0]!.payload as { results: { messageId: string; language?: string }[] }).results
+    expect(results.map((r) => [r.messageId, r.language])).toEqual([
+      ['m0', 'de'],
+      ['m1', undefined],
+    ])
+  })
+
   it('gives a conversation without an end-user message no end-user sentiment, and the assistant its own', async () => {
     // The end user's sentiment was the mean of all messages then: "be nice" and "{}" made a positive end user.
     await startService()

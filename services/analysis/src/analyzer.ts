@@ -72,6 +72,12 @@ export interface MessageAnalysis {
    */
   readonly emotions?: Emotions
   /**
+   * End users' messages only: the language detected in the text (language.ts: ISO 639-1, "und" when too
+   * short to tell). Every analyzer gives it, in the thread it analyses in: the local analyzers' threads,
+   * not the event loop that serves requests and consumes the event log.
+   */
+  readonly language?: string
+  /**
    * Short lowercase topic labels, most relevant first; at most 5. Empty from a semantic analyzer, whose
    * topics the worker discovers from the embeddings (topics/topic-model.ts).
    */

@@ -4,7 +4,6 @@ import { type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { AnalysisContext, Analyzer, MessageAnalysis } from './analyzer.ts'
 import { type AnalysisJob, completeJobs, lockClaims, traceOf } from './jobs.ts'
-import { detectLanguage } from './language.ts'
 import type { ScoredMessage } from './signals/cues.ts'
 import type { RefinePolicy } from './signals/llm-refine.ts'
 import { decideSignals } from './signals/store.ts'
@@ -114,7 +113,10 @@ export async function commitResults(
       const message = messages.get(result.messageId)
       const topics = topicsOf(job, result, message?.role, placement)
       const out = { messageId: result.messageId, sentiment: result.sentiment, topics }
-      return message?.role === 'user' ? { ...out, language: detectLanguage(message.content) } : out
+      // The analyzer detected it, in its thread (MessageAnalysis.language).
+      return message?.role === 'user' && result.language !== undefined
+        ? { ...out, language: result.language }
+        : out
     })
   })
   const rows = kept.flatMap(({ job, scored, results }, i) =>

@@ -1,4 +1,5 @@
 import { detect } from 'tinyld'
+import type { MessageToAnalyze } from './analyzer.ts'
 
 /** The language code of a message too short (or too unlike any language) to tell: ISO 639's "undetermined". */
 export const UNDETERMINED_LANGUAGE = 'und'
@@ -20,4 +21,9 @@ export function detectLanguage(text: string): string {
   const trimmed = text.trim()
   if ([...trimmed].length < LANGUAGE_MIN_LENGTH) return UNDETERMINED_LANGUAGE
   return detect(trimmed) || UNDETERMINED_LANGUAGE
+}
+
+/** An end user's message's language (MessageAnalysis.language); nothing for other roles' messages. */
+export function languageOf(message: MessageToAnalyze): { language: string } | Record<string, never> {
+  return message.role === 'user' ? { language: detectLanguage(message.content) } : {}
 }

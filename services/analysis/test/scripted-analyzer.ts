@@ -6,12 +6,13 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../src/analyzer.ts'
+import { languageOf } from '../src/language.ts'
 
 /**
  * A deterministic analyzer for the service's own tests (the real providers have theirs): a message's
  * score is read from its content (`score:0.5`), and content can script failures — `fail:retryable`,
- * `fail:fatal`, or `fail:2` (fails the first two calls that contain it, then succeeds). `hold()` makes
- * every call wait until `release()`.
+ * `fail:fatal`, or `fail:2` (fails the first two calls that contain it, then succeeds), and an end user's
+ * language (`lang:de`; else detected as the real analyzers do). `hold()` makes every call wait until `release()`.
  */
 export class ScriptedAnalyzer implements Analyzer {
   calls = 0
@@ -77,7 +78,10 @@ export class ScriptedAnalyzer implements Analyzer {
     return messages.map((m) => {
       const score = Number(m.content.match(/score:(-?[\d.]+)/)?.[1] ?? 0) * this.scale
       const topics = [...m.content.matchAll(/#(\w+)/g)].map((t) => t[1]!.toLowerCase())
-      return { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics }
+      // An end user's language as the real analyzers detect it, unless the content scripts one (`lang:de`).
+      const scripted = m.content.match(/lang:([a-z]{2,3})/)?.[1]
+      const language = m.role === 'user' && scripted ? { language: scripted } : languageOf(m)
+      return { messageId: m.id, sentiment: { score, label: labelFor(score) }, topics, ...language }
     })
   }
 }

@@ -27,6 +27,26 @@ describe('local analyzer in worker threads', () => {
     expect(threaded.info).toEqual(inThread.info)
   })
 
+  it("detects each end user's language in the thread, never an assistant's", async () => {
+    const languages = (
+      await threaded.analyzeMessages(
+        [
+          { id: 'es', role: 'user', content: 'Quiero cambiar la fecha de mi billete del viernes, por favor' },
+          { id: 'de', role: 'user', content: 'Ich möchte meine Bestellung stornieren und das Geld zurück' },
+          { id: 'bot', role: 'assistant', content: 'Claro, dime el localizador de tu reserva, por favor' },
+          { id: 'short', role: 'user', content: 'ok' },
+        ],
+        {},
+      )
+    ).map((r) => [r.messageId, r.language])
+    expect(languages).toEqual([
+      ['es', 'es'],
+      ['de', 'de'],
+      ['bot', undefined],
+      ['short', 'und'],
+    ])
+  })
+
   it("passes the analyzer's errors back with their code and retryability", async () => {
     const bad = [{ id: 'x', role: 'user', content: 42 }] as unknown as MessageToAnalyze[]
     const error = await threaded.analyzeMessages(bad, {}).catch((err: unknown) => err)

@@ -44,6 +44,7 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../analyzer.ts'
+import { languageOf } from '../language.ts'
 import { topicMatchers } from '../topic-matchers.ts'
 
 export interface LlmAnalyzerOptions {
@@ -382,6 +383,7 @@ function toResults(
       messageId: message.id,
       sentiment: { score, label: labelFor(score) },
       topics: [...topics].slice(0, MAX_TOPICS),
+      ...languageOf(message),
     }
   })
 }

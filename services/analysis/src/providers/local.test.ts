@@ -164,6 +164,8 @@ describe('local analyzer: batches and edge cases', () => {
         messageId: 'm1',
         sentiment: { score: 0, label: 'neutral' },
         topics: [],
+        // No text to tell a language by (language.ts).
+        language: 'und',
       })
     }
   })

@@ -27,6 +27,7 @@ import {
   type MessageAnalysis,
   type MessageToAnalyze,
 } from '../analyzer.ts'
+import { languageOf } from '../language.ts'
 import { keywordHits, type TopicMatcher, topicMatchers } from '../topic-matchers.ts'
 import { createSentimentScorer, SENTIMENT_VERSION, type SentimentScorer } from './sentiment.ts'
 import { vaderRules } from './vader.ts'
@@ -124,7 +125,7 @@ export function createLocalAnalyzer(): Analyzer {
         if (typeof message.content !== 'string') {
           throw new AnalyzerError('invalid_input', `message ${String(message.id)} has no text content`, false)
         }
-        results.push(engine.analyze(message, matchers))
+        results.push({ ...engine.analyze(message, matchers), ...languageOf(message) })
       }
       return results
     },

@@ -20,6 +20,7 @@ import {
   type MessageToAnalyze,
   type SemanticAbilities,
 } from '../analyzer.ts'
+import { languageOf } from '../language.ts'
 import { unitsOf } from '../signals/cues.ts'
 import { SIGNALS_VERSION } from '../signals/detect.ts'
 import { poolClusters } from '../topics/agglomerative.ts'
@@ -227,6 +228,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       const result = {
         messageId: m.id,
         ...read,
+        ...languageOf(m),
         topics: [],
         ...(question ? { slotQuestion: question } : {}),
         ...(anchorSimilarities ? { anchorSimilarities } : {}),
