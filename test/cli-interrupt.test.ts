@@ -7,15 +7,15 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import os from 'node:os'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { type RunningPostgres, useRunningEmbeddedPostgres } from '@cas/db'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { embeddedDataDir } from './support/embedded-postgres.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const scratch: string[] = []
@@ -85,18 +85,10 @@ function interrupt(cli: ChildProcessByStdio<Writable, Readable, null>): Promise<
   return exited
 }
 
-async function dataDirectory(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cas-cli-interrupt-'))
-  scratch.push(dir)
-  // As root the server runs as the user postgres, which must enter the directory (mkdtemp makes it 700).
-  await chmod(dir, 0o755)
-  return path.join(dir, 'postgres')
-}
-
 describe('an operator CLI interrupted (Ctrl-C)', () => {
   it('stops the embedded Postgres it started, which nothing else uses, and exits 130', async () => {
     // Given: a CLI that started the embedded server on its DATA_DIR
-    const dir = await dataDirectory()
+    const dir = await embeddedDataDir('cas-cli-interrupt-', scratch)
     const cli = await cliInItsTerminal(dir)
     const postmaster = postmasterPid(dir)!
     leftovers.push(postmaster)
@@ -111,7 +103,7 @@ describe('an operator CLI interrupted (Ctrl-C)', () => {
 
   it('hands the server over to the process using it, whose session lives on, and exits 130', async () => {
     // Given: a CLI that started the embedded server, and this process using it, a session open
-    const dir = await dataDirectory()
+    const dir = await embeddedDataDir('cas-cli-interrupt-', scratch)
     const cli = await cliInItsTerminal(dir)
     const postmaster = postmasterPid(dir)!
     leftovers.push(postmaster)

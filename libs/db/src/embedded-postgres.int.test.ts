@@ -5,12 +5,13 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { appendFile, chmod, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
+import { appendFile, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { embeddedDataDir, heldStop } from '../../../test/support/embedded-postgres.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { startTimeOf, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 import {
@@ -79,12 +80,8 @@ async function query(url: string, sql: string): Promise<void> {
   }
 }
 
-async function dataDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cas-embedded-password-'))
-  scratch.push(dir)
-  // As root the server runs as the user postgres, which must enter the directory (mkdtemp makes it 700).
-  await chmod(dir, 0o755)
-  return path.join(dir, 'postgres')
+function dataDir(): Promise<string> {
+  return embeddedDataDir('cas-embedded-password-', scratch)
 }
 
 describe('the embedded Postgres superuser password', () => {
@@ -789,22 +786,8 @@ describe('a process that starts using the server while its owner stops it', () =
   it('gets no URL (it starts its own), or a server that was not stopped', async () => {
     // Given: this process owns the server, and its stop() is held after it looked for users
     const dir = await dataDir()
-    let looked = () => {}
-    const hasLooked = new Promise<void>((resolve) => {
-      looked = resolve
-    })
-    let release = () => {}
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const server = await startEmbeddedPostgres({
-      dataDir: dir,
-      settings: { fsync: 'off' },
-      holdStop: async () => {
-        looked()
-        await released
-      },
-    })
+    const { holdStop, hasLooked, release } = heldStop()
+    const server = await startEmbeddedPostgres({ dataDir: dir, settings: { fsync: 'off' }, holdStop })
     const postmaster = postmasterPid(dir)!
     leftovers.push(postmaster)
     const stopping = server.stop()
@@ -855,22 +838,8 @@ describe('a user that leaves while its owner hands the server over to it', () =>
     // Given: this process owns the server, another process of ours uses it, and this one's stop() is held
     // after it looked for users (it saw that one, its heir)
     const dir = await dataDir()
-    let looked = () => {}
-    const hasLooked = new Promise<void>((resolve) => {
-      looked = resolve
-    })
-    let release = () => {}
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const server = await startEmbeddedPostgres({
-      dataDir: dir,
-      settings: { fsync: 'off' },
-      holdStop: async () => {
-        looked()
-        await released
-      },
-    })
+    const { holdStop, hasLooked, release } = heldStop()
+    const server = await startEmbeddedPostgres({ dataDir: dir, settings: { fsync: 'off' }, holdStop })
     const postmaster = postmasterPid(dir)!
     leftovers.push(postmaster)
     const script = path.join(path.dirname(dir), 'heir.mts')
