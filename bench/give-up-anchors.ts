@@ -13,7 +13,7 @@
  * Choose: the later end-user messages of the signal sets' older half (development … fresh6). Confirm: the
  * newer half (fresh7 … fresh23), CLINC150 validation and test and DSTC11 requests asked second (what a
  * candidate costs real requests, short ones listed), GoEmotions' short thanks. Never a blind set (fresh24,
- * fresh25, fresh26, fresh27 and any bench:signals lists as blind).
+ * fresh25, fresh26, fresh27, fresh28 and any bench:signals lists as blind).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'

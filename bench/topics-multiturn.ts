@@ -54,7 +54,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-multiturn')
 
 /**
- * The sets measured: the development set and every other set not kept blind, fresh9 to fresh27 always
+ * The sets measured: the development set and every other set not kept blind, fresh9 to fresh28 always
  * left out (kept from the sight of the session that wrote this measure; fresh9 was blind then), so that the
  * figures stay those of the same 592 conversations.
  */
@@ -63,7 +63,7 @@ export function openSets(): { name: string; file: string }[] {
     { name: 'development', file: SIGNALS_SET },
     ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
   ]
-  return sets.filter((s) => !/fresh(9|1\d|2[0-7])\.json$/.test(s.file))
+  return sets.filter((s) => !/fresh(9|1\d|2[0-8])\.json$/.test(s.file))
 }
 
 /** The first sessions' sets (written in a few broad domains) make one chatbot, the later ones another. */
@@ -82,14 +82,14 @@ export interface AnalysedConversation {
 }
 
 /**
- * Every signal set not kept blind (bench/quality/signals.ts marks them; fresh25, fresh26 and fresh27 also left out
+ * Every signal set not kept blind (bench/quality/signals.ts marks them; fresh25 to fresh28 also left out
  * by name, so a set made blind later is never loaded before its entry says so): the later measures' sets.
  */
 export function developmentSets(): { name: string; file: string }[] {
   return [
     { name: 'development', file: SIGNALS_SET },
     ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
-  ].filter((s) => !/fresh(25|26|27)\.json$/.test(s.file))
+  ].filter((s) => !/fresh(25|26|27|28)\.json$/.test(s.file))
 }
 
 /** The open sets' conversations (those `only` names, else all) analysed by the service's analyzer, cached. */

@@ -89,6 +89,8 @@ export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
 /** Written blind by a thirtieth session (helper fresh27) while others changed the detector; kept blind (README there). */
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
+/** Written blind by a thirty-first session (helper fresh28) while others changed the detector; kept blind (README there). */
+export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -277,6 +279,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH27_SIGNALS_SET,
     described:
       '60 written blind by a thirtieth session while others changed the detector, never tuned on (fresh27, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh28',
+    file: FRESH28_SIGNALS_SET,
+    described:
+      '60 written blind by a thirty-first session while others changed the detector, never tuned on (fresh28, blind)',
     blind: true,
   },
 ]
