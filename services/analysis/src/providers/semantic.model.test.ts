@@ -99,6 +99,36 @@ describeWithTestModel('the language model, asked once per text', () => {
       expect(await after(short), short).toEqual([true, false, true])
   })
 
+  it("makes no topic of the end user's own plan to call after a request, and still one of a request to be called", async () => {
+    // Regression (issue 31 item 4, topics17/18): "whatever, I'll call" made a topic after a request (−0.032 <
+    // FOLLOW_UP_MARGIN), and no anchor phrase took it without taking requests to be called; the grammar does.
+    const after = async (text: string) =>
+      (
+        await analyzer.analyzeMessages(
+          [
+            { id: 'p0', role: 'user', content: 'my boiler service was booked for today and nobody came' },
+            { id: 'p1', role: 'assistant', content: "Sorry, I can't see a booking for today." },
+            { id: 'p2', role: 'user', content: text },
+          ],
+          {},
+        )
+      ).map((r) => r.embedding !== undefined)
+    for (const plan of [
+      "whatever, I'll call",
+      "I'll just phone the branch tomorrow",
+      'right. ringing them now.',
+    ])
+      expect(await after(plan), plan).toEqual([true, false, false])
+    for (const ask of [
+      'can someone call me',
+      'can someone just ring me? easier',
+      'I want to speak to a person',
+      "I'd like the engineer to call me, please",
+      "I'll call them. what number do I ring?",
+    ])
+      expect(await after(ask), ask).toEqual([true, false, true])
+  })
+
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

@@ -33,6 +33,7 @@ import {
   REPLY_REQUEST_ANCHORS,
   SLOT_QUESTION_ANCHORS,
 } from '../topics/answers.ts'
+import { ownPlanClausesOf } from '../topics/own-plans.ts'
 import {
   clauseAsks,
   FOLLOW_UP_MARGIN,
@@ -55,8 +56,9 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * results. 5 was the answers rule reading the bot's turn from the same capture only (reverted): not reused.
  * 10: a label of stop words named by its noun or verb (terms.ts), a later request asking in a clause (topics9).
  * 11: give-ups and dismissals among the topic gate's social anchors (requests.ts GIVE_UP_ANCHORS, topics16).
+ * 12: the end user's own plan to reach someone another way asks in no clause (topics/own-plans.ts, topics19).
  */
-const RULES_VERSION = 11
+const RULES_VERSION = 12
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -155,6 +157,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       gateAnchors,
       embedTexts,
       similarities,
+      ownPlanClausesOf,
     )
     // A request read alone may answer the bot's question just before it ("Tuesday, 10 if possible" after
     // "which suits you?"): no topic of its own (rules-v6). The turn before a job's first message is the
@@ -191,11 +194,13 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       return p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN && !first[index.get(m)!] ? [i] : []
     })
     // Clauses read until one asks under FOLLOW_UP_MARGIN: the decision below compares with that bound only.
+    // The end user's own plan to reach someone another way asks in none ("whatever, I'll call": own-plans.ts).
     const clauses = await clauseAsks(
       later.map((i) => texts[i]!),
       gateAnchors,
       embedTexts,
       FOLLOW_UP_MARGIN,
+      ownPlanClausesOf,
     )
     for (const [k, i] of later.entries()) {
       const least = clauses[k]

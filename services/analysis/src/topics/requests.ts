@@ -243,6 +243,7 @@ export async function requestEmbeddings(
   anchors: GateAnchors,
   embed: (texts: readonly string[]) => Promise<Vector[]>,
   similarities: readonly Float64Array[] = embeddings.map((e) => gateSimilarities(e, anchors)),
+  ownPlans: OwnPlans = NO_OWN_PLANS,
 ): Promise<(PlacedRequest | undefined)[]> {
   const wholes = similarities.map((s) => sidesFrom(s, anchors))
   const split = texts.map((t, i) => (isSocial([wholes[i]!.margin]) ? clausesOf(t) : []))
@@ -254,9 +255,10 @@ export async function requestEmbeddings(
     }
     if (split[i]!.length < 2) return undefined
     const clauses = split[i]!.map((_, k) => ({ v: clauseVectors[at++]!, text: split[i]![k]! }))
+    const plans = ownPlans(texts[i]!)
     const asking = clauses
       .map((c) => ({ ...c, sides: sidesFrom(gateSimilarities(c.v, anchors), anchors) }))
-      .filter((c) => !isSocial([c.sides.margin]) && !isDatum(c.text))
+      .filter((c) => !isSocial([c.sides.margin]) && !isDatum(c.text) && !plans.has(c.text))
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.v.length)
     for (const c of asking) addInto(sum, c.v)
@@ -290,21 +292,35 @@ export async function clauseAsks(
   anchors: GateAnchors,
   embed: (texts: readonly string[]) => Promise<Vector[]>,
   below = -Infinity,
+  ownPlans: OwnPlans = NO_OWN_PLANS,
 ): Promise<(number | undefined)[]> {
   const split = texts.map((t) => clausesOf(t))
-  const least: (number | undefined)[] = split.map((c) => (c.length > 1 ? Infinity : undefined))
+  const plans = texts.map((t) => ownPlans(t))
+  // A text of one clause that is the end user's own plan asks in none: no model call needed.
+  const least: (number | undefined)[] = split.map((c, i) =>
+    c.length > 1 || (c.length === 1 && plans[i]!.has(c[0]!)) ? Infinity : undefined,
+  )
   let open = split.flatMap((c, i) => (c.length > 1 ? [i] : []))
   for (let k = 0; open.length > 0; k++) {
     const vectors = await embed(open.map((i) => split[i]![k]!))
     for (const [j, i] of open.entries()) {
       const text = split[i]![k]!
       const sides = sidesFrom(gateSimilarities(vectors[j]!, anchors), anchors)
-      if (!isSocial([sides.margin]) && !isDatum(text)) least[i] = Math.min(least[i]!, sides.asks)
+      if (!isSocial([sides.margin]) && !isDatum(text) && !plans[i]!.has(text))
+        least[i] = Math.min(least[i]!, sides.asks)
     }
     open = open.filter((i) => k + 1 < split[i]!.length && !(least[i]! < below))
   }
   return least
 }
+
+/**
+ * The clauses of a text (clausesOf's) that are the end user's own plan to reach someone another way ("whatever,
+ * I'll call"): they ask in none of them (topics/own-plans.ts reads them from the grammar; passed in, since it
+ * reads the signals' cues, which read this file's anchors). By default none is.
+ */
+export type OwnPlans = (text: string) => ReadonlySet<string>
+const NO_OWN_PLANS: OwnPlans = () => new Set()
 
 /** The gate's anchors: social acts, support requests, and requests of every other kind. */
 export type GateAnchors = RequestAnchors & { readonly otherRequest: readonly Vector[] }

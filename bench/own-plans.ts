@@ -1,0 +1,172 @@
+/**
+ * The end user's own plan to reach someone another way, read from the grammar (issue 31 item 4; helper topics19):
+ * "whatever, I'll call" made a topic after a request, and no anchor phrase separated it from a request to be called
+ * (bench/FINDINGS.md, topics17 and topics18). What topics/own-plans.ts changes in the topic gate, the analyzer's path
+ * (requestEmbeddings, then clauseAsks with FOLLOW_UP_MARGIN for a later message), without it and with it.
+ *
+ *   npm run bench:own-plans
+ *
+ * Choose: the end users' later messages of the signal sets' older half (development … fresh6), each listed with its
+ * conversation's labels (a plan, or an ask for a person in a conversation labelled escalation: the sets' README).
+ * Confirm: the newer half (fresh7 … fresh25), then CLINC150 validation and test and DSTC11 requests, asked second and
+ * asked first (what the rule costs real requests: every one listed). Never a blind set (fresh26 onwards).
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
+import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
+import { ownPlanClausesOf } from '../services/analysis/src/topics/own-plans.ts'
+import {
+  clauseAsks,
+  FOLLOW_UP_MARGIN,
+  type OwnPlans,
+  REQUEST_ANCHORS,
+  requestEmbeddings,
+  TOPIC_SOCIAL_ANCHORS,
+} from '../services/analysis/src/topics/requests.ts'
+import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+const DATA = path.join(ROOT, '../shared/data')
+const SIGNALS = path.join(ROOT, 'bench/data/signals')
+
+const model = await loadEmbeddingModel({
+  modelDir: TEST_MODEL_DIR,
+  cacheDir: TEST_MODEL_DIR,
+  hubUrl: UNREACHABLE_HUB,
+})
+const anchors = {
+  social: await model.embed(TOPIC_SOCIAL_ANCHORS),
+  request: await model.embed(REQUEST_ANCHORS),
+  otherRequest: (await model.embed(REPLY_REQUEST_ANCHORS)).slice(REQUEST_ANCHORS.length),
+}
+const embed = (t: readonly string[]) => model.embed(t)
+const NONE: OwnPlans = () => new Set()
+
+/** Whether each text makes a topic asked after a request (`later`) or as a conversation's first. */
+async function makesTopic(texts: readonly string[], plans: OwnPlans, later: boolean): Promise<boolean[]> {
+  const placed = await requestEmbeddings(texts, await model.embed(texts), anchors, embed, undefined, plans)
+  if (!later) return placed.map((p) => p !== undefined)
+  const open = placed.flatMap((p, i) => (p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN ? [i] : []))
+  const least = await clauseAsks(
+    open.map((i) => texts[i]!),
+    anchors,
+    embed,
+    FOLLOW_UP_MARGIN,
+    plans,
+  )
+  const margins = placed.map((p) => p?.margin)
+  for (const [k, i] of open.entries())
+    if (least[k] !== undefined) margins[i] = Math.max(margins[i]!, least[k]!)
+  return margins.map((m) => m !== undefined && m < FOLLOW_UP_MARGIN)
+}
+
+interface Item {
+  readonly text: string
+  readonly where: string
+}
+
+const PROBES: Item[] = [
+  "whatever, I'll call",
+  "I'll just phone the branch tomorrow",
+  'ok I will ring them myself',
+  "fine, I'll just go to the store",
+  'ringing them now. thanks',
+  'can someone call me',
+  'I want to speak to a person',
+  'can someone ring me',
+  'can someone just ring me? easier',
+  'Then please ask her or her manager to ring me.',
+  'then get him to ring me. today.',
+  'Please could she call me instead, on 01632 960123',
+  "I'd like the bursar to call me, please",
+  'can someone from the office ring me back?',
+  'is there an actual human i could talk to',
+  'let me talk to an actual person',
+  'can you find my phone',
+  'i want you to call me sheldon',
+].map((text) => ({ text, where: 'probe' }))
+
+const OLDER = [
+  'conversations',
+  'heldout',
+  'confirm',
+  'fresh',
+  'fresh2',
+  'fresh3',
+  'fresh4',
+  'fresh5',
+  'fresh6',
+]
+const NEWER = Array.from({ length: 19 }, (_, k) => `fresh${k + 7}`)
+const laterMessages = (files: readonly string[]): Item[] =>
+  files.flatMap((file) =>
+    (
+      JSON.parse(readFileSync(path.join(SIGNALS, `${file}.json`), 'utf8')) as {
+        id: string
+        signals: string[]
+        messages: [string, string][]
+      }[]
+    ).flatMap((c) =>
+      c.messages
+        .filter(([who]) => who === 'user')
+        .slice(1)
+        .map(([, text]) => ({ text, where: `${file}/${c.id} [${c.signals.join(', ')}]` })),
+    ),
+  )
+const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
+  string,
+  [string, string][]
+>
+const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
+const clincRequests = (split: string): Item[] =>
+  [...clinc[split]!, ...clinc[`oos_${split}`]!]
+    .filter(([, i]) => !SOCIAL_INTENTS.has(i))
+    .map(([text, intent]) => ({ text, where: `CLINC150 ${split} ${intent}` }))
+const dstc11: Item[] = readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => ({ text: (JSON.parse(l) as { utterance: string }).utterance, where: 'DSTC11' }))
+
+const sets = [
+  { name: 'probes, asked after a request', items: PROBES, later: true },
+  { name: 'signal sets, older half, later messages (choose)', items: laterMessages(OLDER), later: true },
+  { name: 'signal sets, newer half, later messages (confirm)', items: laterMessages(NEWER), later: true },
+  { name: 'CLINC150 validation, requests asked second', items: clincRequests('val'), later: true },
+  { name: 'CLINC150 test, requests asked second', items: clincRequests('test'), later: true },
+  { name: 'DSTC11, requests asked second', items: dstc11, later: true },
+  {
+    name: 'CLINC150 validation and test, requests asked first',
+    items: [...clincRequests('val'), ...clincRequests('test')],
+    later: false,
+  },
+  { name: 'DSTC11, requests asked first', items: dstc11, later: false },
+]
+
+console.log(
+  `Follow-up margin ${FOLLOW_UP_MARGIN}. Messages that make a topic, without → with own plans read:`,
+)
+console.log('| set | messages | topic without | topic with | lost | gained |')
+console.log('|---|--:|--:|--:|--:|--:|')
+const lists: string[] = []
+for (const set of sets) {
+  const texts = set.items.map((i) => i.text)
+  const before = await makesTopic(texts, NONE, set.later)
+  const after = await makesTopic(texts, ownPlanClausesOf, set.later)
+  const lost = set.items.filter((_, i) => before[i] && !after[i])
+  const gained = set.items.filter((_, i) => !before[i] && after[i])
+  const count = (xs: boolean[]) => xs.filter(Boolean).length
+  console.log(
+    `| ${set.name} | ${texts.length} | ${count(before)} | ${count(after)} | ${lost.length} | ${gained.length} |`,
+  )
+  for (const item of lost)
+    lists.push(`- lost, ${set.name}: ${JSON.stringify(item.text.slice(0, 120))} (${item.where})`)
+  for (const item of gained)
+    lists.push(`- gained, ${set.name}: ${JSON.stringify(item.text.slice(0, 120))} (${item.where})`)
+  if (set.items === PROBES)
+    for (const [i, item] of set.items.entries())
+      lists.push(
+        `- probe ${JSON.stringify(item.text)}: ${before[i] ? 'topic' : 'none'} → ${after[i] ? 'topic' : 'none'}`,
+      )
+}
+console.log(`\n${lists.join('\n')}`)

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest'
+import { ownPlanClausesOf } from './own-plans.ts'
+import { clauseAsks } from './requests.ts'
+import { normalized } from './vectors.ts'
+
+const plansIn = (text: string) => [...ownPlanClausesOf(text)]
+
+describe("the end user's own plan to reach someone another way, read from the grammar", () => {
+  it('reads a clause that opens with the end user reaching someone or going there as a plan', () => {
+    expect(plansIn("whatever, I'll call")).toEqual(["I'll call"])
+    expect(plansIn("I'll just phone the branch tomorrow")).toEqual(["I'll just phone the branch tomorrow"])
+    expect(plansIn('ok ill ring the depot')).toEqual(['ok ill ring the depot'])
+    expect(plansIn('right. emailing him now')).toEqual(['emailing him now'])
+    expect(plansIn("I'm going to give them a ring")).toEqual(["I'm going to give them a ring"])
+    expect(plansIn('will pop into the hall on saturday')).toEqual(['will pop into the hall on saturday'])
+    expect(plansIn('I’ll call you back later. thanks')).toEqual(['I’ll call you back later'])
+  })
+
+  it('reads no plan in a request to be contacted or put through, whoever acts', () => {
+    for (const text of [
+      'can someone call me',
+      'can someone just ring me? easier',
+      'then get him to ring me. today.',
+      "I'd like the bursar to call me, please",
+      'I want to speak to a person',
+      "I'll need someone to call me back",
+      "I'll wait for someone to ring me",
+      "I'll call, is that ok?",
+      "please, I'll call if you give me the number",
+      'can you call them for me',
+    ])
+      expect(plansIn(text), text).toEqual([])
+  })
+
+  it('reads no plan where the future is not a plan to reach someone', () => {
+    for (const text of [
+      "i'm going to need an uber for 4 people",
+      "I'm going to be filing a life insurance claim.",
+      "let my bank know i'm going to be in russia",
+      'im going to call you xander',
+      "i'm going to start calling you joe",
+      "flip a coin i'm calling heads",
+      "I'll pay by card",
+    ])
+      expect(plansIn(text), text).toEqual([])
+  })
+
+  it('makes the gate count a plan clause as asking in none, and keep a message that asks in another', async () => {
+    // Regression (issue 31 item 4): "whatever, I'll call" after a request made a topic (margin −0.032).
+    const unit = (...v: number[]) => normalized(Float32Array.from(v))
+    const vectors: Record<string, Float32Array> = {
+      whatever: unit(1, 0, 0),
+      "I'll call": unit(0, 1, 0),
+      "I'll call them": unit(0, 1, 0),
+      "what's their number": unit(0, 1, 0),
+    }
+    const gate = { social: [unit(1, 0, 0)], request: [unit(0, 1, 0)], otherRequest: [] }
+    const texts = [
+      "whatever, I'll call",
+      "I'll just phone the branch tomorrow",
+      "I'll call them. what's their number",
+    ]
+    const embed = async (t: readonly string[]) => t.map((x) => vectors[x]!)
+    const without = await clauseAsks(texts, gate, embed)
+    const withPlans = await clauseAsks(texts, gate, embed, -Infinity, ownPlanClausesOf)
+    expect(without[0]).toBeCloseTo(-1)
+    expect(without[1]).toBeUndefined()
+    expect(withPlans[0]).toBe(Infinity)
+    expect(withPlans[1]).toBe(Infinity)
+    expect(withPlans[2]).toBeCloseTo(-1)
+  })
+})
