@@ -2164,6 +2164,54 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['escalation'])
   })
 
+  it('reads someone else who will contact the end user as a handover at any head after a turn that missed (signals-v89)', () => {
+    // Issue 32 (esc6): fresh9 homebrew-01, "That's beyond what I can help with, I'm afraid.", "is there anyone there who
+    // actually brews?", then "…I've passed yours on and he'll email you this evening." (head 0.33, under v48's 0.7).
+    const contact = { head: 0.33, margin: 0.06, contacts: true as const }
+    const passedOn = { handover: contact.margin, handoverUnits: [contact] }
+    const after = (missed: Partial<MessageCues>, said: Partial<MessageCues> = passedOn) =>
+      names(conversation(['user', {}], ['assistant', missed], ['user', {}], ['assistant', said]), at(5))
+    expect(after({ inability: true })).toEqual(['escalation', 'bot_failure'])
+    expect(after({ failure: THRESHOLDS.failure })).toEqual(['escalation', 'bot_failure'])
+    // The same contact after an answer that did not miss: a service booked, v48's bound decides (none).
+    expect(after({})).toEqual([])
+    // A failure that asks to rephrase, answered: the reply restates on request, the turn goes on (fresh19 grain-02).
+    expect(after({ inability: true, clarification: THRESHOLDS.clarification })).toEqual(['bot_failure'])
+    // v48's reading of the unit holds: the contact words, the reply's margin, not telling the end user to act.
+    expect(
+      after({ inability: true }, { handover: 0.06, handoverUnits: [{ head: 0.33, margin: 0.06 }] }),
+    ).toEqual(['bot_failure'])
+    expect(
+      after(
+        { inability: true },
+        { handover: -0.2, handoverUnits: [{ ...contact, margin: THRESHOLDS.handoverReplyMargin - 0.01 }] },
+      ),
+    ).toEqual(['bot_failure'])
+    expect(
+      after({ inability: true }, { ...passedOn, handoverUnits: [{ ...contact, userActs: true }] }),
+    ).toEqual(['bot_failure'])
+    // After the assistant said an earlier message again (fresh23 aupair-02: the same answer twice, "Again this??").
+    const v = Float32Array.from([1, 0])
+    const w = Float32Array.from([0, 1])
+    const looped = (again: Float32Array) =>
+      detectSignals(
+        [
+          ...conversation(
+            ['user', {}],
+            ['assistant', {}],
+            ['user', {}],
+            ['assistant', {}],
+            ['user', {}],
+            ['assistant', passedOn],
+          ),
+        ].map((m, i) => (i === 1 ? { ...m, vector: v } : i === 3 ? { ...m, vector: again } : m)),
+        settings,
+        at(5),
+      ).signals.map((x) => x.name)
+    expect(looped(v)).toContain('escalation')
+    expect(looped(w)).not.toContain('escalation')
+  })
+
   it('reads the assistant passing the end user on, in words, as a hand-over at any head (signals-v86)', () => {
     // Issue 32 (esc5): "Transferring you to the Warrington depot now.", head 0.79 at margin 0.007.
     const transfer = {

@@ -144,7 +144,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 87
+export const SIGNALS_VERSION = 89
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -632,6 +632,8 @@ const LOUDER_CONFIDENCE = 0.6
  * words, as INABILITY_CONFIDENCE; not measured (the bench scores no confidence).
  */
 const ASKS_CONTACT_CONFIDENCE = 0.6
+/** signals-v89: a contact hand-over after a missed turn, read by the structure at any head (contactAfterMiss). */
+const CONTACT_AFTER_MISS_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
 const CONFIDENCE_SCALE = 0.04
@@ -1347,10 +1349,41 @@ export function detectSignals(
     const asked = talk.slice(0, talk.indexOf(m)).findLast((u) => u.role === 'user')?.cues
     return asked?.escalationUnits?.some(asksWhat) === true && escalationAsked(asked) === undefined
   }
+  // signals-v89: a unit that says someone other than the assistant will contact the end user (cues.ts contactsUserOf, v48's
+  // grammar) and does not tell the end user to act, at a reply's margin (≥ THRESHOLDS.handoverReplyMargin), hands over
+  // at any head when the assistant's turn before it missed: its previous message, with an end-user message between,
+  // said it cannot help (failed) or said an earlier message again (cosine ≥ THRESHOLDS.botRepeats), and the end user's
+  // message between is no report told again at its request (v28's `restated`: a failure that asks to rephrase, then
+  // the answer to it). After a refusal or a loop the end user pressed, and the case passed to someone who will call
+  // or email takes the conversation over ("That's beyond what I can help with", "is there anyone there who actually
+  // brews?", "Our shop brewer Kev… he'll email you this evening", head 0.33), as v58 reads it in the refusal itself.
+  // A call arranged in the ordinary course of a service (an engineer who will phone to book a visit) follows no miss.
+  const contactAfterMiss = (m: ConversationMessage) => {
+    const units = m.cues?.handoverUnits ?? []
+    if (!units.some((u) => u.contacts === true && u.userActs !== true && u.margin >= t.handoverReplyMargin))
+      return false
+    const k = talk.indexOf(m)
+    const prev = talk.slice(0, k).findLastIndex((a) => a.role === 'assistant')
+    if (prev === -1 || !talk.slice(prev + 1, k).some((u) => u.role === 'user')) return false
+    const missed = talk[prev]!
+    if (fires(missed.cues?.clarification, t.clarification)) return false
+    return (
+      failed(missed) ||
+      talk
+        .slice(0, prev)
+        .some(
+          (a) =>
+            a.role === 'assistant' &&
+            a.vector !== undefined &&
+            missed.vector !== undefined &&
+            dot(a.vector, missed.vector) >= t.botRepeats,
+        )
+    )
+  }
   const handedOver = (m: ConversationMessage) =>
     m.role === 'assistant' &&
     m.cues?.refusesHandover !== true &&
-    handoverSaid(m.cues) !== undefined &&
+    (handoverSaid(m.cues) !== undefined || contactAfterMiss(m)) &&
     !saysWhatItIs(m) &&
     !isSocial(m) &&
     !socialUnasked(m) &&
@@ -1418,7 +1451,7 @@ export function detectSignals(
         out.add(custom.name, m.id, confidenceOf(margin, t.custom), custom.label)
       }
     } else {
-      if (handedOver(m)) out.add('escalation', m.id, handoverSaid(c)!)
+      if (handedOver(m)) out.add('escalation', m.id, handoverSaid(c) ?? CONTACT_AFTER_MISS_CONFIDENCE)
       if (failed(m)) {
         const byAnchors = fires(c.failure, t.failure) ? confidenceOf(c.failure!, t.failure) : 0
         out.add('bot_failure', m.id, Math.max(byAnchors, c.inability ? INABILITY_CONFIDENCE : 0))

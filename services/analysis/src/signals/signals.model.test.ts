@@ -295,6 +295,35 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).toBe(false)
   }, 60_000)
 
+  it('reads someone else who will email the end user as a hand-over after the assistant said it cannot help, however the head reads it; the same after an answer as none (signals-v89)', async () => {
+    // Issue 32 (esc6): fresh9 homebrew-01's shape, in other words: a refusal, the end user pressing, the case passed on.
+    const passedOn =
+      "Yes! Our head baker Marta answers those. I've passed yours on and she'll email you tonight."
+    const scored = await cuesOfOne('assistant', passedOn)
+    const contact = scored!.cues.handoverUnits!.filter((u) => u.contacts === true)
+    expect(contact.length).toBeGreaterThan(0)
+    expect(Math.max(...contact.map((u) => u.head))).toBeLessThan(THRESHOLDS.handoverContactHead)
+    const opening: Turn = ['user', 'my sourdough starter from your shop has stopped rising after a week']
+    const pressing: Turn = ['user', 'is there anyone there who actually bakes? would love some proper advice']
+    expect(
+      await signals(opening, ['assistant', "Sorry, that's not something I can help with."], pressing, [
+        'assistant',
+        passedOn,
+      ]),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        opening,
+        [
+          'assistant',
+          'Feed it twice a day with equal weights of flour and water, and keep it somewhere warm.',
+        ],
+        pressing,
+        ['assistant', passedOn],
+      ),
+    ).not.toContain('escalation')
+  }, 60_000)
+
   it('reads no handover in an offer near no handover phrase at all', async () => {
     // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
     // noise between two distant sets; v11's first commits read a handover, and escalation.
