@@ -69,7 +69,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh23', file: FRESH23_SIGNALS_SET, blind: undefined },
     { name: 'fresh24', file: FRESH24_SIGNALS_SET, blind: undefined },
     { name: 'fresh25', file: FRESH25_SIGNALS_SET, blind: undefined },
-    { name: 'fresh26', file: FRESH26_SIGNALS_SET, blind: true },
+    { name: 'fresh26', file: FRESH26_SIGNALS_SET, blind: undefined },
     { name: 'fresh27', file: FRESH27_SIGNALS_SET, blind: true },
     { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: true },
   ])(

@@ -85,7 +85,7 @@ export const FRESH23_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh24.json')
 /** Written blind by a twenty-eighth session (helper fresh25); read blind at signals-v78 to v87 and for several candidates, a development set since 2026-12-02, 04:05 UTC (README there). */
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
-/** Written blind by a twenty-ninth session (helper fresh26) while others changed the detector; kept blind (README there). */
+/** Written blind by a twenty-ninth session (helper fresh26); read blind at signals-v82 to v87 and for several candidates, a development set since 2026-12-02, 06:30 UTC (README there). */
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
 /** Written blind by a thirtieth session (helper fresh27) while others changed the detector; kept blind (README there). */
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
@@ -271,8 +271,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh26',
     file: FRESH26_SIGNALS_SET,
     described:
-      '60 written blind by a twenty-ninth session while others changed the detector, never tuned on (fresh26, blind)',
-    blind: true,
+      'written blind by a twenty-ninth session, measured blind for signals-v82 to v87, a development set since (fresh26, development)',
   },
   {
     name: 'fresh27',
