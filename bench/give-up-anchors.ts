@@ -11,11 +11,11 @@
  *   npm run bench:give-up-anchors
  *
  * Choose: the later end-user messages of the signal sets' older half (development … fresh6). Confirm: the
- * newer half (fresh7 … fresh23), CLINC150 validation and test and DSTC11 requests asked second (what a
- * candidate costs real requests, short ones listed), GoEmotions' short thanks. Never a blind set (fresh24,
- * fresh25, fresh26, fresh27, fresh28 and any bench:signals lists as blind).
+ * newer half (fresh7 on), CLINC150 validation and test and DSTC11 requests asked second (what a candidate
+ * costs real requests, short ones listed), GoEmotions' short thanks. The signal sets are those bench:signals
+ * lists, never one it flags blind (bench/quality/signals.ts, the one source).
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import { ESCALATION_REQUEST_ANCHORS } from '../services/analysis/src/signals/anchors.ts'
@@ -29,11 +29,11 @@ import {
 } from '../services/analysis/src/topics/requests.ts'
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { OTHER_SIGNALS_SETS } from './quality/signals.ts'
+import { OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
+import { OLDER_HALF } from './quality/signals-replay.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const DATA = path.join(ROOT, '../shared/data')
-const SIGNALS = path.join(ROOT, 'bench/data/signals')
 
 /** The gate as landed measures itself: its social anchors without the give-ups, then each candidate added. */
 const WITHOUT = TOPIC_SOCIAL_ANCHORS.filter((a) => !GIVE_UP_ANCHORS.includes(a))
@@ -157,25 +157,20 @@ for (const r of await read(PROBES)) {
   console.log(`- ${JSON.stringify(r.text)}: ${r.margin?.toFixed(3) ?? 'no request'}; ${each}`)
 }
 
-const BLIND_FILES = new Set(
-  OTHER_SIGNALS_SETS.filter((s) => s.blind === true).map((s) => path.basename(s.file)),
-)
-const isBlind = (f: string) => BLIND_FILES.has(f) || /^fresh2[4-9]\.json$|^fresh[3-9]\d\.json$/.test(f)
-const isNewer = (f: string) => /^fresh([7-9]|1\d|2[0-3])\.json$/.test(f)
-const laterMessages = (files: readonly string[]) =>
-  files.flatMap((file) =>
-    (
-      JSON.parse(readFileSync(path.join(SIGNALS, file), 'utf8')) as { messages: [string, string][] }[]
-    ).flatMap((c) =>
+// The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
+const signalSets = [
+  { name: 'development', file: SIGNALS_SET },
+  ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true),
+]
+const laterMessages = (sets: readonly { file: string }[]) =>
+  sets.flatMap(({ file }) =>
+    (JSON.parse(readFileSync(file, 'utf8')) as { messages: [string, string][] }[]).flatMap((c) =>
       c.messages
         .filter(([who]) => who === 'user')
         .slice(1)
         .map(([, t]) => t),
     ),
   )
-const signalFiles = readdirSync(SIGNALS).filter(
-  (f) => f.endsWith('.json') && !f.startsWith('custom') && !isBlind(f),
-)
 const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
   string,
   [string, string][]
@@ -188,12 +183,12 @@ const gratitude = String(labels.indexOf('gratitude'))
 const sets = [
   {
     name: 'signal sets, older half, later messages (choose)',
-    texts: laterMessages(signalFiles.filter((f) => !isNewer(f))),
+    texts: laterMessages(signalSets.filter((s) => OLDER_HALF.has(s.name))),
     list: true,
   },
   {
     name: 'signal sets, newer half, later messages (confirm)',
-    texts: laterMessages(signalFiles.filter(isNewer)),
+    texts: laterMessages(signalSets.filter((s) => !OLDER_HALF.has(s.name))),
     list: true,
   },
   { name: 'CLINC150 validation, requests', texts: clincRequests('val'), list: false },
