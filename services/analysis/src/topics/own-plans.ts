@@ -35,7 +35,7 @@ const ASKS_THE_BOT =
   /\b(?:please|pls|plz)\b|\b(?:can|could|would|will)\s+(?:you|u|someone|somebody|anyone)\b/u
 
 /** The end user as the subject of a future or a plan: "I'll", "I will", "I'm going to", "we'll", "ill". */
-const FIRST_PERSON_FUTURE = String.raw`(?:(?:i|we)(?:'ll| will| shall|'m going to|'m gonna| am going to| am gonna|'re going to| are going to)|ill|im going to|im gonna)`
+const FIRST_PERSON_FUTURE = `(?:(?:i|we)(?:'ll| will| shall|'m going to|'m gonna| am going to| am gonna|'re going to| are going to)|ill|im going to|im gonna)`
 /** What may stand between the subject and the verb: an adverb, or a verb that leads into it ("try and", "go and"). */
 const LEAD = String.raw`(?:\s+(?:just|probably|maybe|perhaps|simply|then|now|rather|instead|also|actually|definitely|first|go and|try and|try to|have to|need to))*`
 /** Verbs of reaching someone, or of going there in person. */
