@@ -11,6 +11,10 @@
  *   GROUPING_VERSION 5;
  * - cap X: the cut of best silhouette whose largest theme holds at most X of the topics; none → no themes
  *   (themes.ts since GROUPING_VERSION 5 at X = MAX_THEME_TOPIC_SHARE, marked);
+ * - cap 0.5 + conversations Y, conversations Y alone (helper topics19): the best cut whose largest theme holds
+ *   at most Y of the conversations with a topic (each counted in every theme it has a topic in), with the topic
+ *   cap or instead of it; the same with messages Y, the share of the topics' messages (their sizes), which is
+ *   what themes.ts could bound from its topics alone (measured, not adopted: bench/FINDINGS.md, topics19);
  * - floor S: the best cut only when its silhouette is at least S;
  * - margin M: the best cut only when its silhouette stands M above the next best cut's.
  *
@@ -49,11 +53,13 @@ interface Window {
   readonly centroids: Vector[]
   /** Per conversation, the indices of its topics (first request's first). */
   readonly conversations: number[][]
+  /** Per topic, its messages (themes.ts's ThemeTopic.size). */
+  readonly sizes: number[]
   /** Per conversation, its domain where the data has one, else undefined. */
   readonly domains?: string[]
 }
 
-type Rule = (cuts: readonly ThemeCut[], n: number) => ThemeCut | undefined | 'one'
+type Rule = (cuts: readonly ThemeCut[], n: number, window: Window) => ThemeCut | undefined | 'one'
 
 const byScore = (cuts: readonly ThemeCut[]) => [...cuts].sort((a, b) => b.score - a.score || a.k - b.k) // ties to the coarser, as themes.ts
 const largestGroup = (cut: ThemeCut) => {
@@ -62,11 +68,51 @@ const largestGroup = (cut: ThemeCut) => {
   return Math.max(...sizes.values())
 }
 
+/** The largest theme's share of the conversations with a topic, each counted in every theme it has a topic in. */
+function conversationsShare(labels: readonly number[], window: Window): number {
+  const inTheme = new Map<number, number>()
+  let withTopic = 0
+  for (const topics of window.conversations) {
+    if (topics.length === 0) continue
+    withTopic++
+    for (const th of new Set(topics.map((t) => labels[t]!))) inTheme.set(th, (inTheme.get(th) ?? 0) + 1)
+  }
+  return withTopic === 0 ? 0 : Math.max(...inTheme.values()) / withTopic
+}
+/** The largest theme's share of the topics' messages: what themes.ts could bound from ThemeTopic.size alone. */
+function messagesShare(labels: readonly number[], window: Window): number {
+  const inTheme = new Map<number, number>()
+  for (const [t, l] of labels.entries()) inTheme.set(l, (inTheme.get(l) ?? 0) + window.sizes[t]!)
+  const all = window.sizes.reduce((a, b) => a + b, 0)
+  return all === 0 ? 0 : Math.max(...inTheme.values()) / all
+}
+const withinTopicCap = (cut: ThemeCut, n: number) => largestGroup(cut) <= MAX_THEME_TOPIC_SHARE * n
+
 const RULES: [string, Rule][] = [
   ['best silhouette (before GROUPING_VERSION 5)', (cuts) => byScore(cuts)[0] ?? 'one'],
   ...[0.3, 0.35, 0.4, 0.5, 0.6, 0.7].map((x): [string, Rule] => [
     `cap ${x}${x === MAX_THEME_TOPIC_SHARE ? ' (themes.ts)' : ''}`,
     (cuts, n) => byScore(cuts).find((c) => largestGroup(c) <= x * n),
+  ]),
+  // helper topics19: the conversations' share bounded too (or instead), exactly (the windows know each
+  // conversation's topics) and as themes.ts could from the topics' sizes (messages).
+  ...[0.5, 0.6, 2 / 3, 0.75].flatMap((y): [string, Rule][] => [
+    [
+      `cap ${MAX_THEME_TOPIC_SHARE} + conversations ${y.toFixed(2)}`,
+      (cuts, n, w) => byScore(cuts).find((c) => withinTopicCap(c, n) && conversationsShare(c.labels, w) <= y),
+    ],
+    [
+      `conversations ${y.toFixed(2)} alone`,
+      (cuts, _n, w) => byScore(cuts).find((c) => conversationsShare(c.labels, w) <= y),
+    ],
+    [
+      `cap ${MAX_THEME_TOPIC_SHARE} + messages ${y.toFixed(2)}`,
+      (cuts, n, w) => byScore(cuts).find((c) => withinTopicCap(c, n) && messagesShare(c.labels, w) <= y),
+    ],
+    [
+      `messages ${y.toFixed(2)} alone`,
+      (cuts, _n, w) => byScore(cuts).find((c) => messagesShare(c.labels, w) <= y),
+    ],
   ]),
   ...[0.1, 0.15, 0.2].map((s): [string, Rule] => [
     `floor ${s}`,
@@ -104,7 +150,8 @@ function requestWindow(
   const index = new Map(ids.map((id, i) => [id, i]))
   const centroids = ids.map((id) => centroid(vectors.filter((_, i) => topics[i] === id)))
   const conversations = topics.map((t) => (t === OTHER_TOPIC ? [] : [index.get(t)!]))
-  return { set, name, centroids, conversations, ...(domains ? { domains } : {}) } satisfies Window
+  const sizes = ids.map((id) => topics.filter((t) => t === id).length)
+  return { set, name, centroids, conversations, sizes, ...(domains ? { domains } : {}) } satisfies Window
 }
 
 async function requestWindows(set: 'clinc150' | 'dstc11'): Promise<Window[]> {
@@ -170,6 +217,7 @@ async function multiturnWindows(): Promise<Window[]> {
       name: common,
       centroids: active.map((t) => t.centroid),
       conversations,
+      sizes: active.map((t) => t.size),
       domains: window.map((c) => c.set),
     })
   }
@@ -225,6 +273,14 @@ function outcome(window: Window, cut: ThemeCut | undefined | 'one'): Outcome {
   }
 }
 
+/** With --rows, each window's outcome under these rules (names' beginnings). */
+const WINDOW_ROWS = [
+  'cap 0.5 (themes.ts)',
+  'cap 0.5 + conversations 0.67',
+  'cap 0.5 + messages 0.50',
+  'cap 0.5 + messages 0.67',
+]
+
 const pct = (x: number) => `${(100 * x).toFixed(0)} %`
 const mean = (xs: readonly number[]) =>
   xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length
@@ -256,14 +312,21 @@ async function main() {
         '| rule | windows with themes | themes (mean, with) | largest theme: topics (mean / max) | conversations (mean / max) | windows with a theme above 2/3 of the conversations | domain NMI | purity |',
       )
       console.log('|---|--:|--:|--:|--:|--:|--:|--:|')
+      const perWindow: string[] = []
       for (const [name, rule] of RULES) {
-        const outs = mine.map((w, i) => outcome(w, rule(cuts[i]!, w.centroids.length)))
+        const outs = mine.map((w, i) => outcome(w, rule(cuts[i]!, w.centroids.length, w)))
         const shown = outs.filter((o) => o.themes > 0)
         const domainScored = outs.filter((o) => o.nmi !== undefined)
+        if (values.rows && WINDOW_ROWS.some((r) => name.startsWith(r)))
+          perWindow.push(
+            `  ${name}: ${mine.map((w, i) => `${w.name} ${outs[i]!.themes}/${pct(outs[i]!.conversationsShare)}`).join('; ')}`,
+          )
         console.log(
           `| ${name} | ${shown.length} of ${outs.length} | ${mean(shown.map((o) => o.themes)).toFixed(1)} | ${pct(mean(shown.map((o) => o.topicsShare)))} / ${pct(Math.max(0, ...shown.map((o) => o.topicsShare)))} | ${pct(mean(shown.map((o) => o.conversationsShare)))} / ${pct(Math.max(0, ...shown.map((o) => o.conversationsShare)))} | ${shown.filter((o) => o.conversationsShare > 2 / 3).length} | ${domainScored.length ? mean(domainScored.map((o) => o.nmi!)).toFixed(3) : ''} | ${domainScored.length ? pct(mean(domainScored.map((o) => o.purity!))) : ''} |`,
         )
       }
+      if (perWindow.length > 0)
+        console.log(`Per window (themes / largest theme's conversations):\n${perWindow.join('\n')}`)
     }
   }
 }
