@@ -150,7 +150,7 @@ export const analysis = group({
     }),
     TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: variable(int(1, 86_400).default(180), {
       meaning:
-        'Ceiling: a chatbot with requests not yet re-clustered has them re-clustered within this long, however few (so its topics settle within it after a burst stops)',
+        "Ceiling: a chatbot with requests not yet re-clustered has them re-clustered within this long of the first one's analysis, however few (so its topics settle within it, plus the run's own time, after the analysis has caught up with a burst)",
     }),
     TOPIC_RECLUSTER_TIMEOUT_SECONDS: variable(int(1, 3_600).default(120), {
       meaning: 'A re-clustering run taking longer fails (its thread is stopped) and is retried',
