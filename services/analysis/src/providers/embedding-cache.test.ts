@@ -70,4 +70,47 @@ describe('the embedding cache', () => {
     expect(await embed([])).toEqual([])
     expect(m.calls).toHaveLength(1)
   })
+
+  it('embeds a text that concurrent calls ask for once: a call waits for the vector another is having made', async () => {
+    // Regression: with the analyzer in the calling thread, jobs analysed together each embedded the bot's
+    // stock replies before any had them cached (DSTC11: 1,857 model runs for 1,608 distinct texts).
+    const m = model()
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const embed = cachedEmbedder(async (texts) => {
+      await held
+      return m.embed(texts)
+    }, 10)
+    const first = embed(['reply', 'a'])
+    const second = embed(['b', 'reply'])
+    release()
+    expect(await first).toEqual(['reply', 'a'].map(m.vectorOf))
+    expect(await second).toEqual(['b', 'reply'].map(m.vectorOf))
+    expect(m.calls).toEqual([['reply', 'a'], ['b']])
+  })
+
+  it('embeds a text itself when the call it waited for fails', async () => {
+    const m = model()
+    let fail = () => {}
+    const failing = new Promise<void>((_, reject) => {
+      fail = () => reject(new Error('the model failed'))
+    })
+    failing.catch(() => {})
+    let first = true
+    const embed = cachedEmbedder(async (texts) => {
+      if (first) {
+        first = false
+        await failing
+      }
+      return m.embed(texts)
+    }, 10)
+    const failed = embed(['reply'])
+    const waiting = embed(['reply', 'b'])
+    fail()
+    await expect(failed).rejects.toThrow('the model failed')
+    expect(await waiting).toEqual(['reply', 'b'].map(m.vectorOf))
+    expect(m.calls).toEqual([['b'], ['reply']])
+  })
 })
