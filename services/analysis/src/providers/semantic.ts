@@ -123,7 +123,6 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
       }
     }
-    const terms = messages.map((m) => (m.role === 'user' ? extractor.terms(m.content) : []))
     // Every end user's message with text is embedded: the learned sentiment reads its embedding.
     const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
     const own = new Map(users.map((m, i) => [m, i]))
@@ -219,7 +218,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     const gated = new Map(
       toEmbed.map((m, i) => [m, { social: social(similarities[i]!), request: request(similarities[i]!) }]),
     )
-    return messages.map((m, i): MessageAnalysis => {
+    return messages.map((m): MessageAnalysis => {
       const embedding = byMessage.get(m)
       const lexical = sentiment.score(m.content)
       const at = own.get(m)
@@ -238,7 +237,9 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         ...(question ? { slotQuestion: question } : {}),
         ...(anchorSimilarities ? { anchorSimilarities } : {}),
       }
-      return embedding ? { ...result, embedding, terms: terms[i]! } : result
+      // The terms only for a message that makes a topic (they name topics): greetings, thanks and follow-ups
+      // were read by the tagger for nothing.
+      return embedding ? { ...result, embedding, terms: extractor.terms(m.content) } : result
     })
   }
 }
