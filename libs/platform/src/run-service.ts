@@ -2,6 +2,7 @@ import { ConfigError, type ConfigOf, type Group, parseConfig, type ServerConfig,
 import { EmbeddedPostgresError } from '@cas/db'
 import { type Logger, pino } from 'pino'
 import { withChosenDataDir } from './data-dir.ts'
+import { logOutput } from './log-output.ts'
 
 export interface RunningService {
   /** Stops accepting work, finishes what is in flight, and releases everything. */
@@ -13,7 +14,7 @@ const SHUTDOWN_TIMEOUT_MS = 30_000
 /**
  * The body of every service's main.ts: parses its config once (the process group, for the logger and the
  * listener, and the groups the service reads), makes the logger, starts the service, and shuts it down
- * gracefully on SIGTERM/SIGINT: `close()` stops accepting, finishes what is in flight and
+ * gracefully on SIGTERM, SIGINT or SIGHUP: `close()` stops accepting, finishes what is in flight and
  * commits it, then releases everything; the process exits 0. A second signal, or a shutdown still
  * running after 30 s, exits at once with 1.
  */
@@ -31,7 +32,7 @@ export async function runService<const Gs extends readonly Group[]>(
     console.error(err.message)
     process.exit(78)
   }
-  const log = pino({ name, level: config.LOG_LEVEL })
+  const log = pino({ name, level: config.LOG_LEVEL }, logOutput())
   let service: RunningService
   try {
     // As root from a private home, DATA_DIR may move where the embedded Postgres can reach it.
@@ -67,7 +68,9 @@ export async function runService<const Gs extends readonly Group[]>(
   }
   // This process shuts down its own way: another handler (a library's exit hook) would exit at once,
   // mid-request (service.close() stops the embedded server too, after everything that uses it).
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  // SIGHUP: the terminal running it (npm start) was closed. Ended by it, the process would leave its embedded
+  // Postgres (in a process group of its own) running for nobody until the next start stopped it.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.removeAllListeners(signal)
     process.on(signal, shutdown)
   }

@@ -4,7 +4,7 @@
  * requests, and on `stop` finishes its batches, closes everything and says so.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { type Infrastructure, openInfrastructure } from '@cas/platform'
+import { type Infrastructure, logOutput, openInfrastructure } from '@cas/platform'
 import { pino } from 'pino'
 import { type Projector, startProjector } from './app.ts'
 import type { ProjectorThreadData, ProjectorThreadReply, ProjectorThreadRequest } from './thread.ts'
@@ -14,7 +14,7 @@ const data = workerData as ProjectorThreadData
 const post = (reply: ProjectorThreadReply) => port.postMessage(reply)
 
 const log = data.log
-  ? pino({ name: data.log.name, level: data.log.level }).child({ thread: 'projector' })
+  ? pino({ name: data.log.name, level: data.log.level }, logOutput()).child({ thread: 'projector' })
   : false
 let infra: Infrastructure | undefined
 let projector: Projector | undefined
