@@ -9,6 +9,7 @@ import { createTestSemanticAnalyzer, describeWithTestModel } from '../../test/te
 import type { MessageToAnalyze } from '../analyzer.ts'
 import { unitsOf } from '../signals/cues.ts'
 import { SignalScorer } from '../signals/scorer.ts'
+import { labelTopic, termCorpus } from '../topics/labels.ts'
 import { startAnalyzerThreads } from './analyzer-threads.ts'
 import type { SemanticAnalyzer } from './semantic.ts'
 
@@ -127,6 +128,35 @@ describeWithTestModel('the language model, asked once per text', () => {
       "I'll call them. what number do I ring?",
     ])
       expect(await after(ask), ask).toEqual([true, false, true])
+  })
+
+  it("names a Spanish chatbot's topic by its requests' content words, not by Spanish function words", async () => {
+    // Regression (trial6, bench/FINDINGS.md "A sixth trial"): winkNLP's English model tags "el", "la", "mi"
+    // as nouns, and a Spanish chatbot's one large topic was labelled "el, la, tren". Hand-written requests
+    // (not trial6's), one request in other words each time: the function words recur, the content words vary.
+    const requests = [
+      'Quiero cambiar la fecha de mi viaje en el tren de la mañana',
+      'Necesito modificar la hora de mi reserva para el domingo',
+      '¿Puedo pasar mi trayecto de la tarde a la noche del sábado?',
+      'Me gustaría adelantar la vuelta de mi viaje al jueves por la mañana',
+      'Hola, quiero retrasar la ida de mi reserva una semana',
+      'Quisiera cambiar el horario de mi billete de la semana que viene',
+    ]
+    asked = []
+    const terms = new Map<string, number>()
+    for (const [i, content] of requests.entries()) {
+      const [result] = await analyzer.analyzeMessages([{ id: `es${i}`, role: 'user', content }], {})
+      expect(result!.language, content).toBe('es')
+      expect(result!.terms, content).toBeDefined()
+      for (const term of result!.terms!) terms.set(term, (terms.get(term) ?? 0) + 1)
+    }
+    // The topic's label as the topic model gives it (labels.ts), here of one topic holding them all.
+    const { label, keywords } = labelTopic(terms, termCorpus([terms]))
+    const words = [label, ...keywords].flatMap((k) => k.split(/[\s,]+/))
+    expect(
+      words.filter((w) => ['el', 'la', 'de', 'del', 'mi', 'al', 'por', 'para', 'que'].includes(w)),
+    ).toEqual([])
+    expect(keywords).toEqual(expect.arrayContaining(['cambiar', 'reserva', 'viaje']))
   })
 
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {

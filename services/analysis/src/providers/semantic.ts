@@ -57,8 +57,9 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * 10: a label of stop words named by its noun or verb (terms.ts), a later request asking in a clause (topics9).
  * 11: give-ups and dismissals among the topic gate's social anchors (requests.ts GIVE_UP_ANCHORS, topics16).
  * 12: the end user's own plan to reach someone another way asks in no clause (topics/own-plans.ts, topics19).
+ * 13: a message in another language than English loses that language's function words from its terms (lang2).
  */
-const RULES_VERSION = 12
+const RULES_VERSION = 13
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 
@@ -123,6 +124,9 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
         throw new AnalyzerError('invalid_input', `message ${String(m.id)} has no text content`, false)
       }
     }
+    // Each end user's language, for the result and for its terms: another language's function words are
+    // no terms (terms.ts).
+    const languages = messages.map(languageOf)
     // Every end user's message with text is embedded: the learned sentiment reads its embedding.
     const users = messages.filter((m) => m.role === 'user' && m.content.trim() !== '')
     const own = new Map(users.map((m, i) => [m, i]))
@@ -218,7 +222,7 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
     const gated = new Map(
       toEmbed.map((m, i) => [m, { social: social(similarities[i]!), request: request(similarities[i]!) }]),
     )
-    return messages.map((m): MessageAnalysis => {
+    return messages.map((m, i): MessageAnalysis => {
       const embedding = byMessage.get(m)
       const lexical = sentiment.score(m.content)
       const at = own.get(m)
@@ -232,14 +236,16 @@ export async function createSemanticAnalyzer(source: ModelSource): Promise<Seman
       const result = {
         messageId: m.id,
         ...read,
-        ...languageOf(m),
+        ...languages[i],
         topics: [],
         ...(question ? { slotQuestion: question } : {}),
         ...(anchorSimilarities ? { anchorSimilarities } : {}),
       }
       // The terms only for a message that makes a topic (they name topics): greetings, thanks and follow-ups
       // were read by the tagger for nothing.
-      return embedding ? { ...result, embedding, terms: extractor.terms(m.content) } : result
+      return embedding
+        ? { ...result, embedding, terms: extractor.terms(m.content, languages[i]!.language) }
+        : result
     })
   }
 }

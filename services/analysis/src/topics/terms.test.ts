@@ -58,3 +58,43 @@ describe('terms', () => {
     expect(extractor.terms('is anyone there?')).toEqual(['is anyone there'])
   })
 })
+
+describe("terms of a message in another language than English (the message's language, language.ts)", () => {
+  // trial6: winkNLP's English model tags Spanish articles as nouns, and a Spanish chatbot's topic was
+  // labelled "el, la, tren" (bench/FINDINGS.md "A sixth trial").
+  const spanish = 'Quiero cambiar la fecha de mi billete del tren de mañana'
+  const german = 'Ich möchte meine Bestellung stornieren, die Lieferung ist nicht gekommen'
+
+  it("leaves a Spanish message's function words out of its terms, and out of its pairs", () => {
+    expect(words(extractor.terms(spanish))).toEqual(expect.arrayContaining(['la', 'mi', 'del']))
+    const terms = extractor.terms(spanish, 'es')
+    expect(terms).toEqual(expect.arrayContaining(['cambiar', 'fecha', 'billete', 'tren', 'mañana']))
+    expect(words(terms).filter((w) => ['la', 'de', 'mi', 'del'].includes(w))).toEqual([])
+    expect(extractor.contentTerms(spanish, 'es')).toEqual(terms)
+  })
+
+  it("leaves a German message's function words out of its terms", () => {
+    expect(words(extractor.terms(german))).toEqual(expect.arrayContaining(['ich', 'meine', 'die', 'ist']))
+    const terms = extractor.terms(german, 'de')
+    expect(terms).toEqual(expect.arrayContaining(['bestellung', 'stornieren', 'lieferung']))
+    expect(words(terms).filter((w) => ['ich', 'meine', 'die', 'ist', 'nicht'].includes(w))).toEqual([])
+  })
+
+  it('keeps English, an undetermined message and a language without a list as before', () => {
+    for (const text of ['I want to reset my password', spanish, german]) {
+      expect(extractor.terms(text, 'en'), text).toEqual(extractor.terms(text))
+      expect(extractor.terms(text, 'und'), text).toEqual(extractor.terms(text))
+      expect(extractor.terms(text, 'xx'), text).toEqual(extractor.terms(text))
+    }
+  })
+
+  it('names a message of function words only by its first words, never by nothing', () => {
+    expect(extractor.terms('¿y eso por qué?', 'es')).toEqual(['y eso por qué'])
+    expect(extractor.terms('para el lunes', 'es')).toEqual(['lunes'])
+  })
+
+  it('takes the lists it is given: none leaves every word', () => {
+    const englishOnly = createTermExtractor({})
+    expect(englishOnly.terms(spanish, 'es')).toEqual(extractor.terms(spanish))
+  })
+})

@@ -1,3 +1,4 @@
+import stopwordsIso from 'stopwords-iso/stopwords-iso.json' with { type: 'json' }
 import model from 'wink-eng-lite-web-model'
 import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type WinkMethods } from 'wink-nlp'
 
@@ -17,11 +18,28 @@ import winkNLP, { type ItemSentence, type ItsFunction, type PartOfSpeech, type W
  * theme labelled "Pay, i'm" (bench/FINDINGS.md "Labels without pronouns").
  */
 export interface TermExtractor {
-  /** The words a label may take from the text: never empty for a text with a letter. */
-  terms(text: string): string[]
+  /**
+   * The words a label may take from the text: never empty for a text with a letter. `language`: the
+   * message's (language.ts); in a language other than English, its function words are no terms.
+   */
+  terms(text: string, language?: string): string[]
   /** Its content words alone, NOT_TOPICAL's left out (empty for "hi", "what time is it?"). */
-  contentTerms(text: string): string[]
+  contentTerms(text: string, language?: string): string[]
 }
+
+/**
+ * A language's function words (ISO 639-1 code → its words), for a message detected as another language
+ * than English: winkNLP's English model tags "el", "la", "mi" of "quiero cambiar la fecha de mi billete"
+ * as nouns, and trial6's Spanish chatbot got a topic labelled "el, la, tren" (bench/FINDINGS.md "lang2").
+ * English keeps winkNLP's own stop words, as before; an undetermined message ("und") keeps every word.
+ */
+export type StopWordLists = Readonly<Record<string, readonly string[]>>
+
+/**
+ * stopwords-iso 1.1.0 (MIT, a JSON file of 58 languages' lists, no code, no dependencies; the lists of
+ * several public collections merged per language), keyed by ISO 639-1 codes as tinyld names languages.
+ */
+export const STOPWORDS_ISO: StopWordLists = stopwordsIso
 
 /** A text with no content word is named by at most this many of its first words. */
 const FALLBACK_WORDS = 4
@@ -56,8 +74,20 @@ const NOT_TOPICAL: ReadonlySet<string> = new Set([
   ...['can', 'will', 'may', 'might', 'must', 'ask', 'find', 'show', 'mean', 'come'],
 ])
 
-export function createTermExtractor(): TermExtractor {
+export function createTermExtractor(stopWordLists: StopWordLists = STOPWORDS_ISO): TermExtractor {
   const nlp: WinkMethods = winkNLP(model, ['sbd', 'pos'])
+  const foreign = new Map<string, ReadonlySet<string>>()
+  /** The function words of a message's language, when it is neither English nor undetermined. */
+  const functionWordsOf = (language: string | undefined): ReadonlySet<string> | undefined => {
+    if (language === undefined || language === 'en' || !Object.hasOwn(stopWordLists, language))
+      return undefined
+    let words = foreign.get(language)
+    if (!words) {
+      words = new Set(stopWordLists[language]!.map((w) => w.toLowerCase()))
+      foreign.set(language, words)
+    }
+    return words
+  }
   const its = nlp.its
   const stopWords = new Map<string, boolean>()
   // The tagger's own stop-word flag for a word read alone ("i", "you": yes; "ma", "rock": no); few distinct.
@@ -75,7 +105,10 @@ export function createTermExtractor(): TermExtractor {
     const base = INNER_APOSTROPHE.exec(normal)?.[1]
     return base !== undefined && isStopWord(base)
   }
-  function extract(text: string): {
+  function extract(
+    text: string,
+    language: string | undefined,
+  ): {
     content: string[]
     untopical: string[]
     stopContent: string[]
@@ -97,17 +130,29 @@ export function createTermExtractor(): TermExtractor {
     const untopical = new Map<string, PartOfSpeech>()
     // Content words the tagger flags as stop words ("call" in "is there someone I can call?").
     const stopContent = new Map<string, PartOfSpeech>()
-    const words = normal.filter((w, i) => type[i] === 'word' && /\p{L}/u.test(w))
+    // A word of the message's own language's list is a function word, whatever the English tagger made of
+    // it: no term, nor a stop word named for want of others; the first words name the message without them,
+    // or with them when it has nothing else.
+    const functionWords = functionWordsOf(language)
+    const functional = normal.map((w) => functionWords?.has(w) === true)
+    const allWords = normal.filter((w, i) => type[i] === 'word' && /\p{L}/u.test(w))
+    const ownWords = normal.filter((w, i) => type[i] === 'word' && /\p{L}/u.test(w) && !functional[i])
+    const words = ownWords.length > 0 ? ownWords : allWords
     doc.sentences().each((sentence: ItemSentence) => {
       const [start, end] = sentence.out(its.span) as unknown as [number, number]
       let previous: { word: string; pos: PartOfSpeech; skipped: boolean } | undefined
       for (let i = start; i <= end; i++) {
         const content =
-          type[i] === 'word' && CONTENT_POS.has(pos[i]!) && !stop[i] && !fusedFunctionWord(normal[i]!)
+          type[i] === 'word' &&
+          CONTENT_POS.has(pos[i]!) &&
+          !stop[i] &&
+          !functional[i] &&
+          !fusedFunctionWord(normal[i]!)
         const word = content ? termOf(normal[i]!, pos[i]!, lemma[i]) : undefined
         if (content && word === undefined && /\p{L}/u.test(normal[i]!))
           untopical.set(foldOf(normal[i]!, pos[i]!, lemma[i]), pos[i]!)
-        if (type[i] === 'word' && CONTENT_POS.has(pos[i]!) && stop[i] && /\p{L}{2}/u.test(normal[i]!)) {
+        const flagged = type[i] === 'word' && CONTENT_POS.has(pos[i]!) && stop[i] && !functional[i]
+        if (flagged && /\p{L}{2}/u.test(normal[i]!)) {
           const folded = foldOf(normal[i]!, pos[i]!, lemma[i])
           if (!NOT_TOPICAL.has(folded) && !NOT_TOPICAL.has(normal[i]!)) stopContent.set(folded, pos[i]!)
         }
@@ -134,9 +179,9 @@ export function createTermExtractor(): TermExtractor {
     }
   }
   return {
-    contentTerms: (text) => extract(text).content,
-    terms(text) {
-      const { content, untopical, stopContent, words } = extract(text)
+    contentTerms: (text, language) => extract(text, language).content,
+    terms(text, language) {
+      const { content, untopical, stopContent, words } = extract(text, language)
       if (content.length > 0) return content
       if (untopical.length > 0) return untopical
       if (stopContent.length > 0) return stopContent
