@@ -1,15 +1,20 @@
 /**
  * PostgreSQL 14's schema public lets PUBLIC create objects (15 no longer does), so the read-only cas_query
  * login could create tables and functions where the services read. Each database here is set up as 14 has
- * it (GRANT CREATE ON SCHEMA public TO PUBLIC) before the migrations run.
+ * it (GRANT CREATE ON SCHEMA public TO PUBLIC) before the migrations run. Where the migrating role cannot
+ * close it, every process says so at start: checked once through a service's own start and log.
  */
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { dropTestDatabase } from '../../../test/support/database.ts'
-import { withDatabase } from './index.ts'
+import { spawnWorker } from '../../../test/support/worker-process.ts'
+import { freePort, withDatabase } from './index.ts'
 import { migrate } from './migrate.ts'
 import { publicSchemaOpenToAll } from './public-schema.ts'
+
+const PROJECTOR = fileURLToPath(new URL('../../../services/projector/src/main.ts', import.meta.url))
 
 let adminUrl: string
 let admin: pg.Client
@@ -103,4 +108,36 @@ describe("schema public open to every role (PostgreSQL 14's default)", () => {
       statement: 'REVOKE CREATE ON SCHEMA public FROM PUBLIC;',
     })
   })
+
+  it("is named at a service's start, in a warning that gives the schema's owner and the statement", async () => {
+    // Given: a managed 14's application role, owning its database but not its schema public
+    const name = await databaseAs14Has(role)
+    const url = new URL(withDatabase(adminUrl, name))
+    url.username = role
+    url.password = 'app-secret'
+
+    // When: a service (the projector) starts on it
+    const service = spawnWorker(
+      {
+        DATABASE_URL: url.toString(),
+        KAFKA_BROKERS: '',
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      },
+      PROJECTOR,
+    )
+    try {
+      // Then: its start's log warns, naming the owner and the exact statement
+      const line = await service.waitForLine((l) => l.includes('schema public'), 120_000)
+      expect(JSON.parse(line)).toMatchObject({
+        level: 40,
+        owner: adminName,
+        statement: 'REVOKE CREATE ON SCHEMA public FROM PUBLIC;',
+        msg: `every role may create objects in schema public (PostgreSQL 14's default), the read-only query login too: its owner, ${adminName}, should run REVOKE CREATE ON SCHEMA public FROM PUBLIC;`,
+      })
+    } finally {
+      await service.kill('SIGTERM')
+    }
+  }, 180_000)
 })
