@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { type RunningPostgres, useRunningEmbeddedPostgres } from '@cas/db'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { embeddedDataDir } from './support/embedded-postgres.ts'
+import { alive, embeddedDataDir } from './support/embedded-postgres.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const scratch: string[] = []
@@ -27,15 +27,6 @@ afterEach(async () => {
   for (const server of used.splice(0)) await server.stop()
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
 })
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 function postmasterPid(dir: string): number | undefined {
   const file = path.join(dir, 'postmaster.pid')

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { freePort } from '@cas/db'
 import { afterEach, describe, expect, it } from 'vitest'
 import { postmasterPid } from './support/as-deployed.ts'
-import { embeddedDataDir } from './support/embedded-postgres.ts'
+import { alive, embeddedDataDir } from './support/embedded-postgres.ts'
 import { modelConfigEnv } from './support/model.ts'
 import { spawnWorker } from './support/worker-process.ts'
 
@@ -25,15 +25,6 @@ afterEach(async () => {
   for (const pid of leftovers.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL')
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
 })
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** `npm start`'s service on its own DATA_DIR (the embedded Postgres in `dir`), logging at info. */
 async function serviceEnv(dir: string): Promise<Record<string, string>> {

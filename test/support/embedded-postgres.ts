@@ -33,3 +33,13 @@ export function heldStop(): { holdStop: () => Promise<void>; hasLooked: Promise<
   }
   return { holdStop, hasLooked, release }
 }
+
+/** Whether process `pid` runs (a postmaster, or a process of ours a test started). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

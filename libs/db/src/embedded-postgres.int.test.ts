@@ -11,7 +11,7 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { embeddedDataDir, heldStop } from '../../../test/support/embedded-postgres.ts'
+import { alive, embeddedDataDir, heldStop } from '../../../test/support/embedded-postgres.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { startTimeOf, untilNoneLeaves, whileLeaving } from './embedded-postgres-users.ts'
 import {
@@ -159,15 +159,6 @@ function serverLog(dir: string): string {
     .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
     .map((file) => readFileSync(file, 'utf8'))
     .join('')
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 describe("the embedded Postgres's log", () => {
