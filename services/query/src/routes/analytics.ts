@@ -16,6 +16,7 @@ import {
 } from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
 import { waitForChatbots } from '../read-your-writes.ts'
+import { readAbandonmentPending } from '../repositories/abandonment-pending.ts'
 import {
   checkTimeZone,
   type RollupScope,
@@ -424,6 +425,27 @@ const signalsResponse = z.object({
     )
     .describe('Topics with a bot failure, ranked by how often the bot fails their users.'),
   buckets: z.array(z.object({ bucket: z.string(), conversations: count })),
+  abandonmentPending: z
+    .object({
+      conversations: count.describe(
+        "Conversations in range still within their chatbot's quiet period (`settings.signals.abandonmentAfterMinutes`, 30 by default) since their last message: their abandonment is not decided yet, so `abandonment` may still rise after the status reads up to date. Chatbots with abandonment off have none.",
+      ),
+      nextDueAt: z
+        .string()
+        .nullable()
+        .describe(
+          "When the first of them leaves its quiet period (its last message's time plus the quiet period); the analysis decides it at its next sweep (every 30 s). Null when none waits.",
+        ),
+      quietPeriodMinutes: z
+        .number()
+        .nullable()
+        .describe(
+          "The quiet period of the scope's chatbots with abandonment on, in minutes, when they share one; null when they differ or none has it on.",
+        ),
+    })
+    .describe(
+      "The range's conversations whose abandonment is still to be decided, as of the request, by each chatbot's quiet period now.",
+    ),
 })
 
 const signalsExample: z.output<typeof signalsResponse> = {
@@ -488,6 +510,7 @@ const signalsExample: z.output<typeof signalsResponse> = {
     { bucket: '2026-11-16T00:00:00.000Z', conversations: 50 },
     { bucket: '2026-11-23T00:00:00.000Z', conversations: 70 },
   ],
+  abandonmentPending: { conversations: 12, nextDueAt: '2026-11-29T23:41:05.000Z', quietPeriodMinutes: 30 },
 }
 
 /** Checks, in the request's organization scope, what only the database can tell: the chatbot and the zone. */
@@ -651,7 +674,10 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
         orgId,
         request.query,
         interval,
-        (client, scope) => readSignals(client, scope, interval, tz, limit),
+        async (client, scope) => ({
+          ...(await readSignals(client, scope, interval, tz, limit)),
+          abandonmentPending: await readAbandonmentPending(client, scope, deps.now()),
+        }),
       )
       return {
         ok: true as const,
