@@ -14,7 +14,8 @@
  * - cap 0.5 + conversations Y, conversations Y alone (helper topics19): the best cut whose largest theme holds
  *   at most Y of the conversations with a topic (each counted in every theme it has a topic in), with the topic
  *   cap or instead of it; the same with messages Y, the share of the topics' messages (their sizes), which is
- *   what themes.ts could bound from its topics alone (measured, not adopted: bench/FINDINGS.md, topics19);
+ *   what themes.ts could bound from its topics alone (measured, not adopted); themes.ts since GROUPING_VERSION 6
+ *   bounds the conversations at Y = MAX_THEME_CONVERSATION_SHARE, read from the chatbot's window (FINDINGS, topics19);
  * - floor S: the best cut only when its silhouette is at least S;
  * - margin M: the best cut only when its silhouette stands M above the next best cut's.
  *
@@ -35,7 +36,12 @@
  */
 import { parseArgs } from 'node:util'
 import { currentTopic } from '../services/analysis/src/topics/recluster.ts'
-import { MAX_THEME_TOPIC_SHARE, type ThemeCut, themeCuts } from '../services/analysis/src/topics/themes.ts'
+import {
+  MAX_THEME_CONVERSATION_SHARE,
+  MAX_THEME_TOPIC_SHARE,
+  type ThemeCut,
+  themeCuts,
+} from '../services/analysis/src/topics/themes.ts'
 import { OTHER_TOPIC, pointKey } from '../services/analysis/src/topics/topic-model.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import { windowClusters } from '../services/analysis/src/topics/window-clusters.ts'
@@ -91,14 +97,14 @@ const withinTopicCap = (cut: ThemeCut, n: number) => largestGroup(cut) <= MAX_TH
 const RULES: [string, Rule][] = [
   ['best silhouette (before GROUPING_VERSION 5)', (cuts) => byScore(cuts)[0] ?? 'one'],
   ...[0.3, 0.35, 0.4, 0.5, 0.6, 0.7].map((x): [string, Rule] => [
-    `cap ${x}${x === MAX_THEME_TOPIC_SHARE ? ' (themes.ts)' : ''}`,
+    `cap ${x}${x === MAX_THEME_TOPIC_SHARE ? ' (themes.ts, GROUPING_VERSION 5)' : ''}`,
     (cuts, n) => byScore(cuts).find((c) => largestGroup(c) <= x * n),
   ]),
   // helper topics19: the conversations' share bounded too (or instead), exactly (the windows know each
   // conversation's topics) and as themes.ts could from the topics' sizes (messages).
   ...[0.5, 0.6, 2 / 3, 0.75].flatMap((y): [string, Rule][] => [
     [
-      `cap ${MAX_THEME_TOPIC_SHARE} + conversations ${y.toFixed(2)}`,
+      `cap ${MAX_THEME_TOPIC_SHARE} + conversations ${y.toFixed(2)}${y === MAX_THEME_CONVERSATION_SHARE ? ' (themes.ts since GROUPING_VERSION 6)' : ''}`,
       (cuts, n, w) => byScore(cuts).find((c) => withinTopicCap(c, n) && conversationsShare(c.labels, w) <= y),
     ],
     [
@@ -275,7 +281,7 @@ function outcome(window: Window, cut: ThemeCut | undefined | 'one'): Outcome {
 
 /** With --rows, each window's outcome under these rules (names' beginnings). */
 const WINDOW_ROWS = [
-  'cap 0.5 (themes.ts)',
+  'cap 0.5 (themes.ts',
   'cap 0.5 + conversations 0.67',
   'cap 0.5 + messages 0.50',
   'cap 0.5 + messages 0.67',

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { currentTopic } from './recluster.ts'
 import { SimilarityMemo } from './similarity-memo.ts'
 import { GROUPING_VERSION, groupThemes, type Theme } from './themes.ts'
 import type { TopicState } from './topic-model.ts'
@@ -36,7 +37,12 @@ export async function assignThemes(
   const previous = stored?.themes ?? []
   // The memo lives with the chatbot's cached state (topic-store.ts): a state read anew starts without one.
   state.themeSimilarities ??= new SimilarityMemo()
-  const themes = groupThemes(topics, previous, state.themeSimilarities)
+  const themes = groupThemes(
+    topics,
+    previous,
+    state.themeSimilarities,
+    await windowConversations(client, state),
+  )
   await client.query(
     `INSERT INTO topic_themes (chatbot_id, signature, themes) VALUES ($1, $2, $3)
      ON CONFLICT (chatbot_id) DO UPDATE SET signature = EXCLUDED.signature, themes = EXCLUDED.themes`,
@@ -47,4 +53,23 @@ export async function assignThemes(
     type: 'analysis.themes-assigned',
     payload: { themes: themes.map((t) => ({ themeId: t.id, label: t.label, topicIds: t.topicIds })) },
   }
+}
+
+/**
+ * Each conversation of the chatbot's window (topic-window.ts) with the topics its requests there are in now (their
+ * latest results' topics, through merges), for the bound on a theme's share of conversations (themes.ts
+ * MAX_THEME_CONVERSATION_SHARE). Read only when the chatbot is grouped anew: the themes then hold to the window
+ * as it was at its last change of topics or labels.
+ */
+async function windowConversations(client: pg.ClientBase, state: TopicState): Promise<string[][]> {
+  const { rows } = await client.query<{ topics: string[] }>({
+    name: 'cas-theme-window-conversations',
+    text: `SELECT array_agg(r.topics[1]) AS topics
+       FROM topic_window w
+       JOIN analysis_results r ON r.conversation_id = w.conversation_id AND r.message_id = w.message_id
+      WHERE w.chatbot_id = $1 AND cardinality(r.topics) > 0
+      GROUP BY w.conversation_id`,
+    values: [state.chatbotId],
+  })
+  return rows.map((r) => r.topics.map((id) => currentTopic(state, id)))
 }

@@ -3,6 +3,7 @@ import { termCorpus } from './labels.ts'
 import {
   clusterCentroids,
   groupThemes,
+  MAX_THEME_CONVERSATION_SHARE,
   MAX_THEME_TOPIC_SHARE,
   MAX_THEMES,
   type ThemeTopic,
@@ -108,6 +109,59 @@ describe('groupThemes', () => {
     )
     for (const t of themes)
       expect(t.topicIds.length).toBeLessThanOrEqual(MAX_THEME_TOPIC_SHARE * topics.length)
+  })
+
+  it('shows a finer cut over a better one whose largest theme holds more than two thirds of the conversations', () => {
+    // Issue 31, item 3 (topics19): on multi-turn windows a theme of at most half of the topics still held up to
+    // 74 % of the conversations: its topics were the ones most conversations were in.
+    const lean = (base: number, axis: number, nudge: number) => {
+      const v = new Float32Array(DIMENSIONS)
+      v[base] = 1
+      v[axis] = 0.15
+      v[8 + nudge] = 0.05
+      return normalized(v)
+    }
+    const a = [0, 1].map((i) => topic(`alpha ${i}`, lean(0, 3, i)))
+    const b = [2, 3].map((i) => topic(`beta ${i}`, lean(0, 4, i)))
+    const c = [4, 5].map((i) => topic(`gamma ${i}`, lean(1, 5, i)))
+    const d = [6, 7].map((i) => topic(`delta ${i}`, lean(1, 6, i)))
+    const topics = [...a, ...b, ...c, ...d]
+    const cuts = themeCuts(topics.map((t) => t.centroid))
+    // The best cut is the coarsest: {alpha, beta} against {gamma, delta}, half of the topics each.
+    expect(cuts[0]!.k).toBe(2)
+    for (const cut of cuts.slice(1)) expect(cuts[0]!.score).toBeGreaterThan(cut.score)
+    expect(groupThemes(topics)).toHaveLength(2)
+    // Seven conversations of ten in alpha or beta (one of them in delta too): 7 of 10 in one theme of that cut.
+    const conversations = [
+      [a[0]!.id],
+      [a[1]!.id],
+      [a[0]!.id, a[1]!.id],
+      [b[0]!.id],
+      [b[1]!.id],
+      [b[0]!.id],
+      [a[0]!.id, d[0]!.id],
+      [c[0]!.id],
+      [c[1]!.id],
+      [d[1]!.id],
+      ['a topic since merged away or retired'],
+    ]
+    const themes = groupThemes(topics, [], undefined, conversations)
+    expect(themes.length).toBeGreaterThan(2)
+    const theme = (t: ThemeTopic) => themes.find((th) => th.topicIds.includes(t.id))!
+    expect(theme(a[0]!)).not.toBe(theme(b[0]!))
+    for (const th of themes) {
+      const own = conversations.filter((ids) => ids.some((id) => th.topicIds.includes(id)))
+      expect(own.length).toBeLessThanOrEqual(MAX_THEME_CONVERSATION_SHARE * 10)
+    }
+  })
+
+  it('makes no themes when every cut leaves one theme with more than two thirds of the conversations', () => {
+    const topics = [0, 1, 2, 3].map((i) => topic(`topic ${i}`, near(i < 2 ? 0 : 1, i)))
+    expect(themeCounts(topics.length)).toEqual([2])
+    expect(groupThemes(topics)).toHaveLength(2)
+    // Every conversation but one in the first two topics' theme, one of them in the other theme too.
+    const conversations = [[topics[0]!.id], [topics[1]!.id], [topics[0]!.id, topics[2]!.id], [topics[3]!.id]]
+    expect(groupThemes(topics, [], undefined, conversations)).toEqual([])
   })
 
   it('keeps a theme id while the theme keeps most of its topics; a new theme gets a new id', () => {

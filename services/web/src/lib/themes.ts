@@ -57,11 +57,11 @@ export function themeSharesNote(report: Pick<TopicsReport, 'themes'>): string {
 /**
  * Said where topics are shown outside any theme: a chatbot's topics are grouped into themes only when they
  * fall into groups none of which holds more than half of them (themes.ts MAX_THEME_TOPIC_SHARE, at least
- * four topics); on small chatbots a theme of nearly every topic told nothing (bench/FINDINGS.md "When themes
+ * four topics) nor more than two thirds of the conversations (MAX_THEME_CONVERSATION_SHARE); on small chatbots a theme of nearly every topic told nothing (bench/FINDINGS.md "When themes
  * are worth showing"). Key phrases and topics found since the last grouping have none either.
  */
 export const NO_THEME_NOTE =
-  'Not grouped into themes: topics are grouped only when there are at least four and they fall into groups that each hold at most half of them. Key phrases and topics not grouped yet have no theme either.'
+  'Not grouped into themes: topics are grouped only when there are at least four and they fall into groups that each hold at most half of them and at most two thirds of the conversations. Key phrases and topics not grouped yet have no theme either.'
 
 export const THEME_COLUMNS = ['Theme', 'Topics', 'Conversations', 'Share', 'Messages'] as const
 
