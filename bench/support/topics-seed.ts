@@ -96,16 +96,19 @@ export async function seedTopicsPage(
                                    WHERE p.k BETWEEN 0 AND $5::int + $6::int - 1) END AS topics) t`,
     [orgId, chatbotId, now, conversations, SEED_TOPICS, SEED_MERGED],
   )
-  // One end-user message per topic (a minute apart) and an assistant reply after each.
+  // One end-user message per topic (a minute apart) and an assistant reply after each; the end user's
+  // language as an English chatbot's read (lang1): "en" for 8 in 10, "und" for 1, "es" for 1.
   await pool.query(
     `INSERT INTO rm_messages (conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival,
-                              sentiment_score, sentiment_label, topics, analyzer)
+                              sentiment_score, sentiment_label, topics, analyzer, language)
      SELECT c.id, r.role || '-' || n, c.org_id, c.chatbot_id, r.role,
             r.role || ' message ' || n || ' of ' || c.external_id || ' about ' || k.topic,
             c.first_message_at + make_interval(mins => n::int, secs => r.offs), 2 * n + r.offs,
             CASE WHEN r.role = 'user' THEN c.sentiment_score END,
             CASE WHEN r.role = 'user' THEN c.sentiment_label END,
-            CASE WHEN r.role = 'user' THEN ARRAY[k.topic] ELSE '{}' END, 'bench'
+            CASE WHEN r.role = 'user' THEN ARRAY[k.topic] ELSE '{}' END, 'bench',
+            CASE WHEN r.role = 'user' THEN (ARRAY['en', 'en', 'en', 'en', 'en', 'en', 'en', 'en', 'und', 'es'])[
+              1 + abs(hashtext(c.external_id || '-' || n)) % 10] END
        FROM rm_conversations c
        CROSS JOIN LATERAL unnest(c.topics) WITH ORDINALITY AS k(topic, n)
        CROSS JOIN (VALUES ('user', 0), ('assistant', 1)) r(role, offs)
