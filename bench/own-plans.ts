@@ -8,8 +8,8 @@
  *
  * Choose: the end users' later messages of the signal sets' older half (development … fresh6), each listed with its
  * conversation's labels (a plan, or an ask for a person in a conversation labelled escalation: the sets' README).
- * Confirm: the newer half (fresh7 … fresh25), then CLINC150 validation and test and DSTC11 requests, asked second and
- * asked first (what the rule costs real requests: every one listed). Never a blind set (fresh26 onwards).
+ * Confirm: the newer half (fresh7 onwards, every development set bench/quality/signals.ts lists outside signals-replay's OLDER_HALF), then CLINC150 validation and test and DSTC11 requests, asked second and
+ * asked first (what the rule costs real requests: every one listed). Never a set flagged blind there.
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -25,10 +25,11 @@ import {
   TOPIC_SOCIAL_ANCHORS,
 } from '../services/analysis/src/topics/requests.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
+import { OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
+import { OLDER_HALF } from './quality/signals-replay.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const DATA = path.join(ROOT, '../shared/data')
-const SIGNALS = path.join(ROOT, 'bench/data/signals')
 
 const model = await loadEmbeddingModel({
   modelDir: TEST_MODEL_DIR,
@@ -87,22 +88,15 @@ const PROBES: Item[] = [
   'i want you to call me sheldon',
 ].map((text) => ({ text, where: 'probe' }))
 
-const OLDER = [
-  'conversations',
-  'heldout',
-  'confirm',
-  'fresh',
-  'fresh2',
-  'fresh3',
-  'fresh4',
-  'fresh5',
-  'fresh6',
+// The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
+const signalSets = [
+  { name: 'development', file: SIGNALS_SET },
+  ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true),
 ]
-const NEWER = Array.from({ length: 19 }, (_, k) => `fresh${k + 7}`)
-const laterMessages = (files: readonly string[]): Item[] =>
-  files.flatMap((file) =>
+const laterMessages = (sets: readonly { name: string; file: string }[]): Item[] =>
+  sets.flatMap(({ name, file }) =>
     (
-      JSON.parse(readFileSync(path.join(SIGNALS, `${file}.json`), 'utf8')) as {
+      JSON.parse(readFileSync(file, 'utf8')) as {
         id: string
         signals: string[]
         messages: [string, string][]
@@ -111,7 +105,7 @@ const laterMessages = (files: readonly string[]): Item[] =>
       c.messages
         .filter(([who]) => who === 'user')
         .slice(1)
-        .map(([, text]) => ({ text, where: `${file}/${c.id} [${c.signals.join(', ')}]` })),
+        .map(([, text]) => ({ text, where: `${name}/${c.id} [${c.signals.join(', ')}]` })),
     ),
   )
 const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
@@ -130,8 +124,16 @@ const dstc11: Item[] = readFileSync(path.join(DATA, 'dstc11/development.jsonl'),
 
 const sets = [
   { name: 'probes, asked after a request', items: PROBES, later: true },
-  { name: 'signal sets, older half, later messages (choose)', items: laterMessages(OLDER), later: true },
-  { name: 'signal sets, newer half, later messages (confirm)', items: laterMessages(NEWER), later: true },
+  {
+    name: 'signal sets, older half, later messages (choose)',
+    items: laterMessages(signalSets.filter((s) => OLDER_HALF.has(s.name))),
+    later: true,
+  },
+  {
+    name: 'signal sets, newer half, later messages (confirm)',
+    items: laterMessages(signalSets.filter((s) => !OLDER_HALF.has(s.name))),
+    later: true,
+  },
   { name: 'CLINC150 validation, requests asked second', items: clincRequests('val'), later: true },
   { name: 'CLINC150 test, requests asked second', items: clincRequests('test'), later: true },
   { name: 'DSTC11, requests asked second', items: dstc11, later: true },
