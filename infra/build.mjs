@@ -9,11 +9,15 @@ const services = readdirSync('services', { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(`services/${d.name}/src/main.ts`))
   .map((d) => d.name)
 
+// A package's JSON file (stopwords-iso/stopwords-iso.json) goes into the bundle: esbuild writes an external
+// import without its `with { type: 'json' }`, which Node refuses (ERR_IMPORT_ASSERTION_TYPE_MISSING).
 const externalPackages = {
   name: 'external-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('@cas/') ? undefined : { path: args.path, external: true },
+      args.path.startsWith('@cas/') || args.path.endsWith('.json')
+        ? undefined
+        : { path: args.path, external: true },
     )
   },
 }
