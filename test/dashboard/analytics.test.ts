@@ -366,4 +366,51 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: analytics', () => {
     },
     STEP_TIMEOUT,
   )
+
+  it(
+    'says how many abandonments are still to be decided, within the quiet period, and nothing once it has passed',
+    async () => {
+      // Issue 32, trial7's finding 3: the abandonment count rose for half an hour after the status read
+      // up to date, and the page did not say that the range's last conversations were still waiting.
+      const bot = async (name: string) => {
+        const created = await page.request.post('/api/v1/chatbots', { data: { name } })
+        expect(created.ok(), await created.text()).toBe(true)
+        return (await created.json()) as { chatbot: { id: string }; apiKey: string }
+      }
+      const asked = (conversationId: string, sentAt: Date) => ({
+        conversationId,
+        messages: [{ id: 'm-1', role: 'user', content: 'where is my parcel?', sentAt: sentAt.toISOString() }],
+      })
+      const waiting = await bot('Waiting bot')
+      for (const id of ['waiting-1', 'waiting-2'])
+        expect((await capture(waiting.apiKey, asked(id, new Date()))).status).toBe(200)
+      const decided = await bot('Decided bot')
+      expect(
+        (await capture(decided.apiKey, asked('decided-1', new Date(Date.now() - 2 * 3_600_000)))).status,
+      ).toBe(200)
+      await waitForListed(page, `chatbotId=${waiting.chatbot.id}`, 'waiting-2')
+      await waitForListed(page, `chatbotId=${decided.chatbot.id}`, 'decided-1')
+
+      const text =
+        '2 conversations are still within the 30-minute quiet period; their abandonment is not yet decided.'
+      await page.goto(`/analytics?chatbotId=${waiting.chatbot.id}&range=7&interval=day`)
+      const signals = page.locator('section.signals-section')
+      await signals.getByRole('status').filter({ hasText: text }).waitFor()
+      expect(await signals.getByRole('status').filter({ hasText: text }).textContent()).toMatch(
+        /The first is decided from .+\.$/,
+      )
+      await page.locator('#needs-attention').getByText(text).waitFor()
+      await checkPage('analytics-abandonment-pending')
+
+      // Its last message two hours old: the quiet period has passed, nothing waits.
+      await page.goto(`/analytics?chatbotId=${decided.chatbot.id}&range=7&interval=day`)
+      await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor()
+      await page
+        .locator('section.signals-section')
+        .getByText(/Of the 1 conversations/)
+        .waitFor()
+      expect(await page.locator('.abandonment-pending').count()).toBe(0)
+    },
+    STEP_TIMEOUT,
+  )
 })

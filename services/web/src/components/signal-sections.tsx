@@ -6,6 +6,7 @@ import { formatDateTime, formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
 import {
+  abandonmentPendingText,
   checkedShare,
   exampleLinkText,
   failuresOf,
@@ -26,6 +27,24 @@ type SignalFigures = SignalsReport['signals'][number]
 function share(s: SignalFigures, conversations: number, chatbotId: string | undefined): string {
   if (!s.enabled) return chatbotId ? 'Off for this chatbot' : 'Off for every chatbot'
   return checkedShare(s.rate, s.conversationsChecked, conversations)
+}
+
+/**
+ * The range's conversations whose abandonment is still to be decided (their chatbot's quiet period not
+ * over since their last message), as the Topics page says topics are settling: the abandonment count may
+ * still rise after the status reads up to date (trial7). Nothing when none waits.
+ */
+function AbandonmentPending({ report, live }: { report: SignalsReport; live?: boolean }) {
+  const text = abandonmentPendingText(report.abandonmentPending, formatDateTime)
+  if (text === null) return null
+  // A live region once on the page (the Signals section's): Needs attention says the same again.
+  return live ? (
+    <p className="muted abandonment-pending" role="status">
+      {text}
+    </p>
+  ) : (
+    <p className="muted abandonment-pending">{text}</p>
+  )
 }
 
 /** The Signals section of the Analytics page: rates by signal, their trend, and the knowledge gaps per topic. */
@@ -86,6 +105,7 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
             : ''}
         </p>
       )}
+      <AbandonmentPending report={report} live />
       {report.conversations > 0 && (
         <div className="chart-grid">
           <ChartFigure
@@ -194,6 +214,7 @@ export function NeedsAttention({
         Topics ranked by how often the bot fails their users (the lower bound of the bot-failure rate's 95 %
         interval, so that one failure in one conversation does not come first).
       </p>
+      <AbandonmentPending report={report} />
       {botFailureOff ? (
         // Nothing is checked for bot failure: "No bot failure" would read as a bot that failed no one.
         <p className="empty">

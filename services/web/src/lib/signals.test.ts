@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  abandonmentPendingText,
   checkedShare,
   EXAMPLE_EXCERPT_CHARS,
   exampleLinkText,
@@ -79,5 +80,36 @@ describe("a Needs attention example's link", () => {
     expect(exampleLinkText({ excerpt: null, firstMessageAt: at }, on)).toBe(
       `No message from the end user yet \u00b7 on ${at}`,
     )
+  })
+})
+
+describe('the abandonments still to be decided, as the Analytics page says them', () => {
+  const at = (iso: string) => `<${iso}>`
+  it('counts the conversations within the quiet period and says when the first is due', () => {
+    expect(
+      abandonmentPendingText(
+        { conversations: 12, nextDueAt: '2026-12-02T07:30:00.000Z', quietPeriodMinutes: 30 },
+        at,
+      ),
+    ).toBe(
+      '12 conversations are still within the 30-minute quiet period; their abandonment is not yet decided. The first is decided from <2026-12-02T07:30:00.000Z>.',
+    )
+    expect(
+      abandonmentPendingText(
+        { conversations: 1, nextDueAt: '2026-12-02T07:30:00.000Z', quietPeriodMinutes: 1 },
+        at,
+      ),
+    ).toBe(
+      '1 conversation is still within the 1-minute quiet period; its abandonment is not yet decided. It is decided from <2026-12-02T07:30:00.000Z>.',
+    )
+  })
+
+  it("names no period when the chatbots' differ, and says nothing when none waits", () => {
+    expect(abandonmentPendingText({ conversations: 3, nextDueAt: null, quietPeriodMinutes: null }, at)).toBe(
+      "3 conversations are still within their chatbot's quiet period; their abandonment is not yet decided.",
+    )
+    expect(
+      abandonmentPendingText({ conversations: 0, nextDueAt: null, quietPeriodMinutes: 30 }, at),
+    ).toBeNull()
   })
 })

@@ -90,3 +90,26 @@ export function exampleLinkText(
       : `\u201c${shortText(example.excerpt, EXAMPLE_EXCERPT_CHARS)}\u201d`
   return `${words} \u00b7 ${formatDate(example.firstMessageAt)}`
 }
+
+/**
+ * What the Analytics page says of the range's conversations whose abandonment is still to be decided
+ * (the report's abandonmentPending: still within their chatbot's quiet period since their last message),
+ * so that an abandonment count that rises after the status reads up to date is expected; null when none
+ * waits. The time as `formatDate` writes it (the page's).
+ */
+export function abandonmentPendingText(
+  pending: { conversations: number; nextDueAt: string | null; quietPeriodMinutes: number | null },
+  formatDate: (iso: string) => string,
+): string | null {
+  const n = pending.conversations
+  if (n === 0) return null
+  const period =
+    pending.quietPeriodMinutes === null
+      ? "their chatbot's quiet period"
+      : `the ${formatNumber(pending.quietPeriodMinutes)}-minute quiet period`
+  const one = n === 1
+  const next = pending.nextDueAt
+    ? ` ${one ? 'It' : 'The first'} is decided from ${formatDate(pending.nextDueAt)}.`
+    : ''
+  return `${formatNumber(n)} ${one ? 'conversation is' : 'conversations are'} still within ${period}; ${one ? 'its' : 'their'} abandonment is not yet decided.${next}`
+}
