@@ -67,12 +67,18 @@ async function cliInItsTerminal(dataDir: string): Promise<ChildProcessByStdio<Wr
   return cli
 }
 
-/** Ctrl-C in the CLI's terminal: SIGINT to its process group; its exit code, or the signal that ended it. */
-function interrupt(cli: ChildProcessByStdio<Writable, Readable, null>): Promise<number | string | null> {
+/**
+ * Ctrl-C in the CLI's terminal (SIGINT to its process group), or the terminal closed (SIGHUP); its exit code, or
+ * the signal that ended it.
+ */
+function interrupt(
+  cli: ChildProcessByStdio<Writable, Readable, null>,
+  signal: NodeJS.Signals = 'SIGINT',
+): Promise<number | string | null> {
   const exited = new Promise<number | string | null>((resolve) =>
     cli.once('exit', (code, signal) => resolve(signal ?? code)),
   )
-  process.kill(-cli.pid!, 'SIGINT')
+  process.kill(-cli.pid!, signal)
   return exited
 }
 
@@ -118,5 +124,19 @@ describe('an operator CLI interrupted (Ctrl-C)', () => {
     // And: leaving, this process stops it
     await used.splice(0)[0]!.stop()
     expect(alive(postmaster)).toBe(false)
+  })
+
+  it('closing its terminal (SIGHUP) stops the embedded Postgres it started, and exits 129', async () => {
+    // Given: a CLI that started the embedded server on its DATA_DIR
+    const dir = await embeddedDataDir('cas-cli-interrupt-', scratch)
+    const cli = await cliInItsTerminal(dir)
+    const postmaster = postmasterPid(dir)!
+    leftovers.push(postmaster)
+
+    // When: its terminal hangs up (SIGHUP to its process group; before, the signal ended it at once)
+    // Then: it exits as hung up, having stopped its server, as on Ctrl-C
+    expect(await interrupt(cli, 'SIGHUP')).toBe(129)
+    expect(alive(postmaster)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
   })
 })

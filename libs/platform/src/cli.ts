@@ -17,9 +17,9 @@ const CONNECTION_SQLSTATES = /^(08|28)|^3D000$|^57P03$/
  * openInfrastructure opens it, but a failure ends the process with one line on stderr and exit code 1, not
  * Node's stack trace of an unhandled rejection. Returns only once open.
  *
- * SIGINT (Ctrl-C) or SIGTERM ends the CLI as the signal would (exit code 128 + its number), once it has
- * left the embedded Postgres: stopped it, or handed it over to another process of ours using it (npm
- * start), or, a user of it, unregistered. Ended by the signal itself, it left the server (in a process
+ * SIGINT (Ctrl-C), SIGTERM or SIGHUP (its terminal closed) ends the CLI as the signal would (exit code 128 +
+ * its number), once it has left the embedded Postgres: stopped it, or handed it over to another process of ours
+ * using it (npm start), or, a user of it, unregistered. Ended by the signal itself, it left the server (in a process
  * group of its own) running for nobody. A signal while it opens is acted on once open; a second one ends
  * it at once (exit code 1).
  */
@@ -37,6 +37,7 @@ export async function openCliInfrastructure(
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  process.on('SIGHUP', onSignal)
   try {
     infra = await openInfrastructure(config, log, command)
   } catch (err) {
