@@ -75,9 +75,12 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
   const ids = new Map<string, string>()
 
   beforeAll(async () => {
+    const now = () => new Date(Date.now() + ahead)
     pipeline = await startAnalysisPipeline({
+      // The signals report counts the abandonments still to be decided as of the gateway's clock.
+      now,
       analysis: {
-        now: () => new Date(Date.now() + ahead),
+        now,
         // The tests sweep when they mean to (worker.sweepSignals).
         signalSweepMs: 3_600_000,
       },
@@ -193,7 +196,23 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     ).toEqual(['discount', 'discount-2'])
   })
 
+  /** The signals report's abandonments still to be decided (trial7's finding 3). */
+  const pending = async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/analytics/signals?chatbotId=${chatbotId}&days=7`,
+      headers: { cookie },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.json().abandonmentPending
+  }
+
   it('makes an unanswered last message abandonment only after the quiet period', async () => {
+    // Every conversation was captured within the last minutes: each waits for its abandonment decision.
+    expect(await pending()).toMatchObject({
+      conversations: Object.keys(CONVERSATIONS).length,
+      quietPeriodMinutes: 30,
+    })
     expect(await names('person-1')).not.toContain('abandonment')
     expect(await names('not-sure')).not.toContain('abandonment')
     // Still within the quiet period: the sweep changes nothing.
@@ -206,6 +225,8 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     expect(await signalsOf('person-1')).toContainEqual(
       expect.objectContaining({ name: 'abandonment', evidence: ['m0'] }),
     )
+    // Decided: none waits any more.
+    expect(await pending()).toEqual({ conversations: 0, nextDueAt: null, quietPeriodMinutes: 30 })
     // Ending on a bot failure is abandonment too; ending on a thanks, or an answer, is not.
     expect(await names('not-sure')).toContain('abandonment')
     expect(await names('fixed')).not.toContain('abandonment')

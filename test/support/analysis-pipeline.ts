@@ -58,11 +58,13 @@ export async function startAnalysisPipeline(
      * makes it slow, so that a read that did not wait for it would miss what was just written.
      */
     projectorPollIntervalMs?: number
+    /** The gateway's clock (the wall clock unless given): a test moving the analysis's clock moves it too. */
+    now?: () => Date
   } = {},
 ): Promise<AnalysisPipeline> {
   const db = await createTestDatabase()
   // The reads' bound is CI's, under load; a read returns as soon as the projector is there.
-  const { app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' }, undefined, {
+  const { app } = await buildTestGateway(db, { READ_YOUR_WRITES_TIMEOUT_MS: '10000' }, options.now, {
     ownProjector: true,
   })
   const projector = createProjector({
