@@ -112,4 +112,36 @@ describe('the signals report says which abandonments are still to be decided', (
     expect(await pending('slow')).toEqual({ conversations: 0, nextDueAt: null, quietPeriodMinutes: 2 })
     expect(await pending()).toMatchObject({ conversations: 1, quietPeriodMinutes: null })
   })
+
+  it("times the quiet period from the conversation's last end-user or assistant message, as the analysis does", async () => {
+    // Regression: it was timed from the last message of any role, so a tool's (or a system) message after the
+    // talk kept a conversation waiting whose abandonment detect.ts had already decided (it reads only the talk).
+    const talkEnded = new Date(T0.getTime() - 5 * 60_000)
+    const res = await postCapture(app, bots.quick.apiKey, {
+      conversationId: 'quick-tool-last',
+      messages: [
+        {
+          id: 'm0',
+          role: 'user',
+          content: 'where is my parcel?',
+          sentAt: new Date(talkEnded.getTime() - 5_000).toISOString(),
+        },
+        { id: 'm1', role: 'assistant', content: 'Let me look it up.', sentAt: talkEnded.toISOString() },
+        {
+          id: 'm2',
+          role: 'tool',
+          content: '{"status":"out for delivery"}',
+          sentAt: new Date(T0.getTime() - 10_000).toISOString(),
+        },
+      ],
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    await projectAll(db.pool)
+    clock = T0
+    expect(await pending('quick')).toEqual({
+      conversations: 1,
+      nextDueAt: new Date(T0.getTime() - 20_000 + 60_000).toISOString(),
+      quietPeriodMinutes: 1,
+    })
+  })
 })

@@ -12,11 +12,12 @@ export interface AbandonmentPending {
 
 /**
  * The conversations whose last message is in range and whose chatbot's quiet period has not passed since
- * that message, as of `now` (issue 32; trial7's finding: the abandonment count rose for half an hour after
+ * their last end-user or assistant message, as of `now` (issue 32; trial7's finding: the abandonment count rose for half an hour after
  * the status read up to date). The analysis decides abandonment once the last message is older than the
- * quiet period (detect.ts: dueAt, the last message's time plus settings.signals.abandonmentAfterMinutes);
+ * quiet period (detect.ts: dueAt, the last end-user or assistant message's time plus settings.signals.abandonmentAfterMinutes);
  * its due times are in its own table (analysis_signal_state), which no event carries, so they are
- * computed here by the same rule from the conversation's last message and the chatbot's settings now.
+ * computed here by the same rule from the conversation's last end-user or assistant message (rm_messages) and
+ * the chatbot's settings now.
  * Chatbots with abandonment turned off have nothing waiting.
  */
 export async function readAbandonmentPending(
@@ -34,13 +35,22 @@ export async function readAbandonmentPending(
   const periods = new Set(waiting.map((b) => b.signals.quietPeriodMs))
   const quietPeriodMinutes = periods.size === 1 ? [...periods][0]! / 60_000 : null
   if (waiting.length === 0) return { conversations: 0, nextDueAt: null, quietPeriodMinutes }
+  // Due from the last end-user or assistant message, as detect.ts times it (its talk): a tool's or a system
+  // message after it does not put the decision off, and a conversation without talk has none to wait for.
+  // The conversation's last message of any role is no earlier, so its test first keeps the messages read few.
   const { rows } = await client.query<{ n: number; next_due_at: Date | null }>(
-    `SELECT count(*)::int AS n, min(c.last_message_at + q.quiet_ms * interval '1 millisecond') AS next_due_at
+    `SELECT count(*)::int AS n, min(t.due_at) AS next_due_at
        FROM unnest($4::uuid[], $5::bigint[]) AS q(chatbot_id, quiet_ms)
        JOIN rm_conversations c ON c.chatbot_id = q.chatbot_id
+       CROSS JOIN LATERAL (
+         SELECT max(m.sent_at) + q.quiet_ms * interval '1 millisecond' AS due_at
+           FROM rm_messages m
+          WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant')
+       ) t
       WHERE c.org_id = $1 AND c.external_id IS NOT NULL
         AND c.last_message_at >= $2 AND c.last_message_at < $3
-        AND c.last_message_at + q.quiet_ms * interval '1 millisecond' > $6`,
+        AND c.last_message_at + q.quiet_ms * interval '1 millisecond' > $6
+        AND t.due_at > $6`,
     [
       scope.orgId,
       scope.from,
