@@ -17,21 +17,15 @@ import { parseArgs } from 'node:util'
 import { createSemanticAnalyzer } from '../services/analysis/src/providers/semantic.ts'
 import { SignalScorer } from '../services/analysis/src/signals/scorer.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import {
-  type LabelledConversation,
-  loadSignalsSet,
-  OTHER_SIGNALS_SETS,
-  SIGNALS_SET,
-} from './quality/signals.ts'
+import { type LabelledConversation, loadSignalsSet, openSignalsSets } from './quality/signals.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const { values } = parseArgs({ options: { sets: { type: 'string' } } })
 const only = values.sets ? new Set(values.sets.split(',')) : undefined
 // Never a blind set, by its flag or by its name (fresh19 to fresh28 are the lead's).
-const sets = [
-  { name: 'development', file: SIGNALS_SET },
-  ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
-].filter((s) => !/fresh(19|20|21|22|23|24|25|26|27|28)\.json$/.test(s.file) && (!only || only.has(s.name)))
+const sets = openSignalsSets().filter(
+  (s) => !/fresh(19|20|21|22|23|24|25|26|27|28)\.json$/.test(s.file) && (!only || only.has(s.name)),
+)
 
 const analyzer = await createSemanticAnalyzer({
   modelDir: TEST_MODEL_DIR,

@@ -29,7 +29,7 @@ import {
 } from '../services/analysis/src/topics/requests.ts'
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
+import { openSignalsSets } from './quality/signals.ts'
 import { OLDER_HALF } from './quality/signals-replay.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -158,10 +158,7 @@ for (const r of await read(PROBES)) {
 }
 
 // The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
-const signalSets = [
-  { name: 'development', file: SIGNALS_SET },
-  ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true),
-]
+const signalSets = openSignalsSets()
 const laterMessages = (sets: readonly { file: string }[]) =>
   sets.flatMap(({ file }) =>
     (JSON.parse(readFileSync(file, 'utf8')) as { messages: [string, string][] }[]).flatMap((c) =>

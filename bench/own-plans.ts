@@ -25,7 +25,7 @@ import {
   TOPIC_SOCIAL_ANCHORS,
 } from '../services/analysis/src/topics/requests.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
+import { openSignalsSets } from './quality/signals.ts'
 import { OLDER_HALF } from './quality/signals-replay.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -89,10 +89,7 @@ const PROBES: Item[] = [
 ].map((text) => ({ text, where: 'probe' }))
 
 // The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
-const signalSets = [
-  { name: 'development', file: SIGNALS_SET },
-  ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true),
-]
+const signalSets = openSignalsSets()
 const laterMessages = (sets: readonly { name: string; file: string }[]): Item[] =>
   sets.flatMap(({ name, file }) =>
     (

@@ -17,7 +17,7 @@ import { createSemanticAnalyzer } from '../services/analysis/src/providers/seman
 import { embedSignalAnchors } from '../services/analysis/src/signals/cues.ts'
 import { BUILTIN_SIGNALS, SIGNALS_VERSION } from '../services/analysis/src/signals/detect.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { loadSignalsSet, OTHER_SIGNALS_SETS, SIGNALS_SET, scoreConversation } from './quality/signals.ts'
+import { loadSignalsSet, openSignalsSets, scoreConversation } from './quality/signals.ts'
 import {
   loadReplayStore,
   parseThreshold,
@@ -41,10 +41,7 @@ if (values.score) {
     hubUrl: UNREACHABLE_HUB,
   })
   const anchors = await embedSignalAnchors(analyzer.semantic.embedTexts)
-  const sets = [
-    { name: 'development', file: SIGNALS_SET },
-    ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true),
-  ]
+  const sets = openSignalsSets()
   const conversations: ScoredConversation[] = []
   for (const set of sets) {
     for (const c of loadSignalsSet(set.file)) {

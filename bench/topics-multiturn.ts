@@ -45,7 +45,7 @@ import {
 } from '../services/analysis/src/topics/topic-model.ts'
 import { windowClusters } from '../services/analysis/src/topics/window-clusters.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { type LabelledConversation, OTHER_SIGNALS_SETS, SIGNALS_SET } from './quality/signals.ts'
+import { type LabelledConversation, openSignalsSets } from './quality/signals.ts'
 import { seededRandom } from './support/random.ts'
 import { type Embedded, embedded, SETS, type SetName } from './topics-offline.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
@@ -59,11 +59,7 @@ const CACHE = path.join(ROOT, '.cache/topics-multiturn')
  * figures stay those of the same 592 conversations.
  */
 export function openSets(): { name: string; file: string }[] {
-  const sets = [
-    { name: 'development', file: SIGNALS_SET },
-    ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
-  ]
-  return sets.filter((s) => !/fresh(9|1\d|2[0-8])\.json$/.test(s.file))
+  return openSignalsSets().filter((s) => !/fresh(9|1\d|2[0-8])\.json$/.test(s.file))
 }
 
 /** The first sessions' sets (written in a few broad domains) make one chatbot, the later ones another. */
@@ -86,10 +82,7 @@ export interface AnalysedConversation {
  * by name, so a set made blind later is never loaded before its entry says so): the later measures' sets.
  */
 export function developmentSets(): { name: string; file: string }[] {
-  return [
-    { name: 'development', file: SIGNALS_SET },
-    ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
-  ].filter((s) => !/fresh(25|26|27|28)\.json$/.test(s.file))
+  return openSignalsSets().filter((s) => !/fresh(25|26|27|28)\.json$/.test(s.file))
 }
 
 /** The open sets' conversations (those `only` names, else all) analysed by the service's analyzer, cached. */

@@ -289,6 +289,17 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
   },
 ]
 
+/**
+ * The development set and every other set not flagged blind above: the sets a bench may read (the one
+ * place that leaves the blind ones out; a bench that also leaves sets out by name filters this list).
+ */
+export function openSignalsSets(): { name: string; file: string }[] {
+  return [
+    { name: 'development', file: SIGNALS_SET },
+    ...OTHER_SIGNALS_SETS.filter((s) => s.blind !== true).map((s) => ({ name: s.name, file: s.file })),
+  ]
+}
+
 export interface NamedSignalsReport {
   readonly name: string
   readonly described: string
