@@ -120,7 +120,10 @@ export async function placeTopics(
       })
     }
     // Topics found, relabeled or merged: the themes may change too (theme-store.ts), after them on the stream.
-    const themes = decision.events.length > 0 ? await assignThemes(client, state) : undefined
+    // Read with this decision's placements and moves, which the job's commit writes to analysis_results after.
+    const pending = new Map([...before, ...decision.assigned])
+    for (const r of decision.reassigned) pending.set(pointKey(r), r.topicId)
+    const themes = decision.events.length > 0 ? await assignThemes(client, state, pending) : undefined
     const events: NewEvent[] = (themes ? [...decision.events, themes] : decision.events).map((e) =>
       newEvent(e.type, e.payload, cause),
     )

@@ -46,7 +46,9 @@ function topicOf(id: string, label: string, centroid: Float32Array, seq: number)
 }
 
 /** A chatbot of four topics in two groups, and its window: per conversation, the topics of its requests. */
-async function chatbot(window: number[][]): Promise<TopicState> {
+async function chatbot(
+  window: number[][],
+): Promise<TopicState & { conversationIds: string[]; ids: string[] }> {
   const chatbotId = randomUUID()
   const orgId = randomUUID()
   const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()]
@@ -56,8 +58,10 @@ async function chatbot(window: number[][]): Promise<TopicState> {
     `INSERT INTO topic_models (chatbot_id, org_id, model, token) VALUES ($1, $2, 'm', $3)`,
     [chatbotId, orgId, randomUUID()],
   )
+  const conversationIds: string[] = []
   for (const own of window) {
     const conversationId = randomUUID()
+    conversationIds.push(conversationId)
     for (const [j, t] of own.entries()) {
       await db.pool.query(
         `INSERT INTO topic_window (chatbot_id, conversation_id, message_id, embedding, terms) VALUES ($1, $2, $3, $4, '{}')`,
@@ -78,13 +82,15 @@ async function chatbot(window: number[][]): Promise<TopicState> {
     addedSinceClustering: 0,
     poolSizeAtClustering: 0,
     seq: 4,
+    conversationIds,
+    ids,
   }
 }
 
-async function storedThemes(state: TopicState): Promise<Theme[]> {
+async function storedThemes(state: TopicState, pending?: ReadonlyMap<string, string>): Promise<Theme[]> {
   const client = await db.pool.connect()
   try {
-    await assignThemes(client, state)
+    await assignThemes(client, state, pending)
   } finally {
     client.release()
   }
@@ -107,4 +113,19 @@ it('groups none when the only cut leaves one theme with more than two thirds of 
   // The cards' theme has 4 of the 5 conversations (one of them in a transfer topic too): 80 %.
   const state = await chatbot([[0], [1], [0], [1, 3], [2]])
   expect(await storedThemes(state)).toEqual([])
+})
+
+it("counts the placement's own decision, which analysis_results holds only after the themes are assigned", async () => {
+  // Regression: topic placement assigns the themes before the job's results are written and the window's earlier
+  // requests are moved (job-commit.ts), so the share was read on the topics before the decision: here 80 % in
+  // the cards' theme (no themes), where the decision moves two requests to the transfer topics (3 of 5 each).
+  const state = await chatbot([[0], [1], [0], [1, 3], [2]])
+  const [, , third, fourth] = state.conversationIds
+  const pending = new Map([
+    [`${third}\u0000m0`, state.ids[2]!],
+    [`${fourth}\u0000m0`, state.ids[3]!],
+  ])
+  const themes = await storedThemes(state, pending)
+  expect(themes).toHaveLength(2)
+  expect(themes.map((t) => t.topicIds.length)).toEqual([2, 2])
 })

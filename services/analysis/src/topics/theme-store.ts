@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { currentTopic } from './recluster.ts'
 import { SimilarityMemo } from './similarity-memo.ts'
 import { GROUPING_VERSION, groupThemes, type Theme } from './themes.ts'
-import type { TopicState } from './topic-model.ts'
+import { pointKey, type TopicState } from './topic-model.ts'
 
 export interface ThemesAssigned {
   readonly type: 'analysis.themes-assigned'
@@ -16,10 +16,13 @@ export interface ThemesAssigned {
  * anew only when the chatbot's topics (their ids and labels) or the grouping's rule (GROUPING_VERSION)
  * differ from those of the last grouping, and
  * returns the event to append on the chatbot's topic stream when the themes changed, else undefined.
+ * `pending`: the topic of each window request (by topic-model.ts pointKey) that the caller's decision placed or
+ * moved and analysis_results does not hold yet (topic placement writes the job's results and moves after this).
  */
 export async function assignThemes(
   client: pg.ClientBase,
   state: TopicState,
+  pending: ReadonlyMap<string, string> = new Map(),
 ): Promise<ThemesAssigned | undefined> {
   const topics = [...state.topics.values()].filter((t) => t.mergedInto === null && !t.retired && t.size > 0)
   // JSON: a text column takes no NUL characters as separators. The grouping's version first: a changed
@@ -41,7 +44,7 @@ export async function assignThemes(
     topics,
     previous,
     state.themeSimilarities,
-    await windowConversations(client, state),
+    await windowConversations(client, state, pending),
   )
   await client.query(
     `INSERT INTO topic_themes (chatbot_id, signature, themes) VALUES ($1, $2, $3)
@@ -61,15 +64,27 @@ export async function assignThemes(
  * MAX_THEME_CONVERSATION_SHARE). Read only when the chatbot is grouped anew: the themes then hold to the window
  * as it was at its last change of topics or labels.
  */
-async function windowConversations(client: pg.ClientBase, state: TopicState): Promise<string[][]> {
-  const { rows } = await client.query<{ topics: string[] }>({
-    name: 'cas-theme-window-conversations',
-    text: `SELECT array_agg(r.topics[1]) AS topics
+async function windowConversations(
+  client: pg.ClientBase,
+  state: TopicState,
+  pending: ReadonlyMap<string, string>,
+): Promise<string[][]> {
+  const { rows } = await client.query<{ conversation_id: string; message_id: string; topic: string | null }>({
+    name: 'cas-theme-window-requests',
+    text: `SELECT w.conversation_id, w.message_id, r.topics[1] AS topic
        FROM topic_window w
-       JOIN analysis_results r ON r.conversation_id = w.conversation_id AND r.message_id = w.message_id
-      WHERE w.chatbot_id = $1 AND cardinality(r.topics) > 0
-      GROUP BY w.conversation_id`,
+       LEFT JOIN analysis_results r ON r.conversation_id = w.conversation_id AND r.message_id = w.message_id
+      WHERE w.chatbot_id = $1`,
     values: [state.chatbotId],
   })
-  return rows.map((r) => r.topics.map((id) => currentTopic(state, id)))
+  const conversations = new Map<string, string[]>()
+  for (const r of rows) {
+    const topic =
+      pending.get(pointKey({ conversationId: r.conversation_id, messageId: r.message_id })) ?? r.topic
+    if (topic === null) continue
+    const own = conversations.get(r.conversation_id) ?? []
+    own.push(currentTopic(state, topic))
+    conversations.set(r.conversation_id, own)
+  }
+  return [...conversations.values()]
 }
