@@ -428,13 +428,13 @@ const signalsResponse = z.object({
   abandonmentPending: z
     .object({
       conversations: count.describe(
-        "Conversations in range still within their chatbot's quiet period (`settings.signals.abandonmentAfterMinutes`, 30 by default) since their last message: their abandonment is not decided yet, so `abandonment` may still rise after the status reads up to date. Chatbots with abandonment off have none.",
+        "Conversations in range still within their chatbot's quiet period (`settings.signals.abandonmentAfterMinutes`, 30 by default) since their last end-user or assistant message: their abandonment is not decided yet, so `abandonment` may still rise after the status reads up to date. Chatbots with abandonment off have none.",
       ),
       nextDueAt: z
         .string()
         .nullable()
         .describe(
-          "When the first of them leaves its quiet period (its last message's time plus the quiet period); the analysis decides it at its next sweep (every 30 s). Null when none waits.",
+          "When the first of them leaves its quiet period (its last end-user or assistant message's time plus the quiet period); the analysis decides it at its next sweep (every 30 s). Null when none waits.",
         ),
       quietPeriodMinutes: z
         .number()

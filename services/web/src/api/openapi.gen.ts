@@ -4077,9 +4077,9 @@ export interface operations {
                         }[];
                         /** @description The range's conversations whose abandonment is still to be decided, as of the request, by each chatbot's quiet period now. */
                         abandonmentPending: {
-                            /** @description Conversations in range still within their chatbot's quiet period (`settings.signals.abandonmentAfterMinutes`, 30 by default) since their last message: their abandonment is not decided yet, so `abandonment` may still rise after the status reads up to date. Chatbots with abandonment off have none. */
+                            /** @description Conversations in range still within their chatbot's quiet period (`settings.signals.abandonmentAfterMinutes`, 30 by default) since their last end-user or assistant message: their abandonment is not decided yet, so `abandonment` may still rise after the status reads up to date. Chatbots with abandonment off have none. */
                             conversations: number;
-                            /** @description When the first of them leaves its quiet period (its last message's time plus the quiet period); the analysis decides it at its next sweep (every 30 s). Null when none waits. */
+                            /** @description When the first of them leaves its quiet period (its last end-user or assistant message's time plus the quiet period); the analysis decides it at its next sweep (every 30 s). Null when none waits. */
                             nextDueAt: string | null;
                             /** @description The quiet period of the scope's chatbots with abandonment on, in minutes, when they share one; null when they differ or none has it on. */
                             quietPeriodMinutes: number | null;
