@@ -91,6 +91,8 @@ export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
 /** Written blind by a thirty-first session (helper fresh28) while others changed the detector; kept blind (README there). */
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
+/** Written blind by a thirty-second session (helper fresh29) while others changed the detector; kept blind (README there). */
+export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -285,6 +287,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH28_SIGNALS_SET,
     described:
       '60 written blind by a thirty-first session while others changed the detector, never tuned on (fresh28, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh29',
+    file: FRESH29_SIGNALS_SET,
+    described:
+      '60 written blind by a thirty-second session while others changed the detector, never tuned on (fresh29, blind)',
     blind: true,
   },
 ]
