@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { postmasterPid } from './support/as-deployed.ts'
 import { alive, embeddedDataDir } from './support/embedded-postgres.ts'
 import { modelConfigEnv } from './support/model.ts'
+import { waitFor } from './support/wait.ts'
 import { spawnWorker } from './support/worker-process.ts'
 
 const ALL_IN_ONE = fileURLToPath(new URL('../services/all-in-one/src/main.ts', import.meta.url))
@@ -70,6 +71,31 @@ print(json.dumps({'code': os.WEXITSTATUS(status) if os.WIFEXITED(status) else No
                   'signal': os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}), flush=True)
 `
 
+/**
+ * `command` run in a terminal of its own (IN_A_TERMINAL) with `env` on top of this process's: `report(n)`
+ * waits for the terminal's n-th report (1: the command said READY_LINE, 2: it ended after `close()`).
+ */
+function inATerminal(command: readonly string[], env: Record<string, string>) {
+  const terminal = spawn('python3', ['-c', IN_A_TERMINAL, ...command], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  leftovers.push(terminal.pid!)
+  const reports: Record<string, unknown>[] = []
+  let pending = ''
+  terminal.stdout.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split('\n')
+    pending = lines.pop() ?? ''
+    for (const line of lines) if (line.trim()) reports.push(JSON.parse(line))
+  })
+  return {
+    report: (n: number, timeoutMs: number) =>
+      waitFor(() => reports[n - 1], { timeoutMs, intervalMs: 100, what: `the terminal's report ${n}` }),
+    close: () => terminal.stdin.write('close\n'),
+    ended: new Promise((resolve) => terminal.once('exit', resolve)),
+  }
+}
+
 describe('npm start when its terminal goes away', () => {
   it('on SIGHUP shuts down as on SIGTERM: stops its embedded Postgres and exits 0', async () => {
     // Given: the service running on its own embedded Postgres
@@ -96,26 +122,10 @@ describe('npm start when its terminal goes away', () => {
   it('closed (a real terminal, hung up): stops its embedded Postgres, though the terminal it logs to is gone', async () => {
     // Given: the service running in a terminal, on its own embedded Postgres
     const dir = await embeddedDataDir('cas-hangup-', scratch)
-    const env = { ...process.env, ...(await serviceEnv(dir)), READY_LINE: 'conversation analytics is up' }
-    const terminal = spawn(
-      'python3',
-      ['-c', IN_A_TERMINAL, process.execPath, '--import', 'tsx', ALL_IN_ONE],
-      { env, stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    leftovers.push(terminal.pid!)
-    const reports: Record<string, unknown>[] = []
-    let pending = ''
-    terminal.stdout.on('data', (chunk: Buffer) => {
-      const lines = (pending + chunk.toString()).split('\n')
-      pending = lines.pop() ?? ''
-      for (const line of lines) if (line.trim()) reports.push(JSON.parse(line))
+    const { report, close, ended } = inATerminal([process.execPath, '--import', 'tsx', ALL_IN_ONE], {
+      ...(await serviceEnv(dir)),
+      READY_LINE: 'conversation analytics is up',
     })
-    const terminalEnded = new Promise((resolve) => terminal.once('exit', resolve))
-    const report = async (n: number, timeoutMs: number) => {
-      const deadline = Date.now() + timeoutMs
-      while (reports.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-      return reports[n - 1]
-    }
     const ready = await report(1, 200_000)
     if (typeof ready?.pid === 'number') leftovers.push(ready.pid)
     expect(ready?.ready, String(ready?.output)).toBe(true)
@@ -124,13 +134,13 @@ describe('npm start when its terminal goes away', () => {
     expect(alive(postmaster)).toBe(true)
 
     // When: the terminal is closed
-    terminal.stdin.write('close\n')
+    close()
 
     // Then: the service ended (before: the signal ended it at once, or, handled, it never did), and its
     // server was stopped and its owner file removed. Its exit status is not ours to assert: Node 20 aborts
     // in its own last step (ResetStdio cannot restore the terminal that is gone), after everything here.
     expect(await report(2, 90_000)).toBeDefined()
-    await terminalEnded
+    await ended
     expect(alive(postmaster)).toBe(false)
     expect(existsSync(`${dir}.owner`)).toBe(false)
   }, 400_000)
