@@ -19,6 +19,7 @@ import { waitFor } from './support/wait.ts'
 import { spawnWorker } from './support/worker-process.ts'
 
 const ALL_IN_ONE = fileURLToPath(new URL('../services/all-in-one/src/main.ts', import.meta.url))
+const REPLAY = fileURLToPath(new URL('../services/projector/src/replay-cli.ts', import.meta.url))
 const scratch: string[] = []
 const leftovers: number[] = []
 
@@ -139,6 +140,39 @@ describe('npm start when its terminal goes away', () => {
     // Then: the service ended (before: the signal ended it at once, or, handled, it never did), and its
     // server was stopped and its owner file removed. Its exit status is not ours to assert: Node 20 aborts
     // in its own last step (ResetStdio cannot restore the terminal that is gone), after everything here.
+    expect(await report(2, 90_000)).toBeDefined()
+    await ended
+    expect(alive(postmaster)).toBe(false)
+    expect(existsSync(`${dir}.owner`)).toBe(false)
+  }, 400_000)
+})
+
+describe('an operator CLI when its terminal goes away', () => {
+  it('closed while it runs (a real terminal, hung up): stops the embedded Postgres it started, though it logs on its way out', async () => {
+    // Given: `npm run replay` in a terminal, starting its own embedded Postgres, logging at debug
+    const dir = await embeddedDataDir('cas-hangup-cli-', scratch)
+    const { report, close, ended } = inATerminal(
+      [process.execPath, '--import', 'tsx', REPLAY, 'read-models'],
+      {
+        DATABASE_URL: '',
+        KAFKA_BROKERS: '',
+        DATA_DIR: path.dirname(dir),
+        LOG_LEVEL: 'debug',
+        READY_LINE: 'starting embedded Postgres',
+      },
+    )
+    const started = await report(1, 200_000)
+    if (typeof started?.pid === 'number') leftovers.push(started.pid)
+    expect(started?.ready, String(started?.output)).toBe(true)
+    const postmaster = await waitFor(() => postmasterPid(dir), { timeoutMs: 120_000, what: 'its server' })
+    leftovers.push(postmaster)
+
+    // When: the terminal is closed while the CLI opens its database (initdb, start, migrations)
+    close()
+
+    // Then: it ended, having stopped its server (before: its first log line to the closed terminal failed
+    // with EIO, retried for ever by pino's default output, and the CLI never ended, its server up). Its exit
+    // status is not asserted, for the reason above.
     expect(await report(2, 90_000)).toBeDefined()
     await ended
     expect(alive(postmaster)).toBe(false)

@@ -9,7 +9,7 @@ export {
 } from './data-dir.ts'
 export { httpAppOptions } from './http-options.ts'
 export { type Infrastructure, observeInfrastructure, openInfrastructure } from './infrastructure.ts'
-export { logOutput } from './log-output.ts'
+export { cliLog, logOutput } from './log-output.ts'
 export {
   deadLetterReadiness,
   journalConflictReadiness,

@@ -1,4 +1,4 @@
-import { type DestinationStream, pino } from 'pino'
+import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino'
 
 /**
  * Standard output for a pino logger, as pino's own default (asynchronous, flushed when the process exits),
@@ -19,4 +19,15 @@ export function logOutput(): DestinationStream {
     stream.end = () => {}
   })
   return stream
+}
+
+/**
+ * An operator CLI's logger (replay, reanalyze, dead-letters, journal-conflicts, republish): at `level`, the
+ * configuration's LOG_LEVEL, except that its default, info, becomes warn, so that the start-up lines the
+ * services log do not bury what the CLI prints. Written to logOutput(), as the services' logs are: a CLI
+ * whose terminal was closed while it ran logs on its way out (leaving the embedded Postgres), and on pino's
+ * default output that first line failed with EIO and was retried for ever, so that the CLI never exited.
+ */
+export function cliLog(level: LevelWithSilent): Logger {
+  return pino({ level: level === 'info' ? 'warn' : level }, logOutput())
 }

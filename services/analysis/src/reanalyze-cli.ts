@@ -7,8 +7,7 @@
  */
 import { parseArgs } from 'node:util'
 import { parseConfig } from '@cas/config'
-import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
-import { pino } from 'pino'
+import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { analysisSettings } from './app.ts'
 import { ANALYSIS_CONFIG } from './config.ts'
 import { AnalysisJobRunner } from './job-runner.ts'
@@ -29,7 +28,7 @@ if (!chatbot || !/^[0-9a-f-]{36}$/i.test(chatbot) || (since && Number.isNaN(sinc
 }
 
 const parsed = parseConfig(ANALYSIS_CONFIG, process.env)
-const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
+const log = cliLog(parsed.LOG_LEVEL)
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
 const infra = await openCliInfrastructure(config, log, 'reanalyze')

@@ -7,13 +7,12 @@
  * as `npm start`.
  */
 import { parseConfig } from '@cas/config'
-import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
-import { pino } from 'pino'
+import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { PROJECTOR_CONFIG } from './config.ts'
 import { runDeadLetterCommand } from './dead-letters-command.ts'
 
 const parsed = parseConfig(PROJECTOR_CONFIG, process.env)
-const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
+const log = cliLog(parsed.LOG_LEVEL)
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
 const infra = await openCliInfrastructure(config, log, 'dead-letters')

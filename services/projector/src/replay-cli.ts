@@ -7,8 +7,7 @@
  * `npm start`, whether the service is running or not. Prints progress: events/s, lag and ETA.
  */
 import { parseConfig } from '@cas/config'
-import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
-import { pino } from 'pino'
+import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { PROJECTOR_CONFIG } from './config.ts'
 import { READ_MODELS, type RebuildProgress, rebuildReadModels } from './rebuild.ts'
 
@@ -22,7 +21,7 @@ if (!projection || !PROJECTIONS.includes(projection)) {
 
 // The projector's variables only, as the projector reads them: a rebuild is the projector's work.
 const parsed = parseConfig(PROJECTOR_CONFIG, process.env)
-const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
+const log = cliLog(parsed.LOG_LEVEL)
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
 const infra = await openCliInfrastructure(config, log, 'replay')

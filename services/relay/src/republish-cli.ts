@@ -9,12 +9,11 @@
  */
 import { parseConfig } from '@cas/config'
 import { republishJournal } from '@cas/eventlog'
-import { openCliInfrastructure, withChosenDataDir } from '@cas/platform'
-import { pino } from 'pino'
+import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { RELAY_CONFIG } from './config.ts'
 
 const parsed = parseConfig(RELAY_CONFIG, process.env)
-const log = pino({ level: parsed.LOG_LEVEL === 'info' ? 'warn' : parsed.LOG_LEVEL })
+const log = cliLog(parsed.LOG_LEVEL)
 const config = withChosenDataDir(parsed, process.env, log)
 if (!config.KAFKA_BROKERS) {
   console.error('No KAFKA_BROKERS: the journal is the event log and no relay publishes it; nothing to do.')
