@@ -87,7 +87,7 @@ export const FRESH24_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh25.json')
 /** Written blind by a twenty-ninth session (helper fresh26); read blind at signals-v82 to v87 and for several candidates, a development set since 2026-12-02, 06:30 UTC (README there). */
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
-/** Written blind by a thirtieth session (helper fresh27) while others changed the detector; kept blind (README there). */
+/** Written blind by a thirtieth session (helper fresh27); read blind at signals-v86 to v89 and for several candidates, a development set since 2026-12-02, 09:25 UTC (README there). */
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
 /** Written blind by a thirty-first session (helper fresh28) while others changed the detector; kept blind (README there). */
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
@@ -279,8 +279,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh27',
     file: FRESH27_SIGNALS_SET,
     described:
-      '60 written blind by a thirtieth session while others changed the detector, never tuned on (fresh27, blind)',
-    blind: true,
+      'written blind by a thirtieth session, measured blind for signals-v86 to v89, a development set since (fresh27, development)',
   },
   {
     name: 'fresh28',
