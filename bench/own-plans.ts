@@ -1,7 +1,7 @@
 /**
- * The end user's own plan to reach someone another way, read from the grammar (issue 31 item 4; helper topics19):
- * "whatever, I'll call" made a topic after a request, and no anchor phrase separated it from a request to be called
- * (bench/FINDINGS.md, topics17 and topics18). What topics/own-plans.ts changes in the topic gate, the analyzer's path
+ * The end user's own plan, read from the grammar (issue 31 item 4; helpers topics19 and topics20): "whatever, I'll
+ * call" made a topic after a request, and no anchor phrase separated it from a request to be called (bench/FINDINGS.md,
+ * topics17 and topics18); nor did "I'll check with my bank" or "I'll just do it in the branch" ask anything. What topics/own-plans.ts changes in the topic gate, the analyzer's path
  * (requestEmbeddings, then clauseAsks with FOLLOW_UP_MARGIN for a later message), without it and with it.
  *
  *   npm run bench:own-plans
@@ -86,6 +86,18 @@ const PROBES: Item[] = [
   'let me talk to an actual person',
   'can you find my phone',
   'i want you to call me sheldon',
+  // topics20: plans with other verbs, and needs or transactions said in the future, which ask.
+  "I'll try the app",
+  "I'll just do it in the branch",
+  "ok I'll wait",
+  "I'll check with my bank",
+  "I'll have a look myself",
+  "I'll ask for a refund",
+  "I'll wait for you to send it",
+  "i'm going to need an uber",
+  "i'll need a reminder",
+  "I'll be travelling to Spain next week",
+  "I'll try the app. how do I install it?",
 ].map((text) => ({ text, where: 'probe' }))
 
 // The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.

@@ -159,6 +159,35 @@ describeWithTestModel('the language model, asked once per text', () => {
     expect(keywords).toEqual(expect.arrayContaining(['cambiar', 'reserva', 'viaje']))
   })
 
+  it("makes no topic of the end user's own plan to check, ask or do it elsewhere after a request, and still one of a need", async () => {
+    // Regression (issue 31 item 4, topics20): "I'll check with my bank" and "I'll just do it in the branch" made a
+    // topic after a request; rules-v12 read only verbs of reaching someone or going there.
+    const after = async (text: string) =>
+      (
+        await analyzer.analyzeMessages(
+          [
+            { id: 'q0', role: 'user', content: 'my card payment was declined at the shop' },
+            { id: 'q1', role: 'assistant', content: "Sorry, I can't see a declined payment on your card." },
+            { id: 'q2', role: 'user', content: text },
+          ],
+          {},
+        )
+      ).map((r) => r.embedding !== undefined)
+    for (const plan of [
+      "I'll check with my bank",
+      "I'll just do it in the branch",
+      "ok thanks, I'll ask our admin",
+    ])
+      expect(await after(plan), plan).toEqual([true, false, false])
+    for (const ask of [
+      "I'll ask for a refund",
+      "i'm going to need an uber",
+      "I'll be travelling to Spain next week",
+      "I'll try the app. how do I install it?",
+    ])
+      expect(await after(ask), ask).toEqual([true, false, true])
+  })
+
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

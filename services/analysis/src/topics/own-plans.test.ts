@@ -45,6 +45,39 @@ describe("the end user's own plan to reach someone another way, read from the gr
       expect(plansIn(text), text).toEqual([])
   })
 
+  it("reads a clause that opens with the end user's own attempt, wait, inquiry or thought in the future as a plan", () => {
+    expect(plansIn("I'll try the app")).toEqual(["I'll try the app"])
+    expect(plansIn("I'll just do it in the branch")).toEqual(["I'll just do it in the branch"])
+    expect(plansIn("ok I'll wait")).toEqual(["ok I'll wait"])
+    expect(plansIn("I'll check with my bank")).toEqual(["I'll check with my bank"])
+    expect(plansIn("I'll have a look myself")).toEqual(["I'll have a look myself"])
+    expect(plansIn("ok thanks, I'll ask our admin")).toEqual(["I'll ask our admin"])
+    expect(plansIn('ok will do')).toEqual(['ok will do'])
+    expect(plansIn('thanks I’ll think about it. bye')).toEqual(['thanks I’ll think about it'])
+  })
+
+  it('reads no plan where the end user needs, is, or does what the bot may do, or another is to act', () => {
+    for (const text of [
+      "i'll need a reminder",
+      "I'll be travelling to Spain next week",
+      "i'll have to cancel my reservation for tonight",
+      'i will rollover my 401k',
+      "I'll have the chicken",
+      "I'll check in at 3pm",
+      "I'm trying to log in",
+      "I'll wait for you to send it",
+      "I'll wait for someone to ring me",
+      "I'll ask for a refund",
+      "I'll ask them for a manager",
+      "I'll ask you again: where is my parcel",
+      "I'll check with you tomorrow",
+      "I'll try the app, can you send me the link",
+      "I'll try it if you tell me how?",
+      'will check it for me',
+    ])
+      expect(plansIn(text), text).toEqual([])
+  })
+
   it('makes the gate count a plan clause as asking in none, and keep a message that asks in another', async () => {
     // Regression (issue 31 item 4): "whatever, I'll call" after a request made a topic (margin −0.032).
     const unit = (...v: number[]) => normalized(Float32Array.from(v))
