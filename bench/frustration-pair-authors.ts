@@ -171,11 +171,16 @@ const concat = (a: Float32Array, b: ArrayLike<number>) => {
 const FEATURES: Record<string, (r: Reply) => Float32Array> = {
   A: (r) => r.alone,
   P: (r) => r.pairVector,
-  D: (r) => concat(r.alone, r.alone.map((v, j) => v - r.turn[j]!)),
+  D: (r) =>
+    concat(
+      r.alone,
+      r.alone.map((v, j) => v - r.turn[j]!),
+    ),
   AP: (r) => concat(r.alone, r.pairVector),
 }
 const featureCache = new Map<string, Map<Reply, Float32Array>>()
-for (const [name, f] of Object.entries(FEATURES)) featureCache.set(name, new Map(replies.map((r) => [r, f(r)])))
+for (const [name, f] of Object.entries(FEATURES))
+  featureCache.set(name, new Map(replies.map((r) => [r, f(r)])))
 
 function trainMil(pool: readonly Conversation[], variant: string): LinearHead {
   const xs = featureCache.get(variant)!
@@ -252,17 +257,14 @@ function averagePrecision(cs: readonly Conversation[], score: Score): number {
 const groups: readonly (readonly [string, (c: Conversation) => boolean])[] = [
   ...CONVENTION.map((a) => [a, (c: Conversation) => c.set === a] as const),
   ['fresh19 … fresh26', (c: Conversation) => CONVENTION.includes(c.set)],
-  [
-    'fresh7 … fresh18',
-    (c: Conversation) => c.half === 'newer' && !CONVENTION.includes(c.set),
-  ],
+  ['fresh7 … fresh18', (c: Conversation) => c.half === 'newer' && !CONVENTION.includes(c.set)],
   ['older half', (c: Conversation) => c.half === 'older'],
   ['newer half', (c: Conversation) => c.half === 'newer'],
 ]
-console.log('\nranking, each author held out (AUC / AP of the conversation\'s best reply; "shipped, any" its best end-user unit):')
 console.log(
-  `| set | conversations (frustration) | shipped, any | ${VARIANTS.join(' | ')} |`,
+  '\nranking, each author held out (AUC / AP of the conversation\'s best reply; "shipped, any" its best end-user unit):',
 )
+console.log(`| set | conversations (frustration) | shipped, any | ${VARIANTS.join(' | ')} |`)
 console.log(`| --- | --- | --- | ${VARIANTS.map(() => '---').join(' | ')} |`)
 for (const [name, inside] of groups) {
   const cs = conversations.filter(inside)
@@ -298,7 +300,8 @@ const foundCache = new Map<Conversation, Set<string>>(
 )
 const halves = ['older', 'newer'] as const
 const inHalf = (h: string) => conversations.filter((c) => c.half === h)
-for (const h of halves) console.log(`\ndetector (v${store.version}) ${h}: ${show(countsOf(inHalf(h), (c) => foundCache.get(c)!))}`)
+for (const h of halves)
+  console.log(`\ndetector (v${store.version}) ${h}: ${show(countsOf(inHalf(h), (c) => foundCache.get(c)!))}`)
 
 const BOUNDS = Array.from({ length: 50 }, (_, i) => 0.5 + i * 0.01)
 const orFound = (variant: string, onlyMissed: boolean, bound: number) => (c: Conversation) => {
@@ -306,7 +309,9 @@ const orFound = (variant: string, onlyMissed: boolean, bound: number) => (c: Con
   if (bestReply(variant, onlyMissed)(c) >= bound) f.add('frustration')
   return f
 }
-console.log('\n"or" rules (all six signals; the bound chosen on one half, read on the other): errors (fp/fn per signal)')
+console.log(
+  '\n"or" rules (all six signals; the bound chosen on one half, read on the other): errors (fp/fn per signal)',
+)
 for (const onlyMissed of [false, true])
   for (const variant of VARIANTS)
     for (const [fit, other] of [
@@ -354,7 +359,9 @@ function swappedFound(variant: string, delta: number) {
     return f
   }
 }
-console.log('\n"swap" (each reply\'s whole-message head reading replaced, moved by δ in logit space, chosen on one half):')
+console.log(
+  '\n"swap" (each reply\'s whole-message head reading replaced, moved by δ in logit space, chosen on one half):',
+)
 for (const variant of VARIANTS)
   for (const [fit, other] of [
     ['older', 'newer'],
