@@ -13,8 +13,8 @@ type DecodedBody = PassThrough & { receivedEncodedLength: number }
  *
  * The route's body limit holds for the decompressed body (Fastify counts what this returns: 413 past it)
  * and for the compressed one (counted here: a stream of empty gzip members decompresses to nothing, for
- * ever). A zip bomb therefore costs at most the limit's worth of inflating before it is refused, and
- * what was not read stays unread: the answer closes the connection. A body that is not gzip is a 400.
+ * ever). A zip bomb therefore costs at most the limit's worth of inflating before it is refused; what
+ * was not read is then discarded as it comes, not inflated (unread-body.ts). A body that is not gzip is a 400.
  */
 export async function decompressRequestBody(
   request: FastifyRequest,

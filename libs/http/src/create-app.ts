@@ -26,6 +26,7 @@ import { finishOpenApiDocument } from './openapi.ts'
 import { installBodyParsing } from './request-body.ts'
 import { loggedRequest } from './request-log.ts'
 import { refuseIllFormedText } from './text-check.ts'
+import { drainUnreadBody, UNREAD_BODY_DRAIN_MS } from './unread-body.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,6 +47,8 @@ export interface HttpAppOptions {
   readonly metrics?: Metrics
   /** Shed requests with 503 under overload (the gateway and the query service); off when absent. */
   readonly loadShedding?: LoadSheddingOptions
+  /** How long the rest of a body answered before it was read is waited for (unread-body.ts); tests shorten it. */
+  readonly unreadBodyDrainMs?: number
 }
 
 export const BODY_LIMIT = 4 * 1024 * 1024
@@ -87,11 +90,13 @@ function answerRouterError(error: FastifyError, request: FastifyRequest, reply: 
  * every route registered by then.
  */
 export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
+  const bodyLimit = opts.bodyLimit ?? BODY_LIMIT
+  const unreadBody = { bodyLimit, drainMs: opts.unreadBodyDrainMs ?? UNREAD_BODY_DRAIN_MS }
   const app = Fastify({
     // Its "incoming request" lines name the URL without query values or personal path parameters.
     loggerInstance: opts.logger ? opts.logger.child({}, { serializers: { req: loggedRequest } }) : undefined,
     logger: opts.logger ? undefined : false,
-    bodyLimit: opts.bodyLimit ?? BODY_LIMIT,
+    bodyLimit,
     trustProxy: opts.trustProxy ?? false,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
@@ -167,6 +172,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
     if (closing) reply.header('connection', 'close')
+    // `complete` is false until the whole body has been received (absent under app.inject, whose body is whole).
+    else if (request.raw.complete === false) drainUnreadBody(request, reply, unreadBody)
   })
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched'

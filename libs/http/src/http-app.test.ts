@@ -396,3 +396,69 @@ describe('request bodies', () => {
     expect((await post(a, '/nowhere', 'text', 'text/plain')).statusCode).toBe(404)
   })
 })
+
+describe('a body answered before it was read', () => {
+  /** An app with a 1 KiB body limit (4 KiB of unread body read after an answer), listening. */
+  async function listening(opts: Partial<Parameters<typeof createHttpApp>[0]> = {}) {
+    const a = await app({ bodyLimit: 1024, ...opts })
+    a.post('/echo', async (request) => ({ ok: true, body: request.body }))
+    await a.listen({ port: 0, host: '127.0.0.1' })
+    return (a.server.address() as AddressInfo).port
+  }
+
+  /** A raw connection: what it received, and whether the server closed it. */
+  function connect(port: number) {
+    const socket = net.connect(port, '127.0.0.1')
+    const state = { received: '', closed: false, socket }
+    socket.on('data', (chunk) => {
+      state.received += chunk.toString('latin1')
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      state.closed = true
+    })
+    return state
+  }
+  const statusLines = (received: string) => received.match(/HTTP\/1\.1 \d{3}/g) ?? []
+
+  it('reads the rest of a body answered 413 (on an unknown path too) and answers the next requests on the connection', async () => {
+    const port = await listening()
+    const connection = connect(port)
+    const big = JSON.stringify({ value: 'x'.repeat(3000) })
+    connection.socket.write(
+      `POST /nowhere HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${big.length}\r\n\r\n${big}` +
+        `POST /echo HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${big.length}\r\n\r\n${big}` +
+        'GET /work HTTP/1.1\r\nhost: x\r\n\r\n',
+    )
+    await waitFor(() => connection.received.includes('"requestId"'), { what: 'the third answer' })
+    expect(statusLines(connection.received)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 413', 'HTTP/1.1 200'])
+    expect(connection.closed).toBe(false)
+    connection.socket.destroy()
+  })
+
+  it('closes the connection when the rest of the body does not come within the drain time', async () => {
+    const port = await listening({ unreadBodyDrainMs: 200 })
+    const connection = connect(port)
+    // 2 KiB declared (within the 4 KiB read after an answer), 1.5 KiB sent, then nothing.
+    connection.socket.write(
+      `POST /echo HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2048\r\n\r\n${'x'.repeat(1536)}`,
+    )
+    await waitFor(() => connection.closed, { what: 'the server to close the connection' })
+    expect(statusLines(connection.received)).toEqual(['HTTP/1.1 413'])
+    expect(connection.received).not.toMatch(/connection: close/i)
+  })
+
+  it('keeps the connection open while the rest of the body may still come (the default drain time)', async () => {
+    const port = await listening()
+    const connection = connect(port)
+    connection.socket.write(
+      `POST /echo HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2048\r\n\r\n${'x'.repeat(1536)}`,
+    )
+    await waitFor(() => statusLines(connection.received).length === 1, { what: 'the 413' })
+    connection.socket.write(`${'x'.repeat(512)}GET /work HTTP/1.1\r\nhost: x\r\n\r\n`)
+    await waitFor(() => connection.received.includes('"requestId"'), { what: 'the next answer' })
+    expect(statusLines(connection.received)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200'])
+    expect(connection.closed).toBe(false)
+    connection.socket.destroy()
+  })
+})
