@@ -18,7 +18,19 @@ let clock = new Date()
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000)
 const bots: Record<'quick' | 'slow' | 'off', { id: string; apiKey: string }> = {} as never
 
-async function capture(bot: keyof typeof bots, conversationId: string, lastSentAt: Date) {
+/**
+ * A conversation of `bot` captured: the end user asks, the assistant answers at `talkEnded` (`answer`), then
+ * any `after` (tool or system messages).
+ */
+async function capture(
+  bot: keyof typeof bots,
+  conversationId: string,
+  talkEnded: Date,
+  {
+    answer = 'It is out for delivery.',
+    after = [],
+  }: { answer?: string; after?: Record<string, string>[] } = {},
+) {
   const res = await postCapture(app, bots[bot].apiKey, {
     conversationId,
     messages: [
@@ -26,9 +38,10 @@ async function capture(bot: keyof typeof bots, conversationId: string, lastSentA
         id: 'm0',
         role: 'user',
         content: 'where is my parcel?',
-        sentAt: new Date(lastSentAt.getTime() - 5_000).toISOString(),
+        sentAt: new Date(talkEnded.getTime() - 5_000).toISOString(),
       },
-      { id: 'm1', role: 'assistant', content: 'It is out for delivery.', sentAt: lastSentAt.toISOString() },
+      { id: 'm1', role: 'assistant', content: answer, sentAt: talkEnded.toISOString() },
+      ...after,
     ],
   })
   expect(res.statusCode, res.body).toBe(200)
@@ -116,17 +129,9 @@ describe('the signals report says which abandonments are still to be decided', (
   it("times the quiet period from the conversation's last end-user or assistant message, as the analysis does", async () => {
     // Regression: it was timed from the last message of any role, so a tool's (or a system) message after the
     // talk kept a conversation waiting whose abandonment detect.ts had already decided (it reads only the talk).
-    const talkEnded = new Date(T0.getTime() - 5 * 60_000)
-    const res = await postCapture(app, bots.quick.apiKey, {
-      conversationId: 'quick-tool-last',
-      messages: [
-        {
-          id: 'm0',
-          role: 'user',
-          content: 'where is my parcel?',
-          sentAt: new Date(talkEnded.getTime() - 5_000).toISOString(),
-        },
-        { id: 'm1', role: 'assistant', content: 'Let me look it up.', sentAt: talkEnded.toISOString() },
+    await capture('quick', 'quick-tool-last', new Date(T0.getTime() - 5 * 60_000), {
+      answer: 'Let me look it up.',
+      after: [
         {
           id: 'm2',
           role: 'tool',
@@ -135,7 +140,6 @@ describe('the signals report says which abandonments are still to be decided', (
         },
       ],
     })
-    expect(res.statusCode, res.body).toBe(200)
     await projectAll(db.pool)
     clock = T0
     expect(await pending('quick')).toEqual({
