@@ -29,6 +29,19 @@ describeWithTestModel('the language model, asked once per text', () => {
     await analyzer?.close?.()
   })
 
+  /** Which of a request, the bot's reply and the end user's `text` after them make a topic (are embedded). */
+  const topicsAfter = async (request: string, reply: string, text: string) =>
+    (
+      await analyzer.analyzeMessages(
+        [
+          { id: 'a0', role: 'user', content: request },
+          { id: 'a1', role: 'assistant', content: reply },
+          { id: 'a2', role: 'user', content: text },
+        ],
+        {},
+      )
+    ).map((r) => r.embedding !== undefined)
+
   it("embeds each of a job's texts once, for its sentiment, topics and signals together", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     // The signals' anchors first: embedded once per analyzer.
@@ -84,17 +97,12 @@ describeWithTestModel('the language model, asked once per text', () => {
     // Regression (issue 31 item 4, trial5): "forget it", the end user giving up after a failed tracking
     // conversation, read as unlike both the social and the request anchors (-0.047 < FOLLOW_UP_MARGIN), so as a
     // request, and was shown as a topic's Needs attention example; GIVE_UP_ANCHORS now take it (0.056).
-    const after = async (text: string) =>
-      (
-        await analyzer.analyzeMessages(
-          [
-            { id: 'g0', role: 'user', content: 'where is my order 34012? it was due on monday' },
-            { id: 'g1', role: 'assistant', content: "Sorry, I couldn't find an order with that number." },
-            { id: 'g2', role: 'user', content: text },
-          ],
-          {},
-        )
-      ).map((r) => r.embedding !== undefined)
+    const after = (text: string) =>
+      topicsAfter(
+        'where is my order 34012? it was due on monday',
+        "Sorry, I couldn't find an order with that number.",
+        text,
+      )
     expect(await after('forget it')).toEqual([true, false, false])
     for (const short of ['cancel it', 'refund', 'change my address', 'and the delivery fee?'])
       expect(await after(short), short).toEqual([true, false, true])
@@ -103,17 +111,12 @@ describeWithTestModel('the language model, asked once per text', () => {
   it("makes no topic of the end user's own plan to call after a request, and still one of a request to be called", async () => {
     // Regression (issue 31 item 4, topics17/18): "whatever, I'll call" made a topic after a request (−0.032 <
     // FOLLOW_UP_MARGIN), and no anchor phrase took it without taking requests to be called; the grammar does.
-    const after = async (text: string) =>
-      (
-        await analyzer.analyzeMessages(
-          [
-            { id: 'p0', role: 'user', content: 'my boiler service was booked for today and nobody came' },
-            { id: 'p1', role: 'assistant', content: "Sorry, I can't see a booking for today." },
-            { id: 'p2', role: 'user', content: text },
-          ],
-          {},
-        )
-      ).map((r) => r.embedding !== undefined)
+    const after = (text: string) =>
+      topicsAfter(
+        'my boiler service was booked for today and nobody came',
+        "Sorry, I can't see a booking for today.",
+        text,
+      )
     for (const plan of [
       "whatever, I'll call",
       "I'll just phone the branch tomorrow",
@@ -162,17 +165,12 @@ describeWithTestModel('the language model, asked once per text', () => {
   it("makes no topic of the end user's own plan to check, ask or do it elsewhere after a request, and still one of a need", async () => {
     // Regression (issue 31 item 4, topics20): "I'll check with my bank" and "I'll just do it in the branch" made a
     // topic after a request; rules-v12 read only verbs of reaching someone or going there.
-    const after = async (text: string) =>
-      (
-        await analyzer.analyzeMessages(
-          [
-            { id: 'q0', role: 'user', content: 'my card payment was declined at the shop' },
-            { id: 'q1', role: 'assistant', content: "Sorry, I can't see a declined payment on your card." },
-            { id: 'q2', role: 'user', content: text },
-          ],
-          {},
-        )
-      ).map((r) => r.embedding !== undefined)
+    const after = (text: string) =>
+      topicsAfter(
+        'my card payment was declined at the shop',
+        "Sorry, I can't see a declined payment on your card.",
+        text,
+      )
     for (const plan of [
       "I'll check with my bank",
       "I'll just do it in the branch",
