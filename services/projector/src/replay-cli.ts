@@ -9,7 +9,8 @@
 import { parseConfig } from '@cas/config'
 import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { PROJECTOR_CONFIG } from './config.ts'
-import { READ_MODELS, type RebuildProgress, rebuildReadModels } from './rebuild.ts'
+import { READ_MODELS, rebuildReadModels } from './rebuild.ts'
+import { replayProgress } from './replay-progress.ts'
 
 const PROJECTIONS = [READ_MODELS, 'all']
 const projection = process.argv[2]
@@ -25,21 +26,15 @@ const log = cliLog(parsed.LOG_LEVEL)
 // The same DATA_DIR as `npm start` picks (see withChosenDataDir), to find its data and running Postgres.
 const config = withChosenDataDir(parsed, process.env, log)
 const infra = await openCliInfrastructure(config, log, 'replay')
-const tty = process.stdout.isTTY
-const show = (p: RebuildProgress) => {
-  const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds}s`
-  const line = `${p.phase}: ${p.applied.toLocaleString('en')} events applied, ${p.eventsPerSecond.toLocaleString('en')}/s, lag ${p.lag.toLocaleString('en')}, ETA ${eta}`
-  if (tty) process.stdout.write(`\r\x1b[2K${line}`)
-  else console.log(line)
-}
+const progress = replayProgress(process.stdout)
 try {
   const result = await rebuildReadModels({
     pool: infra.pool,
     keyring: infra.keyring,
     eventLog: infra.eventLog,
-    onProgress: show,
+    onProgress: progress.show,
   })
-  if (tty) process.stdout.write('\n')
+  progress.end()
   console.log(
     `${result.resumed ? 'resumed and finished' : 'finished'} rebuild ${result.runId}: ` +
       `${result.applied.toLocaleString('en')} events applied, read models swapped in`,
