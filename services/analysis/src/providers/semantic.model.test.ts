@@ -186,6 +186,25 @@ describeWithTestModel('the language model, asked once per text', () => {
       expect(await after(ask), ask).toEqual([true, false, true])
   })
 
+  it('reads a message over 300 characters for plans sentence by sentence, and keeps the one that asks in a sentence', async () => {
+    // Regression (issue 31 item 4, review6): a message over 300 characters was one clause, so its plans were never
+    // read, and a message made only of the end user's plans and thanks asked by its whole.
+    const after = (text: string) =>
+      topicsAfter(
+        'I was charged twice for my order',
+        'I can see one payment, and a pending one that will drop off.',
+        text,
+      )
+    const plans =
+      "Right, I'll call the bank about the refund for the double charge on my card first thing tomorrow morning. Then I'll try the app again to see whether the refund status has changed by the afternoon. I'll also ask my husband to check the account statements for the last three months. Thanks for your help."
+    const asks =
+      "Thanks for all of that, it is much clearer now than it was on the website and I appreciate the time you took to explain it to me. I'll check with my bank tomorrow about the direct debit, but one more thing: why was I charged twice for the same order last month when I only placed it once, on the website?"
+    expect(plans.length).toBeGreaterThan(300)
+    expect(asks.length).toBeGreaterThan(300)
+    expect(await after(plans)).toEqual([true, false, false])
+    expect(await after(asks)).toEqual([true, false, true])
+  })
+
   it("scores a text again from its kept cues, without asking the model, except an end user's with custom signals", async () => {
     const scorer = new SignalScorer(analyzer.semantic)
     await scorer.score([{ id: 'x', role: 'user', content: 'warm up the anchors' }], undefined)

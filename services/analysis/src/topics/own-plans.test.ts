@@ -102,4 +102,22 @@ describe("the end user's own plan to reach someone another way, read from the gr
     expect(withPlans[1]).toBe(Infinity)
     expect(withPlans[2]).toBeCloseTo(-1)
   })
+
+  it('reads a message over 300 characters for plans too, sentence by sentence', async () => {
+    // Regression (issue 31 item 4, review6): a message over 300 characters was one clause (clausesOf), and its plan,
+    // read by sentence, matched none: it asked by its whole however much of it was the end user's plan.
+    const unit = (...v: number[]) => normalized(Float32Array.from(v))
+    const thanks = 'Thank you so much for all the explanations about the delivery windows and the depot.'
+    const text = `${thanks} ${thanks} ${thanks} ${thanks} I'll check with my bank tomorrow.`
+    expect(text.length).toBeGreaterThan(300)
+    expect(plansIn(text)).toEqual(["I'll check with my bank tomorrow"])
+    const vectors: Record<string, Float32Array> = {
+      'Thank you so much for all the explanations about the delivery windows and the depot': unit(1, 0, 0),
+      "I'll check with my bank tomorrow": unit(0, 1, 0),
+    }
+    const gate = { social: [unit(1, 0, 0)], request: [unit(0, 1, 0)], otherRequest: [] }
+    const embed = async (t: readonly string[]) => t.map((x) => vectors[x]!)
+    expect(await clauseAsks([text], gate, embed, -Infinity, ownPlanClausesOf)).toEqual([Infinity])
+    expect((await clauseAsks([text], gate, embed))[0]).toBeCloseTo(-1)
+  })
 })

@@ -57,6 +57,22 @@ describe('only requests make topics: the decision', () => {
     expect(clausesOf(long)).toEqual([long])
   })
 
+  it('reads a message over 300 characters sentence by sentence, a sentence that long as one clause', () => {
+    const sentence = 'The export has failed again this morning, after the update.'
+    const text = `${sentence} ${sentence} ${sentence} ${sentence} ${sentence} Thanks anyway, I'll try the app.`
+    expect(text.length).toBeGreaterThan(300)
+    expect(clausesOf(text)).toEqual([
+      ...Array.from({ length: 5 }, () => [
+        'The export has failed again this morning',
+        'after the update',
+      ]).flat(),
+      'Thanks anyway',
+      "I'll try the app",
+    ])
+    const longSentence = `${'my export fails, '.repeat(30)}why`
+    expect(clausesOf(`${longSentence}. ok, thanks`)).toEqual([`${longSentence}.`, 'ok', 'thanks'])
+  })
+
   it('places a request by its whole embedding, or by its request clauses when the whole reads as social', async () => {
     const vectors: Record<string, Float32Array> = {
       'hi, where is my parcel': unit(3, 1, 0, 0),

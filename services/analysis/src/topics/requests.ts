@@ -187,15 +187,26 @@ export function isSocial(margins: readonly number[], margin = SOCIAL_MARGIN): bo
   return margins.length > 0 && margins.every((m) => m >= margin)
 }
 
-/** Clauses longer than this many characters are not split further: a long message is rarely social. */
+/** Texts longer than this many characters are split by sentence first, and a sentence longer is not split. */
 const SPLIT_MAX_CHARS = 300
 
 /**
  * A message's clauses: its sentences, and their parts split at commas, colons and dashes, each with a
- * letter. One clause (or none) for a message that does not split, or is too long to be worth splitting.
+ * letter. One clause (or none) for a message that does not split. A message longer than SPLIT_MAX_CHARS is
+ * read sentence by sentence, each sentence as a message (topics20: it was one clause, so its own plans,
+ * read by sentence in own-plans.ts, never matched one of its clauses); a sentence that long is one clause.
  */
 export function clausesOf(text: string): string[] {
-  if (text.length > SPLIT_MAX_CHARS) return [text]
+  if (text.length <= SPLIT_MAX_CHARS) return partsOf(text)
+  return sentencesOf(text).flatMap((s) => (s.length > SPLIT_MAX_CHARS ? [s.trim()] : partsOf(s)))
+}
+
+/** A text's sentences: split after a full stop, a question or exclamation mark, or an ellipsis, and at line breaks. */
+export function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?\u2026])\s+|\n+/u).filter((s) => /\p{L}/u.test(s))
+}
+
+function partsOf(text: string): string[] {
   return text
     .split(/[.!?;:,\n\u2026]+|\s[-\u2013\u2014]+\s/u)
     .map((c) => c.trim())
