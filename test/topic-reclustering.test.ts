@@ -1,5 +1,6 @@
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
-import type { Analyzer } from '@cas/service-analysis'
+import { Metrics } from '@cas/metrics'
+import { ANALYSIS_METRICS, type Analyzer } from '@cas/service-analysis'
 import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,6 +11,7 @@ import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis
 import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
+import { samples } from './support/metrics.ts'
 import { hasTestModel, requireTestModel } from './support/model.ts'
 import { expectReplayKeeps } from './support/projector.ts'
 import { captureRequests, clusterByRequest, EAGER, INSURER } from './support/topic-requests.ts'
@@ -110,12 +112,26 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
   /** What the re-clusterers of a test logged, at which level. */
   const logged: { msg: string; level: string }[] = []
 
+  /** The runs' histogram, as a process's metrics have it (every re-clusterer of the file tells it). */
+  const metrics = new Metrics()
+  const runs = async () => {
+    const text = (await metrics.render()).body
+    const of = (suffix: string, outcome: string) =>
+      samples(text, `cas_analysis_recluster_duration_seconds_${suffix}`).get(`{outcome="${outcome}"}`) ?? 0
+    return {
+      reclustered: of('count', 'reclustered'),
+      failed: of('count', 'failed'),
+      reclusteredSeconds: of('sum', 'reclustered'),
+    }
+  }
+
   function reclusterer(cluster?: (v: readonly Vector[], r: readonly Vector[]) => Promise<number[]>) {
     return new Reclusterer({
       pool: db.pool,
       analyzer,
       policy: EAGER,
       log: (msg, _fields, level = 'warn') => logged.push({ msg, level }),
+      onRun: (run) => metrics.use(ANALYSIS_METRICS).reclusterRun(run),
       ...(cluster ? { cluster: (v, r) => cluster(v, r) } : {}),
     })
   }
@@ -256,6 +272,7 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
 
   it('retries a failing run per its policy, and analysis goes on meanwhile', async () => {
     logged.length = 0
+    const runsBefore = await runs()
     let calls = 0
     const flaky = reclusterer(async () => {
       calls++
@@ -304,6 +321,11 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
       'warn',
     ])
     expect(logged.filter((l) => l.msg === 're-clustered topics').map((l) => l.level)).toEqual(['info'])
+    // And each run is in the metrics by how it ended: three failed, then one re-clustered in a thread.
+    const runsAfter = await runs()
+    expect(runsAfter.failed - runsBefore.failed).toBe(3)
+    expect(runsAfter.reclustered - runsBefore.reclustered).toBe(1)
+    expect(runsAfter.reclusteredSeconds).toBeGreaterThan(runsBefore.reclusteredSeconds)
     expect(await state()).toMatchObject({ requests_since_run: 0, attempts: 0, last_error: null })
     await settled()
     expect(await reclusteringReport()).toMatchObject({ settling: false, retrying: null })

@@ -5,10 +5,14 @@ import { withTransaction } from '@cas/db'
 import { appendToStream, topicFor } from '@cas/eventlog'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { signUp } from '../../../test/support/auth.ts'
+import { createChatbot } from '../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { createTestTopics, kafkaBrokers, uniqueGroupId } from '../../../test/support/kafka.ts'
 import { TEST_MASTER_KEY } from '../../../test/support/keyring.ts'
+import { samples } from '../../../test/support/metrics.ts'
 import { modelConfigEnv } from '../../../test/support/model.ts'
+import { captureRequests, INSURER } from '../../../test/support/topic-requests.ts'
 import { waitFor } from '../../../test/support/wait.ts'
 import { type AllInOne, startAllInOne } from './app.ts'
 
@@ -147,6 +151,46 @@ describe('all-in-one service', () => {
     )
     expect(applied).toBeGreaterThanOrEqual(3)
   })
+
+  // trial7: how long a topic re-clustering took was only in the analysis process's GET /analysis, which the
+  // all-in-one does not serve (that path is the dashboard's); operators read it in the metrics.
+  it("exports each background re-clustering run's duration and outcome in its metrics", async () => {
+    service = await startAllInOne(
+      loadConfig({
+        DATABASE_URL: db.url,
+        PORT: '0',
+        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
+        ...modelConfigEnv(),
+        // Due within a second of the first request, whatever their number.
+        TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: '0',
+        TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: '1',
+      }),
+      false,
+      silent,
+    )
+    const app = service.app
+    const runs = async (suffix: 'count' | 'sum') =>
+      samples((await app.inject('/metrics')).body, `cas_analysis_recluster_duration_seconds_${suffix}`)
+    expect((await runs('count')).size).toBe(0)
+    const { cookie } = await signUp(app)
+    const {
+      apiKey,
+      chatbot: { id: chatbotId },
+    } = await createChatbot(app, cookie, { name: 'Insurer' })
+    await captureRequests(app, apiKey, { claim: INSURER.claim, driver: INSURER.driver }, new Map())
+    const count = await waitFor(
+      async () => ((await runs('count')).get('{outcome="reclustered"}') ?? 0) >= 1 && (await runs('count')),
+      { what: 'a re-clustering run in the metrics', timeoutMs: 120_000 },
+    )
+    expect(count.get('{outcome="failed"}') ?? 0).toBe(0)
+    expect((await runs('sum')).get('{outcome="reclustered"}')).toBeGreaterThan(0)
+    // A real run: its event is in the chatbot's topic stream.
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM event_journal WHERE type = 'analysis.topics-reclustered' AND stream_id = $1",
+      [chatbotId],
+    )
+    expect(rows[0].n).toBeGreaterThanOrEqual(count.get('{outcome="reclustered"}')!)
+  }, 180_000)
 
   describe.skipIf(kafkaBrokers() === null)('with KAFKA_BROKERS', () => {
     it('creates the topics, checks Kafka in /readyz and relays journal events to Kafka', async () => {

@@ -29,7 +29,12 @@ import { ANALYSIS_METRICS } from './metrics.ts'
 import { type AnalyzerConfig, analyzerReadiness, analyzerStatus, createAnalyzer } from './providers/index.ts'
 import { type SignalRefineOptions, SignalRefiner } from './signals/llm-refine.ts'
 import { decideSignals } from './signals/store.ts'
-import { Reclusterer, type ReclusterPolicy, reclusterPolicy } from './topics/reclusterer.ts'
+import {
+  Reclusterer,
+  type ReclusterPolicy,
+  type ReclusterRun,
+  reclusterPolicy,
+} from './topics/reclusterer.ts'
 
 export type { Analyzer } from './analyzer.ts'
 export { AnalyzerError } from './analyzer.ts'
@@ -59,6 +64,8 @@ export interface AnalysisServiceDeps {
   readonly signalSweepMs?: number
   /** Re-clustering each chatbot's topics in the background (topics/reclusterer.ts); none when unset. */
   readonly recluster?: ReclusterPolicy
+  /** Told of every re-clustering run as it ends (the process's metrics). */
+  readonly onReclusterRun?: (run: ReclusterRun) => void
   /** SIGNALS_LLM_REFINE=borderline: an LLM judges borderline signals (signals/llm-refine.ts); none when unset. */
   readonly signalRefine?: SignalRefineOptions
   /** How often the analysis's status is reported (default 2 s). */
@@ -185,6 +192,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         policy: deps.recluster,
         now,
         log: (msg, fields, level = 'warn') => log?.[level](fields ?? {}, msg),
+        onRun: deps.onReclusterRun,
       })
     : undefined
   const signalRefiner = deps.signalRefine
@@ -280,6 +288,9 @@ export function analysisService(
   }
   const log = logger || undefined
   const warn = (msg: string, fields?: Record<string, unknown>) => log?.warn(fields ?? {}, msg)
+  // The process's metrics are built once its services have started (compose.ts): runs are told to them
+  // from then on (the first run waits for the analyzer and a poll of due chatbots).
+  let observeReclusterRun: ((run: ReclusterRun) => void) | undefined
   return {
     name: 'analysis',
     get service() {
@@ -296,6 +307,7 @@ export function analysisService(
         analyzer: a,
         logger,
         ...analysisSettings(config),
+        onReclusterRun: (run) => observeReclusterRun?.(run),
       })
       await service.start()
     },
@@ -310,12 +322,14 @@ export function analysisService(
       const { analyzer, service } = running()
       observePipelineStatus(metrics, infra.pool, ['analysis'])
       metrics.observeConsumer(service.consumer)
-      metrics.use(ANALYSIS_METRICS).observe({
+      const analysisMetrics = metrics.use(ANALYSIS_METRICS)
+      analysisMetrics.observe({
         stats: service.jobRunner.stats,
         jobs: () => service.jobs(),
         analyzer: () => analyzerStatus(analyzer),
         signalRefinement: () => service.signalRefiner?.stats,
       })
+      observeReclusterRun = (run) => analysisMetrics.reclusterRun(run)
     },
     async routes(app) {
       if (!opts.statusRoute) return

@@ -1,5 +1,6 @@
 import { metricSet } from '@cas/metrics'
-import { Counter, Gauge } from 'prom-client'
+import { Counter, Gauge, Histogram } from 'prom-client'
+import type { ReclusterRun } from './topics/reclusterer.ts'
 
 /** The analysis service: its worker's counters and the job queue. */
 export interface AnalysisSource {
@@ -29,7 +30,8 @@ export interface SignalRefinementStats {
 
 /**
  * The analysis service's metrics (docs/operations.md): its job runner's counters, the job queue (all
- * processes, read at scrape) and the analyzer in use. Its consumer's are the consumers' (@cas/metrics).
+ * processes, read at scrape), the analyzer in use, and its topic re-clustering runs' durations. Its
+ * consumer's are the consumers' (@cas/metrics).
  */
 export const ANALYSIS_METRICS = metricSet('analysis', ({ registers, collect }) => {
   const analyses: AnalysisSource[] = []
@@ -122,9 +124,23 @@ export const ANALYSIS_METRICS = metricSet('analysis', ({ registers, collect }) =
     'How long the oldest analysis job waiting (all processes) has been owed: since its capture, or since a re-analysis was asked for; 0 when none waits.',
     (j) => (j.oldestWaitingSince ? Math.max(0, (Date.now() - j.oldestWaitingSince.getTime()) / 1000) : 0),
   )
+  const reclusterDuration = new Histogram({
+    name: 'cas_analysis_recluster_duration_seconds',
+    help:
+      'Topic re-clustering runs of this process and how long each took, by outcome: reclustered (committed) or ' +
+      'failed (retried per its policy; one stopped at TOPIC_RECLUSTER_TIMEOUT_SECONDS took that long).',
+    labelNames: ['outcome'] as const,
+    // From a small window's fraction of a second to the default timeout (120 s) and the longest allowed.
+    buckets: [0.5, 1, 2.5, 5, 10, 20, 40, 60, 90, 120, 180, 300, 600, 1800, 3600],
+    registers,
+  })
   return {
     observe(analysis: AnalysisSource): void {
       analyses.push(analysis)
+    },
+    /** A re-clustering run that ended (topics/reclusterer.ts). */
+    reclusterRun(run: ReclusterRun): void {
+      reclusterDuration.observe({ outcome: run.outcome }, run.durationMs / 1000)
     },
   }
 })

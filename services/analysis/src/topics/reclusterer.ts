@@ -69,6 +69,15 @@ export interface ReclustererOptions {
   ) => Promise<number[]>
   /** `info` for a run that went as it should (every minute or so per busy chatbot), `warn` for a problem. */
   readonly log?: (msg: string, fields?: Record<string, unknown>, level?: 'info' | 'warn') => void
+  /** Told of every run once it has ended, as it ended (the metrics' histogram of runs). */
+  readonly onRun?: (run: ReclusterRun) => void
+}
+
+/** A run as it ended: re-clustered (committed), or failed (to be retried), and how long it took until then. */
+export interface ReclusterRun {
+  readonly chatbotId: string
+  readonly outcome: 'reclustered' | 'failed'
+  readonly durationMs: number
 }
 
 export interface ReclusterStats {
@@ -136,11 +145,16 @@ export class Reclusterer {
     if (!semantic) return undefined
     const claim = await this.claim()
     if (!claim) return undefined
-    const started = Date.now()
+    const started = performance.now()
+    const ended = (outcome: ReclusterRun['outcome']) => {
+      const durationMs = performance.now() - started
+      this.opts.onRun?.({ chatbotId: claim.chatbot_id, outcome, durationMs })
+      return durationMs
+    }
     try {
       const summary = await this.run(claim, semantic.model)
       this.stats.runs++
-      this.stats.lastDurationMs = Date.now() - started
+      this.stats.lastDurationMs = Math.round(ended('reclustered'))
       this.log(
         're-clustered topics',
         { chatbotId: claim.chatbot_id, ms: this.stats.lastDurationMs, ...summary },
@@ -148,6 +162,7 @@ export class Reclusterer {
       )
       return { chatbotId: claim.chatbot_id, ok: true, summary }
     } catch (err) {
+      ended('failed')
       const reason = (err as Error).message
       const attempt = claim.attempts + 1
       this.stats.failures++
