@@ -93,6 +93,8 @@ export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
 /** Written blind by a thirty-second session (helper fresh29) while others changed the detector; kept blind (README there). */
 export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
+/** Written blind by a thirty-third session (helper fresh30) while others changed the detector; kept blind (README there). */
+export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh30.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -293,6 +295,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH29_SIGNALS_SET,
     described:
       '60 written blind by a thirty-second session while others changed the detector, never tuned on (fresh29, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh30',
+    file: FRESH30_SIGNALS_SET,
+    described:
+      '60 written blind by a thirty-third session while others changed the detector, never tuned on (fresh30, blind)',
     blind: true,
   },
 ]
