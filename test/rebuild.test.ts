@@ -28,7 +28,7 @@ async function snapshot(db: TestDatabase) {
   return tables
 }
 
-/** Captures, metadata changes, a rename, a rotation, analysis and re-analysis, and a deleted chatbot. */
+/** Captures, metadata changes, a rename, a rotation, analysis and re-analysis (with languages), and a deleted chatbot. */
 async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
   const { cookie, organization } = await signUp(app)
   const bots = [
@@ -78,7 +78,7 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
   })
   for (const [i, id] of ids.entries()) {
     const bot = bots[i % 2]!
-    const analyze = (score: number, topics: string[], version: string) =>
+    const analyze = (score: number, topics: string[], version: string, language: string) =>
       withTransaction(db.pool, (client) =>
         appendToStream(client, {
           streamType: 'analysis',
@@ -95,6 +95,7 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
                   messageId: `${i}-u`,
                   sentiment: { score, label: score > 0 ? 'positive' : 'negative' },
                   topics: topics.map((t) => ({ id: t, label: t })),
+                  language,
                 },
               ],
             }),
@@ -108,8 +109,9 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
         }),
       )
     // Binary fractions, so that sums are exact whatever the batching.
-    await analyze(0.5, ['refunds'], '1')
-    if (i % 3 === 0) await analyze(-0.25, ['billing'], '2')
+    // Languages too (rm_hourly_languages), one changed by the re-analysis.
+    await analyze(0.5, ['refunds'], '1', i % 2 ? 'es' : 'en')
+    if (i % 3 === 0) await analyze(-0.25, ['billing'], '2', 'fr')
   }
   const del = await app.inject({ method: 'DELETE', url: `/api/v1/chatbots/${bots[1]!.chatbot.id}`, headers })
   expect(del.statusCode).toBe(200)
@@ -139,6 +141,7 @@ for (const mode of EVENT_LOG_MODES) {
       await waitFor(caughtUp, { what: 'the live projector to catch up', timeoutMs: 30_000 })
       const before = await snapshot(db)
       expect(before.rm_conversations!.length).toBeGreaterThan(0)
+      expect(before.rm_hourly_languages!.length).toBeGreaterThan(0)
       // The list's previews (the end users' first messages) are among what the rebuild must give again.
       expect(
         before.rm_conversations!.filter((row) => JSON.parse(row).preview !== null).length,

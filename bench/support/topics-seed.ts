@@ -20,6 +20,7 @@ export const TOPICS_PAGE_TABLES = [
   'rm_hourly_activity',
   'rm_hourly_topics',
   'rm_daily_topics',
+  'rm_hourly_languages',
   'rm_topics',
   'rm_themes',
   'rm_conversation_signals',
@@ -33,7 +34,8 @@ export const TOPICS_PAGE_TABLES = [
  * 12 themes of 12 topics each (rm_themes; 6 topics in none), the conversations spread over the 30 days
  * before `now`, each with one end-user message per topic it is in (one topic for most, two or three for
  * some, a merged topic's id for some, "other" for 8 %) and an assistant reply, the hourly activity and
- * topic rollups those messages make (rm_hourly_activity, rm_hourly_topics, rm_daily_topics), signals for
+ * topic and language rollups those messages make (rm_hourly_activity, rm_hourly_topics, rm_daily_topics,
+ * rm_hourly_languages), signals for
  * a fifth of them (rm_conversation_signals), when their signals were decided (rm_signals_decided) and the chatbot's re-clustering row. Topic popularity is
  * skewed (topic k about 1/(k+10)), as discovered topics are. Deterministic: the same arguments, the same
  * rows. `analyze`: ANALYZE the tables afterwards (as autovacuum eventually does); without it they keep
@@ -145,6 +147,15 @@ export async function seedTopicsPage(
     `INSERT INTO rm_daily_topics (org_id, chatbot_id, day, topic, messages, sentiment_sum)
      SELECT org_id, chatbot_id, date_trunc('day', hour, 'UTC'), topic, sum(messages), sum(sentiment_sum)
        FROM rm_hourly_topics WHERE chatbot_id = $1 GROUP BY 1, 2, 3, 4`,
+    [chatbotId],
+  )
+  // The end users' detected languages per hour (the overview's language share), as migration 0061 counts them.
+  await pool.query(
+    `INSERT INTO rm_hourly_languages (org_id, chatbot_id, hour, language, messages)
+     SELECT org_id, chatbot_id, date_trunc('hour', sent_at, 'UTC'), language, count(*)
+       FROM rm_messages
+      WHERE chatbot_id = $1 AND role = 'user' AND language IS NOT NULL AND language <> 'und'
+      GROUP BY 1, 2, 3, 4`,
     [chatbotId],
   )
   // A fifth of the conversations have a signal: bot failures, escalations, frustration, resolutions.

@@ -2,7 +2,8 @@ import type pg from 'pg'
 
 /**
  * What the analytics structures of migration 0013 must hold, recomputed from scratch: from the activity
- * rows (one per chatbot, hour and conversation, with its end user) and the hourly rollups per chatbot.
+ * rows (one per chatbot, hour and conversation, with its end user) and the hourly rollups per chatbot;
+ * and the hourly language counts of migration 0061, from the messages.
  * Each entry: the stored rows of one table (or its derived columns) and the same recomputed by brute
  * force. Used to check the projector's incremental upkeep and the benchmark's seed.
  */
@@ -73,6 +74,14 @@ const CHECKS: Record<string, { stored: string; expected: string }> = {
     stored: 'SELECT org_id, chatbot_id, day, topic, messages, sentiment_sum FROM rm_daily_topics',
     expected: `SELECT org_id, chatbot_id, date_trunc('day', hour, 'UTC'), topic, sum(messages)::int, sum(sentiment_sum)
                  FROM rm_hourly_topics GROUP BY 1, 2, 3, 4`,
+  },
+  // The end users' messages of each detected language, per hour (the overview's language share).
+  rm_hourly_languages: {
+    stored: 'SELECT org_id, chatbot_id, hour, language, messages FROM rm_hourly_languages',
+    expected: `SELECT org_id, chatbot_id, date_trunc('hour', sent_at, 'UTC'), language, count(*)::int
+                 FROM rm_messages
+                WHERE role = 'user' AND sent_at IS NOT NULL AND language IS NOT NULL AND language <> 'und'
+                GROUP BY 1, 2, 3, 4`,
   },
   // Every hour with activity has its rollup row, and no row is left empty.
   'rm_hourly_stats rows': {

@@ -15,12 +15,13 @@ const orgs: { orgId: string; cookie: string; chatbotId: string; conversationId: 
 /** The read models the query role reads under row-level security (the projector's registry), and the gateway's tables it reads. */
 const READ_MODELS = [...PROTECTED_TABLES, 'chatbots', 'event_streams', 'audit_log']
 /**
- * Tables this file leaves empty: topics, their re-clustering, re-analyses and signals only exist once analysis ran,
+ * Tables this file leaves empty: topics, their re-clustering, languages, re-analyses and signals only exist once analysis ran,
  * which it does not need; nothing is erased.
  */
 const EMPTY_HERE = [
   'rm_hourly_topics',
   'rm_daily_topics',
+  'rm_hourly_languages',
   'rm_conversation_signals',
   'rm_signals_decided',
   'rm_topics',

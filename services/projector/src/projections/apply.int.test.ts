@@ -26,12 +26,14 @@ const message = (id: string, role: 'user' | 'assistant', sentAt: string, content
   content,
   sentAt,
 })
-const results = (...r: [string, number, 'positive' | 'neutral' | 'negative', string[]][]) => ({
+/** Results `[message, score, label, topics, language?]` (without a language, the result says none). */
+const results = (...r: [string, number, 'positive' | 'neutral' | 'negative', string[], string?][]) => ({
   analyzer: { name: 'test', version: String(r.length) },
-  results: r.map(([messageId, score, label, topics]) => ({
+  results: r.map(([messageId, score, label, topics, language]) => ({
     messageId,
     sentiment: { score, label },
     topics: topics.map((t) => ({ id: t, label: t })),
+    ...(language === undefined ? {} : { language }),
   })),
   signalsDecided: true,
 })
@@ -62,7 +64,13 @@ function workload() {
     apiKeyPrefix: 'svc_live_abcd…',
   })
   // Analysis runs ahead of the conversation (another topic): results before the messages exist.
-  append(kept, 'analysis', c1, 'analysis.messages-analyzed', results(['m1', 0.5, 'positive', ['refunds']]))
+  append(
+    kept,
+    'analysis',
+    c1,
+    'analysis.messages-analyzed',
+    results(['m1', 0.5, 'positive', ['refunds'], 'es']),
+  )
   append(kept, 'analysis', c1, 'analysis.conversation-analyzed', {
     analyzer: { name: 'test', version: '1' },
     sentiment: { score: 0.5, label: 'positive' },
@@ -150,7 +158,7 @@ function workload() {
     'analysis',
     c1,
     'analysis.messages-analyzed',
-    results(['m1', 0, 'neutral', ['shipping']], ['m3', 0.75, 'positive', []]),
+    results(['m1', 0, 'neutral', ['shipping'], 'en'], ['m3', 0.75, 'positive', [], 'fr']),
   )
   append(
     kept,
@@ -164,7 +172,7 @@ function workload() {
     'analysis',
     c2,
     'analysis.messages-analyzed',
-    results(['a', 0.5, 'positive', ['refunds']], ['b', 0.5, 'positive', ['refunds']]),
+    results(['a', 0.5, 'positive', ['refunds'], 'de'], ['b', 0.5, 'positive', ['refunds']]),
   )
   append(kept, 'analysis', c2, 'analysis.conversation-analyzed', {
     analyzer: { name: 'test', version: '1' },
@@ -198,7 +206,13 @@ function workload() {
       message('r', 'assistant', '2026-11-20T10:11:00.000Z'),
     ]),
   )
-  append(kept, 'analysis', c3, 'analysis.messages-analyzed', results(['q', 0.25, 'positive', ['refunds']]))
+  append(
+    kept,
+    'analysis',
+    c3,
+    'analysis.messages-analyzed',
+    results(['q', 0.25, 'positive', ['refunds'], 'it']),
+  )
   append(kept, 'conversation', c3, 'conversation.erased', { reason: 'end-user-erasure' })
   append(kept, 'analysis', c3, 'analysis.messages-analyzed', results(['r', -0.5, 'negative', ['refunds']]))
   append(kept, 'analysis', c3, 'analysis.conversation-analyzed', {
@@ -227,7 +241,13 @@ function workload() {
     'conversation.messages-captured',
     captured([message('d', 'user', '2026-11-20T10:20:00.000Z')]),
   )
-  append(doomed, 'analysis', c5, 'analysis.messages-analyzed', results(['d', 0.5, 'positive', ['refunds']]))
+  append(
+    doomed,
+    'analysis',
+    c5,
+    'analysis.messages-analyzed',
+    results(['d', 0.5, 'positive', ['refunds'], 'pt']),
+  )
   append(doomed, 'chatbot', doomed, 'chatbot.deleted', {})
   append(doomed, 'analysis', c6, 'analysis.messages-analyzed', results(['e', 0.5, 'positive', ['refunds']]))
   append(
@@ -250,7 +270,7 @@ function workload() {
     'analysis',
     c1,
     'analysis.messages-analyzed',
-    results(['m5', 0.25, 'positive', ['billing']], ['m4', 0, 'neutral', []]),
+    results(['m5', 0.25, 'positive', ['billing']], ['m4', 0, 'neutral', [], 'und']),
   )
   return j
 }
@@ -473,7 +493,7 @@ describe('the projection', () => {
       'analysis',
       conversation,
       'analysis.messages-analyzed',
-      results(['q', 0.25, 'positive', ['refunds']]),
+      results(['q', 0.25, 'positive', ['refunds'], 'es']),
     )
     j.append(bot, 'conversation', conversation, 'conversation.erased', { reason: 'end-user-erasure' })
     j.append(
@@ -496,6 +516,7 @@ describe('the projection', () => {
       'rm_messages',
       'rm_hourly_stats',
       'rm_hourly_topics',
+      'rm_hourly_languages',
       'rm_hourly_activity',
     ])
       await projected.thenRows(table, (r) => r, [])
@@ -516,7 +537,7 @@ describe('the projection', () => {
       'analysis',
       conversation,
       'analysis.messages-analyzed',
-      results(['d', 0.5, 'positive', ['refunds']]),
+      results(['d', 0.5, 'positive', ['refunds'], 'es']),
     )
     j.append(bot, 'chatbot', bot, 'chatbot.deleted', {})
     j.append(
@@ -585,6 +606,13 @@ describe('the set-based apply', () => {
       (t) => `${hourOf(t)} ${t.topic} ${t.messages} ${Number(t.sentiment_sum)}`,
       ['10 refunds 2 -0.5', '10 shipping 1 -1', '13 refunds 1 0.5'],
     )
+    // Languages of the end users' messages: m1's last result that said one (en, after es), m3 fr, 'a' de
+    // in its new hour; m4 'und', the erased q and the deleted chatbot's d count nowhere.
+    await oneByOne.thenRows('rm_hourly_languages', (l) => `${hourOf(l)} ${l.language} ${l.messages}`, [
+      '10 en 1',
+      '11 fr 1',
+      '13 de 1',
+    ])
     await oneByOne.thenRows(
       'rm_conversations',
       (c) => [c.external_id, c.message_count, c.stream_version, c.end_user_id, c.sentiment_label],

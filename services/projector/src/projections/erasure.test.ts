@@ -4,7 +4,7 @@ import { foldErasure } from './erasure.ts'
 import { RollupDeltas } from './rollup-deltas.ts'
 
 describe('the erasure fold', () => {
-  it('takes each stored message, and its result, back out of its hour', () => {
+  it('takes each stored message, its result and its language, back out of its hour', () => {
     // Given a conversation's stored messages: an analysed end user's, an assistant's without a result
     const messages = [
       {
@@ -13,6 +13,7 @@ describe('the erasure fold', () => {
         sentiment_score: -0.5,
         sentiment_label: 'negative' as const,
         topics: ['refunds'],
+        language: 'es',
       },
       {
         role: 'assistant' as const,
@@ -20,6 +21,7 @@ describe('the erasure fold', () => {
         sentiment_score: null,
         sentiment_label: null,
         topics: [],
+        language: null,
       },
     ]
     // When the conversation is erased
@@ -34,5 +36,8 @@ describe('the erasure fold', () => {
       ['2026-11-20T13:00:00.000Z', -1, 0, -1, 0, 0],
     ])
     expect(writes.hourlyTopics.map((t) => [t.topic, t.n, t.sentimentSum])).toEqual([['refunds', -1, 0.5]])
+    expect(writes.hourlyLanguages.map((l) => [l.hour, l.language, l.n])).toEqual([
+      ['2026-11-20T12:00:00.000Z', 'es', -1],
+    ])
   })
 })

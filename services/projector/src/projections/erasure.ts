@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '@cas/events'
 import type pg from 'pg'
+import { countedLanguage } from './message-fold.ts'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 import type { RollupChanges } from './rollups.ts'
 
@@ -11,6 +12,7 @@ export interface ErasedMessage {
   sentiment_score: number | null
   sentiment_label: SentimentLabel | null
   topics: string[]
+  language: string | null
 }
 
 /**
@@ -22,7 +24,7 @@ export interface ErasedMessage {
  */
 export async function takeOutErased(client: pg.ClientBase, e: Erased, rollups: RollupChanges): Promise<void> {
   const { rows } = await client.query<ErasedMessage>(
-    `SELECT role, sent_at, sentiment_score, sentiment_label, topics FROM rm_messages
+    `SELECT role, sent_at, sentiment_score, sentiment_label, topics, language FROM rm_messages
       WHERE conversation_id = $1 AND sent_at IS NOT NULL`,
     [e.streamId],
   )
@@ -32,7 +34,7 @@ export async function takeOutErased(client: pg.ClientBase, e: Erased, rollups: R
 
 /**
  * The erasure's fold: each of the conversation's stored messages (captured ones: they have an hour)
- * taken back out of its hour, with its result if it has one.
+ * taken back out of its hour, with its result if it has one, and its language if it counts one.
  */
 export function foldErasure(e: Erased, messages: readonly ErasedMessage[], rollups: RollupDeltas): void {
   for (const m of messages) {
@@ -49,5 +51,7 @@ export function foldErasure(e: Erased, messages: readonly ErasedMessage[], rollu
         -1,
       )
     }
+    const counted = countedLanguage(m)
+    if (counted) rollups.addLanguage(e.orgId, e.chatbotId, counted.hour, counted.language, -1)
   }
 }

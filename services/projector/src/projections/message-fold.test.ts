@@ -36,6 +36,7 @@ function given(events: Event[], stored: StoredMessage | null = null) {
     row: messageRow(entry),
     stats: writes.stats,
     topics: writes.hourlyTopics.map((t) => [t.topic, t.n, t.sentimentSum]),
+    languages: writes.hourlyLanguages.map((l) => [l.hour.slice(11, 13), l.language, l.n]),
   }
 }
 
@@ -43,6 +44,21 @@ const capture = (sentAt = SENT, role: 'user' | 'assistant' = 'user') =>
   recorded('conversation.messages-captured', captured(['m1', role, sentAt]))
 const result = (score: number, label: 'positive' | 'neutral' | 'negative', topics: string[] = []) =>
   recorded('analysis.messages-analyzed', analyzed(['m1', score, label, topics]))
+
+/** A result of m1 saying `language` (undefined: says none, as a move to another topic or a v3 result). */
+const spoken = (language: string | undefined) => {
+  const e = result(0.1, 'neutral', ['t'])
+  const [r] = e.payload.results
+  return { ...e, payload: { ...e.payload, results: [{ ...r!, language }] } }
+}
+const storedUser = (language: string | null, sentAt: string | null = SENT): StoredMessage => ({
+  role: sentAt === null ? null : 'user',
+  sent_at: sentAt === null ? null : new Date(sentAt),
+  sentiment_score: 0.1,
+  sentiment_label: 'neutral',
+  topics: ['t'],
+  language,
+})
 
 describe('the message fold', () => {
   it('writes a new message captured and analysed in one batch, counting its result once', () => {
@@ -65,11 +81,6 @@ describe('the message fold', () => {
   })
 
   it('keeps the language of the last result that said one: a result that only moved the message says none', () => {
-    const spoken = (language: string | undefined) => {
-      const e = result(0.1, 'neutral', ['t'])
-      const [r] = e.payload.results
-      return { ...e, payload: { ...e.payload, results: [{ ...r!, language }] } }
-    }
     expect(given([capture(), spoken('es'), spoken(undefined)]).row.language).toBe('es')
     expect(given([capture(), spoken('es'), spoken('en')]).row.language).toBe('en')
     expect(given([spoken(undefined)]).row.language).toBeUndefined()
@@ -82,6 +93,7 @@ describe('the message fold', () => {
       sentiment_score: -0.5,
       sentiment_label: 'negative',
       topics: ['shipping'],
+      language: null,
     }
     const then = given([result(0.1, 'neutral', ['refunds']), result(0.5, 'positive', ['refunds'])], stored)
     expect(resultsOnly(then.entry)).toBe(true)
@@ -104,6 +116,7 @@ describe('the message fold', () => {
       sentiment_score: -0.5,
       sentiment_label: 'negative',
       topics: [],
+      language: null,
     }
     // When the message is captured
     const then = given([capture('2026-11-20T15:59:59.999Z', 'assistant')], stored)
@@ -149,6 +162,45 @@ describe('the message fold', () => {
     const arrivals = batch.take().map((entry) => BigInt(messageRow(entry).arrival!))
     const position = BigInt(many.position) * 1000n
     expect(arrivals).toEqual(Array.from({ length: 1_001 }, (_, i) => position + BigInt(i + 1)))
+  })
+})
+
+describe("the message fold's languages (rm_hourly_languages)", () => {
+  it("counts an end user's message once it has both its capture and a detected language", () => {
+    expect(given([capture(), spoken('es')]).languages).toEqual([['12', 'es', 1]])
+    // A result without a language, 'und', or an assistant's message: nothing.
+    expect(given([capture(), spoken(undefined)]).languages).toEqual([])
+    expect(given([capture(), spoken('und')]).languages).toEqual([])
+    expect(given([capture(SENT, 'assistant'), spoken('es')]).languages).toEqual([])
+    // The result first (a row without role or time): counted when the capture comes, in its hour.
+    expect(given([spoken('es')]).languages).toEqual([])
+    expect(given([capture('2026-11-20T15:59:59.999Z')], storedUser('es', null)).languages).toEqual([
+      ['15', 'es', 1],
+    ])
+  })
+
+  it('moves the count when a re-analysis detects another language, and keeps it when a result says none', () => {
+    expect(given([spoken('en')], storedUser('es')).languages).toEqual([
+      ['12', 'en', 1],
+      ['12', 'es', -1],
+    ])
+    expect(given([spoken('und')], storedUser('es')).languages).toEqual([['12', 'es', -1]])
+    expect(given([spoken(undefined)], storedUser('es')).languages).toEqual([])
+    expect(given([spoken('es'), spoken('en'), spoken(undefined)], storedUser('und')).languages).toEqual([
+      ['12', 'en', 1],
+    ])
+  })
+
+  it('changes nothing for an event applied again (redelivered): the stored row already has it', () => {
+    expect(given([spoken('es')], storedUser('es')).languages).toEqual([])
+    expect(given([capture()], storedUser('es')).languages).toEqual([])
+  })
+
+  it('moves the count to the hour of a message captured again at another time', () => {
+    expect(given([capture('2026-11-20T13:30:00.000Z')], storedUser('es')).languages).toEqual([
+      ['12', 'es', -1],
+      ['13', 'es', 1],
+    ])
   })
 })
 

@@ -48,6 +48,7 @@ export interface StoredMessage {
   sentiment_score: number | null
   sentiment_label: SentimentLabel | null
   topics: readonly string[]
+  language: string | null
 }
 
 /** An rm_messages row as the batch leaves it; a column left undefined is one no event of the batch sets. */
@@ -184,6 +185,7 @@ export function messageRow(entry: MessageSteps): MessageRow {
  * row then holds only the result) counts the result in the capture's hour.
  */
 export function foldMessage(entry: MessageSteps, before: StoredMessage | null, rollups: RollupDeltas): void {
+  foldLanguage(entry, before, rollups)
   let exists = before !== null
   let sentAt = before?.sent_at ?? null
   let role = before?.role ?? null
@@ -217,4 +219,45 @@ export function foldMessage(entry: MessageSteps, before: StoredMessage | null, r
       result = { score: step.score, label: step.label, topics: step.topics }
     }
   }
+}
+
+/** What a stored message counts in rm_hourly_languages: an end user's, captured, with a detected language. */
+export function countedLanguage(message: {
+  role: Role | null
+  sent_at: Date | string | null
+  language: string | null
+}): { hour: string; language: string } | null {
+  const { role, sent_at: sentAt, language } = message
+  if (role !== 'user' || sentAt === null || language === null || language === UNDETERMINED) return null
+  return { hour: hourOf(sentAt), language }
+}
+
+/** tinyld's answer for a text it cannot tell (services/analysis/src/language.ts): not a detection. */
+const UNDETERMINED = 'und'
+
+/**
+ * The language rollup's part of the message's steps: what the stored row counted taken back, what the
+ * row as the steps leave it counts added (the same row: nothing). The row is followed as the upserts
+ * write it (messages.ts): the last capture sets the role and time, a result's language replaces the
+ * stored one, a result without one keeps it. A function of the row alone, so a redelivered event, a
+ * re-analysis and a capture after its result all count as rm_messages then reads.
+ */
+function foldLanguage(entry: MessageSteps, before: StoredMessage | null, rollups: RollupDeltas): void {
+  const after = {
+    role: before?.role ?? null,
+    sent_at: before?.sent_at ?? null,
+    language: before?.language ?? null,
+  }
+  for (const step of entry.steps) {
+    if (step.kind === 'captured') {
+      after.role = step.role
+      after.sent_at = step.sentAt
+    } else {
+      after.language = step.language ?? after.language
+    }
+  }
+  const was = before ? countedLanguage(before) : null
+  const is = countedLanguage(after)
+  if (was) rollups.addLanguage(entry.orgId, entry.chatbotId, was.hour, was.language, -1)
+  if (is) rollups.addLanguage(entry.orgId, entry.chatbotId, is.hour, is.language, 1)
 }

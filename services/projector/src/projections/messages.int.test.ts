@@ -153,6 +153,35 @@ describe(`message rows on PostgreSQL ${Math.floor(inject('postgresVersion') / 10
     expect(await languageOf()).toBe('en')
   })
 
+  it("count an end-user message's language once in its hour, however often its events are applied", async () => {
+    const c = conversation()
+    const spoken = (streamVersion: number, language: string) =>
+      record('analysis', c.id, streamVersion, 'analysis.messages-analyzed', {
+        analyzer: { name: 'test', version: '1' },
+        signalsDecided: true,
+        results: [{ messageId: 'm1', sentiment: { score: 0.5, label: 'positive' }, topics: [], language }],
+      })
+    const counts = async () =>
+      (
+        await db.pool.query<{ hour: Date; language: string; messages: number }>(
+          'SELECT hour, language, messages FROM rm_hourly_languages WHERE chatbot_id = $1',
+          [chatbotId],
+        )
+      ).rows.map((r) => `${r.hour.toISOString()} ${r.language} ${r.messages}`)
+    await db.pool.query('DELETE FROM rm_hourly_languages WHERE chatbot_id = $1', [chatbotId])
+    const es = spoken(1, 'es')
+    await apply([c.capture, es])
+    expect(await counts()).toEqual(['2026-11-20T12:00:00.000Z es 1'])
+    // Redelivered: the same result, the same capture, and both again in one batch
+    await apply([es])
+    await apply([c.capture])
+    await apply([c.capture, es])
+    expect(await counts()).toEqual(['2026-11-20T12:00:00.000Z es 1'])
+    // A re-analysis that reads another language moves the count; the hour that held it is gone
+    await apply([spoken(2, 'en')])
+    expect(await counts()).toEqual(['2026-11-20T12:00:00.000Z en 1'])
+  })
+
   it('are written by statements prepared once per connection (named), not parsed and planned each time', async () => {
     const client = await db.pool.connect()
     try {

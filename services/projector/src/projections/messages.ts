@@ -105,10 +105,11 @@ const returningOldByServer = new Map<string, Promise<boolean>>()
  * subquery that locks its rows is never merged into a join, so its only plan is the probe.
  */
 export const MESSAGES_LOCK = `SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score,
-       m.sentiment_label, m.topics
+       m.sentiment_label, m.topics, m.language
   FROM (SELECT * FROM json_to_recordset($1::json) AS k(cid uuid, mid text) ORDER BY 1, 2) k
   CROSS JOIN LATERAL (
-    SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics
+    SELECT m.conversation_id, m.message_id, m.role, m.sent_at, m.sentiment_score, m.sentiment_label, m.topics,
+           m.language
       FROM rm_messages m WHERE m.conversation_id = k.cid AND m.message_id = k.mid
        FOR UPDATE
   ) m`
@@ -155,7 +156,7 @@ const ROWS = `json_to_record($1::json) AS x(conversation_id uuid[], message_id t
  * OLD): all NULL for a row the upsert inserted.
  */
 const RETURNING_STORED = `RETURNING old.conversation_id, old.message_id, old.role, old.sent_at, old.sentiment_score,
-    old.sentiment_label, old.topics`
+    old.sentiment_label, old.topics, old.language`
 
 const UPSERT_RESULTS_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
   ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,

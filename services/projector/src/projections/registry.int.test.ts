@@ -40,7 +40,7 @@ describe('the projection registry', () => {
     expect(checkBarrierHooks(READ_MODELS as readonly ReadModel[])).toEqual([])
     const rollups = (READ_MODELS as readonly ReadModel[]).find((m) => m.name === 'rollups')!
     expect(checkBarrierHooks([{ ...rollups, onErasure: undefined }])).toEqual([
-      'rollups: rm_hourly_stats, rm_hourly_topics, rm_daily_topics, rm_hourly_activity, rm_chatbot_user_hours, rm_org_hourly_stats, rm_org_user_hours, rm_org_end_users taken out on erasure, but no takeOut',
+      'rollups: rm_hourly_stats, rm_hourly_topics, rm_daily_topics, rm_hourly_languages, rm_hourly_activity, rm_chatbot_user_hours, rm_org_hourly_stats, rm_org_user_hours, rm_org_end_users taken out on erasure, but no takeOut',
     ])
     const messages = (READ_MODELS as readonly ReadModel[]).find((m) => m.name === 'messages')!
     expect(checkBarrierHooks([{ ...messages, onChatbotDeleted: { remember: async () => {} } }])).toEqual([

@@ -292,6 +292,7 @@ const rollups = readModel({
     table('rm_hourly_stats', 'rows-deleted', 'counts-taken-out'),
     table('rm_hourly_topics', 'rows-deleted', 'counts-taken-out'),
     table('rm_daily_topics', 'rows-deleted', 'counts-taken-out'),
+    table('rm_hourly_languages', 'rows-deleted', 'counts-taken-out'),
     table('rm_hourly_activity', 'rows-deleted', 'relinked'),
     table('rm_chatbot_user_hours', 'rows-deleted', 'relinked'),
     table('rm_org_hourly_stats', 'chatbot-taken-out', 'counts-taken-out'),

@@ -54,7 +54,13 @@ describe('RollupDeltas', () => {
       lastActiveUsers: 1,
     })
     // And nothing is left behind
-    expect(deltas.takeWrites()).toEqual({ stats: [], orgStats: [], hourlyTopics: [], dailyTopics: [] })
+    expect(deltas.takeWrites()).toEqual({
+      stats: [],
+      orgStats: [],
+      hourlyTopics: [],
+      dailyTopics: [],
+      hourlyLanguages: [],
+    })
   })
 
   it("counts end users' and the assistant's sentiment apart, system messages' nowhere, and topics per hour and day", () => {

@@ -37,6 +37,15 @@ export interface TopicDelta {
   sentimentSum: number
 }
 
+/** A change to the count of one chatbot's end-user messages of one detected language in one hour. */
+export interface LanguageDelta {
+  orgId: string
+  chatbotId: string
+  hour: string
+  language: string
+  n: number
+}
+
 export type Role = 'user' | 'assistant' | 'system' | 'tool'
 export type SentimentLabel = 'positive' | 'neutral' | 'negative'
 
@@ -125,6 +134,8 @@ export interface RollupWrites {
   /** Added to rm_hourly_topics and rm_daily_topics (zero changes left out). */
   readonly hourlyTopics: TopicDelta[]
   readonly dailyTopics: TopicDelta[]
+  /** Added to rm_hourly_languages (zero changes left out). */
+  readonly hourlyLanguages: LanguageDelta[]
 }
 
 /**
@@ -137,6 +148,7 @@ export class RollupDeltas {
   /** Organization-wide moves of last active end-user hours (chatbotId unused). */
   private readonly orgUsers = new Map<string, HourlyDelta>()
   private readonly topics = new Map<string, TopicDelta>()
+  private readonly languages = new Map<string, LanguageDelta>()
   private readonly activity = new Map<string, ActivityRow>()
 
   private row(orgId: string, chatbotId: string, hour: string): HourlyDelta {
@@ -211,6 +223,20 @@ export class RollupDeltas {
     }
   }
 
+  /**
+   * Counts (sign 1) or takes back (sign -1) one end-user message of a detected language in its hour
+   * (rm_hourly_languages; the caller decides what counts: message-fold.ts countedLanguage).
+   */
+  addLanguage(orgId: string, chatbotId: string, hour: string, language: string, sign: 1 | -1): void {
+    const key = `${chatbotId}|${hour}|${language}`
+    let entry = this.languages.get(key)
+    if (!entry) {
+      entry = { orgId, chatbotId, hour, language, n: 0 }
+      this.languages.set(key, entry)
+    }
+    entry.n += sign
+  }
+
   /** The conversation was active in the hour, with this end user (null: none known). */
   addActivity(
     orgId: string,
@@ -265,12 +291,15 @@ export class RollupDeltas {
     }
     this.stats.clear()
     this.orgUsers.clear()
+    const hourlyLanguages = [...this.languages.values()].filter((l) => l.n !== 0).sort(byLanguageKey)
     this.topics.clear()
+    this.languages.clear()
     return {
       stats,
       orgStats: [...org.values()].sort(byKey),
       hourlyTopics,
       dailyTopics: [...daily.values()].filter((t) => t.n !== 0 || t.sentimentSum !== 0).sort(byTopicKey),
+      hourlyLanguages,
     }
   }
 }
@@ -282,3 +311,5 @@ const byKey = (a: HourlyDelta, b: HourlyDelta) =>
   compare(a.orgId, b.orgId) || compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour)
 const byTopicKey = (a: TopicDelta, b: TopicDelta) =>
   compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour) || compare(a.topic, b.topic)
+const byLanguageKey = (a: LanguageDelta, b: LanguageDelta) =>
+  compare(a.chatbotId, b.chatbotId) || compare(a.hour, b.hour) || compare(a.language, b.language)

@@ -7,7 +7,13 @@ import {
   removeChatbotUsers,
   upsertActivity,
 } from './reach.ts'
-import { type HourlyDelta, MEASURES, RollupDeltas, type TopicDelta } from './rollup-deltas.ts'
+import {
+  type HourlyDelta,
+  type LanguageDelta,
+  MEASURES,
+  RollupDeltas,
+  type TopicDelta,
+} from './rollup-deltas.ts'
 
 /**
  * The rollups' I/O: the deltas a batch gathered (RollupDeltas, the fold's side) written with one
@@ -48,7 +54,7 @@ export class RollupChanges extends RollupDeltas {
   async flush(client: pg.ClientBase): Promise<void> {
     const activity = this.takeActivity()
     if (activity.length > 0) await this.flushActivity(client, activity)
-    const { stats, orgStats, hourlyTopics, dailyTopics } = this.takeWrites()
+    const { stats, orgStats, hourlyTopics, dailyTopics, hourlyLanguages } = this.takeWrites()
     await upsertStats(client, stats, orgStats)
     // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
     const emptied = stats.filter((s) => s.messages < 0)
@@ -68,6 +74,7 @@ export class RollupChanges extends RollupDeltas {
       )
     }
     await upsertTopics(client, hourlyTopics, dailyTopics)
+    await upsertLanguages(client, hourlyLanguages)
   }
 
   /**
@@ -199,4 +206,32 @@ async function upsertTopics(
       [rows.map((t) => t.chatbotId), rows.map((t) => t.hour), rows.map((t) => t.topic)],
     )
   }
+}
+
+/**
+ * Adds language deltas per hour, in one statement, in key order; a count taken back to zero
+ * (re-analysis, erasure) disappears rather than listing as 0.
+ */
+async function upsertLanguages(client: pg.ClientBase, hourly: readonly LanguageDelta[]): Promise<void> {
+  if (hourly.length === 0) return
+  await client.query({
+    name: 'cas-rollups-languages',
+    text: `INSERT INTO rm_hourly_languages AS l (org_id, chatbot_id, hour, language, messages)
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
+           ON CONFLICT (chatbot_id, hour, language) DO UPDATE SET messages = l.messages + EXCLUDED.messages`,
+    values: [
+      hourly.map((l) => l.orgId),
+      hourly.map((l) => l.chatbotId),
+      hourly.map((l) => l.hour),
+      hourly.map((l) => l.language),
+      hourly.map((l) => l.n),
+    ],
+  })
+  const lowered = hourly.filter((l) => l.n < 0)
+  if (lowered.length === 0) return
+  await client.query(
+    `DELETE FROM rm_hourly_languages WHERE messages <= 0
+       AND (chatbot_id, hour, language) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
+    [lowered.map((l) => l.chatbotId), lowered.map((l) => l.hour), lowered.map((l) => l.language)],
+  )
 }

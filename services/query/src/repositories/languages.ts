@@ -15,26 +15,36 @@ export interface LanguageFigures {
 }
 
 /**
- * The detected languages of the range's analysed end-user messages, of one chatbot or of the
- * organization's: read from rm_messages through its end-user messages' index (chatbot, sent_at), not
- * from a rollup, so the cost grows with the range's end-user messages (migrations/0059).
+ * The statement of readLanguages: the range's counts per language from the hourly rollup the projector
+ * keeps (rm_hourly_languages, migrations/0061), by the chatbot's key ($4) or the organization's index
+ * ($4 null): about hours × languages rows, whatever the range's messages. The range is whole UTC hours
+ * (analytics/range.ts), so the hours in it hold exactly the end-user messages sent in it. Exported for the
+ * plan's test.
+ */
+export const LANGUAGES_SQL = `SELECT language, sum(messages)::float8 AS messages
+       FROM rm_hourly_languages
+      WHERE org_id = $1 AND hour >= $2 AND hour < $3 AND ($4::uuid IS NULL OR chatbot_id = $4)
+      GROUP BY language
+      ORDER BY messages DESC, language`
+
+/**
+ * The detected languages of the range's analysed end-user messages (not "und", not analysed before
+ * detection), of one chatbot or of the organization's.
  */
 export async function readLanguages(client: pg.ClientBase, scope: RollupScope): Promise<LanguageFigures> {
-  const chatbots =
-    scope.chatbotId === undefined
-      ? 'SELECT c.id FROM rm_chatbots c WHERE c.org_id = $1'
-      : 'SELECT $4::uuid WHERE $1::uuid IS NOT NULL'
-  const { rows } = await client.query<{ language: string; messages: number }>(
-    `SELECT m.language, count(*)::float8 AS messages
-       FROM (${chatbots}) b(id)
-       JOIN rm_messages m ON m.chatbot_id = b.id AND m.role = 'user'
-        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> 'und'
-      GROUP BY m.language
-      ORDER BY messages DESC, m.language`,
-    scope.chatbotId === undefined
-      ? [scope.orgId, scope.from, scope.to]
-      : [scope.orgId, scope.from, scope.to, scope.chatbotId],
-  )
+  const { rows } = await client.query<{ language: string; messages: number }>(LANGUAGES_SQL, [
+    scope.orgId,
+    scope.from,
+    scope.to,
+    scope.chatbotId ?? null,
+  ])
+  return languageFigures(rows)
+}
+
+/** The figures of the range's counts per language, most messages first (ties by language). */
+export function languageFigures(
+  rows: readonly { readonly language: string; readonly messages: number }[],
+): LanguageFigures {
   const detected = rows.reduce((sum, r) => sum + r.messages, 0)
   const others = rows.filter((r) => r.language !== ENGLISH)
   const notEnglish = others.reduce((sum, r) => sum + r.messages, 0)
