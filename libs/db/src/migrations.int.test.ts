@@ -116,3 +116,37 @@ it("0052's down keeps the sign-in failures counted per email and drops those per
     [at],
   )
 })
+
+it('0061 counts the stored end-user messages per chatbot, hour and detected language, as the projector keeps them', async () => {
+  const { url, client } = await emptyDatabase()
+  const before0061 = MIGRATIONS.findIndex((f) => f.startsWith('0061_'))
+  expect(before0061).toBeGreaterThan(0)
+  await migrate(url, { count: before0061 })
+  const [org, bot, other] = ['a', 'b', 'c'].map((c) => `00000000-0000-4000-8000-${c.repeat(12)}`)
+  // Two hours of one chatbot and one of another: English, Spanish either side of 11:00, 'und', a message
+  // without a language, an assistant's, a result whose capture has not come (no role, no time).
+  await client.query(
+    `INSERT INTO rm_messages (conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival, language)
+     VALUES ($1, 'm1', $2, $3, 'user', 'x', '2026-11-20T10:00:00Z', 1, 'en'),
+            ($1, 'm2', $2, $3, 'user', 'x', '2026-11-20T10:59:59.999Z', 2, 'es'),
+            ($1, 'm3', $2, $3, 'user', 'x', '2026-11-20T11:00:00Z', 3, 'es'),
+            ($1, 'm4', $2, $3, 'user', 'x', '2026-11-20T11:10:00Z', 4, 'und'),
+            ($1, 'm5', $2, $3, 'user', 'x', '2026-11-20T11:20:00Z', 5, NULL),
+            ($1, 'm6', $2, $3, 'assistant', 'x', '2026-11-20T11:30:00Z', 6, 'es'),
+            ($1, 'm7', $2, $3, NULL, NULL, NULL, NULL, 'es'),
+            ($4, 'm1', $2, $5, 'user', 'x', '2026-11-20T10:30:00Z', 7, 'es'),
+            ($4, 'm2', $2, $5, 'user', 'x', '2026-11-20T10:40:00Z', 8, 'es')`,
+    ['00000000-0000-4000-8000-000000000001', org, bot, '00000000-0000-4000-8000-000000000002', other],
+  )
+  await migrate(url, { count: 1 })
+  const { rows } = await client.query<{ line: string }>(
+    `SELECT chatbot_id || ' ' || to_char(hour AT TIME ZONE 'UTC', 'HH24') || ' ' || language || ' ' || messages AS line
+       FROM rm_hourly_languages ORDER BY 1`,
+  )
+  expect(rows.map((r) => r.line)).toEqual([
+    `${bot} 10 en 1`,
+    `${bot} 10 es 1`,
+    `${bot} 11 es 1`,
+    `${other} 10 es 2`,
+  ])
+})

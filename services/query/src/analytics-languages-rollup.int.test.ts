@@ -91,7 +91,7 @@ beforeAll(async () => {
     ['u5', 'pt'],
     ['u6', 'pt'],
   ])
-  // x3: analysed before it is captured (analysis ran ahead on another topic).
+  // x3: the erased end user's other conversation, at noon.
   const x3 = await capture(app, x, 'x3', [['u1', 'user', '2026-11-20T12:00:00.000Z']], 'gone')
   await speak(x, x3, [['u1', 'it']])
   // y: its own chatbot, and a message two weeks back.
