@@ -47,6 +47,13 @@ export async function countRows(pool: pg.Pool, table: string): Promise<number> {
   return rows[0]!.n
 }
 
+/** The rows of everything a capture could have written (journal, conversations, message ids): a refusal changes none. */
+export function captureWrites(pool: pg.Pool): Promise<number[]> {
+  return Promise.all(
+    ['event_journal', 'capture_conversations', 'capture_message_ids'].map((t) => countRows(pool, t)),
+  )
+}
+
 /** One `test.happened` event with this payload, appended to the stream (of an organization of its own). */
 export function appendTestEvent(client: pg.ClientBase, streamId: string, payload: unknown = {}) {
   return appendToStream(client, {

@@ -4,7 +4,7 @@ import { signUp } from '../../../../test/support/auth.ts'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { buildTestGateway } from '../../../../test/support/gateway.ts'
-import { countRows } from '../../../../test/support/journal.ts'
+import { captureWrites } from '../../../../test/support/journal.ts'
 import { samples } from '../../../../test/support/metrics.ts'
 import { hasRedisServer, startRedis } from '../../../../test/support/redis.ts'
 import { waitFor } from '../../../../test/support/wait.ts'
@@ -26,12 +26,7 @@ afterAll(async () => {
   await db.drop()
 })
 
-/** Everything a capture could have written. */
-async function storedState() {
-  return Promise.all(
-    ['event_journal', 'capture_conversations', 'capture_message_ids'].map((t) => countRows(db.pool, t)),
-  )
-}
+const storedState = () => captureWrites(db.pool)
 
 describe('capture authentication', () => {
   it.each([

@@ -10,7 +10,7 @@ import { signUp } from '../../../../test/support/auth.ts'
 import { captureBody, createChatbot } from '../../../../test/support/chatbots.ts'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
 import { buildTestGateway } from '../../../../test/support/gateway.ts'
-import { countRows } from '../../../../test/support/journal.ts'
+import { captureWrites } from '../../../../test/support/journal.ts'
 import { waitFor } from '../../../../test/support/wait.ts'
 
 // Regression (trial7): a capture body over 4 MiB sent by Node's fetch failed about one time in four with
@@ -35,11 +35,7 @@ afterAll(async () => {
   await db.drop()
 })
 
-async function storedState() {
-  return Promise.all(
-    ['event_journal', 'capture_conversations', 'capture_message_ids'].map((t) => countRows(db.pool, t)),
-  )
-}
+const storedState = () => captureWrites(db.pool)
 
 /**
  * Node's fetch, in a process of its own as a client would be (in this process the race does not show):
