@@ -2212,6 +2212,45 @@ describe('conversation signals: the decision', () => {
     expect(looped(w)).not.toContain('escalation')
   })
 
+  it('reads a contact after the assistant asked again for a detail, or after an offer in a turn that failed, as a handover (signals-v91)', () => {
+    // Issue 32 (res12): fresh27 kilnrepair-02, "Could you tell me your job number?", "KR-2207", "Thanks. Could you tell
+    // me your job number? It starts with KR.", "KR-2207. its literally above", then "…The team will call you to confirm
+    // a time." (a contact unit, head 0.54, under v48's 0.7): v89 read a failure or a loop as the miss, not a question
+    // asked again.
+    const contact = { head: 0.33, margin: 0.06, contacts: true as const }
+    const passedOn = { handover: contact.margin, handoverUnits: [contact] }
+    const asks = { asks: true, asksFor: ['1c337125'] }
+    const after = (first: Partial<MessageCues>, again: Partial<MessageCues>) =>
+      names(
+        conversation(
+          ['user', {}],
+          ['assistant', first],
+          ['user', {}],
+          ['assistant', again],
+          ['user', {}],
+          ['assistant', passedOn],
+        ),
+        at(7),
+      )
+    expect(after(asks, asks)).toContain('escalation')
+    // Two questions for different details, or the second stating the value it checks (v41): no miss, v48 decides.
+    expect(after(asks, { asks: true, asksFor: ['9a0b1c2d'] })).not.toContain('escalation')
+    expect(after(asks, { ...asks, statesValue: true })).not.toContain('escalation')
+    expect(after({}, asks)).not.toContain('escalation')
+    // fresh27 forge-01: "I'm not able to fix voucher codes here. Would you like me to pass this to our bookings team?",
+    // "yes please", "Done. The bookings team will email you within one working day.": v33 read an offer accepted and
+    // carried out, and took the contact back; after an offer in a message that failed it passes on what the assistant
+    // could not do.
+    const offered = (offer: Partial<MessageCues>) =>
+      names(
+        conversation(['user', {}], ['assistant', offer], ['user', { social: 0.6 }], ['assistant', passedOn]),
+        at(5),
+      )
+    expect(offered({ asks: true, inability: true })).toEqual(['escalation', 'bot_failure'])
+    // The same offer after an answer that did not fail is carried out (v33): nobody takes over.
+    expect(offered({ asks: true })).toEqual([])
+  })
+
   it('reads the assistant passing the end user on, in words, as a hand-over at any head (signals-v86)', () => {
     // Issue 32 (esc5): "Transferring you to the Warrington depot now.", head 0.79 at margin 0.007.
     const transfer = {

@@ -20,12 +20,14 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   an assistant message hands over to one (the anchors' margin, with the learned handover head when
  *   there is one, read on the whole message and on each of its sentences: handoverSaid; signals-v86, passing the
  *   end user on in words at any head, cues.ts transfersOf: "Transferring you to the depot now."; signals-v58, someone
- *   else who will contact the end user at any head in a message that says it cannot help; not a social act,
+ *   else who will contact the end user at any head in a message that says it cannot help; signals-v89, the same
+ *   after a turn that missed (signals-v91: or asked again for what it asked: contactAfterMiss); not a social act,
  *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
  *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"; signals-v85: not after the assistant asked for a
- *   detail by name, cues.ts asksFor, "I'll need your customer number"), nor, signals-v35, a weak handover whose
+ *   detail by name, cues.ts asksFor, "I'll need your customer number"; signals-v91: not a contact after an offer in a
+ *   message that failed), nor, signals-v35, a weak handover whose
  *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions";
  *   nor, signals-v56, the assistant saying what it is in reply to a question about what it is: cues.ts
  *   saysWhatItIsOf, "I'm the studio's virtual assistant…");
@@ -144,7 +146,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 89
+export const SIGNALS_VERSION = 91
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -632,7 +634,7 @@ const LOUDER_CONFIDENCE = 0.6
  * words, as INABILITY_CONFIDENCE; not measured (the bench scores no confidence).
  */
 const ASKS_CONTACT_CONFIDENCE = 0.6
-/** signals-v89: a contact hand-over after a missed turn, read by the structure at any head (contactAfterMiss). */
+/** signals-v89 / v91: a contact hand-over after a missed turn, read by the structure at any head (contactAfterMiss). */
 const CONTACT_AFTER_MISS_CONFIDENCE = 0.6
 
 /** How steeply confidence rises with the margin beyond the threshold (0.5 at the threshold). */
@@ -1358,6 +1360,26 @@ export function detectSignals(
   // or email takes the conversation over ("That's beyond what I can help with", "is there anyone there who actually
   // brews?", "Our shop brewer Kev… he'll email you this evening", head 0.33), as v58 reads it in the refusal itself.
   // A call arranged in the ordinary course of a service (an engineer who will phone to book a visit) follows no miss.
+  // signals-v91: or the assistant's previous message asked again for what an earlier one asked, an end-user message
+  // between (v24 / v40's reading: the same detail by name, cues.ts asksFor, or the two asking at least botAsksAgain
+  // alike; not a message that states the value it checks, v41): the reply between did not give it what it asked for,
+  // and it asked once more ("Could you tell me your job number?", "KR-2207", "Thanks. Could you tell me your job
+  // number? It starts with KR.", "KR-2207. its literally above", then "…The team will call you to confirm a time.").
+  const askedAgainBefore = (missed: ConversationMessage, k: number) =>
+    missed.cues?.asks === true &&
+    missed.cues.statesValue !== true &&
+    talk
+      .slice(0, k)
+      .some(
+        (a, i) =>
+          a.role === 'assistant' &&
+          a.cues?.asks === true &&
+          talk.slice(i + 1, k).some((u) => u.role === 'user') &&
+          ((missed.cues?.asksFor ?? []).some((h) => a.cues?.asksFor?.includes(h)) ||
+            (a.vector !== undefined &&
+              missed.vector !== undefined &&
+              dot(a.vector, missed.vector) >= t.botAsksAgain)),
+      )
   const contactAfterMiss = (m: ConversationMessage) => {
     const units = m.cues?.handoverUnits ?? []
     if (!units.some((u) => u.contacts === true && u.userActs !== true && u.margin >= t.handoverReplyMargin))
@@ -1369,6 +1391,7 @@ export function detectSignals(
     if (fires(missed.cues?.clarification, t.clarification)) return false
     return (
       failed(missed) ||
+      askedAgainBefore(missed, prev) ||
       talk
         .slice(0, prev)
         .some(
@@ -1388,7 +1411,10 @@ export function detectSignals(
     !isSocial(m) &&
     !socialUnasked(m) &&
     !answersOn(m) &&
-    !carriesOutOffer(m) &&
+    // signals-v91: v33 carries out no offer when the contact follows a turn that missed (contactAfterMiss): an offer
+    // made in a message that failed ("I'm not able to fix voucher codes here. Would you like me to pass this to our
+    // bookings team?", "yes please", "Done. The bookings team will email you…") passes on what the assistant could not do.
+    !(carriesOutOffer(m) && !contactAfterMiss(m)) &&
     !pointsElsewhere(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).

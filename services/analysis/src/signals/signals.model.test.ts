@@ -324,6 +324,56 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   }, 60_000)
 
+  it('reads a contact as a hand-over after the assistant asked again for the same detail, or after an offer in a message that failed; the same after an answer, or after an offer that did not fail, as none (signals-v91)', async () => {
+    // Issue 32 (res12): fresh27 kilnrepair-02's and forge-01's shapes, in other words.
+    const passedOn = 'Thanks, I can see order OV-5521. Our service desk will ring you to arrange a visit.'
+    const scored = await cuesOfOne('assistant', passedOn)
+    const contact = scored!.cues.handoverUnits!.filter((u) => u.contacts === true)
+    expect(contact.length).toBeGreaterThan(0)
+    expect(Math.max(...contact.map((u) => u.head))).toBeLessThan(THRESHOLDS.handoverContactHead)
+    const opening: Turn = [
+      'user',
+      'the door seal you fitted on my oven on monday is already letting heat out',
+    ]
+    const asks: Turn = ['assistant', 'Sorry to hear that. Could you tell me your order number?']
+    expect(
+      await signals(
+        opening,
+        asks,
+        ['user', 'OV-5521'],
+        ['assistant', 'Thanks. Could you tell me your order number? It starts with OV.'],
+        ['user', 'OV-5521. I just gave it'],
+        ['assistant', passedOn],
+      ),
+    ).toContain('escalation')
+    expect(await signals(opening, asks, ['user', 'OV-5521'], ['assistant', passedOn])).not.toContain(
+      'escalation',
+    )
+    // An offer of the service desk in a message that failed, accepted, then the desk will ring: v33 took it back as an
+    // offer carried out; the same after an offer that did not fail still is.
+    const done = 'Done. Our service desk will ring you to arrange a time.'
+    const yes: Turn = ['user', 'yes please']
+    expect(
+      await signals(
+        opening,
+        [
+          'assistant',
+          "I'm not able to arrange repairs here. Would you like me to pass this to our service desk?",
+        ],
+        yes,
+        ['assistant', done],
+      ),
+    ).toContain('escalation')
+    expect(
+      await signals(
+        opening,
+        ['assistant', 'The seal is covered by our 12-month warranty. Shall I arrange a replacement?'],
+        yes,
+        ['assistant', done],
+      ),
+    ).not.toContain('escalation')
+  }, 60_000)
+
   it('reads no handover in an offer near no handover phrase at all', async () => {
     // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
     // noise between two distant sets; v11's first commits read a handover, and escalation.
