@@ -15,7 +15,7 @@
  * each asked second (as bench:requests' last table, whose figures the first column reproduces). Then the
  * share of those requests that lie no nearer a request anchor than a given similarity (an absolute floor).
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
@@ -28,9 +28,15 @@ import {
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { OTHER_SIGNALS_SETS } from './quality/signals.ts'
+import {
+  clincRequests,
+  dstc11Requests,
+  gratitudeComments,
+  laterUserMessages,
+  type Text,
+} from './support/texts.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
-const DATA = path.join(ROOT, '../shared/data')
 const SIGNALS = path.join(ROOT, 'bench/data/signals')
 
 /** Written in general English as rhetorical follow-ups; none is a message of the sets. */
@@ -114,51 +120,24 @@ for (const r of await read(EXAMPLES)) {
 const BLIND_FILES = new Set(
   OTHER_SIGNALS_SETS.filter((s) => s.blind === true).map((s) => path.basename(s.file)),
 )
-const later: string[] = []
-for (const file of readdirSync(SIGNALS).filter(
-  (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d|30)\.json$/.test(f) && !BLIND_FILES.has(f),
-)) {
-  const conversations = JSON.parse(readFileSync(path.join(SIGNALS, file), 'utf8')) as {
-    messages: [string, string][]
-  }[]
-  for (const c of conversations)
-    later.push(
-      ...c.messages
-        .filter(([who]) => who === 'user')
-        .slice(1)
-        .map(([, t]) => t),
-    )
-}
-const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
-  string,
-  [string, string][]
->
-const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
-const clincRequests = (split: string) =>
-  [...clinc[split]!, ...clinc[`oos_${split}`]!].filter(([, i]) => !SOCIAL_INTENTS.has(i)).map(([t]) => t)
-const labels = readFileSync(path.join(DATA, 'goemotions/original/labels.txt'), 'utf8').split('\n')
-const gratitude = String(labels.indexOf('gratitude'))
+const later = laterUserMessages(
+  readdirSync(SIGNALS)
+    .filter((f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d|30)\.json$/.test(f) && !BLIND_FILES.has(f))
+    .map((f) => ({ name: path.basename(f, '.json'), file: path.join(SIGNALS, f) })),
+)
+const textsOf = (items: readonly Text[]) => items.map((i) => i.text)
 const sets = [
-  { name: 'signal sets, later end-user messages (choose)', texts: later, list: true },
-  { name: 'CLINC150 validation, requests', texts: clincRequests('val'), list: false },
-  { name: 'CLINC150 test, requests', texts: clincRequests('test'), list: false },
+  { name: 'signal sets, later end-user messages (choose)', texts: textsOf(later), list: true },
+  { name: 'CLINC150 validation, requests', texts: textsOf(clincRequests('val')), list: false },
+  { name: 'CLINC150 test, requests', texts: textsOf(clincRequests('test')), list: false },
   {
     name: 'DSTC11, requests',
-    texts: readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => (JSON.parse(l) as { utterance: string }).utterance),
+    texts: textsOf(dstc11Requests()),
     list: false,
   },
   {
     name: 'GoEmotions gratitude, no "?", ≤ 6 words',
-    texts: ['dev', 'test']
-      .flatMap((s) => readFileSync(path.join(DATA, `goemotions/original/${s}.tsv`), 'utf8').split('\n'))
-      .map((l) => l.split('\t'))
-      .filter(
-        (c) => c[1] === gratitude && !c[0]!.includes('?') && c[0]!.split(/\s+/).filter(Boolean).length <= 6,
-      )
-      .map((c) => c[0]!),
+    texts: textsOf(gratitudeComments(false, 6)),
     list: false,
   },
 ]

@@ -15,8 +15,6 @@
  * costs real requests, short ones listed), GoEmotions' short thanks. The signal sets are those bench:signals
  * lists, never one it flags blind (bench/quality/signals.ts, the one source).
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import { ESCALATION_REQUEST_ANCHORS } from '../services/analysis/src/signals/anchors.ts'
 import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
@@ -29,11 +27,14 @@ import {
 } from '../services/analysis/src/topics/requests.ts'
 import { dot, type Vector } from '../services/analysis/src/topics/vectors.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { openSignalsSets } from './quality/signals.ts'
-import { OLDER_HALF } from './quality/signals-replay.ts'
-
-const ROOT = path.resolve(import.meta.dirname, '..')
-const DATA = path.join(ROOT, '../shared/data')
+import {
+  clincRequests,
+  dstc11Requests,
+  gratitudeComments,
+  laterUserMessages,
+  signalsSetHalves,
+  type Text,
+} from './support/texts.ts'
 
 /** The gate as landed measures itself: its social anchors without the give-ups, then each candidate added. */
 const WITHOUT = TOPIC_SOCIAL_ANCHORS.filter((a) => !GIVE_UP_ANCHORS.includes(a))
@@ -157,56 +158,29 @@ for (const r of await read(PROBES)) {
   console.log(`- ${JSON.stringify(r.text)}: ${r.margin?.toFixed(3) ?? 'no request'}; ${each}`)
 }
 
-// The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
-const signalSets = openSignalsSets()
-const laterMessages = (sets: readonly { file: string }[]) =>
-  sets.flatMap(({ file }) =>
-    (JSON.parse(readFileSync(file, 'utf8')) as { messages: [string, string][] }[]).flatMap((c) =>
-      c.messages
-        .filter(([who]) => who === 'user')
-        .slice(1)
-        .map(([, t]) => t),
-    ),
-  )
-const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
-  string,
-  [string, string][]
->
-const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
-const clincRequests = (split: string) =>
-  [...clinc[split]!, ...clinc[`oos_${split}`]!].filter(([, i]) => !SOCIAL_INTENTS.has(i)).map(([t]) => t)
-const labels = readFileSync(path.join(DATA, 'goemotions/original/labels.txt'), 'utf8').split('\n')
-const gratitude = String(labels.indexOf('gratitude'))
+const halves = signalsSetHalves()
+const textsOf = (items: readonly Text[]) => items.map((i) => i.text)
 const sets = [
   {
     name: 'signal sets, older half, later messages (choose)',
-    texts: laterMessages(signalSets.filter((s) => OLDER_HALF.has(s.name))),
+    texts: textsOf(laterUserMessages(halves.older)),
     list: true,
   },
   {
     name: 'signal sets, newer half, later messages (confirm)',
-    texts: laterMessages(signalSets.filter((s) => !OLDER_HALF.has(s.name))),
+    texts: textsOf(laterUserMessages(halves.newer)),
     list: true,
   },
-  { name: 'CLINC150 validation, requests', texts: clincRequests('val'), list: false },
-  { name: 'CLINC150 test, requests', texts: clincRequests('test'), list: false },
+  { name: 'CLINC150 validation, requests', texts: textsOf(clincRequests('val')), list: false },
+  { name: 'CLINC150 test, requests', texts: textsOf(clincRequests('test')), list: false },
   {
     name: 'DSTC11, requests',
-    texts: readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => (JSON.parse(l) as { utterance: string }).utterance),
+    texts: textsOf(dstc11Requests()),
     list: false,
   },
   {
     name: 'GoEmotions gratitude, no "?", ≤ 6 words',
-    texts: ['dev', 'test']
-      .flatMap((s) => readFileSync(path.join(DATA, `goemotions/original/${s}.tsv`), 'utf8').split('\n'))
-      .map((l) => l.split('\t'))
-      .filter(
-        (c) => c[1] === gratitude && !c[0]!.includes('?') && c[0]!.split(/\s+/).filter(Boolean).length <= 6,
-      )
-      .map((c) => c[0]!),
+    texts: textsOf(gratitudeComments(false, 6)),
     list: false,
   },
 ]

@@ -11,8 +11,6 @@
  * Confirm: the newer half (fresh7 onwards, every development set bench/quality/signals.ts lists outside signals-replay's OLDER_HALF), then CLINC150 validation and test and DSTC11 requests, asked second and
  * asked first (what the rule costs real requests: every one listed). Never a set flagged blind there.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
 import { ownPlanClausesOf } from '../services/analysis/src/topics/own-plans.ts'
@@ -25,11 +23,13 @@ import {
   TOPIC_SOCIAL_ANCHORS,
 } from '../services/analysis/src/topics/requests.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
-import { openSignalsSets } from './quality/signals.ts'
-import { OLDER_HALF } from './quality/signals-replay.ts'
-
-const ROOT = path.resolve(import.meta.dirname, '..')
-const DATA = path.join(ROOT, '../shared/data')
+import {
+  clincRequests,
+  dstc11Requests,
+  laterUserMessages,
+  signalsSetHalves,
+  type Text,
+} from './support/texts.ts'
 
 const model = await loadEmbeddingModel({
   modelDir: TEST_MODEL_DIR,
@@ -62,12 +62,7 @@ async function makesTopic(texts: readonly string[], plans: OwnPlans, later: bool
   return margins.map((m) => m !== undefined && m < FOLLOW_UP_MARGIN)
 }
 
-interface Item {
-  readonly text: string
-  readonly where: string
-}
-
-const PROBES: Item[] = [
+const PROBES: Text[] = [
   "whatever, I'll call",
   "I'll just phone the branch tomorrow",
   'ok I will ring them myself',
@@ -100,47 +95,19 @@ const PROBES: Item[] = [
   "I'll try the app. how do I install it?",
 ].map((text) => ({ text, where: 'probe' }))
 
-// The signal sets bench:signals lists, a blind one never read (its flag there); older half by signals-replay's.
-const signalSets = openSignalsSets()
-const laterMessages = (sets: readonly { name: string; file: string }[]): Item[] =>
-  sets.flatMap(({ name, file }) =>
-    (
-      JSON.parse(readFileSync(file, 'utf8')) as {
-        id: string
-        signals: string[]
-        messages: [string, string][]
-      }[]
-    ).flatMap((c) =>
-      c.messages
-        .filter(([who]) => who === 'user')
-        .slice(1)
-        .map(([, text]) => ({ text, where: `${name}/${c.id} [${c.signals.join(', ')}]` })),
-    ),
-  )
-const clinc = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
-  string,
-  [string, string][]
->
-const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
-const clincRequests = (split: string): Item[] =>
-  [...clinc[split]!, ...clinc[`oos_${split}`]!]
-    .filter(([, i]) => !SOCIAL_INTENTS.has(i))
-    .map(([text, intent]) => ({ text, where: `CLINC150 ${split} ${intent}` }))
-const dstc11: Item[] = readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => ({ text: (JSON.parse(l) as { utterance: string }).utterance, where: 'DSTC11' }))
+const halves = signalsSetHalves()
+const dstc11 = dstc11Requests()
 
 const sets = [
   { name: 'probes, asked after a request', items: PROBES, later: true },
   {
     name: 'signal sets, older half, later messages (choose)',
-    items: laterMessages(signalSets.filter((s) => OLDER_HALF.has(s.name))),
+    items: laterUserMessages(halves.older),
     later: true,
   },
   {
     name: 'signal sets, newer half, later messages (confirm)',
-    items: laterMessages(signalSets.filter((s) => !OLDER_HALF.has(s.name))),
+    items: laterUserMessages(halves.newer),
     later: true,
   },
   { name: 'CLINC150 validation, requests asked second', items: clincRequests('val'), later: true },

@@ -26,8 +26,6 @@
  * I help you today?", as bench:quality's CLINC150 and DSTC11 conversations open): the share judged an
  * answer, which would lose its topic. A request is not an answer, so every share should be about nil.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import {
@@ -54,12 +52,10 @@ import {
 import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { seededRandom } from './support/random.ts'
+import { clinc150, dstc11Requests, gratitudeComments, SOCIAL_INTENTS } from './support/texts.ts'
 
-const ROOT = path.resolve(import.meta.dirname, '..')
-const DATA = path.join(ROOT, '../shared/data')
 const { values } = parseArgs({ options: { sweep: { type: 'boolean', default: false } } })
 
-const SOCIAL_INTENTS = new Set(['greeting', 'goodbye', 'thank_you', 'yes', 'no', 'maybe'])
 const MAX_REQUEST_LOSS = 0.01
 
 interface Example {
@@ -73,44 +69,24 @@ interface DataSet {
 }
 
 function clinc(split: 'val' | 'test'): Example[] {
-  const data = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
-    string,
-    [string, string][]
-  >
-  return [...data[split]!, ...data[`oos_${split}`]!].map(([text, intent]) => ({
-    text,
-    social: SOCIAL_INTENTS.has(intent),
-  }))
+  return clinc150(split).map(({ text, intent }) => ({ text, social: SOCIAL_INTENTS.has(intent) }))
 }
 
 function dstc11(): Example[] {
-  return readFileSync(path.join(DATA, 'dstc11/development.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => ({ text: (JSON.parse(l) as { utterance: string }).utterance, social: false }))
+  return dstc11Requests().map(({ text }) => ({ text, social: false }))
 }
 
 function gratitude(withQuestion: boolean, maxWords = Number.POSITIVE_INFINITY): Example[] {
-  const labels = readFileSync(path.join(DATA, 'goemotions/original/labels.txt'), 'utf8').split('\n')
-  const only = String(labels.indexOf('gratitude'))
-  return ['dev', 'test']
-    .flatMap((split) => readFileSync(path.join(DATA, `goemotions/original/${split}.tsv`), 'utf8').split('\n'))
-    .map((line) => line.split('\t'))
-    .filter((cols) => cols[1] === only && cols[0]!.includes('?') === withQuestion)
-    .filter((cols) => cols[0]!.split(/\s+/).filter(Boolean).length <= maxWords)
-    .map((cols) => ({ text: cols[0]!, social: !withQuestion }))
+  return gratitudeComments(withQuestion, maxWords).map(({ text }) => ({ text, social: !withQuestion }))
 }
 
 /** Greetings before, thanks after: real requests with a social act around them, all requests. */
 function mixed(): Example[] {
-  const data = JSON.parse(readFileSync(path.join(DATA, 'clinc150/data_full.json'), 'utf8')) as Record<
-    string,
-    [string, string][]
-  >
-  const of = (intent: string) => data.val!.filter(([, i]) => i === intent).map(([t]) => t)
+  const val = clinc150('val', { outOfScope: false })
+  const of = (intent: string) => val.filter((q) => q.intent === intent).map((q) => q.text)
   const greetings = [...of('greeting'), 'hi', 'hello', 'hey']
   const thanks = of('thank_you')
-  const requests = data.val!.filter(([, i]) => !SOCIAL_INTENTS.has(i)).map(([t]) => t)
+  const requests = val.filter((q) => !SOCIAL_INTENTS.has(q.intent)).map((q) => q.text)
   const random = seededRandom(31)
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!
   return Array.from({ length: 1_000 }, (_, i) => ({
