@@ -115,3 +115,16 @@ export async function derivedRollupDifferences(
   }
   return differences
 }
+
+/**
+ * The overview's language share as it was read before migration 0061's rollup (services/query/src/repositories/
+ * languages.ts then): the range's end-user messages counted from rm_messages. $1 the organization, [$2, $3) the
+ * range, $4 a chatbot or null. The tests compare the rollup's answers and reads with it.
+ */
+export const LANGUAGES_FROM_MESSAGES = `SELECT m.language, count(*)::float8 AS messages
+       FROM rm_chatbots b
+       JOIN rm_messages m ON m.chatbot_id = b.id AND m.role = 'user'
+        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> 'und'
+      WHERE b.org_id = $1 AND ($4::uuid IS NULL OR b.id = $4)
+      GROUP BY m.language
+      ORDER BY messages DESC, m.language`

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { analyze, type Bot, capture, newBot, newOrg } from '../../../test/support/analytics-seed.ts'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { LANGUAGES_FROM_MESSAGES } from '../../../test/support/derived-rollups.ts'
 import { buildTestGateway } from '../../../test/support/gateway.ts'
 import { projectAll } from '../../../test/support/projector.ts'
 import { resolveRange } from './analytics/range.ts'
@@ -14,15 +15,6 @@ import { languageFigures } from './repositories/languages.ts'
  * midnight is not on a UTC hour), across hour boundaries, and after a re-analysis and an erasure.
  */
 const NOW = new Date('2026-11-20T20:30:00Z')
-
-/** The read the rollup replaces (lang1, services/query/src/repositories/languages.ts before 0061). */
-const MESSAGES_READ = `SELECT m.language, count(*)::float8 AS messages
-       FROM rm_chatbots b
-       JOIN rm_messages m ON m.chatbot_id = b.id AND m.role = 'user'
-        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> 'und'
-      WHERE b.org_id = $1 AND ($4::uuid IS NULL OR b.id = $4)
-      GROUP BY m.language
-      ORDER BY messages DESC, m.language`
 
 /** Each filter, as the query string (without chatbotId). */
 const FILTERS = [
@@ -135,7 +127,7 @@ async function readFromMessages(query: string, chatbotId: string | null) {
     NOW,
     params.get('tz') ?? 'UTC',
   )
-  const { rows } = await db.pool.query<{ language: string; messages: number }>(MESSAGES_READ, [
+  const { rows } = await db.pool.query<{ language: string; messages: number }>(LANGUAGES_FROM_MESSAGES, [
     x.orgId,
     range.from,
     range.to,

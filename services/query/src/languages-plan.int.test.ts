@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { withOrgScope } from '@cas/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
+import { LANGUAGES_FROM_MESSAGES } from '../../../test/support/derived-rollups.ts'
 import { blocksRead, rowsRead } from '../../../test/support/plan-rows.ts'
 import { LANGUAGES_SQL, languageFigures, readLanguages } from './repositories/languages.ts'
 
@@ -17,15 +18,6 @@ const CHATBOTS = [randomUUID(), randomUUID()]
 const FROM = new Date('2026-10-22T00:00:00Z')
 const TO = new Date('2026-11-21T00:00:00Z')
 const MESSAGES = 40_000
-
-/** The read the rollup replaced (services/query/src/repositories/languages.ts before migration 0061). */
-const MESSAGES_READ = `SELECT m.language, count(*)::float8 AS messages
-       FROM rm_chatbots b
-       JOIN rm_messages m ON m.chatbot_id = b.id AND m.role = 'user'
-        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> 'und'
-      WHERE b.org_id = $1 AND ($4::uuid IS NULL OR b.id = $4)
-      GROUP BY m.language
-      ORDER BY messages DESC, m.language`
 
 let db: TestDatabase
 
@@ -80,7 +72,10 @@ describe("the overview's languages over 30 days of 40,000 end-user messages", ()
       const params = [ORG, FROM, TO, chatbotId]
       // The answer is the messages' (36,000 detected, 4,000 of them es; half of each for one chatbot)
       const figures = await withOrgScope(db.readerPool, ORG, (client) => readLanguages(client, scope))
-      const { rows } = await db.pool.query<{ language: string; messages: number }>(MESSAGES_READ, params)
+      const { rows } = await db.pool.query<{ language: string; messages: number }>(
+        LANGUAGES_FROM_MESSAGES,
+        params,
+      )
       expect(figures).toEqual(languageFigures(rows))
       expect(figures.detected).toBe(chatbotId ? 18_000 : 36_000)
 
@@ -89,10 +84,10 @@ describe("the overview's languages over 30 days of 40,000 end-user messages", ()
       const hourRows = await rowsRead(db.pool, 'rm_hourly_languages', LANGUAGES_SQL, params)
       expect(hourRows).toBeLessThanOrEqual(720 * 2 * (chatbotId ? 1 : 2))
       // And a small part of the blocks the messages' read took (before: every end-user message in range)
-      expect(await rowsRead(db.pool, 'rm_messages', MESSAGES_READ, params)).toBeGreaterThanOrEqual(
+      expect(await rowsRead(db.pool, 'rm_messages', LANGUAGES_FROM_MESSAGES, params)).toBeGreaterThanOrEqual(
         chatbotId ? 20_000 : 40_000,
       )
-      const before = await blocksRead(db.pool, MESSAGES_READ, params)
+      const before = await blocksRead(db.pool, LANGUAGES_FROM_MESSAGES, params)
       const after = await blocksRead(db.pool, LANGUAGES_SQL, params)
       expect(after.read * 5).toBeLessThan(before.read)
     })
