@@ -8,6 +8,7 @@ import {
   customSignalOf,
   HANDOVER_NEAR,
   nearest,
+  plansOf,
   type SignalAnchors,
   saidOf,
   saysNoOf,
@@ -316,6 +317,28 @@ describe("a message's cues", () => {
       false,
       false,
     ])
+  })
+
+  it("read a plan in the last sentence, in its last clause, or as the end user's own act under way (signals-v67, v92)", () => {
+    const plans = (text: string) => plansOf(unitsOf({ role: 'user', content: text }))
+    // signals-v67: the last sentence opens on the first person future.
+    expect(plans("ok. I'll bring them to the branch on Saturday.")).toBe(true)
+    expect(plans('ok will book for may')).toBe(true)
+    // signals-v92: its last clause opens so, after "ah" or "oh" too, or is an -ing verb with "now" and no subject.
+    expect(plans('ok thats fine, ill book online')).toBe(true)
+    expect(plans('lovely, will talk to my fiance and book next week x')).toBe(true)
+    expect(plans('ah ok ill transfer it 2 my flatmate')).toBe(true)
+    expect(plans('ringing now')).toBe(true)
+    expect(plans('perfect, booking now 😊')).toBe(true)
+    expect(plans('right. ringing him now.')).toBe(true)
+    // Not a subject before the verb, a "-thing", a question, "will" asking, nor a plan before the last clause.
+    expect(plans("cleared it and it's running now 👍")).toBe(false)
+    expect(plans('everything working now')).toBe(false)
+    expect(plans('ok, booking now?')).toBe(false)
+    expect(plans('great, will it be ready by friday')).toBe(false)
+    expect(plans("I'll book online, is that ok?")).toBe(false)
+    expect(plans('never mind, I will email')).toBe(false)
+    expect(plans('yep that did it, I can see everything now')).toBe(false)
   })
 
   it('split a message into sentences at full stops and at a comma before "but", not at a semicolon', () => {

@@ -1277,19 +1277,46 @@ export function contestsOf(text: string): boolean {
   )
 }
 
+/** The openers plansOf reads before a plan (signals-v92: "ah" and "oh" too). */
+const PLAN_OPENERS = String.raw`(?:(?:ok|okay|so|and|but|then|right|ah|oh)\W+)*`
+/** plansOf: the first person future, or "will" with the subject dropped, opening a sentence or a clause. */
+const FUTURE_PLAN = new RegExp(
+  String.raw`^\W*${PLAN_OPENERS}(?:(?:i|we)(?:'ll| will| shall)|ill|(?:i'?m|im|i am|we'?re|we are) going to|will(?! (?:you|u|it|they|that|this|he|she|there|we|i|the|my|our|your)\b))\b`,
+  'u',
+)
+/** plansOf (signals-v92): an -ing verb (not a word in "-thing") opening a clause, then "now" within three words. */
+const PROGRESSIVE_PLAN = new RegExp(
+  String.raw`^\W*${PLAN_OPENERS}(?!\w*thing\b)[a-z]{3,}ing(?:\s+[\w'-]+){0,3}?\s+now\b`,
+  'u',
+)
+
 /**
- * signals-v67: the message's last sentence (the whole, for one sentence) opens, after the openers statementOf
- * reads ("ok", "so", "right"…), on the first person future: "I'll" (typed "ill" too), "I will", "I shall", the
- * plural, "I'm going to", or "will" with the subject dropped ("ok will book for may") but not "will" opening a
- * question ("will it be ready", "will you…"). The end user says what it will do next. Grammar, no domain's words.
+ * signals-v67: the message's last sentence (the whole, for one sentence) opens, after the openers ("ok", "so",
+ * "right"…), on the first person future: "I'll" (typed "ill" too), "I will", "I shall", the plural, "I'm going to", or
+ * "will" with the subject dropped ("ok will book for may") but not "will" opening a question ("will it be ready",
+ * "will you…"). The end user says what it will do next. Grammar, no domain's words. signals-v92: or the last clause
+ * of that sentence (after its last comma, semicolon or colon) opens so ("ok thats fine, ill book online", "lovely,
+ * will talk to my fiance and book next week"), "ah" and "oh" read as openers too ("ah ok ill transfer it"); or that
+ * clause is the present progressive of the end user's own act with the subject dropped, an -ing verb then "now"
+ * within three words ("ringing now", "perfect, booking now 😊", "right. ringing him now"): the act under way. Not a
+ * clause with a subject before the verb ("it's running now"), one opening on a word in "-thing" ("everything working
+ * now"), a clause after a give-up ("never mind, I will email", as v67), nor a question.
  */
 export function plansOf(units: readonly string[]): boolean {
   const last = units.at(-1)
   if (last === undefined) return false
   const t = last.toLowerCase().replace(/[‘’ʼ]/gu, "'").trim()
   if (t.includes('?')) return false
-  return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:(?:i|we)(?:'ll| will| shall)|ill|(?:i'?m|im|i am|we'?re|we are) going to|will(?! (?:you|u|it|they|that|this|he|she|there|we|i|the|my|our|your)\b))\b/u.test(
-    t,
+  // A give-up before the clause ("never mind, I will email") leaves v67's reading alone: the end user drops the matter.
+  const clause = /^\W*(?:never ?mind|nvm)\b/u.test(t)
+    ? undefined
+    : t
+        .split(/[,;:]\s*/u)
+        .filter((c) => /\p{L}/u.test(c))
+        .at(-1)
+  return (
+    FUTURE_PLAN.test(t) ||
+    (clause !== undefined && (FUTURE_PLAN.test(clause) || PROGRESSIVE_PLAN.test(clause)))
   )
 }
 

@@ -678,6 +678,23 @@ describe('conversation signals: the decision', () => {
     ).toEqual(['abandonment'])
   })
 
+  it('reads no resolution in a last word that says what the end user will do next without a thanks (signals-v92)', () => {
+    // Issue 32 (res12): "ok polypenco sounds better. ill talk to his tutor first and come back" (anchors 0.005, gratitude
+    // 0.43) passed v31's closing gate and "ok thats fine, ill book online" (0.075) the anchors' margin: resolution, where
+    // the convention's case (a) reads a plan after an answer as neither (fresh27 bagpipes-01, tattooremoval-02).
+    const ending = (reply: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', {}], ['user', reply]), at(90))
+    const plan: Partial<MessageCues> = { social: 0.1, resolution: 0.005, gratitude: 0.43, plans: true }
+    expect(ending(plan)).toEqual([])
+    expect(ending({ ...plan, resolution: 0.075 })).toEqual([])
+    // The same words read as no plan close as before; a thanks the gratitude head reads, or the anchors reading the
+    // whole clearly (v21's resolutionOverTail), still resolve with the plan.
+    expect(ending({ ...plan, plans: undefined })).toEqual(['resolution'])
+    expect(ending({ ...plan, gratitude: 0.9 })).toEqual(['resolution'])
+    expect(ending({ ...plan, gratitudeLast: 0.9 })).toEqual(['resolution'])
+    expect(ending({ ...plan, resolution: THRESHOLDS.resolutionOverTail })).toEqual(['resolution'])
+  })
+
   it('reads a thanks whose last sentence says what the end user will do next as resolution after an answer (signals-v71)', () => {
     // Regression: "thank you. ill go to citizens advice today" (gratitude 0.907, anchors −0.062) after the food bank's
     // answer ended open and was read as no resolution (fresh20 foodbank-01, fresh10 emailmkt-02).

@@ -120,7 +120,8 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   after its thanks ("Ok thank you. Please update me …"), and the assistant handing over again after it undoes
  *   nothing; after an answer, a closing whose last sentence the gratitude head reads as a thanks and the frustration
  *   head reads calm, and whose whole passes resolutionClosing, thanks whatever its earlier sentences voice ("heater
- *   came, and heating back on at 1:50. cheers", "about time. thanks");
+ *   came, and heating back on at 1:50. cheers", "about time. thanks"); signals-v92: a message ending on a plan
+ *   (plansOf) without a thanks by the gratitude head resolves only when the anchors read it over resolutionOverTail;
  * - abandonment: the conversation has been quiet for the quiet period, and ends, without resolution, on
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
@@ -146,7 +147,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 91
+export const SIGNALS_VERSION = 92
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1721,6 +1722,18 @@ export function detectSignals(
     // polite thanks after a failure reads near nothing ("ok will do, thanks") and a disappointed one is sad
     // ("ah shame. thanks for trying").
     if (answered && failed(answered) && !handedOver(answered) && soreAfterFailure(m.cues)) break
+    // signals-v92: a message that ends on what the end user will do next or is doing now (cues.ts plansOf: "ok thats
+    // fine, ill book online", "perfect, booking now 😊", "ringing now"), without a thanks the gratitude head reads (the
+    // whole, or in a closing its last sentence, under THRESHOLDS.gratitude), confirms and thanks for nothing unless the
+    // anchors read the whole clearly (v21's resolutionOverTail, the bound an open tail needs): the convention's case (a),
+    // a plan after an answer is neither resolution nor abandonment (bench/data/signals/README.md, "Resolution and
+    // abandonment at the end"). v31's closing gate and the anchors' margin read such plans as closings.
+    if (
+      m.cues?.plans === true &&
+      Math.max(m.cues.gratitude ?? 0, closing ? (m.cues.gratitudeLast ?? 0) : 0) < t.gratitude &&
+      (m.cues.resolution ?? -1) < t.resolutionOverTail
+    )
+      continue
     const after = talk.slice(k + 1)
     // signals-v84: a thanks in reply to a hand-over is not undone by the assistant handing over again after it: that
     // is the same hand-over said once more ("Ok please. Thank you." to "I'm passing your account to our agent team",

@@ -374,6 +374,26 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   }, 60_000)
 
+  it('reads no resolution in a last word that says what the end user will do next without a thanks; a thanks, or a confirmation the anchors read clearly, still resolves (signals-v92)', async () => {
+    // Issue 32 (res12): fresh27's plans after an answer ("ok thats fine, ill book online", "perfect, booking now 😊"),
+    // in other words: v31's closing gate and the anchors' margin read them as closings.
+    const asked: Turn = ['user', 'do you sell replacement strings for a 3/4 cello?']
+    const answer: Turn = ['assistant', "Yes, we stock Larsen and D'Addario sets for 3/4 cellos, from £85."]
+    for (const plan of ['ok cool, ringing the shop now', 'sounds good, will book it online later']) {
+      expect((await cuesOfOne('user', plan))!.cues.plans).toBe(true)
+      expect(await signals(asked, answer, ['user', plan]), plan).not.toContain('resolution')
+    }
+    expect(await signals(asked, answer, ['user', 'great, ordering now. thanks!'])).toContain('resolution')
+    // "working now" is read as a plan too (an -ing verb and "now"), and the anchors read the confirmation clearly.
+    expect(
+      await signals(
+        ['user', 'my router keeps dropping the connection'],
+        ['assistant', 'Please restart it by holding the reset button for 10 seconds.'],
+        ['user', 'done, working now 👍'],
+      ),
+    ).toContain('resolution')
+  }, 60_000)
+
   it('reads no handover in an offer near no handover phrase at all', async () => {
     // signals-v11: the offer lies under 0.3 to every handover anchor, its margin over the answers (0.10)
     // noise between two distant sets; v11's first commits read a handover, and escalation.
