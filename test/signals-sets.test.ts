@@ -73,7 +73,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh25', file: FRESH25_SIGNALS_SET, blind: undefined },
     { name: 'fresh26', file: FRESH26_SIGNALS_SET, blind: undefined },
     { name: 'fresh27', file: FRESH27_SIGNALS_SET, blind: undefined },
-    { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: true },
+    { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: undefined },
     { name: 'fresh29', file: FRESH29_SIGNALS_SET, blind: true },
     { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: true },
   ])(

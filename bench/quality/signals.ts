@@ -89,7 +89,7 @@ export const FRESH25_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh26.json')
 /** Written blind by a thirtieth session (helper fresh27); read blind at signals-v86 to v89 and for several candidates, a development set since 2026-12-02, 09:25 UTC (README there). */
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
-/** Written blind by a thirty-first session (helper fresh28) while others changed the detector; kept blind (README there). */
+/** Written blind by a thirty-first session (helper fresh28); read blind at signals-v87 to v92 and for several candidates, a development set since 2026-12-02, 12:35 UTC (README there). */
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
 /** Written blind by a thirty-second session (helper fresh29) while others changed the detector; kept blind (README there). */
 export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
@@ -287,8 +287,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh28',
     file: FRESH28_SIGNALS_SET,
     described:
-      '60 written blind by a thirty-first session while others changed the detector, never tuned on (fresh28, blind)',
-    blind: true,
+      'written blind by a thirty-first session, measured blind for signals-v87 to v92, a development set since (fresh28, development)',
   },
   {
     name: 'fresh29',
