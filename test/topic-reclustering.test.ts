@@ -1,18 +1,20 @@
+import { loadConfig } from '@cas/config'
 import { EMBEDDED_EVENT_LOG } from '@cas/eventlog'
 import { Metrics } from '@cas/metrics'
-import { ANALYSIS_METRICS, type Analyzer } from '@cas/service-analysis'
+import { ANALYSIS_METRICS, type Analyzer, analysisService } from '@cas/service-analysis'
 import type { Projector } from '@cas/service-projector'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clusterInThread } from '../services/analysis/src/topics/recluster-thread.ts'
-import { Reclusterer } from '../services/analysis/src/topics/reclusterer.ts'
+import { Reclusterer, type ReclusterRun } from '../services/analysis/src/topics/reclusterer.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import { type AnalysisPipeline, startAnalysisPipeline } from './support/analysis-pipeline.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
+import { testKeyring } from './support/keyring.ts'
 import { samples } from './support/metrics.ts'
-import { hasTestModel, requireTestModel } from './support/model.ts'
+import { hasTestModel, modelConfigEnv, requireTestModel } from './support/model.ts'
 import { expectReplayKeeps } from './support/projector.ts'
 import { captureRequests, clusterByRequest, EAGER, INSURER } from './support/topic-requests.ts'
 import { waitFor } from './support/wait.ts'
@@ -114,8 +116,8 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
 
   /** The runs' histogram, as a process's metrics have it (every re-clusterer of the file tells it). */
   const metrics = new Metrics()
-  const runs = async () => {
-    const text = (await metrics.render()).body
+  const runs = async (from = metrics) => {
+    const text = (await from.render()).body
     const of = (suffix: string, outcome: string) =>
       samples(text, `cas_analysis_recluster_duration_seconds_${suffix}`).get(`{outcome="${outcome}"}`) ?? 0
     return {
@@ -386,6 +388,83 @@ describe.skipIf(!hasTestModel)('re-clustering with stable identities, with the l
     expect(await held).toMatchObject({ chatbotId, ok: true })
     await settled()
   })
+
+  // The run's observer (the metrics) was told inside the run's try: one that threw turned a committed run
+  // into a failed one, told twice and retried.
+  it('tells a run once, after it: an observer that throws neither fails a committed run nor retries it', async () => {
+    await capture({ claim: ['someone reversed into my parked car, how do I make a claim?'] })
+    const failedBefore = (await lineage('analysis.topics-recluster-failed')).length
+    logged.length = 0
+    const told: ReclusterRun['outcome'][] = []
+    const throwing = new Reclusterer({
+      pool: db.pool,
+      analyzer,
+      policy: EAGER,
+      log: (msg, _fields, level = 'warn') => logged.push({ msg, level }),
+      onRun: (run) => {
+        told.push(run.outcome)
+        throw new Error('the histogram is gone')
+      },
+    })
+    expect(await throwing.runDue()).toMatchObject({ chatbotId, ok: true })
+    expect(told).toEqual(['reclustered'])
+    expect(throwing.stats).toMatchObject({ runs: 1, failures: 0 })
+    // Not retried: nothing waits for a run, and no failed attempt is recorded or said.
+    expect(await throwing.runDue()).toBeUndefined()
+    const { rows } = await db.pool.query(
+      'SELECT requests_since_run, attempts, last_error FROM topic_reclustering WHERE chatbot_id = $1',
+      [chatbotId],
+    )
+    expect(rows).toEqual([{ requests_since_run: 0, attempts: 0, last_error: null }])
+    expect(await lineage('analysis.topics-recluster-failed')).toHaveLength(failedBefore)
+    // The observer's failure is the operator's to see.
+    expect(logged).toEqual([
+      { msg: 're-clustering: the run could not be told to its observer', level: 'warn' },
+      { msg: 're-clustered topics', level: 'info' },
+    ])
+    await settled()
+  })
+
+  // A process fed its metrics what its services run only once they had all started: a re-clustering run
+  // that ended before (the first, if it came quickly) was not counted.
+  it("counts a run that ends before the process feeds its services' metrics", async () => {
+    await capture({ bill: ['can I get a paper copy of my last bill?'] })
+    await pipeline.stopAnalysis()
+    const processMetrics = new Metrics()
+    const service = analysisService(
+      { pool: db.pool, keyring: testKeyring, eventLog: { ...EMBEDDED_EVENT_LOG, pollIntervalMs: 5 } },
+      loadConfig({
+        DATABASE_URL: db.url,
+        ...modelConfigEnv(),
+        ANALYSIS_THREADS: '1',
+        TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: '0',
+        TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: '1',
+      }),
+      false,
+    )
+    try {
+      for (const set of service.metricSets ?? []) processMetrics.use(set)
+      await service.start?.(processMetrics)
+      // Its metrics hook (service.metrics) is never called here: the run is counted all the same.
+      const counted = await waitFor(
+        async () => (await runs(processMetrics)).reclustered >= 1 && runs(processMetrics),
+        {
+          what: 'the run in the metrics',
+          timeoutMs: 120_000,
+        },
+      )
+      expect(counted).toMatchObject({ reclustered: 1, failed: 0 })
+      const { rows } = await db.pool.query(
+        'SELECT requests_since_run, last_error FROM topic_reclustering WHERE chatbot_id = $1',
+        [chatbotId],
+      )
+      expect(rows).toEqual([{ requests_since_run: 0, last_error: null }])
+    } finally {
+      await service.close()
+      await pipeline.startAnalysis(analyzer)
+    }
+    await settled()
+  }, 180_000)
 
   it('rebuilds the same topics, lineage and assignments from the events on a replay', async () => {
     await settled()

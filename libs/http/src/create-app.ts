@@ -53,6 +53,14 @@ export interface HttpAppOptions {
 
 export const BODY_LIMIT = 4 * 1024 * 1024
 
+/** A process's metrics, whose failures to read a source are logged as warnings. */
+export function processMetrics(logger: Logger | false): Metrics {
+  const log = logger || undefined
+  return new Metrics({
+    onError: (what, err) => log?.warn({ err: (err as Error).message }, `metrics: ${what} failed`),
+  })
+}
+
 /** An incoming X-Request-Id we keep: short, and only characters safe in logs and headers. */
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 
@@ -109,12 +117,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     // its own): a path whose percent-encoded bytes are not UTF-8, which cannot become a parameter.
     frameworkErrors: answerRouterError,
   }) as unknown as FastifyInstance
-  const log = opts.logger || undefined
-  const metrics =
-    opts.metrics ??
-    new Metrics({
-      onError: (what, err) => log?.warn({ err: (err as Error).message }, `metrics: ${what} failed`),
-    })
+  const metrics = opts.metrics ?? processMetrics(opts.logger)
   app.decorate('metrics', metrics)
   installBodyParsing(app)
   app.setValidatorCompiler(validatorCompiler)

@@ -1,5 +1,5 @@
 import type { ServerConfig } from '@cas/config'
-import { createHttpApp, type HttpAppOptions, type ReadinessCheck } from '@cas/http'
+import { createHttpApp, type HttpAppOptions, processMetrics, type ReadinessCheck } from '@cas/http'
 import type { MetricSet, Metrics } from '@cas/metrics'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -13,13 +13,16 @@ import type { RunningService } from './run-service.ts'
  */
 export interface ServiceModule {
   readonly name: string
-  /** Starts its consumers and background tasks (before the process listens). */
-  start?(): Promise<void>
+  /**
+   * Starts its consumers and background tasks (before the process listens), given the process's metrics
+   * with every service's sets registered, so that what its background tasks do from the first is counted.
+   */
+  start?(metrics: Metrics): Promise<void>
   /** Its readiness checks and /readyz details (asked once started). */
   readiness?(): readonly ReadinessCheck[]
   /**
    * Its metric families (docs/operations.md), declared where the service is: the process registers the
-   * union of its services' sets, each once, before anything observes them.
+   * union of its services' sets, each once, before any service starts.
    */
   readonly metricSets?: readonly MetricSet<unknown>[]
   /** Feeds its metrics what it runs (once started). */
@@ -56,9 +59,13 @@ export async function startComposed(opts: {
     await opts.infra.close()
   }
   try {
+    // The metrics exist before the services start: a background run that ends before the process
+    // listens is counted too.
+    const metrics = processMetrics(opts.logger)
+    for (const set of opts.services.flatMap((s) => s.metricSets ?? [])) metrics.use(set)
     for (const s of opts.services) {
       started.push(s)
-      await s.start?.()
+      await s.start?.(metrics)
     }
     // A check two services share (the dead-letter store's) is asked once.
     const readiness = new Map<string, ReadinessCheck>()
@@ -68,10 +75,10 @@ export async function startComposed(opts: {
       ...opts.http,
       logger: opts.logger,
       readiness: [...readiness.values()],
+      metrics,
     })
     app = built
     observeInfrastructure(built.metrics, opts.infra)
-    for (const set of opts.services.flatMap((s) => s.metricSets ?? [])) built.metrics.use(set)
     for (const s of opts.services) s.metrics?.(built.metrics)
     for (const s of opts.services) await s.routes?.(built)
     await built.listen({ port: opts.config.PORT, host: opts.config.HOST })

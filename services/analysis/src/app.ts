@@ -288,17 +288,15 @@ export function analysisService(
   }
   const log = logger || undefined
   const warn = (msg: string, fields?: Record<string, unknown>) => log?.warn(fields ?? {}, msg)
-  // The process's metrics are built once its services have started (compose.ts): runs are told to them
-  // from then on (the first run waits for the analyzer and a poll of due chatbots).
-  let observeReclusterRun: ((run: ReclusterRun) => void) | undefined
   return {
     name: 'analysis',
     get service() {
       return service
     },
-    async start() {
+    async start(metrics) {
       const a = await createAnalyzer(config, warn)
       analyzer = a
+      const analysisMetrics = metrics.use(ANALYSIS_METRICS)
       a.ready?.then(() => log?.info({ analyzer: analyzerStatus(a) }, 'analyzer ready'))
       service = createAnalysisService({
         pool: infra.pool,
@@ -307,7 +305,8 @@ export function analysisService(
         analyzer: a,
         logger,
         ...analysisSettings(config),
-        onReclusterRun: (run) => observeReclusterRun?.(run),
+        // Wired before the re-clusterer starts (compose.ts): its first run is counted too.
+        onReclusterRun: (run) => analysisMetrics.reclusterRun(run),
       })
       await service.start()
     },
@@ -329,7 +328,6 @@ export function analysisService(
         analyzer: () => analyzerStatus(analyzer),
         signalRefinement: () => service.signalRefiner?.stats,
       })
-      observeReclusterRun = (run) => analysisMetrics.reclusterRun(run)
     },
     async routes(app) {
       if (!opts.statusRoute) return

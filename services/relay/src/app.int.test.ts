@@ -1,5 +1,6 @@
 import { createPool } from '@cas/db'
 import { createHttpApp } from '@cas/http'
+import { Metrics } from '@cas/metrics'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -39,9 +40,10 @@ describe.skipIf(kafkaBrokers() === null)("the relay's /readyz and /metrics: whet
       topicPrefix: t.topicPrefix,
       logger: pino({ level: 'silent' }),
     })
-    await service.start?.()
-    const app = await createHttpApp({ logger: false, readiness: service.readiness?.() ?? [] })
-    for (const set of service.metricSets ?? []) app.metrics.use(set)
+    const metrics = new Metrics()
+    for (const set of service.metricSets ?? []) metrics.use(set)
+    await service.start?.(metrics)
+    const app = await createHttpApp({ logger: false, readiness: service.readiness?.() ?? [], metrics })
     service.metrics?.(app.metrics)
     await app.ready()
     cleanups.push(async () => {

@@ -146,66 +146,92 @@ export class Reclusterer {
     const claim = await this.claim()
     if (!claim) return undefined
     const started = performance.now()
-    const ended = (outcome: ReclusterRun['outcome']) => {
-      const durationMs = performance.now() - started
-      this.opts.onRun?.({ chatbotId: claim.chatbot_id, outcome, durationMs })
-      return durationMs
-    }
+    // Only the run is inside the try: what follows it (the stats, the log, the observer) can never turn a
+    // committed run into a failed one, and a retry.
+    let run: ReclusterRun
+    let outcome: RunOutcome
     try {
       const summary = await this.run(claim, semantic.model)
+      run = { chatbotId: claim.chatbot_id, outcome: 'reclustered', durationMs: performance.now() - started }
+      outcome = { chatbotId: claim.chatbot_id, ok: true, summary }
+    } catch (err) {
+      run = { chatbotId: claim.chatbot_id, outcome: 'failed', durationMs: performance.now() - started }
+      outcome = {
+        chatbotId: claim.chatbot_id,
+        ok: false,
+        reason: (err as Error).message,
+        attempt: claim.attempts + 1,
+      }
+    }
+    this.tell(run)
+    if (outcome.ok) {
       this.stats.runs++
-      this.stats.lastDurationMs = Math.round(ended('reclustered'))
+      this.stats.lastDurationMs = Math.round(run.durationMs)
       this.log(
         're-clustered topics',
-        { chatbotId: claim.chatbot_id, ms: this.stats.lastDurationMs, ...summary },
+        { chatbotId: claim.chatbot_id, ms: this.stats.lastDurationMs, ...outcome.summary },
         'info',
       )
-      return { chatbotId: claim.chatbot_id, ok: true, summary }
-    } catch (err) {
-      ended('failed')
-      const reason = (err as Error).message
-      const attempt = claim.attempts + 1
+    } else {
       this.stats.failures++
-      const { policy } = this.opts
-      const last = attempt >= policy.maxAttempts
-      const retryIn = last ? policy.maxIntervalMs : policy.retryBaseMs * 2 ** (attempt - 1)
-      this.log(last ? 're-clustering failed; starting over later' : 're-clustering failed; will retry', {
-        chatbotId: claim.chatbot_id,
-        attempt,
-        reason,
-      })
-      const nextAttemptAt = new Date(this.now().getTime() + retryIn)
-      // The attempt and the next one's time are events too (the dashboard's settling status reads them,
-      // and a replay rebuilds it); the error stays in the log and this table.
-      await withTransaction(this.opts.pool, async (client) => {
-        const { rowCount } = await client.query(
-          `UPDATE topic_reclustering SET attempts = $2, next_attempt_at = $3, running_until = NULL, last_error = $4
-            WHERE chatbot_id = $1`,
-          [claim.chatbot_id, last ? 0 : attempt, nextAttemptAt, reason],
-        )
-        // The chatbot was deleted meanwhile: nothing to say.
-        if (!rowCount) return
-        await appendToStreams(
-          client,
-          [
-            topicStream(claim, [
-              newEvent(
-                'analysis.topics-recluster-failed',
-                {
-                  attempt,
-                  maxAttempts: policy.maxAttempts,
-                  nextAttemptAt: nextAttemptAt.toISOString(),
-                  startsOver: last,
-                },
-                { correlationId: randomUUID() },
-              ),
-            ]),
-          ],
-          { now: this.now },
-        )
-      })
-      return { chatbotId: claim.chatbot_id, ok: false, reason, attempt }
+      await this.recordFailure(claim, outcome)
     }
+    return outcome
+  }
+
+  /** Tells the observer of a run once, as it ended; an observer that throws is logged, never the run's failure. */
+  private tell(run: ReclusterRun): void {
+    try {
+      this.opts.onRun?.(run)
+    } catch (err) {
+      this.log('re-clustering: the run could not be told to its observer', {
+        chatbotId: run.chatbotId,
+        outcome: run.outcome,
+        reason: (err as Error).message,
+      })
+    }
+  }
+
+  /** A failed run's attempt and when the next is due: in the table and, as an event, on the topic stream. */
+  private async recordFailure(claim: Claim, { attempt, reason }: { attempt: number; reason: string }) {
+    const { policy } = this.opts
+    const last = attempt >= policy.maxAttempts
+    const retryIn = last ? policy.maxIntervalMs : policy.retryBaseMs * 2 ** (attempt - 1)
+    this.log(last ? 're-clustering failed; starting over later' : 're-clustering failed; will retry', {
+      chatbotId: claim.chatbot_id,
+      attempt,
+      reason,
+    })
+    const nextAttemptAt = new Date(this.now().getTime() + retryIn)
+    // The attempt and the next one's time are events too (the dashboard's settling status reads them,
+    // and a replay rebuilds it); the error stays in the log and this table.
+    await withTransaction(this.opts.pool, async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE topic_reclustering SET attempts = $2, next_attempt_at = $3, running_until = NULL, last_error = $4
+          WHERE chatbot_id = $1`,
+        [claim.chatbot_id, last ? 0 : attempt, nextAttemptAt, reason],
+      )
+      // The chatbot was deleted meanwhile: nothing to say.
+      if (!rowCount) return
+      await appendToStreams(
+        client,
+        [
+          topicStream(claim, [
+            newEvent(
+              'analysis.topics-recluster-failed',
+              {
+                attempt,
+                maxAttempts: policy.maxAttempts,
+                nextAttemptAt: nextAttemptAt.toISOString(),
+                startsOver: last,
+              },
+              { correlationId: randomUUID() },
+            ),
+          ]),
+        ],
+        { now: this.now },
+      )
+    })
   }
 
   /**
