@@ -19,6 +19,7 @@ import {
   FRESH28_SIGNALS_SET,
   FRESH29_SIGNALS_SET,
   FRESH30_SIGNALS_SET,
+  FRESH31_SIGNALS_SET,
   loadSignalsSet,
   OTHER_SIGNALS_SETS,
   SIGNALS_SET,
@@ -76,6 +77,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: undefined },
     { name: 'fresh29', file: FRESH29_SIGNALS_SET, blind: true },
     { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: true },
+    { name: 'fresh31', file: FRESH31_SIGNALS_SET, blind: true },
   ])(
     'list $name (blind: $blind): 60 conversations, 2 in each of 30 domains no other set uses',
     ({ name, file, blind }) => {
@@ -104,12 +106,14 @@ describe('the labelled signal sets', () => {
     },
   )
 
-  it('keep the blind sets and fresh9 to fresh30 out of the multi-turn topics measure', () => {
+  it('keep the blind sets and fresh9 to fresh31 out of the multi-turn topics measure', () => {
     const open = openSets().map((s) => path.basename(s.file))
     for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
       expect(open, set.name).not.toContain(path.basename(set.file))
     }
-    for (const n of [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30])
+    for (const n of [
+      9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+    ])
       expect(open).not.toContain(`fresh${n}.json`)
     expect(open).toContain('conversations.json')
   })

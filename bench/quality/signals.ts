@@ -95,6 +95,8 @@ export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
 /** Written blind by a thirty-third session (helper fresh30) while others changed the detector; kept blind (README there). */
 export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh30.json')
+/** Written blind by a thirty-fourth session (helper fresh31) while others changed the detector; kept blind (README there). */
+export const FRESH31_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh31.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -301,6 +303,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH30_SIGNALS_SET,
     described:
       '60 written blind by a thirty-third session while others changed the detector, never tuned on (fresh30, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh31',
+    file: FRESH31_SIGNALS_SET,
+    described:
+      '60 written blind by a thirty-fourth session while others changed the detector, never tuned on (fresh31, blind)',
     blind: true,
   },
 ]
