@@ -1,5 +1,5 @@
 import { asksContactOf, callsBackOf } from '../signals/cues.ts'
-import { clausesOf, sentencesOf } from './requests.ts'
+import { clausesOf, everySentenceOf } from './requests.ts'
 
 /**
  * The end user's own plan (issue 31 item 4): to reach someone another way (topics19: "whatever, I'll call", "I'll
@@ -25,7 +25,7 @@ import { clausesOf, sentencesOf } from './requests.ts'
 export function ownPlanClausesOf(text: string): ReadonlySet<string> {
   const plans = new Set<string>()
   if (asksContactOf(text) || callsBackOf(text)) return plans
-  for (const sentence of sentencesOf(text)) {
+  for (const sentence of everySentenceOf(text)) {
     const lower = sentence.toLowerCase().replace(/[‘’ʼ]/gu, "'")
     if (lower.includes('?') || ASKS_THE_BOT.test(lower)) continue
     for (const clause of clausesOf(sentence)) {

@@ -3,6 +3,7 @@ import { REPLY_REQUEST_ANCHORS } from './answers.ts'
 import {
   clauseAsks,
   clausesOf,
+  everySentenceOf,
   FOLLOW_UP_MARGIN,
   isDatum,
   isSocial,
@@ -71,6 +72,17 @@ describe('only requests make topics: the decision', () => {
     ])
     const longSentence = `${'my export fails, '.repeat(30)}why`
     expect(clausesOf(`${longSentence}. ok, thanks`)).toEqual([`${longSentence}.`, 'ok', 'thanks'])
+  })
+
+  it('splits a text into every one of its sentences, one for a single sentence (the signals read at most five)', () => {
+    expect(everySentenceOf('Where is my parcel?')).toEqual(['Where is my parcel?'])
+    const seven = Array.from({ length: 7 }, (_, i) => `Sentence number ${i + 1}.`)
+    expect(everySentenceOf(seven.join(' '))).toEqual(seven)
+    expect(everySentenceOf('first line\nsecond line… third! 42.')).toEqual([
+      'first line',
+      'second line…',
+      'third!',
+    ])
   })
 
   it('places a request by its whole embedding, or by its request clauses when the whole reads as social', async () => {

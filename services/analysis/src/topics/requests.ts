@@ -198,11 +198,15 @@ const SPLIT_MAX_CHARS = 300
  */
 export function clausesOf(text: string): string[] {
   if (text.length <= SPLIT_MAX_CHARS) return partsOf(text)
-  return sentencesOf(text).flatMap((s) => (s.length > SPLIT_MAX_CHARS ? [s.trim()] : partsOf(s)))
+  return everySentenceOf(text).flatMap((s) => (s.length > SPLIT_MAX_CHARS ? [s.trim()] : partsOf(s)))
 }
 
-/** A text's sentences: split after a full stop, a question or exclamation mark, or an ellipsis, and at line breaks. */
-export function sentencesOf(text: string): string[] {
+/**
+ * Every sentence of a text, however many and however long (one for a text of one sentence): split after a
+ * full stop, a question or exclamation mark, or an ellipsis, and at line breaks. Not the signals'
+ * sentencesOf (signals/cues.ts), which reads at most a few of a long text's and none of a single sentence.
+ */
+export function everySentenceOf(text: string): string[] {
   return text.split(/(?<=[.!?\u2026])\s+|\n+/u).filter((s) => /\p{L}/u.test(s))
 }
 
