@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { detect } from 'tinyld'
 import { detectLanguage, LANGUAGE_MIN_LENGTH } from '../services/analysis/src/language.ts'
 
@@ -72,14 +73,14 @@ for (const set of sets) {
   const n = set.texts.length
   const right = named.get(set.language) ?? 0
   const others = [...named]
-    .filter(([language]) => language !== set.language && language !== 'und')
+    .filter(([language]) => language !== set.language && language !== UNDETERMINED_LANGUAGE)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 4)
     .map(([language, count]) => `${language} ${count}`)
     .join(', ')
   const bare = set.texts.filter((text) => detect(text) === set.language).length
   console.log(
-    `${set.name}: ${n} messages, ${set.language} ${right} (${percent(right, n)}), und ${named.get('und') ?? 0}, others ${others}; without the minimum ${set.language} ${bare} (${percent(bare, n)})`,
+    `${set.name}: ${n} messages, ${set.language} ${right} (${percent(right, n)}), ${UNDETERMINED_LANGUAGE} ${named.get(UNDETERMINED_LANGUAGE) ?? 0}, others ${others}; without the minimum ${set.language} ${bare} (${percent(bare, n)})`,
   )
   const bands = BANDS.map(([from, to]) => {
     const texts = set.texts.filter((t) => [...t.trim()].length >= from && [...t.trim()].length < to)

@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import type pg from 'pg'
 import { uuidFrom } from './sql.ts'
 
@@ -109,7 +110,7 @@ export async function seedTopicsPage(
             CASE WHEN r.role = 'user' THEN c.sentiment_score END,
             CASE WHEN r.role = 'user' THEN c.sentiment_label END,
             CASE WHEN r.role = 'user' THEN ARRAY[k.topic] ELSE '{}' END, 'bench',
-            CASE WHEN r.role = 'user' THEN (ARRAY['en', 'en', 'en', 'en', 'en', 'en', 'en', 'en', 'und', 'es'])[
+            CASE WHEN r.role = 'user' THEN (ARRAY['en', 'en', 'en', 'en', 'en', 'en', 'en', 'en', '${UNDETERMINED_LANGUAGE}', 'es'])[
               1 + abs(hashtext(c.external_id || '-' || n)) % 10] END
        FROM rm_conversations c
        CROSS JOIN LATERAL unnest(c.topics) WITH ORDINALITY AS k(topic, n)
@@ -154,7 +155,7 @@ export async function seedTopicsPage(
     `INSERT INTO rm_hourly_languages (org_id, chatbot_id, hour, language, messages)
      SELECT org_id, chatbot_id, date_trunc('hour', sent_at, 'UTC'), language, count(*)
        FROM rm_messages
-      WHERE chatbot_id = $1 AND role = 'user' AND language IS NOT NULL AND language <> 'und'
+      WHERE chatbot_id = $1 AND role = 'user' AND language IS NOT NULL AND language <> '${UNDETERMINED_LANGUAGE}'
       GROUP BY 1, 2, 3, 4`,
     [chatbotId],
   )

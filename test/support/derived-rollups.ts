@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import type pg from 'pg'
 
 /**
@@ -80,7 +81,7 @@ const CHECKS: Record<string, { stored: string; expected: string }> = {
     stored: 'SELECT org_id, chatbot_id, hour, language, messages FROM rm_hourly_languages',
     expected: `SELECT org_id, chatbot_id, date_trunc('hour', sent_at, 'UTC'), language, count(*)::int
                  FROM rm_messages
-                WHERE role = 'user' AND sent_at IS NOT NULL AND language IS NOT NULL AND language <> 'und'
+                WHERE role = 'user' AND sent_at IS NOT NULL AND language IS NOT NULL AND language <> '${UNDETERMINED_LANGUAGE}'
                 GROUP BY 1, 2, 3, 4`,
   },
   // Every hour with activity has its rollup row, and no row is left empty.
@@ -124,7 +125,7 @@ export async function derivedRollupDifferences(
 export const LANGUAGES_FROM_MESSAGES = `SELECT m.language, count(*)::float8 AS messages
        FROM rm_chatbots b
        JOIN rm_messages m ON m.chatbot_id = b.id AND m.role = 'user'
-        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> 'und'
+        AND m.sent_at >= $2 AND m.sent_at < $3 AND m.language IS NOT NULL AND m.language <> '${UNDETERMINED_LANGUAGE}'
       WHERE b.org_id = $1 AND ($4::uuid IS NULL OR b.id = $4)
       GROUP BY m.language
       ORDER BY messages DESC, m.language`

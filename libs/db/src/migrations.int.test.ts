@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { dropTestDatabase } from '../../../test/support/database.ts'
@@ -130,7 +131,7 @@ it('0061 counts the stored end-user messages per chatbot, hour and detected lang
      VALUES ($1, 'm1', $2, $3, 'user', 'x', '2026-11-20T10:00:00Z', 1, 'en'),
             ($1, 'm2', $2, $3, 'user', 'x', '2026-11-20T10:59:59.999Z', 2, 'es'),
             ($1, 'm3', $2, $3, 'user', 'x', '2026-11-20T11:00:00Z', 3, 'es'),
-            ($1, 'm4', $2, $3, 'user', 'x', '2026-11-20T11:10:00Z', 4, 'und'),
+            ($1, 'm4', $2, $3, 'user', 'x', '2026-11-20T11:10:00Z', 4, '${UNDETERMINED_LANGUAGE}'),
             ($1, 'm5', $2, $3, 'user', 'x', '2026-11-20T11:20:00Z', 5, NULL),
             ($1, 'm6', $2, $3, 'assistant', 'x', '2026-11-20T11:30:00Z', 6, 'es'),
             ($1, 'm7', $2, $3, NULL, NULL, NULL, NULL, 'es'),

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { expectAccepted, expectRejectedAt, rawEvent, rawEventWithPayload } from '../test/support.ts'
 import {
@@ -14,6 +15,7 @@ import {
   analysisThemesAssignedV1,
   analysisTopicDiscoveredV1,
   analysisTopicMergedV1,
+  UNDETERMINED_LANGUAGE,
 } from './analysis-events.ts'
 import { readerEventDefinitions } from './domain-event.ts'
 import { upcast } from './upcasters.ts'
@@ -134,12 +136,22 @@ describe('analysis events', () => {
       expect(read.payload.results[0]!.language).toBeUndefined()
     })
 
+    it("names an undetermined language as ISO 639 does, as migration 0061's SQL spells it", () => {
+      // The migrations keep their own literal (an applied migration is never rewritten): the two must agree.
+      const migration = readFileSync(
+        new URL('../../../migrations/0061_hourly-languages.sql', import.meta.url),
+        'utf8',
+      )
+      expect(migration).toContain(`language <> '${UNDETERMINED_LANGUAGE}'`)
+      expect(UNDETERMINED_LANGUAGE).toMatch(/^[a-z]{3}$/)
+    })
+
     it('takes an ISO 639 code or "und", or none; refuses anything else', () => {
       const withLanguage = (language: unknown) =>
         rawEventWithPayload(analysisMessagesAnalyzedV4, {
           results: [{ ...analysisMessagesAnalyzedV4.example.results[0]!, language }],
         })
-      for (const language of ['en', 'es', 'und', undefined])
+      for (const language of ['en', 'es', UNDETERMINED_LANGUAGE, undefined])
         expectAccepted(analysisMessagesAnalyzedV4.schema, withLanguage(language))
       for (const language of ['', 'EN', 'english', null, 'e1'])
         expectRejectedAt(

@@ -134,13 +134,19 @@ export const analysisMessagesAnalyzedV3 = defineEvent({
   },
 })
 
+/**
+ * A result's `language` for an end user's message too short (or too unlike any language) to tell: ISO 639's
+ * "undetermined". Not a detection: the language rollup does not count it.
+ */
+export const UNDETERMINED_LANGUAGE = 'und'
+
 const resultV4Schema = resultsV2Schema.element.extend({
   language: z
     .string()
     .regex(/^([a-z]{2,3})$/)
     .optional()
     .describe(
-      'End users\' messages analysed: the language detected in the text (ISO 639-1, e.g. "en", "es"; "und" when the text is under 20 characters or the detector is unsure). Absent for other roles\' messages and where nothing was analysed (the result only moved to another topic): the message keeps the language it had. Read from v1 to v3: absent.',
+      `End users' messages analysed: the language detected in the text (ISO 639-1, e.g. "en", "es"; "${UNDETERMINED_LANGUAGE}" when the text is under 20 characters or the detector is unsure). Absent for other roles' messages and where nothing was analysed (the result only moved to another topic): the message keeps the language it had. Read from v1 to v3: absent.`,
     ),
 })
 

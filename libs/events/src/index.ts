@@ -31,6 +31,7 @@ export {
   BUILTIN_SIGNAL_NAMES,
   OTHER_TOPIC_ID,
   signalNameSchema,
+  UNDETERMINED_LANGUAGE,
 } from './analysis-events.ts'
 export {
   capturedMessageSchema,

@@ -1,5 +1,6 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { describe, expect, it } from 'vitest'
-import { detectLanguage, LANGUAGE_MIN_LENGTH, UNDETERMINED_LANGUAGE } from './language.ts'
+import { detectLanguage, LANGUAGE_MIN_LENGTH } from './language.ts'
 
 describe('detectLanguage', () => {
   it('names the language of a sentence', () => {

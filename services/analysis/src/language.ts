@@ -1,8 +1,6 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { detect } from 'tinyld'
 import type { MessageToAnalyze } from './analyzer.ts'
-
-/** The language code of a message too short (or too unlike any language) to tell: ISO 639's "undetermined". */
-export const UNDETERMINED_LANGUAGE = 'und'
 
 /**
  * Below this many characters (trimmed) a message gets no language. Chosen on trial6's Spanish and English

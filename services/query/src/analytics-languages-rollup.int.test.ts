@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { analyze, type Bot, capture, newBot, newOrg } from '../../../test/support/analytics-seed.ts'
@@ -78,7 +79,7 @@ beforeAll(async () => {
   await speak(x, x2, [
     ['u1', 'en'],
     ['u2', 'es'],
-    ['u3', 'und'],
+    ['u3', UNDETERMINED_LANGUAGE],
     ['u4', undefined],
     ['u5', 'pt'],
     ['u6', 'pt'],

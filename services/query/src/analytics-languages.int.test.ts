@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { analyze, type Bot, capture, newBot, newOrg } from '../../../test/support/analytics-seed.ts'
@@ -46,7 +47,7 @@ beforeAll(async () => {
     ['u1', 'es'],
     ['a1', undefined],
     ['u2', 'es'],
-    ['u3', 'und'],
+    ['u3', UNDETERMINED_LANGUAGE],
   ])
   const es2 = await capture(app, spanish, 'es-2', [
     ['u1', 'user', IN_RANGE],

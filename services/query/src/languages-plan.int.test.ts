@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { withOrgScope } from '@cas/db'
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { LANGUAGES_FROM_MESSAGES } from '../../../test/support/derived-rollups.ts'
@@ -35,7 +36,7 @@ beforeAll(async () => {
      SELECT md5(n::text)::uuid, r.role || '-' || n, $1, ($2::uuid[])[1 + n % 2], r.role, 'text ' || n,
             $3::timestamptz + (n + 0.5) * ($4::timestamptz - $3::timestamptz) / $5 + r.offs * interval '1 second',
             2 * n + r.offs,
-            CASE WHEN r.role = 'user' THEN (ARRAY['en', 'en', 'en', 'en', 'en', 'en', 'en', 'en', 'und', 'es'])[1 + (n / 2) % 10] END
+            CASE WHEN r.role = 'user' THEN (ARRAY['en', 'en', 'en', 'en', 'en', 'en', 'en', 'en', '${UNDETERMINED_LANGUAGE}', 'es'])[1 + (n / 2) % 10] END
        FROM generate_series(0, $5 - 1) n CROSS JOIN (VALUES ('user', 0), ('assistant', 1)) r(role, offs)`,
     [ORG, CHATBOTS, FROM, TO, MESSAGES],
   )
@@ -44,7 +45,7 @@ beforeAll(async () => {
     `INSERT INTO rm_hourly_languages (org_id, chatbot_id, hour, language, messages)
      SELECT org_id, chatbot_id, date_trunc('hour', sent_at, 'UTC'), language, count(*)
        FROM rm_messages
-      WHERE role = 'user' AND sent_at IS NOT NULL AND language IS NOT NULL AND language <> 'und'
+      WHERE role = 'user' AND sent_at IS NOT NULL AND language IS NOT NULL AND language <> '${UNDETERMINED_LANGUAGE}'
       GROUP BY 1, 2, 3, 4`,
   )
   // Beside them, the rollup's rows a real table holds: these chatbots' year before the range, and another

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs'
 import { getPriority } from 'node:os'
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { describe, expect, it } from 'vitest'
 import { AnalyzerError, type MessageToAnalyze } from '../analyzer.ts'
 import { createThreadedLocalAnalyzer, startAnalyzerThreads } from './analyzer-threads.ts'
@@ -43,7 +44,7 @@ describe('local analyzer in worker threads', () => {
       ['es', 'es'],
       ['de', 'de'],
       ['bot', undefined],
-      ['short', 'und'],
+      ['short', UNDETERMINED_LANGUAGE],
     ])
   })
 

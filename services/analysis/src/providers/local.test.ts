@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { AnalysisContext, MessageAnalysis, MessageToAnalyze } from '../analyzer.ts'
@@ -165,7 +166,7 @@ describe('local analyzer: batches and edge cases', () => {
         sentiment: { score: 0, label: 'neutral' },
         topics: [],
         // No text to tell a language by (language.ts).
-        language: 'und',
+        language: UNDETERMINED_LANGUAGE,
       })
     }
   })

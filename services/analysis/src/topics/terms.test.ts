@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { describe, expect, it } from 'vitest'
 import { createTermExtractor } from './terms.ts'
 
@@ -82,7 +83,7 @@ describe("terms of a message in another language than English (the message's lan
   it('keeps English, an undetermined message and a language without a list as before', () => {
     for (const text of ['I want to reset my password', spanish, german]) {
       expect(extractor.terms(text, 'en'), text).toEqual(extractor.terms(text))
-      expect(extractor.terms(text, 'und'), text).toEqual(extractor.terms(text))
+      expect(extractor.terms(text, UNDETERMINED_LANGUAGE), text).toEqual(extractor.terms(text))
       expect(extractor.terms(text, 'xx'), text).toEqual(extractor.terms(text))
     }
   })

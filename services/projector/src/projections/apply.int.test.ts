@@ -5,6 +5,7 @@
  * interleaves every rule.
  */
 import { randomUUID } from 'node:crypto'
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { describe, expect, it } from 'vitest'
 import { journal, projectionTests, type Row } from '../../test/given.ts'
 import { CHATBOT_TABLES, READ_MODEL_TABLES } from './registry.ts'
@@ -270,7 +271,7 @@ function workload() {
     'analysis',
     c1,
     'analysis.messages-analyzed',
-    results(['m5', 0.25, 'positive', ['billing']], ['m4', 0, 'neutral', [], 'und']),
+    results(['m5', 0.25, 'positive', ['billing']], ['m4', 0, 'neutral', [], UNDETERMINED_LANGUAGE]),
   )
   return j
 }

@@ -1,3 +1,4 @@
+import { UNDETERMINED_LANGUAGE } from '@cas/events'
 import { describe, expect, it } from 'vitest'
 import { analyzed, captured, recorded } from '../../test/fold-test-support.ts'
 import {
@@ -170,7 +171,7 @@ describe("the message fold's languages (rm_hourly_languages)", () => {
     expect(given([capture(), spoken('es')]).languages).toEqual([['12', 'es', 1]])
     // A result without a language, 'und', or an assistant's message: nothing.
     expect(given([capture(), spoken(undefined)]).languages).toEqual([])
-    expect(given([capture(), spoken('und')]).languages).toEqual([])
+    expect(given([capture(), spoken(UNDETERMINED_LANGUAGE)]).languages).toEqual([])
     expect(given([capture(SENT, 'assistant'), spoken('es')]).languages).toEqual([])
     // The result first (a row without role or time): counted when the capture comes, in its hour.
     expect(given([spoken('es')]).languages).toEqual([])
@@ -184,11 +185,11 @@ describe("the message fold's languages (rm_hourly_languages)", () => {
       ['12', 'en', 1],
       ['12', 'es', -1],
     ])
-    expect(given([spoken('und')], storedUser('es')).languages).toEqual([['12', 'es', -1]])
+    expect(given([spoken(UNDETERMINED_LANGUAGE)], storedUser('es')).languages).toEqual([['12', 'es', -1]])
     expect(given([spoken(undefined)], storedUser('es')).languages).toEqual([])
-    expect(given([spoken('es'), spoken('en'), spoken(undefined)], storedUser('und')).languages).toEqual([
-      ['12', 'en', 1],
-    ])
+    expect(
+      given([spoken('es'), spoken('en'), spoken(undefined)], storedUser(UNDETERMINED_LANGUAGE)).languages,
+    ).toEqual([['12', 'en', 1]])
   })
 
   it('changes nothing for an event applied again (redelivered): the stored row already has it', () => {

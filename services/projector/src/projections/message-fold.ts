@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@cas/events'
+import { type RecordedEvent, UNDETERMINED_LANGUAGE } from '@cas/events'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 
 type MessagesCaptured = RecordedEvent<'conversation.messages-captured'>
@@ -228,12 +228,10 @@ export function countedLanguage(message: {
   language: string | null
 }): { hour: string; language: string } | null {
   const { role, sent_at: sentAt, language } = message
-  if (role !== 'user' || sentAt === null || language === null || language === UNDETERMINED) return null
+  if (role !== 'user' || sentAt === null || language === null || language === UNDETERMINED_LANGUAGE)
+    return null
   return { hour: hourOf(sentAt), language }
 }
-
-/** tinyld's answer for a text it cannot tell (services/analysis/src/language.ts): not a detection. */
-const UNDETERMINED = 'und'
 
 /**
  * The language rollup's part of the message's steps: what the stored row counted taken back, what the
