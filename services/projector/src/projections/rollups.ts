@@ -16,8 +16,9 @@ import {
 } from './rollup-deltas.ts'
 
 /**
- * The rollups' I/O: the deltas a batch gathered (RollupDeltas, the fold's side) written with one
- * multi-row statement per table, and the distinct-count chains linked (reach.ts).
+ * The rollups' I/O: the deltas a batch gathered (RollupDeltas, the fold's side) written with multi-row
+ * statements (each table's rows in one, the hourly stats' two tables together, the results' three
+ * together, the rows taken back to zero deleted in one), and the distinct-count chains linked (reach.ts).
  */
 export class RollupChanges extends RollupDeltas {
   /**
@@ -50,31 +51,47 @@ export class RollupChanges extends RollupDeltas {
     await client.query('DELETE FROM rm_org_hourly_stats WHERE org_id = $1 AND messages <= 0', [orgId])
   }
 
-  /** Writes the accumulated deltas: one multi-row statement per table. */
+  /**
+   * Writes the accumulated deltas: after the activity's, the hourly stats, the results' counts, then the
+   * rows emptied: three statements at most, whatever the tables the batch touched.
+   */
   async flush(client: pg.ClientBase): Promise<void> {
     const activity = this.takeActivity()
     if (activity.length > 0) await this.flushActivity(client, activity)
     const { stats, orgStats, hourlyTopics, dailyTopics, hourlyLanguages } = this.takeWrites()
     await upsertStats(client, stats, orgStats)
-    // An hour emptied by an erasure disappears, as if its messages had never come (a rebuild agrees).
-    const emptied = stats.filter((s) => s.messages < 0)
-    if (emptied.length > 0) {
-      await client.query(
-        `DELETE FROM rm_hourly_stats WHERE messages <= 0
-           AND (chatbot_id, hour) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]))`,
-        [emptied.map((e) => e.chatbotId), emptied.map((e) => e.hour)],
-      )
-    }
-    const orgEmptied = orgStats.filter((s) => s.messages < 0)
-    if (orgEmptied.length > 0) {
-      await client.query(
-        `DELETE FROM rm_org_hourly_stats WHERE messages <= 0
-           AND (org_id, hour) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]))`,
-        [orgEmptied.map((e) => e.orgId), orgEmptied.map((e) => e.hour)],
-      )
-    }
-    await upsertTopics(client, hourlyTopics, dailyTopics)
-    await upsertLanguages(client, hourlyLanguages)
+    await upsertResults(client, hourlyTopics, dailyTopics, hourlyLanguages)
+    // A row a count was taken back from (a re-analysis, an erasure) disappears once it is back to zero, as if
+    // its messages had never come (a rebuild agrees).
+    const lowerStats = (s: HourlyDelta) => s.messages < 0
+    const lowerCount = (t: TopicDelta | LanguageDelta) => t.n < 0
+    await dropEmptied(client, [
+      {
+        table: 'rm_hourly_stats',
+        key: { chatbot_id: 'uuid', hour: 'timestamptz' },
+        rows: stats.filter(lowerStats).map((s) => [s.chatbotId, s.hour]),
+      },
+      {
+        table: 'rm_org_hourly_stats',
+        key: { org_id: 'uuid', hour: 'timestamptz' },
+        rows: orgStats.filter(lowerStats).map((s) => [s.orgId, s.hour]),
+      },
+      {
+        table: 'rm_hourly_topics',
+        key: { chatbot_id: 'uuid', hour: 'timestamptz', topic: 'text' },
+        rows: hourlyTopics.filter(lowerCount).map((t) => [t.chatbotId, t.hour, t.topic]),
+      },
+      {
+        table: 'rm_daily_topics',
+        key: { chatbot_id: 'uuid', day: 'timestamptz', topic: 'text' },
+        rows: dailyTopics.filter(lowerCount).map((t) => [t.chatbotId, t.hour, t.topic]),
+      },
+      {
+        table: 'rm_hourly_languages',
+        key: { chatbot_id: 'uuid', hour: 'timestamptz', language: 'text' },
+        rows: hourlyLanguages.filter(lowerCount).map((l) => [l.chatbotId, l.hour, l.language]),
+      },
+    ])
   }
 
   /**
@@ -160,16 +177,17 @@ const COLUMNS = [
 const ADD_TO = COLUMNS.map((c) => `${c} = o.${c} + EXCLUDED.${c}`).join(', ')
 
 /**
- * Adds topic deltas per hour and per day, in one statement; a count taken back to zero (re-analysis,
- * erasure) disappears rather than listing as 0.
+ * Adds an analysis result's deltas, in one statement: topics per hour and per day, languages per hour,
+ * each in key order (two projector instances adding to the same rows never deadlock).
  */
-async function upsertTopics(
+async function upsertResults(
   client: pg.ClientBase,
-  hourly: readonly TopicDelta[],
-  daily: readonly TopicDelta[],
+  hourlyTopics: readonly TopicDelta[],
+  dailyTopics: readonly TopicDelta[],
+  hourlyLanguages: readonly LanguageDelta[],
 ): Promise<void> {
-  if (hourly.length === 0 && daily.length === 0) return
-  const columns = (t: readonly TopicDelta[]) => [
+  if (hourlyTopics.length === 0 && dailyTopics.length === 0 && hourlyLanguages.length === 0) return
+  const topicColumns = (t: readonly TopicDelta[]) => [
     t.map((x) => x.orgId),
     t.map((x) => x.chatbotId),
     t.map((x) => x.hour),
@@ -177,61 +195,63 @@ async function upsertTopics(
     t.map((x) => x.n),
     t.map((x) => x.sentimentSum),
   ]
-  const types = ['uuid', 'uuid', 'timestamptz', 'text', 'int', 'float8']
-  const unnest = (from: number) => `unnest(${types.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`
+  const topicTypes = ['uuid', 'uuid', 'timestamptz', 'text', 'int', 'float8']
+  const unnest = (from: number, types: readonly string[]) =>
+    `unnest(${types.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`
   await client.query({
-    name: 'cas-rollups-topics',
+    name: 'cas-rollups-results',
     text: `WITH h AS (
        INSERT INTO rm_hourly_topics AS t (org_id, chatbot_id, hour, topic, messages, sentiment_sum)
-       SELECT * FROM ${unnest(1)}
+       SELECT * FROM ${unnest(1, topicTypes)}
        ON CONFLICT (chatbot_id, hour, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages,
          sentiment_sum = t.sentiment_sum + EXCLUDED.sentiment_sum
      ), d AS (
        INSERT INTO rm_daily_topics AS t (org_id, chatbot_id, day, topic, messages, sentiment_sum)
-       SELECT * FROM ${unnest(7)}
+       SELECT * FROM ${unnest(7, topicTypes)}
        ON CONFLICT (chatbot_id, day, topic) DO UPDATE SET messages = t.messages + EXCLUDED.messages,
          sentiment_sum = t.sentiment_sum + EXCLUDED.sentiment_sum
+     ), l AS (
+       INSERT INTO rm_hourly_languages AS l (org_id, chatbot_id, hour, language, messages)
+       SELECT * FROM ${unnest(13, ['uuid', 'uuid', 'timestamptz', 'text', 'int'])}
+       ON CONFLICT (chatbot_id, hour, language) DO UPDATE SET messages = l.messages + EXCLUDED.messages
      ) SELECT`,
-    values: [...columns(hourly), ...columns(daily)],
+    values: [
+      ...topicColumns(hourlyTopics),
+      ...topicColumns(dailyTopics),
+      hourlyLanguages.map((l) => l.orgId),
+      hourlyLanguages.map((l) => l.chatbotId),
+      hourlyLanguages.map((l) => l.hour),
+      hourlyLanguages.map((l) => l.language),
+      hourlyLanguages.map((l) => l.n),
+    ],
   })
-  const lowered = (t: readonly TopicDelta[]) => t.filter((x) => x.n < 0)
-  for (const [table, period, rows] of [
-    ['rm_hourly_topics', 'hour', lowered(hourly)],
-    ['rm_daily_topics', 'day', lowered(daily)],
-  ] as const) {
-    if (rows.length === 0) continue
-    await client.query(
-      `DELETE FROM ${table} WHERE messages <= 0
-         AND (chatbot_id, ${period}, topic) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
-      [rows.map((t) => t.chatbotId), rows.map((t) => t.hour), rows.map((t) => t.topic)],
-    )
-  }
+}
+
+/** The rows of one rollup table a batch took messages from: its key columns (with their types) and values. */
+interface Lowered {
+  readonly table: string
+  /** Column → type, in the order of each row's values. */
+  readonly key: Readonly<Record<string, string>>
+  readonly rows: readonly (readonly unknown[])[]
 }
 
 /**
- * Adds language deltas per hour, in one statement, in key order; a count taken back to zero
- * (re-analysis, erasure) disappears rather than listing as 0.
+ * Deletes, in one statement, the rows of these tables that a batch took back to zero messages (only
+ * rows the batch has just written, so already locked by it: no new lock, whatever the order).
  */
-async function upsertLanguages(client: pg.ClientBase, hourly: readonly LanguageDelta[]): Promise<void> {
-  if (hourly.length === 0) return
-  await client.query({
-    name: 'cas-rollups-languages',
-    text: `INSERT INTO rm_hourly_languages AS l (org_id, chatbot_id, hour, language, messages)
-           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::int[])
-           ON CONFLICT (chatbot_id, hour, language) DO UPDATE SET messages = l.messages + EXCLUDED.messages`,
-    values: [
-      hourly.map((l) => l.orgId),
-      hourly.map((l) => l.chatbotId),
-      hourly.map((l) => l.hour),
-      hourly.map((l) => l.language),
-      hourly.map((l) => l.n),
-    ],
-  })
-  const lowered = hourly.filter((l) => l.n < 0)
-  if (lowered.length === 0) return
-  await client.query(
-    `DELETE FROM rm_hourly_languages WHERE messages <= 0
-       AND (chatbot_id, hour, language) IN (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]))`,
-    [lowered.map((l) => l.chatbotId), lowered.map((l) => l.hour), lowered.map((l) => l.language)],
-  )
+async function dropEmptied(client: pg.ClientBase, tables: readonly Lowered[]): Promise<void> {
+  const values: unknown[] = []
+  const deletes = tables
+    .filter((t) => t.rows.length > 0)
+    .map(({ table, key, rows }, i) => {
+      const columns = Object.keys(key)
+      const arrays = Object.values(key).map((type, c) => {
+        values.push(rows.map((r) => r[c]))
+        return `$${values.length}::${type}[]`
+      })
+      return `d${i} AS (DELETE FROM ${table} WHERE messages <= 0
+         AND (${columns.join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')})))`
+    })
+  if (deletes.length === 0) return
+  await client.query(`WITH ${deletes.join(', ')} SELECT`, values)
 }
