@@ -361,6 +361,74 @@ for (const mode of EVENT_LOG_MODES) {
       expect(await snapshot(db)).toEqual(before)
     })
 
+    it('starts afresh, leaving the live tables alone, when the run it would resume lacks a table a migration added', async () => {
+      // Regression (review7): a rebuild left running before migration 0061 had no shadow rm_hourly_languages;
+      // resumed with `search_path = rebuild_x, public`, it wrote language counts into the live table (doubling
+      // them), and its swap then failed.
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const liveLanguages = () =>
+        db.pool
+          .query<{ row: string }>('SELECT to_jsonb(t)::text AS row FROM public.rm_hourly_languages t')
+          .then((r) => r.rows.map((row) => row.row).sort())
+      // Given a run stopped part-way, begun before the migration that added rm_hourly_languages
+      const interrupted = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        stopAfter: 0,
+        progressIntervalMs: 10,
+      })
+      expect(interrupted.swapped).toBe(false)
+      const { rows: runs } = await db.pool.query<{ schema_name: string }>(
+        'SELECT schema_name FROM replay_runs WHERE id = $1',
+        [interrupted.runId],
+      )
+      await db.pool.query(`DROP TABLE ${runs[0]!.schema_name}.rm_hourly_languages`)
+      // And events since (the service upgraded and ran on), which that run has not applied
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
+      const before = await snapshot(db)
+      // When the rebuild is run again
+      const seen: Promise<string[]>[] = []
+      const abandoned: { runId: string; reason: string }[] = []
+      const result = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        progressIntervalMs: 10,
+        onAbandoned: (run: { runId: string; reason: string }) => abandoned.push(run),
+        onProgress: (p) => {
+          if (p.phase === 'replaying') seen.push(liveLanguages())
+        },
+      })
+      // Then it abandons that run, saying why, and starts afresh
+      expect(abandoned).toEqual([
+        { runId: interrupted.runId, reason: expect.stringContaining('rm_hourly_languages') },
+      ])
+      expect(result).toMatchObject({ resumed: false, swapped: true })
+      expect(result.runId).not.toBe(interrupted.runId)
+      // The live table was left alone while it replayed
+      expect(seen.length).toBeGreaterThan(0)
+      for (const rows of await Promise.all(seen)) expect(rows).toEqual(before.rm_hourly_languages)
+      // And what it swapped in is what the live projector had built
+      expect(await snapshot(db)).toEqual(before)
+      const { rows: statuses } = await db.pool.query(
+        'SELECT id, status, finished_at IS NOT NULL AS finished FROM replay_runs ORDER BY started_at, id',
+      )
+      expect(statuses).toEqual([
+        { id: interrupted.runId, status: 'abandoned', finished: true },
+        { id: result.runId, status: 'done', finished: true },
+      ])
+      const { rows: schemas } = await db.pool.query(
+        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%'",
+      )
+      expect(schemas).toEqual([])
+    })
+
     // The swap hands the live projector's stream versions over (a row per stream: seconds on a large
     // deployment) before it moves the tables, from when on every read waits for it to commit.
     it('keeps the read models readable while the swap hands the stream versions over', async () => {

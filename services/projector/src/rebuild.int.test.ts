@@ -4,6 +4,7 @@
  * each batch then scanned the whole activity table and the rebuild slowed down as the table grew. The
  * shadow tables keep their unique indexes and that one while they fill, and defer the rest.
  */
+import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
@@ -42,5 +43,67 @@ describe('the rebuild’s shadow tables while they fill', () => {
       { table: 'rm_hourly_activity', index: 'rm_hourly_activity_pkey' },
       { table: 'rm_messages', index: 'rm_messages_pkey' },
     ])
+  })
+})
+
+/** A rebuild stopped before its swap, on a database of its own; its run's schema. */
+async function interruptedRun(database: TestDatabase) {
+  const run = await rebuildReadModels({
+    pool: database.pool,
+    keyring: testKeyring,
+    eventLog: { kind: 'journal' },
+    liveGroupId: 'projector-of-this-test',
+    stopAfter: 0,
+    progressIntervalMs: 10,
+  })
+  expect(run.swapped).toBe(false)
+  const { rows } = await database.pool.query<{ schema_name: string }>(
+    'SELECT schema_name FROM replay_runs WHERE id = $1',
+    [run.runId],
+  )
+  return { runId: run.runId, schema: rows[0]!.schema_name }
+}
+
+async function runStatuses(database: TestDatabase) {
+  const { rows } = await database.pool.query<{ id: string; status: string }>(
+    'SELECT id, status FROM replay_runs ORDER BY started_at, id',
+  )
+  return rows
+}
+
+describe('a rebuild left running by an older version', () => {
+  it('is abandoned, saying why in `npm run replay`’s output, when a migration since added a column', async () => {
+    const database = await createTestDatabase()
+    try {
+      // Given a run begun before migration 0059 added rm_messages.language
+      const left = await interruptedRun(database)
+      await database.pool.query(`ALTER TABLE ${left.schema}.rm_messages DROP COLUMN language`)
+      // When the operator runs the rebuild again
+      const cli = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'read-models'],
+        {
+          env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      )
+      // Then it says which run it abandons and why, and finishes a new one
+      expect(cli.status, cli.stderr).toBe(0)
+      expect(cli.stdout).toContain(`abandoned rebuild ${left.runId}, starting afresh: `)
+      expect(cli.stdout).toContain('rm_messages.language missing')
+      expect(cli.stdout).toMatch(/^finished rebuild \S+: 0 events applied, read models swapped in$/m)
+      const runs = await runStatuses(database)
+      expect(runs.map((r) => [r.id === left.runId, r.status])).toEqual([
+        [true, 'abandoned'],
+        [false, 'done'],
+      ])
+      const { rows } = await database.pool.query('SELECT nspname FROM pg_namespace WHERE nspname = $1', [
+        left.schema,
+      ])
+      expect(rows).toEqual([])
+    } finally {
+      await database.drop()
+    }
   })
 })

@@ -14,6 +14,7 @@ import type pg from 'pg'
 import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP, projectorBatches } from './app.ts'
 import type { ProjectionStats } from './projections/apply.ts'
 import { PROTECTED_TABLES, READ_MODEL_TABLES } from './projections/registry.ts'
+import { shadowTableDifferences } from './shadow-tables.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events (registry.ts). */
 export { READ_MODEL_TABLES } from './projections/registry.ts'
@@ -68,6 +69,13 @@ export interface RebuildOptions {
    * events. Default 2; at most 4 in journal mode.
    */
   readonly parallelism?: number
+  /** Told of a run left running that is abandoned rather than resumed, and why (startOrResume). */
+  readonly onAbandoned?: (run: AbandonedRun) => void
+}
+
+export interface AbandonedRun {
+  readonly runId: string
+  readonly reason: string
 }
 
 export interface RebuildResult {
@@ -94,7 +102,7 @@ interface Run {
  */
 export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildResult> {
   const { pool } = opts
-  const { run, resumed } = await startOrResume(pool)
+  const { run, resumed } = await startOrResume(pool, opts.onAbandoned)
   const stats: ProjectionStats = { applied: 0, dropped: {} }
   const started = Date.now()
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
@@ -178,12 +186,31 @@ function handledBy(stats: ConsumerStats): number {
   return stats.applied + stats.duplicates + stats.dropped
 }
 
-async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolean }> {
+/**
+ * Resumes the run left running, if its shadow tables are still those of this version's read models;
+ * else abandons it and starts afresh. A run begun by an older version, before a migration that added a
+ * read-model table, has no shadow copy of it: under `search_path = <schema>, public` the projector would
+ * write that table's rows into the live one (doubling its counts), and the swap would fail. Creating the
+ * missing table would not do either: the events the run had applied already never reached it.
+ */
+async function startOrResume(
+  pool: pg.Pool,
+  onAbandoned: RebuildOptions['onAbandoned'],
+): Promise<{ run: Run; resumed: boolean }> {
   const { rows } = await pool.query<Run>(
     "SELECT id, schema_name, group_id FROM replay_runs WHERE projection = $1 AND status = 'running'",
     [READ_MODELS],
   )
-  if (rows[0]) return { run: rows[0], resumed: true }
+  const left = rows[0]
+  if (left) {
+    const differences = await shadowTableDifferences(pool, left.schema_name, READ_MODEL_TABLES)
+    if (differences.length === 0) return { run: left, resumed: true }
+    await abandon(pool, left)
+    onAbandoned?.({
+      runId: left.id,
+      reason: `its shadow tables are not this version's read models (a migration since it began): ${differences.join('; ')}`,
+    })
+  }
   const id = `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${randomBytes(3).toString('hex')}`
   const run = { id, schema_name: `rebuild_${id}`, group_id: `rebuild-${id}` }
   await withTransaction(pool, async (client) => {
@@ -207,6 +234,18 @@ async function startOrResume(pool: pg.Pool): Promise<{ run: Run; resumed: boolea
     )
   })
   return { run, resumed: false }
+}
+
+/** Drops a run's shadow tables and what its consumer group kept, and marks it abandoned. */
+async function abandon(pool: pg.Pool, run: Run): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await client.query("UPDATE replay_runs SET status = 'abandoned', finished_at = now() WHERE id = $1", [
+      run.id,
+    ])
+    for (const table of ['consumer_checkpoints', 'consumer_stream_versions', 'dead_letters'])
+      await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [run.group_id])
+    await client.query(`DROP SCHEMA IF EXISTS ${run.schema_name} CASCADE`)
+  })
 }
 
 /**

@@ -3,7 +3,8 @@
  *
  * Rebuilds a projection from the beginning of the event log (Kafka from the earliest offset with
  * KAFKA_BROKERS, the journal otherwise) into shadow tables and swaps them in atomically while the old ones
- * keep serving. Resumes a rebuild that was interrupted. Works on the same DATA_DIR (or DATABASE_URL) as
+ * keep serving. Resumes a rebuild that was interrupted (unless a migration since changed the read models'
+ * tables: it is then abandoned, saying why, and a new one starts). Works on the same DATA_DIR (or DATABASE_URL) as
  * `npm start`, whether the service is running or not. Prints progress: events/s, lag and ETA.
  */
 import { parseConfig } from '@cas/config'
@@ -33,6 +34,7 @@ try {
     keyring: infra.keyring,
     eventLog: infra.eventLog,
     onProgress: progress.show,
+    onAbandoned: ({ runId, reason }) => console.log(`abandoned rebuild ${runId}, starting afresh: ${reason}`),
   })
   progress.end()
   console.log(

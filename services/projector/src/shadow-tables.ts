@@ -1,0 +1,74 @@
+import type pg from 'pg'
+
+/**
+ * How a rebuild's shadow tables (in `schema`) differ from the live tables of `public` they are to replace:
+ * a table missing, a column missing, extra or of another type, nullability or default, a unique index
+ * (which the projection's upserts rely on) missing or extra. None for a run begun by this version. A run
+ * left running by an older one, before a migration that added a read-model table, had none of it: resumed
+ * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
+ *
+ * Tables of the schema not in `tables` (a read model this version no longer has) are not compared: the
+ * projection no longer writes them, the swap does not move them, and they go with the schema.
+ */
+export async function shadowTableDifferences(
+  client: pg.Pool | pg.ClientBase,
+  schema: string,
+  tables: readonly string[],
+): Promise<string[]> {
+  const { rows: columns } = await client.query<Described>(
+    `SELECT n.nspname = 'public' AS live, c.relname AS "table", a.attname AS name,
+            format_type(a.atttypid, a.atttypmod)
+              || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+              || CASE a.attidentity WHEN '' THEN '' ELSE ' IDENTITY' END
+              || coalesce(CASE a.attgenerated WHEN '' THEN ' DEFAULT ' ELSE ' GENERATED ' END
+                   || pg_get_expr(d.adbin, d.adrelid), '') AS definition
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+      WHERE n.nspname IN ('public', $1) AND c.relname = ANY($2::text[]) AND c.relkind = 'r'`,
+    [schema, tables],
+  )
+  const { rows: uniques } = await client.query<Described>(
+    `SELECT n.nspname = 'public' AS live, t.relname AS "table",
+            regexp_replace(pg_get_indexdef(i.oid), 'INDEX \\S+ ON \\S+', 'INDEX ON') AS name,
+            i.relname AS definition
+       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+       JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE x.indisunique AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
+    [schema, tables],
+  )
+  const differences: string[] = []
+  for (const table of tables) {
+    const live = byName(columns, table, true)
+    const shadow = byName(columns, table, false)
+    if (shadow.size === 0) {
+      differences.push(`${table} missing`)
+      continue
+    }
+    for (const [name, definition] of live) {
+      const theirs = shadow.get(name)
+      if (theirs === undefined) differences.push(`${table}.${name} missing`)
+      else if (theirs !== definition) differences.push(`${table}.${name} is ${theirs}, not ${definition}`)
+    }
+    for (const name of shadow.keys())
+      if (!live.has(name)) differences.push(`${table}.${name} no longer exists`)
+    const liveUniques = byName(uniques, table, true)
+    const shadowUniques = byName(uniques, table, false)
+    for (const [index, name] of liveUniques)
+      if (!shadowUniques.has(index)) differences.push(`${table}: unique index ${name} missing`)
+    for (const [index, name] of shadowUniques)
+      if (!liveUniques.has(index)) differences.push(`${table}: unique index ${name} no longer exists`)
+  }
+  return differences
+}
+
+interface Described {
+  readonly live: boolean
+  readonly table: string
+  readonly name: string
+  readonly definition: string
+}
+
+function byName(rows: readonly Described[], table: string, live: boolean): Map<string, string> {
+  return new Map(rows.filter((r) => r.table === table && r.live === live).map((r) => [r.name, r.definition]))
+}
