@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
-import { rebuildReadModels } from './rebuild.ts'
+import { type AbandonedRun, rebuildReadModels } from './rebuild.ts'
 
 let db: TestDatabase
 
@@ -102,6 +102,32 @@ describe('a rebuild left running by an older version', () => {
         left.schema,
       ])
       expect(rows).toEqual([])
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('is resumed when its schema holds a table this version no longer has, which goes with the schema', async () => {
+    const database = await createTestDatabase()
+    try {
+      const left = await interruptedRun(database)
+      await database.pool.query(`CREATE TABLE ${left.schema}.rm_retired (id int)`)
+      const abandoned: AbandonedRun[] = []
+      const result = await rebuildReadModels({
+        pool: database.pool,
+        keyring: testKeyring,
+        eventLog: { kind: 'journal' },
+        liveGroupId: 'projector-of-this-test',
+        progressIntervalMs: 10,
+        onAbandoned: (run) => abandoned.push(run),
+      })
+      expect(abandoned).toEqual([])
+      expect(result).toMatchObject({ runId: left.runId, resumed: true, swapped: true })
+      const { rows } = await database.pool.query(
+        "SELECT to_regclass('public.rm_retired') AS live, to_regnamespace($1) AS schema",
+        [left.schema],
+      )
+      expect(rows).toEqual([{ live: null, schema: null }])
     } finally {
       await database.drop()
     }

@@ -249,7 +249,10 @@ async function abandon(pool: pg.Pool, run: Run): Promise<void> {
 }
 
 /**
- * The projector, writing into the shadow tables: unqualified table names resolve to the run's schema.
+ * The projector, writing into the shadow tables: unqualified table names resolve to the run's schema,
+ * which holds every table of READ_MODEL_TABLES as public has it (startOrResume checked), so none resolves
+ * to the live one. Nothing checks again per batch: only a migration run while the rebuild runs could
+ * change that (docs/operations.md says to stop it first), and the swap, missing a table, fails whole.
  * Its batches are ordered as the live projector's are (`projectorBatches`: the deletion lock, then the
  * partition locks, under a key of the rebuild's own group), so that its members, which run at once, each
  * read what the others wrote: a capture after its chatbot's deletion in another member's partition
