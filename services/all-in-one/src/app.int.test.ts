@@ -32,17 +32,22 @@ describe('all-in-one service', () => {
     await db.drop()
   })
 
-  it('serves /healthz and /readyz on the journal backend when KAFKA_BROKERS is unset', async () => {
-    service = await startAllInOne(
+  /** The all-in-one on this test's database and the test model; `env` adds to or overrides that. */
+  const allInOne = (env: Record<string, string> = {}) =>
+    startAllInOne(
       loadConfig({
         DATABASE_URL: db.url,
         PORT: '0',
         ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
         ...modelConfigEnv(),
+        ...env,
       }),
       false,
       silent,
     )
+
+  it('serves /healthz and /readyz on the journal backend when KAFKA_BROKERS is unset', async () => {
+    service = await allInOne()
     expect(service.infra.eventLog.kind).toBe('journal')
     expect(service.relay).toBeUndefined()
     const health = await service.app.inject('/healthz')
@@ -66,32 +71,14 @@ describe('all-in-one service', () => {
   })
 
   it('answers 404 in the API error shape for an unknown route', async () => {
-    service = await startAllInOne(
-      loadConfig({
-        DATABASE_URL: db.url,
-        PORT: '0',
-        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
-        ...modelConfigEnv(),
-      }),
-      false,
-      silent,
-    )
+    service = await allInOne()
     const res = await service.app.inject('/api/v1/nothing-here')
     expect(res.statusCode).toBe(404)
     expect(res.json()).toMatchObject({ ok: false, error: { code: 'not_found' } })
   })
 
   it('signs up, creates a chatbot and captures with its key, end to end over HTTP', async () => {
-    service = await startAllInOne(
-      loadConfig({
-        DATABASE_URL: db.url,
-        PORT: '0',
-        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
-        ...modelConfigEnv(),
-      }),
-      false,
-      silent,
-    )
+    service = await allInOne()
     const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
     const signup = await fetch(`${base}/api/v1/auth/signup`, {
       method: 'POST',
@@ -155,19 +142,11 @@ describe('all-in-one service', () => {
   // trial7: how long a topic re-clustering took was only in the analysis process's GET /analysis, which the
   // all-in-one does not serve (that path is the dashboard's); operators read it in the metrics.
   it("exports each background re-clustering run's duration and outcome in its metrics", async () => {
-    service = await startAllInOne(
-      loadConfig({
-        DATABASE_URL: db.url,
-        PORT: '0',
-        ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
-        ...modelConfigEnv(),
-        // Due within a second of the first request, whatever their number.
-        TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: '0',
-        TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: '1',
-      }),
-      false,
-      silent,
-    )
+    service = await allInOne({
+      // Due within a second of the first request, whatever their number.
+      TOPIC_RECLUSTER_MIN_INTERVAL_SECONDS: '0',
+      TOPIC_RECLUSTER_MAX_INTERVAL_SECONDS: '1',
+    })
     const app = service.app
     const runs = async (suffix: 'count' | 'sum') =>
       samples((await app.inject('/metrics')).body, `cas_analysis_recluster_duration_seconds_${suffix}`)
@@ -196,18 +175,10 @@ describe('all-in-one service', () => {
     it('creates the topics, checks Kafka in /readyz and relays journal events to Kafka', async () => {
       const brokers = kafkaBrokers()!
       const { kafka, topicPrefix } = await createTestTopics(2)
-      service = await startAllInOne(
-        loadConfig({
-          ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
-          ...modelConfigEnv(),
-          DATABASE_URL: db.url,
-          PORT: '0',
-          KAFKA_BROKERS: brokers.join(','),
-          KAFKA_TOPIC_PREFIX: topicPrefix,
-        }),
-        false,
-        silent,
-      )
+      service = await allInOne({
+        KAFKA_BROKERS: brokers.join(','),
+        KAFKA_TOPIC_PREFIX: topicPrefix,
+      })
       expect(service.infra.eventLog.kind).toBe('kafka')
       const ready = await service.app.inject('/readyz')
       expect(ready.json()).toMatchObject({
@@ -252,18 +223,10 @@ describe('all-in-one service', () => {
 
     it("exposes every metric docs/operations.md documents, once: its services' metric sets together", async () => {
       const { topicPrefix } = await createTestTopics(2)
-      service = await startAllInOne(
-        loadConfig({
-          ENCRYPTION_MASTER_KEY: TEST_MASTER_KEY,
-          ...modelConfigEnv(),
-          DATABASE_URL: db.url,
-          PORT: '0',
-          KAFKA_BROKERS: kafkaBrokers()!.join(','),
-          KAFKA_TOPIC_PREFIX: topicPrefix,
-        }),
-        false,
-        silent,
-      )
+      service = await allInOne({
+        KAFKA_BROKERS: kafkaBrokers()!.join(','),
+        KAFKA_TOPIC_PREFIX: topicPrefix,
+      })
       const doc = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8')
       const documented = [...doc.matchAll(/^\| `(cas_[a-z_]+)`/gm)].map((m) => m[1]!)
       const text = (await service.app.inject('/metrics')).body
