@@ -6,6 +6,7 @@ import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { signUp } from './auth.ts'
 import { catchUpChatbotReadModel } from './chatbot-read-model.ts'
+import { createChatbot } from './chatbots.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { testKeyring } from './keyring.ts'
 
@@ -168,6 +169,39 @@ export function useSignedInGateway(): SignedInGateway {
     },
     get cookie() {
       return current().cookie
+    },
+  }
+}
+
+export interface CapturingGateway extends SignedInGateway {
+  /** The API key of a chatbot the user created once for the file: what captures are sent with. */
+  readonly apiKey: string
+}
+
+/**
+ * The setup of a capture test file: useSignedInGateway's app and user, and a chatbot of theirs to capture
+ * to. Call it once, at the top of the file; read its members inside tests.
+ */
+export function useCapturingGateway(): CapturingGateway {
+  const signedIn = useSignedInGateway()
+  let apiKey: string | undefined
+  beforeAll(async () => {
+    apiKey = (await createChatbot(signedIn.app, signedIn.cookie)).apiKey
+  })
+  return {
+    get db() {
+      return signedIn.db
+    },
+    get app() {
+      return signedIn.app
+    },
+    get cookie() {
+      return signedIn.cookie
+    },
+    get apiKey() {
+      if (apiKey === undefined)
+        throw new Error("the capturing gateway's chatbot is only there inside tests and hooks")
+      return apiKey
     },
   }
 }

@@ -4,33 +4,18 @@
  * is stored: stored, it stopped every consumer.
  */
 import { gzipSync } from 'node:zlib'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
-import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { describe, expect, it } from 'vitest'
+import { captureBody, postCapture } from '../../../../test/support/chatbots.ts'
+import { useCapturingGateway } from '../../../../test/support/gateway.ts'
 import { countRows, journalEvents } from '../../../../test/support/journal.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let apiKey: string
+const capturing = useCapturingGateway()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  const { cookie } = await signUp(app)
-  apiKey = (await createChatbot(app, cookie)).apiKey
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
+const stored = () =>
+  Promise.all(['event_journal', 'capture_conversations'].map((t) => countRows(capturing.db.pool, t)))
 
-const stored = () => Promise.all(['event_journal', 'capture_conversations'].map((t) => countRows(db.pool, t)))
-
-const send = (payload: Buffer | string, headers: Record<string, string> = {}, key = apiKey) =>
-  postCapture(app, key, payload, { 'content-type': 'application/json', ...headers })
+const send = (payload: Buffer | string, headers: Record<string, string> = {}, key = capturing.apiKey) =>
+  postCapture(capturing.app, key, payload, { 'content-type': 'application/json', ...headers })
 
 const MiB = 1024 * 1024
 
@@ -43,7 +28,7 @@ describe('Content-Encoding', () => {
       })
       expect(res.statusCode, res.body).toBe(200)
       expect(res.json()).toMatchObject({ messagesStored: 3, warnings: [] })
-      const [, captured] = await journalEvents(db.pool, 'conversation', res.json().conversationId)
+      const [, captured] = await journalEvents(capturing.db.pool, 'conversation', res.json().conversationId)
       expect(captured?.payload.messages).toEqual(body.messages)
     }
     const identity = await send(JSON.stringify(captureBody('identity', 1)), {

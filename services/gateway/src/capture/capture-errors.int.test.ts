@@ -1,32 +1,15 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
+import { describe, expect, inject, it } from 'vitest'
 import { captureBody, createChatbot, postCapture } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { buildTestGateway, useCapturingGateway } from '../../../../test/support/gateway.ts'
 import { captureWrites } from '../../../../test/support/journal.ts'
 import { samples } from '../../../../test/support/metrics.ts'
 import { hasRedisServer, startRedis } from '../../../../test/support/redis.ts'
 import { waitFor } from '../../../../test/support/wait.ts'
 import { REDIS_BREAKER } from '../redis-breaker.ts'
 
-let db: TestDatabase
-let app: FastifyInstance
-let cookie: string
-let apiKey: string
+const capturing = useCapturingGateway()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  cookie = (await signUp(app)).cookie
-  apiKey = (await createChatbot(app, cookie)).apiKey
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
-})
-
-const storedState = () => captureWrites(db.pool)
+const storedState = () => captureWrites(capturing.db.pool)
 
 describe('capture authentication', () => {
   it.each([
@@ -37,7 +20,7 @@ describe('capture authentication', () => {
     ['an unknown key', `Bearer svc_live_${'0'.repeat(32)}`],
   ])('answers 401 for %s and stores nothing', async (_what, authorization) => {
     const before = await storedState()
-    const res = await app.inject({
+    const res = await capturing.app.inject({
       method: 'POST',
       url: '/api/v1/capture',
       headers: authorization ? { authorization } : {},
@@ -49,7 +32,7 @@ describe('capture authentication', () => {
   })
 
   it('answers 401 before looking at the body', async () => {
-    const res = await postCapture(app, `svc_live_${'1'.repeat(32)}`, { messages: [] })
+    const res = await postCapture(capturing.app, `svc_live_${'1'.repeat(32)}`, { messages: [] })
     expect(res.statusCode).toBe(401)
   })
 })
@@ -84,7 +67,7 @@ describe('capture validation', () => {
     ['userId not a string', { ...valid, userId: 7 }, '/userId'],
   ])('answers 400 for %s, naming the path, and stores nothing', async (_what, body, path) => {
     const before = await storedState()
-    const res = await postCapture(app, apiKey, body)
+    const res = await postCapture(capturing.app, capturing.apiKey, body)
     expect(res.statusCode).toBe(400)
     const { error } = res.json()
     expect(error.code).toBe('invalid_request')
@@ -94,7 +77,9 @@ describe('capture validation', () => {
   })
 
   it('names every bad path of a request at once', async () => {
-    const res = await postCapture(app, apiKey, { messages: [{ id: '', role: 'x', content: 1 }] })
+    const res = await postCapture(capturing.app, capturing.apiKey, {
+      messages: [{ id: '', role: 'x', content: 1 }],
+    })
     const paths = res.json().error.details.map((d: { path: string }) => d.path)
     expect(paths).toEqual(
       expect.arrayContaining([
@@ -107,7 +92,9 @@ describe('capture validation', () => {
   })
 
   it('answers 400 for a body that is not JSON', async () => {
-    const res = await postCapture(app, apiKey, '{"conversationId":', { 'content-type': 'application/json' })
+    const res = await postCapture(capturing.app, capturing.apiKey, '{"conversationId":', {
+      'content-type': 'application/json',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json().error.code).toBe('invalid_request')
   })
@@ -115,7 +102,7 @@ describe('capture validation', () => {
   it('answers 415 for a body that is not declared JSON, and stores nothing', async () => {
     const before = await storedState()
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-      const res = await postCapture(app, apiKey, JSON.stringify(captureBody('typed')), {
+      const res = await postCapture(capturing.app, capturing.apiKey, JSON.stringify(captureBody('typed')), {
         'content-type': contentType,
       })
       expect(res.statusCode, contentType).toBe(415)
@@ -127,7 +114,9 @@ describe('capture validation', () => {
   it('answers 413 above the 4 MiB body limit, and stores nothing', async () => {
     const before = await storedState()
     const huge = JSON.stringify({ ...captureBody('huge', 1), padding: 'x'.repeat(4 * 1024 * 1024) })
-    const res = await postCapture(app, apiKey, huge, { 'content-type': 'application/json' })
+    const res = await postCapture(capturing.app, capturing.apiKey, huge, {
+      'content-type': 'application/json',
+    })
     expect(res.statusCode).toBe(413)
     expect(res.json().error.code).toBe('payload_too_large')
     expect(await storedState()).toEqual(before)
@@ -136,11 +125,11 @@ describe('capture validation', () => {
 
 describe('capture rate limit', () => {
   it('answers 429 with Retry-After and RateLimit headers past the per-key limit, per key', async () => {
-    const limited = await buildTestGateway(db, { CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
+    const limited = await buildTestGateway(capturing.db, { CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
     try {
       const [first, second] = [
-        await createChatbot(limited.app, cookie),
-        await createChatbot(limited.app, cookie),
+        await createChatbot(limited.app, capturing.cookie),
+        await createChatbot(limited.app, capturing.cookie),
       ]
       const statuses: number[] = []
       for (let i = 0; i < 4; i++)
@@ -153,9 +142,10 @@ describe('capture rate limit', () => {
       expect(res.headers['ratelimit-limit']).toBe('3')
       expect(res.headers['ratelimit-remaining']).toBe('0')
       expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0)
-      const { rows } = await db.pool.query('SELECT 1 FROM capture_conversations WHERE external_id = $1', [
-        'rl-over',
-      ])
+      const { rows } = await capturing.db.pool.query(
+        'SELECT 1 FROM capture_conversations WHERE external_id = $1',
+        ['rl-over'],
+      )
       expect(rows).toEqual([])
       // Another chatbot's key has its own budget.
       expect((await postCapture(limited.app, second.apiKey, captureBody('rl-other'))).statusCode).toBe(200)
@@ -165,7 +155,7 @@ describe('capture rate limit', () => {
   })
 
   it('limits requests without a valid key per client address', async () => {
-    const limited = await buildTestGateway(db, { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '2' })
+    const limited = await buildTestGateway(capturing.db, { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '2' })
     try {
       const bad = `svc_live_${'9'.repeat(32)}`
       const statuses = []
@@ -190,9 +180,9 @@ describe('capture rate limit', () => {
     'shares the counters between gateway instances through Redis (REDIS_URL)',
     async () => {
       const env = { CAPTURE_RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: redisUrl! }
-      const [a, b] = [await buildTestGateway(db, env), await buildTestGateway(db, env)]
+      const [a, b] = [await buildTestGateway(capturing.db, env), await buildTestGateway(capturing.db, env)]
       try {
-        const { apiKey: key } = await createChatbot(a.app, cookie)
+        const { apiKey: key } = await createChatbot(a.app, capturing.cookie)
         const statuses = []
         for (let i = 0; i < 6; i++) {
           statuses.push((await postCapture(i % 2 ? b.app : a.app, key, captureBody(`redis-${i}`))).statusCode)
@@ -211,16 +201,16 @@ describe('capture rate limit', () => {
       // Regression (trial4): ioredis queued each rate-limit command until a reconnection, so with Redis down
       // a capture took seconds, and with Redis hung (SIGSTOP) every capture waited for good.
       const redis = await startRedis()
-      const gateway = await buildTestGateway(db, { REDIS_URL: redis.url })
+      const gateway = await buildTestGateway(capturing.db, { REDIS_URL: redis.url })
       try {
-        const { apiKey: key } = await createChatbot(gateway.app, cookie)
+        const { apiKey: key } = await createChatbot(gateway.app, capturing.cookie)
         const send = (id: string) => postCapture(gateway.app, key, captureBody(id, 1))
         expect((await send('rate-store-up')).statusCode).toBe(200)
         redis.pause()
         expect((await send('rate-store-hung')).statusCode).toBe(200)
         await redis.stop()
         expect((await send('rate-store-down')).statusCode).toBe(200)
-        const stored = await db.pool.query(
+        const stored = await capturing.db.pool.query(
           `SELECT count(*)::int AS n FROM capture_conversations WHERE external_id LIKE 'rate-store-%'`,
         )
         expect(stored.rows[0].n).toBe(3)
@@ -236,11 +226,14 @@ describe('capture rate limit', () => {
     async () => {
       // Regression (trial4 left it): every capture waited the 0.5 s command timeout for as long as Redis hung.
       const redis = await startRedis()
-      const gateway = await buildTestGateway(db, { REDIS_URL: redis.url, CAPTURE_RATE_LIMIT_PER_MINUTE: '3' })
+      const gateway = await buildTestGateway(capturing.db, {
+        REDIS_URL: redis.url,
+        CAPTURE_RATE_LIMIT_PER_MINUTE: '3',
+      })
       const metric = async (name: string) =>
         samples((await gateway.app.inject('/metrics')).body, name).get('')
       try {
-        const { apiKey: key } = await createChatbot(gateway.app, cookie)
+        const { apiKey: key } = await createChatbot(gateway.app, capturing.cookie)
         let sent = 0
         const send = () => postCapture(gateway.app, key, captureBody(`breaker-${sent++}`, 1))
         expect((await send()).statusCode).toBe(200)

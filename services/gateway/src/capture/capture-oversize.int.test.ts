@@ -4,12 +4,9 @@ import net, { type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { BODY_LIMIT } from '@cas/http'
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../../../test/support/auth.ts'
-import { captureBody, createChatbot } from '../../../../test/support/chatbots.ts'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts'
-import { buildTestGateway } from '../../../../test/support/gateway.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { captureBody } from '../../../../test/support/chatbots.ts'
+import { useCapturingGateway } from '../../../../test/support/gateway.ts'
 import { captureWrites } from '../../../../test/support/journal.ts'
 import { waitFor } from '../../../../test/support/wait.ts'
 
@@ -17,25 +14,15 @@ import { waitFor } from '../../../../test/support/wait.ts'
 // EPIPE or ECONNRESET instead of the 413: the service answered and closed while the client was still
 // sending, and the unread bytes made the kernel reset the connection.
 
-let db: TestDatabase
-let app: FastifyInstance
+const capturing = useCapturingGateway()
 let port: number
-let apiKey: string
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  ;({ app } = await buildTestGateway(db))
-  const { cookie } = await signUp(app)
-  apiKey = (await createChatbot(app, cookie)).apiKey
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  port = (app.server.address() as AddressInfo).port
-})
-afterAll(async () => {
-  await app.close()
-  await db.drop()
+  await capturing.app.listen({ host: '127.0.0.1', port: 0 })
+  port = (capturing.app.server.address() as AddressInfo).port
 })
 
-const storedState = () => captureWrites(db.pool)
+const storedState = () => captureWrites(capturing.db.pool)
 
 /**
  * Node's fetch, in a process of its own as a client would be (in this process the race does not show):
@@ -131,7 +118,7 @@ function captureRequest(body: Buffer, framing: 'declared' | 'chunked' | 'gzip'):
   const head = [
     'POST /api/v1/capture HTTP/1.1',
     'host: localhost',
-    `authorization: Bearer ${apiKey}`,
+    `authorization: Bearer ${capturing.apiKey}`,
     'content-type: application/json',
     ...(framing === 'gzip' ? ['content-encoding: gzip'] : []),
     framing === 'chunked' ? 'transfer-encoding: chunked' : `content-length: ${body.length}`,
@@ -152,8 +139,8 @@ const statusLines = (received: string) => received.match(/HTTP\/1\.1 \d{3}/g) ??
 describe('a capture body over the 4 MiB limit', () => {
   it('is answered 413 to every one of 20 posts by Node fetch with a declared length, and 5 chunked; nothing stored', async () => {
     const before = await storedState()
-    const declared = await fetchOversize(20, 'declared', `Bearer ${apiKey}`)
-    const chunked = await fetchOversize(5, 'chunked', `Bearer ${apiKey}`)
+    const declared = await fetchOversize(20, 'declared', `Bearer ${capturing.apiKey}`)
+    const chunked = await fetchOversize(5, 'chunked', `Bearer ${capturing.apiKey}`)
     for (const result of [...declared, ...chunked]) {
       expect(result.error, 'fetch threw instead of answering').toBeUndefined()
       expect(result.status).toBe(413)
@@ -199,7 +186,7 @@ describe('a capture body over the 4 MiB limit', () => {
       [
         'POST /api/v1/capture HTTP/1.1',
         'host: localhost',
-        `authorization: Bearer ${apiKey}`,
+        `authorization: Bearer ${capturing.apiKey}`,
         'content-type: application/json',
         `content-length: ${4 * BODY_LIMIT + 1}`,
         '',
@@ -223,7 +210,7 @@ describe('a capture body over the 4 MiB limit', () => {
     const head = [
       'POST /api/v1/capture HTTP/1.1',
       'host: localhost',
-      `authorization: Bearer ${apiKey}`,
+      `authorization: Bearer ${capturing.apiKey}`,
       'content-type: application/json',
       'transfer-encoding: chunked',
     ].join('\r\n')
