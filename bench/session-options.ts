@@ -32,6 +32,7 @@ import { leanGraphForLoneTexts, TOKEN_SUMS } from '../services/analysis/src/prov
 import { sentencesOf } from '../services/analysis/src/signals/cues.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { loadSet, SET_NAMES, type SetName } from './quality/datasets.ts'
+import { loadAverages, machineInfo, machineLine } from './support/machine.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const { values } = parseArgs({
@@ -180,15 +181,10 @@ const median = (xs: number[]) => {
   const s = xs.toSorted((a, b) => a - b)
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')
 
 // No padding: every text runs at its own length, and none holds the pad token (id 0).
 const padded = texts.filter((t) => t.ids.includes(0n)).length
-console.log(`${new Date().toISOString()}, load average ${load()}, ${os.cpus()[0]?.model}`)
+console.log(machineLine(await machineInfo()))
 for (const set of SET_NAMES) {
   const mine = texts.filter((t) => t.set === set)
   const tokens = mine.reduce((n, t) => n + t.ids.length, 0)
@@ -274,7 +270,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     }
   }
   loads.push(os.loadavg()[0]!)
-  console.log(`round ${round + 1} of ${values.rounds}, load ${load()}`)
+  console.log(`round ${round + 1} of ${values.rounds}, load ${loadAverages()}`)
 }
 
 console.log(
@@ -316,7 +312,7 @@ if (values.lengths) {
   const slope =
     medians.reduce((s, [n, us]) => s + (n - mx) * (us - my), 0) /
     medians.reduce((s, [n]) => s + (n - mx) ** 2, 0)
-  console.log(`\nthe service's settings by length (thread CPU µs a run, median; load ${load()}):`)
+  console.log(`\nthe service's settings by length (thread CPU µs a run, median; load ${loadAverages()}):`)
   console.log(medians.map(([n, us]) => `${n} tokens ${us.toFixed(0)}`).join(', '))
   console.log(`least squares: ${(my - slope * mx).toFixed(0)} µs a run + ${slope.toFixed(1)} µs a token`)
 }

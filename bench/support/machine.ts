@@ -54,6 +54,14 @@ export function machineLine(m: MachineInfo): string {
   )
 }
 
+/** The one-, five- and fifteen-minute load averages, as a run's progress lines print them ("3.25 8.05 11.02"). */
+export function loadAverages(): string {
+  return os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
+}
+
 /** Whether the machine was busy with other work: a load average above half its cores. */
 export function machineWasBusy(loadAverage: number, cores: number): boolean {
   return loadAverage > cores / 2
