@@ -43,6 +43,7 @@ import {
   type ScoredConversation,
   storedSignalsFound,
 } from './quality/signals-replay.ts'
+import { auc, logit, readHead as read, trainMultipleInstance } from './support/frustration-heads.ts'
 
 const AUTHORS = ['fresh19', 'fresh20', 'fresh21', 'fresh22', 'fresh23', 'fresh24'] as const
 const ROUNDS = 3
@@ -157,39 +158,18 @@ support.forEach((e, i) => {
   })
 })
 
-const read = (head: LinearHead, x: Float32Array) => sigmoid(logits(head, x)[0]!)
-
 type Base = 'none' | 'go' | 'shipped'
 function trainHead(base: Base, authors: readonly string[]): LinearHead {
   const baseSamples = base === 'go' ? goSamples : base === 'shipped' ? shippedSamples : []
   if (authors.length === 0) return train(baseSamples, 1, OPTIONS)
   const mine = conversations.filter((c) => authors.includes(c.set))
-  let head: LinearHead | undefined
-  for (let round = 0; round < ROUNDS; round++) {
-    const pos: Float32Array[] = []
-    const neg: Float32Array[] = []
-    for (const c of mine) {
-      const xs = c.users.flatMap((u) => u.vectors)
-      if (xs.length === 0) continue
-      if (!c.labelled) neg.push(...xs)
-      else if (head === undefined) pos.push(...xs)
-      else {
-        const h = head
-        pos.push(xs.reduce((best, x) => (read(h, x) > read(h, best) ? x : best)))
-      }
-    }
-    const samples: Sample[] = [
-      ...baseSamples,
-      ...pos.map((x) => ({ x, y: [1], weight: 5_000 / pos.length })),
-      ...neg.map((x) => ({ x, y: [0], weight: 5_000 / neg.length })),
-    ]
-    head = train(samples, 1, OPTIONS)
-  }
-  return head!
+  return trainMultipleInstance(
+    mine.map((c) => ({ labelled: c.labelled, xs: c.users.flatMap((u) => u.vectors) })),
+    { rounds: ROUNDS, options: OPTIONS, base: baseSamples },
+  )
 }
 
 type Score = (c: Conversation) => number
-const logit = (p: number) => Math.log(Math.max(p, 1e-6) / Math.max(1 - p, 1e-6))
 /** A unit's reading: the head's, or (fused) the mean of its logit and the shipped head's on the same unit. */
 const unitReading = (head: LinearHead, fused: boolean, u: UserMessage, j: number) =>
   fused
@@ -205,14 +185,6 @@ const bestOf =
         .flatMap((u) => u.vectors.map((_, j) => unitReading(head, fused, u, j))),
     )
 const shippedBest: Score = (c) => Math.max(0, ...c.users.map((u) => u.shipped))
-
-function auc(cs: readonly Conversation[], score: Score): number {
-  const pos = cs.filter((c) => c.labelled).map(score)
-  const neg = cs.filter((c) => !c.labelled).map(score)
-  let s = 0
-  for (const p of pos) for (const n of neg) s += p > n ? 1 : p === n ? 0.5 : 0
-  return s / (pos.length * neg.length)
-}
 
 type Rule = 'or' | 'or, replies' | 'alone'
 const RULES: readonly Rule[] = ['or', 'or, replies', 'alone']

@@ -32,7 +32,7 @@ import path from 'node:path'
 import type { MessageCues } from '../services/analysis/src/signals/cues.ts'
 import { BUILTIN_SIGNALS, THRESHOLDS } from '../services/analysis/src/signals/detect.ts'
 import { embedCorpus } from '../services/analysis/train/embeddings.ts'
-import { type LinearHead, logits, type Sample, sigmoid, train } from '../services/analysis/train/linear.ts'
+import { type LinearHead, sigmoid } from '../services/analysis/train/linear.ts'
 import {
   developmentTexts,
   loadReplayStore,
@@ -40,6 +40,7 @@ import {
   type ScoredConversation,
   storedSignalsFound,
 } from './quality/signals-replay.ts'
+import { auc, logit, readHead as read, trainMultipleInstance } from './support/frustration-heads.ts'
 
 const PAIR_ASSISTANT_WORDS = 40
 const PAIR_REPLY_WORDS = 60
@@ -156,8 +157,6 @@ const shippedHead: LinearHead = {
   weights: [Float64Array.from(model.frustration.weights[0])],
   bias: Float64Array.from(model.frustration.bias),
 }
-const read = (head: LinearHead, x: ArrayLike<number>) => sigmoid(logits(head, x)[0]!)
-const logit = (p: number) => Math.log(Math.max(p, 1e-6) / Math.max(1 - p, 1e-6))
 // A check that the shipped head read here is the store's: the largest difference on the replies' wholes.
 const drift = Math.max(...replies.map((r) => Math.abs(read(shippedHead, r.alone) - r.shipped)))
 console.log(`shipped head re-read on the stored vectors: largest difference ${drift.toFixed(4)}`)
@@ -184,27 +183,10 @@ for (const [name, f] of Object.entries(FEATURES))
 
 function trainMil(pool: readonly Conversation[], variant: string): LinearHead {
   const xs = featureCache.get(variant)!
-  let head: LinearHead | undefined
-  for (let round = 0; round < ROUNDS; round++) {
-    const pos: Float32Array[] = []
-    const neg: Float32Array[] = []
-    for (const c of pool) {
-      if (c.replies.length === 0) continue
-      const vs = c.replies.map((r) => xs.get(r)!)
-      if (!c.labelled) neg.push(...vs)
-      else if (head === undefined) pos.push(...vs)
-      else {
-        const h = head
-        pos.push(vs.reduce((best, x) => (read(h, x) > read(h, best) ? x : best)))
-      }
-    }
-    const samples: Sample[] = [
-      ...pos.map((x) => ({ x, y: [1], weight: 5_000 / pos.length })),
-      ...neg.map((x) => ({ x, y: [0], weight: 5_000 / neg.length })),
-    ]
-    head = train(samples, 1, OPTIONS)
-  }
-  return head!
+  return trainMultipleInstance(
+    pool.map((c) => ({ labelled: c.labelled, xs: c.replies.map((r) => xs.get(r)!) })),
+    { rounds: ROUNDS, options: OPTIONS },
+  )
 }
 
 const sets = [...new Set(conversations.map((c) => c.set))]
@@ -232,13 +214,6 @@ const bestReply =
   (c) =>
     Math.max(0, ...c.replies.filter((r) => !onlyMissed || r.missed).map((r) => r.reads.get(variant)!))
 
-function auc(cs: readonly Conversation[], score: Score): number {
-  const pos = cs.filter((c) => c.labelled).map(score)
-  const neg = cs.filter((c) => !c.labelled).map(score)
-  let s = 0
-  for (const p of pos) for (const n of neg) s += p > n ? 1 : p === n ? 0.5 : 0
-  return s / (pos.length * neg.length)
-}
 /** Average precision, ties broken against the positives. */
 function averagePrecision(cs: readonly Conversation[], score: Score): number {
   const ranked = cs
