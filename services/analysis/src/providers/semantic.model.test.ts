@@ -186,6 +186,22 @@ describeWithTestModel('the language model, asked once per text', () => {
       expect(await after(ask), ask).toEqual([true, false, true])
   })
 
+  it("makes no topic of another language's thanks or farewell after a request, and still one of its request", async () => {
+    // Regression (issue 31 item 4, lang2 and topics21): the model, trained on English, read a Spanish or German thanks
+    // as a request, so "muchas gracias, eso es todo" made a topic after a request (trial6: "gracias, perfecto, genial").
+    const after = (text: string) =>
+      topicsAfter('quiero cambiar la fecha de mi billete', 'Claro, ¿para qué día?', text)
+    for (const social of [
+      'muchas gracias, eso es todo',
+      "danke, das war's",
+      'alles klar, danke',
+      'ok merci, bonne journée',
+    ])
+      expect(await after(social), social).toEqual([true, false, false])
+    for (const ask of ['gracias, pero ¿dónde está mi paquete?', 'danke, und wie ändere ich mein Passwort?'])
+      expect(await after(ask), ask).toEqual([true, false, true])
+  })
+
   it('reads a message over 300 characters for plans sentence by sentence, and keeps the one that asks in a sentence', async () => {
     // Regression (issue 31 item 4, review6): a message over 300 characters was one clause, so its plans were never
     // read, and a message made only of the end user's plans and thanks asked by its whole.

@@ -60,8 +60,9 @@ export const SEMANTIC_ANALYZER_NAME = 'local-embedding'
  * 13: a message in another language than English loses that language's function words from its terms (lang2).
  * 14: the end user's own plan to try, wait, check, ask someone else or do it elsewhere asks in no clause (own-plans.ts, topics20).
  * 15: a message over 300 characters is read sentence by sentence for its clauses (requests.ts clausesOf, topics20).
+ * 16: another language's thanks, greeting or farewell asks nothing (topics/social-formulas.ts, topics21).
  */
-const RULES_VERSION = 15
+const RULES_VERSION = 16
 /** Embeddings kept by text, the least recently used dropped first (embedding-cache.ts). */
 const EMBEDDING_CACHE_SIZE = 10_000
 

@@ -1,3 +1,4 @@
+import { isSocialFormula } from './social-formulas.ts'
 import { addInto, dot, normalized, type Vector } from './vectors.ts'
 
 /**
@@ -259,12 +260,18 @@ export async function requestEmbeddings(
   embed: (texts: readonly string[]) => Promise<Vector[]>,
   similarities: readonly Float64Array[] = embeddings.map((e) => gateSimilarities(e, anchors)),
   ownPlans: OwnPlans = NO_OWN_PLANS,
+  socialFormula: SocialFormula = isSocialFormula,
 ): Promise<(PlacedRequest | undefined)[]> {
   const wholes = similarities.map((s) => sidesFrom(s, anchors))
-  const split = texts.map((t, i) => (isSocial([wholes[i]!.margin]) ? clausesOf(t) : []))
+  // Another language's thanks or greeting, and nothing else ("muchas gracias, eso es todo", "alles klar, danke"):
+  // the model reads it as unlike its English social anchors, so as a request; the grammar says it is social
+  // (social-formulas.ts). Read over the whole text: an acknowledgement beside the thanks is a clause of its own.
+  const formulae = texts.map((t) => socialFormula(t))
+  const split = texts.map((t, i) => (!formulae[i] && isSocial([wholes[i]!.margin]) ? clausesOf(t) : []))
   const clauseVectors = await embed(split.flatMap((c) => (c.length > 1 ? c : [])))
   let at = 0
   return wholes.map((whole, i) => {
+    if (formulae[i]) return undefined
     if (!isSocial([whole.margin])) {
       return isDatum(texts[i]!) ? undefined : { embedding: embeddings[i]!, margin: whole.asks }
     }
@@ -273,7 +280,10 @@ export async function requestEmbeddings(
     const plans = ownPlans(texts[i]!)
     const asking = clauses
       .map((c) => ({ ...c, sides: sidesFrom(gateSimilarities(c.v, anchors), anchors) }))
-      .filter((c) => !isSocial([c.sides.margin]) && !isDatum(c.text) && !plans.has(c.text))
+      .filter(
+        (c) =>
+          !isSocial([c.sides.margin]) && !isDatum(c.text) && !plans.has(c.text) && !socialFormula(c.text),
+      )
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.v.length)
     for (const c of asking) addInto(sum, c.v)
@@ -308,12 +318,15 @@ export async function clauseAsks(
   embed: (texts: readonly string[]) => Promise<Vector[]>,
   below = -Infinity,
   ownPlans: OwnPlans = NO_OWN_PLANS,
+  socialFormula: SocialFormula = isSocialFormula,
 ): Promise<(number | undefined)[]> {
   const split = texts.map((t) => clausesOf(t))
   const plans = texts.map((t) => ownPlans(t))
-  // A text of one clause that is the end user's own plan asks in none: no model call needed.
+  const asksNothing = (text: string, i: number) => plans[i]!.has(text) || socialFormula(text)
+  // A text of one clause that is the end user's own plan or another language's thanks asks in none: no model
+  // call needed.
   const least: (number | undefined)[] = split.map((c, i) =>
-    c.length > 1 || (c.length === 1 && plans[i]!.has(c[0]!)) ? Infinity : undefined,
+    c.length > 1 || (c.length === 1 && asksNothing(c[0]!, i)) ? Infinity : undefined,
   )
   let open = split.flatMap((c, i) => (c.length > 1 ? [i] : []))
   for (let k = 0; open.length > 0; k++) {
@@ -321,7 +334,7 @@ export async function clauseAsks(
     for (const [j, i] of open.entries()) {
       const text = split[i]![k]!
       const sides = sidesFrom(gateSimilarities(vectors[j]!, anchors), anchors)
-      if (!isSocial([sides.margin]) && !isDatum(text) && !plans[i]!.has(text))
+      if (!isSocial([sides.margin]) && !isDatum(text) && !asksNothing(text, i))
         least[i] = Math.min(least[i]!, sides.asks)
     }
     open = open.filter((i) => k + 1 < split[i]!.length && !(least[i]! < below))
@@ -336,6 +349,12 @@ export async function clauseAsks(
  */
 export type OwnPlans = (text: string) => ReadonlySet<string>
 const NO_OWN_PLANS: OwnPlans = () => new Set()
+
+/**
+ * Whether a clause is another language's social formula (social-formulas.ts isSocialFormula, the default): it asks
+ * nothing, and a message of such clauses only is no request. Passed in so that the bench can read the gate without it.
+ */
+export type SocialFormula = (clause: string) => boolean
 
 /** The gate's anchors: social acts, support requests, and requests of every other kind. */
 export type GateAnchors = RequestAnchors & { readonly otherRequest: readonly Vector[] }
