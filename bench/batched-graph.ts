@@ -146,7 +146,12 @@ async function batched(
       attention_mask: new Tensor('int64', mask, dims),
       token_type_ids: new Tensor('int64', new BigInt64Array(ids.length * width), dims),
     })
-    meanPooledNormalized(result.last_hidden_state!, { data: mask, dims }).forEach((v, i) => {
+    const states = result.last_hidden_state!
+    const pooled = meanPooledNormalized(
+      { data: states.data as Float32Array, dims: states.dims },
+      { data: mask, dims },
+    )
+    pooled.forEach((v, i) => {
       out[rows[i]!] = v
     })
   }
