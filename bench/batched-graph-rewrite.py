@@ -130,8 +130,31 @@ def main(source: str, target: str) -> None:
         else:
             out_nodes.append(node)
 
+    # Each layer's Reshapes of the attention heads take constant shapes (0 keeps the input's dimension, -1
+    # takes the rest), as model-graph.ts does for lone texts, the batch kept: a reshape is a view, the same
+    # numbers; the Shape/Gather/Unsqueeze/Concat chains that computed them on every run are then unread.
+    shapes = {"Reshape": [0, 0, -1, 32], "Reshape_1": [0, 0, -1, 32], "Reshape_2": [0, 0, -1, 32]}
+    shapes |= {"Reshape_3": [0, -1, 0, 32], "Reshape_4": [0, 0, -1]}
+    for node in out_nodes:
+        head = node.name.rsplit("/", 1)
+        if node.op_type == "Reshape" and head[0].endswith("/attention/self") and head[1] in shapes:
+            name = f"pr/shape/{head[1]}"
+            if name not in {t.name for t in new_inits}:
+                new_inits.append(numpy_helper.from_array(np.array(shapes[head[1]], np.int64), name))
+            node.input[1] = name
+            replaced["Reshape"] = replaced.get("Reshape", 0) + 1
+    # Drop the nodes none of whose outputs is read, until none is left.
+    kept = prelude + out_nodes
+    outputs = {o.name for o in graph.output}
+    while True:
+        read = outputs | {i for n in kept for i in n.input}
+        left = [n for n in kept if any(o in read for o in n.output)]
+        if len(left) == len(kept):
+            break
+        kept = left
+
     del graph.node[:]
-    graph.node.extend(prelude + out_nodes)
+    graph.node.extend(kept)
     graph.initializer.extend(new_inits)
     onnx.save(model, target)
     print(f"{source} -> {target}: replaced {replaced}; {len(graph.node)} nodes")
