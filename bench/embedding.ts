@@ -23,6 +23,7 @@ import { AutoModel, AutoTokenizer, env, mean_pooling, type Tensor } from '@huggi
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import { loadSet, SET_NAMES, type SetName } from './quality/datasets.ts'
+import { loadAverages } from './support/machine.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const { values } = parseArgs({
@@ -86,12 +87,7 @@ const WAYS: [string, (texts: readonly string[]) => Promise<Float32Array[]>][] = 
   ['service', (texts) => service.embed(texts)],
 ]
 
-console.log(
-  `${new Date().toISOString()}, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}, ` + `${service.version}`,
-)
+console.log(`${new Date().toISOString()}, load average ${loadAverages()}, ` + `${service.version}`)
 for (const name of setNames) {
   const set = loadSet(name, values.data, {
     seed: Number(values.seed),

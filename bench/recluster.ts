@@ -24,6 +24,7 @@ import { Reclusterer } from '../services/analysis/src/topics/reclusterer.ts'
 import { createTermExtractor } from '../services/analysis/src/topics/terms.ts'
 import { addToWindow } from '../services/analysis/src/topics/topic-window.ts'
 import { normalized } from '../services/analysis/src/topics/vectors.ts'
+import { loadAverages } from './support/machine.ts'
 import { seededRandom } from './support/random.ts'
 import { startBenchServers } from './support/servers.ts'
 
@@ -190,10 +191,7 @@ try {
     const first = await timedRun(reclusterer)
     await seed(pool, chatbotId, orgId, Math.round(window / 10))
     const second = await timedRun(reclusterer)
-    const load = os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')
+    const load = loadAverages()
     for (const [name, run] of [
       ['first', first],
       ['steady', second],

@@ -24,7 +24,6 @@
  *   npx tsx bench/topics-many-domain-probe.ts --family many --clinc-split train [--n 20,40,60]
  *     [--per-intent 4,8,12] [--seeds 3] [--cost] [--only-seed 1]
  */
-import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { startWorkerThread } from '@cas/platform'
 import { labelPoints } from '../services/analysis/src/topics/hdbscan.ts'
@@ -39,6 +38,7 @@ import {
   windowClusters,
 } from '../services/analysis/src/topics/window-clusters.ts'
 import { clusteringAccuracy } from './quality/metrics.ts'
+import { loadAverages } from './support/machine.ts'
 import { runsOf } from './topics-granularity.ts'
 import { samples } from './topics-small.ts'
 
@@ -113,12 +113,7 @@ const { values } = parseArgs({
   },
 })
 const split = `clinc150-${values['clinc-split']}` as 'clinc150-val' | 'clinc150-test' | 'clinc150-train'
-console.error(
-  `load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-)
+console.error(`load average ${loadAverages()}`)
 const cpu = process.cpuUsage()
 for (const family of values.family ?? ['many']) {
   const sizes = (values.n ?? (family === 'many' ? '20,40,60' : '100,200'))
@@ -196,9 +191,4 @@ for (const family of values.family ?? ['many']) {
   }
 }
 const used = process.cpuUsage(cpu)
-console.error(
-  `CPU ${((used.user + used.system) / 1e6).toFixed(0)} s; load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-)
+console.error(`CPU ${((used.user + used.system) / 1e6).toFixed(0)} s; load average ${loadAverages()}`)

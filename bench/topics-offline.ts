@@ -42,6 +42,7 @@ import { computeAnchors } from './quality/anchors.ts'
 import { createLabelAgreement } from './quality/label-agreement.ts'
 import { adjustedRandIndex, clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
 import { phraseCandidates, phraseLabellers } from './quality/phrase-labels.ts'
+import { loadAverages } from './support/machine.ts'
 import { seededRandom } from './support/random.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -396,12 +397,7 @@ async function main() {
     for (const set of SETS) for (const r of await embedded(set)) if (r.embedding) all.push(r.embedding)
     const vectors = all.slice(0, Number(values.time))
     const mb = () => (process.memoryUsage().rss / 1e6).toFixed(0)
-    console.log(
-      `${vectors.length} vectors; load average ${(await import('node:os'))
-        .loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}`,
-    )
+    console.log(`${vectors.length} vectors; load average ${loadAverages()}`)
     for (const [name, cluster] of [
       ['UMAP + HDBSCAN', () => windowClusters(vectors)],
       ['average linkage, silhouette cut', () => poolClusters(vectors, [], { dissolve: false })],

@@ -31,7 +31,6 @@
  *                                 [--candidate NAME]... [--rows] [--no-anchors] [--clinc-split val|test|train]
  *                                 [--per-intent 4,8,12]
  */
-import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { poolClusters } from '../services/analysis/src/topics/agglomerative.ts'
@@ -43,6 +42,7 @@ import { windowClusters } from '../services/analysis/src/topics/window-clusters.
 import { computeAnchors } from './quality/anchors.ts'
 import { CLINC150_DOMAINS } from './quality/clinc150-domains.ts'
 import { clusteringAccuracy, normalizedMutualInformation } from './quality/metrics.ts'
+import { loadAverages } from './support/machine.ts'
 import { seededShuffle } from './support/random.ts'
 import { type Embedded, embedded } from './topics-offline.ts'
 import { WINDOW_CANDIDATES } from './topics-small-candidates.ts'
@@ -255,12 +255,7 @@ async function main() {
     clusterers.push([`window: ${name}`, candidate])
   }
   const cpu = process.cpuUsage()
-  console.log(
-    `load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  )
+  console.log(`load average ${loadAverages()}`)
   for (const family of families) {
     const sizes = (
       values.n ??
@@ -337,12 +332,7 @@ async function main() {
     }
   }
   const used = process.cpuUsage(cpu)
-  console.log(
-    `\nCPU ${((used.user + used.system) / 1e6).toFixed(0)} s; load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  )
+  console.log(`\nCPU ${((used.user + used.system) / 1e6).toFixed(0)} s; load average ${loadAverages()}`)
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main()
