@@ -107,6 +107,44 @@ describe('a rebuild left running by an older version', () => {
     }
   })
 
+  // Regression (review8): only columns and unique indexes were compared, so a run begun before a migration
+  // that changed only a check constraint (as 0036 widened rm_reanalysis's statuses, beside a new column) was
+  // resumed, and its swap put the old constraint back on the live table.
+  it('is abandoned when a migration since changed a check constraint', async () => {
+    const database = await createTestDatabase()
+    try {
+      // Given a run begun before migration 0036 let rm_reanalysis hold a failed re-analysis
+      const left = await interruptedRun(database)
+      await database.pool.query(
+        `ALTER TABLE ${left.schema}.rm_reanalysis DROP CONSTRAINT rm_reanalysis_status_check;
+         ALTER TABLE ${left.schema}.rm_reanalysis ADD CONSTRAINT rm_reanalysis_status_check
+           CHECK (status IN ('running', 'finished'))`,
+      )
+      const abandoned: AbandonedRun[] = []
+      // When the rebuild is run again
+      const result = await rebuildReadModels({
+        pool: database.pool,
+        keyring: testKeyring,
+        eventLog: { kind: 'journal' },
+        liveGroupId: 'projector-of-this-test',
+        progressIntervalMs: 10,
+        onAbandoned: (run) => abandoned.push(run),
+      })
+      // Then it abandons that run, saying which constraint differs, and swaps in a new one's tables
+      expect(abandoned).toEqual([
+        { runId: left.runId, reason: expect.stringContaining('rm_reanalysis: check constraint') },
+      ])
+      expect(result).toMatchObject({ resumed: false, swapped: true })
+      const { rows } = await database.pool.query(
+        `SELECT pg_get_constraintdef(oid) LIKE '%failed%' AS failed FROM pg_constraint
+          WHERE conrelid = 'public.rm_reanalysis'::regclass AND conname = 'rm_reanalysis_status_check'`,
+      )
+      expect(rows).toEqual([{ failed: true }])
+    } finally {
+      await database.drop()
+    }
+  })
+
   it('is resumed when its schema holds a table this version no longer has, which goes with the schema', async () => {
     const database = await createTestDatabase()
     try {

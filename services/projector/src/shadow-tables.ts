@@ -3,7 +3,8 @@ import type pg from 'pg'
 /**
  * How a rebuild's shadow tables (in `schema`) differ from the live tables of `public` they are to replace:
  * a table missing, a column missing, extra or of another type, nullability or default, a unique index
- * (which the projection's upserts rely on) missing or extra. None for a run begun by this version. A run
+ * (which the projection's upserts rely on) or a check constraint (the swap would move the shadow's, an
+ * older one, onto the live table) missing or extra. None for a run begun by this version. A run
  * left running by an older one, before a migration that added a read-model table, had none of it: resumed
  * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
  *
@@ -37,6 +38,13 @@ export async function shadowTableDifferences(
       WHERE x.indisunique AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
     [schema, tables],
   )
+  const { rows: checks } = await client.query<Described>(
+    `SELECT n.nspname = 'public' AS live, t.relname AS "table", pg_get_constraintdef(c.oid) AS name,
+            c.conname AS definition
+       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE c.contype = 'c' AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
+    [schema, tables],
+  )
   const differences: string[] = []
   for (const table of tables) {
     const live = byName(columns, table, true)
@@ -58,6 +66,12 @@ export async function shadowTableDifferences(
       if (!shadowUniques.has(index)) differences.push(`${table}: unique index ${name} missing`)
     for (const [index, name] of shadowUniques)
       if (!liveUniques.has(index)) differences.push(`${table}: unique index ${name} no longer exists`)
+    const liveChecks = byName(checks, table, true)
+    const shadowChecks = byName(checks, table, false)
+    for (const [check, name] of liveChecks)
+      if (!shadowChecks.has(check)) differences.push(`${table}: check constraint ${name} missing`)
+    for (const [check, name] of shadowChecks)
+      if (!liveChecks.has(check)) differences.push(`${table}: check constraint ${name} no longer exists`)
   }
   return differences
 }
