@@ -22,21 +22,12 @@ afterAll(async () => {
 describe('the rebuild’s shadow tables while they fill', () => {
   it('have the unique indexes and the ones the projection reads through, and no other', async () => {
     // When a rebuild stops before its indexing phase
-    const run = await rebuildReadModels({
-      pool: db.pool,
-      keyring: testKeyring,
-      eventLog: { kind: 'journal' },
-      liveGroupId: 'projector-of-this-test',
-      stopAfter: 0,
-      progressIntervalMs: 10,
-    })
-    expect(run.swapped).toBe(false)
+    const run = await interruptedRun(db)
     // Then its activity table can be searched by conversation and hour
     const { rows } = await db.pool.query<{ table: string; index: string }>(
       `SELECT tablename AS "table", indexname AS "index" FROM pg_indexes
-        WHERE schemaname = (SELECT schema_name FROM replay_runs WHERE id = $1)
-          AND tablename IN ('rm_hourly_activity', 'rm_messages') ORDER BY 1, 2`,
-      [run.runId],
+        WHERE schemaname = $1 AND tablename IN ('rm_hourly_activity', 'rm_messages') ORDER BY 1, 2`,
+      [run.schema],
     )
     expect(rows).toEqual([
       { table: 'rm_hourly_activity', index: 'rm_hourly_activity_conversation' },
@@ -46,7 +37,7 @@ describe('the rebuild’s shadow tables while they fill', () => {
   })
 })
 
-/** A rebuild stopped before its swap, on a database of its own; its run's schema. */
+/** A rebuild on `database` stopped before its indexing phase and its swap; its run's id and schema. */
 async function interruptedRun(database: TestDatabase) {
   const run = await rebuildReadModels({
     pool: database.pool,
