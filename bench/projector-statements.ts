@@ -7,17 +7,18 @@
  * busy machine. Each round projects the same batches for chatbots of its own; the first round also pays
  * for first use (statements prepared, caches filled), so the last is the one to compare.
  *
-^ *   npm run bench:projector-statements -- [--conversations 40 --rounds 2 --by-statement]
+ *   npm run bench:projector-statements -- [--conversations 40 --rounds 2 --by-statement]
  */
 import { parseArgs } from 'node:util'
-import { createPool, migrate, withDatabase } from '@cas/db'
+import { createPool } from '@cas/db'
 import type { JournalRecord } from '@cas/eventlog'
 import type { EventPayload, EventType } from '@cas/events'
 import { dataKeyFor } from '@cas/keyring'
-import pg from 'pg'
+import type pg from 'pg'
 import { applyToReadModels, type ProjectionStats } from '../services/projector/src/projections/apply.ts'
 import { sealedRecord } from '../services/projector/test/sealed-record.ts'
 import { testKeyring } from '../test/support/keyring.ts'
+import { createBenchDatabase } from './support/in-process.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { startBenchServers } from './support/servers.ts'
 
@@ -166,12 +167,7 @@ const servers = await startBenchServers({
   postgres: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' },
 })
 try {
-  const admin = new pg.Client({ connectionString: servers.postgres.url })
-  await admin.connect()
-  await admin.query('CREATE DATABASE bench')
-  await admin.end()
-  const url = withDatabase(servers.postgres.url, 'bench')
-  await migrate(url)
+  const url = await createBenchDatabase(servers.postgres.url, 'bench')
   const pool = createPool(url, { max: 2 })
   await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
   console.log(machineLine(await machineInfo({ databaseUrl: url })))
