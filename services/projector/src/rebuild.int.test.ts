@@ -37,16 +37,24 @@ describe('the rebuild’s shadow tables while they fill', () => {
   })
 })
 
-/** A rebuild on `database` stopped before its indexing phase and its swap; its run's id and schema. */
-async function interruptedRun(database: TestDatabase) {
-  const run = await rebuildReadModels({
+/** A rebuild of the journal on `database` (`stopAfter`: stopped there); its result and the runs it abandoned. */
+async function rebuildOn(database: TestDatabase, opts: { stopAfter?: number } = {}) {
+  const abandoned: AbandonedRun[] = []
+  const result = await rebuildReadModels({
     pool: database.pool,
     keyring: testKeyring,
     eventLog: { kind: 'journal' },
     liveGroupId: 'projector-of-this-test',
-    stopAfter: 0,
     progressIntervalMs: 10,
+    onAbandoned: (run) => abandoned.push(run),
+    ...opts,
   })
+  return { result, abandoned }
+}
+
+/** A rebuild on `database` stopped before its indexing phase and its swap; its run's id and schema. */
+async function interruptedRun(database: TestDatabase) {
+  const { result: run } = await rebuildOn(database, { stopAfter: 0 })
   expect(run.swapped).toBe(false)
   const { rows } = await database.pool.query<{ schema_name: string }>(
     'SELECT schema_name FROM replay_runs WHERE id = $1',
@@ -111,16 +119,8 @@ describe('a rebuild left running by an older version', () => {
          ALTER TABLE ${left.schema}.rm_reanalysis ADD CONSTRAINT rm_reanalysis_status_check
            CHECK (status IN ('running', 'finished'))`,
       )
-      const abandoned: AbandonedRun[] = []
       // When the rebuild is run again
-      const result = await rebuildReadModels({
-        pool: database.pool,
-        keyring: testKeyring,
-        eventLog: { kind: 'journal' },
-        liveGroupId: 'projector-of-this-test',
-        progressIntervalMs: 10,
-        onAbandoned: (run) => abandoned.push(run),
-      })
+      const { result, abandoned } = await rebuildOn(database)
       // Then it abandons that run, saying which constraint differs, and swaps in a new one's tables
       expect(abandoned).toEqual([
         { runId: left.runId, reason: expect.stringContaining('rm_reanalysis: check constraint') },
@@ -141,15 +141,7 @@ describe('a rebuild left running by an older version', () => {
     try {
       const left = await interruptedRun(database)
       await database.pool.query(`CREATE TABLE ${left.schema}.rm_retired (id int)`)
-      const abandoned: AbandonedRun[] = []
-      const result = await rebuildReadModels({
-        pool: database.pool,
-        keyring: testKeyring,
-        eventLog: { kind: 'journal' },
-        liveGroupId: 'projector-of-this-test',
-        progressIntervalMs: 10,
-        onAbandoned: (run) => abandoned.push(run),
-      })
+      const { result, abandoned } = await rebuildOn(database)
       expect(abandoned).toEqual([])
       expect(result).toMatchObject({ runId: left.runId, resumed: true, swapped: true })
       const { rows } = await database.pool.query(

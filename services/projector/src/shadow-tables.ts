@@ -60,18 +60,18 @@ export async function shadowTableDifferences(
     }
     for (const name of shadow.keys())
       if (!live.has(name)) differences.push(`${table}.${name} no longer exists`)
-    const liveUniques = byName(uniques, table, true)
-    const shadowUniques = byName(uniques, table, false)
-    for (const [index, name] of liveUniques)
-      if (!shadowUniques.has(index)) differences.push(`${table}: unique index ${name} missing`)
-    for (const [index, name] of shadowUniques)
-      if (!liveUniques.has(index)) differences.push(`${table}: unique index ${name} no longer exists`)
-    const liveChecks = byName(checks, table, true)
-    const shadowChecks = byName(checks, table, false)
-    for (const [check, name] of liveChecks)
-      if (!shadowChecks.has(check)) differences.push(`${table}: check constraint ${name} missing`)
-    for (const [check, name] of shadowChecks)
-      if (!liveChecks.has(check)) differences.push(`${table}: check constraint ${name} no longer exists`)
+    // Indexes and constraints by their definition (their names may differ: the swap renames indexes).
+    for (const [kind, rows] of [
+      ['unique index', uniques],
+      ['check constraint', checks],
+    ] as const) {
+      const liveOnes = byName(rows, table, true)
+      const shadowOnes = byName(rows, table, false)
+      for (const [definition, name] of liveOnes)
+        if (!shadowOnes.has(definition)) differences.push(`${table}: ${kind} ${name} missing`)
+      for (const [definition, name] of shadowOnes)
+        if (!liveOnes.has(definition)) differences.push(`${table}: ${kind} ${name} no longer exists`)
+    }
   }
   return differences
 }
