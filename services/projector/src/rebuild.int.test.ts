@@ -136,6 +136,45 @@ describe('a rebuild left running by an older version', () => {
     }
   })
 
+  // Regression (review8): the indexing phase kept any valid index of the right name, so a run resumed after
+  // a migration that redefined an index under its name (as 0013 did rm_hourly_activity_conversation) swapped
+  // the older definition in, and one a migration had dropped came back with the swap.
+  it('is resumed, building again an index a migration since redefined and dropping one it dropped', async () => {
+    const database = await createTestDatabase()
+    try {
+      const indexDefinition = async (schema: string) => {
+        const { rows } = await database.pool.query<{ definition: string }>(
+          `SELECT replace(indexdef, $1 || '.', '') AS definition FROM pg_indexes
+            WHERE schemaname = $1 AND indexname = 'rm_hourly_activity_conversation'`,
+          [schema],
+        )
+        return rows.map((r) => r.definition)
+      }
+      const current = await indexDefinition('public')
+      // Given a run begun before migration 0013 made the index (conversation_id, hour)
+      const left = await interruptedRun(database)
+      await database.pool.query(
+        `DROP INDEX ${left.schema}.rm_hourly_activity_conversation;
+         CREATE INDEX rm_hourly_activity_conversation ON ${left.schema}.rm_hourly_activity (conversation_id);
+         CREATE INDEX rm_hourly_activity_retired ON ${left.schema}.rm_hourly_activity (hour)`,
+      )
+      // When the rebuild is run again
+      const { result, abandoned } = await rebuildOn(database)
+      // Then it resumes that run, and the live table has this version's index
+      expect(abandoned).toEqual([])
+      expect(result).toMatchObject({ runId: left.runId, resumed: true, swapped: true })
+      expect(current).toEqual([expect.stringContaining('(conversation_id, hour)')])
+      expect(await indexDefinition('public')).toEqual(current)
+      // And none a migration since dropped
+      const { rows } = await database.pool.query(
+        "SELECT to_regclass('public.rm_hourly_activity_retired') AS retired",
+      )
+      expect(rows).toEqual([{ retired: null }])
+    } finally {
+      await database.drop()
+    }
+  })
+
   it('is resumed when its schema holds a table this version no longer has, which goes with the schema', async () => {
     const database = await createTestDatabase()
     try {

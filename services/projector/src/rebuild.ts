@@ -375,7 +375,10 @@ async function analyzeShadowTables(pool: pg.Pool, run: Run): Promise<void> {
 /**
  * Builds the indexes of the live tables that the shadow tables do not have yet (the replay goes without
  * them), under the same names. Idempotent, so a resumed rebuild builds only what is missing (an index a
- * crash left half built, invalid, is built again).
+ * crash left half built, invalid, is built again). A run resumed across a migration may hold an index of
+ * an older definition under its name (as 0013 redefined rm_hourly_activity_conversation): it is built
+ * again; and one the live tables no longer have is dropped (swapped in, it would stand in the way of a
+ * later migration creating that name).
  *
  * CONCURRENTLY, although nothing else writes the shadow tables: a plain CREATE INDEX holds a transaction
  * id for the whole build, and the journal's readers (the live projector, the relay) read nothing
@@ -388,12 +391,17 @@ async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
     await client.query("SET maintenance_work_mem TO '256MB'")
     for (const table of READ_MODEL_TABLES) {
       const existing = new Map((await indexesOf(client, run.schema_name, table)).map((i) => [i.name, i]))
-      for (const index of await indexesOf(client, 'public', table)) {
+      const live = await indexesOf(client, 'public', table)
+      for (const index of live) {
         const built = existing.get(index.name)
-        if (built?.valid) continue
+        if (built?.valid && sameIndex(built, index, run.schema_name)) continue
         if (built) await client.query(`DROP INDEX ${run.schema_name}.${built.name}`)
         await createIndexLike(client, index, run.schema_name, { concurrently: true })
       }
+      const names = new Set(live.map((i) => i.name))
+      for (const built of existing.values())
+        if (!names.has(built.name) && !built.constraint)
+          await client.query(`DROP INDEX ${run.schema_name}.${built.name}`)
     }
   } finally {
     await client.query('RESET maintenance_work_mem').catch(() => {})
@@ -440,6 +448,14 @@ async function copyStorageParameters(client: pg.ClientBase, from: string, to: st
   )
   const options = rows[0]?.options
   if (options && options.length > 0) await client.query(`ALTER TABLE ${to} SET (${options.join(', ')})`)
+}
+
+/** Whether `built`, an index of a shadow table in `schema`, is the live table's `index` (the schema aside). */
+function sameIndex(built: IndexDefinition, index: IndexDefinition, schema: string): boolean {
+  return (
+    built.definition.replace(` ON ${schema}.${built.table} `, ` ON public.${built.table} `) ===
+    index.definition
+  )
 }
 
 /** Creates `index` (of a public table) on the same table in `schema`, under the same name. */
