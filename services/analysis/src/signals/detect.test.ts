@@ -1281,6 +1281,27 @@ describe('conversation signals: the decision', () => {
     expect(rep(-90, 65, { escalationUnits: [] })).toBe(true)
   })
 
+  it('reads no repetition up to the repetition tier in a statement after an answer that lies as near the request as it does (signals-v95)', () => {
+    // Regression (fresh21 revision-01): "she did that yesterday and it still says free", 0.56 to the request and 0.30 to
+    // the answer ("Ask the person who paid to add you…", 0.73 to the request), read as asking it again by the
+    // repetitionNearest tier; it tells what came of the answer.
+    const statement = { head: 0.02, margin: -0.2, statement: true as const }
+    const told = { escalationUnits: [statement, statement] }
+    // cos 0.64 to the request (the repetitionNearest tier), the answer at 0.77 to it and 0 to the later message.
+    expect(rep(-40, 50, told)).toBe(false)
+    // The answer as near the request as the later message is (cos 0.64 both) answers it; a little farther does not.
+    expect(rep(-50, 50, told)).toBe(false)
+    expect(rep(-51, 50, told)).toBe(true)
+    // An answer beside the point (cos 0 to the request) leaves the statement restating it, as before.
+    expect(rep(-90, 50, told)).toBe(true)
+    // A unit that asks, a failed answer, or saying it asks again keeps the tier.
+    expect(rep(-40, 50, { escalationUnits: [statement, { head: 0.02, margin: -0.2 }] })).toBe(true)
+    expect(rep(-40, 50, told, { failure: 0.3 })).toBe(true)
+    expect(rep(-40, 50, { ...told, reasks: 0.2 })).toBe(true)
+    // From the repetition tier up (cos 0.87, the answer 0.94 to the request) the two are one request.
+    expect(rep(-20, 30, told)).toBe(true)
+  })
+
   it('reads no repetition below the repetition tier in a later message that asks for a person the earlier did not ask for (signals-v81)', () => {
     // Regression (fresh23 gymchain-02): "Nobody told me there was a fee for freezing when I did it. Can I speak to the
     // manager at the Kingsway club please", 0.55 to "Why have I been charged a £25 administration fee?…", read as

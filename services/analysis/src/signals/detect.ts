@@ -65,7 +65,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   the tiers of THRESHOLDS.repetitionIgnores when the later is put wholly as a statement after an answer that did
  *   not fail, toldWholly: "done both. the spam has stopped", which reports; signals-v81: not below THRESHOLDS.repetition
  *   when the later asks for a person and the earlier did not, nor when the later is put wholly as a statement the
- *   gratitude head reads as a thanks, unless either says it asks again), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
+ *   gratitude head reads as a thanks, unless either says it asks again; signals-v95: nor up to THRESHOLDS.repetition
+ *   when that statement follows an answer that did not fail and an assistant message between lies at least as near the
+ *   earlier request as the later does, answeredBetween: it tells what came of the answer), the assistant asks for clarification twice or more, or the assistant sends the same message again (two
  *   of its messages, not greetings or other social acts, with an end-user message between them and as
  *   similar as THRESHOLDS.botRepeats, or one made only of sentences of the other), unless the end user
  *   asked it to ("could you say that again?"), or (signals-v24) asks for the same thing again (two of its
@@ -147,7 +149,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 92
+export const SIGNALS_VERSION = 95
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1219,6 +1221,20 @@ function asksNext(
  * passed over, asked again after an acknowledgement ("Can I add 2 kegs? Also need to know if the cellar engineer
  * can come", "I've added 2 kegs…", "Great. And the cellar engineer?").
  */
+/**
+ * Whether an assistant message between two end-user requests lies at least as near the earlier request as `similarity`
+ * (the later request's cosine with it): the earlier was answered as nearly as the later restates it (signals-v95).
+ */
+function answeredBetween(
+  earlier: ConversationMessage,
+  between: readonly ConversationMessage[],
+  similarity: number,
+): boolean {
+  return between.some(
+    (m) => m.role === 'assistant' && m.vector !== undefined && dot(m.vector, earlier.vector!) >= similarity,
+  )
+}
+
 function asksOver(
   earlier: ConversationMessage,
   between: readonly ConversationMessage[],
@@ -1576,6 +1592,12 @@ export function detectSignals(
         // far from the answer it lies. After a failure the same statement restates the request.
         const reports = !afterFailure && toldWholly(later.cues)
         if (similarity < t.repetitionNearest && (!(clearly || overAgain) || followsOn || reports)) continue
+        // signals-v95: up to THRESHOLDS.repetition, the same statement reports when an assistant message between lies at
+        // least as near the earlier request as the later message does: the request was answered, and the statement
+        // tells what came of that answer ("she did that yesterday and it still says free" after "Ask the person who paid
+        // to add you…"); one that restates a request the answer passed over lies nearer the request than any answer
+        // ("the link. it says expired. i paid £4.50 for it" after a word on Chopin's Nocturnes).
+        if (reports && similarity < t.repetition && answeredBetween(earlier, between, similarity)) continue
         if (similarity < t.repetition && !ignoresBetween) continue
         // signals-v45: from repetitionNearest up the form of the two requests carries the cosine; the next
         // question in that form after an answer to the first ("what time do you open on saturday?", "We open at

@@ -1444,6 +1444,21 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', pressure], ['assistant', topUp], ['user', still])).toContain('repetition')
   }, 60_000)
 
+  it('reads no repetition in a statement of what came of an answer that lies as near the request as it does; after an answer beside the point it restates the request (signals-v95)', async () => {
+    const report = 'the kettle I bought from you switches itself off before the water boils'
+    const answer =
+      'A kettle that switches off before boiling usually has limescale on the element. Descale it with a sachet of citric acid and boil it twice.'
+    // 0.68 to the report (the repetitionNearest tier), 0.50 to the answer, the answer 0.70 to the report: read as
+    // asked again before signals-v95; it tells what came of the answer.
+    const done = 'my husband did that yesterday and it still switches off before it boils'
+    const scored = await cuesOfOne('user', done)
+    expect(scored!.cues.escalationUnits!.every((u) => u.statement === true)).toBe(true)
+    expect(await signals(['user', report], ['assistant', answer], ['user', done])).not.toContain('repetition')
+    // After an answer beside the point (0.17 to the report) the same statement restates it.
+    const sale = 'Our spring sale is on now, with up to 30% off toasters and coffee machines!'
+    expect(await signals(['user', report], ['assistant', sale], ['user', done])).toContain('repetition')
+  }, 60_000)
+
   it('reads a statement that says it is asking, or names its question, after an answer beside the point as repetition (signals-v63)', async () => {
     const request = 'can we bring our dog to the cottage in june'
     const answer =
