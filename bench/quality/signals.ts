@@ -295,21 +295,21 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh29',
     file: FRESH29_SIGNALS_SET,
     described:
-      '60 written blind by a thirty-second session while others changed the detector, never tuned on (fresh29, blind)',
+      'written blind by a thirty-second session while others changed the detector, never tuned on (fresh29, blind)',
     blind: true,
   },
   {
     name: 'fresh30',
     file: FRESH30_SIGNALS_SET,
     described:
-      '60 written blind by a thirty-third session while others changed the detector, never tuned on (fresh30, blind)',
+      'written blind by a thirty-third session while others changed the detector, never tuned on (fresh30, blind)',
     blind: true,
   },
   {
     name: 'fresh31',
     file: FRESH31_SIGNALS_SET,
     described:
-      '60 written blind by a thirty-fourth session while others changed the detector, never tuned on (fresh31, blind)',
+      'written blind by a thirty-fourth session while others changed the detector, never tuned on (fresh31, blind)',
     blind: true,
   },
 ]
