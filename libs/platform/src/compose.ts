@@ -48,8 +48,8 @@ export async function startComposed(opts: {
   readonly config: Pick<ServerConfig, 'PORT' | 'HOST'>
   readonly logger: Logger | false
   readonly services: readonly ServiceModule[]
-  /** The HTTP app's options (proxy trust, load shedding) besides logger and readiness. */
-  readonly http?: Omit<HttpAppOptions, 'logger' | 'readiness'>
+  /** The HTTP app's options (proxy trust, load shedding) besides logger, readiness and the process's metrics. */
+  readonly http?: Omit<HttpAppOptions, 'logger' | 'readiness' | 'metrics'>
 }): Promise<Composed> {
   const started: ServiceModule[] = []
   let app: FastifyInstance | undefined
