@@ -1212,16 +1212,6 @@ function asksNext(
 }
 
 /**
- * signals-v45: the later request is made only of content words of the earlier one (cues.ts, terms), none of them
- * said between: it asks for what the earlier asked for and the messages between passed over ("how much is the
- * large one?", "The small one is £12.", "and the large one?"; "can I bring my cat to the hotel?", "Dogs are
- * welcome…", "what about cats?"). Short follow-ups lie far from their earlier request as whole messages (0.43
- * for the cat), their words do not. Without the terms nothing is read. Signals-v74: or its last sentence, of
- * several, ending on a question mark (cues.ts, lastQuestionTerms) is: the part of a two-part request the answer
- * passed over, asked again after an acknowledgement ("Can I add 2 kegs? Also need to know if the cellar engineer
- * can come", "I've added 2 kegs…", "Great. And the cellar engineer?").
- */
-/**
  * Whether an assistant message between two end-user requests lies at least as near the earlier request as `similarity`
  * (the later request's cosine with it): the earlier was answered as nearly as the later restates it (signals-v95).
  */
@@ -1235,6 +1225,16 @@ function answeredBetween(
   )
 }
 
+/**
+ * signals-v45: the later request is made only of content words of the earlier one (cues.ts, terms), none of them
+ * said between: it asks for what the earlier asked for and the messages between passed over ("how much is the
+ * large one?", "The small one is £12.", "and the large one?"; "can I bring my cat to the hotel?", "Dogs are
+ * welcome…", "what about cats?"). Short follow-ups lie far from their earlier request as whole messages (0.43
+ * for the cat), their words do not. Without the terms nothing is read. Signals-v74: or its last sentence, of
+ * several, ending on a question mark (cues.ts, lastQuestionTerms) is: the part of a two-part request the answer
+ * passed over, asked again after an acknowledgement ("Can I add 2 kegs? Also need to know if the cellar engineer
+ * can come", "I've added 2 kegs…", "Great. And the cellar engineer?").
+ */
 function asksOver(
   earlier: ConversationMessage,
   between: readonly ConversationMessage[],
