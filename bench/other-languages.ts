@@ -17,18 +17,12 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { detectLanguage } from '../services/analysis/src/language.ts'
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
-import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
 import { ownPlanClausesOf } from '../services/analysis/src/topics/own-plans.ts'
 import {
-  clauseAsks,
   clausesOf,
-  FOLLOW_UP_MARGIN,
-  REQUEST_ANCHORS,
-  requestEmbeddings,
   SOCIAL_MARGIN,
   type SocialFormula,
   socialMargin,
-  TOPIC_SOCIAL_ANCHORS,
 } from '../services/analysis/src/topics/requests.ts'
 import { isSocialFormula } from '../services/analysis/src/topics/social-formulas.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
@@ -39,6 +33,7 @@ import {
   signalsSetHalves,
   type Text,
 } from './support/texts.ts'
+import { gateAnchors, makesTopic } from './support/topic-gate.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const model = await loadEmbeddingModel({
@@ -46,45 +41,9 @@ const model = await loadEmbeddingModel({
   cacheDir: TEST_MODEL_DIR,
   hubUrl: UNREACHABLE_HUB,
 })
-const anchors = {
-  social: await model.embed(TOPIC_SOCIAL_ANCHORS),
-  request: await model.embed(REQUEST_ANCHORS),
-  otherRequest: (await model.embed(REPLY_REQUEST_ANCHORS)).slice(REQUEST_ANCHORS.length),
-}
-const embed = (t: readonly string[]) => model.embed(t)
+const anchors = await gateAnchors(model)
 const NONE: SocialFormula = () => false
-
-/** Whether each text makes a topic asked after a request (`later`) or as a conversation's first. */
-async function makesTopic(
-  texts: readonly string[],
-  formula: SocialFormula,
-  later: boolean,
-): Promise<boolean[]> {
-  if (texts.length === 0) return []
-  const placed = await requestEmbeddings(
-    texts,
-    await model.embed(texts),
-    anchors,
-    embed,
-    undefined,
-    ownPlanClausesOf,
-    formula,
-  )
-  if (!later) return placed.map((p) => p !== undefined)
-  const open = placed.flatMap((p, i) => (p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN ? [i] : []))
-  const least = await clauseAsks(
-    open.map((i) => texts[i]!),
-    anchors,
-    embed,
-    FOLLOW_UP_MARGIN,
-    ownPlanClausesOf,
-    formula,
-  )
-  const margins = placed.map((p) => p?.margin)
-  for (const [k, i] of open.entries())
-    if (least[k] !== undefined) margins[i] = Math.max(margins[i]!, least[k]!)
-  return margins.map((m) => m !== undefined && m < FOLLOW_UP_MARGIN)
-}
+const rules = (formula: SocialFormula) => ({ plans: ownPlanClausesOf, formula })
 
 interface Trial {
   readonly chatbots: {
@@ -150,8 +109,8 @@ console.log('| set | messages | topic without | topic with | lost | gained |')
 console.log('|---|--:|--:|--:|--:|--:|')
 for (const set of sets) {
   const texts = set.items.map((i) => i.text)
-  const before = await makesTopic(texts, NONE, set.later)
-  const after = await makesTopic(texts, isSocialFormula, set.later)
+  const before = await makesTopic(model, anchors, texts, rules(NONE), set.later)
+  const after = await makesTopic(model, anchors, texts, rules(isSocialFormula), set.later)
   const lost = set.items.filter((_, i) => before[i] && !after[i])
   const gained = set.items.filter((_, i) => !before[i] && after[i])
   console.log(
@@ -196,8 +155,8 @@ for (const set of english) {
     lists.push(`- formula clause, ${set.name}: ${JSON.stringify(item.text.slice(0, 120))} (${item.where})`)
 }
 async function lostOf(texts: string[], later: boolean): Promise<string[]> {
-  const before = await makesTopic(texts, NONE, later)
-  const after = await makesTopic(texts, isSocialFormula, later)
+  const before = await makesTopic(model, anchors, texts, rules(NONE), later)
+  const after = await makesTopic(model, anchors, texts, rules(isSocialFormula), later)
   return texts.filter((_, i) => before[i] && !after[i])
 }
 console.log(`\n${lists.join('\n')}`)

@@ -12,16 +12,8 @@
  * asked first (what the rule costs real requests: every one listed). Never a set flagged blind there.
  */
 import { loadEmbeddingModel } from '../services/analysis/src/providers/embedding-model.ts'
-import { REPLY_REQUEST_ANCHORS } from '../services/analysis/src/topics/answers.ts'
 import { ownPlanClausesOf } from '../services/analysis/src/topics/own-plans.ts'
-import {
-  clauseAsks,
-  FOLLOW_UP_MARGIN,
-  type OwnPlans,
-  REQUEST_ANCHORS,
-  requestEmbeddings,
-  TOPIC_SOCIAL_ANCHORS,
-} from '../services/analysis/src/topics/requests.ts'
+import { FOLLOW_UP_MARGIN, type OwnPlans } from '../services/analysis/src/topics/requests.ts'
 import { TEST_MODEL_DIR, UNREACHABLE_HUB } from '../test/support/model.ts'
 import {
   clincRequests,
@@ -30,37 +22,15 @@ import {
   signalsSetHalves,
   type Text,
 } from './support/texts.ts'
+import { gateAnchors, makesTopic } from './support/topic-gate.ts'
 
 const model = await loadEmbeddingModel({
   modelDir: TEST_MODEL_DIR,
   cacheDir: TEST_MODEL_DIR,
   hubUrl: UNREACHABLE_HUB,
 })
-const anchors = {
-  social: await model.embed(TOPIC_SOCIAL_ANCHORS),
-  request: await model.embed(REQUEST_ANCHORS),
-  otherRequest: (await model.embed(REPLY_REQUEST_ANCHORS)).slice(REQUEST_ANCHORS.length),
-}
-const embed = (t: readonly string[]) => model.embed(t)
+const anchors = await gateAnchors(model)
 const NONE: OwnPlans = () => new Set()
-
-/** Whether each text makes a topic asked after a request (`later`) or as a conversation's first. */
-async function makesTopic(texts: readonly string[], plans: OwnPlans, later: boolean): Promise<boolean[]> {
-  const placed = await requestEmbeddings(texts, await model.embed(texts), anchors, embed, undefined, plans)
-  if (!later) return placed.map((p) => p !== undefined)
-  const open = placed.flatMap((p, i) => (p && !p.byClauses && p.margin < FOLLOW_UP_MARGIN ? [i] : []))
-  const least = await clauseAsks(
-    open.map((i) => texts[i]!),
-    anchors,
-    embed,
-    FOLLOW_UP_MARGIN,
-    plans,
-  )
-  const margins = placed.map((p) => p?.margin)
-  for (const [k, i] of open.entries())
-    if (least[k] !== undefined) margins[i] = Math.max(margins[i]!, least[k]!)
-  return margins.map((m) => m !== undefined && m < FOLLOW_UP_MARGIN)
-}
 
 const PROBES: Text[] = [
   "whatever, I'll call",
@@ -129,8 +99,8 @@ console.log('|---|--:|--:|--:|--:|--:|')
 const lists: string[] = []
 for (const set of sets) {
   const texts = set.items.map((i) => i.text)
-  const before = await makesTopic(texts, NONE, set.later)
-  const after = await makesTopic(texts, ownPlanClausesOf, set.later)
+  const before = await makesTopic(model, anchors, texts, { plans: NONE }, set.later)
+  const after = await makesTopic(model, anchors, texts, { plans: ownPlanClausesOf }, set.later)
   const lost = set.items.filter((_, i) => before[i] && !after[i])
   const gained = set.items.filter((_, i) => !before[i] && after[i])
   const count = (xs: boolean[]) => xs.filter(Boolean).length
