@@ -3,7 +3,6 @@
  * journal and Kafka mode, with the live projector running through the swap; an interrupted rebuild
  * resumes.
  */
-import { spawnSync } from 'node:child_process'
 import { withTransaction } from '@cas/db'
 import { appendToStream, JOURNAL_TOPIC, listDeadLetters } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
@@ -16,6 +15,7 @@ import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import { appendPoisonedConversation } from './support/poison.ts'
+import { runReplayCli } from './support/replay-cli.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
@@ -268,26 +268,12 @@ for (const mode of EVENT_LOG_MODES) {
       await mixedWorkload(app, db)
       await waitFor(caughtUp, { what: 'the live projector to catch up' })
       const before = await snapshot(db)
-      const cli = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'all'],
-        {
-          env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
-          encoding: 'utf8',
-          timeout: 60_000,
-        },
-      )
+      const cli = runReplayCli(['all'], db.url)
       expect(cli.status, cli.stderr).toBe(0)
       expect(cli.stdout).toMatch(/replaying: [\d,]+ events applied, [\d,]+\/s, lag [\d,]+, ETA/)
       expect(cli.stdout).toMatch(/finished rebuild \S+: [\d,]+ events applied, read models swapped in/)
       expect(await snapshot(db)).toEqual(before)
-      const usage = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'nonsense'],
-        {
-          encoding: 'utf8',
-        },
-      )
+      const usage = runReplayCli(['nonsense'])
       expect(usage.status).toBe(64)
       expect(usage.stderr).toContain('usage: npm run replay -- <read-models|all>')
     })

@@ -4,10 +4,10 @@
  * each batch then scanned the whole activity table and the rebuild slowed down as the table grew. The
  * shadow tables keep their unique indexes and that one while they fill, and defer the rest.
  */
-import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
+import { runReplayCli } from '../../../test/support/replay-cli.ts'
 import { type AbandonedRun, rebuildReadModels } from './rebuild.ts'
 
 let db: TestDatabase
@@ -78,15 +78,7 @@ describe('a rebuild left running by an older version', () => {
       const left = await interruptedRun(database)
       await database.pool.query(`ALTER TABLE ${left.schema}.rm_messages DROP COLUMN language`)
       // When the operator runs the rebuild again
-      const cli = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', 'services/projector/src/replay-cli.ts', 'read-models'],
-        {
-          env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn', KAFKA_BROKERS: '' },
-          encoding: 'utf8',
-          timeout: 60_000,
-        },
-      )
+      const cli = runReplayCli(['read-models'], database.url)
       // Then it says which run it abandons and why, and finishes a new one
       expect(cli.status, cli.stderr).toBe(0)
       expect(cli.stdout).toContain(`abandoned rebuild ${left.runId}, starting afresh: `)
