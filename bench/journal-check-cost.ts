@@ -4,16 +4,16 @@
  * over a seeded journal, in shared blocks (hit + read) per event and execution time, both from EXPLAIN
  * (ANALYZE, BUFFERS). Blocks are counts, whatever the load; times follow it (compare them within a run).
  *
- *   npx tsx bench/journal-check-cost.ts [-- --streams 50000 --batches 20 --batch 500]
+ *   npx tsx bench/journal-check-cost.ts [--streams 50000 --batches 20 --batch 500]
  */
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import { createPool, migrate, withDatabase } from '@cas/db'
-import pg from 'pg'
+import { createPool } from '@cas/db'
 import {
   SEEN_STREAM_VERSIONS,
   SEEN_STREAM_VERSIONS_AND_NOT_IN_JOURNAL,
 } from '../libs/eventlog/src/apply-batch.ts'
+import { createBenchDatabase } from './support/in-process.ts'
 import { machineInfo, machineLine } from './support/machine.ts'
 import { startBenchServers } from './support/servers.ts'
 
@@ -37,12 +37,7 @@ interface Plan {
 
 const servers = await startBenchServers({ name: 'journal-check' })
 try {
-  const admin = new pg.Client({ connectionString: servers.postgres.url })
-  await admin.connect()
-  await admin.query('CREATE DATABASE bench')
-  await admin.end()
-  const url = withDatabase(servers.postgres.url, 'bench')
-  await migrate(url)
+  const url = await createBenchDatabase(servers.postgres.url, 'bench')
   const pool = createPool(url, { max: 2 })
   console.log(machineLine(await machineInfo()))
   // A journal of STREAMS conversations × VERSIONS events (payloads of ~1 KB, as a capture's), each
