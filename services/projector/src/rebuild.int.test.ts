@@ -131,6 +131,24 @@ describe('a rebuild left running by an older version', () => {
   // Regression (review8): the indexing phase kept any valid index of the right name, so a run resumed after
   // a migration that redefined an index under its name (as 0013 did rm_hourly_activity_conversation) swapped
   // the older definition in, and one a migration had dropped came back with the swap.
+  // A check constraint a migration adds NOT VALID (not to scan a large live table) is copied valid onto the
+  // shadow table: the same constraint, not a reason to start again.
+  it('is resumed when a live check constraint is NOT VALID and its shadow copy is valid', async () => {
+    const database = await createTestDatabase()
+    try {
+      await database.pool.query(
+        `ALTER TABLE public.rm_reanalysis ADD CONSTRAINT rm_reanalysis_reason_length
+           CHECK (reason IS NULL OR length(reason) < 100000) NOT VALID`,
+      )
+      const left = await interruptedRun(database)
+      const { result, abandoned } = await rebuildOn(database)
+      expect(abandoned).toEqual([])
+      expect(result).toMatchObject({ runId: left.runId, resumed: true, swapped: true })
+    } finally {
+      await database.drop()
+    }
+  })
+
   it('is resumed, building again an index a migration since redefined and dropping one it dropped', async () => {
     const database = await createTestDatabase()
     try {

@@ -39,7 +39,9 @@ export async function shadowTableDifferences(
     [schema, tables],
   )
   const { rows: checks } = await client.query<Described>(
-    `SELECT n.nspname = 'public' AS live, t.relname AS "table", pg_get_constraintdef(c.oid) AS name,
+    // LIKE copies a NOT VALID constraint valid (the shadow table is empty): the same constraint.
+    `SELECT n.nspname = 'public' AS live, t.relname AS "table",
+            regexp_replace(pg_get_constraintdef(c.oid), ' NOT VALID$', '') AS name,
             c.conname AS definition
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
       WHERE c.contype = 'c' AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
