@@ -75,7 +75,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh26', file: FRESH26_SIGNALS_SET, blind: undefined },
     { name: 'fresh27', file: FRESH27_SIGNALS_SET, blind: undefined },
     { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: undefined },
-    { name: 'fresh29', file: FRESH29_SIGNALS_SET, blind: true },
+    { name: 'fresh29', file: FRESH29_SIGNALS_SET, blind: undefined },
     { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: true },
     { name: 'fresh31', file: FRESH31_SIGNALS_SET, blind: true },
   ])(

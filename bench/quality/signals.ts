@@ -91,7 +91,7 @@ export const FRESH26_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh27.json')
 /** Written blind by a thirty-first session (helper fresh28); read blind at signals-v87 to v92 and for several candidates, a development set since 2026-12-02, 12:35 UTC (README there). */
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
-/** Written blind by a thirty-second session (helper fresh29) while others changed the detector; kept blind (README there). */
+/** Written blind by a thirty-second session (helper fresh29); read blind at signals-v89 to v95 and for several candidates, a development set since 2026-12-02, 15:35 UTC (README there). */
 export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
 /** Written blind by a thirty-third session (helper fresh30) while others changed the detector; kept blind (README there). */
 export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh30.json')
@@ -295,8 +295,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh29',
     file: FRESH29_SIGNALS_SET,
     described:
-      'written blind by a thirty-second session while others changed the detector, never tuned on (fresh29, blind)',
-    blind: true,
+      'written blind by a thirty-second session, measured blind for signals-v89 to v95, a development set since (fresh29, development)',
   },
   {
     name: 'fresh30',
