@@ -54,7 +54,7 @@ export interface HttpAppOptions {
 export const BODY_LIMIT = 4 * 1024 * 1024
 
 /** A process's metrics, whose failures to read a source are logged as warnings. */
-export function processMetrics(logger: Logger | false): Metrics {
+export function createProcessMetrics(logger: Logger | false): Metrics {
   const log = logger || undefined
   return new Metrics({
     onError: (what, err) => log?.warn({ err: (err as Error).message }, `metrics: ${what} failed`),
@@ -117,7 +117,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     // its own): a path whose percent-encoded bytes are not UTF-8, which cannot become a parameter.
     frameworkErrors: answerRouterError,
   }) as unknown as FastifyInstance
-  const metrics = opts.metrics ?? processMetrics(opts.logger)
+  const metrics = opts.metrics ?? createProcessMetrics(opts.logger)
   app.decorate('metrics', metrics)
   installBodyParsing(app)
   app.setValidatorCompiler(validatorCompiler)

@@ -1,5 +1,11 @@
 export { decompressRequestBody } from './content-encoding.ts'
-export { BODY_LIMIT, createHttpApp, type HttpAppOptions, processMetrics, requestIdOf } from './create-app.ts'
+export {
+  BODY_LIMIT,
+  createHttpApp,
+  createProcessMetrics,
+  type HttpAppOptions,
+  requestIdOf,
+} from './create-app.ts'
 export { DATABASE_RETRY_AFTER_SECONDS, installErrorHandler } from './error-handler.ts'
 export {
   AppError,

@@ -1,5 +1,5 @@
 import type { ServerConfig } from '@cas/config'
-import { createHttpApp, type HttpAppOptions, processMetrics, type ReadinessCheck } from '@cas/http'
+import { createHttpApp, createProcessMetrics, type HttpAppOptions, type ReadinessCheck } from '@cas/http'
 import type { MetricSet, Metrics } from '@cas/metrics'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -61,7 +61,7 @@ export async function startComposed(opts: {
   try {
     // The metrics exist before the services start: a background run that ends before the process
     // listens is counted too.
-    const metrics = processMetrics(opts.logger)
+    const metrics = createProcessMetrics(opts.logger)
     for (const set of opts.services.flatMap((s) => s.metricSets ?? [])) metrics.use(set)
     for (const s of opts.services) {
       started.push(s)
