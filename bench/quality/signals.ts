@@ -97,6 +97,8 @@ export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh30.json')
 /** Written blind by a thirty-fourth session (helper fresh31) while others changed the detector; kept blind (README there). */
 export const FRESH31_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh31.json')
+/** Written blind by a thirty-fifth session (helper fresh32) while others changed the detector; kept blind (README there). */
+export const FRESH32_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh32.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -309,6 +311,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH31_SIGNALS_SET,
     described:
       'written blind by a thirty-fourth session while others changed the detector, never tuned on (fresh31, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh32',
+    file: FRESH32_SIGNALS_SET,
+    described:
+      'written blind by a thirty-fifth session while others changed the detector, never tuned on (fresh32, blind)',
     blind: true,
   },
 ]
