@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { REPLY_REQUEST_ANCHORS } from './answers.ts'
 import {
   clauseAsks,
+  clauseAsksNothing,
   clausesOf,
   everySentenceOf,
   FOLLOW_UP_MARGIN,
@@ -13,6 +14,7 @@ import {
   SOCIAL_MARGIN,
   socialMargin,
 } from './requests.ts'
+import { isSocialFormula } from './social-formulas.ts'
 import { normalized } from './vectors.ts'
 
 /** Unit vectors in 4 dimensions: axis 0 a social act, axis 1 a request, 2 and 3 anything else. */
@@ -198,6 +200,20 @@ describe('only requests make topics: the decision', () => {
     expect(placed[1]).toBeUndefined()
     expect(placed[2]!.embedding).toBe(REQUEST)
   })
+  it('takes a clause to ask nothing when the model reads it as social, or it is data, an own plan or a formula', () => {
+    const asking = 'where is my parcel'
+    const none = new Set<string>()
+    expect(clauseAsksNothing(asking, SOCIAL_MARGIN - 0.01, none, isSocialFormula)).toBe(false)
+    // Each reading alone is enough: the model's margin, the words' shape, the end user's plan, the grammar.
+    expect(clauseAsksNothing(asking, SOCIAL_MARGIN, none, isSocialFormula)).toBe(true)
+    expect(clauseAsksNothing('CB-7781', -1, none, isSocialFormula)).toBe(true)
+    expect(clauseAsksNothing("I'll call", -1, new Set(["I'll call"]), isSocialFormula)).toBe(true)
+    expect(clauseAsksNothing('muchas gracias', -1, none, isSocialFormula)).toBe(true)
+    expect(clauseAsksNothing('muchas gracias', -1, none, () => false)).toBe(false)
+    // The plans are the clauses of the text read: a plan of another text's is no plan of this one's.
+    expect(clauseAsksNothing(asking, -1, new Set(["I'll call"]), isSocialFormula)).toBe(false)
+  })
+
   it('reads no clause after the first that asks under the bound, and decides as when reading them all', async () => {
     // perf6: every clause of a later request was embedded, a tenth of the model's texts on multi-turn traffic.
     const vectors: Record<string, Float32Array> = {

@@ -280,10 +280,7 @@ export async function requestEmbeddings(
     const plans = ownPlans(texts[i]!)
     const asking = clauses
       .map((c) => ({ ...c, sides: sidesFrom(gateSimilarities(c.v, anchors), anchors) }))
-      .filter(
-        (c) =>
-          !isSocial([c.sides.margin]) && !isDatum(c.text) && !plans.has(c.text) && !socialFormula(c.text),
-      )
+      .filter((c) => !clauseAsksNothing(c.text, c.sides.margin, plans, socialFormula))
     if (asking.length === 0) return undefined
     const sum = new Float32Array(asking[0]!.v.length)
     for (const c of asking) addInto(sum, c.v)
@@ -322,11 +319,12 @@ export async function clauseAsks(
 ): Promise<(number | undefined)[]> {
   const split = texts.map((t) => clausesOf(t))
   const plans = texts.map((t) => ownPlans(t))
-  const asksNothing = (text: string, i: number) => plans[i]!.has(text) || socialFormula(text)
   // A text of one clause that is the end user's own plan or another language's thanks asks in none: no model
   // call needed.
   const least: (number | undefined)[] = split.map((c, i) =>
-    c.length > 1 || (c.length === 1 && asksNothing(c[0]!, i)) ? Infinity : undefined,
+    c.length > 1 || (c.length === 1 && grammarAsksNothing(c[0]!, plans[i]!, socialFormula))
+      ? Infinity
+      : undefined,
   )
   let open = split.flatMap((c, i) => (c.length > 1 ? [i] : []))
   for (let k = 0; open.length > 0; k++) {
@@ -334,12 +332,39 @@ export async function clauseAsks(
     for (const [j, i] of open.entries()) {
       const text = split[i]![k]!
       const sides = sidesFrom(gateSimilarities(vectors[j]!, anchors), anchors)
-      if (!isSocial([sides.margin]) && !isDatum(text) && !asksNothing(text, i))
+      if (!clauseAsksNothing(text, sides.margin, plans[i]!, socialFormula))
         least[i] = Math.min(least[i]!, sides.asks)
     }
     open = open.filter((i) => k + 1 < split[i]!.length && !(least[i]! < below))
   }
   return least
+}
+
+/**
+ * Whether a clause of a message asks nothing: the model reads it as social (`margin`, its social margin against the
+ * support requests, reaches SOCIAL_MARGIN), it is data (isDatum), or its grammar says so (grammarAsksNothing). The
+ * one test of a clause for both readers of clauses: requestEmbeddings, placing a message social as a whole by the
+ * clauses that ask, and clauseAsks, finding how clearly a follow-up asks in its clearest.
+ */
+export function clauseAsksNothing(
+  clause: string,
+  margin: number,
+  plans: ReadonlySet<string>,
+  socialFormula: SocialFormula,
+): boolean {
+  return isSocial([margin]) || isDatum(clause) || grammarAsksNothing(clause, plans, socialFormula)
+}
+
+/**
+ * Whether a clause's grammar says it asks nothing, read without the model: it is one of the end user's own plans
+ * (`plans`, the text's OwnPlans) or another language's social formula.
+ */
+function grammarAsksNothing(
+  clause: string,
+  plans: ReadonlySet<string>,
+  socialFormula: SocialFormula,
+): boolean {
+  return plans.has(clause) || socialFormula(clause)
 }
 
 /**
