@@ -22,7 +22,7 @@ import {
   signalsSetHalves,
   type Text,
 } from './support/texts.ts'
-import { gateAnchors, makesTopic } from './support/topic-gate.ts'
+import { gateAnchors, reportWithoutAndWith } from './support/topic-gate.ts'
 
 const model = await loadEmbeddingModel({
   modelDir: TEST_MODEL_DIR,
@@ -94,27 +94,17 @@ const sets = [
 console.log(
   `Follow-up margin ${FOLLOW_UP_MARGIN}. Messages that make a topic, without → with own plans read:`,
 )
-console.log('| set | messages | topic without | topic with | lost | gained |')
-console.log('|---|--:|--:|--:|--:|--:|')
-const lists: string[] = []
-for (const set of sets) {
-  const texts = set.items.map((i) => i.text)
-  const before = await makesTopic(model, anchors, texts, { plans: NONE }, set.later)
-  const after = await makesTopic(model, anchors, texts, { plans: ownPlanClausesOf }, set.later)
-  const lost = set.items.filter((_, i) => before[i] && !after[i])
-  const gained = set.items.filter((_, i) => !before[i] && after[i])
-  const count = (xs: boolean[]) => xs.filter(Boolean).length
-  console.log(
-    `| ${set.name} | ${texts.length} | ${count(before)} | ${count(after)} | ${lost.length} | ${gained.length} |`,
-  )
-  for (const item of lost)
-    lists.push(`- lost, ${set.name}: ${JSON.stringify(item.text.slice(0, 120))} (${item.where})`)
-  for (const item of gained)
-    lists.push(`- gained, ${set.name}: ${JSON.stringify(item.text.slice(0, 120))} (${item.where})`)
-  if (set.items === PROBES)
-    for (const [i, item] of set.items.entries())
-      lists.push(
-        `- probe ${JSON.stringify(item.text)}: ${before[i] ? 'topic' : 'none'} → ${after[i] ? 'topic' : 'none'}`,
-      )
-}
+const lists = await reportWithoutAndWith(
+  model,
+  anchors,
+  sets,
+  { without: { plans: NONE }, with: { plans: ownPlanClausesOf } },
+  (set, before, after) =>
+    set.items === PROBES
+      ? set.items.map(
+          (item, i) =>
+            `- probe ${JSON.stringify(item.text)}: ${before[i] ? 'topic' : 'none'} → ${after[i] ? 'topic' : 'none'}`,
+        )
+      : [],
+)
 console.log(`\n${lists.join('\n')}`)
