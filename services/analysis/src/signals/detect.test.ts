@@ -2289,6 +2289,47 @@ describe('conversation signals: the decision', () => {
     expect(offered({ asks: true })).toEqual([])
   })
 
+  it('keeps a hand-over said in words whatever the assistant says next (signals-v96)', () => {
+    // Issue 32 (sig25): fresh29 haystraw-02, "I've passed this to Dave, our yard manager… He'll ring you today to arrange
+    // a swap." (a contact unit, head 0.878, margin 0.010), "ok after 4 pls, im at work til then", "Noted: I've asked Dave
+    // to call after 4pm." (no hand-over in it): answersOn took the hand-over back; and petsitter-02, "…a coordinator will
+    // call you today.", "who is doing tonight??", "Sorry, I didn't get that.".
+    const contact = { head: 0.878, margin: 0.01, contacts: true as const }
+    const passedOn = { handover: contact.margin, handoverUnits: [contact] }
+    const then = (said: Partial<MessageCues>, next: Partial<MessageCues> = {}) =>
+      names(
+        conversation(['user', {}], ['assistant', said], ['user', { social: 0.1 }], ['assistant', next]),
+        at(5),
+      )
+    expect(then(passedOn)).toEqual(['escalation'])
+    expect(then(passedOn, { inability: true })).toEqual(['escalation', 'bot_failure'])
+    // The assistant passing the end user on (v86's words) stands the same way.
+    expect(then({ handover: 0.01, handoverUnits: [{ head: 0.5, margin: 0.01, transfers: true }] })).toEqual([
+      'escalation',
+    ])
+    // A weak hand-over read by the head alone, no words of contact, is still taken back by the answer after it.
+    expect(then({ handover: 0.01, handoverUnits: [{ head: 0.95, margin: 0.01 }] })).toEqual([])
+    // Nor does a contact unit v48 does not read (under its head, after no miss; or telling the end user to act) stand.
+    expect(
+      then({
+        handover: 0.1,
+        handoverUnits: [
+          { ...contact, head: 0.47 },
+          { head: 0.5, margin: 0.1 },
+        ],
+      }),
+    ).toEqual([])
+    expect(
+      then({
+        handover: 0.1,
+        handoverUnits: [
+          { ...contact, userActs: true },
+          { head: 0.5, margin: 0.1 },
+        ],
+      }),
+    ).toEqual([])
+  })
+
   it('reads the assistant passing the end user on, in words, as a hand-over at any head (signals-v86)', () => {
     // Issue 32 (esc5): "Transferring you to the Warrington depot now.", head 0.79 at margin 0.007.
     const transfer = {

@@ -2,7 +2,7 @@ import { BUILTIN_SIGNAL_NAMES } from '@cas/events'
 import type { MessageRole } from '../analyzer.ts'
 import { SOCIAL_MARGIN } from '../topics/requests.ts'
 import { dot, type Vector } from '../topics/vectors.ts'
-import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
+import type { CustomSignal, EscalationUnit, HandoverUnit, MessageCues } from './cues.ts'
 
 /**
  * A conversation's signals (issue 32), decided from its messages' cues (cues.ts), its structure and the
@@ -22,7 +22,9 @@ import type { CustomSignal, EscalationUnit, MessageCues } from './cues.ts'
  *   end user on in words at any head, cues.ts transfersOf: "Transferring you to the depot now."; signals-v58, someone
  *   else who will contact the end user at any head in a message that says it cannot help; signals-v89, the same
  *   after a turn that missed (signals-v91: or asked again for what it asked: contactAfterMiss); not a social act,
- *   nor a weak handover after which the assistant, at its next turn, answers on, nor, signals-v31, a
+ *   nor a weak handover after which the assistant, at its next turn, answers on (signals-v96: unless it hands over
+ *   in those words, handsOverInWords: "…He'll ring you today", "ok after 4 pls", "Noted: I've asked Dave to call
+ *   after 4pm."), nor, signals-v31, a
  *   message that says it cannot put the end user through: cues.ts, refusesHandoverOf, nor, signals-v33, a
  *   weak handover that carries out what the assistant offered and the end user accepted: "Shall I book
  *   it?", "yes", "Booked. Your engineer is Tom; he'll text you…"; signals-v85: not after the assistant asked for a
@@ -149,7 +151,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 95
+export const SIGNALS_VERSION = 96
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -856,6 +858,26 @@ function handoverMargin(c: MessageCues | undefined): number | undefined {
 }
 
 /**
+ * A unit of the assistant's message that hands over by its words (handoverSaid): it says someone else will contact
+ * the end user (signals-v48, cues.ts contactsUserOf), does not tell the end user to act, at a reply's margin (≥
+ * THRESHOLDS.handoverReplyMargin) and a head ≥ THRESHOLDS.handoverContactHead, or (signals-v58) at any head in a
+ * message that says it cannot help (the failure anchors or the inability cue, as detectSignals reads a failed turn:
+ * what the assistant could not do passes to the person who will contact the end user); or (signals-v86) it says the
+ * assistant passes the end user on (cues.ts transfersOf), at any head.
+ */
+function handsOverInWords(c: MessageCues, u: HandoverUnit): boolean {
+  const t = THRESHOLDS
+  if (u.transfers === true) return true
+  const fails = fires(c.failure, t.failure) || c.inability === true
+  return (
+    u.contacts === true &&
+    u.userActs !== true &&
+    (u.head >= t.handoverContactHead || fails) &&
+    u.margin >= t.handoverReplyMargin
+  )
+}
+
+/**
  * What the assistant's message says towards a handover: its best unit's margin reaches THRESHOLDS.handover,
  * or (signals-v20, with the learned handover head: cues.ts handoverUnits) some unit (the whole, or one
  * sentence) is read by the head as handing over (≥ THRESHOLDS.handoverHead) and leans to the handover
@@ -876,9 +898,6 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
   if (margin === undefined) return undefined
   const t = THRESHOLDS
   const byMargin = margin >= t.handover ? confidenceOf(margin, t.handover) : undefined
-  // signals-v58: a message that says it cannot help (the failure anchors or the inability cue, as detectSignals
-  // reads a failed turn) passes what the assistant could not do to the person who will contact the end user.
-  const fails = fires(c!.failure, t.failure) || c!.inability === true
   let byHead: number | undefined
   for (const u of c!.handoverUnits ?? []) {
     // signals-v72: a unit near no handover anchor (cues.ts, HANDOVER_NEAR, `far`) hands nothing over by the head
@@ -888,14 +907,7 @@ export function handoverSaid(c: MessageCues | undefined): number | undefined {
     const near = u.far !== true
     const said = near && u.head >= t.handoverHead && u.margin >= t.handoverHeadMargin
     const sure = near && u.head >= t.handoverHeadSure && u.margin >= t.handoverHeadSureMargin
-    // signals-v86: a unit that says the assistant passes the end user on (cues.ts transfersOf) hands over at any head.
-    const transfers = u.transfers === true
-    const contacts =
-      u.contacts === true &&
-      u.userActs !== true &&
-      (u.head >= t.handoverContactHead || fails) &&
-      u.margin >= t.handoverReplyMargin
-    if (said || sure || contacts || transfers) {
+    if (said || sure || handsOverInWords(c!, u)) {
       byHead = Math.max(byHead ?? 0, Math.round(u.head * 100) / 100)
     }
   }
@@ -1310,6 +1322,12 @@ export function detectSignals(
   // as the assistant too, and may greet in words the anchors do not read ("Hello, Jonas from billing here").
   const answersOn = (m: ConversationMessage) => {
     if (handoverMargin(m.cues)! >= 2 * t.handover) return false
+    // signals-v96: nor a handover that says in words someone else will contact the end user or passes it on
+    // (handsOverInWords): the person named takes the case whatever the assistant says next, be it the call's time
+    // arranged ("He'll ring you today to arrange a swap.", "ok after 4 pls", "Noted: I've asked Dave to call after
+    // 4pm.") or a failure on a new message ("…a coordinator will call you today.", "who is doing tonight??",
+    // "Sorry, I didn't get that.").
+    if ((m.cues?.handoverUnits ?? []).some((u) => handsOverInWords(m.cues!, u))) return false
     const k = talk.indexOf(m)
     const next = talk.findIndex((a, j) => j > k && a.role === 'assistant')
     if (next === -1 || !talk.slice(k + 1, next).some((u) => u.role === 'user')) return false

@@ -24,6 +24,7 @@ import {
   DEFAULT_QUIET_PERIOD_MS,
   detectSignals,
   escalationAsked,
+  handoverSaid,
   THRESHOLDS,
 } from './detect.ts'
 
@@ -322,6 +323,33 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
         ['assistant', passedOn],
       ),
     ).not.toContain('escalation')
+  }, 60_000)
+
+  it('keeps a hand-over that says someone will call the end user when the assistant then arranges the call or fails on a new message (signals-v96)', async () => {
+    // Issue 32 (sig25): fresh29 haystraw-02's and petsitter-02's shapes, in other words.
+    const passedOn =
+      "I'm sorry about that. I've passed this to Jo, our yard supervisor, with your order. She'll ring you today to arrange a replacement load."
+    const scored = await cuesOfOne('assistant', passedOn)
+    expect(scored!.cues.handoverUnits!.some((u) => u.contacts === true)).toBe(true)
+    const opening: Turn = [
+      'user',
+      "the logs you delivered on friday are damp, they hiss in the stove and won't catch",
+    ]
+    const arranged: Turn[] = [
+      ['user', 'ok after 5 please, im at work until then'],
+      ['assistant', "Noted: I've asked Jo to call after 5pm."],
+    ]
+    const arrangedCues = await cuesOfOne('assistant', arranged[1]![1])
+    expect(handoverSaid(arrangedCues!.cues)).toBeUndefined()
+    expect(await signals(opening, ['assistant', passedOn], ...arranged)).toContain('escalation')
+    expect(
+      await signals(
+        opening,
+        ['assistant', passedOn],
+        ['user', "i'm out tonight, who is stacking the new load??"],
+        ['assistant', "Sorry, I didn't get that."],
+      ),
+    ).toContain('escalation')
   }, 60_000)
 
   it('reads a contact as a hand-over after the assistant asked again for the same detail, or after an offer in a message that failed; the same after an answer, or after an offer that did not fail, as none (signals-v91)', async () => {
