@@ -3,19 +3,25 @@
  * journal and Kafka mode, with the live projector running through the swap; an interrupted rebuild
  * resumes.
  */
-import { withTransaction } from '@cas/db'
-import { appendToStream, JOURNAL_TOPIC, listDeadLetters } from '@cas/eventlog'
+import { createPool, withTransaction } from '@cas/db'
+import { appendToStream, type EventLogBackend, JOURNAL_TOPIC, listDeadLetters } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
-import { READ_MODEL_TABLES, rebuildReadModels } from '@cas/service-projector/rebuild'
+import {
+  type AbandonedRun,
+  READ_MODEL_TABLES,
+  RebuildStoppedError,
+  rebuildReadModels,
+} from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
+import { groupLockKey } from '../services/projector/src/projections/batch-order.ts'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
 import type { TestDatabase } from './support/database.ts'
 import { testKeyring } from './support/keyring.ts'
 import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import { appendPoisonedConversation } from './support/poison.ts'
-import { runReplayCli } from './support/replay-cli.ts'
+import { runReplayCli, startReplayCli } from './support/replay-cli.ts'
 import { waitFor } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
@@ -262,6 +268,133 @@ for (const mode of EVENT_LOG_MODES) {
       expect(rows[0].n).toBe(0)
     })
 
+    /**
+     * A run stopped part-way and events since; an older rebuild (`resume`) resuming it in a process of its
+     * own, its next batch held back at the rebuild group's batch-ordering lock before it
+     * has touched a table; a newer version's rebuild abandoning that run (a migration since changed its
+     * tables) and starting its own (left replaying: stopped before its swap); then the held batch let go.
+     */
+    async function abandonUnderAnOlderRebuild<T>(
+      resume: (on: { db: TestDatabase; eventLog: EventLogBackend; liveGroupId: string }) => Promise<T>,
+    ) {
+      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const interrupted = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        stopAfter: 0,
+        progressIntervalMs: 10,
+      })
+      const { rows: runs } = await db.pool.query<{ schema_name: string; group_id: string }>(
+        'SELECT schema_name, group_id FROM replay_runs WHERE id = $1',
+        [interrupted.runId],
+      )
+      const { schema_name: schema, group_id: group } = runs[0]!
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
+      const before = await snapshot(db)
+      const holder = await db.pool.connect()
+      try {
+        await holder.query('SELECT pg_advisory_lock($1, -1)', [groupLockKey(group)])
+        const older = resume({ db, eventLog, liveGroupId })
+        const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        await waitFor(
+          async () =>
+            (
+              await db.pool.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+                [me[0]!.pid],
+              )
+            ).rows[0]!.n > 0,
+          { what: 'the older rebuild’s batch to wait at the lock', timeoutMs: 30_000 },
+        )
+        await db.pool.query(`DROP TABLE ${schema}.rm_hourly_languages`)
+        const abandoned: AbandonedRun[] = []
+        const newer = await rebuildReadModels({
+          pool: db.pool,
+          keyring: testKeyring,
+          eventLog,
+          liveGroupId,
+          stopAfter: 0,
+          progressIntervalMs: 10,
+          onAbandoned: (run) => abandoned.push(run),
+        })
+        expect(abandoned.map((a) => a.runId)).toEqual([interrupted.runId])
+        expect(newer).toMatchObject({ resumed: false, swapped: false })
+        await holder.query('SELECT pg_advisory_unlock($1, -1)', [groupLockKey(group)])
+        return { db, eventLog, liveGroupId, before, group, abandonedRunId: interrupted.runId, newer, older }
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock_all()').catch(() => {})
+        holder.release()
+      }
+    }
+
+    /** What is left after: the live tables as before, and nothing of the abandoned run's consumer group. */
+    async function expectNothingWrittenBy(
+      db: TestDatabase,
+      before: Awaited<ReturnType<typeof snapshot>>,
+      group: string,
+    ) {
+      expect(await snapshot(db)).toEqual(before)
+      const { rows: kept } = await db.pool.query(
+        `SELECT (SELECT count(*) FROM consumer_checkpoints WHERE group_id = $1)::int AS checkpoints,
+                (SELECT count(*) FROM consumer_stream_versions WHERE group_id = $1)::int AS versions,
+                (SELECT count(*) FROM dead_letters WHERE group_id = $1)::int AS letters`,
+        [group],
+      )
+      expect(kept).toEqual([{ checkpoints: 0, versions: 0, letters: 0 }])
+    }
+
+    it('stops an older rebuild still running when a newer one abandons its run, leaving the live tables alone', async () => {
+      // Regression (review8): `abandon` dropped the run's schema while another process still ran that run;
+      // on `search_path = rebuild_x, public` that process's next batch found no shadow table and wrote the
+      // live ones, applying its events again (its checkpoints and stream versions were gone too).
+      // Given an older rebuild resuming a run, in a process of its own (its own pool and consumers)
+      const { db, eventLog, liveGroupId, before, group, abandonedRunId, newer, older } =
+        await abandonUnderAnOlderRebuild(({ db, eventLog, liveGroupId }) => {
+          const pool = createPool(db.url, { applicationName: 'older-rebuild' })
+          cleanups.push(() => pool.end())
+          return rebuildReadModels({
+            pool,
+            keyring: testKeyring,
+            eventLog,
+            liveGroupId,
+            progressIntervalMs: 10,
+          })
+            .then((result) => ({ result, error: undefined }))
+            .catch((error: Error) => ({ result: undefined, error }))
+        })
+      // When a newer one has abandoned that run and its held batch goes on
+      // Then the older rebuild stops, saying why, having written nothing
+      const { result, error } = await older
+      expect(result).toBeUndefined()
+      expect(error).toBeInstanceOf(RebuildStoppedError)
+      expect(error?.message).toBe(
+        `rebuild ${abandonedRunId} stopped: abandoned by another rebuild; nothing more applied`,
+      )
+      await expectNothingWrittenBy(db, before, group)
+      // And the newer one, resumed, swaps in what the live projector had built
+      const finished = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        progressIntervalMs: 10,
+      })
+      expect(finished).toMatchObject({ runId: newer.runId, resumed: true, swapped: true })
+      expect(await snapshot(db)).toEqual(before)
+      const { rows: statuses } = await db.pool.query(
+        'SELECT id, status FROM replay_runs ORDER BY started_at, id',
+      )
+      expect(statuses).toEqual([
+        { id: abandonedRunId, status: 'abandoned' },
+        { id: newer.runId, status: 'done' },
+      ])
+    })
+
     if (mode.name !== 'journal') return
     it('runs as `npm run replay -- all` on the database of the service, printing its progress', async () => {
       const { db, app, caughtUp } = await setUp()
@@ -276,6 +409,22 @@ for (const mode of EVENT_LOG_MODES) {
       const usage = runReplayCli(['nonsense'])
       expect(usage.status).toBe(64)
       expect(usage.stderr).toContain('usage: npm run replay -- <read-models|all>')
+    })
+
+    it('stops `npm run replay` still running an older rebuild when a newer one abandons its run: exit code 1, one line', async () => {
+      // Given `npm run replay` resuming a run, its next batch held back
+      const { db, before, group, abandonedRunId, older } = await abandonUnderAnOlderRebuild(({ db }) =>
+        startReplayCli(['read-models'], db.url),
+      )
+      // When a newer rebuild has abandoned that run and the batch goes on
+      // Then the CLI ends with exit code 1 and says why on stderr, without a stack trace
+      const cli = await older
+      expect(cli.status).toBe(1)
+      expect(cli.stderr.trim().split('\n')).toEqual([
+        `replay: rebuild ${abandonedRunId} stopped: abandoned by another rebuild; nothing more applied`,
+      ])
+      expect(cli.stdout).not.toContain('swapped in')
+      await expectNothingWrittenBy(db, before, group)
     })
 
     it('hands the rebuilt tables to a live projector of several journal partitions, each continuing', async () => {

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { runReplayCli } from '../../../test/support/replay-cli.ts'
-import { type AbandonedRun, rebuildReadModels } from './rebuild.ts'
+import { waitFor } from '../../../test/support/wait.ts'
+import { type AbandonedRun, RebuildStoppedError, rebuildReadModels } from './rebuild.ts'
 
 let db: TestDatabase
 
@@ -199,6 +200,58 @@ describe('a rebuild left running by an older version', () => {
       )
       expect(rows).toEqual([{ live: null, schema: null }])
     } finally {
+      await database.drop()
+    }
+  })
+})
+
+describe('two rebuilds starting at the same moment', () => {
+  // One running run per projection (migration 0007's replay_runs_one_running) is what keeps two new runs
+  // from replaying at once; the one that loses the race stops, saying so, instead of failing on the index.
+  it('start one run: the other stops, saying so, leaving no schema of its own', async () => {
+    const database = await createTestDatabase()
+    const holder = await database.pool.connect()
+    try {
+      // Given two rebuilds that both found no run left running, their inserts held back until both have
+      // created their schemas
+      await holder.query('BEGIN')
+      await holder.query('LOCK TABLE replay_runs IN SHARE MODE')
+      const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      const outcomes = [rebuildOn(database), rebuildOn(database)].map((rebuild) =>
+        rebuild.then(
+          ({ result }) => ({ result, error: undefined }),
+          (error: Error) => ({ result: undefined, error }),
+        ),
+      )
+      await waitFor(
+        async () =>
+          (
+            await database.pool.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'INSERT INTO replay_runs%'",
+              [me[0]!.pid],
+            )
+          ).rows[0]!.n === 2,
+        { what: 'both rebuilds to wait at their insert' },
+      )
+      // When they go on
+      await holder.query('COMMIT')
+      const [first, second] = await Promise.all(outcomes)
+      // Then one swaps its run in, and the other stops with one line
+      const finished = [first, second].filter((o) => o!.result !== undefined)
+      const stopped = [first, second].filter((o) => o!.error !== undefined)
+      expect(finished.map((o) => o!.result?.swapped)).toEqual([true])
+      expect(stopped.map((o) => o!.error?.message)).toEqual([
+        'rebuild not started: another rebuild started a run at the same moment',
+      ])
+      expect(stopped[0]!.error).toBeInstanceOf(RebuildStoppedError)
+      expect(await runStatuses(database)).toEqual([{ id: finished[0]!.result!.runId, status: 'done' }])
+      const { rows } = await database.pool.query(
+        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'replaced\\_%'",
+      )
+      expect(rows).toEqual([])
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {})
+      holder.release()
       await database.drop()
     }
   })

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { withTransaction } from '@cas/db'
+import { Waiter, withTransaction } from '@cas/db'
 import {
   type ConsumerStats,
   consumerLag,
@@ -14,10 +14,12 @@ import type pg from 'pg'
 import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP, projectorBatches } from './app.ts'
 import type { ProjectionStats } from './projections/apply.ts'
 import { PROTECTED_TABLES, READ_MODEL_TABLES } from './projections/registry.ts'
+import { assertRunRunning, holdRunningRun, RebuildStoppedError } from './replay-run.ts'
 import { shadowTableDifferences } from './shadow-tables.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events (registry.ts). */
 export { READ_MODEL_TABLES } from './projections/registry.ts'
+export { RebuildStoppedError } from './replay-run.ts'
 
 /** Tables the query role reads under row-level security (registry.ts). */
 const PROTECTED = new Set<string>(PROTECTED_TABLES)
@@ -99,6 +101,9 @@ interface Run {
  * consumer group, so it continues from its checkpoint. The swap locks the live projector's checkpoints,
  * so a running projector waits for it; the rebuild must have reached at least every live checkpoint,
  * and the live projector then continues from the rebuild's checkpoints on the new tables.
+ *
+ * Throws RebuildStoppedError, having written nothing more, when another process's rebuild ends the run
+ * under it (replay-run.ts): a newer version's abandons it, or another resuming the same run swaps it in.
  */
 export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildResult> {
   const { pool } = opts
@@ -120,26 +125,42 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
     })
   }
   const members = Math.max(1, Math.min(opts.parallelism ?? 2, REBUILD_JOURNAL_PARTITIONS))
+  // Set by the first batch that finds the run ended (its consumer retries it meanwhile, applying nothing).
+  let stopped: RebuildStoppedError | undefined
+  const waiter = new Waiter()
+  const stop = (err: RebuildStoppedError) => {
+    stopped ??= err
+    waiter.wake()
+  }
   for (;;) {
-    const consumers = Array.from({ length: members }, () => replayConsumer(opts, run, stats))
+    const consumers = Array.from({ length: members }, () => replayConsumer(opts, run, stats, stop))
     try {
       await Promise.all(consumers.map((c) => c.start()))
       for (;;) {
         const behind = await lag.read(run.group_id, consumers)
+        if (stopped) break
         report('replaying', behind)
         if (opts.stopAfter !== undefined && stats.applied >= opts.stopAfter) {
           return { runId: run.id, resumed, swapped: false, applied: stats.applied }
         }
         if (behind === 0) break
-        await new Promise((resolve) => setTimeout(resolve, interval))
+        await waiter.sleep(interval)
       }
     } finally {
       await Promise.all(consumers.map((c) => c.stop()))
     }
-    // Built once, after the bulk of the replay (later rounds find them there).
+    if (stopped) throw stopped
+    // Built once, after the bulk of the replay (later rounds find them there). Every statement names the
+    // run's schema, so a run ended meanwhile cannot reach the live tables here: its next statement fails
+    // on the dropped schema, and that failure is told as the run's end.
     report('indexing', 0)
-    await buildDeferredIndexes(pool, run)
-    await analyzeShadowTables(pool, run)
+    try {
+      await buildDeferredIndexes(pool, run)
+      await analyzeShadowTables(pool, run)
+    } catch (err) {
+      await assertRunRunning(pool, run.id)
+      throw err
+    }
     report('swapping', await lag.exact(run.group_id))
     if (await swapIn(pool, run, liveGroupId, opts.eventLog)) break
     // The live projector moved past the rebuild meanwhile: replay a little more and try again.
@@ -213,6 +234,17 @@ async function startOrResume(
   }
   const id = `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${randomBytes(3).toString('hex')}`
   const run = { id, schema_name: `rebuild_${id}`, group_id: `rebuild-${id}` }
+  await createRun(pool, run).catch((err: { code?: string; constraint?: string }) => {
+    // Another rebuild found no run either and inserted its own first (one running run per projection,
+    // migration 0007): this transaction, schema and all, is rolled back; the other carries on.
+    if (err.code !== '23505' || err.constraint !== 'replay_runs_one_running') throw err
+    throw new RebuildStoppedError('rebuild not started: another rebuild started a run at the same moment')
+  })
+  return { run, resumed: false }
+}
+
+/** Creates a run's schema and shadow tables and records it as running, in one transaction. */
+async function createRun(pool: pg.Pool, run: Run): Promise<void> {
   await withTransaction(pool, async (client) => {
     await client.query(`CREATE SCHEMA ${run.schema_name}`)
     for (const table of READ_MODEL_TABLES) {
@@ -233,12 +265,22 @@ async function startOrResume(
       [run.id, READ_MODELS, run.schema_name, run.group_id],
     )
   })
-  return { run, resumed: false }
 }
 
-/** Drops a run's shadow tables and what its consumer group kept, and marks it abandoned. */
+/**
+ * Drops a run's shadow tables and what its consumer group kept, and marks it abandoned. Another process
+ * may still be running it (an older version's rebuild not stopped before the upgrade): its batches hold
+ * the run's row (holdRunningRun), so this waits for a batch in flight, and every later batch finds the run
+ * abandoned and writes nothing. The group's checkpoint rows are locked first, in the order a batch locks
+ * them before it takes the run's row: taken the other way round, a batch between the two would wait for
+ * this while this waited for its checkpoints.
+ */
 async function abandon(pool: pg.Pool, run: Run): Promise<void> {
   await withTransaction(pool, async (client) => {
+    await client.query(
+      'SELECT 1 FROM consumer_checkpoints WHERE group_id = $1 ORDER BY topic, partition FOR UPDATE',
+      [run.group_id],
+    )
     await client.query("UPDATE replay_runs SET status = 'abandoned', finished_at = now() WHERE id = $1", [
       run.id,
     ])
@@ -251,14 +293,20 @@ async function abandon(pool: pg.Pool, run: Run): Promise<void> {
 /**
  * The projector, writing into the shadow tables: unqualified table names resolve to the run's schema,
  * which holds every table of READ_MODEL_TABLES as public has it (startOrResume checked), so none resolves
- * to the live one. Nothing checks again per batch: only a migration run while the rebuild runs could
- * change that (docs/operations.md says to stop it first), and the swap, missing a table, fails whole.
+ * to the live one. Each batch first holds the run's row and goes on only while the run is running
+ * (holdRunningRun): once another rebuild has abandoned it and dropped its schema, every name would
+ * resolve to `public`. A batch that finds it ended applies nothing and tells `stop`.
  * Its batches are ordered as the live projector's are (`projectorBatches`: the deletion lock, then the
  * partition locks, under a key of the rebuild's own group), so that its members, which run at once, each
  * read what the others wrote: a capture after its chatbot's deletion in another member's partition
  * waits for the deletion and is dropped, as batch-order.int.test.ts shows of the live one.
  */
-function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats): EventConsumer {
+function replayConsumer(
+  opts: RebuildOptions,
+  run: Run,
+  stats: ProjectionStats,
+  stop: (err: RebuildStoppedError) => void,
+): EventConsumer {
   const backend: EventLogBackend =
     opts.eventLog.kind === 'journal'
       ? { ...opts.eventLog, partitions: REBUILD_JOURNAL_PARTITIONS }
@@ -274,6 +322,12 @@ function replayConsumer(opts: RebuildOptions, run: Run, stats: ProjectionStats):
     orderBatch,
     droppedEvents,
     handler: async (records, client, sources) => {
+      // In the transaction's handler, after its checkpoint rows (abandon and the swap lock them first
+      // too), and after it was marked never to append: a wait here holds no journal reader back.
+      await holdRunningRun(client, run.id, 'SHARE').catch((err: unknown) => {
+        if (err instanceof RebuildStoppedError) stop(err)
+        throw err
+      })
       // Asynchronous commit: a crash may lose the last batches committed, but each batch commits
       // together with its checkpoint, so what is lost is lost from both, and the resumed rebuild
       // replays it. The swap itself commits synchronously, making everything before it durable.
@@ -305,10 +359,14 @@ async function swapIn(
       'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 FOR UPDATE',
       [liveGroupId],
     )
+    // Locked, and then the run's row, as a batch of the run locks them (another process may be running
+    // it too): a run ended meanwhile is not swapped in.
     const { rows: rebuilt } = await client.query<{ topic: string; partition: number; last_offset: string }>(
-      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1',
+      `SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1
+        ORDER BY topic, partition FOR UPDATE`,
       [run.group_id],
     )
+    await holdRunningRun(client, run.id, 'UPDATE')
     const journal = rebuilt.filter((r) => r.topic === JOURNAL_TOPIC).map((r) => BigInt(r.last_offset))
     let journalReached = journal[0] ?? -1n
     for (const offset of journal) if (offset < journalReached) journalReached = offset

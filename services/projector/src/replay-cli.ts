@@ -6,11 +6,14 @@
  * keep serving. Resumes a rebuild that was interrupted (unless a migration since changed the read models'
  * tables: it is then abandoned, saying why, and a new one starts). Works on the same DATA_DIR (or DATABASE_URL) as
  * `npm start`, whether the service is running or not. Prints progress: events/s, lag and ETA.
+ *
+ * Exit code 1, with one line on stderr, when another rebuild ended the run under it (abandoned it, or
+ * swapped it in) or started one at the same moment: `RebuildStoppedError`, after which it wrote nothing.
  */
 import { parseConfig } from '@cas/config'
 import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { PROJECTOR_CONFIG } from './config.ts'
-import { READ_MODELS, rebuildReadModels } from './rebuild.ts'
+import { READ_MODELS, RebuildStoppedError, rebuildReadModels } from './rebuild.ts'
 import { replayProgress } from './replay-progress.ts'
 
 const PROJECTIONS = [READ_MODELS, 'all']
@@ -41,6 +44,11 @@ try {
     `${result.resumed ? 'resumed and finished' : 'finished'} rebuild ${result.runId}: ` +
       `${result.applied.toLocaleString('en')} events applied, read models swapped in`,
   )
+} catch (err) {
+  if (!(err instanceof RebuildStoppedError)) throw err
+  progress.end()
+  console.error(`replay: ${err.message}`)
+  process.exitCode = 1
 } finally {
   await infra.close()
 }
