@@ -15,7 +15,7 @@ import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP, proje
 import type { ProjectionStats } from './projections/apply.ts'
 import { PROTECTED_TABLES, READ_MODEL_TABLES } from './projections/registry.ts'
 import { assertRunRunning, holdRunningRun, RebuildStoppedError } from './replay-run.ts'
-import { shadowTableDifferences } from './shadow-tables.ts'
+import { type IndexDefinition, indexesOf, shadowTableDifferences, withoutSchema } from './shadow-tables.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events (registry.ts). */
 export { READ_MODEL_TABLES } from './projections/registry.ts'
@@ -452,7 +452,7 @@ async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
       const live = await indexesOf(client, 'public', table)
       for (const index of live) {
         const built = existing.get(index.name)
-        if (built?.valid && sameIndex(built, index, run.schema_name)) continue
+        if (built?.valid && withoutSchema(built) === withoutSchema(index)) continue
         if (built) await client.query(`DROP INDEX ${run.schema_name}.${built.name}`)
         await createIndexLike(client, index, run.schema_name, { concurrently: true })
       }
@@ -465,32 +465,6 @@ async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
     await client.query('RESET maintenance_work_mem').catch(() => {})
     client.release()
   }
-}
-
-interface IndexDefinition {
-  readonly table: string
-  readonly name: string
-  readonly unique: boolean
-  readonly valid: boolean
-  /** The constraint the index backs (primary key, unique), if any. */
-  readonly constraint: string | null
-  /** CREATE INDEX …, or the constraint's definition (PRIMARY KEY (…)). */
-  readonly definition: string
-}
-
-async function indexesOf(client: pg.ClientBase, schema: string, table: string): Promise<IndexDefinition[]> {
-  const { rows } = await client.query<IndexDefinition>(
-    `SELECT t.relname AS "table", i.relname AS name, x.indisunique AS "unique", x.indisvalid AS valid,
-            c.conname AS "constraint",
-            coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(i.oid)) AS definition
-       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
-       JOIN pg_namespace n ON n.oid = t.relnamespace
-       LEFT JOIN pg_constraint c ON c.conindid = i.oid AND c.conrelid = t.oid AND c.contype IN ('p', 'u')
-      WHERE n.nspname = $1 AND t.relname = $2
-      ORDER BY i.relname`,
-    [schema, table],
-  )
-  return rows
 }
 
 /**
@@ -506,14 +480,6 @@ async function copyStorageParameters(client: pg.ClientBase, from: string, to: st
   )
   const options = rows[0]?.options
   if (options && options.length > 0) await client.query(`ALTER TABLE ${to} SET (${options.join(', ')})`)
-}
-
-/** Whether `built`, an index of a shadow table in `schema`, is the live table's `index` (the schema aside). */
-function sameIndex(built: IndexDefinition, index: IndexDefinition, schema: string): boolean {
-  return (
-    built.definition.replace(` ON ${schema}.${built.table} `, ` ON public.${built.table} `) ===
-    index.definition
-  )
 }
 
 /** Creates `index` (of a public table) on the same table in `schema`, under the same name. */

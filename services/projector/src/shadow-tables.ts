@@ -29,15 +29,17 @@ export async function shadowTableDifferences(
       WHERE n.nspname IN ('public', $1) AND c.relname = ANY($2::text[]) AND c.relkind = 'r'`,
     [schema, tables],
   )
-  const { rows: uniques } = await client.query<Described>(
-    `SELECT n.nspname = 'public' AS live, t.relname AS "table",
-            regexp_replace(pg_get_indexdef(i.oid), 'INDEX \\S+ ON \\S+', 'INDEX ON') AS name,
-            i.relname AS definition
-       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
-       JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE x.indisunique AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
-    [schema, tables],
-  )
+  // As the indexing phase reads and compares them (rebuild.ts), but regardless of their names.
+  const uniques: Described[] = []
+  for (const table of tables) {
+    for (const [live, of] of [
+      [true, 'public'],
+      [false, schema],
+    ] as const) {
+      for (const index of await indexesOf(client, of, table))
+        if (index.unique) uniques.push({ live, table, name: unnamed(index), definition: index.name })
+    }
+  }
   const { rows: checks } = await client.query<Described>(
     // LIKE copies a NOT VALID constraint valid (the shadow table is empty): the same constraint.
     `SELECT n.nspname = 'public' AS live, t.relname AS "table",
@@ -76,6 +78,52 @@ export async function shadowTableDifferences(
     }
   }
   return differences
+}
+
+/** An index of `schema`.`table`, as rebuild.ts's indexing phase and the resume check compare them. */
+export interface IndexDefinition {
+  readonly schema: string
+  readonly table: string
+  readonly name: string
+  readonly unique: boolean
+  readonly valid: boolean
+  /** The constraint the index backs (primary key, unique), if any. */
+  readonly constraint: string | null
+  /** CREATE INDEX …, or the constraint's definition (PRIMARY KEY (…)). */
+  readonly definition: string
+}
+
+export async function indexesOf(
+  client: pg.Pool | pg.ClientBase,
+  schema: string,
+  table: string,
+): Promise<IndexDefinition[]> {
+  const { rows } = await client.query<IndexDefinition>(
+    `SELECT n.nspname AS schema, t.relname AS "table", i.relname AS name, x.indisunique AS "unique",
+            x.indisvalid AS valid, c.conname AS "constraint",
+            coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(i.oid)) AS definition
+       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+       JOIN pg_namespace n ON n.oid = t.relnamespace
+       LEFT JOIN pg_constraint c ON c.conindid = i.oid AND c.conrelid = t.oid AND c.contype IN ('p', 'u')
+      WHERE n.nspname = $1 AND t.relname = $2
+      ORDER BY i.relname`,
+    [schema, table],
+  )
+  return rows
+}
+
+/**
+ * An index's definition without its table's schema: the same for a shadow table's index as for the live
+ * table's it copies. The one place the schema is taken out, so that the resume check and the indexing
+ * phase mean the same by "the same index".
+ */
+export function withoutSchema(index: IndexDefinition): string {
+  return index.definition.replace(` ON ${index.schema}.${index.table} `, ` ON ${index.table} `)
+}
+
+/** `withoutSchema`, and without the index's own name (a constraint's definition holds none). */
+function unnamed(index: IndexDefinition): string {
+  return withoutSchema(index).replace(/^CREATE (UNIQUE )?INDEX \S+ ON /, 'CREATE $1INDEX ON ')
 }
 
 interface Described {
