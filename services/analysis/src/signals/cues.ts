@@ -44,7 +44,8 @@ export interface MessageCues {
   /**
    * End user: the message ends on a question mark, a question left waiting if nothing answers it ("and
    * online?"): read from the punctuation, as short questions lie near the social anchors; or (signals-v21,
-   * questionOf) it opens on a question word without the mark ("which ones fit the gti then").
+   * questionOf) it opens on a question word without the mark ("which ones fit the gti then"), or (signals-v98,
+   * invertedOf) on an auxiliary or modal and then a pronoun ("do i need to drain the water system before i bring it").
    */
   readonly question?: boolean
   /** End user (signals-v78): a question mark doubled or beside an exclamation mark (marksDoubledOf: "water damage??"). */
@@ -707,7 +708,8 @@ export function cuesFrom(
     const tail = similarities.length > 1 ? similarities.at(-1)! : undefined
     // signals-v14: or a sentence after the first asks a question, whatever follows it ("ok I'll do that,
     // thanks! oh and do you fix old ones? got one from years ago"): a thanks that goes on to ask resolves nothing.
-    const asksAfter = units[i]!.slice(2).some((sentence) => /\?\s*$/u.test(sentence))
+    // signals-v98: a question without its mark too, read from the inversion ("amazing ty. oh can i bring my bike on it").
+    const asksAfter = units[i]!.slice(2).some((sentence) => /\?\s*$/u.test(sentence) || invertedOf(sentence))
     // signals-v32: or a sentence after the first opens on a connective that adds a new matter ("ok thanks. also
     // the grass over the soakaway is soggy…", "ty! another thing, my promo code…": addsOf).
     const addsAfter = units[i]!.slice(2).some(addsOf)
@@ -1407,8 +1409,23 @@ export function marksDoubledOf(text: string): boolean {
 export function questionOf(text: string): boolean {
   if (/\?\s*$/u.test(text)) return true
   const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
-  return /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:which|what|what's|whats|when|where|who|whose|why|how)\b(?!\W+(?:a|an)\b)(?!\W+\w+\W*!)/u.test(
-    t,
+  return (
+    /^\W*(?:(?:ok|okay|so|and|but|then|right)\W+)*(?:which|what|what's|whats|when|where|who|whose|why|how)\b(?!\W+(?:a|an)\b)(?!\W+\w+\W*!)/u.test(
+      t,
+    ) || invertedOf(t)
+  )
+}
+
+/**
+ * signals-v98: a yes/no question typed without its mark, read from English's subject-auxiliary inversion: the
+ * sentence opens (after "ok", "so", "and", "oh", "also"…) on an auxiliary or modal and then a pronoun as its subject
+ * ("do i need to drain the water system before i bring it", "oh can i bring my bike on it", "is there a lift").
+ * A pronoun only: after a noun ("did the gift card", "have a good evening") the opening is as often a statement
+ * with its subject dropped or an imperative.
+ */
+export function invertedOf(text: string): boolean {
+  return /^\W*(?:(?:ok|okay|so|and|but|then|right|oh|ah|also)\W+)*(?:is|are|was|were|do|does|did|will|can|could|would|should)\s+(?:i|you|u|we|they|he|she|it|there|someone|anyone|somebody|anybody)\b/u.test(
+    text.toLowerCase().replace(/[‘’ʼ]/gu, "'"),
   )
 }
 

@@ -2480,6 +2480,36 @@ describe('conversation signals: the decision', () => {
     }
   })
 
+  it('reads a yes/no question typed without its mark from the inversion, and leaves it unanswered last (signals-v98)', () => {
+    // Issue 32 (sig25): fresh10 caravan-01, "do i need to drain the water system before i bring it" after a booking,
+    // and fresh29 cliffrail-01, "amazing ty. oh can i bring my bike on it": each the last word, unanswered; the first read
+    // as no request (social margin 0.040), the second as a thanks (gratitude 0.50).
+    for (const text of [
+      'do i need to drain the water system before i bring it',
+      'oh can i bring my bike on it',
+      'ok is there a lift at the top',
+      'also will they deliver on a sunday',
+    ]) {
+      expect(questionOf(text), text).toBe(true)
+    }
+    // An auxiliary before a noun, not a pronoun: a statement with its subject dropped, or an imperative.
+    for (const text of [
+      'did the gift card. cheers',
+      'did that and now it works',
+      'Have a good evening.',
+      'will do',
+    ]) {
+      expect(questionOf(text), text).toBe(false)
+    }
+    const answer = {}
+    const last = (cues: Partial<MessageCues>) =>
+      names(conversation(['user', {}], ['assistant', answer], ['user', cues]), at(90))
+    expect(last({ social: 0.04 })).toEqual([])
+    expect(
+      last({ social: 0.04, question: questionOf('do i need to drain the water system before i bring it') }),
+    ).toEqual(['abandonment'])
+  })
+
   it('reads a strong emotion in a reply to an answer as frustration unless the anchors clearly say otherwise', () => {
     const upset = { frustration: -0.02, emotionFrustration: 0.8 }
     expect(names(conversation(['user', {}], ['assistant', {}], ['user', upset]), at(5))).toEqual([

@@ -130,7 +130,8 @@ import type { CustomSignal, EscalationUnit, HandoverUnit, MessageCues } from './
  *   an end-user message the assistant did not answer (a request, a question, a complaint: not a
  *   greeting, thanks or other social act), on a bot failure, or on the end user's reply to a bot failure
  *   or (signals-v21) to the assistant saying an earlier message again (the failed turn stands unless the
- *   reply resolves it); signals-v67: not a last word that says what the end user will do next in reply to an
+ *   reply resolves it); signals-v98: a question typed without its mark, read from the subject-auxiliary inversion
+ *   (cues.ts invertedOf: "do i need to drain the water system before i bring it"), is a question left unanswered; signals-v67: not a last word that says what the end user will do next in reply to an
  *   answer that neither failed nor handed over (cues.ts, plansOf: "I'll bring them to the branch on Saturday."),
  *   however near the request anchors it lies; signals-v87: a conversation ending on the platform's survey (a prompt,
  *   a rating without letters, then nothing that fails or hands over) after the assistant failed without a hand-over
@@ -151,7 +152,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 96
+export const SIGNALS_VERSION = 98
 
 export const THRESHOLDS = {
   escalation: 0.08,

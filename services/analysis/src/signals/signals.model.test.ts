@@ -2279,6 +2279,18 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     }
   })
 
+  it('reads a yes/no question typed without its mark as unanswered when last, alone or after a thanks; the thanks alone as resolution (signals-v98)', async () => {
+    // Issue 32 (sig25): fresh10 caravan-01's and fresh29 cliffrail-01's shapes, in other words.
+    const asked: Turn[] = [
+      ['user', 'what time does the ferry leave on saturday?'],
+      ['assistant', 'The first crossing is at 8:15, then every hour until 6pm.'],
+    ]
+    for (const more of ['do i need to book for a car', 'great thanks. oh can i take my dog on it']) {
+      expect(await settledSignals(...asked, ['user', more]), more).toEqual(['abandonment'])
+    }
+    expect(await settledSignals(...asked, ['user', 'great thanks'])).toEqual(['resolution'])
+  }, 60_000)
+
   it('reads an assistant that says it cannot put the end user through as a failure, abandoned when last; a transfer as a handover (signals-v31)', async () => {
     const ask: Turn = ['user', 'I need to speak to someone about a charge on my bill']
     const refused = await settledSignals(ask, [
