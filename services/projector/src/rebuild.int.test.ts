@@ -134,6 +134,33 @@ describe('a rebuild left running by an older version', () => {
   // the older definition in, and one a migration had dropped came back with the swap.
   // A check constraint a migration adds NOT VALID (not to scan a large live table) is copied valid onto the
   // shadow table: the same constraint, not a reason to start again.
+  // Regression (rebuild2): the resume check compared unique indexes regardless of their names and the indexing
+  // phase by name, so a run begun before a migration renamed a primary key was resumed, and its indexing
+  // phase then failed for ever adding the live table's key beside the one it had ('multiple primary keys').
+  it('is abandoned when a migration since renamed a primary key', async () => {
+    const database = await createTestDatabase()
+    try {
+      // Given a run begun before a migration renamed rm_hourly_activity's primary key
+      const left = await interruptedRun(database)
+      await database.pool.query(
+        `ALTER TABLE ${left.schema}.rm_hourly_activity RENAME CONSTRAINT rm_hourly_activity_pkey TO rm_activity_pkey`,
+      )
+      // When the rebuild is run again
+      const { result, abandoned } = await rebuildOn(database)
+      // Then it abandons that run, naming the key, and swaps in a new one's tables
+      expect(abandoned).toEqual([
+        { runId: left.runId, reason: expect.stringContaining('rm_hourly_activity: unique index') },
+      ])
+      expect(result).toMatchObject({ resumed: false, swapped: true })
+      const { rows } = await database.pool.query(
+        "SELECT conname FROM pg_constraint WHERE conrelid = 'public.rm_hourly_activity'::regclass AND contype = 'p'",
+      )
+      expect(rows).toEqual([{ conname: 'rm_hourly_activity_pkey' }])
+    } finally {
+      await database.drop()
+    }
+  })
+
   it('is resumed when a live check constraint is NOT VALID and its shadow copy is valid', async () => {
     const database = await createTestDatabase()
     try {

@@ -15,7 +15,7 @@ import { ANALYSIS_AFTER_MESSAGES, PROJECTED_STREAM_TYPES, PROJECTOR_GROUP, proje
 import type { ProjectionStats } from './projections/apply.ts'
 import { PROTECTED_TABLES, READ_MODEL_TABLES } from './projections/registry.ts'
 import { assertRunRunning, holdRunningRun, RebuildStoppedError } from './replay-run.ts'
-import { type IndexDefinition, indexesOf, shadowTableDifferences, withoutSchema } from './shadow-tables.ts'
+import { type IndexDefinition, indexesOf, sameIndex, shadowTableDifferences } from './shadow-tables.ts'
 
 /** The projector's tables, rebuilt together: they are one projection of the same events (registry.ts). */
 export { READ_MODEL_TABLES } from './projections/registry.ts'
@@ -452,7 +452,7 @@ async function buildDeferredIndexes(pool: pg.Pool, run: Run): Promise<void> {
       const live = await indexesOf(client, 'public', table)
       for (const index of live) {
         const built = existing.get(index.name)
-        if (built?.valid && withoutSchema(built) === withoutSchema(index)) continue
+        if (built?.valid && sameIndex(built, index)) continue
         if (built) await client.query(`DROP INDEX ${run.schema_name}.${built.name}`)
         await createIndexLike(client, index, run.schema_name, { concurrently: true })
       }

@@ -3,7 +3,7 @@ import type pg from 'pg'
 /**
  * How a rebuild's shadow tables (in `schema`) differ from the live tables of `public` they are to replace:
  * a table missing, a column missing, extra or of another type, nullability or default, a unique index
- * (which the projection's upserts rely on) or a check constraint (the swap would move the shadow's, an
+ * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (the swap would move the shadow's, an
  * older one, onto the live table) missing or extra. None for a run begun by this version. A run
  * left running by an older one, before a migration that added a read-model table, had none of it: resumed
  * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
@@ -29,7 +29,7 @@ export async function shadowTableDifferences(
       WHERE n.nspname IN ('public', $1) AND c.relname = ANY($2::text[]) AND c.relkind = 'r'`,
     [schema, tables],
   )
-  // As the indexing phase reads and compares them (rebuild.ts), but regardless of their names.
+  // As the indexing phase reads and compares them (rebuild.ts): by name and definition (`indexKey`).
   const uniques: Described[] = []
   for (const table of tables) {
     for (const [live, of] of [
@@ -37,7 +37,7 @@ export async function shadowTableDifferences(
       [false, schema],
     ] as const) {
       for (const index of await indexesOf(client, of, table))
-        if (index.unique) uniques.push({ live, table, name: unnamed(index), definition: index.name })
+        if (index.unique) uniques.push({ live, table, name: indexKey(index), definition: index.name })
     }
   }
   const { rows: checks } = await client.query<Described>(
@@ -64,7 +64,7 @@ export async function shadowTableDifferences(
     }
     for (const name of shadow.keys())
       if (!live.has(name)) differences.push(`${table}.${name} no longer exists`)
-    // Indexes and constraints by their definition (their names may differ: the swap renames indexes).
+    // Unique indexes by name and definition (`indexKey`), check constraints by their definition alone.
     for (const [kind, rows] of [
       ['unique index', uniques],
       ['check constraint', checks],
@@ -117,13 +117,23 @@ export async function indexesOf(
  * table's it copies. The one place the schema is taken out, so that the resume check and the indexing
  * phase mean the same by "the same index".
  */
-export function withoutSchema(index: IndexDefinition): string {
+function withoutSchema(index: IndexDefinition): string {
   return index.definition.replace(` ON ${index.schema}.${index.table} `, ` ON ${index.table} `)
 }
 
-/** `withoutSchema`, and without the index's own name (a constraint's definition holds none). */
-function unnamed(index: IndexDefinition): string {
-  return withoutSchema(index).replace(/^CREATE (UNIQUE )?INDEX \S+ ON /, 'CREATE $1INDEX ON ')
+/**
+ * Whether `built`, an index of a shadow table, is the live table's `index`: the same name and the same
+ * definition, the schema aside. The indexing phase keeps such an index and builds any other again; the
+ * resume check compares unique indexes so too. Compared regardless of their names, a run whose primary key a
+ * migration since renamed was resumed, and its indexing phase then failed for ever adding the live key
+ * beside its own ('multiple primary keys').
+ */
+export function sameIndex(built: IndexDefinition, index: IndexDefinition): boolean {
+  return indexKey(built) === indexKey(index)
+}
+
+function indexKey(index: IndexDefinition): string {
+  return `${index.name}: ${withoutSchema(index)}`
 }
 
 interface Described {
