@@ -141,6 +141,34 @@ for (const mode of EVENT_LOG_MODES) {
       return { db, app, eventLog, liveGroupId, live, caughtUp }
     }
 
+    /**
+     * A run stopped part-way (before its swap) after a first workload, and a second workload since, which
+     * the run has not applied; the live projector caught up with both (`before`, its tables then).
+     */
+    async function interruptedRunAndEventsSince() {
+      const pipeline = await setUp()
+      const { db, app, eventLog, liveGroupId, caughtUp } = pipeline
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      const interrupted = await rebuildReadModels({
+        pool: db.pool,
+        keyring: testKeyring,
+        eventLog,
+        liveGroupId,
+        stopAfter: 0,
+        progressIntervalMs: 10,
+      })
+      expect(interrupted.swapped).toBe(false)
+      const { rows } = await db.pool.query<{ schema_name: string; group_id: string }>(
+        'SELECT schema_name, group_id FROM replay_runs WHERE id = $1',
+        [interrupted.runId],
+      )
+      await mixedWorkload(app, db)
+      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
+      const run = { id: interrupted.runId, schema: rows[0]!.schema_name, group: rows[0]!.group_id }
+      return { ...pipeline, run, before: await snapshot(db) }
+    }
+
     it('gives read models identical to the live ones, row for row, swapped in under a running projector', async () => {
       const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
       const { cookie, apiKey } = await mixedWorkload(app, db)
@@ -277,25 +305,8 @@ for (const mode of EVENT_LOG_MODES) {
     async function abandonUnderAnOlderRebuild<T>(
       resume: (on: { db: TestDatabase; eventLog: EventLogBackend; liveGroupId: string }) => Promise<T>,
     ) {
-      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
-      await mixedWorkload(app, db)
-      await waitFor(caughtUp, { what: 'the live projector to catch up' })
-      const interrupted = await rebuildReadModels({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog,
-        liveGroupId,
-        stopAfter: 0,
-        progressIntervalMs: 10,
-      })
-      const { rows: runs } = await db.pool.query<{ schema_name: string; group_id: string }>(
-        'SELECT schema_name, group_id FROM replay_runs WHERE id = $1',
-        [interrupted.runId],
-      )
-      const { schema_name: schema, group_id: group } = runs[0]!
-      await mixedWorkload(app, db)
-      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
-      const before = await snapshot(db)
+      const { db, eventLog, liveGroupId, run, before } = await interruptedRunAndEventsSince()
+      const { schema, group } = run
       const holder = await db.pool.connect()
       try {
         await holder.query('SELECT pg_advisory_lock($1, -1)', [groupLockKey(group)])
@@ -320,12 +331,12 @@ for (const mode of EVENT_LOG_MODES) {
           liveGroupId,
           stopAfter: 0,
           progressIntervalMs: 10,
-          onAbandoned: (run) => abandoned.push(run),
+          onAbandoned: (left) => abandoned.push(left),
         })
-        expect(abandoned.map((a) => a.runId)).toEqual([interrupted.runId])
+        expect(abandoned.map((a) => a.runId)).toEqual([run.id])
         expect(newer).toMatchObject({ resumed: false, swapped: false })
         await holder.query('SELECT pg_advisory_unlock($1, -1)', [groupLockKey(group)])
-        return { db, eventLog, liveGroupId, before, group, abandonedRunId: interrupted.runId, newer, older }
+        return { db, eventLog, liveGroupId, before, group, abandonedRunId: run.id, newer, older }
       } finally {
         await holder.query('SELECT pg_advisory_unlock_all()').catch(() => {})
         holder.release()
@@ -500,32 +511,15 @@ for (const mode of EVENT_LOG_MODES) {
       // Regression (review7): a rebuild left running before migration 0061 had no shadow rm_hourly_languages;
       // resumed with `search_path = rebuild_x, public`, it wrote language counts into the live table (doubling
       // them), and its swap then failed.
-      const { db, app, eventLog, liveGroupId, caughtUp } = await setUp()
-      await mixedWorkload(app, db)
-      await waitFor(caughtUp, { what: 'the live projector to catch up' })
+      // Given a run stopped part-way, and events since (the service upgraded and ran on), which that run has
+      // not applied
+      const { db, eventLog, liveGroupId, run: interrupted, before } = await interruptedRunAndEventsSince()
+      // And the run begun before the migration that added rm_hourly_languages
+      await db.pool.query(`DROP TABLE ${interrupted.schema}.rm_hourly_languages`)
       const liveLanguages = () =>
         db.pool
           .query<{ row: string }>('SELECT to_jsonb(t)::text AS row FROM public.rm_hourly_languages t')
           .then((r) => r.rows.map((row) => row.row).sort())
-      // Given a run stopped part-way, begun before the migration that added rm_hourly_languages
-      const interrupted = await rebuildReadModels({
-        pool: db.pool,
-        keyring: testKeyring,
-        eventLog,
-        liveGroupId,
-        stopAfter: 0,
-        progressIntervalMs: 10,
-      })
-      expect(interrupted.swapped).toBe(false)
-      const { rows: runs } = await db.pool.query<{ schema_name: string }>(
-        'SELECT schema_name FROM replay_runs WHERE id = $1',
-        [interrupted.runId],
-      )
-      await db.pool.query(`DROP TABLE ${runs[0]!.schema_name}.rm_hourly_languages`)
-      // And events since (the service upgraded and ran on), which that run has not applied
-      await mixedWorkload(app, db)
-      await waitFor(caughtUp, { what: 'the live projector to catch up again' })
-      const before = await snapshot(db)
       // When the rebuild is run again
       const seen: Promise<string[]>[] = []
       const abandoned: { runId: string; reason: string }[] = []
@@ -542,10 +536,10 @@ for (const mode of EVENT_LOG_MODES) {
       })
       // Then it abandons that run, saying why, and starts afresh
       expect(abandoned).toEqual([
-        { runId: interrupted.runId, reason: expect.stringContaining('rm_hourly_languages') },
+        { runId: interrupted.id, reason: expect.stringContaining('rm_hourly_languages') },
       ])
       expect(result).toMatchObject({ resumed: false, swapped: true })
-      expect(result.runId).not.toBe(interrupted.runId)
+      expect(result.runId).not.toBe(interrupted.id)
       // The live table was left alone while it replayed
       expect(seen.length).toBeGreaterThan(0)
       for (const rows of await Promise.all(seen)) expect(rows).toEqual(before.rm_hourly_languages)
@@ -555,7 +549,7 @@ for (const mode of EVENT_LOG_MODES) {
         'SELECT id, status, finished_at IS NOT NULL AS finished FROM replay_runs ORDER BY started_at, id',
       )
       expect(statuses).toEqual([
-        { id: interrupted.runId, status: 'abandoned', finished: true },
+        { id: interrupted.id, status: 'abandoned', finished: true },
         { id: result.runId, status: 'done', finished: true },
       ])
       const { rows: schemas } = await db.pool.query(
