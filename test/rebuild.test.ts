@@ -22,7 +22,7 @@ import { testKeyring } from './support/keyring.ts'
 import { consumerCaughtUp, EVENT_LOG_MODES, startLiveProjector, startPipeline } from './support/pipeline.ts'
 import { appendPoisonedConversation } from './support/poison.ts'
 import { runReplayCli, startReplayCli } from './support/replay-cli.ts'
-import { waitFor } from './support/wait.ts'
+import { waitFor, waitUntilBlockedBy } from './support/wait.ts'
 
 /** Every read-model row, as JSON, in a stable order. */
 async function snapshot(db: TestDatabase) {
@@ -311,17 +311,7 @@ for (const mode of EVENT_LOG_MODES) {
       try {
         await holder.query('SELECT pg_advisory_lock($1, -1)', [groupLockKey(group)])
         const older = resume({ db, eventLog, liveGroupId })
-        const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-        await waitFor(
-          async () =>
-            (
-              await db.pool.query<{ n: number }>(
-                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
-                [me[0]!.pid],
-              )
-            ).rows[0]!.n > 0,
-          { what: 'the older rebuild’s batch to wait at the lock', timeoutMs: 30_000 },
-        )
+        await waitUntilBlockedBy(db.pool, holder, { what: 'the older rebuild’s batch to wait at the lock' })
         await db.pool.query(`DROP TABLE ${schema}.rm_hourly_languages`)
         const abandoned: AbandonedRun[] = []
         const newer = await rebuildReadModels({
@@ -576,17 +566,11 @@ for (const mode of EVENT_LOG_MODES) {
         )
         expect(held.rowCount).toBe(1)
         const rebuilt = rebuildReadModels({ pool: db.pool, keyring: testKeyring, eventLog, liveGroupId })
-        const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-        await waitFor(
-          async () =>
-            (
-              await db.pool.query<{ n: number }>(
-                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'DELETE FROM consumer_stream_versions%'",
-                [me[0]!.pid],
-              )
-            ).rows[0]!.n === 1,
-          { what: 'the swap to wait at the stream versions', timeoutMs: 30_000 },
-        )
+        await waitUntilBlockedBy(db.pool, holder, {
+          count: 1,
+          statement: 'DELETE FROM consumer_stream_versions',
+          what: 'the swap to wait at the stream versions',
+        })
         await reader.query("SET lock_timeout TO '2s'")
         const { rows } = await reader.query<{ n: number }>('SELECT count(*)::int AS n FROM rm_conversations')
         expect(rows[0]!.n).toBe(before.rm_conversations!.length)

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { runReplayCli } from '../../../test/support/replay-cli.ts'
-import { waitFor } from '../../../test/support/wait.ts'
+import { waitUntilBlockedBy } from '../../../test/support/wait.ts'
 import { type AbandonedRun, RebuildStoppedError, rebuildReadModels } from './rebuild.ts'
 
 let db: TestDatabase
@@ -243,23 +243,17 @@ describe('two rebuilds starting at the same moment', () => {
       // created their schemas
       await holder.query('BEGIN')
       await holder.query('LOCK TABLE replay_runs IN SHARE MODE')
-      const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
       const outcomes = [rebuildOn(database), rebuildOn(database)].map((rebuild) =>
         rebuild.then(
           ({ result }) => ({ result, error: undefined }),
           (error: Error) => ({ result: undefined, error }),
         ),
       )
-      await waitFor(
-        async () =>
-          (
-            await database.pool.query<{ n: number }>(
-              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'INSERT INTO replay_runs%'",
-              [me[0]!.pid],
-            )
-          ).rows[0]!.n === 2,
-        { what: 'both rebuilds to wait at their insert' },
-      )
+      await waitUntilBlockedBy(database.pool, holder, {
+        count: 2,
+        statement: 'INSERT INTO replay_runs',
+        what: 'both rebuilds to wait at their insert',
+      })
       // When they go on
       await holder.query('COMMIT')
       const [first, second] = await Promise.all(outcomes)
