@@ -1446,6 +1446,21 @@ describe('conversation signals: the decision', () => {
     expect(rep([two, kegs, 'Great. And the cellar engineer?'])).toBe(true)
     // Without the last sentence's words (the whole message's only), "great" keeps it from the earlier request.
     expect(rep([two, kegs, 'Great. And the cellar engineer?'], false)).toBe(false)
+    // Signals-v99: a thanks opening (fresh29 seedpotato-01, "lovely. and when do they ship?") takes the answer only for
+    // what it answered: the part the answer passed over, asked after it, is asked again.
+    const thanks = (text: string, read = true) =>
+      names(
+        conversation(
+          ['user', user(two)],
+          ['assistant', { terms: termsOf(kegs, 1000) }],
+          ['user', { ...user(text), thanksFirst: true, ...(read ? {} : { lastQuestionTerms: undefined }) }],
+        ).map((m, i) => ({ ...m, vector: unit([0, 140, 65][i]!) })),
+        at(5),
+      ).includes('repetition')
+    expect(thanks('Lovely, thanks. And the cellar engineer?')).toBe(true)
+    // A thanks before something new, or without the last sentence's words, takes the answer as before (signals-v52).
+    expect(thanks('Lovely, thanks. And the cellar engineer price?')).toBe(false)
+    expect(thanks('Lovely, thanks. And the cellar engineer?', false)).toBe(false)
     // The answer took the engineer up, the last sentence asks no question, or it asks something new: as before.
     expect(
       rep([

@@ -152,7 +152,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 98
+export const SIGNALS_VERSION = 99
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1600,11 +1600,14 @@ export function detectSignals(
         // is irony ("How lovely. Now, about the £24?", 0.675, after an answer beside the point), which they cannot hear.
         const thanks =
           later.cues?.thanksFirst === true && (later.cues.emotionFrustration ?? 0) < t.emotionFrustration
-        const followsOn = (later.cues?.followsOn === true || thanks) && !asksAgainAsBefore
         // signals-v45: a request in no words but the earlier one's, none of them said between, after an answer
         // that asked nothing ("how much is the large one?", "The small one is £12.", "and the large one?":
         // asksOver), ignores the answer as clearly as the margin tier reads.
         const overAgain = lastSaid.cues?.asks !== true && asksOver(earlier, between, later)
+        // signals-v99: a thanks opening takes the answer only for what it answered: when what follows asks for nothing
+        // but what the earlier request asked and the answer passed over (overAgain: "lovely. and when do they ship?"
+        // after the varieties were named and the shipping date was not), it asks that part again.
+        const followsOn = (later.cues?.followsOn === true || (thanks && !overAgain)) && !asksAgainAsBefore
         // signals-v61: below repetitionNearest, a message put wholly as a statement (toldWholly: no unit asks)
         // after an answer that did not fail reports (what the end user did, a detail, its acceptance: "done
         // both. the spam has stopped", "its not faulty, just a different grey"); it does not ask again, however

@@ -1487,6 +1487,21 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     expect(await signals(['user', report], ['assistant', sale], ['user', done])).toContain('repetition')
   }, 60_000)
 
+  it('reads a thanks before the part of a request the answer passed over as asking that part again; before a new question as taking the answer (signals-v99)', async () => {
+    const roses = 'which of your roses are scented? and if i order 3 bare-root ones when will they be sent'
+    const named =
+      'Our most scented roses are Gertrude Jekyll, Munstead Wood and Lady Emma Hamilton, all rated 5 for fragrance.'
+    // 0.51 to the request, 0.26 to the answer: the margin tier's, but the thanks opening read it as taking the answer.
+    const thanksAndWhen = 'lovely. and when are they sent?'
+    expect((await cuesOfOne('user', thanksAndWhen))!.cues.thanksFirst).toBe(true)
+    expect(await signals(['user', roses], ['assistant', named], ['user', thanksAndWhen])).toContain(
+      'repetition',
+    )
+    // A thanks before a new question takes the answer, as before (signals-v52).
+    const thorns = 'lovely. and are they thornless?'
+    expect(await signals(['user', roses], ['assistant', named], ['user', thorns])).not.toContain('repetition')
+  }, 60_000)
+
   it('reads a statement that says it is asking, or names its question, after an answer beside the point as repetition (signals-v63)', async () => {
     const request = 'can we bring our dog to the cottage in june'
     const answer =
