@@ -4,6 +4,7 @@
  * each batch then scanned the whole activity table and the rebuild slowed down as the table grew. The
  * shadow tables keep their unique indexes and that one while they fill, and defer the rest.
  */
+import { JOURNAL_TOPIC } from '@cas/eventlog'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testKeyring } from '../../../test/support/keyring.ts'
@@ -270,6 +271,59 @@ describe('two rebuilds starting at the same moment', () => {
         "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'replaced\\_%'",
       )
       expect(rows).toEqual([])
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {})
+      holder.release()
+      await database.drop()
+    }
+  })
+})
+
+describe('the swap under a running live projector', () => {
+  it('locks the live projector’s checkpoints in (topic, partition) order, the order its batches lock them in', async () => {
+    // Regression (review9): the swap locked the live group's checkpoint rows in the order the table gave them, a
+    // batch of several partitions in (topic, partition) order; the two could each wait for the other.
+    const database = await createTestDatabase()
+    const holder = await database.pool.connect()
+    const live = 'projector-of-this-test'
+    /** Whether no one holds the lock of `partition`'s live checkpoint (taken and let go at once). */
+    const free = async (partition: number) =>
+      (
+        await database.pool.query(
+          'SELECT 1 FROM consumer_checkpoints WHERE group_id = $1 AND partition = $2 FOR UPDATE SKIP LOCKED',
+          [live, partition],
+        )
+      ).rowCount === 1
+    try {
+      // Given the live projector's checkpoints of three journal partitions, partition 0's written last
+      await database.pool.query(
+        `INSERT INTO consumer_checkpoints (group_id, topic, partition, last_offset)
+         SELECT $1, $2, p, -1 FROM generate_series(0, 2) AS p`,
+        [live, JOURNAL_TOPIC],
+      )
+      await database.pool.query(
+        'UPDATE consumer_checkpoints SET updated_at = now() WHERE group_id = $1 AND partition = 0',
+        [live],
+      )
+      // (with the statistics of a table of a few rows, read by a scan of the table, not of its key)
+      await database.pool.query('ANALYZE consumer_checkpoints')
+      // And a batch of the live projector holding partition 1's
+      await holder.query('BEGIN')
+      await holder.query(
+        'SELECT 1 FROM consumer_checkpoints WHERE group_id = $1 AND partition = 1 FOR UPDATE',
+        [live],
+      )
+      // When a rebuild comes to its swap
+      const rebuilt = rebuildOn(database)
+      await waitUntilBlockedBy(database.pool, holder, {
+        statement: 'SELECT topic, partition, last_offset::text FROM consumer_checkpoints',
+        what: 'the swap to wait at partition 1',
+      })
+      // Then it holds partition 0's already, and not 2's yet
+      expect(await free(0)).toBe(false)
+      expect(await free(2)).toBe(true)
+      await holder.query('COMMIT')
+      expect((await rebuilt).result.swapped).toBe(true)
     } finally {
       await holder.query('ROLLBACK').catch(() => {})
       holder.release()

@@ -355,8 +355,12 @@ async function swapIn(
   eventLog: EventLogBackend,
 ): Promise<boolean> {
   return withTransaction(pool, async (client) => {
+    // In (topic, partition) order, the order a batch of the live projector locks its rows in (applyBatches):
+    // taken in the order the table gives them, the swap and a batch of several partitions could each hold
+    // one the other waits for.
     const { rows: live } = await client.query<{ topic: string; partition: number; last_offset: string }>(
-      'SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1 FOR UPDATE',
+      `SELECT topic, partition, last_offset::text FROM consumer_checkpoints WHERE group_id = $1
+        ORDER BY topic, partition FOR UPDATE`,
       [liveGroupId],
     )
     // Locked, and then the run's row, as a batch of the run locks them (another process may be running
