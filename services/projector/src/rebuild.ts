@@ -269,11 +269,13 @@ async function createRun(pool: pg.Pool, run: Run): Promise<void> {
 
 /**
  * Drops a run's shadow tables and what its consumer group kept, and marks it abandoned. Another process
- * may still be running it (an older version's rebuild not stopped before the upgrade): its batches hold
- * the run's row (holdRunningRun), so this waits for a batch in flight, and every later batch finds the run
- * abandoned and writes nothing. The group's checkpoint rows are locked first, in the order a batch locks
- * them before it takes the run's row: taken the other way round, a batch between the two would wait for
- * this while this waited for its checkpoints.
+ * may still be running it (an older version's rebuild not stopped before the upgrade): if that version has
+ * the check, its batches hold the run's row (holdRunningRun), so this waits for a batch in flight, and every
+ * later batch finds the run abandoned and writes nothing; one from before the check is not stopped so, and
+ * writes the live tables once the schema is gone (docs/operations.md: stop a rebuild before upgrading).
+ * The group's checkpoint rows are locked first, in the order a batch locks them before it takes the run's
+ * row: taken the other way round, a batch between the two would wait for this while this waited for its
+ * checkpoints.
  */
 async function abandon(pool: pg.Pool, run: Run): Promise<void> {
   await withTransaction(pool, async (client) => {
