@@ -1421,12 +1421,21 @@ export function questionOf(text: string): boolean {
  * sentence opens (after "ok", "so", "and", "oh", "also"…) on an auxiliary or modal and then a pronoun as its subject
  * ("do i need to drain the water system before i bring it", "oh can i bring my bike on it", "is there a lift").
  * A pronoun only: after a noun ("did the gift card", "have a good evening") the opening is as often a statement
- * with its subject dropped or an imperative.
+ * with its subject dropped or an imperative. Signals-v100: nor "do", "does" or "did" with "it" that ends the clause
+ * (the end, a mark, "and", "but", "so", "now"): "it" is then the object of a statement with its subject dropped ("great
+ * thanks! did it and it works now", "did it."), not the subject of a question ("did it arrive").
  */
 export function invertedOf(text: string): boolean {
-  return /^\W*(?:(?:ok|okay|so|and|but|then|right|oh|ah|also)\W+)*(?:is|are|was|were|do|does|did|will|can|could|would|should)\s+(?:i|you|u|we|they|he|she|it|there|someone|anyone|somebody|anybody)\b/u.test(
-    text.toLowerCase().replace(/[‘’ʼ]/gu, "'"),
-  )
+  const t = text.toLowerCase().replace(/[‘’ʼ]/gu, "'")
+  const inverted =
+    /^\W*(?:(?:ok|okay|so|and|but|then|right|oh|ah|also)\W+)*(?:is|are|was|were|do|does|did|will|can|could|would|should)\s+(?:i|you|u|we|they|he|she|it|there|someone|anyone|somebody|anybody)\b/u.exec(
+      t,
+    )
+  if (inverted === null) return false
+  const doneIt =
+    /(?:do|does|did)\s+it$/u.test(inverted[0]) &&
+    /^\s*(?:$|[^\w\s']|(?:and|but|so|now)\b)/u.test(t.slice(inverted[0].length))
+  return !doneIt
 }
 
 /**

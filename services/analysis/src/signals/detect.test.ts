@@ -2495,7 +2495,7 @@ describe('conversation signals: the decision', () => {
     }
   })
 
-  it('reads a yes/no question typed without its mark from the inversion, and leaves it unanswered last (signals-v98)', () => {
+  it('reads a yes/no question typed without its mark from the inversion, and leaves it unanswered last (signals-v98); not "did it" ending its clause (signals-v100)', () => {
     // Issue 32 (sig25): fresh10 caravan-01, "do i need to drain the water system before i bring it" after a booking,
     // and fresh29 cliffrail-01, "amazing ty. oh can i bring my bike on it": each the last word, unanswered; the first read
     // as no request (social margin 0.040), the second as a thanks (gratitude 0.50).
@@ -2504,6 +2504,8 @@ describe('conversation signals: the decision', () => {
       'oh can i bring my bike on it',
       'ok is there a lift at the top',
       'also will they deliver on a sunday',
+      'did it arrive',
+      'does it work with the older model',
     ]) {
       expect(questionOf(text), text).toBe(true)
     }
@@ -2513,6 +2515,11 @@ describe('conversation signals: the decision', () => {
       'did that and now it works',
       'Have a good evening.',
       'will do',
+      // signals-v100 (review9): "it" that ends the clause after "do"/"did" is the object of a statement.
+      'did it and it works now',
+      'did it.',
+      'did it',
+      'ok did it, thanks',
     ]) {
       expect(questionOf(text), text).toBe(false)
     }

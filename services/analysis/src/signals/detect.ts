@@ -152,7 +152,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 99
+export const SIGNALS_VERSION = 100
 
 export const THRESHOLDS = {
   escalation: 0.08,

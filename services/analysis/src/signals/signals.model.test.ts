@@ -2304,6 +2304,14 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
       expect(await settledSignals(...asked, ['user', more]), more).toEqual(['abandonment'])
     }
     expect(await settledSignals(...asked, ['user', 'great thanks'])).toEqual(['resolution'])
+    // signals-v100 (review9): "did it" ending its clause is a statement with its subject dropped, not a question.
+    const fixed: Turn[] = [
+      ['user', 'my router keeps dropping the wifi every evening'],
+      ['assistant', 'Please restart the router and update its firmware from Settings > System > Update.'],
+    ]
+    for (const more of ['great thanks! did it and it works now', 'thanks. did it and its fine now']) {
+      expect(await settledSignals(...fixed, ['user', more]), more).toEqual(['resolution'])
+    }
   }, 60_000)
 
   it('reads an assistant that says it cannot put the end user through as a failure, abandoned when last; a transfer as a handover (signals-v31)', async () => {
