@@ -77,7 +77,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh27', file: FRESH27_SIGNALS_SET, blind: undefined },
     { name: 'fresh28', file: FRESH28_SIGNALS_SET, blind: undefined },
     { name: 'fresh29', file: FRESH29_SIGNALS_SET, blind: undefined },
-    { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: true },
+    { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: undefined },
     { name: 'fresh31', file: FRESH31_SIGNALS_SET, blind: true },
     { name: 'fresh32', file: FRESH32_SIGNALS_SET, blind: true },
   ])(

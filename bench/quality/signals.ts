@@ -93,7 +93,7 @@ export const FRESH27_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH28_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh28.json')
 /** Written blind by a thirty-second session (helper fresh29); read blind at signals-v89 to v95 and for several candidates, a development set since 2026-12-02, 15:35 UTC (README there). */
 export const FRESH29_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh29.json')
-/** Written blind by a thirty-third session (helper fresh30) while others changed the detector; kept blind (README there). */
+/** Written blind by a thirty-third session (helper fresh30); read blind at signals-v91 to v100 and for several candidates, a development set since 2026-12-02, 19:05 UTC (README there). */
 export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh30.json')
 /** Written blind by a thirty-fourth session (helper fresh31) while others changed the detector; kept blind (README there). */
 export const FRESH31_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh31.json')
@@ -303,8 +303,7 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     name: 'fresh30',
     file: FRESH30_SIGNALS_SET,
     described:
-      'written blind by a thirty-third session while others changed the detector, never tuned on (fresh30, blind)',
-    blind: true,
+      'written blind by a thirty-third session, measured blind for signals-v91 to v100, a development set since (fresh30, development)',
   },
   {
     name: 'fresh31',
