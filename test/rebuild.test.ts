@@ -124,6 +124,25 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
   return { cookie, apiKey: rotated.json().apiKey as string }
 }
 
+/**
+ * Kafka mode's event log, each of whose admin clients (a lag read opens one before it reads the
+ * checkpoints) first awaits `hold`: the point a test holds a rebuild's lag read at.
+ */
+function withLagReadsHeld(eventLog: EventLogBackend, hold: () => Promise<void>): EventLogBackend {
+  if (eventLog.kind !== 'kafka') throw new Error('Kafka mode only')
+  const kafka = Object.create(eventLog.kafka) as typeof eventLog.kafka
+  kafka.admin = (config) => {
+    const admin = eventLog.kafka.admin(config)
+    const connect = admin.connect.bind(admin)
+    admin.connect = async () => {
+      await hold()
+      await connect()
+    }
+    return admin
+  }
+  return { ...eventLog, kafka }
+}
+
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`rebuilding the read models, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
@@ -395,6 +414,60 @@ for (const mode of EVENT_LOG_MODES) {
         { id: newer.runId, status: 'done' },
       ])
     })
+
+    if (mode.name === 'kafka')
+      it('stops an older rebuild that had applied everything when a newer one abandons its run before its next lag read', async () => {
+        // Regression: abandoning the run deleted its checkpoints, so the older rebuild's next lag read
+        // counted the whole topic, never 0; and with every event applied no batch came to find the run
+        // ended: it waited, writing nothing, until a new event was captured.
+        // Given an older rebuild resuming a run, its first lag read after it has applied every event held
+        const pipeline = await interruptedRunAndEventsSince()
+        const { db, eventLog, liveGroupId, run, before } = pipeline
+        let reachedEnd = () => {}
+        const reached = new Promise<void>((resolve) => {
+          reachedEnd = resolve
+        })
+        let letGo = () => {}
+        const release = new Promise<void>((resolve) => {
+          letGo = resolve
+        })
+        let held = false
+        const older = rebuildReadModels({
+          pool: db.pool,
+          keyring: testKeyring,
+          eventLog: withLagReadsHeld(eventLog, async () => {
+            if (held || !(await consumerCaughtUp(pipeline, run.group))) return
+            held = true
+            reachedEnd()
+            await release
+          }),
+          liveGroupId,
+          progressIntervalMs: 10,
+        })
+          .then((result) => ({ result, error: undefined }))
+          .catch((error: Error) => ({ result: undefined, error }))
+        await reached
+        // When a newer rebuild abandons that run (a migration since changed its tables), then the lag read goes on
+        await db.pool.query(`DROP TABLE ${run.schema}.rm_hourly_languages`)
+        const newer = await rebuildReadModels({
+          pool: db.pool,
+          keyring: testKeyring,
+          eventLog,
+          liveGroupId,
+          stopAfter: 0,
+          progressIntervalMs: 10,
+        })
+        expect(newer).toMatchObject({ resumed: false, swapped: false })
+        letGo()
+        // Then the older rebuild stops, saying why, having written nothing
+        const { result, error } = await older
+        expect(result).toBeUndefined()
+        expect(error).toBeInstanceOf(RebuildStoppedError)
+        expect(error?.message).toBe(
+          `rebuild ${run.id} stopped: abandoned by another rebuild; nothing more applied`,
+        )
+        await expectNothingWrittenBy(db, before, run.group)
+      })
 
     if (mode.name !== 'journal') return
     it('runs as `npm run replay -- all` on the database of the service, printing its progress', async () => {

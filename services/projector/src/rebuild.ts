@@ -139,6 +139,10 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
       for (;;) {
         const behind = await lag.read(run.group_id, consumers)
         if (stopped) break
+        // A run abandoned once every event was applied has no batch left to find it ended, and its lag,
+        // its checkpoints deleted, counts the whole topic in Kafka mode: without this it would wait for
+        // the next event captured.
+        await assertRunRunning(pool, run.id)
         report('replaying', behind)
         if (opts.stopAfter !== undefined && stats.applied >= opts.stopAfter) {
           return { runId: run.id, resumed, swapped: false, applied: stats.applied }
