@@ -2345,6 +2345,29 @@ describe('conversation signals: the decision', () => {
     ).toEqual([])
   })
 
+  it('reads an offer of a contact the end user declines at once as no hand-over, unless the end user asked for a person or the assistant failed (signals-v101)', () => {
+    // Issue 32 (sig26): fresh29 commenergy-01, "…I can also ask our membership secretary to call you to update your
+    // details, if you'd prefer." (a contact unit, head 0.868, margin −0.032), then "no need, ill do it online tonight";
+    // fresh28 taxilicence-02 and fresh30 organdonor-01 ("…a specialist nurse can talk you through what happened", "no
+    // its ok. i just wanted to know. thank you") the same way.
+    const offer = {
+      handover: -0.032,
+      handoverUnits: [{ head: 0.868, margin: -0.032, contacts: true as const }],
+    }
+    const then = (opening: Partial<MessageCues>, said: Partial<MessageCues>, reply: Partial<MessageCues>) =>
+      names(conversation(['user', opening], ['assistant', said], ['user', reply]), at(5)).filter(
+        (n) => n === 'escalation',
+      )
+    expect(then({}, offer, { contests: true })).toEqual([])
+    // Not declined (the reply opens on no denial): the contact stands, as before.
+    expect(then({}, offer, {})).toEqual(['escalation'])
+    // A person asked for first: the contact takes the request up, whatever the reply.
+    const asked = { escalation: 0.3, escalationUnits: [{ head: 0.99, margin: 0.3 }] }
+    expect(then(asked, offer, { contests: true })).toEqual(['escalation'])
+    // The offer in a message that says it cannot help passes on what the assistant could not do (v58).
+    expect(then({}, { ...offer, inability: true }, { contests: true })).toEqual(['escalation'])
+  })
+
   it('reads the assistant passing the end user on, in words, as a hand-over at any head (signals-v86)', () => {
     // Issue 32 (esc5): "Transferring you to the Warrington depot now.", head 0.79 at margin 0.007.
     const transfer = {

@@ -32,7 +32,9 @@ import type { CustomSignal, EscalationUnit, HandoverUnit, MessageCues } from './
  *   message that failed), nor, signals-v35, a weak handover whose
  *   units read as one tell the end user to act: cues.ts, userActsOf, "You can switch counsellor from My Sessions";
  *   nor, signals-v56, the assistant saying what it is in reply to a question about what it is: cues.ts
- *   saysWhatItIsOf, "I'm the studio's virtual assistant…");
+ *   saysWhatItIsOf, "I'm the studio's virtual assistant…"; nor, signals-v101, an offer of a contact the end user
+ *   declines at once, opening on a denial, cues.ts contestsOf: "If you'd like, a specialist nurse can talk you
+ *   through it", "no its ok. i just wanted to know", unless a person was asked for or the message failed: declined);
  * - bot_failure: an assistant message says it cannot help, did not understand or has no answer: nearer
  *   the failure anchors (platform default fallbacks among them) than any answer, handover or request to
  *   rephrase, or saying so in the first person ("I'm unable to…", "I don't have access to…": cues.ts,
@@ -152,7 +154,7 @@ export const BUILTIN_SIGNALS = BUILTIN_SIGNAL_NAMES
 export type BuiltinSignal = (typeof BUILTIN_SIGNALS)[number]
 
 /** Bump when this file's, cues.ts's or anchors.ts's rules change results: part of the analyzer's version. */
-export const SIGNALS_VERSION = 100
+export const SIGNALS_VERSION = 101
 
 export const THRESHOLDS = {
   escalation: 0.08,
@@ -1439,6 +1441,19 @@ export function detectSignals(
         )
     )
   }
+  // signals-v101: a hand-over the end user's very next message declines, opening on a denial (cues.ts contestsOf, v38's
+  // grammar: "no need, ill do it online tonight", "no its ok. i just wanted to know. thank you"), was an offer nobody
+  // took up: "I can also ask our membership secretary to call you…, if you'd prefer." (fresh28 taxilicence-02, fresh29
+  // commenergy-01, fresh30 organdonor-01: three authors, every one labelled no escalation). Not when an earlier end-user
+  // message asked for a person (the contact takes that request up, whatever the reply), nor when the message says it
+  // cannot help or follows a turn that missed (v58, v89: the case passed on is what the assistant could not do).
+  const declined = (m: ConversationMessage) => {
+    const k = talk.indexOf(m)
+    const reply = talk[k + 1]
+    if (reply?.role !== 'user' || reply.cues?.contests !== true) return false
+    if (contactAfterMiss(m) || failed(m)) return false
+    return !talk.slice(0, k).some((u) => u.role === 'user' && escalationAsked(u.cues) !== undefined)
+  }
   const handedOver = (m: ConversationMessage) =>
     m.role === 'assistant' &&
     m.cues?.refusesHandover !== true &&
@@ -1451,7 +1466,8 @@ export function detectSignals(
     // made in a message that failed ("I'm not able to fix voucher codes here. Would you like me to pass this to our
     // bookings team?", "yes please", "Done. The bookings team will email you…") passes on what the assistant could not do.
     !(carriesOutOffer(m) && !contactAfterMiss(m)) &&
-    !pointsElsewhere(m)
+    !pointsElsewhere(m) &&
+    !declined(m)
 
   // A reply: an end-user message after the assistant answered an earlier one (not after a greeting alone).
   const firstUser = talk.findIndex((m) => m.role === 'user')

@@ -325,6 +325,25 @@ describe.skipIf(!hasTestModel)('conversation signals with the language model', (
     ).not.toContain('escalation')
   }, 60_000)
 
+  it('reads an offer of a contact the end user declines at once as no hand-over (signals-v101)', async () => {
+    // Issue 32 (sig26): fresh29 commenergy-01's, fresh28 taxilicence-02's and fresh30 organdonor-01's shape, in other words.
+    const opening: Turn = [
+      'user',
+      'my dad passed away in june. do i need to tell you to close his pension or is that automatic',
+    ]
+    const offer: Turn = [
+      'assistant',
+      "I'm sorry to hear that. If you'd like, a member of our care team can call you to go through it.",
+    ]
+    const scored = await cuesOfOne('assistant', offer[1])
+    expect(handoverSaid(scored!.cues)).toBeDefined()
+    expect(
+      await signals(opening, offer, ['user', 'no its fine, i just wanted to know. thanks']),
+    ).not.toContain('escalation')
+    // Accepted, the same offer hands over.
+    expect(await signals(opening, offer, ['user', 'yes please, that would help'])).toContain('escalation')
+  }, 60_000)
+
   it('keeps a hand-over that says someone will call the end user when the assistant then arranges the call or fails on a new message (signals-v96)', async () => {
     // Issue 32 (sig25): fresh29 haystraw-02's and petsitter-02's shapes, in other words.
     const passedOn =
