@@ -130,6 +130,38 @@ describe('a rebuild left running by an older version', () => {
     }
   })
 
+  // Regression (rebuild3): check constraints were compared by their definition alone, so a run begun before a
+  // migration renamed one was resumed, and its swap brought the constraint back under its old name.
+  it('is abandoned when a migration since renamed a check constraint', async () => {
+    const database = await createTestDatabase()
+    try {
+      // Given a run begun before a migration renamed rm_reanalysis's status check
+      const left = await interruptedRun(database)
+      await database.pool.query(
+        `ALTER TABLE ${left.schema}.rm_reanalysis RENAME CONSTRAINT rm_reanalysis_status_check TO rm_reanalysis_status`,
+      )
+      // When the rebuild is run again
+      const { result, abandoned } = await rebuildOn(database)
+      // Then it abandons that run, naming the constraint, and the live table keeps the constraint's name
+      expect(abandoned).toEqual([
+        {
+          runId: left.runId,
+          reason: expect.stringContaining(
+            'rm_reanalysis: check constraint rm_reanalysis_status_check missing',
+          ),
+        },
+      ])
+      expect(result).toMatchObject({ resumed: false, swapped: true })
+      const { rows } = await database.pool.query(
+        "SELECT conname FROM pg_constraint WHERE conrelid = 'public.rm_reanalysis'::regclass AND contype = 'c' ORDER BY conname",
+      )
+      expect(rows.map((r) => r.conname)).toContain('rm_reanalysis_status_check')
+      expect(rows.map((r) => r.conname)).not.toContain('rm_reanalysis_status')
+    } finally {
+      await database.drop()
+    }
+  })
+
   // Regression (review8): the indexing phase kept any valid index of the right name, so a run resumed after
   // a migration that redefined an index under its name (as 0013 did rm_hourly_activity_conversation) swapped
   // the older definition in, and one a migration had dropped came back with the swap.

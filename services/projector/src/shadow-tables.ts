@@ -3,8 +3,8 @@ import type pg from 'pg'
 /**
  * How a rebuild's shadow tables (in `schema`) differ from the live tables of `public` they are to replace:
  * a table missing, a column missing, extra or of another type, nullability or default, a unique index
- * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (the swap would move the shadow's, an
- * older one, onto the live table) missing or extra. None for a run begun by this version. A run
+ * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (by name
+ * and definition: the swap would move the shadow's, an older one, onto the live table) missing or extra. None for a run begun by this version. A run
  * left running by an older one, before a migration that added a read-model table, had none of it: resumed
  * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
  *
@@ -41,9 +41,10 @@ export async function shadowTableDifferences(
     }
   }
   const { rows: checks } = await client.query<Described>(
-    // LIKE copies a NOT VALID constraint valid (the shadow table is empty): the same constraint.
+    // By name and definition, as unique indexes: the swap moves the shadow's constraint, name and all, onto
+    // the live table. LIKE copies a NOT VALID constraint valid (the shadow table is empty): the same constraint.
     `SELECT n.nspname = 'public' AS live, t.relname AS "table",
-            regexp_replace(pg_get_constraintdef(c.oid), ' NOT VALID$', '') AS name,
+            c.conname || ': ' || regexp_replace(pg_get_constraintdef(c.oid), ' NOT VALID$', '') AS name,
             c.conname AS definition
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
       WHERE c.contype = 'c' AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
@@ -64,7 +65,7 @@ export async function shadowTableDifferences(
     }
     for (const name of shadow.keys())
       if (!live.has(name)) differences.push(`${table}.${name} no longer exists`)
-    // Unique indexes by name and definition (`indexKey`), check constraints by their definition alone.
+    // Unique indexes and check constraints by name and definition.
     for (const [kind, rows] of [
       ['unique index', uniques],
       ['check constraint', checks],
