@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/dat
 import { testKeyring } from '../../../test/support/keyring.ts'
 import { runReplayCli } from '../../../test/support/replay-cli.ts'
 import { waitUntilBlockedBy } from '../../../test/support/wait.ts'
-import { type AbandonedRun, RebuildStoppedError, rebuildReadModels } from './rebuild.ts'
+import { type AbandonedRun, READ_MODEL_TABLES, RebuildStoppedError, rebuildReadModels } from './rebuild.ts'
 
 let db: TestDatabase
 
@@ -36,6 +36,38 @@ describe('the rebuild’s shadow tables while they fill', () => {
       { table: 'rm_hourly_activity', index: 'rm_hourly_activity_pkey' },
       { table: 'rm_messages', index: 'rm_messages_pkey' },
     ])
+  })
+})
+
+describe('the swap', () => {
+  it('keeps every index and constraint of the live tables under its name', async () => {
+    const database = await createTestDatabase()
+    try {
+      // Given the live tables' indexes and constraints, as the migrations named them
+      const named = async () =>
+        (
+          await database.pool.query<{ table: string; name: string; definition: string }>(
+            `SELECT t.relname AS "table", i.relname AS name, pg_get_indexdef(i.oid) AS definition
+               FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+              WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1::text[])
+             UNION ALL
+             SELECT t.relname, c.conname, pg_get_constraintdef(c.oid)
+               FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+              WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1::text[])
+              ORDER BY 1, 2, 3`,
+            [READ_MODEL_TABLES],
+          )
+        ).rows
+      const before = await named()
+      expect(before.length).toBeGreaterThan(2 * READ_MODEL_TABLES.length)
+      // When a rebuild swaps its tables in
+      const { result } = await rebuildOn(database)
+      expect(result.swapped).toBe(true)
+      // Then the live tables have the same ones under the same names
+      expect(await named()).toEqual(before)
+    } finally {
+      await database.drop()
+    }
   })
 })
 

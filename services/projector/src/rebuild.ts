@@ -408,16 +408,11 @@ async function swapIn(
     const replaced = `replaced_${run.id}`
     await client.query(`CREATE SCHEMA ${replaced}`)
     for (const table of READ_MODEL_TABLES) {
-      const oldIndexes = await indexNames(client, 'public', table)
+      // The shadow table's indexes and constraints carry the live one's names already (createIndexLike, the
+      // indexing phase, the resume check), as later migrations refer to them.
       await client.query(`ALTER TABLE public.${table} SET SCHEMA ${replaced}`)
       await client.query(`ALTER TABLE ${run.schema_name}.${table} SET SCHEMA public`)
       await copyStorageParameters(client, `${replaced}.${table}`, `public.${table}`)
-      // Keep the migrations' index names, so later migrations can refer to them.
-      const newIndexes = await indexNames(client, 'public', table)
-      for (const [definition, name] of oldIndexes) {
-        const current = newIndexes.get(definition)
-        if (current && current !== name) await client.query(`ALTER INDEX public.${current} RENAME TO ${name}`)
-      }
       if (PROTECTED.has(table))
         await client.query('SELECT cas_protect_read_model($1::regclass)', [`public.${table}`])
     }
@@ -512,22 +507,4 @@ async function createIndexLike(
   if (opts.concurrently)
     definition = definition.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX CONCURRENTLY ')
   await client.query(definition)
-}
-
-/** A table's indexes by their definition (with the schema and the index's own name taken out) → name. */
-async function indexNames(
-  client: pg.ClientBase,
-  schema: string,
-  table: string,
-): Promise<Map<string, string>> {
-  const { rows } = await client.query<{ name: string; definition: string }>(
-    `SELECT i.relname AS name, pg_get_indexdef(i.oid) AS definition
-       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
-       JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = $1 AND t.relname = $2`,
-    [schema, table],
-  )
-  return new Map(
-    rows.map((r) => [r.definition.replace(/INDEX \S+ ON \S+/, 'INDEX ON').replace(/\s+/g, ' '), r.name]),
-  )
 }
