@@ -22,10 +22,10 @@ import { type LabelledConversation, loadSignalsSet, openSignalsSets } from './qu
 const ROOT = path.resolve(import.meta.dirname, '..')
 const { values } = parseArgs({ options: { sets: { type: 'string' } } })
 const only = values.sets ? new Set(values.sets.split(',')) : undefined
-// Never a blind set, by its flag or by its name (fresh19 to fresh32 are the lead's).
+// Never a blind set, by its flag or by its name (fresh19 to fresh33 are the lead's).
 const sets = openSignalsSets().filter(
   (s) =>
-    !/fresh(19|20|21|22|23|24|25|26|27|28|29|30|31|32)\.json$/.test(s.file) && (!only || only.has(s.name)),
+    !/fresh(19|20|21|22|23|24|25|26|27|28|29|30|31|32|33)\.json$/.test(s.file) && (!only || only.has(s.name)),
 )
 
 const analyzer = await createSemanticAnalyzer({

@@ -9,7 +9,7 @@
  *   npm run bench:follow-up-anchors
  *
  * Choose: the end users' later messages (after each conversation's first) of the open signal sets
- * (bench/data/signals; fresh9 … fresh32, every set bench:signals lists as blind, and the custom sets never
+ * (bench/data/signals; fresh9 … fresh33, every set bench:signals lists as blind, and the custom sets never
  * loaded), each listed when a candidate
  * takes its topic. Confirm: CLINC150 validation and test and DSTC11 requests, and GoEmotions' short thanks,
  * each asked second (as bench:requests' last table, whose figures the first column reproduces). Then the
@@ -123,7 +123,7 @@ const BLIND_FILES = new Set(
 const later = laterUserMessages(
   readdirSync(SIGNALS)
     .filter(
-      (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d|3[012])\.json$/.test(f) && !BLIND_FILES.has(f),
+      (f) => f.endsWith('.json') && !/custom|fresh(9|[12]\d|3[0-3])\.json$/.test(f) && !BLIND_FILES.has(f),
     )
     .map((f) => ({ name: path.basename(f, '.json'), file: path.join(SIGNALS, f) })),
 )

@@ -54,12 +54,12 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CACHE = path.join(ROOT, '.cache/topics-multiturn')
 
 /**
- * The sets measured: the development set and every other set not kept blind, fresh9 to fresh32 always
+ * The sets measured: the development set and every other set not kept blind, fresh9 to fresh33 always
  * left out (kept from the sight of the session that wrote this measure; fresh9 was blind then), so that the
  * figures stay those of the same 592 conversations.
  */
 export function openSets(): { name: string; file: string }[] {
-  return openSignalsSets().filter((s) => !/fresh(9|1\d|2[0-9]|30|31|32)\.json$/.test(s.file))
+  return openSignalsSets().filter((s) => !/fresh(9|1\d|2[0-9]|30|31|32|33)\.json$/.test(s.file))
 }
 
 /** The first sessions' sets (written in a few broad domains) make one chatbot, the later ones another. */
@@ -78,11 +78,11 @@ export interface AnalysedConversation {
 }
 
 /**
- * Every signal set not kept blind (bench/quality/signals.ts marks them; fresh25 to fresh32 also left out
+ * Every signal set not kept blind (bench/quality/signals.ts marks them; fresh25 to fresh33 also left out
  * by name, so a set made blind later is never loaded before its entry says so): the later measures' sets.
  */
 export function developmentSets(): { name: string; file: string }[] {
-  return openSignalsSets().filter((s) => !/fresh(25|26|27|28|29|30|31|32)\.json$/.test(s.file))
+  return openSignalsSets().filter((s) => !/fresh(25|26|27|28|29|30|31|32|33)\.json$/.test(s.file))
 }
 
 /** The open sets' conversations (those `only` names, else all) analysed by the service's analyzer, cached. */

@@ -21,6 +21,7 @@ import {
   FRESH30_SIGNALS_SET,
   FRESH31_SIGNALS_SET,
   FRESH32_SIGNALS_SET,
+  FRESH33_SIGNALS_SET,
   loadSignalsSet,
   OTHER_SIGNALS_SETS,
   SIGNALS_SET,
@@ -80,6 +81,7 @@ describe('the labelled signal sets', () => {
     { name: 'fresh30', file: FRESH30_SIGNALS_SET, blind: undefined },
     { name: 'fresh31', file: FRESH31_SIGNALS_SET, blind: true },
     { name: 'fresh32', file: FRESH32_SIGNALS_SET, blind: true },
+    { name: 'fresh33', file: FRESH33_SIGNALS_SET, blind: true },
   ])(
     'list $name (blind: $blind): 60 conversations, 2 in each of 30 domains no other set uses',
     ({ name, file, blind }) => {
@@ -108,13 +110,13 @@ describe('the labelled signal sets', () => {
     },
   )
 
-  it('keep the blind sets and fresh9 to fresh32 out of the multi-turn topics measure', () => {
+  it('keep the blind sets and fresh9 to fresh33 out of the multi-turn topics measure', () => {
     const open = openSets().map((s) => path.basename(s.file))
     for (const set of OTHER_SIGNALS_SETS.filter((s) => s.blind === true)) {
       expect(open, set.name).not.toContain(path.basename(set.file))
     }
     for (const n of [
-      9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+      9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33,
     ])
       expect(open).not.toContain(`fresh${n}.json`)
     expect(open).toContain('conversations.json')

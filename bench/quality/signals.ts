@@ -99,6 +99,8 @@ export const FRESH30_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/si
 export const FRESH31_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh31.json')
 /** Written blind by a thirty-fifth session (helper fresh32) while others changed the detector; kept blind (README there). */
 export const FRESH32_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh32.json')
+/** Written blind by a thirty-sixth session (helper fresh33) while others changed the detector; kept blind (README there). */
+export const FRESH33_SIGNALS_SET = path.resolve(import.meta.dirname, '../data/signals/fresh33.json')
 
 /** A set measured beside the development set: its name, file, and how it was made. */
 export interface SignalsSetEntry {
@@ -317,6 +319,13 @@ export const OTHER_SIGNALS_SETS: readonly SignalsSetEntry[] = [
     file: FRESH32_SIGNALS_SET,
     described:
       'written blind by a thirty-fifth session while others changed the detector, never tuned on (fresh32, blind)',
+    blind: true,
+  },
+  {
+    name: 'fresh33',
+    file: FRESH33_SIGNALS_SET,
+    described:
+      'written blind by a thirty-sixth session while others changed the detector, never tuned on (fresh33, blind)',
     blind: true,
   },
 ]
