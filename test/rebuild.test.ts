@@ -501,6 +501,115 @@ for (const mode of EVENT_LOG_MODES) {
       await expectNothingWrittenBy(db, before, group)
     })
 
+    /**
+     * An older rebuild resuming a run, held in its first index build of the run (by a writer of the shadow
+     * tables), and `npm run replay` of a newer version abandoning that run (a check constraint added since),
+     * its drop of the run's schema waiting for the build; then the writer ends. The build goes on and waits
+     * for every transaction older than its snapshot, the drop's among them, while the drop waits for it:
+     * PostgreSQL ends one of the two as a deadlock. Which one: the first to look for a deadlock, after its
+     * session's `deadlock_timeout` (given to each here) has passed since it began to wait.
+     */
+    async function abandonDuringIndexBuild(deadlockTimeout: { older: string; newer: string }) {
+      const { db, eventLog, liveGroupId, run } = await interruptedRunAndEventsSince()
+      const deadlocks = async () =>
+        (
+          await db.pool.query<{ n: number }>(
+            'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
+          )
+        ).rows[0]!.n
+      const deadlocksBefore = await deadlocks()
+      const olderUrl = new URL(db.url)
+      olderUrl.searchParams.set('options', `-c deadlock_timeout=${deadlockTimeout.older}`)
+      const olderPool = createPool(olderUrl.toString(), { applicationName: 'older-rebuild' })
+      cleanups.push(() => olderPool.end())
+      const holder = await db.pool.connect()
+      let older: Promise<unknown> | undefined
+      let cli: Awaited<ReturnType<typeof startReplayCli>>
+      try {
+        await holder.query('BEGIN')
+        for (const table of READ_MODEL_TABLES)
+          await holder.query(`LOCK TABLE ${run.schema}.${table} IN ROW EXCLUSIVE MODE`)
+        older = rebuildReadModels({ pool: olderPool, keyring: testKeyring, eventLog, liveGroupId }).catch(
+          (error: Error) => error,
+        )
+        await waitUntilBlockedBy(db.pool, holder, {
+          statement: 'CREATE INDEX CONCURRENTLY',
+          what: 'the older rebuild’s index build to wait for the writer',
+        })
+        await db.pool.query('ALTER TABLE rm_hourly_languages ADD CONSTRAINT probe CHECK (messages >= 0)')
+        const newer = startReplayCli(['read-models'], db.url, {
+          PGOPTIONS: `-c deadlock_timeout=${deadlockTimeout.newer}`,
+        })
+        await waitUntilBlockedBy(db.pool, holder, {
+          statement: 'DROP SCHEMA',
+          what: 'the newer rebuild’s drop to wait for the writer and the index build',
+        })
+        await holder.query('COMMIT')
+        cli = await newer
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {})
+        holder.release()
+      }
+      // PostgreSQL counts a deadlock once the victim's session reports its statistics (within seconds).
+      await waitFor(async () => (await deadlocks()) > deadlocksBefore, {
+        what: 'PostgreSQL to count the deadlock',
+        timeoutMs: 20_000,
+      })
+      return { db, run, older: await older, cli }
+    }
+
+    async function expectOlderStoppedAndNewerSwappedIn({
+      db,
+      run,
+      older,
+      cli,
+    }: Awaited<ReturnType<typeof abandonDuringIndexBuild>>) {
+      expect(older).toBeInstanceOf(RebuildStoppedError)
+      expect((older as Error).message).toBe(
+        `rebuild ${run.id} stopped: abandoned by another rebuild; nothing more applied`,
+      )
+      expect(cli.status, cli.stderr).toBe(0)
+      expect(cli.stdout).toContain(`abandoned rebuild ${run.id}, starting afresh`)
+      expect(cli.stdout).toMatch(/finished rebuild \S+: [\d,]+ events applied, read models swapped in/)
+      const { rows } = await db.pool.query('SELECT id, status FROM replay_runs ORDER BY started_at, id')
+      expect(rows).toEqual([
+        { id: run.id, status: 'abandoned' },
+        { id: expect.any(String), status: 'done' },
+      ])
+      const { rows: schemas } = await db.pool.query(
+        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'replaced\\_%'",
+      )
+      expect(schemas).toEqual([])
+    }
+
+    it('finishes `npm run replay` abandoning a run whose index an older rebuild builds, when its drop is the deadlock’s victim', async () => {
+      // The drop is run again (withTransaction), younger then than the build, which no longer waits for it.
+      const outcome = await abandonDuringIndexBuild({ older: '20s', newer: '5s' })
+      await expectOlderStoppedAndNewerSwappedIn(outcome)
+    })
+
+    it('stops an older rebuild building an index of a run `npm run replay` abandons, when its build is the deadlock’s victim', async () => {
+      // Regression: the build's failure was explained by the run's status, still running until the
+      // abandonment's one transaction committed: the older rebuild failed with a raw deadlock error.
+      const outcome = await abandonDuringIndexBuild({ older: '200ms', newer: '60s' })
+      await expectOlderStoppedAndNewerSwappedIn(outcome)
+    })
+
+    it('drops the schema of an abandoned run left behind, before it starts', async () => {
+      // Given a run marked abandoned whose schema is still there (its abandoner ended between its two
+      // transactions)
+      const { db, eventLog, liveGroupId, run } = await interruptedRunAndEventsSince()
+      await db.pool.query("UPDATE replay_runs SET status = 'abandoned', finished_at = now() WHERE id = $1", [
+        run.id,
+      ])
+      // When a rebuild starts
+      const result = await rebuildReadModels({ pool: db.pool, keyring: testKeyring, eventLog, liveGroupId })
+      // Then it starts afresh and drops that schema
+      expect(result).toMatchObject({ resumed: false, swapped: true })
+      const { rows } = await db.pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [run.schema])
+      expect(rows).toEqual([])
+    })
+
     it('hands the rebuilt tables to a live projector of several journal partitions, each continuing', async () => {
       const base = await startPipeline(mode.name, cleanups)
       const pipeline = { ...base, eventLog: { kind: 'journal' as const, pollIntervalMs: 5, partitions: 3 } }

@@ -16,9 +16,11 @@ export function runReplayCli(args: readonly string[], databaseUrl?: string) {
 export function startReplayCli(
   args: readonly string[],
   databaseUrl: string,
+  /** More of its environment (PGOPTIONS, say, for its Postgres sessions' settings). */
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...REPLAY_CLI, ...args], {
-    env: replayEnv(databaseUrl),
+    env: { ...replayEnv(databaseUrl), ...env },
     timeout: 60_000,
   })
   let stdout = ''

@@ -222,6 +222,7 @@ async function startOrResume(
   pool: pg.Pool,
   onAbandoned: RebuildOptions['onAbandoned'],
 ): Promise<{ run: Run; resumed: boolean }> {
+  await dropLeftoverSchemas(pool)
   const { rows } = await pool.query<Run>(
     "SELECT id, schema_name, group_id FROM replay_runs WHERE projection = $1 AND status = 'running'",
     [READ_MODELS],
@@ -272,14 +273,20 @@ async function createRun(pool: pg.Pool, run: Run): Promise<void> {
 }
 
 /**
- * Drops a run's shadow tables and what its consumer group kept, and marks it abandoned. Another process
- * may still be running it (an older version's rebuild not stopped before the upgrade): if that version has
- * the check, its batches hold the run's row (holdRunningRun), so this waits for a batch in flight, and every
- * later batch finds the run abandoned and writes nothing; one from before the check is not stopped so, and
- * writes the live tables once the schema is gone (docs/operations.md: stop a rebuild before upgrading).
- * The group's checkpoint rows are locked first, in the order a batch locks them before it takes the run's
- * row: taken the other way round, a batch between the two would wait for this while this waited for its
- * checkpoints.
+ * Marks a run abandoned and drops what its consumer group kept, then drops its shadow tables. Another
+ * process may still be running it (an older version's rebuild not stopped before the upgrade): if that
+ * version has the check, its batches hold the run's row (holdRunningRun), so this waits for a batch in
+ * flight, and every later batch finds the run abandoned and writes nothing; one from before the check is
+ * not stopped so, and writes the live tables once the schema is gone (docs/operations.md: stop a rebuild
+ * before upgrading). The group's checkpoint rows are locked first, in the order a batch locks them before
+ * it takes the run's row: taken the other way round, a batch between the two would wait for this while
+ * this waited for its checkpoints.
+ *
+ * Two transactions, the schema dropped in the second (dropAbandonedSchema): the drop waits for an index
+ * build of the run under way (the older rebuild's indexing phase), and that build waits in turn for every
+ * transaction older than its snapshot, so the two can deadlock. PostgreSQL then ends one of them. When it
+ * ended the build while the abandonment was one transaction, the older rebuild read its run still running
+ * and failed with a raw deadlock error; now the run is abandoned before the drop begins.
  */
 async function abandon(pool: pg.Pool, run: Run): Promise<void> {
   await withTransaction(pool, async (client) => {
@@ -292,8 +299,31 @@ async function abandon(pool: pg.Pool, run: Run): Promise<void> {
     ])
     for (const table of ['consumer_checkpoints', 'consumer_stream_versions', 'dead_letters'])
       await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [run.group_id])
-    await client.query(`DROP SCHEMA IF EXISTS ${run.schema_name} CASCADE`)
   })
+  await dropAbandonedSchema(pool, run.schema_name)
+}
+
+/**
+ * Drops an abandoned run's schema, in a transaction of its own, run again when PostgreSQL ends it as a
+ * deadlock's victim (withTransaction): the drop run again is younger than the index build it waited for,
+ * which then no longer waits for it. The run being abandoned already, the build's rebuild stops at its next
+ * statement, or at once if the build was the victim (RebuildStoppedError either way).
+ */
+async function dropAbandonedSchema(pool: pg.Pool, schema: string): Promise<void> {
+  await withTransaction(pool, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`))
+}
+
+/**
+ * Drops the schemas of abandoned runs still there: the process that abandoned one ended between its two
+ * transactions (abandon), or its drop failed.
+ */
+async function dropLeftoverSchemas(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ schema_name: string }>(
+    `SELECT r.schema_name FROM replay_runs r JOIN pg_namespace n ON n.nspname = r.schema_name
+      WHERE r.projection = $1 AND r.status = 'abandoned'`,
+    [READ_MODELS],
+  )
+  for (const { schema_name } of rows) await dropAbandonedSchema(pool, schema_name)
 }
 
 /**
