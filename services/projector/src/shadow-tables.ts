@@ -3,9 +3,9 @@ import type pg from 'pg'
 /**
  * How a rebuild's shadow tables (in `schema`) differ from the live tables of `public` they are to replace:
  * a table missing, a column missing, extra or of another type, nullability or default, a unique index
- * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (by name
- * and definition: the swap would move the shadow's, an older one, onto the live table) missing or extra. None for a run begun by this version. A run
- * left running by an older one, before a migration that added a read-model table, had none of it: resumed
+ * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (by
+ * name and definition: the swap would move the shadow's, an older one, onto the live table) missing or
+ * extra. None for a run begun by this version. A run left running by an older one, before a migration that added a read-model table, had none of it: resumed
  * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
  *
  * Tables of the schema not in `tables` (a read model this version no longer has) are not compared: the
@@ -37,29 +37,28 @@ export async function shadowTableDifferences(
       [false, schema],
     ] as const) {
       for (const index of await indexesOf(client, of, table))
-        if (index.unique) uniques.push({ live, table, name: indexKey(index), definition: index.name })
+        if (index.unique) uniques.push({ live, table, name: index.name, definition: withoutSchema(index) })
     }
   }
   const { rows: checks } = await client.query<Described>(
     // By name and definition, as unique indexes: the swap moves the shadow's constraint, name and all, onto
     // the live table. LIKE copies a NOT VALID constraint valid (the shadow table is empty): the same constraint.
     `SELECT n.nspname = 'public' AS live, t.relname AS "table",
-            c.conname || ': ' || regexp_replace(pg_get_constraintdef(c.oid), ' NOT VALID$', '') AS name,
-            c.conname AS definition
+            c.conname AS name, regexp_replace(pg_get_constraintdef(c.oid), ' NOT VALID$', '') AS definition
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
       WHERE c.contype = 'c' AND n.nspname IN ('public', $1) AND t.relname = ANY($2::text[])`,
     [schema, tables],
   )
   const differences: string[] = []
   for (const table of tables) {
-    const live = byName(columns, table, true)
-    const shadow = byName(columns, table, false)
+    const live = describedBy(columns, table, true, (c) => c.name)
+    const shadow = describedBy(columns, table, false, (c) => c.name)
     if (shadow.size === 0) {
       differences.push(`${table} missing`)
       continue
     }
-    for (const [name, definition] of live) {
-      const theirs = shadow.get(name)
+    for (const [name, { definition }] of live) {
+      const theirs = shadow.get(name)?.definition
       if (theirs === undefined) differences.push(`${table}.${name} missing`)
       else if (theirs !== definition) differences.push(`${table}.${name} is ${theirs}, not ${definition}`)
     }
@@ -70,12 +69,12 @@ export async function shadowTableDifferences(
       ['unique index', uniques],
       ['check constraint', checks],
     ] as const) {
-      const liveOnes = byName(rows, table, true)
-      const shadowOnes = byName(rows, table, false)
-      for (const [definition, name] of liveOnes)
-        if (!shadowOnes.has(definition)) differences.push(`${table}: ${kind} ${name} missing`)
-      for (const [definition, name] of shadowOnes)
-        if (!liveOnes.has(definition)) differences.push(`${table}: ${kind} ${name} no longer exists`)
+      const liveOnes = describedBy(rows, table, true, nameAndDefinition)
+      const shadowOnes = describedBy(rows, table, false, nameAndDefinition)
+      for (const [key, { name }] of liveOnes)
+        if (!shadowOnes.has(key)) differences.push(`${table}: ${kind} ${name} missing`)
+      for (const [key, { name }] of shadowOnes)
+        if (!liveOnes.has(key)) differences.push(`${table}: ${kind} ${name} no longer exists`)
     }
   }
   return differences
@@ -134,7 +133,7 @@ export function sameIndex(built: IndexDefinition, index: IndexDefinition): boole
 }
 
 function indexKey(index: IndexDefinition): string {
-  return `${index.name}: ${withoutSchema(index)}`
+  return nameAndDefinition({ name: index.name, definition: withoutSchema(index) })
 }
 
 interface Described {
@@ -144,6 +143,16 @@ interface Described {
   readonly definition: string
 }
 
-function byName(rows: readonly Described[], table: string, live: boolean): Map<string, string> {
-  return new Map(rows.filter((r) => r.table === table && r.live === live).map((r) => [r.name, r.definition]))
+/** The live (or shadow) table's rows of `rows`, by `key`. */
+function describedBy(
+  rows: readonly Described[],
+  table: string,
+  live: boolean,
+  key: (row: Described) => string,
+): Map<string, Described> {
+  return new Map(rows.filter((r) => r.table === table && r.live === live).map((r) => [key(r), r]))
+}
+
+function nameAndDefinition(row: { name: string; definition: string }): string {
+  return `${row.name}: ${row.definition}`
 }
