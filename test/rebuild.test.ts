@@ -143,6 +143,28 @@ function withLagReadsHeld(eventLog: EventLogBackend, hold: () => Promise<void>):
   return { ...eventLog, kafka }
 }
 
+/**
+ * A newer version's rebuild abandoning the run of `schema` (begun before a migration that added
+ * rm_hourly_languages: its shadow copy dropped here) and left replaying its own (stopped before its swap).
+ */
+async function abandonFromNewer(
+  on: { db: TestDatabase; eventLog: EventLogBackend; liveGroupId: string },
+  schema: string,
+) {
+  await on.db.pool.query(`DROP TABLE ${schema}.rm_hourly_languages`)
+  const abandoned: AbandonedRun[] = []
+  const result = await rebuildReadModels({
+    pool: on.db.pool,
+    keyring: testKeyring,
+    eventLog: on.eventLog,
+    liveGroupId: on.liveGroupId,
+    stopAfter: 0,
+    progressIntervalMs: 10,
+    onAbandoned: (left) => abandoned.push(left),
+  })
+  return { result, abandoned }
+}
+
 for (const mode of EVENT_LOG_MODES) {
   describe.skipIf(!mode.available)(`rebuilding the read models, ${mode.name} mode`, () => {
     const cleanups: (() => Promise<unknown>)[] = []
@@ -331,17 +353,7 @@ for (const mode of EVENT_LOG_MODES) {
         await holder.query('SELECT pg_advisory_lock($1, -1)', [groupLockKey(group)])
         const older = resume({ db, eventLog, liveGroupId })
         await waitUntilBlockedBy(db.pool, holder, { what: 'the older rebuild’s batch to wait at the lock' })
-        await db.pool.query(`DROP TABLE ${schema}.rm_hourly_languages`)
-        const abandoned: AbandonedRun[] = []
-        const newer = await rebuildReadModels({
-          pool: db.pool,
-          keyring: testKeyring,
-          eventLog,
-          liveGroupId,
-          stopAfter: 0,
-          progressIntervalMs: 10,
-          onAbandoned: (left) => abandoned.push(left),
-        })
+        const { result: newer, abandoned } = await abandonFromNewer({ db, eventLog, liveGroupId }, schema)
         expect(abandoned.map((a) => a.runId)).toEqual([run.id])
         expect(newer).toMatchObject({ resumed: false, swapped: false })
         await holder.query('SELECT pg_advisory_unlock($1, -1)', [groupLockKey(group)])
@@ -448,15 +460,7 @@ for (const mode of EVENT_LOG_MODES) {
           .catch((error: Error) => ({ result: undefined, error }))
         await reached
         // When a newer rebuild abandons that run (a migration since changed its tables), then the lag read goes on
-        await db.pool.query(`DROP TABLE ${run.schema}.rm_hourly_languages`)
-        const newer = await rebuildReadModels({
-          pool: db.pool,
-          keyring: testKeyring,
-          eventLog,
-          liveGroupId,
-          stopAfter: 0,
-          progressIntervalMs: 10,
-        })
+        const { result: newer } = await abandonFromNewer({ db, eventLog, liveGroupId }, run.schema)
         expect(newer).toMatchObject({ resumed: false, swapped: false })
         letGo()
         // Then the older rebuild stops, saying why, having written nothing

@@ -97,6 +97,21 @@ async function interruptedRun(database: TestDatabase) {
   return { runId: run.runId, schema: rows[0]!.schema_name }
 }
 
+/**
+ * A run left stopped whose shadow `table` has a constraint under its old name (`from`), the live table's
+ * renamed `to` by a migration since (done here the other way round: the shadow's renamed back), and the
+ * rebuild run again.
+ */
+async function rebuildAfterRenameSince(
+  database: TestDatabase,
+  table: string,
+  { from, to }: { from: string; to: string },
+) {
+  const left = await interruptedRun(database)
+  await database.pool.query(`ALTER TABLE ${left.schema}.${table} RENAME CONSTRAINT ${to} TO ${from}`)
+  return { left, ...(await rebuildOn(database)) }
+}
+
 async function runStatuses(database: TestDatabase) {
   const { rows } = await database.pool.query<{ id: string; status: string }>(
     'SELECT id, status FROM replay_runs ORDER BY started_at, id',
@@ -167,13 +182,11 @@ describe('a rebuild left running by an older version', () => {
   it('is abandoned when a migration since renamed a check constraint', async () => {
     const database = await createTestDatabase()
     try {
-      // Given a run begun before a migration renamed rm_reanalysis's status check
-      const left = await interruptedRun(database)
-      await database.pool.query(
-        `ALTER TABLE ${left.schema}.rm_reanalysis RENAME CONSTRAINT rm_reanalysis_status_check TO rm_reanalysis_status`,
-      )
-      // When the rebuild is run again
-      const { result, abandoned } = await rebuildOn(database)
+      // Given a run begun before a migration renamed rm_reanalysis's status check, when the rebuild is run again
+      const { left, result, abandoned } = await rebuildAfterRenameSince(database, 'rm_reanalysis', {
+        from: 'rm_reanalysis_status',
+        to: 'rm_reanalysis_status_check',
+      })
       // Then it abandons that run, naming the constraint, and the live table keeps the constraint's name
       expect(abandoned).toEqual([
         {
@@ -205,13 +218,11 @@ describe('a rebuild left running by an older version', () => {
   it('is abandoned when a migration since renamed a primary key', async () => {
     const database = await createTestDatabase()
     try {
-      // Given a run begun before a migration renamed rm_hourly_activity's primary key
-      const left = await interruptedRun(database)
-      await database.pool.query(
-        `ALTER TABLE ${left.schema}.rm_hourly_activity RENAME CONSTRAINT rm_hourly_activity_pkey TO rm_activity_pkey`,
-      )
-      // When the rebuild is run again
-      const { result, abandoned } = await rebuildOn(database)
+      // Given a run begun before a migration renamed rm_hourly_activity's primary key, when the rebuild is run again
+      const { left, result, abandoned } = await rebuildAfterRenameSince(database, 'rm_hourly_activity', {
+        from: 'rm_activity_pkey',
+        to: 'rm_hourly_activity_pkey',
+      })
       // Then it abandons that run, naming the key, and swaps in a new one's tables
       expect(abandoned).toEqual([
         { runId: left.runId, reason: expect.stringContaining('rm_hourly_activity: unique index') },
