@@ -511,17 +511,14 @@ for (const mode of EVENT_LOG_MODES) {
      * its drop of the run's schema waiting for the build; then the writer ends. The build goes on and waits
      * for every transaction older than its snapshot, the drop's among them, while the drop waits for it:
      * PostgreSQL ends one of the two as a deadlock. Which one: the first to look for a deadlock, after its
-     * session's `deadlock_timeout` (given to each here) has passed since it began to wait.
+     * session's `deadlock_timeout` (given to each here) has passed since it began to wait. (Snapshots are the
+     * cluster's: a transaction of another test's database older than the drop and still running when the
+     * build takes its snapshot spares the drop the build's wait, and no deadlock forms. The outcome asserted
+     * is the same; that is not asserted, so that a test running beside this one cannot fail it. On an idle
+     * server pg_stat_database.deadlocks rose in each of five runs of each test, three of them at once.)
      */
     async function abandonDuringIndexBuild(deadlockTimeout: { older: string; newer: string }) {
       const { db, eventLog, liveGroupId, run } = await interruptedRunAndEventsSince()
-      const deadlocks = async () =>
-        (
-          await db.pool.query<{ n: number }>(
-            'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
-          )
-        ).rows[0]!.n
-      const deadlocksBefore = await deadlocks()
       const olderUrl = new URL(db.url)
       olderUrl.searchParams.set('options', `-c deadlock_timeout=${deadlockTimeout.older}`)
       const olderPool = createPool(olderUrl.toString(), { applicationName: 'older-rebuild' })
@@ -554,11 +551,6 @@ for (const mode of EVENT_LOG_MODES) {
         await holder.query('ROLLBACK').catch(() => {})
         holder.release()
       }
-      // PostgreSQL counts a deadlock once the victim's session reports its statistics (within seconds).
-      await waitFor(async () => (await deadlocks()) > deadlocksBefore, {
-        what: 'PostgreSQL to count the deadlock',
-        timeoutMs: 20_000,
-      })
       return { db, run, older: await older, cli }
     }
 
