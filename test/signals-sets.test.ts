@@ -60,7 +60,7 @@ describe('the labelled signal sets', () => {
   })
 
   // The sets written blind by the latest sessions: how each is listed (blind until the lead makes it a development
-  // set), and that each brings 30 new domains and new ids, with every built-in signal labelled 15 to 25 times.
+  // set), and that each brings 30 new domains and new ids, with every built-in signal labelled at least 15 times.
   it.each([
     { name: 'fresh14', file: FRESH14_SIGNALS_SET, blind: undefined },
     { name: 'fresh15', file: FRESH15_SIGNALS_SET, blind: undefined },
@@ -100,11 +100,12 @@ describe('the labelled signal sets', () => {
       // Its ids are new too, so that a conversation named in a report is never mistaken for another set's.
       const otherIds = new Set(others.map((c) => c.id))
       expect(set.map((c) => c.id).filter((id) => otherIds.has(id))).toEqual([])
-      // Every built-in signal is labelled in 15 to 25 of them, and some carry none.
+      // Every built-in signal is labelled in at least 15 of them (enough to measure its recall), and some carry
+      // none. No upper bound: a set's balance is its brief's wish, and a bound of 25 once had an author take
+      // five thanks out of a written set to pass it (bench/data/signals/README.md, fresh33).
       for (const signal of BUILTIN_SIGNALS) {
         const n = set.filter((c) => c.signals.includes(signal)).length
         expect(n, signal).toBeGreaterThanOrEqual(15)
-        expect(n, signal).toBeLessThanOrEqual(25)
       }
       expect(set.filter((c) => c.signals.length === 0).length).toBeGreaterThanOrEqual(8)
     },
