@@ -13,6 +13,7 @@ import {
   rebuildReadModels,
 } from '@cas/service-projector/rebuild'
 import type { FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { groupLockKey } from '../services/projector/src/projections/batch-order.ts'
 import { signUp } from './support/auth.ts'
@@ -125,11 +126,33 @@ async function mixedWorkload(app: FastifyInstance, db: TestDatabase) {
 }
 
 /**
- * Kafka mode's event log, each of whose admin clients (a lag read opens one before it reads the
- * checkpoints) first awaits `hold`: the point a test holds a rebuild's lag read at.
+ * The pool and event log a rebuild reads its lag through, each lag read first awaiting `hold`: the point a
+ * test holds a rebuild's lag read at. In Kafka mode an admin client opens before each read of the
+ * checkpoints; in journal mode the lag is one count of the journal (journalTotalLag).
  */
-function withLagReadsHeld(eventLog: EventLogBackend, hold: () => Promise<void>): EventLogBackend {
-  if (eventLog.kind !== 'kafka') throw new Error('Kafka mode only')
+function withLagReadsHeld(
+  pool: pg.Pool,
+  eventLog: EventLogBackend,
+  hold: () => Promise<void>,
+): { pool: pg.Pool; eventLog: EventLogBackend } {
+  if (eventLog.kind === 'journal') {
+    const held = new Proxy(pool, {
+      get(target, property) {
+        if (property === 'query')
+          return async (...args: Parameters<pg.Pool['query']>) => {
+            if (
+              typeof args[0] === 'string' &&
+              args[0].startsWith('SELECT count(*)::int AS lag FROM event_journal')
+            )
+              await hold()
+            return (target.query as (...a: unknown[]) => unknown)(...args)
+          }
+        const value = Reflect.get(target, property, target)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    return { pool: held, eventLog }
+  }
   const kafka = Object.create(eventLog.kafka) as typeof eventLog.kafka
   kafka.admin = (config) => {
     const admin = eventLog.kafka.admin(config)
@@ -140,7 +163,7 @@ function withLagReadsHeld(eventLog: EventLogBackend, hold: () => Promise<void>):
     }
     return admin
   }
-  return { ...eventLog, kafka }
+  return { pool, eventLog: { ...eventLog, kafka } }
 }
 
 /**
@@ -427,51 +450,51 @@ for (const mode of EVENT_LOG_MODES) {
       ])
     })
 
-    if (mode.name === 'kafka')
-      it('stops an older rebuild that had applied everything when a newer one abandons its run before its next lag read', async () => {
-        // Regression: abandoning the run deleted its checkpoints, so the older rebuild's next lag read
-        // counted the whole topic, never 0; and with every event applied no batch came to find the run
-        // ended: it waited, writing nothing, until a new event was captured.
-        // Given an older rebuild resuming a run, its first lag read after it has applied every event held
-        const pipeline = await interruptedRunAndEventsSince()
-        const { db, eventLog, liveGroupId, run, before } = pipeline
-        let reachedEnd = () => {}
-        const reached = new Promise<void>((resolve) => {
-          reachedEnd = resolve
-        })
-        let letGo = () => {}
-        const release = new Promise<void>((resolve) => {
-          letGo = resolve
-        })
-        let held = false
-        const older = rebuildReadModels({
-          pool: db.pool,
-          keyring: testKeyring,
-          eventLog: withLagReadsHeld(eventLog, async () => {
-            if (held || !(await consumerCaughtUp(pipeline, run.group))) return
-            held = true
-            reachedEnd()
-            await release
-          }),
-          liveGroupId,
-          progressIntervalMs: 10,
-        })
-          .then((result) => ({ result, error: undefined }))
-          .catch((error: Error) => ({ result: undefined, error }))
-        await reached
-        // When a newer rebuild abandons that run (a migration since changed its tables), then the lag read goes on
-        const { result: newer } = await abandonFromNewer({ db, eventLog, liveGroupId }, run.schema)
-        expect(newer).toMatchObject({ resumed: false, swapped: false })
-        letGo()
-        // Then the older rebuild stops, saying why, having written nothing
-        const { result, error } = await older
-        expect(result).toBeUndefined()
-        expect(error).toBeInstanceOf(RebuildStoppedError)
-        expect(error?.message).toBe(
-          `rebuild ${run.id} stopped: abandoned by another rebuild; nothing more applied`,
-        )
-        await expectNothingWrittenBy(db, before, run.group)
+    it('stops an older rebuild that had applied everything when a newer one abandons its run before its next lag read', async () => {
+      // Regression (Kafka mode): abandoning the run deleted its checkpoints, so the older rebuild's next lag
+      // read counted the whole topic, never 0; and with every event applied no batch came to find the run
+      // ended: it waited, writing nothing, until a new event was captured. In journal mode its consumers'
+      // next poll reads from the deleted checkpoints, the journal's start, and that batch finds the run
+      // ended: it stopped so before the check after each lag read, and still does.
+      // Given an older rebuild resuming a run, its first lag read after it has applied every event held
+      const pipeline = await interruptedRunAndEventsSince()
+      const { db, eventLog, liveGroupId, run, before } = pipeline
+      let reachedEnd = () => {}
+      const reached = new Promise<void>((resolve) => {
+        reachedEnd = resolve
       })
+      let letGo = () => {}
+      const release = new Promise<void>((resolve) => {
+        letGo = resolve
+      })
+      let held = false
+      const older = rebuildReadModels({
+        ...withLagReadsHeld(db.pool, eventLog, async () => {
+          if (held || !(await consumerCaughtUp(pipeline, run.group))) return
+          held = true
+          reachedEnd()
+          await release
+        }),
+        keyring: testKeyring,
+        liveGroupId,
+        progressIntervalMs: 10,
+      })
+        .then((result) => ({ result, error: undefined }))
+        .catch((error: Error) => ({ result: undefined, error }))
+      await reached
+      // When a newer rebuild abandons that run (a migration since changed its tables), then the lag read goes on
+      const { result: newer } = await abandonFromNewer({ db, eventLog, liveGroupId }, run.schema)
+      expect(newer).toMatchObject({ resumed: false, swapped: false })
+      letGo()
+      // Then the older rebuild stops, saying why, having written nothing
+      const { result, error } = await older
+      expect(result).toBeUndefined()
+      expect(error).toBeInstanceOf(RebuildStoppedError)
+      expect(error?.message).toBe(
+        `rebuild ${run.id} stopped: abandoned by another rebuild; nothing more applied`,
+      )
+      await expectNothingWrittenBy(db, before, run.group)
+    })
 
     if (mode.name !== 'journal') return
     it('runs as `npm run replay -- all` on the database of the service, printing its progress', async () => {
