@@ -168,6 +168,14 @@ function withLagReadsHeld(
   return { pool, eventLog: { ...eventLog, kafka } }
 }
 
+/** The schemas rebuilds make (a run's shadow tables, the swap's replaced ones) still in the database. */
+async function rebuildSchemas(db: TestDatabase): Promise<string[]> {
+  const { rows } = await db.pool.query<{ nspname: string }>(
+    "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%' ORDER BY 1",
+  )
+  return rows.map((r) => r.nspname)
+}
+
 /**
  * A newer version's rebuild abandoning the run of `schema` (begun before a migration that added
  * rm_hourly_languages: its shadow copy dropped here) and left replaying its own (stopped before its swap).
@@ -280,10 +288,7 @@ for (const mode of EVENT_LOG_MODES) {
         [[...READ_MODEL_TABLES]],
       )
       expect(unanalyzed).toEqual([])
-      const { rows } = await db.pool.query(
-        "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%'",
-      )
-      expect(rows[0].n).toBe(0)
+      expect(await rebuildSchemas(db)).toEqual([])
       // The live projector carries on, on the new tables; the query role still reads them under RLS.
       const res = await postCapture(app, apiKey, {
         conversationId: 'after-rebuild',
@@ -597,10 +602,7 @@ for (const mode of EVENT_LOG_MODES) {
         { id: run.id, status: 'abandoned' },
         { id: expect.any(String), status: 'done' },
       ])
-      const { rows: schemas } = await db.pool.query(
-        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'replaced\\_%'",
-      )
-      expect(schemas).toEqual([])
+      expect(await rebuildSchemas(db)).toEqual([])
     }
 
     it('finishes `npm run replay` abandoning a run whose index an older rebuild builds, when its drop is the deadlock’s victim', async () => {
@@ -745,10 +747,7 @@ for (const mode of EVENT_LOG_MODES) {
         { id: interrupted.id, status: 'abandoned', finished: true },
         { id: result.runId, status: 'done', finished: true },
       ])
-      const { rows: schemas } = await db.pool.query(
-        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild_%' OR nspname LIKE 'replaced_%'",
-      )
-      expect(schemas).toEqual([])
+      expect(await rebuildSchemas(db)).toEqual([])
     })
 
     // The swap hands the live projector's stream versions over (a row per stream: seconds on a large

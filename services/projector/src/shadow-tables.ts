@@ -5,8 +5,9 @@ import type pg from 'pg'
  * a table missing, a column missing, extra or of another type, nullability or default, a unique index
  * (which the projection's upserts rely on; by name and definition, `sameIndex`) or a check constraint (by
  * name and definition: the swap would move the shadow's, an older one, onto the live table) missing or
- * extra. None for a run begun by this version. A run left running by an older one, before a migration that added a read-model table, had none of it: resumed
- * with `search_path = <schema>, public`, the projector wrote that table's rows into the live one.
+ * extra. None for a run begun by this version. A run left running by an older one, before a migration that
+ * added a read-model table, had none of it: resumed with `search_path = <schema>, public`, the projector
+ * wrote that table's rows into the live one.
  *
  * Tables of the schema not in `tables` (a read model this version no longer has) are not compared: the
  * projection no longer writes them, the swap does not move them, and they go with the schema.
