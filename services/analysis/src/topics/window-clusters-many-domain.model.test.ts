@@ -536,7 +536,11 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
 
   // Regression (issue 31, helper topics14): a window of 375–499 requests tried min_cluster_size 8 alone and
   // never the many-domain path; the 300 requests above, then a third request of each intent (450) came out
-  // in 21 topics.
+  // in 21 topics. The noise gate is held open here (a bar of 0: the path wherever the window is sized for
+  // it), so the test reads the ceiling and the path, not the gate: this window's noise at 8 sits at the
+  // gate's bar (0.16–0.22 over UMAP seeds 1–4 and 31, and under a 0.002 jitter of the vectors), so whether
+  // the gate took it followed the CPU's rounding of the embeddings (taken on the machine this was written
+  // on, not on an AVX2-only EPYC). bench/FINDINGS.md, "the many-domain gate is a coin flip near its bar".
   it('takes the many-domain path in a window of 375–499 requests too: 450 requests of 150 intents', async () => {
     const texts = [
       ...Object.values(REQUESTS).flat(),
@@ -556,11 +560,12 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
       })
       return [...members.values()]
     }
-    const topics = byTopic(windowClusters(vectors))
+    const gateOpen = { ...WINDOW_CLUSTERING, manyDomainNoise: 0 }
+    const topics = byTopic(windowClusters(vectors, [], gateOpen))
     expect(topics.length).toBeGreaterThanOrEqual(count / 5)
     expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)
     // With the path's ceiling at 375, as before, the window lumps them.
-    const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainBelow: 375 }))
+    const lumped = byTopic(windowClusters(vectors, [], { ...gateOpen, manyDomainBelow: 375 }))
     expect(lumped.length).toBeLessThan(count / 5)
   })
 })
