@@ -160,7 +160,7 @@ export function manyDomainSized(n: number, options: WindowClusterOptions): boole
  * on CLINC150 test: single domains 2 of 40 windows moved (ACC +0.002), many-domain samples ACC +0.11 and
  * +0.24. Below 175 requests single CLINC150 validation domains of 100 lost (−0.015), so it is not taken
  * there (chosen after that look). bench/FINDINGS.md, "a small many-domain chatbot's re-clustering".
- * Not stable near the bar: a many-domain window's reading moves by ±0.05 with UMAP's seed or the CPU's
+ * Not stable near the bar: a many-domain window's reading moves by up to ±0.1 with UMAP's seed or the CPU's
  * rounding of the embeddings, so such a window is taken in some runs only (bench/FINDINGS.md, "the
  * many-domain gate is a coin flip near its bar"; issue 31, open).
  */
