@@ -318,8 +318,8 @@ function small(measure: Measure): Clusterer {
  * The noise gate as first measured: when HDBSCAN at min_cluster_size 8 (either min_samples) leaves at
  * least `bar` of the window as noise, the window's requests do not come in groups of 8 (a many-domain
  * window: A 31–40 %), and every size 8 … 3 is compared after the split (`split then choose 3-8`);
- * otherwise the window as it was. From 64 requests: the service's manyDomainWindow (bar 0.2) applies it
- * from 175 only (CLINC150 validation's single domains of 100 lost here).
+ * otherwise the window as it was. From 64 requests: the service's manyDomainWindow (bar 0.2; its gate
+ * until 2026-12-04) applied it from 175 only (CLINC150 validation's single domains of 100 lost here).
  */
 function noiseGate(bar: number): Clusterer {
   return (v, r) => {
@@ -335,8 +335,8 @@ function noiseGate(bar: number): Clusterer {
   }
 }
 
-/** The window as before helper topics12: no many-domain path (a noise bar no window reaches). */
-const NO_MANY_DOMAIN_PATH = { ...WINDOW_CLUSTERING, manyDomainNoise: Number.POSITIVE_INFINITY }
+/** The window as before helper topics12: no many-domain path (a cosine bar no window reads under). */
+const NO_MANY_DOMAIN_PATH = { ...WINDOW_CLUSTERING, manyDomainCosine: Number.NEGATIVE_INFINITY }
 
 /**
  * The landed window, and in a window sized for the many-domain path (manyDomainSized) every size 8 … 3
@@ -362,7 +362,7 @@ const floorCandidates = Object.fromEntries(
 )
 
 /**
- * The many-domain path (the noise gate at 8, then every size 8 … 3 compared after the split) taken by
+ * The many-domain path (its gate, then every size 8 … 3 compared after the split) taken by
  * windows under `below` requests instead of 375 (manyDomainBelow; helper topics14): windows of 375–1,500.
  */
 const ceilingCandidates = Object.fromEntries(
@@ -373,7 +373,7 @@ const ceilingCandidates = Object.fromEntries(
 )
 
 export const GRANULARITY_CANDIDATES: Readonly<Record<string, Clusterer>> = {
-  /** As before helper topics12: no many-domain path (a noise bar no window reaches). */
+  /** As before helper topics12: no many-domain path (a cosine bar no window reads under). */
   'no many-domain path': (v, r) => windowClusters(v, r, NO_MANY_DOMAIN_PATH),
   'finer after split': finerAfterSplit,
   ...floorCandidates,

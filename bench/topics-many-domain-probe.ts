@@ -6,14 +6,15 @@
  *
  * - `accDefault` / `accMany`: ACC against the intents of the window without the many-domain path (the
  *   runs at 8 and n / 50 compared before the split) and of the many-domain path (every run compared after
- *   the split), the clusterings alone (no placement); `accLanded` as windowClusters runs (the noise gate);
- * - `noise8`: HDBSCAN's noise at 8, the larger of the two min_samples (the landed gate);
+ *   the split), the clusterings alone (no placement); `accLanded` as windowClusters runs (the gate);
+ * - `noise8`: HDBSCAN's noise at 8, the larger of the two min_samples (the gate until 2026-12-04);
+ * - `meanCosine`: the window's mean pairwise cosine in the model's space (meanPairwiseCosine: the gate);
  * - `silDefault`, `silMany`: their silhouettes in the model's space; `silGain` the many path's over it;
  * - `tightDefault`, `tightMany`: their clusters' mean within-cluster similarity, weighted by size;
  * - `split8`: the share of the window in clusters that splitLoose splits at 8 (the larger min_samples').
  *
- * - `gate`: whether the noise gate at 8 (manyDomainNoise) would send the window down the many-domain
- *   path were it sized for it; `accLanded` is windowClusters as landed (computed only where that differs
+ * - `gate`: whether the gate (meanCosine under manyDomainCosine) would send the window down the
+ *   many-domain path were it sized for it; `accLanded` is windowClusters as landed (computed only where that differs
  *   from `accDefault`: a window sized for the path, manyDomainSized).
  *
  * `--cost` (helper topics14): each path also run in a thread of its own (topics-window-cost-worker.ts),
@@ -31,6 +32,7 @@ import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
   manyDomainSized,
+  meanPairwiseCosine,
   splitLoose,
   umapEmbedding,
   WINDOW_CLUSTERING,
@@ -95,11 +97,11 @@ async function costOf(vectors: readonly Vector[], options: Partial<WindowCluster
 
 /** The many-domain path forced at any size: no noise bar, no ceiling. */
 const FORCED: Partial<WindowClusterOptions> = {
-  manyDomainNoise: 0,
+  manyDomainCosine: Number.POSITIVE_INFINITY,
   manyDomainFrom: 0,
   manyDomainBelow: Number.POSITIVE_INFINITY,
 }
-const NO_PATH: Partial<WindowClusterOptions> = { manyDomainNoise: Number.POSITIVE_INFINITY }
+const NO_PATH: Partial<WindowClusterOptions> = { manyDomainCosine: Number.NEGATIVE_INFINITY }
 
 const { values } = parseArgs({
   options: {
@@ -148,6 +150,7 @@ for (const family of values.family ?? ['many']) {
     const moved = before.filter((c) => c >= 0 && !splitIds.has(c)).length
     const silDefault = cosineSilhouette(off, vectors)
     const noise8 = Math.max(...eight.map((r) => r.noise))
+    const meanCosine = meanPairwiseCosine(vectors)
     const cost = values.cost
       ? { default: await costOf(vectors, NO_PATH), many: await costOf(vectors, FORCED) }
       : undefined
@@ -167,7 +170,8 @@ for (const family of values.family ?? ['many']) {
         topicsMany: new Set(many).size,
         manyRun: `${runs[best]!.minClusterSize}/${runs[best]!.minSamples}`,
         noise8,
-        gate: noise8 >= WINDOW_CLUSTERING.manyDomainNoise,
+        meanCosine,
+        gate: meanCosine < WINDOW_CLUSTERING.manyDomainCosine,
         ...(cost
           ? {
               cpuDefaultMs: cost.default.cpuMs,

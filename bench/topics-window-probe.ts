@@ -18,6 +18,7 @@ import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
+  meanPairwiseCosine,
   minClusterSizeChoices,
   minSamplesChoices,
   noiseToNearest,
@@ -113,7 +114,7 @@ async function main() {
       .join(' ')}`,
   )
   console.log(
-    `landed: minClusterSizeChoices ${JSON.stringify(minClusterSizeChoices(n, WINDOW_CLUSTERING))}; windowClusters → ${new Set(windowClusters(vectors, references)).size} clusters`,
+    `landed: minClusterSizeChoices ${JSON.stringify(minClusterSizeChoices(n, WINDOW_CLUSTERING))}; mean pairwise cosine ${meanPairwiseCosine(vectors).toFixed(4)} (the many-domain gate: under ${WINDOW_CLUSTERING.manyDomainCosine}, at 175–499 requests); windowClusters → ${new Set(windowClusters(vectors, references)).size} clusters`,
   )
   const cpu = process.cpuUsage()
   const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)

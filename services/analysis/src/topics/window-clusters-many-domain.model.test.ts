@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest'
 import { describeWithTestModel, loadTestEmbeddingModel } from '../../test/test-model.ts'
 import type { EmbeddingModel } from '../providers/embedding-model.ts'
-import { WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
+import { meanPairwiseCosine, WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
 
 // Regression (issue 31): a young chatbot of many small domains (bench:topics-multiturn's A, 268 requests
 // of 53 shops) re-clustered into 5 topics, its largest theme 83 %: its window compared its runs before
@@ -526,22 +526,24 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
       })
       return [...members.values()]
     }
+    // The gate reads the window in the model's space: 150 intents of ten domains lie apart on average
+    // (0.095 here), under its bar (0.13), on any CPU and at any UMAP seed.
+    expect(meanPairwiseCosine(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainCosine - 0.01)
     const topics = byTopic(windowClusters(vectors))
     expect(topics.length).toBeGreaterThanOrEqual(count / 5)
     expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)
-    // Without the many-domain path (a noise bar no window reaches) the window lumps them.
-    const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainNoise: 2 }))
+    // Without the many-domain path (a bar no window reads under) the window lumps them.
+    const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainCosine: -1 }))
     expect(lumped.length).toBeLessThan(topics.length)
   })
 
   // Regression (issue 31, helper topics14): a window of 375–499 requests tried min_cluster_size 8 alone and
   // never the many-domain path; the 300 requests above, then a third request of each intent (450) came out
-  // in 21 topics. The noise gate is held open here (a bar of 0: the path wherever the window is sized for
-  // it), so the test reads the ceiling and the path, not the gate: this window's noise at 8 sits at the
-  // gate's bar (0.16–0.22 over UMAP seeds 1–4 and 31, up to 0.24 under a ±0.001 jitter of each component
-  // of the vectors), so whether the gate took it followed the CPU's rounding of the embeddings (taken on
-  // the machine this was written on, not on an AVX2-only EPYC). bench/FINDINGS.md, "the many-domain gate
-  // is a coin flip near its bar".
+  // in 21 topics. Under the noise gate this replaced, the window's reading sat at the bar (0.16–0.22 over
+  // UMAP seeds, up to 0.24 under a ±0.001 jitter of each component of the vectors), so whether it was
+  // taken followed the CPU's rounding of the embeddings (taken on the machine this was written on, not on
+  // an AVX2-only EPYC; bench/FINDINGS.md, "the many-domain gate is a coin flip near its bar"); the mean
+  // pairwise cosine reads it far under its bar.
   it('takes the many-domain path in a window of 375–499 requests too: 450 requests of 150 intents', async () => {
     const texts = [
       ...Object.values(REQUESTS).flat(),
@@ -561,12 +563,12 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
       })
       return [...members.values()]
     }
-    const gateOpen = { ...WINDOW_CLUSTERING, manyDomainNoise: 0 }
-    const topics = byTopic(windowClusters(vectors, [], gateOpen))
+    expect(meanPairwiseCosine(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainCosine - 0.01)
+    const topics = byTopic(windowClusters(vectors))
     expect(topics.length).toBeGreaterThanOrEqual(count / 5)
     expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)
     // With the path's ceiling at 375, as before, the window lumps them.
-    const lumped = byTopic(windowClusters(vectors, [], { ...gateOpen, manyDomainBelow: 375 }))
+    const lumped = byTopic(windowClusters(vectors, [], { ...WINDOW_CLUSTERING, manyDomainBelow: 375 }))
     expect(lumped.length).toBeLessThan(count / 5)
   })
 })

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../seeded-random.ts'
 import { type CondensedEdge, condensedTree, labelPoints, selectClusters } from './hdbscan.ts'
-import { normalized } from './vectors.ts'
+import { dot, normalized } from './vectors.ts'
 import {
   chooseBySilhouette,
   cosineSilhouette,
   manyDomainSized,
   manyDomainWindow,
+  meanPairwiseCosine,
   minClusterSizeChoices,
   minSamplesChoices,
   nearestNeighbours,
@@ -135,27 +136,45 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     )
   })
 
-  it('takes the many-domain path only in a small window whose HDBSCAN at 8 leaves a fifth of it as noise', () => {
-    const run = (minClusterSize: number, n: number, noise: number) => ({
-      minClusterSize,
-      density: Array.from({ length: n }, (_, i) => (i < noise ? -1 : 0)),
-    })
-    // 60 of 300 (a fifth) as noise at min_cluster_size 8, at either min_samples: many domains.
-    expect(manyDomainWindow(300, [run(8, 300, 0), run(8, 300, 60), run(6, 300, 0)], WINDOW_CLUSTERING)).toBe(
-      true,
-    )
-    expect(manyDomainWindow(300, [run(8, 300, 59), run(8, 300, 10)], WINDOW_CLUSTERING)).toBe(false)
-    // Noise at a smaller size does not count.
-    expect(manyDomainWindow(300, [run(8, 300, 0), run(6, 300, 200)], WINDOW_CLUSTERING)).toBe(false)
-    // From 500 requests never, whatever the noise: whole sets do not move; 375–499 (8 alone tried) do.
-    expect(manyDomainWindow(500, [run(8, 500, 500)], WINDOW_CLUSTERING)).toBe(false)
-    expect(manyDomainWindow(5000, [run(8, 5000, 4000)], WINDOW_CLUSTERING)).toBe(false)
-    expect(manyDomainWindow(374, [run(8, 374, 75)], WINDOW_CLUSTERING)).toBe(true)
-    expect(manyDomainWindow(499, [run(8, 499, 100)], WINDOW_CLUSTERING)).toBe(true)
-    expect(manyDomainWindow(499, [run(8, 499, 99)], WINDOW_CLUSTERING)).toBe(false)
+  it("takes the many-domain path only in a small window whose requests' mean pairwise cosine is under 0.13", () => {
+    expect(WINDOW_CLUSTERING.manyDomainCosine).toBe(0.13)
+    expect(manyDomainWindow(300, 0.129, WINDOW_CLUSTERING)).toBe(true)
+    expect(manyDomainWindow(300, 0.13, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(300, 0.3, WINDOW_CLUSTERING)).toBe(false)
+    // From 500 requests never, however spread: whole sets do not move; 375–499 (8 alone tried) do.
+    expect(manyDomainWindow(500, 0, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(5000, 0, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(375, 0.1, WINDOW_CLUSTERING)).toBe(true)
+    expect(manyDomainWindow(499, 0.1, WINDOW_CLUSTERING)).toBe(true)
     // Nor below 175 requests, which try min_cluster_size 3 already.
-    expect(manyDomainWindow(174, [run(8, 174, 100)], WINDOW_CLUSTERING)).toBe(false)
-    expect(manyDomainWindow(175, [run(8, 175, 100)], WINDOW_CLUSTERING)).toBe(true)
+    expect(manyDomainWindow(174, 0, WINDOW_CLUSTERING)).toBe(false)
+    expect(manyDomainWindow(175, 0.1, WINDOW_CLUSTERING)).toBe(true)
+  })
+
+  it('reads the mean pairwise cosine exactly, and the same under a jitter of the vectors or another order', () => {
+    const random = seededRandom(5)
+    // One domain: every request near one direction (a shared component), and many: directions apart.
+    const near = (k: number) =>
+      requests(random, k, 1, 0.15).map((v) => {
+        const w = v.map((x, i) => x + (i === 0 ? 0.6 : 0))
+        return normalized(w)
+      })[0]!
+    const oneDomain = Array.from({ length: 200 }, (_, i) => near(1 + (i % 10)))
+    const manyDomains = Array.from({ length: 200 }, (_, i) => requests(random, i % DIM, 1, 0.15)[0]!)
+    for (const window of [oneDomain, manyDomains]) {
+      let pairs = 0
+      for (let i = 0; i < window.length; i++)
+        for (let j = 0; j < window.length; j++) if (i !== j) pairs += dot(window[i]!, window[j]!)
+      expect(meanPairwiseCosine(window)).toBeCloseTo(pairs / (window.length * (window.length - 1)), 6)
+      expect(meanPairwiseCosine([...window].reverse())).toBeCloseTo(meanPairwiseCosine(window), 9)
+      // A CPU's rounding of the embeddings moves each component in its last digits; ±0.001 per component
+      // moved the noise gate this replaced by up to 0.1, and this by under 0.001.
+      const jittered = window.map((v) => normalized(v.map((x) => x + (random() - 0.5) * 0.002)))
+      expect(Math.abs(meanPairwiseCosine(jittered) - meanPairwiseCosine(window))).toBeLessThan(0.001)
+    }
+    expect(meanPairwiseCosine(oneDomain)).toBeGreaterThan(WINDOW_CLUSTERING.manyDomainCosine)
+    expect(meanPairwiseCosine(manyDomains)).toBeLessThan(WINDOW_CLUSTERING.manyDomainCosine)
+    expect(meanPairwiseCosine([oneDomain[0]!])).toBe(1)
   })
 
   it('sizes the many-domain path at 175–499 requests, never a whole set of 500 or more', () => {

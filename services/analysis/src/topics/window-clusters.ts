@@ -34,11 +34,11 @@ export interface WindowClusterOptions {
    */
   readonly minClusterSizes?: readonly number[]
   /**
-   * A small window whose HDBSCAN at minClusterSize leaves at least this share of it as noise (at either
-   * min_samples) tries every min_cluster_size from minClusterSize down to SMALLEST_CLUSTER, each compared
-   * after splitLoose (manyDomainWindow).
+   * A small window whose requests' mean pairwise cosine (meanPairwiseCosine) is under this tries every
+   * min_cluster_size from minClusterSize down to SMALLEST_CLUSTER, each compared after splitLoose
+   * (manyDomainWindow): 0.13, in the model's space (all-MiniLM-L6-v2).
    */
-  readonly manyDomainNoise: number
+  readonly manyDomainCosine: number
   /**
    * The fewest requests a window takes the many-domain path at (manyDomainWindow, manyDomainSized).
    */
@@ -60,7 +60,7 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
   minDist: 0,
   minClusterSize: 8,
   smallWindowShare: 1 / 50,
-  manyDomainNoise: 0.2,
+  manyDomainCosine: 0.13,
   manyDomainFrom: 175,
   manyDomainBelow: 500,
   seed: 31,
@@ -101,8 +101,9 @@ export function minClusterSizeChoices(n: number, options: WindowClusterOptions):
  * runs in a window of under 375, two min_cluster_size each),
  * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
  * products; the split, each point's vector added to its tree ancestors' sums. A many-domain window of
- * 175–499 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken (at 375–500
- * requests 1.11–1.13 times the default path's CPU, the same peak memory: bench/FINDINGS.md, topics14).
+ * 175–499 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken, and not the
+ * default path's (at 375–500 requests, when it ran both, 1.11–1.13 times the default path's CPU, the same
+ * peak memory: bench/FINDINGS.md, topics14); its gate, one sum of the window's vectors.
  * Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
 export function windowClusters(
@@ -115,6 +116,9 @@ export function windowClusters(
   }
   const umap = umapEmbedding(vectors, options)
   const n = vectors.length
+  if (!options.minClusterSizes && manyDomainWindow(n, meanPairwiseCosine(vectors), options)) {
+    return manyDomainClusters(umap, vectors, options)
+  }
   const sizes = options.minClusterSizes ? new Set(options.minClusterSizes) : minClusterSizeChoices(n, options)
   const runs = [...sizes].flatMap((minClusterSize) =>
     minSamplesChoices({ ...options, minClusterSize }).map((minSamples) => {
@@ -124,9 +128,6 @@ export function windowClusters(
       return { minClusterSize, tree, selected, density, numbers: noiseToNearest(density, vectors) }
     }),
   )
-  if (!options.minClusterSizes && manyDomainWindow(n, runs, options)) {
-    return manyDomainClusters(umap, vectors, options)
-  }
   const chosen = chooseBySilhouette(
     runs.map((r) => r.numbers),
     vectors,
@@ -151,30 +152,38 @@ export function manyDomainSized(n: number, options: WindowClusterOptions): boole
 
 /**
  * Whether a small window holds many domains: one of 175–499 requests (manyDomainSized; under 375 it tries
- * a size under minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) where HDBSCAN at
- * minClusterSize leaves at least manyDomainNoise of it as noise at either min_samples, its requests not
- * coming in groups of minClusterSize. A chatbot of many small shops (bench:topics-multiturn's A, 268
- * requests of 53 domains: 31 % and 40 %) is; one domain mostly is not (DSTC11 samples of 100–300 and
- * whole CLINC150 domains: at most 11 %; 2 of 40 CLINC150 test samples of one domain: 21 and 29 %). The
- * bar was chosen between the development pair's (A, DSTC11; 0.15 and 0.25 tried beside it) and confirmed
- * on CLINC150 test: single domains 2 of 40 windows moved (ACC +0.002), many-domain samples ACC +0.11 and
- * +0.24. Below 175 requests single CLINC150 validation domains of 100 lost (−0.015), so it is not taken
- * there (chosen after that look). bench/FINDINGS.md, "a small many-domain chatbot's re-clustering".
- * Not stable near the bar: a many-domain window's reading moves by up to ±0.1 with UMAP's seed or the CPU's
- * rounding of the embeddings, so such a window is taken in some runs only (bench/FINDINGS.md, "the
- * many-domain gate is a coin flip near its bar"; issue 31, open).
+ * a size under minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) whose
+ * requests' mean pairwise cosine is under manyDomainCosine (0.13): requests of many unrelated domains lie
+ * far apart on average, those of one domain closer. Read in the model's space, not UMAP's, so it does not
+ * move with UMAP's seed or the CPU's rounding of the embeddings (to the fifth digit). The noise gate it
+ * replaces (HDBSCAN at 8 leaving a fifth of the window as noise) read the same windows 0.08–0.27 over seeds
+ * and jitter, and took a mixed CLINC150 window in half the runs (bench/FINDINGS.md, "the many-domain gate
+ * is a coin flip near its bar"). The bar was chosen on CLINC150 train as the lowest round bar that takes
+ * every window of many domains there (mixed draws of 175–475: at most 0.110; 20–55 intents of 8 or 12
+ * requests: at most 0.129; chatbot A of bench:topics-multiturn, 267 requests of 53 shops: 0.120); one
+ * single domain of 50 (utility at 250, 0.1296, +0.004 ACC) falls under it. Confirmed on CLINC150 test
+ * (mixed and 20–55-intent windows at most 0.126, all taken; single domains at least 0.139, none) and
+ * DSTC11 (0.30–0.32, none): bench/FINDINGS.md, "a many-domain gate that holds". Close to the bar single
+ * domains are spread ones whose intents lie apart (utility, travel: −0.003 to +0.06 ACC on the path); it
+ * loses on close ones (kitchen and dining, 0.17: −0.3) and on test utility at 325 (0.146: −0.23).
  */
-export function manyDomainWindow(
-  n: number,
-  runs: readonly { minClusterSize: number; density: readonly number[] }[],
-  options: WindowClusterOptions,
-): boolean {
-  if (!manyDomainSized(n, options)) return false
-  return runs.some(
-    (r) =>
-      r.minClusterSize === options.minClusterSize &&
-      r.density.filter((x) => x < 0).length >= options.manyDomainNoise * n,
-  )
+export function manyDomainWindow(n: number, meanCosine: number, options: WindowClusterOptions): boolean {
+  return manyDomainSized(n, options) && meanCosine < options.manyDomainCosine
+}
+
+/**
+ * The mean cosine of a window's requests over its n(n − 1) ordered pairs of distinct unit vectors:
+ * (|Σv|² − n) / (n(n − 1)), the squared norm of the sum less each vector with itself; O(n · d), no pair
+ * visited.
+ */
+export function meanPairwiseCosine(vectors: readonly Vector[]): number {
+  const n = vectors.length
+  if (n < 2) return 1
+  const sum = new Float64Array(vectors[0]!.length)
+  for (const v of vectors) for (let i = 0; i < sum.length; i++) sum[i]! += v[i]!
+  let squared = 0
+  for (const x of sum) squared += x * x
+  return (squared - n) / (n * (n - 1))
 }
 
 /**
