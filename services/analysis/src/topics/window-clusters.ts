@@ -165,7 +165,9 @@ export function manyDomainSized(n: number, options: WindowClusterOptions): boole
  * (mixed and 20–55-intent windows at most 0.126, all taken; single domains at least 0.139, none) and
  * DSTC11 (0.30–0.32, none): bench/FINDINGS.md, "a many-domain gate that holds". Close to the bar single
  * domains are spread ones whose intents lie apart (utility, travel: −0.003 to +0.06 ACC on the path); it
- * loses on close ones (kitchen and dining, 0.17: −0.3) and on test utility at 325 (0.146: −0.23).
+ * loses on close ones (kitchen and dining, 0.17: −0.3) and on test utility at 325 (0.146: −0.23). Unlike
+ * the noise gate it also takes many domains whose intents come in groups (10–24 intents of 20 requests:
+ * 12 of 16 windows, ACC −0.085 to +0.18, means −0.002 and +0.004 on the two splits): bench/FINDINGS.md.
  */
 export function manyDomainWindow(n: number, meanCosine: number, options: WindowClusterOptions): boolean {
   return manyDomainSized(n, options) && meanCosine < options.manyDomainCosine
