@@ -125,7 +125,7 @@ export function windowClusters(
       const tree = condensedTree(umap, { minClusterSize, minSamples })
       const selected = selectClusters(tree, n)
       const density = labelPoints(tree, selected, n)
-      return { minClusterSize, tree, selected, density, numbers: noiseToNearest(density, vectors) }
+      return { tree, selected, numbers: noiseToNearest(density, vectors) }
     }),
   )
   const chosen = chooseBySilhouette(
@@ -179,13 +179,17 @@ export function manyDomainWindow(n: number, meanCosine: number, options: WindowC
  * visited.
  */
 export function meanPairwiseCosine(vectors: readonly Vector[]): number {
-  const n = vectors.length
-  if (n < 2) return 1
-  const sum = new Float64Array(vectors[0]!.length)
+  const sum = new Float64Array(vectors[0]?.length ?? 0)
   for (const v of vectors) for (let i = 0; i < sum.length; i++) sum[i]! += v[i]!
-  let squared = 0
-  for (const x of sum) squared += x * x
-  return (squared - n) / (n * (n - 1))
+  return meanSimilarityOfSum(sum, vectors.length)
+}
+
+/**
+ * The mean cosine between distinct members of a group of unit vectors, from their sum and count:
+ * (|S|² − n) / (n(n − 1)); 1 for fewer than two (meanPairwiseCosine, splitLoose's looseness).
+ */
+function meanSimilarityOfSum(sum: Float64Array, n: number): number {
+  return n < 2 ? 1 : (dot64(sum, sum) - n) / (n * (n - 1))
 }
 
 /**
@@ -234,9 +238,8 @@ export function splitLoose(
 ): number[] {
   const { children, sums, sizes } = treeClusters(tree, vectors)
   const within = (c: number) => {
-    const size = sizes.get(c) ?? 0
     const sum = sums.get(c)
-    return size < 2 || !sum ? 1 : (dot64(sum, sum) - size) / (size * (size - 1))
+    return sum ? meanSimilarityOfSum(sum, sizes.get(c) ?? 0) : 1
   }
   const bar = median(selected.map(within))
   const out: number[] = []
