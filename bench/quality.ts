@@ -76,6 +76,8 @@ const { values } = parseArgs({
     'embeddings-only': { type: 'boolean', default: false },
     /** pg_stat_statements over each set's analysis: the statements per end-user message (console only). */
     statements: { type: 'boolean', default: false },
+    /** Leave the signal sets kept blind out of the signal tables (a topics run that must not read them). */
+    'without-blind': { type: 'boolean', default: false },
   },
 })
 if (values.set !== 'both' && !SET_NAMES.includes(values.set as SetName)) {
@@ -109,7 +111,7 @@ const model = await createSemanticAnalyzer({
 })
 // Conversation signals (issue 32) on the labelled conversations, with the same model.
 const signals = await measureSignals(model, loadSignalsSet())
-const otherSignals = await measureOtherSignalSets(model)
+const otherSignals = await measureOtherSignalSets(model, { withBlind: !values['without-blind'] })
 const customSignals = await measureCustomSignalSets(model)
 const anchors = new Map<SetName, Anchors>()
 const embedRates = new Map<SetName, number>()

@@ -9,11 +9,14 @@
  *   the split), the clusterings alone (no placement); `accLanded` as windowClusters runs (the gate);
  * - `noise8`: HDBSCAN's noise at 8, the larger of the two min_samples (the gate until 2026-12-04);
  * - `meanCosine`: the window's mean pairwise cosine in the model's space (meanPairwiseCosine: the gate);
+ * - `groupSimilarity`: its requests' mean similarity to their seventh nearest other (groupSimilarity: the
+ *   gate's second reading);
  * - `silDefault`, `silMany`: their silhouettes in the model's space; `silGain` the many path's over it;
  * - `tightDefault`, `tightMany`: their clusters' mean within-cluster similarity, weighted by size;
  * - `split8`: the share of the window in clusters that splitLoose splits at 8 (the larger min_samples').
  *
- * - `gate`: whether the gate (meanCosine under manyDomainCosine) would send the window down the
+ * - `gate`: whether the gate (meanCosine under manyDomainCosine, groupSimilarity under
+ *   manyDomainGroupSimilarity) would send the window down the
  *   many-domain path were it sized for it; `accLanded` is windowClusters as landed (computed only where that differs
  *   from `accDefault`: a window sized for the path, manyDomainSized).
  *
@@ -31,8 +34,10 @@ import { labelPoints } from '../services/analysis/src/topics/hdbscan.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
+  groupSimilarity,
   manyDomainSized,
   meanPairwiseCosine,
+  nearestNeighbours,
   splitLoose,
   umapEmbedding,
   WINDOW_CLUSTERING,
@@ -95,9 +100,10 @@ async function costOf(vectors: readonly Vector[], options: Partial<WindowCluster
   return { ...result, peakMb: (peak - baseline) / 2 ** 20 }
 }
 
-/** The many-domain path forced at any size: no noise bar, no ceiling. */
+/** The many-domain path forced at any size: no bar on either reading, no ceiling. */
 const FORCED: Partial<WindowClusterOptions> = {
   manyDomainCosine: Number.POSITIVE_INFINITY,
+  manyDomainGroupSimilarity: Number.POSITIVE_INFINITY,
   manyDomainFrom: 0,
   manyDomainBelow: Number.POSITIVE_INFINITY,
 }
@@ -135,7 +141,8 @@ for (const family of values.family ?? ['many']) {
     const n = vectors.length
     if (n < 64) continue
     const acc = (numbers: readonly number[]) => clusteringAccuracy(intents, numbers.map(String))
-    const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)
+    const knn = nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours)
+    const umap = umapEmbedding(vectors, WINDOW_CLUSTERING, knn)
     const runs = runsOf(umap, vectors)
     const sils = runs.map((r) => cosineSilhouette(r.numbers, vectors))
     let best = 0
@@ -151,6 +158,7 @@ for (const family of values.family ?? ['many']) {
     const silDefault = cosineSilhouette(off, vectors)
     const noise8 = Math.max(...eight.map((r) => r.noise))
     const meanCosine = meanPairwiseCosine(vectors)
+    const groups = groupSimilarity(knn.distances, WINDOW_CLUSTERING.minClusterSize - 1)
     const cost = values.cost
       ? { default: await costOf(vectors, NO_PATH), many: await costOf(vectors, FORCED) }
       : undefined
@@ -171,7 +179,10 @@ for (const family of values.family ?? ['many']) {
         manyRun: `${runs[best]!.minClusterSize}/${runs[best]!.minSamples}`,
         noise8,
         meanCosine,
-        gate: meanCosine < WINDOW_CLUSTERING.manyDomainCosine,
+        groupSimilarity: groups,
+        gate:
+          meanCosine < WINDOW_CLUSTERING.manyDomainCosine &&
+          groups < WINDOW_CLUSTERING.manyDomainGroupSimilarity,
         ...(cost
           ? {
               cpuDefaultMs: cost.default.cpuMs,

@@ -18,9 +18,11 @@ import { clusteringInput } from '../services/analysis/src/topics/recluster.ts'
 import type { Vector } from '../services/analysis/src/topics/vectors.ts'
 import {
   cosineSilhouette,
+  groupSimilarity,
   meanPairwiseCosine,
   minClusterSizeChoices,
   minSamplesChoices,
+  nearestNeighbours,
   noiseToNearest,
   splitLoose,
   umapEmbedding,
@@ -114,7 +116,7 @@ async function main() {
       .join(' ')}`,
   )
   console.log(
-    `landed: minClusterSizeChoices ${JSON.stringify(minClusterSizeChoices(n, WINDOW_CLUSTERING))}; mean pairwise cosine ${meanPairwiseCosine(vectors).toFixed(4)} (the many-domain gate: under ${WINDOW_CLUSTERING.manyDomainCosine}, at 175–499 requests); windowClusters → ${new Set(windowClusters(vectors, references)).size} clusters`,
+    `landed: minClusterSizeChoices ${JSON.stringify(minClusterSizeChoices(n, WINDOW_CLUSTERING))}; mean pairwise cosine ${meanPairwiseCosine(vectors).toFixed(4)} and group similarity ${groupSimilarity(nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours).distances, WINDOW_CLUSTERING.minClusterSize - 1).toFixed(4)} (the many-domain gate: under ${WINDOW_CLUSTERING.manyDomainCosine} and ${WINDOW_CLUSTERING.manyDomainGroupSimilarity}, at ${WINDOW_CLUSTERING.manyDomainFrom}–${WINDOW_CLUSTERING.manyDomainBelow - 1} requests); windowClusters → ${new Set(windowClusters(vectors, references)).size} clusters`,
   )
   const cpu = process.cpuUsage()
   const umap = umapEmbedding(vectors, WINDOW_CLUSTERING)

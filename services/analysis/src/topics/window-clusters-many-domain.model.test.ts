@@ -1,7 +1,20 @@
 import { beforeAll, expect, it } from 'vitest'
 import { describeWithTestModel, loadTestEmbeddingModel } from '../../test/test-model.ts'
 import type { EmbeddingModel } from '../providers/embedding-model.ts'
-import { meanPairwiseCosine, WINDOW_CLUSTERING, windowClusters } from './window-clusters.ts'
+import {
+  groupSimilarity,
+  meanPairwiseCosine,
+  nearestNeighbours,
+  WINDOW_CLUSTERING,
+  windowClusters,
+} from './window-clusters.ts'
+
+/** The many-domain gate's second reading of a window: how closely groups of 8 gather (under 0.56). */
+const groupsOf8 = (vectors: readonly Float32Array[]) =>
+  groupSimilarity(
+    nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours).distances,
+    WINDOW_CLUSTERING.minClusterSize - 1,
+  )
 
 // Regression (issue 31): a young chatbot of many small domains (bench:topics-multiturn's A, 268 requests
 // of 53 shops) re-clustered into 5 topics, its largest theme 83 %: its window compared its runs before
@@ -529,6 +542,9 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
     // The gate reads the window in the model's space: 150 intents of ten domains lie apart on average
     // (0.095 here), under its bar (0.13), on any CPU and at any UMAP seed.
     expect(meanPairwiseCosine(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainCosine - 0.01)
+    // Two requests an intent: a request's seventh neighbour lies in other intents, far under the second
+    // bar (0.56; intents of 20 requests read 0.50-0.64).
+    expect(groupsOf8(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainGroupSimilarity - 0.1)
     const topics = byTopic(windowClusters(vectors))
     expect(topics.length).toBeGreaterThanOrEqual(count / 5)
     expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)
@@ -564,6 +580,7 @@ describeWithTestModel('a small many-domain window, with the real model (issue 31
       return [...members.values()]
     }
     expect(meanPairwiseCosine(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainCosine - 0.01)
+    expect(groupsOf8(vectors)).toBeLessThan(WINDOW_CLUSTERING.manyDomainGroupSimilarity - 0.1)
     const topics = byTopic(windowClusters(vectors))
     expect(topics.length).toBeGreaterThanOrEqual(count / 5)
     expect(Math.max(...topics.map((t) => t.size))).toBeLessThan(count / 10)

@@ -15,8 +15,9 @@ import { addInto, dot, normalized, type Vector } from './vectors.ts'
  * repeatable. HDBSCAN's min_samples (how many neighbours make a point's density) is chosen
  * per window between minClusterSize and UMAP's neighbours, by the silhouette of each clustering in the
  * model's own space (chooseBySilhouette): no constant decides it. Then a cluster looser than the
- * window's median topic is split into its children in HDBSCAN's tree (splitLoose). A window of 175–499
- * requests of many domains (manyDomainWindow) compares every min_cluster_size 8 … 3 after the split instead.
+ * window's median topic is split into its children in HDBSCAN's tree (splitLoose). A window of 175–2,499
+ * requests of many domains whose intents each hold few requests (manyDomainWindow) compares every
+ * min_cluster_size 8 … 3 after the split instead.
  */
 export interface WindowClusterOptions {
   readonly neighbours: number
@@ -40,13 +41,19 @@ export interface WindowClusterOptions {
    */
   readonly manyDomainCosine: number
   /**
+   * …and whose requests' mean similarity to their (minClusterSize − 1)th nearest other request
+   * (groupSimilarity: how closely a group of minClusterSize gathers around each) is under this: 0.56, in
+   * the model's space. Dense windows, whose intents each hold many requests, keep the default path.
+   */
+  readonly manyDomainGroupSimilarity: number
+  /**
    * The fewest requests a window takes the many-domain path at (manyDomainWindow, manyDomainSized).
    */
   readonly manyDomainFrom: number
   /**
-   * The window takes the many-domain path only under this many requests (manyDomainSized): 500. Chosen
-   * on CLINC150 train (mixed windows and single domains of 375–1,500), confirmed on CLINC150 test and
-   * DSTC11 by helper topics14 (bench/FINDINGS.md, "windows of 375–1,500").
+   * The window takes the many-domain path only under this many requests (manyDomainSized): 2,500, a bound
+   * on its cost (twelve HDBSCAN runs where the default makes two); what decides below it is the two
+   * readings (manyDomainWindow). Measured to 3,600 (bench/FINDINGS.md, "a ceiling the density decides").
    */
   readonly manyDomainBelow: number
   readonly seed: number
@@ -61,8 +68,9 @@ export const WINDOW_CLUSTERING: WindowClusterOptions = {
   minClusterSize: 8,
   smallWindowShare: 1 / 50,
   manyDomainCosine: 0.13,
+  manyDomainGroupSimilarity: 0.56,
   manyDomainFrom: 175,
-  manyDomainBelow: 500,
+  manyDomainBelow: 2500,
   seed: 31,
 }
 
@@ -101,9 +109,10 @@ export function minClusterSizeChoices(n: number, options: WindowClusterOptions):
  * runs in a window of under 375, two min_cluster_size each),
  * HDBSCAN's core distances and Prim's tree, 2 · n² distances in 5-d, and the silhouette, n · k dot
  * products; the split, each point's vector added to its tree ancestors' sums. A many-domain window of
- * 175–499 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken, and not the
- * default path's (at 375–500 requests, when it ran both, 1.11–1.13 times the default path's CPU, the same
- * peak memory: bench/FINDINGS.md, topics14); its gate, one sum of the window's vectors.
+ * 175–2,499 requests runs twelve HDBSCANs (sizes 8 … 3), each split and its silhouette taken, and not the
+ * default path's (1.11–1.13 times the default path's CPU at 375–500 requests, 1.16 at 2,000, the same peak
+ * memory: bench/FINDINGS.md, topics14 and "a ceiling the density decides"); its gate, one sum of the
+ * window's vectors and the neighbours UMAP is given anyway.
  * Memory O(n · (d + neighbours)): no n × n matrix. Deterministic for a seed.
  */
 export function windowClusters(
@@ -114,9 +123,18 @@ export function windowClusters(
   if (vectors.length < options.minClusterSize ** 2) {
     return poolClusters(vectors, references, { dissolve: false })
   }
-  const umap = umapEmbedding(vectors, options)
+  const knn = nearestNeighbours(vectors, options.neighbours)
+  const umap = umapEmbedding(vectors, options, knn)
   const n = vectors.length
-  if (!options.minClusterSizes && manyDomainWindow(n, meanPairwiseCosine(vectors), options)) {
+  if (
+    !options.minClusterSizes &&
+    manyDomainWindow(
+      n,
+      meanPairwiseCosine(vectors),
+      groupSimilarity(knn.distances, options.minClusterSize - 1),
+      options,
+    )
+  ) {
     return manyDomainClusters(umap, vectors, options)
   }
   const sizes = options.minClusterSizes ? new Set(options.minClusterSizes) : minClusterSizeChoices(n, options)
@@ -139,21 +157,21 @@ export function windowClusters(
 /**
  * Whether a window is sized for the many-domain path: manyDomainFrom requests or more (175: below it
  * single CLINC150 validation domains of 100 lost, −0.015; from 175 n / 50 rounds to 4 or more, so the
- * window does not try SMALLEST_CLUSTER already) and under manyDomainBelow (500). 125–250 measured on
+ * window does not try SMALLEST_CLUSTER already) and under manyDomainBelow (2,500). 125–250 measured on
  * CLINC150 train and test, DSTC11 and mixed samples by helper topics13 (bench/FINDINGS.md, "many-domain
- * windows the many-domain path misses"); the ceiling, 375–1,500, by helper topics14: at 375–499
- * (minClusterSize alone tried) the gate took 11 of 18 mixed CLINC150 windows (+0.21 to +0.39 ACC) and 1
- * of 71 single-domain ones (DSTC11, +0.01); at 500 it took a single CLINC150 train domain, which lost
- * 0.38 (bench/FINDINGS.md, "windows of 375–1,500").
+ * windows the many-domain path misses"). The ceiling was 500 while the gate read HDBSCAN's noise (at 500
+ * that took a single CLINC150 train domain, which lost 0.38: "windows of 375–1,500"); with the gate's two
+ * readings in the model's space it is a bound on cost: no window of 2,400 or more measured reads under
+ * both bars (bench/FINDINGS.md, "a ceiling the density decides").
  */
 export function manyDomainSized(n: number, options: WindowClusterOptions): boolean {
   return n >= options.manyDomainFrom && n < options.manyDomainBelow
 }
 
 /**
- * Whether a small window holds many domains: one of 175–499 requests (manyDomainSized; under 375 it tries
- * a size under minClusterSize, and not SMALLEST_CLUSTER already: n / 50 rounds to 4 or more) whose
- * requests' mean pairwise cosine is under manyDomainCosine (0.13): requests of many unrelated domains lie
+ * Whether a window holds many domains, each asked in few requests: one of 175–2,499 requests
+ * (manyDomainSized; under 375 it tries a size under minClusterSize, and not SMALLEST_CLUSTER already: n / 50
+ * rounds to 4 or more) whose requests' mean pairwise cosine is under manyDomainCosine (0.13): requests of many unrelated domains lie
  * far apart on average, those of one domain closer. Read in the model's space, not UMAP's, so it does not
  * move with UMAP's seed or the CPU's rounding of the embeddings (to the fifth digit). The noise gate it
  * replaces (HDBSCAN at 8 leaving a fifth of the window as noise) read the same windows 0.08–0.27 over seeds
@@ -165,12 +183,49 @@ export function manyDomainSized(n: number, options: WindowClusterOptions): boole
  * (mixed and 20–55-intent windows at most 0.126, all taken; single domains at least 0.139, none) and
  * DSTC11 (0.30–0.32, none): bench/FINDINGS.md, "a many-domain gate that holds". Close to the bar single
  * domains are spread ones whose intents lie apart (utility, travel: −0.003 to +0.06 ACC on the path); it
- * loses on close ones (kitchen and dining, 0.17: −0.3) and on test utility at 325 (0.146: −0.23). Unlike
- * the noise gate it also takes many domains whose intents come in groups (10–24 intents of 20 requests:
- * 12 of 16 windows, ACC −0.085 to +0.18, means −0.002 and +0.004 on the two splits): bench/FINDINGS.md.
+ * loses on close ones (kitchen and dining, 0.17: −0.3) and on test utility at 325 (0.146: −0.23).
+ *
+ * And whose groups of minClusterSize lie loose: its requests' mean similarity to their seventh nearest
+ * other (groupSimilarity) under manyDomainGroupSimilarity (0.56). The cosine alone also took many domains
+ * whose intents come in groups of 20 (12 of 16 windows of 200–480, ACC −0.085 to +0.18), where the path
+ * gains nothing, and could not be trusted past 500 requests: the path's gain falls as a window's intents
+ * fill (mixed CLINC150 train draws +0.29 at 750, +0.11 at 1,500, +0.03 at 2,000, 0 at 3,000), and this
+ * reading rises with them. Chosen on CLINC150 train (the round bar with the most ACC gained over every
+ * many-domain window of 175–3,600: mixed draws, 10–120 intents of 8, 12, 20 or 30 requests), confirmed on
+ * CLINC150 test (under it every window gains or holds: mixed 500–3,000 0.511 → 0.707 over their family,
+ * intents of 8 at 500–960 0.552 → 0.787; intents of 20 at 200–480 0.928 → 0.946) and DSTC11 (its cosine
+ * keeps it off); chatbots A and B of bench:topics-multiturn read 0.33 and 0.38 (B, 728 requests of 222
+ * shops, was over the old ceiling: 19 topics, now 104): bench/FINDINGS.md, "a ceiling the density decides".
  */
-export function manyDomainWindow(n: number, meanCosine: number, options: WindowClusterOptions): boolean {
-  return manyDomainSized(n, options) && meanCosine < options.manyDomainCosine
+export function manyDomainWindow(
+  n: number,
+  meanCosine: number,
+  groupSimilarity: number,
+  options: WindowClusterOptions,
+): boolean {
+  return (
+    manyDomainSized(n, options) &&
+    meanCosine < options.manyDomainCosine &&
+    groupSimilarity < options.manyDomainGroupSimilarity
+  )
+}
+
+/**
+ * The mean over a window's requests of each one's similarity to its `k`th nearest other request, from
+ * nearestNeighbours' distances (each list itself first, most similar next): how closely a group of k + 1
+ * gathers around a request, HDBSCAN's core distance at min_samples k + 1 read in the model's space. With
+ * k = minClusterSize − 1 (7) it tells a window whose intents each hold few requests (mixed CLINC150 draws
+ * of 175–1,500: 0.28–0.53; 20–120 intents of 8 or 12 requests: 0.40–0.54; chatbots A and B of
+ * bench:topics-multiturn 0.33, 0.38) from one whose intents hold many (20 or 30 requests an intent:
+ * 0.50–0.64; mixed draws of 3,000: 0.59), where the many-domain path gains nothing. A list shorter than
+ * k + 1 (a window of k requests or fewer) reads its last. Exact neighbours, no seed: the CPU's rounding
+ * moves it in the fourth digit at most.
+ */
+export function groupSimilarity(distances: readonly (readonly number[])[], k: number): number {
+  if (distances.length === 0) return 1
+  let total = 0
+  for (const row of distances) total += 1 - row[Math.min(k, row.length - 1)]!
+  return total / distances.length
 }
 
 /**
@@ -396,8 +451,11 @@ export function noiseToNearest(numbers: readonly number[], vectors: readonly Vec
 }
 
 /** The vectors in `components` dimensions: umap-js on the exact cosine neighbours, seeded. */
-export function umapEmbedding(vectors: readonly Vector[], options: WindowClusterOptions): number[][] {
-  const { indices, distances } = nearestNeighbours(vectors, options.neighbours)
+export function umapEmbedding(
+  vectors: readonly Vector[],
+  options: WindowClusterOptions,
+  { indices, distances } = nearestNeighbours(vectors, options.neighbours),
+): number[][] {
   const umap = new UMAP({
     nComponents: options.components,
     nNeighbors: options.neighbours,
