@@ -36,6 +36,7 @@ import {
   cosineSilhouette,
   groupSimilarity,
   manyDomainSized,
+  manyDomainWindow,
   meanPairwiseCosine,
   nearestNeighbours,
   splitLoose,
@@ -107,6 +108,11 @@ const FORCED: Partial<WindowClusterOptions> = {
   manyDomainFrom: 0,
   manyDomainBelow: Number.POSITIVE_INFINITY,
 }
+/** Any window sized for the path: `gate` reads the two bars alone. */
+const ANY_SIZE: Partial<WindowClusterOptions> = {
+  manyDomainFrom: 0,
+  manyDomainBelow: Number.POSITIVE_INFINITY,
+}
 const NO_PATH: Partial<WindowClusterOptions> = { manyDomainCosine: Number.NEGATIVE_INFINITY }
 
 const { values } = parseArgs({
@@ -158,7 +164,7 @@ for (const family of values.family ?? ['many']) {
     const silDefault = cosineSilhouette(off, vectors)
     const noise8 = Math.max(...eight.map((r) => r.noise))
     const meanCosine = meanPairwiseCosine(vectors)
-    const groups = groupSimilarity(knn.distances, WINDOW_CLUSTERING.minClusterSize - 1)
+    const groups = groupSimilarity(knn.distances, WINDOW_CLUSTERING)
     const cost = values.cost
       ? { default: await costOf(vectors, NO_PATH), many: await costOf(vectors, FORCED) }
       : undefined
@@ -180,9 +186,7 @@ for (const family of values.family ?? ['many']) {
         noise8,
         meanCosine,
         groupSimilarity: groups,
-        gate:
-          meanCosine < WINDOW_CLUSTERING.manyDomainCosine &&
-          groups < WINDOW_CLUSTERING.manyDomainGroupSimilarity,
+        gate: manyDomainWindow(n, meanCosine, groups, { ...WINDOW_CLUSTERING, ...ANY_SIZE }),
         ...(cost
           ? {
               cpuDefaultMs: cost.default.cpuMs,

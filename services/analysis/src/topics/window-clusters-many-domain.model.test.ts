@@ -11,10 +11,7 @@ import {
 
 /** The many-domain gate's second reading of a window: how closely groups of 8 gather (under 0.56). */
 const groupsOf8 = (vectors: readonly Float32Array[]) =>
-  groupSimilarity(
-    nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours).distances,
-    WINDOW_CLUSTERING.minClusterSize - 1,
-  )
+  groupSimilarity(nearestNeighbours(vectors, WINDOW_CLUSTERING.neighbours).distances, WINDOW_CLUSTERING)
 
 // Regression (issue 31): a young chatbot of many small domains (bench:topics-multiturn's A, 268 requests
 // of 53 shops) re-clustered into 5 topics, its largest theme 83 %: its window compared its runs before

@@ -165,7 +165,7 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     const sparse = window(4)
     const dense = window(20)
     const read = (w: readonly Float32Array[]) =>
-      groupSimilarity(nearestNeighbours(w, WINDOW_CLUSTERING.neighbours).distances, 7)
+      groupSimilarity(nearestNeighbours(w, WINDOW_CLUSTERING.neighbours).distances, WINDOW_CLUSTERING)
     for (const w of [sparse, dense]) {
       // Each request's 7th most similar other request, by brute force.
       let total = 0
@@ -181,8 +181,8 @@ describe('the window clustering: UMAP + HDBSCAN (issue 31)', () => {
     // Groups of 4 leave a request's 7th neighbour in another intent; groups of 20 keep it in its own.
     expect(read(dense) - read(sparse)).toBeGreaterThan(0.2)
     // A list shorter than k + 1 reads its last; no window reads 1.
-    expect(groupSimilarity([[0, 0.2, 0.5]], 7)).toBeCloseTo(0.5, 9)
-    expect(groupSimilarity([], 7)).toBe(1)
+    expect(groupSimilarity([[0, 0.2, 0.5]], WINDOW_CLUSTERING)).toBeCloseTo(0.5, 9)
+    expect(groupSimilarity([], WINDOW_CLUSTERING)).toBe(1)
   })
 
   it('reads the mean pairwise cosine exactly, and the same under a jitter of the vectors or another order', () => {

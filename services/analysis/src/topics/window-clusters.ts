@@ -128,12 +128,7 @@ export function windowClusters(
   const n = vectors.length
   if (
     !options.minClusterSizes &&
-    manyDomainWindow(
-      n,
-      meanPairwiseCosine(vectors),
-      groupSimilarity(knn.distances, options.minClusterSize - 1),
-      options,
-    )
+    manyDomainWindow(n, meanPairwiseCosine(vectors), groupSimilarity(knn.distances, options), options)
   ) {
     return manyDomainClusters(umap, vectors, options)
   }
@@ -193,7 +188,7 @@ export function manyDomainSized(n: number, options: WindowClusterOptions): boole
  * reading rises with them. Chosen on CLINC150 train (the round bar with the most ACC gained over every
  * many-domain window of 175–3,600: mixed draws, 10–120 intents of 8, 12, 20 or 30 requests), confirmed on
  * CLINC150 test (under it every window gains or holds: mixed 500–3,000 0.511 → 0.707 over their family,
- * intents of 8 at 500–960 0.552 → 0.787; intents of 20 at 200–480 0.928 → 0.946) and DSTC11 (its cosine
+ * intents of 8 at 520–960 0.552 → 0.787; intents of 20 at 200–480 0.928 → 0.946) and DSTC11 (its cosine
  * keeps it off); chatbots A and B of bench:topics-multiturn read 0.33 and 0.38 (B, 728 requests of 222
  * shops, was over the old ceiling: 19 topics, now 104): bench/FINDINGS.md, "a ceiling the density decides".
  */
@@ -211,18 +206,22 @@ export function manyDomainWindow(
 }
 
 /**
- * The mean over a window's requests of each one's similarity to its `k`th nearest other request, from
- * nearestNeighbours' distances (each list itself first, most similar next): how closely a group of k + 1
- * gathers around a request, HDBSCAN's core distance at min_samples k + 1 read in the model's space. With
- * k = minClusterSize − 1 (7) it tells a window whose intents each hold few requests (mixed CLINC150 draws
+ * The mean over a window's requests of each one's similarity to its kth nearest other request, k =
+ * minClusterSize − 1 (7), from nearestNeighbours' distances (each list itself first, most similar next): how
+ * closely a group of minClusterSize gathers around a request, HDBSCAN's core distance at min_samples
+ * minClusterSize read in the model's space. It tells a window whose intents each hold few requests (mixed CLINC150 draws
  * of 175–1,500: 0.28–0.53; 20–120 intents of 8 or 12 requests: 0.40–0.54; chatbots A and B of
  * bench:topics-multiturn 0.33, 0.38) from one whose intents hold many (20 or 30 requests an intent:
  * 0.50–0.64; mixed draws of 3,000: 0.59), where the many-domain path gains nothing. A list shorter than
  * k + 1 (a window of k requests or fewer) reads its last. Exact neighbours, no seed: the CPU's rounding
  * moves it in the fourth digit at most.
  */
-export function groupSimilarity(distances: readonly (readonly number[])[], k: number): number {
+export function groupSimilarity(
+  distances: readonly (readonly number[])[],
+  options: Pick<WindowClusterOptions, 'minClusterSize'>,
+): number {
   if (distances.length === 0) return 1
+  const k = options.minClusterSize - 1
   let total = 0
   for (const row of distances) total += 1 - row[Math.min(k, row.length - 1)]!
   return total / distances.length
