@@ -289,6 +289,26 @@ for (const mode of EVENT_LOG_MODES) {
       )
       expect(unanalyzed).toEqual([])
       expect(await rebuildSchemas(db)).toEqual([])
+      if (eventLog.kind === 'kafka') {
+        // What the run leaves in Kafka: its consumer group, without a member and without a committed offset
+        // (positions are checkpoints in Postgres), which the broker deletes at its next offsets cleanup
+        // (docs/operations.md, "What a rebuild leaves in Kafka"). A committed offset would keep it for days.
+        const { rows: runs } = await db.pool.query<{ group_id: string }>(
+          'SELECT group_id FROM replay_runs WHERE id = $1',
+          [result.runId],
+        )
+        const admin = eventLog.kafka.admin()
+        await admin.connect()
+        try {
+          const { groups } = await admin.describeGroups([runs[0]!.group_id])
+          expect(
+            groups.map((g) => ({ members: g.members.length, gone: ['Empty', 'Dead'].includes(g.state) })),
+          ).toEqual([{ members: 0, gone: true }])
+          expect(await admin.fetchOffsets({ groupId: runs[0]!.group_id })).toEqual([])
+        } finally {
+          await admin.disconnect()
+        }
+      }
       // The live projector carries on, on the new tables; the query role still reads them under RLS.
       const res = await postCapture(app, apiKey, {
         conversationId: 'after-rebuild',
