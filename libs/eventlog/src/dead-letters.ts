@@ -257,7 +257,7 @@ export async function redriveRequested(
       }>(
         `SELECT id::text, record, topic, partition FROM dead_letters
           WHERE group_id = $1 AND redrive_requested_at IS NOT NULL
-          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          ORDER BY dead_letters.id LIMIT 1 FOR UPDATE SKIP LOCKED`,
         [groupId],
       )
       const row = rows[0]

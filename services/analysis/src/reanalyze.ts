@@ -37,7 +37,7 @@ export async function enqueueReanalysis(
        FROM event_journal
       WHERE stream_type = 'conversation' AND chatbot_id = $1 AND type = 'conversation.messages-captured'
         AND ($2::timestamptz IS NULL OR occurred_at >= $2)
-      ORDER BY position`,
+      ORDER BY event_journal.position`,
     [request.chatbotId, request.since ?? null],
   )
   const jobs: NewJob[] = []

@@ -4,7 +4,7 @@ import { signUp } from '../../../test/support/auth.ts'
 import { useTestGateways } from '../../../test/support/gateway.ts'
 import { join } from '../../../test/support/members.ts'
 
-const { gateway } = useTestGateways({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' } })
+const { gateway, db } = useTestGateways({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' } })
 
 interface Entry {
   id: string
@@ -214,6 +214,26 @@ describe('GET /api/v1/audit', () => {
     expect(ours.length).toBeGreaterThan(0)
     expect(JSON.stringify(ours)).not.toContain('Theirs')
     expect(JSON.stringify(ours)).not.toContain(other.organization.id)
+  })
+
+  it('orders entries by their journal position as a number, across its digit counts, on every page', async () => {
+    // Regression (trial8): the position was selected as text under its own name, so `ORDER BY position`
+    // sorted the text ('84738048' above '104202240') and the cursor, compared as a number, skipped entries.
+    // Positions grow a digit as the database's transaction ids do (a fresh install within its first hour).
+    const app = await gateway()
+    const ann = await signUp(app)
+    await db.pool.query('DELETE FROM audit_log WHERE org_id = $1', [ann.organization.id])
+    const positions = [9, 10, 99, 100, 1_000, 84_738_048, 104_202_240]
+    for (const position of positions) {
+      await db.pool.query(
+        `INSERT INTO audit_log (event_id, org_id, position, occurred_at, action, target_type, target_id)
+         VALUES (gen_random_uuid(), $1::uuid, $2, now(), $3, 'organization', $1::text)`,
+        [ann.organization.id, position, `test.at-${position}`],
+      )
+    }
+    const newestFirst = [...positions].reverse().map((p) => `test.at-${p}`)
+    expect((await audit(app, ann.cookie)).json().entries.map((e: Entry) => e.action)).toEqual(newestFirst)
+    expect((await allEntries(app, ann.cookie)).map((e) => e.action)).toEqual(newestFirst)
   })
 
   it('refuses a cursor it did not give, and a page over 100', async () => {

@@ -210,7 +210,7 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
   }>(
     `SELECT id, label, keywords, configured, merged_into, embedding_sum, size, terms, labelled_at_size, seq::text,
             spread_count, spread_sum, spread_squares, retired, pinned, hidden
-       FROM topic_clusters WHERE chatbot_id = $1 ORDER BY seq`,
+       FROM topic_clusters WHERE chatbot_id = $1 ORDER BY topic_clusters.seq`,
     [chatbotId],
   )
   for (const t of topics) {
@@ -243,7 +243,7 @@ async function read(client: pg.ClientBase, chatbotId: string, row: ModelRow): Pr
     seq: string
   }>(
     `SELECT conversation_id, message_id, embedding, terms, attached_to, seq::text
-       FROM topic_pool WHERE chatbot_id = $1 ORDER BY seq`,
+       FROM topic_pool WHERE chatbot_id = $1 ORDER BY topic_pool.seq`,
     [chatbotId],
   )
   state.pool = pool.map(

@@ -128,7 +128,7 @@ export async function registerAuditRoutes(app: FastifyInstance, deps: QueryDeps)
                   target_type, target_id, target_name, details
              FROM audit_entries
             WHERE org_id = $1 AND ($2::bigint IS NULL OR position < $2::bigint)
-            ORDER BY position DESC LIMIT $3`,
+            ORDER BY audit_entries.position DESC LIMIT $3`,
           [orgId, before, limit + 1],
         )
         return rows
