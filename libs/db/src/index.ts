@@ -12,7 +12,7 @@ export { orphanedEmbeddedPostgres, stopOrphanedEmbeddedPostgres } from './embedd
 export { passwordFileOf } from './embedded-postgres-password.ts'
 export { freePort } from './free-port.ts'
 export { type GroupCommitOptions, GroupCommitter, type GroupOutcome, type GroupWork } from './group-commit.ts'
-export { migrate, migrationsDir } from './migrate.ts'
+export { DatabaseFromNewerVersionError, migrate, migrationsDir } from './migrate.ts'
 export { withOrgScope } from './org-scope.ts'
 export { createPool, type PoolOptions, withDatabase } from './pool.ts'
 export type { PostgresBinaries } from './postgres-binaries.ts'

@@ -1,5 +1,5 @@
 import { ConfigError, type ConfigOf, type Group, parseConfig, type ServerConfig, server } from '@cas/config'
-import { EmbeddedPostgresError } from '@cas/db'
+import { DatabaseFromNewerVersionError, EmbeddedPostgresError } from '@cas/db'
 import { type Logger, pino } from 'pino'
 import { withChosenDataDir } from './data-dir.ts'
 import { logOutput } from './log-output.ts'
@@ -40,7 +40,8 @@ export async function runService<const Gs extends readonly Group[]>(
     service = await start(config, log)
   } catch (err) {
     // Its message says why and what to do, in one line: a stack trace would only bury it.
-    if (err instanceof EmbeddedPostgresError) console.error(err.message)
+    if (err instanceof EmbeddedPostgresError || err instanceof DatabaseFromNewerVersionError)
+      console.error(err.message)
     else log.fatal({ err }, 'failed to start')
     process.exit(1)
   }
