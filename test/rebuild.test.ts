@@ -340,9 +340,20 @@ for (const mode of EVENT_LOG_MODES) {
       expect(liveLetters.map((l) => l.eventId)).toEqual([bad.id])
 
       const result = await rebuildReadModels({ pool: db.pool, keyring: testKeyring, eventLog, liveGroupId })
-      expect(result).toMatchObject({ swapped: true })
+      expect(result).toMatchObject({ swapped: true, setAside: 1 })
       const letters = await listDeadLetters(db.pool)
       expect(letters.map((l) => [l.groupId, l.eventId])).toEqual([[liveGroupId, bad.id]])
+      // `npm run replay` says so, and ends with exit code 2: swapped in, but not whole (trial8: it said only
+      // that it had finished while it set aside every event of a newer version).
+      if (eventLog.kind === 'journal') {
+        const cli = runReplayCli(['read-models'], db.url)
+        expect(cli.status, cli.stderr).toBe(2)
+        expect(cli.stdout).toMatch(/finished rebuild \S+: [\d,]+ events applied, read models swapped in/)
+        expect(cli.stderr.trim().split('\n')).toEqual([
+          'replay: events set aside as dead letters, which the read models lack until they are re-driven or ' +
+            'discarded: 1 (npm run dead-letters -- list; docs/operations.md, "Dead letters")',
+        ])
+      }
       const read = await app.inject({
         method: 'GET',
         url: `/api/v1/conversations/${res.json().conversationId}`,

@@ -85,6 +85,11 @@ export interface RebuildResult {
   readonly resumed: boolean
   readonly swapped: boolean
   readonly applied: number
+  /**
+   * The events the rebuild could not apply and set aside (dead-letters.ts), handed to the live projector's
+   * group at the swap: the new read models lack them until they are re-driven or discarded.
+   */
+  readonly setAside: number
 }
 
 interface Run {
@@ -109,6 +114,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
   const { pool } = opts
   const { run, resumed } = await startOrResume(pool, opts.onAbandoned)
   const stats: ProjectionStats = { applied: 0, dropped: {} }
+  let setAside = 0
   const started = Date.now()
   const liveGroupId = opts.liveGroupId ?? PROJECTOR_GROUP
   const interval = opts.progressIntervalMs ?? 1_000
@@ -145,7 +151,7 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
         await assertRunRunning(pool, run.id)
         report('replaying', behind)
         if (opts.stopAfter !== undefined && stats.applied >= opts.stopAfter) {
-          return { runId: run.id, resumed, swapped: false, applied: stats.applied }
+          return { runId: run.id, resumed, swapped: false, applied: stats.applied, setAside: 0 }
         }
         if (behind === 0) break
         await waiter.sleep(interval)
@@ -166,12 +172,16 @@ export async function rebuildReadModels(opts: RebuildOptions): Promise<RebuildRe
       throw err
     }
     report('swapping', await lag.exact(run.group_id))
-    if (await swapIn(pool, run, liveGroupId, opts.eventLog)) break
+    const swapped = await swapIn(pool, run, liveGroupId, opts.eventLog)
+    if (swapped !== false) {
+      setAside = swapped.setAside
+      break
+    }
     // The live projector moved past the rebuild meanwhile: replay a little more and try again.
   }
   // Once swapped in, the rebuild's checkpoints are the live projector's.
   report('done', await lag.exact(liveGroupId))
-  return { runId: run.id, resumed, swapped: true, applied: stats.applied }
+  return { runId: run.id, resumed, swapped: true, applied: stats.applied, setAside }
 }
 
 /**
@@ -389,7 +399,7 @@ async function swapIn(
   run: Run,
   liveGroupId: string,
   eventLog: EventLogBackend,
-): Promise<boolean> {
+): Promise<false | { setAside: number }> {
   return withTransaction(pool, async (client) => {
     // In (topic, partition) order, the order a batch of the live projector locks its rows in (applyBatches):
     // taken in the order the table gives them, the swap and a batch of several partitions could each hold
@@ -427,9 +437,14 @@ async function swapIn(
     // deployment (1.1 s at 150,000 streams), and from the first move on, every read of the read models
     // waits for this transaction to end. The events the rebuild set aside (dead-letters.ts) are the
     // live group's now: those of the old tables go with them, and a re-drive applies to the new ones.
+    let setAside = 0
     for (const table of ['consumer_checkpoints', 'consumer_stream_versions', 'dead_letters']) {
       await client.query(`DELETE FROM ${table} WHERE group_id = $1`, [liveGroupId])
-      await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [liveGroupId, run.group_id])
+      const moved = await client.query(`UPDATE ${table} SET group_id = $1 WHERE group_id = $2`, [
+        liveGroupId,
+        run.group_id,
+      ])
+      if (table === 'dead_letters') setAside = moved.rowCount ?? 0
     }
     if (journal.length > 0) {
       const partitions = eventLog.kind === 'journal' ? (eventLog.partitions ?? 1) : 1
@@ -449,7 +464,7 @@ async function swapIn(
     await client.query("UPDATE replay_runs SET status = 'done', finished_at = now() WHERE id = $1", [run.id])
     await client.query(`DROP SCHEMA ${replaced} CASCADE`)
     await client.query(`DROP SCHEMA ${run.schema_name} CASCADE`)
-    return true
+    return { setAside }
   })
 }
 
