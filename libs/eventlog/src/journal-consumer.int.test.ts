@@ -531,7 +531,16 @@ describe('a consumer with nothing to read', () => {
       const short = idle.filter((ms) => ms === 5).length
       expect(short).toBeGreaterThanOrEqual(IDLE_POLLS_BEFORE_BACKOFF - 1)
       expect(short).toBeLessThanOrEqual(IDLE_POLLS_BEFORE_BACKOFF)
-      expect(idle.slice(short, short + 3)).toEqual([10, 20, 40])
+      // The analysis event is read once every transaction of the cluster begun before it has ended: on a busy
+      // server, after the first long wait at times (CI, 2026-12-04). That read is a look without a wait of its
+      // own, so the wait after it is the one after next.
+      const backoff = idle.slice(short, short + 3)
+      if (short === IDLE_POLLS_BEFORE_BACKOFF - 1) expect(backoff).toEqual([10, 20, 40])
+      else
+        expect([
+          [10, 20, 40],
+          [10, 40, 40],
+        ]).toContainEqual(backoff)
       expect(idle.every((ms, i) => i === 0 || ms >= idle[i - 1]!)).toBe(true)
       const { records } = await appendOne('conversation')
       await waitFor(async () => applied.some((r) => r.id === records[0]!.id), { what: 'the event applied' })
