@@ -42,7 +42,8 @@ try {
     analyzer: analyzer.info,
     now: new Date(),
   })
-  console.log(`${keys.length} captures queued for ${analyzer.info.name}@${analyzer.info.version}`)
+  // A capture an earlier run of this analyzer queued is not queued again (its job is keyed by capture and analyzer).
+  console.log(`${keys.length} captures to analyse with ${analyzer.info.name}@${analyzer.info.version}`)
   const jobRunner = new AnalysisJobRunner({ pool: infra.pool, analyzer, ...analysisSettings(config) })
   jobRunner.start()
   try {
