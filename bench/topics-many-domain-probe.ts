@@ -101,17 +101,16 @@ async function costOf(vectors: readonly Vector[], options: Partial<WindowCluster
   return { ...result, peakMb: (peak - baseline) / 2 ** 20 }
 }
 
-/** The many-domain path forced at any size: no bar on either reading, no ceiling. */
-const FORCED: Partial<WindowClusterOptions> = {
-  manyDomainCosine: Number.POSITIVE_INFINITY,
-  manyDomainGroupSimilarity: Number.POSITIVE_INFINITY,
-  manyDomainFrom: 0,
-  manyDomainBelow: Number.POSITIVE_INFINITY,
-}
 /** Any window sized for the path: `gate` reads the two bars alone. */
 const ANY_SIZE: Partial<WindowClusterOptions> = {
   manyDomainFrom: 0,
   manyDomainBelow: Number.POSITIVE_INFINITY,
+}
+/** The many-domain path forced at any size: no bar on either reading, no ceiling. */
+const FORCED: Partial<WindowClusterOptions> = {
+  ...ANY_SIZE,
+  manyDomainCosine: Number.POSITIVE_INFINITY,
+  manyDomainGroupSimilarity: Number.POSITIVE_INFINITY,
 }
 const NO_PATH: Partial<WindowClusterOptions> = { manyDomainCosine: Number.NEGATIVE_INFINITY }
 

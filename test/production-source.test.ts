@@ -3,18 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-
-const root = path.resolve(import.meta.dirname, '..')
-const packageDirs = ['libs', 'services'].flatMap((dir) =>
-  readdirSync(path.join(root, dir)).map((name) => path.join(dir, name)),
-)
-
-/** The source files a package ships: everything under src/ but its tests. */
-function productionFiles(dir: string): string[] {
-  return readdirSync(path.join(root, dir, 'src'), { recursive: true, encoding: 'utf8' })
-    .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f))
-    .map((f) => path.join(dir, 'src', f))
-}
+import { packageDirs, productionFiles, root } from './support/source-files.ts'
 
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8')

@@ -3,27 +3,10 @@
 // compared as numbers, skipped entries. Topics, the topic pool, re-analysis and dead-letter re-drives did the
 // same. A name qualified by its table (`audit_entries.position`) is the table's column; this test keeps the
 // bare name from coming back.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-
-const root = path.resolve(import.meta.dirname, '..')
-
-/** The source files the services and libraries ship: everything under src/ but their tests. */
-function productionFiles(): string[] {
-  return ['libs', 'services'].flatMap((top) =>
-    readdirSync(path.join(root, top)).flatMap((name) => {
-      const src = path.join(top, name, 'src')
-      let files: string[]
-      try {
-        files = readdirSync(path.join(root, src), { recursive: true, encoding: 'utf8' })
-      } catch {
-        return []
-      }
-      return files.filter((f) => /\.ts$/.test(f) && !/\.test\.ts$/.test(f)).map((f) => path.join(src, f))
-    }),
-  )
-}
+import { packageDirs, productionFiles, root } from './support/source-files.ts'
 
 /**
  * The names a statement selects cast without an alias (`position::text` is an output column named
@@ -59,7 +42,7 @@ describe('SQL ordered by a column it selects cast under the same name', () => {
   })
 
   it('is in no statement of the services and libraries', () => {
-    const statements = productionFiles().flatMap((file) =>
+    const statements = packageDirs.flatMap(productionFiles).flatMap((file) =>
       [...readFileSync(path.join(root, file), 'utf8').matchAll(/`([^`]*\bORDER BY\b[^`]*)`/g)].map((m) => ({
         file,
         sql: m[1]!,
