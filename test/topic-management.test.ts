@@ -358,6 +358,38 @@ describe.skipIf(!hasTestModel)('topics a lead can manage, with the language mode
     expect(rows).toEqual([{ merged_into: bill }])
   })
 
+  it('lists the topics a lead keeps that no conversation in range is in, and only those', async () => {
+    // trial8: a renamed topic a re-analysis emptied was in no list of the report, its correction lost.
+    const claim = topics.get('claim')!.topic
+    const bill = (await topicsByRequest()).get('bill')!.topic
+    const report = async (range: string) => {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/api/v1/analytics/topics?chatbotId=${chatbotId}&${range}`,
+        headers: { cookie: memberCookie },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      return res.json() as { topics: { id: string }[]; quietTopics: { id: string; label: string }[] }
+    }
+    // Now both have conversations: ranked, not quiet.
+    const now = await report('days=2')
+    expect(now.topics.map((t) => t.id)).toEqual(expect.arrayContaining([claim, bill]))
+    expect(now.quietTopics).toEqual([])
+    // A week without conversations: the renamed one and the one merged into (both pinned), by label; not
+    // the discovered ones (driver), nor the one merged away (quote).
+    const quiet = await report('from=2020-01-01T00:00:00Z&to=2020-01-08T00:00:00Z')
+    expect(quiet.topics).toEqual([])
+    const labels = new Map([
+      [claim, 'Car claims'],
+      [bill, (await rmTopic(bill)).label],
+    ])
+    expect(quiet.quietTopics).toEqual(
+      [...labels]
+        .sort(([, a], [, b]) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1))
+        .map(([id, label]) => ({ id, chatbotId, label })),
+    )
+  })
+
   it("records every topic command's outcome: applied, unchanged, and refused with its reason", async () => {
     // Commands decided on a stale view of the topics (as the gateway did before it folded the pending
     // ones): committed straight on the chatbot's stream, the analysis service decides them again.

@@ -501,6 +501,78 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     )
   }, 150_000)
 
+  it('keeps in sight a topic a lead renamed that no conversation is in, to manage it', async () => {
+    // trial8: a renamed topic a re-analysis emptied showed in no list (neither ranked nor hidden), so its
+    // label could be neither found nor undone; re-clustering never retires a pinned topic.
+    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Quiet bot' } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
+    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const [kept, discovered, hidden] = [randomUUID(), randomUUID(), randomUUID()]
+    await appendToAppJournal(dashboard, [
+      {
+        streamType: 'analysis',
+        streamId: id,
+        orgId: founded!.orgId,
+        chatbotId: id,
+        expectedVersion: 'any',
+        events: [
+          newEvent('analysis.topic-discovered', {
+            topicId: kept,
+            label: 'gave up, bot',
+            keywords: ['gave'],
+            configured: false,
+          }),
+          newEvent('analysis.topic-renamed-by-user', { topicId: kept, label: 'Gave up on the bot' }),
+          newEvent('analysis.topic-discovered', {
+            topicId: discovered,
+            label: 'refund, money back',
+            keywords: ['refund'],
+            configured: false,
+          }),
+          newEvent('analysis.topic-discovered', {
+            topicId: hidden,
+            label: 'hello, hi',
+            keywords: ['hello'],
+            configured: false,
+          }),
+          newEvent('analysis.topic-renamed-by-user', { topicId: hidden, label: 'Greetings' }),
+          newEvent('analysis.topic-hidden', { topicId: hidden }),
+        ],
+      },
+    ])
+    type Report = {
+      topics: unknown[]
+      quietTopics: { id: string; label: string }[]
+      hiddenTopics: { id: string; label: string }[]
+    }
+    await waitFor(
+      async () =>
+        ((await (await page.request.get(`/api/v1/analytics/topics?chatbotId=${id}&days=7`)).json()) as Report)
+          .quietTopics.length > 0,
+      { timeoutMs: 60_000, what: 'the renamed topic projected' },
+    )
+    const report = (await (
+      await page.request.get(`/api/v1/analytics/topics?chatbotId=${id}&days=7`)
+    ).json()) as Report
+    // The renamed (pinned) one only: a discovered topic without conversations is simply not asked about.
+    expect(report.quietTopics).toEqual([{ id: kept, chatbotId: id, label: 'Gave up on the bot' }])
+    // A hidden one is listed as hidden alone.
+    expect(report.hiddenTopics).toEqual([{ id: hidden, chatbotId: id, label: 'Greetings' }])
+    expect(report.topics).toEqual([])
+    await page.goto(`/topics?chatbotId=${id}`)
+    await heading('Topics').waitFor()
+    const quiet = page.getByRole('region', { name: 'Your topics with no conversations in this range' })
+    await quiet.waitFor()
+    expect(await quiet.locator('li').count()).toBe(1)
+    expect(await quiet.locator('li').first().textContent()).toContain('Gave up on the bot')
+    // An owner can rename, merge or hide it there, as a ranked topic.
+    await quiet.getByText('Manage Gave up on the bot', { exact: true }).click()
+    expect(await quiet.getByRole('button', { name: 'Hide from analytics' }).isVisible()).toBe(true)
+    expect(await quiet.getByLabel('New label').inputValue()).toBe('Gave up on the bot')
+    await checkPage('10f-topics-quiet')
+  }, 150_000)
+
   it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {
     // A chatbot of its own, without requests: the app's re-clusterer never runs for it, so its status is
     // what the events below say, as the analysis service's re-clusterer would append them.

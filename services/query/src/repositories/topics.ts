@@ -200,6 +200,11 @@ export interface TopicsReport {
   > | null
   /** The scope's topics an owner or admin hid: in neither `topics` nor `themes`. */
   hiddenTopics: { id: string; chatbotId: string; label: string }[]
+  /**
+   * The scope's topics a lead keeps (renamed, created from examples or merged into: pinned), neither hidden
+   * nor merged away, with no conversation in range: listed so that a correction can still be found.
+   */
+  quietTopics: { id: string; chatbotId: string; label: string }[]
 }
 
 const EXAMPLES = 3
@@ -475,16 +480,26 @@ export async function readTopics(
   const themeOf = new Map(
     themes.flatMap((th) => th.topicIds.map((id) => [id, { id: th.id, label: th.label }])),
   )
-  const { rows: hidden } = await client.query<{ id: string; chatbot_id: string; label: string }>(
-    `SELECT id, chatbot_id, label FROM rm_topics
-      WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2) AND hidden AND canonical_id = id
+  // Hidden topics, and the pinned ones no conversation in range is in (trial8: a renamed topic a
+  // re-analysis emptied was in neither list, so its correction could be neither found nor undone).
+  const { rows: kept } = await client.query<{
+    id: string
+    chatbot_id: string
+    label: string
+    hidden: boolean
+  }>(
+    `SELECT id, chatbot_id, label, hidden FROM rm_topics
+      WHERE org_id = $1 AND ($2::uuid IS NULL OR chatbot_id = $2) AND (hidden OR pinned) AND canonical_id = id
         AND retired_at IS NULL
       ORDER BY lower(label), id`,
     [scope.orgId, scope.chatbotId ?? null],
   )
+  const inRange = new Set(all.map((t) => `${t.chatbotId}|${t.id}`))
+  const listed = (h: (typeof kept)[number]) => ({ id: h.id, chatbotId: h.chatbot_id, label: h.label })
   return {
     conversationsWithTopics,
-    hiddenTopics: hidden.map((h) => ({ id: h.id, chatbotId: h.chatbot_id, label: h.label })),
+    hiddenTopics: kept.filter((h) => h.hidden).map(listed),
+    quietTopics: kept.filter((h) => !h.hidden && !inRange.has(`${h.chatbot_id}|${h.id}`)).map(listed),
     themes: themes.map((th) => ({
       id: th.id,
       chatbotId: th.chatbotId,

@@ -191,6 +191,11 @@ const topicsResponse = z.object({
     .describe(
       'Topics an owner or admin hid (POST /api/v1/chatbots/{id}/topics/{topicId}/hide): left out of `topics` and `themes`, whatever the range; unhide them to show them again.',
     ),
+  quietTopics: z
+    .array(z.object({ id: z.string(), chatbotId: z.uuid(), label: z.string() }))
+    .describe(
+      'Topics a lead keeps (renamed, created from examples or merged into: pinned), not hidden, that no conversation with a message in range is in: a correction stays in sight, to rename, merge or hide, when a re-analysis or a quiet range empties it. Re-clustering never retires a pinned topic.',
+    ),
   reclustering: z
     .object({
       settling: z
@@ -300,6 +305,9 @@ const topicsExample: z.output<typeof topicsResponse> = {
   },
   hiddenTopics: [
     { id: '1f6a2c55-0f1e-4a7b-8d0c-3b9e5d2a7c10', chatbotId: EXAMPLE_CHATBOT, label: 'thanks, bye' },
+  ],
+  quietTopics: [
+    { id: '7d2e9b14-6a3f-4c8e-9b1d-5e0f2a4c6b83', chatbotId: EXAMPLE_CHATBOT, label: 'Roadside assistance' },
   ],
   reclustering: { settling: true, lastReclusteredAt: '2026-11-28T10:58:00.000Z', retrying: null },
 }

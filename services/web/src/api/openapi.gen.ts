@@ -3726,6 +3726,13 @@ export interface operations {
                      *           "label": "thanks, bye"
                      *         }
                      *       ],
+                     *       "quietTopics": [
+                     *         {
+                     *           "id": "7d2e9b14-6a3f-4c8e-9b1d-5e0f2a4c6b83",
+                     *           "chatbotId": "2f4a6c8e-0b1d-4e3f-8a5c-7e9b1d3f5a60",
+                     *           "label": "Roadside assistance"
+                     *         }
+                     *       ],
                      *       "reclustering": {
                      *         "settling": true,
                      *         "lastReclusteredAt": "2026-11-28T10:58:00.000Z",
@@ -3820,6 +3827,13 @@ export interface operations {
                         } | null;
                         /** @description Topics an owner or admin hid (POST /api/v1/chatbots/{id}/topics/{topicId}/hide): left out of `topics` and `themes`, whatever the range; unhide them to show them again. */
                         hiddenTopics: {
+                            id: string;
+                            /** Format: uuid */
+                            chatbotId: string;
+                            label: string;
+                        }[];
+                        /** @description Topics a lead keeps (renamed, created from examples or merged into: pinned), not hidden, that no conversation with a message in range is in: a correction stays in sight, to rename, merge or hide, when a re-analysis or a quiet range empties it. Re-clustering never retires a pinned topic. */
+                        quietTopics: {
                             id: string;
                             /** Format: uuid */
                             chatbotId: string;

@@ -66,6 +66,7 @@ const report: TopicsReport = {
   other,
   reclustering: { settling: false, lastReclusteredAt: null, retrying: null },
   hiddenTopics: [],
+  quietTopics: [],
 }
 
 describe('the Topics page', () => {

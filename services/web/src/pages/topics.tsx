@@ -136,6 +136,13 @@ function Report({
 }) {
   const { can } = useSession()
   const manage = can('topics:manage')
+  const quiet = (
+    <QuietTopics
+      report={report}
+      names={names}
+      manage={manage ? { topics: report.topics, onChanged } : undefined}
+    />
+  )
   const hidden = manage ? (
     <>
       {chatbotId ? <CreateTopic chatbotId={chatbotId} onChanged={onChanged} /> : null}
@@ -156,6 +163,7 @@ function Report({
         report.reclustering.lastReclusteredAt ? (
           <Reclustering reclustering={report.reclustering} />
         ) : null}
+        {quiet}
         {hidden}
       </>
     )
@@ -217,8 +225,48 @@ function Report({
         ) : null}
       </section>
       {report.other ? <OtherItem other={report.other} chatbotId={chatbotId} range={report.range} /> : null}
+      {quiet}
       {hidden}
     </>
+  )
+}
+
+/**
+ * The topics a lead keeps (renamed, created or merged into) that no conversation in range is in: re-clustering
+ * never retires them, so a correction stays in sight; owners and admins can manage each as a ranked one.
+ */
+function QuietTopics({
+  report,
+  names,
+  manage,
+}: {
+  report: TopicsReport
+  names?: Map<string, string>
+  manage?: { topics: readonly Topic[]; onChanged: () => void }
+}) {
+  if (report.quietTopics.length === 0) return null
+  return (
+    <section aria-labelledby="quiet-heading" className="card">
+      <h2 id="quiet-heading">Your topics with no conversations in this range</h2>
+      <p className="muted">
+        Renamed, created or merged into by a lead; they take conversations again as they come.
+      </p>
+      <ul className="topic-quiet-list">
+        {report.quietTopics.map((t) => (
+          <li key={`${t.chatbotId}|${t.id}`}>
+            {t.label}
+            {names?.get(t.chatbotId) ? <span className="muted"> · {names.get(t.chatbotId)}</span> : null}
+            {manage ? (
+              <ManageTopic
+                topic={{ ...t, configured: false }}
+                topics={manage.topics}
+                onChanged={manage.onChanged}
+              />
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </section>
   )
 }
 
@@ -274,7 +322,7 @@ function CreateTopic({ chatbotId, onChanged }: { chatbotId: string; onChanged: (
       <ErrorAlert error={error} />
       {asked ? (
         <p role="status" className="muted">
-          Creating {asked}: it shows in the list once the analysis has placed its requests.
+          Creating {asked}: it shows in the list once the analysis has created it.
         </p>
       ) : null}
       <form
@@ -407,7 +455,7 @@ function ManageTopic({
   topics,
   onChanged,
 }: {
-  topic: Topic
+  topic: Pick<Topic, 'id' | 'chatbotId' | 'label' | 'configured'>
   topics: readonly Topic[]
   onChanged: () => void
 }) {
