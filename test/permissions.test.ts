@@ -143,6 +143,10 @@ const MATRIX: Record<string, RouteCase> = {
     allowed: READERS,
     request: async (f) => ({ method: 'GET', url: `/api/v1/chatbots/${await f.chatbot()}/reanalysis` }),
   },
+  'GET /api/v1/chatbots/{id}/analyzers': {
+    allowed: READERS,
+    request: async (f) => ({ method: 'GET', url: `/api/v1/chatbots/${await f.chatbot()}/analyzers` }),
+  },
   'GET /api/v1/chatbots/{id}/topics/commands': {
     allowed: ALL,
     request: async (f) => ({ method: 'GET', url: `/api/v1/chatbots/${await f.chatbot()}/topics/commands` }),

@@ -123,8 +123,13 @@ for (const mode of EVENT_LOG_MODES) {
         },
         { what: 'both behind' },
       )
+      // (and which analyzer reads the messages: no count, nobody's data)
+      expect(Object.keys(behind.projection).sort()).toEqual(['behindSeconds', 'checkedAt', 'state'])
+      expect(Object.keys(behind.analysis).sort()).toEqual(['analyzer', 'behindSeconds', 'checkedAt', 'state'])
+      expect((behind.analysis as { analyzer?: string }).analyzer).toBe(
+        `${analyzer.info.name}@${analyzer.info.version}`,
+      )
       for (const stage of [behind.projection, behind.analysis]) {
-        expect(Object.keys(stage).sort()).toEqual(['behindSeconds', 'checkedAt', 'state'])
         expect(stage.behindSeconds).toBeGreaterThanOrEqual(TEN_MINUTES_MS / 1000)
         expect(stage.behindSeconds).toBeLessThan(TEN_MINUTES_MS / 1000 + 60)
       }
@@ -184,6 +189,7 @@ for (const mode of EVENT_LOG_MODES) {
             behindSeconds: expect.any(Number),
             events: expect.any(Number),
             jobs: 1,
+            analyzer: `${analyzer.info.name}@${analyzer.info.version}`,
             checkedAt: expect.any(String),
           },
         },

@@ -97,6 +97,16 @@ describe('re-analysing a chatbot through the API', () => {
     } | null
   }
 
+  /** Which analyzers read the chatbot's messages, as a member reads it. */
+  const analyzersRead = async (id = chatbotId) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/chatbots/${id}/analyzers`,
+      headers: { cookie: memberCookie },
+    })
+    return { status: res.statusCode, body: res.json() }
+  }
+
   it('shows no re-analysis before one was asked for', async () => {
     expect(await progress()).toBeNull()
   })
@@ -118,6 +128,11 @@ describe('re-analysing a chatbot through the API', () => {
     })
     expect(get.statusCode).toBe(404)
     expect(get.json().error.code).toBe('not_found')
+    for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+      const analyzers = await analyzersRead(id)
+      expect(analyzers.status).toBe(404)
+      expect(analyzers.body.error.code).toBe('not_found')
+    }
     const bad = await post(cookie, chatbotId, { since: 'yesterday' })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().error.code).toBe('invalid_request')
@@ -146,6 +161,25 @@ describe('re-analysing a chatbot through the API', () => {
       done: 0,
       total: CAPTURES,
     })
+    // trial8: nothing said that past messages carry the earlier analyzer's results. Once the new analysis
+    // service has reported itself, every message counts as outdated until re-analysed.
+    const upgraded = await waitFor(
+      async () => {
+        const read = await analyzersRead()
+        return read.body.current === 'scripted@v2' && read
+      },
+      { timeoutMs: 60_000, what: 'the new analyzer reported' },
+    )
+    expect(upgraded).toEqual({
+      status: 200,
+      body: {
+        current: 'scripted@v2',
+        analyzers: [{ analyzer: 'scripted@v1', messages: CAPTURES, current: false }],
+        outdated: CAPTURES,
+      },
+    })
+    const status = await app.inject({ url: '/api/v1/status', headers: { cookie: memberCookie } })
+    expect(status.json().analysis.analyzer).toBe('scripted@v2')
     // Started and running: still one at a time.
     const running = await post(cookie)
     expect(running.statusCode).toBe(409)
@@ -162,6 +196,11 @@ describe('re-analysing a chatbot through the API', () => {
     expect(finished.finished_at).not.toBeNull()
     await waitFor(async () => (await analyzers()).every((a) => a === 'scripted@v2'), {
       what: 'the new results to be projected',
+    })
+    expect((await analyzersRead()).body).toEqual({
+      current: 'scripted@v2',
+      analyzers: [{ analyzer: 'scripted@v2', messages: CAPTURES, current: true }],
+      outdated: 0,
     })
 
     // Its events, on the chatbot's topic stream, in order; progress never goes back.

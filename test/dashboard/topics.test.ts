@@ -573,6 +573,74 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     await checkPage('10f-topics-quiet')
   }, 150_000)
 
+  it("says when messages carry an earlier analyzer's results, until a re-analysis brings them up to date", async () => {
+    // trial8: after an upgrade, past conversations kept the earlier analyzer's results and nothing said so.
+    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Upgraded bot' } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { chatbot, apiKey: key } = (await created.json()) as { chatbot: { id: string }; apiKey: string }
+    const id = chatbot.id
+    const sent = await capture(key, {
+      conversationId: 'before-upgrade',
+      messages: [
+        { id: 'q', role: 'user', content: 'How do I change the address on my account?' },
+        { id: 'a', role: 'assistant', content: BOILERPLATE },
+      ],
+    })
+    expect(sent.status).toBe(200)
+    type Analyzers = {
+      current: string | null
+      analyzers: { analyzer: string; messages: number; current: boolean }[]
+      outdated: number | null
+    }
+    const analyzers = async () =>
+      (await (await page.request.get(`/api/v1/chatbots/${id}/analyzers`)).json()) as Analyzers
+    const analysed = await waitFor(
+      async () => {
+        const a = await analyzers()
+        return a.current !== null && a.analyzers.reduce((n, x) => n + x.messages, 0) === 2 && a
+      },
+      { timeoutMs: 90_000, what: 'both messages analysed' },
+    )
+    expect(analysed.outdated).toBe(0)
+    // The end user's message as an earlier analyzer left it (its latest result is that one's).
+    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    await appendToAppJournal(dashboard, [
+      {
+        streamType: 'analysis',
+        streamId: String(sent.body.conversationId),
+        orgId: founded!.orgId,
+        chatbotId: id,
+        expectedVersion: 'any',
+        events: [
+          newEvent('analysis.messages-analyzed', {
+            analyzer: { name: 'semantic', version: 'earlier' },
+            results: [{ messageId: 'q', sentiment: { score: 0, label: 'neutral' }, topics: [] }],
+            signalsDecided: true,
+          }),
+        ],
+      },
+    ])
+    await waitFor(async () => (await analyzers()).outdated === 1, { what: 'the earlier result projected' })
+    expect((await analyzers()).analyzers).toEqual([
+      { analyzer: analysed.current, messages: 1, current: true },
+      { analyzer: 'semantic@earlier', messages: 1, current: false },
+    ])
+    await page.goto(`/topics?chatbotId=${id}`)
+    await heading('Topics').waitFor()
+    const note = page.getByRole('note', { name: 'Earlier analyzer' })
+    await note.waitFor()
+    expect(await note.textContent()).toBe(
+      '1 of 2 analysed messages carry the results of an earlier analyzer than the one in use now. Re-analyse this chatbot to bring their sentiment, topics and signals up to date.',
+    )
+    await checkPage('10g-topics-earlier-analyzer')
+    await page.getByText('Manage: re-analyse this chatbot').click()
+    await page.getByRole('button', { name: 'Re-analyse', exact: true }).click()
+    await page.getByText(/^Last re-analysis \(.+\) finished /).waitFor({ timeout: 120_000 })
+    // Read again once the run ends: up to date, the note gone.
+    await note.waitFor({ state: 'detached', timeout: 60_000 })
+    expect((await analyzers()).outdated).toBe(0)
+  }, 240_000)
+
   it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {
     // A chatbot of its own, without requests: the app's re-clusterer never runs for it, so its status is
     // what the events below say, as the analysis service's re-clusterer would append them.

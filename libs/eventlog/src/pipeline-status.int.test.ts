@@ -38,13 +38,22 @@ describe('the pipeline status', () => {
   it('is unknown for a stage nobody has reported', async () => {
     expect(await readPipelineStatus(db.pool, T)).toEqual({
       projection: { state: 'unknown', behindSeconds: null, events: null, checkedAt: null },
-      analysis: { state: 'unknown', behindSeconds: null, events: null, jobs: null, checkedAt: null },
+      analysis: {
+        state: 'unknown',
+        behindSeconds: null,
+        events: null,
+        jobs: null,
+        analyzer: null,
+        checkedAt: null,
+      },
     })
   })
 
   it('says how long ago the oldest pending work was committed, and behind from 5 s', async () => {
     const clock = { now: T }
-    const measured = { report: { events: 0, jobs: 0, oldestPendingAt: null } as StageReport }
+    const measured = {
+      report: { events: 0, jobs: 0, oldestPendingAt: null, analyzer: 'semantic@2' } as StageReport,
+    }
     const { r } = reporter('a', clock, measured)
     expect(await r.report()).toBe(true)
     expect((await readPipelineStatus(db.pool, at(1))).analysis).toEqual({
@@ -52,16 +61,19 @@ describe('the pipeline status', () => {
       behindSeconds: 0,
       events: 0,
       jobs: 0,
+      analyzer: 'semantic@2',
       checkedAt: T.toISOString(),
     })
 
-    measured.report = { events: 120, jobs: 7, oldestPendingAt: at(-4) }
+    // A model still loading: no analyzer to name.
+    measured.report = { events: 120, jobs: 7, oldestPendingAt: at(-4), analyzer: null }
     await r.report()
     expect((await readPipelineStatus(db.pool, T)).analysis).toMatchObject({
       state: 'up-to-date',
       behindSeconds: 4,
       events: 120,
       jobs: 7,
+      analyzer: null,
     })
     // Between reports the same work only gets older.
     expect((await readPipelineStatus(db.pool, at(1))).analysis).toMatchObject({
@@ -73,12 +85,19 @@ describe('the pipeline status', () => {
 
   it('is unknown once nobody has reported for 30 s, though work known pending is as late as ever', async () => {
     const clock = { now: T }
-    const measured = { report: { events: 0, jobs: 0, oldestPendingAt: null } as StageReport }
+    const measured = {
+      report: { events: 0, jobs: 0, oldestPendingAt: null, analyzer: 'semantic@2' } as StageReport,
+    }
     await reporter('a', clock, measured).r.report()
-    expect((await readPipelineStatus(db.pool, at(30))).analysis.state).toBe('up-to-date')
+    expect((await readPipelineStatus(db.pool, at(30))).analysis).toMatchObject({
+      state: 'up-to-date',
+      analyzer: 'semantic@2',
+    })
+    // Its analyzer may have gone with its process: unknown too.
     expect((await readPipelineStatus(db.pool, at(31))).analysis).toMatchObject({
       state: 'unknown',
       behindSeconds: null,
+      analyzer: null,
       checkedAt: T.toISOString(),
     })
 

@@ -27,6 +27,8 @@ export interface StageReport {
   /** Analysis: jobs waiting. */
   readonly jobs?: number
   readonly oldestPendingAt: Date | null
+  /** Analysis: the analyzer it runs now, as name@version; null while its model loads. */
+  readonly analyzer?: string | null
 }
 
 export interface StageStatus {
@@ -38,6 +40,8 @@ export interface StageStatus {
   readonly events: number | null
   /** Analysis: jobs waiting, at the last report. */
   readonly jobs?: number | null
+  /** Analysis: the analyzer it runs, as name@version, at the last report; null when unknown or loading. */
+  readonly analyzer?: string | null
   /** When the stage last reported. */
   readonly checkedAt: string | null
 }
@@ -50,12 +54,13 @@ interface StatusRow {
   jobs: number | null
   oldest_pending_at: Date | null
   checked_at: Date
+  analyzer: string | null
 }
 
 /** The status of every stage as of `now`, from the status read model. */
 export async function readPipelineStatus(db: Pool | ClientBase, now: Date): Promise<PipelineStatus> {
   const { rows } = await db.query<StatusRow>(
-    'SELECT stage, events::text, jobs, oldest_pending_at, checked_at FROM pipeline_status',
+    'SELECT stage, events::text, jobs, oldest_pending_at, checked_at, analyzer FROM pipeline_status',
   )
   const byStage = new Map(rows.map((r) => [r.stage, r]))
   return {
@@ -65,9 +70,10 @@ export async function readPipelineStatus(db: Pool | ClientBase, now: Date): Prom
 }
 
 function stageStatus(stage: PipelineStage, row: StatusRow | undefined, now: Date): StageStatus {
-  const withJobs = (jobs: number | null) => (stage === 'analysis' ? { jobs } : {})
+  const withJobs = (jobs: number | null, analyzer: string | null) =>
+    stage === 'analysis' ? { jobs, analyzer } : {}
   if (!row) {
-    return { state: 'unknown', behindSeconds: null, events: null, ...withJobs(null), checkedAt: null }
+    return { state: 'unknown', behindSeconds: null, events: null, ...withJobs(null, null), checkedAt: null }
   }
   const oldest = row.oldest_pending_at
   const behindSeconds = oldest ? Math.max(0, Math.floor((now.getTime() - oldest.getTime()) / 1000)) : 0
@@ -78,7 +84,8 @@ function stageStatus(stage: PipelineStage, row: StatusRow | undefined, now: Date
     // Stale but with work pending, it is at least that far behind (nobody is doing it); with none, unknown.
     behindSeconds: stale && !oldest ? null : behindSeconds,
     events: Number(row.events),
-    ...withJobs(row.jobs),
+    // A stale row's analyzer may be gone with its process: unknown, like its state.
+    ...withJobs(row.jobs, stale ? null : row.analyzer),
     checkedAt: row.checked_at.toISOString(),
   }
 }
@@ -153,10 +160,11 @@ export class StageReporter {
     if (row && row.reporter !== this.reporterId && row.checked_at > takeOverBefore) return false
     const report = await this.opts.measure()
     const written = await pool.query(
-      `INSERT INTO pipeline_status AS s (stage, reporter, events, jobs, oldest_pending_at, checked_at)
-       VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO pipeline_status AS s (stage, reporter, events, jobs, oldest_pending_at, checked_at, analyzer)
+       VALUES ($1, $2, $3, $4, $5, $6, $8)
        ON CONFLICT (stage) DO UPDATE SET reporter = EXCLUDED.reporter, events = EXCLUDED.events,
-         jobs = EXCLUDED.jobs, oldest_pending_at = EXCLUDED.oldest_pending_at, checked_at = EXCLUDED.checked_at
+         jobs = EXCLUDED.jobs, oldest_pending_at = EXCLUDED.oldest_pending_at, checked_at = EXCLUDED.checked_at,
+         analyzer = EXCLUDED.analyzer
         WHERE s.reporter = EXCLUDED.reporter OR s.checked_at <= $7`,
       [
         stage,
@@ -166,6 +174,7 @@ export class StageReporter {
         report.oldestPendingAt,
         this.now(),
         takeOverBefore,
+        report.analyzer ?? null,
       ],
     )
     return (written.rowCount ?? 0) > 0

@@ -219,10 +219,12 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
     measure: async () => {
       const [events, jobs] = await Promise.all([probe.probe(), jobCounts(deps.pool)])
       const oldest = [events.oldestPendingAt, jobs.oldestWaitingSince].filter((d) => d !== null)
+      const analyzer = analyzerStatus(deps.analyzer)
       return {
         events: events.events,
         jobs: jobs.waiting,
         oldestPendingAt: oldest.length > 0 ? new Date(Math.min(...oldest.map((d) => d.getTime()))) : null,
+        analyzer: analyzer.state === 'loading' ? null : `${analyzer.name}@${analyzer.version}`,
       }
     },
     release: () => probe.close(),

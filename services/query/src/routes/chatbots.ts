@@ -1,6 +1,7 @@
 import { requirePermission } from '@cas/auth'
 import { defaultsOf, reads } from '@cas/config'
 import { withOrgScope } from '@cas/db'
+import { readPipelineStatus } from '@cas/eventlog'
 import { AppError, documented, errorResponses } from '@cas/http'
 import { chatbotSchema, isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
@@ -180,6 +181,82 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
                 finished_at: row.finished_at?.toISOString() ?? null,
               }
             : null,
+        }
+      })
+    },
+  )
+  const analyzersSchema = z.object({
+    current: z
+      .string()
+      .nullable()
+      .describe(
+        'The analyzer the analysis service runs now, as name@version (GET /api/v1/status); null while its model loads or when the analysis service has not reported for 30 s.',
+      ),
+    analyzers: z
+      .array(
+        z.object({
+          analyzer: z.string().describe('name@version.'),
+          messages: z.number().int().describe("The chatbot's messages whose results are this analyzer's."),
+          current: z.boolean().describe('The analyzer running now.'),
+        }),
+      )
+      .describe("Every analyzer whose results the chatbot's messages carry, most messages first."),
+    outdated: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "Messages whose results are another analyzer's than the one running now: a re-analysis (POST /api/v1/chatbots/{id}/reanalysis) brings them up to date. null when the current analyzer is not known.",
+      ),
+  })
+  r.get(
+    '/api/v1/chatbots/:id/analyzers',
+    {
+      schema: {
+        operationId: 'getChatbotAnalyzers',
+        description:
+          "Owners, admins and members read which analyzers the chatbot's messages were analysed by, beside the one running now. A message keeps the sentiment, topics, language and signals of the analyzer that read it until it is re-analysed, so after an upgrade the figures mix the two until a re-analysis. Messages not analysed yet are not counted. 404 for a chatbot not of the current organization.",
+        summary: "The analyzers of a chatbot's messages",
+        tags,
+        security,
+        params: z.object({ id: z.string() }),
+        response: {
+          200: documented(analyzersSchema, {
+            description: 'The analyzers, and how many messages an earlier one read.',
+            example: {
+              current: 'semantic@minilm+rules-v9',
+              analyzers: [
+                { analyzer: 'semantic@minilm+rules-v9', messages: 1840, current: true },
+                { analyzer: 'semantic@minilm+rules-v8', messages: 312, current: false },
+              ],
+              outdated: 312,
+            },
+          }),
+          ...errorResponses('forbidden', 'unauthorized', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = requirePermission(request, 'chatbots:read')
+      const notFound = () => new AppError('not_found', 'No chatbot with this id.')
+      if (!isUuid(request.params.id)) throw notFound()
+      const id = request.params.id.toLowerCase()
+      return withOrgScope(deps.readerPool, orgId, async (client) => {
+        if (!(await findChatbot(client, orgId, id))) throw notFound()
+        const current = (await readPipelineStatus(client, deps.now())).analysis.analyzer ?? null
+        const { rows } = await client.query<{ analyzer: string; messages: number }>(
+          `SELECT analyzer, count(*)::int AS messages FROM rm_messages
+            WHERE chatbot_id = $1 AND org_id = $2 AND analyzer IS NOT NULL
+            GROUP BY analyzer ORDER BY messages DESC, analyzer`,
+          [id, orgId],
+        )
+        return {
+          current,
+          analyzers: rows.map((row) => ({ ...row, current: row.analyzer === current })),
+          outdated:
+            current === null
+              ? null
+              : rows.filter((row) => row.analyzer !== current).reduce((sum, row) => sum + row.messages, 0),
         }
       })
     },

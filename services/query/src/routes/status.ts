@@ -32,9 +32,18 @@ const statusResponse = z.object({
   projection: stageSchema.describe(
     'Conversations, messages and analytics: how far behind every event committed (captures, settings, analysis results) they are.',
   ),
-  analysis: stageSchema.describe(
-    'Sentiment and topics: how far behind the messages captured for analysis (and re-analyses asked for) it is.',
-  ),
+  analysis: stageSchema
+    .extend({
+      analyzer: z
+        .string()
+        .nullable()
+        .describe(
+          "The analyzer the analysis service runs now, as name@version (the same as a re-analysis names); null while its model loads or when the stage's state is unknown. Past messages keep the results of the analyzer that read them until re-analysed: GET /api/v1/chatbots/{id}/analyzers counts them.",
+        ),
+    })
+    .describe(
+      'Sentiment and topics: how far behind the messages captured for analysis (and re-analyses asked for) it is.',
+    ),
 })
 
 /** What a tenant is told of a stage: how current, not how much is waiting (other organizations' traffic). */
@@ -67,7 +76,12 @@ export async function registerStatusRoutes(app: FastifyInstance, deps: QueryDeps
               ok: true,
               at: '2026-11-21T10:00:10.000Z',
               projection: { state: 'up-to-date', behindSeconds: 0, checkedAt: '2026-11-21T10:00:09.000Z' },
-              analysis: { state: 'behind', behindSeconds: 12, checkedAt: '2026-11-21T10:00:08.000Z' },
+              analysis: {
+                state: 'behind',
+                behindSeconds: 12,
+                checkedAt: '2026-11-21T10:00:08.000Z',
+                analyzer: 'semantic@sentence-transformers/all-MiniLM-L6-v2@q8+sentiment:3',
+              },
             },
           }),
           ...errorResponses('unauthorized', 'forbidden'),
@@ -82,7 +96,7 @@ export async function registerStatusRoutes(app: FastifyInstance, deps: QueryDeps
         ok: true as const,
         at: at.toISOString(),
         projection: publicView(status.projection),
-        analysis: publicView(status.analysis),
+        analysis: { ...publicView(status.analysis), analyzer: status.analysis.analyzer ?? null },
       }
     },
   )

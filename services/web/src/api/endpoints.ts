@@ -4,6 +4,7 @@ import type {
   AuditPage,
   CaptureResult,
   Chatbot,
+  ChatbotAnalyzers,
   ChatbotWithKey,
   ConversationDetail,
   ConversationPage,
@@ -154,6 +155,11 @@ export const reanalysis = {
         signal,
       },
     ).then((r) => r.reanalysis),
+  /** Which analyzers read the chatbot's messages, and how many an earlier one did (`outdated`). */
+  analyzers: (chatbotId: string, signal?: AbortSignal) =>
+    request<ChatbotAnalyzers>('GET', `/api/v1/chatbots/${encodeURIComponent(chatbotId)}/analyzers`, {
+      signal,
+    }),
 }
 
 export const analytics = {

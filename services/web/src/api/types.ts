@@ -76,6 +76,7 @@ export type TopicCommandAnswer = Answer<'renameTopic'>
 export type TopicCommandEntry = Answer<'listTopicCommands'>['commands'][number]
 /** A chatbot's latest re-analysis (null before the first). */
 export type Reanalysis = Answer<'getReanalysis'>['reanalysis']
+export type ChatbotAnalyzers = Answer<'getChatbotAnalyzers'>
 
 /** How current the figures are: the read models (`projection`) and sentiment and topics (`analysis`). */
 export type PipelineStatus = Answer<'getStatus'>

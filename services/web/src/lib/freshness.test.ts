@@ -8,7 +8,7 @@ const unknown: StageFreshness = { state: 'unknown', behindSeconds: null, checked
 const status = (projection: StageFreshness, analysis: StageFreshness): PipelineStatus => ({
   at: '2026-03-02T10:00:01Z',
   projection,
-  analysis,
+  analysis: { ...analysis, analyzer: null },
 })
 
 describe('how current the figures are, in words', () => {

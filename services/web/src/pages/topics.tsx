@@ -376,11 +376,16 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
   const [busy, setBusy] = useState(false)
   const [asked, setAsked] = useState<string>()
   const [running, setRunning] = useState(false)
+  // Read once, and again when a run ends: a count over the chatbot's messages, not worth polling.
+  const analyzers = usePolled((signal) => reanalysis.analyzers(chatbotId, signal), chatbotId)
   const latest = usePolled(
     async (signal) => {
       const r = await reanalysis.latest(chatbotId, signal)
       const now = r !== null && (r.status === 'running' || (asked !== undefined && r.id !== asked))
-      if (running && !now) onFinished()
+      if (running && !now) {
+        onFinished()
+        analyzers.refresh()
+      }
       setRunning(now || (asked !== undefined && r === null))
       return r
     },
@@ -414,9 +419,20 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
       />
     </div>
   ) : null
+  const a = analyzers.data
+  // trial8: after an upgrade, past messages keep the earlier analyzer's results, and nothing said so.
+  const outdated =
+    !waiting && r?.status !== 'running' && a && a.current && a.outdated ? (
+      <div className="alert warning" role="note" aria-label="Earlier analyzer">
+        <p>
+          {`${formatNumber(a.outdated)} of ${formatNumber(a.analyzers.reduce((n, x) => n + x.messages, 0))} analysed messages carry the results of an earlier analyzer than the one in use now. Re-analyse this chatbot to bring their sentiment, topics and signals up to date.`}
+        </p>
+      </div>
+    ) : null
   return (
     <>
       {progress}
+      {outdated}
       <details className="topic-manage">
         <summary>Manage: re-analyse this chatbot</summary>
         <p className="muted">
