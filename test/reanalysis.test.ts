@@ -29,6 +29,8 @@ describe('re-analysing a chatbot through the API', () => {
   let memberCookie: string
   let adminCookie: string
   let chatbotId: string
+  /** The captured conversations' ids. */
+  const conversationIds: string[] = []
 
   const startAnalysis = (analyzer: ScriptedAnalyzer) =>
     pipeline.startAnalysis(analyzer, {
@@ -51,6 +53,7 @@ describe('re-analysing a chatbot through the API', () => {
         messages: [{ id: 'm', role: 'user', content: 'score:0.5 #billing' }],
       })
       expect(res.statusCode, res.body).toBe(200)
+      conversationIds.push(res.json().conversationId)
     }
     await waitFor(async () => (await analyzers()).filter((a) => a === 'scripted@v1').length === CAPTURES, {
       timeoutMs: 60_000,
@@ -180,6 +183,16 @@ describe('re-analysing a chatbot through the API', () => {
     })
     const status = await app.inject({ url: '/api/v1/status', headers: { cookie: memberCookie } })
     expect(status.json().analysis.analyzer).toBe('scripted@v2')
+    // ... and each message says which analyzer read it.
+    const readBy = async () => {
+      const res = await app.inject({
+        url: `/api/v1/conversations/${conversationIds[0]}`,
+        headers: { cookie: memberCookie },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      return res.json().conversation.messages.map((m: { analyzer: string | null }) => m.analyzer)
+    }
+    expect(await readBy()).toEqual(['scripted@v1'])
     // Started and running: still one at a time.
     const running = await post(cookie)
     expect(running.statusCode).toBe(409)
@@ -202,6 +215,7 @@ describe('re-analysing a chatbot through the API', () => {
       analyzers: [{ analyzer: 'scripted@v2', messages: CAPTURES, current: true }],
       outdated: 0,
     })
+    expect(await readBy()).toEqual(['scripted@v2'])
 
     // Its events, on the chatbot's topic stream, in order; progress never goes back.
     const events = (await journalEvents(db.pool, 'analysis', chatbotId)).filter((e) =>

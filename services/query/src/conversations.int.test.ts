@@ -654,6 +654,7 @@ describe('GET /api/v1/conversations/:id', () => {
       content: 'zeroth',
       sentAt: '2026-11-03T10:00:00.000Z',
       sentiment: null,
+      analyzer: null,
     })
     expect(conversation.messageCount).toBe(4)
   })

@@ -176,13 +176,15 @@ interface MessageRow {
   sent_at: Date
   sentiment_score: number | null
   sentiment_label: 'positive' | 'neutral' | 'negative' | null
+  analyzer: string | null
 }
 
 /**
  * A conversation's messages ($1, of organization $2) in sentAt order, ties in arrival order: found through
  * the primary key's conversation_id, then sorted (no index holds that order: migration 0024).
  */
-export const CONVERSATION_MESSAGES = `SELECT message_id, role, content, sent_at, sentiment_score, sentiment_label
+export const CONVERSATION_MESSAGES = `SELECT message_id, role, content, sent_at, sentiment_score, sentiment_label,
+          analyzer
    FROM rm_messages WHERE conversation_id = $1 AND org_id = $2 AND content IS NOT NULL ORDER BY sent_at, arrival`
 
 /** The conversation's messages in sentAt order, ties in arrival order. */
@@ -197,6 +199,7 @@ export async function conversationMessages(client: pg.ClientBase, orgId: string,
       m.sentiment_label && m.sentiment_score !== null
         ? { score: m.sentiment_score, label: m.sentiment_label }
         : null,
+    analyzer: m.analyzer,
   }))
 }
 

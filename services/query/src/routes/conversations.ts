@@ -261,6 +261,12 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
                     content: z.string(),
                     sentAt: z.string(),
                     sentiment: sentimentSchema,
+                    analyzer: z
+                      .string()
+                      .nullable()
+                      .describe(
+                        'The analyzer whose results the message carries, as name@version; null until it is analysed. Past messages keep the results of the analyzer that read them until re-analysed (GET /api/v1/chatbots/{id}/analyzers).',
+                      ),
                   }),
                 ),
               }),
@@ -278,6 +284,7 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
                       content: 'How do I reset my password?',
                       sentAt: '2026-11-21T10:00:00.000Z',
                       sentiment: { score: -0.3, label: 'negative' },
+                      analyzer: 'semantic@minilm+rules-v9',
                     },
                     {
                       id: 'm-2',
@@ -285,6 +292,7 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
                       content: 'Use the link on the sign-in page.',
                       sentAt: '2026-11-21T10:00:05.000Z',
                       sentiment: { score: 0.2, label: 'neutral' },
+                      analyzer: 'semantic@minilm+rules-v9',
                     },
                   ],
                 },

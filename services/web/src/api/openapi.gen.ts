@@ -3427,7 +3427,8 @@ export interface operations {
                      *             "sentiment": {
                      *               "score": -0.3,
                      *               "label": "negative"
-                     *             }
+                     *             },
+                     *             "analyzer": "semantic@minilm+rules-v9"
                      *           },
                      *           {
                      *             "id": "m-2",
@@ -3437,7 +3438,8 @@ export interface operations {
                      *             "sentiment": {
                      *               "score": 0.2,
                      *               "label": "neutral"
-                     *             }
+                     *             },
+                     *             "analyzer": "semantic@minilm+rules-v9"
                      *           }
                      *         ]
                      *       }
@@ -3511,6 +3513,8 @@ export interface operations {
                                     /** @enum {string} */
                                     label: "positive" | "neutral" | "negative";
                                 } | null;
+                                /** @description The analyzer whose results the message carries, as name@version; null until it is analysed. Past messages keep the results of the analyzer that read them until re-analysed (GET /api/v1/chatbots/{id}/analyzers). */
+                                analyzer: string | null;
                             }[];
                         };
                     };
