@@ -51,6 +51,35 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     await heading('Chatbots').waitFor()
   }, 120_000)
 
+  /**
+   * A chatbot of its own (created through the API) and a way to append events to its topic stream in the
+   * app's journal, as the analysis service appends them.
+   */
+  async function ownChatbot(name: string) {
+    const created = await page.request.post('/api/v1/chatbots', { data: { name } })
+    expect(created.ok(), await created.text()).toBe(true)
+    const { chatbot, apiKey: key } = (await created.json()) as { chatbot: { id: string }; apiKey: string }
+    const [founded] = await appJournalStream(dashboard, 'chatbot', chatbot.id)
+    const orgId = founded!.orgId
+    const stream = (streamId: string, ...events: NewEvent[]): AppendRequest => ({
+      streamType: 'analysis',
+      streamId,
+      orgId,
+      chatbotId: chatbot.id,
+      expectedVersion: 'any',
+      events,
+    })
+    return {
+      id: chatbot.id,
+      apiKey: key,
+      /** The chatbot's topic stream's events, to append. */
+      topicStream: (...events: NewEvent[]) => stream(chatbot.id, ...events),
+      /** A conversation's analysis stream's events (its internal id), to append. */
+      conversationStream: stream,
+      append: (...requests: AppendRequest[]) => appendToAppJournal(dashboard, requests),
+    }
+  }
+
   it.skipIf(!hasTestModel)(
     'ranks the topics end users ask about, with their numbers as a table, and links each to its conversations',
     async () => {
@@ -391,29 +420,19 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     // A chatbot of its own whose read model shows a hidden topic the analysis service does not have (as
     // after a re-clustering run the projector has not caught up with): showing it again is answered 200,
     // then refused by the analysis.
-    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Commands bot' } })
-    expect(created.ok(), await created.text()).toBe(true)
-    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
-    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const { id, topicStream, append } = await ownChatbot('Commands bot')
     const topicId = randomUUID()
-    await appendToAppJournal(dashboard, [
-      {
-        streamType: 'analysis',
-        streamId: id,
-        orgId: founded!.orgId,
-        chatbotId: id,
-        expectedVersion: 'any',
-        events: [
-          newEvent('analysis.topic-discovered', {
-            topicId,
-            label: 'Refunds',
-            keywords: ['refund'],
-            configured: false,
-          }),
-          newEvent('analysis.topic-hidden', { topicId }),
-        ],
-      },
-    ])
+    await append(
+      topicStream(
+        newEvent('analysis.topic-discovered', {
+          topicId,
+          label: 'Refunds',
+          keywords: ['refund'],
+          configured: false,
+        }),
+        newEvent('analysis.topic-hidden', { topicId }),
+      ),
+    )
     await page.goto(`/topics?chatbotId=${id}`)
     await heading('Topics').waitFor()
     const changes = page.getByRole('region', { name: 'Recent changes to the topics' })
@@ -440,22 +459,9 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
   it('names a rename by the label the topic had, also once that label is gone', async () => {
     // Bug pinned: the list said "Rename of '<label as of now>' to 'X'" (or "Rename to 'X'" once applied):
     // once the topic's label had changed, the one the rename replaced was nowhere on the page.
-    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Renames bot' } })
-    expect(created.ok(), await created.text()).toBe(true)
-    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
-    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const { id, topicStream, append } = await ownChatbot('Renames bot')
     const topicId = randomUUID()
-    const topicEvents = (...events: NewEvent[]) =>
-      appendToAppJournal(dashboard, [
-        {
-          streamType: 'analysis',
-          streamId: id,
-          orgId: founded!.orgId,
-          chatbotId: id,
-          expectedVersion: 'any',
-          events,
-        },
-      ])
+    const topicEvents = (...events: NewEvent[]) => append(topicStream(...events))
     await topicEvents(
       newEvent('analysis.topic-discovered', {
         topicId,
@@ -504,43 +510,33 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
   it('keeps in sight a topic a lead renamed that no conversation is in, to manage it', async () => {
     // trial8: a renamed topic a re-analysis emptied showed in no list (neither ranked nor hidden), so its
     // label could be neither found nor undone; re-clustering never retires a pinned topic.
-    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Quiet bot' } })
-    expect(created.ok(), await created.text()).toBe(true)
-    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
-    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
+    const { id, topicStream, append } = await ownChatbot('Quiet bot')
     const [kept, discovered, hidden] = [randomUUID(), randomUUID(), randomUUID()]
-    await appendToAppJournal(dashboard, [
-      {
-        streamType: 'analysis',
-        streamId: id,
-        orgId: founded!.orgId,
-        chatbotId: id,
-        expectedVersion: 'any',
-        events: [
-          newEvent('analysis.topic-discovered', {
-            topicId: kept,
-            label: 'gave up, bot',
-            keywords: ['gave'],
-            configured: false,
-          }),
-          newEvent('analysis.topic-renamed-by-user', { topicId: kept, label: 'Gave up on the bot' }),
-          newEvent('analysis.topic-discovered', {
-            topicId: discovered,
-            label: 'refund, money back',
-            keywords: ['refund'],
-            configured: false,
-          }),
-          newEvent('analysis.topic-discovered', {
-            topicId: hidden,
-            label: 'hello, hi',
-            keywords: ['hello'],
-            configured: false,
-          }),
-          newEvent('analysis.topic-renamed-by-user', { topicId: hidden, label: 'Greetings' }),
-          newEvent('analysis.topic-hidden', { topicId: hidden }),
-        ],
-      },
-    ])
+    await append(
+      topicStream(
+        newEvent('analysis.topic-discovered', {
+          topicId: kept,
+          label: 'gave up, bot',
+          keywords: ['gave'],
+          configured: false,
+        }),
+        newEvent('analysis.topic-renamed-by-user', { topicId: kept, label: 'Gave up on the bot' }),
+        newEvent('analysis.topic-discovered', {
+          topicId: discovered,
+          label: 'refund, money back',
+          keywords: ['refund'],
+          configured: false,
+        }),
+        newEvent('analysis.topic-discovered', {
+          topicId: hidden,
+          label: 'hello, hi',
+          keywords: ['hello'],
+          configured: false,
+        }),
+        newEvent('analysis.topic-renamed-by-user', { topicId: hidden, label: 'Greetings' }),
+        newEvent('analysis.topic-hidden', { topicId: hidden }),
+      ),
+    )
     type Report = {
       topics: unknown[]
       quietTopics: { id: string; label: string }[]
@@ -575,10 +571,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
 
   it("says when messages carry an earlier analyzer's results, until a re-analysis brings them up to date", async () => {
     // trial8: after an upgrade, past conversations kept the earlier analyzer's results and nothing said so.
-    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Upgraded bot' } })
-    expect(created.ok(), await created.text()).toBe(true)
-    const { chatbot, apiKey: key } = (await created.json()) as { chatbot: { id: string }; apiKey: string }
-    const id = chatbot.id
+    const { id, apiKey: key, conversationStream, append } = await ownChatbot('Upgraded bot')
     const sent = await capture(key, {
       conversationId: 'before-upgrade',
       messages: [
@@ -603,23 +596,16 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     )
     expect(analysed.outdated).toBe(0)
     // The end user's message as an earlier analyzer left it (its latest result is that one's).
-    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
-    await appendToAppJournal(dashboard, [
-      {
-        streamType: 'analysis',
-        streamId: String(sent.body.conversationId),
-        orgId: founded!.orgId,
-        chatbotId: id,
-        expectedVersion: 'any',
-        events: [
-          newEvent('analysis.messages-analyzed', {
-            analyzer: { name: 'semantic', version: 'earlier' },
-            results: [{ messageId: 'q', sentiment: { score: 0, label: 'neutral' }, topics: [] }],
-            signalsDecided: true,
-          }),
-        ],
-      },
-    ])
+    await append(
+      conversationStream(
+        String(sent.body.conversationId),
+        newEvent('analysis.messages-analyzed', {
+          analyzer: { name: 'semantic', version: 'earlier' },
+          results: [{ messageId: 'q', sentiment: { score: 0, label: 'neutral' }, topics: [] }],
+          signalsDecided: true,
+        }),
+      ),
+    )
     await waitFor(async () => (await analyzers()).outdated === 1, { what: 'the earlier result projected' })
     expect((await analyzers()).analyzers).toEqual([
       { analyzer: analysed.current, messages: 1, current: true },
@@ -644,18 +630,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
   it('says when topics are settling, when re-clustering failed and is retried, and when it ran again', async () => {
     // A chatbot of its own, without requests: the app's re-clusterer never runs for it, so its status is
     // what the events below say, as the analysis service's re-clusterer would append them.
-    const created = await page.request.post('/api/v1/chatbots', { data: { name: 'Re-clustering bot' } })
-    expect(created.ok(), await created.text()).toBe(true)
-    const { id } = ((await created.json()) as { chatbot: { id: string } }).chatbot
-    const [founded] = await appJournalStream(dashboard, 'chatbot', id)
-    const topicStream = (...events: NewEvent[]): AppendRequest => ({
-      streamType: 'analysis',
-      streamId: id,
-      orgId: founded!.orgId,
-      chatbotId: id,
-      expectedVersion: 'any',
-      events,
-    })
+    const { id, topicStream } = await ownChatbot('Re-clustering bot')
     const reclustering = async () =>
       (
         (await (

@@ -4,8 +4,9 @@ import { withOrgScope } from '@cas/db'
 import { readPipelineStatus } from '@cas/eventlog'
 import { AppError, documented, errorResponses } from '@cas/http'
 import { chatbotSchema, isUuid } from '@cas/views'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type pg from 'pg'
 import { z } from 'zod'
 import type { QueryDeps } from '../deps.ts'
 import { waitForProjection } from '../read-your-writes.ts'
@@ -32,6 +33,24 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
   const timeoutMs = deps.readYourWritesTimeoutMs ?? defaultsOf(reads).READ_YOUR_WRITES_TIMEOUT_MS
   const caughtUp = (orgId: string, id?: string) => () =>
     withOrgScope(deps.readerPool, orgId, async (client) => (await chatbotsBehind(client, orgId, id)) === 0)
+  /**
+   * `read` in the organization's scope, for a chatbot (`param`, `:id`) of the current organization that a reader
+   * (chatbots:read) asks about: 404 for a malformed id or one not of the organization.
+   */
+  const readOfChatbot = <T>(
+    request: FastifyRequest,
+    param: string,
+    read: (client: pg.ClientBase, orgId: string, id: string) => Promise<T>,
+  ): Promise<T> => {
+    const { orgId } = requirePermission(request, 'chatbots:read')
+    const notFound = () => new AppError('not_found', 'No chatbot with this id.')
+    if (!isUuid(param)) throw notFound()
+    const id = param.toLowerCase()
+    return withOrgScope(deps.readerPool, orgId, async (client) => {
+      if (!(await findChatbot(client, orgId, id))) throw notFound()
+      return read(client, orgId, id)
+    })
+  }
 
   r.get(
     '/api/v1/chatbots',
@@ -150,13 +169,8 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
         },
       },
     },
-    async (request) => {
-      const { orgId } = requirePermission(request, 'chatbots:read')
-      const notFound = () => new AppError('not_found', 'No chatbot with this id.')
-      if (!isUuid(request.params.id)) throw notFound()
-      const id = request.params.id.toLowerCase()
-      return withOrgScope(deps.readerPool, orgId, async (client) => {
-        if (!(await findChatbot(client, orgId, id))) throw notFound()
+    async (request) =>
+      readOfChatbot(request, request.params.id, async (client, orgId, id) => {
         const { rows } = await client.query<{
           id: string
           status: 'running' | 'finished' | 'failed'
@@ -182,8 +196,7 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
               }
             : null,
         }
-      })
-    },
+      }),
   )
   const analyzersSchema = z.object({
     current: z
@@ -236,13 +249,8 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
         },
       },
     },
-    async (request) => {
-      const { orgId } = requirePermission(request, 'chatbots:read')
-      const notFound = () => new AppError('not_found', 'No chatbot with this id.')
-      if (!isUuid(request.params.id)) throw notFound()
-      const id = request.params.id.toLowerCase()
-      return withOrgScope(deps.readerPool, orgId, async (client) => {
-        if (!(await findChatbot(client, orgId, id))) throw notFound()
+    async (request) =>
+      readOfChatbot(request, request.params.id, async (client, orgId, id) => {
         const current = (await readPipelineStatus(client, deps.now())).analysis.analyzer ?? null
         const { rows } = await client.query<{ analyzer: string; messages: number }>(
           `SELECT analyzer, count(*)::int AS messages FROM rm_messages
@@ -258,7 +266,6 @@ export async function registerChatbotReadRoutes(app: FastifyInstance, deps: Quer
               ? null
               : rows.filter((row) => row.analyzer !== current).reduce((sum, row) => sum + row.messages, 0),
         }
-      })
-    },
+      }),
   )
 }
