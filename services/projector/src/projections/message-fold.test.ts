@@ -87,6 +87,24 @@ describe('the message fold', () => {
     expect(given([spoken(undefined)]).row.language).toBeUndefined()
   })
 
+  it('keeps the analyzer that read the message when a result only moves it to another topic', () => {
+    // A re-clustering's move names the analyzer running then, which read nothing (signalsDecided false):
+    // after an upgrade, the messages it moved counted as read by the new analyzer.
+    const moved = (name: string) => {
+      const e = result(0.1, 'neutral', ['t2'])
+      return {
+        ...e,
+        payload: { ...e.payload, analyzer: { name, version: '2' }, signalsDecided: false as const },
+      }
+    }
+    const then = given([capture(), result(0.1, 'neutral', ['t']), moved('newer')])
+    expect(then.row).toMatchObject({ topics: ['t2'], analyzer: 'test@1' })
+    // Alone in its batch: none (the stored one stands); a result that was decided does name its own.
+    expect(given([moved('newer')]).row.analyzer).toBeUndefined()
+    const decided = { ...moved('newer'), payload: { ...moved('newer').payload, signalsDecided: true } }
+    expect(given([decided]).row.analyzer).toBe('newer@2')
+  })
+
   it('replaces a stored result: the old one leaves its hour, only the last of the batch counts', () => {
     const stored: StoredMessage = {
       role: 'user',

@@ -24,7 +24,12 @@ export interface AnalyzedStep {
   readonly score: number
   readonly label: SentimentLabel
   readonly topics: readonly string[]
-  readonly analyzer: string
+  /**
+   * name@version of the analyzer that read the message; undefined for a result that only moved it to
+   * another topic (signalsDecided false: a re-clustering's, named after the analyzer running then, which
+   * read nothing), so the analyzer that read it stands (kept as stored).
+   */
+  readonly analyzer: string | undefined
   /** The end user's message's detected language; undefined when the result does not say (kept as stored). */
   readonly language: string | undefined
 }
@@ -101,7 +106,8 @@ export class MessageChanges {
   }
 
   addAnalyzed(e: MessagesAnalyzed): void {
-    const analyzer = `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
+    const analyzer =
+      e.payload.signalsDecided === false ? undefined : `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
     for (const r of e.payload.results) {
       this.entry(e.streamId, r.messageId, e.orgId, e.chatbotId).steps.push({
         kind: 'analyzed',
@@ -152,13 +158,16 @@ export const resultsOnly = (entry: MessageSteps) => entry.steps.every((step) => 
 export function messageRow(entry: MessageSteps): MessageRow {
   let captured: CapturedStep | undefined
   let analyzed: AnalyzedStep | undefined
-  // A result that only moved the message to another topic says no language: the last that did stands.
+  // A result that only moved the message to another topic says no language and no analyzer: the last
+  // that did stands.
   let language: string | undefined
+  let analyzer: string | undefined
   for (const step of entry.steps) {
     if (step.kind === 'captured') captured = step
     else {
       analyzed = step
       language = step.language ?? language
+      analyzer = step.analyzer ?? analyzer
     }
   }
   return {
@@ -173,7 +182,7 @@ export function messageRow(entry: MessageSteps): MessageRow {
     sentimentScore: analyzed?.score,
     sentimentLabel: analyzed?.label,
     topics: analyzed?.topics,
-    analyzer: analyzed?.analyzer,
+    analyzer,
     language,
   }
 }

@@ -153,6 +153,55 @@ describe(`message rows on PostgreSQL ${Math.floor(inject('postgresVersion') / 10
     expect(await languageOf()).toBe('en')
   })
 
+  it('keep the analyzer that read a message when a later result only moves it to another topic', async () => {
+    // A re-clustering's move names the analyzer running then, which read nothing (signalsDecided false):
+    // after an upgrade the moved messages counted as read by the new analyzer (GET …/analyzers).
+    const c = conversation()
+    const moved = (streamVersion: number, topic: string) =>
+      record('analysis', c.id, streamVersion, 'analysis.messages-analyzed', {
+        analyzer: { name: 'test', version: '2' },
+        signalsDecided: false,
+        results: [
+          {
+            messageId: 'm1',
+            sentiment: { score: 0.5, label: 'positive' },
+            topics: [{ id: topic, label: topic }],
+          },
+        ],
+      })
+    const stored = async () =>
+      (
+        await db.pool.query<{ analyzer: string | null; topics: string[]; sentiment_label: string | null }>(
+          'SELECT analyzer, topics, sentiment_label FROM rm_messages WHERE conversation_id = $1',
+          [c.id],
+        )
+      ).rows[0]
+    await apply([c.capture, c.result])
+    // Results alone (the results upsert): moved, read by the same analyzer.
+    await apply([moved(2, 'moved')])
+    expect(await stored()).toEqual({ analyzer: 'test@1', topics: ['moved'], sentiment_label: 'positive' })
+    // Captured again with a move in the same batch (the content upsert): the same.
+    const again = record('conversation', c.id, 2, 'conversation.messages-captured', {
+      messages: [{ id: 'm1', role: 'user', content: 'hello', sentAt: '2026-11-20T12:00:00.000Z' }],
+      receivedAt: '2026-11-20T12:01:00.000Z',
+      analysisRequested: false,
+    })
+    await apply([again, moved(3, 'moved again')])
+    expect(await stored()).toEqual({
+      analyzer: 'test@1',
+      topics: ['moved again'],
+      sentiment_label: 'positive',
+    })
+    // A result the analyzer decided names it.
+    const read = record('analysis', c.id, 4, 'analysis.messages-analyzed', {
+      analyzer: { name: 'test', version: '2' },
+      signalsDecided: true,
+      results: [{ messageId: 'm1', sentiment: { score: -0.5, label: 'negative' }, topics: [] }],
+    })
+    await apply([read])
+    expect(await stored()).toEqual({ analyzer: 'test@2', topics: [], sentiment_label: 'negative' })
+  })
+
   it("count an end-user message's language once in its hour, however often its events are applied", async () => {
     const c = conversation()
     const spoken = (streamVersion: number, language: string) =>

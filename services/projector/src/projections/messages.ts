@@ -53,7 +53,7 @@ export async function writeMessages(
   }
   if (others.length === 0) return
   // Only the columns the batch's events set: a row another consumer of the group created meanwhile
-  // keeps the rest (the role is never null in a capture, the analyzer never in a result). Results alone
+  // keeps the rest (the role is never null in a capture, the sentiment never in a result). Results alone
   // leave the content alone, so that its search vector (a generated column) is not computed again.
   // Each upsert locks its rows (key order) and returns them as they were before it (RETURNING OLD, NULL
   // where it inserted), what the fold depends on: the stored row is read under the write's own row lock,
@@ -160,8 +160,8 @@ const RETURNING_STORED = `RETURNING old.conversation_id, old.message_id, old.rol
 
 const UPSERT_RESULTS_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${VALUES} FROM ${ROWS} ORDER BY 1, 2
   ON CONFLICT (conversation_id, message_id) DO UPDATE SET sentiment_score = EXCLUDED.sentiment_score,
-    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics, analyzer = EXCLUDED.analyzer,
-    language = coalesce(EXCLUDED.language, m.language)`
+    sentiment_label = EXCLUDED.sentiment_label, topics = EXCLUDED.topics,
+    analyzer = coalesce(EXCLUDED.analyzer, m.analyzer), language = coalesce(EXCLUDED.language, m.language)`
 
 /** The upsert of messages the batch brings only results for. */
 export const UPSERT_RESULTS = `${UPSERT_RESULTS_BODY}
@@ -175,9 +175,9 @@ const UPSERT_CONTENT_BODY = `INSERT INTO rm_messages AS m (${COLUMNS}) SELECT ${
     content = CASE WHEN EXCLUDED.role IS NULL THEN m.content ELSE EXCLUDED.content END,
     sent_at = CASE WHEN EXCLUDED.role IS NULL THEN m.sent_at ELSE EXCLUDED.sent_at END,
     arrival = CASE WHEN EXCLUDED.role IS NULL THEN m.arrival ELSE EXCLUDED.arrival END,
-    sentiment_score = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
-    sentiment_label = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.sentiment_label ELSE EXCLUDED.sentiment_label END,
-    topics = CASE WHEN EXCLUDED.analyzer IS NULL THEN m.topics ELSE EXCLUDED.topics END,
+    sentiment_score = CASE WHEN EXCLUDED.sentiment_label IS NULL THEN m.sentiment_score ELSE EXCLUDED.sentiment_score END,
+    sentiment_label = coalesce(EXCLUDED.sentiment_label, m.sentiment_label),
+    topics = CASE WHEN EXCLUDED.sentiment_label IS NULL THEN m.topics ELSE EXCLUDED.topics END,
     analyzer = coalesce(EXCLUDED.analyzer, m.analyzer),
     language = coalesce(EXCLUDED.language, m.language)`
 
