@@ -183,7 +183,7 @@ async function window(
       .rows[0]!.p,
   )
   const load = loadavg()[0]!.toFixed(2)
-  const queued = await enqueueReanalysis(pool, benchKeyring, {
+  const { keys: queued } = await enqueueReanalysis(pool, benchKeyring, {
     chatbotId: account.chatbotId,
     analyzer,
     now: new Date(),

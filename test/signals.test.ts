@@ -289,12 +289,23 @@ describe.skipIf(!hasTestModel)('conversation signals, with the language model', 
     const before = await snapshot()
     expect(before.length).toBeGreaterThan(10)
     await expectReplayKeeps(db.pool, projector, snapshot, before)
-    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+    // `npm run reanalyze` leaves out what the same analyzer read when it came in (trial8: a first run
+    // queued all 336 captures, 160 of them read already) ...
+    const asOperator = await enqueueReanalysis(db.pool, testKeyring, {
       chatbotId,
       analyzer: analyzer.info,
       now: new Date(Date.now() + ahead),
     })
-    expect(queued.length).toBe(Object.keys(CONVERSATIONS).length)
+    expect(asOperator).toEqual({ keys: [], alreadyRead: Object.keys(CONVERSATIONS).length })
+    // ... and a run a lead asks for reads them all again.
+    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+      chatbotId,
+      analyzer: analyzer.info,
+      run: 'again',
+      now: new Date(Date.now() + ahead),
+    })
+    expect(queued).toEqual({ keys: expect.any(Array), alreadyRead: 0 })
+    expect(queued.keys.length).toBe(Object.keys(CONVERSATIONS).length)
     await settled()
     const { rows } = await db.pool.query(
       "SELECT count(*)::int AS n FROM analysis_jobs WHERE status = 'done' AND chatbot_id = $1",

@@ -226,7 +226,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
       })
       expect(res.json().analysisQueued).toBe(false)
     }
-    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+    const { keys: queued } = await enqueueReanalysis(db.pool, testKeyring, {
       chatbotId: quiet.chatbot.id,
       analyzer: analyzer.info,
       now: new Date(),
@@ -262,7 +262,7 @@ describe.skipIf(!hasTestModel)('topic discovery with the language model', () => 
       ).rows
     const before = { sizes: await sizes(), conversations: await conversations() }
     // Another analyzer version of the same model (say, new sentiment rules): every capture analysed again.
-    const queued = await enqueueReanalysis(db.pool, testKeyring, {
+    const { keys: queued } = await enqueueReanalysis(db.pool, testKeyring, {
       chatbotId,
       analyzer: { name: analyzer.info.name, version: `${analyzer.info.version}+again` },
       now: new Date(),

@@ -94,7 +94,7 @@ export async function measureThroughApi(
     }),
   )
   const captureSeconds = (performance.now() - captureStarted) / 1000
-  const queued = await enqueueReanalysis(pool, benchKeyring, {
+  const { keys: queued } = await enqueueReanalysis(pool, benchKeyring, {
     chatbotId: account.chatbotId,
     analyzer: opts.analyzer,
     now: new Date(),

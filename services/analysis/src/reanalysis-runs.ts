@@ -30,7 +30,7 @@ export async function startReanalysis(
     request.reanalysisId,
   ])
   if (rowCount) return
-  const keys = await enqueueReanalysis(client, keyring, {
+  const { keys } = await enqueueReanalysis(client, keyring, {
     chatbotId: request.chatbotId,
     ...(request.since ? { since: request.since } : {}),
     analyzer: request.analyzer,

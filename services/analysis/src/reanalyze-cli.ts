@@ -36,14 +36,18 @@ try {
   const analyzer = await createAnalyzer(config, (msg, fields) => log.warn(fields ?? {}, msg))
   // The analyzer that will run (the model, or its fallback) is part of each job's identity.
   await analyzer.ready
-  const keys = await enqueueReanalysis(infra.pool, infra.keyring, {
+  const { keys, alreadyRead } = await enqueueReanalysis(infra.pool, infra.keyring, {
     chatbotId: chatbot,
     since,
     analyzer: analyzer.info,
     now: new Date(),
   })
-  // A capture an earlier run of this analyzer queued is not queued again (its job is keyed by capture and analyzer).
-  console.log(`${keys.length} captures to analyse with ${analyzer.info.name}@${analyzer.info.version}`)
+  // A capture an earlier run of this analyzer queued is not queued again (its job is keyed by capture and
+  // analyzer), nor one it read when it came in.
+  console.log(
+    `${keys.length} captures to analyse with ${analyzer.info.name}@${analyzer.info.version}` +
+      (alreadyRead > 0 ? ` (${alreadyRead} it already read left out)` : ''),
+  )
   const jobRunner = new AnalysisJobRunner({ pool: infra.pool, analyzer, ...analysisSettings(config) })
   jobRunner.start()
   try {

@@ -84,7 +84,7 @@ for (const mode of EVENT_LOG_MODES) {
       const { rows: queued } = await db.pool.query<{ id: string }>(
         'SELECT source_event_id AS id FROM analysis_jobs',
       )
-      const keys = await enqueueReanalysis(db.pool, testKeyring, {
+      const { keys } = await enqueueReanalysis(db.pool, testKeyring, {
         chatbotId,
         since,
         analyzer: V2.info,
@@ -132,7 +132,8 @@ for (const mode of EVENT_LOG_MODES) {
     })
 
     it('replaces the previous version in the rollups exactly, and queues a version once', async () => {
-      await reanalyze()
+      // The capture v2 read in the last test is left out (trial8: a first run read again what it had read).
+      expect(await reanalyze()).toHaveLength(1)
       expect(await messageResults()).toEqual([
         ['scripted@v2', -0.5],
         ['scripted@v2', -0.5],
