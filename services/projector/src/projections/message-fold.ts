@@ -107,7 +107,9 @@ export class MessageChanges {
 
   addAnalyzed(e: MessagesAnalyzed): void {
     const analyzer =
-      e.payload.signalsDecided === false ? undefined : `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
+      e.payload.signalsDecided === false
+        ? undefined
+        : `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
     for (const r of e.payload.results) {
       this.entry(e.streamId, r.messageId, e.orgId, e.chatbotId).steps.push({
         kind: 'analyzed',

@@ -422,7 +422,7 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
   const a = analyzers.data
   // trial8: after an upgrade, past messages keep the earlier analyzer's results, and nothing said so.
   const outdated =
-    !waiting && r?.status !== 'running' && a && a.current && a.outdated ? (
+    !waiting && r?.status !== 'running' && a?.current && a.outdated ? (
       <div className="alert warning" role="note" aria-label="Earlier analyzer">
         <p>
           {`${formatNumber(a.outdated)} of ${formatNumber(a.analyzers.reduce((n, x) => n + x.messages, 0))} analysed messages carry the results of an earlier analyzer than the one in use now. Re-analyse this chatbot to bring their sentiment, topics and signals up to date.`}
