@@ -83,10 +83,10 @@ async function readBy(
   analyzer: AnalyzerInfo,
 ): Promise<Set<NewJob>> {
   if (jobs.length === 0) return new Set()
+  // By the primary key's conversation_id: a chunk reads its own conversations' rows, never the chatbot's.
   const { rows } = await pool.query<{ conversation_id: string; message_id: string; analyzer: string }>(
-    `SELECT conversation_id, message_id, analyzer FROM analysis_results
-      WHERE chatbot_id = $1 AND conversation_id = ANY($2::uuid[])`,
-    [jobs[0]!.chatbotId, [...new Set(jobs.map((j) => j.conversationId))]],
+    'SELECT conversation_id, message_id, analyzer FROM analysis_results WHERE conversation_id = ANY($1::uuid[])',
+    [[...new Set(jobs.map((j) => j.conversationId))]],
   )
   const latest = new Map(rows.map((r) => [`${r.conversation_id}\0${r.message_id}`, r.analyzer]))
   const name = `${analyzer.name}@${analyzer.version}`
