@@ -8,6 +8,14 @@ const analyzerSchema = z
   .strictObject({ name: z.string().min(1), version: z.string().min(1) })
   .describe('The analyzer that produced the result, so results of different models can be told apart.')
 
+/**
+ * An analyzer as name@version: the form analysis_results, rm_messages, the status row and re-analyses name it
+ * in, compared across them (a chatbot's messages read by an earlier analyzer), so made here alone.
+ */
+export function analyzerId(analyzer: { readonly name: string; readonly version: string }): string {
+  return `${analyzer.name}@${analyzer.version}`
+}
+
 const sentimentSchema = z.strictObject({
   score: z.number().min(-1).max(1).describe('-1 most negative … 1 most positive.'),
   label: z.enum(['positive', 'neutral', 'negative']),

@@ -28,6 +28,7 @@ export {
   analysisTopicsReclusteredV1,
   analysisTopicsSettlingV1,
   analysisTopicUnhiddenV1,
+  analyzerId,
   BUILTIN_SIGNAL_NAMES,
   OTHER_TOPIC_ID,
   signalNameSchema,

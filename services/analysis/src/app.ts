@@ -8,6 +8,7 @@ import {
   StageReporter,
   type StreamType,
 } from '@cas/eventlog'
+import { analyzerId } from '@cas/events'
 import type { Keyring } from '@cas/keyring'
 import {
   deadLetterReadiness,
@@ -224,7 +225,7 @@ export function createAnalysisService(deps: AnalysisServiceDeps): AnalysisServic
         events: events.events,
         jobs: jobs.waiting,
         oldestPendingAt: oldest.length > 0 ? new Date(Math.min(...oldest.map((d) => d.getTime()))) : null,
-        analyzer: analyzer.state === 'loading' ? null : `${analyzer.name}@${analyzer.version}`,
+        analyzer: analyzer.state === 'loading' ? null : analyzerId(analyzer),
       }
     },
     release: () => probe.close(),

@@ -1,6 +1,6 @@
 import type { AppendRequest } from '@cas/eventlog'
 import { appendToStreams } from '@cas/eventlog'
-import { type NewEvent, newEvent } from '@cas/events'
+import { analyzerId, type NewEvent, newEvent } from '@cas/events'
 import type pg from 'pg'
 import type { AnalysisContext, Analyzer, MessageAnalysis } from './analyzer.ts'
 import { type AnalysisJob, completeJobs, lockClaims, traceOf } from './jobs.ts'
@@ -142,7 +142,7 @@ export async function commitResults(
     name: 'cas-analysis-results-insert',
     text: RESULTS_INSERT,
     values: [
-      `${info.name}@${info.version}`,
+      analyzerId(info),
       now,
       rows.map((r) => r.job.conversationId),
       rows.map((r) => r.out.messageId),

@@ -1,6 +1,6 @@
 import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { analyzerId, newEvent } from '@cas/events'
 import type { Keyring } from '@cas/keyring'
 import type pg from 'pg'
 import type { AnalyzerInfo } from './analyzer.ts'
@@ -55,7 +55,7 @@ export async function startReanalysis(
         newEvent('analysis.reanalysis-started', {
           reanalysisId: request.reanalysisId,
           total: keys.length,
-          analyzer: `${request.analyzer.name}@${request.analyzer.version}`,
+          analyzer: analyzerId(request.analyzer),
         }),
       ],
       metadata,

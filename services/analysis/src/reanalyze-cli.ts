@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util'
 import { parseConfig } from '@cas/config'
+import { analyzerId } from '@cas/events'
 import { cliLog, openCliInfrastructure, withChosenDataDir } from '@cas/platform'
 import { analysisSettings } from './app.ts'
 import { ANALYSIS_CONFIG } from './config.ts'
@@ -45,7 +46,7 @@ try {
   // A capture an earlier run of this analyzer queued is not queued again (its job is keyed by capture and
   // analyzer), nor one it read when it came in.
   console.log(
-    `${keys.length} captures to analyse with ${analyzer.info.name}@${analyzer.info.version}` +
+    `${keys.length} captures to analyse with ${analyzerId(analyzer.info)}` +
       (alreadyRead > 0 ? ` (${alreadyRead} it already read left out)` : ''),
   )
   const jobRunner = new AnalysisJobRunner({ pool: infra.pool, analyzer, ...analysisSettings(config) })

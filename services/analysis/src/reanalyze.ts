@@ -1,4 +1,5 @@
 import type { JournalRecord } from '@cas/eventlog'
+import { analyzerId } from '@cas/events'
 import { type Keyring, openRecords } from '@cas/keyring'
 import type pg from 'pg'
 import type { AnalyzerInfo } from './analyzer.ts'
@@ -89,7 +90,7 @@ async function readBy(
     [[...new Set(jobs.map((j) => j.conversationId))]],
   )
   const latest = new Map(rows.map((r) => [`${r.conversation_id}\0${r.message_id}`, r.analyzer]))
-  const name = `${analyzer.name}@${analyzer.version}`
+  const name = analyzerId(analyzer)
   return new Set(
     jobs.filter((job) => {
       const results = job.messages.flatMap((m) => latest.get(`${job.conversationId}\0${m.id}`) ?? [])
@@ -100,6 +101,6 @@ async function readBy(
 
 /** A UUID-shaped key for (capture event, analyzer version), and the run when one was asked for. */
 export function reanalysisJobKey(eventId: string, analyzer: AnalyzerInfo, run?: string): string {
-  const key = `${eventId}\0${analyzer.name}@${analyzer.version}`
+  const key = `${eventId}\0${analyzerId(analyzer)}`
   return uuidFromText(run === undefined ? key : `${key}\0${run}`)
 }

@@ -1,5 +1,5 @@
 import type { AppendRequest } from '@cas/eventlog'
-import { newEvent } from '@cas/events'
+import { analyzerId, newEvent } from '@cas/events'
 import { type ChatbotSignalSettings, chatbotSignals } from '@cas/settings'
 import type pg from 'pg'
 import type { AnalyzerInfo, MessageRole } from '../analyzer.ts'
@@ -85,7 +85,7 @@ export async function decideSignals(
     client,
     targets.map((t) => t.chatbotId),
   )
-  const analyzerName = `${analyzer.name}@${analyzer.version}`
+  const analyzerName = analyzerId(analyzer)
   const appends: AppendRequest[] = []
   const rows: {
     target: SignalTarget

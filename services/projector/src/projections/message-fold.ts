@@ -1,4 +1,4 @@
-import { type RecordedEvent, UNDETERMINED_LANGUAGE } from '@cas/events'
+import { analyzerId, type RecordedEvent, UNDETERMINED_LANGUAGE } from '@cas/events'
 import { hourOf, type Role, type RollupDeltas, type SentimentLabel } from './rollup-deltas.ts'
 
 type MessagesCaptured = RecordedEvent<'conversation.messages-captured'>
@@ -106,10 +106,7 @@ export class MessageChanges {
   }
 
   addAnalyzed(e: MessagesAnalyzed): void {
-    const analyzer =
-      e.payload.signalsDecided === false
-        ? undefined
-        : `${e.payload.analyzer.name}@${e.payload.analyzer.version}`
+    const analyzer = e.payload.signalsDecided === false ? undefined : analyzerId(e.payload.analyzer)
     for (const r of e.payload.results) {
       this.entry(e.streamId, r.messageId, e.orgId, e.chatbotId).steps.push({
         kind: 'analyzed',

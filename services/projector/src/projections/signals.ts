@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@cas/events'
+import { analyzerId, type RecordedEvent } from '@cas/events'
 import type pg from 'pg'
 
 type SignalsDetected = RecordedEvent<'analysis.signals-detected'>
@@ -44,7 +44,7 @@ export class SignalChanges {
       e.payload.signals.map((s) => ({
         e,
         s,
-        analyzer: `${e.payload.analyzer.name}@${e.payload.analyzer.version}`,
+        analyzer: analyzerId(e.payload.analyzer),
       })),
     )
     if (rows.length === 0) return
