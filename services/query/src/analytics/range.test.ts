@@ -114,6 +114,18 @@ describe('resolveRange', () => {
     })
   })
 
+  it('counts 365 local days across a change of clocks as 365 days, and days=365 as 365 days in any zone', () => {
+    // 2025-11-02 00:00 EDT to 2026-11-02 00:00 EST: 365 days and an hour pass, the clocks show 365 days.
+    const range = { from: '2025-11-02T00:00:00-04:00', to: '2026-11-02T00:00:00-05:00' }
+    expect(resolveRange(range, NOW, 'America/New_York').requestedMs).toBe(365 * 86_400_000)
+    expect(rejection(() => resolveRange(range, NOW, 'UTC')).details).toEqual([
+      { path: '/from', message: 'the range is longer than 365 days', in: 'querystring' },
+    ])
+    // A year back from a summer day to a winter one: 365 days pass, the clocks show 365 days and an hour.
+    const summer = new Date('2026-07-01T12:00:00Z')
+    expect(resolveRange({ days: 365 }, summer, 'America/New_York').requestedMs).toBe(365 * 86_400_000)
+  })
+
   it.each([
     [{ from: '2026-11-18T10:00:00Z', to: '2026-11-18T10:00:00Z' }, '/from', 'must be before to'],
     [{ from: '2026-11-18T11:00:00Z', to: '2026-11-18T10:00:00Z' }, '/from', 'must be before to'],
@@ -143,6 +155,29 @@ describe('checkInterval', () => {
     expect(rejection(() => checkInterval('hour', longer)).details).toEqual([
       { path: '/interval', message: 'hour buckets need a range of at most 7 days', in: 'querystring' },
     ])
+  })
+
+  // Seven local days across a change of clocks are 169 hours when the clocks go back (168 in UTC would
+  // be refused at 169): the dashboard offers hours for them, so the API must take them.
+  it.each([
+    ['America/New_York', '2026-10-29T00:00:00-04:00', '2026-11-05T00:00:00-05:00'],
+    ['Australia/Sydney', '2026-04-01T00:00:00+11:00', '2026-04-08T00:00:00+10:00'],
+    ['Australia/Sydney', '2026-10-01T00:00:00+10:00', '2026-10-08T00:00:00+11:00'],
+  ])('allows hour buckets over 7 local days of %s across a change of clocks (%s – %s)', (tz, from, to) => {
+    expect(() => checkInterval('hour', resolveRange({ from, to }, NOW, tz))).not.toThrow()
+    // The same instants are 169 (or 167) hours apart: in UTC, 169 are more than 7 days.
+    const utc = () => checkInterval('hour', resolveRange({ from, to }, NOW, 'UTC'))
+    if (Date.parse(to) - Date.parse(from) > 7 * 86_400_000) expect(utc).toThrow()
+    else expect(utc).not.toThrow()
+  })
+
+  it('refuses 7 local days and an hour across a change of clocks', () => {
+    const range = resolveRange(
+      { from: '2026-10-29T00:00:00-04:00', to: '2026-11-05T01:00:00-05:00' },
+      NOW,
+      'America/New_York',
+    )
+    expect(() => checkInterval('hour', range)).toThrow()
   })
 })
 

@@ -45,7 +45,11 @@ export const analyticsQuery = z.strictObject({
     .min(1)
     .max(MAX_RANGE_DAYS)
     .optional()
-    .describe(`Range length in days before \`to\`, when \`from\` is not given (default ${DEFAULT_DAYS}).`),
+    .describe(
+      `Range length before \`to\` in days of 24 hours, when \`from\` is not given (default ${DEFAULT_DAYS}). ` +
+        'Across a change of clocks that is an hour more or less than as many local days: give `from` and ' +
+        '`to` at local midnights for whole days of `tz`.',
+    ),
   tz: z
     .string()
     .max(64)
@@ -59,7 +63,8 @@ export const sentimentQuery = analyticsQuery.extend({
     .enum(['hour', 'day', 'week'])
     .default('day')
     .describe(
-      `Bucket size; \`hour\` only for ranges of at most ${MAX_HOURLY_RANGE_DAYS} days. Weeks start on Monday.`,
+      `Bucket size; \`hour\` only for ranges of at most ${MAX_HOURLY_RANGE_DAYS} days (as \`tz\`'s clocks count ` +
+        'them, so 7 local days are 169 hours when the clocks go back). Weeks start on Monday.',
     ),
 })
 
@@ -87,7 +92,11 @@ export interface ResolvedRange {
   readonly from: Date
   /** Exclusive, on a whole UTC hour. */
   readonly to: Date
-  /** The length of the range as asked for, before rounding: the limits apply to it. */
+  /**
+   * The length of the range as asked for, before rounding: the limits apply to it. It is the shorter of the
+   * time that passes and the time `tz`'s clocks show, so that 7 local days across a change of clocks (169
+   * hours when they go back) count as 7 days, as the dashboard's day picker offers them.
+   */
   readonly requestedMs: number
 }
 
@@ -112,6 +121,30 @@ function isLocalMidnight(ms: number, tz: string): boolean {
     second: '2-digit',
   }).formatToParts(new Date(ms))
   return parts.every((p) => !['hour', 'minute', 'second'].includes(p.type) || Number(p.value) === 0)
+}
+
+/** What `tz`'s clocks show at an instant, as milliseconds since 1970 of that wall-clock time read as UTC. */
+function localClockMs(ms: number, tz: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(ms))
+  const part = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((p) => p.type === type)?.value)
+  const clock = Date.UTC(
+    part('year'),
+    part('month') - 1,
+    part('day'),
+    part('hour'),
+    part('minute'),
+    part('second'),
+  )
+  return clock + (ms % 1000)
 }
 
 /**
@@ -142,7 +175,8 @@ export function resolveRange(
     if (!(ms >= EARLIEST_MS && ms < LATEST_MS)) throw invalidQuery(param, 'must be between 1970 and 9999')
   }
   if (from >= to) throw invalidQuery('from', 'must be before to')
-  if (to - from > MAX_RANGE_DAYS * DAY_MS) {
+  const requestedMs = Math.min(to - from, localClockMs(to, tz) - localClockMs(from, tz))
+  if (requestedMs > MAX_RANGE_DAYS * DAY_MS) {
     throw invalidQuery('from', `the range is longer than ${MAX_RANGE_DAYS} days`)
   }
   const fromHour = Math.floor(from / HOUR_MS) * HOUR_MS
@@ -150,7 +184,7 @@ export function resolveRange(
   const midnightHour = Math.floor(to / HOUR_MS) * HOUR_MS
   // Never down to an empty range (a range asked within the hour before a local midnight).
   if (query.to !== undefined && midnightHour > fromHour && isLocalMidnight(to, tz)) toHour = midnightHour
-  return { from: new Date(fromHour), to: new Date(toHour), requestedMs: to - from }
+  return { from: new Date(fromHour), to: new Date(toHour), requestedMs }
 }
 
 /** Hour buckets over a long range would be thousands of points: refused beyond 7 days. */
