@@ -8,7 +8,7 @@ import {
   TEST_PASSWORD,
 } from '../../../../test/support/auth.ts'
 import { useTestGateways } from '../../../../test/support/gateway.ts'
-import { accept, invite, tokenOf } from '../../../../test/support/members.ts'
+import { accept, invite, join, tokenOf } from '../../../../test/support/members.ts'
 
 const { db, gateway, setNow, advance } = useTestGateways({
   env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000' },
@@ -279,6 +279,42 @@ describe('invitations', () => {
     })
     expect(cross.statusCode).toBe(404)
   })
+
+  it.each([
+    ['demoted to member', { method: 'PATCH', payload: { role: 'member' } }],
+    ['removed', { method: 'DELETE' }],
+  ] as const)(
+    'is revoked when the admin who sent it is %s, and cannot bring anyone in then',
+    async (_, change) => {
+      // Given an admin's pending invitation of an admin, and the owner's of a viewer
+      const app = await gateway()
+      const owner = await signUp(app)
+      const admin = await join(app, owner.cookie, 'admin')
+      const theirs = tokenOf(await invite(app, admin.cookie, `alt-${Date.now()}@example.com`, 'admin'))
+      const owners = await invite(app, owner.cookie, `viewer-${Date.now()}@example.com`, 'viewer')
+
+      // When the owner takes the admin's rights away
+      const changed = await app.inject({
+        method: change.method,
+        url: `/api/v1/members/${admin.user.id}`,
+        headers: { cookie: owner.cookie },
+        ...('payload' in change ? { payload: change.payload } : {}),
+      })
+      expect(changed.statusCode).toBe(200)
+
+      // Then the admin's invitation is no longer listed and its link is refused; the owner's stands
+      const list = await app.inject({
+        method: 'GET',
+        url: '/api/v1/invitations',
+        headers: { cookie: owner.cookie },
+      })
+      expect(list.json().invitations.map((i: { id: string }) => i.id)).toEqual([owners.json().invitation.id])
+      const accepted = await accept(app, theirs, { password: TEST_PASSWORD })
+      expect(accepted.statusCode).toBe(404)
+      expect(accepted.json().error.message).toBe('This invitation was revoked.')
+      expect((await accept(app, tokenOf(owners), { password: TEST_PASSWORD })).statusCode).toBe(200)
+    },
+  )
 
   it.each([
     [

@@ -84,7 +84,8 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
         operationId: 'updateMemberRole',
         description:
           "Owners and admins change a member's role; only owners act on an owner or give the owner " +
-          'role, and the last owner cannot be demoted (409). 404 for someone who is not a member.',
+          'role, and the last owner cannot be demoted (409). 404 for someone who is not a member. The ' +
+          'pending invitations the member sent that their new role could not send are revoked with it.',
         summary: "Change a member's role (owners only for the owner role; never the last owner's)",
         params: userIdParams,
         body: roleBodySchema,
@@ -123,7 +124,7 @@ export function registerMemberRoutes(scope: FastifyInstance, deps: MemberRouteDe
         operationId: 'removeMember',
         description:
           'Owners and admins remove a member (only owners remove an owner; never the last owner: 409). ' +
-          'Their sessions in this organization stop working at once.',
+          'Their sessions in this organization stop working at once, and the invitations they sent are revoked.',
         summary: 'Remove a member; they lose access with their very next request',
         params: userIdParams,
         response: {

@@ -19,8 +19,8 @@ const ids = {
   invitation: '00000000-0000-4000-8000-0000000000f1',
 }
 
-/** Recorded events from decided ones, as the journal would append them. */
-function recorded(events: readonly NewEvent<OrganizationEventType>[]): OrganizationEvent[] {
+/** Recorded events from decided ones, as the journal would append them (with who asked, as routes do). */
+function recorded(events: readonly NewEvent<OrganizationEventType>[], actorId?: string): OrganizationEvent[] {
   return events.map(
     (e, i) =>
       ({
@@ -32,7 +32,7 @@ function recorded(events: readonly NewEvent<OrganizationEventType>[]): Organizat
         streamId: ORG,
         streamVersion: i + 1,
         position: String(i + 1),
-        metadata: {},
+        metadata: actorId === undefined ? {} : { actorId },
       }) as OrganizationEvent,
   )
 }
@@ -43,7 +43,10 @@ function given(...commands: OrganizationCommand[]) {
   for (const command of commands) {
     const decision = decide(command, state, NOW)
     if (!decision.ok) throw new Error(`given ${command.type} was refused: ${decision.reason}`)
-    state = recorded(decision.events).reduce(evolve, state)
+    state = recorded(decision.events, 'actor' in command ? command.actor.userId : undefined).reduce(
+      evolve,
+      state,
+    )
   }
   return {
     state,
@@ -167,6 +170,106 @@ describe('the organization decider', () => {
       })
         .when(accept(ids.dan, 'dan@example.com'))
         .refused('not_found')
+    })
+  })
+
+  describe("an inviter's invitations", () => {
+    // Bob (admin) invited Dan as an admin and Eve as a viewer; Ann (owner) invited Fay as a member.
+    const eve = '00000000-0000-4000-8000-0000000000e1'
+    const fay = '00000000-0000-4000-8000-0000000000e2'
+    const pending = [
+      ...team,
+      invite('dan@example.com', 'admin', ids.bob),
+      invite('eve@example.com', 'viewer', ids.bob, eve),
+      invite('fay@example.com', 'member', ids.ann, fay),
+    ]
+    const revoked = (invitationId: string, email: string) => ({
+      type: 'organization.invitation-revoked',
+      invitationId,
+      email,
+    })
+
+    it('are revoked with the removal of the person who sent them, and only theirs', () => {
+      given(...pending)
+        .when({ type: 'remove-member', actor: { userId: ids.ann }, userId: ids.bob })
+        .thenEvents([
+          {
+            type: 'organization.member-removed',
+            userId: ids.bob,
+            email: 'bob@example.com',
+            role: 'admin',
+            reason: 'removed',
+          },
+          revoked(ids.invitation, 'dan@example.com'),
+          revoked(eve, 'eve@example.com'),
+        ])
+      given(...pending)
+        .when({ type: 'leave', actor: { userId: ids.bob } })
+        .thenEvents([
+          {
+            type: 'organization.member-removed',
+            userId: ids.bob,
+            email: 'bob@example.com',
+            role: 'admin',
+            reason: 'left',
+          },
+          revoked(ids.invitation, 'dan@example.com'),
+          revoked(eve, 'eve@example.com'),
+        ])
+    })
+
+    it('are revoked when their sender is demoted to a role that could not send them', () => {
+      given(...pending)
+        .when({ type: 'change-role', actor: { userId: ids.ann }, userId: ids.bob, role: 'member' })
+        .thenEvents([
+          {
+            type: 'organization.member-role-changed',
+            userId: ids.bob,
+            email: 'bob@example.com',
+            role: 'member',
+            previousRole: 'admin',
+          },
+          revoked(ids.invitation, 'dan@example.com'),
+          revoked(eve, 'eve@example.com'),
+        ])
+      // An owner made admin keeps the invitations an admin could send, and loses an owner invitation.
+      const gus = '00000000-0000-4000-8000-0000000000e3'
+      const hal = '00000000-0000-4000-8000-0000000000e4'
+      given(
+        ...pending,
+        invite('gus@example.com', 'owner', ids.ann, gus),
+        accept(gus, 'gus@example.com', gus),
+        invite('hal@example.com', 'owner', gus, hal),
+        invite('ivy@example.com', 'admin', gus, ids.dan),
+      )
+        .when({ type: 'change-role', actor: { userId: ids.ann }, userId: gus, role: 'admin' })
+        .thenEvents([
+          {
+            type: 'organization.member-role-changed',
+            userId: gus,
+            email: 'gus@example.com',
+            role: 'admin',
+            previousRole: 'owner',
+          },
+          revoked(hal, 'hal@example.com'),
+        ])
+    })
+
+    it('cannot be accepted once revoked so', () => {
+      given(...pending, { type: 'remove-member', actor: { userId: ids.ann }, userId: ids.bob })
+        .when(accept(ids.dan, 'dan@example.com'))
+        .refused('not_found')
+      given(...pending, { type: 'remove-member', actor: { userId: ids.ann }, userId: ids.bob })
+        .when(accept(fay, 'fay@example.com', fay))
+        .thenEvents([
+          {
+            type: 'organization.member-joined',
+            userId: fay,
+            email: 'fay@example.com',
+            role: 'member',
+            invitationId: fay,
+          },
+        ])
     })
   })
 

@@ -1,4 +1,4 @@
-import { keepsAnOwner, mayActOnRole } from '@cas/auth'
+import { keepsAnOwner, mayManage } from '@cas/auth'
 import {
   type NewEvent,
   newEvent,
@@ -17,6 +17,8 @@ export interface PendingInvitation {
   readonly role: OrganizationRole
   /** ISO 8601 UTC. */
   readonly expiresAt: string
+  /** Who sent it (null when not known: the inviter's account deleted). */
+  readonly invitedBy: string | null
 }
 
 /** An organization's members and pending invitations, as its events (or the tables they fill) leave them. */
@@ -83,6 +85,21 @@ export type Decision =
 const refuse = (reason: Refusal): Decision => ({ ok: false, reason })
 
 /**
+ * The pending invitations a person sent that they could no longer send with `role` (undefined: they are
+ * no longer a member): revoked with the change, so that a removed or demoted admin's invitation does not
+ * bring someone in with the rights its sender lost.
+ */
+function invitationsOutliving(
+  state: OrganizationState,
+  userId: string,
+  role: OrganizationRole | undefined,
+): NewEvent<OrganizationEventType>[] {
+  return [...state.invitations]
+    .filter(([, i]) => i.invitedBy === userId && (role === undefined || !mayManage(role, i.role)))
+    .map(([invitationId, i]) => newEvent('organization.invitation-revoked', { invitationId, email: i.email }))
+}
+
+/**
  * Decides the events of a command on an organization at `now`. Routes have already checked the coarse
  * permission of the actor's role (libs/auth permissions); this decides against the current state what
  * depends on it: only owners act on owners or grant the owner role, an organization always keeps an
@@ -127,7 +144,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
 
   switch (command.type) {
     case 'invite': {
-      if (!mayActOnRole(actor.role, command.role)) return refuse('owners_only')
+      if (!mayManage(actor.role, command.role)) return refuse('owners_only')
       for (const member of state.members.values()) {
         if (member.email === command.email) return refuse('already_member')
       }
@@ -145,7 +162,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
     case 'revoke-invitation': {
       const invitation = state.invitations.get(command.invitationId)
       if (!invitation) return refuse('not_found')
-      if (!mayActOnRole(actor.role, invitation.role)) return refuse('owners_only')
+      if (!mayManage(actor.role, invitation.role)) return refuse('owners_only')
       return {
         ok: true,
         events: [
@@ -159,7 +176,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
     case 'change-role': {
       const target = state.members.get(command.userId)
       if (!target) return refuse('not_found')
-      if (!mayActOnRole(actor.role, target.role) || !mayActOnRole(actor.role, command.role))
+      if (!mayManage(actor.role, target.role) || !mayManage(actor.role, command.role))
         return refuse('owners_only')
       if (target.role === command.role) return { ok: true, events: [] }
       if (!keepsAnOwner(target.role, owners - 1)) return refuse('last_owner')
@@ -172,6 +189,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
             role: command.role,
             previousRole: target.role,
           }),
+          ...invitationsOutliving(state, command.userId, command.role),
         ],
       }
     }
@@ -180,7 +198,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
       const userId = command.type === 'leave' ? command.actor.userId : command.userId
       const target = state.members.get(userId)
       if (!target) return refuse('not_found')
-      if (command.type === 'remove-member' && !mayActOnRole(actor.role, target.role))
+      if (command.type === 'remove-member' && !mayManage(actor.role, target.role))
         return refuse('owners_only')
       if (!keepsAnOwner(target.role, owners - 1)) return refuse('last_owner')
       const reason = userId === command.actor.userId ? 'left' : 'removed'
@@ -188,6 +206,7 @@ export function decide(command: OrganizationCommand, state: OrganizationState, n
         ok: true,
         events: [
           newEvent('organization.member-removed', { userId, email: target.email, role: target.role, reason }),
+          ...invitationsOutliving(state, userId, undefined),
         ],
       }
     }
@@ -208,9 +227,10 @@ export function evolve(state: OrganizationState, event: OrganizationEvent): Orga
       return { ...initialOrganizationState, status: 'active', name: event.payload.name }
     case 'organization.member-invited': {
       const { invitationId, email, role, expiresAt } = event.payload
+      const invitedBy = event.metadata.actorId ?? null
       return {
         ...state,
-        invitations: new Map(state.invitations).set(invitationId, { email, role, expiresAt }),
+        invitations: new Map(state.invitations).set(invitationId, { email, role, expiresAt, invitedBy }),
       }
     }
     case 'organization.invitation-revoked':

@@ -33,8 +33,9 @@ export async function loadOrganizationForUpdate(
     email: string
     role: OrganizationRole
     expires_at: Date
+    invited_by: string | null
   }>(
-    `SELECT id, email, role, expires_at FROM invitations
+    `SELECT id, email, role, expires_at, invited_by FROM invitations
       WHERE org_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL`,
     [orgId],
   )
@@ -43,7 +44,10 @@ export async function loadOrganizationForUpdate(
     name: org.name,
     members: new Map<string, Member>(members.map((m) => [m.user_id, { email: m.email, role: m.role }])),
     invitations: new Map<string, PendingInvitation>(
-      invitations.map((i) => [i.id, { email: i.email, role: i.role, expiresAt: i.expires_at.toISOString() }]),
+      invitations.map((i) => [
+        i.id,
+        { email: i.email, role: i.role, expiresAt: i.expires_at.toISOString(), invitedBy: i.invited_by },
+      ]),
     ),
   }
 }

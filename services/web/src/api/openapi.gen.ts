@@ -135,14 +135,14 @@ export type paths = {
         post?: never;
         /**
          * Remove a member; they lose access with their very next request
-         * @description Owners and admins remove a member (only owners remove an owner; never the last owner: 409). Their sessions in this organization stop working at once.
+         * @description Owners and admins remove a member (only owners remove an owner; never the last owner: 409). Their sessions in this organization stop working at once, and the invitations they sent are revoked.
          */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
         /**
          * Change a member's role (owners only for the owner role; never the last owner's)
-         * @description Owners and admins change a member's role; only owners act on an owner or give the owner role, and the last owner cannot be demoted (409). 404 for someone who is not a member.
+         * @description Owners and admins change a member's role; only owners act on an owner or give the owner role, and the last owner cannot be demoted (409). 404 for someone who is not a member. The pending invitations the member sent that their new role could not send are revoked with it.
          */
         patch: operations["updateMemberRole"];
         trace?: never;
@@ -3536,7 +3536,7 @@ export interface operations {
                 from?: string;
                 /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
-                /** @description Range length in days before `to`, when `from` is not given (default 30). */
+                /** @description Range length before `to` in days of 24 hours, when `from` is not given (default 30). Across a change of clocks that is an hour more or less than as many local days: give `from` and `to` at local midnights for whole days of `tz`. */
                 days?: number;
                 /** @description IANA time zone of day and week buckets (default UTC). */
                 tz?: string;
@@ -3703,11 +3703,11 @@ export interface operations {
                 from?: string;
                 /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
-                /** @description Range length in days before `to`, when `from` is not given (default 30). */
+                /** @description Range length before `to` in days of 24 hours, when `from` is not given (default 30). Across a change of clocks that is an hour more or less than as many local days: give `from` and `to` at local midnights for whole days of `tz`. */
                 days?: number;
                 /** @description IANA time zone of day and week buckets (default UTC). */
                 tz?: string;
-                /** @description Bucket size; `hour` only for ranges of at most 7 days. Weeks start on Monday. */
+                /** @description Bucket size; `hour` only for ranges of at most 7 days (as `tz`'s clocks count them, so 7 local days are 169 hours when the clocks go back). Weeks start on Monday. */
                 interval?: "hour" | "day" | "week";
                 /** @description Topics returned at most (default 20). */
                 limit?: number;
@@ -3957,11 +3957,11 @@ export interface operations {
                 from?: string;
                 /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
-                /** @description Range length in days before `to`, when `from` is not given (default 30). */
+                /** @description Range length before `to` in days of 24 hours, when `from` is not given (default 30). Across a change of clocks that is an hour more or less than as many local days: give `from` and `to` at local midnights for whole days of `tz`. */
                 days?: number;
                 /** @description IANA time zone of day and week buckets (default UTC). */
                 tz?: string;
-                /** @description Bucket size; `hour` only for ranges of at most 7 days. Weeks start on Monday. */
+                /** @description Bucket size; `hour` only for ranges of at most 7 days (as `tz`'s clocks count them, so 7 local days are 169 hours when the clocks go back). Weeks start on Monday. */
                 interval?: "hour" | "day" | "week";
                 /** @description Topics returned at most (default 20). */
                 limit?: number;
@@ -4202,11 +4202,11 @@ export interface operations {
                 from?: string;
                 /** @description Range end (exclusive), ISO 8601 with a zone; rounded up to the UTC hour, but a local midnight of `tz` rounds down, as a day bucket starts there. Default: now. */
                 to?: string;
-                /** @description Range length in days before `to`, when `from` is not given (default 30). */
+                /** @description Range length before `to` in days of 24 hours, when `from` is not given (default 30). Across a change of clocks that is an hour more or less than as many local days: give `from` and `to` at local midnights for whole days of `tz`. */
                 days?: number;
                 /** @description IANA time zone of day and week buckets (default UTC). */
                 tz?: string;
-                /** @description Bucket size; `hour` only for ranges of at most 7 days. Weeks start on Monday. */
+                /** @description Bucket size; `hour` only for ranges of at most 7 days (as `tz`'s clocks count them, so 7 local days are 169 hours when the clocks go back). Weeks start on Monday. */
                 interval?: "hour" | "day" | "week";
                 /** @description Whose messages: the end users' (default) or the assistant's. */
                 role?: "user" | "assistant";
