@@ -17,7 +17,8 @@ import type { Vector } from './vectors.ts'
 
 /**
  * The re-clustering job's policy, in one place (CONVENTIONS 12). When: a chatbot is due once its
- * requests since the last run reach `growth` of that run's window (at least MIN_REQUESTS), no sooner
+ * requests since the last run reach `growth` of that run's window (at least MIN_REQUESTS), or an end
+ * user was erased from its window (its words are in its topics' keywords until a run remakes them), no sooner
  * than `minIntervalMs` after the last run (or, before the first, after its first request), and at the latest `maxIntervalMs` after its first request not
  * yet re-clustered. Concurrency: one run at a time per process, and per chatbot across processes (a
  * lease of `timeoutMs`). Timeout: the clustering thread is stopped after `timeoutMs`. Retry: a failed run
@@ -248,12 +249,13 @@ export class Reclusterer {
           SET running_until = statement_timestamp() + make_interval(secs => $2 / 1000.0)
         WHERE r.chatbot_id = (
           SELECT chatbot_id FROM topic_reclustering
-           WHERE requests_since_run > 0
+           WHERE (requests_since_run > 0 OR erasures_since_run > 0)
              AND (running_until IS NULL OR running_until < statement_timestamp())
              AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
-             AND coalesce(last_run_at, pending_since) <= $1::timestamptz - make_interval(secs => $3 / 1000.0)
+             AND coalesce(last_run_at, pending_since, '-infinity') <= $1::timestamptz - make_interval(secs => $3 / 1000.0)
              AND (requests_since_run >= greatest($5::int, ceil(window_at_run * $6::float8))
-                  OR pending_since <= $1::timestamptz - make_interval(secs => $4 / 1000.0))
+                  OR pending_since <= $1::timestamptz - make_interval(secs => $4 / 1000.0)
+                  OR erasures_since_run > 0)
            ORDER BY pending_since, chatbot_id
            LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING r.chatbot_id, r.org_id, r.requests_since_run, r.attempts`,
@@ -268,9 +270,15 @@ export class Reclusterer {
     const phases = this.stats.lastPhasesMs
     let started = performance.now()
     // A short transaction: the window as it is now, and which topics are the chatbot's own.
-    const { points, references } = await withTransaction(this.opts.pool, async (client) => {
+    const { points, references, erasures } = await withTransaction(this.opts.pool, async (client) => {
       const { state } = (await this.store.lock(client, chatbots, model)).get(claim.chatbot_id)!
-      return clusteringInput(state, await readWindow(client, claim.chatbot_id, policy.window))
+      // The erasures this window is read without (they take the same lock): the run answers for them.
+      const { rows } = await client.query<{ erasures: number }>(
+        'SELECT erasures_since_run AS erasures FROM topic_reclustering WHERE chatbot_id = $1',
+        [claim.chatbot_id],
+      )
+      const input = clusteringInput(state, await readWindow(client, claim.chatbot_id, policy.window))
+      return { ...input, erasures: rows[0]?.erasures ?? 0 }
     })
     phases.read = performance.now() - started
     started = performance.now()
@@ -331,12 +339,13 @@ export class Reclusterer {
       }
       const { rows: after } = await client.query<{ waiting: number }>(
         `UPDATE topic_reclustering SET requests_since_run = greatest(0, requests_since_run - $2),
+           erasures_since_run = greatest(0, erasures_since_run - $5),
            pending_since = CASE WHEN requests_since_run - $2 > 0 THEN $4::timestamptz END,
            window_at_run = $3, last_run_at = $4, attempts = 0, next_attempt_at = NULL, running_until = NULL,
            last_error = NULL
          WHERE chatbot_id = $1
          RETURNING requests_since_run AS waiting`,
-        [claim.chatbot_id, claim.requests_since_run, points.length, at],
+        [claim.chatbot_id, claim.requests_since_run, points.length, at, erasures],
       )
       // After the lineage: whether the topics are settling now and when they were re-clustered, for the
       // read side (it read topic_reclustering, this service's own table, before).

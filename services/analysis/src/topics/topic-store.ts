@@ -278,10 +278,17 @@ export async function forgetPooledConversation(
 ): Promise<void> {
   // Under the chatbot's lock: a decision in progress must not write the messages back.
   await client.query('SELECT 1 FROM topic_models WHERE chatbot_id = $1 FOR UPDATE', [chatbotId])
-  await client.query('DELETE FROM topic_window WHERE chatbot_id = $1 AND conversation_id = $2', [
-    chatbotId,
-    conversationId,
-  ])
+  const window = await client.query(
+    'DELETE FROM topic_window WHERE chatbot_id = $1 AND conversation_id = $2',
+    [chatbotId, conversationId],
+  )
+  // Its topics' keywords and labels were made with its words: the next re-clustering remakes them.
+  if (window.rowCount) {
+    await client.query(
+      'UPDATE topic_reclustering SET erasures_since_run = erasures_since_run + 1 WHERE chatbot_id = $1',
+      [chatbotId],
+    )
+  }
   const { rowCount } = await client.query(
     'DELETE FROM topic_pool WHERE chatbot_id = $1 AND conversation_id = $2',
     [chatbotId, conversationId],

@@ -25,7 +25,10 @@ export async function registerErasureRoutes(app: FastifyInstance, deps: { pool: 
         description:
           'Owners and admins erase every conversation whose user.id (as captured) is userId: from the ' +
           'event journal, every read model and the analysis state, so that no replay brings them back. ' +
-          'The erasure is in the audit log. Erasing a user with no conversations answers 200 with 0.',
+          'The erasure is in the audit log. Erasing a user with no conversations answers 200 with 0. The ' +
+          "chatbot's topics are re-clustered soon after, which remakes their keywords and labels without " +
+          "the erased user's words (docs/architecture.md says what stays). One chatbot at a time: erase " +
+          'the user on each chatbot they wrote to.',
         summary: 'Erase every conversation of one end user of a chatbot',
         tags: ['chatbots'],
         security: [{ session: [] }],
