@@ -115,7 +115,11 @@ const trendSchema = z
   .array(z.object({ bucket: z.string(), messages: count }))
   .describe('End-user messages in the topic per bucket, every bucket in range.')
 const topicFigures = {
-  conversations: count.describe('Conversations with a message in range that are in the topic.'),
+  conversations: count.describe(
+    'Conversations with a message in range (any role) that are in the topic now, wherever in time their ' +
+      'requests of it lie: a conversation active in range whose request came before it counts, so ' +
+      '`messages` can be 0 beside it. The same set as GET /api/v1/conversations?topic= over the range.',
+  ),
   messages: count.describe("The topic's end-user messages in range."),
   share: z
     .number()
@@ -582,8 +586,10 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
         description:
           'Aggregate figures of the organization, or of one chatbot (`chatbotId`), over a range: `from`/`to`, ' +
           'or the `days` (default 30, at most 365) before `to` (default now), widened to whole UTC hours. ' +
-          'Computed from hourly rollups. `tz` is accepted but changes nothing here. 404 for a chatbot not in ' +
-          'the organization.',
+          'Computed from hourly rollups. `tz` changes no figure here; only a `to` on one of its local ' +
+          'midnights rounds down to that hour, as for the other analytics. A conversation counts when any of ' +
+          'its messages lies in the range, in each topic it is in now (topTopics). `uniqueUsers` counts an ' +
+          "end user's user.id once across the scope's chatbots. 404 for a chatbot not in the organization.",
         querystring: analyticsQuery,
         response: {
           200: documented(overviewResponse, {

@@ -596,7 +596,7 @@ export type paths = {
         };
         /**
          * Conversations, messages, users, sentiment and top topics over a range
-         * @description Aggregate figures of the organization, or of one chatbot (`chatbotId`), over a range: `from`/`to`, or the `days` (default 30, at most 365) before `to` (default now), widened to whole UTC hours. Computed from hourly rollups. `tz` is accepted but changes nothing here. 404 for a chatbot not in the organization.
+         * @description Aggregate figures of the organization, or of one chatbot (`chatbotId`), over a range: `from`/`to`, or the `days` (default 30, at most 365) before `to` (default now), widened to whole UTC hours. Computed from hourly rollups. `tz` changes no figure here; only a `to` on one of its local midnights rounds down to that hour, as for the other analytics. A conversation counts when any of its messages lies in the range, in each topic it is in now (topTopics). `uniqueUsers` counts an end user's user.id once across the scope's chatbots. 404 for a chatbot not in the organization.
          */
         get: operations["getAnalyticsOverview"];
         put?: never;
@@ -3852,7 +3852,7 @@ export interface operations {
                                 id: string;
                                 label: string;
                             } | null;
-                            /** @description Conversations with a message in range that are in the topic. */
+                            /** @description Conversations with a message in range (any role) that are in the topic now, wherever in time their requests of it lie: a conversation active in range whose request came before it counts, so `messages` can be 0 beside it. The same set as GET /api/v1/conversations?topic= over the range. */
                             conversations: number;
                             /** @description The topic's end-user messages in range. */
                             messages: number;
@@ -3895,7 +3895,7 @@ export interface operations {
                         }[];
                         /** @description The long tail: end users' messages no topic is similar enough to (?topic=other). */
                         other: {
-                            /** @description Conversations with a message in range that are in the topic. */
+                            /** @description Conversations with a message in range (any role) that are in the topic now, wherever in time their requests of it lie: a conversation active in range whose request came before it counts, so `messages` can be 0 beside it. The same set as GET /api/v1/conversations?topic= over the range. */
                             conversations: number;
                             /** @description The topic's end-user messages in range. */
                             messages: number;
