@@ -440,12 +440,77 @@ describe('hidden topics in the signals report', () => {
       topic: a.topics.billing,
       signal: 'bot_failure',
       from: range.from,
-      to: range.to,
+      // The list's `to` is inclusive, the report's exclusive.
+      to: new Date(Date.parse(range.to) - 1).toISOString(),
     })
     const listed = await call({ method: 'GET', url: `${link.pathname}${link.search}` })
     expect(listed.statusCode, listed.body).toBe(200)
     expect(listed.json().conversations.map((c: { id: string }) => c.id)).toEqual([a.conversationId])
     expect(topic!.botFailures).toBe(1)
+  })
+
+  it("lists no conversation whose last message is at the report's exclusive end (trial10)", async () => {
+    // Given two failed billing conversations two weeks back: one inside a day, one ending at its end
+    const chatbot = { id: a.chatbotId }
+    const failed = async (externalId: string, at: string) => {
+      const captured = await postCapture(app, a.apiKey, {
+        conversationId: externalId,
+        messages: [
+          { id: 'm-1', role: 'user', content: 'my bill is wrong', sentAt: at },
+          { id: 'm-2', role: 'assistant', content: 'Sorry, I cannot help', sentAt: at },
+        ],
+      })
+      expect(captured.statusCode, captured.body).toBe(200)
+      const conversationId = captured.json().conversationId as string
+      const analyzer = { name: 'test', version: '1' }
+      const sentiment = { score: 0, label: 'neutral' as const }
+      const placed = [{ id: a.topics.billing, label: 'Billing' }]
+      await withTransaction(db.pool, (client) =>
+        appendToStream(client, {
+          streamType: 'analysis',
+          streamId: conversationId,
+          orgId: a.orgId,
+          chatbotId: chatbot.id,
+          expectedVersion: 'any',
+          events: [
+            newEvent('analysis.messages-analyzed', {
+              analyzer,
+              signalsDecided: true,
+              results: [{ messageId: 'm-1', sentiment, topics: placed }],
+            }),
+            newEvent('analysis.conversation-analyzed', {
+              analyzer,
+              sentiment,
+              assistantSentiment: null,
+              topics: placed,
+            }),
+            newEvent('analysis.signals-detected', {
+              analyzer,
+              settled: true,
+              signals: [{ name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] }],
+            }),
+          ],
+        }),
+      )
+      return conversationId
+    }
+    const inside = await failed('edge-in', '2026-11-19T10:03:00.000Z')
+    await failed('edge-at-to', '2026-11-20T00:00:00.000Z')
+    await projectAll(db.pool)
+
+    // When the report covers that day
+    const res = await call({
+      method: 'GET',
+      url: `/api/v1/analytics/signals?chatbotId=${chatbot.id}&from=2026-11-19T00:00:00Z&to=2026-11-20T00:00:00Z`,
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const [topic] = res.json().needsAttention as { botFailures: number; link: string }[]
+
+    // Then its link lists exactly the conversation its figure counted
+    expect(topic!.botFailures).toBe(1)
+    const listed = await call({ method: 'GET', url: topic!.link })
+    expect(listed.statusCode, listed.body).toBe(200)
+    expect(listed.json().conversations.map((c: { id: string }) => c.id)).toEqual([inside])
   })
 })
 

@@ -431,7 +431,7 @@ const signalsResponse = z.object({
         link: z
           .string()
           .describe(
-            "The conversation list filtered to the topic and bot_failure over the report's range (`from`, `to`): the conversations counted in `botFailures`.",
+            "The conversation list filtered to the topic and bot_failure over the report's range (`from`, and `to` less a millisecond, as the list's `to` is inclusive): the conversations counted in `botFailures`.",
           ),
       }),
     )
@@ -514,7 +514,8 @@ const signalsExample: z.output<typeof signalsResponse> = {
       link: `/api/v1/conversations?${new URLSearchParams({
         topic: '9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21',
         signal: 'bot_failure',
-        ...EXAMPLE_RANGE,
+        from: EXAMPLE_RANGE.from,
+        to: '2026-11-28T10:59:59.999Z',
       })}`,
     },
   ],
@@ -705,7 +706,8 @@ export async function registerAnalyticsRoutes(app: FastifyInstance, deps: QueryD
             topic: t.id,
             signal: 'bot_failure',
             from: range.from,
-            to: range.to,
+            // The list's `to` is inclusive ("at or before"), the report's exclusive.
+            to: new Date(Date.parse(range.to) - 1).toISOString(),
           })}`,
         })),
       }

@@ -4066,7 +4066,7 @@ export interface operations {
                      *               "excerpt": "How do I reset my password? The link never arrives."
                      *             }
                      *           ],
-                     *           "link": "/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure&from=2026-10-29T10%3A00%3A00.000Z&to=2026-11-28T11%3A00%3A00.000Z"
+                     *           "link": "/api/v1/conversations?topic=9b0c4a52-2f7e-4c47-9d3e-6a4f3c1f8e21&signal=bot_failure&from=2026-10-29T10%3A00%3A00.000Z&to=2026-11-28T10%3A59%3A59.999Z"
                      *         }
                      *       ],
                      *       "buckets": [
@@ -4166,7 +4166,7 @@ export interface operations {
                                 /** @description The end user's first message in this topic (or a topic merged into it), as the Topics page's examples show it, on one line, at most 160 characters (an ellipsis ends one that was cut); where no message carries the topic, the conversation list's `preview` (the end user's first message); null when the end user has said nothing yet. */
                                 excerpt: string | null;
                             }[];
-                            /** @description The conversation list filtered to the topic and bot_failure over the report's range (`from`, `to`): the conversations counted in `botFailures`. */
+                            /** @description The conversation list filtered to the topic and bot_failure over the report's range (`from`, and `to` less a millisecond, as the list's `to` is inclusive): the conversations counted in `botFailures`. */
                             link: string;
                         }[];
                         buckets: {
