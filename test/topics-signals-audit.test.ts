@@ -341,7 +341,13 @@ describe('signals and themes reads', () => {
       404,
       'not_found',
     )
-    for (const query of [`theme=${b.theme}`, `topic=${b.topics.billing}`, 'signal=escalation', '']) {
+    // Another organization's theme is as unknown as a made-up one: 404, its existence not revealed.
+    expectError(
+      await call({ method: 'GET', url: `/api/v1/conversations?theme=${b.theme}` }),
+      404,
+      'not_found',
+    )
+    for (const query of [`topic=${b.topics.billing}`, 'signal=escalation', '']) {
       const res = await call({ method: 'GET', url: `/api/v1/conversations?limit=100&${query}` })
       expect(res.statusCode, res.body).toBe(200)
       const ids = res.json().conversations.map((c: { id: string }) => c.id)

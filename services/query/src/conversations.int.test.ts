@@ -157,6 +157,25 @@ describe('GET /api/v1/conversations', () => {
     )
   })
 
+  it('takes one instant as a range (both ends inclusive) and refuses a from after to, as analytics does', async () => {
+    const instant = await get(
+      `/api/v1/conversations?from=2026-11-01T06:00:00Z&to=2026-11-01T06:00:00Z&chatbotId=${bot.id}`,
+    )
+    expect(instant.statusCode, instant.body).toBe(200)
+    const res = await get(
+      `/api/v1/conversations?from=2026-12-01T00:00:00Z&to=2026-11-01T00:00:00Z&chatbotId=${bot.id}`,
+    )
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_request',
+        message: 'The request querystring is invalid.',
+        details: [{ path: '/from', message: 'must not be after to', in: 'querystring' }],
+      },
+    })
+  })
+
   it("never lists another organization's conversations, even searching for them", async () => {
     const res = await get('/api/v1/conversations?q=umbrella&limit=100')
     expect(res.json().conversations.map((c: { conversationId: string }) => c.conversationId)).toEqual([
@@ -502,7 +521,17 @@ describe('themes: GET /api/v1/conversations?theme= and the topics API', () => {
   it('lists the conversations in any topic of the theme, merged topics included', async () => {
     expect(await listed(`theme=${CARDS}`)).toEqual(['both', 'delivery', 'lost'])
     expect(await listed(`theme=${TRANSFERS}`)).toEqual(['fee'])
-    expect(await listed(`theme=${randomUUID()}`)).toEqual([])
+  })
+
+  it('answers 404 for a theme the organization or the chatbot does not have, as for an unknown chatbot', async () => {
+    for (const query of [`theme=${randomUUID()}`, `theme=${CARDS}&chatbotId=${bot.id}`]) {
+      const res = await get(`/api/v1/conversations?${query}`)
+      expect(res.statusCode, query).toBe(404)
+      expect(res.json()).toEqual({
+        ok: false,
+        error: { code: 'not_found', message: 'No theme with this id.' },
+      })
+    }
   })
 
   it('takes a theme and a topic together as both', async () => {

@@ -565,6 +565,20 @@ function rankedThemes(
  * The topic ids a `theme=` filter stands for: the theme's topics but hidden ones, and every topic counting
  * in one of them (merged into it). An unknown theme stands for none.
  */
+/** Whether the organization (or its chatbot) has the theme now. */
+export async function themeInScope(
+  client: pg.ClientBase,
+  orgId: string,
+  chatbotId: string | undefined,
+  theme: string,
+): Promise<boolean> {
+  const { rowCount } = await client.query(
+    'SELECT 1 FROM rm_themes WHERE org_id = $1 AND id = $2 AND ($3::uuid IS NULL OR chatbot_id = $3)',
+    [orgId, theme, chatbotId ?? null],
+  )
+  return (rowCount ?? 0) > 0
+}
+
 export async function themeFilterIds(
   client: pg.ClientBase,
   orgId: string,

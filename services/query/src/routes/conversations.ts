@@ -6,6 +6,7 @@ import { isUuid } from '@cas/views'
 import type { FastifyInstance } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { invalidQuery } from '../analytics/range.ts'
 import type { QueryDeps } from '../deps.ts'
 import { waitForChatbots, waitForProjection } from '../read-your-writes.ts'
 import { chatbotInOrg } from '../repositories/chatbots.ts'
@@ -19,7 +20,7 @@ import {
   writtenVersion,
 } from '../repositories/conversations.ts'
 import { signalsOf } from '../repositories/signals.ts'
-import { resolveTopics, themeFilterIds, topicFilterIds } from '../repositories/topics.ts'
+import { resolveTopics, themeFilterIds, themeInScope, topicFilterIds } from '../repositories/topics.ts'
 import { conversationSignalSchema, signalParamSchema } from './signal-schemas.ts'
 
 const sentimentSchema = z
@@ -106,7 +107,7 @@ const listQuery = z.strictObject({
     .uuid()
     .optional()
     .describe(
-      "A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both.",
+      "A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both. 404 for a theme the organization (or `chatbotId`) does not have now: themes are regrouped as topics change.",
     ),
   q: z
     .string()
@@ -193,6 +194,8 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
       const topic = topicParam && isUuid(topicParam) ? topicParam.toLowerCase() : topicParam
       const after = cursor ? decodeCursor(cursor) : undefined
       const range = { from: instant(from), to: instant(to) }
+      // Both ends are inclusive: one instant is a range, a `from` after `to` is a mistake (as in analytics).
+      if (range.from && range.to && range.from > range.to) throw invalidQuery('from', 'must not be after to')
       // Whether a signal is on for a chatbot is its settings: read-your-writes for them, as the signals report.
       if (filters.signal !== undefined)
         await waitForChatbots(deps.readerPool, orgId, filters.chatbotId, timeoutMs)
@@ -203,6 +206,9 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
         }
         const byTopic =
           topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
+        if (theme !== undefined && !(await themeInScope(client, orgId, filters.chatbotId, theme))) {
+          throw new AppError('not_found', 'No theme with this id.')
+        }
         const byTheme =
           theme === undefined ? undefined : await themeFilterIds(client, orgId, filters.chatbotId, theme)
         const topicIds =

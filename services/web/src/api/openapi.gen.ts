@@ -3211,7 +3211,7 @@ export interface operations {
                 signal?: string;
                 /** @description A topic id, `other` (the long tail alone, in any case), or part of a topic label or key phrase in any case (`bill` finds "Billing, invoices"): conversations in any topic it matches. */
                 topic?: string;
-                /** @description A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both. */
+                /** @description A theme id (GET /api/v1/analytics/topics gives each topic's theme): conversations in any topic of the theme. With `topic`, conversations matching both. 404 for a theme the organization (or `chatbotId`) does not have now: themes are regrouped as topics change. */
                 theme?: string;
                 /** @description Full-text search in message content, stemmed (English): `crash` also finds crashes, crashed and crashing. Accents are ignored: `devolucion` finds devolución. Web-search syntax: "a phrase", `or`, `-word`. English stop words are not indexed. */
                 q?: string;
