@@ -41,9 +41,13 @@ export function requireUser(request: FastifyRequest): SignedIn {
 export function requirePermission(request: FastifyRequest, permission: Permission): Principal {
   const { userId, orgId, role } = requireUser(request)
   if (!orgId || !role) {
+    // True whether they belong to other organizations or none: removed from this one, it deleted, or never
+    // chosen (the dashboard shows its organization switcher then; trial9 read "not a member of any" as a lie).
     throw new AppError(
       'forbidden',
-      'You are not a member of any organization: create one, or accept an invitation to one.',
+      'You are not working in an organization: you were removed from the one this session used, or it ' +
+        'was deleted. Switch to another of yours (PUT /api/v1/auth/organization; GET /api/v1/auth/me ' +
+        'lists them), create one, or accept an invitation.',
     )
   }
   if (!can(role, permission)) {

@@ -242,6 +242,39 @@ describe('several organizations', () => {
     }
   })
 
+  it('tells a person removed from the organization their session used that they can switch to another of theirs', async () => {
+    // Given Bea, owner of her own organization, working in Acme as a member
+    const app = await gateway()
+    const acme = await signUp(app, { organizationName: 'Acme' })
+    const bea = await signUp(app, { organizationName: 'Bea & Co' })
+    await accept(app, tokenOf(await invite(app, acme.cookie, bea.user.email, 'member')), {
+      cookie: bea.cookie,
+    })
+    expect((await me(app, bea.cookie)).json().organization.id).toBe(acme.organization.id)
+
+    // When Acme's owner removes her
+    expect((await remove(app, acme.cookie, bea.user.id)).statusCode).toBe(200)
+
+    // Then her next request is refused with what happened and what to do (not "a member of none")
+    const refused = await get(app, '/api/v1/conversations', bea.cookie)
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json().error.message).toMatch(/^You are not working in an organization: you were removed/)
+    expect(refused.json().error.message).toContain('Switch to another of yours')
+    // And her session lists her own organization, to which she switches and reads again
+    expect((await me(app, bea.cookie)).json()).toMatchObject({
+      organization: null,
+      organizations: [{ id: bea.organization.id, role: 'owner' }],
+    })
+    const switched = await app.inject({
+      method: 'PUT',
+      url: '/api/v1/auth/organization',
+      headers: { cookie: bea.cookie },
+      payload: { organizationId: bea.organization.id },
+    })
+    expect(switched.statusCode).toBe(200)
+    expect((await get(app, '/api/v1/conversations', bea.cookie)).statusCode).toBe(200)
+  })
+
   it('deletes an organization for good: its chatbots and keys, members, invitations and log', async () => {
     // Given Acme with a chatbot, an admin who also has an organization of their own, and a pending invitation
     const app = await gateway()
