@@ -561,10 +561,6 @@ function rankedThemes(
   })
 }
 
-/**
- * The topic ids a `theme=` filter stands for: the theme's topics but hidden ones, and every topic counting
- * in one of them (merged into it). An unknown theme stands for none.
- */
 /** Whether the organization (or its chatbot) has the theme now. */
 export async function themeInScope(
   client: pg.ClientBase,
@@ -579,6 +575,10 @@ export async function themeInScope(
   return (rowCount ?? 0) > 0
 }
 
+/**
+ * The topic ids a `theme=` filter stands for: the theme's topics but hidden ones, and every topic counting
+ * in one of them (merged into it). An unknown theme stands for none.
+ */
 export async function themeFilterIds(
   client: pg.ClientBase,
   orgId: string,
