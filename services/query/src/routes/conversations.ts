@@ -156,12 +156,14 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
         operationId: 'listConversations',
         description:
           'The conversations of the organization (or of one chatbot), by last message time, newest ' +
-          'first. Filters: `from`/`to` (last message time, ISO 8601 with a zone), `userId` (user.id), ' +
-          "`sentiment` (the end user's), `topic` (a topic id, `other`, or part of a label or key phrase " +
-          'in any case) and `q` (full-text search in messages, stemmed English, web-search syntax). ' +
+          'first. Filters: `from`/`to` (last message time, ISO 8601 with a zone, both ends inclusive; 400 ' +
+          "for a `from` after `to`), `userId` (user.id), `sentiment` (the end user's), `signal`, `topic` " +
+          '(a topic id, `other`, or part of a label or key phrase in any case), `theme` (a theme id) and ' +
+          '`q` (full-text search in messages, stemmed English, web-search syntax). ' +
           'Paged: `limit` at most 100 (default 20); pass `nextCursor` back as `cursor`. A conversation ' +
           'read right after its capture waits up to READ_YOUR_WRITES_TIMEOUT_MS for it to be projected. ' +
-          "404 for a `chatbotId` not in the organization (unknown, deleted or another organization's).",
+          "404 for a `chatbotId` not in the organization (unknown, deleted or another organization's), " +
+          'and for a `theme` the organization (or the chatbot) does not have.',
         summary: 'List conversations, newest first, with filters and full-text search',
         tags,
         security,
