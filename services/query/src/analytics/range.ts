@@ -112,15 +112,7 @@ export function invalidQuery(param: string, message: string): AppError {
  * +05:30; Asia/Kathmandu, +05:45; America/St_Johns, −03:30) a local midnight is not on a UTC hour.
  */
 function isLocalMidnight(ms: number, tz: string): boolean {
-  if (ms % 1000 !== 0) return false
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz,
-    hourCycle: 'h23',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(ms))
-  return parts.every((p) => !['hour', 'minute', 'second'].includes(p.type) || Number(p.value) === 0)
+  return ms % 1000 === 0 && localClockMs(ms, tz) % 86_400_000 === 0
 }
 
 /** What `tz`'s clocks show at an instant, as milliseconds since 1970 of that wall-clock time read as UTC. */
