@@ -590,6 +590,7 @@ describe('a theme with a hidden topic', () => {
   const SHOWN = randomUUID()
   const HIDDEN = randomUUID()
   const THEME = randomUUID()
+  const HIDDEN_THEME = randomUUID()
   let hiddenBot: { id: string; apiKey: string }
   const append = (streamId: string, events: ReturnType<typeof newEvent>[]) =>
     withTransaction(db.pool, (client) =>
@@ -626,7 +627,10 @@ describe('a theme with a hidden topic', () => {
       discovered(SHOWN, 'order delivery'),
       discovered(HIDDEN, 'ta, ty'),
       newEvent('analysis.themes-assigned', {
-        themes: [{ themeId: THEME, label: 'Order', topicIds: [SHOWN, HIDDEN] }],
+        themes: [
+          { themeId: THEME, label: 'Order', topicIds: [SHOWN, HIDDEN] },
+          { themeId: HIDDEN_THEME, label: 'Thanks', topicIds: [HIDDEN] },
+        ],
       }),
       newEvent('analysis.topic-hidden', { topicId: HIDDEN }),
     ])
@@ -656,6 +660,12 @@ describe('a theme with a hidden topic', () => {
         .conversations.map((c: { conversationId: string }) => c.conversationId)
         .sort(),
     ).toEqual(['both', 'shown'])
+  })
+
+  it('lists no conversation for a theme whose topics are all hidden: a theme it has, not a 404', async () => {
+    const list = await get(`/api/v1/conversations?chatbotId=${hiddenBot.id}&limit=100&theme=${HIDDEN_THEME}`)
+    expect(list.statusCode, list.body).toBe(200)
+    expect(list.json().conversations).toEqual([])
   })
 })
 

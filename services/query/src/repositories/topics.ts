@@ -561,39 +561,29 @@ function rankedThemes(
   })
 }
 
-/** Whether the organization (or its chatbot) has the theme now. */
-export async function themeInScope(
-  client: pg.ClientBase,
-  orgId: string,
-  chatbotId: string | undefined,
-  theme: string,
-): Promise<boolean> {
-  const { rowCount } = await client.query(
-    'SELECT 1 FROM rm_themes WHERE org_id = $1 AND id = $2 AND ($3::uuid IS NULL OR chatbot_id = $3)',
-    [orgId, theme, chatbotId ?? null],
-  )
-  return (rowCount ?? 0) > 0
-}
-
 /**
  * The topic ids a `theme=` filter stands for: the theme's topics but hidden ones, and every topic counting
- * in one of them (merged into it). An unknown theme stands for none.
+ * in one of them (merged into it); undefined when the organization (or its chatbot) has no such theme now.
+ * One statement: the theme's rows, each with its topics (none for a theme whose topics are all hidden).
  */
 export async function themeFilterIds(
   client: pg.ClientBase,
   orgId: string,
   chatbotId: string | undefined,
   theme: string,
-): Promise<string[]> {
-  const { rows } = await client.query<{ id: string }>(
-    `SELECT t.id FROM rm_topics t
-      WHERE t.org_id = $1 AND (t.chatbot_id, t.canonical_id) IN (
-              SELECT th.chatbot_id, k.id FROM rm_themes th CROSS JOIN LATERAL unnest(th.topic_ids) AS k(id)
-               WHERE th.org_id = $1 AND th.id = $2 AND ($3::uuid IS NULL OR th.chatbot_id = $3)
-                     ${notHidden('th.chatbot_id', 'k.id')})`,
+): Promise<string[] | undefined> {
+  const { rows } = await client.query<{ id: string | null }>(
+    `SELECT t.id FROM rm_themes th
+       LEFT JOIN LATERAL (
+         SELECT t.id FROM rm_topics t
+          WHERE t.org_id = $1 AND t.chatbot_id = th.chatbot_id AND t.canonical_id IN (
+                  SELECT k.id FROM unnest(th.topic_ids) AS k(id) WHERE true ${notHidden('th.chatbot_id', 'k.id')})
+       ) t ON true
+      WHERE th.org_id = $1 AND th.id = $2 AND ($3::uuid IS NULL OR th.chatbot_id = $3)`,
     [orgId, theme, chatbotId ?? null],
   )
-  return rows.map((r) => r.id)
+  if (rows.length === 0) return undefined
+  return rows.flatMap((r) => (r.id === null ? [] : [r.id]))
 }
 
 /** Messages per bucket of each shown topic, a point for every bucket (0 where none). */

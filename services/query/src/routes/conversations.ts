@@ -20,7 +20,7 @@ import {
   writtenVersion,
 } from '../repositories/conversations.ts'
 import { signalsOf } from '../repositories/signals.ts'
-import { resolveTopics, themeFilterIds, themeInScope, topicFilterIds } from '../repositories/topics.ts'
+import { resolveTopics, themeFilterIds, topicFilterIds } from '../repositories/topics.ts'
 import { conversationSignalSchema, signalParamSchema } from './signal-schemas.ts'
 
 const sentimentSchema = z
@@ -208,11 +208,10 @@ export async function registerConversationRoutes(app: FastifyInstance, deps: Que
         }
         const byTopic =
           topic === undefined ? undefined : await topicFilterIds(client, orgId, filters.chatbotId, topic)
-        if (theme !== undefined && !(await themeInScope(client, orgId, filters.chatbotId, theme))) {
-          throw new AppError('not_found', 'No theme with this id.')
-        }
         const byTheme =
           theme === undefined ? undefined : await themeFilterIds(client, orgId, filters.chatbotId, theme)
+        if (theme !== undefined && byTheme === undefined)
+          throw new AppError('not_found', 'No theme with this id.')
         const topicIds =
           byTopic && byTheme ? byTopic.filter((id) => byTheme.includes(id)) : (byTopic ?? byTheme)
         const rows = await listConversations(client, orgId, { ...filters, ...range, topicIds }, limit, after)
