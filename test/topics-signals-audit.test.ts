@@ -3,6 +3,7 @@ import { withTransaction } from '@cas/db'
 import { appendToStream } from '@cas/eventlog'
 import { newEvent } from '@cas/events'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from './support/auth.ts'
 import { createChatbot, postCapture } from './support/chatbots.ts'
@@ -32,6 +33,45 @@ interface Org {
 let a: Org
 let b: Org
 
+/**
+ * A conversation's analysis as the analysis service records it: its first message placed in `topics`, the
+ * conversation in them, and its settled `signals`.
+ */
+function appendAnalysis(
+  client: pg.ClientBase,
+  c: {
+    orgId: string
+    chatbotId: string
+    conversationId: string
+    topics: { id: string; label: string }[]
+    signals: { name: string; confidence: number; evidence: string[] }[]
+  },
+) {
+  const analyzer = { name: 'test', version: '1' }
+  const sentiment = { score: 0, label: 'neutral' as const }
+  return appendToStream(client, {
+    streamType: 'analysis',
+    streamId: c.conversationId,
+    orgId: c.orgId,
+    chatbotId: c.chatbotId,
+    expectedVersion: 'any',
+    events: [
+      newEvent('analysis.messages-analyzed', {
+        analyzer,
+        signalsDecided: true,
+        results: [{ messageId: 'm-1', sentiment, topics: c.topics }],
+      }),
+      newEvent('analysis.conversation-analyzed', {
+        analyzer,
+        sentiment,
+        assistantSentiment: null,
+        topics: c.topics,
+      }),
+      newEvent('analysis.signals-detected', { analyzer, settled: true, signals: c.signals }),
+    ],
+  })
+}
+
 async function seedOrg(): Promise<Org> {
   const { cookie, organization } = await signUp(app)
   const { chatbot, apiKey } = await createChatbot(app, cookie, { name: 'Bot' })
@@ -53,8 +93,6 @@ async function seedOrg(): Promise<Org> {
   const conversationId = captured.json().conversationId as string
   const discovered = (topicId: string, label: string) =>
     newEvent('analysis.topic-discovered', { topicId, label, keywords: [], configured: false })
-  const analyzer = { name: 'test', version: '1' }
-  const sentiment = { score: 0, label: 'neutral' as const }
   const placed = [{ id: topics.billing, label: 'Billing' }]
   await withTransaction(db.pool, async (client) => {
     await appendToStream(client, {
@@ -75,32 +113,14 @@ async function seedOrg(): Promise<Org> {
         }),
       ],
     })
-    await appendToStream(client, {
-      streamType: 'analysis',
-      streamId: conversationId,
+    await appendAnalysis(client, {
       orgId: organization.id,
       chatbotId: chatbot.id,
-      expectedVersion: 'any',
-      events: [
-        newEvent('analysis.messages-analyzed', {
-          analyzer,
-          signalsDecided: true,
-          results: [{ messageId: 'm-1', sentiment, topics: placed }],
-        }),
-        newEvent('analysis.conversation-analyzed', {
-          analyzer,
-          sentiment,
-          assistantSentiment: null,
-          topics: placed,
-        }),
-        newEvent('analysis.signals-detected', {
-          analyzer,
-          settled: true,
-          signals: [
-            { name: 'escalation', confidence: 0.8, evidence: ['m-1'] },
-            { name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] },
-          ],
-        }),
+      conversationId,
+      topics: placed,
+      signals: [
+        { name: 'escalation', confidence: 0.8, evidence: ['m-1'] },
+        { name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] },
       ],
     })
   })
@@ -468,34 +488,13 @@ describe('hidden topics in the signals report', () => {
       })
       expect(captured.statusCode, captured.body).toBe(200)
       const conversationId = captured.json().conversationId as string
-      const analyzer = { name: 'test', version: '1' }
-      const sentiment = { score: 0, label: 'neutral' as const }
-      const placed = [{ id: a.topics.billing, label: 'Billing' }]
       await withTransaction(db.pool, (client) =>
-        appendToStream(client, {
-          streamType: 'analysis',
-          streamId: conversationId,
+        appendAnalysis(client, {
           orgId: a.orgId,
           chatbotId: chatbot.id,
-          expectedVersion: 'any',
-          events: [
-            newEvent('analysis.messages-analyzed', {
-              analyzer,
-              signalsDecided: true,
-              results: [{ messageId: 'm-1', sentiment, topics: placed }],
-            }),
-            newEvent('analysis.conversation-analyzed', {
-              analyzer,
-              sentiment,
-              assistantSentiment: null,
-              topics: placed,
-            }),
-            newEvent('analysis.signals-detected', {
-              analyzer,
-              settled: true,
-              signals: [{ name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] }],
-            }),
-          ],
+          conversationId,
+          topics: [{ id: a.topics.billing, label: 'Billing' }],
+          signals: [{ name: 'bot_failure', confidence: 0.7, evidence: ['m-2'] }],
         }),
       )
       return conversationId

@@ -20,6 +20,13 @@ const remove = (app: FastifyInstance, cookie: string, userId: string) =>
   app.inject({ method: 'DELETE', url: `/api/v1/members/${userId}`, headers: { cookie } })
 const leave = (app: FastifyInstance, cookie: string) =>
   app.inject({ method: 'POST', url: '/api/v1/organization/leave', headers: { cookie } })
+const switchTo = (app: FastifyInstance, cookie: string, organizationId: string) =>
+  app.inject({
+    method: 'PUT',
+    url: '/api/v1/auth/organization',
+    headers: { cookie },
+    payload: { organizationId },
+  })
 const createChatbot = (app: FastifyInstance, cookie: string, name = 'Bot') =>
   app.inject({ method: 'POST', url: '/api/v1/chatbots', headers: { cookie }, payload: { name } })
 
@@ -214,12 +221,7 @@ describe('several organizations', () => {
     expect((await get(app, `/api/v1/chatbots/${beaBot.id}`, bea.cookie)).statusCode).toBe(404)
 
     // And when she switches back, her own
-    const switched = await app.inject({
-      method: 'PUT',
-      url: '/api/v1/auth/organization',
-      headers: { cookie: bea.cookie },
-      payload: { organizationId: bea.organization.id },
-    })
+    const switched = await switchTo(app, bea.cookie, bea.organization.id)
     expect(switched.statusCode).toBe(200)
     expect(switched.json().organization).toMatchObject({ id: bea.organization.id, role: 'owner' })
     expect(await names()).toEqual(['Bea bot'])
@@ -232,12 +234,7 @@ describe('several organizations', () => {
 
     // And an organization she does not belong to cannot be switched to
     for (const organizationId of [crypto.randomUUID(), 'nope']) {
-      const refused = await app.inject({
-        method: 'PUT',
-        url: '/api/v1/auth/organization',
-        headers: { cookie: bea.cookie },
-        payload: { organizationId },
-      })
+      const refused = await switchTo(app, bea.cookie, organizationId)
       expect(refused.statusCode).toBe(404)
     }
   })
@@ -265,12 +262,7 @@ describe('several organizations', () => {
       organization: null,
       organizations: [{ id: bea.organization.id, role: 'owner' }],
     })
-    const switched = await app.inject({
-      method: 'PUT',
-      url: '/api/v1/auth/organization',
-      headers: { cookie: bea.cookie },
-      payload: { organizationId: bea.organization.id },
-    })
+    const switched = await switchTo(app, bea.cookie, bea.organization.id)
     expect(switched.statusCode).toBe(200)
     expect((await get(app, '/api/v1/conversations', bea.cookie)).statusCode).toBe(200)
   })
@@ -287,12 +279,7 @@ describe('several organizations', () => {
       headers: { cookie: admin.cookie },
       payload: { name: 'Side project' },
     })
-    await app.inject({
-      method: 'PUT',
-      url: '/api/v1/auth/organization',
-      headers: { cookie: admin.cookie },
-      payload: { organizationId: owner.organization.id },
-    })
+    await switchTo(app, admin.cookie, owner.organization.id)
     await app.inject({
       method: 'POST',
       url: '/api/v1/invitations',
