@@ -75,6 +75,13 @@ describe('GET /api/v1/audit', () => {
       ok: true,
       conversationsErased: 2,
     })
+    const topic = {
+      label: 'Gribblenox claims',
+      examples: ['where is my gribblenox claim?', 'status of the gribblenox claim'],
+    }
+    const createdTopic = await as(bob.cookie, 'POST', `/api/v1/chatbots/${bot}/topics`, topic)
+    expect(createdTopic.statusCode, createdTopic.body).toBe(200)
+    const topicId = createdTopic.json().topic.id as string
     const invited = (
       await as(bob.cookie, 'POST', '/api/v1/invitations', { email: 'cy@example.com', role: 'viewer' })
     ).json()
@@ -82,6 +89,10 @@ describe('GET /api/v1/audit', () => {
     const beforeDeletion = await allEntries(app, ann.cookie)
     expect(beforeDeletion.find((e) => e.action === 'chatbot.settings-changed')?.details).toEqual({
       patch: { retentionDays: 30 },
+    })
+    expect(beforeDeletion.find((e) => e.action === 'chatbot.topic-creation-requested')?.details).toEqual({
+      topicId,
+      ...topic,
     })
     await as(ann.cookie, 'DELETE', `/api/v1/chatbots/${bot}`)
     const viewer = await join(app, ann.cookie, 'viewer')
@@ -154,6 +165,13 @@ describe('GET /api/v1/audit', () => {
           details: { reason: 'end-user-erasure', conversationsErased: 2 },
         },
         {
+          // The topic's label and examples went with the chatbot (its end users' words, often); its id stays.
+          action: 'chatbot.topic-creation-requested',
+          actor: bobActor,
+          target: chatbot('Sales bot'),
+          details: { topicId },
+        },
+        {
           action: 'organization.member-invited',
           actor: bobActor,
           target: { type: 'invitation', id: invited.invitation.id, name: 'cy@example.com' },
@@ -189,8 +207,9 @@ describe('GET /api/v1/audit', () => {
     const times = entries.map((e) => Date.parse(e.occurredAt))
     expect([...times].sort((a, b) => b - a)).toEqual(times)
 
-    // And the erased end user's id is not kept in it
+    // And the erased end user's id is not kept in it, nor the deleted chatbot's topic words
     expect(JSON.stringify(entries)).not.toContain('end-user-77')
+    expect(JSON.stringify(entries).toLowerCase()).not.toContain('gribblenox')
   })
 
   it('is for owners and admins, and shows only the current organization', async () => {

@@ -34,14 +34,20 @@ export async function recordAudit(client: pg.ClientBase, entries: readonly Audit
 }
 
 /**
- * What deleting a chatbot leaves of it in the audit log: who created, renamed, rotated, erased and
- * deleted it, and when, under its id and name; not the settings it was given (free-form, whatever the
- * organization put there), which go with the rest of its data.
+ * What deleting a chatbot leaves of it in the audit log: who created, renamed, rotated, erased, managed the
+ * topics of and deleted it, and when, under its id and name; not the settings it was given (free-form,
+ * whatever the organization put there) nor the topic labels and example requests its topic commands named
+ * (words of its end users' requests, often), which go with the rest of its data. A topic command's entry
+ * keeps its topic ids.
  */
 export async function scrubDeletedChatbot(client: pg.ClientBase, chatbotId: string): Promise<void> {
   await client.query(
-    `UPDATE audit_log SET details = '{}'
-      WHERE target_type = 'chatbot' AND target_id = $1 AND action = 'chatbot.settings-changed'`,
+    `UPDATE audit_log
+        SET details = CASE WHEN action = 'chatbot.settings-changed' THEN '{}'::jsonb
+                           ELSE details - 'label' - 'previousLabel' - 'examples' END
+      WHERE target_type = 'chatbot' AND target_id = $1
+        AND action IN ('chatbot.settings-changed', 'chatbot.topic-rename-requested',
+                       'chatbot.topic-creation-requested')`,
     [chatbotId],
   )
 }

@@ -48,6 +48,20 @@ describe('audit entries in words', () => {
       entry('chatbot.topic-rename-requested', bot, { label: 'Refunds' }),
       'renamed a topic of Sales bot to Refunds',
     ],
+    // A deleted chatbot's topic commands keep their topic ids only: the labels went with its data.
+    [entry('chatbot.topic-rename-requested', bot, { topicId: 't' }), 'renamed a topic of Sales bot'],
+    [
+      entry('chatbot.topic-creation-requested', bot, {
+        topicId: 't',
+        label: 'Refunds',
+        examples: ['a', 'b'],
+      }),
+      'created the topic Refunds of Sales bot from examples',
+    ],
+    [
+      entry('chatbot.topic-creation-requested', bot, { topicId: 't' }),
+      'created a topic of Sales bot from examples',
+    ],
     [
       entry('chatbot.settings-changed', bot, { patch: { retentionDays: 30, topics: null } }),
       'changed the settings of Sales bot (retentionDays, topics)',

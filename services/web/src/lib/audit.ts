@@ -35,9 +35,11 @@ export function describeAuditEntry(entry: AuditEntry): string {
       return `deleted the chatbot ${name}`
     case 'chatbot.topic-rename-requested':
       // previousLabel: the topic's label then (renames recorded before it have none).
+      // No label: the chatbot was deleted, and its topic labels with it.
+      if (typeof d.label !== 'string') return `renamed a topic of ${name}`
       return typeof d.previousLabel === 'string'
-        ? `renamed the topic '${d.previousLabel}' of ${name} to '${String(d.label)}'`
-        : `renamed a topic of ${name} to ${String(d.label)}`
+        ? `renamed the topic '${d.previousLabel}' of ${name} to '${d.label}'`
+        : `renamed a topic of ${name} to ${d.label}`
     case 'chatbot.topic-hide-requested':
       return `hid a topic of ${name}`
     case 'chatbot.topic-unhide-requested':
@@ -45,7 +47,9 @@ export function describeAuditEntry(entry: AuditEntry): string {
     case 'chatbot.topic-merge-requested':
       return `merged two topics of ${name}`
     case 'chatbot.topic-creation-requested':
-      return `created the topic ${String(d.label)} of ${name} from examples`
+      return typeof d.label === 'string'
+        ? `created the topic ${d.label} of ${name} from examples`
+        : `created a topic of ${name} from examples`
     case 'chatbot.reanalysis-requested':
       return `started a re-analysis of ${name}`
     case 'conversation.erased':
