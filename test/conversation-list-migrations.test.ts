@@ -1,35 +1,21 @@
-import { randomBytes, randomUUID } from 'node:crypto'
-import { readdirSync } from 'node:fs'
-import { createPool, migrate, migrationsDir, withDatabase } from '@cas/db'
-import pg from 'pg'
-import { afterAll, beforeAll, expect, inject, it } from 'vitest'
-import { dropTestDatabase } from './support/database.ts'
+import { randomUUID } from 'node:crypto'
+import { migrate } from '@cas/db'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createTestDatabaseBefore, type TestDatabase } from './support/database.ts'
 
 /**
  * Migrations 0026 (search by English stems) and 0027 (the conversation list's preview) on read models an
  * earlier version projected: the messages already there are searchable by stem, and their conversations
  * get the preview the projector would have given them (libs/views/src/preview.ts).
  */
-const BEFORE = readdirSync(migrationsDir()).filter((f) => /^\d{4}_.*\.sql$/.test(f) && f < '0026').length
-
 const ORG = randomUUID()
 const BOT = randomUUID()
 const conversations = { greeted: randomUUID(), long: randomUUID(), silent: randomUUID() }
-let adminUrl: string
-let name: string
-let pool: pg.Pool
+let db: TestDatabase
 
 beforeAll(async () => {
-  adminUrl = inject('postgresUrl')
-  name = `cas_test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = withDatabase(adminUrl, name)
-  await migrate(url, { count: BEFORE })
-  pool = createPool(url, { max: 2, applicationName: 'test' })
-  await pool.query(
+  db = await createTestDatabaseBefore('0026')
+  await db.pool.query(
     `INSERT INTO rm_conversations (id, org_id, chatbot_id, external_id, message_count, first_message_at,
        last_message_at)
      SELECT id, $2, $3, external_id, 1, '2026-11-01T10:00:00Z', '2026-11-01T10:00:00Z'
@@ -44,7 +30,7 @@ beforeAll(async () => {
     sentAt: string,
     arrival: number,
   ) =>
-    pool.query(
+    db.pool.query(
       `INSERT INTO rm_messages (conversation_id, message_id, org_id, chatbot_id, role, content, sent_at, arrival)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [conversation, id, ORG, BOT, role, content, sentAt, arrival],
@@ -78,15 +64,14 @@ beforeAll(async () => {
     '2026-11-01T10:00:00Z',
     4001,
   )
-  await migrate(url)
+  await migrate(db.url)
 })
 afterAll(async () => {
-  await pool?.end()
-  if (name) await dropTestDatabase(adminUrl, name)
+  await db?.drop()
 })
 
 it('gives the conversations projected before it their preview', async () => {
-  const { rows } = await pool.query<{ external_id: string; preview: string | null }>(
+  const { rows } = await db.pool.query<{ external_id: string; preview: string | null }>(
     'SELECT external_id, preview FROM rm_conversations ORDER BY external_id',
   )
   expect(rows).toEqual([
@@ -99,7 +84,7 @@ it('gives the conversations projected before it their preview', async () => {
 it('indexes the messages projected before it by their English stems', async () => {
   const found = async (q: string) =>
     (
-      await pool.query<{ message_id: string; conversation_id: string }>(
+      await db.pool.query<{ message_id: string; conversation_id: string }>(
         `SELECT conversation_id, message_id FROM rm_messages
           WHERE content_search @@ websearch_to_tsquery('english', $1) ORDER BY 1, 2`,
         [q],

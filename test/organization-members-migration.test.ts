@@ -1,20 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { readdirSync } from 'node:fs'
 import { sessionKey } from '@cas/auth'
-import { createPool, migrate, migrationsDir, readerLoginUrl, withDatabase } from '@cas/db'
+import { migrate } from '@cas/db'
 import { sign } from '@fastify/cookie'
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../services/gateway/src/auth/passwords.ts'
 import { me, SESSION_COOKIE, TEST_PASSWORD } from './support/auth.ts'
-import { type TestDatabase, testDatabaseOf } from './support/database.ts'
+import { createTestDatabaseBefore, type TestDatabase } from './support/database.ts'
 import { buildTestGateway } from './support/gateway.ts'
-
-/** The migrations before 0015, whatever their number (others land beside it). */
-const BEFORE_MEMBERSHIPS = readdirSync(migrationsDir()).filter(
-  (f) => /^\d{4}_.*\.sql$/.test(f) && f < '0015',
-).length
 
 const NOW = new Date('2030-03-01T12:00:00Z')
 const ann = { id: randomUUID(), email: 'ann@example.com', name: 'Ann' }
@@ -33,15 +26,8 @@ let app: FastifyInstance
  * its one owner, their sessions and chatbots. Regression guard for the carry-over: nobody loses access.
  */
 beforeAll(async () => {
-  const adminUrl = inject('postgresUrl')
-  const name = `cas_test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = withDatabase(adminUrl, name)
-  await migrate(url, { count: BEFORE_MEMBERSHIPS })
-  const pool = createPool(url, { max: 5, applicationName: 'test' })
+  db = await createTestDatabaseBefore('0015')
+  const { pool } = db
   const passwordHash = await hashPassword(TEST_PASSWORD)
   for (const [org, owner] of [
     [acme, ann],
@@ -69,9 +55,7 @@ beforeAll(async () => {
     [chatbotId, acme.id, NOW],
   )
 
-  await migrate(url)
-  const readerPool = createPool(readerLoginUrl(url), { max: 2, applicationName: 'test-reader' })
-  db = testDatabaseOf(adminUrl, name, pool, readerPool)
+  await migrate(db.url)
   ;({ app } = await buildTestGateway(db, { SESSION_SECRET }))
 }, 60_000)
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { createPool, readerLoginUrl, withDatabase } from '@cas/db'
+import { readdirSync } from 'node:fs'
+import { createPool, migrate, migrationsDir, readerLoginUrl, withDatabase } from '@cas/db'
 import pg from 'pg'
 import { inject } from 'vitest'
 
@@ -27,6 +28,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const pool = createPool(url, { max: 20, applicationName: 'test' })
   const readerPool = createPool(readerLoginUrl(url), { max: 5, applicationName: 'test-reader' })
   return testDatabaseOf(adminUrl, name, pool, readerPool)
+}
+
+/**
+ * A fresh database migrated up to, not including, the migration whose file name starts with `migration`
+ * ("0015"): the database an earlier version left, for a test of that migration on its data. The test then
+ * runs the rest: `migrate(db.url)`.
+ */
+export async function createTestDatabaseBefore(migration: string): Promise<TestDatabase> {
+  const adminUrl = inject('postgresUrl')
+  const name = `cas_test_${randomBytes(6).toString('hex')}`
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`)
+  const url = withDatabase(adminUrl, name)
+  const count = readdirSync(migrationsDir()).filter((f) => /^\d{4}_.*\.sql$/.test(f) && f < migration).length
+  await migrate(url, { count })
+  return openTestDatabase(name)
 }
 
 /** Opens pools on the test database `name` again (after they were ended, for a copy of it). */
