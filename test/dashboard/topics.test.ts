@@ -619,11 +619,25 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
       '1 of 2 analysed messages carry the results of an earlier analyzer than the one in use now. Re-analyse this chatbot to bring their sentiment, topics and signals up to date.',
     )
     await checkPage('10g-topics-earlier-analyzer')
+    // In Kafka mode the run's last results reach the read model a moment after it reports its end: for 5 s
+    // from the page's first read as the run ends, the count is answered as it was before the run.
+    const before = JSON.stringify(await analyzers())
+    let staleUntil: number | undefined
+    let staleAnswers = 0
+    const analyzersUrl = `**/api/v1/chatbots/${id}/analyzers`
+    await page.route(analyzersUrl, async (route) => {
+      staleUntil ??= Date.now() + 5_000
+      if (Date.now() >= staleUntil) return route.continue()
+      staleAnswers++
+      return route.fulfill({ status: 200, contentType: 'application/json', body: before })
+    })
     await page.getByText('Manage: re-analyse this chatbot').click()
     await page.getByRole('button', { name: 'Re-analyse', exact: true }).click()
     await page.getByText(/^Last re-analysis \(.+\) finished /).waitFor({ timeout: 120_000 })
-    // Read again once the run ends: up to date, the note gone.
+    // Read again until up to date, not once or twice: the note goes after the stale answers.
     await note.waitFor({ state: 'detached', timeout: 60_000 })
+    await page.unroute(analyzersUrl)
+    expect(staleAnswers).toBeGreaterThan(0)
     expect((await analyzers()).outdated).toBe(0)
   }, 240_000)
 

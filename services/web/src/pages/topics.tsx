@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 import { analytics, reanalysis, topics as topicCommands } from '../api/endpoints.ts'
 import type { Topic, TopicFigures, TopicsReport } from '../api/types.ts'
 import { ErrorAlert } from '../components/alert.tsx'
@@ -366,6 +366,9 @@ function CreateTopic({ chatbotId, onChanged }: { chatbotId: string; onChanged: (
   )
 }
 
+/** How long after a re-analysis ends the page reads the analyzers again while some are outdated. */
+const ANALYZERS_SETTLE_MS = 120_000
+
 /**
  * Owners and admins: re-analyse the chatbot's past messages with the analyzer the service runs now (as
  * `npm run reanalyze` does), and follow it: a progress bar, polled every 2 s while it runs; a run that
@@ -376,8 +379,26 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
   const [busy, setBusy] = useState(false)
   const [asked, setAsked] = useState<string>()
   const [running, setRunning] = useState(false)
-  // Read once, and again when a run ends: a count over the chatbot's messages, not worth polling.
-  const analyzers = usePolled((signal) => reanalysis.analyzers(chatbotId, signal), chatbotId)
+  // Read once, and again when a run ends: a count over the chatbot's messages, not worth polling. After a
+  // run it is read every 3 s for up to ANALYZERS_SETTLE_MS while messages still carry an earlier analyzer's
+  // results: in Kafka mode the run's last results reach the read model a moment after it reports its end,
+  // and a single read then kept the note until the page was reloaded.
+  const [settleUntil, setSettleUntil] = useState(0)
+  const analyzers = usePolled(
+    (signal) => reanalysis.analyzers(chatbotId, signal),
+    chatbotId,
+    settleUntil > 0 ? 3_000 : undefined,
+  )
+  const stillOutdated = analyzers.data?.outdated
+  useEffect(() => {
+    if (settleUntil === 0) return
+    if (!stillOutdated) {
+      setSettleUntil(0)
+      return
+    }
+    const timer = setTimeout(() => setSettleUntil(0), Math.max(settleUntil - Date.now(), 0))
+    return () => clearTimeout(timer)
+  }, [settleUntil, stillOutdated])
   const latest = usePolled(
     async (signal) => {
       const r = await reanalysis.latest(chatbotId, signal)
@@ -385,6 +406,7 @@ function Reanalyse({ chatbotId, onFinished }: { chatbotId: string; onFinished: (
       if (running && !now) {
         onFinished()
         analyzers.refresh()
+        setSettleUntil(Date.now() + ANALYZERS_SETTLE_MS)
       }
       setRunning(now || (asked !== undefined && r === null))
       return r
