@@ -165,6 +165,7 @@ describe.skipIf(!CHROMIUM)('the dashboard on a phone', () => {
     async () => {
       // Bea becomes an owner: Ada may leave now, and is offered it.
       await page.getByLabel('Role of Bea').selectOption('owner')
+      await page.getByRole('button', { name: 'Change role' }).click()
       const leave = page.getByRole('button', { name: 'Leave organization…' })
       await leave.waitFor()
       // Bea leaves behind the page's back (it reads the members every 15 s): Ada is the last owner again.

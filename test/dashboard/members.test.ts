@@ -280,7 +280,20 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: members and roles', () =
     async () => {
       // Ada makes Linus a viewer; his next page no longer has the chatbots.
       const linusRole = page.getByLabel(`Role of ${team.member.name}`)
+      // Keyboard users arrow through the list to hear its options: that only picks (trial12).
+      await linusRole.focus()
+      await page.keyboard.press('ArrowUp')
+      await page.keyboard.press('ArrowDown')
       await linusRole.selectOption('viewer')
+      const roleOf = async (email: string) =>
+        (
+          (await (await page.request.get('/api/v1/members')).json()) as {
+            members: { email: string; role: string }[]
+          }
+        ).members.find((m) => m.email === email)?.role
+      expect(await roleOf(team.member.email)).toBe('member')
+      await page.getByRole('button', { name: 'Change role' }).click()
+      await page.getByRole('status').getByText(`Role of ${team.member.name} changed to viewer.`).waitFor()
       await waitFor(
         async () => (await linusRole.inputValue()) === 'viewer' && (await linusRole.isEnabled()),
         {
@@ -332,7 +345,10 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: members and roles', () =
         'Acme Support (admin)',
         'Grace Labs (owner)',
       ])
+      // Picking in the list does not switch (trial12: arrowing through it switched at every step); Switch does.
       await switcher.selectOption({ label: 'Acme Support (admin)' })
+      await admin.getByText('No chatbots yet').waitFor()
+      await admin.getByRole('button', { name: 'Switch', exact: true }).click()
       await admin.getByRole('link', { name: 'Team bot', exact: true }).waitFor()
       expect(await navLinks(admin)).toContain('Audit log')
     },

@@ -84,15 +84,19 @@ export function Layout({ children }: { children: ReactNode }) {
 /**
  * The organization this session works in, and the others the person belongs to: switching re-scopes
  * every page (the server's row-level security included) and starts over at that organization's home.
+ * Choosing in the list only picks; the Switch button switches (trial12: a keyboard user arrowing through
+ * the list switched organization, and page, at every step).
  */
 function OrganizationSwitcher() {
   const { account, setAccount } = useSession()
   const { navigate } = useRouter()
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>()
+  const [picked, setPicked] = useState<string>()
   if (!account) return null
   const current = account.organization
   if (account.organizations.length === 0) return null
+  const chosen = picked ?? current?.id ?? ''
 
   const switchTo = async (organizationId: string) => {
     setBusy(true)
@@ -100,6 +104,7 @@ function OrganizationSwitcher() {
     try {
       const next = await auth.switchOrganization(organizationId)
       setAccount(next)
+      setPicked(undefined)
       navigate(paths.home())
     } catch (err) {
       setError(err)
@@ -109,18 +114,17 @@ function OrganizationSwitcher() {
   }
 
   return (
-    <div className="org-switcher">
+    <form
+      className="org-switcher"
+      onSubmit={(e) => {
+        e.preventDefault()
+        if (chosen && chosen !== current?.id && !busy) void switchTo(chosen)
+      }}
+    >
       <label htmlFor="organization-switcher" className="visually-hidden">
         Organization
       </label>
-      <select
-        id="organization-switcher"
-        value={current?.id ?? ''}
-        disabled={busy}
-        onChange={(e) => {
-          if (e.target.value) void switchTo(e.target.value)
-        }}
-      >
+      <select id="organization-switcher" value={chosen} onChange={(e) => setPicked(e.target.value)}>
         {current ? null : <option value="">Choose an organization</option>}
         {account.organizations.map((o) => (
           <option key={o.id} value={o.id}>
@@ -128,7 +132,12 @@ function OrganizationSwitcher() {
           </option>
         ))}
       </select>
+      {chosen && chosen !== current?.id ? (
+        <button type="submit" className="button subtle" aria-disabled={busy || undefined}>
+          Switch
+        </button>
+      ) : null}
       <ErrorAlert error={error} prefix="Could not switch." />
-    </div>
+    </form>
   )
 }

@@ -1,8 +1,8 @@
-import { useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { members } from '../api/endpoints.ts'
 import type { Member, Role } from '../api/types.ts'
 import { formatDate } from '../lib/format.ts'
-import { mayManage, rolesGrantableBy } from '../lib/roles.ts'
+import { mayManage, ROLES, rolesGrantableBy } from '../lib/roles.ts'
 import { useSession } from '../lib/session.tsx'
 import { ErrorAlert } from './alert.tsx'
 import { ConfirmActions, Dialog } from './dialog.tsx'
@@ -65,11 +65,25 @@ function MemberRow({
   const [confirming, setConfirming] = useState(false)
   const label = `${member.name}${isMe ? ' (you)' : ''}`
 
+  // Choosing in the list only picks; "Change role" applies it (trial12: arrowing through the list, as
+  // keyboard and screen-reader users do to hear the options, changed the role at every step, the first step
+  // down from member being owner). The options keep one order, the roles' own.
+  const [picked, setPicked] = useState<Role>()
+  const [changed, setChanged] = useState<string>()
+  const selectRef = useRef<HTMLSelectElement>(null)
+  const chosen = picked ?? member.role
+  // Picked until the list has the role it was changed to (or someone else changed it meanwhile).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new role from the server clears what was picked.
+  useEffect(() => setPicked(undefined), [member.role])
+  const options = ROLES.filter((r) => r === member.role || grantable.includes(r))
   const change = async (role: Role) => {
     setBusy(true)
     setError(undefined)
+    setChanged(undefined)
     try {
       await members.setRole(member.userId, role)
+      setChanged(`Role of ${member.name} changed to ${role}.`)
+      selectRef.current?.focus()
       onChanged()
     } catch (err) {
       setError(err)
@@ -102,20 +116,38 @@ function MemberRow({
             </label>
             <select
               id={`role-${member.userId}`}
-              value={member.role}
-              disabled={busy}
-              onChange={(e) => void change(e.target.value as Role)}
+              ref={selectRef}
+              value={chosen}
+              onChange={(e) => {
+                setChanged(undefined)
+                setPicked(e.target.value as Role)
+              }}
             >
-              {[...new Set([member.role, ...grantable])].map((r) => (
+              {options.map((r) => (
                 <option key={r} value={r}>
                   {r}
                 </option>
               ))}
             </select>
+            {chosen !== member.role ? (
+              <button
+                type="button"
+                className="button subtle"
+                aria-disabled={busy || undefined}
+                onClick={() => {
+                  if (!busy) void change(chosen)
+                }}
+              >
+                Change role
+              </button>
+            ) : null}
           </>
         ) : (
           member.role
         )}
+        <span role="status" className="visually-hidden">
+          {changed ?? ''}
+        </span>
         {/* A refusal is shown once: in the Remove dialog while it is open, here otherwise. */}
         {confirming ? null : <ErrorAlert error={error} />}
       </td>
