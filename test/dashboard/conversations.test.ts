@@ -169,14 +169,22 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: conversations', () => {
       await heading('Conversations').waitFor()
       const items = page.locator('.conversation-list > li')
       const older = page.getByRole('button', { name: 'Older' })
-      await waitFor(async () => (await items.count()) === 20 && (await older.isEnabled()), {
+      const olderOff = async () => (await older.getAttribute('aria-disabled')) === 'true'
+      await waitFor(async () => (await items.count()) === 20 && !(await olderOff()), {
         what: 'a full page',
       })
-      await older.click()
-      await page.getByText('Page 2').waitFor()
+      // By the keyboard: the focus stays on Older while the next page loads and after (trial12: it fell to
+      // the page's start), and the page number is announced.
+      await older.focus()
+      await page.keyboard.press('Enter')
+      await page.getByRole('navigation', { name: 'Conversation pages' }).getByText('Page 2').waitFor()
       await conversationLink('order-1001').waitFor()
       expect(await items.count()).toBe(4)
-      expect(await older.isEnabled()).toBe(false)
+      expect(await olderOff()).toBe(true)
+      expect(await older.evaluate((el) => el.matches(':focus'))).toBe(true)
+      expect(await page.getByText('Page 2').getAttribute('aria-live')).toBe('polite')
+      await page.keyboard.press('Enter')
+      expect(await items.count()).toBe(4)
       await page.getByRole('button', { name: 'Newer' }).click()
       await page.getByText('Page 1').waitFor()
       await conversationLink('bulk-20').waitFor()

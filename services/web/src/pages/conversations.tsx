@@ -239,7 +239,7 @@ export function ConversationsPage() {
           </ol>
         )}
         <CursorPager
-          label="Pages"
+          label="Conversation pages"
           cursors={cursors}
           nextCursor={page.data?.nextCursor}
           onChange={setCursors}
