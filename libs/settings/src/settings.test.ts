@@ -4,6 +4,7 @@ import {
   chatbotSignals,
   chatbotTopics,
   customFieldSchema,
+  retentionDays,
   retentionDaysSql,
   settingsSchema,
 } from './settings.ts'
@@ -61,6 +62,12 @@ describe('chatbot settings', () => {
       disabled: ['frustration'],
       custom: [{ name: 'custom:discount', label: 'Discount' }],
     })
+  })
+
+  it('reads retentionDays as the sweep does: a whole number of days, else none', () => {
+    expect(retentionDays({ retentionDays: 90 })).toBe(90)
+    for (const stored of [{}, { retentionDays: '90' }, { retentionDays: null }, { retentionDays: 1.5 }])
+      expect(retentionDays(stored), JSON.stringify(stored)).toBeUndefined()
   })
 
   it('gives the retention sweep its rule as SQL over the settings column', () => {

@@ -170,6 +170,15 @@ function known<K extends keyof typeof knownSettingsSchema.shape>(settings: Store
   return parsed.success ? (parsed.data as z.output<(typeof knownSettingsSchema.shape)[K]>) : undefined
 }
 
+/**
+ * `retentionDays`, or undefined when the chatbot keeps its conversations forever: as retentionDaysSql reads
+ * it (capture warns of a conversation it stores already past it).
+ */
+export function retentionDays(settings: StoredSettings): number | undefined {
+  const days = settings.retentionDays
+  return typeof days === 'number' && Number.isInteger(days) ? days : undefined
+}
+
 /** The custom-field schema (empty when none is defined): capture warns about fields outside it. */
 export function customFieldSchema(settings: StoredSettings): Record<string, CustomFieldType> {
   return known(settings, 'customFields') ?? {}

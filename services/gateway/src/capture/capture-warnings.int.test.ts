@@ -15,6 +15,8 @@ const NOW = new Date('2026-11-28T12:00:00.000Z')
 let db: TestDatabase
 let app: FastifyInstance
 let apiKey: string
+/** A chatbot keeping 90 days of conversations. */
+let keeps90: string
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -23,6 +25,8 @@ beforeAll(async () => {
   apiKey = (
     await createChatbot(app, cookie, { name: 'Warned', settings: { customFields: { plan: 'string' } } })
   ).apiKey
+  keeps90 = (await createChatbot(app, cookie, { name: 'Keeps 90 days', settings: { retentionDays: 90 } }))
+    .apiKey
 })
 afterAll(async () => {
   await app.close()
@@ -208,6 +212,43 @@ describe('sentAt in the future', () => {
       [body.conversationId],
     )
     expect(rows[0].last_message_at.toISOString()).toBe('2026-11-29T12:00:00.000Z')
+  })
+})
+
+describe("a conversation already past the chatbot's retention", () => {
+  const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000).toISOString()
+  const body = (id: string, lastDaysAgo: number) => ({
+    conversationId: id,
+    messages: [
+      { id: 'q', role: 'user', content: 'my router keeps dropping', sentAt: daysAgo(lastDaysAgo + 1) },
+      { id: 'a', role: 'assistant', content: 'Let us restart it.', sentAt: daysAgo(lastDaysAgo) },
+    ],
+  })
+  it('Regression (trial11): an import older than the retention was stored, analysed and shown, then erased at the sweep, with nothing said; a warning says so', async () => {
+    const res = await postCapture(app, keeps90, body('imported-old', 100))
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toMatchObject({
+      messagesStored: 2,
+      analysisQueued: true,
+      warnings: [
+        "the conversation's last message is older than this chatbot's retention (90 days): it is erased at the next retention sweep",
+      ],
+    })
+  })
+  it('says nothing within the retention, for a chatbot keeping everything, or for a conversation it already had', async () => {
+    for (const [key, id, days] of [
+      [keeps90, 'imported-recent', 89],
+      [apiKey, 'kept-forever', 1_000],
+    ] as const) {
+      const res = await postCapture(app, key, body(id, days))
+      expect(res.json().warnings, id).toEqual([])
+    }
+    const later = {
+      conversationId: 'imported-recent',
+      messages: [{ id: 'old', role: 'user', content: 'and', sentAt: daysAgo(200) }],
+    }
+    const res = await postCapture(app, keeps90, later)
+    expect(res.json()).toMatchObject({ messagesStored: 1, warnings: [] })
   })
 })
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type NewEvent, newEvent } from '@cas/events'
-import { analysisEnabled, customFieldSchema } from '@cas/settings'
+import { analysisEnabled, customFieldSchema, retentionDays } from '@cas/settings'
 import {
   type ConversationMetadata,
   customFieldWarnings,
@@ -209,11 +209,32 @@ export function decideCapture(command: CaptureCommand, state: CaptureState): Cap
       warnings: [
         ...command.warnings,
         ...reused,
+        ...(isNew ? pastRetention(newMessages, command.receivedAt, retentionDays(settings)) : []),
         ...customFieldWarnings(command.metadata.custom, customFieldSchema(settings)),
       ],
       deprecated: command.deprecated,
     },
   }
+}
+
+/**
+ * The warning for a new conversation whose last message is already older than the chatbot's retention
+ * (trial11: an import of six months into a chatbot keeping 90 days was stored, analysed and shown, and
+ * half of it was gone at the next sweep, with nothing said). Stored and analysed all the same: the
+ * retention may be raised before the sweep. A conversation that existed is not judged: its last message
+ * may be one stored before.
+ */
+function pastRetention(
+  messages: readonly { sentAt: string }[],
+  receivedAt: string,
+  days: number | undefined,
+): string[] {
+  if (days === undefined || messages.length === 0) return []
+  const cutoff = Date.parse(receivedAt) - days * 86_400_000
+  if (Date.parse(latestSentAt(messages)) >= cutoff) return []
+  return [
+    `the conversation's last message is older than this chatbot's retention (${days} days): it is erased at the next retention sweep`,
+  ]
 }
 
 /** The latest sentAt of some messages (UTC ISO strings, so they sort as text). */
