@@ -438,7 +438,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in a browser: topics', () => {
     const changes = page.getByRole('region', { name: 'Recent changes to the topics' })
     expect(await changes.count()).toBe(0)
     // The page polls every 10 s: the hidden topic shows once projected.
-    await page.getByRole('button', { name: 'Show Refunds again' }).click({ timeout: 60_000 })
+    await page.getByRole('button', { name: 'Show again: Refunds' }).click({ timeout: 60_000 })
     // The list follows the command until the analysis has handled it, without a reload.
     const item = changes.locator('li').first()
     await item

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { invitations } from '../api/endpoints.ts'
 import type { Invitation, Invited, Role } from '../api/types.ts'
 import { formatDate } from '../lib/format.ts'
@@ -17,6 +17,10 @@ export function InviteSection({ onInvited }: { onInvited: () => void }) {
   const [error, setError] = useState<unknown>()
   const [invited, setInvited] = useState<Invited>()
 
+  const linkRef = useRef<HTMLInputElement>(null)
+  useEffect(() => {
+    if (invited) linkRef.current?.focus()
+  }, [invited])
   const submit = async (event: FormEvent) => {
     event.preventDefault()
     setBusy(true)
@@ -66,7 +70,7 @@ export function InviteSection({ onInvited }: { onInvited: () => void }) {
       {invited ? (
         <div className="key-reveal">
           <h3>Invitation link for {invited.invitation.email}</h3>
-          <p>
+          <p id="invitation-link-note">
             <strong>Copy it now: this link is shown only once.</strong> It works once, until{' '}
             {formatDate(invited.invitation.expiresAt)}, for {invited.invitation.email} only.
             {invited.emailed ? ' It was also sent by email.' : ' Send it to them yourself.'}
@@ -74,9 +78,13 @@ export function InviteSection({ onInvited }: { onInvited: () => void }) {
           <div className="inline-form">
             <div className="field grow">
               <label htmlFor="invitation-link">Invitation link</label>
+              {/* Focused (and selected) once made: a keyboard or screen-reader user is taken to the link shown
+                  once, with what to do with it (trial12: it appeared in silence, the focus on the page's start). */}
               <input
                 id="invitation-link"
+                ref={linkRef}
                 readOnly
+                aria-describedby="invitation-link-note"
                 value={invited.link}
                 className="mono"
                 onFocus={(e) => e.target.select()}

@@ -1,7 +1,7 @@
 import type { ChartConfiguration } from 'chart.js'
 import type { ReactNode } from 'react'
 import type { SignalsReport } from '../api/types.ts'
-import { bucketLabel, COLORS, SERIES_COLORS } from '../lib/chart-data.ts'
+import { bucketLabel, COLORS, LINE_DASHES, SERIES_COLORS } from '../lib/chart-data.ts'
 import { formatDateTime, formatNumber } from '../lib/format.ts'
 import { Link } from '../lib/router.tsx'
 import { paths } from '../lib/routes.ts'
@@ -82,11 +82,14 @@ export function SignalsSection({ report, chatbotId }: { report: SignalsReport; c
           data: s.trend.map((p) => Math.round(p.rate * 1000) / 10),
           borderColor: SERIES_COLORS[i % SERIES_COLORS.length],
           backgroundColor: SERIES_COLORS[i % SERIES_COLORS.length],
-          // More signals than colours: a line that reuses a colour is dashed, to tell the two apart.
-          borderDash: i < SERIES_COLORS.length ? [] : [6, 3],
+          borderDash: [...LINE_DASHES[i % LINE_DASHES.length]!],
         })),
     },
-    options: { scales: { y: { beginAtZero: true, title: { display: true, text: '% of conversations' } } } },
+    options: {
+      // The legend draws each line as it is drawn, dashes included.
+      plugins: { legend: { labels: { usePointStyle: true, pointStyle: 'line' } } },
+      scales: { y: { beginAtZero: true, title: { display: true, text: '% of conversations' } } },
+    },
   }
   const summary = `${formatNumber(report.conversations)} conversations: ${report.signals
     .map((s) => `${signalName(s)} ${share(s, report.conversations, chatbotId).toLowerCase()}`)

@@ -3,8 +3,10 @@ import {
   assistantSentimentLine,
   bucketLabel,
   keyed,
+  LINE_DASHES,
   roleCounts,
   rolesSummary,
+  SERIES_COLORS,
   topicBars,
   topicsSummary,
   trendSummary,
@@ -110,5 +112,17 @@ describe('keyed', () => {
       { value: 3, key: 'card', first: false },
       { value: 4, key: 'question number#2', first: false },
     ])
+  })
+})
+
+describe('line styles', () => {
+  it('gives up to 40 lines each its own colour and dash, and no two of the first eight one dash', () => {
+    const dashes = LINE_DASHES.map((d) => d.join(','))
+    expect(new Set(dashes).size).toBe(LINE_DASHES.length)
+    const styles = Array.from(
+      { length: 40 },
+      (_, i) => `${SERIES_COLORS[i % SERIES_COLORS.length]} ${dashes[i % dashes.length]}`,
+    )
+    expect(new Set(styles).size).toBe(40)
   })
 })
